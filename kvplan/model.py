@@ -1,0 +1,365 @@
+"""Model input: presets, published variants, and Hugging Face ``config.json`` files or model folders.
+
+Everything is normalised into one :class:`ModelSpec`: the (flattened) HF config, the KV family
+the engines see, and the weight facts.  Model code is never imported or executed: only JSON and
+TOML are read.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from kvplan.errors import InputError
+
+# Architectures SGLang (v0.5.23, python/sglang/srt/configs/model_config.py) treats as MLA / DSA / DeepSeek-V4.
+_DSV4_ARCHS = {"DeepseekV4ForCausalLM", "DeepseekV41ForCausalLM", "DeepseekV4ForCausalLMNextN",
+               "DeepseekV4ForCausalLMDSpark"}
+_DSA_ARCHS = {"DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM"}
+_DSA_MODEL_TYPES = {"deepseek_v32", "glm_moe_dsa"}
+_MAMBA_MODEL_TYPES = {"qwen3_next", "nemotron_h", "falcon_h1", "granitemoehybrid", "kimi_linear", "jamba",
+                      "qwen3_5", "qwen3_5_moe", "nemotron_nano_v2"}
+_SWA_ARCHS = {"GptOssForCausalLM", "Gemma4ForCausalLM", "Gemma4ForConditionalGeneration", "MiMoV2FlashForCausalLM",
+              "Llama4ForConditionalGeneration", "Step3p5ForCausalLM"}
+
+# SGLang, python/sglang/srt/utils/hf_transformers/common.py CONTEXT_LENGTH_KEYS (v0.5.23): order matters.
+_CONTEXT_KEYS = ("max_sequence_length", "seq_length", "max_seq_len", "model_max_length", "max_position_embeddings")
+
+FAMILIES = ("gqa", "mla", "dsa", "dsv4", "hybrid_swa", "hybrid_mamba")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model as kvplan plans it."""
+
+    id: str
+    config: Mapping[str, Any]            # flattened HF config (text_config merged in)
+    family: str                          # one of FAMILIES
+    quantization: str                    # weight quantization (bf16, fp8, mxfp4, nvfp4, int4 ...)
+    checkpoint_bytes: int | None         # safetensors total_size when known
+    source: str                          # where the geometry came from
+    raw_config: Mapping[str, Any] = field(default_factory=dict)  # as read (may be nested)
+    notes: tuple[str, ...] = ()
+    preset_id: str | None = None
+
+    # --- geometry accessors (HF field names, SGLang's fallbacks) -------------------------------
+    def get(self, key: str, default: Any = None) -> Any:
+        v = self.config.get(key)
+        return default if v is None else v
+
+    def require(self, key: str) -> Any:
+        v = self.config.get(key)
+        if v is None:
+            raise InputError(f"model config has no '{key}'", field="--model",
+                             hint=f"the {self.family} layout needs {key}; pass a complete config.json")
+        return v
+
+    def require_int(self, key: str, *, minimum: int = 1) -> int:
+        v = self.require(key)
+        if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+            raise InputError(f"config field '{key}' must be an integer >= {minimum}, got {v!r}", field="--model")
+        return v
+
+    @property
+    def num_layers(self) -> int:
+        return self.require_int("num_hidden_layers")
+
+    @property
+    def num_attention_heads(self) -> int:
+        return self.require_int("num_attention_heads")
+
+    @property
+    def num_kv_heads(self) -> int:
+        v = self.config.get("num_key_value_heads")
+        if v is None:
+            return self.num_attention_heads
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise InputError(f"config field 'num_key_value_heads' must be an integer >= 1, got {v!r}", field="--model")
+        return v
+
+    @property
+    def head_dim(self) -> int:
+        """An explicit ``head_dim`` wins over hidden_size / num_attention_heads."""
+        v = self.config.get("head_dim")
+        if v is not None:
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise InputError(f"config field 'head_dim' must be a positive integer, got {v!r}", field="--model")
+            return v
+        hidden = self.require_int("hidden_size")
+        heads = self.num_attention_heads
+        if hidden % heads:
+            raise InputError(f"hidden_size {hidden} is not divisible by num_attention_heads {heads}",
+                             field="--model", hint="add head_dim to the config")
+        return hidden // heads
+
+    @property
+    def v_head_dim(self) -> int:
+        v = self.config.get("v_head_dim")
+        return self.head_dim if v in (None, 0) or self.family != "gqa" else int(v)
+
+    @property
+    def model_dtype(self) -> str:
+        d = str(self.config.get("torch_dtype") or self.config.get("dtype") or "bfloat16").lower()
+        return {"bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float32": "fp32"}.get(d, "bf16")
+
+    @property
+    def kv_cache_quant_algo(self) -> str | None:
+        qc = self.config.get("quantization_config") or {}
+        algo = self.config.get("kv_cache_quant_algo") or (qc.get("kv_cache_quant_algo") if isinstance(qc, dict) else None)
+        if isinstance(qc, dict) and not algo:
+            scheme = qc.get("kv_cache_scheme")
+            if isinstance(scheme, dict) and scheme.get("num_bits") == 8 and scheme.get("type") == "float":
+                algo = "FP8"
+        return str(algo).upper() if algo else None
+
+    @property
+    def context_length(self) -> int:
+        """SGLang's derived context length (get_context_length, v0.5.23)."""
+        rope = self.config.get("rope_scaling") or {}
+        factor = 1
+        if isinstance(rope, dict) and rope:
+            factor = rope.get("factor", 1) or 1
+            if "original_max_position_embeddings" in rope or rope.get("rope_type") == "llama3":
+                factor = 1
+        for key in _CONTEXT_KEYS:
+            v = self.config.get(key)
+            if isinstance(v, int) and not isinstance(v, bool) and v > 0:
+                return int(factor * v)
+        return 2048
+
+    @property
+    def is_multimodal(self) -> bool:
+        """SGLang counts V4.1-Flash (vision_n_layers > 0) and any config with a vision tower as multimodal."""
+        if self.config.get("vision_n_layers"):
+            return True
+        return bool(self.raw_config.get("vision_config"))
+
+    @property
+    def architecture(self) -> str:
+        archs = self.config.get("architectures") or []
+        return archs[0] if archs else str(self.config.get("model_type") or "unknown")
+
+
+def flatten_config(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """Merge a nested ``text_config`` (V4.1-Flash, multimodal wrappers) into the top level.
+
+    Top-level keys win for ``architectures``; every other text_config key overrides (it describes the
+    language model, which is what the KV cache serves).  DeepSeek-V4.1 is renamed the way SGLang
+    does it (``normalize_deepseek_v41_config``, python/sglang/srt/configs/deepseek_v41.py, v0.5.23).
+    """
+    out = dict(cfg)
+    text = cfg.get("text_config")
+    if isinstance(text, Mapping):
+        for k, v in text.items():
+            if k == "architectures" and out.get("architectures"):
+                continue
+            out[k] = v
+    vision = cfg.get("vision_config")
+    if isinstance(vision, Mapping) and "vision_n_layers" not in out:
+        n = vision.get("num_hidden_layers") or vision.get("n_layers") or vision.get("depth")
+        if isinstance(n, int):
+            out["vision_n_layers"] = n
+    return out
+
+
+def detect_family(cfg: Mapping[str, Any]) -> str:
+    archs = set(cfg.get("architectures") or [])
+    mt = str(cfg.get("model_type") or "")
+    if archs & _DSV4_ARCHS or mt in ("deepseek_v4", "deepseek_v41") or cfg.get("compress_ratios"):
+        return "dsv4"
+    if archs & _DSA_ARCHS or mt in _DSA_MODEL_TYPES or (cfg.get("kv_lora_rank") and cfg.get("index_head_dim")):
+        return "dsa"
+    if cfg.get("kv_lora_rank"):
+        return "mla"
+    lt = cfg.get("layer_types")
+    if mt in _MAMBA_MODEL_TYPES or cfg.get("hybrid_override_pattern") or cfg.get("full_attention_interval") \
+            or (isinstance(lt, list) and any(t in ("linear_attention", "mamba") for t in lt)):
+        return "hybrid_mamba"
+    if archs & _SWA_ARCHS or (isinstance(lt, list) and "sliding_attention" in lt and "full_attention" in lt
+                              and archs & {"GptOssForCausalLM"}):
+        return "hybrid_swa"
+    return "gqa"
+
+
+def _quant_from_config(cfg: Mapping[str, Any]) -> str:
+    try:
+        from kvplan.weights import quantization_from_config
+    except ImportError:  # pragma: no cover - weights module always ships
+        return "bf16"
+    return quantization_from_config(cfg)
+
+
+def spec_from_config(cfg: Mapping[str, Any], *, model_id: str, source: str, quantization: str | None = None,
+                     checkpoint_bytes: int | None = None, notes: tuple[str, ...] = (),
+                     preset_id: str | None = None) -> ModelSpec:
+    if not isinstance(cfg, Mapping):
+        raise InputError("config.json must hold a JSON object", field="--model")
+    flat = flatten_config(cfg)
+    if "num_hidden_layers" not in flat:
+        raise InputError("model config has no 'num_hidden_layers'", field="--model",
+                         hint="pass a Hugging Face config.json of a decoder model")
+    family = detect_family(flat)
+    return ModelSpec(id=model_id, config=flat, family=family,
+                     quantization=quantization or _quant_from_config(flat),
+                     checkpoint_bytes=checkpoint_bytes, source=source, raw_config=dict(cfg), notes=notes,
+                     preset_id=preset_id)
+
+
+# ------------------------------------------------------------------------------------------------
+# Resolution: path, preset id / alias, published variant
+# ------------------------------------------------------------------------------------------------
+
+_VARIANT_SUFFIXES = [
+    # (regex on the name part, quantization it implies or None)
+    (r"-FP8-dynamic$", "fp8"), (r"-FP8-Dynamic$", "fp8"), (r"-FP8$", "fp8"), (r"-fp8$", "fp8"),
+    (r"-NVFP4$", "nvfp4"), (r"-MXFP4$", "mxfp4"), (r"-AWQ$", "int4"), (r"-awq$", "int4"),
+    (r"-GPTQ(-Int4)?$", "int4"), (r"-GPTQ-Int8$", "int8"), (r"-Int4$", "int4"), (r"-int4$", "int4"),
+    (r"-W4A16$", "int4"), (r"-W8A8$", "int8"), (r"-INT8$", "int8"), (r"-bnb-4bit$", "int4"),
+    (r"-Instruct$", None), (r"-instruct$", None), (r"-Chat$", None), (r"-it$", None), (r"-Base$", None),
+    (r"-Thinking$", None), (r"-\d{4}$", None),
+]
+
+
+def _read_json(path: Path, what: str) -> Any:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read {path} ({exc.strerror})", field="--model") from None
+    if len(raw) > 64 * 2**20:
+        raise InputError(f"{path} is too large to be a {what}", field="--model")
+    try:
+        return json.loads(raw.decode("utf-8", errors="strict"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise InputError(f"{path.name} is not valid JSON ({str(exc).splitlines()[0][:80]})", field="--model",
+                         hint="pass a Hugging Face config.json") from None
+
+
+def spec_from_path(path: Path) -> ModelSpec:
+    """A config.json file, or a model folder with config.json (and model.safetensors.index.json)."""
+    folder = path if path.is_dir() else path.parent
+    cfg_path = path / "config.json" if path.is_dir() else path
+    if not cfg_path.is_file():
+        raise InputError(f"{path} has no config.json", field="--model", hint="point --model at a model folder or config.json")
+    cfg = _read_json(cfg_path, "config.json")
+    if not isinstance(cfg, dict):
+        raise InputError(f"{cfg_path.name} must hold a JSON object", field="--model")
+    notes: list[str] = []
+    ckpt = None
+    idx = folder / "model.safetensors.index.json"
+    if path.is_dir() and idx.is_file():
+        data = _read_json(idx, "safetensors index")
+        total = (data.get("metadata") or {}).get("total_size") if isinstance(data, dict) else None
+        if isinstance(total, (int, float)) and total > 0:
+            ckpt = int(total)
+            notes.append(f"weights: {idx.name} total_size = {ckpt:,} B")
+    quant = None
+    hq = folder / "hf_quant_config.json"
+    if hq.is_file():
+        data = _read_json(hq, "hf_quant_config.json")
+        algo = str(((data or {}).get("quantization") or {}).get("quant_algo") or "").upper()
+        if "FP4" in algo:
+            quant = "nvfp4"
+        elif "FP8" in algo:
+            quant = "fp8"
+        kv_algo = ((data or {}).get("quantization") or {}).get("kv_cache_quant_algo")
+        if kv_algo and "kv_cache_quant_algo" not in cfg:
+            cfg = {**cfg, "kv_cache_quant_algo": kv_algo}
+    name = cfg.get("_name_or_path") or folder.name
+    return spec_from_config(cfg, model_id=str(name), source=f"config.json: {cfg_path}", quantization=quant,
+                            checkpoint_bytes=ckpt, notes=tuple(notes))
+
+
+def _norm(s: str) -> str:
+    return "".join(ch for ch in s.lower() if ch.isalnum())
+
+
+def _preset_spec(preset, *, variant=None, requested: str | None = None, note: str | None = None) -> ModelSpec:
+    w = preset.weights
+    quant = variant.quantization if variant else w.quantization
+    ckpt = (variant.checkpoint_bytes if variant else w.checkpoint_bytes)
+    notes = []
+    if variant:
+        notes.append(f"{variant.id}: a published variant of {preset.id} (same geometry), weights {quant}")
+    if note:
+        notes.append(note)
+    mid = variant.id if variant else (requested if requested and note else preset.id)
+    return spec_from_config(preset.config, model_id=mid, source=f"preset {preset.id} ({preset.source})",
+                            quantization=quant, checkpoint_bytes=ckpt, notes=tuple(notes), preset_id=preset.id)
+
+
+def resolve_model(text: str) -> ModelSpec:
+    """Resolve ``--model``: a path, a preset id or alias, a published variant, else a helpful error."""
+    from kvplan import presets
+
+    if not text or not text.strip():
+        raise InputError("empty model", field="--model", hint="run `kvplan models` for the presets")
+    text = text.strip()
+    p = Path(text).expanduser()
+    looks_like_path = text.endswith(".json") or text.startswith((".", "/", "~")) or (p.exists() and "/" not in text[:1])
+    if looks_like_path or p.exists():
+        if p.exists():
+            return spec_from_path(p)
+        if text.endswith(".json") or text.startswith((".", "/", "~")):
+            raise InputError(f"no such file or folder: {text}", field="--model")
+
+    # exact preset file by id
+    f = presets._model_file_for(text)
+    if f.is_file():
+        return _preset_spec(presets.load_model_file(f))
+    models = presets.all_models()
+    key = _norm(text)
+    for m in models:
+        if _norm(m.id) == key or any(_norm(a) == key for a in m.aliases):
+            return _preset_spec(m)
+        for v in m.variants:
+            if _norm(v.id) == key:
+                return _preset_spec(m, variant=v)
+    # published-variant rules: strip quantization / instruct / date suffixes, match the base by name
+    org, _, name = text.rpartition("/")
+    quant = None
+    stripped = name
+    for _ in range(4):
+        for pat, q in _VARIANT_SUFFIXES:
+            new = re.sub(pat, "", stripped)
+            if new != stripped:
+                stripped = new
+                quant = quant or q
+                break
+        else:
+            break
+        for m in models:
+            cands = [m.id.rpartition("/")[2]] + [a.rpartition("/")[2] for a in m.aliases]
+            if any(_norm(c) == _norm(stripped) for c in cands):
+                spec = _preset_spec(m, requested=text,
+                                    note=f"{text} resolved to the geometry of preset {m.id}"
+                                         + (f" with {quant} weights" if quant else ""))
+                if quant:
+                    spec = ModelSpec(**{**spec.__dict__, "quantization": quant, "checkpoint_bytes": None})
+                return spec
+    choices = [m.id for m in models] + [a for m in models for a in m.aliases]
+    close = difflib.get_close_matches(text, choices, n=3, cutoff=0.5) or \
+        difflib.get_close_matches(text.lower(), [c.lower() for c in choices], n=3, cutoff=0.5)
+    hint = ("did you mean " + ", ".join(close) + "?") if close else "run `kvplan models`, or pass a config.json path"
+    raise InputError(f"unknown model '{text}'", field="--model", hint=hint)
+
+
+def resolve_gpu(text: str):
+    """Resolve ``--gpu``: a hardware preset id, its name as nvidia-smi / rocm-smi print it, or an alias."""
+    from kvplan import presets
+
+    if not text or not text.strip():
+        raise InputError("empty GPU name", field="--gpu", hint="run `kvplan gpus`")
+    gpus = presets.all_gpus()
+    key = _norm(text)
+    for g in gpus:
+        if key in {_norm(g.id), _norm(g.name), *(_norm(a) for a in g.aliases)}:
+            return g
+    choices = [g.id for g in gpus] + [g.name for g in gpus] + [a for g in gpus for a in g.aliases]
+    close = difflib.get_close_matches(text, choices, n=3, cutoff=0.5)
+    hint = ("did you mean " + ", ".join(dict.fromkeys(close)) + "?") if close else \
+        "run `kvplan gpus`, or give --gpu-memory SIZE"
+    raise InputError(f"unknown GPU '{text}'", field="--gpu", hint=hint)

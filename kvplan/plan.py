@@ -1,0 +1,137 @@
+"""The library entry point: ``fit(Deployment) -> FitResult``.  The CLI only builds a Deployment.
+
+A :class:`Deployment` holds what the user said; ``None`` means "not given" so that each engine can
+apply its own default (and say so in ``assumptions``).  With no model given, the whole default
+deployment applies (:data:`DEFAULT_DEPLOYMENT`, the one this project started from).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from kvplan.errors import InputError
+
+DEFAULT_MODEL = "deepseek-ai/DeepSeek-V4.1-Flash"
+DEFAULT_GPU = "rtx-pro-6000-maxq"
+
+# The deployment that started this project: DeepSeek-V4.1-Flash on 8x RTX PRO 6000 Blackwell Max-Q,
+# SGLang, TP8/EP8, fp8_e4m3 KV, mem_fraction_static 0.72, 1M context, 16 running requests,
+# chunked prefill 2048, attention backend dsv4 (docs/default-deployment.md).
+DEFAULT_DEPLOYMENT: dict[str, Any] = dict(
+    model=DEFAULT_MODEL, gpu=DEFAULT_GPU, tp=8, ep=8, dp=1, pp=1, context_length=1_048_576,
+    kv_cache_dtype="fp8_e4m3", mem_fraction_static=0.72, max_running_requests=16,
+    chunked_prefill_size=2048, attention_backend="dsv4",
+)
+
+
+@dataclass(frozen=True)
+class Deployment:
+    model: str | None = None
+    gpu: str | None = None
+    num_gpus: int | None = None
+    gpu_memory: int | None = None             # device total override, bytes
+    engine: str = "sglang"
+    engine_version: str | None = None
+    tp: int | None = None
+    pp: int | None = None
+    dp: int | None = None
+    ep: int | None = None
+    enable_dp_attention: bool = False
+    mem_fraction_static: float | None = None
+    gpu_memory_utilization: float | None = None
+    kv_cache_dtype: str | None = None
+    context_length: int | None = None
+    max_running_requests: int | None = None
+    page_size: int | None = None
+    chunked_prefill_size: int | None = None
+    max_total_tokens: int | None = None
+    kv_cache_memory_bytes: int | None = None
+    free_memory: int | None = None            # measured free per GPU at start (bytes)
+    weight_memory: int | None = None          # measured per-GPU weight load (bytes)
+    activation_memory: int | None = None
+    non_torch_memory: int | None = None
+    cuda_graph_memory: int | None = None
+    attention_backend: str | None = None
+    disable_radix_cache: bool = False
+    disable_overlap_schedule: bool = False
+    disable_cuda_graph: bool = False
+    enforce_eager: bool = False
+    swa_full_tokens_ratio: float | None = None
+    speculative_algorithm: str | None = None
+    speculative_num_draft_tokens: int | None = None
+    engram_on_host: bool = False
+    target_requests: int | None = None
+
+    def with_defaults(self) -> "Deployment":
+        """Apply the project's default deployment when no model was named."""
+        if self.model is not None:
+            return self
+        given = {f.name: getattr(self, f.name) for f in fields(self)}
+        merged = {k: (v if given.get(k) is None else given[k]) for k, v in DEFAULT_DEPLOYMENT.items()}
+        return replace(self, **merged)
+
+
+def _check_int(name: str, value: int | None, *, minimum: int = 1, maximum: int = 1 << 40) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum or value > maximum:
+        raise InputError(f"must be an integer between {minimum} and {maximum:,}, got {value!r}", field=name)
+
+
+def _check_fraction(name: str, value: float | None) -> None:
+    if value is None:
+        return
+    if not isinstance(value, (int, float)) or not math.isfinite(value) or not (0 < value <= 1):
+        raise InputError(f"must be a fraction in (0, 1], got {value!r}", field=name,
+                         hint="e.g. 0.85 (a fraction, not a percentage)")
+
+
+def validate(dep: Deployment) -> None:
+    """Reject nonsense before any arithmetic: one error naming the CLI flag."""
+    _check_int("--tp-size", dep.tp, maximum=4096)
+    _check_int("--pp-size", dep.pp, maximum=1024)
+    _check_int("--dp-size", dep.dp, maximum=4096)
+    _check_int("--ep-size", dep.ep, maximum=4096)
+    _check_int("--num-gpus", dep.num_gpus, maximum=1 << 20)
+    _check_int("--context-length", dep.context_length, minimum=2, maximum=1 << 34)
+    _check_int("--max-running-requests", dep.max_running_requests, maximum=1 << 24)
+    _check_int("--page-size", dep.page_size, maximum=1 << 16)
+    _check_int("--max-total-tokens", dep.max_total_tokens, maximum=1 << 40)
+    _check_int("--requests", dep.target_requests, maximum=1 << 24)
+    _check_int("--speculative-num-draft-tokens", dep.speculative_num_draft_tokens, minimum=0, maximum=1024)
+    if dep.chunked_prefill_size is not None:
+        if isinstance(dep.chunked_prefill_size, bool) or not isinstance(dep.chunked_prefill_size, int) \
+                or dep.chunked_prefill_size == 0 or dep.chunked_prefill_size < -1 or dep.chunked_prefill_size > 1 << 24:
+            raise InputError(f"must be a positive integer or -1 (disabled), got {dep.chunked_prefill_size!r}",
+                             field="--chunked-prefill-size")
+    _check_fraction("--mem-fraction-static", dep.mem_fraction_static)
+    _check_fraction("--gpu-memory-utilization", dep.gpu_memory_utilization)
+    if dep.swa_full_tokens_ratio is not None:
+        _check_fraction("--swa-full-tokens-ratio", dep.swa_full_tokens_ratio)
+    if dep.engine not in ("sglang", "vllm"):
+        raise InputError(f"unknown engine '{dep.engine}'", field="--engine", hint="use sglang or vllm")
+    tp, dp = dep.tp or 1, dep.dp or 1
+    if dep.enable_dp_attention and tp % dp:
+        raise InputError(f"--tp-size {tp} is not divisible by --dp-size {dp}", field="--dp-size",
+                         hint="with --enable-dp-attention, dp must divide tp")
+
+
+def fit(dep: Deployment):
+    """Plan one deployment and return a :class:`kvplan.result.FitResult`."""
+    dep = dep.with_defaults()
+    validate(dep)
+    from kvplan.model import resolve_gpu, resolve_model
+
+    model = resolve_model(dep.model or DEFAULT_MODEL)
+    gpu = None
+    if dep.gpu is not None:
+        gpu = resolve_gpu(dep.gpu)
+    elif dep.gpu_memory is None and dep.free_memory is None:
+        gpu = resolve_gpu(DEFAULT_GPU)
+    if dep.engine == "vllm":
+        from kvplan.engines.vllm_adapter import plan as plan_vllm
+        return plan_vllm(dep, model, gpu)
+    from kvplan.engines.sglang import plan_sglang
+    return plan_sglang(dep, model, gpu)

@@ -1,0 +1,88 @@
+"""Units at the edges: parse SIZE strings, format bytes.  Inside kvplan every size is an ``int`` of bytes.
+
+SIZE grammar (the CLI contract): a number followed by an optional unit.
+
+* ``B`` bytes; ``KB``/``MB``/``GB``/``TB`` = 10^3/10^6/10^9/10^12; ``KiB``/``MiB``/``GiB``/``TiB`` = 2^10/2^20/2^30/2^40;
+* a bare number is GiB (SGLang prints GiB and calls it "GB");
+* whitespace between number and unit is allowed; the unit is case-sensitive only for the ``i``
+  (``gib``/``GiB`` both mean 2^30, ``gb``/``GB`` both mean 10^9).
+
+Example: ``parse_size("78.81GiB") == 84_620_079_513``; ``parse_size("80GB") == 80_000_000_000``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from kvplan.errors import InputError
+
+GiB = 2**30
+MiB = 2**20
+
+_UNITS = {
+    "b": 1,
+    "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+    "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
+    "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12,
+}
+_SIZE_RE = re.compile(r"\s*([+-]?(?:\d+(?:[_,]\d{3})*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*([A-Za-z]*)\s*")
+MAX_BYTES = 2**60  # 1 EiB: anything above is nonsense for one GPU
+
+
+def parse_size(text: str, *, field: str = "SIZE", allow_zero: bool = False) -> int:
+    """Parse a SIZE string into integer bytes (rounded down to a whole byte).
+
+    Raises :class:`InputError` naming ``field`` for malformed, negative, NaN/inf or absurd values.
+    """
+    if not isinstance(text, str) or len(text) > 64:
+        raise InputError("not a size", field=field, hint="write e.g. 80GiB, 79.19 GiB, 85520809984B or 80GB")
+    m = _SIZE_RE.fullmatch(text)
+    if not m:
+        raise InputError(f"'{text}' is not a size", field=field,
+                         hint="write a number and a unit: B, KB/MB/GB (10^n) or KiB/MiB/GiB (2^n); a bare number is GiB")
+    number, unit = m.group(1).replace("_", "").replace(",", ""), m.group(2).lower()
+    if unit not in _UNITS and unit != "":
+        raise InputError(f"unknown unit '{m.group(2)}' in '{text}'", field=field,
+                         hint="use B, KB, MB, GB, TB, KiB, MiB, GiB or TiB")
+    mult = _UNITS.get(unit, GiB)
+    try:
+        value = float(number)
+    except ValueError:
+        raise InputError(f"'{text}' is not a size", field=field) from None
+    if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        raise InputError(f"'{text}' must be a positive size", field=field)
+    # exact for integral byte counts, float rounding otherwise
+    if "." not in number and "e" not in number.lower():
+        nbytes = int(number) * mult
+    else:
+        nbytes = int(value * mult)
+    if nbytes > MAX_BYTES:
+        raise InputError(f"'{text}' is larger than any GPU", field=field)
+    return nbytes
+
+
+def gib(nbytes: int | float) -> float:
+    """Bytes -> GiB (float), for display only."""
+    return nbytes / GiB
+
+
+def fmt_gib(nbytes: int | float, digits: int = 2) -> str:
+    return f"{nbytes / GiB:,.{digits}f} GiB"
+
+
+def fmt_tokens(n: int) -> str:
+    return f"{n:,}"
+
+
+def parse_count(text: str, *, field: str) -> int:
+    """Parse token counts like ``131072``, ``128k``, ``1m`` (k = 1024, m = 1024^2, the way context lengths are said)."""
+    t = text.strip().lower().replace("_", "").replace(",", "")
+    mult = 1
+    if t.endswith("k"):
+        mult, t = 1024, t[:-1]
+    elif t.endswith("m"):
+        mult, t = 1024**2, t[:-1]
+    if not t.isdigit():
+        raise InputError(f"'{text}' is not a whole number", field=field, hint="write e.g. 131072, 128k or 1m")
+    return int(t) * mult
