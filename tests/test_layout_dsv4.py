@@ -24,7 +24,7 @@ from kvplan.layouts.dsv4 import (
 )
 
 GiB = 2**30
-HF_V4_FLASH = Path("/work/shared/hf-configs/deepseek-ai--DeepSeek-V4-Flash/config.json")
+HF_V4_FLASH = Path(__file__).resolve().parent.joinpath("data/shared/hf-configs/deepseek-ai--DeepSeek-V4-Flash/config.json")
 REPO = Path(__file__).resolve().parents[1]
 
 # The released V4.1-Flash config layout (nested), reduced to the fields SGLang's pool reads.

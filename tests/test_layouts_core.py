@@ -14,7 +14,7 @@ import pytest
 from kvplan.errors import InputError
 from kvplan.layouts import dsa, gqa, kvdtype, mla
 
-HF = Path("/work/shared/hf-configs")
+HF = Path(__file__).resolve().parent.joinpath("data/shared/hf-configs")
 
 
 # ---------------------------------------------------------------- kv dtype

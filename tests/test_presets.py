@@ -16,7 +16,7 @@ import pytest
 from kvplan import presets as p
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = Path("/work/shared")
+SHARED = Path(__file__).resolve().parent.joinpath("data/shared")
 if not SHARED.is_dir():  # CI lays shared/ beside the clone
     SHARED = ROOT.parent / "shared"
 HF_DIR = SHARED / "hf-configs"

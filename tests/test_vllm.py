@@ -19,7 +19,7 @@ from kvplan.engines.vllm_specs import build_model_kv, dsa_indexer_layers
 from kvplan.errors import InputError
 
 GiB = 2**30
-SHARED = Path("/work/shared")
+SHARED = Path(__file__).resolve().parent.joinpath("data/shared")
 CASES_FILE = SHARED / "validation" / "vllm_dev.jsonl"
 HF = SHARED / "hf-configs"
 

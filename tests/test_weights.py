@@ -29,7 +29,7 @@ GIB = 2**30
 
 def _shared() -> Path | None:
     here = Path(__file__).resolve()
-    for cand in (here.parents[1] / "shared", here.parents[2] / "shared", Path("/work/shared")):
+    for cand in (here.parent / "data" / "shared",):
         if (cand / "hf-configs").is_dir():
             return cand
     return None
@@ -57,23 +57,11 @@ LLAMA31_8B = {
     "num_key_value_heads": 8, "vocab_size": 128256, "tie_word_embeddings": False,
     "torch_dtype": "bfloat16",
 }
-# Qwen/Qwen2.5-0.5B-Instruct config.json geometry (public HF config; tied embeddings)
-QWEN25_05B = {
-    "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 896,
-    "intermediate_size": 4864, "num_hidden_layers": 24, "num_attention_heads": 14,
-    "num_key_value_heads": 2, "vocab_size": 151936, "tie_word_embeddings": True,
-    "torch_dtype": "bfloat16",
-}
-# google/gemma-3-27b-it (public HF config; text_config nested, SigLIP vision tower)
-GEMMA3_27B = {
-    "architectures": ["Gemma3ForConditionalGeneration"], "model_type": "gemma3",
-    "text_config": {"model_type": "gemma3_text", "hidden_size": 5376, "intermediate_size": 21504,
-                    "num_hidden_layers": 62, "num_attention_heads": 32, "num_key_value_heads": 16,
-                    "head_dim": 128, "vocab_size": 262208, "tie_word_embeddings": True},
-    "vision_config": {"hidden_size": 1152, "intermediate_size": 4304, "num_hidden_layers": 27,
-                      "patch_size": 14, "image_size": 896},
-    "torch_dtype": "bfloat16",
-}
+def _preset_config(model_id: str) -> dict:
+    """[config] of a kvplan preset (sourced geometry; see the preset's comments)."""
+    from kvplan.model import resolve_model
+
+    return dict(resolve_model(model_id).config)
 
 
 # ----------------------------------------------------------------------------- params
@@ -125,11 +113,9 @@ def test_nemotron_h_hybrid_params():
 
 
 def test_text_config_flattened():
-    flat = flatten_config(GEMMA3_27B)
-    assert flat["hidden_size"] == 5376 and flat["_outer_architectures"] == ["Gemma3ForConditionalGeneration"]
-    p = count_params(GEMMA3_27B)
-    assert "lm_head" not in p  # tied
-    assert p["vision"] > 0.4e9
+    nested = {"architectures": ["Outer"], "text_config": {"hidden_size": 64, "num_hidden_layers": 2}}
+    flat = flatten_config(nested)
+    assert flat["hidden_size"] == 64 and flat["_outer_architectures"] == ["Outer"]
 
 
 # ----------------------------------------------------------------------------- bytes
@@ -216,7 +202,7 @@ def test_pp_ranges():
 
 
 def test_pp_largest_stage_and_tied_head():
-    cfg = dict(QWEN25_05B)
+    cfg = _preset_config("Qwen/Qwen2.5-0.5B-Instruct")
     one = estimate_weight_bytes(config=cfg, quantization="bf16")
     two = estimate_weight_bytes(config=cfg, quantization="bf16", pp_size=2)
     emb = 151936 * 896 * 2
@@ -319,11 +305,10 @@ LOGGED = [
      dict(engine="vllm"), 29.301, 0.01),
     ("gptoss120b-4xa100-tp4-u080", lambda: hf("openai--gpt-oss-120b"), "mxfp4",
      dict(engine="vllm", tp_size=4, expert_padding="vllm-marlin"), 17.2217, 0.01),
-    ("gemma3-27b-mi300x-rocm", lambda: GEMMA3_27B, "bf16", dict(engine="vllm"), 51.7891, 0.02),
     ("qwen3-30b-a3b-mi355x-pr18263", lambda: hf("Qwen--Qwen3-30B-A3B"), "bf16", {}, 56.98, 0.01),
-    ("qwq-32b-4xL4-tp4", lambda: ref("Qwen/Qwen2.5-32B"), "bf16", dict(tp_size=4), 15.54, 0.03),
+    ("qwq-32b-4xL4-tp4", lambda: _preset_config("Qwen/QwQ-32B"), "bf16", dict(tp_size=4), 15.54, 0.03),
     ("kimi-k2.5-mi355x-tp8", lambda: hf("moonshotai--Kimi-K2.5"), "int4", dict(tp_size=8), 73.58, 0.03),
-    ("qwen25-0.5b-4070tis-pd-prefill", lambda: QWEN25_05B, "bf16", {}, 0.98, 0.08),
+    ("qwen25-0.5b-4070tis-pd-prefill", lambda: _preset_config("Qwen/Qwen2.5-0.5B-Instruct"), "bf16", {}, 0.98, 0.08),
 ]
 
 

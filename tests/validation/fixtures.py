@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-CASES = HERE / "cases"
+CASES = HERE.parent / "data" / "shared" / "validation"
 DTYPE_WORDS = {"auto", "bf16", "bfloat16", "fp16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla", "mxfp8",
                "nvfp4", "fp4"}
 

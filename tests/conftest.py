@@ -1,0 +1,19 @@
+"""Shared test settings.
+
+``SHARED`` is the copy of the project's reference material kept in tests/data/shared (hf-configs, reference
+JSON, validation cases), so the suite needs nothing outside the repository.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import HealthCheck, settings
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT / "tests" / "data" / "shared"
+
+# Deterministic property/fuzz runs in CI: derandomized, no example database, no deadline flakiness.
+settings.register_profile("kvplan", derandomize=True, database=None, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("kvplan")
