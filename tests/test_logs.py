@@ -25,7 +25,7 @@ LOGS = ROOT / "validation" / "logs"
 
 
 def _shared_dir() -> Path | None:
-    for cand in (ROOT.parent.parent / "shared" / "validation", Path("/work/shared/validation")):
+    for cand in (ROOT / "data" / "shared" / "validation",):
         if (cand / "sglang_dev.jsonl").is_file():
             return cand
     return None
