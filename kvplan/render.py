@@ -52,6 +52,10 @@ _BAR_STYLES = {
     "budget left unpooled": ("grey70", "."),
     "reserve (1 - mem_fraction_static)": ("yellow", "r"),
     "over-commit": ("red", "!"),
+    "outside gpu_memory_utilization": ("grey50", "-"),
+    "activation peak": ("yellow", "a"),
+    "CUDA graphs": ("yellow", "g"),
+    "weights + non-torch": ("blue", "W"),
 }
 
 
