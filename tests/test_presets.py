@@ -227,7 +227,8 @@ def test_gpu_memory_matches_hardware_json():
 def test_gpu_spot_values():
     assert _gpu_by_name("rtx-pro-6000-maxq").memory_mib == 97887
     assert _gpu_by_name("NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition").id == "rtx-pro-6000-maxq"
-    assert _gpu_by_name("NVIDIA H100 80GB HBM3").device_bytes == 81559 * 2**20 == 85_520_809_984
+    h100 = _gpu_by_name("NVIDIA H100 80GB HBM3")
+    assert h100.memory_mib * 2**20 == 85_520_809_984 and abs(h100.device_bytes / 2**30 - 79.185) < 0.001
     a40 = _gpu_by_name("NVIDIA A100-SXM4-40GB")
     assert a40.device_bytes == 42_298_834_944 < a40.memory_mib * 2**20
     assert _gpu_by_name("AMD Instinct MI300X").device_bytes == 205_822_885_888 == 196288 * 2**20
