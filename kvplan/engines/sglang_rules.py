@@ -40,6 +40,50 @@ def _plat(vendor: str) -> str:
 
 
 # --------------------------------------------------------------------------------------
+# Scalar / numpy duality.  The budget -> tokens -> request-cap arithmetic below accepts Python
+# ints/floats (what ``kvplan fit`` passes) or numpy arrays (what ``kvplan sweep`` passes), so
+# both paths evaluate the same expression.  numpy is only touched when an array came in (it is
+# then already imported by the caller); ``kvplan fit`` never imports it.
+# --------------------------------------------------------------------------------------
+
+
+def _is_array(x) -> bool:
+    return getattr(x, "ndim", 0) > 0
+
+
+def _np():
+    import numpy
+
+    return numpy
+
+
+def _trunc_int(x):
+    """``int(x)`` (truncation toward zero) for a float or an array of floats."""
+    if _is_array(x):
+        return _np().trunc(x).astype("int64")
+    return int(x)
+
+
+def _minimum(a, b):
+    if _is_array(a) or _is_array(b):
+        return _np().minimum(a, b)
+    return min(a, b)
+
+
+def _maximum(a, b):
+    if _is_array(a) or _is_array(b):
+        return _np().maximum(a, b)
+    return max(a, b)
+
+
+def _any(cond) -> bool:
+    """``cond`` is a bool or a boolean array: is it true anywhere?"""
+    if _is_array(cond):
+        return bool(cond.any())
+    return bool(cond)
+
+
+# --------------------------------------------------------------------------------------
 # Budget
 # --------------------------------------------------------------------------------------
 
@@ -71,7 +115,11 @@ def budget_bytes(
     Source: sgl-project/sglang python/sglang/srt/mem_cache/kv_cache_configurator.py
     ``KVCacheConfigurator._profile_available_bytes``, v0.5.23.
     """
-    if not 0.0 < mem_fraction_static <= 1.0:
+    if _is_array(mem_fraction_static):
+        out_of_range = _any(~((mem_fraction_static > 0.0) & (mem_fraction_static <= 1.0)))
+    else:
+        out_of_range = not 0.0 < mem_fraction_static <= 1.0
+    if out_of_range:
         raise InputError(
             f"mem_fraction_static must be in (0, 1], got {mem_fraction_static}",
             field="--mem-fraction-static",
@@ -81,7 +129,7 @@ def budget_bytes(
     slack_gb = pre_gb * (1 - mem_fraction_static)
     mm_gb = mm_reserve_bytes / GIB
     rest = avail_gb - slack_gb - mm_gb
-    return int(rest * GIB)
+    return _trunc_int(rest * GIB)
 
 
 def min_mem_fraction_static(*, free_before_bytes: int, free_after_bytes: int) -> float:
@@ -543,10 +591,12 @@ def default_page_size(
 def page_floor(*, tokens: int, page_size: int) -> int:
     """``tokens // page_size * page_size``. Example: 444,520 at page 64 -> 444,480.
 
+    ``tokens`` may be a numpy integer array (``kvplan sweep``).
+
     Source: sgl-project/sglang python/sglang/srt/model_executor/pool_configurator.py
     ``DefaultPoolConfigurator.calculate_pool_sizes``, v0.5.23.
     """
-    if page_size <= 0:
+    if _any(page_size <= 0):
         raise InputError(f"page_size must be positive, got {page_size}", field="--page-size")
     return tokens // page_size * page_size
 
@@ -560,23 +610,23 @@ def pool_tokens(*, budget_bytes: int, cell_bytes: int, page_size: int, fixed_ove
     Source: sgl-project/sglang python/sglang/srt/model_executor/pool_configurator.py
     ``DefaultPoolConfigurator.calculate_pool_sizes``, v0.5.23.
     """
-    if cell_bytes <= 0:
+    if _any(cell_bytes <= 0):
         raise InputError(f"cell size must be positive, got {cell_bytes}", field="cell_bytes")
-    avail = max(budget_bytes - fixed_overhead_bytes, 0)
+    avail = _maximum(budget_bytes - fixed_overhead_bytes, 0)
     return page_floor(tokens=avail // cell_bytes, page_size=page_size)
 
 
 def _mrr(*, total_tokens: int, context_len: int, requested: int | None, attn_dp_size: int) -> tuple[int, int | None]:
-    if context_len <= 0:
+    if _any(context_len <= 0):
         raise InputError(f"context length must be positive, got {context_len}", field="--context-length")
-    if attn_dp_size <= 0:
+    if _any(attn_dp_size <= 0):
         raise InputError(f"attn_dp_size must be positive, got {attn_dp_size}", field="--dp-size")
-    estimated = int(total_tokens / context_len * 512)
-    estimated = max(min(estimated, 4096), 2048)
+    estimated = _trunc_int(total_tokens / context_len * 512)
+    estimated = _maximum(_minimum(estimated, 4096), 2048)
     if requested is not None:
-        per_worker = max(1, requested // attn_dp_size)
-        return min(per_worker, total_tokens // 2), per_worker
-    return min(estimated, total_tokens // 2), None
+        per_worker = _maximum(1, requested // attn_dp_size)
+        return _minimum(per_worker, total_tokens // 2), per_worker
+    return _minimum(estimated, total_tokens // 2), None
 
 
 def resolve_max_running_requests(
@@ -593,6 +643,8 @@ def resolve_max_running_requests(
     (Mamba hybrids further cap by the state-slot count; not here.) Examples: 903,439 tokens at
     131,072 context -> int(3529.1) = 3529; 46,611 tokens -> 2048; 3,000 tokens -> 1500;
     R = 1024 with DP 8 -> 128.
+
+    ``total_tokens``, ``context_len`` and ``requested`` may be numpy integer arrays (``kvplan sweep``).
 
     Source: sgl-project/sglang python/sglang/srt/mem_cache/kv_cache_configurator.py
     ``KVCacheConfigurator.resolve_max_num_reqs``, v0.5.23.
@@ -625,10 +677,11 @@ def max_request_len(*, context_len: int, total_tokens: int) -> int:
     A pool smaller than the context only warns ("KV pool holds N tokens, fewer than
     --context-length C"); startup asserts ``max_req_len > 0``. The input limit is 5 less
     (:func:`max_request_input_len`). Example: 444,520 tokens, 131,072 context -> 131,071.
+    Either argument may be a numpy integer array (``kvplan sweep``).
 
     Source: sgl-project/sglang python/sglang/srt/managers/tp_worker.py ``TpModelWorker.get_worker_info``, v0.5.23.
     """
-    return min(context_len - 1, total_tokens - 1)
+    return _minimum(context_len - 1, total_tokens - 1)
 
 
 def max_request_input_len(*, context_len: int, total_tokens: int) -> int:

@@ -1,0 +1,203 @@
+"""The command-line contract: flags, JSON keys, exit codes, one-line errors (typer's CliRunner)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from kvplan.cli import app
+from kvplan.result import CONTRACT_KEYS
+
+runner = CliRunner()
+
+
+def run(*args: str):
+    return runner.invoke(app, list(args))
+
+
+def fit_json(*args: str) -> dict:
+    res = run("fit", *args, "--format", "json")
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)
+
+
+def one_line_error(res, code: int = 2) -> str:
+    assert res.exit_code == code, (res.exit_code, res.output)
+    err = res.stderr.strip()
+    assert "Traceback" not in res.output and "\n" not in err, err
+    assert err.startswith("kvplan: error:"), err
+    return err
+
+
+# --------------------------------------------------------------------------- the default deployment
+
+def test_default_plan_is_the_project_deployment():
+    d = fit_json()
+    assert set(CONTRACT_KEYS) <= set(d)
+    assert d["model"] == "deepseek-ai/DeepSeek-V4.1-Flash" and d["engine"] == "sglang"
+    assert (d["tp"], d["ep"], d["dp"], d["num_gpus"]) == (8, 8, 1, 8)
+    assert d["kv_cache_dtype"] == "fp8_e4m3" and d["context_length"] == 1_048_576
+    assert d["mem_fraction_static"] == 0.72 and d["max_running_requests"] == 16
+    assert d["page_size"] == 256 and d["chunked_prefill_size"] == 2048
+    # SGLang 0.5.23 on SM120: V4 rows, (585 + 68) + 3 x (585 + 68) / 2 = 1,632.5 B per full token
+    assert d["kv_bytes_per_token"] == 1632.5
+    assert d["kv_pool_tokens"] % 256 == 0
+    # the published record's basis is shown beside it, on the same budget
+    bases = {b["kv_bytes_per_token"]: b for b in d["bases"]}
+    assert set(bases) == {35_136, 70_272}
+    for b, basis in bases.items():  # same budget, no fixed pools, same 256-token pages
+        assert basis["kv_pool_tokens"] == d["kv_budget_bytes"] // b // 256 * 256
+    assert bases[35_136]["kv_pool_tokens"] < d["kv_pool_tokens"] / 15
+    names = [m["name"] for m in d["memory"]]
+    assert names[:3] == ["runtime overhead", "weights", "KV pool"] and "fixed pools" in names
+    assert sum(m["bytes"] for m in d["memory"]) == pytest.approx(d["device_bytes"], rel=1e-6)
+
+
+def test_default_deployment_flags_can_be_changed_one_by_one():
+    base = fit_json()
+    more = fit_json("--mem-fraction-static", "0.80")
+    assert more["kv_pool_tokens"] > base["kv_pool_tokens"]
+    host = fit_json("--engram-on-host")
+    assert host["weight_bytes"] < base["weight_bytes"] and host["kv_pool_tokens"] > base["kv_pool_tokens"]
+
+
+def test_measured_mode_uses_the_given_memory():
+    # sglang docs log: Load weight begin 78.81 GB, end 63.72 GB (GiB), mfs 0.88 -> 444,500 tokens printed
+    d = fit_json("-m", "meta-llama/Llama-3.1-8B-Instruct", "--mem-fraction-static", "0.88",
+                 "--free-memory", "78.81GiB", "--weight-memory", "15.09GiB")
+    assert d["mode"] == "measured" and d["kv_bytes_per_token"] == 131_072
+    assert abs(d["kv_pool_tokens"] - 444_500) / 444_500 < 0.001
+
+
+def test_vllm_spelling_aliases():
+    a = fit_json("-m", "Qwen/Qwen3-32B", "-g", "h100-sxm", "--tp-size", "2", "--context-length", "32768",
+                 "--max-running-requests", "64")
+    b = fit_json("-m", "Qwen/Qwen3-32B", "-g", "h100-sxm", "--tensor-parallel-size", "2", "--max-model-len", "32k",
+                 "--max-num-seqs", "64")
+    assert a == b
+
+
+def test_side_by_side_engines_json_is_a_list():
+    res = run("fit", "-m", "Qwen/Qwen3-32B", "-g", "h100-sxm", "--tp", "2", "--engine", "sglang,vllm",
+              "--context-length", "32k", "--format", "json")
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.stdout)
+    assert [r["engine"] for r in rows] == ["sglang", "vllm"]
+
+
+def test_csv_has_the_contract_columns():
+    res = run("fit", "--format", "csv")
+    assert res.exit_code == 0
+    header = res.stdout.splitlines()[0].split(",")
+    assert header[: len(CONTRACT_KEYS)] == list(CONTRACT_KEYS)
+
+
+def test_check_exits_3_when_the_target_does_not_fit():
+    res = run("fit", "--check", "--format", "json")          # 16 x 1M tokens do not fit by default
+    assert res.exit_code == 3
+    assert json.loads(res.stdout)["fits"] is False
+    ok = run("fit", "--check", "--requests", "1", "--format", "json")
+    assert ok.exit_code == 0
+
+
+def test_config_json_path_and_model_folder(tmp_path):
+    cfg = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 32,
+           "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256,
+           "intermediate_size": 14336, "max_position_embeddings": 131072, "torch_dtype": "bfloat16"}
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    (tmp_path / "model.safetensors.index.json").write_text(json.dumps({"metadata": {"total_size": 16_060_522_496}}))
+    d = fit_json("-m", str(tmp_path / "config.json"), "-g", "h100-sxm")
+    assert d["kv_bytes_per_token"] == 131_072
+    d2 = fit_json("-m", str(tmp_path), "-g", "h100-sxm")
+    assert d2["weight_bytes"] == 16_060_522_496  # checkpoint total_size at TP1
+
+
+# --------------------------------------------------------------------------- bad input: exit 2, one line
+
+@pytest.mark.parametrize("args,needle", [
+    (["--tpp", "8"], "--tpp"),                                  # a typo in a flag
+    (["--tp", "x"], "--tp"),
+    (["--tp", "0"], "--tp-size"),
+    (["--mem-fraction-static", "1.5"], "--mem-fraction-static"),
+    (["--mem-fraction-static", "nan"], "--mem-fraction-static"),
+    (["--mem-fraction-static", "0"], "--mem-fraction-static"),
+    (["--kv-cache-dtype", "fp9"], "--kv-cache-dtype"),
+    (["--gpu-memory", "lots"], "--gpu-memory"),
+    (["--gpu-memory", "-5GiB"], "--gpu-memory"),
+    (["--gpu-memory", "80XB"], "--gpu-memory"),
+    (["--free-memory", "1e30GiB"], "--free-memory"),
+    (["-m", "deepseek-v9"], "--model"),
+    (["-g", "h1000"], "--gpu"),
+    (["--context-length", "abc"], "--context-length"),
+    (["--engine", "trt"], "--engine"),
+    (["--num-gpus", "2"], "--num-gpus"),
+])
+def test_bad_input_is_one_line_exit_2(args, needle):
+    err = one_line_error(run("fit", *args, "--format", "json"))
+    assert needle in err
+
+
+def test_unknown_model_suggests_close_matches():
+    err = one_line_error(run("fit", "-m", "deepseek-ai/DeepSeek-V3x"))
+    assert "did you mean" in err and "deepseek-ai/DeepSeek-V3" in err
+
+
+def test_malformed_and_partial_config(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    assert "--model" in one_line_error(run("fit", "-m", str(bad), "-g", "h100-sxm"))
+    part = tmp_path / "partial.json"
+    part.write_text(json.dumps({"architectures": ["LlamaForCausalLM"], "num_hidden_layers": 4}))
+    err = one_line_error(run("fit", "-m", str(part), "-g", "h100-sxm"))
+    assert "num_attention_heads" in err or "hidden_size" in err
+    lst = tmp_path / "list.json"
+    lst.write_text("[1, 2]")
+    one_line_error(run("fit", "-m", str(lst), "-g", "h100-sxm"))
+
+
+def test_heads_the_engine_cannot_split(tmp_path):
+    cfg = {"architectures": ["LlamaForCausalLM"], "num_hidden_layers": 2, "hidden_size": 768,
+           "num_attention_heads": 12, "num_key_value_heads": 12, "max_position_embeddings": 4096,
+           "vocab_size": 32000, "intermediate_size": 3072}
+    p = tmp_path / "c.json"
+    p.write_text(json.dumps(cfg))
+    err = one_line_error(run("fit", "-m", str(p), "-g", "h100-sxm", "--tp", "8"))
+    assert "head" in err
+
+
+def test_help_and_listing_commands():
+    assert run("fit", "--help").exit_code == 0
+    assert "--mem-fraction-static" in run("fit", "--help").stdout
+    for cmd in ("models", "gpus"):
+        res = run(cmd, "--format", "json")
+        assert res.exit_code == 0 and len(json.loads(res.stdout)) > 10
+    res = run("show", "deepseek-ai/DeepSeek-V3", "--format", "json")
+    assert res.exit_code == 0
+    rows = json.loads(res.stdout)["rows"]
+    assert {r["bytes_per_token"] for r in rows} == {35_136, 70_272}
+
+
+# --------------------------------------------------------------------------- golden table
+
+def test_golden_table_default(tmp_path):
+    """The table view of the default deployment on a fixed-width console (tests/golden/default_fit.txt).
+
+    Regenerate after an intended change with KVPLAN_UPDATE_GOLDEN=1.
+    """
+    import os
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from kvplan import render
+    from kvplan.plan import Deployment, fit
+
+    con = Console(width=100, record=True, color_system=None, force_terminal=False, file=open(os.devnull, "w"))
+    render.table(fit(Deployment()), console=con)
+    text = con.export_text()
+    golden = Path(__file__).parent / "golden" / "default_fit.txt"
+    if os.environ.get("KVPLAN_UPDATE_GOLDEN") == "1" or not golden.exists():
+        golden.write_text(text)
+    assert text == golden.read_text()
