@@ -59,3 +59,49 @@ def runtime_overhead_bytes(*, world_size: int, interconnect: str) -> int:
         else:
             comm = PCIE_COMM_PER_RANK_BYTES * world_size
     return CONTEXT_BYTES + comm
+
+
+# vLLM moved its start-up memory snapshot after the NCCL / custom all-reduce set-up ("Initialize the distributed
+# environment BEFORE taking memory snapshot", vllm-project/vllm vllm/v1/worker/gpu_worker.py Worker.init_device,
+# v0.33.0).  The 0.10.x logs show free-on-startup = total - context only (L40S TP8 43.93 of 44.42 GiB, H200 TP2
+# 139.21 of 139.81 GiB: no per-rank growth), so earlier builds took the snapshot before the communicators existed.
+# The exact release of the change is not known to kvplan; 0.11.0 is assumed (first release after those logs).
+VLLM_SNAPSHOT_AFTER_COMM = (0, 11, 0)
+
+
+def snapshot_includes_communicators(*, engine: str, engine_version: str | None = None) -> bool:
+    """Whether the engine's "free at start" figure is taken after the communicators are created.
+
+    SGLang: always (``Load weight begin. avail mem`` follows ``init_torch_distributed``, sgl-project/sglang
+    python/sglang/srt/model_executor/model_runner.py ``ModelRunner.init_torch_distributed``, v0.5.23).
+    vLLM: from :data:`VLLM_SNAPSHOT_AFTER_COMM` (unknown version = newest = True).
+    Example: ``snapshot_includes_communicators(engine="vllm", engine_version="0.10.2")`` -> False.
+    """
+    if engine != "vllm" or not engine_version:
+        return True
+    import re
+
+    nums = [int(x) for x in re.findall(r"\d+", engine_version.split("+")[0])[:3]]
+    while len(nums) < 3:
+        nums.append(0)
+    return tuple(nums) >= VLLM_SNAPSHOT_AFTER_COMM
+
+
+def modelled_free_at_start(*, gpu, world_size: int, engine: str = "sglang",
+                           engine_version: str | None = None) -> tuple[int, str]:
+    """(free bytes per GPU at the engine's start-up snapshot, how it was modelled) for a hardware preset.
+
+    ``free = cuda_total - CONTEXT_BYTES - communicators`` where cuda_total is the preset's CUDA total (else
+    :func:`cuda_total_from_nvidia_smi`) and communicators are counted only when the snapshot follows them
+    (:func:`snapshot_includes_communicators`).  Example: RTX PRO 6000 Server, SGLang TP8 (PCIe):
+    95.02 - 0.55 - 8 x 0.0625 = 93.97 GiB (log: 93.99 GiB, glm5-nvfp4-8x-rtxpro6000-tp8).
+    """
+    total = gpu.cuda_total_bytes or cuda_total_from_nvidia_smi(memory_mib=gpu.memory_mib)
+    src = "CUDA total" if gpu.cuda_total_bytes else f"nvidia-smi {gpu.memory_mib:,} MiB - 0.57 GiB"
+    if snapshot_includes_communicators(engine=engine, engine_version=engine_version):
+        overhead = runtime_overhead_bytes(world_size=world_size, interconnect=gpu.interconnect)
+        why = f"{src} - context - {gpu.interconnect} communicators for {world_size} rank(s)"
+    else:
+        overhead = CONTEXT_BYTES
+        why = f"{src} - context (this vLLM version snapshots before NCCL)"
+    return total - overhead, why
