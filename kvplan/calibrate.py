@@ -232,6 +232,9 @@ def recover_deployment(facts, *, model: str | None = None, gpu: str | None = Non
             notes.append(f"GPU {facts.gpu_name!r} printed in the log is not a preset; device total left unknown")
     if preset is not None:
         kw["gpu"] = preset.id
+    elif engine == "vllm" and (facts.total_gpu_memory_bytes or facts.gpu_total_bytes):
+        kw["gpu_memory"] = facts.total_gpu_memory_bytes or facts.gpu_total_bytes
+        inputs.append(Input("gpu_memory", kw["gpu_memory"], "log total GPU memory"))
 
     # ---- engine arguments
     extra = facts.extra or {}
@@ -401,10 +404,22 @@ class Calibration:
                 "notes": self.notes, "warnings": self.warnings}
 
 
-def _fit(dep):
+def fit_recovered(dep):
+    """``kvplan.plan.fit`` for a recovered deployment; a vLLM log with no known GPU is planned without one
+    (fit() would otherwise put the default GPU preset in; only the logged memory matters in measured mode)."""
     from kvplan.plan import fit
 
+    if dep.engine == "vllm" and dep.gpu is None and dep.gpu_memory is None and dep.kv_cache_memory_bytes is not None:
+        from kvplan.engines.vllm_adapter import plan as plan_vllm
+        from kvplan.model import resolve_model
+        from kvplan.plan import validate
+
+        validate(dep)
+        return plan_vllm(dep, resolve_model(dep.model), None)
     return fit(dep)
+
+
+_fit = fit_recovered
 
 
 def _token_resolution(*, cell: float, mfs: float | None) -> float:

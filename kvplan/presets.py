@@ -48,20 +48,28 @@ Hardware preset file::
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import functools
+import hashlib
+import json
 import os
 import tomllib
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from annotated_types import Gt
 
+from kvplan import __version__
 from kvplan.errors import InputError
 
 QUANTIZATIONS = (
     "bf16", "fp16", "fp32", "fp8", "mxfp4", "nvfp4", "int4", "int8", "mixed",
 )
+Quantization = Literal["bf16", "fp16", "fp32", "fp8", "mxfp4", "nvfp4", "int4", "int8", "mixed"]
+PositiveInt = Annotated[int, Gt(0)]
+PositiveFloat = Annotated[float, Gt(0)]
 
 # Hugging Face config.json keys a preset's [config] table may hold (geometry and
 # what the weight estimate needs).  Anything else is a typo and is rejected.
@@ -89,52 +97,72 @@ CONFIG_KEYS = frozenset(
 )
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+# The preset types are stdlib dataclasses that pydantic validates strictly (``__pydantic_config__``:
+# unknown keys rejected, constraints from the annotations).  pydantic is imported only to validate a
+# file that is not in the validated cache (:func:`_cached`), so ``kvplan fit`` usually never loads it.
+_STRICT = {"extra": "forbid"}
 
 
-class WeightsInfo(_Strict):
-    checkpoint_bytes: int | None = Field(default=None, gt=0)
-    params: int | None = Field(default=None, gt=0)
-    quantization: Literal[QUANTIZATIONS] = "bf16"  # type: ignore[valid-type]
+@dataclass(frozen=True)
+class WeightsInfo:
+    __pydantic_config__ = _STRICT
+    checkpoint_bytes: PositiveInt | None = None
+    params: PositiveInt | None = None
+    quantization: Quantization = "bf16"
     source: str = ""
     notes: str = ""
 
 
-class Variant(_Strict):
+@dataclass(frozen=True)
+class Variant:
+    __pydantic_config__ = _STRICT
     id: str
-    quantization: Literal[QUANTIZATIONS]  # type: ignore[valid-type]
-    checkpoint_bytes: int | None = Field(default=None, gt=0)
+    quantization: Quantization
+    checkpoint_bytes: PositiveInt | None = None
     source: str = ""
     notes: str = ""
 
 
-class ModelPreset(_Strict):
+@dataclass(frozen=True)
+class ModelPreset:
+    __pydantic_config__ = _STRICT
     id: str
-    aliases: list[str] = []
     source: str
-    notes: str = ""
-    weights: WeightsInfo = WeightsInfo()
     config: dict[str, Any]
-    variants: list[Variant] = []
+    aliases: list[str] = field(default_factory=list)
+    notes: str = ""
+    weights: WeightsInfo = field(default_factory=WeightsInfo)
+    variants: list[Variant] = field(default_factory=list)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "ModelPreset":
+        """Rebuild from an already-validated dict (the cache)."""
+        return cls(**{**d, "weights": WeightsInfo(**d.get("weights", {})),
+                      "variants": [Variant(**v) for v in d.get("variants", [])]})
 
 
-class HardwarePreset(_Strict):
+@dataclass(frozen=True)
+class HardwarePreset:
+    __pydantic_config__ = _STRICT
     id: str
     name: str
-    aliases: list[str] = []
+    memory_mib: PositiveInt
+    source: str
+    aliases: list[str] = field(default_factory=list)
     vendor: Literal["nvidia", "amd", "intel", "other"] = "nvidia"
-    memory_mib: int = Field(gt=0)
-    cuda_total_bytes: int | None = Field(default=None, gt=0)
+    cuda_total_bytes: PositiveInt | None = None
     marketing: str = ""
-    bandwidth_gbps: float | None = Field(default=None, gt=0)
+    bandwidth_gbps: PositiveFloat | None = None
     interconnect: Literal["nvlink", "pcie", "xgmi", "nvlink-c2c", "other"] = "pcie"
-    interconnect_gbps: float | None = Field(default=None, gt=0)
+    interconnect_gbps: PositiveFloat | None = None
     sm: str = ""
     fp8: bool = False
     fp4: bool = False
-    source: str
     notes: str = ""
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "HardwarePreset":
+        return cls(**d)
 
     @property
     def device_bytes(self) -> int:
@@ -161,11 +189,11 @@ def configs_dir() -> Path:
     raise InputError("preset folder not found", field="configs", hint="reinstall kvplan or set KVPLAN_CONFIGS")
 
 
-def _fmt_validation(path: Path, err: ValidationError) -> str:
+def _fmt_validation(path: Path, err) -> str:
     e = err.errors()[0]
     loc = ".".join(str(p) for p in e["loc"])
     kind = e["type"]
-    if kind == "extra_forbidden":
+    if kind in ("extra_forbidden", "unexpected_keyword_argument"):
         return f"{path.name}: unknown key '{loc}'"
     if kind == "missing":
         return f"{path.name}: missing key '{loc}'"
@@ -178,29 +206,78 @@ def _read_toml(path: Path) -> dict[str, Any]:
             return tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{path.name}: not valid TOML ({exc})", field="preset") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror})", field="preset") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})", field="preset") from None
 
 
-def load_model_file(path: Path) -> ModelPreset:
-    data = _read_toml(path)
+@functools.cache
+def _adapter(cls):
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(cls)
+
+
+def _validate(cls, path: Path, data: dict[str, Any]):
+    from pydantic import ValidationError
+
+    if not isinstance(data, dict):
+        raise InputError(f"{path.name}: a preset must be a TOML table", field="preset")
     try:
-        preset = ModelPreset.model_validate(data)
+        obj = _adapter(cls).validate_python(data)
     except ValidationError as exc:
         raise InputError(_fmt_validation(path, exc), field="preset", hint="fix the preset file") from None
-    unknown = sorted(set(preset.config) - CONFIG_KEYS)
-    if unknown:
-        raise InputError(f"{path.name}: unknown key 'config.{unknown[0]}'", field="preset",
-                         hint="use Hugging Face config.json field names")
-    return preset
+    if cls is ModelPreset:
+        unknown = sorted(set(obj.config) - CONFIG_KEYS)
+        if unknown:
+            raise InputError(f"{path.name}: unknown key 'config.{unknown[0]}'", field="preset",
+                             hint="use Hugging Face config.json field names")
+    return obj
 
 
-def load_hardware_file(path: Path) -> HardwarePreset:
-    data = _read_toml(path)
-    try:
-        return HardwarePreset.model_validate(data)
-    except ValidationError as exc:
-        raise InputError(_fmt_validation(path, exc), field="preset", hint="fix the preset file") from None
+def _cache_dir() -> Path | None:
+    if os.environ.get("KVPLAN_NO_CACHE") == "1":
+        return None
+    base = os.environ.get("KVPLAN_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "kvplan")
+    return Path(base) / "presets"
+
+
+def _cached(cls, path: Path):
+    """Load a preset file, validated by pydantic once per file content.
+
+    The validated form is kept as JSON in the cache dir ($KVPLAN_CACHE_DIR, else $XDG_CACHE_HOME/kvplan,
+    else ~/.cache/kvplan), keyed by the file's path, size, mtime and kvplan's version; KVPLAN_NO_CACHE=1
+    turns it off.  A cache that cannot be read or written is ignored.
+    """
+    cdir = _cache_dir()
+    key = None
+    if cdir is not None:
+        try:
+            st = path.stat()
+            key = hashlib.sha1(f"{__version__}|{cls.__name__}|{path.resolve()}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()
+            cached = cdir / f"{key}.json"
+            if cached.is_file():
+                return cls.from_dict(json.loads(cached.read_text()))
+        except (OSError, ValueError, TypeError):
+            pass
+    obj = _validate(cls, path, _read_toml(path))
+    if cdir is not None and key is not None:
+        try:
+            cdir.mkdir(parents=True, exist_ok=True)
+            tmp = cdir / f"{key}.{os.getpid()}.tmp"
+            tmp.write_text(json.dumps(dataclasses.asdict(obj)))
+            tmp.replace(cdir / f"{key}.json")
+        except OSError:
+            pass
+    return obj
+
+
+def load_model_file(path: Path, *, use_cache: bool = True) -> ModelPreset:
+    return _cached(ModelPreset, path) if use_cache else _validate(ModelPreset, path, _read_toml(path))
+
+
+def load_hardware_file(path: Path, *, use_cache: bool = True) -> HardwarePreset:
+    return _cached(HardwarePreset, path) if use_cache else _validate(HardwarePreset, path, _read_toml(path))
 
 
 def _norm(s: str) -> str:

@@ -1,12 +1,19 @@
 """The one result model.  Table (rich), JSON and CSV all render a :class:`FitResult`.
 
+``FitResult`` (and its parts) are stdlib dataclasses that pydantic validates strictly
+(``__pydantic_config__``: unknown keys rejected): :meth:`FitResult.model_validate` turns JSON back
+into the model (the round-trip the tests check).  Building and dumping a result needs no pydantic, so
+``kvplan fit --format json`` does not pay for importing it.
+
 The first block of fields is the JSON contract read by scripts outside this repo: never rename a
 key or change its meaning; add new keys freely.
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
 
 CONTRACT_KEYS = (
     "engine", "engine_version", "model", "gpu", "num_gpus", "tp", "pp", "dp", "ep", "dp_attention",
@@ -14,32 +21,36 @@ CONTRACT_KEYS = (
     "max_concurrency", "max_context_length", "context_length", "fits", "device_bytes", "free_bytes",
     "weight_bytes", "warnings", "assumptions",
 )
+_CONFIG = {"extra": "forbid"}
 
 
-class Pool(BaseModel):
+@dataclass
+class Pool:
     """One KV pool (or fixed state) the engine allocates on each GPU."""
 
-    model_config = ConfigDict(extra="forbid")
+    __pydantic_config__ = _CONFIG
     name: str
-    tokens: int | None = None
     bytes: int
+    tokens: int | None = None
     bytes_per_token: float | None = None
     note: str = ""
 
 
-class MemorySlice(BaseModel):
+@dataclass
+class MemorySlice:
     """Where one GPU's memory goes (the bar in the table view)."""
 
-    model_config = ConfigDict(extra="forbid")
+    __pydantic_config__ = _CONFIG
     name: str
     bytes: int
     note: str = ""
 
 
-class Basis(BaseModel):
+@dataclass
+class Basis:
     """An alternative KV basis on the same budget (e.g. the DeepSeek-V3 formula a record used)."""
 
-    model_config = ConfigDict(extra="forbid")
+    __pydantic_config__ = _CONFIG
     name: str
     kv_bytes_per_token: int
     kv_pool_tokens: int
@@ -48,8 +59,9 @@ class Basis(BaseModel):
     note: str = ""
 
 
-class FitResult(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+@dataclass
+class FitResult:
+    __pydantic_config__ = _CONFIG
 
     # ---- contract (stable) -------------------------------------------------------------------
     engine: str
@@ -97,11 +109,22 @@ class FitResult(BaseModel):
     free_source: str = ""
     num_blocks: int | None = None      # vLLM
     block_size: int | None = None      # vLLM
-    groups: list[dict] = []            # vLLM KV groups
-    pools: list[Pool] = []
-    memory: list[MemorySlice] = []
-    bases: list[Basis] = []
+    groups: list[dict[str, Any]] = field(default_factory=list)   # vLLM KV groups
+    pools: list[Pool] = field(default_factory=list)
+    memory: list[MemorySlice] = field(default_factory=list)
+    bases: list[Basis] = field(default_factory=list)
 
-    def contract(self) -> dict:
+    def model_dump(self, mode: str = "python") -> dict[str, Any]:
+        """A plain dict (JSON-ready in both modes: every value is a str, number, bool, None, list or dict)."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def model_validate(cls, data: dict[str, Any]) -> "FitResult":
+        """Validate a dict (e.g. parsed JSON output) into a FitResult; raises pydantic.ValidationError."""
+        from pydantic import TypeAdapter
+
+        return TypeAdapter(cls).validate_python(data)
+
+    def contract(self) -> dict[str, Any]:
         d = self.model_dump()
         return {k: d[k] for k in CONTRACT_KEYS}

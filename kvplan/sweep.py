@@ -250,8 +250,11 @@ def _fit_group(dep: Deployment, first: Mapping[str, Any]) -> tuple[Group, Any]:
     try:
         res = fit(rep)
     except InputError as exc:
-        labels = {k: getattr(rep, k, None) for k in _GROUP_COLS}
-        labels["model"] = rep.with_defaults().model
+        eff = rep.with_defaults()
+        tp, pp, dp = eff.tp or 1, eff.pp or 1, eff.dp or 1
+        labels = {"model": eff.model, "gpu": eff.gpu, "engine": eff.engine,
+                  "num_gpus": eff.num_gpus or tp * pp * (1 if eff.enable_dp_attention else dp), "tp": tp, "pp": pp,
+                  "dp": dp, "ep": eff.ep or 1, "kv_cache_dtype": eff.kv_cache_dtype or "auto", "page_size": eff.page_size}
         return Group(dep=dep, labels=labels, method="invalid", error=exc.one_line()), None
     labels = {"model": res.model, "gpu": res.gpu, "engine": res.engine, "num_gpus": res.num_gpus, "tp": res.tp,
               "pp": res.pp, "dp": res.dp, "ep": res.ep, "kv_cache_dtype": res.kv_cache_dtype, "page_size": res.page_size}
@@ -378,7 +381,7 @@ class SweepTable:
         fits = c["fits"].astype(np.int8)
         keys = {
             "concurrency": (c["kv_pool_tokens"], -gpus, c["max_concurrency"], fits),
-            "gpus": (c["max_concurrency"], -gpus, fits),
+            "gpus": (c["kv_pool_tokens"], c["max_concurrency"], -gpus, fits),
             "tokens": (c["max_concurrency"], c["kv_pool_tokens"], fits),
             "context": (c["max_concurrency"], c["max_context_length"], fits),
         }.get(sort)
@@ -388,21 +391,24 @@ class SweepTable:
         return np.lexsort(tuple(-k.astype(np.int64) for k in keys), axis=0)
 
     def best_mask(self, idx, sort: str = "concurrency"):
-        """Which of the rows ``idx`` (already sorted) tie with the best fitting row."""
+        """Which of the rows ``idx`` (sorted by :meth:`order`) tie with the first, fitting row on every sort key."""
         import numpy as np
 
         c = self.cols
         mask = np.zeros(len(idx), dtype=bool)
         if len(idx) == 0 or not c["fits"][idx[0]]:
             return mask
-        key = {"concurrency": "max_concurrency", "gpus": "max_concurrency", "tokens": "kv_pool_tokens",
-               "context": "max_context_length", "none": "max_concurrency"}.get(sort, "max_concurrency")
-        ref = c[key][idx[0]]
-        ref_gpus = self.groups[int(c["gid"][idx[0]])].labels.get("num_gpus")
-        for j, i in enumerate(idx):
+        keys = {"concurrency": ("max_concurrency", "num_gpus", "kv_pool_tokens"),
+                "gpus": ("num_gpus", "max_concurrency", "kv_pool_tokens"),
+                "tokens": ("kv_pool_tokens",), "context": ("max_context_length",)}.get(sort, ("max_concurrency",))
+
+        def key(i):
             g = self.groups[int(c["gid"][i])]
-            same_gpus = sort != "gpus" or g.labels.get("num_gpus") == ref_gpus
-            mask[j] = bool(c["fits"][i]) and c[key][i] == ref and same_gpus
+            return tuple(g.labels.get("num_gpus") if k == "num_gpus" else c[k][i].item() for k in keys)
+
+        ref = key(idx[0])
+        for j, i in enumerate(idx):
+            mask[j] = bool(c["fits"][i]) and key(i) == ref
         return mask
 
     # -------------------------------------------------------------------- writers
@@ -689,7 +695,7 @@ def reason(row: Mapping[str, Any]) -> str:
 
 _SHORT = {"model": "model", "gpu": "gpu", "engine": "engine", "num_gpus": "GPUs", "tp": "tp", "pp": "pp", "dp": "dp",
           "ep": "ep", "kv_cache_dtype": "kv dtype", "page_size": "page", "mem_fraction_static": "mfs",
-          "context_length": "context", "requested_max_running_requests": "--mrr", "max_total_tokens": "max tokens",
+          "context_length": "context", "requested_max_running_requests": "--mrr", "max_total_tokens": "max tok",
           "target_requests": "target"}
 
 
@@ -701,48 +707,81 @@ def _fmt(v: Any) -> str:
     if isinstance(v, int):
         return f"{v:,}"
     if isinstance(v, float):
+        if math.isnan(v):
+            return "-"
         return f"{v:,.0f}" if v.is_integer() and abs(v) >= 100 else f"{v:g}"
     return str(v)
 
 
+def fmt_count(n: int | None) -> str:
+    """Token counts the way they are typed: 32768 -> 32k, 1048576 -> 1m, else with commas."""
+    if n is None:
+        return "-"
+    if n >= 1024**2 and n % 1024**2 == 0:
+        return f"{n // 1024**2}m"
+    if n >= 1024 and n % 1024 == 0:
+        return f"{n // 1024}k"
+    return f"{n:,}"
+
+
+def short_label(g: Group, key: str) -> str:
+    """Compact group labels for tables and charts: the GPU as the user named it, the model without its org."""
+    if key == "gpu":
+        return str(g.dep.gpu or g.labels.get("gpu") or "-")
+    if key == "model":
+        return str(g.labels.get("model") or "-").rpartition("/")[2]
+    return _fmt(g.labels.get(key))
+
+
 def render_table(table: SweepTable, *, sort: str = "concurrency", top: int = 20, console=None) -> None:
-    """Print the best ``top`` rows (rich).  Best rows are marked ``*`` (and bold green on a colour terminal)."""
+    """Print the best ``top`` rows (rich).  Best rows are marked ``*`` (and bold green on a colour terminal);
+    rows that do not fit are dimmed."""
+    from rich import box
     from rich.console import Console
     from rich.table import Table
 
     console = console or Console()
     idx = table.order(sort)[: max(top, 0)]
     best = table.best_mask(idx, sort)
-    vary = table.varying()
-    fixed = [k for k in _GROUP_COLS if k not in vary]
+    vary = [k for k in table.varying() if k != "page_size"]
+    fixed = [k for k in _GROUP_COLS if k not in vary and k != "page_size"]
     title = f"sweep: {len(table):,} points, {table.n_fit:,} fit; best {len(idx)} by {sort}"
-    t = Table(title=title, title_justify="left", caption=_caption(table, fixed), caption_justify="left")
+    t = Table(title=title, title_justify="left", caption=_caption(table, fixed), caption_justify="left",
+              box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0))
     t.add_column("", no_wrap=True)
     for k in vary:
         t.add_column(_SHORT.get(k, k), justify="left" if k in ("model", "gpu", "engine", "kv_cache_dtype") else "right",
-                     overflow="fold")
-    for name in ("KV B/token", "pool tokens", "max run", "concurrency", "fits"):
-        t.add_column(name, justify="right")
+                     no_wrap=True)
+    for name in ("B/token", "pool tokens", "mrr", "conc.", "fits"):
+        t.add_column(name, justify="right", no_wrap=True)
+    errs: list[str] = []
     for j, i in enumerate(idx.tolist()):
         r = table.row(i)
+        g = table.groups[int(table.cols["gid"][i])]
         style = "bold green" if best[j] else (None if r["fits"] else "dim")
         cells = ["*" if best[j] else ""]
         for k in vary:
-            cells.append(_fmt(r.get(k)))
+            if k in _GROUP_COLS:
+                cells.append(short_label(g, k))
+            elif r["error"] and k in ("mem_fraction_static", "context_length"):
+                cells.append("-")
+            else:
+                cells.append(fmt_count(r[k]) if k in ("context_length", "max_total_tokens") else _fmt(r.get(k)))
         if r["error"]:
-            cells += ["-", "-", "-", "-", "invalid"]
+            if r["error"] not in errs:
+                errs.append(r["error"])
+            cells += ["-", "-", "-", "-", f"invalid [{errs.index(r['error']) + 1}]"]
         else:
             cells += [_fmt(r["kv_bytes_per_token"]), _fmt(r["kv_pool_tokens"]), _fmt(r["max_running_requests"]),
                       _fmt(r["max_concurrency"]), _fmt(r["fits"])]
         t.add_row(*cells, style=style)
     console.print(t)
-    errs = {table.row(i)["error"] for i in idx.tolist() if table.row(i)["error"]}
-    for e in sorted(errs):
-        console.print(f"invalid: {e}", markup=False, highlight=False)
+    for n, e in enumerate(errs, 1):
+        console.print(f"[{n}] {e}", markup=False, highlight=False)
 
 
 def _caption(table: SweepTable, fixed: list[str]) -> str:
     g = table.groups[0]
-    parts = [f"{_SHORT.get(k, k)} {_fmt(g.labels.get(k))}" for k in fixed if g.labels.get(k) is not None]
+    parts = [f"{_SHORT.get(k, k)} {short_label(g, k)}" for k in fixed if g.labels.get(k) is not None]
     methods = sorted({x.method for x in table.groups})
     return "; ".join(parts) + f"; evaluated: {', '.join(methods)}"
