@@ -215,10 +215,14 @@ _DOCKER_VALUE_OPTS = {
 }
 
 
+_SECRET = re.compile(r"TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.I)
+
+
 def _env_assignment(word: str) -> tuple[str, str] | None:
+    """``NAME=value`` -> (NAME, value); values of secret-looking names (HF_TOKEN, *_API_KEY ...) are masked."""
     name, eq, value = word.partition("=")
     if eq and _ENV_NAME.fullmatch(name):
-        return name, value
+        return name, ("***" if value and _SECRET.search(name) else value)
     return None
 
 
@@ -430,6 +434,18 @@ class _Scan:
     dotted: dict[str, dict]                    # vLLM --x.y.z merges
 
 
+_ENGINE_NAMES = {"sglang": "SGLang", "vllm": "vLLM"}
+
+
+def _suggest(engine: str, name: str) -> str:
+    """``--mem-fraction-statc (did you mean --mem-fraction-static?)``."""
+    import difflib
+
+    guess = name.replace("_", "-") if name.startswith("--") else name
+    close = difflib.get_close_matches(guess, _flags(engine).longs, n=1, cutoff=0.85)
+    return f"{name} (did you mean {close[0]}?)" if close else name
+
+
 def _looks_negative(word: str) -> bool:
     return bool(re.fullmatch(r"-\d+(\.\d+)?", word))
 
@@ -495,9 +511,9 @@ def _scan(engine: str, args: list[str]) -> _Scan:
         flag, cands = _resolve_flag(engine, name)
         if flag is None:
             if len(cands) > 1:
-                sc.unknown.append(f"{name} (ambiguous: {', '.join(cands[:4])}{' ...' if len(cands) > 4 else ''})")
-            else:
-                sc.unknown.append(name)
+                raise _bad(name, f"is ambiguous in {_ENGINE_NAMES[engine]} (it abbreviates "
+                           f"{', '.join(cands[:4])}{' ...' if len(cands) > 4 else ''})", "write the full flag name")
+            sc.unknown.append(_suggest(engine, name))
             # an unknown flag's value, when written as a separate word, is skipped with it
             if not eq and i < n and not args[i].startswith("-"):
                 i += 1

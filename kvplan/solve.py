@@ -202,8 +202,10 @@ def _solve_context(base: Deployment, *, max_gpus: int) -> SolveResult:
             else:
                 hi = mid
         ans = lo
-    cands = [Candidate(f"context {c:,}", c, r["fits"], r["reason"], r) for c, r in sorted(probes.items())]
-    notes = [f"searched 2 .. {upper:,} tokens (--context-length, default the model's)"]
+    keep = {upper, 2} if ans is None else {ans, ans + 1, upper}
+    cands = [Candidate(f"context {c:,}", c, r["fits"], r["reason"], r) for c, r in sorted(probes.items())
+             if c in keep]
+    notes = [f"bisection over 2 .. {upper:,} tokens (--context-length, default the model's): {len(probes)} probes"]
     if ans is not None:
         r = probes[ans]
         label = (f"--context-length {ans:,} ({req} request(s); pool {r['kv_pool_tokens']:,} tokens, "
