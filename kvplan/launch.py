@@ -850,8 +850,11 @@ def parse_launch_command(argv_or_text: Sequence[str] | str) -> LaunchParse:
                 if a:
                     env[a[0]] = a[1]
             continue
-        if words[0] == "env":
-            words = [w for w in words[1:] if not w.startswith("-")]
+        if words[0] == "env":                                  # env [-i] [-u NAME] NAME=VALUE ... cmd
+            k = 1
+            while k < len(words) and words[k].startswith("-"):
+                k += 2 if words[k] in ("-u", "--unset", "-C", "--chdir") else 1
+            words = words[k:]
         e = _find_entry(words, env)
         if e is not None:
             entries.append(e)

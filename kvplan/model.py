@@ -7,7 +7,6 @@ TOML are read.
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from dataclasses import dataclass, field
@@ -340,6 +339,8 @@ def resolve_model(text: str) -> ModelSpec:
                 if quant:
                     spec = ModelSpec(**{**spec.__dict__, "quantization": quant, "checkpoint_bytes": None})
                 return spec
+    import difflib
+
     choices = [m.id for m in models] + [a for m in models for a in m.aliases]
     close = difflib.get_close_matches(text, choices, n=3, cutoff=0.5) or \
         difflib.get_close_matches(text.lower(), [c.lower() for c in choices], n=3, cutoff=0.5)
@@ -358,6 +359,8 @@ def resolve_gpu(text: str):
     for g in gpus:
         if key in {_norm(g.id), _norm(g.name), *(_norm(a) for a in g.aliases)}:
             return g
+    import difflib
+
     choices = [g.id for g in gpus] + [g.name for g in gpus] + [a for g in gpus for a in g.aliases]
     close = difflib.get_close_matches(text, choices, n=3, cutoff=0.5)
     hint = ("did you mean " + ", ".join(dict.fromkeys(close)) + "?") if close else \

@@ -49,27 +49,29 @@ Hardware preset file::
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import functools
-import hashlib
 import json
 import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
-
-from annotated_types import Gt
+from typing import TYPE_CHECKING, Any, Literal
 
 from kvplan import __version__
 from kvplan.errors import InputError
+
+if TYPE_CHECKING:  # the constrained types are bound by _adapter() when pydantic validates
+    from typing import Annotated
+
+    from annotated_types import Gt
+
+    PositiveInt = Annotated[int, Gt(0)]
+    PositiveFloat = Annotated[float, Gt(0)]
 
 QUANTIZATIONS = (
     "bf16", "fp16", "fp32", "fp8", "mxfp4", "nvfp4", "int4", "int8", "mixed",
 )
 Quantization = Literal["bf16", "fp16", "fp32", "fp8", "mxfp4", "nvfp4", "int4", "int8", "mixed"]
-PositiveInt = Annotated[int, Gt(0)]
-PositiveFloat = Annotated[float, Gt(0)]
 
 # Hugging Face config.json keys a preset's [config] table may hold (geometry and
 # what the weight estimate needs).  Anything else is a typo and is rejected.
@@ -212,8 +214,16 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 @functools.cache
 def _adapter(cls):
+    """pydantic's validator for a preset type.  The annotations are strings (``from __future__ import
+    annotations``); the constrained names they use are bound here, so that importing this module costs
+    neither pydantic nor annotated_types."""
+    from typing import Annotated
+
+    from annotated_types import Gt
     from pydantic import TypeAdapter
 
+    globals().setdefault("PositiveInt", Annotated[int, Gt(0)])
+    globals().setdefault("PositiveFloat", Annotated[float, Gt(0)])
     return TypeAdapter(cls)
 
 
@@ -254,18 +264,20 @@ def _cached(cls, path: Path):
     if cdir is not None:
         try:
             st = path.stat()
-            key = hashlib.sha1(f"{__version__}|{cls.__name__}|{path.resolve()}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()
+            key = f"{path.stem}-{st.st_size}-{st.st_mtime_ns}-{__version__}"
             cached = cdir / f"{key}.json"
             if cached.is_file():
-                return cls.from_dict(json.loads(cached.read_text()))
-        except (OSError, ValueError, TypeError):
+                blob = json.loads(cached.read_text())
+                if blob.get("path") == str(path) and blob.get("kind") == cls.__name__:
+                    return cls.from_dict(blob["data"])
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
             pass
     obj = _validate(cls, path, _read_toml(path))
     if cdir is not None and key is not None:
         try:
             cdir.mkdir(parents=True, exist_ok=True)
             tmp = cdir / f"{key}.{os.getpid()}.tmp"
-            tmp.write_text(json.dumps(dataclasses.asdict(obj)))
+            tmp.write_text(json.dumps({"path": str(path), "kind": cls.__name__, "data": dataclasses.asdict(obj)}))
             tmp.replace(cdir / f"{key}.json")
         except OSError:
             pass

@@ -51,6 +51,12 @@ class SolveResult:
     answer_label: str
     candidates: list[Candidate]
     notes: list[str] = field(default_factory=list)
+    answer_index: int | None = None   # which candidate is the answer
+
+    def __post_init__(self):
+        if self.answer_index is None and self.answer is not None:
+            self.answer_index = next((i for i, c in enumerate(self.candidates) if c.fits and c.value == self.answer),
+                                     None)
 
     @property
     def solved(self) -> bool:
@@ -251,8 +257,8 @@ def render(result: SolveResult, *, console=None) -> None:
     t.add_column("pool tokens", justify="right", no_wrap=True)
     t.add_column("conc.", justify="right", no_wrap=True)
     t.add_column("reason", overflow="fold")
-    for c in result.candidates:
-        is_ans = c.fits and c.value == result.answer
+    for i, c in enumerate(result.candidates):
+        is_ans = i == result.answer_index
         pool = f"{c.row['kv_pool_tokens']:,}" if c.row and not c.row.get("error") else "-"
         conc = f"{c.row['max_concurrency']:,}" if c.row and not c.row.get("error") else "-"
         t.add_row("*" if is_ans else "", c.label, pool, conc, c.reason,

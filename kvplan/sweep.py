@@ -752,7 +752,7 @@ def render_table(table: SweepTable, *, sort: str = "concurrency", top: int = 20,
     for k in vary:
         t.add_column(_SHORT.get(k, k), justify="left" if k in ("model", "gpu", "engine", "kv_cache_dtype") else "right",
                      no_wrap=True)
-    for name in ("B/token", "pool tokens", "mrr", "conc.", "fits"):
+    for name in ("B/token", "pool tokens", "mrr", "conc.", "fit"):
         t.add_column(name, justify="right", no_wrap=True)
     errs: list[str] = []
     for j, i in enumerate(idx.tolist()):

@@ -201,7 +201,7 @@ def evaluate(log_path: Path, cases: dict) -> dict:
             row.update(measured=pr.rel, quantity=pr.quantity, logged=pr.logged,
                        measured_ok=not pr.flagged(TOL))
         for r in cal.rows:
-            if r.quantity.startswith("free "):
+            if r.quantity.startswith(("free at start", "free on startup")):
                 row["free_rows"].append(r)
             if r.quantity.startswith("weight load"):
                 row["weight_rows"].append(r)

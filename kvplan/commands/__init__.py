@@ -1,0 +1,1 @@
+"""Typer command functions the CLI attaches (``kvplan.cli`` owns the app)."""

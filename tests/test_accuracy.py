@@ -1,0 +1,71 @@
+"""Validation suite: every public log in tests/validation/logs reproduced in measured mode (kvplan.calibrate).
+
+Tolerance 0.5 % on the log's pool size (tokens, blocks or KV GiB).  Logs that cannot be reproduced are listed in
+EXCEPTIONS with the reason (the same reasons appear in docs/accuracy.md); nothing is fitted.  Inputs a log
+excerpt lacks come from its shared validation case or scripts/accuracy_report.py ADDITIONAL.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from scripts.accuracy_report import LOGS, evaluate, load_cases, summary
+
+TOL = 0.005
+CASES = load_cases()
+LOG_FILES = sorted(LOGS.glob("*.log"))
+
+# log id -> why measured mode cannot reproduce it (documented, not fitted)
+EXCEPTIONS = {
+    "deepseek-v2-lite-h100-v0-premla": "V0 pre-MLA build stored DeepSeek-V2 as padded MHA K/V; layout not modelled",
+    "dsv32-exp-8xb200-dp8-main-before-pr11309": "no free-memory lines in the excerpt (cell checked in test_validation_sglang)",
+    "dsv4-flash-8xb200-tp8-ep": "no memory figure printed (tokens only)",
+    "gemma3-27b-mi300x-rocm": "google/gemma-3-27b-it is not a preset (no config stored)",
+    "llmd-llama31-8b-h100": "only the available KV memory is printed: it is the input, nothing left to compare",
+    "llmd-qwen3-32b-2xh100-tp2": "only the available KV memory is printed: it is the input, nothing left to compare",
+    "qwen3.8-27b-fp8-hybrid-gdn-h100-kt": "Qwen3.8-27B config not published; not a preset",
+    "sglang-21348-qwen3-235b-fp8-4xh100-tp4": "excerpt has no free-memory lines",
+    "sglang-29575-scheduler-line-2026": "model not named",
+    "sglang-club3090-1261-2x5090-nvfp4-mtp": "model not named (unreleased hybrid GDN checkpoint)",
+    "sglang-pr13023-l40s-truncated-serverargs": "negative fixture: no sizing line",
+    "sglang-pr14071-dev-multirank-mla": "2-layer test model, not named",
+    "vllm-25350-fp8kv-100k": "model not named",
+    "vllm-25350-fp8kv-221k-error": "model not named",
+    "vllm-39734-gemma4-31b": "model not named in the excerpt; no available-KV line",
+    "vllm-39734-logo-nondefault": "negative fixture: no sizing line",
+    "vllm-6746-llama31-405b-fp8-8xh100-v0-workers": "weight load only, no pool line",
+    "vllm-intelarc-4-kv-cache-memory-bytes": "model not named",
+    "vllm-pr13596-v1-old-block-format": "model not named",
+    "vllm-pr13596-v1-token-format": "model not named",
+    "vllm-xinference-4926-qwen3vl-error": "model size not stated",
+    "vllm-21348-qwen3-235b-fp8-4xh100-tp4": "UNEXPLAINED +1.1%: 8.11 GiB / 48,128 B per token (94 layers x 1 KV head "
+                                            "x 128 x 2 x bf16 at TP4) = 11,308 blocks of 16 = 180,928 tokens; the log "
+                                            "prints 178,880 (11,180 blocks). Version / block size not printed",
+}
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return {p.stem: evaluate(p, CASES) for p in LOG_FILES}
+
+
+@pytest.mark.parametrize("log", LOG_FILES, ids=[p.stem for p in LOG_FILES])
+def test_measured_reproduces_log(log, rows):
+    r = rows[log.stem]
+    if log.stem in EXCEPTIONS:
+        # an exception must really be one: either no measured figure, or a documented miss
+        assert r["measured"] is None or abs(r["measured"]) > TOL, f"{log.stem} now passes: drop it from EXCEPTIONS"
+        pytest.skip(EXCEPTIONS[log.stem])
+    assert r["measured"] is not None, r["measured_why"]
+    assert r.get("measured_ok"), f"{log.stem}: {r['quantity']} error {r['measured']:+.3%}"
+
+
+def test_every_log_is_accounted_for():
+    assert len(LOG_FILES) == 40
+    assert set(EXCEPTIONS) <= {p.stem for p in LOG_FILES}
+
+
+def test_summary_statistics():
+    s = summary([0.01, -0.02, 0.03, -0.04, 0.10])
+    assert s["median"] == 0.03 and s["max"] == 0.10 and s["n"] == 5
+    assert abs(s["p90"] - 0.076) < 1e-12  # linear interpolation between 0.04 and 0.10 at 0.9 x 4 = 3.6

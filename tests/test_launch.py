@@ -1,0 +1,300 @@
+"""Launch commands as input (kvplan/launch.py).
+
+Expected values come from the engines' parsers: SGLang 0.5.23 (python/sglang/srt/arg_groups/fields/*.py,
+argparse with allow_abbrev) and vLLM 0.33.0 (vllm/engine/arg_utils.py, vllm/utils/argparse_utils.py
+human_readable_int and FlexibleArgumentParser).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from kvplan.errors import InputError
+from kvplan.launch import LaunchParse, parse_launch_command, read_launch_text, vllm_human_int
+from kvplan.plan import Deployment
+
+
+def _err(cmd) -> InputError:
+    with pytest.raises(InputError) as ei:
+        parse_launch_command(cmd)
+    return ei.value
+
+
+# ---------------------------------------------------------------- SGLang
+
+def test_sglang_launch_server_basic():
+    p = parse_launch_command(
+        "python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 --tp 8 --mem-fraction-static 0.8 "
+        "--trust-remote-code --host 0.0.0.0 --port 30000")
+    assert p.engine == "sglang"
+    assert p.fields == {"engine": "sglang", "model": "deepseek-ai/DeepSeek-V3", "tp": 8, "mem_fraction_static": 0.8}
+    assert p.ignored == ("--trust-remote-code", "--host", "--port")
+    assert p.unknown == ()
+
+
+def test_sglang_fields_build_a_deployment():
+    p = parse_launch_command(
+        "python3 -m sglang.launch_server --model deepseek-ai/DeepSeek-V4.1-Flash --tensor-parallel-size 8 "
+        "--expert-parallel-size 8 --context-length 1048576 --kv-cache-dtype fp8_e4m3 --max-running-requests 16 "
+        "--chunked-prefill-size=2048 --attention-backend dsv4 --page-size 256 --max-total-tokens 500000 "
+        "--disable-radix-cache --swa-full-tokens-ratio 0.5 --speculative-algorithm EAGLE "
+        "--speculative-num-draft-tokens 4 --disable-overlap-schedule")
+    dep = Deployment(**p.fields)
+    assert (dep.engine, dep.model, dep.tp, dep.ep) == ("sglang", "deepseek-ai/DeepSeek-V4.1-Flash", 8, 8)
+    assert (dep.context_length, dep.kv_cache_dtype, dep.max_running_requests) == (1_048_576, "fp8_e4m3", 16)
+    assert (dep.chunked_prefill_size, dep.attention_backend, dep.page_size, dep.max_total_tokens) == \
+        (2048, "dsv4", 256, 500_000)
+    assert dep.disable_radix_cache and dep.disable_overlap_schedule
+    assert (dep.swa_full_tokens_ratio, dep.speculative_algorithm, dep.speculative_num_draft_tokens) == (0.5, "EAGLE", 4)
+
+
+def test_sglang_abbreviations_follow_argparse():
+    # SGLang 0.5.23 declares --tp-size (alias --tensor-parallel-size) and --dp-size; "--tp"/"--dp" work only as
+    # unique argparse abbreviations.  "--ep" is a declared alias of --ep-size.
+    p = parse_launch_command(["python", "-m", "sglang.launch_server", "--model-path", "m/x", "--tp", "4",
+                              "--dp", "2", "--ep", "8", "--mem", "0.7"])
+    assert (p.fields["tp"], p.fields["dp"], p.fields["ep"], p.fields["mem_fraction_static"]) == (4, 2, 8, 0.7)
+    # --pp abbreviates --pp-size, --pp-max-micro-batch-size and --pp-async-batch-depth: SGLang refuses it
+    e = _err("python -m sglang.launch_server --model-path m/x --pp 2")
+    assert e.field == "--pp" and "ambiguous" in str(e) and "--pp-size" in str(e)
+
+
+def test_sglang_dp_attention_spellings():
+    # --dp-size N --enable-dp-attention is the deprecated spelling of --attn-dp-size N (parallel_hook.py)
+    a = parse_launch_command("sglang serve m/x --tp 8 --dp-size 8 --enable-dp-attention")
+    b = parse_launch_command("sglang serve m/x --tp 8 --attn-dp-size 8")
+    for p in (a, b):
+        assert p.fields["dp"] == 8 and p.fields["enable_dp_attention"] is True
+    c = parse_launch_command("sglang serve m/x --tp 8 --dp-size 2")
+    assert c.fields["dp"] == 2 and "enable_dp_attention" not in c.fields
+    e = _err("sglang serve m/x --tp 8 --dp-size 2 --attn-dp-size 4")
+    assert e.field == "--dp-size"
+
+
+def test_sglang_serve_positional_model_only_first():
+    # sglang/cli/serve.py _normalize_positional_model_path: only a first bare word is the model
+    assert parse_launch_command("sglang serve Qwen/Qwen3-8B --tp 2").fields["model"] == "Qwen/Qwen3-8B"
+    p = parse_launch_command("sglang serve --tp 2 Qwen/Qwen3-8B")
+    assert "model" not in p.fields
+    assert any("Qwen/Qwen3-8B" in u for u in p.unknown)
+
+
+def test_sglang_cuda_graph_switches():
+    assert parse_launch_command("sglang serve m/x --disable-cuda-graph").fields["disable_cuda_graph"] is True
+    both = parse_launch_command("sglang serve m/x --cuda-graph-backend-decode disabled "
+                                "--cuda-graph-backend-prefill=disabled")
+    assert both.fields["disable_cuda_graph"] is True
+    one = parse_launch_command("sglang serve m/x --disable-decode-cuda-graph")
+    assert "disable_cuda_graph" not in one.fields and any("decode only" in n for n in one.notes)
+    e = _err("sglang serve m/x --cuda-graph-backend-decode off")
+    assert e.field == "--cuda-graph-backend-decode"
+
+
+def test_env_prefix_and_engram_switch():
+    p = parse_launch_command("SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE=1 CUDA_VISIBLE_DEVICES=0,1 "
+                             "python -m sglang.launch_server --model-path m/x")
+    assert p.env == {"SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE": "1", "CUDA_VISIBLE_DEVICES": "0,1"}
+    assert p.fields["engram_on_host"] is True
+    # SGLang's EnvBool: true/1/yes/y and false/0/no/n
+    assert parse_launch_command("SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE=no sglang serve m/x").fields["engram_on_host"] is False
+    assert _err("SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE=maybe sglang serve m/x").field == \
+        "SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE"
+
+
+def test_unmodelled_flags_are_noted_not_mapped():
+    p = parse_launch_command("sglang serve m/x --quantization fp8 --json-model-override-args '{\"a\": 1}'")
+    assert set(p.fields) == {"engine", "model"}
+    assert any(n.startswith("--quantization is not modelled") for n in p.notes)
+    assert any(n.startswith("--json-model-override-args is not modelled") for n in p.notes)
+
+
+# ---------------------------------------------------------------- vLLM
+
+def test_vllm_serve_positional_and_aliases():
+    p = parse_launch_command(
+        "vllm serve Qwen/Qwen3-32B -tp 4 -pp 2 -dp 2 --gpu-memory-utilization 0.9 --max-num-seqs 64 "
+        "--block-size 32 --max-num-batched-tokens 8192 --kv-cache-dtype fp8 --attention-backend FLASHINFER "
+        "--port 8001 --enable-prefix-caching")
+    assert p.engine == "vllm"
+    assert p.fields == {"engine": "vllm", "model": "Qwen/Qwen3-32B", "tp": 4, "pp": 2, "dp": 2,
+                        "gpu_memory_utilization": 0.9, "max_running_requests": 64, "page_size": 32,
+                        "chunked_prefill_size": 8192, "kv_cache_dtype": "fp8", "attention_backend": "FLASHINFER"}
+    assert p.ignored == ("--port", "--enable-prefix-caching")
+
+
+def test_vllm_human_readable_ints():
+    # vllm/utils/argparse_utils.py human_readable_int: k = 10^3 (decimals ok), K = 2^10 (integers only)
+    assert vllm_human_int("--max-model-len", "32k") == 32_000
+    assert vllm_human_int("--max-model-len", "32K") == 32_768
+    assert vllm_human_int("--max-model-len", "25.6k") == 25_600
+    assert vllm_human_int("--max-model-len", "1m") == 1_000_000
+    assert vllm_human_int("--max-model-len", "1M") == 1_048_576
+    assert vllm_human_int("--kv-cache-memory-bytes", "20G") == 20 * 2**30
+    assert vllm_human_int("--kv-cache-memory-bytes", "80g") == 80_000_000_000
+    with pytest.raises(InputError, match="decimals"):
+        vllm_human_int("--max-model-len", "1.5K")
+    p = parse_launch_command("vllm serve m/x --max-model-len 128K --kv-cache-memory-bytes=20G "
+                             "--max-num-batched-tokens 16k")
+    assert (p.fields["context_length"], p.fields["kv_cache_memory_bytes"], p.fields["chunked_prefill_size"]) == \
+        (131_072, 21_474_836_480, 16_000)
+
+
+def test_vllm_max_model_len_auto_means_model_default():
+    for v in ("auto", "-1"):
+        p = parse_launch_command(f"vllm serve m/x --max-model-len {v}")
+        assert "context_length" not in p.fields and any("model's own" in n for n in p.notes)
+
+
+def test_vllm_underscores_repeats_and_boolean_optional():
+    p = parse_launch_command("vllm serve m/x --tensor_parallel_size 2 --tensor-parallel-size 4 --enforce-eager "
+                             "--no-enforce-eager")
+    assert p.fields["tp"] == 4                     # the last repeated flag wins
+    assert "enforce_eager" not in p.fields         # --no-enforce-eager came last
+    assert parse_launch_command("vllm serve m/x --no-enforce-eager --enforce-eager").fields["enforce_eager"] is True
+
+
+def test_vllm_expert_parallel_spans_tp_times_dp():
+    # FusedMoEParallelConfig.make: with --enable-expert-parallel, EP = TP x DP (x PCP)
+    assert parse_launch_command("vllm serve m/x -tp 2 -dp 4 --enable-expert-parallel").fields["ep"] == 8
+    assert parse_launch_command("vllm serve m/x -tp 8 -ep").fields["ep"] == 8
+    assert "ep" not in parse_launch_command("vllm serve m/x -tp 8").fields
+
+
+def test_vllm_speculative_config_json_and_dotted():
+    p = parse_launch_command(["vllm", "serve", "m/x", "--speculative-config",
+                              json.dumps({"method": "mtp", "num_speculative_tokens": 3})])
+    assert (p.fields["speculative_algorithm"], p.fields["speculative_num_draft_tokens"]) == ("mtp", 3)
+    q = parse_launch_command("vllm serve m/x --speculative-config.method eagle3 "
+                             "--speculative_config.num_speculative_tokens=2")
+    assert (q.fields["speculative_algorithm"], q.fields["speculative_num_draft_tokens"]) == ("eagle3", 2)
+    r = parse_launch_command("vllm serve m/x --spec-method ngram --spec-tokens 5")
+    assert (r.fields["speculative_algorithm"], r.fields["speculative_num_draft_tokens"]) == ("ngram", 5)
+    e = _err("vllm serve m/x --speculative-config '{method: mtp}'")
+    assert e.field == "--speculative-config" and "JSON" in str(e)
+
+
+def test_vllm_api_server_module_and_model_flag():
+    p = parse_launch_command("python3 -m vllm.entrypoints.openai.api_server --model meta-llama/Llama-3.1-8B "
+                             "--tensor-parallel-size 2 --device-memory-utilization 0.85 -O3")
+    assert p.fields == {"engine": "vllm", "model": "meta-llama/Llama-3.1-8B", "tp": 2, "gpu_memory_utilization": 0.85}
+    assert any(n.startswith("--optimization-level") for n in p.notes)
+
+
+# ---------------------------------------------------------------- shells, files, docker
+
+def test_multiline_text_with_continuations_exports_comments_and_redirects():
+    text = """#!/bin/bash
+# serve V3
+export SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE=0
+nohup python3 -m sglang.launch_server \\
+    --model-path deepseek-ai/DeepSeek-V3 \\
+    --tp 8 \\
+    --json-model-override-args '{"rope_scaling":
+        {"factor": 2}}' \\
+    --mem-fraction-static 0.85  # leave room for graphs
+    > server.log 2>&1 &
+echo started
+"""
+    p = parse_launch_command(text)
+    assert p.fields["model"] == "deepseek-ai/DeepSeek-V3"
+    assert (p.fields["tp"], p.fields["mem_fraction_static"], p.fields["engram_on_host"]) == (8, 0.85, False)
+    assert p.unknown == ()
+
+
+def test_single_quoted_argument_is_treated_as_text():
+    p = parse_launch_command(["vllm serve m/x --tensor-parallel-size 2"])
+    assert p.fields["tp"] == 2
+
+
+def test_docker_run_commands():
+    p = parse_launch_command(
+        "docker run --gpus all --shm-size 32g -p 30000:30000 -v /models:/models --ipc=host "
+        "-e SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE=1 --env HF_TOKEN=hf_secret lmsysorg/sglang:latest "
+        "python3 -m sglang.launch_server --model-path m/x --tp 8")
+    assert p.engine == "sglang" and p.fields["tp"] == 8 and p.fields["engram_on_host"] is True
+    assert p.env["HF_TOKEN"] == "***"            # secrets are not kept
+    v = parse_launch_command("docker run --runtime nvidia --gpus all -p 8000:8000 vllm/vllm-openai:v0.33.0 "
+                             "--model Qwen/Qwen3-8B --tensor-parallel-size 2")
+    assert v.engine == "vllm" and v.fields["model"] == "Qwen/Qwen3-8B" and v.fields["tp"] == 2
+    e = _err("docker run --gpus all lmsysorg/sglang:latest")
+    assert e.field == "launch command"
+
+
+def test_read_launch_text(tmp_path, monkeypatch):
+    f = tmp_path / "serve.sh"
+    f.write_text("vllm serve m/x \\\n  -tp 2\n")
+    assert parse_launch_command(read_launch_text(str(f))).fields["tp"] == 2
+    monkeypatch.setattr("sys.stdin", io.StringIO("sglang serve m/x --tp 4\n"))
+    assert parse_launch_command(read_launch_text("-")).fields["tp"] == 4
+    with pytest.raises(InputError) as ei:
+        read_launch_text(str(tmp_path / "missing.sh"))
+    assert ei.value.field == "--from-launch"
+    (tmp_path / "empty.sh").write_text("  \n")
+    with pytest.raises(InputError, match="empty"):
+        read_launch_text(str(tmp_path / "empty.sh"))
+
+
+# ---------------------------------------------------------------- errors and warnings
+
+@pytest.mark.parametrize("cmd, flag, words", [
+    ("python -m sglang.launch_server --model-path m/x --tp x", "--tp", "whole number"),
+    ("python -m sglang.launch_server --model-path m/x --mem-fraction-static 2", "--mem-fraction-static", "(0, 1]"),
+    ("python -m sglang.launch_server --model-path m/x --mem-fraction-static nan", "--mem-fraction-static", "finite"),
+    ("sglang serve m/x --context-length 128k", "--context-length", "whole number"),
+    ("sglang serve m/x --kv-cache-dtype fp8", "--kv-cache-dtype", "invalid choice"),
+    ("sglang serve m/x --attention-backend nope", "--attention-backend", "invalid choice"),
+    ("sglang serve m/x --tp-size 0", "--tp-size", ">= 1"),
+    ("sglang serve m/x --chunked-prefill-size 0", "--chunked-prefill-size", ">= 1 or -1"),
+    ("sglang serve m/x --tp-size", "--tp-size", "expects a value"),
+    ("sglang serve m/x --tp-size --port 1", "--tp-size", "expects a value"),
+    ("sglang serve m/x --disable-radix-cache=true", "--disable-radix-cache", "takes no value"),
+    ("vllm serve m/x -tp two", "-tp", "whole number"),
+    ("vllm serve m/x --gpu-memory-utilization 90", "--gpu-memory-utilization", "fraction"),
+    ("vllm serve m/x --max-model-len lots", "--max-model-len", "whole number"),
+    ("vllm serve m/x --kv-cache-memory-bytes 0", "--kv-cache-memory-bytes", "positive"),
+])
+def test_malformed_values_name_the_flag(cmd, flag, words):
+    e = _err(cmd)
+    assert e.field == flag and words in str(e)
+    line = e.one_line()
+    assert line.startswith(flag) and "\n" not in line
+
+
+def test_negative_values_are_values():
+    assert parse_launch_command("sglang serve m/x --chunked-prefill-size -1").fields["chunked_prefill_size"] == -1
+
+
+@pytest.mark.parametrize("cmd", ["ls -la", "python train.py --tp 8", "", "echo hi; cat x",
+                                 "torchrun --nproc-per-node 8 serve.py"])
+def test_not_an_engine_command(cmd):
+    assert _err(cmd).field == "launch command"
+
+
+def test_two_engine_commands_are_refused():
+    e = _err("vllm serve a/b & vllm serve c/d")
+    assert "2 engine launch commands" in str(e)
+
+
+def test_unbalanced_quotes():
+    e = _err("vllm serve m/x --speculative-config '{\"a\": 1}")
+    assert e.field == "launch command" and "quot" in str(e)
+
+
+def test_unknown_flags_warn_with_suggestions():
+    p = parse_launch_command("python -m sglang.launch_server --model-path m/x --mem_fraction_static 0.5 "
+                             "--frobnicate 3 --tp-size 2")
+    assert p.unknown == ("--mem_fraction_static (did you mean --mem-fraction-static?)", "--frobnicate")
+    assert p.fields["tp"] == 2 and "mem_fraction_static" not in p.fields
+    w = p.warnings()
+    assert any("--frobnicate" in line for line in w)
+    assert isinstance(p, LaunchParse)
+
+
+def test_argv_with_wrappers():
+    p = parse_launch_command(["env", "VLLM_USE_V1=1", "uv", "run", "vllm", "serve", "m/x", "-tp", "2"])
+    assert p.env == {"VLLM_USE_V1": "1"} and p.fields["tp"] == 2
+    q = parse_launch_command(["/usr/bin/python3.11", "-u", "-m", "sglang.launch_server", "--model-path", "m/x"])
+    assert q.engine == "sglang" and q.fields["model"] == "m/x"
