@@ -123,7 +123,7 @@ def fit_cmd(
     gpu: Optional[str] = typer.Option(None, "-g", "--gpu", help="GPU preset id or the name nvidia-smi / rocm-smi prints. Default: rtx-pro-6000-maxq."),
     num_gpus: Optional[int] = typer.Option(None, "--num-gpus", help="GPUs in the deployment (default tp x pp x dp)."),
     gpu_memory: Optional[str] = typer.Option(None, "--gpu-memory", metavar=_SIZE, help="Device total override (CUDA-visible), e.g. 79.19GiB."),
-    engine: str = typer.Option("sglang", "--engine", help="sglang | vllm (or 'sglang,vllm' side by side)."),
+    engine: Optional[str] = typer.Option(None, "--engine", help="sglang | vllm (or 'sglang,vllm' side by side). Default: sglang."),
     engine_version: Optional[str] = typer.Option(None, "--engine-version", help="Engine version whose rules apply (default: the newest modelled)."),
     tp: Optional[int] = typer.Option(None, "--tp-size", "--tensor-parallel-size", "--tp", help="Tensor parallel size."),
     pp: Optional[int] = typer.Option(None, "--pp-size", "--pipeline-parallel-size", "--pp", help="Pipeline parallel size."),
@@ -154,19 +154,26 @@ def fit_cmd(
     speculative_algorithm: Optional[str] = typer.Option(None, "--speculative-algorithm", help="EAGLE | EAGLE3 | NEXTN | MTP | STANDALONE."),
     speculative_num_draft_tokens: Optional[int] = typer.Option(None, "--speculative-num-draft-tokens", help="Draft tokens per step."),
     engram_on_host: bool = typer.Option(False, "--engram-on-host", help="DeepSeek-V4.1: engram tables in host memory (SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE=1)."),
+    from_log: Optional[str] = typer.Option(None, "--from-log", metavar="LOG", help="Take the deployment and the measured baseline from an SGLang/vLLM startup log; the flags given change it (what-if, side by side)."),
     fmt: Optional[Fmt] = typer.Option(None, "--format", help="table | json | csv (default: table on a terminal, JSON otherwise)."),
     check: bool = typer.Option(False, "--check", help="Exit 3 when the target does not fit."),
     debug: bool = typer.Option(False, "--debug", help="Show the traceback of an internal error."),
 ) -> None:
-    """Plan one deployment: KV bytes per token, budget, pool tokens, longest context, concurrency, verdict."""
+    """Plan one deployment: KV bytes per token, budget, pool tokens, longest context, concurrency, verdict.
+
+    With no --model, the project's default deployment applies (DeepSeek-V4.1-Flash, 8x RTX PRO 6000
+    Blackwell Max-Q, SGLang, TP8/EP8, fp8 KV, mem_fraction_static 0.72, 1M context, 16 requests); with a
+    --model, unset flags take the engine's own defaults.
+    """
     from kvplan.plan import Deployment, fit
 
-    engines = [e.strip().lower() for e in engine.split(",") if e.strip()]
+    engine_text = engine or "sglang"
+    engines = [e.strip().lower() for e in engine_text.split(",") if e.strip()]
     if not engines or any(e not in ("sglang", "vllm") for e in engines):
-        raise InputError(f"unknown engine '{engine}'", field="--engine", hint="use sglang, vllm or sglang,vllm")
-    dep = Deployment(
+        raise InputError(f"unknown engine '{engine_text}'", field="--engine", hint="use sglang, vllm or sglang,vllm")
+    given = dict(
         model=model, gpu=gpu, num_gpus=num_gpus, gpu_memory=_size(gpu_memory, "--gpu-memory"),
-        engine=engines[0], engine_version=engine_version, tp=tp, pp=pp, dp=dp, ep=ep,
+        engine=engine and engines[0], engine_version=engine_version, tp=tp, pp=pp, dp=dp, ep=ep,
         enable_dp_attention=enable_dp_attention, mem_fraction_static=mem_fraction_static,
         gpu_memory_utilization=gpu_memory_utilization, kv_cache_dtype=kv_cache_dtype,
         context_length=_count(context_length, "--context-length"), max_running_requests=max_running_requests,
@@ -182,6 +189,19 @@ def fit_cmd(
         speculative_algorithm=speculative_algorithm, speculative_num_draft_tokens=speculative_num_draft_tokens,
         engram_on_host=engram_on_host, target_requests=requests,
     )
+    given = {k: v for k, v in given.items() if v is not None and v is not False}
+    if from_log is not None:
+        from kvplan.logs import read_log_file
+        from kvplan.whatif import render_whatif, whatif
+
+        over = {k: v for k, v in given.items() if k not in ("model", "gpu")}
+        w = whatif(read_log_file(from_log), over, model=model, gpu=gpu)
+        out_fmt = fmt or (Fmt.table if sys.stdout.isatty() else Fmt.json)
+        typer.echo(render_whatif(w, out_fmt.value), nl=False)
+        if check and not w.whatif.fits:
+            raise DoesNotFitError("does not fit: " + w.whatif.verdict)
+        return
+    dep = Deployment(**{**given, "engine": engines[0]})
     from dataclasses import replace
 
     results = [fit(replace(dep, engine=e)) for e in engines]
@@ -257,6 +277,11 @@ def _emit_rows(rows: list[dict], fmt: Optional[Fmt], *, title: str, info: dict |
             t.add_row(*("" if v is None else f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else str(v)
                         for v in r.values()))
         Console().print(t)
+
+
+from kvplan.commands.calibrate_cmd import calibrate_cmd  # noqa: E402
+
+app.command("calibrate")(calibrate_cmd)
 
 
 @app.command("version")
