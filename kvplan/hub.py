@@ -238,14 +238,22 @@ class _UrllibHub:
 
     def get(self, fname: str) -> tuple[bytes, str, str, str | None]:
         url = self.url(fname)
+        marker = self.folder / f".{fname}.absent"           # the hub said 404 EntryNotFound last time
         if self.s.offline:
             p = self.cached(fname)
             if p is None:
-                raise _OfflineMiss(fname)
+                raise _Absent(fname) if marker.is_file() else _OfflineMiss(fname)
             return p.read_bytes(), url, str(p), None
         try:
             body, where = self.download(fname)
             return body, url, where, None
+        except _Absent:
+            try:
+                self.folder.mkdir(parents=True, exist_ok=True)
+                marker.touch()
+            except OSError:
+                pass
+            raise
         except _Unreachable as exc:
             p = self.cached(fname)
             if p is None:
@@ -277,10 +285,16 @@ class _HfHub:
                                        etag_timeout=self.s.timeout)
 
     def _cached(self, fname: str) -> str | None:
+        """The cached file's path; None when not cached; _Absent when the cache knows the hub has no such file."""
         try:
-            return self._download(fname, local_only=True)
-        except Exception:  # noqa: BLE001 - any miss means "not cached"
+            hit = self.hh.try_to_load_from_cache(self.model_id, fname, cache_dir=self.cache_dir, revision=REVISION)
+        except Exception:  # noqa: BLE001 - any failure means "not cached"
             return None
+        if isinstance(hit, str):
+            return hit
+        if hit is not None:                                  # huggingface_hub's _CACHED_NO_EXIST sentinel
+            raise _Absent(fname)
+        return None
 
     def _classify(self, exc: BaseException, fname: str) -> Exception:
         he = self.he

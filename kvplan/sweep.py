@@ -413,43 +413,41 @@ class SweepTable:
 
     # -------------------------------------------------------------------- writers
     def _string_columns(self, idx) -> list[list[str]]:
+        """Per-row CSV cells, column by column (group columns pre-joined once per group)."""
         import numpy as np
 
         c = self.cols
         gid = c["gid"][idx]
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="")
-        prefixes = []
+        prefixes, suffixes = [], []
         for g in self.groups:
             buf.seek(0)
             buf.truncate()
             w.writerow(["" if g.labels.get(k) is None else g.labels.get(k) for k in _GROUP_COLS])
             prefixes.append(buf.getvalue())
-        pref = np.array(prefixes, dtype=object)[gid].tolist()
-        out = [pref]
+            suffixes.append(g.method + "," + _csv_field(g.error))
+        out = [np.array(prefixes, dtype=object)[gid].tolist()]
         for k in _IN_COLS + _OUT_COLS:
             a = c[k][idx]
             if k == "fits":
                 out.append(np.where(a, "True", "False").tolist())
+            elif a.dtype.kind == "f":
+                # few distinct values (an axis, a per-group cell): format each once
+                uniq, inv = np.unique(a, return_inverse=True)
+                strs = np.array(["" if math.isnan(u) else (str(int(u)) if k == "kv_bytes_per_token" and u.is_integer()
+                                                            else repr(u)) for u in uniq.tolist()], dtype=object)
+                out.append(strs[inv.ravel()].tolist())
             elif k in ("requested_max_running_requests", "max_total_tokens"):
-                s = a.astype(str)
-                out.append(np.where(a < 0, "", s).tolist())
-            elif k == "kv_bytes_per_token":
-                whole = np.all(a == np.floor(a))
-                out.append((a.astype(np.int64) if whole else a).astype(str).tolist())
+                out.append(["" if v < 0 else str(v) for v in a.tolist()])
             else:
-                out.append(a.astype(str).tolist())
-        meth = np.array([g.method for g in self.groups], dtype=object)[gid].tolist()
-        out.append(meth)
-        errs = [g.error for g in self.groups]
-        if any(errs) or self.row_errors:
-            e = np.array(errs, dtype=object)[gid].tolist()
-            for j, i in enumerate(idx.tolist() if hasattr(idx, "tolist") else idx):
+                out.append(list(map(str, a.tolist())))
+        tail = np.array(suffixes, dtype=object)[gid].tolist()
+        if self.row_errors:
+            for j, i in enumerate(idx.tolist()):
                 if i in self.row_errors:
-                    e[j] = self.row_errors[i]
-            out.append([_csv_field(x) for x in e])
-        else:
-            out.append([""] * len(pref))
+                    tail[j] = "point," + _csv_field(self.row_errors[i])
+        out.append(tail)
         return out
 
     def to_csv(self, idx=None) -> str:
