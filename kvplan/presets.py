@@ -105,7 +105,7 @@ CONFIG_KEYS = frozenset(
 _STRICT = {"extra": "forbid"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class WeightsInfo:
     __pydantic_config__ = _STRICT
     checkpoint_bytes: PositiveInt | None = None
@@ -115,7 +115,7 @@ class WeightsInfo:
     notes: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Variant:
     __pydantic_config__ = _STRICT
     id: str
@@ -125,7 +125,7 @@ class Variant:
     notes: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ModelPreset:
     __pydantic_config__ = _STRICT
     id: str
@@ -143,7 +143,7 @@ class ModelPreset:
                       "variants": [Variant(**v) for v in d.get("variants", [])]})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class HardwarePreset:
     __pydantic_config__ = _STRICT
     id: str
