@@ -269,16 +269,18 @@ def render(results: list[CheckResult], *, path: str = "", console=None) -> None:
     n_fail = sum(not r.passed for r in results)
     t = Table(title=f"kvplan check {path}: {len(results) - n_fail} passed, {n_fail} failed", title_justify="left",
               box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0))
-    for name, just in (("deployment", "left"), ("model", "left"), ("GPUs", "right"), ("target", "right"),
-                       ("room", "right"), ("headroom", "right"), ("result", "left"), ("reason", "left")):
-        t.add_column(name, justify=just, no_wrap=name not in ("reason", "deployment", "model"),
-                     overflow="fold")
+    for name, just in (("deployment", "left"), ("GPUs", "right"), ("target", "right"), ("room", "right"),
+                       ("pool tokens", "right"), ("headroom", "right"), ("result", "left")):
+        t.add_column(name, justify=just, no_wrap=True)
     for r in results:
-        t.add_row(r.name, r.model.rpartition("/")[2], str(r.num_gpus),
-                  f"{r.requests} x {fmt_count(r.context)} +{r.headroom:g}%", str(r.concurrency),
-                  f"{r.headroom_achieved:.1f}%", "PASS" if r.passed else "FAIL", r.reason,
+        t.add_row(r.name, str(r.num_gpus),
+                  f"{r.requests} x {fmt_count(r.context)} +{r.headroom:g}%", str(r.concurrency), f"{r.pool_tokens:,}",
+                  f"{r.headroom_achieved:.1f}%", "PASS" if r.passed else "FAIL",
                   style=None if r.passed else "bold red")
     console.print(t)
+    for r in results:
+        if not r.passed:
+            console.print(f"FAIL {r.name}: {r.reason}", markup=False, highlight=False)
 
 
 def to_json(results: list[CheckResult], *, path: str = "") -> str:

@@ -117,8 +117,9 @@ def _emit(results, fmt: Optional[Fmt]) -> None:
 _SIZE = "SIZE"
 
 
-@app.command("fit")
+@app.command("fit", context_settings={"allow_extra_args": True})
 def fit_cmd(
+    ctx: typer.Context,
     model: Optional[str] = typer.Option(None, "-m", "--model", help="Preset id (HF id such as deepseek-ai/DeepSeek-V3), alias, or a config.json / model folder. Default: the DeepSeek-V4.1-Flash deployment."),
     gpu: Optional[str] = typer.Option(None, "-g", "--gpu", help="GPU preset id or the name nvidia-smi / rocm-smi prints. Default: rtx-pro-6000-maxq."),
     num_gpus: Optional[int] = typer.Option(None, "--num-gpus", help="GPUs in the deployment (default tp x pp x dp)."),
@@ -151,9 +152,13 @@ def fit_cmd(
     disable_cuda_graph: bool = typer.Option(False, "--disable-cuda-graph", help="SGLang: CUDA graphs off."),
     enforce_eager: bool = typer.Option(False, "--enforce-eager", help="vLLM: no CUDA graphs."),
     swa_full_tokens_ratio: Optional[float] = typer.Option(None, "--swa-full-tokens-ratio", help="SGLang hybrid SWA: SWA tokens per full token."),
+    mamba_full_memory_ratio: Optional[float] = typer.Option(None, "--mamba-full-memory-ratio", help="SGLang Mamba hybrids: state : KV memory ratio (default 0.9)."),
+    max_mamba_cache_size: Optional[int] = typer.Option(None, "--max-mamba-cache-size", help="SGLang Mamba hybrids: state slots per DP rank."),
+    mamba_ssm_dtype: Optional[str] = typer.Option(None, "--mamba-ssm-dtype", help="SGLang Mamba hybrids: SSM state dtype (default fp32)."),
     speculative_algorithm: Optional[str] = typer.Option(None, "--speculative-algorithm", help="EAGLE | EAGLE3 | NEXTN | MTP | STANDALONE."),
     speculative_num_draft_tokens: Optional[int] = typer.Option(None, "--speculative-num-draft-tokens", help="Draft tokens per step."),
     engram_on_host: bool = typer.Option(False, "--engram-on-host", help="DeepSeek-V4.1: engram tables in host memory (SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE=1)."),
+    from_launch: Optional[str] = typer.Option(None, "--from-launch", metavar="FILE", help="Read an SGLang/vLLM launch command from FILE ('-' = stdin); a command can also follow '--'."),
     from_log: Optional[str] = typer.Option(None, "--from-log", metavar="LOG", help="Take the deployment and the measured baseline from an SGLang/vLLM startup log; the flags given change it (what-if, side by side)."),
     fmt: Optional[Fmt] = typer.Option(None, "--format", help="table | json | csv (default: table on a terminal, JSON otherwise)."),
     check: bool = typer.Option(False, "--check", help="Exit 3 when the target does not fit."),
@@ -186,10 +191,24 @@ def fit_cmd(
         attention_backend=attention_backend, disable_radix_cache=disable_radix_cache,
         disable_overlap_schedule=disable_overlap_schedule, disable_cuda_graph=disable_cuda_graph,
         enforce_eager=enforce_eager, swa_full_tokens_ratio=swa_full_tokens_ratio,
+        mamba_full_memory_ratio=mamba_full_memory_ratio, max_mamba_cache_size=max_mamba_cache_size,
+        mamba_ssm_dtype=mamba_ssm_dtype,
         speculative_algorithm=speculative_algorithm, speculative_num_draft_tokens=speculative_num_draft_tokens,
         engram_on_host=engram_on_host, target_requests=requests,
     )
     given = {k: v for k, v in given.items() if v is not None and v is not False}
+    launch_warnings: list[str] = []
+    if ctx.args or from_launch is not None:
+        from kvplan.launch import parse_launch_command, read_launch_text
+
+        if ctx.args and from_launch is not None:
+            raise InputError("give the launch command either after '--' or with --from-launch, not both",
+                             field="--from-launch")
+        parsed = parse_launch_command(list(ctx.args) if ctx.args else read_launch_text(from_launch))
+        launch_warnings = parsed.warnings()
+        given = {**{k: v for k, v in parsed.fields.items() if v is not None}, **given}
+        if engine is None:
+            engines = [parsed.engine]
     if from_log is not None:
         from kvplan.logs import read_log_file
         from kvplan.whatif import render_whatif, whatif
@@ -205,6 +224,8 @@ def fit_cmd(
     from dataclasses import replace
 
     results = [fit(replace(dep, engine=e)) for e in engines]
+    for r in results:
+        r.warnings.extend(launch_warnings)
     _emit(results, fmt)
     if check and not all(r.fits for r in results):
         raise DoesNotFitError("does not fit: " + "; ".join(r.verdict for r in results if not r.fits))

@@ -113,6 +113,7 @@ def render_terminal(series: list[Series], *, width: int = 100, height: int = 16,
         for c, r in pts:
             grid[r][c] = m
     ylab = {row(t): f"{t:,}" for t in _yticks(ymax)}
+    ylab.setdefault(row(ymax), f"{ymax:,}")
     lines = [title] if title else []
     lines.append("requests at once".rjust(left + 8))
     for r in range(height):

@@ -336,6 +336,12 @@ class _HfHub:
                 path = self._download(fname, local_only=False)
             except Exception as exc:  # noqa: BLE001 - classified below
                 err = self._classify(exc, fname)
+                if isinstance(err, _Absent):
+                    try:                                     # let huggingface_hub record the 404 in its cache
+                        self._download(fname, local_only=False)
+                    except Exception:  # noqa: BLE001 - the expected EntryNotFound
+                        pass
+                    raise err from None
                 if isinstance(err, _Unreachable):
                     path = self._cached(fname)
                     if path is None:

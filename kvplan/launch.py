@@ -543,7 +543,9 @@ def _scan(engine: str, args: list[str]) -> _Scan:
                 value, i = args[i], i + 1
             else:
                 raise _bad(name, "expects a value", f"e.g. {name} VALUE")
-        sc.values[flag] = (name, value)
+        key = _ALIASES[engine].get(flag, flag)          # aliases share one destination: the last one wins
+        sc.values.pop(key, None)
+        sc.values[key] = (name, value)
         sc.seen.append(flag)
     return sc
 
@@ -657,6 +659,9 @@ _VL_UNMODELLED = {
     "--load-format": "weights are estimated from the checkpoint",
     "--config": "the YAML config file is not read: pass its flags on the command line",
 }
+
+
+_ALIASES = {"sglang": _SG_ALIASES, "vllm": _VL_ALIASES}
 
 
 def _pos(flag: str, v: int) -> int:

@@ -21,9 +21,17 @@ _DSV4_ARCHS = {"DeepseekV4ForCausalLM", "DeepseekV41ForCausalLM", "DeepseekV4For
 _DSA_ARCHS = {"DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM"}
 _DSA_MODEL_TYPES = {"deepseek_v32", "glm_moe_dsa"}
 _MAMBA_MODEL_TYPES = {"qwen3_next", "nemotron_h", "falcon_h1", "granitemoehybrid", "kimi_linear", "jamba",
-                      "qwen3_5", "qwen3_5_moe", "nemotron_nano_v2"}
-_SWA_ARCHS = {"GptOssForCausalLM", "Gemma4ForCausalLM", "Gemma4ForConditionalGeneration", "MiMoV2FlashForCausalLM",
-              "Llama4ForConditionalGeneration", "Step3p5ForCausalLM"}
+                      "qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text", "nemotron_nano_v2"}
+_MAMBA_ARCHS = {"KimiLinearForCausalLM", "Qwen3NextForCausalLM", "NemotronHForCausalLM", "FalconH1ForCausalLM",
+                "GraniteMoeHybridForCausalLM"}
+# SGLang v0.5.23 python/sglang/srt/configs/model_config.py is_hybrid_swa_model (Gemma-2/3 are turned off by a
+# model override and sized as plain GQA).
+_SWA_ARCHS = {"GptOssForCausalLM", "Gemma4ForCausalLM", "Gemma4ForConditionalGeneration",
+              "Gemma4UnifiedForConditionalGeneration", "MiMoV2FlashForCausalLM", "MiMoV2ForCausalLM", "MiMoV2MTP",
+              "Llama4ForConditionalGeneration", "Step3p5ForCausalLM", "Step3p7ForConditionalGeneration",
+              "GraniteSWAForCausalLM", "GraniteMoeSWAForCausalLM", "IQuestQ1ForCausalLM", "MellumForCausalLM",
+              "MuseGlimmerForCausalLM", "MuseGlimmerForConditionalGeneration", "InklingForConditionalGeneration",
+              "UnlimitedOCRForCausalLM", "EmbeddingGemma2Model"}
 
 # SGLang, python/sglang/srt/utils/hf_transformers/common.py CONTEXT_LENGTH_KEYS (v0.5.23): order matters.
 _CONTEXT_KEYS = ("max_sequence_length", "seq_length", "max_seq_len", "model_max_length", "max_position_embeddings")
@@ -172,14 +180,20 @@ def detect_family(cfg: Mapping[str, Any]) -> str:
         return "dsv4"
     if archs & _DSA_ARCHS or mt in _DSA_MODEL_TYPES or (cfg.get("kv_lora_rank") and cfg.get("index_head_dim")):
         return "dsa"
+    lt = cfg.get("layer_types")
+    if archs & _MAMBA_ARCHS or mt in _MAMBA_MODEL_TYPES or cfg.get("hybrid_override_pattern") \
+            or cfg.get("full_attention_interval") \
+            or (isinstance(lt, list) and any(t in ("linear_attention", "mamba") for t in lt)):
+        if mt == "granitemoehybrid" and isinstance(lt, list) and "mamba" not in lt:
+            return "gqa"  # a Granite hybrid config without any mamba layer is plain attention
+        return "hybrid_mamba"
     if cfg.get("kv_lora_rank"):
         return "mla"
-    lt = cfg.get("layer_types")
-    if mt in _MAMBA_MODEL_TYPES or cfg.get("hybrid_override_pattern") or cfg.get("full_attention_interval") \
-            or (isinstance(lt, list) and any(t in ("linear_attention", "mamba") for t in lt)):
-        return "hybrid_mamba"
-    if archs & _SWA_ARCHS or (isinstance(lt, list) and "sliding_attention" in lt and "full_attention" in lt
-                              and archs & {"GptOssForCausalLM"}):
+    if archs & _SWA_ARCHS or cfg.get("is_hybrid_swa") is True:
+        return "hybrid_swa"
+    if "BeamForCausalLM" in archs and isinstance(lt, list) and "sliding_attention" in lt:
+        return "hybrid_swa"
+    if "LagunaForCausalLM" in archs and cfg.get("sliding_window"):
         return "hybrid_swa"
     return "gqa"
 
@@ -345,6 +359,14 @@ def resolve_model(text: str) -> ModelSpec:
     close = difflib.get_close_matches(text, choices, n=3, cutoff=0.5) or \
         difflib.get_close_matches(text.lower(), [c.lower() for c in choices], n=3, cutoff=0.5)
     hint = ("did you mean " + ", ".join(close) + "?") if close else "run `kvplan models`, or pass a config.json path"
+    from kvplan import hub
+
+    if hub.is_hub_id(text):
+        # not a preset: ask the Hugging Face Hub for its config.json (cached; HF_HUB_OFFLINE respected)
+        try:
+            return hub.spec_from_hub(text)
+        except InputError as exc:
+            raise InputError(f"unknown model '{text}': not a preset, and {exc}", field="--model", hint=hint) from None
     raise InputError(f"unknown model '{text}'", field="--model", hint=hint)
 
 

@@ -59,6 +59,9 @@ class Deployment:
     disable_cuda_graph: bool = False
     enforce_eager: bool = False
     swa_full_tokens_ratio: float | None = None
+    mamba_full_memory_ratio: float | None = None
+    max_mamba_cache_size: int | None = None
+    mamba_ssm_dtype: str | None = None
     speculative_algorithm: str | None = None
     speculative_num_draft_tokens: int | None = None
     engram_on_host: bool = False
@@ -110,6 +113,12 @@ def validate(dep: Deployment) -> None:
     _check_fraction("--gpu-memory-utilization", dep.gpu_memory_utilization)
     if dep.swa_full_tokens_ratio is not None:
         _check_fraction("--swa-full-tokens-ratio", dep.swa_full_tokens_ratio)
+    if dep.mamba_full_memory_ratio is not None:
+        r = dep.mamba_full_memory_ratio
+        if not isinstance(r, (int, float)) or not math.isfinite(r) or not (0 < r <= 100):
+            raise InputError(f"must be a positive ratio, got {r!r}", field="--mamba-full-memory-ratio",
+                             hint="e.g. 0.9 (state : KV)")
+    _check_int("--max-mamba-cache-size", dep.max_mamba_cache_size, maximum=1 << 24)
     if dep.engine not in ("sglang", "vllm"):
         raise InputError(f"unknown engine '{dep.engine}'", field="--engine", hint="use sglang or vllm")
     tp, dp = dep.tp or 1, dep.dp or 1

@@ -744,8 +744,7 @@ def render_table(table: SweepTable, *, sort: str = "concurrency", top: int = 20,
     vary = [k for k in table.varying() if k != "page_size"]
     fixed = [k for k in _GROUP_COLS if k not in vary and k != "page_size"]
     title = f"sweep: {len(table):,} points, {table.n_fit:,} fit; best {len(idx)} by {sort}"
-    t = Table(title=title, title_justify="left", caption=_caption(table, fixed), caption_justify="left",
-              box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0))
+    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0))
     t.add_column("", no_wrap=True)
     for k in vary:
         t.add_column(_SHORT.get(k, k), justify="left" if k in ("model", "gpu", "engine", "kv_cache_dtype") else "right",
@@ -774,6 +773,7 @@ def render_table(table: SweepTable, *, sort: str = "concurrency", top: int = 20,
                       _fmt(r["max_concurrency"]), _fmt(r["fits"])]
         t.add_row(*cells, style=style)
     console.print(t)
+    console.print(_caption(table, fixed), markup=False, highlight=False)
     for n, e in enumerate(errs, 1):
         console.print(f"[{n}] {e}", markup=False, highlight=False)
 

@@ -7,7 +7,7 @@ SIZE grammar (the CLI contract): a number followed by an optional unit.
 * whitespace between number and unit is allowed; the unit is case-sensitive only for the ``i``
   (``gib``/``GiB`` both mean 2^30, ``gb``/``GB`` both mean 10^9).
 
-Example: ``parse_size("78.81GiB") == 84_620_079_513``; ``parse_size("80GB") == 80_000_000_000``.
+Example: ``parse_size("78.81GiB") == 84_621_593_149``; ``parse_size("80GB") == 80_000_000_000``.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ _UNITS = {
     "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
     "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12,
 }
-_SIZE_RE = re.compile(r"\s*([+-]?(?:\d+(?:[_,]\d{3})*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*([A-Za-z]*)\s*")
+_SIZE_RE = re.compile(r"\s*([+-]?(?:\d+(?:[_,]\d{3})*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*([A-Za-z]*)\s*", re.ASCII)
 MAX_BYTES = 2**60  # 1 EiB: anything above is nonsense for one GPU
 
 
@@ -53,12 +53,16 @@ def parse_size(text: str, *, field: str = "SIZE", allow_zero: bool = False) -> i
     if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
         raise InputError(f"'{text}' must be a positive size", field=field)
     # exact for integral byte counts, float rounding otherwise
+    if value * mult > MAX_BYTES:  # before int(): 1e308GiB is an infinite float
+        raise InputError(f"'{text}' is larger than any GPU", field=field)
     if "." not in number and "e" not in number.lower():
         nbytes = int(number) * mult
     else:
         nbytes = int(value * mult)
     if nbytes > MAX_BYTES:
         raise InputError(f"'{text}' is larger than any GPU", field=field)
+    if nbytes == 0 and not allow_zero:  # e.g. 1e-300 or 0.1B: positive, but not a whole byte
+        raise InputError(f"'{text}' is less than one byte", field=field, hint="write e.g. 80GiB")
     return nbytes
 
 
@@ -77,12 +81,15 @@ def fmt_tokens(n: int) -> str:
 
 def parse_count(text: str, *, field: str) -> int:
     """Parse token counts like ``131072``, ``128k``, ``1m`` (k = 1024, m = 1024^2, the way context lengths are said)."""
+    if not isinstance(text, str) or len(text) > 64:
+        raise InputError("not a whole number", field=field, hint="write e.g. 131072, 128k or 1m")
     t = text.strip().lower().replace("_", "").replace(",", "")
     mult = 1
     if t.endswith("k"):
         mult, t = 1024, t[:-1]
     elif t.endswith("m"):
         mult, t = 1024**2, t[:-1]
-    if not t.isdigit():
+    # ASCII digits only: str.isdigit() also accepts e.g. '²', which int() refuses
+    if not (t.isascii() and t.isdigit()):
         raise InputError(f"'{text}' is not a whole number", field=field, hint="write e.g. 131072, 128k or 1m")
     return int(t) * mult

@@ -7,9 +7,10 @@ Serves ``HEAD``/``GET /{org}/{name}/resolve/{revision}/{file}`` the way the Hub 
   missing file in a known one;
 * a gated repository: 401 + ``X-Error-Code: GatedRepo`` without ``Authorization``, 403 with a wrong
   token, 200 with ``Authorization: Bearer <its token>``;
-* a slow repository: the answer is held back ``delay`` seconds (timeout tests).
+* a slow repository: the answer is held back ``delay`` seconds (timeout tests);
+* a moved repository: 302 to another base URL (the token must not follow to another host).
 
-Every request is recorded (method, path, headers) so tests can check what was sent.
+Every request is recorded (method, path, headers with lower-case names) so tests can check what was sent.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ COMMIT = "0123456789abcdef0123456789abcdef01234567"
 class Recorded:
     method: str
     path: str
-    headers: dict[str, str]
+    headers: dict[str, str]          # names in lower case
 
 
 @dataclass
@@ -35,6 +36,7 @@ class HubStub:
     files: dict[str, dict[str, bytes]] = field(default_factory=dict)    # repo -> {file: body}
     gated: dict[str, str] = field(default_factory=dict)                 # repo -> the token that opens it
     slow: dict[str, float] = field(default_factory=dict)                # repo -> delay (s)
+    redirects: dict[str, str] = field(default_factory=dict)             # repo -> base URL it moved to (302)
     requests: list[Recorded] = field(default_factory=list)
 
     def add(self, repo: str, name: str, body: bytes | str | dict) -> None:
@@ -77,11 +79,14 @@ class HubStub:
                     self.wfile.write(body)
 
             def _answer(self, send_body: bool) -> None:
-                stub.requests.append(Recorded(self.command, self.path, {k: v for k, v in self.headers.items()}))
+                stub.requests.append(Recorded(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}))
                 parts = self.path.split("?")[0].strip("/").split("/")
                 if len(parts) < 5 or parts[2] != "resolve":
                     return self._send(404, {"X-Error-Code": "RepoNotFound"}, b"not found", send_body)
                 repo, fname = f"{parts[0]}/{parts[1]}", "/".join(parts[4:])
+                target = stub.redirects.get(repo)
+                if target and target.split("//", 1)[1] != self.headers.get("Host"):
+                    return self._send(302, {"Location": stub.redirects[repo] + self.path}, b"", send_body)
                 delay = stub.slow.get(repo)
                 if delay:
                     stub._stop.wait(delay)

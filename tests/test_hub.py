@@ -85,7 +85,7 @@ def test_fetch_then_cache_hit_offline(stub, env, backend, tmp_path):
     assert url == f"{stub.url}/org/tiny/resolve/main/config.json"
     assert Path(cache.rstrip(")")).is_file() and str(tmp_path) in cache
     assert _sent(stub, "org/tiny", n0), "the stand-in hub was not asked"
-    assert all("Authorization" not in r.headers for r in _sent(stub, "org/tiny", n0))
+    assert all("authorization" not in r.headers for r in _sent(stub, "org/tiny", n0))
 
     env.setenv("HF_HUB_OFFLINE", "1")
     n1 = len(stub.requests)
@@ -125,7 +125,7 @@ def test_gated_without_token(stub, env, backend):
     n0 = len(stub.requests)
     e = _err("org/gated", backend)
     assert "HTTP 401" in str(e) and "set HF_TOKEN" in e.one_line()
-    assert all("Authorization" not in r.headers for r in _sent(stub, "org/gated", n0))
+    assert all("authorization" not in r.headers for r in _sent(stub, "org/gated", n0))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -142,7 +142,7 @@ def test_gated_with_token_sends_authorization(stub, env, backend):
     r = fetch_model_files("org/gated", backend=backend)
     assert r["config"] == QWEN3_8B
     sent = _sent(stub, "org/gated", n0)
-    assert sent and all(x.headers.get("Authorization") == f"Bearer {TOKEN}" for x in sent)
+    assert sent and all(x.headers.get("authorization") == f"Bearer {TOKEN}" for x in sent)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -223,3 +223,30 @@ def test_is_hub_id(text, ok):
     if not ok:
         with pytest.raises(InputError, match="not a Hugging Face model id"):
             fetch_model_files(text, backend="urllib")
+
+
+def test_urllib_is_the_fallback_without_huggingface_hub(stub, env, monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "huggingface_hub", None)   # import now fails
+    r = fetch_model_files("org/bare")
+    assert r["backend"] == "urllib" and r["config"] == QWEN3_8B
+    env.setenv("KVPLAN_HUB_BACKEND", "huggingface_hub")
+    with pytest.raises(InputError, match="not installed") as ei:
+        fetch_model_files("org/bare")
+    assert ei.value.field == "KVPLAN_HUB_BACKEND"
+
+
+def test_urllib_does_not_forward_the_token_to_another_host(stub, env):
+    # same server, reached under another host name: a different host for the redirect rule
+    port = stub.url.rsplit(":", 1)[1]
+    stub.redirects["org/moved"] = f"http://localhost:{port}"
+    stub.add("org/moved", "config.json", QWEN3_8B)
+    env.setenv("HF_TOKEN", TOKEN)
+    n0 = len(stub.requests)
+    try:
+        r = fetch_model_files("org/moved", backend="urllib")
+    finally:
+        del stub.redirects["org/moved"]
+    assert r["config"] == QWEN3_8B
+    first, followed = _sent(stub, "org/moved", n0)[:2]
+    assert first.headers.get("authorization") == f"Bearer {TOKEN}" and first.headers["host"].startswith("127.0.0.1")
+    assert followed.headers["host"].startswith("localhost") and "authorization" not in followed.headers

@@ -62,6 +62,14 @@ def test_sglang_abbreviations_follow_argparse():
     assert e.field == "--pp" and "ambiguous" in str(e) and "--pp-size" in str(e)
 
 
+def test_aliases_share_one_destination_last_wins():
+    assert parse_launch_command("sglang serve m/x --tp-size 2 --tensor-parallel-size 4").fields["tp"] == 4
+    assert parse_launch_command("sglang serve m/x --tensor-parallel-size 4 --tp-size 2").fields["tp"] == 2
+    assert parse_launch_command("vllm serve m/x --tensor-parallel-size 4 -tp 2").fields["tp"] == 2
+    assert parse_launch_command("vllm serve m/x --gpu-memory-utilization 0.5 "
+                                "--device-memory-utilization 0.8").fields["gpu_memory_utilization"] == 0.8
+
+
 def test_sglang_dp_attention_spellings():
     # --dp-size N --enable-dp-attention is the deprecated spelling of --attn-dp-size N (parallel_hook.py)
     a = parse_launch_command("sglang serve m/x --tp 8 --dp-size 8 --enable-dp-attention")
@@ -298,3 +306,19 @@ def test_argv_with_wrappers():
     assert p.env == {"VLLM_USE_V1": "1"} and p.fields["tp"] == 2
     q = parse_launch_command(["/usr/bin/python3.11", "-u", "-m", "sglang.launch_server", "--model-path", "m/x"])
     assert q.engine == "sglang" and q.fields["model"] == "m/x"
+
+
+def test_launch_command_plans_like_the_same_flags():
+    # The project's default deployment (kvplan.plan.DEFAULT_DEPLOYMENT) written as an SGLang launch command
+    # must plan exactly like Deployment() with no arguments.
+    from kvplan.plan import DEFAULT_DEPLOYMENT, fit
+
+    d = DEFAULT_DEPLOYMENT
+    p = parse_launch_command(
+        f"python -m sglang.launch_server --model-path {d['model']} --tp {d['tp']} --ep {d['ep']} "
+        f"--context-length {d['context_length']} --kv-cache-dtype {d['kv_cache_dtype']} "
+        f"--mem-fraction-static {d['mem_fraction_static']} --max-running-requests {d['max_running_requests']} "
+        f"--chunked-prefill-size {d['chunked_prefill_size']} --attention-backend {d['attention_backend']}")
+    a = fit(Deployment(gpu=d["gpu"], **p.fields))
+    b = fit(Deployment())
+    assert (a.kv_pool_tokens, a.kv_bytes_per_token, a.fits) == (b.kv_pool_tokens, b.kv_bytes_per_token, b.fits)

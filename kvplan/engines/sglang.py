@@ -91,7 +91,7 @@ def plan_sglang(dep, model, gpu) -> FitResult:
     requested_dtype = kvdtype.canonical_kv_dtype(dep.kv_cache_dtype or "auto")
     kv_dtype = kvdtype.resolve_kv_cache_dtype(
         requested=requested_dtype, model_dtype=model.model_dtype, kv_cache_quant_algo=model.kv_cache_quant_algo,
-        family=family if family in ("gqa", "mla", "dsa", "dsv4") else "gqa", sm_major=sm_major, vendor=vendor)
+        family=_dtype_family(model), sm_major=sm_major, vendor=vendor)
     if requested_dtype == "auto":
         assumptions.append(f"kv_cache_dtype auto -> {kv_dtype} (SGLang's rule for a {family} model"
                            + (f" on SM{sm_major}x" if sm_major else "") + ")")
@@ -106,7 +106,7 @@ def plan_sglang(dep, model, gpu) -> FitResult:
                         f"SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1")
 
     # ---- page size, chunked prefill, request cap, fraction -------------------------------------
-    page_default = R.default_page_size(family=family, attention_backend=dep.attention_backend, sm_major=sm_major,
+    page_default = R.default_page_size(family=_dtype_family(model), attention_backend=dep.attention_backend, sm_major=sm_major,
                                        vendor=vendor)
     if family == "dsv4":
         page = 256
@@ -260,6 +260,67 @@ def plan_sglang(dep, model, gpu) -> FitResult:
         pools.append(Pool(name={"gqa": "KV (K + V)", "mla": "MLA latent", "dsa": "DSA latent + indexer keys"}[family],
                           tokens=tokens, bytes=kv_pool_bytes, bytes_per_token=cell))
         mrr, reduced = _mrr(R, tokens, context, mrr_requested, attn_dp)
+    elif family == "hybrid_swa":
+        from kvplan.layouts import swa
+
+        layers = swa.swa_layers_from_config(model.raw_config or model.config)
+        draft_layers = _draft_layers(model, spec_algo)
+        res = swa.swa_pool_sizes_over_stages(
+            layers=layers, pp_size=pp, budget_bytes=max(budget, 0), kv_dtype=kv_dtype, attn_tp_size=attn_tp,
+            page_size=page, swa_full_tokens_ratio=dep.swa_full_tokens_ratio,
+            radix_cache=not dep.disable_radix_cache, max_running_requests=dep.max_running_requests,
+            attn_dp_size=attn_dp, chunked_prefill_size=cps, overlap_schedule=not dep.disable_overlap_schedule,
+            speculative_num_draft_tokens=(dep.speculative_num_draft_tokens or 0) if spec_algo else 0,
+            draft_full_layers=draft_layers, max_total_tokens=dep.max_total_tokens) if budget > 0 else None
+        if res is None:
+            tokens, cell, kv_pool_bytes = 0, 0.0, 0
+        else:
+            tokens, cell, fixed = res.full_tokens, res.cell, res.fixed_bytes
+            kv_pool_bytes = res.pool_bytes
+            layout = (f"hybrid sliding window ({len(layers.full_layers)} full + {len(layers.swa_layers)} SWA layers, "
+                      f"window {layers.sliding_window}, {res.mode} mode)")
+            pools.append(Pool(name="full-attention KV", tokens=res.full_tokens,
+                              bytes=res.full_tokens * res.full_bytes_per_token, bytes_per_token=res.full_bytes_per_token))
+            pools.append(Pool(name="sliding-window KV", tokens=res.swa_tokens,
+                              bytes=res.swa_tokens * res.swa_bytes_per_token, bytes_per_token=res.swa_bytes_per_token))
+            assumptions.extend(res.notes)
+        mrr, reduced = _mrr(R, tokens, context, mrr_requested, attn_dp)
+    elif family == "hybrid_mamba":
+        from kvplan.layouts import mamba
+
+        geom = mamba.mamba_geometry_from_config(model.raw_config or model.config)
+        carve = mamba.mamba_carve(
+            geometry=geom, budget_bytes=max(budget, 0), tp_size=attn_tp,
+            mamba_full_memory_ratio=dep.mamba_full_memory_ratio if dep.mamba_full_memory_ratio is not None else 0.9,
+            max_mamba_cache_size=dep.max_mamba_cache_size, radix_cache=not dep.disable_radix_cache,
+            max_running_requests=dep.max_running_requests, attn_dp_size=attn_dp, page_size=page, pp_size=pp,
+            speculative_num_draft_tokens=(dep.speculative_num_draft_tokens or 0) if spec_algo else 0,
+            overlap_schedule=not dep.disable_overlap_schedule, ssm_dtype=dep.mamba_ssm_dtype) if budget > 0 else None
+        stage_ranges = R.pp_layer_ranges(num_layers=geom.num_hidden_layers, pp_size=pp)
+        cells = [mamba.mamba_hybrid_kv_cell(geometry=geom, attn_tp_size=attn_tp, kv_dtype=kv_dtype,
+                                            stage_layers=r if pp > 1 else None) for r in stage_ranges]
+        cells = [c for c in cells if c] or [0]
+        cell = max(cells)
+        if carve is None or cell == 0:
+            tokens, kv_pool_bytes = 0, 0
+        else:
+            tokens = min(R.pool_tokens(budget_bytes=carve.kv_budget_bytes, cell_bytes=c, page_size=page) for c in cells)
+            if dep.max_total_tokens is not None and dep.max_total_tokens < tokens:
+                tokens = R.page_floor(tokens=dep.max_total_tokens, page_size=page)
+                warnings.append(f"pool capped at {tokens:,} tokens by --max-total-tokens")
+            fixed = carve.state_bytes + carve.intermediate_bytes
+            kv_pool_bytes = tokens * cell + fixed
+            pools.append(Pool(name="attention KV", tokens=tokens, bytes=tokens * cell, bytes_per_token=cell))
+            for name, nbytes in carve.components:
+                pools.append(Pool(name=name, bytes=nbytes,
+                                  note=f"{carve.mamba_slots + 1} slots x {carve.per_request_bytes:,} B"))
+            assumptions.extend(carve.notes)
+        layout = f"hybrid linear attention ({len(geom.attention_layers)} attention layers + state)"
+        mrr, reduced = _mrr(R, tokens, context, mrr_requested, attn_dp)
+        if carve is not None and carve.max_running_requests_cap < mrr:
+            mrr = carve.max_running_requests_cap
+            warnings.append(f"max_running_requests capped at {mrr} by the state slots "
+                            f"({carve.mamba_slots} slots / {carve.mamba_ratio} per request)")
     else:
         raise InputError(f"{model.id} is a {family.replace('_', ' ')} model, which kvplan does not size yet",
                          field="--model", hint="see docs/ for the supported layouts")
@@ -293,11 +354,14 @@ def plan_sglang(dep, model, gpu) -> FitResult:
     memory = [
         MemorySlice(name="runtime overhead", bytes=overhead_b, note="CUDA context, NCCL / all-reduce buffers, driver"),
         MemorySlice(name="weights", bytes=weights, note=weight_source),
-        MemorySlice(name="KV pool", bytes=min(tokens * cell, budget_pos) if family == "dsv4" else kv_pool_bytes,
-                    note=f"{tokens:,} tokens x {cell:,.1f} B"),
+        MemorySlice(name="KV pool", bytes=min(int(tokens * cell), budget_pos) if family in ("dsv4", "hybrid_swa", "hybrid_mamba")
+                    else kv_pool_bytes, note=f"{tokens:,} tokens x {cell:,.1f} B"),
     ]
     if fixed:
-        memory.append(MemorySlice(name="fixed pools", bytes=fixed, note="sliding-window slots and compressor states"))
+        memory.append(MemorySlice(name="fixed pools", bytes=fixed,
+                                  note={"hybrid_mamba": "linear-attention state slots",
+                                        "hybrid_swa": "sliding-window pool (request-cap mode)"}.get(
+                                      family, "sliding-window slots and compressor states")))
     if mm:
         memory.append(MemorySlice(name="multimodal reserve", bytes=mm))
     used = sum(m.bytes for m in memory[2:])
@@ -341,6 +405,13 @@ class _EmptyDSV4:
         self.components = ()
         self.notes = ()
         self.max_running_requests = mrr or 1
+
+
+def _dtype_family(model) -> str:
+    """The family SGLang's kv-dtype rule sees (hybrids resolve like their attention layers)."""
+    if model.family in ("gqa", "mla", "dsa", "dsv4"):
+        return model.family
+    return "mla" if model.config.get("kv_lora_rank") else "gqa"
 
 
 def _draft_layers(model, spec_algo: str) -> int:

@@ -427,6 +427,14 @@ def default_mem_fraction_static(
         if plat == "xpu":
             reserved += 2 * 1024
 
+    if gpu_memory_mib is not None and gpu_memory_mib <= reserved:
+        # SGLang would compute a fraction <= 0 (or divide by zero) and stop at start-up
+        raise InputError(
+            f"SGLang's default reserve of {reserved:,.0f} MiB leaves nothing of a {gpu_memory_mib:,} MiB GPU "
+            f"(tp {tp_size} x pp {pp_size})",
+            field="--gpu-memory",
+            hint="use a larger GPU or fewer tp x pp ranks, or set --mem-fraction-static",
+        )
     mfs = round((gpu_memory_mib - reserved) / gpu_memory_mib, 3) if gpu_memory_mib is not None else 0.95
 
     if is_vlm and disaggregation_mode != "decode":
@@ -709,6 +717,12 @@ def pp_layer_ranges(*, num_layers: int, pp_size: int, partition: str | None = No
         raise InputError(f"num_layers must be >= 0, got {num_layers}", field="num_layers")
     if pp_size == 1:
         return [(0, num_layers)]
+    if pp_size > num_layers:
+        raise InputError(
+            f"--pp-size {pp_size} exceeds the model's {num_layers} layers: a pipeline stage would hold no layer",
+            field="--pp-size",
+            hint=f"use --pp-size {num_layers} or less",
+        )
     if partition is not None:
         try:
             parts = [int(x) for x in partition.split(",")]

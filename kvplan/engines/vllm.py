@@ -482,6 +482,11 @@ def plan_vllm(inp: VllmInputs) -> VllmPlan:
     if inp.device_bytes <= 0:
         raise InputError("device memory must be positive", field="device_bytes")
     cfg = text_config(inp.config)
+    heads = cfg.get("num_attention_heads")
+    if isinstance(heads, int) and not isinstance(heads, bool) and heads > 0 and heads % inp.tp_size:
+        # vllm/config/model.py ModelConfig.verify_with_parallel_config, v0.33.0
+        raise InputError(f"vLLM needs the {heads} attention heads divisible by the tensor parallel size {inp.tp_size}",
+                         field="--tp-size", hint="use a TP size that divides the attention heads")
 
     # ---- model and block size
     model = build_model_kv(config=inp.config, tp_size=inp.tp_size, kv_cache_dtype=inp.kv_cache_dtype,

@@ -1,0 +1,115 @@
+"""kvplan solve: inverse questions, checked by hand and against ``kvplan fit``.
+
+Measured deployment (see tests/test_sweep.py): Qwen3-8B, free 80 GiB, weights 16 GiB, bf16 cell 147,456 B;
+budget(mfs) = (64 - 80 x (1 - mfs)) GiB.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kvplan.errors import InputError
+from kvplan.plan import Deployment, fit
+from kvplan.solve import solve
+from tests.test_sweep import GiB, run
+
+M = dict(model="Qwen/Qwen3-8B", gpu="h100-sxm", free_memory=80 * GiB, weight_memory=16 * GiB)
+CLI_M = ["-m", "Qwen/Qwen3-8B", "-g", "h100-sxm", "--free-memory", "80GiB", "--weight-memory", "16GiB"]
+
+
+def test_smallest_mem_fraction():
+    # 10 x 32,768 = 327,680 tokens x 147,456 B = 45 GiB: 64 - 80 (1 - m) >= 45  <=>  m >= 0.7625 -> 0.763;
+    # at 0.762: 44.96 GiB = 48,275,432,407 B // 147,456 = 327,388 tokens
+    r = solve(Deployment(**M, context_length=32768, target_requests=10), "mem-fraction")
+    assert r.answer == 0.763
+    rejected = [c for c in r.candidates if not c.fits]
+    assert rejected[-1].value == 0.762 and "the pool holds 327,388" in rejected[-1].reason
+    assert all(c.value < 0.763 for c in rejected)
+    assert fit(Deployment(**M, context_length=32768, target_requests=10, mem_fraction_static=0.763)).fits
+    assert not fit(Deployment(**M, context_length=32768, target_requests=10, mem_fraction_static=0.762)).fits
+
+
+def test_cheapest_dtype():
+    # mfs 0.75: bf16 320,398 tokens -> 9 requests of 32k; fp8 640,796 -> 19
+    r = solve(Deployment(**M, context_length=32768, target_requests=19, mem_fraction_static=0.75), "dtype")
+    assert r.answer == "fp8_e4m3"
+    assert [(c.label, c.fits) for c in r.candidates] == [("bfloat16", False), ("fp8_e4m3", True)]
+    assert "(9 such request(s))" in r.candidates[0].reason
+
+
+def test_longest_context():
+    # 9 requests in 320,398 tokens: 320,398 // c >= 9  <=>  c <= 35,599
+    r = solve(Deployment(**M, target_requests=9, mem_fraction_static=0.75), "context")
+    assert r.answer == 35_599
+    by = {c.value: c for c in r.candidates}
+    assert by[35_599].fits and not by[35_600].fits
+    assert "need 320,400 tokens" in by[35_600].reason
+
+
+def test_most_requests():
+    r = solve(Deployment(**M, context_length=32768, mem_fraction_static=0.75), "concurrency")
+    assert r.answer == 9
+    assert [(c.value, c.fits) for c in r.candidates] == [(9, True), (10, False)]
+
+
+def test_fewest_gpus_cross_checked_with_fit():
+    base = Deployment(model="Qwen/Qwen3-32B", gpu="h100-sxm", context_length=131072, target_requests=8,
+                      mem_fraction_static=0.85)
+    r = solve(base, "gpus", max_gpus=16)
+    assert r.answer == 8
+    for c in r.candidates:
+        f = fit(Deployment(**{**base.__dict__, "tp": c.row["tp"], "dp": c.row["dp"]}))
+        assert f.fits == c.fits
+        if c.value < 8:
+            assert not c.fits
+    best = r.candidates[r.answer_index]
+    assert (best.row["tp"], best.row["dp"]) == (8, 1)   # the largest concurrency among 8-GPU layouts
+
+
+def test_no_answer_and_bad_question():
+    r = solve(Deployment(**M, context_length=32768, target_requests=500), "mem-fraction")
+    assert r.answer is None and not r.solved
+    with pytest.raises(InputError) as e:
+        solve(Deployment(**M), "cheapest")
+    assert e.value.field == "QUESTION"
+
+
+def test_cli_solve_json_and_exit_codes():
+    r = run("solve", "context", *CLI_M, "--requests", "9", "--mem-fraction-static", "0.75", "--format", "json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["answer"] == 35_599
+    r = run("solve", "mem-fraction", *CLI_M, "--context-length", "32k", "--requests", "500", "--format", "json")
+    assert r.exit_code == 3
+    for args, flag in ((["nonsense"], "QUESTION"), (["gpus", "--context-length", "abc"], "--context-length"),
+                       (["gpus", "--kv-cache-dtype", "fp8"], "--kv-cache-dtype"), (["gpus", "-g", "nosuch"], "--gpu"),
+                       (["gpus", "--mem-fraction-static", "nan"], "--mem-fraction-static"),
+                       (["gpus", "--max-gpus", "0"], "--max-gpus")):
+        r = run("solve", *args)
+        assert r.exit_code == 2, (args, r.output)
+        assert flag in r.stderr and "Traceback" not in r.output
+
+
+GOLDEN = """\
+solve concurrency: requests of 32,768 tokens at once
+
+    candidate      pool tokens  conc.  reason
+ ──────────────────────────────────────────────────────────────────────────────────────────────────
+ *  9 request(s)       320,398      9  fits: 9 request(s) of 32,768 tokens (room for 9)
+    10 request(s)      320,398      9  does not fit: 10 request(s) of 32,768 tokens need 327,680
+                                       tokens, the pool holds 320,398 (9 such request(s))
+
+answer: 9 request(s) of 32,768 tokens (pool 320,398 tokens)
+"""
+
+
+def test_golden_solve_table():
+    from rich.console import Console
+
+    from kvplan.solve import render
+
+    con = Console(width=100, force_terminal=False, color_system=None, record=True)
+    render(solve(Deployment(**M, context_length=32768, mem_fraction_static=0.75), "concurrency"), console=con)
+    text = "\n".join(line.rstrip() for line in con.export_text().splitlines()) + "\n"
+    assert text == GOLDEN

@@ -1,0 +1,306 @@
+"""kvplan sweep: list/range parsing, the vectorised formula against ``kvplan fit``, writers, CLI.
+
+Hand-checked numbers (SGLang 0.5.23, kv_cache_configurator._profile_available_bytes /
+pool_configurator.DefaultPoolConfigurator / resolve_max_num_reqs):
+
+Qwen3-8B (36 layers, 8 KV heads, head_dim 128) bf16 cell = 8 x 128 x 2 x 36 x 2 = 147,456 B.
+Measured free 80 GiB, weights 16 GiB (A = 64 GiB):
+* mfs 0.75: budget = 64 - 80 x 0.25 = 44 GiB = 47,244,640,256 B; tokens = 47,244,640,256 // 147,456 = 320,398;
+  at 32,768 context: 320,398 // 32,768 = 9 requests; default cap clamp(int(320,398 / 32,768 x 512) = 5,006) = 4,096.
+* mfs 0.5: budget = 64 - 40 = 24 GiB = 25,769,803,776 B; tokens = 174,762; 5 requests of 32k.
+* fp8_e4m3 halves the cell (73,728 B): 640,796 tokens at mfs 0.75.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+import typer
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from kvplan.cli import KvplanGroup
+from kvplan.commands.plan_cmds import check_cmd, solve_cmd, sweep_cmd
+from kvplan.errors import InputError
+from kvplan.plan import Deployment, fit
+from kvplan.sweep import CSV_COLUMNS, parse_axis, reason, render_table, sweep
+
+GiB = 2**30
+MEASURED = Deployment(model="Qwen/Qwen3-8B", gpu="h100-sxm", free_memory=80 * GiB, weight_memory=16 * GiB)
+
+
+def make_app() -> typer.Typer:
+    app = typer.Typer(cls=KvplanGroup, add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False)
+    app.command("sweep")(sweep_cmd)
+    app.command("solve")(solve_cmd)
+    app.command("check")(check_cmd)
+    return app
+
+
+def run(*args: str):
+    return CliRunner().invoke(make_app(), list(args))
+
+
+# ------------------------------------------------------------------------------------------ parsing
+
+def test_parse_lists_and_ranges():
+    assert parse_axis("1,2,4,8", field="tp") == [1, 2, 4, 8]
+    assert parse_axis("1:8:x2", field="tp") == [1, 2, 4, 8]
+    assert parse_axis("1:4", field="tp") == [1, 2, 3, 4]
+    assert parse_axis("0.70:0.95:0.05", field="mem_fraction_static") == [0.7, 0.75, 0.8, 0.85, 0.9, 0.95]
+    assert parse_axis("32k,128k,1m", field="context_length") == [32768, 131072, 1048576]
+    assert parse_axis("4k:32k:x2", field="context_length") == [4096, 8192, 16384, 32768]
+    assert parse_axis("bf16,fp8_e4m3", field="kv_cache_dtype") == ["bf16", "fp8_e4m3"]
+    assert parse_axis("h100-sxm, h200-sxm,b200", field="gpu") == ["h100-sxm", "h200-sxm", "b200"]
+    assert parse_axis("2,1,2", field="tp") == [2, 1]          # duplicates dropped, order kept
+    assert parse_axis("1,4:8:2", field="tp") == [1, 4, 6, 8]   # mixed
+
+
+@pytest.mark.parametrize("field,text,flag,words", [
+    ("tp", "1,,2", "--tp", "empty item"),
+    ("tp", "", "--tp", "empty"),
+    ("tp", "abc", "--tp", "not a whole number"),
+    ("tp", "1.5", "--tp", "not a whole number"),
+    ("tp", "0", "--tp-size", "between 1"),
+    ("tp", "8:1", "--tp", "backwards"),
+    ("tp", "1:8:0", "--tp", "step must be > 0"),
+    ("tp", "1:8:x1", "--tp", "factor must be > 1"),
+    ("mem_fraction_static", "0.9:0.7:0.05", "--mem-fraction-static", "backwards"),
+    ("mem_fraction_static", "0.7:0.9", "--mem-fraction-static", "needs a step"),
+    ("mem_fraction_static", "nan", "--mem-fraction-static", "not a number"),
+    ("mem_fraction_static", "inf", "--mem-fraction-static", "not a number"),
+    ("mem_fraction_static", "0.5,1.2", "--mem-fraction-static", "(0, 1]"),
+    ("mem_fraction_static", "0:0.5:0.1", "--mem-fraction-static", "(0, 1]"),
+    ("context_length", "12q", "--context-length", "not a whole number"),
+    ("context_length", "1:2:3:4", "--context-length", "START:STOP"),
+    ("kv_cache_dtype", "bf16,fp8", "--kv-cache-dtype", "fp8_e4m3"),
+    ("engine", "sglang,trt", "--engine", "unknown engine"),
+])
+def test_parse_errors_name_the_flag(field, text, flag, words):
+    with pytest.raises(InputError) as e:
+        parse_axis(text, field=field)
+    assert e.value.field == flag
+    assert words in e.value.one_line()
+
+
+# ------------------------------------------------------------------------------------------ numbers
+
+def test_hand_checked_vector_numbers():
+    t = sweep(MEASURED, {"mem_fraction_static": [0.5, 0.75], "context_length": [32768]})
+    rows = [t.row(i) for i in range(len(t))]
+    assert [r["method"] for r in rows] == ["vector", "vector"]
+    assert [r["kv_bytes_per_token"] for r in rows] == [147456.0, 147456.0]
+    assert [r["kv_budget_bytes"] for r in rows] == [25_769_803_776, 47_244_640_256]
+    assert [r["kv_pool_tokens"] for r in rows] == [174_762, 320_398]
+    assert [r["max_concurrency"] for r in rows] == [5, 9]
+    assert [r["max_running_requests"] for r in rows] == [2730, 4096]   # int(174,762 / 32,768 x 512) = 2,730
+    assert [r["max_context_length"] for r in rows] == [32767, 32767]
+
+
+def test_fp8_and_caps():
+    t = sweep(MEASURED, {"kv_cache_dtype": ["fp8_e4m3"], "mem_fraction_static": [0.75], "context_length": [32768],
+                         "max_total_tokens": [100_000, 10**9], "max_running_requests": [4]})
+    a, b = t.row(0), t.row(1)
+    assert a["kv_bytes_per_token"] == 73728.0
+    assert a["kv_pool_tokens"] == 100_000            # --max-total-tokens below the profiled 640,796
+    assert b["kv_pool_tokens"] == 640_796            # above: the profiled value stays
+    assert a["max_running_requests"] == b["max_running_requests"] == 4
+    assert a["max_concurrency"] == 3 and b["max_concurrency"] == 4   # 100,000 // 32,768 = 3; capped at 4
+    assert not a["fits"] and b["fits"]               # target = --max-running-requests = 4
+    assert "request(s) of 32,768 tokens need 131,072 tokens" in reason(a)
+
+
+def test_request_cap_reason():
+    t = sweep(MEASURED, {"mem_fraction_static": [0.75], "context_length": [32768], "max_running_requests": [4],
+                         "target_requests": [4, 5]})
+    assert t.row(0)["fits"] and not t.row(1)["fits"]
+    assert "the request cap allows 4" in reason(t.row(1))
+
+
+def test_invalid_group_is_a_row_not_a_crash():
+    t = sweep(Deployment(model="Qwen/Qwen3-8B", gpu="h100-sxm"), {"tp": [1, 3]})
+    good, bad = t.row(0), t.row(1)
+    assert good["method"] == "vector" and good["fits"]
+    assert bad["method"] == "invalid" and not bad["fits"] and "cannot be split" in bad["error"]
+    with pytest.raises(InputError):
+        fit(t.deployment(1))
+
+
+def test_unknown_model_or_gpu_is_an_input_error():
+    with pytest.raises(InputError) as e:
+        sweep(Deployment(model="Qwen/Qwen3-8B"), {"gpu": ["h100-sxm", "nosuch-gpu"]})
+    assert e.value.field == "--gpu"
+    with pytest.raises(InputError) as e:
+        sweep(Deployment(), {"model": ["Qwen/Qwen3-8B", "no/such-model"]})
+    assert e.value.field == "--model"
+
+
+# ------------------------------------------------------------------------------------------ scalar == vectorised
+
+_MODELS = ["Qwen/Qwen3-8B", "Qwen/Qwen3-32B", "meta-llama/Llama-3.1-70B", "deepseek-ai/DeepSeek-V3",
+           "deepseek-ai/DeepSeek-V3.2", "Qwen/Qwen3-30B-A3B", "Qwen/Qwen2.5-0.5B-Instruct"]
+_GPUS = ["h100-sxm", "h200-sxm", "b200", "a100-sxm-80gb", "l40s", "rtx-pro-6000-maxq", "mi300x"]
+_KEYS = ("kv_budget_bytes", "kv_pool_tokens", "max_running_requests", "max_concurrency", "fits", "max_context_length")
+
+
+@settings(max_examples=200)
+@given(
+    model=st.sampled_from(_MODELS), gpu=st.sampled_from(_GPUS),
+    tp=st.sampled_from([1, 2, 4, 8]), pp=st.sampled_from([1, 1, 2]), dp=st.sampled_from([1, 1, 2]),
+    dp_attn=st.booleans(), dtype=st.sampled_from(["auto", "bf16", "fp8_e4m3"]),
+    mfs=st.lists(st.floats(0.05, 1.0).map(lambda x: round(x, 4)), min_size=1, max_size=3, unique=True)
+    | st.none(),
+    ctx=st.lists(st.integers(2, 1 << 21), min_size=1, max_size=3, unique=True) | st.none(),
+    mrr=st.lists(st.integers(1, 5000), min_size=1, max_size=2, unique=True) | st.none(),
+    mtt=st.lists(st.integers(1, 1 << 23), min_size=1, max_size=2, unique=True) | st.none(),
+    target=st.lists(st.integers(1, 300), min_size=1, max_size=2, unique=True) | st.none(),
+    measured=st.none() | st.tuples(st.integers(8, 180), st.integers(1, 200)),
+)
+def test_sweep_equals_fit(model, gpu, tp, pp, dp, dp_attn, dtype, mfs, ctx, mrr, mtt, target, measured):
+    base = Deployment(model=model, pp=pp, dp=dp, enable_dp_attention=dp_attn and dp > 1)
+    if measured:
+        base = Deployment(**{**base.__dict__, "free_memory": measured[0] * GiB, "weight_memory": measured[1] * GiB})
+    axes = {"gpu": [gpu], "tp": [tp], "kv_cache_dtype": [dtype], "mem_fraction_static": mfs, "context_length": ctx,
+            "max_running_requests": mrr, "max_total_tokens": mtt, "target_requests": target}
+    t = sweep(base, {k: v for k, v in axes.items() if v is not None})
+    # no group may have fallen back to per-point evaluation (that fallback would hide a formula bug)
+    assert all(g.method in ("vector", "invalid") for g in t.groups), [g.note for g in t.groups]
+    for i in range(len(t)):
+        row = t.row(i)
+        dep = t.deployment(i)
+        try:
+            r = fit(dep)
+        except InputError as exc:
+            assert row["error"] and not row["fits"], (dep, exc)
+            continue
+        assert not row["error"], (dep, row["error"])
+        got = {k: row[k] for k in _KEYS}
+        want = {k: (int(getattr(r, k)) if k != "fits" else r.fits) for k in _KEYS}
+        assert got == want, dep
+        assert row["kv_bytes_per_token"] == r.kv_bytes_per_token
+
+
+def test_vector_path_is_taken_for_gqa_mla_dsa():
+    t = sweep(Deployment(gpu="b200", context_length=32768),
+              {"model": ["Qwen/Qwen3-8B", "deepseek-ai/DeepSeek-V3", "deepseek-ai/DeepSeek-V3.2"], "tp": [8],
+               "mem_fraction_static": [0.8, 0.9]})
+    assert {g.family: g.method for g in t.groups} == {"gqa": "vector", "mla": "vector", "dsa": "vector"}
+
+
+def test_deepseek_v4_is_per_point_and_equals_fit():
+    t = sweep(Deployment(), {"mem_fraction_static": [0.7, 0.8], "context_length": [262144, 1048576]})
+    assert {g.method for g in t.groups} == {"point"}
+    for i in range(len(t)):
+        r = fit(t.deployment(i))
+        row = t.row(i)
+        assert (row["kv_pool_tokens"], row["max_concurrency"], row["fits"]) == \
+            (r.kv_pool_tokens, int(r.max_concurrency), r.fits)
+
+
+def test_default_mem_fraction_depends_on_the_request_cap():
+    # SGLang's default mfs uses the CUDA-graph max batch size = min(512, --max-running-requests)
+    t = sweep(Deployment(model="Qwen/Qwen3-8B", gpu="h100-sxm", context_length=32768),
+              {"max_running_requests": [8, 1024]})
+    assert len(t.groups) == 2
+    for i in range(2):
+        assert t.row(i)["mem_fraction_static"] == fit(t.deployment(i)).mem_fraction_static
+
+
+# ------------------------------------------------------------------------------------------ writers
+
+def test_csv_and_jsonl_round_trip():
+    t = sweep(MEASURED, {"mem_fraction_static": [0.5, 0.75], "context_length": [32768, 65536],
+                         "kv_cache_dtype": ["bf16", "fp8_e4m3"]})
+    rows = list(csv.DictReader(io.StringIO(t.to_csv())))
+    assert len(rows) == 8 and tuple(rows[0]) == CSV_COLUMNS
+    js = [json.loads(line) for line in t.to_jsonl().splitlines()]
+    assert len(js) == 8
+    for i, (c, j) in enumerate(zip(rows, js)):
+        r = t.row(i)
+        assert int(c["kv_pool_tokens"]) == j["kv_pool_tokens"] == r["kv_pool_tokens"]
+        assert c["fits"] == str(r["fits"]) and j["fits"] is r["fits"]
+        assert float(c["mem_fraction_static"]) == j["mem_fraction_static"] == r["mem_fraction_static"]
+        assert c["requested_max_running_requests"] == "" and j["requested_max_running_requests"] is None
+
+
+GOLDEN_TABLE = """\
+sweep: 4 points, 3 fit; best 4 by concurrency
+
+    kv dtype   mfs  B/token  pool tokens    mrr  conc.  fit
+ ──────────────────────────────────────────────────────────
+ *  fp8_e4m3  0.75   73,728      640,796  4,096     19  yes
+    fp8_e4m3   0.5   73,728      349,525  4,096     10  yes
+    bf16      0.75  147,456      320,398  4,096      9  yes
+    bf16       0.5  147,456      174,762  2,730      5   no
+
+model Qwen3-8B; gpu h100-sxm; engine sglang; GPUs 1; tp 1; pp 1; dp 1; ep 1; evaluated: vector
+"""
+
+
+def test_golden_table():
+    from rich.console import Console
+
+    t = sweep(Deployment(**{**MEASURED.__dict__, "context_length": 32768, "target_requests": 6}),
+              {"kv_cache_dtype": ["bf16", "fp8_e4m3"], "mem_fraction_static": [0.5, 0.75]})
+    con = Console(width=100, force_terminal=False, color_system=None, record=True)
+    render_table(t, console=con)
+    text = "\n".join(line.rstrip() for line in con.export_text().splitlines()) + "\n"
+    assert text == "\n".join(line.rstrip() for line in GOLDEN_TABLE.splitlines()) + "\n"
+
+
+# ------------------------------------------------------------------------------------------ CLI
+
+def test_cli_sweep_csv():
+    r = run("sweep", "-m", "Qwen/Qwen3-8B", "-g", "h100-sxm", "--free-memory", "80GiB", "--weight-memory", "16GiB",
+            "--mem-fraction-static", "0.5,0.75", "--context-length", "32k", "--format", "csv")
+    assert r.exit_code == 0, r.output
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    assert [int(x["kv_pool_tokens"]) for x in rows] == [174_762, 320_398]
+
+
+def test_cli_sweep_jsonl_sorted():
+    r = run("sweep", "-m", "Qwen/Qwen3-8B", "-g", "h100-sxm", "--free-memory", "80GiB", "--weight-memory", "16GiB",
+            "--mem-fraction-static", "0.5:0.75:0.25", "--context-length", "32k", "--format", "jsonl", "--sort",
+            "tokens")
+    assert r.exit_code == 0, r.output
+    assert [json.loads(x)["kv_pool_tokens"] for x in r.stdout.splitlines()] == [320_398, 174_762]
+
+
+@pytest.mark.parametrize("args,flag", [
+    (["--tp", "1,,2"], "--tp"),
+    (["--mem-fraction-static", "0.9:0.7:0.05"], "--mem-fraction-static"),
+    (["--tp", "abc"], "--tp"),
+    (["--mem-fraction-static", "NaN"], "--mem-fraction-static"),
+    (["--context-length", "32k,,64k"], "--context-length"),
+    (["--gpu", "h100-sxm,nosuch"], "--gpu"),
+    (["--format", "xml"], "--format"),
+    (["--sort", "best"], "--sort"),
+])
+def test_cli_sweep_bad_input_exits_2(args, flag):
+    r = run("sweep", "-m", "Qwen/Qwen3-8B", *args)
+    assert r.exit_code == 2, r.output
+    assert flag in r.stderr and "Traceback" not in r.output
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_cli_sweep_check_exit_3():
+    r = run("sweep", "-m", "Qwen/Qwen3-8B", "-g", "h100-sxm", "--free-memory", "80GiB", "--weight-memory", "16GiB",
+            "--mem-fraction-static", "0.5", "--context-length", "32k", "--requests", "6,7", "--format", "csv",
+            "--check")
+    assert r.exit_code == 3
+
+
+def test_no_numpy_or_rich_on_the_fit_path():
+    code = ("import sys, kvplan.cli, kvplan.commands.plan_cmds, kvplan.sweep, kvplan.solve, kvplan.frontier, "
+            "kvplan.checkfile\n"
+            "from kvplan.plan import fit, Deployment\n"
+            "fit(Deployment(model='Qwen/Qwen3-8B', gpu='h100-sxm'))\n"
+            "print('numpy' in sys.modules, 'rich' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
