@@ -59,6 +59,8 @@ class Deployment:
     disable_cuda_graph: bool = False
     enforce_eager: bool = False
     swa_full_tokens_ratio: float | None = None
+    dcp_size: int | None = None
+    pp_layer_partition: str | None = None
     mamba_full_memory_ratio: float | None = None
     max_mamba_cache_size: int | None = None
     mamba_ssm_dtype: str | None = None
@@ -119,6 +121,7 @@ def validate(dep: Deployment) -> None:
             raise InputError(f"must be a positive ratio, got {r!r}", field="--mamba-full-memory-ratio",
                              hint="e.g. 0.9 (state : KV)")
     _check_int("--max-mamba-cache-size", dep.max_mamba_cache_size, maximum=1 << 24)
+    _check_int("--dcp-size", dep.dcp_size, maximum=4096)
     if dep.engine not in ("sglang", "vllm"):
         raise InputError(f"unknown engine '{dep.engine}'", field="--engine", hint="use sglang or vllm")
     tp, dp = dep.tp or 1, dep.dp or 1

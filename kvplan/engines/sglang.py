@@ -71,6 +71,12 @@ def plan_sglang(dep, model, gpu) -> FitResult:
     tp, pp, dp, ep = dep.tp or 1, dep.pp or 1, dep.dp or 1, dep.ep or 1
     attn_dp = dp if dep.enable_dp_attention else 1
     attn_tp = tp // attn_dp
+    dcp = dep.dcp_size or 1
+    if dcp > 1:
+        if attn_tp % dcp:
+            raise InputError(f"--dcp-size {dcp} must divide the attention-TP size {attn_tp}", field="--dcp-size")
+        if model.family not in ("gqa", "mla", "dsa"):
+            raise InputError(f"decode context parallel is not modelled for {model.family} models", field="--dcp-size")
     replicas = 1 if dep.enable_dp_attention else dp
     needed = tp * pp * replicas
     num_gpus = dep.num_gpus or needed
@@ -200,7 +206,7 @@ def plan_sglang(dep, model, gpu) -> FitResult:
         if pp > 1 and geom.is_v41:
             raise InputError("DeepSeek-V4.1 does not support pipeline parallelism in SGLang", field="--pp-size",
                              hint="use --pp-size 1")
-        stage_ranges = R.pp_layer_ranges(num_layers=geom.num_layers, pp_size=pp)
+        stage_ranges = R.pp_layer_ranges(num_layers=geom.num_layers, pp_size=pp, partition=dep.pp_layer_partition)
         best = None
         for rng in (stage_ranges if budget > 0 else []):
             res = dsv4.dsv4_pool_sizes(
@@ -236,8 +242,8 @@ def plan_sglang(dep, model, gpu) -> FitResult:
                                max_concurrency=min(t // context, mrr) * dp if t else 0,
                                note="the published record's basis; not what SGLang allocates for V4.x"))
     elif family in ("gqa", "mla", "dsa"):
-        stage_ranges = R.pp_layer_ranges(num_layers=model.num_layers, pp_size=pp)
-        cells = [_cell(model, family, kv_dtype, e - s, attn_tp, sm_major, vendor, dep, layout_out := [])
+        stage_ranges = R.pp_layer_ranges(num_layers=model.num_layers, pp_size=pp, partition=dep.pp_layer_partition)
+        cells = [_cell(model, family, kv_dtype, e - s, attn_tp, sm_major, vendor, dep, layout_out := [], dcp)
                  for (s, e) in stage_ranges]
         layout = layout_out[0] if layout_out else family
         draft_layers = _draft_layers(model, spec_algo)
@@ -246,6 +252,12 @@ def plan_sglang(dep, model, gpu) -> FitResult:
             assumptions.append(f"speculative {spec_algo}: draft KV pool of {draft_layers} layer(s) shares the token count")
         tokens = min(R.page_floor(tokens=max(budget, 0) // c, page_size=page) for c in cells)
         cell = max(cells)
+        if dcp > 1:
+            # each rank of a decode-context-parallel group stores 1/dcp of every request's rows; the
+            # scheduler's logical capacity (max_total_num_tokens) is rows x dcp
+            # (model_runner.logical_max_total_num_tokens, v0.5.23)
+            assumptions.append(f"decode context parallel {dcp}: {tokens:,} rows per rank = {tokens * dcp:,} logical tokens")
+            tokens *= dcp
         if pp > 1:
             assumptions.append("PP stages " + ", ".join(f"{e - s} layers" for s, e in stage_ranges)
                                + "; tokens = MIN over stages")
@@ -266,7 +278,7 @@ def plan_sglang(dep, model, gpu) -> FitResult:
         layers = swa.swa_layers_from_config(model.raw_config or model.config)
         draft_layers = _draft_layers(model, spec_algo)
         res = swa.swa_pool_sizes_over_stages(
-            layers=layers, pp_size=pp, budget_bytes=max(budget, 0), kv_dtype=kv_dtype, attn_tp_size=attn_tp,
+            layers=layers, pp_size=pp, partition=dep.pp_layer_partition, budget_bytes=max(budget, 0), kv_dtype=kv_dtype, attn_tp_size=attn_tp,
             page_size=page, swa_full_tokens_ratio=dep.swa_full_tokens_ratio,
             radix_cache=not dep.disable_radix_cache, max_running_requests=dep.max_running_requests,
             attn_dp_size=attn_dp, chunked_prefill_size=cps, overlap_schedule=not dep.disable_overlap_schedule,
@@ -296,7 +308,7 @@ def plan_sglang(dep, model, gpu) -> FitResult:
             max_running_requests=dep.max_running_requests, attn_dp_size=attn_dp, page_size=page, pp_size=pp,
             speculative_num_draft_tokens=(dep.speculative_num_draft_tokens or 0) if spec_algo else 0,
             overlap_schedule=not dep.disable_overlap_schedule, ssm_dtype=dep.mamba_ssm_dtype) if budget > 0 else None
-        stage_ranges = R.pp_layer_ranges(num_layers=geom.num_hidden_layers, pp_size=pp)
+        stage_ranges = R.pp_layer_ranges(num_layers=geom.num_hidden_layers, pp_size=pp, partition=dep.pp_layer_partition)
         cells = [mamba.mamba_hybrid_kv_cell(geometry=geom, attn_tp_size=attn_tp, kv_dtype=kv_dtype,
                                             stage_layers=r if pp > 1 else None) for r in stage_ranges]
         cells = [c for c in cells if c] or [0]
@@ -422,7 +434,7 @@ def _draft_layers(model, spec_algo: str) -> int:
     return 0
 
 
-def _cell(model, family, kv_dtype, layers, attn_tp, sm_major, vendor, dep, layout_out) -> int:
+def _cell(model, family, kv_dtype, layers, attn_tp, sm_major, vendor, dep, layout_out, dcp=1) -> int:
     """Per-token bytes of one PP stage with ``layers`` layers."""
     if family == "gqa":
         from kvplan.layouts.gqa import gqa_bytes_per_token
@@ -430,7 +442,7 @@ def _cell(model, family, kv_dtype, layers, attn_tp, sm_major, vendor, dep, layou
         layout_out.append(f"gqa ({model.num_kv_heads} KV heads, head_dim {model.head_dim})")
         return gqa_bytes_per_token(num_kv_heads=model.num_kv_heads, head_dim=model.head_dim,
                                    v_head_dim=model.v_head_dim, num_layers=layers, attn_tp_size=attn_tp,
-                                   kv_dtype=kv_dtype)
+                                   kv_dtype=kv_dtype, dcp_size=dcp)
     if family == "mla":
         from kvplan.layouts.mla import mla_bytes_per_token
 
@@ -445,4 +457,5 @@ def _cell(model, family, kv_dtype, layers, attn_tp, sm_major, vendor, dep, layou
     layout_out.append(f"dsa ({row} row + fp8 indexer key)")
     return dsa_bytes_per_token(kv_lora_rank=model.require_int("kv_lora_rank"),
                                qk_rope_head_dim=model.require_int("qk_rope_head_dim"),
-                               index_head_dim=model.require_int("index_head_dim"), num_layers=layers, layout=row)
+                               index_head_dim=model.require_int("index_head_dim"), num_layers=layers, layout=row,
+                               dcp_size=dcp)

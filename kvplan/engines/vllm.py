@@ -47,6 +47,7 @@ MiB = 2**20
 NEWEST_VERSION = "0.33.0"
 # bytes per (row × vocab) element alive at the sampler peak (see vllm_default_activation_bytes)
 SAMPLER_BYTES_PER_LOGIT = 2 + 4 + 4 + 4 + 4 + 8 + 4 + 1 + 4 + 4
+V0_SAMPLER_BYTES_PER_LOGIT = 2 + 4 + 4 + 4   # bf16 logits, fp32 logits, probs, logprobs (V0 Sampler)
 
 
 # --------------------------------------------------------------------------- versions
@@ -123,6 +124,7 @@ class VllmInputs:
     checkpoint_bytes: int | None = None
     sm_major: int | None = None        # GPU compute capability major (backend choice)
     gpu_name: str | None = None        # for the A100 / GB10 exclusions of the batch defaults
+    interconnect: str | None = None    # nvlink | pcie | xgmi (cold non-torch); None = from gpu_name's preset
     sparse_mla_format: str | None = None   # "fp8_ds_mla" | "fp8" (DSA models, quantized KV)
     enable_prefix_caching: bool | None = None
     cuda_graph_estimate: bool | None = None  # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS
@@ -197,6 +199,20 @@ def vllm_batch_defaults(*, device_bytes: int, gpu_name: str | None = None, offli
     return (8192 if offline else 2048), 256
 
 
+def vllm_v0_batch_tokens(*, max_model_len: int, enable_chunked_prefill: bool | None = None) -> int:
+    """V0 default ``max_num_batched_tokens`` (the profile batch), vLLM ≤0.7.
+
+    (``vllm/config.py`` ``SchedulerConfig.__init__`` and ``vllm/engine/arg_utils.py``
+    ``EngineArgs.create_engine_config``, v0.6.4.)  Chunked prefill is switched on by default
+    only when ``max_model_len > 32768`` (text models); then the batch is 512 tokens, else
+    ``max(max_model_len, 2048)``: the V0 profile run is one prefill of the whole context.
+
+    Example: ``max_model_len=20000`` -> 20,000; ``29000`` -> 29,000; ``40000`` -> 512.
+    """
+    chunked = (max_model_len > 32768) if enable_chunked_prefill is None else enable_chunked_prefill
+    return 512 if chunked else max(int(max_model_len), 2048)
+
+
 def vllm_default_activation_bytes(
     *,
     config: Mapping[str, Any],
@@ -204,25 +220,36 @@ def vllm_default_activation_bytes(
     ep_size: int = 1,
     max_num_batched_tokens: int,
     max_num_seqs: int,
+    v0: bool = False,
 ) -> int:
     """Cold estimate of the profile run's transient activation peak per GPU (bytes).
 
-    Mechanism (``gpu/model_runner.py`` ``profile_run`` / ``_dummy_sampler_run``, v0.33.0):
-    one forward over B = ``max_num_batched_tokens`` tokens with attention skipped, then the
-    sampler over R = min(B, S) rows (one sampled position per dummy request), a second time
-    with fp32 warm-up parameters (top-k/top-p, logprobs).  The peak is the larger of
+    Mechanism (V1: ``gpu/model_runner.py`` ``profile_run`` / ``_dummy_sampler_run``, v0.33.0;
+    ``v1/worker/gpu_model_runner.py`` same names, v0.10.0; V0: ``worker/model_runner.py``
+    ``GPUModelRunnerBase.profile_run``, v0.6.4): one forward over B = ``max_num_batched_tokens``
+    tokens, then the sampler over R = min(B, S) rows (one sampled position per dummy request).
+    The peak is the larger of the two (the forward's buffers are freed before the sampler):
 
-    * forward: B × 2 B × (4·H + max(MLP_live, MoE_workspace)), where MLP_live = 3·I/tp
-      (gate_up output + activation output) and MoE_workspace = topk × (3·N + H) with
-      N = moe_intermediate / (tp unless EP) (fused-MoE intermediate caches 1–3);
-    * sampler: R × V × 39 B, the buffers alive together on the full vocabulary (logits are
-      gathered to the whole vocab on every rank): bf16 logits 2, fp32 logits 4, scaled copy 4,
-      softmax 4, sort values 4 + int64 sort indices 8, cumsum 4, top-p mask 1, scatter-back 4,
-      logprobs 4.  The buffer list is our reading of the sampler path, cross-checked against
-      five logs (docs/vllm.md), not fitted to one.
+    * forward, per token, 2 B × (3·H + max(MLP_live, MoE_workspace)): the residual, the
+      layer input and the block output (3·H), plus, inside the MLP, the gate_up output (2·I/tp)
+      and the activation output (I/tp), still referenced while ``down_proj`` runs
+      (MLP_live = 3·I/tp); for MoE layers the fused-MoE intermediate caches 1–3,
+      MoE_workspace = topk × (2·N + N + H) with N = moe_intermediate / (tp unless EP).
+      ``VLLM_FUSED_MOE_CHUNK_SIZE`` (32,768 tokens in 0.10–0.33) caps the MoE rows, above every
+      default B, so it is not applied.  Evidence: the two V0 logs (RTX 3090, Llama-3.1-8B,
+      B = 20,000 and 29,000, forward-bound): 20,000 × 2 × (3·4,096 + 3·14,336) = 2.06 GiB and
+      2.99 GiB vs peak torch − weights = 17.06 − 14.99 = 2.07 and 17.98 − 14.99 = 2.99 GiB.
+    * V1 sampler: R × V × 39 B, the buffers alive together on the full vocabulary (logits are
+      gathered to the whole vocab on every rank; the dummy run sets top-k and top-p): bf16
+      logits 2, fp32 logits 4, scaled copy 4, softmax 4, sort values 4 + int64 sort indices 8,
+      cumsum 4, top-p mask 1, scatter-back 4, logprobs 4.  Our reading of the sampler path,
+      checked on every V1 log that prints the peak (docs/vllm.md: ten logs within ±2 % where
+      the sampler bounds the peak), not fitted to one.
+    * V0 sampler (``v0=True``): R × V × 14 B (bf16 logits, fp32 logits, probs, logprobs); no
+      V0 log is sampler-bound, so this term is unverified.
 
-    Worked example: Llama-3.1-8B TP1, B=8192, S=1024: forward = 8192·2·(4·4096 + 3·14336)
-    = 0.95 GiB; sampler = 1024·128256·39 = 4.77 GiB -> 4.77 GiB (H100 log: 4.76 GiB).
+    Worked example: Llama-3.1-8B TP1, B=8192, S=1024: forward = 8192·2·(3·4096 + 3·14336)
+    = 0.84 GiB; sampler = 1024·128256·39 = 4.77 GiB -> 4.77 GiB (H100 log: 4.76 GiB).
     """
     cfg = text_config(config)
     H = int(cfg.get("hidden_size") or 0)
@@ -237,21 +264,46 @@ def vllm_default_activation_bytes(
     if n_exp and topk and moe_i:
         n_shard = moe_i if ep_size > 1 else moe_i // max(tp_size, 1)
         moe_ws = topk * (3 * n_shard + H)
-    forward = B * 2 * (4 * H + max(mlp_live, moe_ws))
-    sampler = min(B, S) * V * SAMPLER_BYTES_PER_LOGIT
+    forward = B * 2 * (3 * H + max(mlp_live, moe_ws))
+    sampler = min(B, S) * V * (V0_SAMPLER_BYTES_PER_LOGIT if v0 else SAMPLER_BYTES_PER_LOGIT)
     return max(forward, sampler)
 
 
-def vllm_default_non_torch_bytes(*, tp_size: int = 1, pp_size: int = 1, engine_version: str | None = None) -> int:
-    """Cold estimate of memory allocated outside torch after the startup snapshot.
+def vllm_default_non_torch_bytes(*, tp_size: int = 1, pp_size: int = 1, engine_version: str | None = None,
+                                 interconnect: str | None = None) -> int:
+    """Cold estimate of the memory allocated outside torch after vLLM's start-up snapshot (bytes).
 
-    Mechanism: the CUDA context, NCCL communicators and cuBLAS handles exist before the
-    snapshot (``Worker.init_device``) and are outside the budget; what remains is lazily
-    created workspaces (≈128 MiB per process) plus, with more than one rank, collective
-    buffers created during the profile run (≈512 MiB).  Logged values span 0.07–0.2 GiB at
-    TP1 and 0.2–1.4 GiB with TP>1 (reference §7.4), so this is an order-of-magnitude term.
+    Mechanism: the CUDA context exists before the snapshot (``Worker.init_device``) and is outside
+    the budget; what remains is, by version and interconnect (``world = tp × pp``):
+
+    * 128 MiB on every rank: lazily created cuBLAS / attention workspaces.  Logged at TP1:
+      0.13, 0.13, 0.13, 0.14, 0.14 GiB (llm-d H100 0.11.0) and 0.07 GiB (LLaVA 0.10.2).
+    * world > 1 on NVLink (or unknown interconnect), snapshot taken *after* the communicators
+      (≥0.11, ``runtime.snapshot_includes_communicators``): + 512 MiB of communicator buffers
+      connected at the first collective, i.e. in the profile run.  Logged: H100 TP2 0.54 / 0.55
+      (0.11.0), 184-GiB Blackwell TP4 0.95 (0.26.0) -> modelled 0.625 GiB.
+    * world > 1 on NVLink, snapshot taken *before* the communicators (≤0.10): + the whole
+      NCCL / custom all-reduce set-up, ``runtime.NVLINK_COMM_BYTES`` (1.35 GiB, measured on
+      SGLang's start-up).  Logged: H200 TP2 1.38 GiB (0.10.2) -> modelled 1.47 GiB.
+    * world > 1 on PCIe: vLLM disables its custom all-reduce on more than two PCIe GPUs
+      (``custom_all_reduce.py``), NCCL's lazily connected buffers stay small: nothing added.
+      Logged: L40S TP8 0.21 GiB (0.10.2) -> modelled 0.125 GiB.
+    * V0 (≤0.7) reports ``total used − torch allocated`` (``worker/worker.py``
+      ``determine_num_available_blocks``, v0.6.4), which includes the CUDA context; the RTX 3090
+      V0 log prints 0.35 GiB.  One log only: not modelled separately (the base term is used).
+
+    Example: TP2, NVLink, 0.11.0 -> 128 + 512 MiB = 671,088,640 B.
     """
-    return 128 * MiB + (512 * MiB if tp_size * pp_size > 1 else 0)
+    base = 128 * MiB
+    if tp_size * pp_size <= 1:
+        return base
+    kind = (interconnect or "nvlink").lower()
+    if kind not in ("nvlink", "nvlink-c2c", "xgmi"):
+        return base
+    from kvplan.runtime import NVLINK_COMM_BYTES, snapshot_includes_communicators
+    if not snapshot_includes_communicators(engine="vllm", engine_version=engine_version or NEWEST_VERSION):
+        return base + NVLINK_COMM_BYTES
+    return base + 512 * MiB
 
 
 def vllm_default_cuda_graph_bytes(*, config: Mapping[str, Any], pp_size: int = 1, enforce_eager: bool = False) -> int:
@@ -451,6 +503,17 @@ def _pp_stage_layers(num_layers: int, pp: int) -> list[range]:
 
 # --------------------------------------------------------------------------- main entry
 
+def _interconnect(inp: VllmInputs) -> str | None:
+    """The GPU link (nvlink / pcie / xgmi) for the cold non-torch term: given, else the preset of ``gpu_name``."""
+    if inp.interconnect or not inp.gpu_name:
+        return inp.interconnect
+    try:
+        from kvplan.model import resolve_gpu  # lazy: presets are only needed in cold mode
+        return resolve_gpu(inp.gpu_name).interconnect
+    except Exception:  # noqa: BLE001 - an unknown name leaves the interconnect unknown
+        return None
+
+
 def _weights_from_helper(inp: VllmInputs, cfg: Mapping[str, Any]) -> tuple[int, str]:
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     if not os.path.exists(os.path.join(here, "weights.py")):
@@ -520,14 +583,18 @@ def plan_vllm(inp: VllmInputs) -> VllmPlan:
                         block_size, model.notes)
 
     # ---- scheduler knobs
-    dflt_b, dflt_s = vllm_batch_defaults(device_bytes=inp.device_bytes, gpu_name=inp.gpu_name)
-    B = inp.max_num_batched_tokens or dflt_b
-    S = inp.max_num_seqs or dflt_s
-    if not inp.max_num_batched_tokens:
-        assumptions.append(f"max_num_batched_tokens {B} (vllm serve default for this GPU size)")
     L = inp.max_model_len or int(cfg.get("max_position_embeddings") or 0)
     if L <= 0:
         raise InputError("max_model_len is not known", field="max_model_len", hint="pass --max-model-len")
+    if rules.v0:
+        dflt_b, dflt_s = vllm_v0_batch_tokens(max_model_len=L), 256
+    else:
+        dflt_b, dflt_s = vllm_batch_defaults(device_bytes=inp.device_bytes, gpu_name=inp.gpu_name)
+    B = inp.max_num_batched_tokens or dflt_b
+    S = inp.max_num_seqs or dflt_s
+    if not inp.max_num_batched_tokens:
+        assumptions.append(f"max_num_batched_tokens {B} (" + ("V0 default: max(max_model_len, 2048), 512 with "
+                           "chunked prefill above 32K)" if rules.v0 else "vllm serve default for this GPU size)"))
     if not inp.max_model_len:
         assumptions.append(f"max_model_len {L} from max_position_embeddings")
     inflight = B * ((inp.pp_size + 1) if rules.inflight_concurrent_batches else 1)
@@ -560,7 +627,8 @@ def plan_vllm(inp: VllmInputs) -> VllmPlan:
             if inp.non_torch_bytes is not None:
                 N = int(inp.non_torch_bytes)
             else:
-                N = vllm_default_non_torch_bytes(tp_size=inp.tp_size, pp_size=inp.pp_size)
+                N = vllm_default_non_torch_bytes(tp_size=inp.tp_size, pp_size=inp.pp_size,
+                                                 engine_version=version, interconnect=_interconnect(inp))
                 assumptions.append("non-torch memory estimated (cold)")
             terms.append(("weights", W))
             terms.append(("non_torch", N))
@@ -568,7 +636,7 @@ def plan_vllm(inp: VllmInputs) -> VllmPlan:
             A = int(inp.activation_bytes)
         else:
             A = vllm_default_activation_bytes(config=inp.config, tp_size=inp.tp_size, ep_size=inp.ep_size,
-                                              max_num_batched_tokens=B, max_num_seqs=S)
+                                              max_num_batched_tokens=B, max_num_seqs=S, v0=rules.v0)
             assumptions.append("activation peak estimated (cold)")
         terms.append(("activation", A))
         graph_on = inp.cuda_graph_estimate if inp.cuda_graph_estimate is not None else rules.graph_estimate_default
