@@ -213,9 +213,7 @@ def recover_deployment(facts, *, model: str | None = None, gpu: str | None = Non
     spec, note = resolve_log_model(model_name)
     if note:
         notes.append(note)
-    kw["model"] = spec.preset_id or (model_name if os.path.exists(model_name) else spec.id)
-    if os.path.exists(model_name):
-        kw["model"] = model_name
+    kw["model"] = model_name if os.path.exists(model_name) else spec.id  # spec.id keeps a published variant (its own quantization)
     inputs.append(Input("model", kw["model"], src))
 
     # ---- GPU

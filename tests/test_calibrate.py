@@ -41,7 +41,7 @@ def test_recover_sglang_inputs_llama_quickstart():
     d = rec.deployment
     assert d.engine == "sglang" and d.tp == 1 and d.mem_fraction_static == 0.88 and d.chunked_prefill_size == 8192
     assert d.free_memory == round(78.81 * GiB) and d.weight_memory == round(78.81 * GiB) - round(63.72 * GiB)
-    assert d.model == "meta-llama/Llama-3.1-8B"  # Meta-Llama-3.1-8B-Instruct resolves to the preset
+    assert d.model == "meta-llama/Meta-Llama-3.1-8B-Instruct"  # the log's id: a published variant of the Llama-3.1-8B preset, kept as the variant (own quantization)
 
 
 def test_llama_quickstart_agrees_hand_numbers():

@@ -328,8 +328,42 @@ def test_activation_estimate_grows_with_batch():
     a = vllm_default_activation_bytes(config=LLAMA31_8B, max_num_batched_tokens=2048, max_num_seqs=256)
     b = vllm_default_activation_bytes(config=LLAMA31_8B, max_num_batched_tokens=8192, max_num_seqs=1024)
     # sampler term: 1024 rows × 128,256 × 39 B (buffer list in the docstring) = 4.77 GiB
-    assert b == max(8192 * 2 * (4 * 4096 + 3 * 14336), 1024 * 128256 * 39) and b > a
+    assert b == 1024 * 128256 * 39 and b > a
     assert a == 256 * 128256 * 39
+    # forward-bound when the sampler is small: 3·H (residual, input, output) + 3·I (gate_up + act), bf16
+    big = vllm_default_activation_bytes(config=LLAMA31_8B, max_num_batched_tokens=65536, max_num_seqs=8)
+    assert big == 65536 * 2 * (3 * 4096 + 3 * 14336)
+
+
+def test_v0_profile_batch_and_activation():
+    """V0 (0.6.4 config.py SchedulerConfig / arg_utils.py): batch = max(L, 2048), 512 with chunked prefill
+    (default on above 32K).  RTX 3090 Llama-3.1-8B logs (vllm#10517): peak torch − weights = 17.06 − 14.99 and
+    17.98 − 14.99 GiB at L = 20,000 / 29,000: 20,000 × 2 × (3·4,096 + 3·14,336) B = 2.06 GiB, 29,000 -> 2.99 GiB."""
+    from kvplan.engines.vllm import vllm_v0_batch_tokens
+    assert vllm_v0_batch_tokens(max_model_len=20000) == 20000
+    assert vllm_v0_batch_tokens(max_model_len=1024) == 2048
+    assert vllm_v0_batch_tokens(max_model_len=40000) == 512
+    for L, logged in ((20000, 17.06 - 14.99), (29000, 17.98 - 14.99)):
+        a = vllm_default_activation_bytes(config=LLAMA31_8B, max_num_batched_tokens=L, max_num_seqs=256, v0=True)
+        assert a == L * 2 * (3 * 4096 + 3 * 14336)
+        assert abs(a / GiB - logged) < 0.02
+    p = plan_vllm(VllmInputs(config=LLAMA31_8B, device_bytes=int(23.58 * GiB), engine_version="0.6.4",
+                             weight_bytes=int(14.99 * GiB), max_model_len=20000))
+    terms = dict(p.budget_terms)
+    assert p.max_num_batched_tokens == 20000 and terms["activation"] == 20000 * 2 * (3 * 4096 + 3 * 14336)
+    assert terms["cuda_graph"] == 0
+
+
+def test_non_torch_by_interconnect_and_version():
+    """128 MiB per rank; NVLink multi-rank +512 MiB when the snapshot follows the communicators (≥0.11),
+    + runtime.NVLINK_COMM_BYTES before (≤0.10); PCIe multi-rank adds nothing (no custom all-reduce)."""
+    from kvplan.engines.vllm import MiB, vllm_default_non_torch_bytes
+    from kvplan.runtime import NVLINK_COMM_BYTES
+    assert vllm_default_non_torch_bytes(tp_size=1, engine_version="0.11.0") == 128 * MiB
+    assert vllm_default_non_torch_bytes(tp_size=2, engine_version="0.11.0", interconnect="nvlink") == 640 * MiB
+    assert vllm_default_non_torch_bytes(tp_size=2, engine_version="0.10.2", interconnect="nvlink") == \
+        128 * MiB + NVLINK_COMM_BYTES
+    assert vllm_default_non_torch_bytes(tp_size=8, engine_version="0.10.2", interconnect="pcie") == 128 * MiB
 
 
 def test_missing_weights_is_an_input_error(monkeypatch):

@@ -55,7 +55,7 @@ def plan(dep, model, gpu) -> FitResult:
         non_torch_bytes=dep.non_torch_memory, cuda_graph_bytes=dep.cuda_graph_memory,
         engine_version=dep.engine_version, ep_size=dep.ep or 1, quantization=model.quantization,
         checkpoint_bytes=model.checkpoint_bytes, sm_major=gpu.sm_major if gpu is not None else None,
-        gpu_name=gpu.name if gpu is not None else None,
+        gpu_name=gpu.name if gpu is not None else None, interconnect=gpu.interconnect if gpu is not None else None,
     )
     p = plan_vllm(inp)
     assumptions.extend(p.assumptions)
