@@ -40,6 +40,8 @@ CASE_FIX: dict[str, tuple[dict, str]] = {
     "glm52-nvfp4-4xb200-tp4-ep-fp8kv": ({"gpu": "gb200"},
                                         "log total 184.31 GiB = GB200 (189,471 MiB); Blackwell (SM10) selects the "
                                         "fp8 sparse-MLA cache layout, as tests/test_vllm.py passes sm_major=10"),
+    "qwen3-30b-a3b-mi355x-pr18263": ({"gpu": "mi355x"},
+                                     "AMD AITER PR; 287.18 GiB free at TP1 is only possible on a 288 GB MI355X-class part"),
     "nemotron3-nano-30b-a3b-bf16-dgxspark": ({"engine_version": "0.21.0"},
                                              "author says 0.20.2, the log prints the >=0.21 group-aware token line"),
 }
