@@ -24,19 +24,7 @@ MM_FEATURE_CACHE_MB = 1024
 _FAMILIES = ("gqa", "mla", "dsa", "dsv4")
 
 
-def _plat(vendor: str) -> str:
-    v = (vendor or "").strip().lower()
-    if v in ("amd", "hip", "rocm"):
-        return "hip"
-    if v in ("intel", "xpu"):
-        return "xpu"
-    if v in ("npu", "ascend"):
-        return "npu"
-    if v == "musa":
-        return "musa"
-    if v == "cpu":
-        return "cpu"
-    return "cuda"
+from kvplan.layouts.kvdtype import platform_of as _plat  # noqa: E402  (one vendor -> platform rule)
 
 
 # --------------------------------------------------------------------------------------

@@ -43,15 +43,7 @@ _ROPE_BYTES = 2  # rope is stored in bf16 in the scaled layout
 _RAW_HIP_BACKENDS = ("tilelang", "triton", "aiter")
 
 
-def _plat(vendor: str) -> str:
-    v = (vendor or "").strip().lower()
-    if v in ("amd", "hip", "rocm"):
-        return "hip"
-    if v in ("intel", "xpu"):
-        return "xpu"
-    if v in ("npu", "ascend"):
-        return "npu"
-    return "cuda"
+from kvplan.layouts.kvdtype import platform_of as _plat  # noqa: E402  (one vendor -> platform rule)
 
 
 def _is_glm(model: str) -> bool:

@@ -87,19 +87,18 @@ _BITS = {
 }
 
 
-def _norm_vendor(vendor: str) -> str:
+def platform_of(vendor: str) -> str:
+    """SGLang's platform for a preset vendor: cuda (NVIDIA, and the default), hip, xpu, npu, musa or cpu."""
     v = (vendor or "").strip().lower()
-    if v in ("nvidia", "cuda"):
-        return "cuda"
     if v in ("amd", "hip", "rocm"):
         return "hip"
     if v in ("intel", "xpu"):
         return "xpu"
     if v in ("npu", "ascend"):
         return "npu"
-    if v == "cpu":
-        return "cpu"
-    return "other"
+    if v in ("musa", "cpu"):
+        return v
+    return "cuda"
 
 
 def canonical_kv_dtype(name: str) -> str:
@@ -177,9 +176,9 @@ def resolve_kv_cache_dtype(
         )
     req = canonical_kv_dtype(requested)
     mdt = canonical_model_dtype(model_dtype)
-    plat = _norm_vendor(vendor)
+    plat = platform_of(vendor)
 
-    if family == "dsa" and plat in ("cuda", "hip", "other"):
+    if family == "dsa" and plat in ("cuda", "hip"):
         if learnable_sink and req not in ("auto", "bf16"):
             raise InputError(
                 f"learnable DSA attention sinks need a bf16 KV cache, got {requested!r}",
