@@ -38,7 +38,7 @@ import difflib
 import json
 import math
 import tomllib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Optional
 

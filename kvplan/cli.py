@@ -304,7 +304,11 @@ def _emit_rows(rows: list[dict], fmt: Optional[Fmt], *, title: str, info: dict |
 
 
 from kvplan.commands.calibrate_cmd import calibrate_cmd  # noqa: E402
+from kvplan.commands.plan_cmds import check_cmd, solve_cmd, sweep_cmd  # noqa: E402
 
+app.command("sweep")(sweep_cmd)
+app.command("solve")(solve_cmd)
+app.command("check")(check_cmd)
 app.command("calibrate")(calibrate_cmd)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -206,6 +207,110 @@ def _quant_from_config(cfg: Mapping[str, Any]) -> str:
     return quantization_from_config(cfg)
 
 
+# Geometry fields that must be whole numbers when present (None = absent).  Upper bounds keep nonsense
+# (num_hidden_layers 2**31, 10**30 experts) from turning into hour-long loops or huge allocations; the
+# lower bound is 1 where the engines divide by the value.
+MAX_LAYERS = 4096
+_MAX_DIM = 1 << 24
+_INT_FIELDS: dict[str, tuple[int, int]] = {
+    "num_hidden_layers": (1, MAX_LAYERS), "hidden_size": (1, _MAX_DIM), "num_attention_heads": (1, 1 << 16),
+    "num_key_value_heads": (1, 1 << 16), "head_dim": (1, 1 << 16), "v_head_dim": (0, 1 << 16),
+    "intermediate_size": (0, _MAX_DIM), "moe_intermediate_size": (0, _MAX_DIM),
+    "shared_expert_intermediate_size": (0, _MAX_DIM), "vocab_size": (0, _MAX_DIM),
+    "q_lora_rank": (0, _MAX_DIM), "kv_lora_rank": (0, _MAX_DIM), "qk_nope_head_dim": (0, 1 << 16),
+    "qk_rope_head_dim": (0, 1 << 16), "qk_head_dim": (0, 1 << 16), "index_head_dim": (0, 1 << 16),
+    "index_n_heads": (1, 1 << 16), "index_topk": (0, _MAX_DIM), "o_lora_rank": (0, _MAX_DIM), "o_groups": (1, 1 << 16),
+    "num_nextn_predict_layers": (0, 64), "n_routed_experts": (0, 1 << 14), "num_experts": (0, 1 << 14),
+    "num_local_experts": (0, 1 << 14), "n_shared_experts": (0, 1 << 10), "num_experts_per_tok": (0, 1 << 14),
+    "first_k_dense_replace": (0, MAX_LAYERS), "max_window_layers": (0, MAX_LAYERS),
+    "linear_num_key_heads": (1, 1 << 16), "linear_num_value_heads": (1, 1 << 16),
+    "linear_key_head_dim": (0, 1 << 16), "linear_value_head_dim": (0, 1 << 16), "linear_conv_kernel_dim": (0, 1 << 10),
+    "mamba_num_heads": (1, 1 << 16), "mamba_head_dim": (0, 1 << 16), "ssm_state_size": (0, 1 << 16),
+    "n_groups": (1, 1 << 16), "conv_kernel": (0, 1 << 10), "mamba_d_state": (0, 1 << 16), "mamba_d_conv": (0, 1 << 10),
+    "attn_layer_period": (1, MAX_LAYERS), "attn_layer_offset": (0, MAX_LAYERS),
+    "expert_layer_period": (1, MAX_LAYERS), "expert_layer_offset": (0, MAX_LAYERS),
+    "decoder_sparse_step": (1, MAX_LAYERS), "full_attention_interval": (1, MAX_LAYERS),
+    "attention_chunk_size": (0, 1 << 40), "swa_num_key_value_heads": (1, 1 << 16), "swa_head_dim": (0, 1 << 16),
+    "swa_v_head_dim": (0, 1 << 16), "swa_num_attention_heads": (1, 1 << 16), "global_head_dim": (0, 1 << 16),
+    "num_global_key_value_heads": (1, 1 << 16), "vision_n_layers": (0, MAX_LAYERS),
+    "sliding_window_pattern": (0, MAX_LAYERS), "moe_layer_freq": (1, MAX_LAYERS),
+    "max_position_embeddings": (0, 1 << 40), "sliding_window": (0, 1 << 40),
+}
+_INT_LIST_FIELDS = ("compress_ratios", "mlp_only_layers", "kv_source_layer_ids", "index_source_layer_ids",
+                    "engram_table_layers")
+_STR_LIST_FIELDS = ("architectures", "layer_types", "indexer_types")
+_DICT_FIELDS = ("rope_scaling", "quantization_config")
+
+
+_CONFIG_ERRORS = (KeyError, TypeError, ValueError, IndexError, OverflowError, ZeroDivisionError, AttributeError,
+                  RecursionError)
+
+
+@contextmanager
+def config_errors(what: str):
+    """Turn a crash while reading config fields (a missing key, a string where a number belongs ...) into one
+    InputError on ``--model``.  Used around the config walks of the weight estimate and the vLLM KV specs, which
+    read many more fields than :func:`check_geometry` checks."""
+    try:
+        yield
+    except _CONFIG_ERRORS as exc:
+        detail = f"no field {exc.args[0]!r}" if isinstance(exc, KeyError) and exc.args else \
+            f"{type(exc).__name__}: {str(exc).splitlines()[0][:100] if str(exc) else ''}"
+        raise InputError(f"the model config cannot be used for {what} ({detail})", field="--model",
+                         hint="pass a complete Hugging Face config.json") from None
+
+
+def check_geometry(flat: Mapping[str, Any]) -> None:
+    """Reject config values of the wrong kind or absurd size before any arithmetic (InputError on ``--model``).
+
+    Example: ``{"num_hidden_layers": 2**31}`` -> "config field 'num_hidden_layers' must be an integer between
+    1 and 4,096".  Real configs (every preset and tests/data/shared/hf-configs) pass unchanged.
+    """
+    def bad(key: str, what: str) -> InputError:
+        return InputError(f"config field '{key}' {what}", field="--model", hint="pass a Hugging Face config.json")
+
+    for key, (lo, hi) in _INT_FIELDS.items():
+        v = flat.get(key)
+        if v is None or (key == "moe_layer_freq" and isinstance(v, list)):
+            continue
+        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+            raise bad(key, f"must be an integer between {lo} and {hi:,}, got {str(v)[:40]!r}")
+    layers = flat.get("num_hidden_layers")
+    for key in _INT_LIST_FIELDS:
+        v = flat.get(key)
+        if v is None:
+            continue
+        if not isinstance(v, list) or len(v) > 2 * MAX_LAYERS or any(
+                x is not None and (isinstance(x, bool) or not isinstance(x, int) or not 0 <= x <= _MAX_DIM) for x in v):
+            raise bad(key, "must be a list of non-negative integers")
+    for key in _STR_LIST_FIELDS:
+        v = flat.get(key)
+        if v is not None and (not isinstance(v, list) or not all(isinstance(x, str) for x in v)):
+            raise bad(key, "must be a list of strings")
+    for key in ("layer_types", "indexer_types", "hybrid_override_pattern"):
+        v = flat.get(key)
+        if key == "hybrid_override_pattern" and v is not None and not isinstance(v, str):
+            raise bad(key, "must be a string")
+        if isinstance(v, (list, str)) and v and isinstance(layers, int) and len(v) < layers:
+            raise bad(key, f"has {len(v)} entries for {layers} layers")
+    cr = flat.get("compress_ratios")
+    if isinstance(cr, list) and cr and isinstance(layers, int) and len(cr) < layers:
+        raise bad("compress_ratios", f"has {len(cr)} entries for {layers} layers")
+    for key in _DICT_FIELDS:
+        v = flat.get(key)
+        if v is not None and not isinstance(v, Mapping):
+            raise bad(key, "must be a JSON object")
+    for key in ("model_type", "torch_dtype", "dtype"):
+        v = flat.get(key)
+        if v is not None and not isinstance(v, str):
+            raise bad(key, "must be a string")
+    rope = flat.get("rope_scaling") or {}
+    factor = rope.get("factor")
+    if factor is not None and (isinstance(factor, bool) or not isinstance(factor, (int, float))
+                               or not 0 < factor <= 1024):
+        raise bad("rope_scaling.factor", f"must be a number in (0, 1024], got {str(factor)[:40]!r}")
+
+
 def spec_from_config(cfg: Mapping[str, Any], *, model_id: str, source: str, quantization: str | None = None,
                      checkpoint_bytes: int | None = None, notes: tuple[str, ...] = (),
                      preset_id: str | None = None) -> ModelSpec:
@@ -215,6 +320,7 @@ def spec_from_config(cfg: Mapping[str, Any], *, model_id: str, source: str, quan
     if "num_hidden_layers" not in flat:
         raise InputError("model config has no 'num_hidden_layers'", field="--model",
                          hint="pass a Hugging Face config.json of a decoder model")
+    check_geometry(flat)
     family = detect_family(flat)
     return ModelSpec(id=model_id, config=flat, family=family,
                      quantization=quantization or _quant_from_config(flat),

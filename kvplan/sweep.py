@@ -40,16 +40,20 @@ import itertools
 import json
 import math
 import re
-from dataclasses import dataclass, field, fields, replace
-from typing import Any, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Mapping, Sequence
 
 from kvplan.errors import InputError
 from kvplan.plan import Deployment
 
-#: Hard cap on the number of points of one sweep (memory: ~17 arrays of 8 bytes per point).
-MAX_POINTS = 20_000_000
+#: Hard cap on the number of points of one sweep (memory: ~17 arrays of 8 bytes per point, ~0.7 GB).
+MAX_POINTS = 5_000_000
 #: Hard cap on the values of one axis.
-MAX_AXIS_VALUES = 10_000_000
+MAX_AXIS_VALUES = 1_000_000
+#: Hard cap on the groups of one sweep (one ``fit`` call each, ~2 ms).
+MAX_GROUPS = 10_000
+#: Hard cap on the points of one per-point group (DeepSeek-V4, vLLM: one ``fit`` call each, a few ms).
+MAX_POINT_GROUP = 20_000
 
 
 @dataclass(frozen=True)
@@ -190,8 +194,13 @@ def parse_axis(text: str, *, field: str) -> list:
         if len(values) > MAX_AXIS_VALUES:
             raise InputError(f"more than {MAX_AXIS_VALUES:,} values", field=flag)
     values = list(dict.fromkeys(values))
-    for v in values:
-        _validate_value(field, v)
+    if axis.kind in ("int", "count", "float") and len(values) > 2:
+        # the flag checks are bounds: the extremes decide for every value
+        _validate_value(field, min(values))
+        _validate_value(field, max(values))
+    else:
+        for v in values:
+            _validate_value(field, v)
     return values
 
 
@@ -532,6 +541,9 @@ def sweep(base: Deployment, axes: Mapping[str, Sequence], *, max_points: int = M
     numeric_fields = [f for f in NUMERIC_FIELDS if f in axes]
     n_group = math.prod(len(axes[f]) for f in group_fields) if group_fields else 1
     n_num = math.prod(len(axes[f]) for f in numeric_fields) if numeric_fields else 1
+    if n_group > MAX_GROUPS:
+        raise InputError(f"{n_group:,} combinations of model / GPU / parallelism / dtype flags (at most {MAX_GROUPS:,})",
+                         field="sweep", hint="each combination is resolved by one fit() call; sweep fewer of them")
     if n_group * n_num > max_points:
         raise InputError(f"{n_group * n_num:,} points is more than the {max_points:,} one sweep may hold",
                          field="sweep", hint="narrow a range or split the sweep")
@@ -617,6 +629,11 @@ def _block(np, g: Group, res, dep: Deployment, vals, n: int, inner_num, row_erro
         out["kv_bytes_per_token"] = np.full(n, float(g.cell))
     elif g.method == "point":
         from kvplan.plan import fit
+
+        if n > MAX_POINT_GROUP:
+            raise InputError(f"{n:,} points for {g.labels.get('model')} ({g.family or g.labels.get('engine')}), which "
+                             f"is evaluated one fit() per point; at most {MAX_POINT_GROUP:,}", field="sweep",
+                             hint="narrow the ranges for DeepSeek-V4 and vLLM deployments")
 
         lists = {f: vals[f].tolist() for f in inner_num}
         for j in range(n):

@@ -955,6 +955,20 @@ def _rank_shape(t: _T, groups: Mapping[str, int], ep: int,
 # --------------------------------------------------------------------------- estimate
 
 
+def _config_guard(fn):
+    """A config the walk cannot read (missing key, wrong kind) raises InputError on ``--model``, not a crash."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(**kw: Any):
+        from kvplan.model import config_errors
+
+        with config_errors("the weight estimate"):
+            return fn(**kw)
+    return wrapper
+
+
+@_config_guard
 def estimate_weight_bytes(
     *,
     config: Mapping[str, Any],

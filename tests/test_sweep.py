@@ -281,6 +281,9 @@ def test_cli_sweep_jsonl_sorted():
     (["--gpu", "h100-sxm,nosuch"], "--gpu"),
     (["--format", "xml"], "--format"),
     (["--sort", "best"], "--sort"),
+    (["--context-length", "2:2000000"], "--context-length"),
+    (["--context-length", "2:900000", "--mem-fraction-static", "0.5:0.99:0.01"], "sweep"),
+    (["--top", "-1"], "--top"),
 ])
 def test_cli_sweep_bad_input_exits_2(args, flag):
     r = run("sweep", "-m", "Qwen/Qwen3-8B", *args)

@@ -529,6 +529,14 @@ def _weights_from_helper(inp: VllmInputs, cfg: Mapping[str, Any]) -> tuple[int, 
 
 
 def plan_vllm(inp: VllmInputs) -> VllmPlan:
+    """See :func:`_plan_vllm`; a config the KV-spec or weight walk cannot read raises InputError on ``--model``."""
+    from kvplan.model import config_errors
+
+    with config_errors("vLLM planning"):
+        return _plan_vllm(inp)
+
+
+def _plan_vllm(inp: VllmInputs) -> VllmPlan:
     """Plan one vLLM engine (one DP rank): budget, blocks, printed pool size and the fit check.
 
     See the module docstring for the formulas and sources.  Worked example (Llama-3.1-8B-class,
