@@ -109,9 +109,10 @@ def _emit(results, fmt: Optional[Fmt]) -> None:
             typer.echo("[" + ",\n".join(render.to_json(r) for r in results) + "]")
     elif fmt is Fmt.csv:
         typer.echo(render.to_csv(results), nl=False)
+    elif len(results) > 1:
+        render.compare_table(results)
     else:
-        for r in results:
-            render.table(r)
+        render.table(results[0])
 
 
 _SIZE = "SIZE"

@@ -156,3 +156,48 @@ def table(result, console=None) -> None:
         con.print("[bold yellow]warnings[/bold yellow]")
         for w in r.warnings:
             con.print(f"  ! {w}", highlight=False)
+
+
+_COMPARE_ROWS = (
+    ("engine version", lambda r: r.engine_version),
+    ("mode", lambda r: r.mode),
+    ("KV dtype", lambda r: r.kv_cache_dtype),
+    ("memory knob", lambda r: f"mem_fraction_static {r.mem_fraction_static}" if r.engine == "sglang"
+     else f"gpu_memory_utilization {r.gpu_memory_utilization}"),
+    ("free at start / requested", lambda r: _g(r.free_bytes)),
+    ("weights per GPU", lambda r: _g(r.weight_bytes)),
+    ("KV bytes per token", lambda r: f"{r.kv_bytes_per_token:,.1f} B"),
+    ("KV budget per GPU", lambda r: _g(r.kv_budget_bytes)),
+    ("page / block size", lambda r: f"{r.page_size}"),
+    ("KV pool (tokens)", lambda r: f"{r.kv_pool_tokens:,}"),
+    ("longest request", lambda r: f"{r.max_context_length:,}"),
+    ("requests of the context at once", lambda r: f"{r.max_concurrency:g}"),
+    ("max_running_requests", lambda r: f"{r.max_running_requests:,}"),
+    ("fits", lambda r: "yes" if r.fits else "no"),
+)
+
+
+def compare_table(results, console=None) -> None:
+    """Several engines' answers for one deployment, one column each (``kvplan fit --engine sglang,vllm``)."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    con = console or Console()
+    r0 = results[0]
+    con.print(f"[bold]{r0.model}[/bold] on {r0.num_gpus}x {r0.gpu}, TP{r0.tp}"
+              + (f" PP{r0.pp}" if r0.pp > 1 else "") + (f" DP{r0.dp}" if r0.dp > 1 else "")
+              + f", context {r0.context_length:,}, target {r0.target_requests} request(s)")
+    t = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    t.add_column("per GPU")
+    for r in results:
+        t.add_column("SGLang" if r.engine == "sglang" else "vLLM", justify="right")
+    for label, get in _COMPARE_ROWS:
+        t.add_row(label, *(str(get(r)) for r in results))
+    con.print(t)
+    for r in results:
+        color = "green" if r.fits else "red"
+        con.print(f"[{color}]{'SGLang' if r.engine == 'sglang' else 'vLLM'}: {r.verdict}[/{color}]")
+    for r in results:
+        for w in r.warnings:
+            con.print(f"  ! {r.engine}: {w}", highlight=False)

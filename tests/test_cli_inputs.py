@@ -88,3 +88,12 @@ def test_family_claimed_without_its_fields(tmp_path):
     p.write_text(json.dumps(cfg))
     res = runner.invoke(app, ["fit", "-m", str(p), "-g", "b200", "--tp", "8"])
     assert res.exit_code == 2 and "compress_ratios" in res.stderr
+
+
+def test_side_by_side_is_one_table():
+    res = runner.invoke(app, ["fit", "-m", "Qwen/Qwen3-32B", "-g", "h100-sxm", "--tp", "2", "--engine", "sglang,vllm",
+                              "--context-length", "32k", "--format", "table"])
+    assert res.exit_code == 0, res.output
+    header = next(line for line in res.stdout.splitlines() if "per GPU" in line)
+    assert "SGLang" in header and "vLLM" in header
+    assert sum("KV pool (tokens)" in line for line in res.stdout.splitlines()) == 1
