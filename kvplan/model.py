@@ -371,20 +371,23 @@ def spec_from_path(path: Path) -> ModelSpec:
     idx = folder / "model.safetensors.index.json"
     if path.is_dir() and idx.is_file():
         data = _read_json(idx, "safetensors index")
-        total = (data.get("metadata") or {}).get("total_size") if isinstance(data, dict) else None
-        if isinstance(total, (int, float)) and total > 0:
+        meta = data.get("metadata") if isinstance(data, dict) else None
+        total = meta.get("total_size") if isinstance(meta, dict) else None
+        if isinstance(total, (int, float)) and not isinstance(total, bool) and 0 < total < 2**60:
             ckpt = int(total)
             notes.append(f"weights: {idx.name} total_size = {ckpt:,} B")
     quant = None
     hq = folder / "hf_quant_config.json"
     if hq.is_file():
         data = _read_json(hq, "hf_quant_config.json")
-        algo = str(((data or {}).get("quantization") or {}).get("quant_algo") or "").upper()
+        q = data.get("quantization") if isinstance(data, dict) else None
+        q = q if isinstance(q, dict) else {}
+        algo = str(q.get("quant_algo") or "").upper()
         if "FP4" in algo:
             quant = "nvfp4"
         elif "FP8" in algo:
             quant = "fp8"
-        kv_algo = ((data or {}).get("quantization") or {}).get("kv_cache_quant_algo")
+        kv_algo = q.get("kv_cache_quant_algo")
         if kv_algo and "kv_cache_quant_algo" not in cfg:
             cfg = {**cfg, "kv_cache_quant_algo": kv_algo}
     name = cfg.get("_name_or_path") or folder.name

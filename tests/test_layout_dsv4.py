@@ -157,7 +157,7 @@ def test_select_layout(kw, expected):
 def test_select_layout_errors():
     with pytest.raises(InputError) as e:
         dsv4_select_layout(sm_major=12, is_v41=True, kv_cache_dtype="bfloat16", attn_tp_size=8)
-    assert e.value.field == "kv_cache_dtype"
+    assert e.value.field == "--kv-cache-dtype"
     with pytest.raises(InputError) as e:
         dsv4_select_layout(sm_major=12, is_v41=True, kv_cache_dtype="fp8_e4m3", attn_tp_size=1,
                            attention_backend="flashmla_mega")

@@ -292,3 +292,21 @@ def test_every_family_plans_in_both_modes(model):
                           mem_fraction_static=0.85))
     assert cold.mode == "cold" and warm.mode == "measured"
     assert warm.kv_pool_tokens > 0 and cold.kv_pool_tokens > 0
+
+
+# ------------------------------------------------------------------------------------------------ weights
+
+_comp = st.sampled_from(["model", "layers", "0", "1", "12", "self_attn", "q_proj", "mlp", "experts", "gate", "lm_head",
+                         "embed_tokens", "indexer", "k_norm"])
+_path = st.lists(_comp, min_size=1, max_size=7).map(".".join)
+_pat = st.one_of(_path, st.sampled_from(["re:.*q_proj", "re:model\\.layers\\.1\\.", "*.gate", "model.layers.*.mlp",
+                                         "lm_head*", "[ml]*", ".x", "x.", ""]))
+
+
+@settings(max_examples=400)
+@given(_path, st.lists(_pat, max_size=12))
+def test_indexed_ignore_patterns_agree_with_the_scan(path, pats):
+    """weights._Patterns (a set of whole dotted runs) decides exactly like scanning every pattern."""
+    from kvplan.weights import _ignored, _Patterns
+
+    assert _ignored(path, _Patterns(pats)) == _ignored(path, list(pats))

@@ -71,6 +71,11 @@ def plan_sglang(dep, model, gpu) -> FitResult:
     tp, pp, dp, ep = dep.tp or 1, dep.pp or 1, dep.dp or 1, dep.ep or 1
     attn_dp = dp if dep.enable_dp_attention else 1
     attn_tp = tp // attn_dp
+    heads = model.config.get("num_attention_heads")
+    if isinstance(heads, int) and not isinstance(heads, bool) and heads > 0 and heads % attn_tp:
+        # every attention layer asserts total_num_heads % tp_size == 0 (e.g. models/deepseek_v2.py, llama.py)
+        raise InputError(f"{heads} attention heads cannot be split over attention-TP {attn_tp}", field="--tp-size",
+                         hint="use a tp (or tp / dp with DP attention) that divides the head count")
     dcp = dep.dcp_size or 1
     if dcp > 1:
         if attn_tp % dcp:
@@ -96,7 +101,7 @@ def plan_sglang(dep, model, gpu) -> FitResult:
     # ---- KV dtype ---------------------------------------------------------------------------
     requested_dtype = kvdtype.canonical_kv_dtype(dep.kv_cache_dtype or "auto")
     kv_dtype = kvdtype.resolve_kv_cache_dtype(
-        requested=requested_dtype, model_dtype=model.model_dtype, kv_cache_quant_algo=model.kv_cache_quant_algo,
+        requested=dep.kv_cache_dtype or "auto", model_dtype=model.model_dtype, kv_cache_quant_algo=model.kv_cache_quant_algo,
         family=_dtype_family(model), sm_major=sm_major, vendor=vendor)
     if requested_dtype == "auto":
         assumptions.append(f"kv_cache_dtype auto -> {kv_dtype} (SGLang's rule for a {family} model"

@@ -381,11 +381,11 @@ def dsv4_select_layout(
     elif dtype in ("bfloat16", "bf16"):
         raise InputError(
             "DeepSeek-V4 on CUDA stores its KV pool as fp8 (uint8 rows); bfloat16 is NPU/HIP-unified only",
-            field="kv_cache_dtype", hint="use --kv-cache-dtype fp8_e4m3 (or auto)",
+            field="--kv-cache-dtype", hint="use --kv-cache-dtype fp8_e4m3 (or auto)",
         )
     else:
         raise InputError(f"kv_cache_dtype {kv_cache_dtype!r} is not supported for DeepSeek-V4",
-                         field="kv_cache_dtype", hint="use fp8_e4m3 (or auto)")
+                         field="--kv-cache-dtype", hint="use fp8_e4m3 (or auto)")
     is_sm100 = sm_major == 10
     env = kv_layout_env.lower() if kv_layout_env is not None else None
     backend = (attention_backend or "auto").lower()
