@@ -70,10 +70,11 @@ class KvplanGroup(TyperGroup):
         return rv
 
 
-app = typer.Typer(cls=KvplanGroup, add_completion=False, no_args_is_help=True, rich_markup_mode=None,
-                  pretty_exceptions_enable=False,
-                  help="kvplan: how big the KV cache is, the longest context and how many requests run at once, "
-                       "the way SGLang and vLLM size them at startup.")
+_APP_SETTINGS = dict(cls=KvplanGroup, add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+                     pretty_exceptions_enable=False,
+                     help="kvplan: how big the KV cache is, the longest context and how many requests run at once, "
+                          "the way SGLang and vLLM size them at startup.")
+app = typer.Typer(**_APP_SETTINGS)
 
 
 class Fmt(str, Enum):
@@ -321,8 +322,27 @@ def version_cmd() -> None:
     typer.echo(f"kvplan {__version__} (SGLang 0.5.23, vLLM 0.33.0 rules)")
 
 
+def _root() -> None:
+    """kvplan: how big the KV cache is, the longest context and how many requests run at once, the way SGLang and
+    vLLM size them at startup."""
+
+
+def _single_command_app(name: str):
+    """An app holding only the command being run: typer builds every registered command's parameters at each
+    start, so ``kvplan fit`` should not pay for sweep's, solve's, check's and calibrate's (a few ms each)."""
+    for info in app.registered_commands:
+        if info.name == name:
+            one = typer.Typer(**_APP_SETTINGS)
+            one.registered_commands.append(info)
+            one.callback()(_root)  # keeps the group form: `kvplan NAME ...`
+            return one
+    return None
+
+
 def main() -> None:
-    app()
+    argv = sys.argv[1:]
+    one = _single_command_app(argv[0]) if argv and not argv[0].startswith("-") else None
+    (one or app)()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -777,11 +777,13 @@ class _Patterns(list):
 
 
 def _ignored(path: str, pats: list[str]) -> bool:
+    if not pats:
+        return False
     if isinstance(pats, _Patterns) and not pats.odd:
         comps = path.split(".")
         if "" not in comps:
             n = len(comps)
-            if any(".".join(comps[i:j]) in pats.plain for i in range(n) for j in range(i + 1, n + 1)):
+            if pats.plain and any(".".join(comps[i:j]) in pats.plain for i in range(n) for j in range(i + 1, n + 1)):
                 return True
             return _ignored(path, pats.other)
     for p in pats:
