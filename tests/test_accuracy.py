@@ -20,7 +20,6 @@ EXCEPTIONS = {
     "deepseek-v2-lite-h100-v0-premla": "V0 pre-MLA build stored DeepSeek-V2 as padded MHA K/V; layout not modelled",
     "dsv32-exp-8xb200-dp8-main-before-pr11309": "no free-memory lines in the excerpt (cell checked in test_validation_sglang)",
     "dsv4-flash-8xb200-tp8-ep": "no memory figure printed (tokens only)",
-    "gemma3-27b-mi300x-rocm": "google/gemma-3-27b-it is not a preset (no config stored)",
     "llmd-llama31-8b-h100": "only the available KV memory is printed: it is the input, nothing left to compare",
     "llmd-qwen3-32b-2xh100-tp2": "only the available KV memory is printed: it is the input, nothing left to compare",
     "qwen3.8-27b-fp8-hybrid-gdn-h100-kt": "Qwen3.8-27B config not published; not a preset",
