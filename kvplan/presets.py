@@ -52,7 +52,6 @@ import dataclasses
 import functools
 import json
 import os
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -203,6 +202,8 @@ def _fmt_validation(path: Path, err) -> str:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    import tomllib  # only on a cache miss
+
     try:
         with path.open("rb") as fh:
             return tomllib.load(fh)
