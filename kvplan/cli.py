@@ -5,7 +5,6 @@ usage error) prints one line on stderr and exits 2; ``--check`` exits 3 when the
 fit; anything unexpected prints a one-line internal error and exits 1 (``--debug`` shows the traceback).
 """
 
-from __future__ import annotations
 
 import os
 import sys
