@@ -104,7 +104,7 @@ CONFIG_KEYS = frozenset(
 _STRICT = {"extra": "forbid"}
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class WeightsInfo:
     __pydantic_config__ = _STRICT
     checkpoint_bytes: PositiveInt | None = None
@@ -114,7 +114,7 @@ class WeightsInfo:
     notes: str = ""
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class Variant:
     __pydantic_config__ = _STRICT
     id: str
@@ -124,7 +124,7 @@ class Variant:
     notes: str = ""
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class ModelPreset:
     __pydantic_config__ = _STRICT
     id: str
@@ -142,7 +142,7 @@ class ModelPreset:
                       "variants": [Variant(**v) for v in d.get("variants", [])]})
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class HardwarePreset:
     __pydantic_config__ = _STRICT
     id: str
@@ -245,43 +245,30 @@ def _validate(cls, path: Path, data: dict[str, Any]):
     return obj
 
 
-def _cache_dir() -> Path | None:
-    if os.environ.get("KVPLAN_NO_CACHE") == "1":
-        return None
-    base = os.environ.get("KVPLAN_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "kvplan")
-    return Path(base) / "presets"
-
-
 def _cached(cls, path: Path):
     """Load a preset file, validated by pydantic once per file content.
 
-    The validated form is kept as JSON in the cache dir ($KVPLAN_CACHE_DIR, else $XDG_CACHE_HOME/kvplan,
-    else ~/.cache/kvplan), keyed by the file's path, size, mtime and kvplan's version; KVPLAN_NO_CACHE=1
-    turns it off.  A cache that cannot be read or written is ignored.
+    The validated form is kept as JSON by :mod:`kvplan.cache`, keyed by the file's name, size and mtime (and
+    kvplan's version); KVPLAN_NO_CACHE=1 turns it off.
     """
-    cdir = _cache_dir()
-    key = None
-    if cdir is not None:
-        try:
-            st = path.stat()
-            key = f"{path.stem}-{st.st_size}-{st.st_mtime_ns}-{__version__}"
-            cached = cdir / f"{key}.json"
-            if cached.is_file():
-                blob = json.loads(cached.read_text())
-                if blob.get("path") == str(path) and blob.get("kind") == cls.__name__:
-                    return cls.from_dict(blob["data"])
-        except (OSError, ValueError, TypeError, KeyError, AttributeError):
-            pass
+    from kvplan import cache
+
+    try:
+        st = path.stat()
+    except OSError:
+        st = None
+    key = f"{path.stem}-{st.st_size}-{st.st_mtime_ns}" if st else None
+    ident = f"{cls.__name__}:{path}"
+    if key:
+        data = cache.load("presets", key, ident)
+        if data is not None:
+            try:
+                return cls.from_dict(data)
+            except (TypeError, KeyError, AttributeError):
+                pass
     obj = _validate(cls, path, _read_toml(path))
-    if cdir is not None and key is not None:
-        try:
-            cdir.mkdir(parents=True, exist_ok=True)
-            tmp = cdir / f"{key}.{os.getpid()}.tmp"
-            tmp.write_text(json.dumps({"path": str(path), "kind": cls.__name__, "data": dataclasses.asdict(obj)}))
-            tmp.replace(cdir / f"{key}.json")
-        except OSError:
-            pass
+    if key:
+        cache.store("presets", key, ident, dataclasses.asdict(obj))
     return obj
 
 

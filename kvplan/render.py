@@ -5,8 +5,6 @@ Rich is imported here only, inside :func:`table`, so ``--format json`` and ``--f
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 
 from kvplan.units import GiB
@@ -31,6 +29,9 @@ def _flat(result) -> dict:
 
 
 def to_csv(results) -> str:
+    import csv
+    import io
+
     rows = [_flat(r) for r in results]
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")

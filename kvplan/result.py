@@ -24,7 +24,7 @@ CONTRACT_KEYS = (
 _CONFIG = {"extra": "forbid"}
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Pool:
     """One KV pool (or fixed state) the engine allocates on each GPU."""
 
@@ -36,7 +36,7 @@ class Pool:
     note: str = ""
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class MemorySlice:
     """Where one GPU's memory goes (the bar in the table view)."""
 
@@ -46,7 +46,7 @@ class MemorySlice:
     note: str = ""
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Basis:
     """An alternative KV basis on the same budget (e.g. the DeepSeek-V3 formula a record used)."""
 
@@ -59,7 +59,7 @@ class Basis:
     note: str = ""
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class FitResult:
     __pydantic_config__ = _CONFIG
 

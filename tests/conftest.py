@@ -6,9 +6,14 @@ JSON, validation cases), so the suite needs nothing outside the repository.
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 from hypothesis import HealthCheck, settings
+
+# The suite's own cache (validated presets, weight estimates), not the user's ~/.cache/kvplan.
+os.environ["KVPLAN_CACHE_DIR"] = tempfile.mkdtemp(prefix="kvplan-test-cache-")
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT / "tests" / "data" / "shared"

@@ -172,15 +172,11 @@ def plan_sglang(dep, model, gpu) -> FitResult:
         weights = dep.weight_memory
         weight_source = "measured (--weight-memory)"
     else:
-        from kvplan.weights import estimate_weight_bytes
-
-        est = estimate_weight_bytes(config=model.config, quantization=model.quantization,
-                                    checkpoint_bytes=model.checkpoint_bytes, tp_size=tp, pp_size=pp, ep_size=ep,
-                                    attn_dp_size=attn_dp, engine="sglang", engram_on_host=dep.engram_on_host)
-        weights = est.per_gpu_bytes
-        weight_source = f"estimated from {est.method} ({model.quantization} weights)"
+        est = _weight_estimate(model, tp=tp, pp=pp, ep=ep, attn_dp=attn_dp, engram_on_host=dep.engram_on_host)
+        weights = est["per_gpu_bytes"]
+        weight_source = f"estimated from {est['method']} ({model.quantization} weights)"
         assumptions.append(f"weights {fmt_gib(weights)} per GPU, {weight_source}, sharded tp {tp} / ep {ep} / pp {pp}")
-        assumptions.extend(est.notes)
+        assumptions.extend(est["notes"])
     if weights >= free:
         warnings.append(f"the weights ({fmt_gib(weights)} per GPU) do not fit in the free memory ({fmt_gib(free)})")
 
@@ -402,6 +398,30 @@ def plan_sglang(dep, model, gpu) -> FitResult:
         kv_pool_bytes=kv_pool_bytes, fixed_pool_bytes=fixed, weight_source=weight_source, free_source=free_source,
         pools=pools, memory=memory, bases=bases,
     )
+
+
+def _weight_estimate(model, *, tp: int, pp: int, ep: int, attn_dp: int, engram_on_host: bool) -> dict:
+    """kvplan.weights.estimate_weight_bytes for SGLang, remembered on disk (kvplan.cache) per model content and
+    sharding: the estimate walks every tensor of the model, which is most of a warm ``fit``'s own work."""
+    import json
+    import zlib
+
+    from kvplan import cache
+
+    ident = json.dumps([model.config, model.quantization, model.checkpoint_bytes, tp, pp, ep, attn_dp,
+                        engram_on_host], sort_keys=True, default=str)
+    key = f"w{zlib.crc32(ident.encode()):08x}"
+    hit = cache.load("weights", key, ident)
+    if hit is not None:
+        return hit
+    from kvplan.weights import estimate_weight_bytes
+
+    est = estimate_weight_bytes(config=model.config, quantization=model.quantization,
+                                checkpoint_bytes=model.checkpoint_bytes, tp_size=tp, pp_size=pp, ep_size=ep,
+                                attn_dp_size=attn_dp, engine="sglang", engram_on_host=engram_on_host)
+    out = {"per_gpu_bytes": est.per_gpu_bytes, "method": est.method, "notes": list(est.notes)}
+    cache.store("weights", key, ident, out)
+    return out
 
 
 def _mrr(R, tokens: int, context: int, requested: int | None, attn_dp: int) -> tuple[int, bool]:
