@@ -40,7 +40,7 @@ _CONTEXT_KEYS = ("max_sequence_length", "seq_length", "max_seq_len", "model_max_
 FAMILIES = ("gqa", "mla", "dsa", "dsv4", "hybrid_swa", "hybrid_mamba")
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class ModelSpec:
     """A model as kvplan plans it."""
 

@@ -26,7 +26,7 @@ DEFAULT_DEPLOYMENT: dict[str, Any] = dict(
 )
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class Deployment:
     model: str | None = None
     gpu: str | None = None

@@ -104,7 +104,7 @@ CONFIG_KEYS = frozenset(
 _STRICT = {"extra": "forbid"}
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class WeightsInfo:
     __pydantic_config__ = _STRICT
     checkpoint_bytes: PositiveInt | None = None
@@ -114,7 +114,7 @@ class WeightsInfo:
     notes: str = ""
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class Variant:
     __pydantic_config__ = _STRICT
     id: str
@@ -124,7 +124,7 @@ class Variant:
     notes: str = ""
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class ModelPreset:
     __pydantic_config__ = _STRICT
     id: str
@@ -142,7 +142,7 @@ class ModelPreset:
                       "variants": [Variant(**v) for v in d.get("variants", [])]})
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class HardwarePreset:
     __pydantic_config__ = _STRICT
     id: str

@@ -429,7 +429,7 @@ def dsv4_select_layout(
 # ----------------------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class DSV4Pools:
     """Result of :func:`dsv4_pool_sizes` for one attention-DP rank / PP stage (target worker)."""
 
