@@ -5,7 +5,6 @@ apply its own default (and say so in ``assumptions``).  With no model given, the
 deployment applies (:data:`DEFAULT_DEPLOYMENT`, the one this project started from).
 """
 
-from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields, replace

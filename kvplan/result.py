@@ -9,7 +9,6 @@ The first block of fields is the JSON contract read by scripts outside this repo
 key or change its meaning; add new keys freely.
 """
 
-from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
