@@ -47,7 +47,8 @@ def frontier_series(table) -> list[Series]:
             continue
         g = table.groups[int(table.cols["gid"][i])]
         key = tuple(short_label(g, k) if k in g.labels else _fmt(r.get(k)) for k in vary)
-        label = " ".join(v if k in g.labels else f"{_SHORT.get(k, k)}={v}" for k, v in zip(vary, key)) \
+        label = " ".join(v if k in ("model", "gpu", "engine", "kv_cache_dtype") else f"{_SHORT.get(k, k)}={v}"
+                         for k, v in zip(vary, key)) \
             or f"{short_label(g, 'model')} on {short_label(g, 'gpu')}"
         s = groups.setdefault(key, Series(label=label, x=[], y=[], fits=[]))
         s.x.append(r["context_length"])
@@ -204,6 +205,7 @@ def save_plot(series: list[Series], path: str | Path, *, title: str = "KV capaci
         ax.plot(s.x, s.y, marker="o", color=COLORS[si % len(COLORS)], label=s.label)
     ax.set_xscale("log", base=2)
     ax.set_yscale("symlog", linthresh=1)
+    ax.set_ylim(bottom=0)  # concurrency is never negative; symlog would otherwise draw a mirrored half
     ax.set_xlabel("context length (tokens)")
     ax.set_ylabel("requests at once")
     ax.set_title(title)
