@@ -14,6 +14,10 @@ from hypothesis import HealthCheck, settings
 
 # The suite's own cache (validated presets, weight estimates), not the user's ~/.cache/kvplan.
 os.environ["KVPLAN_CACHE_DIR"] = tempfile.mkdtemp(prefix="kvplan-test-cache-")
+# Never the internet: a model id that is not a preset would make kvplan ask the Hugging Face Hub; point every such
+# request at a closed local port (connection refused at once).  tests/test_hub.py sets its own stand-in server.
+os.environ["HF_ENDPOINT"] = "http://127.0.0.1:9"
+os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="kvplan-test-hf-")
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT / "tests" / "data" / "shared"
