@@ -41,6 +41,8 @@ def to_csv(results) -> str:
 
 
 def _g(n: int | float) -> str:
+    if 0 < abs(n) < GiB / 10:
+        return f"{n / 2**20:,.1f} MiB"
     return f"{n / GiB:,.2f} GiB"
 
 

@@ -175,7 +175,10 @@ def plan_sglang(dep, model, gpu) -> FitResult:
         est = _weight_estimate(model, tp=tp, pp=pp, ep=ep, attn_dp=attn_dp, engram_on_host=dep.engram_on_host)
         weights = est["per_gpu_bytes"]
         weight_source = f"estimated from {est['method']} ({model.quantization} weights)"
-        assumptions.append(f"weights {fmt_gib(weights)} per GPU, {weight_source}, sharded tp {tp} / ep {ep} / pp {pp}")
+        parts = ", ".join(f"{name} {nbytes / GiB:.2f}" for name, nbytes in
+                          sorted(est.get("breakdown", []), key=lambda x: -x[1])[:6])
+        assumptions.append(f"weights {fmt_gib(weights)} per GPU, {weight_source}, sharded tp {tp} / ep {ep} / pp {pp}"
+                           + (f" (GiB: {parts})" if parts else ""))
         assumptions.extend(est["notes"])
     if weights >= free:
         warnings.append(f"the weights ({fmt_gib(weights)} per GPU) do not fit in the free memory ({fmt_gib(free)})")
@@ -419,7 +422,8 @@ def _weight_estimate(model, *, tp: int, pp: int, ep: int, attn_dp: int, engram_o
     est = estimate_weight_bytes(config=model.config, quantization=model.quantization,
                                 checkpoint_bytes=model.checkpoint_bytes, tp_size=tp, pp_size=pp, ep_size=ep,
                                 attn_dp_size=attn_dp, engine="sglang", engram_on_host=engram_on_host)
-    out = {"per_gpu_bytes": est.per_gpu_bytes, "method": est.method, "notes": list(est.notes)}
+    out = {"per_gpu_bytes": est.per_gpu_bytes, "method": est.method, "notes": list(est.notes),
+           "breakdown": [[name, nbytes] for name, nbytes in est.breakdown if nbytes]}
     cache.store("weights", key, ident, out)
     return out
 
