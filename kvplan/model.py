@@ -390,7 +390,7 @@ def spec_from_path(path: Path) -> ModelSpec:
         kv_algo = q.get("kv_cache_quant_algo")
         if kv_algo and "kv_cache_quant_algo" not in cfg:
             cfg = {**cfg, "kv_cache_quant_algo": kv_algo}
-    name = cfg.get("_name_or_path") or folder.name
+    name = cfg.get("_name_or_path") or (folder.name if path.is_dir() else str(path))
     return spec_from_config(cfg, model_id=str(name), source=f"config.json: {cfg_path}", quantization=quant,
                             checkpoint_bytes=ckpt, notes=tuple(notes))
 
