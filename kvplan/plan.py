@@ -73,7 +73,11 @@ class Deployment:
         if self.model is not None:
             return self
         given = {f.name: getattr(self, f.name) for f in fields(self)}
-        merged = {k: (v if given.get(k) is None else given[k]) for k, v in DEFAULT_DEPLOYMENT.items()}
+        defaults = dict(DEFAULT_DEPLOYMENT)
+        if self.engine == "vllm":  # SGLang-only knobs of the default deployment; vLLM uses its own defaults
+            for k in ("mem_fraction_static", "chunked_prefill_size", "attention_backend"):
+                defaults.pop(k)
+        merged = {k: (v if given.get(k) is None else given[k]) for k, v in defaults.items()}
         return replace(self, **merged)
 
 

@@ -90,7 +90,7 @@ def plan(dep, model, gpu) -> FitResult:
         engine="vllm", engine_version=p.engine_version, model=model.id, gpu=label, num_gpus=dep.num_gpus or tp * pp * dp,
         tp=tp, pp=pp, dp=dp, ep=dep.ep or 1, dp_attention=False,
         kv_cache_dtype=(dep.kv_cache_dtype if dep.kv_cache_dtype not in (None, "auto") else model.model_dtype),
-        kv_bytes_per_token=p.kv_bytes_per_token,
+        kv_bytes_per_token=p.kv_bytes_per_token or (p.bytes_per_block / p.block_size if p.block_size else 0.0),
         kv_budget_bytes=p.available_kv_bytes, kv_pool_tokens=p.gpu_kv_cache_tokens,
         max_running_requests=p.max_num_seqs, max_concurrency=round(conc_total, 2),
         max_context_length=p.max_model_len if p.fits else (p.estimated_max_model_len or 0),
