@@ -97,3 +97,15 @@ def test_side_by_side_is_one_table():
     header = next(line for line in res.stdout.splitlines() if "per GPU" in line)
     assert "SGLang" in header and "vLLM" in header
     assert sum("KV pool (tokens)" in line for line in res.stdout.splitlines()) == 1
+
+
+def test_dsv41_dp_attention_sizes_the_window_pool_per_rank():
+    """V4.1 cap mode with DP attention 8 (SGLang 0.5.23): chunked prefill 2048 // 8 = 256 per rank
+    (parallel_hook._handle_data_parallelism), 16 // 8 = 2 requests per rank; per request 128 (window)
+    + 128 x 1 (eviction interval x draft tokens) + 256 (page) + 256 (decode alloc) = 768; cap = 768 x 2
+    + 2 x 256 (two chunks in flight) + 256 = 2,304; prefix tails 4 x 2 = 8 x (128 + 256) = 3,072;
+    ceil256(5,376) = 5,376 slots.  The pool allocates one extra 256-row page: 5,632 x 40 layers x 585 B."""
+    d = fit_json("--dp", "8", "--enable-dp-attention")
+    assert d["max_running_requests"] == 2
+    swa = next(p for p in d["pools"] if p["name"].startswith("swa_kv"))
+    assert swa["bytes"] == (5_376 + 256) * 40 * 585

@@ -90,7 +90,7 @@ def plan_sglang(dep, model, gpu) -> FitResult:
                          field="--num-gpus", hint=f"use --num-gpus {needed} or lower the parallelism")
     if num_gpus > needed:
         warnings.append(f"{num_gpus} GPUs given but the deployment uses {needed} (tp x pp x dp)")
-    if ep > 1 and (tp * (1 if dep.enable_dp_attention else 1)) % ep and ep != tp * dp:
+    if ep > 1 and tp % ep and ep != tp * dp:
         warnings.append(f"--ep-size {ep} does not divide the tp group of {tp}; SGLang requires ep to divide tp")
 
     device, gpu_mib, gpu_label = _device(dep, gpu, assumptions)
@@ -134,8 +134,9 @@ def plan_sglang(dep, model, gpu) -> FitResult:
         assumptions.append(f"chunked_prefill_size {cps} (SGLang's default for a {gpu_mib or 0:,} MiB GPU)")
     else:
         cps = dep.chunked_prefill_size
+    cps_global = cps  # the flag; kvplan.layouts.dsv4 divides by the attention-DP size itself
     if attn_dp > 1 and cps > 0:
-        cps = max(1, cps // attn_dp)
+        cps = max(1, cps // attn_dp)  # parallel_hook.py _handle_data_parallelism, after the defaults
 
     mrr_requested = dep.max_running_requests
     if family == "dsv4" and mrr_requested is None:
@@ -216,7 +217,7 @@ def plan_sglang(dep, model, gpu) -> FitResult:
             res = dsv4.dsv4_pool_sizes(
                 geometry=geom, budget_bytes=max(budget, 0), layout=layout, page_size=page,
                 max_running_requests=mrr_requested, attn_dp_size=attn_dp, context_len=context,
-                chunked_prefill_size=cps, radix_cache=not dep.disable_radix_cache,
+                chunked_prefill_size=cps_global, radix_cache=not dep.disable_radix_cache,
                 overlap_schedule=not dep.disable_overlap_schedule, swa_full_tokens_ratio=dep.swa_full_tokens_ratio,
                 speculative_num_draft_tokens=(dep.speculative_num_draft_tokens or 0) if spec_algo else 0,
                 stage_layers=rng if pp > 1 else None)
