@@ -144,13 +144,15 @@ def plan_sglang(dep, model, gpu) -> FitResult:
         assumptions.append("max_running_requests 256 (SGLang's DeepSeek-V4 default when unset)")
 
     if dep.mem_fraction_static is None:
-        max_bs = R.default_cuda_graph_max_bs(gpu_memory_mib=gpu_mib, tp_size=tp, max_running_requests=mrr_requested)
+        # the user's --max-running-requests only: the DeepSeek-V4 default of 256 is declared after this heuristic
+        max_bs = R.default_cuda_graph_max_bs(gpu_memory_mib=gpu_mib, tp_size=tp,
+                                             max_running_requests=dep.max_running_requests)
         mfs = R.default_mem_fraction_static(
-            gpu_memory_mib=gpu_mib, tp_size=tp, pp_size=pp, chunked_prefill_size=cps if cps > 0 else 16384,
+            gpu_memory_mib=gpu_mib, tp_size=tp, pp_size=pp, chunked_prefill_size=cps_global if cps_global > 0 else 16384,
             cuda_graph_max_bs=max_bs, is_mla=family in ("mla", "dsa"), attn_dp_size=attn_dp,
             disable_cuda_graph=dep.disable_cuda_graph)
         assumptions.append(f"mem_fraction_static {mfs} (SGLang's default heuristic: {gpu_mib or 0:,} MiB, tp {tp}, "
-                           f"chunked prefill {cps}, CUDA-graph max bs {max_bs})")
+                           f"chunked prefill {cps_global}, CUDA-graph max bs {max_bs})")
     else:
         mfs = float(dep.mem_fraction_static)
 
