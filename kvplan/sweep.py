@@ -554,11 +554,12 @@ def sweep(base: Deployment, axes: Mapping[str, Sequence], *, max_points: int = M
     offset = 0
     for combo in itertools.product(*(axes[f] for f in group_fields)):
         gdep = replace(base, **dict(zip(group_fields, combo)))
-        # SGLang's default mem_fraction_static depends on the request cap: make it a group axis then
+        # SGLang's default mem_fraction_static depends on the request cap and on --max-total-tokens (which caps
+        # the prefill CUDA-graph batch): make them group axes then
         split = []
-        if ("mem_fraction_static" not in axes and gdep.with_defaults().mem_fraction_static is None
-                and "max_running_requests" in axes and gdep.engine == "sglang"):
-            split = ["max_running_requests"]
+        if "mem_fraction_static" not in axes and gdep.with_defaults().mem_fraction_static is None \
+                and gdep.engine == "sglang":
+            split = [f for f in ("max_running_requests", "max_total_tokens") if f in axes]
         inner_num = [f for f in numeric_fields if f not in split]
         for sub in itertools.product(*(axes[f] for f in split)):
             dep = replace(gdep, **dict(zip(split, sub)))

@@ -150,7 +150,11 @@ def plan_sglang(dep, model, gpu) -> FitResult:
         mfs = R.default_mem_fraction_static(
             gpu_memory_mib=gpu_mib, tp_size=tp, pp_size=pp, chunked_prefill_size=cps_global if cps_global > 0 else 16384,
             cuda_graph_max_bs=max_bs, is_mla=family in ("mla", "dsa"), attn_dp_size=attn_dp,
-            disable_cuda_graph=dep.disable_cuda_graph)
+            disable_cuda_graph=dep.disable_cuda_graph, vendor=vendor, dcp_size=dcp,
+            max_running_requests=dep.max_running_requests, max_total_tokens=dep.max_total_tokens,
+            prefill_cuda_graph=R.default_prefill_cuda_graph(
+                vendor=vendor, pp_size=pp, dcp_size=dcp, disable_cuda_graph=dep.disable_cuda_graph,
+                is_multimodal=model.is_multimodal, is_deepseek_v4=family == "dsv4"))
         assumptions.append(f"mem_fraction_static {mfs} (SGLang's default heuristic: {gpu_mib or 0:,} MiB, tp {tp}, "
                            f"chunked prefill {cps_global}, CUDA-graph max bs {max_bs})")
     else:
