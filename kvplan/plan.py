@@ -53,6 +53,7 @@ class Deployment:
     non_torch_memory: int | None = None
     cuda_graph_memory: int | None = None
     attention_backend: str | None = None
+    dsv4_attn_backend: str | None = None      # SGLang --dsv4-attn-backend (auto | flashmla | flashmla_mega | trtllm)
     disable_radix_cache: bool = False
     disable_overlap_schedule: bool = False
     disable_cuda_graph: bool = False

@@ -213,7 +213,7 @@ def plan_sglang(dep, model, gpu) -> FitResult:
 
         geom = dsv4.dsv4_geometry_from_config(model.raw_config or model.config)
         layout = dsv4.dsv4_select_layout(sm_major=sm_major, is_v41=geom.is_v41, kv_cache_dtype=kv_dtype,
-                                         attn_tp_size=attn_tp, attention_backend=None)
+                                         attn_tp_size=attn_tp, attention_backend=dep.dsv4_attn_backend)
         if pp > 1 and geom.is_v41:
             raise InputError("DeepSeek-V4.1 does not support pipeline parallelism in SGLang", field="--pp-size",
                              hint="use --pp-size 1")
