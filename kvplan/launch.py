@@ -575,6 +575,11 @@ _SG_MAP: dict[str, tuple[str, _Conv]] = {
     "--swa-full-tokens-ratio": ("swa_full_tokens_ratio", _fraction),
     "--speculative-algorithm": ("speculative_algorithm", lambda f, v: v),
     "--speculative-num-draft-tokens": ("speculative_num_draft_tokens", lambda f, v: _int(f, v, minimum=0)),
+    "--dsv4-attn-backend": ("dsv4_attn_backend",
+                            lambda f, v: _choice(f, v, ("auto", "flashmla", "flashmla_mega", "trtllm"))),
+    "--dcp-size": ("dcp_size", lambda f, v: _int(f, v)),
+    "--mamba-full-memory-ratio": ("mamba_full_memory_ratio", lambda f, v: _float(f, v)),
+    "--max-mamba-cache-size": ("max_mamba_cache_size", lambda f, v: _int(f, v)),
 }
 _SG_ALIASES = {
     "--model": "--model-path", "--tensor-parallel-size": "--tp-size", "--pipeline-parallel-size": "--pp-size",
