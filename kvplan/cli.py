@@ -73,7 +73,7 @@ _APP_SETTINGS = dict(cls=KvplanGroup, add_completion=False, no_args_is_help=True
                      pretty_exceptions_enable=False,
                      help="kvplan: how big the KV cache is, the longest context and how many requests run at once, "
                           "the way SGLang and vLLM size them at startup.")
-app = typer.Typer(**_APP_SETTINGS)
+_core = typer.Typer(**_APP_SETTINGS)  # fit, models, gpus, show, version; `app` adds the planning commands
 
 
 class Fmt(str, Enum):
@@ -118,7 +118,7 @@ def _emit(results, fmt: Optional[Fmt]) -> None:
 _SIZE = "SIZE"
 
 
-@app.command("fit", context_settings={"allow_extra_args": True})
+@_core.command("fit", context_settings={"allow_extra_args": True})
 def fit_cmd(
     ctx: typer.Context,
     model: Optional[str] = typer.Option(None, "-m", "--model", help="Preset id (HF id such as deepseek-ai/DeepSeek-V3), alias, or a config.json / model folder. Default: the DeepSeek-V4.1-Flash deployment."),
@@ -236,7 +236,7 @@ def fit_cmd(
         raise DoesNotFitError("; ".join(r.verdict for r in results if not r.fits))
 
 
-@app.command("models")
+@_core.command("models")
 def models_cmd(fmt: Optional[Fmt] = typer.Option(None, "--format", help="table | json | csv")) -> None:
     """List the model presets."""
     from kvplan import presets
@@ -251,7 +251,7 @@ def models_cmd(fmt: Optional[Fmt] = typer.Option(None, "--format", help="table |
     _emit_rows(rows, fmt, title="model presets")
 
 
-@app.command("gpus")
+@_core.command("gpus")
 def gpus_cmd(fmt: Optional[Fmt] = typer.Option(None, "--format", help="table | json | csv")) -> None:
     """List the hardware presets."""
     from kvplan import presets
@@ -262,7 +262,7 @@ def gpus_cmd(fmt: Optional[Fmt] = typer.Option(None, "--format", help="table | j
     _emit_rows(rows, fmt, title="GPU presets")
 
 
-@app.command("show")
+@_core.command("show")
 def show_cmd(
     model: str = typer.Argument(..., help="Preset id, alias, or config.json / model folder."),
     gpu: Optional[str] = typer.Option(None, "-g", "--gpu", help="GPU (changes dtype defaults and layouts)."),
@@ -305,16 +305,9 @@ def _emit_rows(rows: list[dict], fmt: Optional[Fmt], *, title: str, info: dict |
         Console().print(t)
 
 
-from kvplan.commands.calibrate_cmd import calibrate_cmd  # noqa: E402
-from kvplan.commands.plan_cmds import check_cmd, solve_cmd, sweep_cmd  # noqa: E402
-
-app.command("sweep")(sweep_cmd)
-app.command("solve")(solve_cmd)
-app.command("check")(check_cmd)
-app.command("calibrate")(calibrate_cmd)
 
 
-@app.command("version")
+@_core.command("version")
 def version_cmd() -> None:
     """Print kvplan's version and the engine versions it models."""
     from kvplan import __version__
@@ -327,10 +320,39 @@ def _root() -> None:
     vLLM size them at startup."""
 
 
+_FULL = None
+_PLAN_COMMANDS = ("sweep", "solve", "check", "calibrate")
+
+
+def _full_app():
+    """The whole CLI: the core commands plus sweep / solve / check / calibrate (their modules load here)."""
+    global _FULL
+    if _FULL is None:
+        from kvplan.commands.calibrate_cmd import calibrate_cmd
+        from kvplan.commands.plan_cmds import check_cmd, solve_cmd, sweep_cmd
+
+        full = typer.Typer(**_APP_SETTINGS)
+        full.registered_commands.extend(_core.registered_commands)
+        full.command("sweep")(sweep_cmd)
+        full.command("solve")(solve_cmd)
+        full.command("check")(check_cmd)
+        full.command("calibrate")(calibrate_cmd)
+        _FULL = full
+    return _FULL
+
+
+def __getattr__(name: str):
+    """``kvplan.cli.app`` is the whole CLI, built on first use (PEP 562)."""
+    if name == "app":
+        return _full_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def _single_command_app(name: str):
     """An app holding only the command being run: typer builds every registered command's parameters at each
     start, so ``kvplan fit`` should not pay for sweep's, solve's, check's and calibrate's (a few ms each)."""
-    for info in app.registered_commands:
+    source = _full_app() if name in _PLAN_COMMANDS else _core
+    for info in source.registered_commands:
         if info.name == name:
             one = typer.Typer(**_APP_SETTINGS)
             one.registered_commands.append(info)
@@ -347,7 +369,7 @@ def main() -> None:
     one = _single_command_app(argv[0]) if argv and not argv[0].startswith("-") else None
     code = 0
     try:
-        (one or app)()
+        (one or _full_app())()
     except SystemExit as exc:
         if isinstance(exc.code, int):
             code = exc.code
