@@ -137,10 +137,6 @@ class Recovered:
     gpu_preset: Any = None               # kvplan.presets.HardwarePreset or None
 
 
-def _norm(s: str) -> str:
-    return "".join(ch for ch in s.lower() if ch.isalnum())
-
-
 def resolve_log_model(name: str):
     """(ModelSpec, note) for a model name printed in a log.
 
@@ -149,7 +145,7 @@ def resolve_log_model(name: str):
     without the variant rules of :func:`kvplan.model.resolve_model`).  InputError when nothing matches.
     """
     from kvplan import presets
-    from kvplan.model import resolve_model
+    from kvplan.model import norm_name, resolve_model
 
     try:
         return resolve_model(name), None
@@ -161,10 +157,10 @@ def resolve_log_model(name: str):
             return resolve_model(base), f"model path {name!r}: its last component {base!r} taken as the preset"
         except InputError:
             pass
-    key = _norm(base or name)
+    key = norm_name(base or name)
     for m in presets.all_models():
         names = [m.id] + list(m.aliases) + [v.id for v in m.variants]
-        if any(_norm(n.rpartition("/")[2]) == key for n in names):
+        if any(norm_name(n.rpartition("/")[2]) == key for n in names):
             return resolve_model(m.id), f"model {name!r} matched preset {m.id} by its name"
     raise InputError(f"the log's model {name!r} is not a kvplan preset", field="--model",
                      hint="pass --model with a preset id or a config.json path (run `kvplan models`)")

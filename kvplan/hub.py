@@ -436,24 +436,13 @@ def fetch_model_files(model_id: str, *, backend: str | None = None) -> dict[str,
             "source": source, "backend": hub.name, "notes": notes}
 
 
-def _quant_from_hf_quant_config(hq: dict | None) -> tuple[str | None, str | None]:
-    """(weight quantization, kv_cache_quant_algo) from a ModelOpt ``hf_quant_config.json``."""
-    q = (hq or {}).get("quantization") if isinstance(hq, dict) else None
-    if not isinstance(q, dict):
-        return None, None
-    algo = str(q.get("quant_algo") or "").upper()
-    quant = "nvfp4" if "FP4" in algo else "fp8" if "FP8" in algo else None
-    kv = q.get("kv_cache_quant_algo")
-    return quant, (str(kv) if kv else None)
-
-
 def spec_from_hub(model_id: str):
     """A :class:`kvplan.model.ModelSpec` from the Hub's JSON files (no model code is downloaded or run)."""
-    from kvplan.model import spec_from_config
+    from kvplan.model import quant_from_hf_quant_config, spec_from_config
 
     files = fetch_model_files(model_id)
     cfg = dict(files["config"])
-    quant, kv_algo = _quant_from_hf_quant_config(files["hf_quant_config"])
+    quant, kv_algo = quant_from_hf_quant_config(files["hf_quant_config"])
     if kv_algo and "kv_cache_quant_algo" not in cfg:
         cfg["kv_cache_quant_algo"] = kv_algo
     notes = [f"config from the Hugging Face Hub: {files['source']}"] + list(files["notes"])

@@ -357,6 +357,17 @@ def _read_json(path: Path, what: str) -> Any:
                          hint="pass a Hugging Face config.json") from None
 
 
+def quant_from_hf_quant_config(hq: Any) -> tuple[str | None, str | None]:
+    """(weight quantization, kv_cache_quant_algo) from a ModelOpt ``hf_quant_config.json`` (folder or Hub)."""
+    q = hq.get("quantization") if isinstance(hq, dict) else None
+    if not isinstance(q, dict):
+        return None, None
+    algo = str(q.get("quant_algo") or "").upper()
+    quant = "nvfp4" if "FP4" in algo else "fp8" if "FP8" in algo else None
+    kv = q.get("kv_cache_quant_algo")
+    return quant, (str(kv) if kv else None)
+
+
 def spec_from_path(path: Path) -> ModelSpec:
     """A config.json file, or a model folder with config.json (and model.safetensors.index.json)."""
     folder = path if path.is_dir() else path.parent
@@ -379,15 +390,7 @@ def spec_from_path(path: Path) -> ModelSpec:
     quant = None
     hq = folder / "hf_quant_config.json"
     if hq.is_file():
-        data = _read_json(hq, "hf_quant_config.json")
-        q = data.get("quantization") if isinstance(data, dict) else None
-        q = q if isinstance(q, dict) else {}
-        algo = str(q.get("quant_algo") or "").upper()
-        if "FP4" in algo:
-            quant = "nvfp4"
-        elif "FP8" in algo:
-            quant = "fp8"
-        kv_algo = q.get("kv_cache_quant_algo")
+        quant, kv_algo = quant_from_hf_quant_config(_read_json(hq, "hf_quant_config.json"))
         if kv_algo and "kv_cache_quant_algo" not in cfg:
             cfg = {**cfg, "kv_cache_quant_algo": kv_algo}
     name = cfg.get("_name_or_path") or (folder.name if path.is_dir() else str(path))
@@ -395,7 +398,8 @@ def spec_from_path(path: Path) -> ModelSpec:
                             checkpoint_bytes=ckpt, notes=tuple(notes))
 
 
-def _norm(s: str) -> str:
+def norm_name(s: str) -> str:
+    """Case- and punctuation-blind form of a model or GPU name, for lookups."""
     return "".join(ch for ch in s.lower() if ch.isalnum())
 
 
@@ -433,12 +437,12 @@ def resolve_model(text: str) -> ModelSpec:
     if f.is_file():
         return _preset_spec(presets.load_model_file(f))
     models = presets.all_models()
-    key = _norm(text)
+    key = norm_name(text)
     for m in models:
-        if _norm(m.id) == key or any(_norm(a) == key for a in m.aliases):
+        if norm_name(m.id) == key or any(norm_name(a) == key for a in m.aliases):
             return _preset_spec(m)
         for v in m.variants:
-            if _norm(v.id) == key:
+            if norm_name(v.id) == key:
                 return _preset_spec(m, variant=v)
     # published-variant rules: strip quantization / instruct / date suffixes, match the base by name
     org, _, name = text.rpartition("/")
@@ -455,7 +459,7 @@ def resolve_model(text: str) -> ModelSpec:
             break
         for m in models:
             cands = [m.id.rpartition("/")[2]] + [a.rpartition("/")[2] for a in m.aliases]
-            if any(_norm(c) == _norm(stripped) for c in cands):
+            if any(norm_name(c) == norm_name(stripped) for c in cands):
                 spec = _preset_spec(m, requested=text,
                                     note=f"{text} resolved to the geometry of preset {m.id}"
                                          + (f" with {quant} weights" if quant else ""))
@@ -486,9 +490,9 @@ def resolve_gpu(text: str):
     if not text or not text.strip():
         raise InputError("empty GPU name", field="--gpu", hint="run `kvplan gpus`")
     gpus = presets.all_gpus()
-    key = _norm(text)
+    key = norm_name(text)
     for g in gpus:
-        if key in {_norm(g.id), _norm(g.name), *(_norm(a) for a in g.aliases)}:
+        if key in {norm_name(g.id), norm_name(g.name), *(norm_name(a) for a in g.aliases)}:
             return g
     import difflib
 

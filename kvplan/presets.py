@@ -280,10 +280,6 @@ def load_hardware_file(path: Path, *, use_cache: bool = True) -> HardwarePreset:
     return _cached(HardwarePreset, path) if use_cache else _validate(HardwarePreset, path, _read_toml(path))
 
 
-def _norm(s: str) -> str:
-    return "".join(ch for ch in s.lower() if ch.isalnum())
-
-
 @functools.cache
 def all_models() -> tuple[ModelPreset, ...]:
     return tuple(load_model_file(p) for p in sorted((configs_dir() / "models").glob("*.toml")))

@@ -908,14 +908,14 @@ def pp_layer_ranges(num_layers: int, pp_size: int, *, engine: str = "sglang") ->
     """
     if pp_size < 1:
         raise InputError("pp_size must be >= 1", field="pp_size")
+    if engine != "vllm":
+        from kvplan.engines.sglang_rules import pp_layer_ranges as sglang_pp_layer_ranges
+
+        return sglang_pp_layer_ranges(num_layers=num_layers, pp_size=pp_size)
     base, rem = divmod(num_layers, pp_size)
     parts = [base] * pp_size
-    if engine == "vllm":
-        for k in range(2, rem + 2):
-            parts[-k] += 1
-    else:
-        for k in range(pp_size - rem, pp_size):
-            parts[k] += 1
+    for k in range(2, rem + 2):
+        parts[-k] += 1
     out, s = [], 0
     for p in parts:
         out.append((s, s + p))
