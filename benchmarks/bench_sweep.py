@@ -5,7 +5,7 @@
 1. evaluate_group: the vectorised budget -> tokens -> request cap -> concurrency arithmetic alone, 1,000,000
    points of one resolved group (mem_fraction_static x context x max_running_requests);
 2. sweep(): the whole library call on a multi-group grid (models x GPUs x TP x dtype, each resolved once by
-   ``kvplan.plan.fit``, then vectorised), 1,200,000 points;
+   ``kvplan.planning.plan.fit``, then vectorised), 1,200,000 points;
 3. end to end: a fresh ``python`` process running ``kvplan sweep ... --format csv -o FILE`` on 100,000 points
    (interpreter start, imports, presets, the sweep and the CSV file).
 Goals (issue "Planning at scale"): >= 1,000,000 points/s on one core; the 100,000-point CSV in < 1 s.
@@ -36,8 +36,10 @@ def best_of(n, fn):
 def main() -> None:
     import numpy as np
 
-    from kvplan.plan import Deployment
-    from kvplan.sweep import _fit_group, evaluate_group, sweep
+    from kvplan.deployment import Deployment
+    from kvplan.planning.sweep import _fit_group
+    from kvplan.planning.sweep import evaluate_group
+    from kvplan.planning.sweep import sweep
 
     # 1. the vectorised arithmetic alone
     g, _ = _fit_group(Deployment(model="Qwen/Qwen3-8B", gpu="h100-sxm"), {})
@@ -70,14 +72,14 @@ def main() -> None:
         args = ["sweep", "-m", "Qwen/Qwen3-8B", "-g", "h100-sxm,h200-sxm", "--tp", "1,2",
                 "--mem-fraction-static", "0.50:0.99:0.01", "--context-length", "1k:1000k:2k",
                 "--format", "csv", "-o", str(out)]
-        from kvplan import cli
+        from kvplan.cli import app as cli
 
         attached = any(c.name == "sweep" for c in cli.app.registered_commands)
         if attached:
             cmd = [sys.executable, "-m", "kvplan", *args]
         else:  # the lead has not attached it yet: a throwaway app with the same function
-            code = ("import sys, typer\nfrom kvplan.cli import KvplanGroup\n"
-                    "from kvplan.commands.plan_cmds import sweep_cmd\n"
+            code = ("import sys, typer\nfrom kvplan.cli.app import KvplanGroup\n"
+                    "from kvplan.cli.plan_cmds import sweep_cmd\n"
                     "app = typer.Typer(cls=KvplanGroup, add_completion=False)\napp.command('sweep')(sweep_cmd)\n"
                     "app.command('noop')(lambda: None)\napp(sys.argv[1:])\n")
             cmd = [sys.executable, "-c", code, *args]

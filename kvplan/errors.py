@@ -1,4 +1,4 @@
-"""One exception hierarchy; the CLI translates it in one place (``kvplan.cli.main``).
+"""One exception hierarchy; the CLI translates it in one place (``kvplan.cli.app.main``).
 
 * :class:`KvplanError` -- base; exit code 1 (internal / unexpected condition).
 * :class:`InputError` -- a user mistake (bad flag value, unknown preset, malformed

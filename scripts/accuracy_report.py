@@ -1,7 +1,7 @@
 """Write docs/accuracy.md: kvplan against the 40 public startup logs in tests/validation/logs.
 
-Per log: the measured-mode error (kvplan.calibrate with the log's own memory figures) and the cold-mode error
-(nothing measured: kvplan.runtime's free memory, kvplan.weights' weights, vLLM's activation / graph terms), the
+Per log: the measured-mode error (kvplan.planning.calibrate with the log's own memory figures) and the cold-mode error
+(nothing measured: kvplan.engines.runtime's free memory, kvplan.weights.estimate' weights, vLLM's activation / graph terms), the
 summary (median, p90, max), the runtime-overhead model against every logged free-at-start figure, and the
 weight estimate against every logged weight load.
 
@@ -129,7 +129,7 @@ def case_model(case: dict) -> str:
 
 
 def case_gpu(case: dict) -> str | None:
-    from kvplan.model import resolve_gpu
+    from kvplan.inputs.resolve import resolve_gpu
 
     fx = case["fixture"]
     for name in (fx.get("gpu_device"), fx.get("gpu")):
@@ -186,8 +186,10 @@ def inputs_for(log_id: str, cases: dict) -> tuple[str | None, str | None, dict, 
 
 def evaluate(log_path: Path, cases: dict) -> dict:
     """One log: measured and cold errors (None with a reason when a mode does not apply)."""
-    from kvplan.calibrate import calibrate, fit_recovered, recover_deployment
-    from kvplan.logs import read_log_file
+    from kvplan.planning.calibrate import calibrate
+    from kvplan.planning.calibrate import fit_recovered
+    from kvplan.planning.calibrate import recover_deployment
+    from kvplan.inputs.logs import read_log_file
 
     log_id = log_path.stem
     row: dict = {"id": log_id, "engine": None, "measured": None, "cold": None, "measured_why": "", "cold_why": "",
@@ -210,7 +212,7 @@ def evaluate(log_path: Path, cases: dict) -> dict:
         pr = primary_row(cal)
         tgt = (cases.get(log_id) or {}).get("fixture", {}).get("target")
         if tgt and tgt["kind"] == "kv_bytes" and cal.result is not None:
-            from kvplan.calibrate import Row
+            from kvplan.planning.calibrate import Row
 
             pr = Row("KV budget (fixture target)", "bytes", float(tgt["value"]), cal.result.kv_budget_bytes,
                      resolution=3 * 0.005 * GiB, note=tgt.get("note", ""))
@@ -256,7 +258,7 @@ def evaluate(log_path: Path, cases: dict) -> dict:
 
 
 def _has_cuda_total(gpu_id: str) -> bool:
-    from kvplan.model import resolve_gpu
+    from kvplan.inputs.resolve import resolve_gpu
 
     try:
         return bool(resolve_gpu(gpu_id).cuda_total_bytes)
@@ -344,7 +346,7 @@ def render(rows: list[dict], keep: str = "") -> str:
         why = "; ".join(x for x in (r["source"], r["measured_why"], r["cold_why"]) if x)
         out.append(f"| {r['id']} | {r['engine'] or '-'} | {r['quantity'] or '-'} | {lg} | {_pct(r['measured'])} | "
                    f"{_pct(r['cold'])} | {why.replace('|', '/')} |")
-    out += ["", "## Runtime overhead at start (kvplan.runtime)", "",
+    out += ["", "## Runtime overhead at start (kvplan.engines.runtime)", "",
             "Free memory per GPU at the engine's start-up snapshot (SGLang `Load weight begin`, vLLM `Free memory "
             "on device ... on startup`), modelled as device total - CUDA context - communicators(TP, interconnect), "
             "against the log, for every log whose GPU is a preset:", "",
@@ -355,7 +357,7 @@ def render(rows: list[dict], keep: str = "") -> str:
     if fr:
         s = summary([x.rel for _, x in fr])
         out.append(f"\nmedian abs error {s['median']:.2%}, max {s['max']:.2%} over {s['n']} logs.")
-    out += ["", "## Weight estimate (kvplan.weights) against logged weight loads", "",
+    out += ["", "## Weight estimate (kvplan.weights.estimate) against logged weight loads", "",
             "| log | logged | estimated | error | method |", "|---|---|---|---|---|"]
     wr = [(r["id"], x) for r in rows for x in r["weight_rows"]]
     for i, x in wr:

@@ -1,4 +1,4 @@
-"""Validation suite: every public log in tests/validation/logs reproduced in measured mode (kvplan.calibrate).
+"""Validation suite: every public log in tests/validation/logs reproduced in measured mode (kvplan.planning.calibrate).
 
 Tolerance 0.5 % on the log's pool size (tokens, blocks or KV GiB).  Logs that cannot be reproduced are listed in
 EXCEPTIONS with the reason (the same reasons appear in docs/accuracy.md); nothing is fitted.  Inputs a log

@@ -1,4 +1,4 @@
-"""kvplan.calibrate and the `calibrate` command on real public logs (tests/validation/logs).
+"""kvplan.planning.calibrate and the `calibrate` command on real public logs (tests/validation/logs).
 
 Expected numbers are hand-derived from the logged figures and SGLang's rule
 rest = A - P (1 - mem_fraction_static) (mem_cache/kv_cache_configurator.py, v0.5.23), not from kvplan's output.
@@ -13,17 +13,22 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from kvplan.calibrate import DisagreesError, calibrate, recover_deployment, render_calibration, resolve_log_model
+from kvplan.planning.calibrate import DisagreesError
+from kvplan.planning.calibrate import calibrate
+from kvplan.planning.calibrate import recover_deployment
+from kvplan.planning.calibrate import render_calibration
+from kvplan.planning.calibrate import resolve_log_model
 from kvplan.errors import InputError
-from kvplan.logs import parse_log, read_log_file
+from kvplan.inputs.logs import parse_log
+from kvplan.inputs.logs import read_log_file
 
 LOGS = Path(__file__).resolve().parent / "validation" / "logs"
 GiB = 2**30
 
 
 def _app():
-    from kvplan.cli import KvplanGroup
-    from kvplan.commands.calibrate_cmd import calibrate_cmd
+    from kvplan.cli.app import KvplanGroup
+    from kvplan.cli.calibrate_cmd import calibrate_cmd
 
     app = typer.Typer(cls=KvplanGroup, add_completion=False)
     app.command("calibrate")(calibrate_cmd)

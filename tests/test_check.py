@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from kvplan.checkfile import check, load_plan, to_junit
+from kvplan.planning.check import check
+from kvplan.planning.check import load_plan
+from kvplan.planning.check import to_junit
 from kvplan.errors import InputError
 from tests.test_sweep import run
 
@@ -187,7 +189,7 @@ max_running_requests 4096)
 def test_golden_check_table(tmp_path):
     from rich.console import Console
 
-    from kvplan.checkfile import render
+    from kvplan.planning.check import render
 
     con = Console(width=100, force_terminal=False, color_system=None, record=True)
     render(check(load_plan(write(tmp_path, PLAN))), path="plan.toml", console=con)

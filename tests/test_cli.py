@@ -7,7 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from kvplan.cli import app
+from kvplan.cli.app import app
 from kvplan.result import CONTRACT_KEYS
 
 runner = CliRunner()
@@ -191,8 +191,9 @@ def test_golden_table_default(tmp_path):
 
     from rich.console import Console
 
-    from kvplan import render
-    from kvplan.plan import Deployment, fit
+    from kvplan.views import render
+    from kvplan.deployment import Deployment
+    from kvplan.planning.plan import fit
 
     con = Console(width=100, record=True, color_system=None, force_terminal=False, file=open(os.devnull, "w"))
     render.table(fit(Deployment()), console=con)

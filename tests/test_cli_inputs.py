@@ -7,7 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from kvplan.cli import app
+from kvplan.cli.app import app
 
 runner = CliRunner()
 LOGS = Path(__file__).parent / "validation" / "logs"

@@ -2,15 +2,15 @@
 
 Parsers (and what a generated input goes through):
 
-* ``config``  -- ``kvplan.model.spec_from_config`` / ``spec_from_path`` on random and mutated HF config.json
-  (dicts and raw bytes); every mutated config that parses from its file is then planned with ``kvplan.plan.fit`` (SGLang and vLLM),
+* ``config``  -- ``kvplan.hfconfig.spec.spec_from_config`` / ``spec_from_path`` on random and mutated HF config.json
+  (dicts and raw bytes); every mutated config that parses from its file is then planned with ``kvplan.planning.plan.fit`` (SGLang and vLLM),
   which may also raise only KvplanError;
-* ``toml``    -- ``kvplan.presets.load_model_file`` / ``load_hardware_file`` (``use_cache=False``) on random and
+* ``toml``    -- ``kvplan.inputs.presets.load_model_file`` / ``load_hardware_file`` (``use_cache=False``) on random and
   mutated preset TOML written to a tmp file; a preset that loads is planned too;
 * ``size`` / ``count`` -- ``kvplan.units.parse_size`` / ``parse_count``;
-* ``log``     -- ``kvplan.logs.parse_log`` (tests/test_logs.py fuzzes it too; this adds volume);
-* ``launch``  -- ``kvplan.launch.parse_launch_command`` (text and argv); a parse that succeeds must build a
-  :class:`kvplan.plan.Deployment` that ``validate`` accepts or rejects with InputError.
+* ``log``     -- ``kvplan.inputs.logs.parse_log`` (tests/test_logs.py fuzzes it too; this adds volume);
+* ``launch``  -- ``kvplan.inputs.launch.parse_launch_command`` (text and argv); a parse that succeeds must build a
+  :class:`kvplan.deployment.Deployment` that ``validate`` accepts or rejects with InputError.
 
 Volume: most tests draw one seed per Hypothesis example and derive a batch of inputs from it with
 ``random.Random(seed)`` (cheap generation, so the default run reaches >= 10,000 inputs per parser in well
@@ -34,7 +34,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvplan.errors import InputError, KvplanError
+from kvplan.errors import InputError
+from kvplan.errors import KvplanError
 from kvplan.units import MAX_BYTES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -87,7 +88,7 @@ _PRESET_CONFIGS: list[dict] = []
 
 def base_configs() -> list[dict]:
     if not _PRESET_CONFIGS:
-        from kvplan import presets
+        from kvplan.inputs import presets
 
         _PRESET_CONFIGS.extend(dict(m.config) for m in presets.all_models())
     return BASE_CONFIGS + _PRESET_CONFIGS
@@ -169,13 +170,15 @@ def _spec_checks(spec) -> None:
 
 
 def _plan_config(path: Path, which: int) -> None:
-    from kvplan.plan import Deployment, fit
+    from kvplan.deployment import Deployment
+    from kvplan.planning.plan import fit
 
     call("config_fit", fit, Deployment(model=str(path), **_PLAN_ARGS[which % len(_PLAN_ARGS)]))
 
 
 def _config_batch(tmp: Path, seed: int, n: int, plan_every: int) -> None:
-    from kvplan.model import spec_from_config, spec_from_path
+    from kvplan.hfconfig.spec import spec_from_config
+    from kvplan.inputs.resolve import spec_from_path
 
     rng = random.Random(seed)
     bases = base_configs()
@@ -210,7 +213,7 @@ _json = st.recursive(_json_leaf, lambda ch: st.lists(ch, max_size=4) | st.dictio
 @given(st.dictionaries(st.sampled_from(_KEYS), _json, max_size=14),
        st.dictionaries(st.sampled_from(_KEYS), st.integers(-4, 300), max_size=10))
 def test_fuzz_structured_configs(tmp_path_factory, raw, ints):
-    from kvplan.model import spec_from_config
+    from kvplan.hfconfig.spec import spec_from_config
 
     RAN.add("config")
     cfg = {**raw, **ints}
@@ -226,7 +229,7 @@ def test_fuzz_structured_configs(tmp_path_factory, raw, ints):
 @given(st.integers(0, 2**32))
 def test_fuzz_config_bytes(tmp_path_factory, seed):
     """Raw bytes: truncated, bit-flipped and non-UTF-8 config.json files, and folders holding them."""
-    from kvplan.model import spec_from_path
+    from kvplan.inputs.resolve import spec_from_path
 
     RAN.add("config")
     rng = random.Random(seed)
@@ -298,9 +301,12 @@ def mutate_toml(rng: random.Random, text: str) -> str:
 
 def _plan_preset(kind: str, obj) -> None:
     """A preset that loads must plan (or be rejected with InputError) like a shipped one."""
-    from kvplan.engines.sglang import plan_sglang
-    from kvplan.model import _preset_spec, resolve_gpu, resolve_model
-    from kvplan.plan import Deployment, validate
+    from kvplan.engines.sglang.planner import plan_sglang
+    from kvplan.inputs.resolve import _preset_spec
+    from kvplan.inputs.resolve import resolve_gpu
+    from kvplan.inputs.resolve import resolve_model
+    from kvplan.deployment import Deployment
+    from kvplan.deployment import validate
 
     dep = Deployment(model="fuzz", tp=1, mem_fraction_static=0.85, context_length=8192)
     validate(dep)
@@ -311,7 +317,8 @@ def _plan_preset(kind: str, obj) -> None:
 
 
 def _toml_batch(tmp: Path, seed: int, n: int, kind: str) -> None:
-    from kvplan.presets import load_hardware_file, load_model_file
+    from kvplan.inputs.presets import load_hardware_file
+    from kvplan.inputs.presets import load_model_file
 
     rng = random.Random(seed)
     load, bases = (load_model_file, MODEL_TOMLS_SMALL) if kind == "model" else (load_hardware_file, HW_TOMLS)
@@ -346,7 +353,8 @@ _toml_key = st.sampled_from(["id", "name", "memory_mib", "source", "aliases", "c
 @given(st.lists(st.tuples(_toml_key, st.sampled_from(TOML_VALUES)), max_size=10), st.text(max_size=40),
        st.booleans())
 def test_fuzz_generated_toml(tmp_path_factory, pairs, junk, hardware):
-    from kvplan.presets import load_hardware_file, load_model_file
+    from kvplan.inputs.presets import load_hardware_file
+    from kvplan.inputs.presets import load_model_file
 
     RAN.add("toml")
     text = "\n".join(f"{k} = {v}" for k, v in pairs) + "\n" + junk
@@ -356,7 +364,8 @@ def test_fuzz_generated_toml(tmp_path_factory, pairs, junk, hardware):
 
 
 def test_fuzz_toml_unreadable(tmp_path):
-    from kvplan.presets import load_hardware_file, load_model_file
+    from kvplan.inputs.presets import load_hardware_file
+    from kvplan.inputs.presets import load_model_file
 
     RAN.add("toml")
     (tmp_path / "dir.toml").mkdir()
@@ -465,7 +474,7 @@ LOG_BITS = ["Load weight end. avail mem=", "KV Cache is allocated. #tokens: ", "
 
 
 def _check_log(text: str) -> None:
-    from kvplan.logs import parse_log
+    from kvplan.inputs.logs import parse_log
 
     facts = call("log", parse_log, text)
     if facts is not None:
@@ -531,8 +540,9 @@ LAUNCH_BITS = [" --tp ", " --tp-size ", " -tp ", " --max-model-len ", " --mem-fr
 
 
 def _check_launch(cmd) -> None:
-    from kvplan.launch import parse_launch_command
-    from kvplan.plan import Deployment, validate
+    from kvplan.inputs.launch import parse_launch_command
+    from kvplan.deployment import Deployment
+    from kvplan.deployment import validate
 
     p = call("launch", parse_launch_command, cmd)
     if p is None:

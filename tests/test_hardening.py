@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from kvplan.cli import app
+from kvplan.cli.app import app
 
 ROOT = Path(__file__).resolve().parent.parent
 HF = ROOT / "tests" / "data" / "shared" / "hf-configs"
@@ -241,12 +241,12 @@ def test_calibrate_bad_logs(tmp_path):
 # ------------------------------------------------------------------------------------------------ internal errors
 
 def test_internal_error_is_one_line(monkeypatch):
-    import kvplan.plan
+    import kvplan.planning.plan
 
     def boom(dep):
         raise RuntimeError("boom\nsecond line")
 
-    monkeypatch.setattr(kvplan.plan, "fit", boom)
+    monkeypatch.setattr(kvplan.planning.plan, "fit", boom)
     res = run("fit", *M)
     assert res.exit_code == 1
     lines = res.stderr.splitlines()
@@ -258,10 +258,10 @@ def test_internal_error_is_one_line(monkeypatch):
 
 
 def test_debug_prints_the_traceback():
-    code = ("import sys, kvplan.plan as p\n"
+    code = ("import sys, kvplan.planning.plan as p\n"
             "def boom(dep): raise RuntimeError('boom')\n"
             "p.fit = boom\n"
-            "from kvplan.cli import app\n"
+            "from kvplan.cli.app import app\n"
             "sys.argv = ['kvplan'] + sys.argv[1:]\n"
             "app()\n")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -13,8 +13,11 @@ import json
 import pytest
 
 from kvplan.errors import InputError
-from kvplan.launch import LaunchParse, parse_launch_command, read_launch_text, vllm_human_int
-from kvplan.plan import Deployment
+from kvplan.inputs.launch import LaunchParse
+from kvplan.inputs.launch import parse_launch_command
+from kvplan.inputs.launch import read_launch_text
+from kvplan.inputs.launch import vllm_human_int
+from kvplan.deployment import Deployment
 
 
 def _err(cmd) -> InputError:
@@ -309,9 +312,10 @@ def test_argv_with_wrappers():
 
 
 def test_launch_command_plans_like_the_same_flags():
-    # The project's default deployment (kvplan.plan.DEFAULT_DEPLOYMENT) written as an SGLang launch command
+    # The project's default deployment (kvplan.deployment.DEFAULT_DEPLOYMENT) written as an SGLang launch command
     # must plan exactly like Deployment() with no arguments.
-    from kvplan.plan import DEFAULT_DEPLOYMENT, fit
+    from kvplan.deployment import DEFAULT_DEPLOYMENT
+    from kvplan.planning.plan import fit
 
     d = DEFAULT_DEPLOYMENT
     p = parse_launch_command(

@@ -1,4 +1,4 @@
-"""DeepSeek-V4 family pool sizing (kvplan.layouts.dsv4) against numbers derived by hand from SGLang 0.5.23.
+"""DeepSeek-V4 family pool sizing (kvplan.geometry.dsv4) against numbers derived by hand from SGLang 0.5.23.
 
 Every expected value below is computed in the comments from the engine's code
 (pool_configurator.DSV4PoolConfigurator, deepseek_v4_memory_pool, kv_layout), not from kvplan's output.
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from kvplan.errors import InputError
-from kvplan.layouts.dsv4 import (
+from kvplan.geometry.dsv4 import (
     DSV4Geometry,
     compress_state_ring_size,
     dsv4_geometry_from_config,
@@ -468,7 +468,7 @@ def test_page_size_must_be_256(v41):
     ],
 )
 def test_presets_parse(name, n_layers, is_v41):
-    from kvplan.presets import load_model_file
+    from kvplan.inputs.presets import load_model_file
 
     preset = load_model_file(REPO / "configs" / "models" / f"{name}.toml")
     geom = dsv4_geometry_from_config(preset.config)

@@ -1,4 +1,4 @@
-"""Mamba / linear-attention hybrids (kvplan.layouts.mamba), numbers derived by hand from SGLang 0.5.23.
+"""Mamba / linear-attention hybrids (kvplan.geometry.mamba), numbers derived by hand from SGLang 0.5.23.
 
 Engine code: python/sglang/srt/configs/mamba_utils.py (Mamba2StateShape.create, KimiLinearStateShape.create,
 mamba2_state_dtype), python/sglang/srt/mem_cache/kv_cache_configurator.py (_handle_max_mamba_cache,
@@ -12,9 +12,9 @@ import json
 
 import pytest
 
-from kvplan.engines import sglang_rules as R
+from kvplan.engines.sglang import rules as R
 from kvplan.errors import InputError
-from kvplan.layouts import mamba
+from kvplan.geometry import mamba
 from tests.conftest import SHARED
 
 GIB = 2**30

@@ -1,4 +1,4 @@
-"""Tests for kvplan.logs: recovery of the printed figures from real start-up logs, formats, robustness.
+"""Tests for kvplan.inputs.logs: recovery of the printed figures from real start-up logs, formats, robustness.
 
 Expected numbers come from the log text itself (SGLang "GB" and vLLM "GiB" are both 2**30 bytes: SGLang divides
 by ``GB = 1 << 30`` in memory_pool.py / get_available_gpu_memory; vLLM's ``format_gib`` divides by GiB_bytes).
@@ -16,7 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kvplan.errors import InputError
-from kvplan.logs import LogFacts, missing_for_measured, parse_log, read_log_file
+from kvplan.inputs.logs import LogFacts
+from kvplan.inputs.logs import missing_for_measured
+from kvplan.inputs.logs import parse_log
+from kvplan.inputs.logs import read_log_file
 
 GIB = 2**30
 HALF_CENT = 0.005 * GIB  # print rounding of a two-decimal GiB figure

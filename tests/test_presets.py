@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kvplan import presets as p
+from kvplan.inputs import presets as p
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(__file__).resolve().parent.joinpath("data/shared")

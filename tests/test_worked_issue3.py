@@ -1,7 +1,7 @@
 """Worked numbers for speculative decoding, parallelism and the Qwen3.8 hybrid-GDN log (SGLang 0.5.23).
 
 Hand arithmetic in the comments; engine sources are cited in the functions used
-(kvplan.engines.sglang_rules, kvplan.layouts.mla / swa / mamba) and in docs/layouts/speculative-and-parallelism.md.
+(kvplan.engines.sglang.rules, kvplan.geometry.mla / swa / mamba) and in docs/layouts/speculative-and-parallelism.md.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import json
 
 import pytest
 
-from kvplan.engines import sglang_rules as R
-from kvplan.layouts import mamba
-from kvplan.layouts.mla import mla_bytes_per_token
+from kvplan.engines.sglang import rules as R
+from kvplan.geometry import mamba
+from kvplan.geometry.mla import mla_bytes_per_token
 from tests.conftest import SHARED
 
 GIB = 2**30

@@ -12,7 +12,7 @@ from tests.contract.cases import ROOT
 def run_case(args: list[str]) -> dict[str, Any]:
     from typer.testing import CliRunner
 
-    from kvplan.cli import app
+    from kvplan.cli.app import app
 
     here = os.getcwd()
     os.chdir(ROOT)

@@ -1,0 +1,79 @@
+"""``kvplan calibrate LOG``: compare kvplan's measured-mode prediction with a real startup log.
+
+Not attached to an app here; the lead attaches it in kvplan/cli.py with::
+
+    from kvplan.cli.calibrate_cmd import calibrate_cmd
+    app.command("calibrate")(calibrate_cmd)
+
+Exit codes: 0 = the log agrees (or no --check), 3 = --check and a checked quantity differs by more than the
+tolerance, 2 = the log lacks what the prediction needs (the message says what is missing).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from kvplan.errors import InputError
+
+
+def _tolerance(text: str) -> float:
+    t = text.strip()
+    try:
+        val = float(t[:-1]) / 100 if t.endswith("%") else float(t)
+    except ValueError:
+        raise InputError(f"'{text}' is not a tolerance", field="--tolerance", hint="write 0.005 or 0.5%") from None
+    if not (0 <= val < 1):
+        raise InputError(f"tolerance {text} is outside [0, 1)", field="--tolerance", hint="write 0.005 or 0.5%")
+    return val
+
+
+def calibrate_cmd(
+    log: str = typer.Argument(..., metavar="LOG", help="SGLang or vLLM startup log file ('-' for stdin)."),
+    fmt: Optional[str] = typer.Option(None, "--format", help="table | json | csv (default: table on a terminal, JSON otherwise)."),
+    check: bool = typer.Option(False, "--check", help="Exit 3 when a checked quantity differs by more than the tolerance."),
+    tolerance: str = typer.Option("0.5%", "--tolerance", help="Relative tolerance, e.g. 0.5% or 0.005."),
+    model: Optional[str] = typer.Option(None, "-m", "--model", help="Model preset / config.json when the log's model path is not a preset."),
+    gpu: Optional[str] = typer.Option(None, "-g", "--gpu", help="GPU preset (dtype defaults, runtime-overhead row)."),
+    engine_version: Optional[str] = typer.Option(None, "--engine-version", help="Engine version when the log does not print it."),
+    tp: Optional[int] = typer.Option(None, "--tp-size", "--tensor-parallel-size", help="When the log lacks server args."),
+    pp: Optional[int] = typer.Option(None, "--pp-size", "--pipeline-parallel-size"),
+    dp: Optional[int] = typer.Option(None, "--dp-size", "--data-parallel-size"),
+    ep: Optional[int] = typer.Option(None, "--ep-size"),
+    enable_dp_attention: Optional[bool] = typer.Option(None, "--enable-dp-attention/--no-dp-attention"),
+    mem_fraction_static: Optional[float] = typer.Option(None, "--mem-fraction-static"),
+    gpu_memory_utilization: Optional[float] = typer.Option(None, "--gpu-memory-utilization"),
+    kv_cache_dtype: Optional[str] = typer.Option(None, "--kv-cache-dtype"),
+    context_length: Optional[int] = typer.Option(None, "--context-length", "--max-model-len"),
+    max_running_requests: Optional[int] = typer.Option(None, "--max-running-requests", "--max-num-seqs"),
+    page_size: Optional[int] = typer.Option(None, "--page-size", "--block-size"),
+    chunked_prefill_size: Optional[int] = typer.Option(None, "--chunked-prefill-size", "--max-num-batched-tokens"),
+    max_total_tokens: Optional[int] = typer.Option(None, "--max-total-tokens"),
+    debug: bool = typer.Option(False, "--debug", help="Show the traceback of an internal error."),
+) -> None:
+    """Compare every quantity a startup log prints with kvplan's prediction from the recovered inputs."""
+    import sys
+
+    from kvplan.planning.calibrate import DisagreesError
+    from kvplan.planning.calibrate import calibrate
+    from kvplan.planning.calibrate import render_calibration
+    from kvplan.inputs.logs import parse_log
+    from kvplan.inputs.logs import read_log_file
+
+    tol = _tolerance(tolerance)
+    if fmt is not None and fmt not in ("table", "json", "csv"):
+        raise InputError(f"unknown format '{fmt}'", field="--format", hint="use table, json or csv")
+    facts = parse_log(sys.stdin.read()) if log == "-" else read_log_file(log)
+    overrides = {k: v for k, v in dict(
+        engine_version=engine_version, tp=tp, pp=pp, dp=dp, ep=ep, enable_dp_attention=enable_dp_attention,
+        mem_fraction_static=mem_fraction_static, gpu_memory_utilization=gpu_memory_utilization,
+        kv_cache_dtype=kv_cache_dtype, context_length=context_length, max_running_requests=max_running_requests,
+        page_size=page_size, chunked_prefill_size=chunked_prefill_size, max_total_tokens=max_total_tokens,
+    ).items() if v is not None}
+    cal = calibrate(facts, log=log, model=model, gpu=gpu, overrides=overrides, tolerance=tol)
+    out_fmt = fmt or ("table" if sys.stdout.isatty() else "json")
+    typer.echo(render_calibration(cal, out_fmt), nl=False)
+    if check and not cal.agrees:
+        raise DisagreesError("log and prediction disagree: " + "; ".join(
+            f"{r.quantity} {r.rel:+.2%}" if r.rel is not None else r.quantity for r in cal.flagged if r.checked))

@@ -1,1 +1,0 @@
-"""Typer command functions the CLI attaches (``kvplan.cli`` owns the app)."""

@@ -1,0 +1,784 @@
+"""SGLang 0.5.23 scalar sizing rules: KV budget, default flags, page size, request cap, PP split.
+
+Every function is pure and keyword-only and mirrors one piece of engine code (cited in its
+docstring as sgl-project/sglang ``python/sglang/srt/<path>`` ``<function>``, v0.5.23). Where
+the engine computes in floating point (GiB budgets, the request estimate) the same float
+expression is evaluated here so results match to the byte; everything else is integer.
+
+Not covered here: hybrid SWA, Mamba state, DeepSeek-V4 pools (other modules).
+"""
+
+from __future__ import annotations
+
+import math
+
+from kvplan.errors import InputError
+
+GIB = 1 << 30
+MIB = 1 << 20
+
+#: ``SGLANG_VLM_CACHE_SIZE_MB`` / ``SGLANG_MM_FEATURE_CACHE_MB`` defaults (python/sglang/srt/environ.py).
+VLM_CACHE_SIZE_MB = 100
+MM_FEATURE_CACHE_MB = 1024
+
+_FAMILIES = ("gqa", "mla", "dsa", "dsv4")
+
+
+from kvplan.geometry.kvdtype import platform_of as _plat  # noqa: E402  (one vendor -> platform rule)
+
+
+# --------------------------------------------------------------------------------------
+# Scalar / numpy duality.  The budget -> tokens -> request-cap arithmetic below accepts Python
+# ints/floats (what ``kvplan fit`` passes) or numpy arrays (what ``kvplan sweep`` passes), so
+# both paths evaluate the same expression.  numpy is only touched when an array came in (it is
+# then already imported by the caller); ``kvplan fit`` never imports it.
+# --------------------------------------------------------------------------------------
+
+
+def _is_array(x) -> bool:
+    return getattr(x, "ndim", 0) > 0
+
+
+def _np():
+    import numpy
+
+    return numpy
+
+
+def _trunc_int(x):
+    """``int(x)`` (truncation toward zero) for a float or an array of floats."""
+    if _is_array(x):
+        return _np().trunc(x).astype("int64")
+    return int(x)
+
+
+def _minimum(a, b):
+    if _is_array(a) or _is_array(b):
+        return _np().minimum(a, b)
+    return min(a, b)
+
+
+def _maximum(a, b):
+    if _is_array(a) or _is_array(b):
+        return _np().maximum(a, b)
+    return max(a, b)
+
+
+def _any(cond) -> bool:
+    """``cond`` is a bool or a boolean array: is it true anywhere?"""
+    if _is_array(cond):
+        return bool(cond.any())
+    return bool(cond)
+
+
+# --------------------------------------------------------------------------------------
+# Budget
+# --------------------------------------------------------------------------------------
+
+
+def budget_bytes(
+    *,
+    free_before_bytes: int,
+    free_after_bytes: int,
+    mem_fraction_static: float,
+    mm_reserve_bytes: int = 0,
+) -> int:
+    """KV-pool byte budget of one rank.
+
+    Formula (all in GiB floats, as the engine does)::
+
+        P = free_before / 2^30      # MIN over ranks, before weights
+        A = free_after  / 2^30      # MIN over ranks, after weights (and draft weights)
+        rest = A - P * (1 - mem_fraction_static) - mm_reserve / 2^30
+        budget = int(rest * 2^30)
+
+    ``mem_fraction_static`` is a fraction of the *free memory before weights*, not of the
+    GPU total. A result <= 0 means SGLang raises "Loaded weights leave no GPU memory for
+    the KV cache"; it is returned as is (the caller raises, see
+    :func:`min_mem_fraction_static`).
+
+    Worked example (SGLang docs, Llama-3.1-8B, mfs 0.88): A = 63.72, P = 78.81 GiB:
+    63.72 - 78.81 x 0.12 = 54.2628 GiB = 58,264,237,847 B (the log printed K + V = 54.26 GB).
+
+    Source: sgl-project/sglang python/sglang/srt/mem_cache/kv_cache_configurator.py
+    ``KVCacheConfigurator._profile_available_bytes``, v0.5.23.
+    """
+    if _is_array(mem_fraction_static):
+        out_of_range = _any(~((mem_fraction_static > 0.0) & (mem_fraction_static <= 1.0)))
+    else:
+        out_of_range = not 0.0 < mem_fraction_static <= 1.0
+    if out_of_range:
+        raise InputError(
+            f"mem_fraction_static must be in (0, 1], got {mem_fraction_static}",
+            field="--mem-fraction-static",
+        )
+    pre_gb = free_before_bytes / GIB
+    avail_gb = free_after_bytes / GIB
+    slack_gb = pre_gb * (1 - mem_fraction_static)
+    mm_gb = mm_reserve_bytes / GIB
+    rest = avail_gb - slack_gb - mm_gb
+    return _trunc_int(rest * GIB)
+
+
+def min_mem_fraction_static(*, free_before_bytes: int, free_after_bytes: int) -> float:
+    """The smallest ``--mem-fraction-static`` SGLang suggests when the budget is <= 0.
+
+    Formula: ``ceil((1 - A / P) * 1000) / 1000``. Example: P = 137.90, A = 12.25 GiB -> 0.912.
+
+    Source: sgl-project/sglang python/sglang/srt/mem_cache/kv_cache_configurator.py
+    ``KVCacheConfigurator._profile_available_bytes`` (error message), v0.5.23.
+    """
+    minimum = 1 - (free_after_bytes / GIB) / (free_before_bytes / GIB)
+    return math.ceil(minimum * 1000) / 1000
+
+
+def multimodal_reserve_bytes(
+    *,
+    is_multimodal: bool,
+    mm_feature_transport: str = "cpu",
+    vlm_cache_size_mb: int = VLM_CACHE_SIZE_MB,
+    mm_feature_cache_mb: int = MM_FEATURE_CACHE_MB,
+) -> int:
+    """Bytes taken out of the KV budget for post-sizing multimodal allocations.
+
+    Formula: 0 for text-only models; else ``SGLANG_VLM_CACHE_SIZE_MB`` (100) MiB, plus
+    ``SGLANG_MM_FEATURE_CACHE_MB`` (1024) MiB when the feature transport is ``cuda_ipc`` or
+    ``cuda_vmm`` (single-node default: ``cpu``). Example: a VLM on one node -> 104,857,600 B.
+
+    Source: sgl-project/sglang python/sglang/srt/mem_cache/kv_cache_configurator.py
+    ``mm_runtime_reservation_gb``; python/sglang/srt/arg_groups/serving_hook.py (transport), v0.5.23.
+    """
+    if not is_multimodal:
+        return 0
+    mb = vlm_cache_size_mb
+    if mm_feature_transport in ("cuda_ipc", "cuda_vmm"):
+        mb += mm_feature_cache_mb
+    return max(mb, 0) * MIB
+
+
+# --------------------------------------------------------------------------------------
+# Default-flag heuristics (memory_hook.handle_gpu_memory_settings)
+# --------------------------------------------------------------------------------------
+
+
+def default_chunked_prefill_size(*, gpu_memory_mib: int | None, tp_size: int) -> int:
+    """``--chunked-prefill-size`` when unset (before the DP-attention division).
+
+    ``gpu_mem`` = the smallest nvidia-smi ``memory.total`` in MiB:
+    < 20,480 -> 2048; < 35,840 -> 4096; < 61,440 -> 4096; < 92,160 -> 8192; < 163,840 -> 8192;
+    else 16384; unknown -> 4096. (``tp_size`` does not enter.) Example: RTX PRO 6000
+    (97,887 MiB) -> 8192; B200 (183,359 MiB) -> 16384.
+
+    Source: sgl-project/sglang python/sglang/srt/arg_groups/memory_hook.py
+    ``handle_gpu_memory_settings``, v0.5.23.
+    """
+    del tp_size
+    if gpu_memory_mib is None:
+        return 4096
+    if gpu_memory_mib < 20 * 1024:
+        return 2048
+    if gpu_memory_mib < 60 * 1024:
+        return 4096
+    if gpu_memory_mib < 160 * 1024:
+        return 8192
+    return 16384
+
+
+def default_cuda_graph_max_bs(
+    *, gpu_memory_mib: int | None, tp_size: int, max_running_requests: int | None
+) -> int:
+    """Decode CUDA-graph ``max_bs`` when unset.
+
+    < 20,480 MiB -> 8; < 35,840 -> 48 (tp < 4) / 160; < 61,440 -> 32 / 160; < 163,840 -> 256 / 512;
+    else 512; unknown -> 160. Then, if ``--max-running-requests`` is given and smaller, it wins.
+    Example: RTX PRO 6000 at TP8 -> 512; with ``--max-running-requests 16`` -> 16.
+
+    Source: sgl-project/sglang python/sglang/srt/arg_groups/memory_hook.py
+    ``handle_gpu_memory_settings``, v0.5.23.
+    """
+    if gpu_memory_mib is None:
+        bs = 160
+    elif gpu_memory_mib < 20 * 1024:
+        bs = 8
+    elif gpu_memory_mib < 35 * 1024:
+        bs = 48 if tp_size < 4 else 160
+    elif gpu_memory_mib < 60 * 1024:
+        bs = 32 if tp_size < 4 else 160
+    elif gpu_memory_mib < 160 * 1024:
+        bs = 256 if tp_size < 4 else 512
+    else:
+        bs = 512
+    if max_running_requests is not None and bs > max_running_requests:
+        bs = max_running_requests
+    return bs
+
+
+def prefill_cuda_graph_buckets(*, max_bs: int) -> list[int]:
+    """Token buckets of the prefill CUDA graph: 4..32/4, 48..256/16, 288..512/32, 576..1024/64,
+    1280..4096/256, 4608..max/512, all <= max_bs. 8192 -> 58 buckets; 2048 -> 42.
+
+    Source: sgl-project/sglang python/sglang/srt/arg_groups/cuda_graph_hook.py
+    ``generate_prefill_cuda_graph_batch_sizes``, v0.5.23.
+    """
+    sizes = (
+        list(range(4, 33, 4))
+        + list(range(48, 257, 16))
+        + list(range(288, 513, 32))
+        + list(range(576, 1025, 64))
+        + list(range(1280, 4097, 256))
+        + list(range(4608, max_bs + 1, 512))
+    )
+    return [s for s in sizes if s <= max_bs]
+
+
+def default_prefill_cuda_graph(
+    *,
+    vendor: str = "nvidia",
+    pp_size: int = 1,
+    dcp_size: int = 1,
+    attn_cp_size: int = 1,
+    disable_cuda_graph: bool = False,
+    is_multimodal: bool = False,
+    multimodal_graph_supported: bool = False,
+    moe_a2a_backend: str = "none",
+    enable_two_batch_overlap: bool = False,
+    is_deepseek_v4: bool = False,
+) -> bool:
+    """Whether the (breakable) prefill CUDA graph is on when the user did not choose.
+
+    On by default on CUDA only; switched off for ``--disable-cuda-graph``, PP > 1, DCP > 1,
+    attention-CP > 1, two-batch overlap, an a2a backend outside none/deepep/megamoe/flashinfer,
+    multimodal models not on the allow-list, and DeepSeek-V4.
+
+    Source: sgl-project/sglang python/sglang/srt/model_executor/cuda_graph_config.py
+    ``default_prefill_backend``; python/sglang/srt/arg_groups/cuda_graph_hook.py
+    ``apply_cuda_graph_compatibility``, ``disable_breakable_cudagraph_if_incompatible``, v0.5.23.
+    """
+    if disable_cuda_graph or _plat(vendor) != "cuda":
+        return False
+    if pp_size > 1 or dcp_size > 1 or attn_cp_size > 1 or enable_two_batch_overlap or is_deepseek_v4:
+        return False
+    if moe_a2a_backend not in ("none", "deepep", "megamoe", "flashinfer"):
+        return False
+    if is_multimodal and not multimodal_graph_supported:
+        return False
+    return True
+
+
+def reserve_for_graph_mb(
+    *,
+    cuda_graph_max_bs: int,
+    is_mla: bool,
+    prefill_buckets: int,
+    attn_dp_size: int = 1,
+    decode_cuda_graph: bool = True,
+    prefill_cuda_graph: bool = True,
+    disaggregation_mode: str = "null",
+    moe_a2a_backend: str = "none",
+) -> float:
+    """MiB the default-mfs heuristic reserves for CUDA graphs.
+
+    ``2 * max_bs`` (decode graphs on, not PD-prefill) ``+ 3 * max_bs * dp`` (DP attention,
+    not PD-prefill; ``+ 1.5 * max_bs * dp`` more when max_bs > 300) ``+ 8 * buckets`` (prefill
+    graph, non-MLA) or ``+ 1536`` (MLA) ``+ 1024`` (breakable prefill with DeepEP).
+    Example: max_bs 512, 58 buckets, non-MLA, no DP -> 1024 + 464 = 1488.
+
+    Source: sgl-project/sglang python/sglang/srt/arg_groups/memory_hook.py ``reserve_for_graph_mb``, v0.5.23.
+    """
+    mb = 0.0
+    if disaggregation_mode != "prefill" and decode_cuda_graph:
+        mb += cuda_graph_max_bs * 2
+    if attn_dp_size > 1 and disaggregation_mode != "prefill":
+        mb += cuda_graph_max_bs * attn_dp_size * 3
+        if cuda_graph_max_bs > 300:
+            mb += cuda_graph_max_bs * attn_dp_size * 1.5
+    if disaggregation_mode != "decode" and prefill_cuda_graph:
+        mb += 1.5 * 1024 if is_mla else prefill_buckets * 8
+        if moe_a2a_backend == "deepep":
+            mb += 1 * 1024
+    return mb
+
+
+def default_mem_fraction_static(
+    *,
+    gpu_memory_mib: int | None,
+    tp_size: int,
+    pp_size: int,
+    chunked_prefill_size: int | None,
+    cuda_graph_max_bs: int | None,
+    is_mla: bool,
+    attn_dp_size: int = 1,
+    disable_cuda_graph: bool = False,
+    prefill_cuda_graph: bool | None = None,
+    prefill_cuda_graph_max_bs: int | None = None,
+    max_running_requests: int | None = None,
+    max_prefill_tokens: int = 16384,
+    max_total_tokens: int | None = None,
+    disaggregation_mode: str = "null",
+    speculative_num_draft_tokens: int | None = None,
+    moe_a2a_backend: str = "none",
+    vendor: str = "nvidia",
+    dcp_size: int = 1,
+    is_vlm: bool = False,
+    vit_num_layers: int | None = None,
+    vit_hidden_size: int | None = None,
+    post_capture_kv_sizing: bool = False,
+    model_path: str = "",
+) -> float:
+    """``--mem-fraction-static`` SGLang picks when the user leaves it unset.
+
+    ``chunked_prefill_size`` / ``cuda_graph_max_bs`` = the values in force (None -> the GPU
+    heuristics above; pass the user's flags otherwise; cps is the value *before* the
+    DP-attention division). In MiB::
+
+        act      = max(cps, 2048)        (cps <= 0: max(max_prefill_tokens, 2048);
+                                          PD decode: max(mrr or max_bs or 1) x draft_tokens, 2048))
+        reserved = 512 + 1.5 act + tp pp / 8 x 1024 + reserve_for_graph_mb
+        reserved = max(reserved, 10240)  if gpu_mem > 61,440
+        reserved += 2048 (DeepEP with decode graphs) ; += 2048 on XPU
+        mfs = round((gpu_mem - reserved) / gpu_mem, 3)      (0.95 if gpu_mem unknown)
+        VLM (has a vision_config, not PD decode): mfs *= 0.95 * clamp(1 - 0.1 (vit_L x vit_H^2 /
+            (24 x 1024^2) - 1), 0.8, 1.05)
+        post-capture KV sizing (opt-in): reserved = 1536 + tp pp / 8 x 1024 (VLM: - 8192/gpu_mem)
+
+    Prefill graph: max_bs = cps (MLA: min(8192, cps)), capped by --max-total-tokens and 4096 for
+    "llama-2" paths; its bucket count feeds the non-MLA 8 MiB/bucket term.
+
+    Worked examples, RTX PRO 6000 (97,887 MiB), TP8, non-MLA: defaults (cps 8192, max_bs 512,
+    58 buckets): 512 + 12,288 + 1,024 + 1,024 + 464 = 15,312 -> 0.844; cps 2048 + mrr 16
+    (max_bs 16, 42 buckets): 512 + 3,072 + 1,024 + 32 + 336 = 4,976 -> floor 10,240 -> 0.895.
+
+    Source: sgl-project/sglang python/sglang/srt/arg_groups/memory_hook.py
+    ``handle_gpu_memory_settings``, ``reserve_for_graph_mb``, ``reserve_for_deepep_a2a_mb``,
+    ``adjust_mem_fraction_for_vlm``, v0.5.23.
+    """
+    if tp_size <= 0 or pp_size <= 0:
+        raise InputError("tp_size and pp_size must be positive", field="--tp-size")
+    plat = _plat(vendor)
+    cps = (
+        chunked_prefill_size
+        if chunked_prefill_size is not None
+        else default_chunked_prefill_size(gpu_memory_mib=gpu_memory_mib, tp_size=tp_size)
+    )
+    max_bs = (
+        cuda_graph_max_bs
+        if cuda_graph_max_bs is not None
+        else default_cuda_graph_max_bs(
+            gpu_memory_mib=gpu_memory_mib, tp_size=tp_size, max_running_requests=max_running_requests
+        )
+    )
+    decode_graph = not disable_cuda_graph
+    if prefill_cuda_graph is None:
+        prefill_cuda_graph = default_prefill_cuda_graph(
+            vendor=vendor,
+            pp_size=pp_size,
+            dcp_size=dcp_size,
+            disable_cuda_graph=disable_cuda_graph,
+            is_multimodal=is_vlm,
+            moe_a2a_backend=moe_a2a_backend,
+        )
+    if prefill_cuda_graph_max_bs is None:
+        pbs = cps if not is_mla else min(8192, cps)
+        if max_total_tokens is not None:
+            pbs = min(pbs, max_total_tokens)
+        if "llama-2" in model_path.lower():
+            pbs = min(pbs, 4096)
+    else:
+        pbs = prefill_cuda_graph_max_bs
+    buckets = len(prefill_cuda_graph_buckets(max_bs=pbs))
+
+    if post_capture_kv_sizing:
+        reserved = 1536 + tp_size * pp_size / 8 * 1024
+    else:
+        if disaggregation_mode == "decode":
+            running = max_running_requests or max_bs or 1
+            act = max(running * (speculative_num_draft_tokens or 1), 2048)
+        elif cps > 0:
+            act = max(cps, 2048)
+        else:
+            act = max(max_prefill_tokens, 2048)
+        reserved = 512 + act * 1.5 + tp_size * pp_size / 8 * 1024
+        reserved += reserve_for_graph_mb(
+            cuda_graph_max_bs=max_bs,
+            is_mla=is_mla,
+            prefill_buckets=buckets,
+            attn_dp_size=attn_dp_size,
+            decode_cuda_graph=decode_graph,
+            prefill_cuda_graph=prefill_cuda_graph,
+            disaggregation_mode=disaggregation_mode,
+            moe_a2a_backend=moe_a2a_backend,
+        )
+        if gpu_memory_mib is not None and gpu_memory_mib > 60 * 1024:
+            reserved = max(reserved, 10 * 1024)
+        if disaggregation_mode != "prefill" and decode_graph and moe_a2a_backend == "deepep":
+            reserved += 2 * 1024
+        if plat == "xpu":
+            reserved += 2 * 1024
+
+    if gpu_memory_mib is not None and gpu_memory_mib <= reserved:
+        # SGLang would compute a fraction <= 0 (or divide by zero) and stop at start-up
+        raise InputError(
+            f"SGLang's default reserve of {reserved:,.0f} MiB leaves nothing of a {gpu_memory_mib:,} MiB GPU "
+            f"(tp {tp_size} x pp {pp_size})",
+            field="--gpu-memory",
+            hint="use a larger GPU or fewer tp x pp ranks, or set --mem-fraction-static",
+        )
+    mfs = round((gpu_memory_mib - reserved) / gpu_memory_mib, 3) if gpu_memory_mib is not None else 0.95
+
+    if is_vlm and disaggregation_mode != "decode":
+        if post_capture_kv_sizing:
+            if gpu_memory_mib is not None:
+                mfs = mfs - 8 * 1024 / gpu_memory_mib
+        elif vit_num_layers is not None or vit_hidden_size is not None:
+            layers = 24 if vit_num_layers is None else vit_num_layers
+            hidden = 1024 if vit_hidden_size is None else vit_hidden_size
+            ratio = layers * hidden**2 / (24 * 1024**2)
+            factor = max(0.8, min(1.05, 1.0 - 0.1 * (ratio - 1.0)))
+            mfs = mfs * (0.95 * factor)
+    return mfs
+
+
+# --------------------------------------------------------------------------------------
+# Page size
+# --------------------------------------------------------------------------------------
+
+
+def default_attention_backend(
+    *,
+    family: str,
+    sm_major: int | None,
+    vendor: str,
+    deepseek_family: bool = False,
+    has_asymmetric_kv: bool = False,
+    has_attention_sinks: bool = False,
+    speculative_eagle_topk: int | None = None,
+) -> str:
+    """Attention backend SGLang 0.5.23 picks when none is given.
+
+    GQA/MHA: SM90 -> ``fa3``; SM100/SM103 -> ``trtllm_mha`` (``fa4`` if K and V widths differ);
+    HIP -> ``aiter``; else ``flashinfer`` (``triton`` with attention sinks). EAGLE top-k > 1
+    skips fa3/trtllm_mha. MLA: DeepSeek-family (V3/R1/Kimi-K2.5 ...) on SM100 -> ``trtllm_mla``
+    (model override); SM90 -> ``fa3``; SM100 -> ``flashinfer``; HIP -> ``aiter``/``triton``;
+    else (SM120, SM80) ``triton``. DSA -> ``dsa``; DeepSeek-V4 -> ``dsv4``.
+
+    Source: sgl-project/sglang python/sglang/srt/arg_groups/model_override_base.py
+    ``get_default_attn_backend``; python/sglang/srt/arg_groups/model_overrides/deepseek_v2.py
+    ``_deepseek_family_overrides``, v0.5.23.
+    """
+    if family not in _FAMILIES:
+        raise InputError(f"unknown attention family {family!r}", field="family")
+    plat = _plat(vendor)
+    topk_ok = speculative_eagle_topk is None or speculative_eagle_topk <= 1
+    if family == "dsa":
+        return "dsa"
+    if family == "dsv4":
+        return "dsv4"
+    if family == "gqa":
+        if plat == "cuda" and sm_major == 9 and topk_ok:
+            return "fa3"
+        if plat == "cuda" and sm_major == 10 and topk_ok:
+            return "fa4" if has_asymmetric_kv else "trtllm_mha"
+        if plat == "hip":
+            return "aiter"
+        return "triton" if has_attention_sinks else "flashinfer"
+    # mla
+    if deepseek_family and plat == "cuda" and sm_major == 10:
+        return "trtllm_mla"
+    if plat == "cuda" and sm_major == 9:
+        return "fa3"
+    if plat == "cuda" and sm_major == 10:
+        return "flashinfer"
+    if plat == "hip":
+        return "aiter"
+    return "triton"
+
+
+def default_page_size(
+    *,
+    family: str,
+    attention_backend: str | None,
+    sm_major: int | None,
+    vendor: str,
+    requested: int | None = None,
+    prefill_attention_backend: str | None = None,
+    decode_attention_backend: str | None = None,
+    kv_cache_dtype: str | None = None,
+    deepseek_family: bool = False,
+    has_asymmetric_kv: bool = False,
+    speculative_eagle_topk: int | None = None,
+    index_kpool: int = 1,
+    hip_dsa_preshuffle: bool = True,
+    hip_vectorized_5d: bool = False,
+) -> int:
+    """Page size SGLang 0.5.23 runs with.
+
+    * DeepSeek-V4 family: 256 (128 on NPU), forced by the model override;
+    * DSA (V3.2 / GLM-5): ``64 * index_kpool`` on CUDA and on ROCm with the aiter preshuffle
+      path (else 1); 128 on XPU; forced by the model override;
+    * otherwise start from ``requested`` and apply the backend constraints: flashmla -> 64;
+      trtllm_mla / cutedsl_mla -> 64 unless 32/64; trtllm_mha -> 64 unless 16/32/64/128;
+      hpc_ops -> 64; fa4 (non-MLA, SM100, EAGLE top-k <= 1) -> 128; intel_xpu -> 128 unless
+      supported; then, if still unset, 1 (64 on MUSA or ROCm ``vectorized_5d``).
+      ``--kv-cache-dtype nvfp4`` forces trtllm_mha decode, so 64.
+
+    ``attention_backend=None`` means "the engine's default" (:func:`default_attention_backend`).
+    Examples: Llama on H100 -> 1; Llama on B200 -> 64 (trtllm_mha); DeepSeek-V3 on B200 -> 64
+    (trtllm_mla); DeepSeek-V3.2 -> 64; DeepSeek-V4 -> 256.
+
+    Source: sgl-project/sglang python/sglang/srt/arg_groups/overrides.py
+    ``_mla_backend_page_constraints``, ``_fa4_page_constraint``, ``_intel_xpu_page_constraint``,
+    ``_page_size_default``; python/sglang/srt/arg_groups/model_overrides/deepseek_v2.py and
+    deepseek_v4.py, v0.5.23.
+    """
+    if family not in _FAMILIES:
+        raise InputError(f"unknown attention family {family!r}", field="family")
+    plat = _plat(vendor)
+    if family == "dsv4":
+        return 128 if plat == "npu" else 256
+    if family == "dsa":
+        if plat == "xpu":
+            return 128
+        if plat == "hip" and not hip_dsa_preshuffle:
+            return 1
+        if plat in ("cuda", "hip", "musa"):
+            return 64 * index_kpool
+    backend = attention_backend or default_attention_backend(
+        family=family,
+        sm_major=sm_major,
+        vendor=vendor,
+        deepseek_family=deepseek_family,
+        has_asymmetric_kv=has_asymmetric_kv,
+        speculative_eagle_topk=speculative_eagle_topk,
+    )
+    decode = decode_attention_backend
+    prefill = prefill_attention_backend
+    if kv_cache_dtype == "nvfp4":
+        decode = "trtllm_mha"
+    names = {backend, decode, prefill} - {None}
+    page = requested
+    if backend == "flashmla" or decode == "flashmla":
+        page = 64
+    if (backend == "trtllm_mla" or decode == "trtllm_mla") and page not in (32, 64):
+        page = 64
+    if "cutedsl_mla" in names and page not in (32, 64):
+        page = 64
+    if "trtllm_mha" in names and page not in (16, 32, 64, 128):
+        page = 64
+    if "hpc_ops" in names and page != 64:
+        page = 64
+    is_mla = family == "mla"
+    topk_ok = speculative_eagle_topk is None or speculative_eagle_topk <= 1
+    if "fa4" in names and not is_mla and plat == "cuda" and sm_major == 10 and topk_ok:
+        page = 128
+    if "intel_xpu" in names:
+        ok = (64, 128, 16, 32) if is_mla else (64, 128)
+        if page not in ok:
+            page = 128
+    if page is None:
+        page = 64 if plat == "musa" or (plat == "hip" and hip_vectorized_5d) else 1
+    return page
+
+
+# --------------------------------------------------------------------------------------
+# Tokens, request cap, context, PP, speculative
+# --------------------------------------------------------------------------------------
+
+
+def page_floor(*, tokens: int, page_size: int) -> int:
+    """``tokens // page_size * page_size``. Example: 444,520 at page 64 -> 444,480.
+
+    ``tokens`` may be a numpy integer array (``kvplan sweep``).
+
+    Source: sgl-project/sglang python/sglang/srt/model_executor/pool_configurator.py
+    ``DefaultPoolConfigurator.calculate_pool_sizes``, v0.5.23.
+    """
+    if _any(page_size <= 0):
+        raise InputError(f"page_size must be positive, got {page_size}", field="--page-size")
+    return tokens // page_size * page_size
+
+
+def pool_tokens(*, budget_bytes: int, cell_bytes: int, page_size: int, fixed_overhead_bytes: int = 0) -> int:
+    """Tokens of a default (MHA/MLA/DSA) pool: ``page_floor(max(budget - fixed, 0) // cell)``.
+
+    ``fixed_overhead_bytes`` is non-zero only with logical-page KV sharding. Example: budget
+    58,264,237,847 B, cell 131,072 B, page 1 -> 444,520 tokens.
+
+    Source: sgl-project/sglang python/sglang/srt/model_executor/pool_configurator.py
+    ``DefaultPoolConfigurator.calculate_pool_sizes``, v0.5.23.
+    """
+    if _any(cell_bytes <= 0):
+        raise InputError(f"cell size must be positive, got {cell_bytes}", field="cell_bytes")
+    avail = _maximum(budget_bytes - fixed_overhead_bytes, 0)
+    return page_floor(tokens=avail // cell_bytes, page_size=page_size)
+
+
+def _mrr(*, total_tokens: int, context_len: int, requested: int | None, attn_dp_size: int) -> tuple[int, int | None]:
+    if _any(context_len <= 0):
+        raise InputError(f"context length must be positive, got {context_len}", field="--context-length")
+    if _any(attn_dp_size <= 0):
+        raise InputError(f"attn_dp_size must be positive, got {attn_dp_size}", field="--dp-size")
+    estimated = _trunc_int(total_tokens / context_len * 512)
+    estimated = _maximum(_minimum(estimated, 4096), 2048)
+    if requested is not None:
+        per_worker = _maximum(1, requested // attn_dp_size)
+        return _minimum(per_worker, total_tokens // 2), per_worker
+    return _minimum(estimated, total_tokens // 2), None
+
+
+def resolve_max_running_requests(
+    *, total_tokens: int, context_len: int, requested: int | None, attn_dp_size: int
+) -> int:
+    """``max_running_requests`` per attention-DP worker (the value the scheduler prints).
+
+    Formula::
+
+        est = clamp(int(tokens / context_len * 512), 2048, 4096)
+        requested R given: min(max(1, R // attn_dp_size), tokens // 2)
+        otherwise:         min(est, tokens // 2)
+
+    (Mamba hybrids further cap by the state-slot count; not here.) Examples: 903,439 tokens at
+    131,072 context -> int(3529.1) = 3529; 46,611 tokens -> 2048; 3,000 tokens -> 1500;
+    R = 1024 with DP 8 -> 128.
+
+    ``total_tokens``, ``context_len`` and ``requested`` may be numpy integer arrays (``kvplan sweep``).
+
+    Source: sgl-project/sglang python/sglang/srt/mem_cache/kv_cache_configurator.py
+    ``KVCacheConfigurator.resolve_max_num_reqs``, v0.5.23.
+    """
+    return _mrr(total_tokens=total_tokens, context_len=context_len, requested=requested, attn_dp_size=attn_dp_size)[0]
+
+
+def max_running_requests_reduction(
+    *, total_tokens: int, context_len: int, requested: int | None, attn_dp_size: int
+) -> int | None:
+    """The per-worker request count SGLang warns it reduced, or None when nothing was reduced.
+
+    SGLang logs "max_running_requests was reduced from the requested R to N (per dp worker)"
+    when ``N < max(1, R // attn_dp_size)``. Returns that ``max(1, R // attn_dp_size)``.
+
+    Source: sgl-project/sglang python/sglang/srt/mem_cache/kv_cache_configurator.py
+    ``KVCacheConfigurator.resolve_max_num_reqs``, v0.5.23.
+    """
+    value, per_worker = _mrr(
+        total_tokens=total_tokens, context_len=context_len, requested=requested, attn_dp_size=attn_dp_size
+    )
+    if per_worker is not None and value < per_worker:
+        return per_worker
+    return None
+
+
+def max_request_len(*, context_len: int, total_tokens: int) -> int:
+    """Longest request (prompt + output) the server accepts: ``min(context_len - 1, tokens - 1)``.
+
+    A pool smaller than the context only warns ("KV pool holds N tokens, fewer than
+    --context-length C"); startup asserts ``max_req_len > 0``. The input limit is 5 less
+    (:func:`max_request_input_len`). Example: 444,520 tokens, 131,072 context -> 131,071.
+    Either argument may be a numpy integer array (``kvplan sweep``).
+
+    Source: sgl-project/sglang python/sglang/srt/managers/tp_worker.py ``TpModelWorker.get_worker_info``, v0.5.23.
+    """
+    return _minimum(context_len - 1, total_tokens - 1)
+
+
+def max_request_input_len(*, context_len: int, total_tokens: int) -> int:
+    """``max_request_len - 5`` (dLLM models subtract their block size too).
+
+    Source: sgl-project/sglang python/sglang/srt/managers/tp_worker.py ``TpModelWorker.get_worker_info``, v0.5.23.
+    """
+    return max_request_len(context_len=context_len, total_tokens=total_tokens) - 5
+
+
+def pp_layer_ranges(*, num_layers: int, pp_size: int, partition: str | None = None) -> list[tuple[int, int]]:
+    """``[start, end)`` layers of each pipeline stage.
+
+    Default: ``base = L // pp``, ``rem = L % pp``; the *last* ``rem`` stages get one extra layer.
+    ``partition`` = the ``SGLANG_PP_LAYER_PARTITION`` value, comma-separated layer counts that must
+    have ``pp`` entries summing to ``L`` (ignored when pp == 1). Examples: 61 over 2 ->
+    [(0, 30), (30, 61)]; 61 over 3 -> [(0, 20), (20, 40), (40, 61)]. Each stage sizes its own pool;
+    the pool token count is the MIN over stages.
+
+    Source: sgl-project/sglang python/sglang/srt/distributed/utils.py ``get_pp_indices``, v0.5.23.
+    """
+    if pp_size <= 0:
+        raise InputError(f"pp_size must be positive, got {pp_size}", field="--pp-size")
+    if num_layers < 0:
+        raise InputError(f"num_layers must be >= 0, got {num_layers}", field="num_layers")
+    if pp_size == 1:
+        return [(0, num_layers)]
+    if pp_size > num_layers:
+        raise InputError(
+            f"--pp-size {pp_size} exceeds the model's {num_layers} layers: a pipeline stage would hold no layer",
+            field="--pp-size",
+            hint=f"use --pp-size {num_layers} or less",
+        )
+    if partition is not None:
+        try:
+            parts = [int(x) for x in partition.split(",")]
+        except ValueError as err:
+            raise InputError(
+                f"invalid partition string {partition!r}",
+                field="SGLANG_PP_LAYER_PARTITION",
+                hint="comma-separated layer counts, e.g. 30,31",
+            ) from err
+        if len(parts) != pp_size:
+            raise InputError(
+                f"{len(parts)} partitions for pp_size {pp_size}", field="SGLANG_PP_LAYER_PARTITION"
+            )
+        if sum(parts) != num_layers:
+            raise InputError(
+                f"partition sums to {sum(parts)}, model has {num_layers} layers",
+                field="SGLANG_PP_LAYER_PARTITION",
+            )
+        out, start = [], 0
+        for n in parts:
+            out.append((start, start + n))
+            start += n
+        return out
+    base, rem = divmod(num_layers, pp_size)
+    out = []
+    for rank in range(pp_size):
+        if rank >= pp_size - rem:
+            start = rank * (base + 1) - (pp_size - rem)
+            out.append((start, start + base + 1))
+        else:
+            out.append((rank * base, rank * base + base))
+    return out
+
+
+def speculative_cell(*, cell: int, draft_layers: int, num_layers: int) -> int:
+    """Target cell plus an EAGLE/MTP/STANDALONE draft pool sharing the token count.
+
+    Formula: ``cell + int(cell * draft_layers / num_layers)`` (the draft is assumed to have the
+    target's per-layer size). Example: Llama-3.1-8B 131,072 B with a 1-layer EAGLE head ->
+    131,072 + 4,096 = 135,168. DSA targets use :func:`kvplan.geometry.dsa.dsa_draft_bytes_per_token`.
+
+    Source: sgl-project/sglang python/sglang/srt/model_executor/pool_configurator.py
+    ``DefaultPoolConfigurator.__init__`` (EAGLE/STANDALONE branch), v0.5.23.
+    """
+    if num_layers <= 0 or draft_layers <= 0:
+        return cell
+    return cell + int(cell * draft_layers / num_layers)
+
+
+def aiter_mem_fraction_static(
+    *,
+    mem_fraction_static: float,
+    attention_backend: str | None,
+    context_len: int,
+    user_set: bool = True,
+    honor_explicit_env: bool = False,
+) -> float:
+    """``mem_fraction_static`` after the ROCm ``aiter`` adjustment (applies to user values too).
+
+    Formula: ``mfs * 0.85`` when the attention backend is ``aiter`` and ``context_len > 8192``,
+    unless the user set mfs and ``SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION`` is on. ``aiter`` is
+    the default for GQA models on ROCm. Example: 0.9 with a 131,072 context -> 0.765.
+
+    Source: sgl-project/sglang python/sglang/srt/arg_groups/attention_hook.py
+    ``handle_attention_backend_compatibility``, v0.5.23.
+    """
+    if attention_backend == "aiter" and context_len > 8192:
+        if user_set and honor_explicit_env:
+            return mem_fraction_static
+        return mem_fraction_static * 0.85
+    return mem_fraction_static

@@ -1,0 +1,1149 @@
+"""Engine launch commands as input: read an SGLang or vLLM command line, map its flags to a Deployment.
+
+``kvplan fit -- python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 --tp 8 ...`` and
+``kvplan fit -- vllm serve MODEL -tp 8 ...`` plan the deployment the command would start.  Nothing is
+ever executed: the text is split the way a POSIX shell splits words (``shlex``), then each engine's
+own flag names, aliases, value kinds and abbreviation rules are applied.
+
+Accepted shapes
+---------------
+* ``python[3] -m sglang.launch_server ...``, ``sglang serve [MODEL] ...``
+  (sgl-project/sglang python/sglang/cli/serve.py ``_normalize_positional_model_path``, v0.5.23:
+  a first bare word after ``serve`` is the model path);
+* ``vllm serve [MODEL] ...``, ``python -m vllm.entrypoints.openai.api_server ...``
+  (vllm-project/vllm vllm/entrypoints/common/cli_args.py ``make_arg_parser``, v0.33.0: positional
+  ``model_tag``; ``--model`` also accepted);
+* env-var prefixes (``SGLANG_X=1 python -m ...``), ``export X=1`` lines, ``env X=1 cmd``, wrappers
+  (``nohup``, ``uv run``, ``CUDA_VISIBLE_DEVICES=... numactl ...``: the first engine entry point wins);
+* ``docker run [-e K=V ...] IMAGE CMD ...``; a ``vllm/vllm-openai`` image with no command is taken
+  as ``vllm serve`` (its entrypoint) with the words after the image as arguments;
+* backslash-continued multi-line text, comments, ``;``/``&&``/``|`` separated commands (exactly one
+  of them must launch an engine), redirections (``> log 2>&1``) dropped.
+
+Flag rules reproduced
+---------------------
+* ``--flag value`` and ``--flag=value``; the last repeated flag wins (argparse ``store``);
+* unambiguous prefixes of long flags (argparse ``allow_abbrev``, on in both engines): SGLang 0.5.23
+  has no ``--tp``/``--dp`` alias, ``--tp 8`` works because it abbreviates ``--tp-size`` uniquely;
+* vLLM (vllm/utils/argparse_utils.py ``FlexibleArgumentParser.parse_args``, v0.33.0): underscores
+  in flag names are dashes (``--max_model_len``), ``--speculative-config.num_speculative_tokens 3``
+  dotted keys merge into the JSON flag, ``-O3`` is ``--optimization-level 3``, boolean flags also
+  have ``--no-`` forms (``argparse.BooleanOptionalAction``);
+* vLLM integers with suffixes (vllm/utils/argparse_utils.py ``human_readable_int``, v0.33.0):
+  lower-case k/m/g/t are powers of 1000 (decimals allowed), upper-case K/M/G/T powers of 1024
+  (integers only); ``--max-model-len`` also takes ``auto``/``-1`` (the model's own length);
+  SGLang integers are plain ``int()`` (``--context-length 128k`` is an SGLang error).
+
+The flag-name tables at the end of this module were listed from SGLang 0.5.23
+(python/sglang/srt/arg_groups/fields/*.py, declared through ``add_cli_args_from_dataclass`` in
+python/sglang/srt/arg_groups/arg_utils.py, plus the manual ``add_argument`` calls in
+python/sglang/srt/server_args.py ``ServerArgs.add_cli_args``) and vLLM 0.33.0
+(vllm/engine/arg_utils.py ``EngineArgs.add_cli_args`` / ``AsyncEngineArgs.add_cli_args``, whose
+kinds follow ``_compute_kwargs``, and vllm/entrypoints/common/cli_args.py ``FrontendArgs``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import shlex
+import sys
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Callable, Sequence
+
+from kvplan.errors import InputError
+
+_FIELD = "launch command"
+MAX_LAUNCH_BYTES = 1 << 20
+
+
+@dataclass(frozen=True)
+class LaunchParse:
+    """What a launch command says, in kvplan's terms.
+
+    ``fields`` holds only what the command sets, keyed by :class:`kvplan.deployment.Deployment` field
+    names (``engine`` included), so ``Deployment(**{**cli_given, **fields})`` or the other way round
+    both work.  ``ignored`` are engine flags that do not change KV sizing; ``unknown`` are flags
+    neither engine table has (typos, plugins, newer engine versions); ``notes`` explain flags that do
+    change sizing but that kvplan does not model, and other interpretation choices.
+    """
+
+    engine: str
+    fields: dict[str, Any]
+    env: dict[str, str]
+    ignored: tuple[str, ...] = ()
+    unknown: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    argv: tuple[str, ...] = field(default=(), repr=False)   # the engine's own arguments, as read
+
+    def warnings(self) -> list[str]:
+        """One line per remark, for the CLI to print."""
+        out = list(self.notes)
+        if self.unknown:
+            out.append(f"{self.engine} launch command: flags kvplan does not know (not used): " + ", ".join(self.unknown))
+        if self.ignored:
+            out.append(f"{self.engine} launch command: flags that do not change KV sizing (ignored): "
+                       + ", ".join(self.ignored))
+        return out
+
+
+# ------------------------------------------------------------------------------------------------
+# Reading the text
+# ------------------------------------------------------------------------------------------------
+
+def read_launch_text(source: str) -> str:
+    """Read a launch command from a file path, or from standard input when ``source`` is ``-``."""
+    if source == "-":
+        try:
+            data = sys.stdin.read(MAX_LAUNCH_BYTES + 1)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"cannot read the launch command from standard input ({exc})", field="--from-launch") from None
+        where = "standard input"
+    else:
+        path = os.path.expanduser(source)
+        try:
+            with open(path, "rb") as fh:
+                raw = fh.read(MAX_LAUNCH_BYTES + 1)
+        except OSError as exc:
+            raise InputError(f"cannot read {source} ({exc.strerror or exc})", field="--from-launch",
+                             hint="give a file holding the launch command, or - for standard input") from None
+        try:
+            data = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError(f"{source} is not UTF-8 text", field="--from-launch") from None
+        where = source
+    if len(data) > MAX_LAUNCH_BYTES:
+        raise InputError(f"{where} is larger than 1 MiB; that is not a launch command", field="--from-launch")
+    if not data.strip():
+        raise InputError(f"{where} is empty", field="--from-launch", hint="put the engine's launch command in it")
+    return data
+
+
+_REDIRECT = re.compile(r"(?:(?<=\s)|^)(?:\d+|&)?(?:>>?|<)(?:&\d+|&-|\s*[^\s;&|<>]+)")
+
+
+def _strip_comments(text: str) -> str:
+    """Drop shell comments: an unquoted ``#`` at the start of a word runs to the end of the line."""
+    out: list[str] = []
+    i, n, quote = 0, len(text), ""
+    while i < n:
+        ch = text[i]
+        if quote:
+            out.append(ch)
+            if ch == "\\" and quote == '"' and i + 1 < n:
+                out.append(text[i + 1])
+                i += 2
+                continue
+            if ch == quote:
+                quote = ""
+        elif ch == "\\" and i + 1 < n:
+            out.append(ch + text[i + 1])
+            i += 2
+            continue
+        elif ch in "'\"":
+            quote = ch
+            out.append(ch)
+        elif ch == "#" and (i == 0 or text[i - 1].isspace()):
+            while i < n and text[i] != "\n":
+                i += 1
+            continue
+        else:
+            out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+_SEPARATOR_CHARS = set(";&|\n()")
+
+
+def _segments(argv_or_text: Sequence[str] | str) -> list[list[str]]:
+    """Split the input into simple commands (lists of words)."""
+    if isinstance(argv_or_text, str):
+        text = argv_or_text
+    else:
+        words = [str(w) for w in argv_or_text]
+        if len(words) == 1 and any(c in words[0] for c in " \t\n"):
+            text = words[0]                       # the whole command was quoted into one argument
+        else:
+            return [words] if words else []
+    text = re.sub(r"\\[ \t]*\r?\n", " ", text)     # backslash-newline continues the line
+    text = _strip_comments(text)
+    text = "\n".join(_REDIRECT.sub(" ", line) for line in text.split("\n"))
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|\n()")
+    lexer.whitespace = " \t\r"
+    lexer.commenters = ""
+    lexer.whitespace_split = True
+    try:
+        tokens = list(lexer)
+    except ValueError as exc:                      # "No closing quotation", "No escaped character"
+        raise InputError(f"cannot split the launch command: {str(exc).lower()}", field=_FIELD,
+                         hint="check the quotes around JSON values") from None
+    segs: list[list[str]] = [[]]
+    for tok in tokens:
+        if tok and set(tok) <= _SEPARATOR_CHARS:
+            if segs[-1]:
+                segs.append([])
+        else:
+            segs[-1].append(tok)
+    return [s for s in segs if s]
+
+
+# ------------------------------------------------------------------------------------------------
+# Finding the engine entry point
+# ------------------------------------------------------------------------------------------------
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PYTHON = re.compile(r"python(\d+(\.\d+)?)?$")
+_MODULES = {
+    "sglang.launch_server": ("sglang", "module"),
+    "sglang_router.launch_server": ("sglang", "router"),
+    "vllm.entrypoints.openai.api_server": ("vllm", "module"),
+}
+# docker run / podman run options that take a value (everything else with a leading dash is a switch
+# unless written --opt=value)
+_DOCKER_VALUE_OPTS = {
+    "-e", "--env", "--env-file", "-v", "--volume", "-p", "--publish", "--name", "--shm-size", "--gpus", "--ipc",
+    "--network", "--net", "--entrypoint", "-w", "--workdir", "--runtime", "--ulimit", "--device", "--cpus",
+    "-m", "--memory", "-u", "--user", "--mount", "-l", "--label", "--restart", "--cap-add", "--cap-drop",
+    "--security-opt", "--platform", "--pull", "-h", "--hostname", "--add-host", "--log-driver", "--log-opt",
+    "--tmpfs", "--group-add", "--cpuset-cpus", "--memory-swap", "--pid", "--uts", "--userns", "--dns",
+    "--health-cmd", "--stop-signal", "--stop-timeout", "--cidfile", "--label-file", "--expose", "--link",
+    "--volumes-from", "--device-cgroup-rule", "--sysctl", "--storage-opt", "--ip", "--mac-address",
+}
+
+
+_SECRET = re.compile(r"TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.I)
+
+
+def _env_assignment(word: str) -> tuple[str, str] | None:
+    """``NAME=value`` -> (NAME, value); values of secret-looking names (HF_TOKEN, *_API_KEY ...) are masked."""
+    name, eq, value = word.partition("=")
+    if eq and _ENV_NAME.fullmatch(name):
+        return name, ("***" if value and _SECRET.search(name) else value)
+    return None
+
+
+@dataclass
+class _Entry:
+    engine: str
+    style: str            # "module" | "serve" | "router" | "image"
+    args: list[str]
+
+
+def _find_entry(words: list[str], env: dict[str, str]) -> _Entry | None:
+    """The first engine entry point in one simple command; env assignments seen before it go to ``env``."""
+    i, n = 0, len(words)
+    while i < n:
+        w = words[i]
+        a = _env_assignment(w)
+        if a and not w.startswith("-"):
+            env[a[0]] = a[1]
+            i += 1
+            continue
+        base = os.path.basename(w)
+        nxt = words[i + 1] if i + 1 < n else None
+        if base in ("sglang", "vllm") and nxt == "serve":
+            return _Entry(base, "serve", words[i + 2:])
+        if _PYTHON.match(base):
+            j = i + 1
+            while j < n and words[j].startswith("-"):
+                opt = words[j]
+                if opt == "-m" and j + 1 < n:
+                    mod, rest = words[j + 1], words[j + 2:]
+                    break
+                if opt.startswith("-m") and len(opt) > 2:
+                    mod, rest = opt[2:], words[j + 1:]
+                    break
+                j += 2 if opt in ("-X", "-W", "-c") else 1
+            else:
+                mod, rest = None, []
+            if mod in _MODULES:
+                eng, style = _MODULES[mod]
+                return _Entry(eng, style, rest)
+            if mod in ("vllm.entrypoints.cli.main", "sglang.cli.main") and rest[:1] == ["serve"]:
+                return _Entry(mod.split(".")[0], "serve", rest[1:])
+        if base in ("docker", "podman") and nxt == "run":
+            return _docker_entry(words[i + 2:], env)
+        i += 1
+    return None
+
+
+def _docker_entry(words: list[str], env: dict[str, str]) -> _Entry | None:
+    i, n = 0, len(words)
+    while i < n and words[i].startswith("-"):
+        opt, eq, val = words[i].partition("=")
+        takes = opt in _DOCKER_VALUE_OPTS and not eq
+        if takes:
+            val = words[i + 1] if i + 1 < n else ""
+        if opt in ("-e", "--env") and val:
+            a = _env_assignment(val)
+            if a:
+                env[a[0]] = a[1]
+        i += 2 if takes else 1
+    if i >= n:
+        return None
+    image, cmd = words[i], words[i + 1:]
+    inner = _find_entry(cmd, env)
+    if inner is not None:
+        return inner
+    repo = image.split("@")[0].rsplit(":", 1)[0] if "/" in image or ":" in image else image
+    if "vllm" in repo.lower():
+        # The vllm/vllm-openai image's entrypoint is the OpenAI server: the words after the image are its arguments.
+        return _Entry("vllm", "image", cmd[1:] if cmd[:1] == ["serve"] else cmd)
+    if "sglang" in repo.lower():
+        raise InputError(f"the {image} image has no server entrypoint: put the launch command after the image name",
+                         field=_FIELD, hint="e.g. docker run ... lmsysorg/sglang python3 -m sglang.launch_server ...")
+    return None
+
+
+# ------------------------------------------------------------------------------------------------
+# Flag tables (names and kinds, from the engines' parsers: see the module docstring)
+# ------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Flags:
+    kinds: dict[str, str]          # flag -> "bool" | "list" | "opt" | "value"
+    longs: tuple[str, ...]         # long flags, for abbreviation
+
+
+@lru_cache(maxsize=None)
+def _flags(engine: str) -> _Flags:
+    src = {"sglang": (_SG_BOOL, _SG_LIST, _SG_OPT, _SG_VALUE), "vllm": (_VL_BOOL, _VL_LIST, _VL_OPT, _VL_VALUE)}[engine]
+    kinds: dict[str, str] = {}
+    for kind, names in zip(("bool", "list", "opt", "value"), src):
+        for name in names.split():
+            kinds[name] = kind
+    return _Flags(kinds, tuple(sorted(k for k in kinds if k.startswith("--"))))
+
+
+def _resolve_flag(engine: str, name: str) -> tuple[str | None, list[str]]:
+    """Exact name, else a unique prefix of a long flag (argparse ``allow_abbrev``).  Returns (flag, candidates)."""
+    fl = _flags(engine)
+    if name in fl.kinds:
+        return name, [name]
+    if name.startswith("--") and len(name) > 2:
+        cands = [f for f in fl.longs if f.startswith(name)]
+        if len(cands) == 1:
+            return cands[0], cands
+        return None, cands
+    return None, []
+
+
+# ------------------------------------------------------------------------------------------------
+# Value converters: each raises InputError naming the flag as the user wrote it
+# ------------------------------------------------------------------------------------------------
+
+def _bad(flag: str, msg: str, hint: str | None = None) -> InputError:
+    return InputError(msg, field=flag, hint=hint)
+
+
+def _int(flag: str, raw: str, *, minimum: int = 1, allow: tuple[int, ...] = ()) -> int:
+    try:
+        v = int(raw.strip())
+    except ValueError:
+        raise _bad(flag, f"expects a whole number, got '{raw}'", f"e.g. {flag} 8") from None
+    if v < minimum and v not in allow:
+        extra = " or " + " / ".join(str(a) for a in allow) if allow else ""
+        raise _bad(flag, f"must be >= {minimum}{extra}, got {v}")
+    return v
+
+
+def _float(flag: str, raw: str) -> float:
+    try:
+        v = float(raw.strip())
+    except ValueError:
+        raise _bad(flag, f"expects a number, got '{raw}'") from None
+    if not math.isfinite(v):
+        raise _bad(flag, f"expects a finite number, got '{raw}'")
+    return v
+
+
+def _fraction(flag: str, raw: str) -> float:
+    v = _float(flag, raw)
+    if not 0 < v <= 1:
+        raise _bad(flag, f"must be a fraction in (0, 1], got {raw}", "e.g. 0.85 (a fraction, not a percentage)")
+    return v
+
+
+_HUMAN = re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])")
+
+
+def vllm_human_int(flag: str, raw: str) -> int:
+    """vLLM's human-readable integer: ``25.6k`` = 25,600 (k/m/g/t = 10^3..10^12), ``1K`` = 1,024
+    (K/M/G/T = 2^10..2^40, integers only), else a plain ``int``.
+
+    Source: vllm-project/vllm vllm/utils/argparse_utils.py ``human_readable_int``, v0.33.0.
+    Example: ``vllm_human_int("--max-model-len", "32k") == 32000``; ``"32K"`` gives 32768.
+    """
+    s = raw.strip()
+    m = _HUMAN.fullmatch(s)
+    if m:
+        number, suffix = m.groups()
+        if suffix.islower():
+            return int(float(number) * 1000 ** ("kmgt".index(suffix) + 1))
+        if "." in number:
+            raise _bad(flag, f"decimals are not allowed with binary suffixes like {suffix}, got '{raw}'",
+                       f"use {number}{suffix.lower()} (powers of 1000) or a whole number")
+        return int(number) * 1024 ** ("KMGT".index(suffix) + 1)
+    try:
+        return int(s)
+    except ValueError:
+        raise _bad(flag, f"expects a whole number such as 32768, 32k (x1000) or 32K (x1024), got '{raw}'") from None
+
+
+def _bool_env(name: str, raw: str) -> bool:
+    """SGLang's EnvBool (python/sglang/srt/environ.py ``EnvBool.parse``, v0.5.23)."""
+    v = raw.strip().lower()
+    if v in ("true", "1", "yes", "y"):
+        return True
+    if v in ("false", "0", "no", "n", ""):
+        return False
+    raise _bad(name, f"'{raw}' is not a boolean", "use 1 or 0")
+
+
+# SGLang 0.5.23 choices (python/sglang/srt/arg_groups/fields/model.py kv_cache_dtype;
+# python/sglang/srt/arg_groups/choices.py ATTENTION_BACKEND_CHOICES).
+_SG_KV_DTYPES = ("auto", "fp8_e5m2", "fp8_e4m3", "mxfp8", "bf16", "bfloat16", "nvfp4", "fp4_mx_block16")
+_SG_ATTENTION_BACKENDS = (
+    "triton", "torch_native", "flex_attention", "dsa", "nsa", "qsa", "dsv4", "compressed", "fa3", "fa4",
+    "flashinfer", "llada2_cfg_flashinfer", "flashmla", "trtllm_mla", "cutedsl_mla", "tokenspeed_mla", "trtllm_mha",
+    "hpc_ops", "minicpm_flashattn", "minicpm_flashinfer", "aiter", "wave", "intel_amx", "ascend", "intel_xpu",
+)
+_SG_CUDA_GRAPH_BACKENDS = ("full", "breakable", "disabled")
+
+
+def _choice(flag: str, raw: str, choices: Sequence[str]) -> str:
+    if raw not in choices:
+        raise _bad(flag, f"invalid choice '{raw}'", "choose from " + ", ".join(choices))
+    return raw
+
+
+# ------------------------------------------------------------------------------------------------
+# Argument scanning
+# ------------------------------------------------------------------------------------------------
+
+@dataclass
+class _Scan:
+    values: dict[str, tuple[str, Any]]         # canonical flag -> (flag as written, value); last wins
+    positionals: list[str]
+    seen: list[str]                            # canonical flags in order
+    unknown: list[str]
+    dotted: dict[str, dict]                    # vLLM --x.y.z merges
+
+
+_ENGINE_NAMES = {"sglang": "SGLang", "vllm": "vLLM"}
+
+
+def _suggest(engine: str, name: str) -> str:
+    """``--mem-fraction-statc (did you mean --mem-fraction-static?)``."""
+    import difflib
+
+    guess = name.replace("_", "-") if name.startswith("--") else name
+    close = difflib.get_close_matches(guess, _flags(engine).longs, n=1, cutoff=0.85)
+    return f"{name} (did you mean {close[0]}?)" if close else name
+
+
+def _looks_negative(word: str) -> bool:
+    return bool(re.fullmatch(r"-\d+(\.\d+)?", word))
+
+
+def _set_nested(d: dict, keys: list[str], value: Any) -> None:
+    for k in keys[:-1]:
+        nxt = d.get(k)
+        if not isinstance(nxt, dict):
+            nxt = d[k] = {}
+        d = nxt
+    d[keys[-1]] = value
+
+
+def _scan(engine: str, args: list[str]) -> _Scan:
+    sc = _Scan({}, [], [], [], {})
+    i, n = 0, len(args)
+    while i < n:
+        w = args[i]
+        i += 1
+        if w == "--":
+            sc.positionals.extend(args[i:])
+            break
+        if not w.startswith("-") or w == "-" or _looks_negative(w):
+            sc.positionals.append(w)
+            continue
+        name, eq, inline = w.partition("=")
+        if engine == "vllm":
+            if name.startswith("-O") and not name.startswith("--"):
+                level = inline if eq else name[2:]
+                if name == "-O" and not eq:
+                    level = args[i] if i < n and args[i] in ("0", "1", "2", "3") else ""
+                    i += 1 if level else 0
+                sc.values["--optimization-level"] = ("-O", level)
+                sc.seen.append("--optimization-level")
+                continue
+            if name.startswith("--"):
+                head, dot, tail = name[2:].partition(".")
+                name = "--" + head.replace("_", "-") + (dot + tail)
+                if dot:                                           # --speculative-config.num_speculative_tokens 3
+                    if not eq:
+                        if i >= n:
+                            raise _bad(name, "expects a value")
+                        inline, i = args[i], i + 1
+                    keys = tail.split(".")
+                    if keys[-1].endswith("+"):
+                        keys[-1] = keys[-1][:-1]
+                        parsed: Any = inline.split(",")
+                    else:
+                        try:
+                            parsed = json.loads(inline)
+                        except json.JSONDecodeError:
+                            try:
+                                parsed = vllm_human_int(name, inline)
+                            except InputError:
+                                parsed = inline
+                    flag, _ = _resolve_flag(engine, "--" + head.replace("_", "-"))
+                    if flag is None:
+                        sc.unknown.append(name)
+                        continue
+                    _set_nested(sc.dotted.setdefault(flag, {}), keys, parsed)
+                    sc.seen.append(flag)
+                    continue
+        flag, cands = _resolve_flag(engine, name)
+        if flag is None:
+            if len(cands) > 1:
+                raise _bad(name, f"is ambiguous in {_ENGINE_NAMES[engine]} (it abbreviates "
+                           f"{', '.join(cands[:4])}{' ...' if len(cands) > 4 else ''})", "write the full flag name")
+            sc.unknown.append(_suggest(engine, name))
+            # an unknown flag's value, when written as a separate word, is skipped with it
+            if not eq and i < n and not args[i].startswith("-"):
+                i += 1
+            continue
+        kind = _flags(engine).kinds[flag]
+        if kind == "bool":
+            if eq:
+                raise _bad(name, f"is a switch and takes no value, got '{inline}'", f"write {name} alone")
+            value: Any = True
+        elif kind == "list":
+            vals = [inline] if eq else []
+            while not eq and i < n and (not args[i].startswith("-") or _looks_negative(args[i])):
+                vals.append(args[i])
+                i += 1
+            value = vals
+        elif kind == "opt":
+            if eq:
+                value = inline
+            elif i < n and not args[i].startswith("-"):
+                value, i = args[i], i + 1
+            else:
+                value = True
+        else:
+            if eq:
+                value = inline
+            elif i < n and (not args[i].startswith("-") or _looks_negative(args[i])):
+                value, i = args[i], i + 1
+            else:
+                raise _bad(name, "expects a value", f"e.g. {name} VALUE")
+        key = _ALIASES[engine].get(flag, flag)          # aliases share one destination: the last one wins
+        sc.values.pop(key, None)
+        sc.values[key] = (name, value)
+        sc.seen.append(flag)
+    return sc
+
+
+# ------------------------------------------------------------------------------------------------
+# Mapping to Deployment fields
+# ------------------------------------------------------------------------------------------------
+
+_Conv = Callable[[str, Any], Any]
+
+# canonical flag -> (Deployment field, converter)
+_SG_MAP: dict[str, tuple[str, _Conv]] = {
+    "--model-path": ("model", lambda f, v: v),
+    "--tp-size": ("tp", lambda f, v: _int(f, v)),
+    "--pp-size": ("pp", lambda f, v: _int(f, v)),
+    "--ep-size": ("ep", lambda f, v: _int(f, v)),
+    "--mem-fraction-static": ("mem_fraction_static", _fraction),
+    "--kv-cache-dtype": ("kv_cache_dtype", lambda f, v: _choice(f, v, _SG_KV_DTYPES)),
+    "--context-length": ("context_length", lambda f, v: _int(f, v, minimum=2)),
+    "--max-running-requests": ("max_running_requests", lambda f, v: _int(f, v)),
+    "--page-size": ("page_size", lambda f, v: _int(f, v)),
+    "--chunked-prefill-size": ("chunked_prefill_size", lambda f, v: _int(f, v, allow=(-1,))),
+    "--max-total-tokens": ("max_total_tokens", lambda f, v: _int(f, v)),
+    "--attention-backend": ("attention_backend", lambda f, v: _choice(f, v, _SG_ATTENTION_BACKENDS)),
+    "--disable-radix-cache": ("disable_radix_cache", lambda f, v: True),
+    "--disable-overlap-schedule": ("disable_overlap_schedule", lambda f, v: True),
+    "--swa-full-tokens-ratio": ("swa_full_tokens_ratio", _fraction),
+    "--speculative-algorithm": ("speculative_algorithm", lambda f, v: v),
+    "--speculative-num-draft-tokens": ("speculative_num_draft_tokens", lambda f, v: _int(f, v, minimum=0)),
+    "--dsv4-attn-backend": ("dsv4_attn_backend",
+                            lambda f, v: _choice(f, v, ("auto", "flashmla", "flashmla_mega", "trtllm"))),
+    "--dcp-size": ("dcp_size", lambda f, v: _int(f, v)),
+    "--mamba-full-memory-ratio": ("mamba_full_memory_ratio", lambda f, v: _float(f, v)),
+    "--max-mamba-cache-size": ("max_mamba_cache_size", lambda f, v: _int(f, v)),
+}
+_SG_ALIASES = {
+    "--model": "--model-path", "--tensor-parallel-size": "--tp-size", "--pipeline-parallel-size": "--pp-size",
+    "--data-parallel-size": "--dp-size", "--attention-data-parallel-size": "--attn-dp-size",
+    "--expert-parallel-size": "--ep-size", "--ep": "--ep-size",
+}
+_SG_SPECIAL = {"--dp-size", "--attn-dp-size", "--enable-dp-attention", "--disable-cuda-graph",
+               "--disable-decode-cuda-graph", "--disable-prefill-cuda-graph", "--cuda-graph-backend-decode",
+               "--cuda-graph-backend-prefill"}
+# Flags that change SGLang's memory plan but that kvplan does not model (a note each).
+_SG_UNMODELLED = {
+    "--quantization": "weights are estimated from the checkpoint's own quantization",
+    "--modelopt-quant": "weights are estimated from the checkpoint's own quantization",
+    "--json-model-override-args": "the model config is read without these overrides",
+    "--cuda-graph-max-bs-decode": "the mem_fraction_static heuristic uses SGLang's default CUDA-graph batch size",
+    "--cuda-graph-max-bs-prefill": "the mem_fraction_static heuristic uses SGLang's default prefill CUDA-graph sizes",
+    "--cuda-graph-config": "CUDA-graph settings are taken from the simple flags only",
+    "--speculative-num-steps": "only --speculative-algorithm / --speculative-num-draft-tokens are used",
+    "--speculative-eagle-topk": "only --speculative-algorithm / --speculative-num-draft-tokens are used",
+    "--speculative-draft-model-path": "the draft model's weights and KV are not added",
+    "--speculative-draft-kv-cache-dtype": "the draft KV dtype is not modelled",
+    "--decode-attention-backend": "kvplan picks layouts from --attention-backend only",
+    "--prefill-attention-backend": "kvplan picks layouts from --attention-backend only",
+    "--dcp-size": "decode context parallelism is not modelled",
+    "--attn-cp-size": "attention context parallelism is not modelled",
+    "--moe-dp-size": "MoE data parallelism is not modelled",
+    "--max-prefill-tokens": "not used by the KV pool arithmetic",
+    "--enable-hierarchical-cache": "the host-memory (HiCache) tier is not modelled; the GPU pool is",
+    "--hicache-ratio": "the host-memory (HiCache) tier is not modelled",
+    "--hicache-size": "the host-memory (HiCache) tier is not modelled",
+    "--disable-hybrid-swa-memory": "hybrid SWA pools are planned as SGLang's default (hybrid on)",
+    "--max-mamba-cache-size": "the Mamba state pool uses SGLang's default size",
+    "--mamba-ssm-dtype": "the Mamba state dtype is SGLang's default",
+    "--mamba-full-memory-ratio": "the Mamba/full split uses SGLang's default ratio",
+    "--cpu-offload-gb": "weight offload to CPU is not modelled (weights count in full)",
+    "--enable-memory-saver": "not modelled",
+    "--load-format": "weights are estimated from the checkpoint",
+    "--config": "the YAML config file is not read: pass its flags on the command line",
+}
+
+_VL_MAP: dict[str, tuple[str, _Conv]] = {
+    "--model": ("model", lambda f, v: v),
+    "--tensor-parallel-size": ("tp", lambda f, v: _int(f, v)),
+    "--pipeline-parallel-size": ("pp", lambda f, v: _int(f, v)),
+    "--data-parallel-size": ("dp", lambda f, v: _int(f, v)),
+    "--gpu-memory-utilization": ("gpu_memory_utilization", _fraction),
+    "--max-num-seqs": ("max_running_requests", lambda f, v: _int(f, v)),
+    "--block-size": ("page_size", lambda f, v: _int(f, v)),
+    "--max-num-batched-tokens": ("chunked_prefill_size", lambda f, v: _pos(f, vllm_human_int(f, v))),
+    "--kv-cache-dtype": ("kv_cache_dtype", lambda f, v: v),
+    "--kv-cache-memory-bytes": ("kv_cache_memory_bytes", lambda f, v: _pos(f, vllm_human_int(f, v))),
+    "--attention-backend": ("attention_backend", lambda f, v: v),
+}
+_VL_ALIASES = {
+    "-tp": "--tensor-parallel-size", "-pp": "--pipeline-parallel-size", "-dp": "--data-parallel-size",
+    "-ep": "--enable-expert-parallel", "--device-memory-utilization": "--gpu-memory-utilization",
+    "-sc": "--speculative-config", "-q": "--quantization", "-cc": "--compilation-config",
+    "-dcp": "--decode-context-parallel-size", "-pcp": "--prefill-context-parallel-size",
+    "--no-enable-expert-parallel": "--enable-expert-parallel",
+}
+_VL_SPECIAL = {"--enable-expert-parallel", "--max-model-len", "--enforce-eager", "--no-enforce-eager",
+               "--speculative-config", "--spec-method", "--spec-tokens"}
+_VL_UNMODELLED = {
+    "--quantization": "weights are estimated from the checkpoint's own quantization",
+    "--num-gpu-blocks-override": "vLLM then uses this block count instead of the profiled budget",
+    "--cpu-offload-gb": "weight offload to CPU is not modelled (weights count in full)",
+    "--kv-offloading-size": "the CPU KV tier is not modelled; the GPU pool is",
+    "--hf-overrides": "the model config is read without these overrides",
+    "--compilation-config": "CUDA-graph capture sizes are vLLM's defaults",
+    "--optimization-level": "CUDA-graph capture follows --enforce-eager only",
+    "--max-cudagraph-capture-size": "CUDA-graph capture sizes are vLLM's defaults",
+    "--cudagraph-capture-sizes": "CUDA-graph capture sizes are vLLM's defaults",
+    "--decode-context-parallel-size": "decode context parallelism is not modelled",
+    "--prefill-context-parallel-size": "prefill context parallelism is not modelled",
+    "--kv-cache-dtype-skip-layers": "every layer uses --kv-cache-dtype",
+    "--mamba-cache-dtype": "the Mamba state dtype is vLLM's default",
+    "--mamba-ssm-cache-dtype": "the Mamba state dtype is vLLM's default",
+    "--mamba-block-size": "the Mamba block size is vLLM's default",
+    "--limit-mm-per-prompt": "multimodal profiling is not modelled",
+    "--language-model-only": "multimodal profiling is not modelled",
+    "--skip-mm-profiling": "multimodal profiling is not modelled",
+    "--load-format": "weights are estimated from the checkpoint",
+    "--config": "the YAML config file is not read: pass its flags on the command line",
+}
+
+
+_ALIASES = {"sglang": _SG_ALIASES, "vllm": _VL_ALIASES}
+
+
+def _pos(flag: str, v: int) -> int:
+    if v < 1:
+        raise _bad(flag, f"must be a positive number, got {v}")
+    return v
+
+
+def _written(sc: _Scan, flag: str) -> str:
+    return sc.values[flag][0] if flag in sc.values else flag
+
+
+def _canon(flag: str, aliases: dict[str, str]) -> str:
+    return aliases.get(flag, flag)
+
+
+def _common(engine: str, sc: _Scan, mapping, aliases, special, unmodelled, fields, ignored, notes) -> None:
+    done: set[str] = set()
+    for flag in sc.seen:
+        c = _canon(flag, aliases)
+        if c in done:
+            continue
+        done.add(c)
+        if c in mapping or c in special:
+            continue
+        if c in unmodelled:
+            notes.append(f"{c} is not modelled: {unmodelled[c]}")
+        else:
+            ignored.append(c)
+    for flag, (written, value) in sc.values.items():
+        c = _canon(flag, aliases)
+        if c in mapping:
+            fname, conv = mapping[c]
+            fields[fname] = conv(written, value)
+
+
+def _sglang_fields(entry: _Entry, sc: _Scan, env: dict[str, str]) -> tuple[dict, list, list]:
+    fields: dict[str, Any] = {"engine": "sglang"}
+    ignored: list[str] = []
+    notes: list[str] = []
+    if entry.style == "serve" and entry.args[:1] and not entry.args[0].startswith("-"):
+        sc.values.setdefault("--model-path", ("sglang serve MODEL", entry.args[0]))
+        sc.positionals = sc.positionals[1:]
+    elif entry.style == "router":
+        notes.append("sglang_router.launch_server: router flags are reported as unknown")
+    _common("sglang", sc, _SG_MAP, _SG_ALIASES, _SG_SPECIAL, _SG_UNMODELLED, fields, ignored, notes)
+    vals = {_canon(k, _SG_ALIASES): v for k, v in sc.values.items()}
+
+    # Data parallelism: --dp-size N --enable-dp-attention is the deprecated spelling of --attn-dp-size N
+    # (python/sglang/srt/arg_groups/parallel_hook.py handle_deprecated_dp_attention, v0.5.23).
+    dp = _int(vals["--dp-size"][0], vals["--dp-size"][1]) if "--dp-size" in vals else None
+    attn = _int(vals["--attn-dp-size"][0], vals["--attn-dp-size"][1]) if "--attn-dp-size" in vals else 1
+    if "--enable-dp-attention" in vals and attn == 1:
+        attn, dp = (dp or 1), 1
+    if attn > 1:
+        if dp is not None and dp > 1:
+            raise _bad(_written(sc, "--dp-size"), f"{dp} data-parallel replicas of an attention-DP {attn} group "
+                       "cannot be planned (kvplan models one or the other)",
+                       "plan one replica: drop --dp-size and multiply the result")
+        fields["dp"] = attn
+        fields["enable_dp_attention"] = True
+    elif dp is not None:
+        fields["dp"] = dp
+
+    # CUDA graphs: kvplan has one switch; SGLang disables per phase (cuda_graph_hook.py, v0.5.23).
+    decode_off = "--disable-cuda-graph" in vals or "--disable-decode-cuda-graph" in vals
+    prefill_off = "--disable-cuda-graph" in vals or "--disable-prefill-cuda-graph" in vals
+    for phase in ("decode", "prefill"):
+        k = f"--cuda-graph-backend-{phase}"
+        if k in vals:
+            off = _choice(vals[k][0], vals[k][1], _SG_CUDA_GRAPH_BACKENDS) == "disabled"
+            if phase == "decode":
+                decode_off = off
+            else:
+                prefill_off = off
+    if decode_off and prefill_off:
+        fields["disable_cuda_graph"] = True
+    elif decode_off or prefill_off:
+        notes.append(f"CUDA graphs are off for {'decode' if decode_off else 'prefill'} only; kvplan plans with "
+                     "CUDA graphs on (its switch turns both phases off)")
+
+    if "SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE" in env:
+        fields["engram_on_host"] = _bool_env("SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE",
+                                             env["SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE"])
+    return fields, ignored, notes
+
+
+def _vllm_fields(entry: _Entry, sc: _Scan, env: dict[str, str]) -> tuple[dict, list, list]:
+    fields: dict[str, Any] = {"engine": "vllm"}
+    ignored: list[str] = []
+    notes: list[str] = []
+    if sc.positionals:
+        # positional model_tag (vllm serve and api_server); a --model given too is moved aside by vLLM
+        sc.values.setdefault("--model", ("MODEL", sc.positionals[0]))
+        if "--model" in sc.values and sc.values["--model"][0] != "MODEL":
+            notes.append(f"both a positional model and --model given: using --model {sc.values['--model'][1]}")
+        sc.positionals = sc.positionals[1:]
+    _common("vllm", sc, _VL_MAP, _VL_ALIASES, _VL_SPECIAL, _VL_UNMODELLED, fields, ignored, notes)
+    vals = {_canon(k, _VL_ALIASES): v for k, v in sc.values.items()}
+
+    if "--max-model-len" in vals:
+        w, raw = vals["--max-model-len"]
+        if raw.strip().lower() in ("auto", "-1"):
+            notes.append(f"{w} {raw}: the model's own context length")
+        else:
+            fields["context_length"] = _int(w, str(vllm_human_int(w, raw)), minimum=2)
+    # --enforce-eager / --no-enforce-eager: argparse.BooleanOptionalAction, the last one wins
+    for flag in sc.seen:
+        if flag == "--enforce-eager":
+            fields["enforce_eager"] = True
+        elif flag == "--no-enforce-eager":
+            fields["enforce_eager"] = False
+    if fields.get("enforce_eager") is False:
+        del fields["enforce_eager"]
+
+    # Expert parallelism: EP spans TP x DP when --enable-expert-parallel is on
+    # (vllm/model_executor/layers/fused_moe/config.py FusedMoEParallelConfig.make, v0.33.0).
+    ep_on = None
+    for flag in sc.seen:
+        if flag in ("--enable-expert-parallel", "-ep"):
+            ep_on = True
+        elif flag == "--no-enable-expert-parallel":
+            ep_on = False
+    if ep_on:
+        ep = fields.get("tp", 1) * fields.get("dp", 1)
+        if ep > 1:
+            fields["ep"] = ep
+        if "--prefill-context-parallel-size" in vals:
+            notes.append("expert parallelism also spans prefill context parallelism in vLLM; kvplan uses tp x dp")
+
+    # Speculative decoding: --speculative-config JSON (or dotted keys), --spec-method, --spec-tokens.
+    spec: dict[str, Any] = {}
+    if "--speculative-config" in vals:
+        w, raw = vals["--speculative-config"]
+        try:
+            parsed = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise _bad(w, f"is not valid JSON ({exc.msg} at column {exc.colno})",
+                       "quote it: --speculative-config '{\"method\": \"mtp\", \"num_speculative_tokens\": 1}'") from None
+        if parsed is not None and not isinstance(parsed, dict):
+            raise _bad(w, "must be a JSON object")
+        spec.update(parsed or {})
+    if "--speculative-config" in sc.dotted:
+        spec.update(sc.dotted["--speculative-config"])
+    if "--spec-method" in vals:
+        spec["method"] = vals["--spec-method"][1]
+    if "--spec-tokens" in vals:
+        spec["num_speculative_tokens"] = vals["--spec-tokens"][1]
+    if spec.get("method") is not None:
+        fields["speculative_algorithm"] = str(spec["method"])
+    if spec.get("num_speculative_tokens") is not None:
+        n = spec["num_speculative_tokens"]
+        fields["speculative_num_draft_tokens"] = _int("--speculative-config num_speculative_tokens", str(n), minimum=0) \
+            if not isinstance(n, bool) else _int("--speculative-config num_speculative_tokens", "x")
+    if spec:
+        notes.append("vLLM speculative decoding is recorded (speculative_algorithm, speculative_num_draft_tokens = "
+                     "num_speculative_tokens) but the draft model's memory is not modelled")
+    for flag in sc.dotted:
+        if flag != "--speculative-config":
+            c = _canon(flag, _VL_ALIASES)
+            if c not in _VL_UNMODELLED and c not in ignored:
+                ignored.append(c)
+    if "SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE" in env:
+        notes.append("SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE is an SGLang setting; vLLM ignores it")
+    return fields, ignored, notes
+
+
+def parse_launch_command(argv_or_text: Sequence[str] | str) -> LaunchParse:
+    """Parse an SGLang or vLLM launch command (argv list or shell text) into Deployment fields.
+
+    Example::
+
+        p = parse_launch_command("python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 "
+                                 "--tp 8 --mem-fraction-static 0.8")
+        p.engine == "sglang"; p.fields == {"engine": "sglang", "model": "deepseek-ai/DeepSeek-V3",
+                                           "tp": 8, "mem_fraction_static": 0.8}
+
+    Raises :class:`InputError` (field = the engine flag as written) for malformed values, and
+    (field = "launch command") when no SGLang / vLLM entry point is found or more than one is.
+    """
+    segs = _segments(argv_or_text)
+    if not segs:
+        raise InputError("empty launch command", field=_FIELD,
+                         hint="e.g. kvplan fit -- vllm serve MODEL -tp 8, or --from-launch FILE")
+    env: dict[str, str] = {}
+    entries: list[_Entry] = []
+    for words in segs:
+        if words[0] == "export":
+            for w in words[1:]:
+                a = _env_assignment(w)
+                if a:
+                    env[a[0]] = a[1]
+            continue
+        if words[0] == "env":                                  # env [-i] [-u NAME] NAME=VALUE ... cmd
+            k = 1
+            while k < len(words) and words[k].startswith("-"):
+                k += 2 if words[k] in ("-u", "--unset", "-C", "--chdir") else 1
+            words = words[k:]
+        e = _find_entry(words, env)
+        if e is not None:
+            entries.append(e)
+    if not entries:
+        first = " ".join(segs[0][:3])
+        raise InputError(f"'{first[:60]}' is not an SGLang or vLLM launch command", field=_FIELD,
+                         hint="expected python -m sglang.launch_server ..., sglang serve ..., vllm serve ... "
+                              "or python -m vllm.entrypoints.openai.api_server ...")
+    if len(entries) > 1:
+        raise InputError(f"found {len(entries)} engine launch commands", field=_FIELD,
+                         hint="pass the command of one server")
+    entry = entries[0]
+    sc = _scan(entry.engine, entry.args)
+    if entry.engine == "sglang":
+        fields, ignored, notes = _sglang_fields(entry, sc, env)
+    else:
+        fields, ignored, notes = _vllm_fields(entry, sc, env)
+    unknown = list(sc.unknown) + [f"unexpected argument '{p}'" for p in sc.positionals]
+    if "model" not in fields:
+        notes.append("the launch command names no model: " + ("--model-path" if entry.engine == "sglang" else "MODEL")
+                     + " missing")
+    return LaunchParse(engine=entry.engine, fields=fields, env=env, ignored=tuple(dict.fromkeys(ignored)),
+                       unknown=tuple(dict.fromkeys(unknown)), notes=tuple(notes), argv=tuple(entry.args))
+
+
+# ------------------------------------------------------------------------------------------------
+# Flag-name tables.  Listed from the engines' parser definitions (see the module docstring);
+# "bool" = switches (store_true / BooleanOptionalAction, with --no- forms where the engine has them),
+# "list" = nargs + / *, "opt" = nargs ?, "value" = one value.
+# ------------------------------------------------------------------------------------------------
+_SG_BOOL = """
+--abort-on-priority-when-disabled --allow-auto-truncate --checkpoint-engine-wait-weights-before-ready
+--constrained-json-disable-any-whitespace --dcp-replicate-q-proj --debug-cuda-graph --delete-ckpt-after-loading
+--disable-aiter-allreduce-fusion-in-decode --disable-aiter-allreduce-fusion-in-prefill --disable-attn-tp-gather
+--disable-chunked-prefix-cache --disable-cuda-graph --disable-cuda-graph-padding --disable-custom-all-reduce
+--disable-decode-cuda-graph --disable-fast-image-processor --disable-flashinfer-autotune
+--disable-flashinfer-cutlass-moe-fp4-allgather --disable-hybrid-swa-memory --disable-outlines-disk-cache
+--disable-overlap-schedule --disable-prefill-cuda-graph --disable-priority-preemption --disable-radix-cache
+--disable-shared-experts-fusion --disable-tokenizer-batch-decode --disaggregation-decode-enable-offload-kvcache
+--disaggregation-decode-enable-radix-cache --disaggregation-enable-kv-checksum --dllm-fdfo
+--enable-adaptive-dispatch-to-encoder --enable-aiter-allreduce-fusion --enable-amd-monokernel
+--enable-attn-tp-input-scattered --enable-broadcast-mm-inputs-process --enable-cache-report
+--enable-cp-decode-attn-tp --enable-cudagraph-gc --enable-custom-logit-processor --enable-decoder-swa-bounded-replay
+--enable-deepseek-v4-fp4-indexer --enable-dense-mlp-attn-tp --enable-deterministic-inference --enable-dp-attention
+--enable-dp-attention-local-control-broadcast --enable-dp-lm-head --enable-draft-weights-cpu-backup
+--enable-dsa-cache-layer-split --enable-dsa-fused-indexer --enable-dynamic-batch-tokenizer --enable-dynamic-chunking
+--enable-elastic-expert-backup --enable-encoder-swa-bounded-replay --enable-eplb
+--enable-flashinfer-allreduce-fusion --enable-flexkv --enable-forward-pass-metrics --enable-fp32-lm-head
+--enable-fused-moe-sum-all-reduce --enable-fused-qk-norm-rope --enable-hicache --enable-hierarchical-cache
+--enable-hisparse --enable-http-worker-reuseport --enable-http2 --enable-int8-mamba-checkpoint
+--enable-kv-cache-sharding --enable-layernorm-sp --enable-layerwise-nvtx-marker --enable-lean-attention
+--enable-linear-replayssm --enable-linear-replayssm-spec --enable-linker-mla-dedup --enable-lmcache --enable-lora
+--enable-lora-overlap-loading --enable-mamba-cache-stochastic-rounding --enable-megamoe-for-layernorm-sp
+--enable-memory-saver --enable-metrics --enable-metrics-for-all-schedulers --enable-mfu-metrics --enable-mis
+--enable-mixed-chunk --enable-mm-global-cache --enable-mscclpp --enable-multi-layer-eagle --enable-multimodal
+--enable-nccl-nvls --enable-nvidia-megakernel --enable-p2p-check --enable-page-major-kv-layout
+--enable-paged-experts --enable-pd-role-switch --enable-pdmux --enable-precise-embedding-interpolation
+--enable-prefill-cp --enable-prefill-delayer --enable-prefix-mm-cache --enable-priority-scheduling
+--enable-profile-cuda-graph --enable-quant-communications --enable-request-time-stats-logging
+--enable-response-store --enable-return-aux-hidden-states --enable-return-hidden-states --enable-return-indexer-topk
+--enable-return-routed-experts --enable-scattered-sconv --enable-session-radix-cache --enable-shared-experts-attn-tp
+--enable-single-batch-overlap --enable-ssl-refresh --enable-streaming-session --enable-strict-thinking
+--enable-symm-mem --enable-tf32-matmul --enable-tokenizer-batch-encode --enable-torch-compile
+--enable-torch-compile-debug-mode --enable-torch-symm-mem --enable-tp-lm-head-all-to-all --enable-trace
+--enable-two-batch-overlap --enable-unified-cache-external-linker --enable-unified-memory
+--enable-w4a4-mxfp4-megamoe --enable-waterfill --enable-watermark --enable-weights-cpu-backup --encoder-only
+--enforce-disable-flashinfer-allreduce-fusion --enforce-shared-experts-fusion --experts-shared-outer-loras
+--export-metrics-to-file --flashinfer-mla-disable-ragged --grpc-mode --incremental-streaming-output --is-embedding
+--language-model-only --language-only --log-requests --lora-strict-loading --lora-use-virtual-experts
+--mlx-enable-sampling --mm-enable-dp-encoder --no-dcp-replicate-q-proj --no-dllm-fdfo
+--no-enable-decoder-swa-bounded-replay --no-enable-dsa-fused-indexer --no-enable-fused-qk-norm-rope
+--no-enable-tf32-matmul --no-enable-tp-lm-head-all-to-all --no-experts-shared-outer-loras --no-lora-strict-loading
+--no-mm-enable-dp-encoder --no-ple-offload-embedding --no-speculative-enable-w4a4-mxfp4-megamoe
+--ple-offload-embedding --pre-warm-nccl --prefill-only-disable-kv-cache --quantize-and-serve
+--remote-instance-weight-loader-start-seed-via-transfer-engine --return-input-ids --return-output-ids
+--schedule-low-priority-values-first --show-time-cost --skip-server-warmup --skip-tokenizer-init --sleep-on-idle
+--smg-grpc-mode --speculative-adaptive --speculative-dspark-align-verify-tokens-to-graph-tier
+--speculative-enable-w4a4-mxfp4-megamoe --speculative-use-block-verification --speculative-use-rejection-sampling
+--stream-response-default-include-usage --strip-thinking-cache --triton-attention-reduce-in-fp32
+--trust-mm-content-hashes --trust-remote-code --trust-request-chat-template --use-ray --weight-loader-disable-mmap
+--weight-loader-drop-cache-after-load --weight-loader-prefetch-checkpoints
+"""
+_SG_LIST = """
+--allowed-media-domains --bucket-e2e-request-latency --bucket-inter-token-latency --bucket-time-to-first-token
+--cuda-graph-bs-decode --cuda-graph-bs-prefill --custom-weight-loader --debug-tensor-dump-layers
+--encoder-register-urls --encoder-urls --flashinfer-autotune-skip-ops --gc-threshold --generation-tokens-buckets
+--log-requests-target --lora-paths --lora-target-modules --numa-node --prefill-delayer-forward-passes-buckets
+--prefill-delayer-wait-seconds-buckets --prompt-tokens-buckets --return-aux-hidden-state-layer-ids
+--tokenizer-metrics-allowed-custom-labels --uvicorn-access-log-exclude-prefixes
+"""
+_SG_OPT = """
+--model-checksum
+"""
+_SG_VALUE = """
+--admin-api-key --api-key --asr-max-buffer-seconds --asr-max-concurrent-sessions --attention-backend
+--attention-context-parallel-size --attention-data-parallel-size --attn-cp-size --attn-dp-size --base-gpu-id
+--batch-notify-size --bf16-gemm-backend --boundary-reduction --c128-page-size --chat-template --chunked-prefill-size
+--completion-template --config --constrained-json-max-whitespace-cnt --constrained-json-whitespace-pattern
+--context-bucket --context-length --cp-strategy --cpu-offload-gb --crash-dump-folder --cuda-graph-backend-decode
+--cuda-graph-backend-prefill --cuda-graph-config --cuda-graph-max-bs-decode --cuda-graph-max-bs-prefill
+--cuda-graph-max-seq-len-prefill --cuda-graph-prefill-max-context --data-parallel-size --dcp-comm-backend --dcp-size
+--debug-tensor-dump-input-file --debug-tensor-dump-output-folder --decode-attention-backend
+--decode-context-parallel-size --decode-log-interval --decoupled-spec-bind-endpoint
+--decoupled-spec-connect-endpoints --decoupled-spec-rank --decoupled-spec-role --decrypted-config-file
+--decrypted-draft-config-file --deepep-config --deepep-dispatcher-output-dtype --deepep-mode --deepep-v2-mode
+--default-chat-template-kwargs --default-priority-value --detokenizer-worker-num --device
+--disaggregation-bootstrap-port --disaggregation-decode-allocation-policy --disaggregation-decode-extra-slots
+--disaggregation-decode-host-receive-threshold --disaggregation-decode-polling-interval
+--disaggregation-decode-retraction-backup --disaggregation-ib-device --disaggregation-mode
+--disaggregation-transfer-backend --dist-init-addr --dist-timeout --dllm-algorithm --dllm-algorithm-config
+--download-dir --dp-size --dsa-decode-backend --dsa-paged-mqa-logits-backend --dsa-prefill-backend
+--dsa-topk-backend --dsa-triton-union --dsv4-attn-backend --dsv4-prefill-backend --dtype --dwdp-size
+--dynamic-batch-tokenizer-batch-size --dynamic-batch-tokenizer-batch-timeout --elastic-ep-backend
+--elastic-ep-initial-size --elastic-ep-join-mode --elastic-ep-join-rank-offset --elastic-ep-scale-timeout
+--encoder-bootstrap-port --encoder-transfer-backend --engine-info-bootstrap-port --ep --ep-dispatch-algorithm
+--ep-num-redundant-experts --ep-size --eplb-algorithm --eplb-min-rebalancing-utilization-threshold
+--eplb-rebalance-layers-per-chunk --eplb-rebalance-num-iterations --expert-balancedness-report-mode
+--expert-distribution-recorder-buffer-size --expert-distribution-recorder-mode --expert-parallel-size
+--export-metrics-to-file-dir --extra-metric-labels --fastapi-root-path --file-storage-path
+--flashinfer-a2a-dispatch-type --flashinfer-allreduce-fusion-backend --flashinfer-mxfp4-moe-precision
+--flexkv-config-file --forward-hooks --forward-pass-metrics-ipc-name --forward-pass-metrics-worker-id
+--fp4-gemm-backend --fp8-gemm-backend --fuseep-mode --gated-launch-port --gc-warning-threshold-secs --gpu-id-step
+--grammar-backend --grpc-http-sidecar-port --grpc-port --grpc-response-timeout-secs --hf-chat-template-name
+--hicache-host-memory-fraction --hicache-host-memory-mode --hicache-io-backend --hicache-mem-layout --hicache-ratio
+--hicache-size --hicache-storage-backend --hicache-storage-backend-extra-config --hicache-storage-prefetch-policy
+--hicache-storage-prefetch-retry-max-attempts --hicache-storage-prefetch-retry-poll-interval --hicache-write-policy
+--hierarchical-sparse-attention-extra-config --hisparse-config --host --http2-initial-connection-window-size
+--http2-max-concurrent-streams --image-processor-backend --init-expert-location --int8-mamba-ckpt-size
+--json-model-override-args --kt-cpuinfer --kt-max-deferred-experts-per-token --kt-method --kt-num-gpu-experts
+--kt-threadpool-count --kt-weight-path --kv-cache-dtype --kv-canary --kv-canary-real-data --kv-canary-sweep-interval
+--kv-events-config --limit-mm-data-per-request --linear-attn-backend --linear-attn-decode-backend
+--linear-attn-prefill-backend --linear-attn-verify-backend --linear-replayssm-cache-len --lmcache-config-file
+--load-balance-method --load-format --load-publish-endpoint --load-snapshot-publish-interval --log-level
+--log-level-http --log-requests-format --log-requests-level --lora-backend --lora-drain-wait-threshold
+--lora-eviction-policy --mamba-backend --mamba-cache-philox-rounds --mamba-full-memory-ratio
+--mamba-max-states-per-path --mamba-radix-cache-strategy --mamba-ssm-dtype --mamba-track-interval --max-ep-size
+--max-loaded-loras --max-lora-chunk-size --max-lora-rank --max-loras-per-batch --max-mamba-cache-size
+--max-prefill-tokens --max-queued-requests --max-running-requests --max-total-tokens --media-url-max-file-size-mb
+--mem-fraction-static --min-free-slots-delay --mm-attention-backend --mm-feature-transport --mm-global-cache-backend
+--mm-io-worker-num --mm-preprocess-cache-size-mb --mm-process-config --mm-processor-worker-num --model
+--model-config-parser --model-impl --model-loader-extra-config --model-path --modelexpress-config
+--modelopt-checkpoint-restore-path --modelopt-checkpoint-save-path --modelopt-export-path --modelopt-quant
+--moe-a2a-backend --moe-data-parallel-size --moe-dense-tp-size --moe-dp-size --moe-runner-backend
+--monokernel-backend --mooncake-ib-device --msprobe-dump-config --nccl-init-addr --nccl-port --nnodes --node-rank
+--num-continuous-decode-steps --num-reserved-decode-tokens --offload-group-size --offload-mode
+--offload-num-in-group --offload-prefetch-step --optimistic-prefill-attempts --otlp-service-name
+--otlp-traces-endpoint --page-size --paged-experts-num-resident --pdmux-config-path --pipeline-parallel-size
+--ple-offload-backend --ple-offload-dir --port --pp-async-batch-depth --pp-max-micro-batch-size --pp-size
+--preferred-sampling-params --prefill-attention-backend --prefill-decode-interval --prefill-decode-interval-min-bs
+--prefill-delayer-max-delay-ms --prefill-delayer-max-delay-passes --prefill-delayer-queue-min-ratio
+--prefill-delayer-token-usage-low-watermark --prefill-kv-cache-dequant-dtype --prefill-max-requests
+--priority-scheduling-preemption-threshold --qsa-indexer-dtype --quantization --quantization-param-path
+--radix-cache-backend --radix-eviction-policy --radix-eviction-policy-config --random-seed --reasoning-parser
+--remote-instance-weight-loader-backend --remote-instance-weight-loader-seed-instance-ip
+--remote-instance-weight-loader-seed-instance-service-port --remote-instance-weight-loader-send-weights-group-ports
+--retraction-policy --return-hidden-states-mode --revision --rl-on-policy-target --rl-quant-profile
+--sampling-backend --sampling-defaults --sampling-mask-max-tokens --schedule-conservativeness --schedule-policy
+--scheduler-recv-interval --served-model-name --shared-experts-tp-size --sidecar --sidecar-args --sm-group-num
+--smg-http-sidecar-port --soft-watchdog-timeout --spec-trace-dir --speculative-accept-threshold-acc
+--speculative-accept-threshold-single --speculative-adaptive-config --speculative-algorithm
+--speculative-attention-mode --speculative-dflash-block-size --speculative-domino-candidate-pool-size
+--speculative-draft-attention-backend --speculative-draft-kv-cache-dtype --speculative-draft-load-format
+--speculative-draft-model --speculative-draft-model-path --speculative-draft-model-quantization
+--speculative-draft-model-revision --speculative-draft-sink-size --speculative-draft-window-size
+--speculative-dsa-topk-backend --speculative-dspark-block-size --speculative-dspark-confidence-sts-path
+--speculative-dspark-sps-table-path --speculative-eagle-topk --speculative-moe-a2a-backend
+--speculative-moe-runner-backend --speculative-ngram-capacity --speculative-ngram-external-corpus-max-tokens
+--speculative-ngram-external-corpus-path --speculative-ngram-external-sam-budget --speculative-ngram-match-type
+--speculative-ngram-max-bfs-breadth --speculative-ngram-max-trie-depth --speculative-ngram-min-bfs-breadth
+--speculative-num-draft-tokens --speculative-num-steps --speculative-token-map --ssl-ca-certs --ssl-certfile
+--ssl-keyfile --ssl-keyfile-password --startup-weight-load-mode --stream-interval --swa-full-tokens-ratio
+--swa-prefix-tails --tbo-token-distribution-threshold --tensor-parallel-size --tokenizer-backend
+--tokenizer-metrics-custom-labels-header --tokenizer-mode --tokenizer-path --tokenizer-worker-num --tool-call-parser
+--tool-server --torch-compile-max-bs --tp-size --trace-modules --triton-attention-num-kv-splits
+--triton-attention-split-tile-size --unified-cache-external-linker-backend --unified-cache-external-linker-config
+--uno-lora-path --warmups --watchdog-timeout --watermark-config --weight-cache-mode --weight-cache-socket
+--weight-cache-timeout --weight-loader-prefetch-num-threads --weight-version
+"""
+_VL_BOOL = """
+--aggregate-engine-logging --allow-credentials --allow-deprecated-quantization --async-scheduling
+--cohere-is-reasoning-model --cudagraph-metrics --data-parallel-external-lb --data-parallel-hybrid-lb
+--data-parallel-multi-port-external-lb --dcp-q-replicate --disable-cascade-attn --disable-chunked-mm-input
+--disable-custom-all-reduce --disable-fastapi-docs --disable-hybrid-kv-cache-manager --disable-log-stats
+--disable-nccl-for-dp-synchronization --disable-sliding-window --disable-uvicorn-access-log
+--enable-auto-tool-choice --enable-batch-sharded-sampling --enable-chunked-prefill --enable-cumem-allocator
+--enable-dbo --enable-elastic-ep --enable-ep-weight-filter --enable-eplb --enable-expert-parallel
+--enable-fault-tolerance --enable-flash-late-interaction --enable-flashinfer-autotune --enable-force-include-usage
+--enable-hc-sp --enable-layerwise-nvtx-tracing --enable-log-deltas --enable-log-outputs --enable-log-requests
+--enable-logging-iteration-details --enable-lora --enable-mamba-cache-stochastic-rounding
+--enable-mamba-shared-prefix-checkpoint --enable-mfu-metrics --enable-mixed-moe-lora-format --enable-mm-embeds
+--enable-moe-shared-loras --enable-nccl-comm-suspend --enable-offline-docs --enable-per-request-metrics
+--enable-prefix-caching --enable-prompt-embeds --enable-prompt-tokens-details --enable-request-id-headers
+--enable-return-routed-experts --enable-scale-out --enable-server-load-tracking --enable-shm-tensor-arena
+--enable-sleep-mode --enable-ssl-refresh --enable-tokenizer-info-endpoint --enable-tower-connector-lora
+--enable-trace-replay --enforce-eager --exclude-tools-when-tool-choice-none --fail-on-environ-validation
+--fully-sharded-loras --grpc --headless --interleave-mm-strings --jit-monitor-verbose --kv-cache-metrics
+--kv-sharing-fast-prefill --language-model-only --log-error-stack --long-prefill-token-threshold-adaptive
+--mm-device-do-normalize --mm-encoder-only --monokernel --no-aggregate-engine-logging --no-allow-credentials
+--no-allow-deprecated-quantization --no-async-scheduling --no-cohere-is-reasoning-model --no-cudagraph-metrics
+--no-data-parallel-external-lb --no-data-parallel-hybrid-lb --no-data-parallel-multi-port-external-lb
+--no-dcp-q-replicate --no-disable-cascade-attn --no-disable-chunked-mm-input --no-disable-custom-all-reduce
+--no-disable-fastapi-docs --no-disable-hybrid-kv-cache-manager --no-disable-log-stats
+--no-disable-nccl-for-dp-synchronization --no-disable-sliding-window --no-disable-uvicorn-access-log
+--no-enable-auto-tool-choice --no-enable-batch-sharded-sampling --no-enable-chunked-prefill
+--no-enable-cumem-allocator --no-enable-dbo --no-enable-elastic-ep --no-enable-ep-weight-filter --no-enable-eplb
+--no-enable-expert-parallel --no-enable-fault-tolerance --no-enable-flash-late-interaction
+--no-enable-flashinfer-autotune --no-enable-force-include-usage --no-enable-hc-sp --no-enable-layerwise-nvtx-tracing
+--no-enable-log-deltas --no-enable-log-outputs --no-enable-log-requests --no-enable-logging-iteration-details
+--no-enable-lora --no-enable-mamba-cache-stochastic-rounding --no-enable-mamba-shared-prefix-checkpoint
+--no-enable-mfu-metrics --no-enable-mixed-moe-lora-format --no-enable-mm-embeds --no-enable-moe-shared-loras
+--no-enable-nccl-comm-suspend --no-enable-offline-docs --no-enable-per-request-metrics --no-enable-prefix-caching
+--no-enable-prompt-embeds --no-enable-prompt-tokens-details --no-enable-request-id-headers
+--no-enable-return-routed-experts --no-enable-scale-out --no-enable-server-load-tracking
+--no-enable-shm-tensor-arena --no-enable-sleep-mode --no-enable-ssl-refresh --no-enable-tokenizer-info-endpoint
+--no-enable-tower-connector-lora --no-enable-trace-replay --no-enforce-eager
+--no-exclude-tools-when-tool-choice-none --no-fail-on-environ-validation --no-fully-sharded-loras --no-grpc
+--no-headless --no-interleave-mm-strings --no-jit-monitor-verbose --no-kv-cache-metrics --no-kv-sharing-fast-prefill
+--no-language-model-only --no-log-error-stack --no-long-prefill-token-threshold-adaptive --no-mm-device-do-normalize
+--no-mm-encoder-only --no-monokernel --no-numa-bind --no-ray-workers-use-nsight --no-return-sampling-mask
+--no-return-tokens-as-token-ids --no-scheduler-reserve-full-isl --no-skip-mm-profiling --no-skip-tokenizer-init
+--no-sleep-mode-offload-cudagraph --no-specialize-active-lora --no-swa-bounded-replay --no-tokens-only
+--no-trust-remote-code --no-trust-request-chat-template --no-trust-request-mm-kwargs --no-use-fp64-gumbel
+--no-use-replayssm --no-use-tqdm-on-load --numa-bind --ray-workers-use-nsight --return-sampling-mask
+--return-tokens-as-token-ids --scheduler-reserve-full-isl --skip-mm-profiling --skip-tokenizer-init
+--sleep-mode-offload-cudagraph --specialize-active-lora --swa-bounded-replay --tokens-only --trust-remote-code
+--trust-request-chat-template --trust-request-mm-kwargs --use-fp64-gumbel --use-replayssm --use-tqdm-on-load -dpe
+-dph -dpm -ep
+"""
+_VL_LIST = """
+--allowed-headers --allowed-media-domains --allowed-methods --allowed-origins --api-key --collect-detailed-traces
+--cpu-offload-params --cudagraph-capture-sizes --ignore-patterns --kv-cache-dtype-skip-layers --logits-processors
+--lora-modules --lora-target-modules --middleware --numa-bind-cpus --numa-bind-nodes --offload-params
+--served-model-name --sleep-preserve-parameter-names
+"""
+_VL_OPT = """
+--hf-token
+"""
+_VL_VALUE = """
+--additional-config --all2all-backend --allowed-local-media-path --anthropic-disabled-thinking-effort
+--api-server-count --attention-backend --attention-config --aux-output-config --block-size --chat-template
+--chat-template-content-format --code-revision --cohere-format --compilation-config --config --config-format
+--convert --cp-kv-cache-interleave-size --cpu-distributed-timeout-seconds --cpu-offload-gb
+--custom-histogram-buckets --data-parallel-address --data-parallel-backend --data-parallel-rank
+--data-parallel-rpc-port --data-parallel-size --data-parallel-size-local --data-parallel-start-rank
+--data-parallel-supervisor-port --dbo-decode-token-threshold --dbo-prefill-token-threshold --dcp-comm-backend
+--dcp-kv-cache-interleave-size --decode-context-parallel-size --default-chat-template-kwargs --default-mm-loras
+--device-ids --device-memory-utilization --diffusion-config --disable-access-log-for-endpoints
+--distributed-executor-backend --distributed-timeout-seconds --download-dir --dp-supervisor-probe-failure-threshold
+--dp-supervisor-probe-interval-s --dp-supervisor-probe-timeout-s --dp-sync-interval --dtype --ec-manager-config
+--ec-transfer-config --elastic-ep-max-dp-size --engram-config --eplb-config --expert-placement-strategy
+--fault-tolerance-config --fingerprint-mode --fingerprint-value --gdn-prefill-backend --generation-config
+--gpu-memory-utilization --grpc-port --h11-max-header-count --h11-max-incomplete-event-size --hf-config-path
+--hf-overrides --host --io-processor-plugin --ir-op-priority --jit-monitor-mode --kda-decode-backend
+--kda-prefill-backend --kernel-config --kv-cache-dtype --kv-cache-memory-bytes --kv-cache-metrics-sample
+--kv-events-config --kv-offloading-backend --kv-offloading-size --kv-transfer-config --limit-mm-per-prompt
+--linear-backend --load-format --log-config-file --log-level --logging-config --logprobs-mode
+--long-prefill-token-threshold --lora-dtype --mamba-backend --mamba-block-size --mamba-cache-dtype
+--mamba-cache-mode --mamba-cache-philox-rounds --mamba-ssm-cache-dtype --mamba-ssu-algorithm --master-addr
+--master-port --max-cpu-loras --max-cudagraph-capture-size --max-log-len --max-logprobs --max-lora-cls-labels
+--max-lora-rank --max-loras --max-model-len --max-num-active-seqs --max-num-batched-tokens --max-num-queued-reqs
+--max-num-queued-tokens --max-num-scheduled-tokens --max-num-seqs --max-parallel-loading-workers --media-io-kwargs
+--mm-encoder-attn-backend --mm-encoder-attn-dtype --mm-encoder-fp8-scale-path --mm-encoder-fp8-scale-save-margin
+--mm-encoder-fp8-scale-save-path --mm-encoder-tp-mode --mm-hasher-algorithm --mm-ipc-gpu-memory-gb
+--mm-processor-cache-gb --mm-processor-cache-type --mm-processor-device --mm-processor-kwargs
+--mm-shm-cache-max-object-size-mb --mm-tensor-ipc --model --model-class-overrides --model-impl
+--model-loader-extra-config --moe-backend --nnodes --node-rank --num-gpu-blocks-override --offload-backend
+--offload-group-size --offload-num-in-group --offload-prefetch-step --optimization-level --otlp-traces-endpoint
+--override-generation-config --per-request-spec-decode-metrics --performance-mode --pipeline-parallel-size
+--pooler-config --port --prefill-context-parallel-size --prefill-schedule-interval --prefix-cache-retention-interval
+--prefix-caching-hash-algo --prefix-match-unit --profiler-config --pt-load-map-location --quantization
+--quantization-config --reasoning-config --reasoning-effort-map --reasoning-parser --reasoning-parser-plugin
+--renderer-num-workers --replayssm-buffer-len --response-role --revision --root-path --runner
+--safetensors-load-strategy --safetensors-prefetch-block-size --safetensors-prefetch-num-threads --scheduler-cls
+--scheduling-policy --seed --show-hidden-metrics-for-version --shutdown-timeout --sleep-mode-backend
+--sparse-indexer-topk-backend --spec-method --spec-model --spec-tokens --speculative-config
+--sse-keep-alive-interval --ssl-ca-certs --ssl-cert-reqs --ssl-certfile --ssl-ciphers --ssl-keyfile
+--stream-interval --structured-outputs-config --tensor-parallel-size --tokenizer --tokenizer-mode
+--tokenizer-revision --tool-call-parser --tool-parser-plugin --tool-server --tool-strict-level --ubatch-size --uds
+--uvicorn-log-level --video-pruning-method --video-pruning-rate --watchdog-config --watermark --watermark-config
+--weight-transfer-config --worker-cls --worker-extension-cls -ac -asc -cc -dc -dcp -dp -dpa -dpb -dpl -dpn -dpp -dpr
+-n -pcp -pp -q -r -sc -tp
+"""

@@ -1,0 +1,172 @@
+"""Resolve ``--model`` and ``--gpu``: a config.json path or model folder, a preset id or alias, a published variant,
+or (for Hugging Face ids that are not presets) the Hub.  Model code is never imported or executed."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from kvplan.errors import InputError
+from kvplan.hfconfig.spec import ModelSpec, quant_from_hf_quant_config, spec_from_config
+
+_VARIANT_SUFFIXES = [
+    # (regex on the name part, quantization it implies or None)
+    (r"-FP8-dynamic$", "fp8"), (r"-FP8-Dynamic$", "fp8"), (r"-FP8$", "fp8"), (r"-fp8$", "fp8"),
+    (r"-NVFP4$", "nvfp4"), (r"-MXFP4$", "mxfp4"), (r"-AWQ$", "int4"), (r"-awq$", "int4"),
+    (r"-GPTQ(-Int4)?$", "int4"), (r"-GPTQ-Int8$", "int8"), (r"-Int4$", "int4"), (r"-int4$", "int4"),
+    (r"-W4A16$", "int4"), (r"-W8A8$", "int8"), (r"-INT8$", "int8"), (r"-bnb-4bit$", "int4"),
+    (r"-Instruct$", None), (r"-instruct$", None), (r"-Chat$", None), (r"-it$", None), (r"-Base$", None),
+    (r"-Thinking$", None), (r"-\d{4}$", None),
+]
+
+
+def _read_json(path: Path, what: str) -> Any:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read {path} ({exc.strerror})", field="--model") from None
+    if len(raw) > 64 * 2**20:
+        raise InputError(f"{path} is too large to be a {what}", field="--model")
+    try:
+        return json.loads(raw.decode("utf-8", errors="strict"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise InputError(f"{path.name} is not valid JSON ({str(exc).splitlines()[0][:80]})", field="--model",
+                         hint="pass a Hugging Face config.json") from None
+
+
+
+def spec_from_path(path: Path) -> ModelSpec:
+    """A config.json file, or a model folder with config.json (and model.safetensors.index.json)."""
+    folder = path if path.is_dir() else path.parent
+    cfg_path = path / "config.json" if path.is_dir() else path
+    if not cfg_path.is_file():
+        raise InputError(f"{path} has no config.json", field="--model", hint="point --model at a model folder or config.json")
+    cfg = _read_json(cfg_path, "config.json")
+    if not isinstance(cfg, dict):
+        raise InputError(f"{cfg_path.name} must hold a JSON object", field="--model")
+    notes: list[str] = []
+    ckpt = None
+    idx = folder / "model.safetensors.index.json"
+    if path.is_dir() and idx.is_file():
+        data = _read_json(idx, "safetensors index")
+        meta = data.get("metadata") if isinstance(data, dict) else None
+        total = meta.get("total_size") if isinstance(meta, dict) else None
+        if isinstance(total, (int, float)) and not isinstance(total, bool) and 0 < total < 2**60:
+            ckpt = int(total)
+            notes.append(f"weights: {idx.name} total_size = {ckpt:,} B")
+    quant = None
+    hq = folder / "hf_quant_config.json"
+    if hq.is_file():
+        quant, kv_algo = quant_from_hf_quant_config(_read_json(hq, "hf_quant_config.json"))
+        if kv_algo and "kv_cache_quant_algo" not in cfg:
+            cfg = {**cfg, "kv_cache_quant_algo": kv_algo}
+    name = cfg.get("_name_or_path") or (folder.name if path.is_dir() else str(path))
+    return spec_from_config(cfg, model_id=str(name), source=f"config.json: {cfg_path}", quantization=quant,
+                            checkpoint_bytes=ckpt, notes=tuple(notes))
+
+
+def norm_name(s: str) -> str:
+    """Case- and punctuation-blind form of a model or GPU name, for lookups."""
+    return "".join(ch for ch in s.lower() if ch.isalnum())
+
+
+def _preset_spec(preset, *, variant=None, requested: str | None = None, note: str | None = None) -> ModelSpec:
+    w = preset.weights
+    quant = variant.quantization if variant else w.quantization
+    ckpt = (variant.checkpoint_bytes if variant else w.checkpoint_bytes)
+    notes = []
+    if variant:
+        notes.append(f"{variant.id}: a published variant of {preset.id} (same geometry), weights {quant}")
+    if note:
+        notes.append(note)
+    mid = variant.id if variant else (requested if requested and note else preset.id)
+    return spec_from_config(preset.config, model_id=mid, source=f"preset {preset.id} ({preset.source})",
+                            quantization=quant, checkpoint_bytes=ckpt, notes=tuple(notes), preset_id=preset.id)
+
+
+def resolve_model(text: str) -> ModelSpec:
+    """Resolve ``--model``: a path, a preset id or alias, a published variant, else a helpful error."""
+    from kvplan.inputs import presets
+
+    if not text or not text.strip():
+        raise InputError("empty model", field="--model", hint="run `kvplan models` for the presets")
+    text = text.strip()
+    p = Path(text).expanduser()
+    looks_like_path = text.endswith(".json") or text.startswith((".", "/", "~")) or (p.exists() and "/" not in text[:1])
+    if looks_like_path or p.exists():
+        if p.exists():
+            return spec_from_path(p)
+        if text.endswith(".json") or text.startswith((".", "/", "~")):
+            raise InputError(f"no such file or folder: {text}", field="--model")
+
+    # exact preset file by id
+    f = presets._model_file_for(text)
+    if f.is_file():
+        return _preset_spec(presets.load_model_file(f))
+    models = presets.all_models()
+    key = norm_name(text)
+    for m in models:
+        if norm_name(m.id) == key or any(norm_name(a) == key for a in m.aliases):
+            return _preset_spec(m)
+        for v in m.variants:
+            if norm_name(v.id) == key:
+                return _preset_spec(m, variant=v)
+    # published-variant rules: strip quantization / instruct / date suffixes, match the base by name
+    org, _, name = text.rpartition("/")
+    quant = None
+    stripped = name
+    for _ in range(4):
+        for pat, q in _VARIANT_SUFFIXES:
+            new = re.sub(pat, "", stripped)
+            if new != stripped:
+                stripped = new
+                quant = quant or q
+                break
+        else:
+            break
+        for m in models:
+            cands = [m.id.rpartition("/")[2]] + [a.rpartition("/")[2] for a in m.aliases]
+            if any(norm_name(c) == norm_name(stripped) for c in cands):
+                spec = _preset_spec(m, requested=text,
+                                    note=f"{text} resolved to the geometry of preset {m.id}"
+                                         + (f" with {quant} weights" if quant else ""))
+                if quant:
+                    spec = ModelSpec(**{**spec.__dict__, "quantization": quant, "checkpoint_bytes": None})
+                return spec
+    import difflib
+
+    choices = [m.id for m in models] + [a for m in models for a in m.aliases]
+    close = difflib.get_close_matches(text, choices, n=3, cutoff=0.5) or \
+        difflib.get_close_matches(text.lower(), [c.lower() for c in choices], n=3, cutoff=0.5)
+    hint = ("did you mean " + ", ".join(close) + "?") if close else "run `kvplan models`, or pass a config.json path"
+    from kvplan.inputs import hub
+
+    if hub.is_hub_id(text):
+        # not a preset: ask the Hugging Face Hub for its config.json (cached; HF_HUB_OFFLINE respected)
+        try:
+            return hub.spec_from_hub(text)
+        except InputError as exc:
+            raise InputError(f"unknown model '{text}': not a preset, and {exc}", field="--model", hint=hint) from None
+    raise InputError(f"unknown model '{text}'", field="--model", hint=hint)
+
+
+def resolve_gpu(text: str):
+    """Resolve ``--gpu``: a hardware preset id, its name as nvidia-smi / rocm-smi print it, or an alias."""
+    from kvplan.inputs import presets
+
+    if not text or not text.strip():
+        raise InputError("empty GPU name", field="--gpu", hint="run `kvplan gpus`")
+    gpus = presets.all_gpus()
+    key = norm_name(text)
+    for g in gpus:
+        if key in {norm_name(g.id), norm_name(g.name), *(norm_name(a) for a in g.aliases)}:
+            return g
+    import difflib
+
+    choices = [g.id for g in gpus] + [g.name for g in gpus] + [a for g in gpus for a in g.aliases]
+    close = difflib.get_close_matches(text, choices, n=3, cutoff=0.5)
+    hint = ("did you mean " + ", ".join(dict.fromkeys(close)) + "?") if close else \
+        "run `kvplan gpus`, or give --gpu-memory SIZE"
+    raise InputError(f"unknown GPU '{text}'", field="--gpu", hint=hint)

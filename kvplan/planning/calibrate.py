@@ -1,0 +1,657 @@
+"""Calibrate kvplan against a real startup log: recover the inputs, predict, compare quantity by quantity.
+
+``calibrate(facts)`` takes what :func:`kvplan.inputs.logs.parse_log` recovered from an SGLang or vLLM startup log,
+builds a measured-mode :class:`~kvplan.deployment.Deployment` from it (the server arguments / vLLM config the log
+printed, the free memory before weights and the weight load the engine measured), runs
+:func:`kvplan.planning.plan.fit`, and lines every printed quantity up against kvplan's prediction:
+
+SGLang (sgl-project/sglang python/sglang/srt, v0.5.23)
+    ``KV Cache is allocated. #tokens`` and the scheduler's ``max_total_num_tokens`` vs the pool tokens;
+    ``K size + V size`` / ``KV size`` vs ``(tokens + page_size) x bytes per token`` (the pool allocates one
+    padding page beyond the budgeted tokens, mem_cache/memory_pool.py ``MHATokenToKVPool._create_buffers``);
+    ``max_running_requests`` and ``context_len`` (managers/scheduler.py).
+vLLM (vllm-project/vllm, v0.33.0 and the older formats kvplan.inputs.logs reads)
+    ``Available KV cache memory`` vs the budget rebuilt from the logged total / weights / activation /
+    non-torch / CUDA-graph terms (when all are printed); ``GPU KV cache size`` tokens, ``# GPU blocks`` and
+    ``Maximum concurrency`` from the logged available memory; the fit-check error's estimated maximum length.
+
+Two further rows describe kvplan's cold-mode models on the same log (informational, not part of
+``--check``): the free memory at start that :mod:`kvplan.engines.runtime` models for the GPU and parallelism, and the
+weight footprint :mod:`kvplan.weights.estimate` estimates, both against what the log measured.
+
+Agreement: a checked row agrees when ``|predicted - logged| <= max(tolerance x logged, resolution)``, where
+``resolution`` is what the two-decimal GiB prints can explain (a printed GiB figure is known to +-0.005 GiB;
+the budget ``A - P (1 - f)`` inherits +-0.005 (2 - f) GiB from its two inputs, i.e. that many bytes divided by
+the bytes per token in tokens).  Nothing here is fitted to a log.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+from kvplan.errors import InputError
+from kvplan.errors import KvplanError
+
+GiB = 2**30
+PRINT_STEP = 0.005 * GiB  # half of the last printed digit of a "X.XX GB" figure
+DEFAULT_TOLERANCE = 0.005
+
+
+class DisagreesError(KvplanError):
+    """``kvplan calibrate --check``: a checked quantity differs by more than the tolerance (exit 3)."""
+
+    exit_code = 3
+
+
+# --------------------------------------------------------------------------------------------------
+# Recovering the deployment
+# --------------------------------------------------------------------------------------------------
+
+# Deployment field <- names the engines print (server_args / vLLM config / non-default args / CLI flags).
+_SGLANG_KEYS: dict[str, tuple[str, ...]] = {
+    "tp": ("tp_size", "tp", "tensor_parallel_size"),
+    "pp": ("pp_size", "pp", "pipeline_parallel_size"),
+    "dp": ("dp_size", "dp", "data_parallel_size"),
+    "ep": ("ep_size", "ep", "expert_parallel_size"),
+    "enable_dp_attention": ("enable_dp_attention",),
+    "mem_fraction_static": ("mem_fraction_static",),
+    "kv_cache_dtype": ("kv_cache_dtype",),
+    "context_length": ("context_length",),
+    "max_running_requests": ("max_running_requests",),
+    "page_size": ("page_size",),
+    "chunked_prefill_size": ("chunked_prefill_size",),
+    "max_total_tokens": ("max_total_tokens",),
+    "attention_backend": ("attention_backend",),
+    "disable_radix_cache": ("disable_radix_cache",),
+    "disable_overlap_schedule": ("disable_overlap_schedule",),
+    "disable_cuda_graph": ("disable_cuda_graph",),
+    "speculative_algorithm": ("speculative_algorithm",),
+    "speculative_num_draft_tokens": ("speculative_num_draft_tokens",),
+    "swa_full_tokens_ratio": ("swa_full_tokens_ratio",),
+}
+_VLLM_KEYS: dict[str, tuple[str, ...]] = {
+    "tp": ("tensor_parallel_size", "tp", "tp_size"),
+    "pp": ("pipeline_parallel_size", "pp", "pp_size"),
+    "dp": ("data_parallel_size", "dp", "dp_size"),
+    "gpu_memory_utilization": ("gpu_memory_utilization",),
+    "kv_cache_dtype": ("kv_cache_dtype",),
+    "context_length": ("max_model_len", "max_seq_len"),
+    "max_running_requests": ("max_num_seqs",),
+    "chunked_prefill_size": ("max_num_batched_tokens",),
+    "page_size": ("block_size",),
+    "enforce_eager": ("enforce_eager",),
+    "kv_cache_memory_bytes": ("kv_cache_memory_bytes",),
+}
+_INT_FIELDS = {"tp", "pp", "dp", "ep", "context_length", "max_running_requests", "page_size", "chunked_prefill_size",
+               "max_total_tokens", "speculative_num_draft_tokens", "kv_cache_memory_bytes"}
+_FLOAT_FIELDS = {"mem_fraction_static", "gpu_memory_utilization", "swa_full_tokens_ratio"}
+_BOOL_FIELDS = {"enable_dp_attention", "disable_radix_cache", "disable_overlap_schedule", "disable_cuda_graph",
+                "enforce_eager"}
+DEPLOYMENT_FIELDS = None  # filled lazily (avoid importing plan at module import for docs tools)
+
+
+def _coerce(name: str, value: Any) -> Any:
+    """A printed value as the Deployment field wants it; ``None`` when it means "not set"."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        v = value.strip().strip("'\"")
+        if v in ("", "None", "null", "none"):
+            return None
+        value = v
+    try:
+        if name in _BOOL_FIELDS:
+            if isinstance(value, str):
+                return value.lower() in ("true", "1", "yes")
+            return bool(value)
+        if name in _INT_FIELDS:
+            if isinstance(value, bool):
+                return None
+            return int(float(value))
+        if name in _FLOAT_FIELDS:
+            return float(value)
+    except (TypeError, ValueError):
+        return None
+    return value if not isinstance(value, str) else value
+
+
+@dataclass(frozen=True)
+class Input:
+    """One recovered input and where it came from."""
+
+    name: str
+    value: Any
+    source: str
+
+
+@dataclass(frozen=True)
+class Recovered:
+    """The measured-mode deployment recovered from a log."""
+
+    deployment: Any                      # kvplan.deployment.Deployment
+    inputs: tuple[Input, ...]
+    notes: tuple[str, ...]
+    model_spec: Any = None               # kvplan.hfconfig.spec.ModelSpec
+    gpu_preset: Any = None               # kvplan.inputs.presets.HardwarePreset or None
+
+
+def resolve_log_model(name: str):
+    """(ModelSpec, note) for a model name printed in a log.
+
+    Tries the name as given (preset id, alias, published variant, existing path); then, for a path such as
+    ``/models/DeepSeek-V3`` or ``/path/to/Qwen3-235B-A22B-FP8``, its last component as a preset name (with and
+    without the variant rules of :func:`kvplan.inputs.resolve.resolve_model`).  InputError when nothing matches.
+    """
+    from kvplan.inputs import presets
+    from kvplan.inputs.resolve import norm_name
+    from kvplan.inputs.resolve import resolve_model
+
+    try:
+        return resolve_model(name), None
+    except InputError:
+        pass
+    base = os.path.basename(name.rstrip("/"))
+    if base and base != name:
+        try:
+            return resolve_model(base), f"model path {name!r}: its last component {base!r} taken as the preset"
+        except InputError:
+            pass
+    key = norm_name(base or name)
+    for m in presets.all_models():
+        names = [m.id] + list(m.aliases) + [v.id for v in m.variants]
+        if any(norm_name(n.rpartition("/")[2]) == key for n in names):
+            return resolve_model(m.id), f"model {name!r} matched preset {m.id} by its name"
+    raise InputError(f"the log's model {name!r} is not a kvplan preset", field="--model",
+                     hint="pass --model with a preset id or a config.json path (run `kvplan models`)")
+
+
+def _pick(sources: list[tuple[str, dict]], keys: tuple[str, ...]) -> tuple[Any, str] | None:
+    for label, d in sources:
+        for k in keys:
+            if k in d:
+                return d[k], f"{label} {k}"
+    return None
+
+
+def recover_deployment(facts, *, model: str | None = None, gpu: str | None = None,
+                       overrides: dict[str, Any] | None = None, mode: str = "measured") -> Recovered:
+    """Build the Deployment a log describes.
+
+    Precedence per field: ``overrides`` (flags the user gave) > the log's server_args / vLLM config (and
+    vLLM's ``non-default args``) > the launch command's flags quoted in the log > the engine's default.
+    ``mode="measured"`` adds the memory the engine measured (SGLang: free before weights F and weight load
+    W = F - free after weights, or ``mem usage``; vLLM: the logged ``Available KV cache memory`` as
+    ``kv_cache_memory_bytes``); ``mode="cold"`` leaves them to kvplan's models.
+    Raises InputError (exit 2) when the model or, in measured mode, the measured memory is missing.
+    """
+    from kvplan.inputs.resolve import resolve_gpu
+    from kvplan.deployment import Deployment
+
+    overrides = dict(overrides or {})
+    valid = {f.name for f in fields(Deployment)}
+    bad = sorted(set(overrides) - valid)
+    if bad:
+        raise InputError(f"unknown deployment field(s): {', '.join(bad)}", field="overrides")
+    inputs: list[Input] = []
+    notes: list[str] = []
+    engine = facts.engine
+    kw: dict[str, Any] = {"engine": engine}
+
+    # ---- model
+    model_name = overrides.pop("model", None) or model
+    src = "--model"
+    if model_name is None:
+        model_name, src = facts.model, "log"
+    if model_name is None:
+        raise InputError("the log does not name the model", field="--model",
+                         hint="pass --model with a preset id or config.json path")
+    spec, note = resolve_log_model(model_name)
+    if note:
+        notes.append(note)
+    kw["model"] = model_name if os.path.exists(model_name) else spec.id  # spec.id keeps a published variant (its own quantization)
+    inputs.append(Input("model", kw["model"], src))
+
+    # ---- GPU
+    gpu_name = overrides.pop("gpu", None) or gpu
+    preset = None
+    if gpu_name is not None:
+        preset = resolve_gpu(gpu_name)
+        inputs.append(Input("gpu", preset.id, "--gpu"))
+    elif facts.gpu_name:
+        try:
+            preset = resolve_gpu(facts.gpu_name)
+            inputs.append(Input("gpu", preset.id, f"log device name {facts.gpu_name!r}"))
+        except InputError:
+            notes.append(f"GPU {facts.gpu_name!r} printed in the log is not a preset; device total left unknown")
+    if preset is not None:
+        kw["gpu"] = preset.id
+    elif engine == "vllm" and (facts.total_gpu_memory_bytes or facts.gpu_total_bytes):
+        kw["gpu_memory"] = facts.total_gpu_memory_bytes or facts.gpu_total_bytes
+        inputs.append(Input("gpu_memory", kw["gpu_memory"], "log total GPU memory"))
+
+    # ---- engine arguments
+    extra = facts.extra or {}
+    if engine == "sglang":
+        sources = [("server_args", dict(facts.server_args or {})), ("command line", dict(extra.get("cli_args") or {}))]
+        keymap = _SGLANG_KEYS
+    else:
+        sources = [("non-default args", dict(extra.get("non_default_args") or {})),
+                   ("engine config", dict(extra.get("engine_config") or facts.server_args or {})),
+                   ("command line", dict(extra.get("cli_args") or {}))]
+        keymap = _VLLM_KEYS
+    for fname, keys in keymap.items():
+        if fname in overrides:
+            continue
+        hit = _pick(sources, keys)
+        if hit is None:
+            continue
+        val = _coerce(fname, hit[0])
+        if val is None:
+            continue
+        kw[fname] = val
+        inputs.append(Input(fname, val, hit[1]))
+    if engine == "vllm":
+        hit = _pick(sources, ("enable_expert_parallel",))
+        if hit is not None and _coerce("enforce_eager", hit[0]) and "ep" not in overrides:
+            kw["ep"] = (kw.get("tp") or 1) * (kw.get("dp") or 1)
+            inputs.append(Input("ep", kw["ep"], f"{hit[1]} (expert parallel over tp x dp)"))
+        if "gpu_memory_utilization" not in kw and extra.get("gpu_memory_utilization") is not None:
+            kw["gpu_memory_utilization"] = float(extra["gpu_memory_utilization"])
+            inputs.append(Input("gpu_memory_utilization", kw["gpu_memory_utilization"], "log memory line"))
+    ver = overrides.pop("engine_version", None) or facts.engine_version
+    if ver:
+        kw["engine_version"] = ver
+        inputs.append(Input("engine_version", ver, "override" if "engine_version" not in kw else "log"))
+    for k, v in overrides.items():
+        if v is None:
+            continue
+        kw[k] = v
+        inputs.append(Input(k, v, "override"))
+
+    # ---- measured memory
+    missing: list[str] = []
+    if mode == "measured":
+        if engine == "sglang":
+            P, A, U = facts.free_before_weights_bytes, facts.free_after_weights_bytes, facts.weight_load_bytes
+            if "free_memory" not in kw:
+                if P is not None:
+                    kw["free_memory"], s = P, "log 'Load weight begin. avail mem'"
+                elif A is not None and U is not None:
+                    kw["free_memory"], s = A + U, "log 'Load weight end' avail mem + mem usage"
+                else:
+                    missing.append("free memory before weights ('Load weight begin. avail mem=')")
+                    s = ""
+                if s:
+                    inputs.append(Input("free_memory", kw["free_memory"], s))
+            if "weight_memory" not in kw:
+                if P is not None and A is not None:
+                    kw["weight_memory"], s = P - A, "log begin - end avail mem"
+                elif U is not None:
+                    kw["weight_memory"], s = U, "log 'Load weight end ... mem usage'"
+                else:
+                    missing.append("weight load ('Load weight end. avail mem=... mem usage=')")
+                    s = ""
+                if s:
+                    inputs.append(Input("weight_memory", kw["weight_memory"], s))
+            if kw.get("mem_fraction_static") is None:
+                missing.append("mem_fraction_static (server_args; give --mem-fraction-static)")
+        else:
+            if "kv_cache_memory_bytes" not in kw:
+                if facts.available_kv_cache_bytes is not None:
+                    kw["kv_cache_memory_bytes"] = facts.available_kv_cache_bytes
+                    inputs.append(Input("kv_cache_memory_bytes", facts.available_kv_cache_bytes,
+                                        "log 'Available KV cache memory'"))
+                elif _vllm_budget_terms(facts) is not None:
+                    terms = _vllm_budget_terms(facts)
+                    kw.update(terms)
+                    inputs.extend(Input(k, v, "log memory profile") for k, v in terms.items())
+                else:
+                    missing.append("'Available KV cache memory' (or total, model loading, peak activation and "
+                                   "non-torch memory)")
+    if missing:
+        raise InputError("the log lacks what a measured-mode prediction needs: " + "; ".join(missing),
+                         field="LOG", hint="paste the full start-up log, or give the value as a flag")
+    dep = Deployment(**{k: v for k, v in kw.items() if k in valid})
+    return Recovered(deployment=dep, inputs=tuple(inputs), notes=tuple(notes), model_spec=spec, gpu_preset=preset)
+
+
+def _vllm_budget_terms(facts) -> dict[str, int] | None:
+    """Deployment fields that rebuild vLLM's budget from the logged profile (None if a term is missing)."""
+    total = facts.total_gpu_memory_bytes or facts.gpu_total_bytes
+    vals = (total, facts.model_loading_bytes, facts.peak_activation_bytes, facts.non_torch_bytes)
+    if any(v is None for v in vals):
+        return None
+    out = {"gpu_memory": total, "weight_memory": facts.model_loading_bytes,
+           "activation_memory": facts.peak_activation_bytes, "non_torch_memory": facts.non_torch_bytes}
+    graph = (facts.extra or {}).get("estimated_cuda_graph_bytes")
+    if graph is None:
+        graph = facts.cuda_graph_bytes
+    out["cuda_graph_memory"] = graph if graph is not None else 0
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# Comparison
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Row:
+    quantity: str
+    unit: str                      # "tokens" | "bytes" | "count" | "x"
+    logged: float | None
+    predicted: float | None
+    checked: bool = True           # counts for agreement / --check
+    resolution: float = 0.0        # what the printed precision explains, in the row's unit
+    cause: str = ""                # likely cause when flagged
+    note: str = ""
+
+    @property
+    def diff(self) -> float | None:
+        if self.logged is None or self.predicted is None:
+            return None
+        return self.predicted - self.logged
+
+    @property
+    def rel(self) -> float | None:
+        if self.diff is None or not self.logged:
+            return None
+        return self.diff / self.logged
+
+    def flagged(self, tolerance: float) -> bool:
+        if self.diff is None:
+            return False
+        return abs(self.diff) > max(tolerance * abs(self.logged or 0), self.resolution)
+
+
+@dataclass
+class Calibration:
+    log: str
+    engine: str
+    model: str
+    tolerance: float
+    rows: list[Row]
+    inputs: list[Input]
+    notes: list[str]
+    result: Any = None               # FitResult of the measured run
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def flagged(self) -> list[Row]:
+        return [r for r in self.rows if r.flagged(self.tolerance)]
+
+    @property
+    def agrees(self) -> bool:
+        return not any(r.checked for r in self.flagged)
+
+    def to_dict(self) -> dict:
+        def rd(r: Row) -> dict:
+            return {"quantity": r.quantity, "unit": r.unit, "logged": r.logged, "predicted": r.predicted,
+                    "diff": r.diff, "rel": None if r.rel is None else round(r.rel, 6), "checked": r.checked,
+                    "resolution": r.resolution, "flagged": r.flagged(self.tolerance),
+                    "cause": r.cause if r.flagged(self.tolerance) else "", "note": r.note}
+
+        return {"log": self.log, "engine": self.engine, "model": self.model, "tolerance": self.tolerance,
+                "agrees": self.agrees, "rows": [rd(r) for r in self.rows],
+                "inputs": [{"name": i.name, "value": i.value, "source": i.source} for i in self.inputs],
+                "notes": self.notes, "warnings": self.warnings}
+
+
+def fit_recovered(dep):
+    """``kvplan.planning.plan.fit`` for a recovered deployment; a vLLM log with no known GPU is planned without one
+    (fit() would otherwise put the default GPU preset in; only the logged memory matters in measured mode)."""
+    from kvplan.planning.plan import fit
+
+    if dep.engine == "vllm" and dep.gpu is None and dep.gpu_memory is None and dep.kv_cache_memory_bytes is not None:
+        from kvplan.engines.vllm.adapter import plan as plan_vllm
+        from kvplan.inputs.resolve import resolve_model
+        from kvplan.deployment import validate
+
+        validate(dep)
+        return plan_vllm(dep, resolve_model(dep.model), None)
+    return fit(dep)
+
+
+_fit = fit_recovered
+
+
+def _token_resolution(*, cell: float, mfs: float | None) -> float:
+    """Tokens the two-decimal prints of free-before (P) and free-after (A) can move: 0.005 (2 - f) GiB / cell."""
+    if not cell:
+        return 0.0
+    f = mfs if mfs is not None else 0.0
+    return math.ceil(PRINT_STEP * (2 - f) / cell) + 1
+
+
+def calibrate(facts, *, log: str = "", model: str | None = None, gpu: str | None = None,
+              overrides: dict[str, Any] | None = None, tolerance: float = DEFAULT_TOLERANCE) -> Calibration:
+    """Recover the deployment from ``facts`` (a :class:`kvplan.inputs.logs.LogFacts`), predict it in measured mode
+    and compare every logged quantity.  InputError when the log lacks what is needed (exit 2)."""
+    if not (0 <= tolerance < 1):
+        raise InputError(f"tolerance must be a fraction in [0, 1), got {tolerance}", field="--tolerance",
+                         hint="e.g. 0.005 for 0.5%")
+    rec = recover_deployment(facts, model=model, gpu=gpu, overrides=overrides, mode="measured")
+    if facts.engine == "sglang":
+        rows, res = _sglang_rows(facts, rec)
+    else:
+        rows, res = _vllm_rows(facts, rec)
+    rows += _model_rows(facts, rec)
+    if not any(r.checked and r.logged is not None for r in rows):
+        raise InputError("the log prints no pool size to compare (no '#tokens', 'max_total_num_tokens', 'KV size', "
+                         "'GPU KV cache size' or 'Available KV cache memory')", field="LOG")
+    return Calibration(log=log, engine=facts.engine, model=rec.deployment.model, tolerance=tolerance, rows=rows,
+                       inputs=list(rec.inputs), notes=list(rec.notes), result=res,
+                       warnings=list(facts.warnings) + list(res.warnings if res is not None else []))
+
+
+def _sglang_rows(facts, rec: Recovered):
+    res = _fit(rec.deployment)
+    rows: list[Row] = []
+    cell = res.kv_bytes_per_token
+    tok_res = _token_resolution(cell=cell, mfs=res.mem_fraction_static)
+    page = res.page_size or 1
+    logged_cell = None
+    if facts.kv_bytes and facts.kv_tokens:
+        logged_cell = facts.kv_bytes / (facts.kv_tokens + page)
+    cell_ok = logged_cell is None or (cell and abs(logged_cell - cell) / cell < 0.01)
+    tok_cause = ("KV bytes per token differ (kv_cache_dtype, page size, layout or the model geometry): the log implies "
+                 f"{logged_cell:,.0f} B/token, kvplan {cell:,.0f}" if not cell_ok and logged_cell else
+                 "the budget differs (mem_fraction_static, a reserve this build takes such as multimodal or "
+                 "speculative buffers, or a --max-total-tokens cap)")
+    if facts.kv_tokens is not None:
+        rows.append(Row("pool tokens (KV Cache is allocated #tokens)", "tokens", facts.kv_tokens, res.kv_pool_tokens,
+                        resolution=tok_res, cause=tok_cause))
+    if facts.max_total_num_tokens is not None:
+        rows.append(Row("max_total_num_tokens (scheduler)", "tokens", facts.max_total_num_tokens, res.kv_pool_tokens,
+                        resolution=tok_res, cause=tok_cause))
+    if facts.kv_bytes is not None:
+        if res.family == "dsv4":
+            pred = res.kv_pool_bytes
+        else:
+            pred = (res.kv_pool_tokens + page) * cell
+        rows.append(Row("KV cache bytes (K + V / KV size)", "bytes", facts.kv_bytes, pred,
+                        checked=facts.kv_tokens is None and facts.max_total_num_tokens is None,
+                        resolution=PRINT_STEP * (2 if facts.k_bytes is not None else 1) + PRINT_STEP * (2 - (res.mem_fraction_static or 0)),
+                        cause=tok_cause, note="(tokens + one padding page) x bytes per token"))
+    if facts.max_running_requests is not None:
+        rows.append(Row("max_running_requests", "count", facts.max_running_requests, res.max_running_requests,
+                        cause="--max-running-requests not recovered, or this build derives the cap differently "
+                              "(0.5.23: clamp(tokens / context x 512, 2048, 4096); older builds: tokens / context x 512)"))
+    if facts.context_len is not None:
+        rows.append(Row("context_len", "tokens", facts.context_len, res.context_length,
+                        cause="--context-length not recovered, or the preset's max_position_embeddings is not the "
+                              "checkpoint's (wrong model?)"))
+    if facts.free_after_pool_bytes is not None and facts.free_after_weights_bytes is not None and facts.kv_bytes:
+        pred = facts.free_after_weights_bytes - ((res.kv_pool_tokens + page) * cell if res.family != "dsv4" else res.kv_pool_bytes)
+        rows.append(Row("free after pool (Memory pool end)", "bytes", facts.free_after_pool_bytes, pred, checked=False,
+                        resolution=3 * PRINT_STEP, cause="other allocations between weights and pool end "
+                        "(req_to_token pool, SWA/state pools, allocator slack)",
+                        note="free after weights - KV bytes; informational"))
+    return rows, res
+
+
+def _vllm_rows(facts, rec: Recovered):
+    dep = rec.deployment
+    rows: list[Row] = []
+    res = None
+    budget_terms = _vllm_budget_terms(facts)
+    if facts.available_kv_cache_bytes is not None and budget_terms is not None:
+        bdep = replace(dep, kv_cache_memory_bytes=None, **budget_terms)
+        bres = _fit(bdep)
+        rows.append(Row("available KV cache memory (budget)", "bytes", facts.available_kv_cache_bytes,
+                        bres.kv_budget_bytes, resolution=6 * PRINT_STEP,
+                        cause="a budget term differs: version accounting (graph estimate subtracted from 0.20, "
+                              "'consumed' memory from 0.27) or gpu_memory_utilization",
+                        note="ceil(total x util) - weights - activation - non-torch - graph, from the logged terms"))
+    res = _fit(dep)
+    bpb = res.groups and max(g.get("group_bytes_per_block") or 0 for g in res.groups) or 0
+    blk_res = (PRINT_STEP / bpb + 1) if bpb else 0.0
+    bs = res.block_size or 16
+    cause_tok = ("block size, KV dtype, hybrid grouping or the version's token print rule (<0.21: blocks // groups "
+                 "x block; from 0.21: int(concurrency x max_model_len))")
+    v0 = facts.gpu_kv_cache_tokens is None and facts.num_gpu_blocks is not None
+    if facts.gpu_kv_cache_tokens is not None:
+        rows.append(Row("GPU KV cache size (tokens)", "tokens", facts.gpu_kv_cache_tokens, res.kv_pool_tokens,
+                        resolution=blk_res * bs * max(1, len(res.groups)), cause=cause_tok))
+    if facts.num_gpu_blocks is not None:
+        rows.append(Row("GPU blocks", "count", facts.num_gpu_blocks, res.num_blocks, checked=v0 or True,
+                        resolution=blk_res, cause=cause_tok))
+    if facts.max_concurrency is not None:
+        per_req = None
+        if res.num_blocks and res.max_concurrency_per_rank:
+            per_req = res.num_blocks / res.max_concurrency_per_rank
+        conc_res = 0.005 + (blk_res / per_req if per_req else 0)
+        if facts.max_concurrency_tokens is not None and facts.max_concurrency_tokens != res.context_length:
+            rows.append(Row("max_model_len (concurrency line)", "tokens", facts.max_concurrency_tokens,
+                            res.context_length, cause="--max-model-len not recovered"))
+        rows.append(Row("maximum concurrency", "x", facts.max_concurrency, res.max_concurrency_per_rank,
+                        resolution=conc_res, cause="blocks per request (sliding window / Mamba groups, block size) "
+                                                   "or max_model_len"))
+    est = (facts.extra or {}).get("estimated_max_model_len")
+    if est is not None:
+        rows.append(Row("estimated maximum model length (fit error)", "tokens", est,
+                        res.max_context_length if not res.fits else res.context_length,
+                        resolution=bs * (blk_res + 1), cause="the pool or the fit check differ (null block held back)"))
+    if facts.available_kv_cache_bytes is not None and budget_terms is None:
+        rows.append(Row("available KV cache memory", "bytes", facts.available_kv_cache_bytes, res.kv_budget_bytes,
+                        checked=False, note="the input of this run (no full memory profile in the log)"))
+    return rows, res
+
+
+def _model_rows(facts, rec: Recovered) -> list[Row]:
+    """Cold-model rows: runtime.py's free memory at start and weights.py's footprint vs the log (not checked)."""
+    rows: list[Row] = []
+    dep = rec.deployment
+    spec = rec.model_spec
+    tp, pp, ep = dep.tp or 1, dep.pp or 1, dep.ep or 1
+    attn_dp = (dep.dp or 1) if dep.enable_dp_attention else 1
+    if facts.engine == "sglang":
+        free = dep.free_memory
+        logged_w = dep.weight_memory
+        free_label = "free at start (runtime model)"
+    else:
+        free = (facts.extra or {}).get("free_on_startup_bytes")
+        logged_w = facts.model_loading_bytes
+        free_label = "free on startup (runtime model)"
+    if free is not None and rec.gpu_preset is not None:
+        from kvplan.engines.runtime import modelled_free_at_start
+
+        pred, why = modelled_free_at_start(gpu=rec.gpu_preset, world_size=tp * pp, engine=facts.engine,
+                                           engine_version=dep.engine_version)
+        rows.append(Row(free_label, "bytes", free, pred, checked=False, resolution=PRINT_STEP,
+                        cause="runtime overhead model (CUDA context, NCCL / custom all-reduce buffers) or the device "
+                              "total of the preset", note=why))
+    if logged_w is not None and spec is not None:
+        try:
+            from kvplan.weights.estimate import estimate_weight_bytes
+
+            est = estimate_weight_bytes(config=spec.config, quantization=spec.quantization,
+                                        checkpoint_bytes=spec.checkpoint_bytes, tp_size=tp, pp_size=pp, ep_size=ep,
+                                        attn_dp_size=attn_dp if facts.engine == "sglang" else 1,
+                                        engine=facts.engine)
+            rows.append(Row("weight load (kvplan.weights estimate)", "bytes", logged_w, est.per_gpu_bytes,
+                            checked=False, resolution=2 * PRINT_STEP,
+                            cause="weight estimate: quantization scheme, shared/replicated tensors, or a checkpoint "
+                                  "that is not the preset's", note=est.method))
+        except (InputError, KeyError, ValueError, TypeError, ZeroDivisionError):
+            pass
+    return rows
+
+
+# --------------------------------------------------------------------------------------------------
+# Rendering
+# --------------------------------------------------------------------------------------------------
+
+
+def _fmt_val(v: float | None, unit: str) -> str:
+    if v is None:
+        return "-"
+    if unit == "bytes":
+        return f"{v / GiB:,.3f} GiB"
+    if unit == "x":
+        return f"{v:,.2f}x"
+    return f"{int(round(v)):,}"
+
+
+def _fmt_diff(r: Row) -> str:
+    if r.diff is None:
+        return "-"
+    if r.unit == "bytes":
+        d = f"{r.diff / GiB:+,.3f} GiB"
+    elif r.unit == "x":
+        d = f"{r.diff:+,.2f}"
+    else:
+        d = f"{int(round(r.diff)):+,}"
+    return d + (f" ({r.rel:+.2%})" if r.rel is not None else "")
+
+
+def render_calibration(cal: Calibration, fmt: str = "table") -> str:
+    """Table (plain text), JSON or CSV of a :class:`Calibration`."""
+    import csv
+    import io
+    import json
+
+    if fmt == "json":
+        return json.dumps(cal.to_dict(), indent=2, default=str)
+    if fmt == "csv":
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(["quantity", "unit", "logged", "predicted", "diff", "rel", "checked", "flagged", "cause"])
+        for r in cal.rows:
+            fl = r.flagged(cal.tolerance)
+            w.writerow([r.quantity, r.unit, r.logged, r.predicted, r.diff,
+                        "" if r.rel is None else f"{r.rel:.6f}", r.checked, fl, r.cause if fl else ""])
+        return buf.getvalue()
+    head = ["quantity", "logged", "predicted", "difference", ""]
+    body = []
+    for r in cal.rows:
+        fl = r.flagged(cal.tolerance)
+        mark = ("DIFFERS" if r.checked else "differs*") if fl else ("ok" if r.diff is not None else "")
+        body.append([r.quantity + ("" if r.checked else " *"), _fmt_val(r.logged, r.unit),
+                     _fmt_val(r.predicted, r.unit), _fmt_diff(r), mark])
+    widths = [max(len(x[i]) for x in [head] + body) for i in range(len(head))]
+    out = [f"kvplan calibrate: {cal.log or 'log'} ({cal.engine}, model {cal.model}, measured mode, "
+           f"tolerance {cal.tolerance:.2%})", ""]
+    out.append("  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip())
+    out.append("  ".join("-" * w for w in widths))
+    for b in body:
+        out.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) if i < 4 else c for i, (c, w) in enumerate(zip(b, widths))).rstrip())
+    out.append("")
+    out.append("* informational: kvplan's cold-mode models (runtime overhead, weight estimate) on this log; "
+               "not part of --check")
+    for r in cal.flagged:
+        out.append(f"{'DIFFERS' if r.checked else 'note'}: {r.quantity}: {r.cause}")
+    out.append("inputs: " + "; ".join(f"{i.name}={_short(i.value)} ({i.source})" for i in cal.inputs))
+    for n in cal.notes:
+        out.append(f"note: {n}")
+    out.append("verdict: " + ("agrees" if cal.agrees else "DISAGREES") + f" within {cal.tolerance:.2%}")
+    return "\n".join(out) + "\n"
+
+
+def _short(v: Any) -> str:
+    if isinstance(v, int) and not isinstance(v, bool) and v > 10 * 2**20:
+        return f"{v / GiB:.2f}GiB"
+    return str(v)

@@ -1,0 +1,271 @@
+"""Inverse questions: what is the least (or most) of one knob that meets a target?
+
+The target is "``requests`` requests of ``context`` tokens running at once" -- the same target as
+``kvplan fit`` (``--requests``, default ``--max-running-requests``, else 1; ``--context-length``,
+default the model's).  Every candidate is evaluated by :func:`kvplan.planning.sweep.sweep`, i.e. by the same
+formulas as ``kvplan fit``, and every rejected candidate carries the reason it fails.
+
+Questions:
+
+* ``gpus`` -- the fewest GPUs of the given kind: candidates tp (powers of two) x dp replicas (powers of
+  two) with tp x pp x dp <= ``max_gpus``; a flag that was given (``--tp``, ``--dp``, ``--pp``) is kept
+  fixed.  Ties on the GPU count go to the candidate with the larger concurrency.
+* ``mem-fraction`` -- the smallest ``--mem-fraction-static`` (to 0.001, the precision of SGLang's own
+  "mem_fraction_static must exceed" hint): a 0.01 grid, then 0.001 steps inside the bracket.
+  (More budget never lowers the pool or the request cap, so the search is monotone.)
+* ``dtype`` -- the cheapest KV dtype, meaning the one that gives up the least precision: candidates in the
+  order bfloat16, fp8_e4m3, fp8_e5m2, mxfp8, nvfp4, fp4_mx_block16; the first that meets the target wins.
+* ``context`` -- the longest ``--context-length`` (up to the given one, default the model's) at which
+  ``requests`` requests still fit: a bisection (the pool does not depend on the context for GQA/MLA/DSA
+  and the concurrency ``min(tokens // context, cap)`` never grows with the context).
+* ``concurrency`` -- the most requests of ``context`` tokens at once (the request cap as given, else the
+  engine's derived default), and why one more does not fit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from kvplan.errors import InputError
+from kvplan.deployment import Deployment
+
+QUESTIONS = ("gpus", "mem-fraction", "dtype", "context", "concurrency")
+DTYPE_ORDER = ("bfloat16", "fp8_e4m3", "fp8_e5m2", "mxfp8", "nvfp4", "fp4_mx_block16")
+
+
+@dataclass
+class Candidate:
+    label: str
+    value: Any
+    fits: bool
+    reason: str
+    row: dict = field(default_factory=dict)
+
+
+@dataclass
+class SolveResult:
+    question: str
+    target: str
+    answer: Any | None
+    answer_label: str
+    candidates: list[Candidate]
+    notes: list[str] = field(default_factory=list)
+    answer_index: int | None = None   # which candidate is the answer
+
+    def __post_init__(self):
+        if self.answer_index is None and self.answer is not None:
+            self.answer_index = next((i for i, c in enumerate(self.candidates) if c.fits and c.value == self.answer),
+                                     None)
+
+    @property
+    def solved(self) -> bool:
+        return self.answer is not None
+
+    def to_dict(self) -> dict:
+        keep = ("model", "gpu", "engine", "num_gpus", "tp", "pp", "dp", "kv_cache_dtype", "mem_fraction_static",
+                "context_length", "target_requests", "kv_bytes_per_token", "kv_budget_bytes", "kv_pool_tokens",
+                "max_running_requests", "max_concurrency", "max_context_length", "fits")
+        return {"question": self.question, "target": self.target, "answer": self.answer,
+                "answer_label": self.answer_label, "notes": self.notes,
+                "candidates": [{"label": c.label, "value": c.value, "fits": c.fits, "reason": c.reason,
+                                **{k: c.row.get(k) for k in keep if k in c.row}} for c in self.candidates]}
+
+
+def _rows(base: Deployment, axes: dict) -> list[dict]:
+    from kvplan.planning.sweep import reason
+    from kvplan.planning.sweep import sweep
+
+    t = sweep(base, axes)
+    rows = [t.row(i) for i in range(len(t))]
+    for r in rows:
+        r["reason"] = reason(r)
+    return rows
+
+
+def _target(base: Deployment) -> tuple[int, int]:
+    """(context, requests) the way ``fit`` reads them."""
+    rows = _rows(base, {})
+    r = rows[0]
+    if r["error"]:
+        raise InputError(r["error"], field="solve")
+    return r["context_length"], r["target_requests"]
+
+
+def _pow2(limit: int) -> list[int]:
+    out, v = [], 1
+    while v <= limit:
+        out.append(v)
+        v *= 2
+    return out
+
+
+def solve(base: Deployment, question: str, *, max_gpus: int = 64) -> SolveResult:
+    """Answer one inverse question for ``base`` (see the module docstring)."""
+    if question not in QUESTIONS:
+        raise InputError(f"unknown question '{question}'", field="QUESTION", hint="one of " + ", ".join(QUESTIONS))
+    if not isinstance(max_gpus, int) or isinstance(max_gpus, bool) or not 1 <= max_gpus <= 4096:
+        raise InputError(f"must be an integer between 1 and 4096, got {max_gpus!r}", field="--max-gpus")
+    return {"gpus": _solve_gpus, "mem-fraction": _solve_mfs, "dtype": _solve_dtype, "context": _solve_context,
+            "concurrency": _solve_concurrency}[question](base, max_gpus=max_gpus)
+
+
+def _target_text(ctx: int, req: int) -> str:
+    return f"{req} request(s) of {ctx:,} tokens at once"
+
+
+def _solve_gpus(base: Deployment, *, max_gpus: int) -> SolveResult:
+    ctx, req = _target(replace(base, tp=base.tp or 1, dp=base.dp or 1))
+    axes: dict = {}
+    pp = base.pp or 1
+    if base.tp is None:
+        axes["tp"] = _pow2(max_gpus // pp)
+    if base.dp is None and not base.enable_dp_attention:
+        axes["dp"] = _pow2(max_gpus // pp)
+    rows = [r for r in _rows(replace(base, pp=base.pp), axes) if r["num_gpus"] <= max_gpus]
+    rows.sort(key=lambda r: (r["num_gpus"], not r["fits"], -r["max_concurrency"], r["dp"]))
+    answer = next((r for r in rows if r["fits"]), None)
+    shown = [r for r in rows if answer is None or r["num_gpus"] <= answer["num_gpus"]]
+    cands = [Candidate(label=f"{r['num_gpus']} GPU(s): tp {r['tp']} x pp {r['pp']} x dp {r['dp']}",
+                       value=r["num_gpus"], fits=r["fits"], reason=r["reason"], row=r) for r in shown]
+    gpu = base.gpu or (base.with_defaults().gpu or "GPU")
+    return SolveResult(
+        question="gpus", target=_target_text(ctx, req), answer=answer["num_gpus"] if answer else None,
+        answer_label=(f"{answer['num_gpus']} x {gpu} (tp {answer['tp']}, pp {answer['pp']}, dp {answer['dp']}; "
+                      f"room for {answer['max_concurrency']})" if answer else f"no layout of up to {max_gpus} {gpu} fits"),
+        candidates=cands,
+        notes=[f"candidates: tp and dp in powers of two, tp x pp x dp <= {max_gpus} (--max-gpus)"])
+
+
+def _solve_mfs(base: Deployment, *, max_gpus: int) -> SolveResult:
+    ctx, req = _target(replace(base, mem_fraction_static=base.mem_fraction_static or 0.9))
+    coarse = [round(i / 100, 2) for i in range(1, 101)]
+    rows = _rows(base, {"mem_fraction_static": coarse})
+    first = next((i for i, r in enumerate(rows) if r["fits"]), None)
+    notes = []
+    default = _rows(replace(base, mem_fraction_static=None), {})[0]
+    if not default["error"] and default["mem_fraction_static"] == default["mem_fraction_static"]:
+        notes.append(f"SGLang's default for this deployment: {default['mem_fraction_static']:g} "
+                     f"({'fits' if default['fits'] else 'does not fit'})")
+    if first is None:
+        cands = [Candidate(f"mfs {r['mem_fraction_static']:g}", r["mem_fraction_static"], False, r["reason"], r)
+                 for r in rows if r["mem_fraction_static"] in (0.5, 0.8, 0.9, 0.95, 1.0)]
+        return SolveResult("mem-fraction", _target_text(ctx, req), None, "no mem_fraction_static <= 1.0 fits",
+                           cands, notes)
+    lo = rows[first - 1]["mem_fraction_static"] if first > 0 else 0.0
+    fine = [round(lo + i / 1000, 3) for i in range(1, 11)]
+    fine_rows = _rows(base, {"mem_fraction_static": fine})
+    ans = next(r for r in fine_rows if r["fits"])
+    below = [r for r in fine_rows if r["mem_fraction_static"] < ans["mem_fraction_static"]]
+    shown = [r for r in rows[:first] if round(r["mem_fraction_static"] * 100) % 10 == 0] + below[-1:] + [ans]
+    cands = [Candidate(f"mfs {r['mem_fraction_static']:g}", r["mem_fraction_static"], r["fits"], r["reason"], r)
+             for r in shown]
+    return SolveResult("mem-fraction", _target_text(ctx, req), ans["mem_fraction_static"],
+                       f"--mem-fraction-static {ans['mem_fraction_static']:g} (pool {ans['kv_pool_tokens']:,} tokens, "
+                       f"room for {ans['max_concurrency']})", cands, notes)
+
+
+def _solve_dtype(base: Deployment, *, max_gpus: int) -> SolveResult:
+    ctx, req = _target(replace(base, kv_cache_dtype=None))
+    rows = _rows(base, {"kv_cache_dtype": list(DTYPE_ORDER)})
+    # the sweep keeps the axis order
+    ans = next((r for r in rows if r["fits"]), None)
+    cands = []
+    for d, r in zip(DTYPE_ORDER, rows):
+        cands.append(Candidate(d, d, r["fits"], r["reason"], r))
+        if ans is not None and r is ans:
+            break
+    return SolveResult("dtype", _target_text(ctx, req), ans and DTYPE_ORDER[rows.index(ans)],
+                       (f"--kv-cache-dtype {DTYPE_ORDER[rows.index(ans)]} ({ans['kv_bytes_per_token']:,.0f} B/token, "
+                        f"room for {ans['max_concurrency']})") if ans else "no KV dtype fits",
+                       cands, ["order: least precision given up first (bf16, fp8, mxfp8, fp4)"])
+
+
+def _solve_context(base: Deployment, *, max_gpus: int) -> SolveResult:
+    from kvplan.inputs.resolve import resolve_model
+    from kvplan.deployment import DEFAULT_MODEL
+
+    eff = base.with_defaults()
+    upper = base.context_length or resolve_model(eff.model or DEFAULT_MODEL).context_length
+    req = base.target_requests or eff.max_running_requests or 1
+    probes: dict[int, dict] = {}
+
+    def probe(c: int) -> bool:
+        if c not in probes:
+            probes[c] = _rows(replace(base, context_length=c), {})[0]
+            if probes[c]["error"]:
+                raise InputError(probes[c]["error"], field="solve")
+        return probes[c]["fits"]
+
+    ans = None
+    if probe(upper):
+        ans = upper
+    elif probe(2):
+        lo, hi = 2, upper
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if probe(mid):
+                lo = mid
+            else:
+                hi = mid
+        ans = lo
+    keep = {upper, 2} if ans is None else {ans, ans + 1, upper}
+    cands = [Candidate(f"context {c:,}", c, r["fits"], r["reason"], r) for c, r in sorted(probes.items())
+             if c in keep]
+    notes = [f"bisection over 2 .. {upper:,} tokens (--context-length, default the model's): {len(probes)} probes"]
+    if ans is not None:
+        r = probes[ans]
+        label = (f"--context-length {ans:,} ({req} request(s); pool {r['kv_pool_tokens']:,} tokens, "
+                 f"room for {r['max_concurrency']})")
+    else:
+        label = f"no context length fits {req} request(s)"
+    return SolveResult("context", f"{req} request(s) at once, up to {upper:,} tokens each", ans, label, cands, notes)
+
+
+def _solve_concurrency(base: Deployment, *, max_gpus: int) -> SolveResult:
+    r0 = _rows(replace(base, target_requests=1), {})[0]
+    if r0["error"]:
+        raise InputError(r0["error"], field="solve")
+    ctx = r0["context_length"]
+    if not r0["fits"]:
+        return SolveResult("concurrency", f"requests of {ctx:,} tokens", None,
+                           f"not even one request of {ctx:,} tokens fits",
+                           [Candidate("1 request", 1, False, r0["reason"], r0)])
+    n = r0["max_concurrency"]
+    rows = _rows(base, {"target_requests": [n, n + 1]})
+    cands = [Candidate(f"{r['target_requests']} request(s)", r["target_requests"], r["fits"], r["reason"], r)
+             for r in rows]
+    notes = []
+    pool_only = r0["kv_pool_tokens"] // ctx * (r0.get("dp") or 1)
+    if pool_only > n:
+        notes.append(f"the pool alone holds {pool_only} such requests; the request cap "
+                     f"(max_running_requests {r0['max_running_requests']} per rank) limits it to {n}")
+    return SolveResult("concurrency", f"requests of {ctx:,} tokens at once", n,
+                       f"{n} request(s) of {ctx:,} tokens (pool {r0['kv_pool_tokens']:,} tokens)", cands, notes)
+
+
+def render(result: SolveResult, *, console=None) -> None:
+    """Print the answer and every candidate with its reason (rich, imported here only)."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    console = console or Console()
+    t = Table(title=f"solve {result.question}: {result.target}", title_justify="left", box=box.SIMPLE_HEAD,
+              pad_edge=False, padding=(0, 1, 0, 0))
+    t.add_column("", no_wrap=True)
+    t.add_column("candidate", no_wrap=True)
+    t.add_column("pool tokens", justify="right", no_wrap=True)
+    t.add_column("conc.", justify="right", no_wrap=True)
+    t.add_column("reason", overflow="fold")
+    for i, c in enumerate(result.candidates):
+        is_ans = i == result.answer_index
+        pool = f"{c.row['kv_pool_tokens']:,}" if c.row and not c.row.get("error") else "-"
+        conc = f"{c.row['max_concurrency']:,}" if c.row and not c.row.get("error") else "-"
+        t.add_row("*" if is_ans else "", c.label, pool, conc, c.reason,
+                  style="bold green" if is_ans else (None if c.fits else "dim"))
+    console.print(t)
+    console.print(("answer: " if result.solved else "no answer: ") + result.answer_label, markup=False,
+                  highlight=False)
+    for n in result.notes:
+        console.print(f"note: {n}", markup=False, highlight=False)

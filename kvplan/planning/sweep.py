@@ -1,0 +1,804 @@
+"""Planning at scale: evaluate a whole grid of deployments with the same formulas as ``kvplan fit``.
+
+A sweep is the cartesian product of *axes*: any :class:`~kvplan.deployment.Deployment` field may take a
+list or a range (``--tp 1,2,4,8``, ``--mem-fraction-static 0.70:0.95:0.05``, ``--context-length
+4k:1m:x2``).  The axes fall in two kinds:
+
+* **group axes** (model, gpu, engine, tp, pp, dp, ep, kv_cache_dtype, page_size, ...) change the
+  per-token cell, the free memory, the weights or the page size.  For each combination kvplan runs
+  ``kvplan.planning.plan.fit`` **once** (a *representative point*), which resolves those scalars through the
+  exact code path of ``kvplan fit``;
+* **numeric axes** (mem_fraction_static, context_length, max_running_requests, max_total_tokens,
+  target requests) only enter the budget -> tokens -> request cap -> concurrency arithmetic.  That
+  arithmetic is evaluated element-wise over numpy arrays by the *same* functions ``kvplan fit`` calls
+  (``kvplan.engines.sglang.rules.budget_bytes``, ``page_floor``, ``resolve_max_running_requests``,
+  ``max_request_len``), so the scalar path and the sweep share one formula (SGLang 0.5.23:
+  sgl-project/sglang python/sglang/srt/mem_cache/kv_cache_configurator.py
+  ``KVCacheConfigurator._profile_available_bytes`` and ``resolve_max_num_reqs``;
+  python/sglang/srt/model_executor/pool_configurator.py ``DefaultPoolConfigurator.calculate_pool_sizes``).
+
+Every vectorised group is checked against its representative ``fit`` result; a mismatch (which would
+be a bug) makes that group fall back to one ``fit`` call per point.
+
+Per-point groups (one ``fit`` call per point, a few ms each):
+
+* the DeepSeek-V4 family: the pool (SWA cap, compressor states, request cap) depends on the context
+  and the request cap in a way :mod:`kvplan.geometry.dsv4` resolves with an iterative search;
+* vLLM (``--engine vllm``): its profile-based budget lives in :mod:`kvplan.engines.vllm.planner`;
+* SGLang with the default ``--mem-fraction-static`` *and* a ``--max-running-requests`` axis: the
+  default fraction depends on the request cap (CUDA-graph batch size), so each request cap is its
+  own group (still vectorised over the other numeric axes).
+
+numpy is imported only inside the functions of this module (never at ``import kvplan``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+import json
+import math
+import re
+from dataclasses import dataclass, replace
+from typing import Any, Mapping, Sequence
+
+from kvplan.errors import InputError
+from kvplan.deployment import Deployment
+
+#: Hard cap on the number of points of one sweep (memory: ~17 arrays of 8 bytes per point, ~0.7 GB).
+MAX_POINTS = 5_000_000
+#: Hard cap on the values of one axis.
+MAX_AXIS_VALUES = 1_000_000
+#: Hard cap on the groups of one sweep (one ``fit`` call each, ~2 ms).
+MAX_GROUPS = 10_000
+#: Hard cap on the points of one per-point group (DeepSeek-V4, vLLM: one ``fit`` call each, a few ms).
+MAX_POINT_GROUP = 20_000
+
+
+@dataclass(frozen=True)
+class Axis:
+    field: str      # Deployment field
+    flag: str       # the CLI flag that names it in errors
+    kind: str       # "str" | "int" | "count" | "float" | "size"
+    numeric: bool   # vectorised inside a group
+
+
+AXES: dict[str, Axis] = {a.field: a for a in (
+    Axis("model", "--model", "str", False),
+    Axis("gpu", "--gpu", "str", False),
+    Axis("engine", "--engine", "str", False),
+    Axis("num_gpus", "--num-gpus", "int", False),
+    Axis("gpu_memory", "--gpu-memory", "size", False),
+    Axis("tp", "--tp", "int", False),
+    Axis("pp", "--pp", "int", False),
+    Axis("dp", "--dp", "int", False),
+    Axis("ep", "--ep", "int", False),
+    Axis("kv_cache_dtype", "--kv-cache-dtype", "str", False),
+    Axis("page_size", "--page-size", "int", False),
+    Axis("chunked_prefill_size", "--chunked-prefill-size", "int", False),
+    Axis("free_memory", "--free-memory", "size", False),
+    Axis("weight_memory", "--weight-memory", "size", False),
+    Axis("attention_backend", "--attention-backend", "str", False),
+    Axis("gpu_memory_utilization", "--gpu-memory-utilization", "float", False),
+    Axis("swa_full_tokens_ratio", "--swa-full-tokens-ratio", "float", False),
+    Axis("speculative_algorithm", "--speculative-algorithm", "str", False),
+    Axis("speculative_num_draft_tokens", "--speculative-num-draft-tokens", "int", False),
+    Axis("mem_fraction_static", "--mem-fraction-static", "float", True),
+    Axis("context_length", "--context-length", "count", True),
+    Axis("max_running_requests", "--max-running-requests", "int", True),
+    Axis("max_total_tokens", "--max-total-tokens", "count", True),
+    Axis("target_requests", "--requests", "int", True),
+)}
+
+NUMERIC_FIELDS = tuple(f for f, a in AXES.items() if a.numeric)
+
+# ------------------------------------------------------------------------------------------------
+# Parsing lists and ranges
+# ------------------------------------------------------------------------------------------------
+
+_INT_RE = re.compile(r"[+-]?\d+")
+_FLOAT_RE = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+
+
+def _scalar(text: str, kind: str, flag: str):
+    t = text.strip()
+    if kind == "str":
+        return t
+    if kind == "int":
+        if not _INT_RE.fullmatch(t.replace("_", "")):
+            raise InputError(f"'{t}' is not a whole number", field=flag, hint="write e.g. 1,2,4,8 or 1:8")
+        return int(t.replace("_", ""))
+    if kind == "count":
+        from kvplan.units import parse_count
+
+        return parse_count(t, field=flag)
+    if kind == "size":
+        from kvplan.units import parse_size
+
+        return parse_size(t, field=flag)
+    if kind == "float":
+        if not _FLOAT_RE.fullmatch(t):
+            raise InputError(f"'{t}' is not a number", field=flag, hint="write e.g. 0.85 or 0.70:0.95:0.05")
+        v = float(t)
+        if not math.isfinite(v):  # pragma: no cover - the regex already refuses nan/inf
+            raise InputError(f"'{t}' is not a finite number", field=flag)
+        return v
+    raise ValueError(kind)
+
+
+def _range(item: str, kind: str, flag: str) -> list:
+    parts = item.split(":")
+    if kind in ("str", "size") or len(parts) not in (2, 3):
+        raise InputError(f"'{item}' is not a value or a START:STOP[:STEP] range", field=flag,
+                         hint="write e.g. 1:8, 0.70:0.95:0.05 or 4k:1m:x2" if kind != "str" else "ranges need numbers")
+    start, stop = _scalar(parts[0], kind, flag), _scalar(parts[1], kind, flag)
+    step_text = parts[2].strip() if len(parts) == 3 else ("1" if kind in ("int", "count") else "")
+    if not step_text:
+        raise InputError(f"range '{item}' needs a step", field=flag, hint="write START:STOP:STEP, e.g. 0.70:0.95:0.05")
+    if start > stop:
+        raise InputError(f"range '{item}' runs backwards (start {start} > stop {stop})", field=flag,
+                         hint="write the smaller value first")
+    out: list = []
+    if step_text.lower().startswith("x"):
+        factor = _scalar(step_text[1:], "float", flag)
+        if not factor > 1:
+            raise InputError(f"range '{item}': the factor must be > 1", field=flag, hint="e.g. 4k:1m:x2")
+        if start <= 0:
+            raise InputError(f"range '{item}': a geometric range must start above 0", field=flag)
+        v = start
+        while v <= stop * (1 + 1e-12):
+            out.append(int(v) if kind in ("int", "count") else round(v, 12))
+            if len(out) > MAX_AXIS_VALUES:
+                break
+            v = v * factor
+    else:
+        step = _scalar(step_text, "count" if kind == "count" else kind, flag)
+        if not step > 0:
+            raise InputError(f"range '{item}': the step must be > 0", field=flag)
+        n = int(math.floor((stop - start) / step + 1e-9)) + 1
+        if n > MAX_AXIS_VALUES:
+            raise InputError(f"range '{item}' has {n:,} values (at most {MAX_AXIS_VALUES:,})", field=flag)
+        if kind in ("int", "count"):
+            out = list(range(start, stop + 1, step))
+        else:
+            out = [round(start + i * step, 12) for i in range(n)]
+    if len(out) > MAX_AXIS_VALUES:
+        raise InputError(f"range '{item}' has more than {MAX_AXIS_VALUES:,} values", field=flag)
+    return out
+
+
+def parse_axis(text: str, *, field: str) -> list:
+    """Parse one axis value: ``a,b,c``, ``START:STOP[:STEP]`` (inclusive; ``xF`` = geometric), or a mix.
+
+    Values are validated the way ``kvplan fit`` validates the flag (same bounds, same field name).
+    Duplicates are dropped, order is kept.  Examples: ``parse_axis("1,2,4", field="tp") == [1, 2, 4]``;
+    ``parse_axis("0.70:0.95:0.05", field="mem_fraction_static")`` gives 6 values;
+    ``parse_axis("4k:32k:x2", field="context_length") == [4096, 8192, 16384, 32768]``.
+    """
+    axis = AXES.get(field)
+    if axis is None:
+        raise InputError(f"'{field}' cannot be swept", field="sweep", hint="axes: " + ", ".join(AXES))
+    flag = axis.flag
+    if text is None or not str(text).strip():
+        raise InputError("empty value", field=flag, hint="give one value or a list such as 1,2,4")
+    items = str(text).split(",")
+    values: list = []
+    for item in items:
+        if not item.strip():
+            raise InputError(f"empty item in '{text}'", field=flag, hint="separate values with single commas, e.g. 1,2,4")
+        if axis.kind != "str" and ":" in item:
+            values.extend(_range(item, axis.kind, flag))
+        else:
+            values.append(_scalar(item, axis.kind, flag))
+        if len(values) > MAX_AXIS_VALUES:
+            raise InputError(f"more than {MAX_AXIS_VALUES:,} values", field=flag)
+    values = list(dict.fromkeys(values))
+    if axis.kind in ("int", "count", "float") and len(values) > 2:
+        # the flag checks are bounds: the extremes decide for every value
+        _validate_value(field, min(values))
+        _validate_value(field, max(values))
+    else:
+        for v in values:
+            _validate_value(field, v)
+    return values
+
+
+def _validate_value(field: str, value: Any) -> None:
+    from kvplan.deployment import validate
+
+    if field in ("model", "gpu", "kv_cache_dtype", "attention_backend", "speculative_algorithm"):
+        if not value:
+            raise InputError("empty value", field=AXES[field].flag)
+        if field == "kv_cache_dtype":
+            from kvplan.geometry.kvdtype import canonical_kv_dtype
+
+            canonical_kv_dtype(value)
+        return
+    if field == "engine":
+        if value not in ("sglang", "vllm"):
+            raise InputError(f"unknown engine '{value}'", field="--engine", hint="use sglang, vllm or sglang,vllm")
+        return
+    if field in ("gpu_memory", "free_memory", "weight_memory"):
+        return  # parse_size already refused nonsense
+    validate(replace(Deployment(model="x"), **{field: value}))
+
+
+# ------------------------------------------------------------------------------------------------
+# Groups
+# ------------------------------------------------------------------------------------------------
+
+_GROUP_COLS = ("model", "gpu", "engine", "num_gpus", "tp", "pp", "dp", "ep", "kv_cache_dtype", "page_size")
+
+
+@dataclass
+class Group:
+    """One combination of the group axes: what ``fit`` resolved once for it."""
+
+    dep: Deployment                 # group fields set; numeric fields as the user gave them (axes: None)
+    labels: dict[str, Any]          # model, gpu, engine, num_gpus, tp, pp, dp, ep, kv_cache_dtype, page_size
+    method: str = "vector"          # "vector" | "point" | "invalid"
+    error: str = ""
+    family: str = ""
+    cell: int = 0
+    free: int = 0
+    after: int = 0
+    mm: int = 0
+    page: int = 1
+    attn_dp: int = 1
+    dp: int = 1
+    note: str = ""
+
+
+def _fit_group(dep: Deployment, first: Mapping[str, Any]) -> tuple[Group, Any]:
+    """Run ``fit`` on the representative point; classify the group."""
+    from kvplan.engines.sglang import rules as R
+    from kvplan.planning.plan import fit
+
+    rep = replace(dep, **first)
+    try:
+        res = fit(rep)
+    except InputError as exc:
+        eff = rep.with_defaults()
+        tp, pp, dp = eff.tp or 1, eff.pp or 1, eff.dp or 1
+        labels = {"model": eff.model, "gpu": eff.gpu, "engine": eff.engine,
+                  "num_gpus": eff.num_gpus or tp * pp * (1 if eff.enable_dp_attention else dp), "tp": tp, "pp": pp,
+                  "dp": dp, "ep": eff.ep or 1, "kv_cache_dtype": eff.kv_cache_dtype or "auto", "page_size": eff.page_size}
+        return Group(dep=dep, labels=labels, method="invalid", error=exc.one_line()), None
+    labels = {"model": res.model, "gpu": res.gpu, "engine": res.engine, "num_gpus": res.num_gpus, "tp": res.tp,
+              "pp": res.pp, "dp": res.dp, "ep": res.ep, "kv_cache_dtype": res.kv_cache_dtype, "page_size": res.page_size}
+    g = Group(dep=dep, labels=labels, family=res.family)
+    if res.engine != "sglang" or res.family not in ("gqa", "mla", "dsa"):
+        g.method = "point"
+        return g, res
+    from kvplan.inputs.resolve import resolve_model
+
+    eff = rep.with_defaults()
+    model = resolve_model(eff.model)
+    g.cell = int(res.kv_bytes_per_token)
+    g.free = res.free_bytes
+    g.after = res.free_bytes - res.weight_bytes
+    g.mm = R.multimodal_reserve_bytes(is_multimodal=model.is_multimodal)
+    g.page = res.page_size
+    g.attn_dp = res.attn_dp
+    g.dp = res.dp
+    if g.cell != res.kv_bytes_per_token or g.cell <= 0:
+        g.method = "point"
+    return g, res
+
+
+def evaluate_group(g: Group, *, mem_fraction_static, context_length, max_running_requests, max_total_tokens,
+                   target_requests) -> dict:
+    """The SGLang budget -> tokens -> request cap -> concurrency arithmetic over numpy arrays.
+
+    All five inputs are int64/float64 arrays of one length; ``max_running_requests`` is ``None`` when
+    the engine derives it, and ``max_total_tokens`` uses -1 for "not set".  Formula (per GPU; the same
+    calls as :func:`kvplan.engines.sglang.planner.plan_sglang`)::
+
+        budget  = budget_bytes(free, free - weights, mfs, mm_reserve)
+        tokens  = page_floor(max(budget, 0) // cell)            (cell = the largest PP stage's)
+        tokens  = page_floor(max_total_tokens)  if max_total_tokens < tokens
+        mrr     = resolve_max_running_requests(tokens, context, requested, attn_dp)
+        conc    = min(tokens // context, mrr) * dp
+        fits    = tokens >= context and conc >= target and budget > 0
+        max_ctx = min(context - 1, tokens - 1) if tokens > 0 else 0
+
+    Example (hand-checked): Qwen3-8B bf16 (147,456 B/token), free 80 GiB, weights 16 GiB, mfs 0.75:
+    budget = (64 - 80 x 0.25) GiB = 47,244,640,256 B; tokens = 320,398; at 32k context
+    conc = min(320,398 // 32,768, 4096) = 9.
+    """
+    import numpy as np
+
+    from kvplan.engines.sglang import rules as R
+
+    ctx = context_length
+    budget = R.budget_bytes(free_before_bytes=g.free, free_after_bytes=g.after,
+                            mem_fraction_static=mem_fraction_static, mm_reserve_bytes=g.mm)
+    tokens = R.page_floor(tokens=np.maximum(budget, 0) // g.cell, page_size=g.page)
+    if max_total_tokens is not None:
+        capped = R.page_floor(tokens=max_total_tokens, page_size=g.page)
+        tokens = np.where((max_total_tokens >= 0) & (max_total_tokens < tokens), capped, tokens)
+    mrr = R.resolve_max_running_requests(total_tokens=tokens, context_len=ctx, requested=max_running_requests,
+                                         attn_dp_size=g.attn_dp)
+    conc = np.minimum(tokens // ctx, mrr) * g.dp
+    fits = (tokens >= ctx) & (conc >= target_requests) & (budget > 0)
+    max_ctx = np.where(tokens > 0, R.max_request_len(context_len=ctx, total_tokens=tokens), 0)
+    return {"kv_budget_bytes": budget, "kv_pool_tokens": tokens, "max_running_requests": mrr,
+            "max_concurrency": conc, "max_context_length": max_ctx, "fits": fits}
+
+
+# ------------------------------------------------------------------------------------------------
+# The table
+# ------------------------------------------------------------------------------------------------
+
+_IN_COLS = ("mem_fraction_static", "context_length", "requested_max_running_requests", "max_total_tokens",
+            "target_requests")
+_OUT_COLS = ("kv_bytes_per_token", "kv_budget_bytes", "kv_pool_tokens", "max_running_requests", "max_concurrency",
+             "max_context_length", "fits")
+CSV_COLUMNS = (*_GROUP_COLS, *_IN_COLS, *_OUT_COLS, "method", "error")
+
+
+class SweepTable:
+    """Columnar sweep result: one row per point.  ``groups[gid[i]]`` holds row i's group columns."""
+
+    def __init__(self, groups: list[Group], cols: dict, row_errors: dict[int, str], axes: Mapping[str, list]):
+        self.groups = groups
+        self.cols = cols            # numpy arrays, one per _IN_COLS / _OUT_COLS and "gid"
+        self.row_errors = row_errors
+        self.axes = dict(axes)
+
+    def __len__(self) -> int:
+        return int(self.cols["gid"].shape[0])
+
+    @property
+    def n_fit(self) -> int:
+        return int(self.cols["fits"].sum())
+
+    def row(self, i: int) -> dict:
+        """Row ``i`` as a dict of plain Python values (contract key names where they exist)."""
+        g = self.groups[int(self.cols["gid"][i])]
+        d: dict[str, Any] = dict(g.labels)
+        for k in _IN_COLS + _OUT_COLS:
+            v = self.cols[k][i].item()
+            if k in ("requested_max_running_requests", "max_total_tokens") and v < 0:
+                v = None
+            d[k] = v
+        d["fits"] = bool(d["fits"])
+        d["method"] = g.method
+        d["error"] = g.error or self.row_errors.get(int(i), "")
+        return d
+
+    def deployment(self, i: int) -> Deployment:
+        """The Deployment ``kvplan fit`` would plan for row ``i`` (for cross-checks)."""
+        g = self.groups[int(self.cols["gid"][i])]
+        upd = {}
+        for f in NUMERIC_FIELDS:
+            if f in self.axes:
+                col = "requested_max_running_requests" if f == "max_running_requests" else f
+                upd[f] = self.cols[col][i].item()
+        return replace(g.dep, **upd)
+
+    def order(self, sort: str = "concurrency"):
+        """Row indices, best first.  ``sort``: concurrency | gpus | tokens | context | none."""
+        import numpy as np
+
+        c = self.cols
+        n = len(self)
+        if sort == "none" or n == 0:
+            return np.arange(n)
+        gpus = np.array([g.labels.get("num_gpus") or 0 for g in self.groups], dtype=np.int64)[c["gid"]]
+        fits = c["fits"].astype(np.int8)
+        keys = {
+            "concurrency": (c["kv_pool_tokens"], -gpus, c["max_concurrency"], fits),
+            "gpus": (c["kv_pool_tokens"], c["max_concurrency"], -gpus, fits),
+            "tokens": (c["max_concurrency"], c["kv_pool_tokens"], fits),
+            "context": (c["max_concurrency"], c["max_context_length"], fits),
+        }.get(sort)
+        if keys is None:
+            raise InputError(f"unknown sort '{sort}'", field="--sort", hint="concurrency, gpus, tokens, context or none")
+        # lexsort sorts ascending on the last key first; negate for descending
+        return np.lexsort(tuple(-k.astype(np.int64) for k in keys), axis=0)
+
+    def best_mask(self, idx, sort: str = "concurrency"):
+        """Which of the rows ``idx`` (sorted by :meth:`order`) tie with the first, fitting row on every sort key."""
+        import numpy as np
+
+        c = self.cols
+        mask = np.zeros(len(idx), dtype=bool)
+        if len(idx) == 0 or not c["fits"][idx[0]]:
+            return mask
+        keys = {"concurrency": ("max_concurrency", "num_gpus", "kv_pool_tokens"),
+                "gpus": ("num_gpus", "max_concurrency", "kv_pool_tokens"),
+                "tokens": ("kv_pool_tokens",), "context": ("max_context_length",)}.get(sort, ("max_concurrency",))
+
+        def key(i):
+            g = self.groups[int(c["gid"][i])]
+            return tuple(g.labels.get("num_gpus") if k == "num_gpus" else c[k][i].item() for k in keys)
+
+        ref = key(idx[0])
+        for j, i in enumerate(idx):
+            mask[j] = bool(c["fits"][i]) and key(i) == ref
+        return mask
+
+    # -------------------------------------------------------------------- writers
+    def _string_columns(self, idx) -> list[list[str]]:
+        """Per-row CSV cells, column by column (group columns pre-joined once per group)."""
+        import numpy as np
+
+        c = self.cols
+        gid = c["gid"][idx]
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="")
+        prefixes, suffixes = [], []
+        for g in self.groups:
+            buf.seek(0)
+            buf.truncate()
+            w.writerow(["" if g.labels.get(k) is None else g.labels.get(k) for k in _GROUP_COLS])
+            prefixes.append(buf.getvalue())
+            suffixes.append(g.method + "," + _csv_field(g.error))
+        out = [np.array(prefixes, dtype=object)[gid].tolist()]
+        for k in _IN_COLS + _OUT_COLS:
+            a = c[k][idx]
+            if k == "fits":
+                out.append(np.where(a, "True", "False").tolist())
+            elif a.dtype.kind == "f":
+                # few distinct values (an axis, a per-group cell): format each once
+                uniq, inv = np.unique(a, return_inverse=True)
+                strs = np.array(["" if math.isnan(u) else (str(int(u)) if k == "kv_bytes_per_token" and u.is_integer()
+                                                            else repr(u)) for u in uniq.tolist()], dtype=object)
+                out.append(strs[inv.ravel()].tolist())
+            elif k in ("requested_max_running_requests", "max_total_tokens"):
+                out.append(["" if v < 0 else str(v) for v in a.tolist()])
+            else:
+                out.append(list(map(str, a.tolist())))
+        tail = np.array(suffixes, dtype=object)[gid].tolist()
+        if self.row_errors:
+            for j, i in enumerate(idx.tolist()):
+                if i in self.row_errors:
+                    tail[j] = "point," + _csv_field(self.row_errors[i])
+        out.append(tail)
+        return out
+
+    def to_csv(self, idx=None) -> str:
+        """CSV (header + one line per row, in ``idx`` order; all rows in grid order by default)."""
+        import numpy as np
+
+        idx = np.arange(len(self)) if idx is None else idx
+        cols = self._string_columns(idx)
+        head = ",".join(CSV_COLUMNS)
+        body = "\n".join(map(",".join, zip(*cols)))
+        return head + "\n" + (body + "\n" if body else "")
+
+    def to_jsonl(self, idx=None) -> str:
+        """JSON lines: one object per row, keys as in :data:`CSV_COLUMNS`."""
+        import numpy as np
+
+        idx = np.arange(len(self)) if idx is None else idx
+        c = self.cols
+        gid = c["gid"][idx].tolist()
+        prefixes = [json.dumps({k: g.labels.get(k) for k in _GROUP_COLS})[:-1] for g in self.groups]
+        tails = [', "method": %s, "error": %s}' % (json.dumps(g.method), json.dumps(g.error)) for g in self.groups]
+        lists = [c[k][idx].tolist() for k in _IN_COLS + _OUT_COLS]
+        names = [json.dumps(k) for k in _IN_COLS + _OUT_COLS]
+        fmt = "".join(f", {n}: %s" for n in names)
+        lines = []
+        idx_list = idx.tolist()
+        for j, vals in enumerate(zip(*lists)):
+            vals = list(vals)
+            vals[2] = "null" if vals[2] < 0 else vals[2]
+            vals[3] = "null" if vals[3] < 0 else vals[3]
+            vals[-1] = "true" if vals[-1] else "false"
+            tail = tails[gid[j]]
+            if self.row_errors and idx_list[j] in self.row_errors:
+                tail = ', "method": "point", "error": %s}' % json.dumps(self.row_errors[idx_list[j]])
+            lines.append(prefixes[gid[j]] + (fmt % tuple(vals)) + tail)
+        return "\n".join(lines) + ("\n" if lines else "")
+
+    def varying(self) -> list[str]:
+        """Columns whose value differs between rows (for the table)."""
+        out = []
+        for k in _GROUP_COLS:
+            if len({str(g.labels.get(k)) for g in self.groups}) > 1:
+                out.append(k)
+        for k in ("mem_fraction_static", "context_length", "requested_max_running_requests", "max_total_tokens",
+                  "target_requests"):
+            a = self.cols[k]
+            if len(a) and (a != a[0]).any():
+                out.append(k)
+        return out
+
+
+def _csv_field(text: str) -> str:
+    if not text:
+        return ""
+    if any(ch in text for ch in ',"\n'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+# ------------------------------------------------------------------------------------------------
+# The sweep
+# ------------------------------------------------------------------------------------------------
+
+def sweep(base: Deployment, axes: Mapping[str, Sequence], *, max_points: int = MAX_POINTS) -> SweepTable:
+    """Evaluate every point of ``base`` x the product of ``axes`` (Deployment field -> values).
+
+    Unknown models, GPUs or dtypes raise :class:`InputError` (exit 2) before any arithmetic; a group the
+    engine would refuse (a TP that does not divide the KV heads, ...) becomes rows with ``fits=False``
+    and ``error`` set.  Returns a :class:`SweepTable`.
+    """
+    import numpy as np
+
+    axes = {k: list(v) for k, v in axes.items() if v is not None}
+    for k, vals in axes.items():
+        if k not in AXES:
+            raise InputError(f"'{k}' cannot be swept", field="sweep", hint="axes: " + ", ".join(AXES))
+        if not vals:
+            raise InputError("no values", field=AXES[k].flag)
+    _preresolve(base, axes)
+
+    group_fields = [f for f in axes if not AXES[f].numeric]
+    numeric_fields = [f for f in NUMERIC_FIELDS if f in axes]
+    n_group = math.prod(len(axes[f]) for f in group_fields) if group_fields else 1
+    n_num = math.prod(len(axes[f]) for f in numeric_fields) if numeric_fields else 1
+    if n_group > MAX_GROUPS:
+        raise InputError(f"{n_group:,} combinations of model / GPU / parallelism / dtype flags (at most {MAX_GROUPS:,})",
+                         field="sweep", hint="each combination is resolved by one fit() call; sweep fewer of them")
+    if n_group * n_num > max_points:
+        raise InputError(f"{n_group * n_num:,} points is more than the {max_points:,} one sweep may hold",
+                         field="sweep", hint="narrow a range or split the sweep")
+
+    groups: list[Group] = []
+    blocks: list[dict] = []
+    row_errors: dict[int, str] = {}
+    offset = 0
+    for combo in itertools.product(*(axes[f] for f in group_fields)):
+        gdep = replace(base, **dict(zip(group_fields, combo)))
+        # SGLang's default mem_fraction_static depends on the request cap and on --max-total-tokens (which caps
+        # the prefill CUDA-graph batch): make them group axes then
+        split = []
+        if "mem_fraction_static" not in axes and gdep.with_defaults().mem_fraction_static is None \
+                and gdep.engine == "sglang":
+            split = [f for f in ("max_running_requests", "max_total_tokens") if f in axes]
+        inner_num = [f for f in numeric_fields if f not in split]
+        for sub in itertools.product(*(axes[f] for f in split)):
+            dep = replace(gdep, **dict(zip(split, sub)))
+            first = {f: axes[f][0] for f in inner_num}
+            g, res = _fit_group(dep, first)
+            grid = _grid(np, [axes[f] for f in inner_num])
+            vals = dict(zip(inner_num, grid))
+            n = len(grid[0]) if grid else 1
+            if g.method == "vector" and not _self_check(np, g, res, dep, first):
+                g.method = "point"
+                g.note = "vectorised result disagreed with fit; evaluated per point"
+            block = _block(np, g, res, dep, vals, n, inner_num, row_errors, offset)
+            block["gid"] = np.full(n, len(groups), dtype=np.int32)
+            groups.append(g)
+            blocks.append(block)
+            offset += n
+    cols = {k: np.concatenate([b[k] for b in blocks]) for k in blocks[0]}
+    return SweepTable(groups, cols, row_errors, axes)
+
+
+def _grid(np, value_lists: list[list]) -> list:
+    if not value_lists:
+        return []
+    arrays = [np.asarray(v) for v in value_lists]
+    if len(arrays) == 1:
+        return [arrays[0]]
+    mesh = np.meshgrid(*arrays, indexing="ij")
+    return [m.ravel() for m in mesh]
+
+
+def _numeric_inputs(np, dep: Deployment, vals: Mapping[str, Any], n: int, res) -> dict:
+    """Full-length input arrays for one group: an axis, else the value ``fit`` used."""
+    eff = dep.with_defaults()
+
+    def col(name, default, dtype):
+        if name in vals:
+            return np.asarray(vals[name], dtype=dtype)
+        return np.full(n, default, dtype=dtype)
+
+    mfs_default = eff.mem_fraction_static if eff.mem_fraction_static is not None else \
+        (res.mem_fraction_static if res is not None and res.mem_fraction_static is not None else math.nan)
+    ctx_default = eff.context_length or (res.context_length if res is not None else 0)
+    mrr = col("max_running_requests", -1 if eff.max_running_requests is None else eff.max_running_requests, np.int64)
+    mtt = col("max_total_tokens", -1 if eff.max_total_tokens is None else eff.max_total_tokens, np.int64)
+    if "target_requests" in vals:
+        tgt = np.asarray(vals["target_requests"], dtype=np.int64)
+    elif eff.target_requests is not None:
+        tgt = np.full(n, eff.target_requests, dtype=np.int64)
+    else:
+        tgt = np.where(mrr > 0, mrr, 1)
+    return {"mem_fraction_static": col("mem_fraction_static", mfs_default, np.float64),
+            "context_length": col("context_length", ctx_default, np.int64),
+            "requested_max_running_requests": mrr, "max_total_tokens": mtt, "target_requests": tgt}
+
+
+def _block(np, g: Group, res, dep: Deployment, vals, n: int, inner_num, row_errors, offset) -> dict:
+    ins = _numeric_inputs(np, dep, vals, n, res)
+    out = {k: np.zeros(n, dtype=np.int64) for k in _OUT_COLS}
+    out["kv_bytes_per_token"] = np.zeros(n, dtype=np.float64)
+    out["fits"] = np.zeros(n, dtype=bool)
+    if g.method == "vector":
+        req = ins["requested_max_running_requests"]
+        r = evaluate_group(g, mem_fraction_static=ins["mem_fraction_static"], context_length=ins["context_length"],
+                           max_running_requests=None if (req < 0).all() else req,
+                           max_total_tokens=None if (ins["max_total_tokens"] < 0).all() else ins["max_total_tokens"],
+                           target_requests=ins["target_requests"])
+        out.update(r)
+        out["kv_bytes_per_token"] = np.full(n, float(g.cell))
+    elif g.method == "point":
+        from kvplan.planning.plan import fit
+
+        if n > MAX_POINT_GROUP:
+            raise InputError(f"{n:,} points for {g.labels.get('model')} ({g.family or g.labels.get('engine')}), which "
+                             f"is evaluated one fit() per point; at most {MAX_POINT_GROUP:,}", field="sweep",
+                             hint="narrow the ranges for DeepSeek-V4 and vLLM deployments")
+
+        lists = {f: vals[f].tolist() for f in inner_num}
+        for j in range(n):
+            d = replace(dep, **{f: lists[f][j] for f in inner_num})
+            try:
+                r = fit(d)
+            except InputError as exc:
+                row_errors[offset + j] = exc.one_line()
+                continue
+            out["kv_bytes_per_token"][j] = r.kv_bytes_per_token
+            out["kv_budget_bytes"][j] = r.kv_budget_bytes
+            out["kv_pool_tokens"][j] = r.kv_pool_tokens
+            out["max_running_requests"][j] = r.max_running_requests
+            out["max_concurrency"][j] = int(r.max_concurrency)
+            out["max_context_length"][j] = r.max_context_length
+            out["fits"][j] = r.fits
+            ins["mem_fraction_static"][j] = r.mem_fraction_static if r.mem_fraction_static is not None else math.nan
+            ins["context_length"][j] = r.context_length
+            ins["target_requests"][j] = r.target_requests
+    return {**ins, **out}
+
+
+def _self_check(np, g: Group, res, dep: Deployment, first) -> bool:
+    """The vectorised formula at the representative point must reproduce ``fit`` exactly."""
+    ins = _numeric_inputs(np, dep, {k: [v] for k, v in first.items()}, 1, res)
+    req = ins["requested_max_running_requests"]
+    r = evaluate_group(g, mem_fraction_static=ins["mem_fraction_static"], context_length=ins["context_length"],
+                       max_running_requests=None if req[0] < 0 else req,
+                       max_total_tokens=None if ins["max_total_tokens"][0] < 0 else ins["max_total_tokens"],
+                       target_requests=ins["target_requests"])
+    return (int(r["kv_budget_bytes"][0]) == res.kv_budget_bytes and int(r["kv_pool_tokens"][0]) == res.kv_pool_tokens
+            and int(r["max_running_requests"][0]) == res.max_running_requests
+            and int(r["max_concurrency"][0]) == int(res.max_concurrency) and bool(r["fits"][0]) == res.fits
+            and int(r["max_context_length"][0]) == res.max_context_length)
+
+
+def _preresolve(base: Deployment, axes: Mapping[str, list]) -> None:
+    """Unknown models and GPUs are input errors of the whole sweep (exit 2), not invalid rows."""
+    from kvplan.inputs.resolve import resolve_gpu
+    from kvplan.inputs.resolve import resolve_model
+
+    for m in axes.get("model", []):
+        resolve_model(m)
+    for gname in axes.get("gpu", []):
+        resolve_gpu(gname)
+
+
+# ------------------------------------------------------------------------------------------------
+# Verdicts
+# ------------------------------------------------------------------------------------------------
+
+def reason(row: Mapping[str, Any]) -> str:
+    """Why a row fits or not, in the words ``kvplan fit`` uses for its verdict."""
+    if row.get("error"):
+        return "invalid: " + row["error"]
+    ctx, tokens, conc = row["context_length"], row["kv_pool_tokens"], row["max_concurrency"]
+    target = row["target_requests"]
+    if row["fits"]:
+        return f"fits: {target} request(s) of {ctx:,} tokens (room for {conc})"
+    if row["kv_budget_bytes"] <= 0:
+        return "does not fit: the weights leave no KV budget"
+    if tokens < ctx:
+        return f"does not fit: one {ctx:,}-token request needs {ctx:,} tokens, the pool holds {tokens:,}"
+    dp = row.get("dp") or 1
+    if conc < target and tokens // ctx * dp >= target:
+        return (f"does not fit: {target} request(s) wanted, the request cap allows {conc} "
+                f"(max_running_requests {row['max_running_requests']} per rank)")
+    return (f"does not fit: {target} request(s) of {ctx:,} tokens need {target * ctx:,} tokens, "
+            f"the pool holds {tokens * dp:,} ({conc} such request(s))")
+
+
+# ------------------------------------------------------------------------------------------------
+# Rendering (rich imported lazily)
+# ------------------------------------------------------------------------------------------------
+
+_SHORT = {"model": "model", "gpu": "gpu", "engine": "engine", "num_gpus": "GPUs", "tp": "tp", "pp": "pp", "dp": "dp",
+          "ep": "ep", "kv_cache_dtype": "kv dtype", "page_size": "page", "mem_fraction_static": "mfs",
+          "context_length": "context", "requested_max_running_requests": "--mrr", "max_total_tokens": "max tok",
+          "target_requests": "target"}
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, int):
+        return f"{v:,}"
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "-"
+        return f"{v:,.0f}" if v.is_integer() and abs(v) >= 100 else f"{v:g}"
+    return str(v)
+
+
+def fmt_count(n: int | None) -> str:
+    """Token counts the way they are typed: 32768 -> 32k, 1048576 -> 1m, else with commas."""
+    if n is None:
+        return "-"
+    if n >= 1024**2 and n % 1024**2 == 0:
+        return f"{n // 1024**2}m"
+    if n >= 1024 and n % 1024 == 0:
+        return f"{n // 1024}k"
+    return f"{n:,}"
+
+
+def short_label(g: Group, key: str) -> str:
+    """Compact group labels for tables and charts: the GPU as the user named it, the model without its org."""
+    if key == "gpu":
+        return str(g.dep.gpu or g.labels.get("gpu") or "-")
+    if key == "model":
+        return str(g.labels.get("model") or "-").rpartition("/")[2]
+    return _fmt(g.labels.get(key))
+
+
+def render_table(table: SweepTable, *, sort: str = "concurrency", top: int = 20, console=None) -> None:
+    """Print the best ``top`` rows (rich).  Best rows are marked ``*`` (and bold green on a colour terminal);
+    rows that do not fit are dimmed."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    console = console or Console()
+    idx = table.order(sort)[: max(top, 0)]
+    best = table.best_mask(idx, sort)
+    vary = [k for k in table.varying() if k != "page_size"]
+    fixed = [k for k in _GROUP_COLS if k not in vary and k != "page_size"]
+    title = f"sweep: {len(table):,} points, {table.n_fit:,} fit; best {len(idx)} by {sort}"
+    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0))
+    t.add_column("", no_wrap=True)
+    for k in vary:
+        t.add_column(_SHORT.get(k, k), justify="left" if k in ("model", "gpu", "engine", "kv_cache_dtype") else "right",
+                     no_wrap=True)
+    for name in ("B/token", "pool tokens", "mrr", "conc.", "fit"):
+        t.add_column(name, justify="right", no_wrap=True)
+    errs: list[str] = []
+    for j, i in enumerate(idx.tolist()):
+        r = table.row(i)
+        g = table.groups[int(table.cols["gid"][i])]
+        style = "bold green" if best[j] else (None if r["fits"] else "dim")
+        cells = ["*" if best[j] else ""]
+        for k in vary:
+            if k in _GROUP_COLS:
+                cells.append(short_label(g, k))
+            elif r["error"] and k in ("mem_fraction_static", "context_length"):
+                cells.append("-")
+            else:
+                cells.append(fmt_count(r[k]) if k in ("context_length", "max_total_tokens") else _fmt(r.get(k)))
+        if r["error"]:
+            if r["error"] not in errs:
+                errs.append(r["error"])
+            cells += ["-", "-", "-", "-", f"invalid [{errs.index(r['error']) + 1}]"]
+        else:
+            cells += [_fmt(r["kv_bytes_per_token"]), _fmt(r["kv_pool_tokens"]), _fmt(r["max_running_requests"]),
+                      _fmt(r["max_concurrency"]), _fmt(r["fits"])]
+        t.add_row(*cells, style=style)
+    console.print(t)
+    console.print(_caption(table, fixed), markup=False, highlight=False)
+    for n, e in enumerate(errs, 1):
+        console.print(f"[{n}] {e}", markup=False, highlight=False)
+
+
+def _caption(table: SweepTable, fixed: list[str]) -> str:
+    g = table.groups[0]
+    parts = [f"{_SHORT.get(k, k)} {short_label(g, k)}" for k in fixed if g.labels.get(k) is not None]
+    methods = sorted({x.method for x in table.groups})
+    return "; ".join(parts) + f"; evaluated: {', '.join(methods)}"
