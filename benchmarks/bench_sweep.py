@@ -37,9 +37,7 @@ def main() -> None:
     import numpy as np
 
     from kvplan.deployment import Deployment
-    from kvplan.planning.sweep import _fit_group
-    from kvplan.planning.sweep import evaluate_group
-    from kvplan.planning.sweep import sweep
+    from kvplan.planning.sweep import _fit_group, evaluate_group, sweep
 
     # 1. the vectorised arithmetic alone
     g, _ = _fit_group(Deployment(model="Qwen/Qwen3-8B", gpu="h100-sxm"), {})

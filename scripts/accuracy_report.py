@@ -186,10 +186,8 @@ def inputs_for(log_id: str, cases: dict) -> tuple[str | None, str | None, dict, 
 
 def evaluate(log_path: Path, cases: dict) -> dict:
     """One log: measured and cold errors (None with a reason when a mode does not apply)."""
-    from kvplan.planning.calibrate import calibrate
-    from kvplan.planning.calibrate import fit_recovered
-    from kvplan.planning.calibrate import recover_deployment
     from kvplan.inputs.logs import read_log_file
+    from kvplan.planning.calibrate import calibrate, fit_recovered, recover_deployment
 
     log_id = log_path.stem
     row: dict = {"id": log_id, "engine": None, "measured": None, "cold": None, "measured_why": "", "cold_why": "",

@@ -47,7 +47,7 @@ class HubStub:
         self.files.setdefault(repo, {})[name] = body
 
     # --- lifecycle ---------------------------------------------------------------------------
-    def start(self) -> "HubStub":
+    def start(self) -> HubStub:
         stub = self
         self._stop = threading.Event()
 

@@ -13,14 +13,15 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from kvplan.planning.calibrate import DisagreesError
-from kvplan.planning.calibrate import calibrate
-from kvplan.planning.calibrate import recover_deployment
-from kvplan.planning.calibrate import render_calibration
-from kvplan.planning.calibrate import resolve_log_model
 from kvplan.errors import InputError
-from kvplan.inputs.logs import parse_log
-from kvplan.inputs.logs import read_log_file
+from kvplan.inputs.logs import parse_log, read_log_file
+from kvplan.planning.calibrate import (
+    DisagreesError,
+    calibrate,
+    recover_deployment,
+    render_calibration,
+    resolve_log_model,
+)
 
 LOGS = Path(__file__).resolve().parent / "validation" / "logs"
 GiB = 2**30

@@ -13,10 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from kvplan.planning.check import check
-from kvplan.planning.check import load_plan
-from kvplan.planning.check import to_junit
 from kvplan.errors import InputError
+from kvplan.planning.check import check, load_plan, to_junit
 from tests.test_sweep import run
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -191,9 +191,9 @@ def test_golden_table_default(tmp_path):
 
     from rich.console import Console
 
-    from kvplan.views import render
     from kvplan.deployment import Deployment
     from kvplan.planning.plan import fit
+    from kvplan.views import render
 
     con = Console(width=100, record=True, color_system=None, force_terminal=False, file=open(os.devnull, "w"))
     render.table(fit(Deployment()), console=con)

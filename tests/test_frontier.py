@@ -11,14 +11,10 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from kvplan.errors import InputError
-from kvplan.views.frontier import MARKERS
-from kvplan.views.frontier import frontier_series
-from kvplan.views.frontier import render_terminal
-from kvplan.views.frontier import save_plot
-from kvplan.views.frontier import to_svg
 from kvplan.deployment import Deployment
+from kvplan.errors import InputError
 from kvplan.planning.sweep import sweep
+from kvplan.views.frontier import MARKERS, frontier_series, render_terminal, save_plot, to_svg
 from tests.test_sweep import MEASURED, run
 
 CTX = [4096, 8192, 16384, 32768]

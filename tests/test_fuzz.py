@@ -34,8 +34,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvplan.errors import InputError
-from kvplan.errors import KvplanError
+from kvplan.errors import InputError, KvplanError
 from kvplan.units import MAX_BYTES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -301,12 +300,9 @@ def mutate_toml(rng: random.Random, text: str) -> str:
 
 def _plan_preset(kind: str, obj) -> None:
     """A preset that loads must plan (or be rejected with InputError) like a shipped one."""
+    from kvplan.deployment import Deployment, validate
     from kvplan.engines.sglang.planner import plan_sglang
-    from kvplan.inputs.resolve import _preset_spec
-    from kvplan.inputs.resolve import resolve_gpu
-    from kvplan.inputs.resolve import resolve_model
-    from kvplan.deployment import Deployment
-    from kvplan.deployment import validate
+    from kvplan.inputs.resolve import _preset_spec, resolve_gpu, resolve_model
 
     dep = Deployment(model="fuzz", tp=1, mem_fraction_static=0.85, context_length=8192)
     validate(dep)
@@ -317,8 +313,7 @@ def _plan_preset(kind: str, obj) -> None:
 
 
 def _toml_batch(tmp: Path, seed: int, n: int, kind: str) -> None:
-    from kvplan.inputs.presets import load_hardware_file
-    from kvplan.inputs.presets import load_model_file
+    from kvplan.inputs.presets import load_hardware_file, load_model_file
 
     rng = random.Random(seed)
     load, bases = (load_model_file, MODEL_TOMLS_SMALL) if kind == "model" else (load_hardware_file, HW_TOMLS)
@@ -353,8 +348,7 @@ _toml_key = st.sampled_from(["id", "name", "memory_mib", "source", "aliases", "c
 @given(st.lists(st.tuples(_toml_key, st.sampled_from(TOML_VALUES)), max_size=10), st.text(max_size=40),
        st.booleans())
 def test_fuzz_generated_toml(tmp_path_factory, pairs, junk, hardware):
-    from kvplan.inputs.presets import load_hardware_file
-    from kvplan.inputs.presets import load_model_file
+    from kvplan.inputs.presets import load_hardware_file, load_model_file
 
     RAN.add("toml")
     text = "\n".join(f"{k} = {v}" for k, v in pairs) + "\n" + junk
@@ -364,8 +358,7 @@ def test_fuzz_generated_toml(tmp_path_factory, pairs, junk, hardware):
 
 
 def test_fuzz_toml_unreadable(tmp_path):
-    from kvplan.inputs.presets import load_hardware_file
-    from kvplan.inputs.presets import load_model_file
+    from kvplan.inputs.presets import load_hardware_file, load_model_file
 
     RAN.add("toml")
     (tmp_path / "dir.toml").mkdir()
@@ -540,9 +533,8 @@ LAUNCH_BITS = [" --tp ", " --tp-size ", " -tp ", " --max-model-len ", " --mem-fr
 
 
 def _check_launch(cmd) -> None:
+    from kvplan.deployment import Deployment, validate
     from kvplan.inputs.launch import parse_launch_command
-    from kvplan.deployment import Deployment
-    from kvplan.deployment import validate
 
     p = call("launch", parse_launch_command, cmd)
     if p is None:

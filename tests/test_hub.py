@@ -13,9 +13,7 @@ from pathlib import Path
 import pytest
 
 from kvplan.errors import InputError
-from kvplan.inputs.hub import fetch_model_files
-from kvplan.inputs.hub import is_hub_id
-from kvplan.inputs.hub import spec_from_hub
+from kvplan.inputs.hub import fetch_model_files, is_hub_id, spec_from_hub
 from tests.conftest import SHARED
 from tests.hub_stub import HubStub
 

@@ -12,12 +12,9 @@ import json
 
 import pytest
 
-from kvplan.errors import InputError
-from kvplan.inputs.launch import LaunchParse
-from kvplan.inputs.launch import parse_launch_command
-from kvplan.inputs.launch import read_launch_text
-from kvplan.inputs.launch import vllm_human_int
 from kvplan.deployment import Deployment
+from kvplan.errors import InputError
+from kvplan.inputs.launch import LaunchParse, parse_launch_command, read_launch_text, vllm_human_int
 
 
 def _err(cmd) -> InputError:

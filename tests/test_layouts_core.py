@@ -12,10 +12,7 @@ from pathlib import Path
 import pytest
 
 from kvplan.errors import InputError
-from kvplan.geometry import dsa
-from kvplan.geometry import gqa
-from kvplan.geometry import kvdtype
-from kvplan.geometry import mla
+from kvplan.geometry import dsa, gqa, kvdtype, mla
 
 HF = Path(__file__).resolve().parent.joinpath("data/shared/hf-configs")
 

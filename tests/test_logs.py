@@ -16,10 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kvplan.errors import InputError
-from kvplan.inputs.logs import LogFacts
-from kvplan.inputs.logs import missing_for_measured
-from kvplan.inputs.logs import parse_log
-from kvplan.inputs.logs import read_log_file
+from kvplan.inputs.logs import LogFacts, missing_for_measured, parse_log, read_log_file
 
 GIB = 2**30
 HALF_CENT = 0.005 * GIB  # print rounding of a two-decimal GiB figure
@@ -110,9 +107,7 @@ def _check(case_id: str, facts: LogFacts, reported: dict, mapping: dict) -> list
             bad.append(f"{field}: not recovered (expected {value})")
         elif kind == "gib" and abs(got - value * GIB) > HALF_CENT:
             bad.append(f"{field}: {got / GIB:.4f} GiB != {value}")
-        elif kind == "int" and got != value:
-            bad.append(f"{field}: {got} != {value}")
-        elif kind == "float" and abs(got - value) > 0.005:
+        elif (kind == "int" and got != value) or (kind == "float" and abs(got - value) > 0.005):
             bad.append(f"{field}: {got} != {value}")
     return bad
 
@@ -474,7 +469,7 @@ def test_read_log_file_errors(tmp_path):
     u16.write_bytes("Available KV cache memory: 5.01 GiB\r\n".encode("utf-16"))
     assert read_log_file(u16).available_kv_cache_bytes == round(5.01 * GIB)
     bad = tmp_path / "bad.log"
-    bad.write_bytes(b"\xffX" + "Available KV cache memory: 5.01 GiB\n".encode() + b"\xc3")
+    bad.write_bytes(b"\xffX" + b"Available KV cache memory: 5.01 GiB\n" + b"\xc3")
     assert read_log_file(bad).available_kv_cache_bytes == round(5.01 * GIB)
 
 

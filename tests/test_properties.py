@@ -24,19 +24,19 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from functools import lru_cache
+from functools import cache
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvplan.inputs import presets
-from kvplan.views import render
-from kvplan.errors import InputError
-from kvplan.inputs.resolve import resolve_model
 from kvplan.deployment import Deployment
+from kvplan.errors import InputError
+from kvplan.inputs import presets
+from kvplan.inputs.resolve import resolve_model
 from kvplan.planning.plan import fit
 from kvplan.result import FitResult
+from kvplan.views import render
 
 GiB = 2**30
 
@@ -53,7 +53,7 @@ GQA_MODELS = ("meta-llama/Llama-3.1-8B", "Qwen/Qwen3-32B", "Qwen/Qwen3-235B-A22B
               "Qwen/Qwen2.5-72B-Instruct", "meta-llama/Llama-3.1-70B")
 
 
-@lru_cache(maxsize=None)
+@cache
 def allowed_tp(model_id: str) -> tuple[int, ...]:
     """TP sizes SGLang accepts for the model: divide the attention heads; GQA KV heads split or replicate."""
     spec = resolve_model(model_id)
@@ -261,8 +261,7 @@ def test_vllm_more_kv_memory_never_fewer_tokens(inp, extra):
 def test_vllm_blocks_worked_example():
     # plan_vllm docstring: Llama-3.1-8B-class, bf16, TP1, block 16, 10 GiB -> 32 x 16 x 8 x 256 x 2 = 2,097,152 B/block,
     # 5,120 blocks, 81,920 tokens
-    from kvplan.engines.vllm.planner import VllmInputs
-    from kvplan.engines.vllm.planner import plan_vllm
+    from kvplan.engines.vllm.planner import VllmInputs, plan_vllm
 
     spec = resolve_model("meta-llama/Llama-3.1-8B")
     p = plan_vllm(VllmInputs(config=spec.raw_config, device_bytes=80 * GiB, kv_cache_memory_bytes=10 * GiB,
@@ -310,7 +309,6 @@ _pat = st.one_of(_path, st.sampled_from(["re:.*q_proj", "re:model\\.layers\\.1\\
 @given(_path, st.lists(_pat, max_size=12))
 def test_indexed_ignore_patterns_agree_with_the_scan(path, pats):
     """weights._Patterns (a set of whole dotted runs) decides exactly like scanning every pattern."""
-    from kvplan.weights.estimate import _ignored
-    from kvplan.weights.estimate import _Patterns
+    from kvplan.weights.estimate import _ignored, _Patterns
 
     assert _ignored(path, _Patterns(pats)) == _ignored(path, list(pats))

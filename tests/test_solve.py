@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from kvplan.errors import InputError
 from kvplan.deployment import Deployment
+from kvplan.errors import InputError
 from kvplan.planning.plan import fit
 from kvplan.planning.solve import solve
 from tests.test_sweep import GiB, run

@@ -26,17 +26,11 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from kvplan.cli.app import KvplanGroup
-from kvplan.cli.plan_cmds import check_cmd
-from kvplan.cli.plan_cmds import solve_cmd
-from kvplan.cli.plan_cmds import sweep_cmd
-from kvplan.errors import InputError
+from kvplan.cli.plan_cmds import check_cmd, solve_cmd, sweep_cmd
 from kvplan.deployment import Deployment
+from kvplan.errors import InputError
 from kvplan.planning.plan import fit
-from kvplan.planning.sweep import CSV_COLUMNS
-from kvplan.planning.sweep import parse_axis
-from kvplan.planning.sweep import reason
-from kvplan.planning.sweep import render_table
-from kvplan.planning.sweep import sweep
+from kvplan.planning.sweep import CSV_COLUMNS, parse_axis, reason, render_table, sweep
 
 GiB = 2**30
 MEASURED = Deployment(model="Qwen/Qwen3-8B", gpu="h100-sxm", free_memory=80 * GiB, weight_memory=16 * GiB)

@@ -12,11 +12,16 @@ from pathlib import Path
 import pytest
 
 from kvplan.engines.vllm.planner import (
-    VllmInputs, hybrid_block_size, parse_version, plan_vllm, version_rules,
-    vllm_available_kv_bytes, vllm_default_activation_bytes, vllm_requested_bytes,
+    VllmInputs,
+    hybrid_block_size,
+    parse_version,
+    plan_vllm,
+    version_rules,
+    vllm_available_kv_bytes,
+    vllm_default_activation_bytes,
+    vllm_requested_bytes,
 )
-from kvplan.engines.vllm.specs import build_model_kv
-from kvplan.engines.vllm.specs import dsa_indexer_layers
+from kvplan.engines.vllm.specs import build_model_kv, dsa_indexer_layers
 from kvplan.errors import InputError
 
 GiB = 2**30
@@ -358,9 +363,8 @@ def test_v0_profile_batch_and_activation():
 def test_non_torch_by_interconnect_and_version():
     """128 MiB per rank; NVLink multi-rank +512 MiB when the snapshot follows the communicators (≥0.11),
     + runtime.NVLINK_COMM_BYTES before (≤0.10); PCIe multi-rank adds nothing (no custom all-reduce)."""
-    from kvplan.engines.vllm.planner import MiB
-    from kvplan.engines.vllm.planner import vllm_default_non_torch_bytes
     from kvplan.engines.runtime import NVLINK_COMM_BYTES
+    from kvplan.engines.vllm.planner import MiB, vllm_default_non_torch_bytes
     assert vllm_default_non_torch_bytes(tp_size=1, engine_version="0.11.0") == 128 * MiB
     assert vllm_default_non_torch_bytes(tp_size=2, engine_version="0.11.0", interconnect="nvlink") == 640 * MiB
     assert vllm_default_non_torch_bytes(tp_size=2, engine_version="0.10.2", interconnect="nvlink") == \

@@ -13,8 +13,7 @@ import pytest
 
 from kvplan.errors import InputError
 from kvplan.inputs.logs import read_log_file
-from kvplan.planning.whatif import render_whatif
-from kvplan.planning.whatif import whatif
+from kvplan.planning.whatif import render_whatif, whatif
 
 LOGS = Path(__file__).resolve().parent / "validation" / "logs"
 GiB = 2**30

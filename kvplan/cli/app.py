@@ -14,9 +14,7 @@ from typing import Optional
 import typer
 from typer.core import TyperGroup
 
-from kvplan.errors import DoesNotFitError
-from kvplan.errors import InputError
-from kvplan.errors import KvplanError
+from kvplan.errors import DoesNotFitError, InputError, KvplanError
 
 try:  # typer >= 0.24 vendors click
     from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
@@ -58,7 +56,7 @@ class KvplanGroup(TyperGroup):
             sys.exit(130)
         except (BrokenPipeError, KeyboardInterrupt):
             sys.exit(130)
-        except Exception as exc:  # noqa: BLE001 - the last line of defence
+        except Exception as exc:
             if _DEBUG:
                 raise
             typer.echo(f"kvplan: internal error: {type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
@@ -207,8 +205,7 @@ def fit_cmd(
     given = {k: v for k, v in given.items() if v is not None and v is not False}
     launch_warnings: list[str] = []
     if ctx.args or from_launch is not None:
-        from kvplan.inputs.launch import parse_launch_command
-        from kvplan.inputs.launch import read_launch_text
+        from kvplan.inputs.launch import parse_launch_command, read_launch_text
 
         if ctx.args and from_launch is not None:
             raise InputError("give the launch command either after '--' or with --from-launch, not both",
@@ -220,8 +217,7 @@ def fit_cmd(
             engines = [parsed.engine]
     if from_log is not None:
         from kvplan.inputs.logs import read_log_file
-        from kvplan.planning.whatif import render_whatif
-        from kvplan.planning.whatif import whatif
+        from kvplan.planning.whatif import render_whatif, whatif
 
         over = {k: v for k, v in given.items() if k not in ("model", "gpu")}
         w = whatif(read_log_file(from_log), over, model=model, gpu=gpu)
@@ -244,9 +240,8 @@ def fit_cmd(
 @_core.command("models")
 def models_cmd(fmt: Optional[Fmt] = typer.Option(None, "--format", help="table | json | csv")) -> None:
     """List the model presets."""
+    from kvplan.hfconfig.spec import detect_family, flatten_config
     from kvplan.inputs import presets
-    from kvplan.hfconfig.spec import detect_family
-    from kvplan.hfconfig.spec import flatten_config
 
     rows = []
     for m in presets.all_models():
@@ -335,9 +330,7 @@ def _full_app():
     global _FULL
     if _FULL is None:
         from kvplan.cli.calibrate_cmd import calibrate_cmd
-        from kvplan.cli.plan_cmds import check_cmd
-        from kvplan.cli.plan_cmds import solve_cmd
-        from kvplan.cli.plan_cmds import sweep_cmd
+        from kvplan.cli.plan_cmds import check_cmd, solve_cmd, sweep_cmd
 
         full = typer.Typer(**_APP_SETTINGS)
         full.registered_commands.extend(_core.registered_commands)

@@ -55,11 +55,8 @@ def calibrate_cmd(
     """Compare every quantity a startup log prints with kvplan's prediction from the recovered inputs."""
     import sys
 
-    from kvplan.planning.calibrate import DisagreesError
-    from kvplan.planning.calibrate import calibrate
-    from kvplan.planning.calibrate import render_calibration
-    from kvplan.inputs.logs import parse_log
-    from kvplan.inputs.logs import read_log_file
+    from kvplan.inputs.logs import parse_log, read_log_file
+    from kvplan.planning.calibrate import DisagreesError, calibrate, render_calibration
 
     tol = _tolerance(tolerance)
     if fmt is not None and fmt not in ("table", "json", "csv"):

@@ -13,8 +13,7 @@ from typing import Optional
 
 import typer
 
-from kvplan.errors import DoesNotFitError
-from kvplan.errors import InputError
+from kvplan.errors import DoesNotFitError, InputError
 
 _L = "LIST"  # metavar of a list/range flag
 
@@ -81,8 +80,7 @@ def sweep_cmd(
 ) -> None:
     """Evaluate a grid of deployments: any flag takes a list (a,b,c) or a range (START:STOP[:STEP], xF = geometric)."""
     from kvplan.deployment import Deployment
-    from kvplan.planning.sweep import parse_axis
-    from kvplan.planning.sweep import sweep
+    from kvplan.planning.sweep import parse_axis, sweep
 
     if fmt is not None and fmt not in ("table", "csv", "jsonl"):
         raise InputError(f"unknown format '{fmt}'", field="--format", hint="table, csv or jsonl")
@@ -118,8 +116,7 @@ def sweep_cmd(
         idx = table.order(sort) if sort not in (None, "none") else None
         _out(table.to_csv(idx) if fmt == "csv" else table.to_jsonl(idx), output)
     if series is not None:
-        from kvplan.views.frontier import render_terminal
-        from kvplan.views.frontier import save_plot
+        from kvplan.views.frontier import render_terminal, save_plot
 
         if chart:
             con = _console()
@@ -162,13 +159,9 @@ def solve_cmd(
     context or the most requests that meet a target; every rejected candidate says why. Exit 3 if none does."""
     import json
 
-    from kvplan.deployment import Deployment
-    from kvplan.deployment import validate
-    from kvplan.planning.solve import QUESTIONS
-    from kvplan.planning.solve import render
-    from kvplan.planning.solve import solve
-    from kvplan.units import parse_count
-    from kvplan.units import parse_size
+    from kvplan.deployment import Deployment, validate
+    from kvplan.planning.solve import QUESTIONS, render, solve
+    from kvplan.units import parse_count, parse_size
 
     if question not in QUESTIONS:
         raise InputError(f"unknown question '{question}'", field="QUESTION", hint="one of " + ", ".join(QUESTIONS))
@@ -225,11 +218,7 @@ def check_cmd(
     fmt: Optional[str] = typer.Option(None, "--format", help="table | json (default: table on a terminal, JSON otherwise)."),
 ) -> None:
     """CI sizing check: plan every deployment of PLAN.toml; exit 3 if any misses its target."""
-    from kvplan.planning.check import check
-    from kvplan.planning.check import load_plan
-    from kvplan.planning.check import render
-    from kvplan.planning.check import to_json
-    from kvplan.planning.check import write_report
+    from kvplan.planning.check import check, load_plan, render, to_json, write_report
 
     if fmt is not None and fmt not in ("table", "json"):
         raise InputError(f"unknown format '{fmt}'", field="--format", hint="table or json")

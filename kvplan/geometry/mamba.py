@@ -383,7 +383,7 @@ def mamba_state_bytes_per_request(*, geometry: MambaGeometry, tp_size: int, ssm_
         return per_layer * sum(s <= i < e for i in lin)
     per_req = per_layer * len(lin)
     if pp_size > 1 and lin:
-        from kvplan.engines.sglang.rules import pp_layer_ranges
+        from kvplan.parallel import sglang_pp_layer_ranges as pp_layer_ranges
 
         ranges = pp_layer_ranges(num_layers=geometry.num_hidden_layers, pp_size=pp_size)
         most = max(sum(s <= i < e for i in lin) for s, e in ranges)
@@ -492,7 +492,7 @@ def mamba_carve(
     Source: sgl-project/sglang python/sglang/srt/mem_cache/kv_cache_configurator.py
     ``KVCacheConfigurator._handle_max_mamba_cache``, ``_calculate_mamba_ratio``, ``resolve_max_num_reqs``, v0.5.23.
     """
-    if not 0.0 < float(mamba_full_memory_ratio):
+    if not float(mamba_full_memory_ratio) > 0.0:
         raise InputError(f"--mamba-full-memory-ratio must be positive, got {mamba_full_memory_ratio}",
                          field="--mamba-full-memory-ratio")
     if attn_dp_size <= 0:

@@ -401,8 +401,7 @@ def swa_pool_sizes(
     ``HybridSWAPoolConfigurator``, ``SWARequestCapPoolConfigurator``, ``compute_swa_request_cap``,
     ``MemoryPoolConfigurator.validate_swa_pool_size``, v0.5.23.
     """
-    from kvplan.geometry.dsv4 import SWA_EVICTION_INTERVAL
-    from kvplan.geometry.dsv4 import _swa_request_cap
+    from kvplan.geometry.dsv4 import SWA_EVICTION_INTERVAL, _swa_request_cap
 
     _pos_int(page_size, "page_size")
     _pos_int(attn_dp_size, "attn_dp_size")
@@ -518,7 +517,7 @@ def swa_pool_sizes_over_stages(*, layers: SWALayers, pp_size: int, partition: st
     ``KVCacheConfigurator.config_from_budget``, ``_apply_token_constraints``;
     python/sglang/srt/distributed/utils.py ``get_pp_indices``, v0.5.23.
     """
-    from kvplan.engines.sglang.rules import pp_layer_ranges
+    from kvplan.parallel import sglang_pp_layer_ranges as pp_layer_ranges
 
     n = layers.num_hidden_layers or (max(layers.full_layers + layers.swa_layers) + 1)
     ranges = pp_layer_ranges(num_layers=n, pp_size=pp_size, partition=partition)

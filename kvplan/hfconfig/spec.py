@@ -7,9 +7,10 @@ TOML are read.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from kvplan.errors import InputError
 

@@ -288,7 +288,7 @@ class _HfHub:
         """The cached file's path; None when not cached; _Absent when the cache knows the hub has no such file."""
         try:
             hit = self.hh.try_to_load_from_cache(self.model_id, fname, cache_dir=self.cache_dir, revision=REVISION)
-        except Exception:  # noqa: BLE001 - any failure means "not cached"
+        except Exception:
             return None
         if isinstance(hit, str):
             return hit
@@ -334,12 +334,12 @@ class _HfHub:
                 except TypeError:  # pragma: no cover - older huggingface_hub without retry_on_errors
                     self.hh.get_hf_file_metadata(url, **kw)
                 path = self._download(fname, local_only=False)
-            except Exception as exc:  # noqa: BLE001 - classified below
+            except Exception as exc:
                 err = self._classify(exc, fname)
                 if isinstance(err, _Absent):
                     try:                                     # let huggingface_hub record the 404 in its cache
                         self._download(fname, local_only=False)
-                    except Exception:  # noqa: BLE001 - the expected EntryNotFound
+                    except Exception:
                         pass
                     raise err from None
                 if isinstance(err, _Unreachable):
@@ -438,8 +438,7 @@ def fetch_model_files(model_id: str, *, backend: str | None = None) -> dict[str,
 
 def spec_from_hub(model_id: str):
     """A :class:`kvplan.hfconfig.spec.ModelSpec` from the Hub's JSON files (no model code is downloaded or run)."""
-    from kvplan.hfconfig.spec import quant_from_hf_quant_config
-    from kvplan.hfconfig.spec import spec_from_config
+    from kvplan.hfconfig.spec import quant_from_hf_quant_config, spec_from_config
 
     files = fetch_model_files(model_id)
     cfg = dict(files["config"])

@@ -50,9 +50,10 @@ import os
 import re
 import shlex
 import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Any, Callable, Sequence
+from functools import cache
+from typing import Any
 
 from kvplan.errors import InputError
 
@@ -309,7 +310,7 @@ class _Flags:
     longs: tuple[str, ...]         # long flags, for abbreviation
 
 
-@lru_cache(maxsize=None)
+@cache
 def _flags(engine: str) -> _Flags:
     src = {"sglang": (_SG_BOOL, _SG_LIST, _SG_OPT, _SG_VALUE), "vllm": (_VL_BOOL, _VL_LIST, _VL_OPT, _VL_VALUE)}[engine]
     kinds: dict[str, str] = {}

@@ -32,8 +32,7 @@ import os
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from kvplan.errors import InputError
-from kvplan.errors import KvplanError
+from kvplan.errors import InputError, KvplanError
 
 GiB = 2**30
 PRINT_STEP = 0.005 * GiB  # half of the last printed digit of a "X.XX GB" figure
@@ -146,8 +145,7 @@ def resolve_log_model(name: str):
     without the variant rules of :func:`kvplan.inputs.resolve.resolve_model`).  InputError when nothing matches.
     """
     from kvplan.inputs import presets
-    from kvplan.inputs.resolve import norm_name
-    from kvplan.inputs.resolve import resolve_model
+    from kvplan.inputs.resolve import norm_name, resolve_model
 
     try:
         return resolve_model(name), None
@@ -187,8 +185,8 @@ def recover_deployment(facts, *, model: str | None = None, gpu: str | None = Non
     ``kv_cache_memory_bytes``); ``mode="cold"`` leaves them to kvplan's models.
     Raises InputError (exit 2) when the model or, in measured mode, the measured memory is missing.
     """
-    from kvplan.inputs.resolve import resolve_gpu
     from kvplan.deployment import Deployment
+    from kvplan.inputs.resolve import resolve_gpu
 
     overrides = dict(overrides or {})
     valid = {f.name for f in fields(Deployment)}
@@ -406,9 +404,9 @@ def fit_recovered(dep):
     from kvplan.planning.plan import fit
 
     if dep.engine == "vllm" and dep.gpu is None and dep.gpu_memory is None and dep.kv_cache_memory_bytes is not None:
+        from kvplan.deployment import validate
         from kvplan.engines.vllm.adapter import plan as plan_vllm
         from kvplan.inputs.resolve import resolve_model
-        from kvplan.deployment import validate
 
         validate(dep)
         return plan_vllm(dep, resolve_model(dep.model), None)
@@ -507,7 +505,7 @@ def _vllm_rows(facts, rec: Recovered):
                               "'consumed' memory from 0.27) or gpu_memory_utilization",
                         note="ceil(total x util) - weights - activation - non-torch - graph, from the logged terms"))
     res = _fit(dep)
-    bpb = res.groups and max(g.get("group_bytes_per_block") or 0 for g in res.groups) or 0
+    bpb = (res.groups and max(g.get("group_bytes_per_block") or 0 for g in res.groups)) or 0
     blk_res = (PRINT_STEP / bpb + 1) if bpb else 0.0
     bs = res.block_size or 16
     cause_tok = ("block size, KV dtype, hybrid grouping or the version's token print rule (<0.21: blocks // groups "

@@ -130,8 +130,7 @@ class CheckSpec:
 def load_plan(path: str | Path) -> list[CheckSpec]:
     """Read and validate a plan file; every error names the file, the deployment and the key (exit 2)."""
     from kvplan.deployment import Deployment
-    from kvplan.units import parse_count
-    from kvplan.units import parse_size
+    from kvplan.units import parse_count, parse_size
 
     p = Path(path)
     try:
@@ -232,7 +231,7 @@ def check(specs: list[CheckSpec], *, path: str = "plan") -> list[CheckResult]:
         except InputError as exc:
             raise InputError(f"deployment '{s.name}': {exc.one_line()}", field=str(path)) from None
         C, R = s.context, s.requests
-        if C == r.context_length:
+        if r.context_length == C:
             conc = int(r.max_concurrency)
         else:
             per_rank = min(r.kv_pool_tokens // C, r.max_running_requests) if r.kv_pool_tokens > 0 else 0
@@ -242,7 +241,7 @@ def check(specs: list[CheckSpec], *, path: str = "plan") -> list[CheckResult]:
         achieved = (total / (R * C) - 1) * 100
         if r.kv_budget_bytes <= 0 and r.engine == "sglang":
             ok, why = False, "the weights leave no KV budget"
-        elif C > r.context_length:
+        elif r.context_length < C:
             ok, why = False, f"target context {C:,} is longer than the server's --context-length {r.context_length:,}"
         elif conc < R:
             ok, why = False, (f"{R} request(s) of {C:,} tokens wanted, room for {conc} "

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from kvplan.deployment import DEFAULT_GPU
-from kvplan.deployment import DEFAULT_MODEL
-from kvplan.deployment import Deployment
-from kvplan.deployment import validate
+from kvplan.deployment import DEFAULT_GPU, DEFAULT_MODEL, Deployment, validate
+
 
 def fit(dep: Deployment):
     """Plan one deployment and return a :class:`kvplan.result.FitResult`."""
     dep = dep.with_defaults()
     validate(dep)
-    from kvplan.inputs.resolve import resolve_gpu
-    from kvplan.inputs.resolve import resolve_model
+    from kvplan.inputs.resolve import resolve_gpu, resolve_model
 
     model = resolve_model(dep.model or DEFAULT_MODEL)
     gpu = None

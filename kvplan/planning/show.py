@@ -10,8 +10,7 @@ _TPS = (1, 2, 4, 8, 16)
 
 
 def show_rows(model_text: str, gpu_text: str | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    from kvplan.inputs.resolve import resolve_gpu
-    from kvplan.inputs.resolve import resolve_model
+    from kvplan.inputs.resolve import resolve_gpu, resolve_model
 
     m = resolve_model(model_text)
     gpu = resolve_gpu(gpu_text) if gpu_text else None
@@ -26,8 +25,7 @@ def show_rows(model_text: str, gpu_text: str | None) -> tuple[dict[str, Any], li
         info["notes"] = " ".join(m.notes)
     rows: list[dict[str, Any]] = []
     if m.family == "gqa":
-        from kvplan.geometry.gqa import gqa_bytes_per_token
-        from kvplan.geometry.gqa import gqa_kv_heads_per_rank
+        from kvplan.geometry.gqa import gqa_bytes_per_token, gqa_kv_heads_per_rank
 
         info.update(kv_heads=m.num_kv_heads, head_dim=m.head_dim, v_head_dim=m.v_head_dim)
         for dt in ("bf16", "fp8_e4m3"):
@@ -80,8 +78,7 @@ def show_rows(model_text: str, gpu_text: str | None) -> tuple[dict[str, Any], li
                          "bytes_per_swa_token": res.bytes_per_swa_token,
                          "full_tokens_per_10GiB": res.full_tokens})
     elif m.family == "hybrid_swa":
-        from kvplan.geometry.swa import swa_bytes_per_layer_token
-        from kvplan.geometry.swa import swa_layers_from_config
+        from kvplan.geometry.swa import swa_bytes_per_layer_token, swa_layers_from_config
 
         L = swa_layers_from_config(m.raw_config or c)
         info.update(full_layers=len(L.full_layers), swa_layers=len(L.swa_layers), sliding_window=L.sliding_window)
@@ -97,9 +94,11 @@ def show_rows(model_text: str, gpu_text: str | None) -> tuple[dict[str, Any], li
                              "pool": "full pool (max_total_num_tokens)" if group == "full attention"
                              else "SWA pool (ratio x full tokens)"})
     elif m.family == "hybrid_mamba":
-        from kvplan.geometry.mamba import mamba_geometry_from_config
-        from kvplan.geometry.mamba import mamba_hybrid_kv_cell
-        from kvplan.geometry.mamba import mamba_state_bytes_per_request
+        from kvplan.geometry.mamba import (
+            mamba_geometry_from_config,
+            mamba_hybrid_kv_cell,
+            mamba_state_bytes_per_request,
+        )
 
         g = mamba_geometry_from_config(m.raw_config or c)
         info.update(attention_layers=len(g.attention_layers), linear_layers=len(g.linear_layers), state_kind=g.kind)

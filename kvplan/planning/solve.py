@@ -27,8 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from kvplan.errors import InputError
 from kvplan.deployment import Deployment
+from kvplan.errors import InputError
 
 QUESTIONS = ("gpus", "mem-fraction", "dtype", "context", "concurrency")
 DTYPE_ORDER = ("bfloat16", "fp8_e4m3", "fp8_e5m2", "mxfp8", "nvfp4", "fp4_mx_block16")
@@ -73,8 +73,7 @@ class SolveResult:
 
 
 def _rows(base: Deployment, axes: dict) -> list[dict]:
-    from kvplan.planning.sweep import reason
-    from kvplan.planning.sweep import sweep
+    from kvplan.planning.sweep import reason, sweep
 
     t = sweep(base, axes)
     rows = [t.row(i) for i in range(len(t))]
@@ -182,8 +181,8 @@ def _solve_dtype(base: Deployment, *, max_gpus: int) -> SolveResult:
 
 
 def _solve_context(base: Deployment, *, max_gpus: int) -> SolveResult:
-    from kvplan.inputs.resolve import resolve_model
     from kvplan.deployment import DEFAULT_MODEL
+    from kvplan.inputs.resolve import resolve_model
 
     eff = base.with_defaults()
     upper = base.context_length or resolve_model(eff.model or DEFAULT_MODEL).context_length

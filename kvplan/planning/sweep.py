@@ -40,11 +40,12 @@ import itertools
 import json
 import math
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Mapping, Sequence
+from typing import Any
 
-from kvplan.errors import InputError
 from kvplan.deployment import Deployment
+from kvplan.errors import InputError
 
 #: Hard cap on the number of points of one sweep (memory: ~17 arrays of 8 bytes per point, ~0.7 GB).
 MAX_POINTS = 5_000_000
@@ -673,8 +674,7 @@ def _self_check(np, g: Group, res, dep: Deployment, first) -> bool:
 
 def _preresolve(base: Deployment, axes: Mapping[str, list]) -> None:
     """Unknown models and GPUs are input errors of the whole sweep (exit 2), not invalid rows."""
-    from kvplan.inputs.resolve import resolve_gpu
-    from kvplan.inputs.resolve import resolve_model
+    from kvplan.inputs.resolve import resolve_gpu, resolve_model
 
     for m in axes.get("model", []):
         resolve_model(m)

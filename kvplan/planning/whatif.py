@@ -56,10 +56,9 @@ def _overhead(dep, gpu, engine: str) -> int:
 def whatif(log_facts, overrides: dict[str, Any], *, model: str | None = None, gpu: str | None = None) -> WhatIf:
     """Baseline (measured from the log) and what-if FitResults; ``overrides`` keys are Deployment fields
     (``None`` values are ignored).  ``model`` / ``gpu`` name the log's model / GPU when it does not."""
-    from kvplan.planning.calibrate import fit_recovered
-    from kvplan.planning.calibrate import recover_deployment
-    from kvplan.inputs.resolve import resolve_gpu
     from kvplan.deployment import Deployment
+    from kvplan.inputs.resolve import resolve_gpu
+    from kvplan.planning.calibrate import fit_recovered, recover_deployment
 
     over = {k: v for k, v in (overrides or {}).items() if v is not None}
     bad = sorted(set(over) - set(Deployment.__dataclass_fields__))
@@ -124,8 +123,7 @@ def whatif(log_facts, overrides: dict[str, Any], *, model: str | None = None, gp
 
 def _vllm_whatif(facts, rec, base_dep, new, changed, par_changed, gpu_changed, old_gpu, new_gpu, notes):
     """vLLM: move the measured available KV memory by what the change moves (see the module docstring)."""
-    from kvplan.engines.vllm.planner import version_rules
-    from kvplan.engines.vllm.planner import vllm_requested_bytes
+    from kvplan.engines.vllm.planner import version_rules, vllm_requested_bytes
 
     rules = version_rules(base_dep.engine_version)
     total = facts.total_gpu_memory_bytes or facts.gpu_total_bytes

@@ -34,9 +34,7 @@ class Series:
 
 def frontier_series(table) -> list[Series]:
     """One series per combination of the varying columns other than the context length."""
-    from kvplan.planning.sweep import _SHORT
-    from kvplan.planning.sweep import _fmt
-    from kvplan.planning.sweep import short_label
+    from kvplan.planning.sweep import _SHORT, _fmt, short_label
 
     vary = [k for k in table.varying() if k not in ("context_length", "page_size")]
     if "context_length" not in table.axes or len(table.axes["context_length"]) < 2:

@@ -65,19 +65,21 @@ from __future__ import annotations
 import fnmatch
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from kvplan.errors import InputError
+from kvplan.parallel import pp_layer_ranges
 
 __all__ = [
     "WeightEstimate",
     "count_params",
     "estimate_weight_bytes",
-    "quantization_from_config",
     "flatten_config",
-    "scheme_bytes",
     "pp_layer_ranges",
+    "quantization_from_config",
+    "scheme_bytes",
 ]
 
 GIB = 2**30
@@ -896,31 +898,6 @@ class _Quant:
 
 
 # --------------------------------------------------------------------------- sharding
-
-
-def pp_layer_ranges(num_layers: int, pp_size: int, *, engine: str = "sglang") -> list[tuple[int, int]]:
-    """[start, end) layer range of each pipeline stage.
-
-    SGLang (distributed/utils.py get_pp_indices, v0.5.23): L // pp each, the last
-    ``L % pp`` stages one more.  vLLM (v0.33.0, same function name): the remainder goes to
-    the stages just before the last one.  Example: 61 layers, pp 4 -> SGLang
-    [15, 15, 15, 16], vLLM [15, 15, 16, 15].
-    """
-    if pp_size < 1:
-        raise InputError("pp_size must be >= 1", field="pp_size")
-    if engine != "vllm":
-        from kvplan.engines.sglang.rules import pp_layer_ranges as sglang_pp_layer_ranges
-
-        return sglang_pp_layer_ranges(num_layers=num_layers, pp_size=pp_size)
-    base, rem = divmod(num_layers, pp_size)
-    parts = [base] * pp_size
-    for k in range(2, rem + 2):
-        parts[-k] += 1
-    out, s = [], 0
-    for p in parts:
-        out.append((s, s + p))
-        s += p
-    return out
 
 
 def _padded_vocab_per_rank(vocab: int, group: int) -> int:

@@ -21,12 +21,8 @@ wires them together and records every assumption it makes.
 from __future__ import annotations
 
 from kvplan.errors import InputError
-from kvplan.result import Basis
-from kvplan.result import FitResult
-from kvplan.result import MemorySlice
-from kvplan.result import Pool
-from kvplan.units import GiB
-from kvplan.units import fmt_gib
+from kvplan.result import Basis, FitResult, MemorySlice, Pool
+from kvplan.units import GiB, fmt_gib
 
 ENGINE_VERSION = "0.5.23"
 
@@ -490,8 +486,7 @@ def _cell(model, family, kv_dtype, layers, attn_tp, sm_major, vendor, dep, layou
         return mla_bytes_per_token(kv_lora_rank=model.require_int("kv_lora_rank"),
                                    qk_rope_head_dim=model.require_int("qk_rope_head_dim"), num_layers=layers,
                                    kv_dtype=kv_dtype)
-    from kvplan.geometry.dsa import dsa_bytes_per_token
-    from kvplan.geometry.dsa import dsa_row_layout
+    from kvplan.geometry.dsa import dsa_bytes_per_token, dsa_row_layout
 
     row = dsa_row_layout(kv_dtype=kv_dtype, sm_major=sm_major, vendor=vendor,
                          model="glm" if "glm" in str(model.get("model_type", "")).lower() else "deepseek")

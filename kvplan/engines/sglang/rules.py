@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 from kvplan.errors import InputError
+from kvplan.parallel import sglang_pp_layer_ranges as pp_layer_ranges  # noqa: F401  (R.pp_layer_ranges)
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -25,7 +26,6 @@ _FAMILIES = ("gqa", "mla", "dsa", "dsv4")
 
 
 from kvplan.geometry.kvdtype import platform_of as _plat  # noqa: E402  (one vendor -> platform rule)
-
 
 # --------------------------------------------------------------------------------------
 # Scalar / numpy duality.  The budget -> tokens -> request-cap arithmetic below accepts Python
@@ -686,63 +686,6 @@ def max_request_input_len(*, context_len: int, total_tokens: int) -> int:
     Source: sgl-project/sglang python/sglang/srt/managers/tp_worker.py ``TpModelWorker.get_worker_info``, v0.5.23.
     """
     return max_request_len(context_len=context_len, total_tokens=total_tokens) - 5
-
-
-def pp_layer_ranges(*, num_layers: int, pp_size: int, partition: str | None = None) -> list[tuple[int, int]]:
-    """``[start, end)`` layers of each pipeline stage.
-
-    Default: ``base = L // pp``, ``rem = L % pp``; the *last* ``rem`` stages get one extra layer.
-    ``partition`` = the ``SGLANG_PP_LAYER_PARTITION`` value, comma-separated layer counts that must
-    have ``pp`` entries summing to ``L`` (ignored when pp == 1). Examples: 61 over 2 ->
-    [(0, 30), (30, 61)]; 61 over 3 -> [(0, 20), (20, 40), (40, 61)]. Each stage sizes its own pool;
-    the pool token count is the MIN over stages.
-
-    Source: sgl-project/sglang python/sglang/srt/distributed/utils.py ``get_pp_indices``, v0.5.23.
-    """
-    if pp_size <= 0:
-        raise InputError(f"pp_size must be positive, got {pp_size}", field="--pp-size")
-    if num_layers < 0:
-        raise InputError(f"num_layers must be >= 0, got {num_layers}", field="num_layers")
-    if pp_size == 1:
-        return [(0, num_layers)]
-    if pp_size > num_layers:
-        raise InputError(
-            f"--pp-size {pp_size} exceeds the model's {num_layers} layers: a pipeline stage would hold no layer",
-            field="--pp-size",
-            hint=f"use --pp-size {num_layers} or less",
-        )
-    if partition is not None:
-        try:
-            parts = [int(x) for x in partition.split(",")]
-        except ValueError as err:
-            raise InputError(
-                f"invalid partition string {partition!r}",
-                field="SGLANG_PP_LAYER_PARTITION",
-                hint="comma-separated layer counts, e.g. 30,31",
-            ) from err
-        if len(parts) != pp_size:
-            raise InputError(
-                f"{len(parts)} partitions for pp_size {pp_size}", field="SGLANG_PP_LAYER_PARTITION"
-            )
-        if sum(parts) != num_layers:
-            raise InputError(
-                f"partition sums to {sum(parts)}, model has {num_layers} layers",
-                field="SGLANG_PP_LAYER_PARTITION",
-            )
-        out, start = [], 0
-        for n in parts:
-            out.append((start, start + n))
-            start += n
-        return out
-    base, rem = divmod(num_layers, pp_size)
-    out = []
-    for rank in range(pp_size):
-        if rank >= pp_size - rem:
-            start = rank * (base + 1) - (pp_size - rem)
-            out.append((start, start + base + 1))
-        else:
-            out.append((rank * base, rank * base + base))
-    return out
 
 
 def speculative_cell(*, cell: int, draft_layers: int, num_layers: int) -> int:

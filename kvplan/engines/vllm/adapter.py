@@ -10,9 +10,7 @@ max_num_seqs, ``fits`` = vLLM starts (one max_model_len request fits) and the ta
 from __future__ import annotations
 
 from kvplan.errors import InputError
-from kvplan.result import FitResult
-from kvplan.result import MemorySlice
-from kvplan.result import Pool
+from kvplan.result import FitResult, MemorySlice, Pool
 from kvplan.units import fmt_gib
 
 _TERM_NAMES = {
@@ -25,9 +23,8 @@ _TERM_NAMES = {
 
 
 def plan(dep, model, gpu) -> FitResult:
-    from kvplan.engines.vllm.planner import VllmInputs
-    from kvplan.engines.vllm.planner import plan_vllm
     from kvplan.engines.runtime import cuda_total_from_nvidia_smi
+    from kvplan.engines.vllm.planner import VllmInputs, plan_vllm
 
     assumptions: list[str] = []
     warnings: list[str] = []

@@ -33,11 +33,15 @@ from real startup logs, see ``docs/vllm.md``):
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from kvplan.engines.vllm.specs import (
-    LayerKV, ModelKV, build_model_kv, text_config,
+    LayerKV,
+    ModelKV,
+    build_model_kv,
+    text_config,
 )
 from kvplan.errors import InputError
 
@@ -299,8 +303,7 @@ def vllm_default_non_torch_bytes(*, tp_size: int = 1, pp_size: int = 1, engine_v
     kind = (interconnect or "nvlink").lower()
     if kind not in ("nvlink", "nvlink-c2c", "xgmi"):
         return base
-    from kvplan.engines.runtime import NVLINK_COMM_BYTES
-    from kvplan.engines.runtime import snapshot_includes_communicators
+    from kvplan.engines.runtime import NVLINK_COMM_BYTES, snapshot_includes_communicators
     if not snapshot_includes_communicators(engine="vllm", engine_version=engine_version or NEWEST_VERSION):
         return base + NVLINK_COMM_BYTES
     return base + 512 * MiB
@@ -510,7 +513,7 @@ def _interconnect(inp: VllmInputs) -> str | None:
     try:
         from kvplan.inputs.resolve import resolve_gpu  # lazy: presets are only needed in cold mode
         return resolve_gpu(inp.gpu_name).interconnect
-    except Exception:  # noqa: BLE001 - an unknown name leaves the interconnect unknown
+    except Exception:
         return None
 
 
@@ -709,8 +712,8 @@ def _plan_vllm(inp: VllmInputs) -> VllmPlan:
 
     kv_per_token = 0
     if model.family != "dsv4":
-        kv_per_token = sum(((x.token_bytes if x.kind != "mamba" else 0) for x in model.layers
-                            if x.layer in set(stages[0]) or inp.pp_size == 1))
+        kv_per_token = sum((x.token_bytes if x.kind != "mamba" else 0) for x in model.layers
+                            if x.layer in set(stages[0]) or inp.pp_size == 1)
     if not fits:
         warnings.append(f"vLLM refuses to start: one {L}-token request needs {needed / GiB:.2f} GiB, "
                         f"estimated maximum model length {est}")

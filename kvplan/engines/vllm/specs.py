@@ -25,8 +25,9 @@ commit 4ba787ec9); the code is not copied, only the arithmetic is restated.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from kvplan.errors import InputError
 

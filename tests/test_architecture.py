@@ -1,0 +1,92 @@
+"""The layer rule of docs/architecture.md, checked over the real import graph (imports inside functions too).
+
+A module may import kvplan modules of its own layer or of a layer below it, never above; rich only in views and
+cli, typer only in cli.  The layer of a module is the first entry of LAYERS that its dotted name starts with.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PKG = ROOT / "kvplan"
+
+# bottom up; docs/architecture.md shows the same table
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("base", ("kvplan.__init__", "kvplan.errors", "kvplan.units")),
+    ("core", ("kvplan.cache", "kvplan.result", "kvplan.family", "kvplan.parallel", "kvplan.flags",
+              "kvplan.deployment")),
+    ("hfconfig", ("kvplan.hfconfig",)),
+    ("inputs", ("kvplan.inputs",)),
+    ("geometry", ("kvplan.geometry",)),
+    ("weights", ("kvplan.weights",)),
+    ("engines", ("kvplan.engines",)),
+    ("planning", ("kvplan.planning",)),
+    ("views", ("kvplan.views",)),
+    ("cli", ("kvplan.cli", "kvplan.__main__")),
+]
+ONLY_IN = {"rich": ("views", "cli"), "typer": ("cli",)}
+
+
+def _modname(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    return ".".join(rel.parts)
+
+
+def _rank(mod: str) -> int:
+    if mod == "kvplan":
+        return 0
+    for i, (_, prefixes) in enumerate(LAYERS):
+        if any(mod == p or mod.startswith(p + ".") for p in prefixes):
+            return i
+    raise AssertionError(f"{mod} belongs to no layer: add it to LAYERS and docs/architecture.md")
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    pkg = _modname(path).rsplit(".", 1)[0] if path.name != "__init__.py" else _modname(path)[: -len(".__init__")]
+    out: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = pkg.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
+            out.append((node.lineno, base))
+            # `from kvplan.engines import sglang` imports the submodule kvplan.engines.sglang
+            out += [(node.lineno, f"{base}.{a.name}") for a in node.names if base.startswith("kvplan")]
+    return out
+
+
+MODULES = sorted(p for p in PKG.rglob("*.py"))
+
+
+def test_every_module_has_a_layer():
+    for p in MODULES:
+        _rank(_modname(p))
+
+
+def _resolves(mod: str) -> bool:
+    rel = Path(*mod.split("."))
+    return (ROOT / rel).with_suffix(".py").is_file() or (ROOT / rel / "__init__.py").is_file()
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: _modname(p))
+def test_imports_point_down(path: Path):
+    me = _modname(path)
+    mine = _rank(me)
+    bad = []
+    for line, target in _imports(path):
+        top = target.split(".")[0]
+        if top in ONLY_IN and LAYERS[mine][0] not in ONLY_IN[top]:
+            bad.append(f"line {line}: {target} (only in {', '.join(ONLY_IN[top])})")
+        if top != "kvplan" or not _resolves(target):
+            continue
+        if _rank(target) > mine:
+            bad.append(f"line {line}: {target} is in layer {LAYERS[_rank(target)][0]}, above {LAYERS[mine][0]}")
+    assert not bad, f"{me} imports upward:\n" + "\n".join(bad)
