@@ -99,7 +99,12 @@ def _check_fraction(name: str, value: float | None) -> None:
 
 # SGLang v0.5.23 python/sglang/srt/arg_groups/choices.py ATTENTION_BACKEND_CHOICES, plus vLLM spellings kvplan
 # accepts for the same flag (FLASH_ATTN, FLASHINFER, ...: vLLM's attention_backend names, case-insensitive).
-ATTENTION_BACKENDS = frozenset(["triton", "torch_native", "flex_attention", "dsa", "nsa", "qsa", "dsv4", "compressed", "fa3", "fa4", "flashinfer", "llada2_cfg_flashinfer", "flashmla", "trtllm_mla", "cutedsl_mla", "tokenspeed_mla", "trtllm_mha", "hpc_ops", "minicpm_flashattn", "minicpm_flashinfer", "aiter", "wave", "intel_amx", "ascend", "intel_xpu", "flash_attn", "flashmla_sparse", "rocm_attn", "rocm_aiter_fa", "tree_attn", "flex_attention", "cutlass_mla"])
+ATTENTION_BACKENDS = frozenset((
+    "triton", "torch_native", "flex_attention", "dsa", "nsa", "qsa", "dsv4", "compressed", "fa3", "fa4",
+    "flashinfer", "llada2_cfg_flashinfer", "flashmla", "trtllm_mla", "cutedsl_mla", "tokenspeed_mla",
+    "trtllm_mha", "hpc_ops", "minicpm_flashattn", "minicpm_flashinfer", "aiter", "wave", "intel_amx", "ascend",
+    "intel_xpu", "flash_attn", "flashmla_sparse", "rocm_attn", "rocm_aiter_fa", "tree_attn", "cutlass_mla",
+))
 # SGLang v0.5.23 speculative/spec_info.py SpeculativeAlgorithm (builtins) and fields/spec.py; MTP as vLLM spells it.
 SPECULATIVE_ALGORITHMS = frozenset({"EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "DFLASH", "DSPARK", "UNO",
                                     "FROZEN_KV_MTP", "MTP"})
