@@ -37,3 +37,15 @@ _LABELS = {
 
 #: families whose attention layers are all of one kind (the KV-dtype and page rules take these)
 ATTENTION_FAMILIES: tuple[Family, ...] = (Family.GQA, Family.MLA, Family.DSA, Family.DSV4)
+
+
+def family_or_none(value: object) -> Family | None:
+    """``Family(value)`` for a family name (or member), None for anything else.
+
+    Example: ``family_or_none("dsa") is Family.DSA``; ``family_or_none("rwkv") is None``.
+    """
+    if isinstance(value, Family):
+        return value
+    if isinstance(value, str) and value in Family._value2member_map_:
+        return Family(value)
+    return None

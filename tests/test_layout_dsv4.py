@@ -1,4 +1,4 @@
-"""DeepSeek-V4 family pool sizing (kvplan.geometry.dsv4) against numbers derived by hand from SGLang 0.5.23.
+"""DeepSeek-V4 family pool sizing (kvplan.engines.sglang.pools.dsv4, geometry in kvplan.geometry.dsv4) against numbers derived by hand from SGLang 0.5.23.
 
 Every expected value below is computed in the comments from the engine's code
 (pool_configurator.DSV4PoolConfigurator, deepseek_v4_memory_pool, kv_layout), not from kvplan's output.
@@ -11,16 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from kvplan.errors import InputError
-from kvplan.geometry.dsv4 import (
-    DSV4Geometry,
+from kvplan.engines.sglang.pools.dsv4 import (
     compress_state_ring_size,
-    dsv4_geometry_from_config,
-    dsv4_naive_v3_bytes_per_token,
     dsv4_pool_sizes,
     dsv4_select_layout,
     kv_bytes_per_row,
     layout_page_bytes,
+)
+from kvplan.errors import InputError
+from kvplan.geometry.dsv4 import (
+    DSV4Geometry,
+    dsv4_geometry_from_config,
+    dsv4_naive_v3_bytes_per_token,
 )
 
 GiB = 2**30
@@ -191,7 +193,7 @@ def test_geometry_v4_flash_real_config(v4f):
     "patch, field",
     [
         ({"compress_ratios": [0, 0, 4]}, "compress_ratios"),  # shorter than num_hidden_layers
-        ({"compress_ratios": [0, 3] + V4_FLASH_RATIOS[2:]}, "compress_ratios"),  # 3 not in {0,1,2,4,128}
+        ({"compress_ratios": [0, 3, *V4_FLASH_RATIOS[2:]]}, "compress_ratios"),  # 3 not in {0,1,2,4,128}
         ({"num_hidden_layers": None}, "num_hidden_layers"),
         ({"sliding_window": None}, "sliding_window"),
         ({"index_head_dim": None}, "index_head_dim"),

@@ -1,4 +1,4 @@
-"""Mamba / linear-attention hybrids (kvplan.geometry.mamba), numbers derived by hand from SGLang 0.5.23.
+"""Mamba / linear-attention hybrids (kvplan.geometry.mamba, kvplan.engines.sglang.pools.mamba), numbers derived by hand from SGLang 0.5.23.
 
 Engine code: python/sglang/srt/configs/mamba_utils.py (Mamba2StateShape.create, KimiLinearStateShape.create,
 mamba2_state_dtype), python/sglang/srt/mem_cache/kv_cache_configurator.py (_handle_max_mamba_cache,
@@ -13,8 +13,9 @@ import json
 import pytest
 
 from kvplan.engines.sglang import rules as R
+from kvplan.engines.sglang.pools import mamba
 from kvplan.errors import InputError
-from kvplan.geometry import mamba
+from kvplan.geometry import mamba as mamba_geometry
 from tests.conftest import SHARED
 
 GIB = 2**30
@@ -25,13 +26,13 @@ def qwen3_next():
     # tests/data/shared/reference/models.json, entry Qwen/Qwen3-Next-80B-A3B-Instruct
     models = json.loads((SHARED / "reference" / "models.json").read_text())
     entry = next(m for m in models if m.get("id") == "Qwen/Qwen3-Next-80B-A3B-Instruct")
-    return mamba.mamba_geometry_from_config({k: v for k, v in entry.items() if v is not None})
+    return mamba_geometry.mamba_geometry_from_config({k: v for k, v in entry.items() if v is not None})
 
 
 @pytest.fixture(scope="module")
 def nemotron_nano():
     cfg = json.loads((SHARED / "hf-configs" / "nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16" / "config.json").read_text())
-    return mamba.mamba_geometry_from_config(cfg)
+    return mamba_geometry.mamba_geometry_from_config(cfg)
 
 
 def test_qwen3_next_geometry(qwen3_next):
@@ -46,7 +47,7 @@ def test_qwen3_next_geometry(qwen3_next):
 
 def test_qwen3_next_tp2_state_and_carve(qwen3_next):
     # conv_dim = 4,096 + 2 x 16 x 128 = 8,192 -> (4,096, 3); ssm (32 / 2, 128, 128)
-    assert mamba.mamba_state_shapes(geometry=qwen3_next, tp_size=2) == ((4096, 3), (16, 128, 128))
+    assert mamba_geometry.mamba_state_shapes(geometry=qwen3_next, tp_size=2) == ((4096, 3), (16, 128, 128))
     # 4,096 x 3 x 2 B + 16 x 128 x 128 x 4 B = 24,576 + 1,048,576 = 1,073,152 per layer; x 36 = 38,633,472
     assert mamba.mamba_state_bytes_per_request(geometry=qwen3_next, tp_size=2) == 38_633_472
     # the budget vLLM 0.10.2 reported for this deployment (44.59 GiB, tests/data/shared/validation/vllm_dev.jsonl
@@ -83,7 +84,7 @@ def test_nemotron3_nano_geometry_and_state(nemotron_nano):
     # attention 6 layers x 2 heads x 256 x 2 B = 6,144 B/token
     assert mamba.mamba_hybrid_kv_cell(geometry=g, attn_tp_size=1, kv_dtype="bf16") == 6_144
     # 8 groups over TP2 stays 8: conv (6,144 / 2, 3), ssm (32, 64, 128)
-    assert mamba.mamba_state_shapes(geometry=g, tp_size=2) == ((3072, 3), (32, 64, 128))
+    assert mamba_geometry.mamba_state_shapes(geometry=g, tp_size=2) == ((3072, 3), (32, 64, 128))
 
 
 def test_nemotron3_nano_carve_20gib(nemotron_nano):
@@ -135,6 +136,7 @@ def test_speculative_joint_solve(qwen3_next):
     budget = 20 * GIB
     pools = mamba.mamba_carve(geometry=qwen3_next, budget_bytes=budget, tp_size=2, speculative_num_draft_tokens=4,
                               max_running_requests=48)
+    assert mamba.mamba_state_bytes_per_request(geometry=qwen3_next, tp_size=2) == p
     # mb = 21,474,836,480 x 0.9 / 1.9 = 10,172,291,490.5; K = (mb - 5p) // (p x (1 + 4/5)) = 9,979,124,130.5 //
     # 69,540,249.6 = 143
     assert pools.mamba_slots == 143
@@ -160,16 +162,16 @@ def test_group_padding_and_divisibility():
            "layer_types": ["mamba", "mamba", "mamba", "attention"], "mamba_n_heads": 48, "mamba_d_head": 64,
            "mamba_n_groups": 1, "mamba_d_state": 128, "mamba_d_conv": 4, "mamba_expand": 2,
            "mamba_ssm_dtype": "bfloat16"}
-    g = mamba.mamba_geometry_from_config(cfg)
+    g = mamba_geometry.mamba_geometry_from_config(cfg)
     assert g.intermediate_size == 3072 and g.attention_layers == (3,) and g.config_ssm_dtype is None
     # TP1: conv_dim 3,072 + 2 x 1 x 128 = 3,328 -> 3,328 x 3 x 2 = 19,968; ssm 48 x 64 x 128 x 4 (fp32: Granite
     # ignores the config's mamba_ssm_dtype) = 1,572,864
     assert mamba.mamba_state_bytes_per_layer(geometry=g, tp_size=1) == 19_968 + 1_572_864
     # TP2: 1 group padded to 2 -> conv_dim 3,072 + 2 x 2 x 128 = 3,584 -> (1,792, 3); ssm (24, 64, 128)
-    assert mamba.mamba_state_shapes(geometry=g, tp_size=2) == ((1792, 3), (24, 64, 128))
+    assert mamba_geometry.mamba_state_shapes(geometry=g, tp_size=2) == ((1792, 3), (24, 64, 128))
     # TP5 does not divide 48 heads
     with pytest.raises(InputError) as err:
-        mamba.mamba_state_shapes(geometry=g, tp_size=5)
+        mamba_geometry.mamba_state_shapes(geometry=g, tp_size=5)
     assert err.value.field == "--tp-size"
 
 
@@ -178,7 +180,7 @@ def test_falcon_h1_and_kimi_linear():
               "hidden_size": 1024, "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 128,
               "mamba_d_ssm": 1536, "mamba_n_heads": 24, "mamba_d_head": 64, "mamba_n_groups": 1,
               "mamba_d_state": 128, "mamba_d_conv": 4}
-    g = mamba.mamba_geometry_from_config(falcon)
+    g = mamba_geometry.mamba_geometry_from_config(falcon)
     # every layer holds both attention KV and a Mamba2 state
     assert g.attention_layers == g.linear_layers == (0, 1, 2, 3)
     # conv (1,536 + 256, 3) x 2 + ssm 24 x 64 x 128 x 4 = 10,752 + 786,432
@@ -187,7 +189,7 @@ def test_falcon_h1_and_kimi_linear():
             "kv_lora_rank": 512, "qk_rope_head_dim": 64,
             "linear_attn_config": {"kda_layers": [1, 2, 3], "num_heads": 32, "head_dim": 128,
                                    "short_conv_kernel_size": 4}}
-    k = mamba.mamba_geometry_from_config(kimi)
+    k = mamba_geometry.mamba_geometry_from_config(kimi)
     assert k.kind == "kda" and k.linear_layers == (0, 1, 2) and k.attention_layers == (3,)
     # conv (3, 3 x 4,096) x 2 = 73,728; ssm 32 x 128 x 128 x 4 = 2,097,152
     assert mamba.mamba_state_bytes_per_layer(geometry=k, tp_size=1) == 73_728 + 2_097_152
@@ -197,7 +199,7 @@ def test_falcon_h1_and_kimi_linear():
 
 def test_qwen35_needs_the_interval():
     with pytest.raises(InputError) as err:
-        mamba.mamba_geometry_from_config({"architectures": ["Qwen3_5ForConditionalGeneration"], "model_type": "qwen3_5",
+        mamba_geometry.mamba_geometry_from_config({"architectures": ["Qwen3_5ForConditionalGeneration"], "model_type": "qwen3_5",
                                           "text_config": {"num_hidden_layers": 8,
                                                           "layer_types": ["linear_attention"] * 8}})
     assert err.value.field == "full_attention_interval"

@@ -1,4 +1,4 @@
-"""Hybrid sliding-window pools (kvplan.geometry.swa), numbers derived by hand from SGLang 0.5.23.
+"""Hybrid sliding-window pools (kvplan.engines.sglang.pools.swa, geometry in kvplan.geometry.swa), numbers derived by hand from SGLang 0.5.23.
 
 Engine code: python/sglang/srt/model_executor/pool_configurator.py (HybridSWAPoolConfigurator,
 SWARequestCapPoolConfigurator, compute_swa_request_cap, validate_swa_pool_size) and
@@ -12,8 +12,8 @@ import json
 import pytest
 
 from kvplan.engines.sglang import rules as R
+from kvplan.engines.sglang.pools import swa
 from kvplan.errors import InputError
-from kvplan.geometry import swa
 from tests.conftest import SHARED
 
 GIB = 2**30

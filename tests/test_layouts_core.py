@@ -11,8 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from kvplan.engines.sglang import kvdtype
+from kvplan.engines.sglang.pools import dsa, gqa, mla
 from kvplan.errors import InputError
-from kvplan.geometry import dsa, gqa, kvdtype, mla
+from kvplan.geometry import dsa as dsa_geometry
+from kvplan.geometry import kvdtype as kv_names
 
 HF = Path(__file__).resolve().parent.joinpath("data/shared/hf-configs")
 
@@ -87,9 +90,9 @@ def test_resolve_dsv4():
 
 
 def test_element_bits():
-    assert [kvdtype.kv_element_bits(d) for d in ("bf16", "bfloat16", "fp16", "fp8_e4m3", "fp8_e5m2", "mxfp8", "nvfp4", "fp4_mx_block16")] == [16, 16, 16, 8, 8, 8, 4, 4]
+    assert [kv_names.kv_element_bits(d) for d in ("bf16", "bfloat16", "fp16", "fp8_e4m3", "fp8_e5m2", "mxfp8", "nvfp4", "fp4_mx_block16")] == [16, 16, 16, 8, 8, 8, 4, 4]
     with pytest.raises(InputError):
-        kvdtype.kv_element_bits("auto")
+        kv_names.kv_element_bits("auto")
 
 
 # ---------------------------------------------------------------- GQA
@@ -224,10 +227,10 @@ def test_glm5_on_sm120_default_is_scaled_fp8():
 
 def test_glm52_indexer_layers_from_config():
     cfg = json.loads((HF / "nvidia--GLM-5.2-NVFP4" / "config.json").read_text())
-    n = dsa.dsa_indexer_layer_count(start_layer=0, end_layer=78, indexer_types=cfg["indexer_types"])
+    n = dsa_geometry.dsa_indexer_layer_count(start_layer=0, end_layer=78, indexer_types=cfg["indexer_types"])
     assert n == 21
     # the freq/offset rule gives the same set when indexer_types is absent: layers 0,1,2,6,10,...
-    assert dsa.dsa_indexer_layer_count(start_layer=0, end_layer=78, index_topk_freq=4, index_skip_topk_offset=3) == 21
+    assert dsa_geometry.dsa_indexer_layer_count(start_layer=0, end_layer=78, index_topk_freq=4, index_skip_topk_offset=3) == 21
     assert dsa.dsa_bytes_per_token(
         kv_lora_rank=512, qk_rope_head_dim=64, index_head_dim=128, num_layers=78, layout="raw_fp8",
         indexer_layers=n,
@@ -235,11 +238,11 @@ def test_glm52_indexer_layers_from_config():
 
 
 def test_dsa_skip_rules():
-    assert not any(dsa.dsa_layer_skips_topk(layer_id=i) for i in range(61))
+    assert not any(dsa_geometry.dsa_layer_skips_topk(layer_id=i) for i in range(61))
     # freq 2, no offset: max(l-1,0) % 2 != 0 -> layers 2, 4, ... skip; 0, 1, 3 do not
-    assert [dsa.dsa_layer_skips_topk(layer_id=i, index_topk_freq=2) for i in range(5)] == [False, False, True, False, True]
-    assert [dsa.dsa_layer_skips_topk(layer_id=i, cli_factor=2) for i in range(4)] == [False, True, False, True]
-    assert [dsa.dsa_layer_skips_topk(layer_id=i, index_topk_pattern="FSF") for i in range(4)] == [False, True, False, False]
+    assert [dsa_geometry.dsa_layer_skips_topk(layer_id=i, index_topk_freq=2) for i in range(5)] == [False, False, True, False, True]
+    assert [dsa_geometry.dsa_layer_skips_topk(layer_id=i, cli_factor=2) for i in range(4)] == [False, True, False, True]
+    assert [dsa_geometry.dsa_layer_skips_topk(layer_id=i, index_topk_pattern="FSF") for i in range(4)] == [False, True, False, False]
 
 
 def test_dsa_dcp_and_draft():

@@ -39,7 +39,7 @@ def _run(args: list[str]) -> dict:
     return json.loads(res.stdout)
 
 
-CASES = [c for c in load_cases("sglang")]
+CASES = list(load_cases("sglang"))
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
@@ -63,7 +63,7 @@ def test_dsv32_exp_pre_pr11309_cell():
     The logged size includes the pool's padding page (64 tokens: DSA pages are 64 on CUDA), which SGLang
     allocates beyond the budgeted tokens (memory_pool.py allocates size + page_size rows).
     """
-    from kvplan.geometry.dsa import dsa_bytes_per_token
+    from kvplan.engines.sglang.pools.dsa import dsa_bytes_per_token
 
     tokens = 1_462_784 + 64
     with_index = dsa_bytes_per_token(kv_lora_rank=512, qk_rope_head_dim=64, index_head_dim=128, num_layers=61,

@@ -1,7 +1,7 @@
 """Worked numbers for speculative decoding, parallelism and the Qwen3.8 hybrid-GDN log (SGLang 0.5.23).
 
 Hand arithmetic in the comments; engine sources are cited in the functions used
-(kvplan.engines.sglang.rules, kvplan.geometry.mla / swa / mamba) and in docs/layouts/speculative-and-parallelism.md.
+(kvplan.engines.sglang.rules, kvplan.engines.sglang.pools.mla / swa / mamba) and in docs/layouts/speculative-and-parallelism.md.
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ import json
 import pytest
 
 from kvplan.engines.sglang import rules as R
-from kvplan.geometry import mamba
-from kvplan.geometry.mla import mla_bytes_per_token
+from kvplan.engines.sglang.pools import mamba
+from kvplan.engines.sglang.pools.mla import mla_bytes_per_token
+from kvplan.geometry import mamba as mamba_geometry
 from tests.conftest import SHARED
 
 GIB = 2**30
@@ -98,7 +99,7 @@ QWEN38_27B_ASSUMED = {
 def test_qwen38_27b_hybrid_gdn_log():
     case = _validation("qwen3.8-27b-fp8-hybrid-gdn-h100-kt")
     rep = case["reported"]
-    g = mamba.mamba_geometry_from_config(QWEN38_27B_ASSUMED)
+    g = mamba_geometry.mamba_geometry_from_config(QWEN38_27B_ASSUMED)
     # 16 attention layers x 4 heads x (256 + 256) x 2 B = 65,536 B/token (K half = 32,768)
     cell = mamba.mamba_hybrid_kv_cell(geometry=g, attn_tp_size=1, kv_dtype="bf16")
     assert cell == 65_536

@@ -1,4 +1,4 @@
-"""KV-cache dtype names, what ``auto`` becomes, and bits per stored element.
+"""KV-cache dtype names and bits per stored element (engine-neutral).
 
 Names used inside kvplan (the *resolved* dtype of a KV pool):
 
@@ -7,13 +7,9 @@ Names used inside kvplan (the *resolved* dtype of a KV pool):
 * ``"mxfp8"`` -- e4m3 values plus one scale byte per 32 values (scale counted by the layout);
 * ``"nvfp4"``, ``"fp4_mx_block16"`` -- packed FP4 (two values per byte) plus block scales.
 
-Sources (sgl-project/sglang, v0.5.23):
-
-* CLI choices: ``python/sglang/srt/arg_groups/fields/model.py`` field ``kv_cache_dtype``;
-* ``auto`` and the torch dtype: ``python/sglang/srt/mem_cache/kv_cache_dtype.py``
-  ``configure_kv_cache_dtype``;
-* model overrides of ``auto``: ``python/sglang/srt/arg_groups/overrides.py``
-  ``_dsa_kv_cache_dtype_default`` (DSA) and ``_deepseek_v4_kv_cache_dtype`` (DeepSeek-V4).
+The ``--kv-cache-dtype`` spellings kvplan accepts are SGLang's CLI choices (``KV_CACHE_DTYPES``; source:
+sgl-project/sglang ``python/sglang/srt/arg_groups/fields/model.py`` field ``kv_cache_dtype``, v0.5.23); what
+``auto`` becomes is an engine rule (``kvplan.engines.sglang.kvdtype``, the vLLM specs).
 """
 
 from __future__ import annotations
@@ -44,8 +40,6 @@ RESOLVED_KV_DTYPES: tuple[str, ...] = (
     "nvfp4",
     "fp4_mx_block16",
 )
-
-FAMILIES: tuple[str, ...] = ("gqa", "mla", "dsa", "dsv4")
 
 _ALIASES = {"bfloat16": "bf16"}
 
@@ -87,20 +81,6 @@ _BITS = {
 }
 
 
-def platform_of(vendor: str) -> str:
-    """SGLang's platform for a preset vendor: cuda (NVIDIA, and the default), hip, xpu, npu, musa or cpu."""
-    v = (vendor or "").strip().lower()
-    if v in ("amd", "hip", "rocm"):
-        return "hip"
-    if v in ("intel", "xpu"):
-        return "xpu"
-    if v in ("npu", "ascend"):
-        return "npu"
-    if v in ("musa", "cpu"):
-        return v
-    return "cuda"
-
-
 def canonical_kv_dtype(name: str) -> str:
     """Validate a ``--kv-cache-dtype`` value as SGLang does and return kvplan's spelling.
 
@@ -133,94 +113,6 @@ def canonical_model_dtype(name: str) -> str:
         field="--dtype",
         hint="use bfloat16, float16 or float32",
     )
-
-
-def resolve_kv_cache_dtype(
-    *,
-    requested: str,
-    model_dtype: str,
-    kv_cache_quant_algo: str | None,
-    family: str,
-    sm_major: int | None,
-    vendor: str,
-    learnable_sink: bool = False,
-) -> str:
-    """The dtype SGLang 0.5.23 actually stores the KV pool in.
-
-    Rules, in the order the engine applies them:
-
-    1. ``family == "dsa"`` (DeepSeek-V3.2, GLM-5, ... on CUDA/ROCm): the server-args pass
-       ``_dsa_kv_cache_dtype_default`` rewrites ``auto`` to ``fp8_e4m3`` when the device's
-       compute-capability major is >= 10 (and the model has no learnable attention sink),
-       else to ``bfloat16``; ``bf16`` is spelt ``bfloat16``; anything but bf16/fp8_e4m3 is
-       refused. On ROCm ``torch.cuda.get_device_capability()`` reports the gfx major (9 on
-       MI300/MI355), so ``auto`` is bf16 there. On XPU ``auto`` -> bf16; on NPU no override.
-    2. ``family == "dsv4"``: ``_deepseek_v4_kv_cache_dtype`` rewrites ``auto`` to
-       ``fp8_e4m3``; NPU is forced to ``bfloat16``; only fp8_e4m3/bfloat16 are allowed
-       (``bf16`` is *not*: the assert lists ``"bfloat16"`` only).
-    3. ``configure_kv_cache_dtype``: ``auto`` -> e4m3 if the checkpoint's quant config has
-       ``kv_cache_quant_algo == "FP8"`` (case-insensitive), else the model dtype.
-       ``fp8_e5m2`` is refused on CPU.
-
-    Example: DeepSeek-V3.2 (bf16 weights), ``auto``: SM100 -> ``"fp8_e4m3"``,
-    SM90 -> ``"bf16"``; Llama-3.1-8B ``auto`` -> ``"bf16"``; a ModelOpt FP8 checkpoint with
-    ``kv_cache_quant_algo="FP8"`` and ``auto`` -> ``"fp8_e4m3"``.
-
-    Source: sgl-project/sglang python/sglang/srt/arg_groups/overrides.py
-    ``_dsa_kv_cache_dtype_default``, ``_deepseek_v4_kv_cache_dtype``;
-    python/sglang/srt/mem_cache/kv_cache_dtype.py ``configure_kv_cache_dtype``, v0.5.23.
-    """
-    if family not in FAMILIES:
-        raise InputError(
-            f"unknown attention family {family!r}", field="family", hint="one of " + ", ".join(FAMILIES)
-        )
-    req = canonical_kv_dtype(requested)
-    mdt = canonical_model_dtype(model_dtype)
-    plat = platform_of(vendor)
-
-    if family == "dsa" and plat in ("cuda", "hip"):
-        if learnable_sink and req not in ("auto", "bf16"):
-            raise InputError(
-                f"learnable DSA attention sinks need a bf16 KV cache, got {requested!r}",
-                field="--kv-cache-dtype",
-                hint="use auto or bfloat16",
-            )
-        if req == "auto":
-            major = sm_major if sm_major is not None else (9 if plat == "hip" else 0)
-            req = "fp8_e4m3" if (major >= 10 and not learnable_sink) else "bf16"
-        if req not in ("bf16", "fp8_e4m3"):
-            raise InputError(
-                f"DeepSeek DSA models support only bf16/bfloat16 or fp8_e4m3, got {requested!r}",
-                field="--kv-cache-dtype",
-                hint="use auto, bfloat16 or fp8_e4m3",
-            )
-        return req
-    if family == "dsa" and plat == "xpu" and req == "auto":
-        return "bf16"
-
-    if family == "dsv4":
-        if plat == "npu":
-            return "bf16"
-        raw = requested.strip().lower()
-        if raw in ("auto", "fp8_e4m3"):
-            return "fp8_e4m3"
-        if raw == "bfloat16":
-            return "bf16"
-        raise InputError(
-            f"DeepSeek-V4 supports only fp8_e4m3 or bfloat16, got {requested!r}",
-            field="--kv-cache-dtype",
-            hint="use auto, fp8_e4m3 or bfloat16 (SGLang rejects the 'bf16' spelling here)",
-        )
-
-    if req == "auto":
-        if isinstance(kv_cache_quant_algo, str) and kv_cache_quant_algo.upper() == "FP8":
-            return "fp8_e4m3"
-        return mdt
-    if req == "fp8_e5m2" and plat == "cpu":
-        raise InputError(
-            "fp8_e5m2 KV cache is not supported on CPU", field="--kv-cache-dtype", hint="use fp8_e4m3 or auto"
-        )
-    return req
 
 
 def kv_element_bits(dtype: str) -> int:

@@ -5,15 +5,22 @@ docstring as sgl-project/sglang ``python/sglang/srt/<path>`` ``<function>``, v0.
 the engine computes in floating point (GiB budgets, the request estimate) the same float
 expression is evaluated here so results match to the byte; everything else is integer.
 
-Not covered here: hybrid SWA, Mamba state, DeepSeek-V4 pools (other modules).
+Not covered here: the pools of each family (``kvplan.engines.sglang.pools``). The rule set of a release
+window (``kvplan.engines.sglang.releases``) points at these functions.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
+from kvplan.engines.sglang.platform import platform_of as _plat
 from kvplan.errors import InputError
-from kvplan.parallel import sglang_pp_layer_ranges as pp_layer_ranges  # noqa: F401  (R.pp_layer_ranges)
+from kvplan.family import ATTENTION_FAMILIES, Family
+from kvplan.parallel import sglang_pp_layer_ranges as pp_layer_ranges
+
+__all__ = ["pp_layer_ranges"]  # re-exported: R.pp_layer_ranges
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -22,10 +29,6 @@ MIB = 1 << 20
 VLM_CACHE_SIZE_MB = 100
 MM_FEATURE_CACHE_MB = 1024
 
-_FAMILIES = ("gqa", "mla", "dsa", "dsv4")
-
-
-from kvplan.geometry.kvdtype import platform_of as _plat  # noqa: E402  (one vendor -> platform rule)
 
 # --------------------------------------------------------------------------------------
 # Scalar / numpy duality.  The budget -> tokens -> request-cap arithmetic below accepts Python
@@ -35,36 +38,36 @@ from kvplan.geometry.kvdtype import platform_of as _plat  # noqa: E402  (one ven
 # --------------------------------------------------------------------------------------
 
 
-def _is_array(x) -> bool:
+def _is_array(x: Any) -> bool:
     return getattr(x, "ndim", 0) > 0
 
 
-def _np():
+def _np() -> Any:
     import numpy
 
     return numpy
 
 
-def _trunc_int(x):
+def _trunc_int(x: Any) -> Any:
     """``int(x)`` (truncation toward zero) for a float or an array of floats."""
     if _is_array(x):
         return _np().trunc(x).astype("int64")
     return int(x)
 
 
-def _minimum(a, b):
+def _minimum(a: Any, b: Any) -> Any:
     if _is_array(a) or _is_array(b):
         return _np().minimum(a, b)
     return min(a, b)
 
 
-def _maximum(a, b):
+def _maximum(a: Any, b: Any) -> Any:
     if _is_array(a) or _is_array(b):
         return _np().maximum(a, b)
     return max(a, b)
 
 
-def _any(cond) -> bool:
+def _any(cond: Any) -> bool:
     """``cond`` is a bool or a boolean array: is it true anywhere?"""
     if _is_array(cond):
         return bool(cond.any())
@@ -260,9 +263,7 @@ def default_prefill_cuda_graph(
         return False
     if moe_a2a_backend not in ("none", "deepep", "megamoe", "flashinfer"):
         return False
-    if is_multimodal and not multimodal_graph_supported:
-        return False
-    return True
+    return multimodal_graph_supported or not is_multimodal
 
 
 def reserve_for_graph_mb(
@@ -443,6 +444,52 @@ def default_mem_fraction_static(
 # --------------------------------------------------------------------------------------
 
 
+def _attention_family(family: str) -> Family:
+    if family not in ATTENTION_FAMILIES:
+        raise InputError(f"unknown attention family {family!r}", field="family")
+    return Family(family)
+
+
+def _gqa_backend(*, plat: str, sm_major: int | None, topk_ok: bool, has_asymmetric_kv: bool,
+                 has_attention_sinks: bool, deepseek_family: bool) -> str:
+    del deepseek_family
+    if plat == "cuda" and sm_major == 9 and topk_ok:
+        return "fa3"
+    if plat == "cuda" and sm_major == 10 and topk_ok:
+        return "fa4" if has_asymmetric_kv else "trtllm_mha"
+    if plat == "hip":
+        return "aiter"
+    return "triton" if has_attention_sinks else "flashinfer"
+
+
+def _mla_backend(*, plat: str, sm_major: int | None, topk_ok: bool, has_asymmetric_kv: bool,
+                 has_attention_sinks: bool, deepseek_family: bool) -> str:
+    del topk_ok, has_asymmetric_kv, has_attention_sinks
+    if deepseek_family and plat == "cuda" and sm_major == 10:
+        return "trtllm_mla"
+    if plat == "cuda" and sm_major == 9:
+        return "fa3"
+    if plat == "cuda" and sm_major == 10:
+        return "flashinfer"
+    if plat == "hip":
+        return "aiter"
+    return "triton"
+
+
+def _fixed_backend(name: str) -> Callable[..., str]:
+    def backend(**_: Any) -> str:
+        return name
+
+    return backend
+
+
+#: each attention family's default-backend rule (DSA and DeepSeek-V4 have a backend of their own)
+_DEFAULT_BACKEND: dict[Family, Callable[..., str]] = {
+    Family.GQA: _gqa_backend, Family.MLA: _mla_backend, Family.DSA: _fixed_backend("dsa"),
+    Family.DSV4: _fixed_backend("dsv4"),
+}
+
+
 def default_attention_backend(
     *,
     family: str,
@@ -465,32 +512,46 @@ def default_attention_backend(
     ``get_default_attn_backend``; python/sglang/srt/arg_groups/model_overrides/deepseek_v2.py
     ``_deepseek_family_overrides``, v0.5.23.
     """
-    if family not in _FAMILIES:
-        raise InputError(f"unknown attention family {family!r}", field="family")
-    plat = _plat(vendor)
-    topk_ok = speculative_eagle_topk is None or speculative_eagle_topk <= 1
-    if family == "dsa":
-        return "dsa"
-    if family == "dsv4":
-        return "dsv4"
-    if family == "gqa":
-        if plat == "cuda" and sm_major == 9 and topk_ok:
-            return "fa3"
-        if plat == "cuda" and sm_major == 10 and topk_ok:
-            return "fa4" if has_asymmetric_kv else "trtllm_mha"
-        if plat == "hip":
-            return "aiter"
-        return "triton" if has_attention_sinks else "flashinfer"
-    # mla
-    if deepseek_family and plat == "cuda" and sm_major == 10:
-        return "trtllm_mla"
-    if plat == "cuda" and sm_major == 9:
-        return "fa3"
-    if plat == "cuda" and sm_major == 10:
-        return "flashinfer"
-    if plat == "hip":
-        return "aiter"
-    return "triton"
+    fam = _attention_family(family)
+    return _DEFAULT_BACKEND[fam](
+        plat=_plat(vendor), sm_major=sm_major,
+        topk_ok=speculative_eagle_topk is None or speculative_eagle_topk <= 1,
+        has_asymmetric_kv=has_asymmetric_kv, has_attention_sinks=has_attention_sinks, deepseek_family=deepseek_family)
+
+
+def _dsv4_page(*, plat: str, index_kpool: int, hip_dsa_preshuffle: bool) -> int | None:
+    del index_kpool, hip_dsa_preshuffle
+    return 128 if plat == "npu" else 256
+
+
+def _dsa_page(*, plat: str, index_kpool: int, hip_dsa_preshuffle: bool) -> int | None:
+    if plat == "xpu":
+        return 128
+    if plat == "hip" and not hip_dsa_preshuffle:
+        return 1
+    if plat in ("cuda", "hip", "musa"):
+        return 64 * index_kpool
+    return None  # NPU / CPU: the backend constraints below decide
+
+
+#: pages a family's model override forces (None: fall through to the backend constraints)
+_FORCED_PAGE: dict[Family, Callable[..., int | None]] = {Family.DSV4: _dsv4_page, Family.DSA: _dsa_page}
+
+
+def _backend_page(*, names: set[str], backend: str, decode: str | None, requested: int | None) -> int | None:
+    """``_mla_backend_page_constraints`` and the trtllm_mha / hpc_ops constraints."""
+    page = requested
+    if backend == "flashmla" or decode == "flashmla":
+        page = 64
+    if (backend == "trtllm_mla" or decode == "trtllm_mla") and page not in (32, 64):
+        page = 64
+    if "cutedsl_mla" in names and page not in (32, 64):
+        page = 64
+    if "trtllm_mha" in names and page not in (16, 32, 64, 128):
+        page = 64
+    if "hpc_ops" in names and page != 64:
+        page = 64
+    return page
 
 
 def default_page_size(
@@ -530,43 +591,25 @@ def default_page_size(
     ``_page_size_default``; python/sglang/srt/arg_groups/model_overrides/deepseek_v2.py and
     deepseek_v4.py, v0.5.23.
     """
-    if family not in _FAMILIES:
-        raise InputError(f"unknown attention family {family!r}", field="family")
+    fam = _attention_family(family)
     plat = _plat(vendor)
-    if family == "dsv4":
-        return 128 if plat == "npu" else 256
-    if family == "dsa":
-        if plat == "xpu":
-            return 128
-        if plat == "hip" and not hip_dsa_preshuffle:
-            return 1
-        if plat in ("cuda", "hip", "musa"):
-            return 64 * index_kpool
+    forced = _FORCED_PAGE.get(fam)
+    if forced is not None:
+        page = forced(plat=plat, index_kpool=index_kpool, hip_dsa_preshuffle=hip_dsa_preshuffle)
+        if page is not None:
+            return page
     backend = attention_backend or default_attention_backend(
-        family=family,
+        family=fam,
         sm_major=sm_major,
         vendor=vendor,
         deepseek_family=deepseek_family,
         has_asymmetric_kv=has_asymmetric_kv,
         speculative_eagle_topk=speculative_eagle_topk,
     )
-    decode = decode_attention_backend
-    prefill = prefill_attention_backend
-    if kv_cache_dtype == "nvfp4":
-        decode = "trtllm_mha"
-    names = {backend, decode, prefill} - {None}
-    page = requested
-    if backend == "flashmla" or decode == "flashmla":
-        page = 64
-    if (backend == "trtllm_mla" or decode == "trtllm_mla") and page not in (32, 64):
-        page = 64
-    if "cutedsl_mla" in names and page not in (32, 64):
-        page = 64
-    if "trtllm_mha" in names and page not in (16, 32, 64, 128):
-        page = 64
-    if "hpc_ops" in names and page != 64:
-        page = 64
-    is_mla = family == "mla"
+    decode = "trtllm_mha" if kv_cache_dtype == "nvfp4" else decode_attention_backend
+    names = {n for n in (backend, decode, prefill_attention_backend) if n is not None}
+    page = _backend_page(names=names, backend=backend, decode=decode, requested=requested)
+    is_mla = fam == Family.MLA
     topk_ok = speculative_eagle_topk is None or speculative_eagle_topk <= 1
     if "fa4" in names and not is_mla and plat == "cuda" and sm_major == 10 and topk_ok:
         page = 128
@@ -693,7 +736,8 @@ def speculative_cell(*, cell: int, draft_layers: int, num_layers: int) -> int:
 
     Formula: ``cell + int(cell * draft_layers / num_layers)`` (the draft is assumed to have the
     target's per-layer size). Example: Llama-3.1-8B 131,072 B with a 1-layer EAGLE head ->
-    131,072 + 4,096 = 135,168. DSA targets use :func:`kvplan.geometry.dsa.dsa_draft_bytes_per_token`.
+    131,072 + 4,096 = 135,168. SGLang's DSA draft price is
+    :func:`kvplan.engines.sglang.pools.dsa.dsa_draft_bytes_per_token` (the DSA planner still applies this rule).
 
     Source: sgl-project/sglang python/sglang/srt/model_executor/pool_configurator.py
     ``DefaultPoolConfigurator.__init__`` (EAGLE/STANDALONE branch), v0.5.23.

@@ -1,0 +1,158 @@
+"""The types every SGLang pool planner shares: one context in, one plan out.
+
+``plan_sglang`` resolves what is the same for every family (parallelism, device, KV dtype, context, the default
+flags, the budget) into a :class:`PoolContext`; the family's :class:`PoolPlanner` turns it into a :class:`PoolPlan`
+(tokens, cell, pools, fixed bytes, layout text, notes, warnings and the request cap); the shared epilogue turns
+that into the verdict and the memory breakdown.  ``kvplan show`` asks the same planner for its per-family
+:class:`Breakdown`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kvplan.family import Family
+from kvplan.result import Basis, Pool
+
+if TYPE_CHECKING:
+    from kvplan.deployment import Deployment
+    from kvplan.engines.sglang.releases import RuleSet
+    from kvplan.hfconfig.spec import ModelSpec
+
+#: speculative algorithms whose draft worker keeps a KV pool sharing the target's token count
+SPEC_DRAFT_ALGOS = frozenset({"EAGLE", "EAGLE3", "NEXTN", "MTP", "STANDALONE"})
+
+
+@dataclass(frozen=True)
+class PoolFlags:
+    """The server flags the pool planners read (SGLang's spelling in the comments)."""
+
+    max_total_tokens: int | None = None        # --max-total-tokens
+    radix_cache: bool = True                   # not --disable-radix-cache
+    overlap_schedule: bool = True              # not --disable-overlap-schedule
+    swa_full_tokens_ratio: float | None = None  # --swa-full-tokens-ratio
+    speculative_algorithm: str = ""            # --speculative-algorithm, upper-case ("" when off)
+    speculative_num_draft_tokens: int = 0      # --speculative-num-draft-tokens (0 when speculation is off)
+    pp_layer_partition: str | None = None      # SGLANG_PP_LAYER_PARTITION
+    dsv4_attn_backend: str | None = None       # --dsv4-attn-backend
+    mamba_full_memory_ratio: float = 0.9       # --mamba-full-memory-ratio
+    max_mamba_cache_size: int | None = None    # --max-mamba-cache-size
+    mamba_ssm_dtype: str | None = None         # --mamba-ssm-dtype
+
+    @classmethod
+    def from_deployment(cls, dep: Deployment) -> PoolFlags:
+        spec = (dep.speculative_algorithm or "").upper()
+        return cls(
+            max_total_tokens=dep.max_total_tokens, radix_cache=not dep.disable_radix_cache,
+            overlap_schedule=not dep.disable_overlap_schedule, swa_full_tokens_ratio=dep.swa_full_tokens_ratio,
+            speculative_algorithm=spec,
+            speculative_num_draft_tokens=(dep.speculative_num_draft_tokens or 0) if spec else 0,
+            pp_layer_partition=dep.pp_layer_partition, dsv4_attn_backend=dep.dsv4_attn_backend,
+            mamba_full_memory_ratio=dep.mamba_full_memory_ratio if dep.mamba_full_memory_ratio is not None else 0.9,
+            max_mamba_cache_size=dep.max_mamba_cache_size, mamba_ssm_dtype=dep.mamba_ssm_dtype,
+        )
+
+
+@dataclass(frozen=True)
+class PoolContext:
+    """What a pool planner needs, for one attention-DP rank (resolved by ``plan_sglang``'s prologue)."""
+
+    model: ModelSpec
+    rules: RuleSet
+    budget: int                       # KV byte budget (<= 0: nothing to pool; the planner returns an empty plan)
+    page_size: int
+    kv_dtype: str                     # resolved (auto already applied)
+    attn_tp: int
+    attn_dp: int
+    dp: int
+    pp: int
+    dcp: int
+    context_len: int
+    chunked_prefill_size: int         # per attention-DP rank (after the DP division)
+    chunked_prefill_flag: int         # the global flag (the DSV4 configurator divides it itself)
+    max_running_requests: int | None  # the request cap in force: the user's, else the family default, else None
+    sm_major: int | None = None
+    vendor: str = "nvidia"
+    flags: PoolFlags = field(default_factory=PoolFlags)
+
+    @property
+    def config(self) -> Mapping[str, Any]:
+        """The model's config as the engine read it (the raw nested one when kvplan kept it)."""
+        return self.model.raw_config or self.model.config
+
+
+@dataclass
+class PoolPlan:
+    """One family's pools for one rank: what the shared epilogue reports."""
+
+    tokens: int                     # max_total_num_tokens (after the caps and the PP MIN)
+    cell: float                     # bytes one token costs (the engine's cell; DeepSeek-V4: per full token)
+    layout: str
+    max_running_requests: int       # per attention-DP rank
+    reduced: bool                   # SGLang cut the requested request cap to tokens // 2
+    kv_pool_bytes: int              # FitResult.kv_pool_bytes
+    kv_slice_bytes: int             # the "KV pool" slice of the memory breakdown
+    pools: list[Pool] = field(default_factory=list)
+    fixed_bytes: int = 0            # budgeted bytes that do not scale with tokens
+    fixed_note: str = ""            # what the fixed bytes are (the memory breakdown's note)
+    notes: list[str] = field(default_factory=list)     # assumptions
+    warnings: list[str] = field(default_factory=list)
+    bases: list[Basis] = field(default_factory=list)
+
+
+@dataclass
+class Breakdown:
+    """``kvplan show``'s per-family part: geometry facts and one row per (dtype, TP, layout ...)."""
+
+    info: dict[str, Any] = field(default_factory=dict)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PoolPlanner:
+    """One family's SGLang pricing: ``plan`` sizes the pools for ``fit``, ``breakdown`` feeds ``show``.
+
+    ``supports_dcp``: whether kvplan models decode context parallelism for the family.
+    """
+
+    family: Family
+    plan: Callable[[PoolContext], PoolPlan]
+    breakdown: Callable[[ModelSpec], Breakdown]
+    supports_dcp: bool = False
+
+
+def request_cap(ctx: PoolContext, tokens: int) -> tuple[int, bool]:
+    """(max_running_requests per attention-DP rank, whether SGLang reduced the requested value), by the rule set's
+    ``resolve_max_running_requests`` / ``max_running_requests_reduction``."""
+    kw: dict[str, Any] = dict(total_tokens=tokens, context_len=ctx.context_len, requested=ctx.max_running_requests,
+                              attn_dp_size=ctx.attn_dp)
+    return (ctx.rules.resolve_max_running_requests(**kw),
+            ctx.rules.max_running_requests_reduction(**kw) is not None)
+
+
+def draft_layers(model: ModelSpec, spec_algo: str) -> int:
+    """Layers of the speculative draft's KV pool: the model's MTP layers for NEXTN / MTP / EAGLE when it has them,
+    one layer for the other draft algorithms, 0 without speculation.
+
+    Source: sgl-project/sglang python/sglang/srt/model_executor/pool_configurator.py
+    ``DefaultPoolConfigurator.__init__`` (EAGLE/STANDALONE draft layers), v0.5.23.
+    """
+    nextn = model.get("num_nextn_predict_layers")
+    if spec_algo in ("NEXTN", "MTP", "EAGLE") and nextn:
+        return int(nextn)
+    if spec_algo in SPEC_DRAFT_ALGOS:
+        return 1
+    return 0
+
+
+def empty_plan(*, layout: str, ctx: PoolContext, tokens: int = 0) -> PoolPlan:
+    """No budget: no pool (SGLang would stop at start-up); the request cap as SGLang would resolve it."""
+    mrr, reduced = request_cap(ctx, tokens)
+    return PoolPlan(tokens=tokens, cell=0, layout=layout, max_running_requests=mrr, reduced=reduced,
+                    kv_pool_bytes=0, kv_slice_bytes=0)
+
+
+#: the TP sizes ``kvplan show`` tabulates
+SHOW_TPS = (1, 2, 4, 8, 16)

@@ -1,0 +1,340 @@
+"""SGLang's DSA / NSA sparse-MLA pool (DeepSeek-V3.2, GLM-5, GLM-5.2 ...): row layouts, cells, the planner.
+
+Per token and layer a DSA pool stores the MLA latent row plus, on layers that compute their
+own top-k, an FP8 indexer key (which layers do: :mod:`kvplan.geometry.dsa`). The latent row has three layouts:
+
+=============  ==============================================  ==================
+layout         bytes (kv_lora_rank 512, rope 64)               when
+=============  ==============================================  ==================
+``scaled_fp8`` 512 fp8 + 512/128 x 4 B fp32 scales + 64 x 2 B  fp8 KV on the FlashMLA-style
+               bf16 rope = **656**                              backends (flashmla_kv,
+                                                                flashinfer_sparse_mla ...)
+``raw_fp8``    512 + 64 = **576**                               fp8 KV read by ``trtllm``,
+                                                                CUDA tilelang (both sides),
+                                                                HIP tilelang/triton/aiter
+``bf16``       576 x 2 = **1,152**                              bf16 KV
+=============  ==============================================  ==================
+
+Indexer key: ``ceil((index_head_dim + index_head_dim/128 x 4) / index_kpool)`` bytes (uint8
+storage) = **132 B** for index_head_dim 128, kpool 1.
+
+Sources (sgl-project/sglang, v0.5.23): ``python/sglang/srt/arg_groups/overrides.py``
+``_dsa_kv_cache_dtype_default``, ``_dsa_split_backend_resolution``,
+``_check_dsa_backend_constraints``; ``python/sglang/srt/mem_cache/kv_cache_configurator.py``
+``calculate_mla_kv_cache_dim``, ``_should_elide_dsa_index_k``;
+``python/sglang/srt/model_executor/pool_configurator.py``
+``DefaultPoolConfigurator._compute_cell_size`` / ``_compute_dsa_indexer_cell_size``;
+``python/sglang/srt/configs/model_config.py`` ``dsa_layer_skips_topk``;
+``python/sglang/srt/mem_cache/memory_pool.py`` ``DSATokenToKVPool`` (quant_block_size 128,
+rope stored bf16, index-K uint8).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kvplan.engines.sglang.kvdtype import resolve_kv_cache_dtype
+from kvplan.engines.sglang.platform import platform_of as _plat
+from kvplan.engines.sglang.pools.base import Breakdown, PoolContext, PoolPlan
+from kvplan.engines.sglang.pools.default import plan_default
+from kvplan.errors import InputError
+from kvplan.family import Family
+
+if TYPE_CHECKING:
+    from kvplan.hfconfig.spec import ModelSpec
+
+DSA_LAYOUTS: tuple[str, ...] = ("scaled_fp8", "raw_fp8", "bf16")
+_QUANT_BLOCK = 128
+_ROPE_BYTES = 2  # rope is stored in bf16 in the scaled layout
+
+_RAW_HIP_BACKENDS = ("tilelang", "triton", "aiter")
+
+
+def _is_glm(model: str) -> bool:
+    return (model or "").strip().lower() in ("glm", "glm-dsa", "glm5", "glmmoedsaforcausallm")
+
+
+def _resolved_dtype(kv_dtype: str, sm_major: int | None, vendor: str, learnable_sink: bool) -> str:
+    return resolve_kv_cache_dtype(
+        requested=kv_dtype,
+        model_dtype="bfloat16",
+        kv_cache_quant_algo=None,
+        family=Family.DSA,
+        sm_major=sm_major,
+        vendor=vendor,
+        learnable_sink=learnable_sink,
+    )
+
+
+def dsa_default_backends(
+    *,
+    kv_dtype: str,
+    sm_major: int | None,
+    vendor: str,
+    model: str = "deepseek",
+    prefill_backend: str | None = None,
+    decode_backend: str | None = None,
+    learnable_sink: bool = False,
+    dcp_size: int = 1,
+) -> tuple[str, str]:
+    """``(prefill, decode)`` DSA backends SGLang 0.5.23 runs with (user values win).
+
+    Order of ``_dsa_split_backend_resolution`` (HiSparse not modelled):
+
+    1. DCP > 1: unset sides default to ``trtllm`` (model override ``_dsa_dcp_overrides``);
+    2. learnable attention sink: ``flashmla_sparse`` both sides;
+    3. GLM-DSA (``GlmMoeDsaForCausalLM``) on SM12x with fp8 KV, not HIP: ``flashinfer_sparse_mla``;
+    4. HIP: ``triton``;
+    5. fp8 KV: ``trtllm`` if SM major >= 10 else ``flashmla_kv``;
+    6. bf16 KV: prefill ``flashmla_sparse``; decode ``trtllm`` if SM >= 10 else ``fa3``.
+
+    Raises :class:`InputError` where ``_check_dsa_backend_constraints`` raises: ``triton`` off
+    ROCm; CUDA fp8 with tilelang on only one side; CUDA tilelang fp8 with DCP > 1 or SM < 8.9.
+
+    Example: DeepSeek-V3.2 on SM90 with ``fp8_e4m3`` -> ``("flashmla_kv", "flashmla_kv")``.
+
+    Source: sgl-project/sglang python/sglang/srt/arg_groups/overrides.py
+    ``_dsa_split_backend_resolution``; python/sglang/srt/arg_groups/model_overrides/deepseek_v2.py
+    ``_dsa_dcp_overrides``, v0.5.23.
+    """
+    plat = _plat(vendor)
+    dt = _resolved_dtype(kv_dtype, sm_major, vendor, learnable_sink)
+    if plat == "npu":
+        raise InputError("DSA pools on Ascend NPU are not modelled", field="--device")
+    if plat == "xpu":
+        return prefill_backend or "intel_xpu", decode_backend or "intel_xpu"
+    major = sm_major if sm_major is not None else (9 if plat == "hip" else 0)
+    if dcp_size > 1:
+        prefill_backend = prefill_backend or "trtllm"
+        decode_backend = decode_backend or "trtllm"
+    if learnable_sink:
+        for side, val in (("--dsa-prefill-backend", prefill_backend), ("--dsa-decode-backend", decode_backend)):
+            if val is not None and val != "flashmla_sparse":
+                raise InputError(
+                    f"models with learnable attention sinks need flashmla_sparse, got {val!r}", field=side
+                )
+        return "flashmla_sparse", "flashmla_sparse"
+    if _is_glm(model) and major == 12 and dt == "fp8_e4m3" and plat != "hip":
+        return prefill_backend or "flashinfer_sparse_mla", decode_backend or "flashinfer_sparse_mla"
+    if plat == "hip":
+        p, d = prefill_backend or "triton", decode_backend or "triton"
+    elif dt == "fp8_e4m3":
+        default = "trtllm" if major >= 10 else "flashmla_kv"
+        p, d = prefill_backend or default, decode_backend or default
+    else:
+        p = prefill_backend or "flashmla_sparse"
+        d = decode_backend or ("trtllm" if major >= 10 else "fa3")
+    if plat != "hip" and "triton" in (p, d):
+        raise InputError(
+            "the triton DSA backend is ROCm-only",
+            field="--dsa-prefill-backend" if p == "triton" else "--dsa-decode-backend",
+            hint="use flashmla_kv on Hopper or trtllm on Blackwell",
+        )
+    if plat != "hip" and dt == "fp8_e4m3" and "tilelang" in (p, d):
+        if p != "tilelang" or d != "tilelang":
+            raise InputError(
+                "CUDA TileLang FP8 KV needs both DSA backends to be tilelang",
+                field="--dsa-prefill-backend",
+                hint="raw and scaled FP8 layouts cannot be mixed",
+            )
+        if dcp_size > 1:
+            raise InputError("CUDA TileLang FP8 KV does not support --dcp-size > 1", field="--dcp-size")
+    return p, d
+
+
+def dsa_row_layout(
+    *,
+    kv_dtype: str,
+    sm_major: int | None,
+    vendor: str,
+    model: str = "deepseek",
+    prefill_backend: str | None = None,
+    decode_backend: str | None = None,
+    learnable_sink: bool = False,
+    dcp_size: int = 1,
+    disaggregation_mode: str = "null",
+) -> str:
+    """Which latent-row layout the DSA pool uses: ``"scaled_fp8"``, ``"raw_fp8"`` or ``"bf16"``.
+
+    ``kv_dtype`` may be ``auto`` (resolved as in :func:`resolve_kv_cache_dtype`). A bf16 pool is
+    always ``"bf16"``. An fp8 pool is raw when a local backend is ``trtllm`` (PD decode looks at
+    the decode backend only, PD prefill at the prefill one), when on HIP a backend is
+    tilelang/triton/aiter, or when both CUDA backends are tilelang; otherwise scaled.
+
+    Defaults in 0.5.23: SM100/SM103/SM120 DeepSeek-V3.2 -> fp8 + trtllm -> raw (576 B);
+    SM90 with ``--kv-cache-dtype fp8_e4m3`` -> flashmla_kv -> scaled (656 B); SM90 auto -> bf16
+    (1,152 B); GLM-DSA on SM12x (fp8 by default) -> flashinfer_sparse_mla -> scaled;
+    HIP (auto -> bf16; fp8 -> triton) -> bf16 / raw.
+
+    Source: sgl-project/sglang python/sglang/srt/mem_cache/kv_cache_configurator.py
+    ``calculate_mla_kv_cache_dim``; python/sglang/srt/arg_groups/overrides.py
+    ``_dsa_split_backend_resolution``, v0.5.23.
+    """
+    dt = _resolved_dtype(kv_dtype, sm_major, vendor, learnable_sink)
+    p, d = dsa_default_backends(
+        kv_dtype=dt,
+        sm_major=sm_major,
+        vendor=vendor,
+        model=model,
+        prefill_backend=prefill_backend,
+        decode_backend=decode_backend,
+        learnable_sink=learnable_sink,
+        dcp_size=dcp_size,
+    )
+    if dt == "bf16":
+        return "bf16"
+    if disaggregation_mode == "decode":
+        trtllm = d == "trtllm"
+    elif disaggregation_mode == "prefill":
+        trtllm = p == "trtllm"
+    else:
+        trtllm = "trtllm" in (p, d)
+    if trtllm:
+        return "raw_fp8"
+    if _plat(vendor) == "hip" and (p in _RAW_HIP_BACKENDS or d in _RAW_HIP_BACKENDS):
+        return "raw_fp8"
+    if p == "tilelang" and d == "tilelang":
+        return "raw_fp8"
+    return "scaled_fp8"
+
+
+def dsa_row_bytes(*, kv_lora_rank: int, qk_rope_head_dim: int, layout: str) -> int:
+    """Latent-row bytes per token per layer.
+
+    ``scaled_fp8``: ``lora + lora // 128 * 4 + rope * 2`` (656); ``raw_fp8``: ``lora + rope`` (576);
+    ``bf16``: ``(lora + rope) * 2`` (1,152).
+
+    Source: sgl-project/sglang python/sglang/srt/mem_cache/kv_cache_configurator.py
+    ``calculate_mla_kv_cache_dim``, v0.5.23.
+    """
+    if layout not in DSA_LAYOUTS:
+        raise InputError(f"unknown DSA layout {layout!r}", field="layout", hint="one of " + ", ".join(DSA_LAYOUTS))
+    if layout == "scaled_fp8":
+        if kv_lora_rank % _QUANT_BLOCK:
+            raise InputError(
+                f"kv_lora_rank {kv_lora_rank} is not a multiple of {_QUANT_BLOCK}", field="kv_lora_rank"
+            )
+        return kv_lora_rank + kv_lora_rank // _QUANT_BLOCK * 4 + qk_rope_head_dim * _ROPE_BYTES
+    if layout == "raw_fp8":
+        return kv_lora_rank + qk_rope_head_dim
+    return (kv_lora_rank + qk_rope_head_dim) * 2
+
+
+def dsa_indexer_bytes_per_layer(*, index_head_dim: int, index_kpool: int = 1) -> int:
+    """FP8 indexer key + fp32 scale per token per top-k layer (uint8 storage, any KV dtype on GPU).
+
+    Formula: ``ceil((index_head_dim + index_head_dim // 128 * 4) / index_kpool)``.
+    Example: 128 -> 128 + 4 = 132 B.
+
+    Source: sgl-project/sglang python/sglang/srt/model_executor/pool_configurator.py
+    ``DefaultPoolConfigurator._compute_dsa_indexer_cell_size``, v0.5.23.
+    """
+    if index_kpool <= 0:
+        raise InputError(f"index_kpool must be positive, got {index_kpool}", field="index_kpool")
+    raw = index_head_dim + index_head_dim // _QUANT_BLOCK * 4
+    return -(-raw // index_kpool)
+
+
+def dsa_bytes_per_token(
+    *,
+    kv_lora_rank: int,
+    qk_rope_head_dim: int,
+    index_head_dim: int,
+    num_layers: int,
+    layout: str,
+    indexer_layers: int | None = None,
+    index_kpool: int = 1,
+    dcp_size: int = 1,
+) -> int:
+    """Bytes one token costs in a DSA pool on every attention rank (latent replicated over TP).
+
+    Formula: ``row(layout) * L + indexer_bytes * indexer_layers * dcp_size``, where
+    ``indexer_layers`` defaults to ``L`` (every layer computes top-k) and the indexer term is
+    multiplied by ``dcp_size`` because the index-K buffer is replicated under DCP.
+
+    Worked examples (DeepSeek-V3.2, 61 layers, 512 + 64, index_head_dim 128):
+    SM90 ``fp8_e4m3``: 61 x (656 + 132) = 48,068; SM100 default: 61 x (576 + 132) = 43,188;
+    SM90 default (bf16): 61 x (1,152 + 132) = 78,324.
+
+    Source: sgl-project/sglang python/sglang/srt/model_executor/pool_configurator.py
+    ``DefaultPoolConfigurator._compute_cell_size`` (DSA branch), v0.5.23.
+    """
+    if not isinstance(num_layers, int) or num_layers < 0:
+        raise InputError(f"num_layers must be a non-negative integer, got {num_layers!r}", field="num_layers")
+    n_idx = num_layers if indexer_layers is None else indexer_layers
+    if n_idx < 0 or n_idx > num_layers:
+        raise InputError(f"indexer_layers {n_idx} outside 0..{num_layers}", field="indexer_layers")
+    row = dsa_row_bytes(kv_lora_rank=kv_lora_rank, qk_rope_head_dim=qk_rope_head_dim, layout=layout)
+    idx = dsa_indexer_bytes_per_layer(index_head_dim=index_head_dim, index_kpool=index_kpool)
+    return row * num_layers + idx * n_idx * dcp_size
+
+
+def dsa_draft_bytes_per_token(
+    *,
+    kv_lora_rank: int,
+    qk_rope_head_dim: int,
+    index_head_dim: int,
+    draft_layers: int,
+    layout: str,
+    index_kpool: int = 1,
+    dcp_size: int = 1,
+) -> int:
+    """What an EAGLE/MTP draft adds to a DSA target's cell.
+
+    SGLang prices the draft latent as ``int(target_latent * draft / L)`` = ``row * draft`` and the
+    draft indexer on *all* draft layers, both times ``dcp_size``:
+    ``(row + indexer) * draft_layers * dcp_size``. Example: V3.2 MTP (1 layer), SM100: 708 B.
+
+    Source: sgl-project/sglang python/sglang/srt/model_executor/pool_configurator.py
+    ``DefaultPoolConfigurator.__init__`` (EAGLE/STANDALONE, DSA branch), v0.5.23.
+    """
+    row = dsa_row_bytes(kv_lora_rank=kv_lora_rank, qk_rope_head_dim=qk_rope_head_dim, layout=layout)
+    idx = dsa_indexer_bytes_per_layer(index_head_dim=index_head_dim, index_kpool=index_kpool)
+    return (row + idx) * draft_layers * dcp_size
+
+
+# --------------------------------------------------------------------------------------------------
+# Planner
+# --------------------------------------------------------------------------------------------------
+
+
+def _row_layout(ctx: PoolContext) -> str:
+    model_type = str(ctx.model.get("model_type", "")).lower()
+    return dsa_row_layout(kv_dtype=ctx.kv_dtype, sm_major=ctx.sm_major, vendor=ctx.vendor,
+                          model="glm" if "glm" in model_type else "deepseek")
+
+
+def _layout(ctx: PoolContext) -> str:
+    return f"dsa ({_row_layout(ctx)} row + fp8 indexer key)"
+
+
+def _cell(ctx: PoolContext, layers: int) -> int:
+    m = ctx.model
+    row = _row_layout(ctx)
+    return dsa_bytes_per_token(kv_lora_rank=m.require_int("kv_lora_rank"),
+                               qk_rope_head_dim=m.require_int("qk_rope_head_dim"),
+                               index_head_dim=m.require_int("index_head_dim"), num_layers=layers, layout=row,
+                               dcp_size=ctx.dcp)
+
+
+def plan(ctx: PoolContext) -> PoolPlan:
+    """The DSA pool: the row layout SGLang picks for the backend / GPU, plus the indexer key, per PP stage, through
+    the default flow (every layer counted as an indexer layer; a draft pool by ``speculative_cell``)."""
+    return plan_default(ctx, cell=_cell, layout=_layout, pool_name="DSA latent + indexer keys")
+
+
+_SHOW_LAYOUTS = (("bf16", "bf16", "SM90 default (auto)"), ("scaled_fp8", "fp8_e4m3", "SM90 fp8 (flashmla_kv)"),
+                 ("raw_fp8", "fp8_e4m3", "SM100/SM120 default (trtllm)"))
+
+
+def breakdown(m: ModelSpec) -> Breakdown:
+    """``kvplan show``: bytes per token of the three row layouts (the same on every TP rank)."""
+    c = m.config
+    out = Breakdown(info=dict(kv_lora_rank=c.get("kv_lora_rank"), qk_rope_head_dim=c.get("qk_rope_head_dim"),
+                              index_head_dim=c.get("index_head_dim")))
+    for layout, dt, when in _SHOW_LAYOUTS:
+        b = dsa_bytes_per_token(kv_lora_rank=c["kv_lora_rank"], qk_rope_head_dim=c["qk_rope_head_dim"],
+                                index_head_dim=c["index_head_dim"], num_layers=m.num_layers, layout=layout)
+        out.rows.append({"kv_cache_dtype": dt, "tp": "any", "layout": layout, "bytes_per_token": b, "note": when})
+    return out
+
