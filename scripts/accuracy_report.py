@@ -1,9 +1,9 @@
 """Write docs/accuracy.md: kvplan against the 40 public startup logs in tests/validation/logs.
 
-Per log: the measured-mode error (kvplan.planning.calibrate with the log's own memory figures) and the cold-mode error
-(nothing measured: kvplan.engines.runtime's free memory, kvplan.weights.estimate' weights, vLLM's activation / graph terms), the
-summary (median, p90, max), the runtime-overhead model against every logged free-at-start figure, and the
-weight estimate against every logged weight load.
+Per log: the measured-mode error (kvplan.planning.calibrate with the log's own memory figures) and the cold-mode
+error (nothing measured: kvplan.engines.runtime's free memory, kvplan.weights.estimate' weights, vLLM's activation /
+graph terms), the summary (median, p90, max), the runtime-overhead model against every logged free-at-start figure,
+and the weight estimate against every logged weight load.
 
 Inputs the log excerpt does not print (parallelism, memory knob, engine version, GPU) come from the shared
 validation case of the same id (tests/data/shared/validation/*_dev.jsonl, the rules of tests/validation/fixtures.py)
@@ -41,7 +41,8 @@ CASE_FIX: dict[str, tuple[dict, str]] = {
                                         "log total 184.31 GiB = GB200 (189,471 MiB); Blackwell (SM10) selects the "
                                         "fp8 sparse-MLA cache layout, as tests/test_vllm.py passes sm_major=10"),
     "qwen3-30b-a3b-mi355x-pr18263": ({"gpu": "mi355x"},
-                                     "AMD AITER PR; 287.18 GiB free at TP1 is only possible on a 288 GB MI355X-class part"),
+                                     "AMD AITER PR; 287.18 GiB free at TP1 is only possible on a 288 GB "
+                                     "MI355X-class part"),
     "nemotron3-nano-30b-a3b-bf16-dgxspark": ({"engine_version": "0.21.0"},
                                              "author says 0.20.2, the log prints the >=0.21 group-aware token line"),
 }
@@ -337,7 +338,8 @@ def render(rows: list[dict], keep: str = "") -> str:
             out.append(f"| {r['id']} | {', '.join(modes)} | {errs} | {why} |")
     out += ["",
            "## Per case", "",
-           "| log | engine | compared | logged | measured | cold | inputs from / why not |", "|---|---|---|---|---|---|---|"]
+           "| log | engine | compared | logged | measured | cold | inputs from / why not |",
+           "|---|---|---|---|---|---|---|"]
     for r in rows:
         lg = "-" if r["logged"] is None else (f"{r['logged'] / GiB:.2f} GiB" if "bytes" in r["quantity"] or
                                               "memory" in r["quantity"] else f"{int(r['logged']):,}")

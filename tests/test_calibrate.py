@@ -19,9 +19,9 @@ from kvplan.planning.calibrate import (
     DisagreesError,
     calibrate,
     recover_deployment,
-    render_calibration,
     resolve_log_model,
 )
+from kvplan.views.calibrate import render_calibration
 
 LOGS = Path(__file__).resolve().parent / "validation" / "logs"
 GiB = 2**30
@@ -133,3 +133,25 @@ def test_not_a_log():
     with pytest.raises(InputError):
         calibrate(parse_log("hello world\n"))
     assert DisagreesError.exit_code == 3
+
+
+def test_an_internal_error_in_the_weight_row_is_not_swallowed(monkeypatch):
+    """The informational weight row is skipped when the estimate refuses the model (InputError), but a bug in it
+    (TypeError) reaches the internal-error path instead of silently dropping the row."""
+    import kvplan.weights.estimate as est
+
+    f = read_log_file(LOGS / "llama31-8b-docs-quickstart-2501.log")
+
+    def refuses(**_kw):
+        raise InputError("no weight estimate for this model", field="--model")
+
+    monkeypatch.setattr(est, "estimate_weight_bytes", refuses)
+    cal = calibrate(f)
+    assert not any(r.quantity.startswith("weight load") for r in cal.rows)
+
+    def broken(**_kw):
+        raise TypeError("unsupported operand type(s)")
+
+    monkeypatch.setattr(est, "estimate_weight_bytes", broken)
+    with pytest.raises(TypeError):
+        calibrate(f)

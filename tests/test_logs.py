@@ -159,7 +159,7 @@ def test_known_unrecoverable_list_is_not_stale():
     by_id = {c["id"]: c for c in SG_CASES + VL_CASES}
     if not by_id:
         pytest.skip("shared/validation not present")
-    for (cid, field), _why in NOT_IN_EXCERPT.items():
+    for cid, field in NOT_IN_EXCERPT:
         case = by_id[cid]
         assert case["reported"][field] is not None
         mapping = SG_MAP if cid in {c["id"] for c in SG_CASES} else VL_MAP
@@ -580,3 +580,16 @@ def test_1mb_single_line():
     f = parse_log(junk)
     assert time.perf_counter() - t0 < 2.0
     assert f.kv_tokens == 5
+
+
+def test_a_garbled_300_digit_figure_does_not_crash_the_reader():
+    """float("9" * 400) is infinite; the figure is clamped to kvplan.units.MAX_BYTES instead of an OverflowError
+    (found by tests/test_fuzz.py's mutated logs)."""
+    from kvplan.units import MAX_BYTES
+
+    f = parse_log("Load weight begin. avail mem=" + "9" * 400 + " GB\n"
+                  "Load weight end. type=LlamaForCausalLM, avail mem=63.72 GB, mem usage=15.09 GB\n")
+    assert f.free_before_weights_bytes == MAX_BYTES and f.free_after_weights_bytes == round(63.72 * GIB)
+    v = parse_log("Free memory on device (70.0/79.0 GiB) on startup. Current kv cache memory in use is "
+                  + "9" * 400 + " bytes\nAvailable KV cache memory: 1.00 GiB\n")
+    assert v.extra["current_kv_cache_bytes"] == MAX_BYTES

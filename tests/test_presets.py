@@ -77,7 +77,7 @@ def test_names_unique_across_presets(kind):
     for norm in (str.lower, lambda s: re.sub(r"[^0-9a-z]", "", s.lower())):
         owner: dict[str, str] = {}
         for item in items:
-            for n in set(norm(x) for x in names(item)):
+            for n in {norm(x) for x in names(item)}:
                 assert n not in owner, f"{n!r} used by {owner.get(n)} and {item.id}"
                 owner[n] = item.id
 

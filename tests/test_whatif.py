@@ -13,7 +13,8 @@ import pytest
 
 from kvplan.errors import InputError
 from kvplan.inputs.logs import read_log_file
-from kvplan.planning.whatif import render_whatif, whatif
+from kvplan.planning.whatif import whatif
+from kvplan.views.whatif import render_whatif
 
 LOGS = Path(__file__).resolve().parent / "validation" / "logs"
 GiB = 2**30
@@ -66,3 +67,26 @@ def test_vllm_utilization_moves_available():
     w = whatif(f, {"gpu_memory_utilization": 0.95, "tp": None}, model="Qwen/Qwen3-235B-A22B-FP8")
     # total 44.42 GiB printed: + 0.05 x 44.42 = 2.22 GiB
     assert abs((w.whatif.kv_budget_bytes - w.baseline.kv_budget_bytes) / GiB - 0.05 * 44.42) < 0.01
+
+
+def test_an_internal_error_in_the_weight_estimate_is_not_bad_input(monkeypatch):
+    """A bug inside the estimate (here a KeyError) reaches the internal-error path; only InputError is bad input."""
+    import kvplan.weights.estimate as est
+
+    def broken(**_kw):
+        raise KeyError("num_hidden_layers")
+
+    monkeypatch.setattr(est, "estimate_weight_bytes", broken)
+    with pytest.raises(KeyError):
+        whatif(read_log_file(QWQ), {"tp": 8}, gpu="l4")
+
+
+def test_an_input_error_of_the_weight_estimate_names_the_what_if(monkeypatch):
+    import kvplan.weights.estimate as est
+
+    def refuses(**_kw):
+        raise InputError("tp 8 does not divide 7 heads", field="--tp-size")
+
+    monkeypatch.setattr(est, "estimate_weight_bytes", refuses)
+    with pytest.raises(InputError, match="cannot re-estimate the weights for the new parallelism"):
+        whatif(read_log_file(QWQ), {"tp": 8}, gpu="l4")

@@ -31,13 +31,18 @@ def _tolerance(text: str) -> float:
 
 def calibrate_cmd(
     log: str = typer.Argument(..., metavar="LOG", help="SGLang or vLLM startup log file ('-' for stdin)."),
-    fmt: Optional[str] = typer.Option(None, "--format", help="table | json | csv (default: table on a terminal, JSON otherwise)."),
-    check: bool = typer.Option(False, "--check", help="Exit 3 when a checked quantity differs by more than the tolerance."),
+    fmt: Optional[str] = typer.Option(None, "--format",
+                                      help="table | json | csv (default: table on a terminal, JSON otherwise)."),
+    check: bool = typer.Option(False, "--check",
+                               help="Exit 3 when a checked quantity differs by more than the tolerance."),
     tolerance: str = typer.Option("0.5%", "--tolerance", help="Relative tolerance, e.g. 0.5% or 0.005."),
-    model: Optional[str] = typer.Option(None, "-m", "--model", help="Model preset / config.json when the log's model path is not a preset."),
+    model: Optional[str] = typer.Option(None, "-m", "--model",
+                                        help="Model preset / config.json when the log's model path is not a preset."),
     gpu: Optional[str] = typer.Option(None, "-g", "--gpu", help="GPU preset (dtype defaults, runtime-overhead row)."),
-    engine_version: Optional[str] = typer.Option(None, "--engine-version", help="Engine version when the log does not print it."),
-    tp: Optional[int] = typer.Option(None, "--tp-size", "--tensor-parallel-size", help="When the log lacks server args."),
+    engine_version: Optional[str] = typer.Option(None, "--engine-version",
+                                                 help="Engine version when the log does not print it."),
+    tp: Optional[int] = typer.Option(None, "--tp-size", "--tensor-parallel-size",
+                                     help="When the log lacks server args."),
     pp: Optional[int] = typer.Option(None, "--pp-size", "--pipeline-parallel-size"),
     dp: Optional[int] = typer.Option(None, "--dp-size", "--data-parallel-size"),
     ep: Optional[int] = typer.Option(None, "--ep-size"),
@@ -56,10 +61,12 @@ def calibrate_cmd(
     import sys
 
     from kvplan.inputs.logs import parse_log, read_log_file
-    from kvplan.planning.calibrate import DisagreesError, calibrate, render_calibration
+    from kvplan.planning.calibrate import DisagreesError, calibrate
+    from kvplan.views.calibrate import render_calibration
+    from kvplan.views.formats import TABLE_JSON_CSV, Format, resolve_format
 
     tol = _tolerance(tolerance)
-    if fmt is not None and fmt not in ("table", "json", "csv"):
+    if fmt is not None and fmt not in TABLE_JSON_CSV:
         raise InputError(f"unknown format '{fmt}'", field="--format", hint="use table, json or csv")
     facts = parse_log(sys.stdin.read()) if log == "-" else read_log_file(log)
     overrides = {k: v for k, v in dict(
@@ -69,7 +76,7 @@ def calibrate_cmd(
         page_size=page_size, chunked_prefill_size=chunked_prefill_size, max_total_tokens=max_total_tokens,
     ).items() if v is not None}
     cal = calibrate(facts, log=log, model=model, gpu=gpu, overrides=overrides, tolerance=tol)
-    out_fmt = fmt or ("table" if sys.stdout.isatty() else "json")
+    out_fmt = resolve_format(fmt, allowed=TABLE_JSON_CSV, default_when_not_tty=Format.JSON)
     typer.echo(render_calibration(cal, out_fmt), nl=False)
     if check and not cal.agrees:
         raise DisagreesError("log and prediction disagree: " + "; ".join(

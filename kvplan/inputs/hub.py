@@ -34,9 +34,14 @@ import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kvplan.errors import InputError
+
+if TYPE_CHECKING:
+    from http.client import HTTPMessage
+
+    from kvplan.hfconfig.spec import ModelSpec
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 DEFAULT_TIMEOUT = 10.0
@@ -118,7 +123,7 @@ class _Absent(Exception):
 class _Unreachable(Exception):
     """Timeout, connection failure or server error: a cached copy may stand in."""
 
-    def __init__(self, message: str, hint: str):
+    def __init__(self, message: str, hint: str) -> None:
         super().__init__(message)
         self.hint = hint
 
@@ -184,7 +189,8 @@ def _unreachable(exc: BaseException, s: _Settings) -> _Unreachable:
 class _NoAuthOffHost(urllib.request.HTTPRedirectHandler):
     """Follow redirects, but never forward the Authorization header to another host (CDN)."""
 
-    def redirect_request(self, req, fp, code, msg, headers, newurl):
+    def redirect_request(self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: HTTPMessage,
+                         newurl: str) -> urllib.request.Request | None:
         new = super().redirect_request(req, fp, code, msg, headers, newurl)
         if new is not None and urllib.parse.urlsplit(newurl).netloc != urllib.parse.urlsplit(req.full_url).netloc:
             new.remove_header("Authorization")
@@ -194,7 +200,7 @@ class _NoAuthOffHost(urllib.request.HTTPRedirectHandler):
 class _UrllibHub:
     name = "urllib"
 
-    def __init__(self, model_id: str, s: _Settings):
+    def __init__(self, model_id: str, s: _Settings) -> None:
         self.model_id, self.s = model_id, s
         host = urllib.parse.urlsplit(s.endpoint).netloc.replace(":", "_") or "hub"
         self.folder = _kvplan_cache_root() / host / model_id / REVISION
@@ -218,7 +224,8 @@ class _UrllibHub:
             with opener.open(urllib.request.Request(url, headers=headers), timeout=self.s.timeout) as resp:
                 body = resp.read(MAX_FILE_BYTES + 1)
         except urllib.error.HTTPError as exc:
-            err = _http_error(self.model_id, fname, exc.code, exc.headers.get("X-Error-Code"), self.s)
+            code = exc.headers.get("X-Error-Code") if exc.headers is not None else None
+            err = _http_error(self.model_id, fname, exc.code, code, self.s)
             exc.close()
             raise err from None
         except (urllib.error.URLError, OSError, ValueError) as exc:
@@ -268,7 +275,7 @@ class _OfflineMiss(Exception):
 class _HfHub:
     name = "huggingface_hub"
 
-    def __init__(self, model_id: str, s: _Settings):
+    def __init__(self, model_id: str, s: _Settings) -> None:
         import huggingface_hub as hh
 
         self.hh, self.model_id, self.s = hh, model_id, s
@@ -288,7 +295,7 @@ class _HfHub:
         """The cached file's path; None when not cached; _Absent when the cache knows the hub has no such file."""
         try:
             hit = self.hh.try_to_load_from_cache(self.model_id, fname, cache_dir=self.cache_dir, revision=REVISION)
-        except Exception:
+        except Exception:  # an unreadable cache counts as no cache: the file is fetched instead
             return None
         if isinstance(hit, str):
             return hit
@@ -302,10 +309,11 @@ class _HfHub:
             return _OfflineMiss(fname)
         if isinstance(exc, getattr(he, "LocalEntryNotFoundError", ())):
             return _unreachable(exc, self.s) if exc.__cause__ or exc.__context__ else _OfflineMiss(fname)
-        resp = getattr(exc, "response", None)
+        resp: Any = getattr(exc, "response", None)
         status = getattr(resp, "status_code", None)
         if status is not None:
-            code = resp.headers.get("X-Error-Code") if getattr(resp, "headers", None) is not None else None
+            headers = getattr(resp, "headers", None)
+            code = headers.get("X-Error-Code") if headers is not None else None
             if code is None:
                 if isinstance(exc, getattr(he, "GatedRepoError", ())):
                     code = "GatedRepo"
@@ -334,7 +342,9 @@ class _HfHub:
                 except TypeError:  # pragma: no cover - older huggingface_hub without retry_on_errors
                     self.hh.get_hf_file_metadata(url, **kw)
                 path = self._download(fname, local_only=False)
-            except Exception as exc:
+            except (TypeError, KeyError, AttributeError, NameError):
+                raise  # a kvplan bug (a wrong call into huggingface_hub), not a network answer
+            except Exception as exc:  # huggingface_hub's errors (requests / httpx / its own): classified below
                 err = self._classify(exc, fname)
                 if isinstance(err, _Absent):
                     try:                                     # let huggingface_hub record the 404 in its cache
@@ -356,7 +366,7 @@ class _HfHub:
         return data, url, str(path), note
 
 
-def _backend(name: str | None):
+def _backend(name: str | None) -> type[_UrllibHub] | type[_HfHub]:
     choice = (name or os.environ.get("KVPLAN_HUB_BACKEND") or "").strip().lower()
     if choice in ("", "auto", "huggingface_hub", "hf"):
         try:
@@ -400,7 +410,7 @@ def fetch_model_files(model_id: str, *, backend: str | None = None) -> dict[str,
     hub = _backend(backend)(model_id, s)
     notes: list[str] = []
 
-    def get(fname: str, required: bool):
+    def get(fname: str, required: bool) -> tuple[Any, str | None]:
         try:
             data, url, where, note = hub.get(fname)
         except _Absent:
@@ -436,7 +446,7 @@ def fetch_model_files(model_id: str, *, backend: str | None = None) -> dict[str,
             "source": source, "backend": hub.name, "notes": notes}
 
 
-def spec_from_hub(model_id: str):
+def spec_from_hub(model_id: str) -> ModelSpec:
     """A :class:`kvplan.hfconfig.spec.ModelSpec` from the Hub's JSON files (no model code is downloaded or run)."""
     from kvplan.hfconfig.spec import quant_from_hf_quant_config, spec_from_config
 
@@ -445,7 +455,7 @@ def spec_from_hub(model_id: str):
     quant, kv_algo = quant_from_hf_quant_config(files["hf_quant_config"])
     if kv_algo and "kv_cache_quant_algo" not in cfg:
         cfg["kv_cache_quant_algo"] = kv_algo
-    notes = [f"config from the Hugging Face Hub: {files['source']}"] + list(files["notes"])
+    notes = [f"config from the Hugging Face Hub: {files['source']}", *files["notes"]]
     if files["total_size"]:
         notes.append(f"weights: model.safetensors.index.json total_size = {files['total_size']:,} B")
     return spec_from_config(cfg, model_id=model_id.strip(), source=f"Hugging Face Hub: {files['source']}",

@@ -53,14 +53,16 @@ import functools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from kvplan.errors import InputError
+from kvplan.inputs.config_keys import CONFIG_KEYS  # the [config] allow-list, data of its own
 
 if TYPE_CHECKING:  # the constrained types are bound by _adapter() when pydantic validates
     from typing import Annotated
 
     from annotated_types import Gt
+    from pydantic import TypeAdapter, ValidationError
 
     PositiveInt = Annotated[int, Gt(0)]
     PositiveFloat = Annotated[float, Gt(0)]
@@ -69,8 +71,6 @@ QUANTIZATIONS = (
     "bf16", "fp16", "fp32", "fp8", "mxfp4", "nvfp4", "int4", "int8", "mixed",
 )
 Quantization = Literal["bf16", "fp16", "fp32", "fp8", "mxfp4", "nvfp4", "int4", "int8", "mixed"]
-
-from kvplan.inputs.config_keys import CONFIG_KEYS  # noqa: E402  (the [config] allow-list, data of its own)
 
 # The preset types are stdlib dataclasses that pydantic validates strictly (``__pydantic_config__``:
 # unknown keys rejected, constraints from the annotations).  pydantic is imported only to validate a
@@ -164,7 +164,7 @@ def configs_dir() -> Path:
     raise InputError("preset folder not found", field="configs", hint="reinstall kvplan or set KVPLAN_CONFIGS")
 
 
-def _fmt_validation(path: Path, err) -> str:
+def _fmt_validation(path: Path, err: ValidationError) -> str:
     e = err.errors()[0]
     loc = ".".join(str(p) for p in e["loc"])
     kind = e["type"]
@@ -187,22 +187,30 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise InputError(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})", field="preset") from None
 
 
-@functools.cache
-def _adapter(cls):
+_Preset = TypeVar("_Preset", ModelPreset, HardwarePreset)
+
+
+_ADAPTERS: dict[type, Any] = {}  # preset type -> its pydantic TypeAdapter, built on first use
+
+
+def _adapter(cls: type[_Preset]) -> TypeAdapter[_Preset]:
     """pydantic's validator for a preset type.  The annotations are strings (``from __future__ import
     annotations``); the constrained names they use are bound here, so that importing this module costs
     neither pydantic nor annotated_types."""
-    from typing import Annotated
+    adapter: TypeAdapter[_Preset] | None = _ADAPTERS.get(cls)
+    if adapter is None:
+        from typing import Annotated
 
-    from annotated_types import Gt
-    from pydantic import TypeAdapter
+        from annotated_types import Gt
+        from pydantic import TypeAdapter
 
-    globals().setdefault("PositiveInt", Annotated[int, Gt(0)])
-    globals().setdefault("PositiveFloat", Annotated[float, Gt(0)])
-    return TypeAdapter(cls)
+        globals().setdefault("PositiveInt", Annotated[int, Gt(0)])
+        globals().setdefault("PositiveFloat", Annotated[float, Gt(0)])
+        adapter = _ADAPTERS[cls] = TypeAdapter(cls)
+    return adapter
 
 
-def _validate(cls, path: Path, data: dict[str, Any]):
+def _validate(cls: type[_Preset], path: Path, data: dict[str, Any]) -> _Preset:
     from pydantic import ValidationError
 
     if not isinstance(data, dict):
@@ -211,7 +219,7 @@ def _validate(cls, path: Path, data: dict[str, Any]):
         obj = _adapter(cls).validate_python(data)
     except ValidationError as exc:
         raise InputError(_fmt_validation(path, exc), field="preset", hint="fix the preset file") from None
-    if cls is ModelPreset:
+    if isinstance(obj, ModelPreset):
         unknown = sorted(set(obj.config) - CONFIG_KEYS)
         if unknown:
             raise InputError(f"{path.name}: unknown key 'config.{unknown[0]}'", field="preset",
@@ -219,7 +227,7 @@ def _validate(cls, path: Path, data: dict[str, Any]):
     return obj
 
 
-def _cached(cls, path: Path):
+def _cached(cls: type[_Preset], path: Path) -> _Preset:
     """Load a preset file, validated by pydantic once per file content.
 
     The validated form is kept as JSON by :mod:`kvplan.cache`, keyed by the file's name, size and mtime (and
@@ -238,7 +246,7 @@ def _cached(cls, path: Path):
         if data is not None:
             try:
                 return cls.from_dict(data)
-            except (TypeError, KeyError, AttributeError):
+            except (TypeError, KeyError, AttributeError):  # a cache entry of another shape: validate again
                 pass
     obj = _validate(cls, path, _read_toml(path))
     if key:
@@ -264,5 +272,6 @@ def all_gpus() -> tuple[HardwarePreset, ...]:
     return tuple(load_hardware_file(p) for p in sorted((configs_dir() / "hardware").glob("*.toml")))
 
 
-def _model_file_for(model_id: str) -> Path:
+def model_file_for(model_id: str) -> Path:
+    """The preset file a Hugging Face id would have: ``configs/models/<org>--<name>.toml``."""
     return configs_dir() / "models" / (model_id.replace("/", "--") + ".toml")

@@ -6,10 +6,13 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kvplan.errors import InputError
 from kvplan.hfconfig.spec import ModelSpec, quant_from_hf_quant_config, spec_from_config
+
+if TYPE_CHECKING:
+    from kvplan.inputs.presets import HardwarePreset, ModelPreset, Variant
 
 _VARIANT_SUFFIXES = [
     # (regex on the name part, quantization it implies or None)
@@ -36,13 +39,13 @@ def _read_json(path: Path, what: str) -> Any:
                          hint="pass a Hugging Face config.json") from None
 
 
-
 def spec_from_path(path: Path) -> ModelSpec:
     """A config.json file, or a model folder with config.json (and model.safetensors.index.json)."""
     folder = path if path.is_dir() else path.parent
     cfg_path = path / "config.json" if path.is_dir() else path
     if not cfg_path.is_file():
-        raise InputError(f"{path} has no config.json", field="--model", hint="point --model at a model folder or config.json")
+        raise InputError(f"{path} has no config.json", field="--model",
+                         hint="point --model at a model folder or config.json")
     cfg = _read_json(cfg_path, "config.json")
     if not isinstance(cfg, dict):
         raise InputError(f"{cfg_path.name} must hold a JSON object", field="--model")
@@ -72,7 +75,9 @@ def norm_name(s: str) -> str:
     return "".join(ch for ch in s.lower() if ch.isalnum())
 
 
-def _preset_spec(preset, *, variant=None, requested: str | None = None, note: str | None = None) -> ModelSpec:
+def _preset_spec(preset: ModelPreset, *, variant: Variant | None = None, requested: str | None = None,
+                 note: str | None = None) -> ModelSpec:
+    """The ModelSpec of a preset (or of one of its published variants: same geometry, own weights)."""
     w = preset.weights
     quant = variant.quantization if variant else w.quantization
     ckpt = (variant.checkpoint_bytes if variant else w.checkpoint_bytes)
@@ -86,26 +91,19 @@ def _preset_spec(preset, *, variant=None, requested: str | None = None, note: st
                             quantization=quant, checkpoint_bytes=ckpt, notes=tuple(notes), preset_id=preset.id)
 
 
-def resolve_model(text: str) -> ModelSpec:
-    """Resolve ``--model``: a path, a preset id or alias, a published variant, else a helpful error."""
-    from kvplan.inputs import presets
-
-    if not text or not text.strip():
-        raise InputError("empty model", field="--model", hint="run `kvplan models` for the presets")
-    text = text.strip()
+def _from_path(text: str) -> ModelSpec | None:
+    """A config.json file or model folder; None when ``text`` does not name one (InputError when it looks like a
+    path that does not exist)."""
     p = Path(text).expanduser()
-    looks_like_path = text.endswith(".json") or text.startswith((".", "/", "~")) or (p.exists() and "/" not in text[:1])
-    if looks_like_path or p.exists():
-        if p.exists():
-            return spec_from_path(p)
-        if text.endswith(".json") or text.startswith((".", "/", "~")):
-            raise InputError(f"no such file or folder: {text}", field="--model")
+    if p.exists():
+        return spec_from_path(p)
+    if text.endswith(".json") or text.startswith((".", "/", "~")):
+        raise InputError(f"no such file or folder: {text}", field="--model")
+    return None
 
-    # exact preset file by id
-    f = presets._model_file_for(text)
-    if f.is_file():
-        return _preset_spec(presets.load_model_file(f))
-    models = presets.all_models()
+
+def _by_name(text: str, models: tuple[ModelPreset, ...]) -> ModelSpec | None:
+    """A preset by id or alias, or a published variant by its id (case- and punctuation-blind)."""
     key = norm_name(text)
     for m in models:
         if norm_name(m.id) == key or any(norm_name(a) == key for a in m.aliases):
@@ -113,19 +111,30 @@ def resolve_model(text: str) -> ModelSpec:
         for v in m.variants:
             if norm_name(v.id) == key:
                 return _preset_spec(m, variant=v)
-    # published-variant rules: strip quantization / instruct / date suffixes, match the base by name
-    org, _, name = text.rpartition("/")
+    return None
+
+
+def _strip_suffix(name: str) -> tuple[str, str | None] | None:
+    """``name`` without its first matching variant suffix and the quantization it implies; None if none matches."""
+    for pat, q in _VARIANT_SUFFIXES:
+        new = re.sub(pat, "", name)
+        if new != name:
+            return new, q
+    return None
+
+
+def _by_variant_rules(text: str, models: tuple[ModelPreset, ...]) -> ModelSpec | None:
+    """A published variant by rule: strip up to four quantization / instruct / date suffixes
+    (``Qwen3-32B-AWQ`` -> ``Qwen3-32B``, int4) and match the base name against the presets."""
+    name = text.rpartition("/")[2]
     quant = None
     stripped = name
     for _ in range(4):
-        for pat, q in _VARIANT_SUFFIXES:
-            new = re.sub(pat, "", stripped)
-            if new != stripped:
-                stripped = new
-                quant = quant or q
-                break
-        else:
-            break
+        step = _strip_suffix(stripped)
+        if step is None:
+            return None
+        stripped, q = step
+        quant = quant or q
         for m in models:
             cands = [m.id.rpartition("/")[2]] + [a.rpartition("/")[2] for a in m.aliases]
             if any(norm_name(c) == norm_name(stripped) for c in cands):
@@ -135,14 +144,19 @@ def resolve_model(text: str) -> ModelSpec:
                 if quant:
                     spec = ModelSpec(**{**spec.__dict__, "quantization": quant, "checkpoint_bytes": None})
                 return spec
+    return None
+
+
+def _unknown_model(text: str, models: tuple[ModelPreset, ...]) -> ModelSpec:
+    """Not a path nor a preset: the Hub for a Hugging Face id, else an InputError with the closest names."""
     import difflib
+
+    from kvplan.inputs import hub
 
     choices = [m.id for m in models] + [a for m in models for a in m.aliases]
     close = difflib.get_close_matches(text, choices, n=3, cutoff=0.5) or \
         difflib.get_close_matches(text.lower(), [c.lower() for c in choices], n=3, cutoff=0.5)
     hint = ("did you mean " + ", ".join(close) + "?") if close else "run `kvplan models`, or pass a config.json path"
-    from kvplan.inputs import hub
-
     if hub.is_hub_id(text):
         # not a preset: ask the Hugging Face Hub for its config.json (cached; HF_HUB_OFFLINE respected)
         try:
@@ -152,7 +166,29 @@ def resolve_model(text: str) -> ModelSpec:
     raise InputError(f"unknown model '{text}'", field="--model", hint=hint)
 
 
-def resolve_gpu(text: str):
+def resolve_model(text: str) -> ModelSpec:
+    """Resolve ``--model``: a path, a preset id or alias, a published variant, else the Hub or a helpful error.
+
+    Order: an existing path (or one that looks like a path: InputError when missing), the preset file named by the
+    id, a preset id / alias / variant id by name, the published-variant suffix rules, the Hub.
+    """
+    from kvplan.inputs import presets
+
+    if not text or not text.strip():
+        raise InputError("empty model", field="--model", hint="run `kvplan models` for the presets")
+    text = text.strip()
+    spec = _from_path(text)
+    if spec is not None:
+        return spec
+    f = presets.model_file_for(text)
+    if f.is_file():  # exact preset file by id
+        return _preset_spec(presets.load_model_file(f))
+    models = presets.all_models()
+    spec = _by_name(text, models) or _by_variant_rules(text, models)
+    return spec if spec is not None else _unknown_model(text, models)
+
+
+def resolve_gpu(text: str) -> HardwarePreset:
     """Resolve ``--gpu``: a hardware preset id, its name as nvidia-smi / rocm-smi print it, or an alias."""
     from kvplan.inputs import presets
 

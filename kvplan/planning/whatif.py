@@ -19,24 +19,33 @@ keys = :class:`kvplan.deployment.Deployment` fields) and notes saying what was k
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kvplan.errors import InputError
 from kvplan.units import fmt_gib
+
+if TYPE_CHECKING:
+    from kvplan.deployment import Deployment
+    from kvplan.hfconfig.spec import ModelSpec
+    from kvplan.inputs.logs import LogFacts
+    from kvplan.inputs.presets import HardwarePreset
+    from kvplan.planning.calibrate import Recovered
+    from kvplan.result import FitResult
 
 _PARALLEL = ("tp", "pp", "ep", "dp", "enable_dp_attention")
 
 
 @dataclass
 class WhatIf:
-    baseline: Any                      # FitResult (measured mode, from the log)
-    whatif: Any                        # FitResult with the overrides
+    baseline: FitResult                # measured mode, from the log
+    whatif: FitResult                  # with the overrides
     notes: list[str] = field(default_factory=list)
     changed: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # field -> (old, new)
 
 
-def _weight_estimate(spec, dep, engine: str) -> int:
+def _weight_estimate(spec: ModelSpec, dep: Deployment, engine: str) -> int:
     from kvplan.weights.estimate import estimate_weight_bytes
 
     tp, pp, ep = dep.tp or 1, dep.pp or 1, dep.ep or 1
@@ -46,14 +55,15 @@ def _weight_estimate(spec, dep, engine: str) -> int:
                                  attn_dp_size=attn_dp, engine=engine).per_gpu_bytes
 
 
-def _overhead(dep, gpu, engine: str) -> int:
+def _overhead(dep: Deployment, gpu: HardwarePreset | None, engine: str) -> int:
     from kvplan.engines.runtime import runtime_overhead_bytes
 
     world = (dep.tp or 1) * (dep.pp or 1)
     return runtime_overhead_bytes(world_size=world, interconnect=gpu.interconnect if gpu is not None else "pcie")
 
 
-def whatif(log_facts, overrides: dict[str, Any], *, model: str | None = None, gpu: str | None = None) -> WhatIf:
+def whatif(log_facts: LogFacts, overrides: dict[str, Any], *, model: str | None = None,
+           gpu: str | None = None) -> WhatIf:
     """Baseline (measured from the log) and what-if FitResults; ``overrides`` keys are Deployment fields
     (``None`` values are ignored).  ``model`` / ``gpu`` name the log's model / GPU when it does not."""
     from kvplan.deployment import Deployment
@@ -73,7 +83,8 @@ def whatif(log_facts, overrides: dict[str, Any], *, model: str | None = None, gp
     rec = recover_deployment(log_facts, model=model, gpu=gpu, mode="measured")
     base_dep = rec.deployment
     engine = base_dep.engine
-    notes: list[str] = [f"baseline: the log's deployment in measured mode ({', '.join(i.name for i in rec.inputs if i.source.startswith('log'))} from the log)"]
+    from_log = ", ".join(i.name for i in rec.inputs if i.source.startswith("log"))
+    notes: list[str] = [f"baseline: the log's deployment in measured mode ({from_log} from the log)"]
     notes += list(rec.notes)
     baseline = fit_recovered(base_dep)
 
@@ -82,47 +93,71 @@ def whatif(log_facts, overrides: dict[str, Any], *, model: str | None = None, gp
         raise InputError("--model changes the model: the log's measurements do not apply to another model",
                          field="--model", hint="plan the other model without --from-log")
     new = replace(base_dep, **{k: v for k, v in over.items() if k != "model"})
-    par_changed = any(k in changed for k in _PARALLEL)
-    gpu_changed = "gpu" in changed or "gpu_memory" in changed
-    old_gpu = rec.gpu_preset
-    new_gpu = resolve_gpu(new.gpu) if new.gpu else None
-
-    if engine == "sglang":
-        if par_changed:
-            try:
-                w_old = _weight_estimate(rec.model_spec, base_dep, engine)
-                w_new = _weight_estimate(rec.model_spec, new, engine)
-            except (InputError, KeyError, ValueError, TypeError, ZeroDivisionError) as e:
-                raise InputError(f"cannot re-estimate the weights for the new parallelism: {e}",
-                                 field="--from-log") from None
-            w = int(round(base_dep.weight_memory * w_new / w_old)) if w_old else w_new
-            new = replace(new, weight_memory=w)
-            notes.append(f"weights re-estimated: logged {fmt_gib(base_dep.weight_memory)} x kvplan.weights ratio "
-                         f"{fmt_gib(w_new)} / {fmt_gib(w_old)} (new / old parallelism) = {fmt_gib(w)} per GPU")
-        if gpu_changed:
-            new = replace(new, free_memory=None, weight_memory=new.weight_memory)
-            notes.append("free memory at start re-modelled for the new GPU (device total minus kvplan.runtime's "
-                         "overhead); the weight load is kept from the log" + (" (scaled)" if par_changed else ""))
-        elif par_changed:
-            d_old, d_new = _overhead(base_dep, old_gpu, engine), _overhead(new, old_gpu, engine)
-            new = replace(new, free_memory=base_dep.free_memory + d_old - d_new)
-            notes.append(f"free memory at start re-modelled: logged {fmt_gib(base_dep.free_memory)} + runtime overhead "
-                         f"{fmt_gib(d_old)} (old) - {fmt_gib(d_new)} (new) = {fmt_gib(new.free_memory)}"
-                         + ("" if old_gpu else " (GPU unknown: PCIe communicators assumed; give --gpu)"))
-        if not par_changed and not gpu_changed:
-            notes.append(f"measured free memory ({fmt_gib(base_dep.free_memory)}) and weight load "
-                         f"({fmt_gib(base_dep.weight_memory)}) kept from the log")
-        if gpu_changed and new.free_memory is None and new.gpu is None and new.gpu_memory is None:
-            raise InputError("a new GPU needs --gpu or --gpu-memory", field="--gpu")
-    else:
-        new = _vllm_whatif(log_facts, rec, base_dep, new, changed, par_changed, gpu_changed, old_gpu, new_gpu, notes)
-
-    result = fit_recovered(new)
+    ch = _Change(facts=log_facts, rec=rec, base=base_dep, new=new, changed=changed,
+                 par_changed=any(k in changed for k in _PARALLEL),
+                 gpu_changed="gpu" in changed or "gpu_memory" in changed, old_gpu=rec.gpu_preset,
+                 new_gpu=resolve_gpu(new.gpu) if new.gpu else None, notes=notes)
+    result = fit_recovered(_ENGINE_WHATIF[engine](ch))
     return WhatIf(baseline=baseline, whatif=result, notes=notes, changed=changed)
 
 
-def _vllm_whatif(facts, rec, base_dep, new, changed, par_changed, gpu_changed, old_gpu, new_gpu, notes):
+@dataclass
+class _Change:
+    """A what-if under way: the log's facts and baseline, the changed deployment, and what the change touches."""
+
+    facts: LogFacts
+    rec: Recovered
+    base: Deployment
+    new: Deployment
+    changed: dict[str, tuple[Any, Any]]
+    par_changed: bool
+    gpu_changed: bool
+    old_gpu: HardwarePreset | None
+    new_gpu: HardwarePreset | None
+    notes: list[str]
+
+
+def _sglang_whatif(ch: _Change) -> Deployment:
+    """SGLang: rescale the logged weight load by kvplan.weights' ratio, move the logged free memory by the runtime
+    overhead's change (or re-model it for a new GPU); see the module docstring."""
+    base_dep, new, notes, engine = ch.base, ch.new, ch.notes, "sglang"
+    par_changed, gpu_changed, old_gpu = ch.par_changed, ch.gpu_changed, ch.old_gpu
+    # measured mode: recover_deployment set both from the log (or refused it)
+    assert base_dep.weight_memory is not None and base_dep.free_memory is not None
+    if par_changed:
+        try:
+            w_old = _weight_estimate(ch.rec.model_spec, base_dep, engine)
+            w_new = _weight_estimate(ch.rec.model_spec, new, engine)
+        except InputError as e:  # a kvplan bug in the estimate is not bad input: it reaches the internal-error path
+            raise InputError(f"cannot re-estimate the weights for the new parallelism: {e}",
+                             field="--from-log") from None
+        w = round(base_dep.weight_memory * w_new / w_old) if w_old else w_new
+        new = replace(new, weight_memory=w)
+        notes.append(f"weights re-estimated: logged {fmt_gib(base_dep.weight_memory)} x kvplan.weights ratio "
+                     f"{fmt_gib(w_new)} / {fmt_gib(w_old)} (new / old parallelism) = {fmt_gib(w)} per GPU")
+    if gpu_changed:
+        new = replace(new, free_memory=None, weight_memory=new.weight_memory)
+        notes.append("free memory at start re-modelled for the new GPU (device total minus kvplan.runtime's "
+                     "overhead); the weight load is kept from the log" + (" (scaled)" if par_changed else ""))
+    elif par_changed:
+        d_old, d_new = _overhead(base_dep, old_gpu, engine), _overhead(new, old_gpu, engine)
+        free = base_dep.free_memory + d_old - d_new
+        new = replace(new, free_memory=free)
+        notes.append(f"free memory at start re-modelled: logged {fmt_gib(base_dep.free_memory)} + runtime overhead "
+                     f"{fmt_gib(d_old)} (old) - {fmt_gib(d_new)} (new) = {fmt_gib(free)}"
+                     + ("" if old_gpu else " (GPU unknown: PCIe communicators assumed; give --gpu)"))
+    if not par_changed and not gpu_changed:
+        notes.append(f"measured free memory ({fmt_gib(base_dep.free_memory)}) and weight load "
+                     f"({fmt_gib(base_dep.weight_memory)}) kept from the log")
+    if gpu_changed and new.free_memory is None and new.gpu is None and new.gpu_memory is None:
+        raise InputError("a new GPU needs --gpu or --gpu-memory", field="--gpu")
+    return new
+
+
+def _vllm_whatif(ch: _Change) -> Deployment:
     """vLLM: move the measured available KV memory by what the change moves (see the module docstring)."""
+    facts, rec, base_dep, new, changed, notes = ch.facts, ch.rec, ch.base, ch.new, ch.changed, ch.notes
+    par_changed, gpu_changed, old_gpu = ch.par_changed, ch.gpu_changed, ch.old_gpu
     from kvplan.engines.vllm.planner import version_rules, vllm_requested_bytes
 
     rules = version_rules(base_dep.engine_version)
@@ -133,9 +168,10 @@ def _vllm_whatif(facts, rec, base_dep, new, changed, par_changed, gpu_changed, o
         total = old_gpu.cuda_total_bytes or cuda_total_from_nvidia_smi(memory_mib=old_gpu.memory_mib)
     if base_dep.kv_cache_memory_bytes is None:  # baseline rebuilt from the full memory profile: just re-plan
         if par_changed:
+            assert base_dep.weight_memory is not None  # the profile's weight term (_vllm_budget_terms)
             w_old = _weight_estimate(rec.model_spec, base_dep, "vllm")
             w_new = _weight_estimate(rec.model_spec, new, "vllm")
-            new = replace(new, weight_memory=int(round(base_dep.weight_memory * w_new / w_old)))
+            new = replace(new, weight_memory=round(base_dep.weight_memory * w_new / w_old))
             notes.append(f"weights re-estimated by the kvplan.weights ratio {fmt_gib(w_new)} / {fmt_gib(w_old)}")
         if gpu_changed:
             new = replace(new, gpu_memory=None)
@@ -155,8 +191,9 @@ def _vllm_whatif(facts, rec, base_dep, new, changed, par_changed, gpu_changed, o
                              "parallelism or GPU must rescale", field="--from-log")
         w_old = _weight_estimate(rec.model_spec, base_dep, "vllm")
         w_new = _weight_estimate(rec.model_spec, new, "vllm") if par_changed else w_old
-        w = int(round(w_log * w_new / w_old))
-        other = vllm_requested_bytes(device_bytes=total, gpu_memory_utilization=u_old) - w_log - avail if total else None
+        w = round(w_log * w_new / w_old)
+        other = (vllm_requested_bytes(device_bytes=total, gpu_memory_utilization=u_old) - w_log - avail
+                 if total else None)
         new = replace(new, kv_cache_memory_bytes=None, weight_memory=w)
         if other is not None and not gpu_changed:
             # activation + non-torch + graph of the log, kept as one term
@@ -190,8 +227,12 @@ def _vllm_whatif(facts, rec, base_dep, new, changed, par_changed, gpu_changed, o
     return new
 
 
+# engine -> how a what-if moves its measured baseline
+_ENGINE_WHATIF: dict[str, Callable[[_Change], Deployment]] = {"sglang": _sglang_whatif, "vllm": _vllm_whatif}
+
+
 # --------------------------------------------------------------------------------------------------
-# Rendering
+# The side-by-side rows (kvplan.views.whatif renders them)
 # --------------------------------------------------------------------------------------------------
 
 _SIDE_BY_SIDE = (
@@ -214,9 +255,10 @@ _SIDE_BY_SIDE = (
 )
 
 
-def _cell(r, attr, how) -> Any:
+def _cell(r: FitResult, attr: str | None, how: Any) -> Any:
     if callable(how):
         return how(r)
+    assert attr is not None  # a row without a FitResult field has a function
     v = getattr(r, attr)
     if how == "gib" and v is not None:
         return round(v / 2**30, 3)
@@ -227,46 +269,3 @@ def side_by_side(w: WhatIf) -> list[dict]:
     """Rows ``{"quantity", "baseline", "whatif"}`` shared by the three renderers."""
     return [{"quantity": q + (" (GiB)" if how == "gib" else ""), "baseline": _cell(w.baseline, a, how),
              "whatif": _cell(w.whatif, a, how)} for q, a, how in _SIDE_BY_SIDE]
-
-
-def render_whatif(w: WhatIf, fmt: str = "table") -> str:
-    """Baseline and what-if side by side: ``fmt`` = table | json | csv."""
-    import csv
-    import io
-    import json
-
-    rows = side_by_side(w)
-    if fmt == "json":
-        return json.dumps({"baseline": w.baseline.model_dump(mode="json"), "whatif": w.whatif.model_dump(mode="json"),
-                           "changed": {k: list(v) for k, v in w.changed.items()}, "notes": w.notes,
-                           "side_by_side": rows}, indent=2, default=str)
-    if fmt == "csv":
-        buf = io.StringIO()
-        wr = csv.DictWriter(buf, fieldnames=["quantity", "baseline", "whatif"], lineterminator="\n")
-        wr.writeheader()
-        wr.writerows(rows)
-        return buf.getvalue()
-
-    def s(v: Any) -> str:
-        if isinstance(v, bool) or v is None:
-            return str(v)
-        if isinstance(v, int):
-            return f"{v:,}"
-        if isinstance(v, float):
-            return f"{v:,.3f}".rstrip("0").rstrip(".") if abs(v) < 1e6 else f"{v:,.0f}"
-        return str(v)
-
-    body = [[r["quantity"], s(r["baseline"]), s(r["whatif"])] for r in rows]
-    head = ["quantity", "baseline (log)", "what-if"]
-    widths = [max(len(x[i]) for x in [head] + body) for i in range(3)]
-    out = ["kvplan fit --from-log: " + (", ".join(f"{k} {a} -> {b}" for k, (a, b) in w.changed.items()) or "no change"), ""]
-    out.append("  ".join(h.ljust(wd) for h, wd in zip(head, widths)))
-    out.append("  ".join("-" * wd for wd in widths))
-    for b in body:
-        mark = "" if b[1] == b[2] else "  *"
-        out.append(f"{b[0].ljust(widths[0])}  {b[1].rjust(widths[1])}  {b[2].rjust(widths[2])}{mark}")
-    out.append("")
-    out += [f"note: {n}" for n in w.notes]
-    out.append(f"baseline: {w.baseline.verdict}")
-    out.append(f"what-if:  {w.whatif.verdict}")
-    return "\n".join(out) + "\n"
