@@ -1,0 +1,324 @@
+"""The weight tensors of one block of a decoder layer: attention (GQA, MLA + DSA indexer, DeepSeek-V4), mixers
+(Mamba-2, Gated DeltaNet), dense MLP, MoE (router, routed and shared experts).
+
+Each builder restates the module layout of the engine's model file (SGLang v0.5.23,
+sgl-project/sglang python/sglang/srt/...; the sharding of each tensor is in :mod:`kvplan.weights.sharding`):
+
+* GQA: ``layers/linear.py QKVParallelLinear`` (q, k, v by heads; o RowParallel); Qwen2 q/k/v biases, Qwen3 /
+  Gemma-3 / OLMo-2 q/k norms, gpt-oss attention sinks (``models/gpt_oss.py GptOssAttention``).
+* MLA: ``models/deepseek_v2.py DeepseekV2AttentionMLA`` (q_a + kv_a replicated; q_b / kv_b by heads; o
+  RowParallel); DSA indexer ``layers/attention/dsa/dsa_indexer.py Indexer`` (replicated, weights_proj bf16).
+* DeepSeek-V4: ``models/deepseek_v4.py MqaAttentionBase`` (wq_a / wkv replicated, wq_b and wo_a by heads, wo_b
+  RowParallel, fp32 attn_sink), ``layers/attention/dsv4/compressor.py Compressor`` (ape fp32, wkv_gate bf16),
+  ``layers/attention/dsv4/indexer.py C4Indexer`` (wq_b and weights_proj bf16).
+* MoE: ``layers/moe/fused_moe_triton/layer.py FusedMoE`` (experts, split over EP and moe_tp); gpt-oss expert
+  biases bf16 (``layers/quantization/mxfp4.py Mxfp4MoEMethod.create_weights``).
+* Mamba-2: ``models/nemotron_h.py`` mixer (in_proj, conv1d, A_log, D, dt_bias, norm, out_proj); Gated DeltaNet:
+  ``models/qwen3_next.py Qwen3GatedDeltaNet``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from kvplan.family import Family
+from kvplan.weights.fields import first_int, need_int, opt_int
+from kvplan.weights.tensor import Group, Split, Tensor, fixed, lin, vec
+
+__all__ = ["Arch", "dsv4_attention", "gated_deltanet", "gqa_attention", "is_moe_layer", "mamba2_mixer",
+           "mla_attention", "mlp", "moe_block", "num_experts"]
+
+GPT_OSS = "gpt_oss"
+_QKV_BIAS_MODEL_TYPES = ("qwen2", "qwen2_moe", "qwen2_vl")      # q/k/v biases without attention_bias
+_QK_NORM_PREFIXES = ("qwen3", "gemma3", "olmo2")                 # per-head q_norm / k_norm
+_SCORE_BIAS_PREFIXES = ("deepseek_v3", "deepseek_v32", "kimi", "glm")  # noaux_tc routers (fp32 correction bias)
+_SCORE_BIAS_FAMILIES = frozenset({Family.MLA, Family.DSA, Family.DSV4})
+GLM4_MOE = "glm4_moe"
+
+
+@dataclass(frozen=True)
+class Arch:
+    """What the tensor builders read: the flat config and the facts derived from it once."""
+
+    cfg: Mapping[str, Any]
+    family: Family          # the weight-layout family (:func:`kvplan.weights.inventory.weights_family`)
+    model_type: str         # lower-case ``model_type``
+    hidden: int             # hidden_size
+    num_layers: int         # num_hidden_layers
+    vocab: int              # vocab_size
+    indexer_layers: frozenset[int] = frozenset()  # DSA layers with their own indexer
+
+    @property
+    def gpt_oss(self) -> bool:
+        """gpt-oss: router named ``router`` with a bias, biased experts of ``intermediate_size``, attention
+        sinks, an lm_head of its own even when the config says tied."""
+        return self.model_type == GPT_OSS
+
+
+def head_dim(cfg: Mapping[str, Any]) -> int:
+    """``head_dim`` when set (non-zero), else ``hidden_size // num_attention_heads``."""
+    hd = opt_int(cfg, "head_dim", 0)
+    if hd:
+        return hd
+    return need_int(cfg, "hidden_size", minimum=1) // need_int(cfg, "num_attention_heads", minimum=1)
+
+
+def num_experts(cfg: Mapping[str, Any]) -> int:
+    """Routed experts: the first of ``n_routed_experts``, ``num_experts``, ``num_local_experts`` that is set (0)."""
+    return first_int(cfg, "n_routed_experts", "num_experts", "num_local_experts", default=0)
+
+
+def is_moe_layer(cfg: Mapping[str, Any], i: int) -> bool:
+    """Layer ``i`` has routed experts: ``mlp_layer_types[i]`` sparse/moe; else not in ``mlp_only_layers`` and
+    ``i >= first_k_dense_replace`` with ``i % moe_layer_freq == 0``, or ``(i + 1) % decoder_sparse_step == 0``;
+    else every layer of a MoE config."""
+    if not num_experts(cfg):
+        return False
+    types = cfg.get("mlp_layer_types")
+    if isinstance(types, list) and i < len(types):
+        return str(types[i]) in ("sparse", "moe")
+    if i in (cfg.get("mlp_only_layers") or []):
+        return False
+    fk = cfg.get("first_k_dense_replace")
+    if fk is not None:
+        freq = opt_int(cfg, "moe_layer_freq", 1, minimum=1)
+        return i >= need_int(cfg, "first_k_dense_replace") and i % freq == 0
+    step = opt_int(cfg, "decoder_sparse_step", 0, minimum=1)
+    if step:
+        return (i + 1) % step == 0
+    return True
+
+
+def mlp(a: Arch, i: int, prefix: str, inter: int, comp: str, group: Group, *, gated: bool = True) -> list[Tensor]:
+    """Dense MLP: gate_proj + up_proj (``[inter, h]``, up only when not gated) and down_proj ``[h, inter]``."""
+    h = a.hidden
+    out = [lin(comp, f"{prefix}.gate_proj", inter, h, Split.OUT, group, i)] if gated else []
+    out.append(lin(comp, f"{prefix}.up_proj", inter, h, Split.OUT, group, i))
+    out.append(lin(comp, f"{prefix}.down_proj", h, inter, Split.IN, group, i))
+    return out
+
+
+def _experts(a: Arch, i: int, prefix: str, n: int, inter: int, *, gated: bool, bias: bool) -> list[Tensor]:
+    h = a.hidden
+    p = f"{prefix}.experts"
+    out = [lin("experts", f"{p}.gate_proj", inter, h, Split.OUT, Group.MOE, i, copies=n, expert=True)] if gated \
+        else []
+    out.append(lin("experts", f"{p}.up_proj", inter, h, Split.OUT, Group.MOE, i, copies=n, expert=True))
+    out.append(lin("experts", f"{p}.down_proj", h, inter, Split.IN, Group.MOE, i, copies=n, expert=True))
+    if bias:  # gpt-oss expert biases (bf16, sglang mxfp4.py Mxfp4MoEMethod.create_weights)
+        out.append(fixed("experts", f"{p}.gate_up_bias", (2 if gated else 1) * inter, 1, i, split=Split.OUT,
+                         group=Group.MOE, copies=n, expert=True, dtype="bf16"))
+        out.append(fixed("experts", f"{p}.down_bias", h, 1, i, group=Group.MOE, copies=n, expert=True,
+                         dtype="bf16"))
+    return out
+
+
+def _has_score_bias(a: Arch) -> bool:
+    """noaux_tc routers keep an fp32 ``e_score_correction_bias`` (DeepSeek-V3 family, GLM-4 MoE)."""
+    cfg, mt = a.cfg, a.model_type
+    if not (cfg.get("topk_method") == "noaux_tc" or mt.startswith(_SCORE_BIAS_PREFIXES)):
+        return False
+    return a.family in _SCORE_BIAS_FAMILIES or mt.startswith(GLM4_MOE)
+
+
+def _shared_experts(a: Arch, i: int, prefix: str, inter: int, *, gated: bool) -> list[Tensor]:
+    """Shared experts (an MLP over the full TP group) of ``shared_expert_intermediate_size`` (Qwen2-MoE /
+    Qwen3-Next, plus their sigmoid gate) or ``moe_shared_expert_intermediate_size``, else ``n_shared_experts *
+    moe_intermediate_size``."""
+    cfg = a.cfg
+    sh_inter = first_int(cfg, "shared_expert_intermediate_size", "moe_shared_expert_intermediate_size", default=0)
+    if sh_inter:
+        out = mlp(a, i, f"{prefix}.shared_experts", sh_inter, "shared_experts", Group.TP, gated=gated)
+        if cfg.get("shared_expert_intermediate_size"):  # Qwen2-MoE / Qwen3-Next sigmoid gate
+            out.append(fixed("router", f"{prefix}.shared_expert_gate", 1, a.hidden, i))
+        return out
+    n_shared = opt_int(cfg, "n_shared_experts", 0)
+    if n_shared:
+        return mlp(a, i, f"{prefix}.shared_experts", n_shared * inter, "shared_experts", Group.TP, gated=gated)
+    return []
+
+
+def moe_block(a: Arch, i: int, prefix: str, *, gated: bool = True) -> list[Tensor]:
+    """Router, routed experts and shared experts of one MoE layer."""
+    n = num_experts(a.cfg)
+    if a.gpt_oss:
+        inter = need_int(a.cfg, "intermediate_size")
+    else:
+        inter = first_int(a.cfg, "moe_intermediate_size", "intermediate_size")
+    gate_name = f"{prefix}.router" if a.gpt_oss else f"{prefix}.gate"
+    out = [fixed("router", gate_name, n, a.hidden, i)]
+    if a.gpt_oss:
+        out.append(vec("router", f"{gate_name}.bias", n, i))
+    if _has_score_bias(a):
+        out.append(vec("router", f"{gate_name}.e_score_correction_bias", n, i, dtype="fp32"))
+    out += _experts(a, i, prefix, n, inter, gated=gated, bias=a.gpt_oss)
+    out += _shared_experts(a, i, prefix, inter, gated=gated)
+    return out
+
+
+def gqa_attention(a: Arch, i: int, prefix: str, *, gated_q: bool = False) -> list[Tensor]:
+    """q / k / v by heads (``gated_q``: Qwen3-Next's q carries its gate, 2x rows), o RowParallel, and the biases,
+    norms and sinks of the model type."""
+    cfg, mt, h = a.cfg, a.model_type, a.hidden
+    nh = need_int(cfg, "num_attention_heads", minimum=1)
+    nkv = first_int(cfg, "num_key_value_heads", default=nh)
+    hd = head_dim(cfg)
+    nq = nh * (2 if gated_q else 1)
+    out = [
+        lin("attention", f"{prefix}.q_proj", nq, h, Split.HEADS, Group.ATTN, i, head=hd),
+        lin("attention", f"{prefix}.k_proj", nkv, h, Split.HEADS, Group.ATTN, i, head=hd),
+        lin("attention", f"{prefix}.v_proj", nkv, h, Split.HEADS, Group.ATTN, i, head=hd),
+        lin("attention", f"{prefix}.o_proj", h, nh * hd, Split.IN, Group.ATTN, i),
+    ]
+    if mt in _QKV_BIAS_MODEL_TYPES or cfg.get("attention_bias"):
+        out += [fixed("attention", f"{prefix}.{name}.bias", rows, 1, i, split=Split.HEADS, group=Group.ATTN, head=hd)
+                for name, rows in (("q_proj", nq), ("k_proj", nkv), ("v_proj", nkv))]
+        if cfg.get("attention_bias"):
+            out.append(vec("attention", f"{prefix}.o_proj.bias", h, i))
+    if mt.startswith(_QK_NORM_PREFIXES):
+        out += [vec("norms", f"{prefix}.q_norm", hd, i), vec("norms", f"{prefix}.k_norm", hd, i)]
+    if a.gpt_oss:  # attention sinks, one per head (sglang gpt_oss.py GptOssAttention)
+        out.append(fixed("attention", f"{prefix}.sinks", nh, 1, i, split=Split.HEADS, group=Group.ATTN))
+    return out
+
+
+def _dsa_indexer(a: Arch, i: int, prefix: str, q_in: int) -> list[Tensor]:
+    ih = need_int(a.cfg, "index_n_heads", minimum=1)
+    ihd = need_int(a.cfg, "index_head_dim")
+    h = a.hidden
+    return [
+        lin("indexer", f"{prefix}.indexer.wq_b", ih * ihd, q_in, Split.NONE, Group.NONE, i),
+        lin("indexer", f"{prefix}.indexer.wk", ihd, h, Split.NONE, Group.NONE, i),
+        vec("indexer", f"{prefix}.indexer.k_norm", 2 * ihd, i),  # LayerNorm weight + bias
+        fixed("indexer", f"{prefix}.indexer.weights_proj", ih, h, i, dtype="bf16"),
+    ]
+
+
+def mla_attention(a: Arch, i: int, prefix: str, *, indexer: bool) -> list[Tensor]:
+    """MLA: q (LoRA q_a -> q_b when ``q_lora_rank``), kv_a_proj_with_mqa (latent + rope key), kv_b by heads, o;
+    ``indexer``: the DSA indexer of this layer."""
+    cfg, h = a.cfg, a.hidden
+    nh = need_int(cfg, "num_attention_heads", minimum=1)
+    ql = opt_int(cfg, "q_lora_rank", 0)
+    kvl = need_int(cfg, "kv_lora_rank")
+    nope = need_int(cfg, "qk_nope_head_dim")
+    rope = need_int(cfg, "qk_rope_head_dim")
+    vd = need_int(cfg, "v_head_dim")
+    if ql:
+        out = [
+            lin("attention", f"{prefix}.q_a_proj", ql, h, Split.NONE, Group.NONE, i),
+            vec("norms", f"{prefix}.q_a_layernorm", ql, i),
+            lin("attention", f"{prefix}.q_b_proj", nh, ql, Split.HEADS, Group.ATTN, i, head=nope + rope),
+        ]
+    else:
+        out = [lin("attention", f"{prefix}.q_proj", nh, h, Split.HEADS, Group.ATTN, i, head=nope + rope)]
+    out += [
+        lin("attention", f"{prefix}.kv_a_proj_with_mqa", kvl + rope, h, Split.NONE, Group.NONE, i),
+        vec("norms", f"{prefix}.kv_a_layernorm", kvl, i),
+        lin("attention", f"{prefix}.kv_b_proj", nh, kvl, Split.HEADS, Group.ATTN, i, head=nope + vd),
+        lin("attention", f"{prefix}.o_proj", h, nh * vd, Split.IN, Group.ATTN, i),
+    ]
+    if indexer:
+        out += _dsa_indexer(a, i, prefix, ql or h)
+    return out
+
+
+def _compressor(a: Arch, i: int, pfx: str, dim: int, ratio: int) -> list[Tensor]:
+    """DeepSeek-V4 ``Compressor``: ape fp32 ``[ratio, coff*dim]``, wkv_gate bf16, norm fp32 (coff 2 at ratio 4)."""
+    coff = 2 if ratio == 4 else 1
+    return [
+        fixed("attention", f"{pfx}.ape", ratio, coff * dim, i, dtype="fp32"),
+        fixed("attention", f"{pfx}.wkv_gate", 2 * coff * dim, a.hidden, i, dtype="bf16"),
+        fixed("norms", f"{pfx}.norm", dim, 1, i, dtype="fp32"),
+    ]
+
+
+def _c4_indexer(a: Arch, i: int, prefix: str, ql: int) -> list[Tensor]:
+    ih = need_int(a.cfg, "index_n_heads", minimum=1)
+    ihd = need_int(a.cfg, "index_head_dim")
+    return [
+        fixed("indexer", f"{prefix}.indexer.wq_b", ih * ihd, ql, i, dtype="bf16"),
+        fixed("indexer", f"{prefix}.indexer.weights_proj", ih, a.hidden, i, dtype="bf16"),
+    ]
+
+
+def dsv4_attention(a: Arch, i: int, prefix: str, ratio: int) -> list[Tensor]:
+    """DeepSeek-V4 attention of a layer with compress ratio ``ratio``: ratio 4 and 128 carry a compressor (ratio
+    4 also the C4 indexer and its compressor); ratio 1 / 2 layers carry them only when listed in
+    ``kv_source_layer_ids`` / ``index_source_layer_ids`` (DeepSeek-V4.1)."""
+    cfg, h = a.cfg, a.hidden
+    nh = need_int(cfg, "num_attention_heads", minimum=1)
+    hd = need_int(cfg, "head_dim", minimum=1)
+    ql = need_int(cfg, "q_lora_rank")
+    og = need_int(cfg, "o_groups", minimum=1)
+    ol = need_int(cfg, "o_lora_rank")
+    out = [
+        lin("attention", f"{prefix}.wq_a", ql, h, Split.NONE, Group.NONE, i),
+        lin("attention", f"{prefix}.wkv", hd, h, Split.NONE, Group.NONE, i),
+        vec("norms", f"{prefix}.q_norm", ql, i),
+        vec("norms", f"{prefix}.kv_norm", hd, i),
+        lin("attention", f"{prefix}.wq_b", nh, ql, Split.HEADS, Group.ATTN, i, head=hd),
+        # wo_a: [o_groups * o_lora, n_heads*hd/o_groups], column parallel by groups
+        lin("attention", f"{prefix}.wo_a", og, nh * hd // og, Split.HEADS, Group.ATTN, i, head=ol),
+        lin("attention", f"{prefix}.wo_b", h, og * ol, Split.IN, Group.ATTN, i),
+        fixed("attention", f"{prefix}.attn_sink", nh, 1, i, split=Split.HEADS, group=Group.ATTN, dtype="fp32"),
+    ]
+    if ratio in (4, 128):
+        out += _compressor(a, i, f"{prefix}.compressor", hd, ratio)
+        if ratio == 4:
+            ihd = need_int(cfg, "index_head_dim")
+            out += _c4_indexer(a, i, prefix, ql)
+            out += [replace(t, comp="indexer") for t in _compressor(a, i, f"{prefix}.indexer.compressor", ihd, 4)]
+    elif ratio in (1, 2):
+        if i in (cfg.get("kv_source_layer_ids") or ()):
+            out += _compressor(a, i, f"{prefix}.compressor", hd, ratio)
+        if i in (cfg.get("index_source_layer_ids") or ()):
+            out += _c4_indexer(a, i, prefix, ql)
+    return out
+
+
+def mamba2_mixer(a: Arch, i: int, prefix: str) -> list[Tensor]:
+    """Nemotron-H / Mamba-2 mixer: in_proj, conv1d (+bias), A_log, D, dt_bias, norm, out_proj, all over TP."""
+    cfg, h = a.cfg, a.hidden
+    nheads = need_int(cfg, "mamba_num_heads")
+    d_inner = nheads * need_int(cfg, "mamba_head_dim")
+    ng = opt_int(cfg, "n_groups", 1)
+    ds = first_int(cfg, "ssm_state_size", "mamba_d_state")
+    k = first_int(cfg, "conv_kernel", "mamba_d_conv", default=4)
+    conv_dim = d_inner + 2 * ng * ds
+    out = [
+        lin("mamba", f"{prefix}.in_proj", 2 * d_inner + 2 * ng * ds + nheads, h, Split.OUT, Group.TP, i),
+        fixed("mamba", f"{prefix}.conv1d", conv_dim, k, i, split=Split.OUT, group=Group.TP),
+        vec("mamba", f"{prefix}.A_log", nheads, i, Split.OUT, Group.TP),
+        vec("mamba", f"{prefix}.D", nheads, i, Split.OUT, Group.TP),
+        vec("mamba", f"{prefix}.dt_bias", nheads, i, Split.OUT, Group.TP),
+        vec("mamba", f"{prefix}.norm", d_inner, i, Split.OUT, Group.TP),
+        lin("mamba", f"{prefix}.out_proj", h, d_inner, Split.IN, Group.TP, i),
+    ]
+    if cfg.get("use_conv_bias", True):
+        out.append(vec("mamba", f"{prefix}.conv1d.bias", conv_dim, i, Split.OUT, Group.TP))
+    return out
+
+
+def gated_deltanet(a: Arch, i: int, prefix: str) -> list[Tensor]:
+    """Qwen3-Next / Qwen3.5 Gated DeltaNet mixer: in_proj_qkvz, in_proj_ba, conv1d, A_log, dt_bias over TP; norm
+    replicated; out_proj RowParallel."""
+    cfg, h = a.cfg, a.hidden
+    nk = need_int(cfg, "linear_num_key_heads")
+    nv = need_int(cfg, "linear_num_value_heads")
+    dk = need_int(cfg, "linear_key_head_dim")
+    dv = need_int(cfg, "linear_value_head_dim")
+    k = opt_int(cfg, "linear_conv_kernel_dim", 4)
+    conv_dim = 2 * nk * dk + nv * dv
+    return [
+        lin("linear_attention", f"{prefix}.in_proj_qkvz", 2 * nk * dk + 2 * nv * dv, h, Split.OUT, Group.TP, i),
+        lin("linear_attention", f"{prefix}.in_proj_ba", 2 * nv, h, Split.OUT, Group.TP, i),
+        fixed("linear_attention", f"{prefix}.conv1d", conv_dim, k, i, split=Split.OUT, group=Group.TP),
+        vec("linear_attention", f"{prefix}.A_log", nv, i, Split.OUT, Group.TP),
+        vec("linear_attention", f"{prefix}.dt_bias", nv, i, Split.OUT, Group.TP),
+        vec("norms", f"{prefix}.norm", dv, i),
+        lin("linear_attention", f"{prefix}.out_proj", h, nv * dv, Split.IN, Group.TP, i),
+    ]
+

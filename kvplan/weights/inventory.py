@@ -1,0 +1,335 @@
+"""Every weight tensor of a model, from its Hugging Face ``config.json``: the tensor inventory per architecture.
+
+:func:`inventory` flattens the config with the one normaliser (:func:`kvplan.hfconfig.normalize.flatten_config`,
+the engine's rule), checks the fields it reads (:func:`kvplan.weights.fields.check_weight_config`), picks the
+weight-layout family (:func:`weights_family`) and lists the tensors: embeddings, one decoder layer per index
+(:data:`LAYER_BUILDERS`, one builder per family), final norm, lm_head, the MTP layers the checkpoint stores, a
+vision tower and DeepSeek-V4.1's engram tables.  Each tensor is a :class:`kvplan.weights.tensor.Tensor`; the
+blocks it is made of are in :mod:`kvplan.weights.blocks`.
+
+Sources: SGLang v0.5.23 model files (see :mod:`kvplan.weights.blocks`);
+``models/deepseek_common/deepseek_weight_loader.py do_load_weights`` (the MTP layer's own embed_tokens and
+shared_head.head are stored but not loaded); ``layers/engram.py EngramEmbedding`` (engram tables fp8 rows + one
+e8m0 scale per 32).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from kvplan.errors import InputError
+from kvplan.family import Family
+from kvplan.hfconfig.normalize import flatten_config
+from kvplan.weights.blocks import (
+    GLM4_MOE,
+    Arch,
+    dsv4_attention,
+    gated_deltanet,
+    gqa_attention,
+    is_moe_layer,
+    mamba2_mixer,
+    mla_attention,
+    mlp,
+    moe_block,
+)
+from kvplan.weights.fields import check_weight_config, first_int, need_int, opt_int
+from kvplan.weights.tensor import Group, Split, Stage, Tensor, fixed, lin, vec
+
+__all__ = ["LAYER_BUILDERS", "Inventory", "count_params", "inventory", "weights_family"]
+
+LayerBuilder = Callable[[Arch, int, str], list[Tensor]]
+
+
+# --------------------------------------------------------------------------- family
+
+
+def _model_type(cfg: Mapping[str, Any]) -> str:
+    return str(cfg.get("model_type") or "").lower()
+
+
+# First match wins; GQA otherwise.  DSA = MLA with the DeepSeek sparse-attention indexer (index_topk).
+_FAMILY_RULES: tuple[tuple[Callable[[Mapping[str, Any], str], Any], Family], ...] = (
+    (lambda cfg, mt: mt.startswith("deepseek_v4") or (cfg.get("compress_ratios") and cfg.get("o_groups")),
+     Family.DSV4),
+    (lambda cfg, mt: cfg.get("kv_lora_rank") and cfg.get("index_topk"), Family.DSA),
+    (lambda cfg, mt: cfg.get("kv_lora_rank"), Family.MLA),
+    (lambda cfg, mt: cfg.get("hybrid_override_pattern") or cfg.get("linear_num_value_heads")
+     or mt.startswith(("qwen3_next", "qwen3_5")), Family.HYBRID_MAMBA),
+)
+
+
+def weights_family(cfg: Mapping[str, Any]) -> Family:
+    """The family whose tensor layout the model's weights follow (the first rule of ``_FAMILY_RULES``).
+
+    DSV4: ``model_type`` deepseek_v4* or compress_ratios with o_groups; DSA: ``kv_lora_rank`` and ``index_topk``;
+    MLA: ``kv_lora_rank``; HYBRID_MAMBA: a Nemotron-H ``hybrid_override_pattern`` or Gated DeltaNet heads
+    (Qwen3-Next / Qwen3.5); else GQA.  This is the layout of the weights, not the KV family
+    (:func:`kvplan.hfconfig.detect.detect_family`): sliding-window models store GQA tensors, and Kimi-Linear
+    (``kv_lora_rank`` beside linear attention) is inventoried as MLA.
+
+    Example: DeepSeek-V3 -> ``Family.MLA``; GLM-5 (index_topk 2048) -> ``Family.DSA``; gpt-oss -> ``Family.GQA``.
+    """
+    mt = _model_type(cfg)
+    for matches, family in _FAMILY_RULES:
+        if matches(cfg, mt):
+            return family
+    return Family.GQA
+
+
+# --------------------------------------------------------------------------- decoder layers
+
+
+def _norms(a: Arch, i: int, prefix: str) -> list[Tensor]:
+    """Two RMSNorms per layer (Gemma-2/3 and later: four, pre and post each block)."""
+    mt = a.model_type
+    n = 4 if mt.startswith("gemma") and mt != "gemma" else 2
+    return [vec("norms", f"{prefix}.layernorm{k}", a.hidden, i) for k in range(n)]
+
+
+def _ffn(a: Arch, i: int, prefix: str) -> list[Tensor]:
+    if is_moe_layer(a.cfg, i):
+        return moe_block(a, i, prefix)
+    return mlp(a, i, prefix, need_int(a.cfg, "intermediate_size"), "dense_mlp", Group.TP)
+
+
+def _standard_layer(a: Arch, i: int, prefix: str, attention: list[Tensor]) -> list[Tensor]:
+    return attention + _norms(a, i, prefix) + _ffn(a, i, f"{prefix}.mlp")
+
+
+def _gqa_layer(a: Arch, i: int, prefix: str) -> list[Tensor]:
+    return _standard_layer(a, i, prefix, gqa_attention(a, i, f"{prefix}.self_attn"))
+
+
+def _latent_layer(a: Arch, i: int, prefix: str) -> list[Tensor]:
+    return _standard_layer(a, i, prefix,
+                           mla_attention(a, i, f"{prefix}.self_attn", indexer=i in a.indexer_layers))
+
+
+def _full_attention(cfg: Mapping[str, Any], i: int) -> bool:
+    """A Gated-DeltaNet hybrid's layer ``i`` is full attention: ``layer_types[i]``, else every
+    ``full_attention_interval``-th layer."""
+    types = cfg.get("layer_types")
+    if isinstance(types, list) and i < len(types):
+        return types[i] not in ("linear_attention",)
+    fai = opt_int(cfg, "full_attention_interval", 0, minimum=1)
+    if fai:
+        return (i + 1) % fai == 0
+    return True
+
+
+# Nemotron-H pattern letters -> the mixer of that layer (other letters: the norm only)
+_PATTERN_MIXERS: dict[str, LayerBuilder] = {
+    "M": mamba2_mixer,
+    "*": gqa_attention,
+    "-": lambda a, i, p: mlp(a, i, p, need_int(a.cfg, "intermediate_size"), "dense_mlp", Group.TP, gated=False),
+    "E": lambda a, i, p: moe_block(a, i, p, gated=False),
+}
+
+
+def _hybrid_layer(a: Arch, i: int, prefix: str) -> list[Tensor]:
+    """Nemotron-H (one mixer per layer, by ``hybrid_override_pattern``) or a Gated-DeltaNet hybrid (linear
+    attention or gated full attention, then the MLP / MoE)."""
+    pattern = a.cfg.get("hybrid_override_pattern")
+    if pattern:
+        mixer = _PATTERN_MIXERS.get(str(pattern)[i])
+        ts = [vec("norms", f"{prefix}.norm", a.hidden, i)]
+        return ts + mixer(a, i, f"{prefix}.mixer") if mixer else ts
+    if _full_attention(a.cfg, i):
+        attention = gqa_attention(a, i, f"{prefix}.self_attn", gated_q=True)
+    else:
+        attention = gated_deltanet(a, i, f"{prefix}.linear_attn")
+    return _standard_layer(a, i, prefix, attention)
+
+
+def _dsv4_layer(a: Arch, i: int, prefix: str) -> list[Tensor]:
+    """DeepSeek-V4: attention of the layer's compress ratio, two norms, hyper-connection mixing (fp32,
+    deepseek_v4.py make_hc_mixing_params), MoE on every layer."""
+    h = a.hidden
+    ratios = a.cfg.get("compress_ratios") or []
+    ratio = int(ratios[i]) if i < len(ratios) else 0
+    ts = dsv4_attention(a, i, f"{prefix}.attn", ratio)
+    ts += [vec("norms", f"{prefix}.attn_norm", h, i), vec("norms", f"{prefix}.ffn_norm", h, i)]
+    hc = opt_int(a.cfg, "hc_mult", 0)
+    if hc:
+        mix = (2 + hc) * hc
+        ts += [
+            fixed("hyper_connections", f"{prefix}.hc_fn", 2 * mix, hc * h, i, dtype="fp32"),
+            fixed("hyper_connections", f"{prefix}.hc_base", 2 * mix + 6, 1, i, dtype="fp32"),
+        ]
+    return ts + moe_block(a, i, f"{prefix}.ffn")
+
+
+#: one decoder-layer builder per weight-layout family (sliding-window layers store GQA tensors)
+LAYER_BUILDERS: dict[Family, LayerBuilder] = {
+    Family.GQA: _gqa_layer,
+    Family.HYBRID_SWA: _gqa_layer,
+    Family.MLA: _latent_layer,
+    Family.DSA: _latent_layer,
+    Family.DSV4: _dsv4_layer,
+    Family.HYBRID_MAMBA: _hybrid_layer,
+}
+
+
+# --------------------------------------------------------------------------- model-level tensors
+
+
+def _has_mtp(a: Arch) -> bool:
+    """DeepSeek-style MTP (NextN) layers are inventoried for MLA / DSA / DeepSeek-V4 and GLM-4 MoE."""
+    if a.family in (Family.MLA, Family.DSA, Family.DSV4):
+        return True
+    return a.family == Family.GQA and a.model_type.startswith(GLM4_MOE)
+
+
+def _mtp_layers(a: Arch) -> list[Tensor]:
+    """The MTP (NextN) modules as stored in the checkpoint (layer index >= num_hidden_layers)."""
+    n = opt_int(a.cfg, "num_nextn_predict_layers", 0)
+    if not n or not _has_mtp(a):
+        return []
+    h, build = a.hidden, LAYER_BUILDERS[a.family]
+    out: list[Tensor] = []
+    for j in range(n):
+        i = a.num_layers + j
+        pfx = f"model.layers.{i}"
+        mtp_arch = replace(a, indexer_layers=a.indexer_layers | {i}) if a.indexer_layers else a
+        ts = [
+            *build(mtp_arch, i, pfx),
+            vec("norms", f"{pfx}.enorm", h, i),
+            vec("norms", f"{pfx}.hnorm", h, i),
+            lin("mtp", f"{pfx}.eh_proj", h, 2 * h, Split.NONE, Group.NONE, i),
+            vec("norms", f"{pfx}.shared_head.norm", h, i),
+        ]
+        out += [replace(t, comp="mtp", stage=Stage.MTP) for t in ts]
+        if a.family != Family.DSV4:
+            # the checkpoint's MTP layer carries its own embed_tokens and shared_head.head;
+            # the draft loader skips both and shares the target's (deepseek_weight_loader.py)
+            out += [
+                fixed("mtp", f"{pfx}.embed_tokens", a.vocab, h, i, split=Split.VOCAB, group=Group.EMB,
+                      stage=Stage.CKPT_ONLY),
+                fixed("mtp", f"{pfx}.shared_head.head", a.vocab, h, i, split=Split.VOCAB, group=Group.LM,
+                      stage=Stage.CKPT_ONLY),
+            ]
+    return out
+
+
+def _vision_tower(a: Arch, top: Mapping[str, Any]) -> list[Tensor]:
+    """A generic ViT (SigLIP-like) + projector when ``vision_config`` gives its geometry.
+
+    Parameters = L * (4h^2 + 4h + 2h*i + i + h + 4h) + 3 p^2 h + h + (image/p)^2 h + 2h + h*H + h (patch
+    embedding, positions, post norm, projector to the text hidden size H and its norm).
+    """
+    v = top.get("vision_config")
+    if not isinstance(v, Mapping):
+        return []
+    vh = first_int(v, "hidden_size", "vt_hidden_size", default=0)
+    vl = first_int(v, "num_hidden_layers", "vt_num_hidden_layers", default=0)
+    vi = first_int(v, "intermediate_size", "vt_intermediate_size", default=0)
+    if not (vh and vl and vi):
+        return []
+    patch = opt_int(v, "patch_size", 14)
+    image = opt_int(v, "image_size", 896)
+    npos = (image // patch) ** 2
+    per_layer = 4 * vh * vh + 4 * vh + 2 * vh * vi + vi + vh + 4 * vh
+    total = vl * per_layer + 3 * patch * patch * vh + vh + npos * vh + 2 * vh
+    total += vh * a.hidden + vh  # projector + its norm
+    return [fixed("vision", "vision_tower", total, 1, None, stage=Stage.FIRST)]
+
+
+def _engram(a: Arch) -> list[Tensor]:
+    """DeepSeek-V4.1 engram tables: fp8 rows + one e8m0 byte per 32, rows split over TP, on every stage."""
+    rows = a.cfg.get("engram_num_embeddings") or ()
+    dim = opt_int(a.cfg, "engram_head_dim", 0)
+    if not rows or not dim:
+        return []
+    tables = [fixed("engram", f"engram.{k}.table", int(r), dim, None, split=Split.OUT, group=Group.TP, dtype="fp8",
+                    stage=Stage.EXTRA) for k, r in enumerate(rows)]
+    scales = [fixed("engram", f"engram.{k}.scale", int(r), math.ceil(dim / 32), None, split=Split.OUT,
+                    group=Group.TP, dtype="fp8", stage=Stage.EXTRA) for k, r in enumerate(rows)]
+    return tables + scales
+
+
+def tied_embeddings(a: Arch) -> bool:
+    """lm_head shares the input embedding (``tie_word_embeddings``; gpt-oss always builds its own)."""
+    return bool(a.cfg.get("tie_word_embeddings", False)) and not a.gpt_oss
+
+
+def _model_tensors(a: Arch, top: Mapping[str, Any]) -> list[Tensor]:
+    h, V = a.hidden, a.vocab
+    ts = [fixed("embeddings", "model.embed_tokens", V, h, None, split=Split.VOCAB, group=Group.EMB,
+                stage=Stage.FIRST)]
+    build = LAYER_BUILDERS[a.family]
+    for i in range(a.num_layers):
+        ts += build(a, i, f"model.layers.{i}")
+    ts.append(vec("norms", "model.norm", h, None, stage=Stage.LAST))
+    hc = opt_int(a.cfg, "hc_mult", 0)
+    if a.family == Family.DSV4 and hc:
+        ts.append(fixed("hyper_connections", "model.hc_head", hc * hc * h + hc + 1, 1, None, dtype="fp32",
+                        stage=Stage.LAST))
+    if not tied_embeddings(a):
+        ts.append(fixed("lm_head", "lm_head", V, h, None, split=Split.VOCAB, group=Group.LM, stage=Stage.LAST))
+    return ts + _mtp_layers(a) + _vision_tower(a, top) + _engram(a)
+
+
+# --------------------------------------------------------------------------- inventory
+
+
+def _dsa_indexer_layers(cfg: Mapping[str, Any], n_layers: int) -> frozenset[int]:
+    """Layers with their own DSA indexer: all, or those whose ``indexer_types`` entry is not "shared"."""
+    if not cfg.get("index_topk"):
+        return frozenset()
+    types = cfg.get("indexer_types")
+    if isinstance(types, list):
+        return frozenset(i for i in range(n_layers) if i < len(types) and types[i] != "shared")
+    return frozenset(range(n_layers))
+
+
+@dataclass(frozen=True)
+class Inventory:
+    """The flat config, its weight-layout family and every tensor the checkpoint stores (MTP, engram included)."""
+
+    arch: Arch
+    tensors: list[Tensor]
+
+    @property
+    def cfg(self) -> Mapping[str, Any]:
+        return self.arch.cfg
+
+    @property
+    def family(self) -> Family:
+        return self.arch.family
+
+
+def inventory(config: Mapping[str, Any], *, engine: str = "sglang",
+              hf_quant_config: Mapping[str, Any] | None = None) -> Inventory:
+    """Every weight tensor of ``config`` (a parsed config.json, nested or flat), flattened by ``engine``'s rule.
+
+    Example: Llama-3.1-8B -> 1 embedding + 32 x (4 attention + 2 norms + 3 MLP) + final norm + lm_head = 291
+    tensors, 8,030,261,248 parameters.  InputError (exit 2) for a config the walk cannot read.
+    """
+    if not isinstance(config, Mapping):
+        raise InputError("config must be a mapping (a parsed config.json)", field="config")
+    cfg = flatten_config(config, engine="vllm" if engine == "vllm" else "sglang")
+    check_weight_config(cfg, top=config, hf_quant_config=hf_quant_config)
+    family = weights_family(cfg)
+    n_layers = need_int(cfg, "num_hidden_layers", minimum=1)
+    indexer = _dsa_indexer_layers(cfg, n_layers) if family in (Family.MLA, Family.DSA) else frozenset()
+    arch = Arch(cfg=cfg, family=family, model_type=_model_type(cfg), hidden=need_int(cfg, "hidden_size", minimum=1),
+                num_layers=n_layers, vocab=need_int(cfg, "vocab_size", minimum=1), indexer_layers=indexer)
+    return Inventory(arch, _model_tensors(arch, config))
+
+
+def count_params(config: Mapping[str, Any]) -> dict[str, int]:
+    """Parameters per component, as stored in the checkpoint (MTP and engram included).
+
+    Components: embeddings, attention, indexer, linear_attention, mamba, dense_mlp, router,
+    experts, shared_experts, norms, lm_head, hyper_connections, mtp, vision, engram; plus
+    ``total``.  Tied embeddings count once.  Example: Llama-3.1-8B (32 layers, h 4096, 32/8
+    heads, inter 14336, vocab 128256, untied) = 8,030,261,248.
+    """
+    out: dict[str, int] = {}
+    for t in inventory(config).tensors:
+        out[t.comp] = out.get(t.comp, 0) + t.params
+    out["total"] = sum(out.values())
+    return out
