@@ -1,5 +1,8 @@
 """What the user asked for: :class:`Deployment`, the default deployment, and the input checks.
 
+Every field of :class:`Deployment` is declared in the flag registry (:mod:`kvplan.flags`: its CLI names, kind,
+launch spellings, plan-file key); tests/test_flags.py fails when the two drift apart.
+
 A :class:`Deployment` holds what the user said; ``None`` means "not given" so that each engine can
 apply its own default (and say so in ``assumptions``).  With no model given, the whole default
 deployment applies (:data:`DEFAULT_DEPLOYMENT`, the one this project started from).
@@ -123,11 +126,10 @@ def validate(dep: Deployment) -> None:
     _check_int("--max-total-tokens", dep.max_total_tokens, maximum=1 << 40)
     _check_int("--requests", dep.target_requests, maximum=1 << 24)
     _check_int("--speculative-num-draft-tokens", dep.speculative_num_draft_tokens, minimum=0, maximum=1024)
-    if dep.chunked_prefill_size is not None:
-        if isinstance(dep.chunked_prefill_size, bool) or not isinstance(dep.chunked_prefill_size, int) \
-                or dep.chunked_prefill_size == 0 or dep.chunked_prefill_size < -1 or dep.chunked_prefill_size > 1 << 24:
-            raise InputError(f"must be a positive integer or -1 (disabled), got {dep.chunked_prefill_size!r}",
-                             field="--chunked-prefill-size")
+    cps = dep.chunked_prefill_size
+    if cps is not None and (isinstance(cps, bool) or not isinstance(cps, int) or cps == 0 or cps < -1
+                            or cps > 1 << 24):
+        raise InputError(f"must be a positive integer or -1 (disabled), got {cps!r}", field="--chunked-prefill-size")
     _check_fraction("--mem-fraction-static", dep.mem_fraction_static)
     _check_fraction("--gpu-memory-utilization", dep.gpu_memory_utilization)
     if dep.swa_full_tokens_ratio is not None:
@@ -148,7 +150,8 @@ def validate(dep: Deployment) -> None:
         raise InputError(f"unknown attention backend '{dep.attention_backend}'", field="--attention-backend",
                          hint=("did you mean " + " or ".join(close) + "?") if close else "see sglang --help")
     if dep.speculative_algorithm is not None and dep.speculative_algorithm.upper() not in SPECULATIVE_ALGORITHMS:
-        raise InputError(f"unknown speculative algorithm '{dep.speculative_algorithm}'", field="--speculative-algorithm",
+        raise InputError(f"unknown speculative algorithm '{dep.speculative_algorithm}'",
+                         field="--speculative-algorithm",
                          hint="use one of " + ", ".join(sorted(SPECULATIVE_ALGORITHMS)))
     tp, dp = dep.tp or 1, dep.dp or 1
     if dep.enable_dp_attention and tp % dp:

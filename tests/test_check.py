@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from kvplan.errors import InputError
-from kvplan.planning.check import check, load_plan, to_junit
+from kvplan.planning.check import check, load_plan
+from kvplan.views.check import to_junit
 from tests.test_sweep import run
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -185,11 +186,10 @@ max_running_requests 4096)
 
 
 def test_golden_check_table(tmp_path):
-    from rich.console import Console
+    from kvplan.views.check import render
+    from kvplan.views.console import fixed_console, recorded_text
 
-    from kvplan.planning.check import render
-
-    con = Console(width=100, force_terminal=False, color_system=None, record=True)
+    con = fixed_console()
     render(check(load_plan(write(tmp_path, PLAN))), path="plan.toml", console=con)
-    text = "\n".join(line.rstrip() for line in con.export_text().splitlines()) + "\n"
+    text = recorded_text(con)
     assert text == GOLDEN

@@ -181,24 +181,26 @@ def test_help_and_listing_commands():
 
 # --------------------------------------------------------------------------- golden table
 
-def test_golden_table_default(tmp_path):
+def test_golden_table_default():
     """The table view of the default deployment on a fixed-width console (tests/golden/default_fit.txt).
 
-    Regenerate after an intended change with KVPLAN_UPDATE_GOLDEN=1.
+    The test never writes the file: after an intended change, refresh it by hand with
+    ``python scripts/refresh_goldens.py default_fit.txt``.
     """
-    import os
-    from pathlib import Path
+    from tests.golden_views import GOLDEN_DIR, default_fit_table
 
-    from rich.console import Console
-
-    from kvplan.deployment import Deployment
-    from kvplan.planning.plan import fit
-    from kvplan.views import render
-
-    con = Console(width=100, record=True, color_system=None, force_terminal=False, file=open(os.devnull, "w"))
-    render.table(fit(Deployment()), console=con)
-    text = con.export_text()
-    golden = Path(__file__).parent / "golden" / "default_fit.txt"
-    if os.environ.get("KVPLAN_UPDATE_GOLDEN") == "1" or not golden.exists():
-        golden.write_text(text)
+    golden = GOLDEN_DIR / "default_fit.txt"
+    if not golden.is_file():
+        pytest.fail(f"{golden} is missing (the test never writes it): run python scripts/refresh_goldens.py")
+    text = default_fit_table()
     assert text == golden.read_text()
+
+
+def test_golden_test_never_writes_its_file(tmp_path, monkeypatch):
+    """A missing golden fails the test and stays missing (scripts/refresh_goldens.py writes goldens)."""
+    import tests.golden_views
+
+    monkeypatch.setattr(tests.golden_views, "GOLDEN_DIR", tmp_path)
+    with pytest.raises(pytest.fail.Exception, match="never writes"):
+        test_golden_table_default()
+    assert list(tmp_path.iterdir()) == []

@@ -293,7 +293,7 @@ _VALUES = ["0", "1", "2", "3", "8", "-1", "nan", "inf", "-inf", "1e30", "1e308Gi
                           st.tuples(st.sampled_from(_BOOL_FLAGS))), max_size=6),
        st.sampled_from(["fit", "show"]))
 def test_no_traceback_for_any_argv(pairs, cmd):
-    args = [cmd] + (["meta-llama/Llama-3.1-8B"] if cmd == "show" else list(M[:2]) + ["--format", "json"])
+    args = [cmd, *(["meta-llama/Llama-3.1-8B"] if cmd == "show" else [*M[:2], "--format", "json"])]
     for p in pairs:
         args += list(p)
     if cmd == "show":

@@ -106,11 +106,10 @@ answer: 9 request(s) of 32,768 tokens (pool 320,398 tokens)
 
 
 def test_golden_solve_table():
-    from rich.console import Console
+    from kvplan.views.console import fixed_console, recorded_text
+    from kvplan.views.solve import render
 
-    from kvplan.planning.solve import render
-
-    con = Console(width=100, force_terminal=False, color_system=None, record=True)
+    con = fixed_console()
     render(solve(Deployment(**M, context_length=32768, mem_fraction_static=0.75), "concurrency"), console=con)
-    text = "\n".join(line.rstrip() for line in con.export_text().splitlines()) + "\n"
+    text = recorded_text(con)
     assert text == GOLDEN

@@ -30,7 +30,9 @@ from kvplan.cli.plan_cmds import check_cmd, solve_cmd, sweep_cmd
 from kvplan.deployment import Deployment
 from kvplan.errors import InputError
 from kvplan.planning.plan import fit
-from kvplan.planning.sweep import CSV_COLUMNS, parse_axis, reason, render_table, sweep
+from kvplan.planning.sweep import CSV_COLUMNS, parse_axis, reason, sweep
+from kvplan.views.console import fixed_console, recorded_text
+from kvplan.views.sweep import render_table
 
 GiB = 2**30
 MEASURED = Deployment(model="Qwen/Qwen3-8B", gpu="h100-sxm", free_memory=80 * GiB, weight_memory=16 * GiB)
@@ -222,7 +224,7 @@ def test_csv_and_jsonl_round_trip():
     assert len(rows) == 8 and tuple(rows[0]) == CSV_COLUMNS
     js = [json.loads(line) for line in t.to_jsonl().splitlines()]
     assert len(js) == 8
-    for i, (c, j) in enumerate(zip(rows, js)):
+    for i, (c, j) in enumerate(zip(rows, js, strict=True)):
         r = t.row(i)
         assert int(c["kv_pool_tokens"]) == j["kv_pool_tokens"] == r["kv_pool_tokens"]
         assert c["fits"] == str(r["fits"]) and j["fits"] is r["fits"]
@@ -245,13 +247,11 @@ model Qwen3-8B; gpu h100-sxm; engine sglang; GPUs 1; tp 1; pp 1; dp 1; ep 1; eva
 
 
 def test_golden_table():
-    from rich.console import Console
-
     t = sweep(Deployment(**{**MEASURED.__dict__, "context_length": 32768, "target_requests": 6}),
               {"kv_cache_dtype": ["bf16", "fp8_e4m3"], "mem_fraction_static": [0.5, 0.75]})
-    con = Console(width=100, force_terminal=False, color_system=None, record=True)
+    con = fixed_console()
     render_table(t, console=con)
-    text = "\n".join(line.rstrip() for line in con.export_text().splitlines()) + "\n"
+    text = recorded_text(con)
     assert text == "\n".join(line.rstrip() for line in GOLDEN_TABLE.splitlines()) + "\n"
 
 
@@ -302,6 +302,7 @@ def test_cli_sweep_check_exit_3():
 
 def test_no_numpy_or_rich_on_the_fit_path():
     code = ("import sys, kvplan.cli.app, kvplan.cli.plan_cmds, kvplan.planning.sweep, kvplan.planning.solve, kvplan.views.frontier, "
+            "kvplan.views.sweep, kvplan.views.solve, kvplan.views.check, kvplan.flags, "
             "kvplan.planning.check\n"
             "from kvplan.planning.plan import fit\nfrom kvplan.deployment import Deployment\n"
             "fit(Deployment(model='Qwen/Qwen3-8B', gpu='h100-sxm'))\n"

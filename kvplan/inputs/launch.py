@@ -56,6 +56,7 @@ from functools import cache
 from typing import Any
 
 from kvplan.errors import InputError
+from kvplan.flags import Spelling
 
 _FIELD = "launch command"
 MAX_LAUNCH_BYTES = 1 << 20
@@ -84,7 +85,8 @@ class LaunchParse:
         """One line per remark, for the CLI to print."""
         out = list(self.notes)
         if self.unknown:
-            out.append(f"{self.engine} launch command: flags kvplan does not know (not used): " + ", ".join(self.unknown))
+            out.append(f"{self.engine} launch command: flags kvplan does not know (not used): "
+                       + ", ".join(self.unknown))
         if self.ignored:
             out.append(f"{self.engine} launch command: flags that do not change KV sizing (ignored): "
                        + ", ".join(self.ignored))
@@ -101,7 +103,8 @@ def read_launch_text(source: str) -> str:
         try:
             data = sys.stdin.read(MAX_LAUNCH_BYTES + 1)
         except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"cannot read the launch command from standard input ({exc})", field="--from-launch") from None
+            raise InputError(f"cannot read the launch command from standard input ({exc})",
+                             field="--from-launch") from None
         where = "standard input"
     else:
         path = os.path.expanduser(source)
@@ -314,7 +317,7 @@ class _Flags:
 def _flags(engine: str) -> _Flags:
     src = {"sglang": (_SG_BOOL, _SG_LIST, _SG_OPT, _SG_VALUE), "vllm": (_VL_BOOL, _VL_LIST, _VL_OPT, _VL_VALUE)}[engine]
     kinds: dict[str, str] = {}
-    for kind, names in zip(("bool", "list", "opt", "value"), src):
+    for kind, names in zip(("bool", "list", "opt", "value"), src, strict=True):
         for name in names.split():
             kinds[name] = kind
     return _Flags(kinds, tuple(sorted(k for k in kinds if k.startswith("--"))))
@@ -460,6 +463,82 @@ def _set_nested(d: dict, keys: list[str], value: Any) -> None:
     d[keys[-1]] = value
 
 
+def _dotted(sc: _Scan, args: list[str], i: int, name: str, eq: str, inline: str) -> int:
+    """vLLM ``--speculative-config.num_speculative_tokens 3``: merge the dotted key into the JSON flag."""
+    head, _, tail = name[2:].partition(".")
+    if not eq:
+        if i >= len(args):
+            raise _bad(name, "expects a value")
+        inline, i = args[i], i + 1
+    keys = tail.split(".")
+    parsed: Any
+    if keys[-1].endswith("+"):
+        keys[-1] = keys[-1][:-1]
+        parsed = inline.split(",")
+    else:
+        try:
+            parsed = json.loads(inline)
+        except json.JSONDecodeError:
+            try:
+                parsed = vllm_human_int(name, inline)
+            except InputError:
+                parsed = inline
+    flag, _ = _resolve_flag("vllm", "--" + head)
+    if flag is None:
+        sc.unknown.append(name)
+        return i
+    _set_nested(sc.dotted.setdefault(flag, {}), keys, parsed)
+    sc.seen.append(flag)
+    return i
+
+
+def _vllm_word(sc: _Scan, args: list[str], i: int, name: str, eq: str, inline: str) -> tuple[str | None, int]:
+    """vLLM's own spellings (``-O3``, ``--max_model_len``, dotted keys): (the flag name to resolve, or None when
+    the word was consumed here; the next index)."""
+    if name.startswith("-O") and not name.startswith("--"):
+        level = inline if eq else name[2:]
+        if name == "-O" and not eq:
+            level = args[i] if i < len(args) and args[i] in ("0", "1", "2", "3") else ""
+            i += 1 if level else 0
+        sc.values["--optimization-level"] = ("-O", level)
+        sc.seen.append("--optimization-level")
+        return None, i
+    if not name.startswith("--"):
+        return name, i
+    head, dot, tail = name[2:].partition(".")
+    name = "--" + head.replace("_", "-") + (dot + tail)
+    if dot:
+        return None, _dotted(sc, args, i, name, eq, inline)
+    return name, i
+
+
+def _takes_next(args: list[str], i: int) -> bool:
+    return i < len(args) and (not args[i].startswith("-") or _looks_negative(args[i]))
+
+
+def _read_value(kind: str, args: list[str], i: int, name: str, eq: str, inline: str) -> tuple[Any, int]:
+    """The value of one known flag by its kind (bool | list | opt | value) and the next index."""
+    if kind == "bool":
+        if eq:
+            raise _bad(name, f"is a switch and takes no value, got '{inline}'", f"write {name} alone")
+        return True, i
+    if kind == "list":
+        vals = [inline] if eq else []
+        while not eq and _takes_next(args, i):
+            vals.append(args[i])
+            i += 1
+        return vals, i
+    if eq:
+        return inline, i
+    if kind == "opt":
+        if i < len(args) and not args[i].startswith("-"):
+            return args[i], i + 1
+        return True, i
+    if _takes_next(args, i):
+        return args[i], i + 1
+    raise _bad(name, "expects a value", f"e.g. {name} VALUE")
+
+
 def _scan(engine: str, args: list[str]) -> _Scan:
     sc = _Scan({}, [], [], [], {})
     i, n = 0, len(args)
@@ -472,43 +551,12 @@ def _scan(engine: str, args: list[str]) -> _Scan:
         if not w.startswith("-") or w == "-" or _looks_negative(w):
             sc.positionals.append(w)
             continue
+        name: str | None
         name, eq, inline = w.partition("=")
         if engine == "vllm":
-            if name.startswith("-O") and not name.startswith("--"):
-                level = inline if eq else name[2:]
-                if name == "-O" and not eq:
-                    level = args[i] if i < n and args[i] in ("0", "1", "2", "3") else ""
-                    i += 1 if level else 0
-                sc.values["--optimization-level"] = ("-O", level)
-                sc.seen.append("--optimization-level")
+            name, i = _vllm_word(sc, args, i, name, eq, inline)
+            if name is None:
                 continue
-            if name.startswith("--"):
-                head, dot, tail = name[2:].partition(".")
-                name = "--" + head.replace("_", "-") + (dot + tail)
-                if dot:                                           # --speculative-config.num_speculative_tokens 3
-                    if not eq:
-                        if i >= n:
-                            raise _bad(name, "expects a value")
-                        inline, i = args[i], i + 1
-                    keys = tail.split(".")
-                    if keys[-1].endswith("+"):
-                        keys[-1] = keys[-1][:-1]
-                        parsed: Any = inline.split(",")
-                    else:
-                        try:
-                            parsed = json.loads(inline)
-                        except json.JSONDecodeError:
-                            try:
-                                parsed = vllm_human_int(name, inline)
-                            except InputError:
-                                parsed = inline
-                    flag, _ = _resolve_flag(engine, "--" + head.replace("_", "-"))
-                    if flag is None:
-                        sc.unknown.append(name)
-                        continue
-                    _set_nested(sc.dotted.setdefault(flag, {}), keys, parsed)
-                    sc.seen.append(flag)
-                    continue
         flag, cands = _resolve_flag(engine, name)
         if flag is None:
             if len(cands) > 1:
@@ -519,31 +567,7 @@ def _scan(engine: str, args: list[str]) -> _Scan:
             if not eq and i < n and not args[i].startswith("-"):
                 i += 1
             continue
-        kind = _flags(engine).kinds[flag]
-        if kind == "bool":
-            if eq:
-                raise _bad(name, f"is a switch and takes no value, got '{inline}'", f"write {name} alone")
-            value: Any = True
-        elif kind == "list":
-            vals = [inline] if eq else []
-            while not eq and i < n and (not args[i].startswith("-") or _looks_negative(args[i])):
-                vals.append(args[i])
-                i += 1
-            value = vals
-        elif kind == "opt":
-            if eq:
-                value = inline
-            elif i < n and not args[i].startswith("-"):
-                value, i = args[i], i + 1
-            else:
-                value = True
-        else:
-            if eq:
-                value = inline
-            elif i < n and (not args[i].startswith("-") or _looks_negative(args[i])):
-                value, i = args[i], i + 1
-            else:
-                raise _bad(name, "expects a value", f"e.g. {name} VALUE")
+        value, i = _read_value(_flags(engine).kinds[flag], args, i, name, eq, inline)
         key = _ALIASES[engine].get(flag, flag)          # aliases share one destination: the last one wins
         sc.values.pop(key, None)
         sc.values[key] = (name, value)
@@ -554,43 +578,46 @@ def _scan(engine: str, args: list[str]) -> _Scan:
 # ------------------------------------------------------------------------------------------------
 # Mapping to Deployment fields
 # ------------------------------------------------------------------------------------------------
+#
+# Which engine flag sets which Deployment field, and how its value is read, is declared once in the flag
+# registry (kvplan.flags: each Flag's ``sglang`` / ``vllm`` Spelling).  This module adds what the engines'
+# parsers say about flags that are *not* kvplan fields: their aliases, and the ones that change the memory plan
+# without kvplan modelling them (a note each).  tests/test_flags.py checks the two never overlap.
 
 _Conv = Callable[[str, Any], Any]
 
-# canonical flag -> (Deployment field, converter)
-_SG_MAP: dict[str, tuple[str, _Conv]] = {
-    "--model-path": ("model", lambda f, v: v),
-    "--tp-size": ("tp", lambda f, v: _int(f, v)),
-    "--pp-size": ("pp", lambda f, v: _int(f, v)),
-    "--ep-size": ("ep", lambda f, v: _int(f, v)),
-    "--mem-fraction-static": ("mem_fraction_static", _fraction),
-    "--kv-cache-dtype": ("kv_cache_dtype", lambda f, v: _choice(f, v, _SG_KV_DTYPES)),
-    "--context-length": ("context_length", lambda f, v: _int(f, v, minimum=2)),
-    "--max-running-requests": ("max_running_requests", lambda f, v: _int(f, v)),
-    "--page-size": ("page_size", lambda f, v: _int(f, v)),
-    "--chunked-prefill-size": ("chunked_prefill_size", lambda f, v: _int(f, v, allow=(-1,))),
-    "--max-total-tokens": ("max_total_tokens", lambda f, v: _int(f, v)),
-    "--attention-backend": ("attention_backend", lambda f, v: _choice(f, v, _SG_ATTENTION_BACKENDS)),
-    "--disable-radix-cache": ("disable_radix_cache", lambda f, v: True),
-    "--disable-overlap-schedule": ("disable_overlap_schedule", lambda f, v: True),
-    "--swa-full-tokens-ratio": ("swa_full_tokens_ratio", _fraction),
-    "--speculative-algorithm": ("speculative_algorithm", lambda f, v: v),
-    "--speculative-num-draft-tokens": ("speculative_num_draft_tokens", lambda f, v: _int(f, v, minimum=0)),
-    "--dsv4-attn-backend": ("dsv4_attn_backend",
-                            lambda f, v: _choice(f, v, ("auto", "flashmla", "flashmla_mega", "trtllm"))),
-    "--dcp-size": ("dcp_size", lambda f, v: _int(f, v)),
-    "--mamba-full-memory-ratio": ("mamba_full_memory_ratio", lambda f, v: _float(f, v)),
-    "--max-mamba-cache-size": ("max_mamba_cache_size", lambda f, v: _int(f, v)),
+
+def _pos(flag: str, v: int) -> int:
+    if v < 1:
+        raise _bad(flag, f"must be a positive number, got {v}")
+    return v
+
+
+# Spelling.value -> converter (see kvplan.flags); "choice" reads _CHOICES
+VALUE_RULES: dict[str, _Conv] = {
+    "text": lambda f, v: v,
+    "int": lambda f, v: _int(f, v),
+    "int>=0": lambda f, v: _int(f, v, minimum=0),
+    "int>=2": lambda f, v: _int(f, v, minimum=2),
+    "int|-1": lambda f, v: _int(f, v, allow=(-1,)),
+    "fraction": _fraction,
+    "float": _float,
+    "switch": lambda f, v: True,
+    "human": lambda f, v: _pos(f, vllm_human_int(f, v)),
 }
+# (engine, flag) -> the values its parser accepts, for Spelling.value == "choice"
+CHOICES: dict[tuple[str, str], tuple[str, ...]] = {
+    ("sglang", "--kv-cache-dtype"): _SG_KV_DTYPES,
+    ("sglang", "--attention-backend"): _SG_ATTENTION_BACKENDS,
+    ("sglang", "--dsv4-attn-backend"): ("auto", "flashmla", "flashmla_mega", "trtllm"),
+}
+
 _SG_ALIASES = {
     "--model": "--model-path", "--tensor-parallel-size": "--tp-size", "--pipeline-parallel-size": "--pp-size",
     "--data-parallel-size": "--dp-size", "--attention-data-parallel-size": "--attn-dp-size",
     "--expert-parallel-size": "--ep-size", "--ep": "--ep-size",
 }
-_SG_SPECIAL = {"--dp-size", "--attn-dp-size", "--enable-dp-attention", "--disable-cuda-graph",
-               "--disable-decode-cuda-graph", "--disable-prefill-cuda-graph", "--cuda-graph-backend-decode",
-               "--cuda-graph-backend-prefill"}
-# Flags that change SGLang's memory plan but that kvplan does not model (a note each).
+# SGLang flags that are no kvplan field but change its memory plan (a note each; kvplan.flags holds the fields').
 _SG_UNMODELLED = {
     "--quantization": "weights are estimated from the checkpoint's own quantization",
     "--modelopt-quant": "weights are estimated from the checkpoint's own quantization",
@@ -604,7 +631,6 @@ _SG_UNMODELLED = {
     "--speculative-draft-kv-cache-dtype": "the draft KV dtype is not modelled",
     "--decode-attention-backend": "kvplan picks layouts from --attention-backend only",
     "--prefill-attention-backend": "kvplan picks layouts from --attention-backend only",
-    "--dcp-size": "decode context parallelism is not modelled",
     "--attn-cp-size": "attention context parallelism is not modelled",
     "--moe-dp-size": "MoE data parallelism is not modelled",
     "--max-prefill-tokens": "not used by the KV pool arithmetic",
@@ -612,28 +638,12 @@ _SG_UNMODELLED = {
     "--hicache-ratio": "the host-memory (HiCache) tier is not modelled",
     "--hicache-size": "the host-memory (HiCache) tier is not modelled",
     "--disable-hybrid-swa-memory": "hybrid SWA pools are planned as SGLang's default (hybrid on)",
-    "--max-mamba-cache-size": "the Mamba state pool uses SGLang's default size",
-    "--mamba-ssm-dtype": "the Mamba state dtype is SGLang's default",
-    "--mamba-full-memory-ratio": "the Mamba/full split uses SGLang's default ratio",
     "--cpu-offload-gb": "weight offload to CPU is not modelled (weights count in full)",
     "--enable-memory-saver": "not modelled",
     "--load-format": "weights are estimated from the checkpoint",
     "--config": "the YAML config file is not read: pass its flags on the command line",
 }
 
-_VL_MAP: dict[str, tuple[str, _Conv]] = {
-    "--model": ("model", lambda f, v: v),
-    "--tensor-parallel-size": ("tp", lambda f, v: _int(f, v)),
-    "--pipeline-parallel-size": ("pp", lambda f, v: _int(f, v)),
-    "--data-parallel-size": ("dp", lambda f, v: _int(f, v)),
-    "--gpu-memory-utilization": ("gpu_memory_utilization", _fraction),
-    "--max-num-seqs": ("max_running_requests", lambda f, v: _int(f, v)),
-    "--block-size": ("page_size", lambda f, v: _int(f, v)),
-    "--max-num-batched-tokens": ("chunked_prefill_size", lambda f, v: _pos(f, vllm_human_int(f, v))),
-    "--kv-cache-dtype": ("kv_cache_dtype", lambda f, v: v),
-    "--kv-cache-memory-bytes": ("kv_cache_memory_bytes", lambda f, v: _pos(f, vllm_human_int(f, v))),
-    "--attention-backend": ("attention_backend", lambda f, v: v),
-}
 _VL_ALIASES = {
     "-tp": "--tensor-parallel-size", "-pp": "--pipeline-parallel-size", "-dp": "--data-parallel-size",
     "-ep": "--enable-expert-parallel", "--device-memory-utilization": "--gpu-memory-utilization",
@@ -641,8 +651,7 @@ _VL_ALIASES = {
     "-dcp": "--decode-context-parallel-size", "-pcp": "--prefill-context-parallel-size",
     "--no-enable-expert-parallel": "--enable-expert-parallel",
 }
-_VL_SPECIAL = {"--enable-expert-parallel", "--max-model-len", "--enforce-eager", "--no-enforce-eager",
-               "--speculative-config", "--spec-method", "--spec-tokens"}
+# vLLM flags that are no kvplan field but change its memory plan (a note each; kvplan.flags holds the fields').
 _VL_UNMODELLED = {
     "--quantization": "weights are estimated from the checkpoint's own quantization",
     "--num-gpu-blocks-override": "vLLM then uses this block count instead of the profiled budget",
@@ -653,11 +662,8 @@ _VL_UNMODELLED = {
     "--optimization-level": "CUDA-graph capture follows --enforce-eager only",
     "--max-cudagraph-capture-size": "CUDA-graph capture sizes are vLLM's defaults",
     "--cudagraph-capture-sizes": "CUDA-graph capture sizes are vLLM's defaults",
-    "--decode-context-parallel-size": "decode context parallelism is not modelled",
     "--prefill-context-parallel-size": "prefill context parallelism is not modelled",
     "--kv-cache-dtype-skip-layers": "every layer uses --kv-cache-dtype",
-    "--mamba-cache-dtype": "the Mamba state dtype is vLLM's default",
-    "--mamba-ssm-cache-dtype": "the Mamba state dtype is vLLM's default",
     "--mamba-block-size": "the Mamba block size is vLLM's default",
     "--limit-mm-per-prompt": "multimodal profiling is not modelled",
     "--language-model-only": "multimodal profiling is not modelled",
@@ -666,14 +672,45 @@ _VL_UNMODELLED = {
     "--config": "the YAML config file is not read: pass its flags on the command line",
 }
 
-
 _ALIASES = {"sglang": _SG_ALIASES, "vllm": _VL_ALIASES}
+_LOCAL_UNMODELLED = {"sglang": _SG_UNMODELLED, "vllm": _VL_UNMODELLED}
 
 
-def _pos(flag: str, v: int) -> int:
-    if v < 1:
-        raise _bad(flag, f"must be a positive number, got {v}")
-    return v
+@dataclass(frozen=True)
+class EngineMap:
+    """One engine's launch-flag tables, built from the flag registry (:func:`engine_map`)."""
+
+    mapping: dict[str, tuple[str, _Conv]]   # canonical flag -> (Deployment field, converter)
+    special: frozenset[str]                 # flags read by this module's own rules (DP attention, CUDA graphs ...)
+    unmodelled: dict[str, str]              # flag -> why kvplan plans without it
+
+
+def _converter(engine: str, sp: Spelling) -> _Conv:
+    if sp.value == "choice":
+        choices = CHOICES[(engine, sp.flag)]
+        return lambda f, v: _choice(f, v, choices)
+    return VALUE_RULES[sp.value]
+
+
+@cache
+def engine_map(engine: str) -> EngineMap:
+    """The launch-flag tables of ``engine``: the registry's spellings plus this module's non-field flags."""
+    from kvplan.flags import FLAGS
+
+    mapping: dict[str, tuple[str, _Conv]] = {}
+    special: set[str] = set()
+    unmodelled = dict(_LOCAL_UNMODELLED[engine])
+    for f in FLAGS:
+        sp = f.spelling(engine)
+        if sp is None:
+            continue
+        if not sp.modelled:
+            unmodelled.update(dict.fromkeys(sp.flags, sp.note))
+        elif sp.special:
+            special.update(sp.flags)
+        else:
+            mapping[sp.flag] = (f.field, _converter(engine, sp))
+    return EngineMap(mapping, frozenset(special), unmodelled)
 
 
 def _written(sc: _Scan, flag: str) -> str:
@@ -684,40 +721,31 @@ def _canon(flag: str, aliases: dict[str, str]) -> str:
     return aliases.get(flag, flag)
 
 
-def _common(engine: str, sc: _Scan, mapping, aliases, special, unmodelled, fields, ignored, notes) -> None:
+def _common(engine: str, sc: _Scan, fields: dict[str, Any], ignored: list[str], notes: list[str]) -> None:
+    """Map the flags the registry spells; note the unmodelled ones; list the rest as ignored."""
+    em, aliases = engine_map(engine), _ALIASES[engine]
     done: set[str] = set()
     for flag in sc.seen:
         c = _canon(flag, aliases)
         if c in done:
             continue
         done.add(c)
-        if c in mapping or c in special:
+        if c in em.mapping or c in em.special:
             continue
-        if c in unmodelled:
-            notes.append(f"{c} is not modelled: {unmodelled[c]}")
+        if c in em.unmodelled:
+            notes.append(f"{c} is not modelled: {em.unmodelled[c]}")
         else:
             ignored.append(c)
     for flag, (written, value) in sc.values.items():
         c = _canon(flag, aliases)
-        if c in mapping:
-            fname, conv = mapping[c]
+        if c in em.mapping:
+            fname, conv = em.mapping[c]
             fields[fname] = conv(written, value)
 
 
-def _sglang_fields(entry: _Entry, sc: _Scan, env: dict[str, str]) -> tuple[dict, list, list]:
-    fields: dict[str, Any] = {"engine": "sglang"}
-    ignored: list[str] = []
-    notes: list[str] = []
-    if entry.style == "serve" and entry.args[:1] and not entry.args[0].startswith("-"):
-        sc.values.setdefault("--model-path", ("sglang serve MODEL", entry.args[0]))
-        sc.positionals = sc.positionals[1:]
-    elif entry.style == "router":
-        notes.append("sglang_router.launch_server: router flags are reported as unknown")
-    _common("sglang", sc, _SG_MAP, _SG_ALIASES, _SG_SPECIAL, _SG_UNMODELLED, fields, ignored, notes)
-    vals = {_canon(k, _SG_ALIASES): v for k, v in sc.values.items()}
-
-    # Data parallelism: --dp-size N --enable-dp-attention is the deprecated spelling of --attn-dp-size N
-    # (python/sglang/srt/arg_groups/parallel_hook.py handle_deprecated_dp_attention, v0.5.23).
+def _sglang_dp(sc: _Scan, vals: dict[str, tuple[str, Any]], fields: dict[str, Any]) -> None:
+    """Data parallelism: --dp-size N --enable-dp-attention is the deprecated spelling of --attn-dp-size N
+    (python/sglang/srt/arg_groups/parallel_hook.py handle_deprecated_dp_attention, v0.5.23)."""
     dp = _int(vals["--dp-size"][0], vals["--dp-size"][1]) if "--dp-size" in vals else None
     attn = _int(vals["--attn-dp-size"][0], vals["--attn-dp-size"][1]) if "--attn-dp-size" in vals else 1
     if "--enable-dp-attention" in vals and attn == 1:
@@ -732,81 +760,86 @@ def _sglang_fields(entry: _Entry, sc: _Scan, env: dict[str, str]) -> tuple[dict,
     elif dp is not None:
         fields["dp"] = dp
 
-    # CUDA graphs: kvplan has one switch; SGLang disables per phase (cuda_graph_hook.py, v0.5.23).
-    decode_off = "--disable-cuda-graph" in vals or "--disable-decode-cuda-graph" in vals
-    prefill_off = "--disable-cuda-graph" in vals or "--disable-prefill-cuda-graph" in vals
+
+def _sglang_cuda_graph(vals: dict[str, tuple[str, Any]], fields: dict[str, Any], notes: list[str]) -> None:
+    """CUDA graphs: kvplan has one switch; SGLang disables per phase (cuda_graph_hook.py, v0.5.23)."""
+    off = {phase: "--disable-cuda-graph" in vals or f"--disable-{phase}-cuda-graph" in vals
+           for phase in ("decode", "prefill")}
     for phase in ("decode", "prefill"):
         k = f"--cuda-graph-backend-{phase}"
         if k in vals:
-            off = _choice(vals[k][0], vals[k][1], _SG_CUDA_GRAPH_BACKENDS) == "disabled"
-            if phase == "decode":
-                decode_off = off
-            else:
-                prefill_off = off
-    if decode_off and prefill_off:
+            off[phase] = _choice(vals[k][0], vals[k][1], _SG_CUDA_GRAPH_BACKENDS) == "disabled"
+    if off["decode"] and off["prefill"]:
         fields["disable_cuda_graph"] = True
-    elif decode_off or prefill_off:
-        notes.append(f"CUDA graphs are off for {'decode' if decode_off else 'prefill'} only; kvplan plans with "
+    elif off["decode"] or off["prefill"]:
+        notes.append(f"CUDA graphs are off for {'decode' if off['decode'] else 'prefill'} only; kvplan plans with "
                      "CUDA graphs on (its switch turns both phases off)")
 
+
+def _sglang_fields(entry: _Entry, sc: _Scan, env: dict[str, str]) -> tuple[dict, list, list]:
+    fields: dict[str, Any] = {"engine": "sglang"}
+    ignored: list[str] = []
+    notes: list[str] = []
+    if entry.style == "serve" and entry.args[:1] and not entry.args[0].startswith("-"):
+        sc.values.setdefault("--model-path", ("sglang serve MODEL", entry.args[0]))
+        sc.positionals = sc.positionals[1:]
+    elif entry.style == "router":
+        notes.append("sglang_router.launch_server: router flags are reported as unknown")
+    _common("sglang", sc, fields, ignored, notes)
+    vals = {_canon(k, _SG_ALIASES): v for k, v in sc.values.items()}
+    _sglang_dp(sc, vals, fields)
+    _sglang_cuda_graph(vals, fields, notes)
     if "SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE" in env:
         fields["engram_on_host"] = _bool_env("SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE",
                                              env["SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE"])
     return fields, ignored, notes
 
 
-def _vllm_fields(entry: _Entry, sc: _Scan, env: dict[str, str]) -> tuple[dict, list, list]:
-    fields: dict[str, Any] = {"engine": "vllm"}
-    ignored: list[str] = []
-    notes: list[str] = []
-    if sc.positionals:
-        # positional model_tag (vllm serve and api_server); a --model given too is moved aside by vLLM
-        sc.values.setdefault("--model", ("MODEL", sc.positionals[0]))
-        if "--model" in sc.values and sc.values["--model"][0] != "MODEL":
-            notes.append(f"both a positional model and --model given: using --model {sc.values['--model'][1]}")
-        sc.positionals = sc.positionals[1:]
-    _common("vllm", sc, _VL_MAP, _VL_ALIASES, _VL_SPECIAL, _VL_UNMODELLED, fields, ignored, notes)
-    vals = {_canon(k, _VL_ALIASES): v for k, v in sc.values.items()}
-
-    if "--max-model-len" in vals:
-        w, raw = vals["--max-model-len"]
-        if raw.strip().lower() in ("auto", "-1"):
-            notes.append(f"{w} {raw}: the model's own context length")
-        else:
-            fields["context_length"] = _int(w, str(vllm_human_int(w, raw)), minimum=2)
-    # --enforce-eager / --no-enforce-eager: argparse.BooleanOptionalAction, the last one wins
+def _last_switch(sc: _Scan, on: tuple[str, ...], off: str) -> bool | None:
+    """argparse.BooleanOptionalAction: the last of the ``on`` / ``off`` spellings wins (None: neither given)."""
+    state = None
     for flag in sc.seen:
-        if flag == "--enforce-eager":
-            fields["enforce_eager"] = True
-        elif flag == "--no-enforce-eager":
-            fields["enforce_eager"] = False
-    if fields.get("enforce_eager") is False:
-        del fields["enforce_eager"]
+        if flag in on:
+            state = True
+        elif flag == off:
+            state = False
+    return state
 
-    # Expert parallelism: EP spans TP x DP when --enable-expert-parallel is on
-    # (vllm/model_executor/layers/fused_moe/config.py FusedMoEParallelConfig.make, v0.33.0).
-    ep_on = None
-    for flag in sc.seen:
-        if flag in ("--enable-expert-parallel", "-ep"):
-            ep_on = True
-        elif flag == "--no-enable-expert-parallel":
-            ep_on = False
-    if ep_on:
-        ep = fields.get("tp", 1) * fields.get("dp", 1)
-        if ep > 1:
-            fields["ep"] = ep
-        if "--prefill-context-parallel-size" in vals:
-            notes.append("expert parallelism also spans prefill context parallelism in vLLM; kvplan uses tp x dp")
 
-    # Speculative decoding: --speculative-config JSON (or dotted keys), --spec-method, --spec-tokens.
+def _vllm_model(sc: _Scan, notes: list[str]) -> None:
+    """The positional model_tag (vllm serve and api_server); a --model given too is moved aside by vLLM."""
+    if not sc.positionals:
+        return
+    sc.values.setdefault("--model", ("MODEL", sc.positionals[0]))
+    if "--model" in sc.values and sc.values["--model"][0] != "MODEL":
+        notes.append(f"both a positional model and --model given: using --model {sc.values['--model'][1]}")
+    sc.positionals = sc.positionals[1:]
+
+
+def _vllm_expert_parallel(sc: _Scan, vals: dict[str, tuple[str, Any]], fields: dict[str, Any],
+                          notes: list[str]) -> None:
+    """Expert parallelism: EP spans TP x DP when --enable-expert-parallel is on
+    (vllm/model_executor/layers/fused_moe/config.py FusedMoEParallelConfig.make, v0.33.0)."""
+    if not _last_switch(sc, ("--enable-expert-parallel", "-ep"), "--no-enable-expert-parallel"):
+        return
+    ep = fields.get("tp", 1) * fields.get("dp", 1)
+    if ep > 1:
+        fields["ep"] = ep
+    if "--prefill-context-parallel-size" in vals:
+        notes.append("expert parallelism also spans prefill context parallelism in vLLM; kvplan uses tp x dp")
+
+
+def _vllm_speculative(sc: _Scan, vals: dict[str, tuple[str, Any]], fields: dict[str, Any],
+                      notes: list[str]) -> None:
+    """Speculative decoding: --speculative-config JSON (or dotted keys), --spec-method, --spec-tokens."""
     spec: dict[str, Any] = {}
     if "--speculative-config" in vals:
         w, raw = vals["--speculative-config"]
         try:
             parsed = json.loads(raw)
         except json.JSONDecodeError as exc:
-            raise _bad(w, f"is not valid JSON ({exc.msg} at column {exc.colno})",
-                       "quote it: --speculative-config '{\"method\": \"mtp\", \"num_speculative_tokens\": 1}'") from None
+            raise _bad(w, f"is not valid JSON ({exc.msg} at column {exc.colno})", "quote it: --speculative-config "
+                       "'{\"method\": \"mtp\", \"num_speculative_tokens\": 1}'") from None
         if parsed is not None and not isinstance(parsed, dict):
             raise _bad(w, "must be a JSON object")
         spec.update(parsed or {})
@@ -820,15 +853,36 @@ def _vllm_fields(entry: _Entry, sc: _Scan, env: dict[str, str]) -> tuple[dict, l
         fields["speculative_algorithm"] = str(spec["method"])
     if spec.get("num_speculative_tokens") is not None:
         n = spec["num_speculative_tokens"]
-        fields["speculative_num_draft_tokens"] = _int("--speculative-config num_speculative_tokens", str(n), minimum=0) \
-            if not isinstance(n, bool) else _int("--speculative-config num_speculative_tokens", "x")
+        fields["speculative_num_draft_tokens"] = _int("--speculative-config num_speculative_tokens",
+                                                      "x" if isinstance(n, bool) else str(n), minimum=0)
     if spec:
         notes.append("vLLM speculative decoding is recorded (speculative_algorithm, speculative_num_draft_tokens = "
                      "num_speculative_tokens) but the draft model's memory is not modelled")
+
+
+def _vllm_fields(entry: _Entry, sc: _Scan, env: dict[str, str]) -> tuple[dict, list, list]:
+    fields: dict[str, Any] = {"engine": "vllm"}
+    ignored: list[str] = []
+    notes: list[str] = []
+    _vllm_model(sc, notes)
+    _common("vllm", sc, fields, ignored, notes)
+    vals = {_canon(k, _VL_ALIASES): v for k, v in sc.values.items()}
+
+    if "--max-model-len" in vals:
+        w, raw = vals["--max-model-len"]
+        if raw.strip().lower() in ("auto", "-1"):
+            notes.append(f"{w} {raw}: the model's own context length")
+        else:
+            fields["context_length"] = _int(w, str(vllm_human_int(w, raw)), minimum=2)
+    if _last_switch(sc, ("--enforce-eager",), "--no-enforce-eager"):
+        fields["enforce_eager"] = True
+    _vllm_expert_parallel(sc, vals, fields, notes)
+    _vllm_speculative(sc, vals, fields, notes)
+    unmodelled = engine_map("vllm").unmodelled
     for flag in sc.dotted:
         if flag != "--speculative-config":
             c = _canon(flag, _VL_ALIASES)
-            if c not in _VL_UNMODELLED and c not in ignored:
+            if c not in unmodelled and c not in ignored:
                 ignored.append(c)
     if "SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE" in env:
         notes.append("SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE is an SGLang setting; vLLM ignores it")

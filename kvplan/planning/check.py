@@ -29,24 +29,30 @@ A deployment **passes** when ``kvplan fit`` on it gives
 * a pool (all DP ranks) of at least ``ceil(requests x context x (1 + headroom / 100))`` tokens, and
 * ``context`` <= the server's context length.
 
-Reports: ``--report FILE.json`` (one object) or ``--report FILE.xml`` (JUnit XML: one test case per deployment).
+The deployment keys come from the flag registry (:func:`kvplan.flags.plan_keys`): every ``kvplan fit`` flag,
+spelled as its Deployment field (``--tp`` -> ``tp``, ``--free-memory`` -> ``free_memory``), typed by its kind
+(SIZE and count keys take an integer or a string such as ``"80GiB"`` / ``"32k"``); ``--requests`` is the
+target's ``requests``.
+
+Reports (written by :mod:`kvplan.views.check`): ``--report FILE.json`` (one object) or ``--report FILE.xml``
+(JUnit XML: one test case per deployment).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
-import json
 import math
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from kvplan.errors import InputError
-
-_SIZE = Optional[int | str]
+from kvplan.flags import BY_NAME, Flag, plan_keys
 
 
 class _Strict(BaseModel):
@@ -59,52 +65,42 @@ class Target(_Strict):
     headroom: float | int = Field(default=0, ge=0, le=1000)
 
 
-class _DeploymentKeys(_Strict):
-    model: Optional[str] = None
-    gpu: Optional[str] = None
-    engine: Literal["sglang", "vllm"] = "sglang"
-    engine_version: Optional[str] = None
-    num_gpus: Optional[int] = None
-    gpu_memory: _SIZE = None
-    tp: Optional[int] = None
-    pp: Optional[int] = None
-    dp: Optional[int] = None
-    ep: Optional[int] = None
-    enable_dp_attention: bool = False
-    mem_fraction_static: Optional[float] = None
-    gpu_memory_utilization: Optional[float] = None
-    kv_cache_dtype: Optional[str] = None
-    context_length: Optional[int | str] = None
-    max_running_requests: Optional[int] = None
-    page_size: Optional[int] = None
-    chunked_prefill_size: Optional[int] = None
-    max_total_tokens: Optional[int] = None
-    free_memory: _SIZE = None
-    weight_memory: _SIZE = None
-    attention_backend: Optional[str] = None
-    disable_radix_cache: bool = False
-    disable_overlap_schedule: bool = False
-    disable_cuda_graph: bool = False
-    enforce_eager: bool = False
-    speculative_algorithm: Optional[str] = None
-    speculative_num_draft_tokens: Optional[int] = None
+_KEY_TYPES: dict[str, Any] = {"int": int, "float": float, "size": int | str, "count": int | str, "bool": bool,
+                              "str": str, "list": str}
 
 
-class PlanDeployment(_DeploymentKeys):
-    name: str = Field(min_length=1)
-    target: Target
+def _key_field(f: Flag, default: Any) -> tuple[Any, Any]:
+    """(type, default) of one plan-file key: the registry kind, ``Literal`` for a closed choice."""
+    typ = Literal[f.choices] if f.choices else _KEY_TYPES[f.kind]
+    return (Optional[typ] if default is None else typ), default
 
 
-class PlanFile(_Strict):
-    version: Literal[1] = 1
-    defaults: _DeploymentKeys = _DeploymentKeys()
-    deployment: list[dict[str, Any]] = Field(min_length=1)
+def _deployment_keys() -> type[BaseModel]:
+    """The plan-file keys of one deployment: every registry flag with a plan key (kvplan.flags), typed by its kind,
+    defaulting to the Deployment default."""
+    from kvplan.deployment import Deployment
+
+    defaults = {f.name: f.default for f in dataclasses.fields(Deployment)}
+    keys: dict[str, Any] = {f.field: _key_field(f, defaults[f.field]) for f in plan_keys()}
+    return create_model("DeploymentKeys", __base__=_Strict, **keys)
+
+
+DeploymentKeys = _deployment_keys()
+PlanDeployment = create_model("PlanDeployment", __base__=DeploymentKeys, name=(str, Field(min_length=1)),
+                              target=(Target, ...))
+
+
+PlanFile = create_model("PlanFile", __base__=_Strict, version=(Literal[1], 1),
+                        defaults=(DeploymentKeys, DeploymentKeys()),
+                        deployment=(list[dict[str, Any]], Field(min_length=1)))
 
 
 _ALLOWED = sorted(set(PlanDeployment.model_fields))
+_COUNT_KEYS = tuple(f.field for f in plan_keys() if f.kind == "count")
+_SIZE_KEYS = tuple(f.field for f in plan_keys() if f.kind == "size")
 
 
-def _err(path: Path, where: str, e: dict) -> InputError:
+def _err(path: Path, where: str, e: Mapping[str, Any]) -> InputError:
     loc = ".".join(str(p) for p in e["loc"])
     kind = e["type"]
     if kind == "extra_forbidden":
@@ -118,6 +114,14 @@ def _err(path: Path, where: str, e: dict) -> InputError:
     return InputError(f"{where}key '{loc}': {e['msg']} (got {e.get('input')!r})", field=str(path))
 
 
+def _plan_key(flag_name: str | None) -> str:
+    """The plan-file key of the flag a validation error names (``--tp-size`` -> ``tp``)."""
+    f = BY_NAME.get(flag_name or "")
+    if f is not None and f.plan_key:
+        return f.plan_key
+    return (flag_name or "").lstrip("-").replace("-", "_")
+
+
 @dataclass
 class CheckSpec:
     name: str
@@ -127,75 +131,75 @@ class CheckSpec:
     headroom: float
 
 
-def load_plan(path: str | Path) -> list[CheckSpec]:
-    """Read and validate a plan file; every error names the file, the deployment and the key (exit 2)."""
-    from kvplan.deployment import Deployment
-    from kvplan.units import parse_count, parse_size
-
-    p = Path(path)
+def _read_toml(p: Path) -> dict[str, Any]:
     try:
         with p.open("rb") as fh:
-            data = tomllib.load(fh)
+            return tomllib.load(fh)
     except FileNotFoundError:
         raise InputError(f"no such file: {p}", field="PLAN") from None
     except OSError as exc:
         raise InputError(f"cannot read {p} ({exc.strerror})", field="PLAN") from None
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"not valid TOML ({exc})", field=str(p)) from None
+
+
+def _number(v: Any, *, field: str, size: bool) -> int | None:
+    """A count (``"32k"``) or a SIZE (``"80GiB"``) key: integers as they are, strings parsed."""
+    if v is None:
+        return None
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
+    from kvplan.units import parse_count, parse_size
+
+    return parse_size(str(v), field=field) if size else parse_count(str(v), field=field)
+
+
+def _spec(p: Path, where: str, d: dict[str, Any]) -> CheckSpec:
+    """One validated deployment (``PlanDeployment.model_dump()``) as a CheckSpec; validates the Deployment."""
+    from kvplan.deployment import Deployment, validate
+
+    target = d.pop("target")
+    name = d.pop("name")
+    ctx = _number(target["context"], field=f"{p}: {where}target.context", size=False)
+    if ctx is None or ctx < 2:
+        raise InputError(f"{where}key 'target.context' must be at least 2 tokens", field=str(p))
+    if not math.isfinite(float(target["headroom"])):
+        raise InputError(f"{where}key 'target.headroom' must be a finite percentage", field=str(p))
+    for k in _COUNT_KEYS + _SIZE_KEYS:
+        d[k] = _number(d[k], field=f"{p}: {where}{k}", size=k in _SIZE_KEYS)
+    d["context_length"] = d["context_length"] or ctx
+    dep = Deployment(**d, target_requests=target["requests"])
     try:
-        plan = PlanFile.model_validate(data)
+        validate(dep)
+    except InputError as exc:
+        raise InputError(f"{where}key '{_plan_key(exc.field)}': {exc}", field=str(p), hint=exc.hint) from None
+    return CheckSpec(name=name, deployment=dep, context=ctx, requests=target["requests"],
+                     headroom=float(target["headroom"]))
+
+
+def load_plan(path: str | Path) -> list[CheckSpec]:
+    """Read and validate a plan file; every error names the file, the deployment and the key (exit 2)."""
+    p = Path(path)
+    data = _read_toml(p)
+    try:
+        PlanFile.model_validate(data)
     except ValidationError as exc:
-        e = exc.errors()[0]
-        raise _err(p, "", e) from None
+        raise _err(p, "", exc.errors()[0]) from None
     raw_defaults = data.get("defaults") or {}
     specs: list[CheckSpec] = []
     seen: set[str] = set()
-    for i, raw in enumerate(plan.deployment, 1):
+    for i, raw in enumerate(data["deployment"], 1):
         name = raw.get("name") if isinstance(raw.get("name"), str) else None
         where = f"deployment '{name}' (#{i}): " if name else f"deployment #{i}: "
-        merged = {**raw_defaults, **raw}
         try:
-            d = PlanDeployment.model_validate(merged)
+            d = PlanDeployment.model_validate({**raw_defaults, **raw}).model_dump()
         except ValidationError as exc:
             raise _err(p, where, exc.errors()[0]) from None
-        if d.name in seen:
-            raise InputError(f"{where}duplicate name '{d.name}'", field=str(p), hint="give each deployment its own name")
-        seen.add(d.name)
-
-        def count(v, key):
-            if v is None:
-                return None
-            if isinstance(v, int) and not isinstance(v, bool):
-                return v
-            return parse_count(str(v), field=f"{p}: {where}{key}")
-
-        def size(v, key):
-            if v is None:
-                return None
-            if isinstance(v, int) and not isinstance(v, bool):
-                return v
-            return parse_size(str(v), field=f"{p}: {where}{key}")
-
-        ctx = count(d.target.context, "target.context")
-        if ctx is None or ctx < 2:
-            raise InputError(f"{where}key 'target.context' must be at least 2 tokens", field=str(p))
-        if not math.isfinite(float(d.target.headroom)):
-            raise InputError(f"{where}key 'target.headroom' must be a finite percentage", field=str(p))
-        fields = d.model_dump(exclude={"name", "target"})
-        fields["context_length"] = count(fields["context_length"], "context_length") or ctx
-        for k in ("gpu_memory", "free_memory", "weight_memory"):
-            fields[k] = size(fields[k], k)
-        fields["target_requests"] = d.target.requests
-        dep = Deployment(**fields)
-        try:
-            from kvplan.deployment import validate
-
-            validate(dep)
-        except InputError as exc:
-            key = (exc.field or "").lstrip("-").replace("-size", "").replace("-", "_")
-            raise InputError(f"{where}key '{key}': {exc}", field=str(p), hint=exc.hint) from None
-        specs.append(CheckSpec(name=d.name, deployment=dep, context=ctx, requests=d.target.requests,
-                               headroom=float(d.target.headroom)))
+        if d["name"] in seen:
+            raise InputError(f"{where}duplicate name '{d['name']}'", field=str(p),
+                             hint="give each deployment its own name")
+        seen.add(d["name"])
+        specs.append(_spec(p, where, d))
     return specs
 
 
@@ -255,73 +259,3 @@ def check(specs: list[CheckSpec], *, path: str = "plan") -> list[CheckResult]:
                                context=C, requests=R, headroom=s.headroom, required_tokens=need, pool_tokens=total,
                                concurrency=conc, headroom_achieved=round(achieved, 2), passed=ok, reason=why))
     return out
-
-
-def render(results: list[CheckResult], *, path: str = "", console=None) -> None:
-    """The check table (rich, imported here only)."""
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
-
-    from kvplan.planning.sweep import fmt_count
-
-    console = console or Console()
-    n_fail = sum(not r.passed for r in results)
-    t = Table(title=f"kvplan check {path}: {len(results) - n_fail} passed, {n_fail} failed", title_justify="left",
-              box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0))
-    for name, just in (("deployment", "left"), ("GPUs", "right"), ("target", "right"), ("room", "right"),
-                       ("pool tokens", "right"), ("headroom", "right"), ("result", "left")):
-        t.add_column(name, justify=just, no_wrap=True)
-    for r in results:
-        t.add_row(r.name, str(r.num_gpus),
-                  f"{r.requests} x {fmt_count(r.context)} +{r.headroom:g}%", str(r.concurrency), f"{r.pool_tokens:,}",
-                  f"{r.headroom_achieved:.1f}%", "PASS" if r.passed else "FAIL",
-                  style=None if r.passed else "bold red")
-    console.print(t)
-    for r in results:
-        if not r.passed:
-            console.print(f"FAIL {r.name}: {r.reason}", markup=False, highlight=False)
-
-
-def to_json(results: list[CheckResult], *, path: str = "") -> str:
-    return json.dumps({"plan": path, "passed": all(r.passed for r in results),
-                       "failures": sum(not r.passed for r in results),
-                       "deployments": [r.to_dict() for r in results]}, indent=2) + "\n"
-
-
-def to_junit(results: list[CheckResult], *, path: str = "") -> str:
-    """JUnit XML (one ``testcase`` per deployment; a ``failure`` element when its target is missed)."""
-    from xml.sax.saxutils import escape, quoteattr
-
-    suite = Path(path).stem if path else "plan"
-    fails = sum(not r.passed for r in results)
-    lines = ['<?xml version="1.0" encoding="UTF-8"?>',
-             f'<testsuites name="kvplan check" tests="{len(results)}" failures="{fails}" errors="0">',
-             f'  <testsuite name={quoteattr("kvplan check " + (path or suite))} tests="{len(results)}" '
-             f'failures="{fails}" errors="0" skipped="0">']
-    for r in results:
-        details = (f"model {r.model}, gpu {r.gpu} x {r.num_gpus}, engine {r.engine}; target {r.requests} request(s) "
-                   f"of {r.context:,} tokens +{r.headroom:g}% headroom; pool {r.pool_tokens:,} tokens, room for "
-                   f"{r.concurrency}, headroom {r.headroom_achieved:.1f}%")
-        lines.append(f'    <testcase classname={quoteattr("kvplan.check." + suite)} name={quoteattr(r.name)} time="0">')
-        if not r.passed:
-            lines.append(f'      <failure message={quoteattr(r.reason)} type="DoesNotFit">{escape(details)}</failure>')
-        lines.append(f"      <system-out>{escape(details)}</system-out>")
-        lines.append("    </testcase>")
-    lines += ["  </testsuite>", "</testsuites>"]
-    return "\n".join(lines) + "\n"
-
-
-def write_report(results: list[CheckResult], report: str | Path, *, fmt: str | None = None, path: str = "") -> Path:
-    """``fmt``: json | junit; default from the extension (.json, .xml)."""
-    rp = Path(report)
-    fmt = fmt or {".json": "json", ".xml": "junit"}.get(rp.suffix.lower())
-    if fmt not in ("json", "junit"):
-        raise InputError(f"cannot tell the report format of '{rp.name}'", field="--report",
-                         hint="name it .json or .xml, or give --report-format json|junit")
-    text = to_json(results, path=path) if fmt == "json" else to_junit(results, path=path)
-    try:
-        rp.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot write {rp} ({exc.strerror})", field="--report") from None
-    return rp

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kvplan.deployment import DEFAULT_GPU, DEFAULT_MODEL, Deployment, validate
 
+if TYPE_CHECKING:
+    from kvplan.result import FitResult
 
-def fit(dep: Deployment):
+
+def fit(dep: Deployment) -> FitResult:
     """Plan one deployment and return a :class:`kvplan.result.FitResult`."""
     dep = dep.with_defaults()
     validate(dep)

@@ -131,7 +131,8 @@ def _solve_gpus(base: Deployment, *, max_gpus: int) -> SolveResult:
     return SolveResult(
         question="gpus", target=_target_text(ctx, req), answer=answer["num_gpus"] if answer else None,
         answer_label=(f"{answer['num_gpus']} x {gpu} (tp {answer['tp']}, pp {answer['pp']}, dp {answer['dp']}; "
-                      f"room for {answer['max_concurrency']})" if answer else f"no layout of up to {max_gpus} {gpu} fits"),
+                      f"room for {answer['max_concurrency']})" if answer
+                      else f"no layout of up to {max_gpus} {gpu} fits"),
         candidates=cands,
         notes=[f"candidates: tp and dp in powers of two, tp x pp x dp <= {max_gpus} (--max-gpus)"])
 
@@ -170,7 +171,7 @@ def _solve_dtype(base: Deployment, *, max_gpus: int) -> SolveResult:
     # the sweep keeps the axis order
     ans = next((r for r in rows if r["fits"]), None)
     cands = []
-    for d, r in zip(DTYPE_ORDER, rows):
+    for d, r in zip(DTYPE_ORDER, rows, strict=True):
         cands.append(Candidate(d, d, r["fits"], r["reason"], r))
         if ans is not None and r is ans:
             break
@@ -241,30 +242,3 @@ def _solve_concurrency(base: Deployment, *, max_gpus: int) -> SolveResult:
                      f"(max_running_requests {r0['max_running_requests']} per rank) limits it to {n}")
     return SolveResult("concurrency", f"requests of {ctx:,} tokens at once", n,
                        f"{n} request(s) of {ctx:,} tokens (pool {r0['kv_pool_tokens']:,} tokens)", cands, notes)
-
-
-def render(result: SolveResult, *, console=None) -> None:
-    """Print the answer and every candidate with its reason (rich, imported here only)."""
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
-
-    console = console or Console()
-    t = Table(title=f"solve {result.question}: {result.target}", title_justify="left", box=box.SIMPLE_HEAD,
-              pad_edge=False, padding=(0, 1, 0, 0))
-    t.add_column("", no_wrap=True)
-    t.add_column("candidate", no_wrap=True)
-    t.add_column("pool tokens", justify="right", no_wrap=True)
-    t.add_column("conc.", justify="right", no_wrap=True)
-    t.add_column("reason", overflow="fold")
-    for i, c in enumerate(result.candidates):
-        is_ans = i == result.answer_index
-        pool = f"{c.row['kv_pool_tokens']:,}" if c.row and not c.row.get("error") else "-"
-        conc = f"{c.row['max_concurrency']:,}" if c.row and not c.row.get("error") else "-"
-        t.add_row("*" if is_ans else "", c.label, pool, conc, c.reason,
-                  style="bold green" if is_ans else (None if c.fits else "dim"))
-    console.print(t)
-    console.print(("answer: " if result.solved else "no answer: ") + result.answer_label, markup=False,
-                  highlight=False)
-    for n in result.notes:
-        console.print(f"note: {n}", markup=False, highlight=False)

@@ -17,13 +17,17 @@ list or a range (``--tp 1,2,4,8``, ``--mem-fraction-static 0.70:0.95:0.05``, ``-
   ``KVCacheConfigurator._profile_available_bytes`` and ``resolve_max_num_reqs``;
   python/sglang/srt/model_executor/pool_configurator.py ``DefaultPoolConfigurator.calculate_pool_sizes``).
 
-Every vectorised group is checked against its representative ``fit`` result; a mismatch (which would
-be a bug) makes that group fall back to one ``fit`` call per point.
+Which families are vectorised is SGLang's registry's word: ``kvplan.engines.sglang.pools.VECTOR_FAMILIES``
+(one per-token cell, no fixed pools).  Every vectorised group is checked against its representative ``fit``
+result; a mismatch (which would be a bug) makes that group fall back to one ``fit`` call per point.
+
+The axes are the sweepable flags of the flag registry (:func:`kvplan.flags.sweep_axes`: ``sweep = "group"`` or
+``"numeric"``), named in errors by their registry label.
 
 Per-point groups (one ``fit`` call per point, a few ms each):
 
-* the DeepSeek-V4 family: the pool (SWA cap, compressor states, request cap) depends on the context
-  and the request cap in a way :mod:`kvplan.geometry.dsv4` resolves with an iterative search;
+* the other families (DeepSeek-V4: the pool (SWA cap, compressor states, request cap) depends on the context
+  and the request cap in a way :mod:`kvplan.geometry.dsv4` resolves with an iterative search; the hybrids);
 * vLLM (``--engine vllm``): its profile-based budget lives in :mod:`kvplan.engines.vllm.planner`;
 * SGLang with the default ``--mem-fraction-static`` *and* a ``--max-running-requests`` axis: the
   default fraction depends on the request cap (CUDA-graph batch size), so each request cap is its
@@ -46,6 +50,8 @@ from typing import Any
 
 from kvplan.deployment import Deployment
 from kvplan.errors import InputError
+from kvplan.family import Family
+from kvplan.flags import SWEEP_NUMERIC, Flag, sweep_axes
 
 #: Hard cap on the number of points of one sweep (memory: ~17 arrays of 8 bytes per point, ~0.7 GB).
 MAX_POINTS = 5_000_000
@@ -65,32 +71,12 @@ class Axis:
     numeric: bool   # vectorised inside a group
 
 
-AXES: dict[str, Axis] = {a.field: a for a in (
-    Axis("model", "--model", "str", False),
-    Axis("gpu", "--gpu", "str", False),
-    Axis("engine", "--engine", "str", False),
-    Axis("num_gpus", "--num-gpus", "int", False),
-    Axis("gpu_memory", "--gpu-memory", "size", False),
-    Axis("tp", "--tp", "int", False),
-    Axis("pp", "--pp", "int", False),
-    Axis("dp", "--dp", "int", False),
-    Axis("ep", "--ep", "int", False),
-    Axis("kv_cache_dtype", "--kv-cache-dtype", "str", False),
-    Axis("page_size", "--page-size", "int", False),
-    Axis("chunked_prefill_size", "--chunked-prefill-size", "int", False),
-    Axis("free_memory", "--free-memory", "size", False),
-    Axis("weight_memory", "--weight-memory", "size", False),
-    Axis("attention_backend", "--attention-backend", "str", False),
-    Axis("gpu_memory_utilization", "--gpu-memory-utilization", "float", False),
-    Axis("swa_full_tokens_ratio", "--swa-full-tokens-ratio", "float", False),
-    Axis("speculative_algorithm", "--speculative-algorithm", "str", False),
-    Axis("speculative_num_draft_tokens", "--speculative-num-draft-tokens", "int", False),
-    Axis("mem_fraction_static", "--mem-fraction-static", "float", True),
-    Axis("context_length", "--context-length", "count", True),
-    Axis("max_running_requests", "--max-running-requests", "int", True),
-    Axis("max_total_tokens", "--max-total-tokens", "count", True),
-    Axis("target_requests", "--requests", "int", True),
-)}
+def _axis(f: Flag) -> Axis:
+    return Axis(f.field, f.flag, f.kind, f.sweep == SWEEP_NUMERIC)
+
+
+#: every sweepable field of the flag registry (kvplan.flags: ``sweep`` = "group" or "numeric"), registry order
+AXES: dict[str, Axis] = {f.field: _axis(f) for f in sweep_axes()}
 
 NUMERIC_FIELDS = tuple(f for f, a in AXES.items() if a.numeric)
 
@@ -157,7 +143,7 @@ def _range(item: str, kind: str, flag: str) -> list:
         step = _scalar(step_text, "count" if kind == "count" else kind, flag)
         if not step > 0:
             raise InputError(f"range '{item}': the step must be > 0", field=flag)
-        n = int(math.floor((stop - start) / step + 1e-9)) + 1
+        n = math.floor((stop - start) / step + 1e-9) + 1
         if n > MAX_AXIS_VALUES:
             raise InputError(f"range '{item}' has {n:,} values (at most {MAX_AXIS_VALUES:,})", field=flag)
         if kind in ("int", "count"):
@@ -187,7 +173,8 @@ def parse_axis(text: str, *, field: str) -> list:
     values: list = []
     for item in items:
         if not item.strip():
-            raise InputError(f"empty item in '{text}'", field=flag, hint="separate values with single commas, e.g. 1,2,4")
+            raise InputError(f"empty item in '{text}'", field=flag,
+                             hint="separate values with single commas, e.g. 1,2,4")
         if axis.kind != "str" and ":" in item:
             values.extend(_range(item, axis.kind, flag))
         else:
@@ -229,7 +216,7 @@ def _validate_value(field: str, value: Any) -> None:
 # Groups
 # ------------------------------------------------------------------------------------------------
 
-_GROUP_COLS = ("model", "gpu", "engine", "num_gpus", "tp", "pp", "dp", "ep", "kv_cache_dtype", "page_size")
+GROUP_COLS = ("model", "gpu", "engine", "num_gpus", "tp", "pp", "dp", "ep", "kv_cache_dtype", "page_size")
 
 
 @dataclass
@@ -264,18 +251,22 @@ def _fit_group(dep: Deployment, first: Mapping[str, Any]) -> tuple[Group, Any]:
         tp, pp, dp = eff.tp or 1, eff.pp or 1, eff.dp or 1
         labels = {"model": eff.model, "gpu": eff.gpu, "engine": eff.engine,
                   "num_gpus": eff.num_gpus or tp * pp * (1 if eff.enable_dp_attention else dp), "tp": tp, "pp": pp,
-                  "dp": dp, "ep": eff.ep or 1, "kv_cache_dtype": eff.kv_cache_dtype or "auto", "page_size": eff.page_size}
+                  "dp": dp, "ep": eff.ep or 1, "kv_cache_dtype": eff.kv_cache_dtype or "auto",
+                  "page_size": eff.page_size}
         return Group(dep=dep, labels=labels, method="invalid", error=exc.one_line()), None
     labels = {"model": res.model, "gpu": res.gpu, "engine": res.engine, "num_gpus": res.num_gpus, "tp": res.tp,
-              "pp": res.pp, "dp": res.dp, "ep": res.ep, "kv_cache_dtype": res.kv_cache_dtype, "page_size": res.page_size}
+              "pp": res.pp, "dp": res.dp, "ep": res.ep, "kv_cache_dtype": res.kv_cache_dtype,
+              "page_size": res.page_size}
     g = Group(dep=dep, labels=labels, family=res.family)
-    if res.engine != "sglang" or res.family not in ("gqa", "mla", "dsa"):
+    from kvplan.engines.sglang.pools import VECTOR_FAMILIES
+
+    # SGLang's single-cell families are vectorised (kvplan.engines.sglang.pools); the rest is one fit() per point
+    if res.engine != "sglang" or Family(res.family) not in VECTOR_FAMILIES:
         g.method = "point"
         return g, res
     from kvplan.inputs.resolve import resolve_model
 
-    eff = rep.with_defaults()
-    model = resolve_model(eff.model)
+    model = resolve_model(res.model)
     g.cell = int(res.kv_bytes_per_token)
     g.free = res.free_bytes
     g.after = res.free_bytes - res.weight_bytes
@@ -315,7 +306,7 @@ def evaluate_group(g: Group, *, mem_fraction_static, context_length, max_running
     ctx = context_length
     budget = R.budget_bytes(free_before_bytes=g.free, free_after_bytes=g.after,
                             mem_fraction_static=mem_fraction_static, mm_reserve_bytes=g.mm)
-    tokens = R.page_floor(tokens=np.maximum(budget, 0) // g.cell, page_size=g.page)
+    tokens: Any = R.page_floor(tokens=np.maximum(budget, 0) // g.cell, page_size=g.page)   # arrays, not ints
     if max_total_tokens is not None:
         capped = R.page_floor(tokens=max_total_tokens, page_size=g.page)
         tokens = np.where((max_total_tokens >= 0) & (max_total_tokens < tokens), capped, tokens)
@@ -336,7 +327,7 @@ _IN_COLS = ("mem_fraction_static", "context_length", "requested_max_running_requ
             "target_requests")
 _OUT_COLS = ("kv_bytes_per_token", "kv_budget_bytes", "kv_pool_tokens", "max_running_requests", "max_concurrency",
              "max_context_length", "fits")
-CSV_COLUMNS = (*_GROUP_COLS, *_IN_COLS, *_OUT_COLS, "method", "error")
+CSV_COLUMNS = (*GROUP_COLS, *_IN_COLS, *_OUT_COLS, "method", "error")
 
 
 class SweepTable:
@@ -396,7 +387,8 @@ class SweepTable:
             "context": (c["max_concurrency"], c["max_context_length"], fits),
         }.get(sort)
         if keys is None:
-            raise InputError(f"unknown sort '{sort}'", field="--sort", hint="concurrency, gpus, tokens, context or none")
+            raise InputError(f"unknown sort '{sort}'", field="--sort",
+                             hint="concurrency, gpus, tokens, context or none")
         # lexsort sorts ascending on the last key first; negate for descending
         return np.lexsort(tuple(-k.astype(np.int64) for k in keys), axis=0)
 
@@ -434,7 +426,7 @@ class SweepTable:
         for g in self.groups:
             buf.seek(0)
             buf.truncate()
-            w.writerow(["" if g.labels.get(k) is None else g.labels.get(k) for k in _GROUP_COLS])
+            w.writerow(["" if g.labels.get(k) is None else g.labels.get(k) for k in GROUP_COLS])
             prefixes.append(buf.getvalue())
             suffixes.append(g.method + "," + _csv_field(g.error))
         out = [np.array(prefixes, dtype=object)[gid].tolist()]
@@ -467,7 +459,7 @@ class SweepTable:
         idx = np.arange(len(self)) if idx is None else idx
         cols = self._string_columns(idx)
         head = ",".join(CSV_COLUMNS)
-        body = "\n".join(map(",".join, zip(*cols)))
+        body = "\n".join(map(",".join, zip(*cols, strict=True)))
         return head + "\n" + (body + "\n" if body else "")
 
     def to_jsonl(self, idx=None) -> str:
@@ -477,30 +469,27 @@ class SweepTable:
         idx = np.arange(len(self)) if idx is None else idx
         c = self.cols
         gid = c["gid"][idx].tolist()
-        prefixes = [json.dumps({k: g.labels.get(k) for k in _GROUP_COLS})[:-1] for g in self.groups]
-        tails = [', "method": %s, "error": %s}' % (json.dumps(g.method), json.dumps(g.error)) for g in self.groups]
+        prefixes = [json.dumps({k: g.labels.get(k) for k in GROUP_COLS})[:-1] for g in self.groups]
+        tails = [f', "method": {json.dumps(g.method)}, "error": {json.dumps(g.error)}}}' for g in self.groups]
         lists = [c[k][idx].tolist() for k in _IN_COLS + _OUT_COLS]
         names = [json.dumps(k) for k in _IN_COLS + _OUT_COLS]
         fmt = "".join(f", {n}: %s" for n in names)
         lines = []
         idx_list = idx.tolist()
-        for j, vals in enumerate(zip(*lists)):
-            vals = list(vals)
-            vals[2] = "null" if vals[2] < 0 else vals[2]
-            vals[3] = "null" if vals[3] < 0 else vals[3]
-            vals[-1] = "true" if vals[-1] else "false"
+        for j, vals in enumerate(zip(*lists, strict=True)):
+            row = list(vals)
+            row[2] = "null" if row[2] < 0 else row[2]
+            row[3] = "null" if row[3] < 0 else row[3]
+            row[-1] = "true" if row[-1] else "false"
             tail = tails[gid[j]]
             if self.row_errors and idx_list[j] in self.row_errors:
-                tail = ', "method": "point", "error": %s}' % json.dumps(self.row_errors[idx_list[j]])
-            lines.append(prefixes[gid[j]] + (fmt % tuple(vals)) + tail)
+                tail = f', "method": "point", "error": {json.dumps(self.row_errors[idx_list[j]])}}}'
+            lines.append(prefixes[gid[j]] + (fmt % tuple(row)) + tail)
         return "\n".join(lines) + ("\n" if lines else "")
 
     def varying(self) -> list[str]:
         """Columns whose value differs between rows (for the table)."""
-        out = []
-        for k in _GROUP_COLS:
-            if len({str(g.labels.get(k)) for g in self.groups}) > 1:
-                out.append(k)
+        out = [k for k in GROUP_COLS if len({str(g.labels.get(k)) for g in self.groups}) > 1]
         for k in ("mem_fraction_static", "context_length", "requested_max_running_requests", "max_total_tokens",
                   "target_requests"):
             a = self.cols[k]
@@ -530,20 +519,21 @@ def sweep(base: Deployment, axes: Mapping[str, Sequence], *, max_points: int = M
     """
     import numpy as np
 
-    axes = {k: list(v) for k, v in axes.items() if v is not None}
-    for k, vals in axes.items():
+    values: dict[str, list] = {k: list(v) for k, v in axes.items() if v is not None}
+    for k, v in values.items():
         if k not in AXES:
             raise InputError(f"'{k}' cannot be swept", field="sweep", hint="axes: " + ", ".join(AXES))
-        if not vals:
+        if not v:
             raise InputError("no values", field=AXES[k].flag)
-    _preresolve(base, axes)
+    _preresolve(base, values)
 
-    group_fields = [f for f in axes if not AXES[f].numeric]
-    numeric_fields = [f for f in NUMERIC_FIELDS if f in axes]
-    n_group = math.prod(len(axes[f]) for f in group_fields) if group_fields else 1
-    n_num = math.prod(len(axes[f]) for f in numeric_fields) if numeric_fields else 1
+    group_fields = [f for f in values if not AXES[f].numeric]
+    numeric_fields = [f for f in NUMERIC_FIELDS if f in values]
+    n_group = math.prod(len(values[f]) for f in group_fields) if group_fields else 1
+    n_num = math.prod(len(values[f]) for f in numeric_fields) if numeric_fields else 1
     if n_group > MAX_GROUPS:
-        raise InputError(f"{n_group:,} combinations of model / GPU / parallelism / dtype flags (at most {MAX_GROUPS:,})",
+        raise InputError(f"{n_group:,} combinations of model / GPU / parallelism / dtype flags "
+                         f"(at most {MAX_GROUPS:,})",
                          field="sweep", hint="each combination is resolved by one fit() call; sweep fewer of them")
     if n_group * n_num > max_points:
         raise InputError(f"{n_group * n_num:,} points is more than the {max_points:,} one sweep may hold",
@@ -553,21 +543,21 @@ def sweep(base: Deployment, axes: Mapping[str, Sequence], *, max_points: int = M
     blocks: list[dict] = []
     row_errors: dict[int, str] = {}
     offset = 0
-    for combo in itertools.product(*(axes[f] for f in group_fields)):
-        gdep = replace(base, **dict(zip(group_fields, combo)))
+    for combo in itertools.product(*(values[f] for f in group_fields)):
+        gdep = replace(base, **dict(zip(group_fields, combo, strict=True)))
         # SGLang's default mem_fraction_static depends on the request cap and on --max-total-tokens (which caps
         # the prefill CUDA-graph batch): make them group axes then
         split = []
-        if "mem_fraction_static" not in axes and gdep.with_defaults().mem_fraction_static is None \
+        if "mem_fraction_static" not in values and gdep.with_defaults().mem_fraction_static is None \
                 and gdep.engine == "sglang":
-            split = [f for f in ("max_running_requests", "max_total_tokens") if f in axes]
+            split = [f for f in ("max_running_requests", "max_total_tokens") if f in values]
         inner_num = [f for f in numeric_fields if f not in split]
-        for sub in itertools.product(*(axes[f] for f in split)):
-            dep = replace(gdep, **dict(zip(split, sub)))
-            first = {f: axes[f][0] for f in inner_num}
+        for sub in itertools.product(*(values[f] for f in split)):
+            dep = replace(gdep, **dict(zip(split, sub, strict=True)))
+            first = {f: values[f][0] for f in inner_num}
             g, res = _fit_group(dep, first)
-            grid = _grid(np, [axes[f] for f in inner_num])
-            vals = dict(zip(inner_num, grid))
+            grid = _grid(np, [values[f] for f in inner_num])
+            vals = dict(zip(inner_num, grid, strict=False))
             n = len(grid[0]) if grid else 1
             if g.method == "vector" and not _self_check(np, g, res, dep, first):
                 g.method = "point"
@@ -578,7 +568,7 @@ def sweep(base: Deployment, axes: Mapping[str, Sequence], *, max_points: int = M
             blocks.append(block)
             offset += n
     cols = {k: np.concatenate([b[k] for b in blocks]) for k in blocks[0]}
-    return SweepTable(groups, cols, row_errors, axes)
+    return SweepTable(groups, cols, row_errors, values)
 
 
 def _grid(np, value_lists: list[list]) -> list:
@@ -641,20 +631,20 @@ def _block(np, g: Group, res, dep: Deployment, vals, n: int, inner_num, row_erro
         for j in range(n):
             d = replace(dep, **{f: lists[f][j] for f in inner_num})
             try:
-                r = fit(d)
+                fr = fit(d)
             except InputError as exc:
                 row_errors[offset + j] = exc.one_line()
                 continue
-            out["kv_bytes_per_token"][j] = r.kv_bytes_per_token
-            out["kv_budget_bytes"][j] = r.kv_budget_bytes
-            out["kv_pool_tokens"][j] = r.kv_pool_tokens
-            out["max_running_requests"][j] = r.max_running_requests
-            out["max_concurrency"][j] = int(r.max_concurrency)
-            out["max_context_length"][j] = r.max_context_length
-            out["fits"][j] = r.fits
-            ins["mem_fraction_static"][j] = r.mem_fraction_static if r.mem_fraction_static is not None else math.nan
-            ins["context_length"][j] = r.context_length
-            ins["target_requests"][j] = r.target_requests
+            out["kv_bytes_per_token"][j] = fr.kv_bytes_per_token
+            out["kv_budget_bytes"][j] = fr.kv_budget_bytes
+            out["kv_pool_tokens"][j] = fr.kv_pool_tokens
+            out["max_running_requests"][j] = fr.max_running_requests
+            out["max_concurrency"][j] = int(fr.max_concurrency)
+            out["max_context_length"][j] = fr.max_context_length
+            out["fits"][j] = fr.fits
+            ins["mem_fraction_static"][j] = fr.mem_fraction_static if fr.mem_fraction_static is not None else math.nan
+            ins["context_length"][j] = fr.context_length
+            ins["target_requests"][j] = fr.target_requests
     return {**ins, **out}
 
 
@@ -704,101 +694,3 @@ def reason(row: Mapping[str, Any]) -> str:
                 f"(max_running_requests {row['max_running_requests']} per rank)")
     return (f"does not fit: {target} request(s) of {ctx:,} tokens need {target * ctx:,} tokens, "
             f"the pool holds {tokens * dp:,} ({conc} such request(s))")
-
-
-# ------------------------------------------------------------------------------------------------
-# Rendering (rich imported lazily)
-# ------------------------------------------------------------------------------------------------
-
-_SHORT = {"model": "model", "gpu": "gpu", "engine": "engine", "num_gpus": "GPUs", "tp": "tp", "pp": "pp", "dp": "dp",
-          "ep": "ep", "kv_cache_dtype": "kv dtype", "page_size": "page", "mem_fraction_static": "mfs",
-          "context_length": "context", "requested_max_running_requests": "--mrr", "max_total_tokens": "max tok",
-          "target_requests": "target"}
-
-
-def _fmt(v: Any) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, int):
-        return f"{v:,}"
-    if isinstance(v, float):
-        if math.isnan(v):
-            return "-"
-        return f"{v:,.0f}" if v.is_integer() and abs(v) >= 100 else f"{v:g}"
-    return str(v)
-
-
-def fmt_count(n: int | None) -> str:
-    """Token counts the way they are typed: 32768 -> 32k, 1048576 -> 1m, else with commas."""
-    if n is None:
-        return "-"
-    if n >= 1024**2 and n % 1024**2 == 0:
-        return f"{n // 1024**2}m"
-    if n >= 1024 and n % 1024 == 0:
-        return f"{n // 1024}k"
-    return f"{n:,}"
-
-
-def short_label(g: Group, key: str) -> str:
-    """Compact group labels for tables and charts: the GPU as the user named it, the model without its org."""
-    if key == "gpu":
-        return str(g.dep.gpu or g.labels.get("gpu") or "-")
-    if key == "model":
-        return str(g.labels.get("model") or "-").rpartition("/")[2]
-    return _fmt(g.labels.get(key))
-
-
-def render_table(table: SweepTable, *, sort: str = "concurrency", top: int = 20, console=None) -> None:
-    """Print the best ``top`` rows (rich).  Best rows are marked ``*`` (and bold green on a colour terminal);
-    rows that do not fit are dimmed."""
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
-
-    console = console or Console()
-    idx = table.order(sort)[: max(top, 0)]
-    best = table.best_mask(idx, sort)
-    vary = [k for k in table.varying() if k != "page_size"]
-    fixed = [k for k in _GROUP_COLS if k not in vary and k != "page_size"]
-    title = f"sweep: {len(table):,} points, {table.n_fit:,} fit; best {len(idx)} by {sort}"
-    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0))
-    t.add_column("", no_wrap=True)
-    for k in vary:
-        t.add_column(_SHORT.get(k, k), justify="left" if k in ("model", "gpu", "engine", "kv_cache_dtype") else "right",
-                     no_wrap=True)
-    for name in ("B/token", "pool tokens", "mrr", "conc.", "fit"):
-        t.add_column(name, justify="right", no_wrap=True)
-    errs: list[str] = []
-    for j, i in enumerate(idx.tolist()):
-        r = table.row(i)
-        g = table.groups[int(table.cols["gid"][i])]
-        style = "bold green" if best[j] else (None if r["fits"] else "dim")
-        cells = ["*" if best[j] else ""]
-        for k in vary:
-            if k in _GROUP_COLS:
-                cells.append(short_label(g, k))
-            elif r["error"] and k in ("mem_fraction_static", "context_length"):
-                cells.append("-")
-            else:
-                cells.append(fmt_count(r[k]) if k in ("context_length", "max_total_tokens") else _fmt(r.get(k)))
-        if r["error"]:
-            if r["error"] not in errs:
-                errs.append(r["error"])
-            cells += ["-", "-", "-", "-", f"invalid [{errs.index(r['error']) + 1}]"]
-        else:
-            cells += [_fmt(r["kv_bytes_per_token"]), _fmt(r["kv_pool_tokens"]), _fmt(r["max_running_requests"]),
-                      _fmt(r["max_concurrency"]), _fmt(r["fits"])]
-        t.add_row(*cells, style=style)
-    console.print(t)
-    console.print(_caption(table, fixed), markup=False, highlight=False)
-    for n, e in enumerate(errs, 1):
-        console.print(f"[{n}] {e}", markup=False, highlight=False)
-
-
-def _caption(table: SweepTable, fixed: list[str]) -> str:
-    g = table.groups[0]
-    parts = [f"{_SHORT.get(k, k)} {short_label(g, k)}" for k in fixed if g.labels.get(k) is not None]
-    methods = sorted({x.method for x in table.groups})
-    return "; ".join(parts) + f"; evaluated: {', '.join(methods)}"

@@ -11,12 +11,14 @@ varying columns is one series.  Three outputs:
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape
 
 from kvplan.errors import InputError
+from kvplan.views.sweep import SHORT, fmt_count, fmt_value, short_label
 
 MARKERS = "*o+x#@%&=~"
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f",
@@ -34,8 +36,6 @@ class Series:
 
 def frontier_series(table) -> list[Series]:
     """One series per combination of the varying columns other than the context length."""
-    from kvplan.planning.sweep import _SHORT, _fmt, short_label
-
     vary = [k for k in table.varying() if k not in ("context_length", "page_size")]
     if "context_length" not in table.axes or len(table.axes["context_length"]) < 2:
         raise InputError("the chart needs at least two context lengths", field="--context-length",
@@ -46,9 +46,9 @@ def frontier_series(table) -> list[Series]:
         if r["error"]:
             continue
         g = table.groups[int(table.cols["gid"][i])]
-        key = tuple(short_label(g, k) if k in g.labels else _fmt(r.get(k)) for k in vary)
-        label = " ".join(v if k in ("model", "gpu", "engine", "kv_cache_dtype") else f"{_SHORT.get(k, k)}={v}"
-                         for k, v in zip(vary, key)) \
+        key = tuple(short_label(g, k) if k in g.labels else fmt_value(r.get(k)) for k in vary)
+        label = " ".join(v if k in ("model", "gpu", "engine", "kv_cache_dtype") else f"{SHORT.get(k, k)}={v}"
+                         for k, v in zip(vary, key, strict=True)) \
             or f"{short_label(g, 'model')} on {short_label(g, 'gpu')}"
         s = groups.setdefault(key, Series(label=label, x=[], y=[], fits=[]))
         s.x.append(r["context_length"])
@@ -68,8 +68,6 @@ def frontier_series(table) -> list[Series]:
 
 
 def _ctx_label(n: int) -> str:
-    from kvplan.planning.sweep import fmt_count
-
     return fmt_count(n)
 
 
@@ -103,8 +101,8 @@ def render_terminal(series: list[Series], *, width: int = 100, height: int = 16,
     grid = [[" "] * w for _ in range(height)]
     for si, s in enumerate(series):
         m = MARKERS[si]
-        pts = [(col(x), row(y)) for x, y in zip(s.x, s.y)]
-        for (c0, r0), (c1, r1) in zip(pts, pts[1:]):
+        pts = [(col(x), row(y)) for x, y in zip(s.x, s.y, strict=True)]
+        for (c0, r0), (c1, r1) in itertools.pairwise(pts):
             steps = max(abs(c1 - c0), abs(r1 - r0), 1)
             for k in range(1, steps):
                 c = round(c0 + (c1 - c0) * k / steps)
@@ -117,8 +115,7 @@ def render_terminal(series: list[Series], *, width: int = 100, height: int = 16,
     ylab.setdefault(row(ymax), f"{ymax:,}")
     lines = [title] if title else []
     lines.append("requests at once".rjust(left + 8))
-    for r in range(height):
-        lines.append(ylab.get(r, "").rjust(left - 1) + " |" + "".join(grid[r]).rstrip())
+    lines.extend(ylab.get(r, "").rjust(left - 1) + " |" + "".join(grid[r]).rstrip() for r in range(height))
     lines.append(" " * left + "+" + "-" * w)
     labels = [" "] * (w + 12)
     last_end = -2
@@ -171,9 +168,9 @@ def to_svg(series: list[Series], *, title: str = "KV capacity frontier", width: 
                f'requests at once (log scale)</text>')
     for si, s in enumerate(series):
         color = COLORS[si % len(COLORS)]
-        pts = " ".join(f"{X(x):.1f},{Y(y):.1f}" for x, y in zip(s.x, s.y))
+        pts = " ".join(f"{X(x):.1f},{Y(y):.1f}" for x, y in zip(s.x, s.y, strict=True))
         out.append(f'<polyline fill="none" stroke="{color}" stroke-width="2" points="{pts}"/>')
-        for x, y, f in zip(s.x, s.y, s.fits):
+        for x, y, f in zip(s.x, s.y, s.fits, strict=True):
             out.append(f'<circle cx="{X(x):.1f}" cy="{Y(y):.1f}" r="3.5" fill="{color if f else "white"}" '
                        f'stroke="{color}"><title>{escape(s.label)}: {x:,} tokens, {y:,} requests</title></circle>')
         ly = mt + ph + 54 + 16 * si

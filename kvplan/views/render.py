@@ -1,16 +1,39 @@
-"""Views of one :class:`~kvplan.result.FitResult`: JSON, CSV and a rich table.
+"""Views of :class:`~kvplan.result.FitResult`: JSON, CSV and a rich table (one result, or engines side by side).
 
-Rich is imported here only, inside :func:`table`, so ``--format json`` and ``--format csv`` never load it.
+rich is imported inside :func:`table` and :func:`compare_table` only, so ``--format json`` and ``--format csv``
+never load it.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from typing import Any
 
 from kvplan.units import GiB
+from kvplan.views.formats import Format
 
 
-def to_json(result) -> str:
+def fit_text(results: Sequence[Any], fmt: Format) -> str:
+    """What ``kvplan fit --format json|csv`` prints: one JSON object (a list for several engines), or CSV."""
+    if fmt is Format.JSON:
+        if len(results) == 1:
+            return to_json(results[0]) + "\n"
+        return "[" + ",\n".join(to_json(r) for r in results) + "]\n"
+    if fmt is Format.CSV:
+        return to_csv(results)
+    raise ValueError(f"fit_text writes json or csv, not {fmt}")
+
+
+def print_fit(results: Sequence[Any], console: Any = None) -> None:
+    """The table view: :func:`table` for one result, :func:`compare_table` for engines side by side."""
+    if len(results) > 1:
+        compare_table(results, console=console)
+    else:
+        table(results[0], console=console)
+
+
+def to_json(result: Any) -> str:
     return json.dumps(result.model_dump(mode="json"), indent=2)
 
 

@@ -1,0 +1,61 @@
+"""Output formats: the one :class:`Format` enum and the one place that picks the default (:func:`resolve_format`).
+
+Every command accepts its own subset and default, unchanged from before the views were gathered here:
+
+==========================================  =======================  ============================
+command                                     ``--format``             default off a terminal
+==========================================  =======================  ============================
+fit, models, gpus, show, calibrate          table | json | csv       json
+sweep                                       table | csv | jsonl      jsonl
+solve, check                                table | json             json
+==========================================  =======================  ============================
+
+On a terminal the default is always ``table``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from enum import StrEnum
+
+from kvplan.errors import InputError
+
+
+class Format(StrEnum):
+    TABLE = "table"
+    JSON = "json"
+    CSV = "csv"
+    JSONL = "jsonl"
+
+
+#: the subsets the commands accept (see the module docstring)
+TABLE_JSON_CSV = (Format.TABLE, Format.JSON, Format.CSV)
+TABLE_CSV_JSONL = (Format.TABLE, Format.CSV, Format.JSONL)
+TABLE_JSON = (Format.TABLE, Format.JSON)
+
+
+def _or(words: Sequence[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def format_metavar(allowed: Sequence[Format]) -> str:
+    """``[table|json|csv]``: the metavar of a ``--format`` option."""
+    return "[" + "|".join(allowed) + "]"
+
+
+def resolve_format(requested: str | None, *, allowed: Sequence[Format], default_when_not_tty: Format,
+                   isatty: bool | None = None) -> Format:
+    """The format to write: ``requested`` when given (it must be one of ``allowed``), else ``table`` on a
+    terminal and ``default_when_not_tty`` otherwise.
+
+    Example: ``resolve_format(None, allowed=TABLE_CSV_JSONL, default_when_not_tty=Format.JSONL)`` is
+    ``Format.JSONL`` when stdout is a pipe; ``resolve_format("xml", ...)`` raises
+    ``InputError("--format: unknown format 'xml'; table, csv or jsonl")`` (exit 2).
+    """
+    if requested is None:
+        tty = sys.stdout.isatty() if isatty is None else isatty
+        return Format.TABLE if tty else default_when_not_tty
+    if requested not in allowed:
+        raise InputError(f"unknown format '{requested}'", field="--format", hint=_or([str(a) for a in allowed]))
+    return Format(requested)
