@@ -144,7 +144,7 @@ def test_measured_tokens_and_concurrency(case):
         pytest.skip(SKIP[case["id"]])
     rep = case["reported"]
     plan = plan_vllm(_inputs(case, kv_cache_memory_bytes=int(rep["available_kv_cache_gib"] * GiB)))
-    kind, value = _target(case)
+    _kind, value = _target(case)
     if case["fixture"].get("target"):
         # error path: the target is the printed estimated maximum model length
         assert not plan.fits

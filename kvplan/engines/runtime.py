@@ -25,6 +25,8 @@ The per-case error of this model is listed in docs/accuracy.md; every value is o
 
 from __future__ import annotations
 
+from typing import Protocol
+
 GiB = 2**30
 
 DRIVER_RESERVE_BYTES = int(0.57 * GiB)
@@ -32,6 +34,24 @@ CONTEXT_BYTES = int(0.55 * GiB)
 NVLINK_COMM_BYTES = int(1.35 * GiB)
 PCIE_COMM_PER_RANK_BYTES = int(0.0625 * GiB)
 XGMI_COMM_PER_RANK_BYTES = int(0.45 * GiB)
+
+
+#: communicator buffers by interconnect: (bytes, counted per rank?); any other link is counted like PCIe
+COMMUNICATOR_BYTES: dict[str, tuple[int, bool]] = {
+    "nvlink": (NVLINK_COMM_BYTES, False), "nvlink-c2c": (NVLINK_COMM_BYTES, False),
+    "xgmi": (XGMI_COMM_PER_RANK_BYTES, True), "pcie": (PCIE_COMM_PER_RANK_BYTES, True),
+}
+
+
+class GpuLike(Protocol):
+    """What the free-at-start model reads of a GPU (``kvplan.inputs.presets.HardwarePreset`` has it)."""
+
+    @property
+    def memory_mib(self) -> int: ...          # nvidia-smi memory.total
+    @property
+    def cuda_total_bytes(self) -> int | None: ...  # torch.cuda.mem_get_info()[1], when known
+    @property
+    def interconnect(self) -> str: ...        # nvlink | nvlink-c2c | pcie | xgmi | other
 
 
 def cuda_total_from_nvidia_smi(*, memory_mib: int) -> int:
@@ -50,23 +70,10 @@ def runtime_overhead_bytes(*, world_size: int, interconnect: str) -> int:
     """
     if world_size < 1:
         raise ValueError("world_size must be >= 1")
-    comm = 0
-    if world_size > 1:
-        if interconnect in ("nvlink", "nvlink-c2c"):
-            comm = NVLINK_COMM_BYTES
-        elif interconnect == "xgmi":
-            comm = XGMI_COMM_PER_RANK_BYTES * world_size
-        else:
-            comm = PCIE_COMM_PER_RANK_BYTES * world_size
-    return CONTEXT_BYTES + comm
-
-
-# vLLM moved its start-up memory snapshot after the NCCL / custom all-reduce set-up ("Initialize the distributed
-# environment BEFORE taking memory snapshot", vllm-project/vllm vllm/v1/worker/gpu_worker.py Worker.init_device,
-# v0.33.0).  The 0.10.x logs show free-on-startup = total - context only (L40S TP8 43.93 of 44.42 GiB, H200 TP2
-# 139.21 of 139.81 GiB: no per-rank growth), so earlier builds took the snapshot before the communicators existed.
-# The exact release of the change is not known to kvplan; 0.11.0 is assumed (first release after those logs).
-VLLM_SNAPSHOT_AFTER_COMM = (0, 11, 0)
+    if world_size == 1:
+        return CONTEXT_BYTES
+    comm, per_rank = COMMUNICATOR_BYTES.get(interconnect, COMMUNICATOR_BYTES["pcie"])
+    return CONTEXT_BYTES + (comm * world_size if per_rank else comm)
 
 
 def snapshot_includes_communicators(*, engine: str, engine_version: str | None = None) -> bool:
@@ -74,20 +81,20 @@ def snapshot_includes_communicators(*, engine: str, engine_version: str | None =
 
     SGLang: always (``Load weight begin. avail mem`` follows ``init_torch_distributed``, sgl-project/sglang
     python/sglang/srt/model_executor/model_runner.py ``ModelRunner.init_torch_distributed``, v0.5.23).
-    vLLM: from :data:`VLLM_SNAPSHOT_AFTER_COMM` (unknown version = newest = True).
+    vLLM: the release's ``snapshot_after_comm`` (:mod:`kvplan.engines.vllm.releases`: from 0.11, the first release
+    after the 0.10.x logs that show the old order; vllm-project/vllm vllm/v1/worker/gpu_worker.py
+    ``Worker.init_device``, v0.33.0: "Initialize the distributed environment BEFORE taking memory snapshot").
+    No version = the newest = True; a version string without a number reads as the oldest window (False).
     Example: ``snapshot_includes_communicators(engine="vllm", engine_version="0.10.2")`` -> False.
     """
     if engine != "vllm" or not engine_version:
         return True
-    import re
+    from kvplan.engines.vllm.releases import release_at, version_tuple  # lazy: SGLang runs never load vLLM rules
 
-    nums = [int(x) for x in re.findall(r"\d+", engine_version.split("+")[0])[:3]]
-    while len(nums) < 3:
-        nums.append(0)
-    return tuple(nums) >= VLLM_SNAPSHOT_AFTER_COMM
+    return release_at(version_tuple(engine_version) or (0, 0, 0)).snapshot_after_comm
 
 
-def modelled_free_at_start(*, gpu, world_size: int, engine: str = "sglang",
+def modelled_free_at_start(*, gpu: GpuLike, world_size: int, engine: str = "sglang",
                            engine_version: str | None = None) -> tuple[int, str]:
     """(free bytes per GPU at the engine's start-up snapshot, how it was modelled) for a hardware preset.
 

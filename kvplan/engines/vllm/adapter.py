@@ -9,9 +9,17 @@ max_num_seqs, ``fits`` = vLLM starts (one max_model_len request fits) and the ta
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kvplan.errors import InputError
 from kvplan.result import FitResult, MemorySlice, Pool
 from kvplan.units import fmt_gib
+
+if TYPE_CHECKING:
+    from kvplan.deployment import Deployment
+    from kvplan.engines.vllm.planner import VllmInputs, VllmPlan
+    from kvplan.hfconfig.spec import ModelSpec
+    from kvplan.inputs.presets import HardwarePreset
 
 _TERM_NAMES = {
     "weights": ("weights", "model loading"),
@@ -22,42 +30,89 @@ _TERM_NAMES = {
 }
 
 
-def plan(dep, model, gpu) -> FitResult:
+def _device(dep: Deployment, gpu: HardwarePreset | None, assumptions: list[str]) -> tuple[int, str]:
+    """(device total per GPU, GPU label): ``--gpu-memory``, else the preset's CUDA total (or nvidia-smi's minus the
+    driver reservation), else ``--kv-cache-memory-bytes`` when only that is known."""
     from kvplan.engines.runtime import cuda_total_from_nvidia_smi
-    from kvplan.engines.vllm.planner import VllmInputs, plan_vllm
+
+    if dep.gpu_memory is not None:
+        assumptions.append(f"device total {fmt_gib(dep.gpu_memory)} as given (--gpu-memory)")
+        return dep.gpu_memory, gpu.name if gpu is not None and dep.gpu is not None else "custom"
+    if gpu is not None:
+        device = gpu.cuda_total_bytes or cuda_total_from_nvidia_smi(memory_mib=gpu.memory_mib)
+        how = ("CUDA-visible total of the preset" if gpu.cuda_total_bytes
+               else f"nvidia-smi {gpu.memory_mib:,} MiB minus the 0.57 GiB driver reservation")
+        assumptions.append(f"device total {fmt_gib(device)}: {how}")
+        return device, gpu.name
+    if dep.kv_cache_memory_bytes is None:
+        raise InputError("vLLM needs the device total", field="--gpu", hint="give --gpu or --gpu-memory")
+    return dep.kv_cache_memory_bytes, "unknown GPU"
+
+
+def _inputs(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None, device: int) -> VllmInputs:
+    """The planner's inputs for a deployment (the CLI's SGLang-named flags map to their vLLM meaning)."""
+    from kvplan.engines.vllm.planner import VllmInputs
+
+    batched = dep.chunked_prefill_size if (dep.chunked_prefill_size or 0) > 0 else None
+    return VllmInputs(
+        config=model.raw_config or model.config, device_bytes=device, tp_size=dep.tp or 1, pp_size=dep.pp or 1,
+        dp_size=dep.dp or 1, gpu_memory_utilization=dep.gpu_memory_utilization,
+        kv_cache_dtype=dep.kv_cache_dtype or "auto", block_size=dep.page_size, max_model_len=dep.context_length,
+        max_num_seqs=dep.max_running_requests, max_num_batched_tokens=batched, enforce_eager=dep.enforce_eager,
+        kv_cache_memory_bytes=dep.kv_cache_memory_bytes, weight_bytes=dep.weight_memory,
+        activation_bytes=dep.activation_memory, non_torch_bytes=dep.non_torch_memory,
+        cuda_graph_bytes=dep.cuda_graph_memory, engine_version=dep.engine_version, ep_size=dep.ep or 1,
+        quantization=model.quantization, checkpoint_bytes=model.checkpoint_bytes,
+        sm_major=gpu.sm_major if gpu is not None else None, gpu_name=gpu.name if gpu is not None else None,
+        interconnect=gpu.interconnect if gpu is not None else None,
+    )
+
+
+def _verdict(p: VllmPlan, target: int, conc_total: float, fits: bool) -> str:
+    """The one-line answer: vLLM refuses to start, the target fits, or the concurrency falls short."""
+    if not p.fits:
+        est = f"; estimated maximum model length {p.estimated_max_model_len:,}" if p.estimated_max_model_len else ""
+        return (f"does not fit: vLLM refuses to start, one {p.max_model_len:,}-token request needs "
+                f"{fmt_gib(p.needed_bytes)} of KV, {fmt_gib(p.available_kv_bytes)} available{est}")
+    if fits:
+        return f"fits: {target} request(s) of {p.max_model_len:,} tokens (maximum concurrency {conc_total:.2f}x)"
+    return f"does not fit: {target} request(s) of {p.max_model_len:,} tokens, maximum concurrency {conc_total:.2f}x"
+
+
+def _memory(p: VllmPlan, device: int) -> list[MemorySlice]:
+    """Where each GPU's memory goes: outside the utilization, each budget term, the KV pool."""
+    memory = [MemorySlice(name=_TERM_NAMES.get(k, (k, ""))[0], bytes=v, note=_TERM_NAMES.get(k, ("", k))[1])
+              for k, v in p.budget_terms if k not in ("requested",)]
+    requested = dict(p.budget_terms).get("requested")
+    if requested:
+        memory.insert(0, MemorySlice(name="outside gpu_memory_utilization", bytes=max(device - requested, 0),
+                                     note="1 - utilization"))
+    memory.append(MemorySlice(name="KV pool", bytes=p.num_blocks * p.bytes_per_block,
+                              note=f"{p.num_blocks:,} blocks x {p.bytes_per_block:,} B"))
+    return memory
+
+
+def _pools(p: VllmPlan) -> list[Pool]:
+    """The one block pool every KV group shares."""
+    groups_txt = "; ".join(f"{g.get('kind')} x{g.get('layers')} layers"
+                           + (f" (window {g.get('window')})" if g.get("window") else "") for g in p.groups)
+    return [Pool(name=f"KV blocks, {p.num_groups} group(s): {groups_txt}", tokens=p.gpu_kv_cache_tokens,
+                 bytes=p.num_blocks * p.bytes_per_block, bytes_per_token=p.kv_bytes_per_token)]
+
+
+def plan(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None) -> FitResult:
+    """Plan ``dep`` on vLLM: the device total (:func:`_device`), the
+    :class:`~kvplan.engines.vllm.planner.VllmInputs` of the deployment, and the :class:`~kvplan.result.FitResult`
+    of the plan (contract meanings in the module docstring)."""
+    from kvplan.engines.vllm.planner import plan_vllm
 
     assumptions: list[str] = []
     warnings: list[str] = []
-    if dep.gpu_memory is not None:
-        device = dep.gpu_memory
-        label = gpu.name if gpu is not None and dep.gpu is not None else "custom"
-        assumptions.append(f"device total {fmt_gib(device)} as given (--gpu-memory)")
-    elif gpu is not None:
-        device = gpu.cuda_total_bytes or cuda_total_from_nvidia_smi(memory_mib=gpu.memory_mib)
-        label = gpu.name
-        assumptions.append(f"device total {fmt_gib(device)}: " + ("CUDA-visible total of the preset" if gpu.cuda_total_bytes
-                           else f"nvidia-smi {gpu.memory_mib:,} MiB minus the 0.57 GiB driver reservation"))
-    else:
-        if dep.kv_cache_memory_bytes is None:
-            raise InputError("vLLM needs the device total", field="--gpu", hint="give --gpu or --gpu-memory")
-        device = dep.kv_cache_memory_bytes
-        label = "unknown GPU"
+    device, label = _device(dep, gpu, assumptions)
     if dep.mem_fraction_static is not None:
         warnings.append("--mem-fraction-static is an SGLang flag; vLLM uses --gpu-memory-utilization")
     tp, pp, dp = dep.tp or 1, dep.pp or 1, dep.dp or 1
-    inp = VllmInputs(
-        config=model.raw_config or model.config, device_bytes=device, tp_size=tp, pp_size=pp, dp_size=dp,
-        gpu_memory_utilization=dep.gpu_memory_utilization, kv_cache_dtype=dep.kv_cache_dtype or "auto",
-        block_size=dep.page_size, max_model_len=dep.context_length, max_num_seqs=dep.max_running_requests,
-        max_num_batched_tokens=dep.chunked_prefill_size if (dep.chunked_prefill_size or 0) > 0 else None,
-        enforce_eager=dep.enforce_eager, kv_cache_memory_bytes=dep.kv_cache_memory_bytes,
-        weight_bytes=dep.weight_memory, activation_bytes=dep.activation_memory,
-        non_torch_bytes=dep.non_torch_memory, cuda_graph_bytes=dep.cuda_graph_memory,
-        engine_version=dep.engine_version, ep_size=dep.ep or 1, quantization=model.quantization,
-        checkpoint_bytes=model.checkpoint_bytes, sm_major=gpu.sm_major if gpu is not None else None,
-        gpu_name=gpu.name if gpu is not None else None, interconnect=gpu.interconnect if gpu is not None else None,
-    )
-    p = plan_vllm(inp)
+    p = plan_vllm(_inputs(dep, model, gpu, device))
     assumptions.extend(p.assumptions)
     warnings.extend(p.warnings)
     terms = dict(p.budget_terms)
@@ -65,30 +120,12 @@ def plan(dep, model, gpu) -> FitResult:
     target = dep.target_requests or dep.max_running_requests or 1
     conc_total = p.max_concurrency * dp
     fits = p.fits and conc_total >= target
-    if not p.fits:
-        verdict = (f"does not fit: vLLM refuses to start, one {p.max_model_len:,}-token request needs "
-                   f"{fmt_gib(p.needed_bytes)} of KV, {fmt_gib(p.available_kv_bytes)} available"
-                   + (f"; estimated maximum model length {p.estimated_max_model_len:,}" if p.estimated_max_model_len else ""))
-    elif fits:
-        verdict = f"fits: {target} request(s) of {p.max_model_len:,} tokens (maximum concurrency {conc_total:.2f}x)"
-    else:
-        verdict = (f"does not fit: {target} request(s) of {p.max_model_len:,} tokens, maximum concurrency "
-                   f"{conc_total:.2f}x")
-    memory = [MemorySlice(name=_TERM_NAMES.get(k, (k, ""))[0], bytes=v, note=_TERM_NAMES.get(k, ("", k))[1])
-              for k, v in p.budget_terms if k not in ("requested",)]
     requested = terms.get("requested")
-    if requested:
-        memory.insert(0, MemorySlice(name="outside gpu_memory_utilization", bytes=max(device - requested, 0),
-                                     note="1 - utilization"))
-    memory.append(MemorySlice(name="KV pool", bytes=p.num_blocks * p.bytes_per_block,
-                              note=f"{p.num_blocks:,} blocks x {p.bytes_per_block:,} B"))
-    groups_txt = "; ".join(f"{g.get('kind')} x{g.get('layers')} layers" + (f" (window {g.get('window')})" if g.get("window") else "")
-                           for g in p.groups)
-    pools = [Pool(name=f"KV blocks, {p.num_groups} group(s): {groups_txt}", tokens=p.gpu_kv_cache_tokens,
-                  bytes=p.num_blocks * p.bytes_per_block, bytes_per_token=p.kv_bytes_per_token)]
+    pool_bytes = p.num_blocks * p.bytes_per_block
+    measured = any(x is not None for x in (dep.kv_cache_memory_bytes, dep.weight_memory))
     return FitResult(
-        engine="vllm", engine_version=p.engine_version, model=model.id, gpu=label, num_gpus=dep.num_gpus or tp * pp * dp,
-        tp=tp, pp=pp, dp=dp, ep=dep.ep or 1, dp_attention=False,
+        engine="vllm", engine_version=p.engine_version, model=model.id, gpu=label,
+        num_gpus=dep.num_gpus or tp * pp * dp, tp=tp, pp=pp, dp=dp, ep=dep.ep or 1, dp_attention=False,
         kv_cache_dtype=(dep.kv_cache_dtype if dep.kv_cache_dtype not in (None, "auto") else model.model_dtype),
         kv_bytes_per_token=p.kv_bytes_per_token or (p.bytes_per_block / p.block_size if p.block_size else 0.0),
         kv_budget_bytes=p.available_kv_bytes, kv_pool_tokens=p.gpu_kv_cache_tokens,
@@ -96,19 +133,21 @@ def plan(dep, model, gpu) -> FitResult:
         max_context_length=p.max_model_len if p.fits else (p.estimated_max_model_len or 0),
         context_length=p.max_model_len, fits=fits, device_bytes=device,
         free_bytes=requested or device, weight_bytes=weights, warnings=warnings, assumptions=assumptions,
-        verdict=verdict, family=model.family, layout=", ".join(str(g.get("kind")) for g in p.groups),
-        mode="measured" if any(x is not None for x in (dep.kv_cache_memory_bytes, dep.weight_memory)) else "cold",
+        verdict=_verdict(p, target, conc_total, fits), family=model.family,
+        layout=", ".join(str(g.get("kind")) for g in p.groups), mode="measured" if measured else "cold",
         gpu_memory_utilization=dep.gpu_memory_utilization if dep.gpu_memory_utilization is not None
         else _default_util(p), page_size=p.block_size, chunked_prefill_size=p.max_num_batched_tokens,
-        attn_tp=tp, attn_dp=1, target_requests=target, kv_pool_tokens_total=p.dp_total_tokens or p.gpu_kv_cache_tokens * dp,
-        max_concurrency_per_rank=round(p.max_concurrency, 2), kv_pool_bytes=p.num_blocks * p.bytes_per_block,
+        attn_tp=tp, attn_dp=1, target_requests=target,
+        kv_pool_tokens_total=p.dp_total_tokens or p.gpu_kv_cache_tokens * dp,
+        max_concurrency_per_rank=round(p.max_concurrency, 2), kv_pool_bytes=pool_bytes,
         weight_source="measured (--weight-memory)" if dep.weight_memory is not None else "estimated (kvplan.weights)",
         free_source="ceil(gpu_memory_utilization x device total)", num_blocks=p.num_blocks,
-        block_size=p.block_size, groups=[dict(g) for g in p.groups], pools=pools, memory=memory,
+        block_size=p.block_size, groups=[dict(g) for g in p.groups], pools=_pools(p), memory=_memory(p, device),
     )
 
 
-def _default_util(p) -> float | None:
-    from kvplan.engines.vllm.planner import version_rules
+def _default_util(p: VllmPlan) -> float:
+    """The ``gpu_memory_utilization`` default of the plan's release."""
+    from kvplan.engines.vllm.releases import release_for
 
-    return version_rules(p.engine_version).default_utilization
+    return release_for(p.engine_version).default_utilization

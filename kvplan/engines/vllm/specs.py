@@ -1,4 +1,4 @@
-"""vLLM per-layer KV-cache specs, read from a Hugging Face ``config.json`` dict.
+"""vLLM per-layer KV-cache specs, read from a Hugging Face ``config.json`` dict, one builder per family.
 
 Pure functions; stdlib only.  Every byte count is an ``int``.  The engine facts
 implemented here were read in the vLLM 0.33.0 wheel (``vllm-project/vllm``,
@@ -21,15 +21,38 @@ commit 4ba787ec9); the code is not copied, only the arithmetic is restated.
   ``index_skip_topk_offset``, ``index_topk_pattern``).
 * Mamba / Gated-DeltaNet state (``model_executor/layers/mamba/mamba_utils.py``
   ``MambaStateShapeCalculator.mamba2_state_shape`` / ``gated_delta_net_state_shape``).
+
+The family of a config is decided the way vLLM's model classes decide it (:func:`vllm_family`: DeepSeek-V4
+caches, MLA with or without the DSA indexer, else attention layers by type, with Mamba / GDN state layers), and
+:data:`SPEC_BUILDERS` maps it to its builder.  vLLM's reading can differ from SGLang's (``kvplan.hfconfig``
+``detect_family``): Gemma-2/3 are sliding-window hybrids here, Llama-4's chunked layers are full attention.
+Adding a family = one builder + one :data:`SPEC_BUILDERS` line (+ its rule in :func:`vllm_family`).
+
+The config is normalised once by the shared reader (``kvplan.hfconfig.normalize.flatten_config`` with
+``engine="vllm"``: vLLM's ``hf_text_config`` over the top level), and every field is read through
+:mod:`kvplan.engines.vllm.fields` (a malformed field is an InputError naming it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from kvplan.engines.vllm.fields import (
+    MAX_INT,
+    bad_field,
+    int_if_set,
+    int_list,
+    int_or,
+    model_type,
+    num_layers,
+    req_int,
+    str_or,
+)
 from kvplan.errors import InputError
+from kvplan.family import Family
+from kvplan.hfconfig.normalize import flatten_config
 
 DTYPE_BYTES = {
     "auto": None, "bfloat16": 2, "float16": 2, "half": 2, "bf16": 2, "fp16": 2,
@@ -78,21 +101,39 @@ class ModelKV:
 
     layers: tuple[LayerKV, ...]
     num_decoder_layers: int
-    family: str                     # dense | mla | dsa | hybrid_mamba | dsv4
+    family: Family
     attn_token_bytes_1layer: int    # one attention layer's bytes/token (hybrid block unification)
-    default_block_size: int
     notes: tuple[str, ...] = field(default_factory=tuple)
+    token_bytes_add_up: bool = True  # Σ token_bytes = bytes per token (False: DeepSeek-V4's per-state sizes)
+
+    @property
+    def has_state_layers(self) -> bool:
+        """Mamba / GDN layers (a hybrid whose state blocks come from the same pool)."""
+        return any(x.kind == "mamba" for x in self.layers)
+
+    @property
+    def max_mamba_state_bytes(self) -> int:
+        """The largest Mamba / GDN state of the model (0 without state layers)."""
+        return max((x.state_bytes for x in self.layers if x.kind == "mamba"), default=0)
 
 
-def text_config(config: Mapping[str, Any]) -> dict[str, Any]:
-    """Geometry dict: the top level overlaid with ``text_config`` (vLLM's ``hf_text_config``)."""
-    if not isinstance(config, Mapping):
-        raise InputError("config must be a JSON object", field="config")
-    out = dict(config)
-    tc = config.get("text_config")
-    if isinstance(tc, Mapping):
-        out.update(tc)
-    return out
+@dataclass(frozen=True)
+class SpecContext:
+    """What a spec builder needs beyond the config: the deployment's knobs and the resolved KV dtype."""
+
+    num_layers: int
+    tp_size: int
+    kv_cache_dtype: str              # as given (``auto`` ...)
+    resolved_kv_dtype: str           # after the checkpoint / platform rule (:func:`resolve_kv_cache_dtype`)
+    dtype_bytes: int                 # bytes of one KV element
+    sm_major: int | None = None
+    sparse_mla_format: str | None = None
+    mamba_ssm_cache_dtype: str = "auto"
+    num_draft_layers: int = 0
+    family: Family = Family.GQA
+
+
+SpecBuilder = Callable[[Mapping[str, Any], SpecContext], ModelKV]
 
 
 def model_dtype_bytes(cfg: Mapping[str, Any]) -> int:
@@ -119,6 +160,7 @@ def checkpoint_kv_scheme(cfg: Mapping[str, Any]) -> str | None:
 
 
 def kv_dtype_bytes(kv_cache_dtype: str) -> int:
+    """Bytes of one element of a KV dtype name (``--kv-cache-dtype``); ``auto`` is resolved by the caller."""
     b = DTYPE_BYTES.get(kv_cache_dtype)
     if b is None:
         raise InputError(f"unsupported kv_cache_dtype '{kv_cache_dtype}'", field="kv_cache_dtype",
@@ -126,18 +168,21 @@ def kv_dtype_bytes(kv_cache_dtype: str) -> int:
     return b
 
 
-def _int(cfg: Mapping[str, Any], key: str, default: int | None = None) -> int:
-    v = cfg.get(key, default)
-    if v is None:
-        raise InputError(f"config has no '{key}'", field="config", hint="pass the model's config.json")
-    return int(v)
+def _config_dtype_bytes(cfg: Mapping[str, Any], key: str, default: str) -> int:
+    """Bytes of a dtype the config names in ``key`` (``default`` when unset)."""
+    name = str_or(cfg, key, default)
+    b = DTYPE_BYTES.get(name)
+    if b is None:
+        raise bad_field(key, f"names no dtype kvplan knows ({name[:40]!r}); use bfloat16, float16 or float32")
+    return b
 
 
 def head_dim(cfg: Mapping[str, Any]) -> int:
-    hd = cfg.get("head_dim")
+    """``head_dim``, else ``hidden_size // num_attention_heads``."""
+    hd = int_if_set(cfg, "head_dim")
     if hd:
-        return int(hd)
-    return _int(cfg, "hidden_size") // _int(cfg, "num_attention_heads")
+        return hd
+    return req_int(cfg, "hidden_size") // req_int(cfg, "num_attention_heads", minimum=1)
 
 
 def kv_heads_per_rank(total_kv_heads: int, tp: int) -> int:
@@ -146,17 +191,22 @@ def kv_heads_per_rank(total_kv_heads: int, tp: int) -> int:
 
 
 def is_mla(cfg: Mapping[str, Any]) -> bool:
+    """vLLM's ``is_deepseek_mla``: a ``kv_lora_rank`` on an MLA model type (or with a RoPE key width)."""
     return cfg.get("kv_lora_rank") is not None and (
-        cfg.get("model_type") in MLA_MODEL_TYPES or cfg.get("qk_rope_head_dim") is not None)
+        model_type(cfg) in MLA_MODEL_TYPES or cfg.get("qk_rope_head_dim") is not None)
 
 
 def dsa_indexer_layers(cfg: Mapping[str, Any]) -> list[int]:
     """Layers that own an indexer K cache (``DeepseekV2MLAAttention.__init__``, v0.33.0):
-    skipped when ``max(i - offset + 1, 0) % freq != 0`` (or pattern[i] == "S")."""
-    n = _int(cfg, "num_hidden_layers")
-    freq = int(cfg.get("index_topk_freq") or 1)
-    offset = int(cfg.get("index_skip_topk_offset", 2) if cfg.get("index_skip_topk_offset") is not None else 2)
+    skipped when ``max(i - offset + 1, 0) % freq != 0`` (or pattern[i] == "S").
+
+    Example: GLM-5.2 (78 layers, ``index_topk_freq`` 4, offset 3) -> layers 0, 1, 2, 6, 10, ... 74: 21 layers."""
+    n = num_layers(cfg)
+    freq = int_if_set(cfg, "index_topk_freq", 1, minimum=-MAX_INT)
+    offset = int_or(cfg, "index_skip_topk_offset", 2, minimum=-MAX_INT)
     pattern = cfg.get("index_topk_pattern")
+    if pattern is not None and not isinstance(pattern, (str, list)):
+        raise bad_field("index_topk_pattern", "must be a string or a list")
     out = []
     for i in range(n):
         if pattern is not None and 0 <= i < len(pattern):
@@ -168,66 +218,83 @@ def dsa_indexer_layers(cfg: Mapping[str, Any]) -> list[int]:
     return out
 
 
+_LAYER_TYPE_KINDS = {"full_attention": "full", "sliding_attention": "swa", "linear_attention": "gdn",
+                     "chunked_attention": "chunked", "attention": "full", "mamba": "mamba",
+                     "deepseek_sparse_attention": "full"}
+
+
+def _kinds_from_layer_types(cfg: Mapping[str, Any], lt: list[Any], n: int) -> list[str]:
+    if not all(isinstance(t, str) for t in lt):
+        raise bad_field("layer_types", "must be a list of strings")
+    kinds = [_LAYER_TYPE_KINDS.get(t, "full") for t in lt[:n]]
+    if cfg.get("sliding_window") is None:
+        kinds = ["full" if k == "swa" else k for k in kinds]
+    return kinds
+
+
+def _sliding_kinds(cfg: Mapping[str, Any], n: int) -> list[str]:
+    """Sliding-window models without ``layer_types``: by pattern, then by model type."""
+    p = int_if_set(cfg, "sliding_window_pattern", minimum=1)
+    mt = model_type(cfg)
+    if p:
+        return ["full" if (i + 1) % p == 0 else "swa" for i in range(n)]
+    if mt.startswith("gemma3"):
+        return ["full" if (i + 1) % 6 == 0 else "swa" for i in range(n)]
+    if mt.startswith("gemma2"):
+        return ["swa" if i % 2 == 0 else "full" for i in range(n)]
+    if cfg.get("max_window_layers") is not None and mt.startswith("qwen"):
+        mwl = req_int(cfg, "max_window_layers")
+        return ["full" if i < mwl else "swa" for i in range(n)]
+    return ["swa"] * n
+
+
 def _layer_kinds(cfg: Mapping[str, Any]) -> list[str]:
     """Per decoder layer: ``full``, ``swa``, ``chunked``, ``mamba`` (Mamba2), ``gdn`` or ``none``."""
-    n = _int(cfg, "num_hidden_layers")
+    n = num_layers(cfg)
     pattern = cfg.get("hybrid_override_pattern")
     if isinstance(pattern, str) and pattern:
         return [{"M": "mamba", "*": "full"}.get(c, "none") for c in pattern]
     lt = cfg.get("layer_types")
     if isinstance(lt, list) and lt:
-        m = {"full_attention": "full", "sliding_attention": "swa", "linear_attention": "gdn",
-             "chunked_attention": "chunked", "attention": "full", "mamba": "mamba",
-             "deepseek_sparse_attention": "full"}
-        kinds = [m.get(t, "full") for t in lt[:n]]
-        if cfg.get("sliding_window") is None:
-            kinds = ["full" if k == "swa" else k for k in kinds]
-        return kinds
+        return _kinds_from_layer_types(cfg, lt, n)
     if cfg.get("full_attention_interval") and cfg.get("linear_num_value_heads"):
-        k = int(cfg["full_attention_interval"])
+        k = req_int(cfg, "full_attention_interval", minimum=1)
         return ["full" if (i + 1) % k == 0 else "gdn" for i in range(n)]
-    if cfg.get("attention_chunk_size"):
+    if int_if_set(cfg, "attention_chunk_size"):
         # Llama-4: every 4th layer is global (no RoPE), the others chunked-local.
         return ["full" if (i + 1) % 4 == 0 else "chunked" for i in range(n)]
-    sw = cfg.get("sliding_window")
-    if sw and cfg.get("use_sliding_window", True) is not False:
-        pat = cfg.get("sliding_window_pattern")
-        mt = str(cfg.get("model_type", ""))
-        if pat:
-            p = int(pat)
-            return ["full" if (i + 1) % p == 0 else "swa" for i in range(n)]
-        if mt.startswith("gemma3"):
-            return ["full" if (i + 1) % 6 == 0 else "swa" for i in range(n)]
-        if mt.startswith("gemma2"):
-            return ["swa" if i % 2 == 0 else "full" for i in range(n)]
-        if cfg.get("max_window_layers") is not None and mt.startswith("qwen"):
-            mwl = int(cfg["max_window_layers"])
-            return ["full" if i < mwl else "swa" for i in range(n)]
-        return ["swa"] * n
+    if int_if_set(cfg, "sliding_window") and cfg.get("use_sliding_window", True) is not False:
+        return _sliding_kinds(cfg, n)
     return ["full"] * n
 
 
 def _mamba2_state_bytes(cfg: Mapping[str, Any], tp: int, conv_b: int, ssm_b: int) -> int:
-    heads = _int(cfg, "mamba_num_heads")
-    hdim = _int(cfg, "mamba_head_dim")
+    """Mamba2 conv + SSM state per rank (``MambaStateShapeCalculator.mamba2_state_shape``, v0.33.0)."""
+    heads = req_int(cfg, "mamba_num_heads", minimum=1)
+    hdim = req_int(cfg, "mamba_head_dim")
     inter = heads * hdim
-    ngroups = _int(cfg, "n_groups", 1)
+    ngroups = req_int(cfg, "n_groups", 1, minimum=1)
     if ngroups % tp:
         ngroups += tp - ngroups
-    state = int(cfg.get("ssm_state_size") or cfg.get("mamba_d_state") or 128)
-    kern = int(cfg.get("conv_kernel") or cfg.get("mamba_d_conv") or 4)
+    state = int_if_set(cfg, "ssm_state_size") or int_if_set(cfg, "mamba_d_state") or 128
+    kern = int_if_set(cfg, "conv_kernel") or int_if_set(cfg, "mamba_d_conv") or 4
     conv = (inter + 2 * ngroups * state) // tp * (kern - 1)
     ssm = heads // tp * hdim * state
     return conv * conv_b + ssm * ssm_b
 
 
 def _gdn_state_bytes(cfg: Mapping[str, Any], tp: int, conv_b: int, ssm_b: int) -> int:
-    nk, nv = _int(cfg, "linear_num_key_heads"), _int(cfg, "linear_num_value_heads")
-    hk, hv = _int(cfg, "linear_key_head_dim"), _int(cfg, "linear_value_head_dim")
-    kern = _int(cfg, "linear_conv_kernel_dim", 4)
+    """Gated-DeltaNet conv + recurrent state per rank (``gated_delta_net_state_shape``, v0.33.0)."""
+    nk = req_int(cfg, "linear_num_key_heads", minimum=1)
+    nv = req_int(cfg, "linear_num_value_heads", minimum=1)
+    hk, hv = req_int(cfg, "linear_key_head_dim"), req_int(cfg, "linear_value_head_dim")
+    kern = req_int(cfg, "linear_conv_kernel_dim", 4)
     conv = (hk * nk * 2 + hv * nv) // tp * (kern - 1)
     ssm = nv // tp * hv * hk
     return conv * conv_b + ssm * ssm_b
+
+
+_STATE_BYTES = {"mamba": _mamba2_state_bytes, "gdn": _gdn_state_bytes}
 
 
 def _ssm_dtype_bytes(cfg: Mapping[str, Any], mamba_ssm_cache_dtype: str) -> int:
@@ -235,11 +302,10 @@ def _ssm_dtype_bytes(cfg: Mapping[str, Any], mamba_ssm_cache_dtype: str) -> int:
     float32, ``NemotronHForCausalLMConfig``) and Qwen3.5 (config ``mamba_ssm_dtype``)."""
     if mamba_ssm_cache_dtype != "auto":
         return kv_dtype_bytes(mamba_ssm_cache_dtype)
-    mt = str(cfg.get("model_type", ""))
-    if mt.startswith("nemotron_h"):
-        return kv_dtype_bytes(str(cfg.get("mamba_ssm_cache_dtype") or "float32"))
+    if model_type(cfg).startswith("nemotron_h"):
+        return _config_dtype_bytes(cfg, "mamba_ssm_cache_dtype", "float32")
     if cfg.get("mamba_ssm_dtype"):
-        return kv_dtype_bytes(str(cfg["mamba_ssm_dtype"]))
+        return _config_dtype_bytes(cfg, "mamba_ssm_dtype", "auto")
     return model_dtype_bytes(cfg)
 
 
@@ -256,6 +322,165 @@ def resolve_kv_cache_dtype(cfg: Mapping[str, Any], kv_cache_dtype: str, sm_major
     return "auto"
 
 
+# --------------------------------------------------------------------------- family rule
+
+def vllm_family(cfg: Mapping[str, Any]) -> Family:
+    """The family vLLM's model classes give a (normalised) config, which picks its spec builder.
+
+    DeepSeek-V4 caches (``compress_ratios`` or a ``deepseek_v4*`` model type); MLA when
+    :func:`is_mla` (DSA with an ``index_topk``); otherwise by layer types: Mamba / GDN state layers ->
+    hybrid Mamba, sliding-window layers -> hybrid SWA, else GQA (chunked-local layers count as full: the
+    hybrid manager is off for them).  Example: Qwen3-Next (``full_attention_interval`` 4) -> hybrid_mamba;
+    Gemma-3 (``sliding_window_pattern`` 6) -> hybrid_swa; Kimi-K2 (``kv_lora_rank``) -> mla.
+    """
+    if cfg.get("compress_ratios") is not None or model_type(cfg).startswith("deepseek_v4"):
+        return Family.DSV4
+    if is_mla(cfg):
+        return Family.DSA if cfg.get("index_topk") is not None else Family.MLA
+    kinds = set(_layer_kinds(cfg))
+    if kinds & {"mamba", "gdn"}:
+        return Family.HYBRID_MAMBA
+    return Family.HYBRID_SWA if "swa" in kinds else Family.GQA
+
+
+# --------------------------------------------------------------------------- builders
+
+def _attention_layer(kind: str, i: int, per_tok: int, window: int | None) -> LayerKV | None:
+    """One attention layer of a given kind (state layers are built by the caller)."""
+    if kind == "swa":
+        return LayerKV(f"l{i}.attn", "swa", i, token_bytes=per_tok, window=window)
+    if kind in ("full", "chunked"):
+        # The hybrid manager is disabled for chunked-local attention unless
+        # VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1 (config/vllm.py), so these
+        # layers are promoted to full attention for allocation (unify_hybrid_kv_cache_specs).
+        return LayerKV(f"l{i}.attn", "full", i, token_bytes=per_tok)
+    return None
+
+
+def build_attention(cfg: Mapping[str, Any], ctx: SpecContext) -> ModelKV:
+    """GQA / MHA, sliding-window and Mamba / GDN hybrids: one K+V page per attention layer, one state per
+    state layer.  Example: Llama-3.1-8B TP1 bf16: 8 × (128 + 128) × 2 = 4,096 B per token per layer."""
+    kinds = _layer_kinds(cfg)
+    hd = head_dim(cfg)
+    hd_v = int_if_set(cfg, "v_head_dim", hd)
+    kvh = int_if_set(cfg, "num_key_value_heads") or req_int(cfg, "num_attention_heads", minimum=1)
+    per_tok = kv_heads_per_rank(kvh, ctx.tp_size) * (hd + hd_v) * ctx.dtype_bytes
+    if per_tok <= 0:
+        raise bad_field("head_dim", "gives the attention layers no KV bytes (head_dim or "
+                        "hidden_size // num_attention_heads must be at least 1)")
+    conv_b = model_dtype_bytes(cfg)
+    ssm_b = _ssm_dtype_bytes(cfg, ctx.mamba_ssm_cache_dtype)
+    window = int_if_set(cfg, "sliding_window") or None
+    if "swa" in kinds and window is None:
+        raise bad_field("sliding_window", "must be at least 1 for the sliding-attention layers")
+    states = {k: fn(cfg, ctx.tp_size, conv_b, ssm_b) for k, fn in _STATE_BYTES.items() if k in kinds}
+    layers: list[LayerKV] = []
+    for i, k in enumerate(kinds):
+        if k in states:
+            layers.append(LayerKV(f"l{i}.{k}", "mamba", i, state_bytes=states[k]))
+            continue
+        lay = _attention_layer(k, i, per_tok, window)
+        if lay is not None:
+            layers.append(lay)
+    notes = ["chunked-local layers allocated as full attention (hybrid KV manager disabled)"] \
+        if "chunked" in kinds else []
+    return ModelKV(tuple(layers), ctx.num_layers, ctx.family, per_tok, tuple(notes))
+
+
+def _sparse_mla_bytes(ctx: SpecContext, width: int, sparse: bool, notes: list[str]) -> int:
+    """Bytes per token of the MLA latent: width × dtype, ``fp8_ds_mla`` 656 B (FLASHMLA_SPARSE), for DSA with a
+    quantized KV cache by ``sparse_mla_format`` / ``sm_major`` (10 -> ``fp8``, FLASHINFER_MLA_SPARSE)."""
+    main = width * ctx.dtype_bytes
+    if sparse and ctx.dtype_bytes == 1:
+        fmt = ctx.sparse_mla_format or ("fp8" if ctx.sm_major == 10 else "fp8_ds_mla")
+        if fmt == "fp8_ds_mla" or ctx.resolved_kv_dtype == "fp8_ds_mla":
+            main = 656
+        notes.append(f"sparse MLA cache format {'fp8_ds_mla (656 B)' if main == 656 else 'standard fp8 (576 B)'}")
+    elif ctx.resolved_kv_dtype == "fp8_ds_mla":
+        main = 656
+    return main
+
+
+def _latent_layers(cfg: Mapping[str, Any], ctx: SpecContext, *, indexer: bool) -> ModelKV:
+    """One latent per layer on every rank, plus (``indexer``) the DSA indexer keys on the indexer layers and on
+    every draft layer."""
+    width = req_int(cfg, "kv_lora_rank") + req_int(cfg, "qk_rope_head_dim")
+    if width <= 0:
+        raise bad_field("kv_lora_rank", "and qk_rope_head_dim give the MLA latent no width")
+    notes: list[str] = []
+    main = _sparse_mla_bytes(ctx, width, indexer, notes)
+    idx_layers = set(dsa_indexer_layers(cfg)) if indexer else set()
+    ihd = req_int(cfg, "index_head_dim", 128) if indexer else 0
+    idx_bytes = ihd + ihd // 128 * 4
+    n = ctx.num_layers
+    layers: list[LayerKV] = []
+    for i in range(n + ctx.num_draft_layers):
+        layers.append(LayerKV(f"l{i}.attn", "mla", i, token_bytes=main))
+        if indexer and (i in idx_layers or i >= n):
+            layers.append(LayerKV(f"l{i}.indexer", "indexer", i, token_bytes=idx_bytes))
+    return ModelKV(tuple(layers), n, ctx.family, main, tuple(notes))
+
+
+def build_mla(cfg: Mapping[str, Any], ctx: SpecContext) -> ModelKV:
+    """MLA: one ``kv_lora_rank + qk_rope_head_dim`` latent per layer, not split by TP.
+    Example: Kimi-K2 TP8 bf16: (512 + 64) × 2 = 1,152 B per token per layer on every rank."""
+    return _latent_layers(cfg, ctx, indexer=False)
+
+
+def build_dsa(cfg: Mapping[str, Any], ctx: SpecContext) -> ModelKV:
+    """DSA: the MLA latent plus the indexer keys (``index_head_dim + index_head_dim // 128 × 4`` B) on the layers
+    whose indexer is not skipped.  Example: GLM-5.2 TP4 fp8 on SM100: 78 × 576 + 21 × 132 = 47,700 B per token."""
+    return _latent_layers(cfg, ctx, indexer=True)
+
+
+def _dsv4_layer(i: int, r: int, hd: int, ihd: int, window: int, slot: int) -> list[LayerKV]:
+    """One DeepSeek-V4 layer: its SWA ring, and for compress ratio r > 1 the compressed latent and its state
+    (r == 4 adds the indexer keys and their state)."""
+    out = [LayerKV(f"l{i}.swa", "dsv4_swa", i, token_bytes=slot, window=window, block_size=64, alignment=576)]
+    if r <= 1:
+        return out
+    coff = 2 if r == 4 else 1
+    out += [LayerKV(f"l{i}.ckv", "dsv4_c", i, token_bytes=slot, block_size=256, tokens_per_state=r, alignment=576),
+            LayerKV(f"l{i}.cstate", "dsv4_state", i, token_bytes=2 * coff * hd * 4, window=coff * r,
+                    block_size=4 if r == 4 else 8, alignment=576)]
+    if r == 4:
+        out += [LayerKV(f"l{i}.idx", "dsv4_c", i, token_bytes=ihd + ihd // 128 * 4, block_size=256,
+                        tokens_per_state=4, alignment=576),
+                LayerKV(f"l{i}.idxstate", "dsv4_state", i, token_bytes=2 * 2 * ihd * 4, window=8, block_size=4,
+                        alignment=576)]
+    return out
+
+
+def build_dsv4(cfg: Mapping[str, Any], ctx: SpecContext) -> ModelKV:
+    """DeepSeek-V4 caches in the default ``fp8_ds_mla`` layout (584 B slots), per the
+    reference notes §5.3 read from ``models/deepseek_v4/attention.py`` and
+    ``v1/attention/backends/mla/sparse_swa.py`` (v0.33.0).  Not validated against a pool size.
+    Example: a ratio-4 layer holds an SWA ring (64 × 584 B, aligned to 576), the compressed latent
+    (256 / 4 × 584 B), its state, the indexer keys and their state."""
+    n = ctx.num_layers
+    ratios = (int_list(cfg, "compress_ratios") or [])[:n]
+    ihd = int_if_set(cfg, "index_head_dim", 128)
+    hd = int_if_set(cfg, "head_dim", 512)
+    window = int_if_set(cfg, "sliding_window", 128)
+    slot = 584
+    layers: list[LayerKV] = []
+    for i in range(n + ctx.num_draft_layers):
+        layers += _dsv4_layer(i, ratios[i] if i < len(ratios) else 0, hd, ihd, window, slot)
+    notes = ("DeepSeek-V4 layout from reading the code only (fp8_ds_mla, 584 B slots)",)
+    return ModelKV(tuple(layers), n, Family.DSV4, slot, notes, token_bytes_add_up=False)
+
+
+#: the spec builder of each family (the family comes from :func:`vllm_family`)
+SPEC_BUILDERS: dict[Family, SpecBuilder] = {
+    Family.GQA: build_attention,
+    Family.HYBRID_SWA: build_attention,
+    Family.HYBRID_MAMBA: build_attention,
+    Family.MLA: build_mla,
+    Family.DSA: build_dsa,
+    Family.DSV4: build_dsv4,
+}
+
+
 def build_model_kv(
     *,
     config: Mapping[str, Any],
@@ -266,100 +491,23 @@ def build_model_kv(
     mamba_ssm_cache_dtype: str = "auto",
     num_draft_layers: int = 0,
 ) -> ModelKV:
-    """Per-rank KV tensors of every layer, vLLM style.
+    """Per-rank KV tensors of every layer, vLLM style: normalise the config, resolve the KV dtype, pick the
+    family's builder from :data:`SPEC_BUILDERS`.
 
     ``sparse_mla_format`` (DSA models with a quantized KV cache): ``fp8_ds_mla`` (656 B,
     FLASHMLA_SPARSE) or ``fp8`` (576 B, FLASHINFER_MLA_SPARSE, the SM100 default for fp8
     KV per ``platforms/cuda.py`` ``_get_backend_priorities``).  None = by ``sm_major``
     (10 -> ``fp8``; otherwise ``fp8_ds_mla``).
     """
-    cfg = text_config(config)
-    n = _int(cfg, "num_hidden_layers")
+    cfg = flatten_config(config, engine="vllm")
+    n = num_layers(cfg)
     kvd = resolve_kv_cache_dtype(cfg, kv_cache_dtype, sm_major)
     b = model_dtype_bytes(cfg) if kvd == "auto" else kv_dtype_bytes(kvd)
-    notes: list[str] = []
+    family = vllm_family(cfg)
+    ctx = SpecContext(num_layers=n, tp_size=tp_size, kv_cache_dtype=kv_cache_dtype, resolved_kv_dtype=kvd,
+                      dtype_bytes=b, sm_major=sm_major, sparse_mla_format=sparse_mla_format,
+                      mamba_ssm_cache_dtype=mamba_ssm_cache_dtype, num_draft_layers=num_draft_layers, family=family)
+    model = SPEC_BUILDERS[family](cfg, ctx)
     if kvd != kv_cache_dtype:
-        notes.append(f"kv_cache_dtype auto resolved to {kvd}")
-    layers: list[LayerKV] = []
-
-    if cfg.get("compress_ratios") is not None or str(cfg.get("model_type", "")).startswith("deepseek_v4"):
-        return _build_dsv4(cfg, n, notes, num_draft_layers)
-
-    if is_mla(cfg):
-        width = _int(cfg, "kv_lora_rank") + _int(cfg, "qk_rope_head_dim")
-        dsa = cfg.get("index_topk") is not None
-        main = width * b
-        if dsa and b == 1:
-            fmt = sparse_mla_format or ("fp8" if sm_major == 10 else "fp8_ds_mla")
-            if fmt == "fp8_ds_mla" or kvd == "fp8_ds_mla":
-                main = 656
-            notes.append(f"sparse MLA cache format {'fp8_ds_mla (656 B)' if main == 656 else 'standard fp8 (576 B)'}")
-        elif kvd == "fp8_ds_mla":
-            main = 656
-        idx_layers = set(dsa_indexer_layers(cfg)) if dsa else set()
-        idx_bytes = 0
-        if dsa:
-            ihd = _int(cfg, "index_head_dim", 128)
-            idx_bytes = ihd + ihd // 128 * 4
-        for i in range(n + num_draft_layers):
-            layers.append(LayerKV(f"l{i}.attn", "mla", i, token_bytes=main))
-            if dsa and (i in idx_layers or i >= n):
-                layers.append(LayerKV(f"l{i}.indexer", "indexer", i, token_bytes=idx_bytes))
-        return ModelKV(tuple(layers), n, "dsa" if dsa else "mla", main, 64, tuple(notes))
-
-    kinds = _layer_kinds(cfg)
-    hd = head_dim(cfg)
-    hd_v = int(cfg.get("v_head_dim") or hd) if cfg.get("v_head_dim") and not is_mla(cfg) else hd
-    kvh = int(cfg.get("num_key_value_heads") or _int(cfg, "num_attention_heads"))
-    per_tok = kv_heads_per_rank(kvh, tp_size) * (hd + hd_v) * b
-    conv_b = model_dtype_bytes(cfg)
-    ssm_b = _ssm_dtype_bytes(cfg, mamba_ssm_cache_dtype)
-    window = int(cfg.get("sliding_window") or 0) or None
-    chunk = int(cfg.get("attention_chunk_size") or 0) or None
-    for i, k in enumerate(kinds):
-        if k == "full":
-            layers.append(LayerKV(f"l{i}.attn", "full", i, token_bytes=per_tok))
-        elif k == "swa":
-            layers.append(LayerKV(f"l{i}.attn", "swa", i, token_bytes=per_tok, window=window))
-        elif k == "chunked":
-            # The hybrid manager is disabled for chunked-local attention unless
-            # VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1 (config/vllm.py), so these
-            # layers are promoted to full attention for allocation (unify_hybrid_kv_cache_specs).
-            layers.append(LayerKV(f"l{i}.attn", "full", i, token_bytes=per_tok))
-        elif k == "mamba":
-            layers.append(LayerKV(f"l{i}.mamba", "mamba", i, state_bytes=_mamba2_state_bytes(cfg, tp_size, conv_b, ssm_b)))
-        elif k == "gdn":
-            layers.append(LayerKV(f"l{i}.gdn", "mamba", i, state_bytes=_gdn_state_bytes(cfg, tp_size, conv_b, ssm_b)))
-    if "chunked" in kinds:
-        notes.append("chunked-local layers allocated as full attention (hybrid KV manager disabled)")
-    family = "hybrid_mamba" if any(lay.kind == "mamba" for lay in layers) else "dense"
-    return ModelKV(tuple(layers), n, family, per_tok, 16, tuple(notes))
-
-
-def _build_dsv4(cfg: Mapping[str, Any], n: int, notes: list[str], num_draft_layers: int) -> ModelKV:
-    """DeepSeek-V4 caches in the default ``fp8_ds_mla`` layout (584 B slots), per the
-    reference notes §5.3 read from ``models/deepseek_v4/attention.py`` and
-    ``v1/attention/backends/mla/sparse_swa.py`` (v0.33.0).  Not validated against a pool size."""
-    ratios = list(cfg.get("compress_ratios") or [])[:n]
-    ihd = int(cfg.get("index_head_dim") or 128)
-    hd = int(cfg.get("head_dim") or 512)
-    window = int(cfg.get("sliding_window") or 128)
-    slot = 584
-    layers: list[LayerKV] = []
-    for i in range(n + num_draft_layers):
-        r = int(ratios[i]) if i < len(ratios) else 0
-        layers.append(LayerKV(f"l{i}.swa", "dsv4_swa", i, token_bytes=slot, window=window,
-                              block_size=64, alignment=576))
-        if r > 1:
-            layers.append(LayerKV(f"l{i}.ckv", "dsv4_c", i, token_bytes=slot, block_size=256,
-                                  tokens_per_state=r, alignment=576))
-            coff = 2 if r == 4 else 1
-            layers.append(LayerKV(f"l{i}.cstate", "dsv4_state", i, token_bytes=2 * coff * hd * 4,
-                                  window=coff * r, block_size=4 if r == 4 else 8, alignment=576))
-            if r == 4:
-                layers.append(LayerKV(f"l{i}.idx", "dsv4_c", i, token_bytes=ihd + ihd // 128 * 4,
-                                      block_size=256, tokens_per_state=4, alignment=576))
-                layers.append(LayerKV(f"l{i}.idxstate", "dsv4_state", i, token_bytes=2 * 2 * ihd * 4,
-                                      window=8, block_size=4, alignment=576))
-    notes.append("DeepSeek-V4 layout from reading the code only (fp8_ds_mla, 584 B slots)")
-    return ModelKV(tuple(layers), n, "dsv4", slot, 256, tuple(notes))
+        return replace(model, notes=(f"kv_cache_dtype auto resolved to {kvd}", *model.notes))
+    return model

@@ -1,0 +1,291 @@
+"""vLLM release windows: which startup-sizing rules each range of releases follows, one row per window.
+
+A window starts at its ``first`` release and runs up to the next row's ``first``; a version newer than the last
+row gets the last row (the newest release kvplan knows, :data:`NEWEST_VERSION`), one older than the first row the
+first row.  The planner (:mod:`kvplan.engines.vllm.planner`) reads every version-dependent rule from the
+:class:`Release` of its version, never from a version comparison of its own.
+
+Where each boundary comes from (reference ``shared/reference/vllm-kv-sizing.md`` §8, read in the 0.11.0 and
+0.15.0–0.33.0 wheels; the table "Version table" in ``docs/vllm.md`` says which are verified):
+
+===========  ==========================================================================================
+first        what changes from the window before
+===========  ==========================================================================================
+(0.5)        V0 engine: profile batch ``max(max_model_len, 2048)``, V0 sampler, no CUDA-graph term,
+             token line ``num_blocks × block_size`` (``worker/worker.py``, ``config.py``, v0.6.4)
+0.8          V1 engine: ``vllm serve`` batch defaults, the V1 sampler buffers, token line
+             ``(num_blocks // groups) × min block`` (``v1/core/kv_cache_utils.py``)
+0.11         start-up snapshot taken after NCCL / custom all-reduce (``Worker.init_device``; assumed
+             boundary, the 0.10.x logs show the old order)
+0.12         ``requested = ceil(total × util)`` (float product before; boundary unknown, < 1 B effect)
+0.20         default ``gpu_memory_utilization`` 0.9 -> 0.92; CUDA-graph estimate subtracted by default
+0.21         token line ``int(concurrency × max_model_len)``
+0.22         Mamba "align" cache mode for hybrids by default (prefix caching on; boundary assumed)
+0.26         sliding-window / chunked admission counts ``(pp + 1) × max_num_batched_tokens`` in flight
+0.27         weights + non-torch measured as one free-memory drop ("consumed", ``memory_profiling``)
+0.33         DeepSeek-V4 packed grouping (``_get_packed_kv_cache_groups``); verified in the 0.33.0 wheel
+===========  ==========================================================================================
+
+Adding a release = one :func:`_after` row at the end of :data:`RELEASES` naming what changed (and, for a new
+kind of rule, a field of :class:`Release` plus the small function it points at), then tests with that release's
+hand-computed numbers.  Example: ``release_for("0.26.1").in_flight_tokens(max_num_batched_tokens=2048,
+pp_size=1)`` = 2 × 2048 = 4096; ``release_for("0.10.2")`` gives 2048.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Any
+
+from kvplan.errors import InputError
+from kvplan.family import Family
+
+GiB = 2**30
+NEWEST_VERSION = "0.33.0"
+
+Version = tuple[int, int, int]
+
+# bytes per (row × vocab) element alive at the sampler peak (see budget.vllm_default_activation_bytes)
+SAMPLER_BYTES_PER_LOGIT = 2 + 4 + 4 + 4 + 4 + 8 + 4 + 1 + 4 + 4
+V0_SAMPLER_BYTES_PER_LOGIT = 2 + 4 + 4 + 4   # bf16 logits, fp32 logits, probs, logprobs (V0 Sampler)
+
+
+# --------------------------------------------------------------------------- versions
+
+def version_tuple(text: str) -> Version | None:
+    """The first three numbers of a version string, zero-padded, or None when it holds no number.
+
+    Example: ``"0.10.1.1"`` -> (0, 10, 1); ``"0.11.0rc2.dev98+g393de22d2"`` -> (0, 11, 0); ``"0.9"`` -> (0, 9, 0);
+    ``"latest"`` -> None.  A local version label (``+...``) is ignored.
+    """
+    nums = [int(x) for x in re.findall(r"\d+", text.split("+")[0])[:3]]
+    if not nums:
+        return None
+    while len(nums) < 3:
+        nums.append(0)
+    return nums[0], nums[1], nums[2]
+
+
+def parse_version(v: str | None) -> Version:
+    """``"0.10.1.1"`` -> (0, 10, 1); ``"0.11.0rc2"`` -> (0, 11, 0); None -> the newest known release.
+
+    A string without any number is bad input (``--engine-version``)."""
+    parsed = version_tuple(v or NEWEST_VERSION)
+    if parsed is None:
+        raise InputError(f"'{v}' is not a vLLM version", field="engine_version", hint="write e.g. 0.10.2")
+    return parsed
+
+
+# --------------------------------------------------------------------------- rule vocabulary
+
+class Accounting(StrEnum):
+    """How the profile run measures what is not KV (``gpu_worker.py`` ``determine_available_memory``)."""
+
+    SUMMED = "summed"      # ≤0.26: weight-load delta + torch peak increase + non-torch increase
+    CONSUMED = "consumed"  # ≥0.27: one free-memory drop, weights + non-torch ("consumed memory")
+
+
+class DsV4Grouping(StrEnum):
+    """How DeepSeek-V4's block-256 / SWA / state buckets become bytes per block (see grouping._group_dsv4)."""
+
+    TUPLES = "tuples"      # ≤0.32: Σ distinct MLA-type pages × layer tuples (reference, 0.22 wheel)
+    PACKED = "packed"      # ≥0.33: packed groups, max bucket (``_get_packed_kv_cache_groups``, v0.33.0)
+
+
+@dataclass(frozen=True)
+class BlockRule:
+    """The attention block size a family gets: ``default`` unless the user gave one and ``user_may_set``;
+    ``note`` is the assumption kvplan prints when it takes the default."""
+
+    default: int
+    user_may_set: bool = True
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class PoolCount:
+    """What the printed capacity lines are computed from (one DP engine, after the min over workers)."""
+
+    num_blocks: int
+    blocks_per_request: int        # Σ over groups of blocks one max_model_len request takes
+    max_model_len: int
+    block_size: int                # the attention block size
+    num_groups: int
+    min_group_block_size: int
+
+
+TokenLine = Callable[[PoolCount], tuple[int, float]]
+
+
+def _concurrency(c: PoolCount) -> float:
+    """``num_blocks / Σ_g blocks_g(max_model_len)`` (``get_max_concurrency_for_kv_cache_config``, v0.33.0)."""
+    return c.num_blocks / c.blocks_per_request if c.blocks_per_request else 0.0
+
+
+def tokens_v0(c: PoolCount) -> tuple[int, float]:
+    """V0 (≤0.7): ``tokens = num_blocks × block_size``, concurrency ``tokens / max_model_len``
+    (``executor/executor_base.py`` ``initialize_cache`` log, v0.6.4).  Example: 1,950 blocks × 16 = 31,200
+    tokens, 31,200 / 20,000 = 1.56x."""
+    tokens = c.num_blocks * c.block_size
+    return tokens, tokens / c.max_model_len
+
+
+def tokens_per_group(c: PoolCount) -> tuple[int, float]:
+    """0.8–0.20: ``tokens = (num_blocks // groups) × min group block size`` (``kv_cache_utils.py`` at
+    ``001cabc1``).  Example (Gemma-3-27B, 0.11.0): 89,994 // 7 × 16 = 205,696 tokens."""
+    return (c.num_blocks // c.num_groups) * c.min_group_block_size, _concurrency(c)
+
+
+def tokens_from_concurrency(c: PoolCount) -> tuple[int, float]:
+    """≥0.21: ``tokens = int(concurrency × max_model_len)`` (``get_kv_cache_capacity``, v0.33.0).
+    Example (Nemotron-3-Nano, 0.21): 2,861 / 130 = 22.0077x; int(22.0077 × 262,144) = 5,769,184 tokens."""
+    conc = _concurrency(c)
+    return int(conc * c.max_model_len), conc
+
+
+# --------------------------------------------------------------------------- scheduler defaults
+
+BatchDefaults = Callable[..., tuple[int, int, str]]
+
+
+def vllm_batch_defaults(*, device_bytes: int, gpu_name: str | None = None, offline: bool = False) -> tuple[int, int]:
+    """(max_num_batched_tokens, max_num_seqs) for ``vllm serve`` (``EngineArgs.get_batch_defaults``, v0.33.0):
+    ≥160 GiB -> (16384, 1024); ≥70 GiB and not A100/GB10 -> (8192, 1024); else (2048, 256).
+
+    Example: an H100 80 GB (79.65 GiB) -> (8192, 1024); an A100 80 GB -> (2048, 256)."""
+    name = (gpu_name or "").lower()
+    if device_bytes >= 160 * GiB:
+        return 16384, 1024
+    if device_bytes >= 70 * GiB and "a100" not in name and "gb10" not in name:
+        return (16384 if offline else 8192), 1024
+    return (8192 if offline else 2048), 256
+
+
+def vllm_v0_batch_tokens(*, max_model_len: int, enable_chunked_prefill: bool | None = None) -> int:
+    """V0 default ``max_num_batched_tokens`` (the profile batch), vLLM ≤0.7.
+
+    (``vllm/config.py`` ``SchedulerConfig.__init__`` and ``vllm/engine/arg_utils.py``
+    ``EngineArgs.create_engine_config``, v0.6.4.)  Chunked prefill is switched on by default
+    only when ``max_model_len > 32768`` (text models); then the batch is 512 tokens, else
+    ``max(max_model_len, 2048)``: the V0 profile run is one prefill of the whole context.
+
+    Example: ``max_model_len=20000`` -> 20,000; ``29000`` -> 29,000; ``40000`` -> 512.
+    """
+    chunked = (max_model_len > 32768) if enable_chunked_prefill is None else enable_chunked_prefill
+    return 512 if chunked else max(int(max_model_len), 2048)
+
+
+def serve_batch_defaults(*, max_model_len: int, device_bytes: int, gpu_name: str | None) -> tuple[int, int, str]:
+    """V1: :func:`vllm_batch_defaults` by GPU size; (B, S, why B) for the assumption line."""
+    b, s = vllm_batch_defaults(device_bytes=device_bytes, gpu_name=gpu_name)
+    return b, s, "vllm serve default for this GPU size"
+
+
+def v0_batch_defaults(*, max_model_len: int, device_bytes: int, gpu_name: str | None) -> tuple[int, int, str]:
+    """V0: :func:`vllm_v0_batch_tokens` and 256 sequences (``SchedulerConfig`` default ``max_num_seqs``, v0.6.4)."""
+    return (vllm_v0_batch_tokens(max_model_len=max_model_len), 256,
+            "V0 default: max(max_model_len, 2048), 512 with chunked prefill above 32K")
+
+
+# --------------------------------------------------------------------------- block sizes
+
+_MLA_NOTE = "MLA block size 64 (FlashMLA / sparse-MLA backends); pass block_size for 16/32/128 backends"
+
+#: attention block size per family (``CacheConfig.DEFAULT_BLOCK_SIZE`` 16; FlashMLA / sparse-MLA 64,
+#: ``platforms/cuda.py``; DeepSeek-V4 caches fixed at 256, ``models/deepseek_v4``), v0.33.0
+BLOCK_RULES: Mapping[Family, BlockRule] = MappingProxyType({
+    Family.GQA: BlockRule(16), Family.HYBRID_SWA: BlockRule(16), Family.HYBRID_MAMBA: BlockRule(16),
+    Family.MLA: BlockRule(64, note=_MLA_NOTE), Family.DSA: BlockRule(64, note=_MLA_NOTE),
+    Family.DSV4: BlockRule(256, user_may_set=False),
+})
+
+
+# --------------------------------------------------------------------------- the release row
+
+@dataclass(frozen=True)
+class Release:
+    """The sizing rules of one window of vLLM releases (see the module docstring for sources)."""
+
+    first: Version                     # first release of the window
+    label: str
+    v0: bool                           # legacy V0 engine (no KV groups, no CUDA-graph term)
+    default_utilization: float         # ``gpu_memory_utilization`` default (config/cache.py)
+    ceil_requested: bool               # requested = ceil(u·T), else the float product truncated
+    accounting: Accounting             # what the logged budget terms mean (same arithmetic for the planner)
+    snapshot_after_comm: bool          # free-at-start snapshot taken after NCCL / custom all-reduce
+    graph_term: bool                   # this engine can subtract a CUDA-graph estimate at all
+    graph_estimate_default: bool       # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS default
+    sampler_bytes_per_logit: int       # activation: bytes per (row × vocab) at the sampler peak
+    batch_defaults: BatchDefaults      # (max_num_batched_tokens, max_num_seqs, why) when not given
+    token_line: TokenLine              # "GPU KV cache size" tokens and "Maximum concurrency"
+    async_in_flight: bool              # SWA / chunked admission counts (pp + 1) batches in flight
+    mamba_align_default: bool          # hybrid Mamba cache mode "align" (2 blocks) unless prefix caching is set
+    dsv4_grouping: DsV4Grouping
+    group_size_ratio: float = 1.5      # equal-size groups: max bucket when max < ratio × min, else min
+    block_rules: Mapping[Family, BlockRule] = field(default_factory=lambda: BLOCK_RULES)
+
+    @property
+    def version(self) -> str:
+        return ".".join(str(x) for x in self.first)
+
+    def in_flight_tokens(self, *, max_num_batched_tokens: int, pp_size: int) -> int:
+        """Tokens a sliding-window / chunked layer must keep for one request beyond its window:
+        ``B`` (≤0.25) or ``(pp + 1) × B`` (≥0.26: V2 model runner, async scheduling keeps pp + 1 batches in
+        flight; ``config/vllm.py`` ``max_in_flight_tokens``).  Example: B 2048, pp 1 -> 2048 / 4096."""
+        return max_num_batched_tokens * ((pp_size + 1) if self.async_in_flight else 1)
+
+    def block_size(self, family: Family, requested: int | None) -> tuple[int, str | None]:
+        """(attention block size, assumption note or None) for ``family``; ``requested`` = ``--block-size``.
+        Example: MLA with no ``--block-size`` -> (64, the FlashMLA note); DeepSeek-V4 with 16 -> (256, None)."""
+        rule = self.block_rules[family]
+        if requested and rule.user_may_set:
+            return requested, None
+        return rule.default, rule.note
+
+
+def _after(prev: Release, first: Version, label: str, **changes: Any) -> Release:
+    """The next window: ``prev``'s rules with ``changes`` (named like the :class:`Release` fields)."""
+    return replace(prev, first=first, label=label, **changes)
+
+
+_V0 = Release(
+    first=(0, 5, 0), label="V0 engine (0.5-0.7)", v0=True, default_utilization=0.9, ceil_requested=False,
+    accounting=Accounting.SUMMED, snapshot_after_comm=False, graph_term=False, graph_estimate_default=False,
+    sampler_bytes_per_logit=V0_SAMPLER_BYTES_PER_LOGIT, batch_defaults=v0_batch_defaults, token_line=tokens_v0,
+    async_in_flight=False, mamba_align_default=False, dsv4_grouping=DsV4Grouping.TUPLES,
+)
+_V1_0_8 = _after(_V0, (0, 8, 0), "V1 engine (0.8-0.10)", v0=False, graph_term=True,
+                 sampler_bytes_per_logit=SAMPLER_BYTES_PER_LOGIT, batch_defaults=serve_batch_defaults,
+                 token_line=tokens_per_group)
+_V1_0_11 = _after(_V1_0_8, (0, 11, 0), "0.11: snapshot after the communicators", snapshot_after_comm=True)
+_V1_0_12 = _after(_V1_0_11, (0, 12, 0), "0.12-0.19: ceil(total x util)", ceil_requested=True)
+_V1_0_20 = _after(_V1_0_12, (0, 20, 0), "0.20: util 0.92, CUDA-graph estimate", default_utilization=0.92,
+                  graph_estimate_default=True)
+_V1_0_21 = _after(_V1_0_20, (0, 21, 0), "0.21: token line int(concurrency x L)", token_line=tokens_from_concurrency)
+_V1_0_22 = _after(_V1_0_21, (0, 22, 0), "0.22-0.25: Mamba align mode", mamba_align_default=True)
+_V1_0_26 = _after(_V1_0_22, (0, 26, 0), "0.26: (pp+1) batches in flight", async_in_flight=True)
+_V1_0_27 = _after(_V1_0_26, (0, 27, 0), "0.27-0.32: consumed-memory accounting", accounting=Accounting.CONSUMED)
+_V1_0_33 = _after(_V1_0_27, (0, 33, 0), "0.33: DeepSeek-V4 packed groups", dsv4_grouping=DsV4Grouping.PACKED)
+
+#: every window, oldest first; the last row is the newest release kvplan knows
+RELEASES: tuple[Release, ...] = (_V0, _V1_0_8, _V1_0_11, _V1_0_12, _V1_0_20, _V1_0_21, _V1_0_22, _V1_0_26, _V1_0_27,
+                                 _V1_0_33)
+
+
+def release_at(version: Version) -> Release:
+    """The window holding ``version`` (older than every row: the first row; newer: the last)."""
+    found = RELEASES[0]
+    for rel in RELEASES:
+        if version >= rel.first:
+            found = rel
+    return found
+
+
+def release_for(engine_version: str | None) -> Release:
+    """The rules of ``engine_version`` (None = :data:`NEWEST_VERSION`).  Example: ``release_for("0.19.0")
+    .default_utilization`` = 0.9, ``release_for("0.20.0").default_utilization`` = 0.92."""
+    return release_at(parse_version(engine_version))

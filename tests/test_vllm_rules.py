@@ -1,0 +1,261 @@
+"""vLLM engine structure: the release table, the per-family spec-builder registry, config validation (bad input is
+exit 2 naming the field; a kvplan bug is not turned into bad input) and the free-at-start model.
+
+Numbers are hand-derived from the formulas cited in kvplan/engines/vllm/*.py (vLLM 0.33.0 and older releases per
+shared/reference/vllm-kv-sizing.md §8), not read back from kvplan.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kvplan.engines import runtime
+from kvplan.engines.vllm import releases, specs
+from kvplan.engines.vllm.planner import VllmInputs, plan_vllm
+from kvplan.errors import InputError
+from kvplan.family import Family
+
+GiB = 2**30
+HF = Path(__file__).resolve().parent / "data" / "shared" / "hf-configs"
+LLAMA = {"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
+         "num_key_value_heads": 8, "vocab_size": 128256, "intermediate_size": 14336,
+         "max_position_embeddings": 131072}
+
+
+def _hf(name: str) -> dict:
+    return json.loads((HF / name / "config.json").read_text())
+
+
+def _measured(cfg: dict, **kw) -> VllmInputs:
+    return VllmInputs(**{"config": cfg, "device_bytes": 80 * GiB, "kv_cache_memory_bytes": 10 * GiB,
+                         "max_model_len": 32768, **kw})
+
+
+# ------------------------------------------------------------------------------------------------ releases
+
+def test_release_rows_are_ordered_and_the_last_is_the_newest():
+    firsts = [r.first for r in releases.RELEASES]
+    assert firsts == sorted(firsts) and len(set(firsts)) == len(firsts)
+    assert releases.RELEASES[-1].version == releases.NEWEST_VERSION
+    assert releases.release_for(None) is releases.RELEASES[-1]
+
+
+@pytest.mark.parametrize("before,at,rule,old,new", [
+    ("0.7.3", "0.8.0", "v0", True, False),
+    ("0.10.2", "0.11.0", "snapshot_after_comm", False, True),
+    ("0.11.2", "0.12.0", "ceil_requested", False, True),
+    ("0.19.1", "0.20.0", "default_utilization", 0.9, 0.92),
+    ("0.19.1", "0.20.0", "graph_estimate_default", False, True),
+    ("0.21.9", "0.22.0", "mamba_align_default", False, True),
+    ("0.25.1", "0.26.0", "async_in_flight", False, True),
+    ("0.26.1", "0.27.0", "accounting", releases.Accounting.SUMMED, releases.Accounting.CONSUMED),
+    ("0.32.0", "0.33.0", "dsv4_grouping", releases.DsV4Grouping.TUPLES, releases.DsV4Grouping.PACKED),
+])
+def test_release_boundaries(before, at, rule, old, new):
+    """Each boundary of docs/vllm.md's version table, one release either side."""
+    assert getattr(releases.release_for(before), rule) == old
+    assert getattr(releases.release_for(at), rule) == new
+
+
+def test_token_lines_by_window():
+    """V0 blocks × block; 0.8-0.20 (blocks // groups) × min block; ≥0.21 int(conc × L).
+    Gemma-3 (0.11.0 log): 89,994 blocks, 7 groups, block 16 -> 205,696; concurrency 89,994 / 1,798 = 50.05."""
+    c = releases.PoolCount(num_blocks=89994, blocks_per_request=256 + 6 * 257, max_model_len=4096, block_size=16,
+                           num_groups=7, min_group_block_size=16)
+    assert releases.release_for("0.11.0").token_line(c) == (205_696, 89994 / 1798)
+    assert releases.release_for("0.21.0").token_line(c) == (int(89994 / 1798 * 4096), 89994 / 1798)
+    assert releases.release_for("0.6.4").token_line(c) == (89994 * 16, 89994 * 16 / 4096)
+
+
+def test_block_size_rule_per_family():
+    rel = releases.release_for(None)
+    assert set(rel.block_rules) == set(Family)
+    assert rel.block_size(Family.GQA, None) == (16, None)
+    assert rel.block_size(Family.GQA, 32) == (32, None)
+    assert rel.block_size(Family.MLA, None)[0] == 64 and rel.block_size(Family.MLA, None)[1]
+    assert rel.block_size(Family.DSA, 128) == (128, None)
+    assert rel.block_size(Family.DSV4, 16) == (256, None)
+
+
+def test_version_text():
+    assert releases.version_tuple("0.11.0rc2.dev98+g393de22d2") == (0, 11, 0)
+    assert releases.version_tuple("1") == (1, 0, 0)
+    assert releases.version_tuple("latest") is None
+    with pytest.raises(InputError, match="not a vLLM version"):
+        releases.release_for("latest")
+    assert releases.release_for("0.1.0") is releases.RELEASES[0]      # older than every row: the oldest rules
+    assert releases.release_for("7.0.0") is releases.RELEASES[-1]     # newer: the newest
+
+
+def test_a_new_window_is_one_row(monkeypatch):
+    """A hypothetical next release with another utilization default: one _after row, and the planner follows it
+    (requested = ceil(80 GiB × 0.95) = 81,604,378,624 B)."""
+    row = releases._after(releases.RELEASES[-1], (0, 99, 0), "0.99: test row", default_utilization=0.95)
+    monkeypatch.setattr(releases, "RELEASES", (*releases.RELEASES, row))
+    assert releases.release_for("0.99.1") is row and releases.release_for("0.33.0") is not row
+    p = plan_vllm(VllmInputs(config=LLAMA, device_bytes=80 * GiB, engine_version="0.99.1", weight_bytes=16 * GiB,
+                             activation_bytes=GiB, non_torch_bytes=0, cuda_graph_bytes=0, max_model_len=8192))
+    assert dict(p.budget_terms)["requested"] == math.ceil(80 * GiB * 0.95) == 81_604_378_624
+
+
+# ------------------------------------------------------------------------------------------------ spec builders
+
+def test_every_family_has_a_spec_builder():
+    assert set(specs.SPEC_BUILDERS) == set(Family)
+
+
+@pytest.mark.parametrize("cfg,family", [
+    (LLAMA, Family.GQA),
+    ({**LLAMA, "attention_chunk_size": 8192}, Family.GQA),       # Llama-4: chunked layers are full in vLLM
+    ({**LLAMA, "model_type": "gemma3_text", "sliding_window": 1024, "sliding_window_pattern": 6}, Family.HYBRID_SWA),
+    ("openai--gpt-oss-120b", Family.HYBRID_SWA),
+    ("nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", Family.HYBRID_MAMBA),
+    ("deepseek-ai--DeepSeek-V3", Family.MLA),
+    ("nvidia--GLM-5.2-NVFP4", Family.DSA),
+    ("deepseek-ai--DeepSeek-V4-Flash", Family.DSV4),
+])
+def test_vllm_family(cfg, family):
+    cfg = _hf(cfg) if isinstance(cfg, str) else cfg
+    assert specs.vllm_family(cfg) is family
+    assert specs.build_model_kv(config=cfg, tp_size=1).family is family
+
+
+def test_builders_are_looked_up_in_the_registry(monkeypatch):
+    seen = []
+
+    def spy(cfg, ctx):
+        seen.append((ctx.family, ctx.num_layers, ctx.dtype_bytes))
+        return specs.build_attention(cfg, ctx)
+
+    monkeypatch.setitem(specs.SPEC_BUILDERS, Family.GQA, spy)
+    m = specs.build_model_kv(config=LLAMA, tp_size=2)
+    assert seen == [(Family.GQA, 32, 2)]
+    # 8 KV heads / TP2 = 4 per rank × (128 + 128) × 2 B = 2,048 B per token per layer
+    assert {x.token_bytes for x in m.layers} == {2048}
+
+
+def test_nested_config_reads_the_text_config():
+    """vLLM sizes from hf_text_config: a multimodal wrapper gives the same pool as the flat text config."""
+    nested = {"architectures": ["LlavaForConditionalGeneration"], "model_type": "llava",
+              "text_config": LLAMA, "vision_config": {"num_hidden_layers": 24}}
+    a, b = plan_vllm(_measured(LLAMA)), plan_vllm(_measured(nested))
+    assert (a.bytes_per_block, a.num_blocks) == (b.bytes_per_block, b.num_blocks) == (2_097_152, 5_120)
+
+
+# ------------------------------------------------------------------------------------------------ bad input vs bugs
+
+@pytest.mark.parametrize("base,change,field", [
+    (LLAMA, {"num_hidden_layers": "32"}, "num_hidden_layers"),
+    (LLAMA, {"num_hidden_layers": 10**9}, "num_hidden_layers"),
+    (LLAMA, {"head_dim": [128]}, "head_dim"),
+    (LLAMA, {"model_type": ["llama"]}, "model_type"),
+    (LLAMA, {"num_attention_heads": 0, "num_key_value_heads": None}, "num_attention_heads"),
+    ("nvidia--GLM-5.2-NVFP4", {"index_topk_freq": "4"}, "index_topk_freq"),
+    ("nvidia--GLM-5.2-NVFP4", {"index_topk_pattern": 7}, "index_topk_pattern"),
+    ("deepseek-ai--DeepSeek-V4-Flash", {"compress_ratios": [0, None, 4]}, "compress_ratios"),
+    ("nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", {"mamba_ssm_cache_dtype": "float7"}, "mamba_ssm_cache_dtype"),
+    ("nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", {"mamba_num_heads": None}, "mamba_num_heads"),
+    ("openai--gpt-oss-120b", {"sliding_window": 0}, "sliding_window"),
+    ("openai--gpt-oss-120b", {"layer_types": [1, 2]}, "layer_types"),
+])
+def test_malformed_config_is_input_error_naming_the_field(base, change, field):
+    cfg = {**(_hf(base) if isinstance(base, str) else base), **change}
+    with pytest.raises(InputError) as err:
+        plan_vllm(_measured(cfg, tp_size=1))
+    assert err.value.exit_code == 2 and f"'{field}'" in err.value.one_line()
+
+
+def _cli(*args: str):
+    from kvplan.cli.app import app
+
+    return CliRunner().invoke(app, list(args))
+
+
+def _write(tmp_path: Path, cfg: dict) -> str:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    return str(path)
+
+
+MEASURED = ("-g", "h100-sxm", "--engine", "vllm", "--kv-cache-memory-bytes", "30GiB", "--weight-memory", "20GiB",
+            "--format", "json")
+
+
+def test_cli_malformed_config_exits_2_naming_the_field(tmp_path):
+    """A field only the vLLM specs read (not in hfconfig's geometry check): one stderr line, exit 2."""
+    cfg = {**_hf("nvidia--GLM-5.2-NVFP4"), "index_topk_freq": "x"}
+    res = _cli("fit", "-m", _write(tmp_path, cfg), "--tp", "4", *MEASURED)
+    assert res.exit_code == 2, res.output
+    lines = res.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("kvplan: error: ") and "'index_topk_freq'" in lines[0]
+
+
+@pytest.mark.parametrize("exc", [KeyError("num_blocks"), TypeError("unsupported operand"), ZeroDivisionError()])
+def test_internal_error_is_not_turned_into_input_error(monkeypatch, exc):
+    """A bug inside the planner (here injected into the grouping step) reaches the caller as itself."""
+    import kvplan.engines.vllm.planner as planner
+
+    def broken(*args, **kw):
+        raise exc
+
+    monkeypatch.setattr(planner, "kv_groups", broken)
+    with pytest.raises(type(exc)):
+        plan_vllm(_measured(LLAMA))
+
+
+def test_internal_error_in_a_spec_builder_exits_1(monkeypatch, tmp_path):
+    def broken(cfg, ctx):
+        return {}["missing"]  # a KeyError inside kvplan, not a config problem
+
+    monkeypatch.setitem(specs.SPEC_BUILDERS, Family.GQA, broken)
+    with pytest.raises(KeyError):
+        specs.build_model_kv(config=LLAMA, tp_size=1)
+    res = _cli("fit", "-m", _write(tmp_path, LLAMA), *MEASURED)
+    assert res.exit_code == 1, res.output
+    assert res.stderr.startswith("kvplan: internal error: KeyError"), res.stderr
+
+
+# ------------------------------------------------------------------------------------------------ runtime
+
+@dataclasses.dataclass
+class _Gpu:
+    memory_mib: int
+    cuda_total_bytes: int | None
+    interconnect: str
+
+
+def test_snapshot_follows_the_communicators_from_0_11():
+    assert runtime.snapshot_includes_communicators(engine="sglang", engine_version="0.10.2")
+    assert runtime.snapshot_includes_communicators(engine="vllm", engine_version=None)
+    assert not runtime.snapshot_includes_communicators(engine="vllm", engine_version="0.10.2")
+    assert runtime.snapshot_includes_communicators(engine="vllm", engine_version="0.11.0")
+    assert not runtime.snapshot_includes_communicators(engine="vllm", engine_version="dev")  # no number: oldest
+
+
+def test_runtime_overhead_by_interconnect():
+    ctx, nv = int(0.55 * GiB), int(1.35 * GiB)
+    assert runtime.runtime_overhead_bytes(world_size=1, interconnect="nvlink") == ctx
+    assert runtime.runtime_overhead_bytes(world_size=8, interconnect="nvlink") == ctx + nv
+    assert runtime.runtime_overhead_bytes(world_size=8, interconnect="pcie") == ctx + 8 * int(0.0625 * GiB) \
+        == 1_127_428_915  # docstring: 0.55 + 8 × 0.0625 = 1.05 GiB
+    assert runtime.runtime_overhead_bytes(world_size=8, interconnect="xgmi") == ctx + 8 * int(0.45 * GiB)
+    assert runtime.runtime_overhead_bytes(world_size=4, interconnect="other") == ctx + 4 * int(0.0625 * GiB)
+    with pytest.raises(ValueError):
+        runtime.runtime_overhead_bytes(world_size=0, interconnect="pcie")
+
+
+def test_modelled_free_at_start():
+    """RTX PRO 6000 (97,887 MiB, no CUDA total), SGLang TP8 PCIe: 95.02 − 0.55 − 8 × 0.0625 GiB; vLLM 0.10: context
+    only."""
+    gpu = _Gpu(memory_mib=97887, cuda_total_bytes=None, interconnect="pcie")
+    total = 97887 * 2**20 - int(0.57 * GiB)
+    free, why = runtime.modelled_free_at_start(gpu=gpu, world_size=8)
+    assert free == total - int(0.55 * GiB) - 8 * int(0.0625 * GiB) and "pcie communicators" in why
+    free, why = runtime.modelled_free_at_start(gpu=gpu, world_size=8, engine="vllm", engine_version="0.10.2")
+    assert free == total - int(0.55 * GiB) and "before NCCL" in why
