@@ -27,19 +27,22 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kvplan.errors import InputError
-from kvplan.family import family_or_none
+from kvplan.family import Family, family_or_none
 from kvplan.result import FitResult, MemorySlice
 from kvplan.units import GiB, fmt_gib
 
 if TYPE_CHECKING:
     from kvplan.deployment import Deployment
     from kvplan.engines.sglang.pools import PoolPlan, PoolPlanner
-    from kvplan.engines.sglang.releases import RuleSet
+    from kvplan.engines.sglang.releases import FamilyOverride, RuleSet
     from kvplan.hfconfig.spec import ModelSpec
     from kvplan.inputs.presets import HardwarePreset
 
 #: the release kvplan models when ``--engine-version`` is not given (the newest rule set's release)
 ENGINE_VERSION = "0.5.23"
+
+#: families whose pools kvplan prices with 0.5.23's configurators in every release that has them
+_FAMILIES_0523_POOLS = frozenset({Family.HYBRID_SWA, Family.HYBRID_MAMBA, Family.DSV4})
 
 
 @dataclass
@@ -192,34 +195,73 @@ def _page_size(dep: Deployment, model: ModelSpec, rules: RuleSet, dev: _Device, 
                                 f"family")
         log.assumptions.append(f"page_size {page} (forced by SGLang for {override.name})")
         return page
+    if not rules.has_page_size:
+        if dep.page_size not in (None, 1):
+            log.warnings.append(f"--page-size {dep.page_size} ignored: SGLang {rules.release} has no paged KV cache "
+                                f"(pages arrived in 0.4.4)")
+        return 1
     page = dep.page_size or page_default
     if dep.page_size is None and page != 1:
         log.assumptions.append(f"page_size {page} (SGLang's default for this model/backend)")
     return page
 
 
+def _forced_mem_fraction(dep: Deployment, override: FamilyOverride | None, log: _Log) -> float | None:
+    """A value the family override forces over any flag (SGLang 0.5.3 for DeepSeek NSA: 0.8)."""
+    if override is None or override.mem_fraction_static is None:
+        return None
+    if dep.mem_fraction_static not in (None, override.mem_fraction_static):
+        log.warnings.append(f"--mem-fraction-static {dep.mem_fraction_static} ignored: this SGLang release forces "
+                            f"{override.mem_fraction_static} for {override.name}")
+    log.assumptions.append(f"mem_fraction_static {override.mem_fraction_static} (forced by SGLang for "
+                           f"{override.name})")
+    return override.mem_fraction_static
+
+
 def _mem_fraction(dep: Deployment, model: ModelSpec, rules: RuleSet, dev: _Device, par: _Parallel, cps_global: int,
                   log: _Log) -> float:
-    if dep.mem_fraction_static is not None:
-        return float(dep.mem_fraction_static)
     fam = family_or_none(model.family)
     override = rules.override(fam) if fam is not None else None
+    forced = _forced_mem_fraction(dep, override, log)
+    if forced is not None:
+        return forced
+    if dep.mem_fraction_static is not None:
+        return _runner_factor(model, rules, float(dep.mem_fraction_static), log)
+    spec = (dep.speculative_algorithm or "").upper()
     # the user's --max-running-requests only: a family default (DeepSeek-V4: 256) is declared after this heuristic
     max_bs = rules.default_cuda_graph_max_bs(gpu_memory_mib=dev.mib, tp_size=par.tp,
                                              max_running_requests=dep.max_running_requests)
+    prefill_graph = rules.default_prefill_cuda_graph(
+        vendor=dev.vendor, pp_size=par.pp, dcp_size=par.dcp, disable_cuda_graph=dep.disable_cuda_graph,
+        is_multimodal=model.is_multimodal, is_deepseek_v4=override is not None and not override.prefill_cuda_graph,
+        attn_dp_size=par.attn_dp, speculative_algorithm=spec)
     mfs = rules.default_mem_fraction_static(
         gpu_memory_mib=dev.mib, tp_size=par.tp, pp_size=par.pp,
         chunked_prefill_size=cps_global if cps_global > 0 else 16384, cuda_graph_max_bs=max_bs,
         is_mla=model.family in rules.mla_families, attn_dp_size=par.attn_dp,
         disable_cuda_graph=dep.disable_cuda_graph, vendor=dev.vendor, dcp_size=par.dcp,
         max_running_requests=dep.max_running_requests, max_total_tokens=dep.max_total_tokens,
-        prefill_cuda_graph=rules.default_prefill_cuda_graph(
-            vendor=dev.vendor, pp_size=par.pp, dcp_size=par.dcp, disable_cuda_graph=dep.disable_cuda_graph,
-            is_multimodal=model.is_multimodal,
-            is_deepseek_v4=override is not None and not override.prefill_cuda_graph))
+        prefill_cuda_graph=prefill_graph, speculative_algorithm=spec, context_length=dep.context_length,
+        is_multimodal=model.is_multimodal)
+    bs = f"{max_bs}" if max_bs is not None else "the runner's default"
     log.assumptions.append(f"mem_fraction_static {mfs} (SGLang's default heuristic: {dev.mib or 0:,} MiB, tp {par.tp}, "
-                           f"chunked prefill {cps_global}, CUDA-graph max bs {max_bs})")
-    return mfs
+                           f"chunked prefill {cps_global}, CUDA-graph max bs {bs})")
+    vlm = rules.default_mem_fraction_vlm(mem_fraction_static=mfs, is_multimodal=model.is_multimodal,
+                                         vision_config=model.raw_config.get("vision_config"))
+    if vlm != mfs:
+        log.assumptions.append(f"mem_fraction_static {mfs} -> {vlm:.4f}: this release's cut of the default for a "
+                               f"multimodal model (SGLang 0.4.9 - 0.5.19)")
+        mfs = vlm
+    return _runner_factor(model, rules, mfs, log)
+
+
+def _runner_factor(model: ModelSpec, rules: RuleSet, mfs: float, log: _Log) -> float:
+    """ModelRunner's multiplier on any mem_fraction_static (multimodal models up to SGLang 0.4.8)."""
+    out = rules.runner_mem_fraction_factor(mem_fraction_static=mfs, is_multimodal=model.is_multimodal)
+    if out != mfs:
+        log.assumptions.append(f"mem_fraction_static {mfs} -> {out:.4f}: this release's ModelRunner cuts it for a "
+                               f"multimodal model, the user's value too (SGLang up to 0.4.8)")
+    return float(out)
 
 
 def _defaults(dep: Deployment, model: ModelSpec, rules: RuleSet, dev: _Device, par: _Parallel, log: _Log) -> _Defaults:
@@ -341,16 +383,41 @@ def _planner(model: ModelSpec) -> PoolPlanner | None:
     return POOL_PLANNERS.get(fam) if fam is not None else None
 
 
+def _release_rules(dep: Deployment, model: ModelSpec, log: _Log) -> RuleSet:
+    """The rule set of ``--engine-version`` (default: the newest); InputError outside the supported range or for a
+    family the release did not have.  A given release is named in the assumptions with its window."""
+    from kvplan.engines.sglang.releases import check_family, resolve
+
+    rel, window = resolve(dep.engine_version)
+    if dep.engine_version is None:
+        return window.rules
+    fam = family_or_none(model.family)
+    if fam is not None:
+        check_family(dep.engine_version, fam)
+    log.assumptions.append(f"SGLang {rel.release}: the sizing rules of releases {window.label} "
+                           f"(--engine-version {rel.requested})" + (f"; {rel.note}" if rel.note else ""))
+    if window.rules is not _default_rules() and fam in _FAMILIES_0523_POOLS:
+        log.assumptions.append(f"the {fam} pools are priced by SGLang 0.5.23's configurator; {rel.release} may split "
+                               f"them differently")
+    override = window.rules.override(fam) if fam is not None else None
+    if override is not None and override.dp_attention and not dep.enable_dp_attention:
+        log.warnings.append(f"SGLang {rel.release} turns DP attention on (dp = tp) for {override.name}; pass "
+                            f"--dp-size {dep.tp or 1} --enable-dp-attention to plan what it runs")
+    return window.rules
+
+
+def _default_rules() -> RuleSet:
+    from kvplan.engines.sglang.releases import DEFAULT_RULES
+
+    return DEFAULT_RULES
+
+
 def plan_sglang(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None) -> FitResult:
     """Plan one SGLang deployment: prologue, the family's pool planner, epilogue (see the module docstring)."""
     from kvplan.engines.sglang.pools import PoolContext, PoolFlags
-    from kvplan.engines.sglang.releases import release_warning, rules_for
 
     log = _Log()
-    rules = rules_for(dep.engine_version)
-    warn = release_warning(dep.engine_version)
-    if warn:
-        log.warnings.append(warn)
+    rules = _release_rules(dep, model, log)
     planner = _planner(model)
     par = _parallelism(dep, model, planner, log)
     dev = _device(dep, gpu, log)

@@ -1,20 +1,36 @@
-"""SGLang's sizing rules keyed by release: a table of release windows, each mapped to one rule set.
+"""SGLang's sizing rules keyed by release, 0.3.0 - 0.5.23: the version parser, the release windows, their rules.
 
 A :class:`RuleSet` is everything ``plan_sglang`` and the pool planners read that changes between releases: the
 default-flag heuristics (``mem_fraction_static``, chunked prefill, CUDA-graph batch size, prefill graph), the page
-size default and the family overrides of it, the budget formula, the page floor, the request-cap rule, the PP
-split.  :func:`rules_for` picks the set of a release; a release outside every window gets the newest set (and
-:func:`release_warning` says so), which is what kvplan did before it knew more than one release.
+size default and the family overrides of it, the budget formula and its deductions, the page floor, the request-cap
+rule, the PP split, the multimodal factors and which pool layouts the release had.  :data:`RELEASES` lists the
+windows oldest first; each window is the rule set of its first release, built from the previous window by the
+changes that release made (``kvplan.engines.sglang.history._CHANGES``, one row per release where a sizing rule
+changed, read from the wheels: ``pip download --no-deps sglang==X``; docs/sglang.md "What changed by release" cites
+the wheel paths).  This module holds the parser, the release dates, the families by release and the 0.5.23 rule
+set; the older rules and the window table are built on the first plan that names an older release (start-up).
 
-Today there is one window, SGLang 0.5.23 (its functions live in :mod:`kvplan.engines.sglang.rules`, each citing
-the engine code).  A new window is one more :class:`RuleSet` (reusing the functions that did not change) and one
-more :data:`RELEASES` row; docs/reference notes on 0.3.0 - 0.5.23 list what differs.
+Accepted ``--engine-version`` forms (:func:`parse_release`):
+
+* a release, ``0.4.7`` / ``v0.4.7`` / ``0.4.7.post1`` (a local or docker suffix, ``+cu124`` / ``-rocm720-mi35x``,
+  is ignored);
+* a release candidate, ``0.5.0rc2`` / ``0.5.2rc2``: sized as the release it is the candidate of (0.5.0 was only
+  published as rc builds; its window is the one after 0.4.10), and the result says so;
+* a main-branch build by date, ``main-2025-08-01`` / ``main-20250801``, or ``0.5.3.dev20250801``: mapped to the
+  newest release built on or before that date (:data:`RELEASE_DATES`, the build dates stored in the wheels; a
+  ``.devDATE`` build also stays below its own version), and the result says so;
+* ``None``: the newest release, 0.5.23.
+
+A release outside :data:`SUPPORTED` (``0.2.0``, ``9.9``) or an unreadable string is an :class:`InputError` on
+``--engine-version`` naming the supported range.  A family the release did not have (DeepSeek-V4 before 0.5.12, ...)
+is an :class:`InputError` naming the first release that has it (:func:`check_family`).
 
 Example::
 
-    rules_for("0.5.23").release == "0.5.23"
-    rules_for(None) is rules_for("v0.5.23")            # the default release
-    release_warning("0.5.20")  # 'kvplan models SGLang 0.5.23; 0.5.20 may size some layouts differently (...)'
+    rules_for("0.4.4").default_mem_fraction_static(tp_size=1, pp_size=1, gpu_memory_mib=81_559)   # 0.88
+    resolve("main-2025-08-01").release == "0.4.10"          # the newest release built on or before that day
+    window_for("0.5.0rc2").first == "0.4.9.post6"           # sized as 0.5.0, after 0.4.10
+    rules_for(None) is DEFAULT_RULES                         # 0.5.23
 """
 
 from __future__ import annotations
@@ -26,7 +42,17 @@ from types import MappingProxyType
 from typing import Any
 
 from kvplan.engines.sglang import rules as r0523
+from kvplan.errors import InputError
 from kvplan.family import Family
+
+#: the oldest and the newest release kvplan has rules for
+SUPPORTED: tuple[str, str] = ("0.3.0", "0.5.23")
+DEFAULT_RELEASE = SUPPORTED[1]
+
+
+# ================================================================================================
+# Rule sets
+# ================================================================================================
 
 
 @dataclass(frozen=True)
@@ -35,23 +61,33 @@ class FamilyOverride:
 
     ``page_size``: the page it forces whatever ``--page-size`` says; ``max_running_requests``: its default when
     the flag is unset (declared after the ``mem_fraction_static`` heuristic ran); ``prefill_cuda_graph``: False
-    when the override turns the (breakable) prefill CUDA graph off.
+    when the override turns the (breakable) prefill CUDA graph off; ``mem_fraction_static``: a value it forces even
+    over the user's (SGLang 0.5.3 for DeepSeek NSA); ``dp_attention``: it turns DP attention on (dp = tp).
     """
 
     name: str
     page_size: int | None = None
     max_running_requests: int | None = None
     prefill_cuda_graph: bool = True
+    mem_fraction_static: float | None = None
+    dp_attention: bool = False
+
+
+def _identity_factor(*, mem_fraction_static: float, **_: Any) -> float:
+    return mem_fraction_static
 
 
 @dataclass(frozen=True)
 class RuleSet:
-    """The sizing rules of one SGLang release window (pure functions, keyword-only, as in ``rules``)."""
+    """The sizing rules of one SGLang release window (pure functions, keyword-only, as in ``rules``).
+
+    The default-flag functions take the planner's whole keyword set and ignore what their release did not read.
+    """
 
     release: str
     default_mem_fraction_static: Callable[..., float]
     default_chunked_prefill_size: Callable[..., int]
-    default_cuda_graph_max_bs: Callable[..., int]
+    default_cuda_graph_max_bs: Callable[..., int | None]
     default_prefill_cuda_graph: Callable[..., bool]
     default_page_size: Callable[..., int]
     budget_bytes: Callable[..., Any]
@@ -67,20 +103,55 @@ class RuleSet:
     mla_families: frozenset[Family]
     #: family model overrides (DeepSeek-V4: page 256, 256 running requests, no prefill graph)
     overrides: Mapping[Family, FamilyOverride] = field(default_factory=lambda: MappingProxyType({}))
+    #: False before 0.4.4: no ``--page-size`` (every pool is token-granular, nothing is floored to a page)
+    has_page_size: bool = True
+    #: ModelRunner's multiplier on every mem_fraction_static, the user's too (multimodal models up to 0.4.8)
+    runner_mem_fraction_factor: Callable[..., float] = _identity_factor
+    #: the multimodal adjustment of the *default* mem_fraction_static (0.4.9 - 0.5.19; kvplan does not pass a
+    #: vision tower to 0.5.20+'s heuristic, as before this table existed)
+    default_mem_fraction_vlm: Callable[..., float] = _identity_factor
+    #: the DSA indexer key is part of the budgeted cell (from 0.5.4, sgl-project/sglang PR #11309)
+    dsa_indexer_budget: bool = True
 
     def override(self, family: Family) -> FamilyOverride | None:
         """The family's model override, or None when SGLang applies none."""
         return self.overrides.get(family)
 
 
+def _mfs_0523(*, speculative_algorithm: str = "", context_length: int | None = None, is_multimodal: bool = False,
+              **kw: Any) -> float:
+    """0.5.23's heuristic (``rules.default_mem_fraction_static``) called with the planner's keyword set."""
+    del speculative_algorithm, context_length, is_multimodal
+    return r0523.default_mem_fraction_static(**kw)
+
+
+def _bs_0523(*, gpu_memory_mib: int | None, tp_size: int, max_running_requests: int | None = None,
+             **_: Any) -> int:
+    return r0523.default_cuda_graph_max_bs(gpu_memory_mib=gpu_memory_mib, tp_size=tp_size,
+                                           max_running_requests=max_running_requests)
+
+
+def _cps_0523(*, gpu_memory_mib: int | None, tp_size: int = 1, **_: Any) -> int:
+    return r0523.default_chunked_prefill_size(gpu_memory_mib=gpu_memory_mib, tp_size=tp_size)
+
+
+def _prefill_0523(*, attn_dp_size: int = 1, speculative_algorithm: str = "", **kw: Any) -> bool:
+    del attn_dp_size, speculative_algorithm
+    return r0523.default_prefill_cuda_graph(**kw)
+
+
+def _page_0523(**kw: Any) -> int:
+    return r0523.default_page_size(**kw)
+
+
 #: SGLang 0.5.23 (sgl-project/sglang, python/sglang/srt; see each function's docstring in ``rules``).
 SGLANG_0_5_23 = RuleSet(
     release="0.5.23",
-    default_mem_fraction_static=r0523.default_mem_fraction_static,
-    default_chunked_prefill_size=r0523.default_chunked_prefill_size,
-    default_cuda_graph_max_bs=r0523.default_cuda_graph_max_bs,
-    default_prefill_cuda_graph=r0523.default_prefill_cuda_graph,
-    default_page_size=r0523.default_page_size,
+    default_mem_fraction_static=_mfs_0523,
+    default_chunked_prefill_size=_cps_0523,
+    default_cuda_graph_max_bs=_bs_0523,
+    default_prefill_cuda_graph=_prefill_0523,
+    default_page_size=_page_0523,
     budget_bytes=r0523.budget_bytes,
     multimodal_reserve_bytes=r0523.multimodal_reserve_bytes,
     page_floor=r0523.page_floor,
@@ -100,53 +171,234 @@ SGLANG_0_5_23 = RuleSet(
 
 @dataclass(frozen=True)
 class ReleaseWindow:
-    """Releases ``first`` .. ``last`` (inclusive, ``X.Y.Z``) share ``rules``."""
+    """Releases ``first`` .. ``last`` (inclusive) share ``rules``."""
 
     first: str
     last: str
     rules: RuleSet
 
     def covers(self, version: str) -> bool:
-        key = release_key(version)
-        return key is not None and release_key(self.first) <= key <= release_key(self.last)  # type: ignore[operator]
+        """Whether the release ``version`` (any form :func:`parse_release` reads) falls in this window."""
+        try:
+            key = parse_release(version).key
+        except InputError:
+            return False
+        return version_key(self.first) <= key <= version_key(self.last)
+
+    @property
+    def label(self) -> str:
+        return self.first if self.first == self.last else f"{self.first} - {self.last}"
 
 
-#: newest first; the first row is the default release
-RELEASES: tuple[ReleaseWindow, ...] = (
-    ReleaseWindow(first="0.5.23", last="0.5.23", rules=SGLANG_0_5_23),
-)
-DEFAULT_RULES: RuleSet = RELEASES[0].rules
+# ================================================================================================
+# Versions
+# ================================================================================================
 
-_VERSION = re.compile(r"v?(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)")
+#: build dates stored in the wheels (zipfile date_time of sglang/version.py), for main-branch builds by date
+RELEASE_DATES: dict[str, str] = {
+    "0.3.0": "2024-09-03", "0.3.1": "2024-09-15", "0.3.2": "2024-09-25", "0.3.3": "2024-10-08",
+    "0.3.4": "2024-10-19", "0.3.4.post1": "2024-10-22", "0.3.5": "2024-11-03", "0.3.6": "2024-11-22",
+    "0.4.0": "2024-12-03", "0.4.0.post2": "2024-12-21", "0.4.1": "2024-12-25", "0.4.1.post7": "2025-01-20",
+    "0.4.3.post2": "2025-02-17", "0.4.4": "2025-03-13", "0.4.4.post1": "2025-03-14", "0.4.4.post2": "2025-03-27",
+    "0.4.4.post3": "2025-03-29", "0.4.4.post4": "2025-04-05", "0.4.5": "2025-04-07", "0.4.5.post2": "2025-04-20",
+    "0.4.5.post3": "2025-04-22", "0.4.6.post1": "2025-04-28", "0.4.6.post2": "2025-05-01",
+    "0.4.6.post5": "2025-05-24", "0.4.7": "2025-06-10", "0.4.7.post1": "2025-06-16", "0.4.8": "2025-06-24",
+    "0.4.9": "2025-07-06", "0.4.9.post6": "2025-07-29", "0.4.10": "2025-07-31", "0.5.0rc2": "2025-08-14",
+    "0.5.1.post3": "2025-08-27", "0.5.2": "2025-09-11", "0.5.3": "2025-10-06", "0.5.4": "2025-10-24",
+    "0.5.5": "2025-11-06", "0.5.6": "2025-12-03", "0.5.7": "2026-01-01", "0.5.8": "2026-01-23",
+    "0.5.9": "2026-02-23", "0.5.10": "2026-04-05", "0.5.11": "2026-05-07", "0.5.12": "2026-05-16",
+    "0.5.13": "2026-06-11", "0.5.14": "2026-06-26", "0.5.15": "2026-07-10", "0.5.16": "2026-07-25",
+    "0.5.17": "2026-08-08", "0.5.18": "2026-08-21", "0.5.19": "2026-09-04", "0.5.20": "2026-09-18",
+    "0.5.21": "2026-10-01", "0.5.22": "2026-10-15", "0.5.23": "2026-10-30",
+}
+
+#: the first release with each family's pool layout (a plan of an older release is refused)
+FAMILY_SINCE: Mapping[Family, str] = MappingProxyType({
+    Family.GQA: "0.3.0", Family.MLA: "0.3.0",
+    Family.HYBRID_SWA: "0.4.9",     # mem_cache/memory_pool.py SWAKVPool
+    Family.HYBRID_MAMBA: "0.5.2",   # mem_cache/memory_pool.py HybridReqToTokenPool / MambaPool (Qwen3-Next)
+    Family.DSA: "0.5.3",            # mem_cache/memory_pool.py NSATokenToKVPool (DeepSeek-V3.2)
+    Family.DSV4: "0.5.12",          # mem_cache/deepseek_v4_memory_pool.py
+})
+
+Key = tuple[int, int, int, int, int]  # major, minor, patch, stage (-2 dev, -1 rc, 0 final, 1 post), n
+
+# patterns, compiled by re's cache on first use (a plan with the default release never parses a version)
+_RELEASE = (r"v?(0|[1-9]\d*)\.(0|[1-9]\d*)(?:\.(0|[1-9]\d*))?(?:rc(\d+)|\.post(\d+))?(?:\.dev(\d+))?"
+                      r"(?:[+-][0-9A-Za-z][0-9A-Za-z._-]*)?")
+_MAIN = r"main[-_]?(\d{4})-?(\d{2})-?(\d{2})"
+_STRICT = r"v?(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+
+
+class Release:
+    """A parsed ``--engine-version``: ``release`` is the one whose window applies (an rc: its release; a main build:
+    the release it was mapped to), ``key`` its sort key, ``note`` why it was mapped (None: given as is).
+    (A plain class: a dataclass would cost the default plan's start-up a measurable share of a millisecond.)"""
+
+    __slots__ = ("key", "note", "release", "requested")
+
+    def __init__(self, *, requested: str, release: str, key: Key, note: str | None = None) -> None:
+        self.requested, self.release, self.key, self.note = requested, release, key, note
+
+    def __repr__(self) -> str:
+        return f"Release(requested={self.requested!r}, release={self.release!r}, note={self.note!r})"
 
 
 def release_key(version: str) -> tuple[int, int, int] | None:
     """``"0.5.23"`` / ``"v0.5.23"`` -> ``(0, 5, 23)``; anything else (``.postN``, rc builds, junk) -> None."""
-    m = _VERSION.fullmatch(version) if isinstance(version, str) else None
+    m = re.fullmatch(_STRICT, version) if isinstance(version, str) else None
     return (int(m[1]), int(m[2]), int(m[3])) if m else None
 
 
-def window_for(version: str | None) -> ReleaseWindow | None:
-    """The window holding ``version`` (None: the default release's window); None when no window does."""
+def version_key(version: str) -> Key:
+    """The sort key of a release string of :data:`RELEASE_DATES` / the windows (``0.4.7.post1`` -> (0, 4, 7, 1, 1))."""
+    m = re.fullmatch(_RELEASE, version)
+    if m is None:
+        raise ValueError(f"not a release: {version!r}")
+    base = (int(m[1]), int(m[2]), int(m[3] or 0))
+    if m[4] is not None:
+        return (*base, -1, int(m[4]))
+    return (*base, 1, int(m[5])) if m[5] is not None else (*base, 0, 0)
+
+
+def _bad(version: str, why: str) -> InputError:
+    lo, hi = SUPPORTED
+    return InputError(f"SGLang {why}: kvplan has the rules of SGLang {lo} - {hi}", field="--engine-version",
+                      hint=f"give a release from {lo} to {hi} (e.g. 0.4.7.post1, 0.5.0rc2, main-2025-08-01); "
+                           f"see docs/sglang.md")
+
+
+def _by_date(date: str, requested: str, below: Key | None = None) -> Release:
+    known = [(d, v) for v, d in RELEASE_DATES.items() if d <= date and (below is None or version_key(v) < below)]
+    if not known:
+        raise _bad(requested, f"build {requested!r} is older than {SUPPORTED[0]}")
+    if date > RELEASE_DATES[SUPPORTED[1]]:
+        raise _bad(requested, f"build {requested!r} is newer than {SUPPORTED[1]}")
+    _, rel = max(known, key=lambda dv: (dv[0], version_key(dv[1])))
+    return Release(requested=requested, release=rel, key=version_key(rel),
+                   note=f"{requested} is a main-branch build: sized as {rel}, the newest release built on or before "
+                        f"{date}")
+
+
+def parse_release(version: str) -> Release:
+    """Read an ``--engine-version`` (see the module docstring for the forms); InputError when unreadable or outside
+    :data:`SUPPORTED`.
+
+    Examples: ``"0.4.7.post1"`` -> 0.4.7.post1; ``"v0.5.23"`` -> 0.5.23; ``"0.5.2rc2"`` -> 0.5.2 with a note;
+    ``"main-2025-08-01"`` -> 0.4.10 with a note; ``"0.5.3.dev20250801"`` -> 0.4.10 with a note.
+    """
+    text = version.strip() if isinstance(version, str) else ""
+    main = re.fullmatch(_MAIN, text)
+    if main:
+        return _by_date(f"{main[1]}-{main[2]}-{main[3]}", text)
+    m = re.fullmatch(_RELEASE, text)
+    if m is None:
+        raise _bad(text, f"release {version!r} is not a version kvplan can read")
+    base = (int(m[1]), int(m[2]), int(m[3] or 0))
+    if m[6] is not None:  # .devN: a main-branch build before `base`; an 8-digit N is its date
+        dev = m[6]
+        if len(dev) == 8:
+            return _by_date(f"{dev[:4]}-{dev[4:6]}-{dev[6:]}", text, below=(*base, -2, 0))
+        key: Key = (*base, -2, int(dev))
+    elif m[4] is not None:  # an rc is sized as the release it is the candidate of
+        key = (*base, 0, 0)
+    else:
+        key = (*base, 1, int(m[5])) if m[5] is not None else (*base, 0, 0)
+    lo, hi = version_key(SUPPORTED[0]), version_key(SUPPORTED[1])
+    if key < lo or key[:3] > hi[:3]:
+        raise _bad(text, f"release {text} is outside the supported range")
+    final = ".".join(map(str, base))
+    canon = final + (f".post{key[4]}" if key[3] == 1 else "")
+    note = None
+    if m[6] is not None:
+        note = f"{text} is a development build of {final}: sized with the rules of the release before it"
+    elif m[4] is not None:
+        note = f"{text} is a release candidate of {final}: sized as {final}"
+    elif canon not in RELEASE_DATES and key > hi:
+        note = f"{text} is newer than {SUPPORTED[1]}, the newest release kvplan has read: sized as {SUPPORTED[1]}"
+    return Release(requested=text, release=canon, key=key, note=note)
+
+
+#: the rules of the newest release, the default
+DEFAULT_RULES: RuleSet = SGLANG_0_5_23
+_DEFAULT_WINDOW = ReleaseWindow(first=DEFAULT_RELEASE, last=DEFAULT_RELEASE, rules=SGLANG_0_5_23)
+
+
+def __getattr__(name: str) -> Any:
+    """``RELEASES``, the windows oldest first, is built (from :mod:`kvplan.engines.sglang.history`) on first use."""
+    if name == "RELEASES":
+        return _releases()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _releases() -> tuple[ReleaseWindow, ...]:
+    table = globals().get("RELEASES")
+    if table is None:
+        from kvplan.engines.sglang.history import build_windows
+
+        table = globals()["RELEASES"] = build_windows()
+    return table
+
+
+def _window_of(key: Key) -> ReleaseWindow:
+    """The last window (in :data:`RELEASES` order) whose range holds ``key``; the newest window above it."""
+    windows = _releases()
+    hit = [w for w in windows if version_key(w.first) <= key <= version_key(w.last)]
+    if hit:
+        return hit[-1]
+    below = [w for w in windows if version_key(w.first) <= key]
+    return below[-1] if below else windows[0]
+
+
+def resolve(version: str | None) -> tuple[Release, ReleaseWindow]:
+    """(the parsed release, its window); ``None`` -> the default release."""
     if version is None:
-        return RELEASES[0]
-    return next((w for w in RELEASES if w.covers(version)), None)
+        rel = Release(requested=DEFAULT_RELEASE, release=DEFAULT_RELEASE, key=(0, 5, 23, 0, 0))
+        return rel, _DEFAULT_WINDOW
+    rel = parse_release(version)
+    return rel, _window_of(rel.key)
+
+
+def window_for(version: str | None) -> ReleaseWindow:
+    """The window holding ``version`` (None: the default release's); InputError outside :data:`SUPPORTED`."""
+    return resolve(version)[1]
 
 
 def rules_for(version: str | None) -> RuleSet:
-    """The rule set of release ``version`` (None: the default); a release outside every window gets the default
-    set, as kvplan has always sized unknown releases (:func:`release_warning` gives the warning)."""
-    window = window_for(version)
-    return window.rules if window is not None else DEFAULT_RULES
+    """The rule set of release ``version`` (None: the default, 0.5.23); InputError outside :data:`SUPPORTED`."""
+    if version is None:
+        return DEFAULT_RULES
+    return window_for(version).rules
+
+
+def windows_between(oldest: str, newest: str) -> list[ReleaseWindow]:
+    """Every window with a release in ``oldest`` .. ``newest`` (for a log whose format bounds its release)."""
+    lo, hi = parse_release(oldest).key, parse_release(newest).key
+    return [w for w in _releases() if version_key(w.first) <= hi and version_key(w.last) >= lo]
+
+
+def check_family(version: str | None, family: Family) -> None:
+    """InputError when release ``version`` had no pool layout for ``family`` (names the first release that has it).
+
+    Example: ``check_family("0.5.2", Family.DSA)`` -> "SGLang 0.5.2 has no DSA pool (first in 0.5.3)".
+    """
+    since = FAMILY_SINCE.get(family)
+    if version is None or since is None:
+        return
+    rel = parse_release(version)
+    if rel.key < version_key(since):
+        raise InputError(f"SGLang {rel.requested} has no {family.value} pool layout (the first release with it is "
+                         f"{since})", field="--engine-version",
+                         hint=f"use --engine-version {since} or newer for this model")
 
 
 def release_warning(version: str | None) -> str | None:
-    """The warning for a release no window covers, else None.
-
-    Example: ``release_warning("0.5.20")`` -> ``"kvplan models SGLang 0.5.23; 0.5.20 may size some layouts
-    differently (see docs/sglang.md)"``; ``release_warning("v0.5.23") is None``.
-    """
-    if not version or window_for(version) is not None:
+    """The warning for a release no window covers (an InputError now stops those first), else None."""
+    if not version:
         return None
-    return (f"kvplan models SGLang {DEFAULT_RULES.release}; {version} may size some layouts "
-            f"differently (see docs/sglang.md)")
+    try:
+        parse_release(version)
+    except InputError:
+        return (f"kvplan models SGLang {SUPPORTED[0]} - {SUPPORTED[1]}; {version} may size some layouts "
+                f"differently (see docs/sglang.md)")
+    return None

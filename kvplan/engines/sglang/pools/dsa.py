@@ -305,11 +305,33 @@ def _row_layout(ctx: PoolContext) -> str:
 
 
 def _layout(ctx: PoolContext) -> str:
+    if not ctx.rules.dsa_indexer_budget:
+        return f"dsa (budgeted as the {ctx.kv_dtype} MLA latent only: SGLang before 0.5.4)"
     return f"dsa ({_row_layout(ctx)} row + fp8 indexer key)"
+
+
+def dsa_budget_bytes_before_0_5_4(*, kv_lora_rank: int, qk_rope_head_dim: int, num_layers: int,
+                                  element_bytes: int) -> int:
+    """The cell SGLang 0.5.3 budgets a DSA (NSA) pool with: the MLA latent only, at the KV dtype's element size.
+
+    Formula: ``(kv_lora_rank + qk_rope_head_dim) x L x element_bytes`` -- no indexer key and no FP8 scale bytes (the
+    pool then allocates more than it budgeted; sgl-project/sglang PR #11309, first in 0.5.4, adds them).
+    Example: DeepSeek-V3.2 fp8: 576 x 61 = 35,136 B (the pool stores 61 x (656 + 132) = 48,068 B per token).
+
+    Source: sgl-project/sglang python/sglang/srt/model_executor/model_runner.py ``ModelRunner.profile_max_num_token``
+    (``use_mla_backend`` branch), wheel 0.5.3; the indexer term appears there in wheel 0.5.4.
+    """
+    return (kv_lora_rank + qk_rope_head_dim) * num_layers * element_bytes
 
 
 def _cell(ctx: PoolContext, layers: int) -> int:
     m = ctx.model
+    if not ctx.rules.dsa_indexer_budget:
+        from kvplan.geometry.kvdtype import kv_element_bytes
+
+        return dsa_budget_bytes_before_0_5_4(kv_lora_rank=m.require_int("kv_lora_rank"),
+                                             qk_rope_head_dim=m.require_int("qk_rope_head_dim"), num_layers=layers,
+                                             element_bytes=kv_element_bytes(ctx.kv_dtype))
     row = _row_layout(ctx)
     return dsa_bytes_per_token(kv_lora_rank=m.require_int("kv_lora_rank"),
                                qk_rope_head_dim=m.require_int("qk_rope_head_dim"),

@@ -1,0 +1,337 @@
+"""SGLang rules by release (kvplan.engines.sglang.releases): the version parser, the windows, and hand-computed
+numbers per window.  Every expected value is arithmetic on the rule read from the release's wheel (the function's
+docstring cites the path); the comments show it.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from kvplan.cli.app import app
+from kvplan.deployment import Deployment
+from kvplan.engines.sglang import releases as R
+from kvplan.errors import InputError
+from kvplan.family import Family
+from kvplan.planning.plan import fit
+
+H100 = 81_559      # nvidia-smi MiB of an H100 80GB
+H200 = 143_771
+B200 = 183_359
+L4 = 23_034
+RTX4090 = 24_564
+RTX5080 = 16_303
+LLAMA = "meta-llama/Llama-3.1-8B-Instruct"
+GIB = 2**30
+
+
+def mfs(version: str, *, gpu: int | None, tp: int = 1, pp: int = 1, spec: str = "", mla: bool = False,
+        attn_dp: int = 1, mrr: int | None = None) -> float:
+    """The default mem_fraction_static of ``version`` with its own chunked-prefill / CUDA-graph / prefill-graph
+    defaults (what plan_sglang passes)."""
+    r = R.rules_for(version)
+    cps = r.default_chunked_prefill_size(gpu_memory_mib=gpu, tp_size=tp)
+    bs = r.default_cuda_graph_max_bs(gpu_memory_mib=gpu, tp_size=tp, max_running_requests=mrr)
+    graph = r.default_prefill_cuda_graph(vendor="nvidia", pp_size=pp, attn_dp_size=attn_dp, speculative_algorithm=spec)
+    return r.default_mem_fraction_static(gpu_memory_mib=gpu, tp_size=tp, pp_size=pp, chunked_prefill_size=cps,
+                                         cuda_graph_max_bs=bs, is_mla=mla, attn_dp_size=attn_dp,
+                                         prefill_cuda_graph=graph, speculative_algorithm=spec,
+                                         max_running_requests=mrr)
+
+
+# ---------------------------------------------------------------- versions
+
+
+@pytest.mark.parametrize("text,release,first", [
+    ("0.4.7.post1", "0.4.7.post1", "0.4.7.post1"),
+    ("v0.5.23", "0.5.23", "0.5.23"),
+    ("0.5.0rc2", "0.5.0", "0.4.9.post6"),       # 0.5.0 only exists as rc builds; after 0.4.10
+    ("0.5.2rc2", "0.5.2", "0.5.2"),             # an rc is sized as its release
+    ("0.4.6", "0.4.6", "0.4.5.post3"),          # inside a window, not a boundary
+    ("0.5.8.post1-rocm720-mi35x-20260218", "0.5.8.post1", "0.5.8"),  # docker tag suffix ignored
+    ("main-2025-08-01", "0.4.10", "0.4.9.post6"),                  # newest release built on or before the day
+    ("main-20250801", "0.4.10", "0.4.9.post6"),
+    ("0.5.3.dev20250801", "0.4.10", "0.4.9.post6"),
+    ("0.5.4.dev20251020", "0.5.3", "0.5.3"),    # a dev build of 0.5.4 dated after 0.5.3
+    ("0.5.23.post1", "0.5.23.post1", "0.5.23"),
+])
+def test_parse_and_window(text, release, first):
+    rel, window = R.resolve(text)
+    assert rel.release == release and window.first == first
+    assert (rel.note is None) == (text in ("0.4.7.post1", "v0.5.23", "0.4.6", "0.5.8.post1-rocm720-mi35x-20260218"))
+
+
+@pytest.mark.parametrize("text", ["9.9", "0.2.0", "0.2.9.post1", "0.5.24", "1.0.0", "nightly", "main-2024-01-01",
+                                  "main-2027-01-01", "0.5.24.dev20261105", "", "00.5.23"])
+def test_outside_the_range_is_an_input_error(text):
+    with pytest.raises(InputError) as e:
+        R.rules_for(text)
+    assert e.value.field == "--engine-version" and "0.3.0 - 0.5.23" in e.value.one_line()
+
+
+def test_default_is_the_newest():
+    assert R.SUPPORTED == ("0.3.0", "0.5.23")
+    assert R.resolve(None)[0].key == R.version_key("0.5.23")
+    assert R.rules_for(None) is R.DEFAULT_RULES is R.rules_for("0.5.23") is R.RELEASES[-1].rules
+    assert R.window_for(None).label == "0.5.23"
+
+
+def test_windows_are_ordered_and_every_known_release_has_one():
+    firsts = [R.version_key(w.first) for w in R.RELEASES]
+    assert firsts == sorted(firsts) and len(set(firsts)) == len(firsts)
+    for w in R.RELEASES:
+        assert R.version_key(w.first) <= R.version_key(w.last) and w.rules.release == w.first
+    for v in R.RELEASE_DATES:   # the 54 wheels downloaded: each maps to the window that starts at or below it
+        w = R.window_for(v)
+        assert R.version_key(w.first) <= R.version_key(v)
+    # windows_between (the log side): a log of 0.4.4 - 0.5.8 format spans these windows
+    span = [w.first for w in R.windows_between("0.5.3", "0.5.8")]
+    assert span == ["0.5.3", "0.5.4", "0.5.5", "0.5.8"]
+
+
+def test_family_since():
+    R.check_family("0.5.12", Family.DSV4)
+    with pytest.raises(InputError) as e:
+        R.check_family("0.5.11", Family.DSV4)
+    assert e.value.field == "--engine-version" and "0.5.12" in e.value.one_line()
+    with pytest.raises(InputError):
+        R.check_family("0.5.2", Family.DSA)      # DeepSeek-V3.2 (NSA) pools arrive in 0.5.3
+    with pytest.raises(InputError):
+        R.check_family("0.4.8", Family.HYBRID_SWA)
+    with pytest.raises(InputError):
+        R.check_family("0.5.1.post3", Family.HYBRID_MAMBA)
+    R.check_family("0.3.0", Family.MLA)
+    R.check_family(None, Family.DSV4)
+
+
+# ---------------------------------------------------------------- default mem_fraction_static by window
+
+
+def test_mfs_tp_ladder():
+    # 0.3.0 - 0.4.5.post2: no GPU input; TP1 0.88 on any GPU
+    assert mfs("0.4.4", gpu=H100) == 0.88 and mfs("0.4.4", gpu=RTX5080) == 0.88 and mfs("0.3.0", gpu=None) == 0.88
+    # TP8: 0.83 (0.3.0 - 0.3.5), 0.82 (0.3.6), 0.81 (0.4.0+); TP16 0.79; TP4 0.85; TP2 0.87
+    assert mfs("0.3.0", gpu=H100, tp=8) == 0.83 and mfs("0.3.5", gpu=H100, tp=8) == 0.83
+    assert mfs("0.3.6", gpu=H100, tp=8) == 0.82 and mfs("0.4.0", gpu=H100, tp=8) == 0.81
+    assert mfs("0.4.0", gpu=H100, tp=16) == 0.79 and mfs("0.4.0", gpu=L4, tp=4) == 0.85
+    assert mfs("0.4.5.post2", gpu=H200, tp=2) == 0.87
+
+
+def test_mfs_large_gpu_branches():
+    # 0.4.5.post3: above 81,920 MiB (143,771 - 13 x 1024) / 143,771 = 130,459 / 143,771, not rounded
+    assert mfs("0.4.5.post3", gpu=H200, tp=8) == pytest.approx(130_459 / 143_771, abs=1e-12)
+    assert mfs("0.4.6.post1", gpu=H100, tp=8) == 0.81                 # <= 81,920: the ladder
+    # 0.4.6.post2: 0.88 above 81,920, then min(0.88 + 49,152 x 0.12 / 143,771, (143,771 - 18,432) / 143,771)
+    #            = min(0.92103, 0.87180) = 125,339 / 143,771
+    assert mfs("0.4.6.post2", gpu=H200, tp=8) == pytest.approx(125_339 / 143_771, abs=1e-12)
+    assert mfs("0.4.6.post5", gpu=H100, tp=4, pp=2) == 0.81           # ladder of tp x pp = 8
+    assert mfs("0.4.7", gpu=B200, tp=8) == 0.79                       # > 180,000 MiB on CUDA
+    assert mfs("0.4.7", gpu=H100, spec="EAGLE") == pytest.approx(0.88 * 0.95)
+    # 0.4.7 EAGLE on an H200: the reserve is 20 x 1024: (143,771 - 20,480) / 143,771
+    assert mfs("0.4.7", gpu=H200, spec="EAGLE") == pytest.approx(123_291 / 143_771, abs=1e-12)
+
+
+def test_mfs_reserved_buckets():
+    # 0.4.7.post1 - 0.5.2: round((gpu - reserved) / gpu, 3)
+    assert mfs("0.5.2", gpu=H100) == 0.874        # (9.5 + 1/2) x 1024 = 10,240: round(71,319 / 81,559, 3)
+    assert mfs("0.4.10", gpu=RTX5080) == 0.818    # (2.8 + 0.1) x 1024 = 2,969.6: round(13,333.4 / 16,303, 3)
+    assert mfs("0.4.7.post1", gpu=RTX4090) == 0.879   # round((24,564 - 2,969.6) / 24,564, 3) = 0.8791
+    assert mfs("0.4.7.post1", gpu=H100, tp=8) == 0.831   # (9.5 + 4) x 1024 = 13,824: 67,735 / 81,559 = 0.8305
+    assert mfs("0.4.7.post1", gpu=B200, tp=8) == 0.821   # 32,768: round(150,591 / 183,359, 3) = 0.8213
+    assert mfs("0.5.1.post3", gpu=H100, spec="EAGLE") == 0.849       # 10,240 + 2,048 = 12,288: 0.8493
+    assert mfs("0.5.2", gpu=H100, spec="STANDALONE") == 0.799        # 10,240 + 6,144 = 16,384: 0.7991
+    assert mfs("0.5.1.post3", gpu=H100, spec="STANDALONE") == 0.849  # STANDALONE +6 GiB only from 0.5.2
+    assert mfs("0.4.9", gpu=H100, tp=8, attn_dp=8) == 0.78           # 13,824 + 4,096 = 17,920: 63,639 / 81,559
+    assert mfs("0.5.2", gpu=None) == 0.88
+
+
+def test_mfs_memory_settings():
+    # 0.5.3: reserved = 512 + 1.5 x max(cps, 2048) + 2 x bs + tp pp / 8 x 1024; floor 10,240 above 60 GiB
+    # RTX 4090 TP1, cps 2048, bs 16: 512 + 3,072 + 32 + 128 = 3,744 -> round(20,820 / 24,564, 3) = 0.848
+    assert mfs("0.5.3", gpu=RTX4090) == 0.848
+    # 0.5.5: bs 24 -> 3,760 -> round(20,804 / 24,564, 3) = 0.847
+    assert mfs("0.5.5", gpu=RTX4090) == 0.847
+    # 0.5.20: cps 4096, bs 48, prefill graph on (50 buckets at 4096 -> 400):
+    # 512 + 6,144 + 96 + 128 + 400 = 7,280 -> round(17,284 / 24,564, 3) = 0.704
+    assert mfs("0.5.20", gpu=RTX4090) == 0.704 and mfs("0.5.23", gpu=RTX4090) == 0.704
+    # H100 TP1: 0.5.3 - 0.5.9: 512 + 12,288 + 512 + 128 = 13,440 -> round(68,119 / 81,559, 3) = 0.835
+    assert mfs("0.5.3", gpu=H100) == 0.835 and mfs("0.5.9", gpu=H100) == 0.835
+    # 0.5.10+: + 8 x 58 buckets = 464 -> 13,904 -> round(67,655 / 81,559, 3) = 0.830 (0.5.23 gives the same)
+    assert mfs("0.5.10", gpu=H100) == 0.83 and mfs("0.5.23", gpu=H100) == 0.83
+    # EAGLE: 0.5.9 +2,048 -> 15,488 -> 0.810; 0.5.10 no prefill graph with speculative, +4,096 -> 17,536 -> 0.785;
+    # 0.5.14 the speculative term is gone (prefill graph back on): 13,904 -> 0.830
+    assert mfs("0.5.9", gpu=H100, spec="EAGLE") == 0.81
+    assert mfs("0.5.10", gpu=H100, spec="EAGLE") == 0.785
+    assert mfs("0.5.14", gpu=H100, spec="EAGLE") == 0.83
+    assert mfs("0.5.9", gpu=H100, spec="NGRAM") == 0.835
+    # MLA with the prefill graph: + 1,536 (0.5.10+); B200 TP8: 512 + 24,576 + 1,024 + 1,024 + 1,536 = 28,672
+    # -> round(154,687 / 183,359, 3) = 0.844; before 0.5.10 without it: 27,136 -> 0.852
+    assert mfs("0.5.10", gpu=B200, tp=8, mla=True) == 0.844 and mfs("0.5.9", gpu=B200, tp=8, mla=True) == 0.852
+    # DP attention 8, H100 TP8 (bs 512): 512 + 12,288 + 1,024 + 1,024 + 512 x 8 x 4.5 = 33,280 -> 0.592
+    assert mfs("0.5.3", gpu=H100, tp=8, attn_dp=8) == 0.592
+    assert mfs("0.5.3", gpu=None) == 0.88 and mfs("0.5.20", gpu=None) == 0.95
+
+
+# ---------------------------------------------------------------- chunked prefill and CUDA-graph defaults
+
+
+@pytest.mark.parametrize("version,gpu,cps", [
+    ("0.3.5", L4, 8192), ("0.3.6", L4, 2048), ("0.4.4", L4, 2048), ("0.4.4", H100, 8192), ("0.4.6.post5", B200, 8192),
+    ("0.4.7", B200, 16384), ("0.4.7.post1", RTX4090, 2048), ("0.4.7.post1", B200, 16384), ("0.5.2", None, 4096),
+    ("0.4.4", None, 8192), ("0.5.3", 40_960, 4096), ("0.5.19", RTX4090, 2048), ("0.5.20", RTX4090, 4096),
+    ("0.5.23", H100, 8192),
+])
+def test_default_chunked_prefill(version, gpu, cps):
+    assert R.rules_for(version).default_chunked_prefill_size(gpu_memory_mib=gpu, tp_size=1) == cps
+
+
+@pytest.mark.parametrize("version,gpu,tp,mrr,bs", [
+    ("0.3.0", L4, 1, None, None), ("0.3.5", L4, 1, None, 160), ("0.3.6", L4, 4, None, 4), ("0.4.0", L4, 4, None, 8),
+    ("0.4.0.post2", L4, 4, None, 80), ("0.4.4", H100, 1, None, 160), ("0.4.5.post3", H100, 1, None, None),
+    ("0.4.5.post3", L4, 1, None, 8), ("0.4.7.post1", RTX4090, 1, None, 8), ("0.4.7.post1", H100, 1, None, None),
+    ("0.5.3", RTX4090, 1, None, 16), ("0.5.5", RTX4090, 1, None, 24), ("0.5.20", RTX4090, 1, None, 48),
+    ("0.5.20", RTX4090, 4, None, 160), ("0.5.3", H100, 4, None, 512), ("0.5.21", H100, 1, 16, 256),
+    ("0.5.22", H100, 1, 16, 16), ("0.5.23", B200, 8, None, 512),
+])
+def test_default_cuda_graph_max_bs(version, gpu, tp, mrr, bs):
+    assert R.rules_for(version).default_cuda_graph_max_bs(gpu_memory_mib=gpu, tp_size=tp,
+                                                          max_running_requests=mrr) == bs
+
+
+# ---------------------------------------------------------------- request cap
+
+
+@pytest.mark.parametrize("version,requested,expected", [
+    # 444,520 tokens at 131,072 context: estimate int(444,520 / 131,072 x 512) = 1,736 -> clamp 2,048
+    ("0.3.0", None, 2047),        # min(222,260, N - 1), N = 2,048
+    ("0.3.1", None, 2048),
+    ("0.4.4", None, 2049),        # ReqToTokenPool(size=2,048 + 1)
+    ("0.4.7", None, 2048),
+    ("0.5.10", None, 2048), ("0.5.23", None, 2048),
+    ("0.3.0", 8192, 2047),        # R given, but 0.3.0 sizes the request pool by --max-num-reqs (unset)
+    ("0.4.4", 8192, 8192),        # min(R, R + 1)
+    ("0.5.9", 8192, 8192),
+    ("0.5.10", 8192, 2048),       # min(R, estimate)
+    ("0.5.14", 8192, 8192),       # min(R, tokens // 2)
+])
+def test_request_cap(version, requested, expected):
+    r = R.rules_for(version)
+    assert r.resolve_max_running_requests(total_tokens=444_520, context_len=131_072, requested=requested,
+                                          attn_dp_size=1) == expected
+
+
+def test_request_cap_small_pool_and_dp():
+    # 3,000 tokens: tokens // 2 = 1,500 beats every estimate; R = 1,024 over DP 8 -> 128 (from 0.4.1.post7)
+    for v in ("0.3.2", "0.4.7", "0.5.14", "0.5.23"):
+        assert R.rules_for(v).resolve_max_running_requests(total_tokens=3000, context_len=4096, requested=None,
+                                                           attn_dp_size=1) == 1500
+    assert R.rules_for("0.4.1").resolve_max_running_requests(total_tokens=10**6, context_len=4096, requested=1024,
+                                                             attn_dp_size=8) == 1024
+    assert R.rules_for("0.4.1.post7").resolve_max_running_requests(total_tokens=10**6, context_len=4096,
+                                                                   requested=1024, attn_dp_size=8) == 128
+    # the reduction warning exists from 0.5.14
+    kw = dict(total_tokens=100, context_len=4096, requested=80, attn_dp_size=1)
+    assert R.rules_for("0.5.14").max_running_requests_reduction(**kw) == 80
+    assert R.rules_for("0.5.9").max_running_requests_reduction(**kw) is None
+
+
+# ---------------------------------------------------------------- plans: page floor, deductions, layouts
+
+
+def _measured(version: str | None, **kw) -> object:
+    # the SGLang docs run: 78.81 GB free before weights, 15.09 GB of weights, mfs 0.88 -> 444,520 tokens at page 1
+    dep = Deployment(model=LLAMA, gpu="h100-sxm", free_memory=round(78.81 * GIB), weight_memory=round(15.09 * GIB),
+                     mem_fraction_static=0.88, engine_version=version, **kw)
+    return fit(dep)
+
+
+def test_page_floor_by_window():
+    assert _measured("0.4.4").kv_pool_tokens == 444_520
+    # --page-size 64 from 0.4.4: 444,520 // 64 x 64 = 444,480; before 0.4.4 there are no pages: ignored, no floor
+    assert _measured("0.4.4", page_size=64).kv_pool_tokens == 444_480
+    old = _measured("0.4.3.post2", page_size=64)
+    assert old.kv_pool_tokens == 444_520 and old.page_size == 1
+    assert any("no paged KV cache" in w for w in old.warnings)
+
+
+def test_measured_plan_and_window_assumption():
+    res = _measured("0.4.7.post1")
+    assert res.kv_pool_tokens == 444_520 and res.engine_version == "0.4.7.post1"
+    assert any("sizing rules of releases 0.4.7.post1 - 0.4.8" in a for a in res.assumptions)
+    assert not any("sizing rules of releases" in a for a in _measured(None).assumptions)
+    rc = _measured("0.5.0rc2")
+    assert any("release candidate of 0.5.0" in a for a in rc.assumptions)
+
+
+def test_default_plan_unchanged():
+    a, b = fit(Deployment(model=LLAMA, gpu="h100-sxm")), fit(Deployment(model=LLAMA, gpu="h100-sxm",
+                                                                        engine_version="0.5.23"))
+    assert (a.kv_pool_tokens, a.mem_fraction_static, a.max_running_requests) == (
+        b.kv_pool_tokens, b.mem_fraction_static, b.max_running_requests)
+    assert a.mem_fraction_static == 0.83
+
+
+def test_cold_defaults_of_old_logs():
+    # qwq-32b-4xL4-tp4 (log of 2025-03-08, 0.4.3.x): SGLang chose mfs 0.85, chunked prefill 2048 (4 x L4, TP4)
+    res = fit(Deployment(model="Qwen/QwQ-32B", gpu="l4", tp=4, engine_version="main-2025-03-08"))
+    assert (res.mem_fraction_static, res.chunked_prefill_size) == (0.85, 2048)
+    # llama31-8b-docs-quickstart-2501 (2025-01-23): 0.88, 8192 on an 80 GB card
+    res = fit(Deployment(model=LLAMA, gpu="h100-sxm", engine_version="main-2025-01-23"))
+    assert (res.mem_fraction_static, res.chunked_prefill_size, res.max_running_requests) == (0.88, 8192, 2049)
+
+
+def test_kimi_k25_vlm_default_matches_its_log():
+    # kimi-k2.5-mi355x-tp8 (0.5.8.post1) printed mem_fraction_static=0.8260405859375: MI355X 294,896 MiB, TP8:
+    # cps 16384, bs 512: 512 + 24,576 + 1,024 + 1,024 = 27,136 -> round(267,760 / 294,896, 3) = 0.908;
+    # ViT 27 x 1152: ratio 1.423828 -> x 0.95 x (1 - 0.0423828) = x 0.909736328125 -> 0.8260405859375
+    res = fit(Deployment(model="moonshotai/Kimi-K2.5", gpu="mi355x", tp=8, engine_version="0.5.8.post1"))
+    assert res.mem_fraction_static == 0.8260405859375
+
+
+def test_multimodal_runner_factor_and_reserve():
+    v = R.rules_for("0.4.4")
+    assert v.runner_mem_fraction_factor(mem_fraction_static=0.9, is_multimodal=True) == pytest.approx(0.855)
+    assert R.rules_for("0.4.8").runner_mem_fraction_factor(mem_fraction_static=0.9,
+                                                           is_multimodal=True) == pytest.approx(0.81)
+    assert R.rules_for("0.4.9").runner_mem_fraction_factor(mem_fraction_static=0.9, is_multimodal=True) == 0.9
+    # the multimodal budget deduction (100 MiB VLM cache) exists from 0.5.18
+    assert R.rules_for("0.5.17").multimodal_reserve_bytes(is_multimodal=True) == 0
+    assert R.rules_for("0.5.18").multimodal_reserve_bytes(is_multimodal=True) == 100 * 2**20
+
+
+def test_dsa_before_the_indexer_fix():
+    from kvplan.engines.sglang.pools.dsa import dsa_budget_bytes_before_0_5_4
+
+    assert dsa_budget_bytes_before_0_5_4(kv_lora_rank=512, qk_rope_head_dim=64, num_layers=61,
+                                         element_bytes=1) == 35_136          # 576 x 61
+    old = fit(Deployment(model="deepseek-ai/DeepSeek-V3.2", gpu="b200", tp=8, mem_fraction_static=0.9,
+                         engine_version="0.5.3"))
+    new = fit(Deployment(model="deepseek-ai/DeepSeek-V3.2", gpu="b200", tp=8, mem_fraction_static=0.9,
+                         engine_version="0.5.4"))
+    assert old.kv_bytes_per_token == 35_136 and new.kv_bytes_per_token == 61 * (576 + 132)
+    assert old.mem_fraction_static == 0.8          # 0.5.3 forces 0.8 for DeepSeek NSA, over the user's value
+    assert any("ignored" in w for w in old.warnings) and any("DP attention" in w for w in old.warnings)
+
+
+def test_family_a_release_did_not_have_is_exit_2():
+    with pytest.raises(InputError) as e:
+        fit(Deployment(model="deepseek-ai/DeepSeek-V4-Flash", gpu="b200", tp=8, engine_version="0.5.11"))
+    assert e.value.field == "--engine-version" and "0.5.12" in e.value.one_line()
+
+
+@pytest.mark.parametrize("version", ["9.9", "0.2.0"])
+def test_cli_out_of_range_exit_2(version):
+    res = CliRunner().invoke(app, ["fit", "-m", LLAMA, "-g", "h100-sxm", "--engine-version", version,
+                                   "--format", "json"])
+    assert res.exit_code == 2
+    assert "--engine-version" in res.output and "0.3.0 - 0.5.23" in res.output
+
+
+def test_cli_old_release_json():
+    res = CliRunner().invoke(app, ["fit", "-m", LLAMA, "-g", "h100-sxm", "--engine-version", "0.4.4", "--format",
+                                   "json"])
+    assert res.exit_code == 0
+    out = json.loads(res.stdout)
+    assert out["mem_fraction_static"] == 0.88 and out["engine_version"] == "0.4.4"
