@@ -123,11 +123,18 @@ def test_rules_for_the_default_release():
     assert releases.release_warning("0.5.23") is None and releases.release_warning("v0.5.23") is None
 
 
-@pytest.mark.parametrize("version", ["0.5.20", "0.5.23.post1", "0.4.6", "nightly", "00.5.23"])
-def test_unknown_release_gets_the_default_rules_and_the_warning(version):
-    assert releases.rules_for(version) is releases.DEFAULT_RULES
-    assert releases.release_warning(version) == (f"kvplan models SGLang 0.5.23; {version} may size some layouts "
-                                                 f"differently (see docs/sglang.md)")
+@pytest.mark.parametrize(("version", "window"), [("0.5.20", "0.5.20"), ("0.5.23.post1", "0.5.23"), ("0.4.6", "0.4.5.post3")])
+def test_a_release_in_the_range_gets_its_own_window_and_no_warning(version, window):
+    # issue 12: every release 0.3.0-0.5.23 gets the rules of its window (named by its first release; was: 0.5.23's rules + a warning)
+    assert releases.rules_for(version).release == window
+    assert releases.release_warning(version) is None
+
+
+@pytest.mark.parametrize("version", ["nightly", "00.5.23", "9.9", "0.2.0"])
+def test_a_release_kvplan_cannot_read_is_exit_2_naming_the_range(version):
+    with pytest.raises(InputError) as e:
+        releases.rules_for(version)
+    assert e.value.field == "--engine-version" and "0.3.0" in str(e.value) and "0.5.23" in str(e.value)
 
 
 def test_release_key_and_window():
@@ -135,7 +142,8 @@ def test_release_key_and_window():
     assert releases.release_key("0.5.23.post1") is None and releases.release_key("") is None
     w = releases.ReleaseWindow(first="0.5.3", last="0.5.19", rules=releases.DEFAULT_RULES)
     assert w.covers("0.5.3") and w.covers("0.5.10") and w.covers("0.5.19")
-    assert not w.covers("0.5.2") and not w.covers("0.5.20") and not w.covers("0.5.10.post1")
+    assert not w.covers("0.5.2") and not w.covers("0.5.20")
+    assert w.covers("0.5.10.post1")  # a .postN build belongs to its release's window (issue 12)
 
 
 def test_overrides_are_data():
