@@ -4,9 +4,9 @@
         [--alias SHORT ...] [--quantization fp8] [--variant ID=QUANT ...] [--notes TEXT] [-o FILE | --write]
 
 The weight format defaults to what the config says (``quantization_config`` / ``torch_dtype``, the rule of
-kvplan.weights.estimate.quantization_from_config).  ``--write`` writes configs/models/<org>--<name>.toml and
+kvplan.hfconfig.quant.quantization_from_config).  ``--write`` writes configs/models/<org>--<name>.toml and
 refuses to overwrite; ``-o`` writes the given file; neither prints the text.  The text is made by
-kvplan.inputs.preset_writer.preset_toml (docs/presets.md).
+kvplan.inputs.preset_writer.preset_toml (docs/presets.md), the writer ``kvplan models add`` uses for user presets.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         cfg = json.loads(a.config.read_text())
         quant = a.quantization
         if quant is None:
-            from kvplan.weights.estimate import quantization_from_config
+            from kvplan.hfconfig.quant import quantization_from_config
 
             quant = quantization_from_config(cfg)
         text = preset_toml(cfg, model_id=a.id, source=a.source, config_ref=a.config_ref, aliases=a.alias,

@@ -18,6 +18,8 @@ os.environ["KVPLAN_CACHE_DIR"] = tempfile.mkdtemp(prefix="kvplan-test-cache-")
 # request at a closed local port (connection refused at once).  tests/test_hub.py sets its own stand-in server.
 os.environ["HF_ENDPOINT"] = "http://127.0.0.1:9"
 os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="kvplan-test-hf-")
+# Only the shipped catalog: a developer's own ~/.config/kvplan presets must not leak into the tests.
+os.environ["KVPLAN_PRESETS"] = ""
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT / "tests" / "data" / "shared"

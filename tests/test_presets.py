@@ -24,6 +24,13 @@ HW_JSON = SHARED / "reference" / "hardware.json"
 VALIDATION = SHARED / "validation"
 
 needs_shared = pytest.mark.skipif(not HF_DIR.is_dir(), reason="shared/ not available")
+DOC = ROOT / "docs" / "presets.md"
+
+
+@pytest.fixture(autouse=True)
+def _shipped_presets_only(monkeypatch):
+    """These tests check the shipped catalog: no user preset folder is read (KVPLAN_PRESETS set but empty)."""
+    monkeypatch.setenv("KVPLAN_PRESETS", "")
 
 
 def _names_of_model(m: p.ModelPreset) -> list[str]:
@@ -264,3 +271,31 @@ def test_validation_models_with_configs_have_presets():
             fx = json.loads(line)["fixture"]
             if fx.get("hf_config") and "DeepSeek-V4" not in fx["model"]:
                 assert _model_by_name(fx["model"]) is not None, fx["model"]
+
+
+# ------------------------------------------------------------------- docs/presets.md
+
+
+def test_docs_list_every_shipped_preset():
+    """The catalog tables of docs/presets.md name every shipped model preset, published variant and GPU."""
+    text = DOC.read_text()
+    for m in p.all_models():
+        assert f"| `{m.id}` |" in text, f"docs/presets.md: no row for model {m.id}"
+        for v in m.variants:
+            assert f"`{v.id}`" in text, f"docs/presets.md: variant {v.id} of {m.id} not listed"
+    for g in p.all_gpus():
+        assert f"| `{g.id}` |" in text, f"docs/presets.md: no row for GPU {g.id}"
+
+
+def test_docs_point_only_inside_the_repository():
+    """Every repository path docs/presets.md names exists here; nothing points at a development machine."""
+    text = DOC.read_text()
+    assert "/work/" not in text and "development notes" not in text
+    external = re.compile(r"[\w.-]+/[\w.-]+(?: @[0-9a-f]{7,40})? $")  # `path` right after another repository's name
+    paths = {m.group(1) for m in re.finditer(r"`((?:tests|configs|kvplan|scripts|docs|benchmarks)/[^`\s]*)`", text)
+             if not external.search(text[max(0, m.start() - 120):m.start()])}
+    assert len(paths) > 10
+    for path in sorted(paths - {"kvplan/configs"}):  # kvplan/configs: where the wheel ships configs/
+        if any(ch in path for ch in "<*"):  # a pattern (configs/models/<org>--<name>.toml), not a file
+            path = re.split(r"[<*]", path)[0].rsplit("/", 1)[0]
+        assert (ROOT / path.rstrip("/")).exists(), f"docs/presets.md names {path}, which is not in the repository"

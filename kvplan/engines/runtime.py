@@ -8,7 +8,7 @@ CUDA context and torch.distributed/NCCL are up (``Load weight begin. avail mem``
 * ``cuda_total``: what ``torch.cuda.mem_get_info()[1]`` reports (the preset's ``cuda_total_bytes``).
   Where no source gives it, nvidia-smi's ``memory.total`` minus the driver reservation seen on the
   parts where both are known (H100 80GB 0.47, B200 0.71, A100 40GB 0.61, L40S 0.57, RTX 3090 0.42 GiB;
-  median 0.57 GiB; /work/shared/reference/hardware.json cuda_total_observed).
+  median 0.57 GiB; tests/data/shared/reference/hardware.json cuda_total_observed).
 * ``context``: CUDA context + caching allocator + torch at TP1: H100 TP1 logs show 0.37-0.68 GiB
   below the CUDA total (docs.sglang.ai Llama-3.1-8B 78.81 of 79.18; sglang PR #4760 78.59;
   sglang-kt runs 78.49/78.51), RTX 3090 0.82 GiB; kvplan uses 0.55 GiB.

@@ -6,7 +6,8 @@ copied as they are), every ``[config]`` number with a trailing ``# unit; source`
 re-uploads that share the geometry as ``[[variants]]``.  What is not copied (keys outside CONFIG_KEYS, ``null``
 values, very long per-layer ``quantization_config`` lists) is said in ``notes``.
 
-Used by ``kvplan models add`` and by ``scripts/preset_from_config.py``; it reads nothing and writes nothing itself.
+Used by ``kvplan models add`` (:func:`kvplan.inputs.presets.add_user_model`) and by ``scripts/preset_from_config.py``;
+it reads nothing and writes nothing itself.
 The loader (:mod:`kvplan.inputs.presets`) reads the text back with ``tomllib`` and validates it strictly.
 
 Example::
@@ -31,14 +32,13 @@ from typing import Any
 
 from kvplan.errors import InputError
 from kvplan.inputs.config_keys import CONFIG_KEYS, VISION_CONFIG_KEYS
+from kvplan.inputs.presets import QUANTIZATIONS as _QUANTIZATIONS  # the one list of weight formats
 
 #: lists in ``quantization_config`` longer than this (per-layer ignore / modules_to_not_convert lists) are left
 #: out; docs/presets.md "Rules for preset data".
 MAX_QUANT_LIST = 32
 #: a ``quantization_config`` sub-table with more keys than this (per-layer maps) is left out the same way
 MAX_QUANT_TABLE = 32
-
-_QUANTIZATIONS = ("bf16", "fp16", "fp32", "fp8", "mxfp4", "nvfp4", "int4", "int8", "mixed")  # presets.QUANTIZATIONS
 
 # The unit word of a config.json field in its trailing comment; a field not listed takes the word of its type
 # (flag / string / value).  One place: docs/presets.md shows the comment format.

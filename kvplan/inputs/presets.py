@@ -5,6 +5,13 @@ Files are read with the stdlib ``tomllib`` and validated by strict pydantic mode
 folders ship inside the wheel as ``kvplan/configs`` (see pyproject.toml); in a
 source checkout the top-level ``configs/`` folder is used.
 
+User presets (docs/presets.md "Your own presets"): the same files in ``models/`` and ``hardware/`` of each folder
+of ``$KVPLAN_PRESETS`` (several folders separated by ``os.pathsep``; set but empty = no user presets), else of
+``$XDG_CONFIG_HOME/kvplan`` (default ``~/.config/kvplan``).  They are validated exactly like the shipped ones;
+a user preset with the id of a shipped one replaces it (the listing says so: :func:`model_entries`), and an
+earlier folder wins over a later one.  :func:`add_user_model` writes one from a local config.json
+(``kvplan models add``).
+
 Model preset file (one per Hugging Face id; file name = id with ``/`` -> ``--``)::
 
     id = "meta-llama/Llama-3.1-8B-Instruct"     # the HF id (preset id)
@@ -51,9 +58,11 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import zlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from kvplan.errors import InputError
 from kvplan.inputs.config_keys import CONFIG_KEYS  # the [config] allow-list, data of its own
@@ -63,6 +72,8 @@ if TYPE_CHECKING:  # the constrained types are bound by _adapter() when pydantic
 
     from annotated_types import Gt
     from pydantic import TypeAdapter, ValidationError
+
+    from kvplan.family import Family
 
     PositiveInt = Annotated[int, Gt(0)]
     PositiveFloat = Annotated[float, Gt(0)]
@@ -152,27 +163,80 @@ class HardwarePreset:
             return None
 
 
-def configs_dir() -> Path:
-    """The preset folder: ``$KVPLAN_CONFIGS``, the wheel's ``kvplan/configs``, or the checkout's ``configs``."""
-    env = os.environ.get("KVPLAN_CONFIGS")
-    if env:
-        return Path(env)
+# ------------------------------------------------------------------------------------------ where they live
+
+Origin = Literal["shipped", "user"]
+
+#: a user preset file larger than this is refused unread (the largest shipped preset is 12 kB)
+MAX_USER_PRESET_BYTES = 2**20
+
+
+@functools.cache
+def _packaged_configs() -> Path | None:
     pkg = Path(__file__).resolve().parent.parent  # kvplan/
     for cand in (pkg / "configs", pkg.parent / "configs"):
         if (cand / "models").is_dir():
             return cand
-    raise InputError("preset folder not found", field="configs", hint="reinstall kvplan or set KVPLAN_CONFIGS")
+    return None
 
 
-def _fmt_validation(path: Path, err: ValidationError) -> str:
+def configs_dir() -> Path:
+    """The shipped preset folder: ``$KVPLAN_CONFIGS``, the wheel's ``kvplan/configs``, or the checkout's ``configs``."""
+    env = os.environ.get("KVPLAN_CONFIGS")
+    if env:
+        return Path(env)
+    found = _packaged_configs()
+    if found is None:
+        raise InputError("preset folder not found", field="configs", hint="reinstall kvplan or set KVPLAN_CONFIGS")
+    return found
+
+
+def user_dirs() -> tuple[Path, ...]:
+    """The user preset folders, in the order they win (each may hold ``models/`` and ``hardware/``).
+
+    ``$KVPLAN_PRESETS`` when it is set: its folders separated by ``os.pathsep`` (``:`` on Linux and macOS, ``;`` on
+    Windows), empty entries skipped, so a set but empty ``KVPLAN_PRESETS`` turns user presets off.  Else
+    ``$XDG_CONFIG_HOME/kvplan`` (a relative XDG_CONFIG_HOME is ignored, as the XDG base-directory spec says), else
+    ``~/.config/kvplan``.
+
+    Example: ``KVPLAN_PRESETS=/team/kvplan:~/kvplan`` -> ``(Path('/team/kvplan'), Path('/home/me/kvplan'))``.
+    """
+    env = os.environ.get("KVPLAN_PRESETS")
+    if env is not None:
+        return tuple(Path(p).expanduser() for p in env.split(os.pathsep) if p.strip())
+    xdg = os.environ.get("XDG_CONFIG_HOME") or ""
+    base = Path(xdg) if os.path.isabs(xdg) else Path(os.path.expanduser("~")) / ".config"
+    return (base / "kvplan",)
+
+
+def user_models_dir() -> Path:
+    """Where ``kvplan models add`` writes: ``models/`` of the first user folder (:func:`user_dirs`)."""
+    dirs = user_dirs()
+    if not dirs:
+        raise InputError("user presets are turned off (KVPLAN_PRESETS is set but empty)", field="KVPLAN_PRESETS",
+                         hint="set it to a folder, or unset it to use ~/.config/kvplan")
+    return dirs[0] / "models"
+
+
+def _is_shipped(path: Path) -> bool:
+    try:
+        return path.parent.parent == configs_dir()
+    except InputError:  # no shipped folder at all: nothing is shipped
+        return False
+
+
+# -------------------------------------------------------------------------------------------- reading
+
+
+def _fmt_validation(label: str, err: ValidationError) -> str:
     e = err.errors()[0]
     loc = ".".join(str(p) for p in e["loc"])
     kind = e["type"]
     if kind in ("extra_forbidden", "unexpected_keyword_argument"):
-        return f"{path.name}: unknown key '{loc}'"
+        return f"{label}: unknown key '{loc}'"
     if kind == "missing":
-        return f"{path.name}: missing key '{loc}'"
-    return f"{path.name}: key '{loc}': {e['msg']}"
+        return f"{label}: missing key '{loc}'"
+    return f"{label}: key '{loc}': {e['msg']}"
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -185,6 +249,29 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise InputError(f"{path.name}: not valid TOML ({exc})", field="preset") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})", field="preset") from None
+
+
+def _read_user_bytes(path: Path) -> bytes:
+    """A user preset file's bytes, at most MAX_USER_PRESET_BYTES (InputError naming the file otherwise)."""
+    try:
+        with path.open("rb") as fh:
+            raw = fh.read(MAX_USER_PRESET_BYTES + 1)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc})", field="preset") from None
+    if len(raw) > MAX_USER_PRESET_BYTES:
+        raise InputError(f"{path}: larger than {MAX_USER_PRESET_BYTES // 2**10} KiB, not a preset", field="preset")
+    return raw
+
+
+def _parse_toml(label: str, raw: bytes) -> dict[str, Any]:
+    import tomllib  # only on a cache miss
+
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise InputError(f"{label}: not UTF-8 text", field="preset") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{label}: not valid TOML ({exc})", field="preset") from None
 
 
 _Preset = TypeVar("_Preset", ModelPreset, HardwarePreset)
@@ -210,29 +297,38 @@ def _adapter(cls: type[_Preset]) -> TypeAdapter[_Preset]:
     return adapter
 
 
-def _validate(cls: type[_Preset], path: Path, data: dict[str, Any]) -> _Preset:
+def _validate(cls: type[_Preset], label: str, data: dict[str, Any]) -> _Preset:
+    """``data`` as a ``cls`` (strict: unknown keys rejected); InputError names ``label`` (the file) and the key."""
     from pydantic import ValidationError
 
     if not isinstance(data, dict):
-        raise InputError(f"{path.name}: a preset must be a TOML table", field="preset")
+        raise InputError(f"{label}: a preset must be a TOML table", field="preset")
     try:
         obj = _adapter(cls).validate_python(data)
     except ValidationError as exc:
-        raise InputError(_fmt_validation(path, exc), field="preset", hint="fix the preset file") from None
+        raise InputError(_fmt_validation(label, exc), field="preset", hint="fix the preset file") from None
     if isinstance(obj, ModelPreset):
         unknown = sorted(set(obj.config) - CONFIG_KEYS)
         if unknown:
-            raise InputError(f"{path.name}: unknown key 'config.{unknown[0]}'", field="preset",
+            raise InputError(f"{label}: unknown key 'config.{unknown[0]}'", field="preset",
                              hint="use Hugging Face config.json field names")
     return obj
 
 
-def _cached(cls: type[_Preset], path: Path) -> _Preset:
-    """Load a preset file, validated by pydantic once per file content.
+def _from_cache(cls: type[_Preset], key: str, ident: str) -> _Preset | None:
+    from kvplan import cache
 
-    The validated form is kept as JSON by :mod:`kvplan.cache`, keyed by the file's name, size and mtime (and
-    kvplan's version); KVPLAN_NO_CACHE=1 turns it off.
-    """
+    data = cache.load("presets", key, ident)
+    if data is not None:
+        try:
+            return cls.from_dict(data)
+        except (TypeError, KeyError, AttributeError):  # a cache entry of another shape: validate again
+            pass
+    return None
+
+
+def _cached_shipped(cls: type[_Preset], path: Path) -> _Preset:
+    """A shipped file: keyed by its name, size and mtime (a wheel's files do not change in place)."""
     from kvplan import cache
 
     try:
@@ -242,36 +338,370 @@ def _cached(cls: type[_Preset], path: Path) -> _Preset:
     key = f"{path.stem}-{st.st_size}-{st.st_mtime_ns}" if st else None
     ident = f"{cls.__name__}:{path}"
     if key:
-        data = cache.load("presets", key, ident)
-        if data is not None:
-            try:
-                return cls.from_dict(data)
-            except (TypeError, KeyError, AttributeError):  # a cache entry of another shape: validate again
-                pass
-    obj = _validate(cls, path, _read_toml(path))
+        hit = _from_cache(cls, key, ident)
+        if hit is not None:
+            return hit
+    obj = _validate(cls, path.name, _read_toml(path))
     if key:
         cache.store("presets", key, ident, dataclasses.asdict(obj))
     return obj
 
 
+def _cached_user(cls: type[_Preset], path: Path) -> _Preset:
+    """Any other file (the user's): keyed by its path, and the entry holds the file's whole text, so any edit is a
+    miss however fast it follows the last read (a size and mtime key can miss a same-size edit)."""
+    from kvplan import cache
+
+    raw = _read_user_bytes(path)
+    where = str(path.absolute())
+    key = f"user-{path.stem[:80]}-{zlib.crc32(where.encode()):08x}"
+    ident = f"{cls.__name__}:{where}:{raw.decode('utf-8', errors='replace')}"
+    hit = _from_cache(cls, key, ident)
+    if hit is not None:
+        return hit
+    obj = _validate(cls, str(path), _parse_toml(str(path), raw))
+    cache.store("presets", key, ident, dataclasses.asdict(obj))
+    return obj
+
+
+def _cached(cls: type[_Preset], path: Path) -> _Preset:
+    """Load a preset file, validated by pydantic once per file content.
+
+    The validated form is kept as JSON by :mod:`kvplan.cache` (keyed with kvplan's version); KVPLAN_NO_CACHE=1
+    turns it off.  Shipped files are keyed by name, size and mtime, any other file by path and content.
+    """
+    return _cached_shipped(cls, path) if _is_shipped(path) else _cached_user(cls, path)
+
+
+def _load(cls: type[_Preset], path: Path, *, use_cache: bool) -> _Preset:
+    if use_cache:
+        return _cached(cls, path)
+    if _is_shipped(path):
+        return _validate(cls, path.name, _read_toml(path))
+    return _validate(cls, str(path), _parse_toml(str(path), _read_user_bytes(path)))
+
+
 def load_model_file(path: Path, *, use_cache: bool = True) -> ModelPreset:
-    return _cached(ModelPreset, path) if use_cache else _validate(ModelPreset, path, _read_toml(path))
+    """One model preset file, validated (errors name the file: its name if shipped, its path otherwise)."""
+    return _load(ModelPreset, path, use_cache=use_cache)
 
 
 def load_hardware_file(path: Path, *, use_cache: bool = True) -> HardwarePreset:
-    return _cached(HardwarePreset, path) if use_cache else _validate(HardwarePreset, path, _read_toml(path))
+    """One hardware preset file, validated (errors name the file: its name if shipped, its path otherwise)."""
+    return _load(HardwarePreset, path, use_cache=use_cache)
+
+
+# ------------------------------------------------------------------------------------------- listings
+
+
+@dataclass(frozen=True)
+class PresetEntry(Generic[_Preset]):
+    """A loaded preset and where it came from: what ``kvplan models`` / ``kvplan gpus`` show."""
+
+    preset: _Preset
+    origin: Origin
+    path: Path
+    shadows: Path | None = None  # the shipped file with the same id, which this user preset replaces
+
+    @property
+    def id(self) -> str:
+        return self.preset.id
+
+
+def _toml_files(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*.toml"))
+
+
+def _user_entries(cls: type[_Preset], kind: str, users: tuple[Path, ...],
+                  shipped: dict[str, Path]) -> list[PresetEntry[_Preset]]:
+    """The user presets of ``kind`` (models / hardware): folder order, then file name; an earlier folder wins an id,
+    and one id in two files of the same folder is an error (naming both files)."""
+    out: list[PresetEntry[_Preset]] = []
+    taken: set[str] = set()
+    for folder in users:
+        here: dict[str, Path] = {}
+        for path in _toml_files(folder / kind):
+            obj = _cached(cls, path)
+            if obj.id in here:
+                raise InputError(f"{path}: id '{obj.id}' is also the id of {here[obj.id]}", field="preset",
+                                 hint="keep one file per id")
+            here[obj.id] = path
+            if obj.id not in taken:
+                out.append(PresetEntry(obj, "user", path, shipped.get(obj.id)))
+        taken.update(here)
+    return out
+
+
+def _entries(cls: type[_Preset], kind: str, shipped_dir: Path,
+             users: tuple[Path, ...]) -> tuple[PresetEntry[_Preset], ...]:
+    shipped: list[PresetEntry[_Preset]] = [PresetEntry(_cached(cls, p), "shipped", p)
+                                           for p in _toml_files(shipped_dir / kind)]
+    user: list[PresetEntry[_Preset]] = _user_entries(cls, kind, users, {e.preset.id: e.path for e in shipped})
+    replaced: set[str] = {e.preset.id for e in user}
+    return tuple(user + [e for e in shipped if e.preset.id not in replaced])
 
 
 @functools.cache
+def _model_entries(shipped_dir: Path, users: tuple[Path, ...]) -> tuple[PresetEntry[ModelPreset], ...]:
+    return _entries(ModelPreset, "models", shipped_dir, users)
+
+
+@functools.cache
+def _gpu_entries(shipped_dir: Path, users: tuple[Path, ...]) -> tuple[PresetEntry[HardwarePreset], ...]:
+    return _entries(HardwarePreset, "hardware", shipped_dir, users)
+
+
+def model_entries() -> tuple[PresetEntry[ModelPreset], ...]:
+    """Every model preset with its origin: the user's first (folder order, then file name), then the shipped ones
+    (file name order) whose id no user preset takes.  Loaded once per process and preset folders."""
+    return _model_entries(configs_dir(), user_dirs())
+
+
+def gpu_entries() -> tuple[PresetEntry[HardwarePreset], ...]:
+    """Every hardware preset with its origin, in the order of :func:`model_entries`."""
+    return _gpu_entries(configs_dir(), user_dirs())
+
+
 def all_models() -> tuple[ModelPreset, ...]:
-    return tuple(load_model_file(p) for p in sorted((configs_dir() / "models").glob("*.toml")))
+    """The model presets kvplan resolves names against (user presets first, so their ids and aliases win)."""
+    return tuple(e.preset for e in model_entries())
 
 
-@functools.cache
 def all_gpus() -> tuple[HardwarePreset, ...]:
-    return tuple(load_hardware_file(p) for p in sorted((configs_dir() / "hardware").glob("*.toml")))
+    """The hardware presets kvplan resolves ``--gpu`` against (user presets first)."""
+    return tuple(e.preset for e in gpu_entries())
+
+
+def clear_caches() -> None:
+    """Forget the presets loaded in this process (the on-disk validated cache stays): after writing a file."""
+    _model_entries.cache_clear()
+    _gpu_entries.cache_clear()
+
+
+def preset_origin(preset: ModelPreset | HardwarePreset) -> Origin:
+    """``"user"`` or ``"shipped"`` for a preset of :func:`all_models` / :func:`all_gpus` (by identity, else by id:
+    the preset that id resolves to)."""
+    entries: tuple[PresetEntry[Any], ...] = model_entries() if isinstance(preset, ModelPreset) else gpu_entries()
+    for e in entries:
+        if e.preset is preset:
+            return e.origin
+    return next((e.origin for e in entries if e.id == preset.id), "shipped")
 
 
 def model_file_for(model_id: str) -> Path:
-    """The preset file a Hugging Face id would have: ``configs/models/<org>--<name>.toml``."""
-    return configs_dir() / "models" / (model_id.replace("/", "--") + ".toml")
+    """The preset file that holds ``model_id``: a user file if one does (``<org>--<name>.toml`` in a user folder's
+    ``models/``, else any user model file with that id: a user file wins, as in :func:`model_entries`), else the
+    shipped ``configs/models/<org>--<name>.toml`` (which need not exist).  Only user files are read here."""
+    name = model_id.replace("/", "--") + ".toml"
+    users = user_dirs()
+    for folder in users:
+        cand = folder / "models" / name
+        if cand.is_file():
+            return cand
+    for folder in users:
+        for path in _toml_files(folder / "models"):
+            if _cached(ModelPreset, path).id == model_id:
+                return path
+    return configs_dir() / "models" / name
+
+
+# -------------------------------------------------------------------------------------------- filters
+
+
+def model_family(preset: ModelPreset) -> Family:
+    """The KV family of a model preset, as planning detects it (:func:`kvplan.hfconfig.detect.detect_family`)."""
+    from kvplan.hfconfig.detect import detect_family
+    from kvplan.hfconfig.normalize import flatten_config
+
+    return detect_family(flatten_config(preset.config))
+
+
+def parse_family(text: str) -> Family:
+    """``--family`` text -> Family (``"MLA"``, ``"hybrid-swa"`` and ``"hybrid_swa"`` all read); InputError else."""
+    from kvplan.family import Family, family_or_none
+
+    fam = family_or_none(text.strip().lower().replace("-", "_"))
+    if fam is None:
+        raise InputError(f"unknown family '{text}'", field="--family", hint="use one of " + ", ".join(Family))
+    return fam
+
+
+def _matches(needle: str, names: Iterable[str]) -> bool:
+    return any(needle in n.lower() for n in names)
+
+
+def model_matches(preset: ModelPreset, *, family: Family | None = None, search: str | None = None) -> bool:
+    """True when the preset is of ``family`` (if given) and ``search`` (if given) is a case-insensitive substring of
+    its id, an alias or a published variant's id.
+
+    Example: ``search="fp8"`` keeps ``Qwen/Qwen3-32B`` (variant ``Qwen/Qwen3-32B-FP8``); ``family=Family.MLA`` keeps
+    DeepSeek-V3 and drops Llama.
+    """
+    if family is not None and model_family(preset) != family:
+        return False
+    if search and search.strip():
+        return _matches(search.strip().lower(), [preset.id, *preset.aliases, *(v.id for v in preset.variants)])
+    return True
+
+
+def gpu_matches(preset: HardwarePreset, *, search: str | None = None) -> bool:
+    """True when ``search`` (if given) is a case-insensitive substring of the GPU's id, name or an alias."""
+    if search and search.strip():
+        return _matches(search.strip().lower(), [preset.id, preset.name, *preset.aliases])
+    return True
+
+
+def filter_models(models: Iterable[ModelPreset] | None = None, *, family: Family | str | None = None,
+                  search: str | None = None) -> tuple[ModelPreset, ...]:
+    """The model presets (default :func:`all_models`) that :func:`model_matches`; ``family`` may be CLI text."""
+    fam = parse_family(family) if isinstance(family, str) else family
+    return tuple(m for m in (all_models() if models is None else models)
+                 if model_matches(m, family=fam, search=search))
+
+
+def filter_gpus(gpus: Iterable[HardwarePreset] | None = None, *,
+                search: str | None = None) -> tuple[HardwarePreset, ...]:
+    """The hardware presets (default :func:`all_gpus`) that :func:`gpu_matches`."""
+    return tuple(g for g in (all_gpus() if gpus is None else gpus) if gpu_matches(g, search=search))
+
+
+# ---------------------------------------------------------------------------------- kvplan models add
+
+
+@dataclass(frozen=True)
+class AddedModel:
+    """What :func:`add_user_model` wrote."""
+
+    path: Path                   # the new preset file
+    id: str
+    shadows: Path | None = None  # the shipped preset file with the same id, which the new file now replaces
+
+
+def _model_source(config: Path) -> tuple[Path, Path]:
+    """(folder, config.json path) of ``config`` (a config.json or a model folder)."""
+    p = config.expanduser()
+    return (p, p / "config.json") if p.is_dir() else (p.parent, p)
+
+
+def _default_id(raw_config: Any, folder: Path) -> str | None:
+    """The id a config names itself by: ``_name_or_path``, else a Hugging Face cache folder's
+    ``models--ORG--NAME`` (``.../models--Qwen--Qwen3-8B/snapshots/<rev>/config.json`` -> ``Qwen/Qwen3-8B``)."""
+    name = raw_config.get("_name_or_path") if isinstance(raw_config, dict) else None
+    if isinstance(name, str) and name.strip():
+        return name.strip()
+    for part in reversed(folder.absolute().parts):
+        if part.startswith("models--") and part.count("--") == 2:
+            return part[len("models--"):].replace("--", "/")
+    return None
+
+
+def _checked_id(model_id: str | None, default: str | None) -> str:
+    from kvplan.inputs.hub import is_hub_id
+
+    mid = (model_id or "").strip() or default
+    if mid is None:
+        raise InputError("config.json names no model id (_name_or_path)", field="--id", hint="pass --id ORG/NAME")
+    if not is_hub_id(mid):
+        where = "--id" if model_id else "config.json _name_or_path"
+        raise InputError(f"{where} {mid!r} is not a Hugging Face id ORG/NAME", field="--id",
+                         hint="pass --id ORG/NAME")
+    return mid
+
+
+def _checked_aliases(aliases: Sequence[str]) -> list[str]:
+    out: list[str] = []
+    for a in aliases:
+        name = a.strip()
+        if not name or any(ch in name for ch in "\n\r\t"):
+            raise InputError(f"alias {a!r} must be a non-empty name on one line", field="--alias")
+        if name not in out:
+            out.append(name)
+    return out
+
+
+def _spec_of(config: Path) -> Any:
+    """The ModelSpec of a local config.json / model folder (kvplan.inputs.resolve's readers), errors re-labelled
+    for ``models add`` (they name the config field; the flag is the CONFIG argument, not --model)."""
+    from kvplan.inputs.resolve import spec_from_path
+
+    p = config.expanduser()
+    if not p.exists():
+        raise InputError(f"no such file or folder: {config}", field="CONFIG",
+                         hint="give a config.json or a model folder")
+    try:
+        return spec_from_path(p)
+    except InputError as exc:
+        raise InputError(str(exc), field="CONFIG", hint=exc.hint) from None
+
+
+def _write_checked(target: Path, text: str) -> None:
+    """Write ``text`` to ``target`` via a temporary file in the same folder that is loaded back and validated first
+    (so a file that does not load never lands); InputError naming ``target`` when it does not load."""
+    from kvplan.hfconfig.spec import spec_from_config
+
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise InputError(f"cannot write {target} ({exc.strerror or exc})", field="models add",
+                         hint="check the folder's permissions or set KVPLAN_PRESETS") from None
+    try:
+        preset = _validate(ModelPreset, str(target), _parse_toml(str(target), _read_user_bytes(tmp)))
+        spec_from_config(preset.config, model_id=preset.id, source=str(target))  # plannable geometry
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def add_user_model(config: Path, *, model_id: str | None = None, aliases: Sequence[str] = (),
+                   quantization: str | None = None, source: str | None = None, force: bool = False) -> AddedModel:
+    """Write a user model preset from a local config.json (or a model folder holding one, with the optional
+    ``model.safetensors.index.json`` and ``hf_quant_config.json`` :func:`kvplan.inputs.resolve.spec_from_path` reads).
+
+    The file is ``<user models folder>/<org>--<name>.toml`` (:func:`user_models_dir`), its text made by
+    :func:`kvplan.inputs.preset_writer.preset_toml`; it is loaded back and validated before it replaces anything.
+    ``model_id`` defaults to the config's ``_name_or_path`` when that is an ``ORG/NAME`` id; ``quantization`` to the
+    format the config (or hf_quant_config.json) declares; ``source`` to the config.json's absolute path.  An
+    existing user file is replaced only with ``force``.  Every refusal is an InputError (exit 2) naming the field.
+
+    Example: ``add_user_model(Path("llama/config.json"), model_id="me/llama-ft")`` writes
+    ``~/.config/kvplan/models/me--llama-ft.toml`` and ``kvplan fit -m me/llama-ft`` plans it offline.
+    """
+    from kvplan.inputs.preset_writer import preset_file_name
+
+    folder, _ = _model_source(Path(config))
+    spec = _spec_of(Path(config))
+    mid = _checked_id(model_id, _default_id(spec.raw_config, folder))
+    quant = (quantization or "").strip().lower() or spec.quantization
+    if quant not in QUANTIZATIONS:
+        raise InputError(f"quantization {quant!r} must be one of {', '.join(QUANTIZATIONS)}", field="--quantization")
+    target = user_models_dir() / preset_file_name(mid)
+    if target.exists() and not force:
+        raise InputError(f"{target} exists", field="--force", hint="pass --force to overwrite it")
+    _write_checked(target, _user_preset_text(Path(config), spec, model_id=mid, quantization=quant,
+                                             given_quantization=bool(quantization), aliases=aliases, source=source))
+    clear_caches()
+    shipped = configs_dir() / "models" / target.name
+    return AddedModel(path=target, id=mid, shadows=shipped if shipped.is_file() else None)
+
+
+def _user_preset_text(config: Path, spec: Any, *, model_id: str, quantization: str, given_quantization: bool,
+                      aliases: Sequence[str], source: str | None) -> str:
+    """The preset text of ``kvplan models add`` (:func:`kvplan.inputs.preset_writer.preset_toml`): source the
+    config.json's absolute path unless given, checkpoint size from the folder's safetensors index when read."""
+    from kvplan.inputs.preset_writer import preset_toml
+
+    folder, cfg_path = _model_source(config)
+    hq = folder / "hf_quant_config.json"
+    if given_quantization:
+        weights_source: str | None = f"given with --quantization {quantization}"
+    else:
+        weights_source = f"{hq.name} and config.json in {folder.absolute()} -> {quantization}" if hq.is_file() else None
+    return preset_toml(
+        spec.raw_config, model_id=model_id, source=(source or "").strip() or f"local config.json {cfg_path.absolute()}",
+        config_ref="local copy named in source", quantization=quantization, aliases=_checked_aliases(aliases),
+        notes="Written by `kvplan models add` from a local config.json.", weights_source=weights_source,
+        checkpoint_bytes=spec.checkpoint_bytes,
+        checkpoint_source=f"metadata.total_size of model.safetensors.index.json in {folder.absolute()}")
