@@ -50,7 +50,7 @@ MALFORMED = [
     ("ignore regex does not compile",
      dict(LLAMA, quantization_config={"quant_method": "fp8", "ignore": ["re:model.layers.(0"]}), "fp8",
      "quantization_config.ignore"),
-    ("moe_layer_freq a list", dict(MOE, moe_layer_freq=[1, 1]), "bf16", "moe_layer_freq"),
+    ("moe_layer_freq a list of non-integers", dict(MOE, moe_layer_freq=[1, "1"]), "bf16", "moe_layer_freq"),
     ("hc_mult a string", dict(LLAMA, hc_mult="4"), "bf16", "hc_mult"),
     ("vision hidden_size a string",
      dict(LLAMA, vision_config={"hidden_size": "1152", "num_hidden_layers": 27, "intermediate_size": 4304}),

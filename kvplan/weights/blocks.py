@@ -36,6 +36,8 @@ _QK_NORM_PREFIXES = ("qwen3", "gemma3", "olmo2")                 # per-head q_no
 _SCORE_BIAS_PREFIXES = ("deepseek_v3", "deepseek_v32", "kimi", "glm")  # noaux_tc routers (fp32 correction bias)
 _SCORE_BIAS_FAMILIES = frozenset({Family.MLA, Family.DSA, Family.DSV4})
 GLM4_MOE = "glm4_moe"
+ERNIE_MOE = "ernie4_5_moe"
+_ERNIE_MOE_KEYS = ("moe_layer_start_index", "moe_layer_end_index", "moe_layer_interval")
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,7 @@ class Arch:
     num_layers: int         # num_hidden_layers
     vocab: int              # vocab_size
     indexer_layers: frozenset[int] = frozenset()  # DSA layers with their own indexer
+    engine: str = "sglang"  # whose model file the layout follows where the engines differ (ERNIE MoE layers)
 
     @property
     def gpt_oss(self) -> bool:
@@ -66,14 +69,44 @@ def head_dim(cfg: Mapping[str, Any]) -> int:
 
 
 def num_experts(cfg: Mapping[str, Any]) -> int:
-    """Routed experts: the first of ``n_routed_experts``, ``num_experts``, ``num_local_experts`` that is set (0)."""
-    return first_int(cfg, "n_routed_experts", "num_experts", "num_local_experts", default=0)
+    """Routed experts: the first of ``n_routed_experts``, ``num_experts``, ``num_local_experts``,
+    ``moe_num_experts`` (ERNIE-4.5) that is set (0)."""
+    return first_int(cfg, "n_routed_experts", "num_experts", "num_local_experts", "moe_num_experts", default=0)
 
 
-def is_moe_layer(cfg: Mapping[str, Any], i: int) -> bool:
-    """Layer ``i`` has routed experts: ``mlp_layer_types[i]`` sparse/moe; else not in ``mlp_only_layers`` and
-    ``i >= first_k_dense_replace`` with ``i % moe_layer_freq == 0``, or ``(i + 1) % decoder_sparse_step == 0``;
-    else every layer of a MoE config."""
+def _ernie_moe_layer(cfg: Mapping[str, Any], i: int, engine: str) -> bool:
+    """ERNIE-4.5 MoE layers: ``start <= i <= end`` and, by engine, SGLang ``(i - start) % interval == 0`` (start
+    default ``num_hidden_layers``: no MoE; ``models/ernie4.py Ernie4DecoderLayer.__init__``, v0.5.23) or vLLM
+    ``(i + 1) % interval == 0`` (start default 0; ``models/ernie45_moe.py Ernie4_5_MoeDecoderLayer.__init__``,
+    v0.25.1).  End default ``num_hidden_layers - 1`` in both.
+
+    Example: ERNIE-4.5-21B-A3B (28 layers, start 1, end 27, interval 1): layers 1..27 are MoE, layer 0 dense.
+    """
+    n_layers = need_int(cfg, "num_hidden_layers", minimum=1)
+    vllm = engine == "vllm"
+    start = first_int(cfg, "moe_layer_start_index", default=0 if vllm else n_layers, minimum=-1)
+    end = first_int(cfg, "moe_layer_end_index", default=n_layers - 1, minimum=-1)
+    interval = first_int(cfg, "moe_layer_interval", default=1, minimum=1)
+    on_step = (i + 1) % interval == 0 if vllm else (i - start) % interval == 0
+    return start <= i <= end and on_step
+
+
+def _freq_moe_layer(cfg: Mapping[str, Any], i: int) -> bool:
+    """``moe_layer_freq`` as a per-layer list (MiniMax-M3: entry != 0 is MoE, ``models/minimax_m3.py
+    _is_layer_sparse``) or, with ``first_k_dense_replace``, ``i >= first_k_dense_replace and i % freq == 0``
+    (``models/deepseek_v2.py DeepseekV2DecoderLayer._is_layer_sparse``)."""
+    freq = cfg.get("moe_layer_freq")
+    if isinstance(freq, list):
+        return i < len(freq) and freq[i] != 0
+    step = opt_int(cfg, "moe_layer_freq", 1, minimum=1)
+    return i >= first_int(cfg, "first_k_dense_replace", default=0) and i % step == 0
+
+
+def is_moe_layer(cfg: Mapping[str, Any], i: int, *, engine: str = "sglang") -> bool:
+    """Layer ``i`` has routed experts: ``mlp_layer_types[i]`` sparse/moe; else not in ``mlp_only_layers``; a
+    per-layer ``moe_layer_freq`` list or ``first_k_dense_replace`` (:func:`_freq_moe_layer`); ERNIE's
+    ``moe_layer_start_index`` / ``moe_layer_interval`` (:func:`_ernie_moe_layer`); ``(i + 1) %
+    decoder_sparse_step == 0``; else every layer of a MoE config."""
     if not num_experts(cfg):
         return False
     types = cfg.get("mlp_layer_types")
@@ -81,10 +114,10 @@ def is_moe_layer(cfg: Mapping[str, Any], i: int) -> bool:
         return str(types[i]) in ("sparse", "moe")
     if i in (cfg.get("mlp_only_layers") or []):
         return False
-    fk = cfg.get("first_k_dense_replace")
-    if fk is not None:
-        freq = opt_int(cfg, "moe_layer_freq", 1, minimum=1)
-        return i >= need_int(cfg, "first_k_dense_replace") and i % freq == 0
+    if isinstance(cfg.get("moe_layer_freq"), list) or cfg.get("first_k_dense_replace") is not None:
+        return _freq_moe_layer(cfg, i)
+    if any(cfg.get(k) is not None for k in _ERNIE_MOE_KEYS):
+        return _ernie_moe_layer(cfg, i, engine)
     step = opt_int(cfg, "decoder_sparse_step", 0, minimum=1)
     if step:
         return (i + 1) % step == 0
@@ -107,9 +140,10 @@ def _experts(a: Arch, i: int, prefix: str, n: int, inter: int, *, gated: bool, b
         else []
     out.append(lin("experts", f"{p}.up_proj", inter, h, Split.OUT, Group.MOE, i, copies=n, expert=True))
     out.append(lin("experts", f"{p}.down_proj", h, inter, Split.IN, Group.MOE, i, copies=n, expert=True))
-    if bias:  # gpt-oss expert biases (bf16, sglang mxfp4.py Mxfp4MoEMethod.create_weights)
-        out.append(fixed("experts", f"{p}.gate_up_bias", (2 if gated else 1) * inter, 1, i, split=Split.OUT,
-                         group=Group.MOE, copies=n, expert=True, dtype="bf16"))
+    if bias:  # gpt-oss expert biases (bf16, sglang mxfp4.py Mxfp4MoEMethod.create_weights): the fused
+        # w13_bias [E, 2 * intermediate] is listed as its gate and up halves so each pads like its weight
+        out += [fixed("experts", f"{p}.gate_up_bias.{half}", inter, 1, i, split=Split.OUT, group=Group.MOE,
+                      copies=n, expert=True, dtype="bf16") for half in (("gate", "up") if gated else ("up",))]
         out.append(fixed("experts", f"{p}.down_bias", h, 1, i, group=Group.MOE, copies=n, expert=True,
                          dtype="bf16"))
     return out
@@ -125,8 +159,8 @@ def _has_score_bias(a: Arch) -> bool:
 
 def _shared_experts(a: Arch, i: int, prefix: str, inter: int, *, gated: bool) -> list[Tensor]:
     """Shared experts (an MLP over the full TP group) of ``shared_expert_intermediate_size`` (Qwen2-MoE /
-    Qwen3-Next, plus their sigmoid gate) or ``moe_shared_expert_intermediate_size``, else ``n_shared_experts *
-    moe_intermediate_size``."""
+    Qwen3-Next, plus their sigmoid gate) or ``moe_shared_expert_intermediate_size``, else ``n_shared_experts``
+    (ERNIE-4.5: ``moe_num_shared_experts``) ``* moe_intermediate_size``."""
     cfg = a.cfg
     sh_inter = first_int(cfg, "shared_expert_intermediate_size", "moe_shared_expert_intermediate_size", default=0)
     if sh_inter:
@@ -134,7 +168,7 @@ def _shared_experts(a: Arch, i: int, prefix: str, inter: int, *, gated: bool) ->
         if cfg.get("shared_expert_intermediate_size"):  # Qwen2-MoE / Qwen3-Next sigmoid gate
             out.append(fixed("router", f"{prefix}.shared_expert_gate", 1, a.hidden, i))
         return out
-    n_shared = opt_int(cfg, "n_shared_experts", 0)
+    n_shared = first_int(cfg, "n_shared_experts", "moe_num_shared_experts", default=0)
     if n_shared:
         return mlp(a, i, f"{prefix}.shared_experts", n_shared * inter, "shared_experts", Group.TP, gated=gated)
     return []
@@ -153,6 +187,8 @@ def moe_block(a: Arch, i: int, prefix: str, *, gated: bool = True) -> list[Tenso
         out.append(vec("router", f"{gate_name}.bias", n, i))
     if _has_score_bias(a):
         out.append(vec("router", f"{gate_name}.e_score_correction_bias", n, i, dtype="fp32"))
+    elif a.model_type == ERNIE_MOE:  # ERNIE-4.5 MoEGate: a (1, E) correction bias in the model dtype (ernie4.py)
+        out.append(vec("router", f"{prefix}.moe_statics.e_score_correction_bias", n, i))
     out += _experts(a, i, prefix, n, inter, gated=gated, bias=a.gpt_oss)
     out += _shared_experts(a, i, prefix, inter, gated=gated)
     return out
@@ -289,16 +325,16 @@ def mamba2_mixer(a: Arch, i: int, prefix: str) -> list[Tensor]:
     k = first_int(cfg, "conv_kernel", "mamba_d_conv", default=4)
     conv_dim = d_inner + 2 * ng * ds
     out = [
-        lin("mamba", f"{prefix}.in_proj", 2 * d_inner + 2 * ng * ds + nheads, h, Split.OUT, Group.TP, i),
-        fixed("mamba", f"{prefix}.conv1d", conv_dim, k, i, split=Split.OUT, group=Group.TP),
-        vec("mamba", f"{prefix}.A_log", nheads, i, Split.OUT, Group.TP),
-        vec("mamba", f"{prefix}.D", nheads, i, Split.OUT, Group.TP),
-        vec("mamba", f"{prefix}.dt_bias", nheads, i, Split.OUT, Group.TP),
-        vec("mamba", f"{prefix}.norm", d_inner, i, Split.OUT, Group.TP),
-        lin("mamba", f"{prefix}.out_proj", h, d_inner, Split.IN, Group.TP, i),
+        lin("mamba", f"{prefix}.in_proj", 2 * d_inner + 2 * ng * ds + nheads, h, Split.OUT, Group.MIXER, i),
+        fixed("mamba", f"{prefix}.conv1d", conv_dim, k, i, split=Split.OUT, group=Group.MIXER),
+        vec("mamba", f"{prefix}.A_log", nheads, i, Split.OUT, Group.MIXER),
+        vec("mamba", f"{prefix}.D", nheads, i, Split.OUT, Group.MIXER),
+        vec("mamba", f"{prefix}.dt_bias", nheads, i, Split.OUT, Group.MIXER),
+        vec("mamba", f"{prefix}.norm", d_inner, i, Split.OUT, Group.MIXER),
+        lin("mamba", f"{prefix}.out_proj", h, d_inner, Split.IN, Group.MIXER, i),
     ]
     if cfg.get("use_conv_bias", True):
-        out.append(vec("mamba", f"{prefix}.conv1d.bias", conv_dim, i, Split.OUT, Group.TP))
+        out.append(vec("mamba", f"{prefix}.conv1d.bias", conv_dim, i, Split.OUT, Group.MIXER))
     return out
 
 
@@ -313,12 +349,12 @@ def gated_deltanet(a: Arch, i: int, prefix: str) -> list[Tensor]:
     k = opt_int(cfg, "linear_conv_kernel_dim", 4)
     conv_dim = 2 * nk * dk + nv * dv
     return [
-        lin("linear_attention", f"{prefix}.in_proj_qkvz", 2 * nk * dk + 2 * nv * dv, h, Split.OUT, Group.TP, i),
-        lin("linear_attention", f"{prefix}.in_proj_ba", 2 * nv, h, Split.OUT, Group.TP, i),
-        fixed("linear_attention", f"{prefix}.conv1d", conv_dim, k, i, split=Split.OUT, group=Group.TP),
-        vec("linear_attention", f"{prefix}.A_log", nv, i, Split.OUT, Group.TP),
-        vec("linear_attention", f"{prefix}.dt_bias", nv, i, Split.OUT, Group.TP),
+        lin("linear_attention", f"{prefix}.in_proj_qkvz", 2 * nk * dk + 2 * nv * dv, h, Split.OUT, Group.MIXER, i),
+        lin("linear_attention", f"{prefix}.in_proj_ba", 2 * nv, h, Split.OUT, Group.MIXER, i),
+        fixed("linear_attention", f"{prefix}.conv1d", conv_dim, k, i, split=Split.OUT, group=Group.MIXER),
+        vec("linear_attention", f"{prefix}.A_log", nv, i, Split.OUT, Group.MIXER),
+        vec("linear_attention", f"{prefix}.dt_bias", nv, i, Split.OUT, Group.MIXER),
         vec("norms", f"{prefix}.norm", dv, i),
-        lin("linear_attention", f"{prefix}.out_proj", h, nv * dv, Split.IN, Group.TP, i),
+        lin("linear_attention", f"{prefix}.out_proj", h, nv * dv, Split.IN, Group.MIXER, i),
     ]
 

@@ -52,8 +52,10 @@ from kvplan.hfconfig.normalize import flatten_config as _normalize
 from kvplan.hfconfig.quant import quantization_from_config
 from kvplan.parallel import pp_layer_ranges
 from kvplan.weights.blocks import num_experts
+from kvplan.weights.engram import EngramPlacement, placement_note
 from kvplan.weights.fields import need_int, opt_int
 from kvplan.weights.inventory import Inventory, count_params, inventory
+from kvplan.weights.kernels import TritonExtras, triton_expert_extra_bytes, vllm_mxfp4_backend, vllm_triton_extras
 from kvplan.weights.quant import Patterns, QuantPlan, ignored, plan_quantization, scheme_bytes, storage_bytes
 from kvplan.weights.sharding import (
     MXFP4_EXPERT_PADDING,
@@ -66,9 +68,10 @@ from kvplan.weights.sharding import (
     rank_shape,
     stages_of,
 )
-from kvplan.weights.tensor import Stage, Tensor
+from kvplan.weights.tensor import Group, Stage, Tensor
 
 __all__ = [
+    "ESTIMATE_REVISION",
     "MXFP4_EXPERT_PADDING",
     "VOCAB_PAD",
     "WeightEstimate",
@@ -81,6 +84,8 @@ __all__ = [
 ]
 
 GIB = 2**30
+#: bumped whenever the estimate's numbers change for the same inputs (callers that cache estimates key on it)
+ESTIMATE_REVISION = 2
 _LATENT = (Family.MLA, Family.DSA)  # MLA attention: the absorbed w_kc / w_vc copy
 
 # the names tests/test_properties.py reads from this module
@@ -96,6 +101,7 @@ class WeightEstimate:
     method: str  # "checkpoint" | "params"
     breakdown: tuple[tuple[str, int], ...]  # (component, per-GPU bytes) on the largest rank
     notes: tuple[str, ...]  # every assumption, human readable
+    host_bytes: int = 0  # pinned host memory the engine fills with weights (engram host table), not on the GPU
 
     @property
     def per_gpu_gib(self) -> float:
@@ -118,15 +124,17 @@ class _Loading:
     """Which stored tensors the engine loads onto the GPU."""
 
     load_mtp: bool
-    engram_on_host: bool
+    engram: EngramPlacement
     experts_on_host: bool
 
     def loads(self, t: Tensor) -> bool:
         if t.stage == Stage.CKPT_ONLY or (t.stage == Stage.MTP and not self.load_mtp):
             return False
-        if t.comp == "engram" and self.engram_on_host:
-            return False
-        return not (t.expert and self.experts_on_host)
+        return not ((t.comp == "engram" and not self.engram.on_gpu) or (t.expert and self.experts_on_host))
+
+    def on_host(self, t: Tensor) -> bool:
+        """A tensor the engine keeps in pinned host memory instead (the engram tables off the GPU)."""
+        return t.comp == "engram" and not self.engram.on_gpu
 
     def notes(self) -> tuple[str, ...]:
         return ("routed experts on the host (CPU experts): not counted on the GPU",) if self.experts_on_host else ()
@@ -137,6 +145,7 @@ class _Tally:
     """Bytes per component on one rank of each stage, and the whole-model sums."""
 
     per_stage: list[dict[str, int]]
+    host: int = 0          # bytes in pinned host memory (engram host table: whole, or the largest rank's rows)
     total_loaded: int = 0  # every loaded tensor once (replicas counted once)
     ckpt_total: int = 0    # model bytes of everything the checkpoint stores
     params: int = 0
@@ -156,10 +165,12 @@ def _tally(tensors: Sequence[Tensor], extra: Sequence[Tensor], *, quant: QuantPl
             if stored:
                 tally.params += t.params
                 tally.ckpt_total += full_b
-            if not loading.loads(t):
-                continue
             rows, cols, copies = rank_shape(t, groups, ep, pad)
             rank_b = storage_bytes(storage, rows, cols) * copies
+            if loading.on_host(t):
+                tally.host += full_b if loading.engram == EngramPlacement.HOST_SHARED else rank_b
+            if not loading.loads(t):
+                continue
             tally.total_loaded += full_b
             for s in stages_of(t, ranges):
                 stage = tally.per_stage[s]
@@ -188,14 +199,16 @@ def _add_mla_absorbed(tally: _Tally, cfg: Mapping[str, Any], *, attn_tp: int,
 def _walk_notes(inv: Inventory, quant: QuantPlan, loading: _Loading, padded: bool) -> list[str]:
     """The MTP, engram, vision and MXFP4-padding notes of what the walk found."""
     ts, notes = inv.tensors, []
-    if opt_int(inv.cfg, "num_nextn_predict_layers", 0) and any(t.stage == Stage.MTP for t in ts):
+    if (opt_int(inv.cfg, "num_nextn_predict_layers", 0) or opt_int(inv.cfg, "mtp_num_hidden_layers", 0)) and any(
+            t.stage == Stage.MTP for t in ts):
         notes.append("MTP layer " + ("loaded (speculative decoding)" if loading.load_mtp else
                                      "not loaded: speculative decoding off skips layers >= num_hidden_layers "
                                      "(deepseek_weight_loader.py, NextNDisabledConfig)"))
     if any(t.comp == "engram" for t in ts):
-        notes.append("engram tables " + ("in host memory (SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE=1)"
-                                         if loading.engram_on_host
-                                         else "on GPU, rows split over TP (layers/engram.py EngramEmbedding)"))
+        notes.append(placement_note(loading.engram))
+    if any(t.comp == "engram_proj" for t in ts):
+        notes.append("engram projections (wkv, q/k weights) replicated on every GPU in every engram placement "
+                     "(layers/engram.py Engram.__init__)")
     if any(t.comp == "vision" for t in ts):
         notes.append("vision tower counted as a generic ViT, replicated, 16-bit, on the first stage")
     if quant.expert is not None and quant.expert.name == "mxfp4" and not padded:
@@ -204,20 +217,95 @@ def _walk_notes(inv: Inventory, quant: QuantPlan, loading: _Loading, padded: boo
     return notes
 
 
+@dataclass(frozen=True)
+class _Kernel:
+    """The expert buffers' padding, its notes, and what vLLM's Triton path keeps besides (None: nothing)."""
+
+    pad: tuple[int, int] | None
+    notes: tuple[str, ...]
+    triton: TritonExtras | None = None
+
+
+def _kernel(expert_padding: Any, *, inv: Inventory, quant: QuantPlan, engine: str, engine_version: str | None,
+            sm_major: int | None, vendor: str) -> _Kernel:
+    """``expert_padding`` when given, else for gpt-oss MXFP4 experts under vLLM the backend vLLM picks on the GPU
+    (:func:`kvplan.weights.kernels.vllm_mxfp4_backend`; other MXFP4 MoE models go through vLLM's DeepSeek-V4
+    selector, not modelled), else no padding."""
+    if sm_major is not None and (isinstance(sm_major, bool) or not isinstance(sm_major, int) or sm_major < 0):
+        raise InputError(f"sm_major must be a compute-capability major number such as 9, not {sm_major!r}",
+                         field="sm_major")
+    if expert_padding == "vllm-triton" and engine == "vllm" and inv.arch.gpt_oss:  # what the backend keeps too
+        extras = vllm_triton_extras(engine_version=engine_version, sm_major=sm_major)
+        return _Kernel(*expert_padding_multiples(expert_padding), extras)
+    if expert_padding is not None:
+        return _Kernel(*expert_padding_multiples(expert_padding))
+    mxfp4 = quant.expert is not None and quant.expert.name == "mxfp4" and inv.arch.gpt_oss
+    if not (mxfp4 and engine == "vllm" and (sm_major is not None or vendor != "nvidia")):
+        return _Kernel(None, ())
+    choice = vllm_mxfp4_backend(engine_version=engine_version, sm_major=sm_major, vendor=vendor)
+    if choice.backend is None:
+        return _Kernel(None, (choice.note,))
+    pad, pad_notes = expert_padding_multiples(choice.backend)
+    return _Kernel(pad, (choice.note, *pad_notes), choice.triton)
+
+
+def _add_triton_extras(tally: _Tally, inv: Inventory, kernel: _Kernel, *, shard: Sharding,
+                       ranges: Sequence[tuple[int, int]]) -> None:
+    """Add :func:`~kvplan.weights.kernels.triton_expert_extra_bytes` of every MoE layer to its stage's experts."""
+    extras = kernel.triton
+    if extras is None or kernel.pad is None:
+        return
+    n = num_experts(inv.cfg)
+    experts = math.ceil(n / shard.ep)
+    inter = -(-math.ceil(need_int(inv.cfg, "intermediate_size") / shard.groups[Group.MOE]) // kernel.pad[1]) \
+        * kernel.pad[1]
+    per_layer = triton_expert_extra_bytes(extras=extras, experts=experts, hidden=inv.arch.hidden, inter=inter)
+    moe_layers = {t.layer for t in inv.tensors if t.expert and t.stage == Stage.LAYER and t.layer is not None}
+    for s, (a, b) in enumerate(ranges):
+        k = sum(1 for i in moe_layers if a <= i < b)
+        tally.per_stage[s]["experts"] = tally.per_stage[s].get("experts", 0) + k * per_layer
+    tally.total_loaded += len(moe_layers) * per_layer * shard.ep * shard.groups[Group.MOE]  # every expert shard
+
+
+def _engram_placement(placement: str | None, engram_on_host: bool) -> EngramPlacement:
+    """``engram_placement`` (a :class:`~kvplan.weights.engram.EngramPlacement` value) or, without it, host-shared
+    when ``engram_on_host`` else gpu; InputError for an unknown name or a contradiction."""
+    if placement is None:
+        return EngramPlacement.HOST_SHARED if engram_on_host else EngramPlacement.GPU
+    try:
+        where = EngramPlacement(placement)
+    except ValueError:
+        raise InputError(f"engram_placement must be one of {', '.join(p.value for p in EngramPlacement)}, not "
+                         f"{placement!r}", field="engram_placement") from None
+    if engram_on_host and where.on_gpu:
+        raise InputError(f"engram_on_host contradicts engram_placement {where.value!r}", field="engram_placement")
+    return where
+
+
+def _architecture(cfg: Mapping[str, Any]) -> str | None:
+    """The architecture SGLang dispatches on: the wrapper's ``architectures[0]`` when nested, else the config's."""
+    archs = cfg.get("_outer_architectures") or cfg.get("architectures")
+    return str(archs[0]) if isinstance(archs, list) and archs else None
+
+
 def _result(tally: _Tally, notes: list[str], checkpoint_bytes: int | None) -> WeightEstimate:
     """The largest stage's bytes, as modelled or scaled to the checkpoint's size."""
     stage_tot = [sum(d.values()) for d in tally.per_stage]
     big = max(range(len(stage_tot)), key=lambda s: stage_tot[s])
     per_gpu_model = stage_tot[big]
     breakdown = tuple(sorted(tally.per_stage[big].items(), key=lambda kv: -kv[1]))
+    if tally.host:
+        notes.append(f"engram host table: {tally.host} B ({tally.host / GIB:.2f} GiB) of pinned host memory, "
+                     "not on the GPU")
     if checkpoint_bytes is None:
-        return WeightEstimate(per_gpu_model, tally.total_loaded, tally.params, "params", breakdown, tuple(notes))
+        return WeightEstimate(per_gpu_model, tally.total_loaded, tally.params, "params", breakdown, tuple(notes),
+                              tally.host)
     num, den = checkpoint_bytes, max(1, tally.ckpt_total)
     notes.append(f"checkpoint {checkpoint_bytes} B scaled by the modelled share of the largest rank "
                  f"({per_gpu_model}/{tally.ckpt_total}); model/checkpoint ratio "
                  f"{tally.ckpt_total / checkpoint_bytes:.4f}")
     return WeightEstimate(per_gpu_model * num // den, tally.total_loaded * num // den, tally.params, "checkpoint",
-                          tuple((k, v * num // den) for k, v in breakdown), tuple(notes))
+                          tuple((k, v * num // den) for k, v in breakdown), tuple(notes), tally.host)
 
 
 def _check_checkpoint_bytes(checkpoint_bytes: Any) -> None:
@@ -246,48 +334,66 @@ def estimate_weight_bytes(
     expert_padding: str | tuple[int, int] | None = None,
     enable_dp_lm_head: bool = False,
     hf_quant_config: Mapping[str, Any] | None = None,
+    moe_dense_tp_size: int | None = None,
+    engram_placement: str | None = None,
+    engine_version: str | None = None,
+    sm_major: int | None = None,
+    gpu_vendor: str = "nvidia",
 ) -> WeightEstimate:
     """Bytes of weights on the largest rank, as the engine shards them.
 
     Formula: per_gpu = max over PP stages of sum over tensors of
     ``scheme_bytes(scheme(t), rows_rank(t), cols_rank(t)) * ceil(copies/ep)``, where
     rows_rank/cols_rank follow the sharding rules of :mod:`kvplan.weights.sharding`
-    (attention over attn_tp = tp/attn_dp; kv heads max(1, kv/attn_tp); dense MLP and
-    shared experts over tp; experts n/ep each split by moe_tp = tp/ep; vocab padded
-    to 64 and split over tp; replicated parts whole).  MLA adds the w_kc/w_vc bf16 copy.
-    With ``checkpoint_bytes``: per_gpu = checkpoint_bytes * per_gpu_model / checkpoint_model.
+    (SGLang: each architecture's layout, e.g. DeepSeek attention over attn_tp = tp/attn_dp and Llama's over tp;
+    kv heads max(1, kv/group); dense MLP over tp or replicated with ``moe_dense_tp_size=1``; shared experts over
+    tp; experts n/ep each split by moe_tp = tp/ep; vocab padded to 64 and split; replicated parts whole).  MLA adds
+    the w_kc/w_vc bf16 copy.  With ``checkpoint_bytes``: per_gpu = checkpoint_bytes * per_gpu_model /
+    checkpoint_model.
 
     Worked example: Llama-3.1-8B bf16, TP1 = 2 * 8,030,261,248 = 16,060,522,496 B
     (14.96 GiB).  vLLM printed "Model loading took 14.99 GiB" (llmd-llama31-8b-h100).
 
-    ``engine``: "sglang" or "vllm".  For vLLM pass ``ep_size = tp*dp`` when
-    ``--enable-expert-parallel`` is on (experts are then not TP-sharded) and keep
-    ``attn_dp_size=1`` (vLLM data parallelism replicates the whole model per tp group).
+    ``engine``: "sglang" or "vllm".  SGLang: ``attn_dp_size`` = the DP-attention size, ``enable_dp_lm_head`` and
+    ``moe_dense_tp_size`` (None = the engine's default, the full TP group; 1 replicates dense MLP layers) as the
+    flags.  vLLM: ``attn_dp_size`` = ``--data-parallel-size`` (attention and dense layers replicated per DP rank,
+    MoE over tp x dp) and ``ep_size = tp*dp`` with ``--enable-expert-parallel`` (experts then not TP-sharded).
     ``load_mtp``: True when speculative decoding (NextN/MTP) loads the MTP layer.
     ``experts_on_host``: routed experts run on the CPU (kt-kernel ``--kt-num-gpu-experts 0``),
     so no routed-expert bytes land on the GPU.
+    ``engram_placement``: an :class:`~kvplan.weights.engram.EngramPlacement` value (gpu, gpu-peer, host-shared,
+    host-per-rank; :func:`kvplan.weights.engram.engram_placement` reads it from the release and environment);
+    ``engram_on_host=True`` without it = host-shared.  Host tables add ``host_bytes``, not GPU bytes.
     ``expert_padding``: a key of ``MXFP4_EXPERT_PADDING`` (the MoE backend) or
-    (hidden_multiple, intermediate_multiple): expert buffers rounded up as the kernel needs.
+    (hidden_multiple, intermediate_multiple): expert buffers rounded up as the kernel needs.  Without it, vLLM
+    MXFP4 experts take the padding of the backend vLLM ``engine_version`` picks on a GPU of compute capability
+    ``sm_major`` / ``gpu_vendor`` (:func:`kvplan.weights.kernels.vllm_mxfp4_backend`); "none" turns it off.
     ``hf_quant_config``: the ModelOpt ``hf_quant_config.json`` (its exclude_modules apply).
 
     Errors: InputError (exit 2) for a bad argument or a config field the estimate cannot read (named); any other
     exception is a kvplan bug and is not converted.
     """
-    check_parallel(engine=engine, tp=tp_size, pp=pp_size, ep=ep_size, attn_dp=attn_dp_size)
+    check_parallel(engine=engine, tp=tp_size, pp=pp_size, ep=ep_size, attn_dp=attn_dp_size,
+                   moe_dense_tp_size=moe_dense_tp_size)
     _check_checkpoint_bytes(checkpoint_bytes)
     inv = inventory(config, engine=engine, hf_quant_config=hf_quant_config)
     quant = plan_quantization(cfg=inv.cfg, quantization=quantization, hf_quant_config=hf_quant_config)
     shard = plan_sharding(engine=engine, family=inv.family, tp=tp_size, ep=ep_size, attn_dp=attn_dp_size,
                           dp_lm_head=enable_dp_lm_head, has_experts=bool(num_experts(inv.cfg)),
-                          kv_heads=opt_int(inv.cfg, "num_key_value_heads", 0))
-    pad, pad_notes = expert_padding_multiples(expert_padding)
-    loading = _Loading(load_mtp=load_mtp, engram_on_host=engram_on_host, experts_on_host=experts_on_host)
+                          kv_heads=opt_int(inv.cfg, "num_key_value_heads", 0), architecture=_architecture(inv.cfg),
+                          moe_dense_tp_size=moe_dense_tp_size)
+    kernel = _kernel(expert_padding, inv=inv, quant=quant, engine=engine, engine_version=engine_version,
+                     sm_major=sm_major, vendor=gpu_vendor)
+    pad = kernel.pad
+    loading = _Loading(load_mtp=load_mtp, engram=_engram_placement(engram_placement, engram_on_host),
+                       experts_on_host=experts_on_host)
     ranges = pp_layer_ranges(inv.arch.num_layers, pp_size, engine=engine)
     extra_lm, lm_notes = pp_lm_head(inv.arch, pp_size)
 
     tally = _tally(inv.tensors, extra_lm, quant=quant, shard=shard, pad=pad, ranges=ranges, loading=loading)
+    _add_triton_extras(tally, inv, kernel, shard=shard, ranges=ranges)
     if inv.family in _LATENT:
         _add_mla_absorbed(tally, inv.cfg, attn_tp=shard.attn_tp, ranges=ranges, load_mtp=load_mtp)
-    notes = [*quant.notes, *shard.notes, *pad_notes, *loading.notes(), *lm_notes, *tally.notes,
+    notes = [*quant.notes, *shard.notes, *kernel.notes, *loading.notes(), *lm_notes, *tally.notes,
              *_walk_notes(inv, quant, loading, padded=pad is not None)]
     return _result(tally, notes, checkpoint_bytes)

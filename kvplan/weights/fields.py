@@ -32,6 +32,10 @@ REQUIRED = ("hidden_size", "num_hidden_layers", "vocab_size")
 #: integer fields only the weight walk reads (check_geometry bounds the shared geometry ones): (min, max)
 WEIGHT_INT_FIELDS: dict[str, tuple[int, int]] = {
     "hc_mult": (0, 64), "engram_head_dim": (0, _MAX_DIM), "moe_shared_expert_intermediate_size": (0, _MAX_DIM),
+    "engram_max_ngram_size": (0, 64), "engram_n_heads": (0, 4096), "mtp_num_hidden_layers": (0, 64),
+    "moe_num_experts": (0, 1 << 16), "moe_num_shared_experts": (0, 1 << 16), "moe_layer_interval": (1, 4096),
+    # ERNIE-4.5 MoE layer range; both engines read -1 literally (no layer is >= 0 and <= -1)
+    "moe_layer_start_index": (-1, 1 << 16), "moe_layer_end_index": (-1, 1 << 16),
 }
 
 #: vision_config integers the generic ViT count reads: (min, max)
@@ -107,6 +111,13 @@ def _check_lists(cfg: Mapping[str, Any]) -> None:
     types = cfg.get("mlp_layer_types")
     if types is not None and not isinstance(types, list):
         raise bad_field("mlp_layer_types", "must be a list")
+    freq = cfg.get("moe_layer_freq")
+    if isinstance(freq, list) and not all(_is_int(f) and f >= 0 for f in freq):
+        raise bad_field("moe_layer_freq", "as a list must hold one non-negative integer per layer (0 = dense)")
+    ids = cfg.get("engram_layer_ids")
+    if ids is not None and (not isinstance(ids, list) or len(ids) > 4096
+                            or not all(_is_int(i) and 0 <= i < (1 << 16) for i in ids)):
+        raise bad_field("engram_layer_ids", "must be a list of layer indices")
 
 
 def _check_patterns(src: Any, where: str) -> None:

@@ -34,13 +34,17 @@ from kvplan.weights.blocks import (
     mla_attention,
     mlp,
     moe_block,
+    num_experts,
 )
 from kvplan.weights.fields import check_weight_config, first_int, need_int, opt_int
 from kvplan.weights.tensor import Group, Split, Stage, Tensor, fixed, lin, vec
 
-__all__ = ["LAYER_BUILDERS", "Inventory", "count_params", "inventory", "weights_family"]
+__all__ = ["DSV4_HC_MULT", "LAYER_BUILDERS", "Inventory", "count_params", "dsv4_hc_mult", "inventory",
+           "weights_family"]
 
 LayerBuilder = Callable[[Arch, int, str], list[Tensor]]
+
+DSV4_HC_MULT = 4  # SGLang configs/deepseek_v4.py DeepSeekV4Config.hc_mult default (v0.5.23)
 
 
 # --------------------------------------------------------------------------- family
@@ -90,9 +94,9 @@ def _norms(a: Arch, i: int, prefix: str) -> list[Tensor]:
 
 
 def _ffn(a: Arch, i: int, prefix: str) -> list[Tensor]:
-    if is_moe_layer(a.cfg, i):
+    if is_moe_layer(a.cfg, i, engine=a.engine):
         return moe_block(a, i, prefix)
-    return mlp(a, i, prefix, need_int(a.cfg, "intermediate_size"), "dense_mlp", Group.TP)
+    return mlp(a, i, prefix, need_int(a.cfg, "intermediate_size"), "dense_mlp", Group.DENSE)
 
 
 def _standard_layer(a: Arch, i: int, prefix: str, attention: list[Tensor]) -> list[Tensor]:
@@ -124,7 +128,7 @@ def _full_attention(cfg: Mapping[str, Any], i: int) -> bool:
 _PATTERN_MIXERS: dict[str, LayerBuilder] = {
     "M": mamba2_mixer,
     "*": gqa_attention,
-    "-": lambda a, i, p: mlp(a, i, p, need_int(a.cfg, "intermediate_size"), "dense_mlp", Group.TP, gated=False),
+    "-": lambda a, i, p: mlp(a, i, p, need_int(a.cfg, "intermediate_size"), "dense_mlp", Group.DENSE, gated=False),
     "E": lambda a, i, p: moe_block(a, i, p, gated=False),
 }
 
@@ -144,6 +148,13 @@ def _hybrid_layer(a: Arch, i: int, prefix: str) -> list[Tensor]:
     return _standard_layer(a, i, prefix, attention)
 
 
+def dsv4_hc_mult(cfg: Mapping[str, Any]) -> int:
+    """DeepSeek-V4 hyper-connection width: ``hc_mult``, else 4, the default of SGLang's config class
+    (``configs/deepseek_v4.py DeepSeekV4Config.hc_mult``, v0.5.23) that a config without the key is read with."""
+    v = cfg.get("hc_mult")
+    return DSV4_HC_MULT if v is None else need_int(cfg, "hc_mult")
+
+
 def _dsv4_layer(a: Arch, i: int, prefix: str) -> list[Tensor]:
     """DeepSeek-V4: attention of the layer's compress ratio, two norms, hyper-connection mixing (fp32,
     deepseek_v4.py make_hc_mixing_params), MoE on every layer."""
@@ -152,7 +163,7 @@ def _dsv4_layer(a: Arch, i: int, prefix: str) -> list[Tensor]:
     ratio = int(ratios[i]) if i < len(ratios) else 0
     ts = dsv4_attention(a, i, f"{prefix}.attn", ratio)
     ts += [vec("norms", f"{prefix}.attn_norm", h, i), vec("norms", f"{prefix}.ffn_norm", h, i)]
-    hc = opt_int(a.cfg, "hc_mult", 0)
+    hc = dsv4_hc_mult(a.cfg)
     if hc:
         mix = (2 + hc) * hc
         ts += [
@@ -214,6 +225,32 @@ def _mtp_layers(a: Arch) -> list[Tensor]:
     return out
 
 
+def _gdn_mtp_layers(a: Arch) -> list[Tensor]:
+    """The MTP module of a Gated-DeltaNet hybrid (Qwen3-Next / Qwen3.5) as its checkpoint stores it (``mtp.*``,
+    ``mtp_num_hidden_layers`` of them): ``fc`` ``[h, 2h]`` (an nn.Linear: model dtype), two pre-fc norms, one
+    decoder layer of gated full attention + the MLP / MoE, and the final norm; the draft shares the target's
+    embedding and lm_head (SGLang v0.5.23 ``models/qwen3_next_mtp.py Qwen3NextForCausalLMMTP.__init__``,
+    ``models/qwen3_5_mtp.py``; the loader maps ``mtp.*`` only for the draft, ``qwen3_next.py load_weights``)."""
+    n = first_int(a.cfg, "mtp_num_hidden_layers", default=0)
+    if not n or a.cfg.get("hybrid_override_pattern"):
+        return []
+    h, out = a.hidden, []
+    for j in range(n):
+        i = a.num_layers + j
+        pfx = f"mtp.layers.{j}"
+        ts = [
+            *gqa_attention(a, i, f"{pfx}.self_attn", gated_q=True),
+            *_norms(a, i, pfx),
+            *(moe_block(a, i, f"{pfx}.mlp") if num_experts(a.cfg) else
+              mlp(a, i, f"{pfx}.mlp", need_int(a.cfg, "intermediate_size"), "dense_mlp", Group.DENSE)),
+        ]
+        if j == 0:
+            ts += [fixed("mtp", "mtp.fc", h, 2 * h, i), vec("norms", "mtp.pre_fc_norm_embedding", h, i),
+                   vec("norms", "mtp.pre_fc_norm_hidden", h, i), vec("norms", "mtp.norm", h, i)]
+        out += [replace(t, comp="mtp", stage=Stage.MTP) for t in ts]
+    return out
+
+
 def _vision_tower(a: Arch, top: Mapping[str, Any]) -> list[Tensor]:
     """A generic ViT (SigLIP-like) + projector when ``vision_config`` gives its geometry.
 
@@ -238,7 +275,9 @@ def _vision_tower(a: Arch, top: Mapping[str, Any]) -> list[Tensor]:
 
 
 def _engram(a: Arch) -> list[Tensor]:
-    """DeepSeek-V4.1 engram tables: fp8 rows + one e8m0 byte per 32, rows split over TP, on every stage."""
+    """DeepSeek-V4.1 engram tables: fp8 rows + one e8m0 byte per 32, rows split over TP, on every stage
+    (component ``engram``: what :mod:`kvplan.weights.engram` places on the GPU or in host memory), and each engram
+    layer's projection (component ``engram_proj``, on the GPU in every placement, :func:`_engram_projection`)."""
     rows = a.cfg.get("engram_num_embeddings") or ()
     dim = opt_int(a.cfg, "engram_head_dim", 0)
     if not rows or not dim:
@@ -247,7 +286,33 @@ def _engram(a: Arch) -> list[Tensor]:
                     stage=Stage.EXTRA) for k, r in enumerate(rows)]
     scales = [fixed("engram", f"engram.{k}.scale", int(r), math.ceil(dim / 32), None, split=Split.OUT,
                     group=Group.TP, dtype="fp8", stage=Stage.EXTRA) for k, r in enumerate(rows)]
-    return tables + scales
+    return tables + scales + _engram_projection(a, dim)
+
+
+def _engram_projection(a: Arch, dim: int) -> list[Tensor]:
+    """Per engram layer ``i`` (``engram_layer_ids``): ``wkv``, a ReplicatedLinear ``[h * (hc_mult + 1),
+    (engram_max_ngram_size - 1) * engram_n_heads * engram_head_dim]`` in the dense scheme, and ``q_weight`` /
+    ``k_weight`` ``[hc_mult, h]`` in the model dtype, replicated on every GPU whatever the tables' placement
+    (SGLang v0.5.23 ``layers/engram.py Engram.__init__``).
+
+    Example: DeepSeek-V4.1-Flash (h 5120, hc_mult 4, n-gram 4, 8 heads, dim 256): wkv 25,600 x 6,144 =
+    157,286,400 fp8 parameters per layer, two layers (1, 14) = 0.29 GiB per GPU.
+    """
+    cfg, h = a.cfg, a.hidden
+    layer_ids = cfg.get("engram_layer_ids") or ()
+    ngram = first_int(cfg, "engram_max_ngram_size", default=1)
+    heads = first_int(cfg, "engram_n_heads", default=0)
+    hc = dsv4_hc_mult(cfg)
+    cols = (ngram - 1) * heads * dim
+    out: list[Tensor] = []
+    for i in layer_ids if cols else ():
+        pfx = f"model.layers.{i}.engram"
+        out += [
+            lin("engram_proj", f"{pfx}.wkv", h * (hc + 1), cols, Split.NONE, Group.NONE, i),
+            fixed("engram_proj", f"{pfx}.q_weight", hc, h, i),
+            fixed("engram_proj", f"{pfx}.k_weight", hc, h, i),
+        ]
+    return out
 
 
 def tied_embeddings(a: Arch) -> bool:
@@ -263,13 +328,14 @@ def _model_tensors(a: Arch, top: Mapping[str, Any]) -> list[Tensor]:
     for i in range(a.num_layers):
         ts += build(a, i, f"model.layers.{i}")
     ts.append(vec("norms", "model.norm", h, None, stage=Stage.LAST))
-    hc = opt_int(a.cfg, "hc_mult", 0)
-    if a.family == Family.DSV4 and hc:
+    hc = dsv4_hc_mult(a.cfg) if a.family == Family.DSV4 else 0
+    if hc:
         ts.append(fixed("hyper_connections", "model.hc_head", hc * hc * h + hc + 1, 1, None, dtype="fp32",
                         stage=Stage.LAST))
     if not tied_embeddings(a):
         ts.append(fixed("lm_head", "lm_head", V, h, None, split=Split.VOCAB, group=Group.LM, stage=Stage.LAST))
-    return ts + _mtp_layers(a) + _vision_tower(a, top) + _engram(a)
+    mtp = _gdn_mtp_layers(a) if a.family == Family.HYBRID_MAMBA else _mtp_layers(a)
+    return ts + mtp + _vision_tower(a, top) + _engram(a)
 
 
 # --------------------------------------------------------------------------- inventory
@@ -316,7 +382,8 @@ def inventory(config: Mapping[str, Any], *, engine: str = "sglang",
     n_layers = need_int(cfg, "num_hidden_layers", minimum=1)
     indexer = _dsa_indexer_layers(cfg, n_layers) if family in (Family.MLA, Family.DSA) else frozenset()
     arch = Arch(cfg=cfg, family=family, model_type=_model_type(cfg), hidden=need_int(cfg, "hidden_size", minimum=1),
-                num_layers=n_layers, vocab=need_int(cfg, "vocab_size", minimum=1), indexer_layers=indexer)
+                num_layers=n_layers, vocab=need_int(cfg, "vocab_size", minimum=1), indexer_layers=indexer,
+                engine="vllm" if engine == "vllm" else "sglang")
     return Inventory(arch, _model_tensors(arch, config))
 
 

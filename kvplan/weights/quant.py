@@ -54,7 +54,7 @@ class Scheme:
 
 
 def _int4_bytes(n: int, rows: int, cols: int, group: int, zeros: bool, g_idx: bool) -> int:
-    ng = math.ceil(cols / group)
+    ng = math.ceil(cols / group) if group > 0 else 1  # group <= 0: per-channel, one group over the input features
     b = math.ceil(n / 2) + 2 * rows * ng
     if zeros:
         b += math.ceil(rows * ng / 2)
@@ -76,6 +76,7 @@ def scheme_bytes(scheme: str, rows: int, cols: int, *, block: tuple[int, int] = 
       sglang modelopt_quant.py ModelOptFp4LinearMethod) -> 4.5 bits/param.
     * int4 (group g): r*c/2 + 2*r*ceil(c/g) (fp16/bf16 scales) + r*ceil(c/g)/2 if zero points
       (AWQ/GPTQ qzeros, 4-bit packed) + 4*c if GPTQ g_idx.  g=128, asymmetric: 4.156 bits/param.
+      ``group`` <= 0 (GPTQ ``group_size: -1``) is per-channel: one group, ceil(c/g) read as 1.
     * int8: r*c + 4*r (per-channel fp32 scale).
 
     Example: a 4096x4096 fp8 block-128 weight = 16,777,216 + 4*32*32 = 16,781,312 B.
@@ -263,7 +264,8 @@ def _nvfp4(c: _Ctx) -> Schemes:
 def _compressed_tensors(c: _Ctx, w: Mapping[str, Any]) -> Schemes:
     where = "quantization_config.config_groups.weights"
     bits = quant_int(w, "num_bits", default=4, where=where)
-    gs = quant_int(w, "group_size", default=128, where=where)
+    gs = 0 if w.get("strategy") == "channel" else _group_size(quant_int(w, "group_size", default=128, where=where),
+                                                                  f"{where}.group_size")
     sym = bool(w.get("symmetric", True))
     if w.get("type") == "float":
         s = Scheme("fp8_channel" if bits == 8 else "nvfp4")
@@ -271,9 +273,27 @@ def _compressed_tensors(c: _Ctx, w: Mapping[str, Any]) -> Schemes:
         s = Scheme("int4", group=gs, zeros=not sym)
     else:
         s = Scheme("int8")
-    c.notes.append(f"compressed-tensors {w.get('type')}{bits} group {gs}, "
+    c.notes.append(f"compressed-tensors {w.get('type')}{bits} {_group_name(gs)}, "
                    f"{'symmetric (no zero points)' if sym else 'with zero points'}")
     return s, s
+
+
+def _group_size(gs: int, where: str) -> int:
+    """A quantization group size: positive, or -1 = per-channel (GPTQ's convention, read here as 0: one group over
+    all input features; SGLang v0.5.23 ``layers/quantization/gptq/schemes/gptq_linear.py
+    GPTQLinearScheme.create_weights`` reads -1 as ``group_size = input_size``).
+
+    Example: -1 -> 0 (per-channel); 128 -> 128; 0 is never seen (quant_int reads it as the default); -2 -> InputError.
+    """
+    if gs == -1:
+        return 0
+    if gs < 1:
+        raise bad_field(where, f"must be a positive group size or -1 (per-channel), got {gs}")
+    return gs
+
+
+def _group_name(gs: int) -> str:
+    return f"group {gs}" if gs > 0 else "per-channel (group_size -1)"
 
 
 def _awq_gptq(c: _Ctx) -> Schemes:
@@ -283,12 +303,12 @@ def _awq_gptq(c: _Ctx) -> Schemes:
         s = Scheme("int8")
         return s, s
     q = c.q
-    gs = quant_int(q, "group_size", "q_group_size", default=128)
+    gs = _group_size(quant_int(q, "group_size", "q_group_size", default=128), "quantization_config.group_size")
     gptq = "gptq" in c.method
     sym = bool(q.get("sym", False)) if gptq else not bool(q.get("zero_point", True))
     desc = bool(q.get("desc_act", False))
     s = Scheme("int4", group=gs, zeros=not sym, g_idx=gptq)
-    c.notes.append(f"int4 group {gs}: 16-bit scale per group"
+    c.notes.append(f"int4 {_group_name(gs)}: 16-bit scale per group"
                    f"{'' if sym else ' + 4-bit packed zero point'}"
                    f"{' + int32 g_idx per input feature (GPTQ)' if gptq else ''}"
                    f"{' (desc_act)' if desc else ''}")

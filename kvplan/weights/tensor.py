@@ -27,9 +27,11 @@ class Group(StrEnum):
     """The parallel group that splits a tensor (its size per engine: :mod:`kvplan.weights.sharding`)."""
 
     NONE = "none"  # replicated on every rank
-    ATTN = "attn"  # attention TP (tp / attention DP in SGLang)
-    TP = "tp"      # the full TP group (dense MLP, shared experts, mixers)
-    MOE = "moe"    # the MoE TP group (tp / ep in SGLang)
+    ATTN = "attn"    # attention heads (attention TP in SGLang models that shard on it, else the full TP group)
+    TP = "tp"        # the full TP group (shared experts)
+    DENSE = "dense"  # dense MLP layers (the full TP group; replicated under SGLang --moe-dense-tp-size 1)
+    MIXER = "mixer"  # Mamba-2 / Gated-DeltaNet mixers (attention TP under SGLang DP attention, else full TP)
+    MOE = "moe"      # the MoE TP group (tp / ep in SGLang)
     EMB = "emb"    # the input embedding's group
     LM = "lm"      # the lm_head's group
 
