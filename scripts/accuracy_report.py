@@ -192,7 +192,8 @@ def evaluate(log_path: Path, cases: dict) -> dict:
 
     log_id = log_path.stem
     row: dict = {"id": log_id, "engine": None, "measured": None, "cold": None, "measured_why": "", "cold_why": "",
-                 "quantity": "", "logged": None, "free_rows": [], "weight_rows": [], "source": ""}
+                 "quantity": "", "logged": None, "free_rows": [], "weight_rows": [], "source": "",
+                 "engine_version": None, "engine_versions_possible": None}
     model, gpu, over, src = inputs_for(log_id, cases)
     row["source"] = src
     try:
@@ -201,28 +202,16 @@ def evaluate(log_path: Path, cases: dict) -> dict:
         row["measured_why"] = row["cold_why"] = f"not a complete start-up log (expected): {e.one_line()[:120]}"
         return row
     row["engine"] = facts.engine
-    gpu_for_cal = gpu
+    from kvplan.inputs.logs import release_window
+
+    win = release_window(facts)
+    row["engine_versions_possible"] = [win.oldest, win.newest]
     try:
-        cal = calibrate(facts, log=log_id, model=model, gpu=gpu_for_cal, overrides=over)
+        cal = calibrate(facts, log=log_id, model=model, gpu=gpu, overrides=over)
     except InputError as e:
         row["measured_why"] = e.one_line()[:200]
         cal = None
-    if cal is not None:
-        pr = primary_row(cal)
-        tgt = (cases.get(log_id) or {}).get("fixture", {}).get("target")
-        if tgt and tgt["kind"] == "kv_bytes" and cal.result is not None:
-            from kvplan.planning.calibrate import Row
-
-            pr = Row("KV budget (fixture target)", "bytes", float(tgt["value"]), cal.result.kv_budget_bytes,
-                     resolution=3 * 0.005 * GiB, note=tgt.get("note", ""))
-        if pr is not None:
-            row.update(measured=pr.rel, quantity=pr.quantity, logged=pr.logged,
-                       measured_ok=not pr.flagged(TOL))
-        for r in cal.rows:
-            if r.quantity.startswith(("free at start", "free on startup")):
-                row["free_rows"].append(r)
-            if r.quantity.startswith("weight load"):
-                row["weight_rows"].append(r)
+    pr = _measured(row, cal, cases.get(log_id))
     # cold
     case = cases.get(log_id)
     if case is not None and case["fixture"].get("no_cold"):
@@ -254,6 +243,28 @@ def evaluate(log_path: Path, cases: dict) -> dict:
     else:
         row["cold"] = (pred - pr.logged) / pr.logged
     return row
+
+
+def _measured(row: dict, cal, case: dict | None):
+    """Fill the measured-mode fields of ``row`` from a Calibration (None: it did not run); the compared row."""
+    if cal is None:
+        return None
+    row["engine_version"] = cal.engine_version
+    pr = primary_row(cal)
+    tgt = (case or {}).get("fixture", {}).get("target")
+    if tgt and tgt["kind"] == "kv_bytes" and cal.result is not None:
+        from kvplan.planning.calibrate import Row
+
+        pr = Row("KV budget (fixture target)", "bytes", float(tgt["value"]), cal.result.kv_budget_bytes,
+                 resolution=3 * 0.005 * GiB, note=tgt.get("note", ""))
+    if pr is not None:
+        row.update(measured=pr.rel, quantity=pr.quantity, logged=pr.logged, measured_ok=not pr.flagged(TOL))
+    for r in cal.rows:
+        if r.quantity.startswith(("free at start", "free on startup")):
+            row["free_rows"].append(r)
+        if r.quantity.startswith("weight load"):
+            row["weight_rows"].append(r)
+    return pr
 
 
 def _has_cuda_total(gpu_id: str) -> bool:
@@ -303,6 +314,13 @@ def _pct(v) -> str:
     return "-" if v is None else f"{v:+.2%}"
 
 
+def _release(r: dict) -> str:
+    """``0.4.1.post7 (0.4.1.post6-0.4.1.post7)``: the release applied and the releases the log's lines allow."""
+    span = r.get("engine_versions_possible")
+    allowed = "-" if not span else (span[0] if span[0] == span[1] else f"{span[0]}-{span[1]}")
+    return f"{r.get('engine_version') or '-'} ({allowed})"
+
+
 EXPLANATION_MARK = "<!-- hand-written explanation below is kept by the generator -->"
 
 
@@ -338,14 +356,16 @@ def render(rows: list[dict], keep: str = "") -> str:
             out.append(f"| {r['id']} | {', '.join(modes)} | {errs} | {why} |")
     out += ["",
            "## Per case", "",
-           "| log | engine | compared | logged | measured | cold | inputs from / why not |",
-           "|---|---|---|---|---|---|---|"]
+           "Release: the rules applied (the log's stated release, else the newest its line formats allow) and, "
+           "after it, the releases the log's lines allow (`kvplan.inputs.logs.release_window`).", "",
+           "| log | engine | release (log allows) | compared | logged | measured | cold | inputs from / why not |",
+           "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lg = "-" if r["logged"] is None else (f"{r['logged'] / GiB:.2f} GiB" if "bytes" in r["quantity"] or
                                               "memory" in r["quantity"] else f"{int(r['logged']):,}")
         why = "; ".join(x for x in (r["source"], r["measured_why"], r["cold_why"]) if x)
-        out.append(f"| {r['id']} | {r['engine'] or '-'} | {r['quantity'] or '-'} | {lg} | {_pct(r['measured'])} | "
-                   f"{_pct(r['cold'])} | {why.replace('|', '/')} |")
+        out.append(f"| {r['id']} | {r['engine'] or '-'} | {_release(r)} | {r['quantity'] or '-'} | {lg} | "
+                   f"{_pct(r['measured'])} | {_pct(r['cold'])} | {why.replace('|', '/')} |")
     out += ["", "## Runtime overhead at start (kvplan.engines.runtime)", "",
             "Free memory per GPU at the engine's start-up snapshot (SGLang `Load weight begin`, vLLM `Free memory "
             "on device ... on startup`), modelled as device total - CUDA context - communicators(TP, interconnect), "

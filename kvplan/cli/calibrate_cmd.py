@@ -39,8 +39,10 @@ def calibrate_cmd(
     model: Optional[str] = typer.Option(None, "-m", "--model",
                                         help="Model preset / config.json when the log's model path is not a preset."),
     gpu: Optional[str] = typer.Option(None, "-g", "--gpu", help="GPU preset (dtype defaults, runtime-overhead row)."),
-    engine_version: Optional[str] = typer.Option(None, "--engine-version",
-                                                 help="Engine version when the log does not print it."),
+    engine_version: Optional[str] = typer.Option(
+        None, "--engine-version",
+        help="Release whose rules to apply (default: the version the log prints, else the newest release its "
+             "line formats allow; settles a window that spans a rule change)."),
     tp: Optional[int] = typer.Option(None, "--tp-size", "--tensor-parallel-size",
                                      help="When the log lacks server args."),
     pp: Optional[int] = typer.Option(None, "--pp-size", "--pipeline-parallel-size"),

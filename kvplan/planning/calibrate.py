@@ -15,6 +15,12 @@ vLLM (vllm-project/vllm, v0.33.0 and the older formats kvplan.inputs.logs reads)
     non-torch / CUDA-graph terms (when all are printed); ``GPU KV cache size`` tokens, ``# GPU blocks`` and
     ``Maximum concurrency`` from the logged available memory; the fit-check error's estimated maximum length.
 
+The release: the deployment is planned with the rules of the release the log came from
+(:mod:`kvplan.planning.calibrate_release`: ``--engine-version``, else the version the log prints, else the newest
+release its line formats allow, :func:`kvplan.inputs.logs.release_window`).  When that window spans a rule change,
+the engine rows are also computed under every other stretch of it that shares one rule set
+(:attr:`Calibration.by_release`, the applied one first), so the answer under each rule is shown.
+
 Two further rows describe kvplan's cold-mode models on the same log (informational, not part of
 ``--check``): the free memory at start that :mod:`kvplan.engines.runtime` models for the GPU and parallelism, and the
 weight footprint :mod:`kvplan.weights.estimate` estimates, both against what the log measured.
@@ -39,6 +45,7 @@ if TYPE_CHECKING:
     from kvplan.deployment import Deployment
     from kvplan.hfconfig.spec import ModelSpec
     from kvplan.inputs.logs import LogFacts
+    from kvplan.planning.calibrate_release import LogRelease
     from kvplan.result import FitResult
 
 GiB = 2**30
@@ -141,6 +148,7 @@ class Recovered:
     notes: tuple[str, ...]
     model_spec: Any = None               # kvplan.hfconfig.spec.ModelSpec
     gpu_preset: Any = None               # kvplan.inputs.presets.HardwarePreset or None
+    release: LogRelease | None = None    # the release planned and the releases the log allows
 
 
 def resolve_log_model(name: str) -> tuple[ModelSpec, str | None]:
@@ -262,13 +270,16 @@ def _recover_engine_args(facts: LogFacts, rc: _Recovery) -> None:
         rc.set("gpu_memory_utilization", float(util), "log memory line")
 
 
-def _apply_overrides(facts: LogFacts, rc: _Recovery) -> None:
-    ver = rc.overrides.pop("engine_version", None) or facts.engine_version
-    if ver:
-        rc.set("engine_version", ver, "log")  # labelled "log" even when it came from an override (as before)
+def _apply_overrides(facts: LogFacts, rc: _Recovery) -> LogRelease:
+    """``--engine-version`` / the log's release (:mod:`kvplan.planning.calibrate_release`), then the other flags."""
+    from kvplan.planning.calibrate_release import choose_release
+
+    release = choose_release(facts, rc.overrides.pop("engine_version", None))
+    rc.set("engine_version", release.applied, release.source)
     for k, v in rc.overrides.items():
         if v is not None:
             rc.set(k, v, "override")
+    return release
 
 
 def _measured_sglang(facts: LogFacts, rc: _Recovery) -> list[str]:
@@ -290,8 +301,22 @@ def _measured_sglang(facts: LogFacts, rc: _Recovery) -> list[str]:
         else:
             missing.append("weight load ('Load weight end. avail mem=... mem usage=')")
     if rc.kw.get("mem_fraction_static") is None:
-        missing.append("mem_fraction_static (server_args; give --mem-fraction-static)")
+        _default_mfs(facts, rc, missing)
     return missing
+
+
+def _default_mfs(facts: LogFacts, rc: _Recovery, missing: list[str]) -> None:
+    """No ``mem_fraction_static`` printed: the release's default heuristic, which needs the GPU's memory (a GPU
+    preset, or the nvidia-smi total the log shows); without either it is missing."""
+    if "gpu" not in rc.kw and "gpu_memory" not in rc.kw and facts.gpu_total_bytes:
+        rc.set("gpu_memory", facts.gpu_total_bytes, "log nvidia-smi total")
+    if "gpu" in rc.kw or "gpu_memory" in rc.kw:
+        rc.notes.append(f"mem_fraction_static is not printed: the default of SGLang {rc.kw.get('engine_version')} "
+                        "is used (it depends on the release and the GPU; give --mem-fraction-static or "
+                        "--engine-version to settle it)")
+        return
+    missing.append("mem_fraction_static (server_args; give --mem-fraction-static, or --gpu for the release's "
+                   "default)")
 
 
 def _measured_vllm(facts: LogFacts, rc: _Recovery) -> list[str]:
@@ -330,7 +355,7 @@ def recover_deployment(facts: LogFacts, *, model: str | None = None, gpu: str | 
     spec = _recover_model(facts, rc, model)
     preset = _recover_gpu(facts, rc, gpu)
     _recover_engine_args(facts, rc)
-    _apply_overrides(facts, rc)
+    release = _apply_overrides(facts, rc)
     missing: list[str] = []
     if mode == "measured":
         missing = _measured_sglang(facts, rc) if facts.engine == "sglang" else _measured_vllm(facts, rc)
@@ -339,7 +364,7 @@ def recover_deployment(facts: LogFacts, *, model: str | None = None, gpu: str | 
                          field="LOG", hint="paste the full start-up log, or give the value as a flag")
     dep = Deployment(**{k: v for k, v in rc.kw.items() if k in valid})
     return Recovered(deployment=dep, inputs=tuple(rc.inputs), notes=tuple(rc.notes), model_spec=spec,
-                     gpu_preset=preset)
+                     gpu_preset=preset, release=release)
 
 
 def _vllm_budget_terms(facts: LogFacts) -> dict[str, int] | None:
@@ -392,6 +417,21 @@ class Row:
 
 
 @dataclass
+class Answer:
+    """The engine rows under the rules of one stretch of releases (``releases`` = first, last) of the log's window."""
+
+    engine_version: str
+    releases: tuple[str, str]
+    rows: list[Row]
+    error: str = ""                  # the release cannot plan this deployment (e.g. no pool layout for the family)
+
+    def differs_from(self, other: list[Row]) -> list[Row]:
+        """This answer's rows whose prediction differs from the same quantity in ``other``."""
+        theirs = {r.quantity: r.predicted for r in other}
+        return [r for r in self.rows if r.quantity in theirs and r.predicted != theirs[r.quantity]]
+
+
+@dataclass
 class Calibration:
     log: str
     engine: str
@@ -402,6 +442,10 @@ class Calibration:
     notes: list[str]
     result: Any = None               # FitResult of the measured run
     warnings: list[str] = field(default_factory=list)
+    engine_version: str | None = None                    # the release whose rules were applied
+    engine_versions_possible: tuple[str, str] | None = None  # (oldest, newest) the log is consistent with
+    release_reasons: list[str] = field(default_factory=list)
+    by_release: list[Answer] = field(default_factory=list)   # the answer under each rule set of the window
 
     @property
     def flagged(self) -> list[Row]:
@@ -411,6 +455,9 @@ class Calibration:
     def agrees(self) -> bool:
         return not any(r.checked for r in self.flagged)
 
+    def agrees_under(self, answer: Answer) -> bool:
+        return not answer.error and not any(r.checked and r.flagged(self.tolerance) for r in answer.rows)
+
     def to_dict(self) -> dict:
         def rd(r: Row) -> dict:
             return {"quantity": r.quantity, "unit": r.unit, "logged": r.logged, "predicted": r.predicted,
@@ -418,10 +465,21 @@ class Calibration:
                     "resolution": r.resolution, "flagged": r.flagged(self.tolerance),
                     "cause": r.cause if r.flagged(self.tolerance) else "", "note": r.note}
 
+        def ad(a: Answer) -> dict:
+            return {"engine_version": a.engine_version, "releases": list(a.releases),
+                    "applied": a.engine_version == self.engine_version, "agrees": self.agrees_under(a),
+                    "error": a.error, "rows": [{"quantity": r.quantity, "predicted": r.predicted, "diff": r.diff,
+                                                "rel": None if r.rel is None else round(r.rel, 6),
+                                                "flagged": r.flagged(self.tolerance)} for r in a.rows]}
+
         return {"log": self.log, "engine": self.engine, "model": self.model, "tolerance": self.tolerance,
                 "agrees": self.agrees, "rows": [rd(r) for r in self.rows],
                 "inputs": [{"name": i.name, "value": i.value, "source": i.source} for i in self.inputs],
-                "notes": self.notes, "warnings": self.warnings}
+                "notes": self.notes, "warnings": self.warnings,
+                "engine_version": self.engine_version,
+                "engine_versions_possible": list(self.engine_versions_possible or ()),
+                "engine_version_reasons": self.release_reasons,
+                "by_release": [ad(a) for a in self.by_release]}
 
 
 def fit_recovered(dep: Deployment) -> FitResult:
@@ -459,17 +517,50 @@ def calibrate(facts: LogFacts, *, log: str = "", model: str | None = None, gpu: 
         raise InputError(f"tolerance must be a fraction in [0, 1), got {tolerance}", field="--tolerance",
                          hint="e.g. 0.005 for 0.5%")
     rec = recover_deployment(facts, model=model, gpu=gpu, overrides=overrides, mode="measured")
-    if facts.engine == "sglang":
-        rows, res = _sglang_rows(facts, rec)
-    else:
-        rows, res = _vllm_rows(facts, rec)
+    rows, res = _ENGINE_ROWS[facts.engine](facts, rec)
+    engine_rows = list(rows)
     rows += _model_rows(facts, rec)
     if not any(r.checked and r.logged is not None for r in rows):
         raise InputError("the log prints no pool size to compare (no '#tokens', 'max_total_num_tokens', 'KV size', "
                          "'GPU KV cache size' or 'Available KV cache memory')", field="LOG")
-    return Calibration(log=log, engine=facts.engine, model=rec.deployment.model, tolerance=tolerance, rows=rows,
-                       inputs=list(rec.inputs), notes=list(rec.notes), result=res,
-                       warnings=list(facts.warnings) + list(res.warnings if res is not None else []))
+    cal = Calibration(log=log, engine=facts.engine, model=rec.deployment.model, tolerance=tolerance, rows=rows,
+                      inputs=list(rec.inputs), notes=list(rec.notes), result=res,
+                      warnings=list(facts.warnings) + list(res.warnings if res is not None else []))
+    _release_answers(facts, rec, cal, engine_rows)
+    return cal
+
+
+def _release_answers(facts: LogFacts, rec: Recovered, cal: Calibration, engine_rows: list[Row]) -> None:
+    """The release planned, the releases the log allows, and the engine rows under each rule set of that window
+    when it spans a rule change (the applied one first); a note says when the answers differ."""
+    from kvplan.inputs.logs.release import ENGINE_NAMES
+    from kvplan.planning.calibrate_release import rule_windows
+
+    rel = rec.release
+    assert rel is not None  # recover_deployment always chooses one
+    cal.engine_version, cal.engine_versions_possible = rel.applied, rel.possible
+    cal.release_reasons = list(rel.reasons)
+    stretches = [(rel.applied, rel.possible[0], rel.possible[1])] if rel.settled else \
+        rule_windows(facts.engine, *rel.possible)
+    applied = next((s for s in stretches if s[0] == rel.applied), (rel.applied, *rel.possible))
+    cal.by_release = [Answer(rel.applied, (applied[1], applied[2]), engine_rows)]
+    for version, first, last in stretches:
+        if version == rel.applied:
+            continue
+        try:
+            alt, _res = _ENGINE_ROWS[facts.engine](facts, replace(rec, deployment=replace(rec.deployment,
+                                                                                        engine_version=version)))
+        except InputError as e:  # this release cannot plan the deployment (bad input for it, e.g. no such layout)
+            cal.by_release.append(Answer(version, (first, last), [], error=e.one_line()))
+            continue
+        cal.by_release.append(Answer(version, (first, last), alt))
+    differing = [a for a in cal.by_release[1:] if a.error or a.differs_from(engine_rows)]
+    if differing:
+        cal.notes.append(
+            f"the log allows {ENGINE_NAMES[facts.engine]} {rel.possible[0]} to {rel.possible[1]} and the rules "
+            "change inside it: "
+            f"the answer under each is listed ({', '.join(a.engine_version for a in cal.by_release)}); give "
+            "--engine-version to settle it")
 
 
 def _sglang_rows(facts: LogFacts, rec: Recovered) -> tuple[list[Row], FitResult]:
@@ -566,6 +657,9 @@ def _vllm_rows(facts: LogFacts, rec: Recovered) -> tuple[list[Row], FitResult]:
         rows.append(Row("available KV cache memory", "bytes", facts.available_kv_cache_bytes, res.kv_budget_bytes,
                         checked=False, note="the input of this run (no full memory profile in the log)"))
     return rows, res
+
+
+_ENGINE_ROWS: dict[str, Any] = {"sglang": _sglang_rows, "vllm": _vllm_rows}
 
 
 def _model_rows(facts: LogFacts, rec: Recovered) -> list[Row]:

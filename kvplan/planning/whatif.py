@@ -15,6 +15,9 @@ keys = :class:`kvplan.deployment.Deployment` fields) and notes saying what was k
   change of the modelled runtime overhead (kvplan.engines.runtime), ``F' = F_logged + overhead(old) - overhead(new)``.
 * GPU: the free memory at start is re-modelled from scratch for the new GPU (cold, kvplan.engines.runtime), the
   weight load is kept (scaled as above if the parallelism changes too).
+
+Both sides use the rules of the release the log came from (:mod:`kvplan.planning.calibrate_release`); an
+``engine_version`` override (``--engine-version``) sets that release for both and is not a change.
 """
 
 from __future__ import annotations
@@ -43,6 +46,9 @@ class WhatIf:
     whatif: FitResult                  # with the overrides
     notes: list[str] = field(default_factory=list)
     changed: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # field -> (old, new)
+    engine_version: str | None = None                        # the release whose rules both sides use
+    engine_versions_possible: tuple[str, str] | None = None  # (oldest, newest) the log is consistent with
+    release_reasons: list[str] = field(default_factory=list)
 
 
 def _weight_estimate(spec: ModelSpec, dep: Deployment, engine: str) -> int:
@@ -80,12 +86,23 @@ def whatif(log_facts: LogFacts, overrides: dict[str, Any], *, model: str | None 
     over.pop("engine", None)
     if "model" in over:
         model = model or over["model"]
-    rec = recover_deployment(log_facts, model=model, gpu=gpu, mode="measured")
+    # the release is a fact of the log's deployment, not a change: --engine-version settles it for both sides
+    version = over.pop("engine_version", None)
+    rec = recover_deployment(log_facts, model=model, gpu=gpu, mode="measured",
+                             overrides={"engine_version": version} if version else None)
     base_dep = rec.deployment
     engine = base_dep.engine
     from_log = ", ".join(i.name for i in rec.inputs if i.source.startswith("log"))
     notes: list[str] = [f"baseline: the log's deployment in measured mode ({from_log} from the log)"]
     notes += list(rec.notes)
+    from kvplan.inputs.logs.release import ENGINE_NAMES
+
+    release = rec.release
+    assert release is not None  # recover_deployment always chooses one
+    if not release.settled:
+        notes.append(f"the log allows {ENGINE_NAMES[engine]} {release.possible[0]} to {release.possible[1]}: both "
+                     f"sides use the "
+                     f"rules of {release.applied} (give --engine-version to choose another)")
     baseline = fit_recovered(base_dep)
 
     changed = {k: (getattr(base_dep, k), v) for k, v in over.items() if getattr(base_dep, k) != v}
@@ -98,7 +115,8 @@ def whatif(log_facts: LogFacts, overrides: dict[str, Any], *, model: str | None 
                  gpu_changed="gpu" in changed or "gpu_memory" in changed, old_gpu=rec.gpu_preset,
                  new_gpu=resolve_gpu(new.gpu) if new.gpu else None, notes=notes)
     result = fit_recovered(_ENGINE_WHATIF[engine](ch))
-    return WhatIf(baseline=baseline, whatif=result, notes=notes, changed=changed)
+    return WhatIf(baseline=baseline, whatif=result, notes=notes, changed=changed, engine_version=release.applied,
+                  engine_versions_possible=release.possible, release_reasons=list(release.reasons))
 
 
 @dataclass

@@ -45,25 +45,67 @@ def _short(v: Any) -> str:
     return str(v)
 
 
+def _alternatives(cal: Calibration, r: Row) -> list[tuple[str, Row]]:
+    """(label, row) for the other releases whose prediction of ``r``'s quantity differs from the applied one;
+    neighbouring releases with the same prediction share one line ("under 0.4.3.post4 to 0.4.7")."""
+    runs: list[tuple[str, str, Row]] = []  # (oldest first, newest last, row), newest run first
+    for a in cal.by_release[1:]:
+        alt = next((x for x in a.rows if x.quantity == r.quantity), None)
+        if alt is None or alt.predicted == r.predicted:
+            runs.append(("", "", r))  # breaks a run
+            continue
+        if runs and runs[-1][0] and runs[-1][2].predicted == alt.predicted:
+            runs[-1] = (a.releases[0], runs[-1][1], runs[-1][2])
+        else:
+            runs.append((a.releases[0], a.releases[1], alt))
+    return [(_under(first, last), row) for first, last, row in runs if first]
+
+
+def _under(first: str, last: str) -> str:
+    return f"under {first}" if first == last else f"under {first} to {last}"
+
+
 def _csv(cal: Calibration) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["quantity", "unit", "logged", "predicted", "diff", "rel", "checked", "flagged", "cause"])
     for r in cal.rows:
-        fl = r.flagged(cal.tolerance)
-        w.writerow([r.quantity, r.unit, r.logged, r.predicted, r.diff,
-                    "" if r.rel is None else f"{r.rel:.6f}", r.checked, fl, r.cause if fl else ""])
+        for name, x in [(r.quantity, r)] + [(f"{r.quantity} ({label})", alt) for label, alt in _alternatives(cal, r)]:
+            fl = x.flagged(cal.tolerance)
+            w.writerow([name, x.unit, x.logged, x.predicted, x.diff,
+                        "" if x.rel is None else f"{x.rel:.6f}", x.checked, fl, x.cause if fl else ""])
     return buf.getvalue()
+
+
+def _mark(r: Row, tolerance: float) -> str:
+    if r.flagged(tolerance):
+        return "DIFFERS" if r.checked else "differs*"
+    return "ok" if r.diff is not None else ""
+
+
+def _release_lines(cal: Calibration) -> list[str]:
+    """Which release's rules were applied, the releases the log allows, and why."""
+    if not cal.engine_version:
+        return []
+    from kvplan.inputs.logs.release import ENGINE_NAMES
+
+    lo, hi = cal.engine_versions_possible or (cal.engine_version, cal.engine_version)
+    span = lo if lo == hi else f"{lo} to {hi}"
+    out = [f"release: {ENGINE_NAMES.get(cal.engine, cal.engine)} {cal.engine_version} rules applied; "
+           f"the log allows {span}"]
+    out += [f"  why: {why}" for why in cal.release_reasons]
+    out += [f"  {_under(*a.releases)}: cannot plan: {a.error}" for a in cal.by_release[1:] if a.error]
+    return out
 
 
 def _table(cal: Calibration) -> str:
     head = ["quantity", "logged", "predicted", "difference", ""]
     body = []
     for r in cal.rows:
-        fl = r.flagged(cal.tolerance)
-        mark = ("DIFFERS" if r.checked else "differs*") if fl else ("ok" if r.diff is not None else "")
         body.append([r.quantity + ("" if r.checked else " *"), _fmt_val(r.logged, r.unit),
-                     _fmt_val(r.predicted, r.unit), _fmt_diff(r), mark])
+                     _fmt_val(r.predicted, r.unit), _fmt_diff(r), _mark(r, cal.tolerance)])
+        body += [["  " + label, "", _fmt_val(alt.predicted, alt.unit), _fmt_diff(alt), _mark(alt, cal.tolerance)]
+                 for label, alt in _alternatives(cal, r)]
     widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(head))]
     out = [f"kvplan calibrate: {cal.log or 'log'} ({cal.engine}, model {cal.model}, measured mode, "
            f"tolerance {cal.tolerance:.2%})", ""]
@@ -79,6 +121,7 @@ def _table(cal: Calibration) -> str:
     out += [f"{'DIFFERS' if r.checked else 'note'}: {r.quantity}: {r.cause}" for r in cal.flagged]
     out.append("inputs: " + "; ".join(f"{i.name}={_short(i.value)} ({i.source})" for i in cal.inputs))
     out += [f"note: {n}" for n in cal.notes]
+    out += _release_lines(cal)
     out.append("verdict: " + ("agrees" if cal.agrees else "DISAGREES") + f" within {cal.tolerance:.2%}")
     return "\n".join(out) + "\n"
 

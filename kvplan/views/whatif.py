@@ -35,6 +35,10 @@ def _table(w: WhatIf, rows: list[dict[str, Any]]) -> str:
         out.append(f"{b[0].ljust(widths[0])}  {b[1].rjust(widths[1])}  {b[2].rjust(widths[2])}{mark}")
     out.append("")
     out += [f"note: {n}" for n in w.notes]
+    if w.engine_version:
+        lo, hi = w.engine_versions_possible or (w.engine_version, w.engine_version)
+        out.append(f"release: {w.engine_version} rules applied; the log allows {lo if lo == hi else f'{lo} to {hi}'}")
+        out += [f"  why: {why}" for why in w.release_reasons]
     out.append(f"baseline: {w.baseline.verdict}")
     out.append(f"what-if:  {w.whatif.verdict}")
     return "\n".join(out) + "\n"
@@ -46,7 +50,9 @@ def render_whatif(w: WhatIf, fmt: str = "table") -> str:
     if fmt == "json":
         return json.dumps({"baseline": w.baseline.model_dump(mode="json"), "whatif": w.whatif.model_dump(mode="json"),
                            "changed": {k: list(v) for k, v in w.changed.items()}, "notes": w.notes,
-                           "side_by_side": rows}, indent=2, default=str)
+                           "side_by_side": rows, "engine_version": w.engine_version,
+                           "engine_versions_possible": list(w.engine_versions_possible or ()),
+                           "engine_version_reasons": w.release_reasons}, indent=2, default=str)
     if fmt == "csv":
         buf = io.StringIO()
         wr = csv.DictWriter(buf, fieldnames=["quantity", "baseline", "whatif"], lineterminator="\n")

@@ -14,7 +14,10 @@ Modules, by concern:
 * :mod:`~kvplan.inputs.logs.sglang`, :mod:`~kvplan.inputs.logs.vllm` -- each engine's lines (cited there) as a
   table of line rules -> small readers; :mod:`~kvplan.inputs.logs.common` -- GPU name and the launch command;
 * :mod:`~kvplan.inputs.logs.collect` -- figures per rank; :mod:`~kvplan.inputs.logs.scan` -- the order the readers
-  run in; :mod:`~kvplan.inputs.logs.facts` -- :class:`LogFacts`, :func:`parse_log`, :func:`read_log_file`.
+  run in; :mod:`~kvplan.inputs.logs.facts` -- :class:`LogFacts`, :func:`parse_log`, :func:`read_log_file`;
+* :mod:`~kvplan.inputs.logs.formats` -- the release-specific form of each sizing line and the releases that print
+  it; :mod:`~kvplan.inputs.logs.versions` -- every release of each engine, in order;
+  :mod:`~kvplan.inputs.logs.release` -- :func:`release_window`, the releases a log can come from.
 
 Units: SGLang's "GB" divides by 2**30 (``get_available_gpu_memory`` and ``/ GB`` with ``GB = 1 << 30``), so
 every GB/GiB figure becomes ``round(value * 2**30)`` bytes. A printed figure has two decimals: it is known to
@@ -27,6 +30,8 @@ A rank is recognised from ``DPn``/``PPn``/``TPn``/``EPn`` tokens or ``pid=N`` in
 """
 
 from kvplan.inputs.logs.facts import LogFacts, missing_for_measured, parse_log, read_log_file
+from kvplan.inputs.logs.release import ReleaseWindow, release_window
 from kvplan.inputs.logs.text import GIB, MIB
 
-__all__ = ["GIB", "MIB", "LogFacts", "missing_for_measured", "parse_log", "read_log_file"]
+__all__ = ["GIB", "MIB", "LogFacts", "ReleaseWindow", "missing_for_measured", "parse_log", "read_log_file",
+           "release_window"]

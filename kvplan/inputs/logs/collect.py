@@ -61,6 +61,8 @@ class Collector:
         self.dsv4: dict[str, Any] = {}
         self.sg_version: str | None = None
         self.vl_version: str | None = None
+        self.version_text: dict[str, str] = {}  # engine -> the text that printed its version
+        self.formats: set[str] = set()  # ids of the release-specific line forms seen (kvplan.inputs.logs.formats)
         self.gpu_name: str | None = None
         self.gpu_total: int | None = None
         self.cli: dict[str, Any] = {}

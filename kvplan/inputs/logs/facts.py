@@ -14,6 +14,7 @@ from typing import Any
 
 from kvplan.errors import InputError
 from kvplan.inputs.logs.collect import Collector
+from kvplan.inputs.logs.formats import BY_ID
 from kvplan.inputs.logs.scan import scan
 from kvplan.inputs.logs.text import MIB, normalize
 
@@ -55,6 +56,10 @@ class LogFacts:
     warnings: tuple[str, ...] = ()
     # Everything else recognised (SWA/Mamba pools, profiling lines, CLI flags ...), keyed by a short name.
     extra: dict[str, Any] = field(default_factory=dict)
+    # The release-specific line forms seen (ids of kvplan.inputs.logs.formats.MARKERS, this engine's only) and the
+    # text that printed ``engine_version`` (e.g. the docker image tag): what kvplan.inputs.logs.release reads.
+    formats: tuple[str, ...] = ()
+    engine_version_text: str | None = None
 
 
 # The keys that make a log a sizing log of each engine (at least one must be present).
@@ -104,6 +109,11 @@ def _not_a_sizing_log(c: Collector) -> InputError:
     if c.truncated:
         what += f" ({c.truncated} sizing line(s) truncated before their unit)"
     return InputError(what, field="LOG", hint="paste the engine's start-up output up to the server-ready line")
+
+
+def _formats(c: Collector, engine: str) -> tuple[str, ...]:
+    """The ids of ``engine``'s release-specific line forms the scan saw, sorted."""
+    return tuple(sorted(i for i in c.formats if BY_ID[i].engine == engine))
 
 
 def _common_warnings(c: Collector) -> None:
@@ -209,6 +219,8 @@ def _sglang_facts(c: Collector, pick: _Picker, extra: dict[str, Any]) -> LogFact
         dsv4=dict(c.dsv4),
         warnings=tuple(dict.fromkeys(c.warnings)),
         extra=extra,
+        formats=_formats(c, "sglang"),
+        engine_version_text=c.version_text.get("sglang"),
     )
 
 
@@ -270,6 +282,8 @@ def _vllm_facts(c: Collector, pick: _Picker, extra: dict[str, Any]) -> LogFacts:
         cuda_graph_bytes=graph,
         warnings=tuple(dict.fromkeys(c.warnings)),
         extra=extra,
+        formats=_formats(c, "vllm"),
+        engine_version_text=c.version_text.get("vllm"),
     )
 
 

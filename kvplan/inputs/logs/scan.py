@@ -4,14 +4,15 @@
 2. the long argument lines (SGLang ``server_args=``, vLLM ``with config:``, ``non-default args:``) are read
    from the raw text and end the line's reading (a wrapped ``server_args`` repr also skips its continuation);
 3. the SGLang line table (first match); when it was not an SGLang sizing line, the vLLM line table (every match);
-4. the engine-neutral facts: engine versions and mentions, the GPU, the launch command.
+4. the engine-neutral facts: engine versions and mentions, the GPU, the launch command;
+5. the release-specific forms of the line (:mod:`~kvplan.inputs.logs.formats`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from kvplan.inputs.logs import common, sglang, vllm
+from kvplan.inputs.logs import common, formats, sglang, vllm
 from kvplan.inputs.logs.collect import Collector
 from kvplan.inputs.logs.text import HEADER_RE, MAX_LINE, Candidate, candidate_lines, clean_line
 
@@ -37,6 +38,7 @@ def _read_line(c: Collector, cand: Candidate) -> None:
     vllm.read_version(c, line)
     common.read_gpu(c, line)
     common.read_cli(c, line, cand)
+    formats.read_line(c, line)
 
 
 def scan(text: str) -> Collector:

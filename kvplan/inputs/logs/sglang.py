@@ -30,6 +30,7 @@ import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from kvplan.inputs.logs import formats
 from kvplan.inputs.logs.collect import Collector, PerRank
 from kvplan.inputs.logs.reprs import literal, parse_call_repr, parse_dict_repr
 from kvplan.inputs.logs.text import (
@@ -41,7 +42,7 @@ from kvplan.inputs.logs.text import (
     WINDOW,
     Candidate,
     clean_line,
-    first_version,
+    first_version_match,
     gib_to_bytes,
     rank_of,
     to_int,
@@ -117,6 +118,7 @@ def read_server_args(c: Collector, cand: Candidate) -> int | None:
         return None
     skip_until = -1
     seg = clean_line(cand.text[j : min(cand.end, j + MAX_ARGS_LINE)])
+    formats.read_args_line(c, seg[:40])
     parsed, closed = _parse_server_args(seg)
     if not closed and not seg.rstrip().endswith(")"):
         joined, consumed_end = _join_wrapped(cand, seg)
@@ -358,4 +360,7 @@ def read_version(c: Collector, line: str) -> None:
     """The first SGLang version the log names (``sglang==0.5.8``, ``lmsysorg/sglang:v0.5.8`` ...)."""
     if c.sg_version is None and ("sglang" in line.lower() or "sgl-dev" in line):
         c.sg_mentions += 1
-        c.sg_version = first_version(VERSION_RES, line)
+        m = first_version_match(VERSION_RES, line)
+        if m:
+            c.sg_version = m.group(1).rstrip(".,;)")
+            c.version_text["sglang"] = line[m.start() : m.end() + 40].strip()

@@ -73,6 +73,8 @@ MARKERS = (
     "device_name=", "(UUID", "MiB /", "AMD Instinct",
     "launch_server", "sglang serve", "vllm serve", "vllm.entrypoints", "\u2588  version", "server version",
     "API version", "sgl-dev:", "sglang==", "sglang:",
+    # lines that only bound the release (kvplan.inputs.logs.formats)
+    "Init torch distributed ends", "Memory baseline taken", "CUDA graph memory profiling is enabled",
 )
 # Frequent, weak markers: only their first few hundred hits are looked at.
 WEAK_MARKERS = ("sglang", "SGLang", "vllm", "vLLM", "NVIDIA")
@@ -196,10 +198,16 @@ def window(line: str, marker: str, *, wide: bool = False) -> tuple[int, str] | N
 
 def first_version(res: tuple[re.Pattern[str], ...], line: str) -> str | None:
     """The first group of the first pattern that matches, without trailing punctuation."""
+    m = first_version_match(res, line)
+    return m.group(1).rstrip(".,;)") if m else None
+
+
+def first_version_match(res: tuple[re.Pattern[str], ...], line: str) -> re.Match[str] | None:
+    """The match of the first pattern that matches ``line`` (group 1: the version), or None."""
     for r in res:
         m = r.search(line)
         if m:
-            return m.group(1).rstrip(".,;)")
+            return m
     return None
 
 

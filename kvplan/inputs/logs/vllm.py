@@ -28,6 +28,7 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
+from kvplan.inputs.logs import formats
 from kvplan.inputs.logs.collect import Collector, PerRank
 from kvplan.inputs.logs.reprs import parse_dict_repr, parse_kv_pieces, split_top_level
 from kvplan.inputs.logs.text import (
@@ -36,7 +37,7 @@ from kvplan.inputs.logs.text import (
     NUM,
     Candidate,
     clean_line,
-    first_version,
+    first_version_match,
     gib_to_bytes,
     rank_of,
     to_bytes,
@@ -113,7 +114,9 @@ def read_engine_config(c: Collector, cand: Candidate) -> int | None:
     if j < 0:
         return None
     text = cand.text
-    c.vl_version = c.vl_version or first_version(VERSION_RES[:1], text[j : j + 200])
+    if c.vl_version is None and (m := first_version_match(VERSION_RES[:1], text[j : j + 200])):
+        c.vl_version = m.group(1).rstrip(".,;)")
+        c.version_text["vllm"] = clean_line(m.group(0))
     k2 = text.find("with config:", j, j + 200)
     if k2 >= 0 and not c.vllm_config:
         seg = clean_line(text[k2 + len("with config:") : min(cand.end, k2 + MAX_ARGS_LINE)])
@@ -130,6 +133,7 @@ def read_non_default_args(c: Collector, cand: Candidate) -> int | None:
         return None
     text = cand.text
     b = text.find("{", j, j + 40)
+    formats.read_args_line(c, text[j : j + 40])
     if b >= 0 and not c.non_default:
         seg = clean_line(text[b : min(cand.end, b + MAX_ARGS_LINE)])
         c.non_default, closed = parse_dict_repr(seg, 0)
@@ -342,9 +346,12 @@ def read_line(c: Collector, line: str) -> None:
 
 def read_version(c: Collector, line: str) -> None:
     """vLLM mentions and the first version the log names (``vLLM API server version 0.10.1``, the logo line ...)."""
+    res: tuple[re.Pattern[str], ...] | None = None
     if "vllm" in line.lower():
         c.vl_mentions += 1
-        if c.vl_version is None:
-            c.vl_version = first_version(_TEXT_VERSION_RES, line)
-    elif c.vl_version is None and "\u2588  version" in line:
-        c.vl_version = first_version(_LOGO_VERSION_RES, line)
+        res = _TEXT_VERSION_RES
+    elif "\u2588  version" in line:
+        res = _LOGO_VERSION_RES
+    if c.vl_version is None and res is not None and (m := first_version_match(res, line)):
+        c.vl_version = m.group(1).rstrip(".,;)")
+        c.version_text["vllm"] = line[m.start() : m.end() + 40].strip()
