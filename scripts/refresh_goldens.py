@@ -3,9 +3,11 @@
 Run by hand only, after a deliberate, reviewed change to a view (say which in the commit message):
 
     python scripts/refresh_goldens.py            # every view golden
-    python scripts/refresh_goldens.py default_fit.txt
+    python scripts/refresh_goldens.py fit_80.txt fit_120.txt
 
-The tests that read these files (tests/test_cli.py) never write them.  The JSON contract goldens
+The names and how each is rendered (width, flags) are in tests/golden_views.py ``GOLDENS``.  A change in the
+planner's numbers changes the fit goldens too: refresh them and read the diff.  The tests that read these files
+(tests/test_cli.py) never write them.  The JSON contract goldens
 (tests/golden/contract/) have their own script: scripts/refresh_contract_goldens.py.
 """
 

@@ -95,11 +95,30 @@ def test_csv_has_the_contract_columns():
 
 
 def test_check_exits_3_when_the_target_does_not_fit():
-    res = run("fit", "--check", "--format", "json")          # 16 x 1M tokens do not fit by default
+    """--check fails on the target the user set (``meets_target``; before the planner has that key, ``fits``)."""
+    d = fit_json("--requests", "16")                          # 16 x 1M tokens at once do not fit by default
+    met = d.get("meets_target", d["fits"])
+    assert met is False
+    res = run("fit", "--check", "--requests", "16", "--format", "json")
     assert res.exit_code == 3
-    assert json.loads(res.stdout)["fits"] is False
+    assert "Traceback" not in res.output and res.stderr.startswith("kvplan: ")
     ok = run("fit", "--check", "--requests", "1", "--format", "json")
     assert ok.exit_code == 0
+
+
+def test_check_reads_meets_target_then_fits():
+    from types import SimpleNamespace
+
+    from kvplan.cli.app import _missed_target
+
+    def res(**kw):
+        return SimpleNamespace(**{"fits": True, "verdict": "v", **kw})
+
+    assert _missed_target(res()) == ""                                       # no target key yet: fits decides
+    assert _missed_target(res(fits=False, verdict="does not fit: x")) == "does not fit: x"
+    assert _missed_target(res(meets_target=True, target="4 x 1M")) == ""
+    assert _missed_target(res(meets_target=False, target="16 x 1M")) == "target not met: 16 x 1M; v"
+    assert _missed_target(res(fits=False, meets_target=True, verdict="does not fit: y")) == "does not fit: y"
 
 
 def test_config_json_path_and_model_folder(tmp_path):
@@ -179,21 +198,33 @@ def test_help_and_listing_commands():
     assert {r["bytes_per_token"] for r in rows} == {35_136, 70_272}
 
 
-# --------------------------------------------------------------------------- golden table
+# --------------------------------------------------------------------------- golden tables
 
-def test_golden_table_default():
-    """The table view of the default deployment on a fixed-width console (tests/golden/default_fit.txt).
+def _golden_names():
+    from tests.golden_views import GOLDENS
 
-    The test never writes the file: after an intended change, refresh it by hand with
-    ``python scripts/refresh_goldens.py default_fit.txt``.
+    return sorted(GOLDENS)
+
+
+@pytest.mark.parametrize("name", _golden_names())
+def test_golden_tables(name):
+    """The table views on fixed-width consoles (80, 100 and 120 columns: tests/golden/*.txt, tests/golden_views.py).
+
+    The test never writes the files: after an intended change, refresh them by hand with
+    ``python scripts/refresh_goldens.py NAME``.
     """
-    from tests.golden_views import GOLDEN_DIR, default_fit_table
+    from tests import golden_views
 
-    golden = GOLDEN_DIR / "default_fit.txt"
+    golden = golden_views.GOLDEN_DIR / name
     if not golden.is_file():
         pytest.fail(f"{golden} is missing (the test never writes it): run python scripts/refresh_goldens.py")
-    text = default_fit_table()
+    text = golden_views.GOLDENS[name]()
     assert text == golden.read_text()
+
+
+def test_golden_table_default():
+    """The default deployment's table at 100 columns (tests/golden/default_fit.txt)."""
+    test_golden_tables("default_fit.txt")
 
 
 def test_golden_test_never_writes_its_file(tmp_path, monkeypatch):
@@ -204,3 +235,28 @@ def test_golden_test_never_writes_its_file(tmp_path, monkeypatch):
     with pytest.raises(pytest.fail.Exception, match="never writes"):
         test_golden_table_default()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_goldens_are_the_widths_their_names_say():
+    from tests.golden_views import GOLDEN_DIR, GOLDENS
+
+    for name in GOLDENS:
+        width = int(name.rsplit("_", 1)[1].split(".")[0]) if name[-6:-4].isdigit() else 100
+        lines = (GOLDEN_DIR / name).read_text().splitlines()
+        assert max(len(line) for line in lines) <= width, name
+        assert all(line == line.rstrip() for line in lines), f"{name}: trailing spaces"
+
+
+def test_the_console_script_path_runs_models_add_and_the_version_flag():
+    """``main()`` builds a one-command app (kvplan.cli.app._single_command_app): ``models`` is a group there too."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    out = subprocess.run([sys.executable, "-m", "kvplan", "models", "add", "--help"], capture_output=True, text=True,
+                         env=env, timeout=60)
+    assert out.returncode == 0 and "CONFIG" in out.stdout, out.stderr
+    ver = subprocess.run([sys.executable, "-m", "kvplan", "-V"], capture_output=True, text=True, env=env, timeout=60)
+    assert ver.returncode == 0 and ver.stdout.startswith("kvplan ") and len(ver.stdout.splitlines()) == 1

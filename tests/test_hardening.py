@@ -2,7 +2,10 @@
 NaN, infinite, negative, zero and absurd values are rejected, never propagated; an internal error exits 1 with a
 one-line "internal error" (``--debug`` shows the traceback); no input prints a traceback.
 
-Exit codes (kvplan/cli.py ``KvplanGroup.main``): 0 ok, 1 internal error, 2 user mistake, 3 ``--check`` miss.
+Exit codes (kvplan/cli/app.py ``KvplanGroup.main``): 0 ok, 1 internal error, 2 user mistake, 3 ``--check`` miss.
+The streams (kvplan/cli/streams.py): a closed stdout pipe exits 0 (3 stays 3), a stdout that cannot take the text
+(/dev/full) exits 1 with one line, a stream that cannot encode Unicode gets ASCII, and ``python -m kvplan`` never
+imports from the current folder.
 """
 
 from __future__ import annotations
@@ -306,3 +309,72 @@ def test_no_traceback_for_any_argv(pairs, cmd):
         assert len(lines) == 1 and lines[0].startswith("kvplan: error: "), (args, lines)
     elif res.exit_code == 0 and cmd == "fit":
         json.loads(res.stdout)
+
+
+# ------------------------------------------------------------------------------------------------ the streams
+
+def _kvplan(args: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None,
+            **kw) -> subprocess.CompletedProcess:
+    full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    return subprocess.run([sys.executable, "-m", "kvplan", *args], cwd=cwd, env=full_env, timeout=120, **kw)
+
+
+def _closed_stdout(args: list[str]) -> subprocess.CompletedProcess:
+    """Run kvplan with stdout a pipe whose reader is already gone (every write: EPIPE)."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        return _kvplan(args, stdout=write, stderr=subprocess.PIPE, text=True)
+    finally:
+        os.close(write)
+
+
+@pytest.mark.parametrize("args", [["fit", "--format", "table"], ["fit", "--format", "json"],
+                                  ["fit", "--format", "table", "--explain"], ["models", "--format", "table"],
+                                  ["gpus", "--format", "csv"], ["version"]])
+def test_a_closed_pipe_exits_0_without_a_traceback(args):
+    """``kvplan fit | head -1``: the reader went away; exit 0 like cat or grep, nothing on stderr."""
+    proc = _closed_stdout(args)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+
+
+def test_a_closed_pipe_keeps_the_check_failure():
+    proc = _closed_stdout(["fit", "--requests", "16", "--check", "--format", "table"])
+    assert proc.returncode == 3, proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stderr.startswith("kvplan: ")
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize("args", [["models", "--format", "table"], ["fit", "--format", "json"],
+                                  ["fit", "--format", "table"]])
+def test_a_full_output_is_one_line_and_exit_1(args):
+    with open("/dev/full", "w") as full:
+        proc = _kvplan(args, stdout=full, stderr=subprocess.PIPE, text=True)
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines() == ["kvplan: error: cannot write the output (No space left on device)"]
+
+
+@pytest.mark.parametrize("env", [{"PYTHONIOENCODING": "ascii"}, {"LANG": "C", "LC_ALL": "C"},
+                                 {"LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}])
+def test_a_terminal_that_cannot_encode_unicode_gets_ascii(env):
+    for args in (["fit", "--format", "table", "--explain"], ["models", "--format", "table"],
+                 ["fit", "--format", "csv"], ["show", "deepseek-ai/DeepSeek-V3", "--format", "table"]):
+        proc = _kvplan(args, env=env, capture_output=True)
+        assert proc.returncode == 0, proc.stderr.decode(errors="replace")
+        assert b"Traceback" not in proc.stderr
+        if env.get("PYTHONIOENCODING") == "ascii" or env.get("PYTHONUTF8") == "0":
+            proc.stdout.decode("ascii")                     # every byte ASCII: fallbacks, ASCII rules
+    ascii_table = _kvplan(["fit", "--format", "table"], env={"PYTHONIOENCODING": "ascii"}, capture_output=True,
+                          text=True).stdout
+    assert " ----" in ascii_table and "|" not in ascii_table  # the header rule, not a full ASCII grid
+
+
+def test_python_m_kvplan_does_not_import_from_the_current_folder(tmp_path):
+    (tmp_path / "typer.py").write_text("raise SystemExit('poisoned typer.py imported from the current folder')\n")
+    (tmp_path / "rich.py").write_text("raise SystemExit('poisoned rich.py imported from the current folder')\n")
+    proc = _kvplan(["version"], cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("kvplan ")
+    table = _kvplan(["models", "--format", "table"], cwd=tmp_path, capture_output=True, text=True)
+    assert table.returncode == 0 and "poisoned" not in table.stderr

@@ -62,3 +62,10 @@ def test_json_round_trips_into_the_result_model():
         FitResult.model_validate({**data, "not_a_key": 1})
     with pytest.raises(ValidationError):
         FitResult.model_validate({**data, "kv_pool_tokens": "many"})
+
+
+def test_version_flag_loads_no_planner(tmp_path):
+    mods = _imported(["--version"], tmp_path)
+    assert "kvplan.cli.app" in mods
+    assert not any(m.startswith(("kvplan.planning", "kvplan.engines", "kvplan.inputs")) for m in mods)
+    assert "rich" not in {m.split(".")[0] for m in mods}

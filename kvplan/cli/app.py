@@ -1,12 +1,24 @@
 """Command line: parse, call the library, render.  No arithmetic lives here.
 
-Errors are translated in one place, :class:`KvplanGroup.main`: a user mistake (``InputError`` or a
-usage error) prints one line on stderr and exits 2; ``--check`` exits 3 when the target does not
-fit; anything unexpected prints a one-line internal error and exits 1 (``--debug`` shows the traceback).
+Errors are translated in one place, :class:`KvplanGroup.main` (and, for the last flush, :func:`main`):
+
+* a user mistake (``InputError`` or a usage error) prints one line on stderr and exits 2;
+* ``--check`` exits 3 when the target is not met;
+* a closed stdout (``kvplan fit | head -1``: the reader stopped reading) exits 0 quietly, as ``cat`` or ``grep``
+  do under ``head``, and never prints a traceback;
+* an output that fails to take the text (``kvplan models > /dev/full``: no space, an I/O error) prints one line
+  ``kvplan: error: cannot write the output (...)`` and exits 1;
+* anything unexpected prints a one-line internal error and exits 1 (``--debug`` shows the traceback).
+
+On a stream that cannot encode Unicode (``PYTHONIOENCODING=ascii``) characters print as ASCII fallbacks
+(:func:`kvplan.views.console.install_ascii_fallback`), tables in ASCII boxes.
 
 The deployment flags of ``fit`` (and of ``sweep`` / ``solve``, :mod:`kvplan.cli.plan_cmds`) come from the flag
 registry (:mod:`kvplan.flags`, built into typer options by :mod:`kvplan.cli.options`); the renderers live in
 :mod:`kvplan.views`, and :func:`kvplan.views.formats.resolve_format` picks every command's default format.
+``kvplan --version`` / ``-V`` prints the first line of ``kvplan version``; ``--install-completion`` and
+``--show-completion`` (typer's shell completion) are options of the whole CLI only, so the one-command app
+``kvplan fit`` runs in (:func:`_single_command_app`) does not pay for them.
 """
 
 import importlib
@@ -19,7 +31,8 @@ import typer
 from typer.core import TyperGroup
 
 from kvplan.cli.options import deployment_options, deployment_values
-from kvplan.errors import DoesNotFitError, InputError, KvplanError
+from kvplan.cli.streams import closed_pipe, output_exit, output_failure, render_then_check, silence_stdout
+from kvplan.errors import InputError, KvplanError
 from kvplan.flags import ENGINES
 from kvplan.views.formats import TABLE_JSON_CSV, Format, format_metavar, resolve_format
 
@@ -46,8 +59,28 @@ def _internal_error(exc: Exception) -> str:
             " (rerun with --debug for the traceback, and please report it)")
 
 
+def _internal(exc: Exception) -> None:
+    """An exception kvplan did not raise on purpose: the traceback under --debug, else one line; exit 1."""
+    if _DEBUG:
+        raise exc
+    typer.echo(_internal_error(exc), err=True)
+    sys.exit(1)
+
+
+class _ReaderGone(Exception):
+    """stdout's reader closed the pipe (raised past click, whose own answer to EPIPE is exit 1)."""
+
+
 class KvplanGroup(TyperGroup):
     """The single translation point from exceptions to exit codes and one-line messages."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except OSError as exc:
+            if closed_pipe(exc):
+                raise _ReaderGone() from None
+            raise
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, complete_var: str | None = None,
              standalone_mode: bool = True, windows_expand_args: bool = True, **extra: Any) -> Any:
@@ -77,13 +110,17 @@ class KvplanGroup(TyperGroup):
             sys.exit(130)
         except typer.Exit as exc:
             sys.exit(exc.exit_code)
-        except (BrokenPipeError, KeyboardInterrupt):
+        except KeyboardInterrupt:
             sys.exit(130)
+        except _ReaderGone:
+            silence_stdout()
+            sys.exit(0)
+        except OSError as exc:
+            if not output_failure(exc):
+                _internal(exc)
+            sys.exit(output_exit(exc))
         except Exception as exc:
-            if _DEBUG:
-                raise
-            typer.echo(_internal_error(exc), err=True)
-            sys.exit(1)
+            _internal(exc)
         if isinstance(rv, int) and rv:
             sys.exit(rv)
         return rv
@@ -93,10 +130,11 @@ _HELP = ("kvplan: how big the KV cache is, the longest context and how many requ
          "the way SGLang and vLLM size them at startup.")
 
 
-def new_app() -> typer.Typer:
-    """An empty kvplan app: one error translation (:class:`KvplanGroup`), no completion, plain help."""
-    return typer.Typer(cls=KvplanGroup, add_completion=False, no_args_is_help=True, rich_markup_mode=None,
-                       pretty_exceptions_enable=False, help=_HELP)
+def new_app(*, completion: bool = False) -> typer.Typer:
+    """An empty kvplan app: one error translation (:class:`KvplanGroup`), plain help; ``completion`` adds typer's
+    ``--install-completion`` / ``--show-completion`` (the whole CLI has them, :func:`_full_app`)."""
+    return typer.Typer(name="kvplan", cls=KvplanGroup, add_completion=completion, no_args_is_help=True,
+                       rich_markup_mode=None, pretty_exceptions_enable=False, help=_HELP)
 
 
 _core = new_app()  # fit, models, gpus, show, version; `app` adds the planning commands
@@ -135,9 +173,8 @@ def _from_log(log: str, given: dict[str, Any], *, model: str | None, gpu: str | 
 
     over = {k: v for k, v in given.items() if k not in ("model", "gpu")}
     w = whatif(read_log_file(log), over, model=model, gpu=gpu)
-    typer.echo(render_whatif(w, out.value), nl=False)
-    if check and not w.whatif.fits:
-        raise DoesNotFitError(w.whatif.verdict)
+    render_then_check(lambda: typer.echo(render_whatif(w, out.value), nl=False),
+                      w.whatif.verdict if check and not w.whatif.fits else "")
 
 
 @_core.command("fit", context_settings={"allow_extra_args": True})
@@ -156,7 +193,10 @@ def fit_cmd(
     fmt: Annotated[Optional[str], typer.Option(
         "--format", metavar=format_metavar(TABLE_JSON_CSV),
         help="table | json | csv (default: table on a terminal, JSON otherwise).")] = None,
-    check: Annotated[bool, typer.Option("--check", help="Exit 3 when the target does not fit.")] = False,
+    check: Annotated[bool, typer.Option("--check", help="Exit 3 when the target is not met.")] = False,
+    explain: Annotated[bool, typer.Option(
+        "--explain", "-v", help="Table: add the assumptions, the pools, the memory notes and the other KV bases "
+                                "(JSON and CSV always hold them).")] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an internal error.")] = False,
 ) -> None:
     """Plan one deployment: KV bytes per token, budget, pool tokens, longest context, concurrency, verdict.
@@ -173,6 +213,10 @@ def fit_cmd(
     if ctx.args or from_launch is not None:
         launch_engine, fields, launch_warnings = _launch(list(ctx.args), from_launch)
         given = {**fields, **given}
+        if from_log is None:  # a launch command names no GPU: --gpu must (a log does name it)
+            from kvplan.inputs.launch import require_gpu
+
+            require_gpu(given)
         if engine is None:
             engines = [launch_engine]
     if from_log is not None:
@@ -189,52 +233,97 @@ def fit_cmd(
         r.warnings.extend(launch_warnings)
     from kvplan.views import render
 
-    if out is Format.TABLE:
-        render.print_fit(results)
-    else:
-        typer.echo(render.fit_text(results, out), nl=False)
-    if check and not all(r.fits for r in results):
-        raise DoesNotFitError("; ".join(r.verdict for r in results if not r.fits))
+    def show() -> None:
+        if out is Format.TABLE:
+            render.print_fit(results, explain=explain)
+        else:
+            typer.echo(render.fit_text(results, out), nl=False)
+
+    missed = [m for m in (_missed_target(r) for r in results) if m] if check else []
+    render_then_check(show, "; ".join(missed))
 
 
-def _print_rows(rows: list[dict[str, Any]], out: Format, *, title: str,
-                info: dict[str, Any] | None = None) -> None:
+def _missed_target(r: Any) -> str:
+    """Why ``--check`` fails for one result ("" when it passes): the engine does not start or serve (``fits``
+    false), or the target the user set (``meets_target``; planners without it: ``fits``) is not met."""
+    meets = getattr(r, "meets_target", None)
+    if not r.fits:
+        return str(r.verdict)
+    if meets is False:
+        target = getattr(r, "target", None)
+        return f"target not met: {target}; {r.verdict}" if target else f"target not met; {r.verdict}"
+    return ""
+
+
+def _print_rows(rows: list[dict[str, Any]], out: Format, *, title: str, info: dict[str, Any] | None = None,
+                hide: tuple[str, ...] = (), priority: tuple[str, ...] = (), full_listing: str = "") -> None:
     from kvplan.views.listing import info_text, print_rows, rows_text
 
     if out is Format.TABLE:
         if info:
             typer.echo(info_text(info), nl=False)
-        print_rows(rows, title=title)
+        print_rows(rows, title=title, hide=hide, priority=priority, full_listing=full_listing)
     else:
         typer.echo(rows_text(rows, out, info=info), nl=False)
 
 
-@_core.command("models")
-def models_cmd(fmt: _FormatOption = None) -> None:
-    """List the model presets."""
+_SearchOption = Annotated[Optional[str], typer.Option(
+    "--search", metavar="TEXT", help="Only presets whose id, name, alias or variant holds TEXT (any case).")]
+
+
+def _listing_title(what: str, shown: int, total: int, *, family: str | None, search: str | None) -> str:
+    """``model presets (12 of 121: family mla, search 'v3')``."""
+    filters = ([f"family {family}"] if family else []) + ([f"search '{search}'"] if search else [])
+    return f"{what} ({shown:,} of {total:,}: {', '.join(filters)})" if filters else f"{what} ({total:,})"
+
+
+@_core.command("models")  # a group (``models add``): its class is attached on first use, _with_group_classes
+def models_cmd(
+    fmt: _FormatOption = None,
+    family: Annotated[Optional[str], typer.Option(
+        "--family", metavar="FAMILY", help="Only models of this KV family (gqa, mla, dsa, hybrid-swa ...).")] = None,
+    search: _SearchOption = None,
+) -> None:
+    """List the model presets (kvplan models add CONFIG writes your own)."""
     out = resolve_format(fmt, allowed=TABLE_JSON_CSV, default_when_not_tty=Format.JSON)
-    from kvplan.hfconfig.spec import detect_family, flatten_config
+    from kvplan.hfconfig.spec import flatten_config
     from kvplan.inputs import presets
 
+    entries = presets.model_entries()
+    keep = {id(m) for m in presets.filter_models([e.preset for e in entries], family=family, search=search)}
     rows = []
-    for m in presets.all_models():
-        cfg = flatten_config(m.config)
-        rows.append({"id": m.id, "family": detect_family(cfg), "layers": cfg.get("num_hidden_layers"),
+    for e in entries:
+        if id(e.preset) not in keep:
+            continue
+        m, cfg = e.preset, flatten_config(e.preset.config)
+        rows.append({"id": m.id, "family": presets.model_family(m), "layers": cfg.get("num_hidden_layers"),
                      "quantization": m.weights.quantization, "aliases": ", ".join(m.aliases),
-                     "variants": ", ".join(v.id for v in m.variants)})
-    _print_rows(rows, out, title="model presets")
+                     "variants": ", ".join(v.id for v in m.variants), "origin": e.origin})
+    title = _listing_title("model presets", len(rows), len(entries), family=family, search=search)
+    _print_rows(rows, out, title=title, hide=_uniform(rows, "origin"), full_listing="kvplan models --format json",
+                priority=("origin", "family", "quantization", "layers", "aliases", "variants"))
 
 
 @_core.command("gpus")
-def gpus_cmd(fmt: _FormatOption = None) -> None:
+def gpus_cmd(fmt: _FormatOption = None, search: _SearchOption = None) -> None:
     """List the hardware presets."""
     out = resolve_format(fmt, allowed=TABLE_JSON_CSV, default_when_not_tty=Format.JSON)
     from kvplan.inputs import presets
 
+    entries = presets.gpu_entries()
+    keep = {id(g) for g in presets.filter_gpus([e.preset for e in entries], search=search)}
     rows = [{"id": g.id, "name": g.name, "nvidia_smi_mib": g.memory_mib,
              "cuda_total_gib": round(g.device_bytes / 2**30, 2) if g.cuda_total_bytes else None,
-             "interconnect": g.interconnect, "sm": g.sm, "fp8": g.fp8, "fp4": g.fp4} for g in presets.all_gpus()]
-    _print_rows(rows, out, title="GPU presets")
+             "interconnect": g.interconnect, "sm": g.sm, "fp8": g.fp8, "fp4": g.fp4, "origin": e.origin}
+            for e in entries if id(g := e.preset) in keep]
+    title = _listing_title("GPU presets", len(rows), len(entries), family=None, search=search)
+    _print_rows(rows, out, title=title, hide=_uniform(rows, "origin"), full_listing="kvplan gpus --format json",
+                priority=("origin", "name", "nvidia_smi_mib", "cuda_total_gib", "fp8", "fp4", "sm", "interconnect"))
+
+
+def _uniform(rows: list[dict[str, Any]], key: str) -> tuple[str, ...]:
+    """``(key,)`` when every row has the same value there (a column that says nothing in a table), else ``()``."""
+    return (key,) if len({r.get(key) for r in rows}) <= 1 else ()
 
 
 @_core.command("show")
@@ -251,21 +340,49 @@ def show_cmd(
     _print_rows(rows, out, title="KV bytes per token per GPU (SGLang 0.5.23)", info=info)
 
 
+def version_line() -> str:
+    """``kvplan 0.1.0 (SGLang 0.5.23, vLLM 0.33.0 rules)``: the first line of ``kvplan version``, all of
+    ``kvplan --version``."""
+    from kvplan import __version__
+
+    return f"kvplan {__version__} (SGLang 0.5.23, vLLM 0.33.0 rules)"
+
+
 @_core.command("version")
 def version_cmd() -> None:
     """Print kvplan's version and the engine versions it models."""
-    from kvplan import __version__
-
-    typer.echo(f"kvplan {__version__} (SGLang 0.5.23, vLLM 0.33.0 rules)")
+    typer.echo(version_line())
 
 
-def _root() -> None:
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(version_line())
+        raise typer.Exit()
+
+
+def _root(
+    version: Annotated[bool, typer.Option("--version", "-V", is_eager=True, callback=_print_version,
+                                          help="Print the version and exit.")] = False,
+) -> None:
     """kvplan: how big the KV cache is, the longest context and how many requests run at once, the way SGLang and
     vLLM size them at startup."""
 
 
 _FULL: typer.Typer | None = None
 _PLAN_COMMANDS = ("sweep", "solve", "check", "calibrate")
+
+
+#: command name -> (module, class) of the click class that makes it a group; imported only when the command is built
+_GROUP_CLASSES = {"models": ("kvplan.cli.models_cmd", "ModelsGroup")}
+
+
+def _with_group_classes(infos: Sequence[Any]) -> None:
+    """Give each command of :data:`_GROUP_CLASSES` its class (``kvplan models`` is a group holding ``add``), so that
+    ``kvplan fit`` never imports kvplan.cli.models_cmd."""
+    for info in infos:
+        where = _GROUP_CLASSES.get(info.name)
+        if where is not None:
+            info.cls = getattr(importlib.import_module(where[0]), where[1])
 
 
 def _full_app() -> typer.Typer:
@@ -275,8 +392,11 @@ def _full_app() -> typer.Typer:
         from kvplan.cli.calibrate_cmd import calibrate_cmd
         from kvplan.cli.plan_cmds import check_cmd, solve_cmd, sweep_cmd
 
-        full = new_app()
+        full = new_app(completion=True)
+        full.callback()(_root)
+        _with_group_classes(_core.registered_commands)
         full.registered_commands.extend(_core.registered_commands)
+        full.registered_groups.extend(_core.registered_groups)
         full.command("sweep")(sweep_cmd)
         full.command("solve")(solve_cmd)
         full.command("check")(check_cmd)
@@ -296,19 +416,26 @@ def _single_command_app(name: str) -> typer.Typer | None:
     """An app holding only the command being run: typer builds every registered command's parameters at each
     start, so ``kvplan fit`` should not pay for sweep's, solve's, check's and calibrate's (a few ms each)."""
     source = _full_app() if name in _PLAN_COMMANDS else _core
-    for info in source.registered_commands:
-        if info.name == name:
-            one = new_app()
-            one.registered_commands.append(info)
-            one.callback()(_root)  # keeps the group form: `kvplan NAME ...`
-            return one
-    return None
+    one = new_app()
+    one.callback()(_root)  # keeps the group form: `kvplan NAME ...`
+    if any(info.name == name for info in source.registered_commands):
+        one.registered_commands.extend(info for info in source.registered_commands if info.name == name)
+        _with_group_classes(one.registered_commands)
+    elif any(info.name == name for info in source.registered_groups):
+        one.registered_groups.extend(info for info in source.registered_groups if info.name == name)
+    else:
+        return None
+    return one
 
 
 def main() -> None:
     """Console entry point.  Runs the command, flushes the output and leaves with ``os._exit``: a planner that
     has printed its answer has nothing to tear down, and skipping the interpreter's module teardown saves a
     noticeable share of a ~80 ms run (docs/performance.md)."""
+    if not all(_utf8(s) for s in (sys.stdout, sys.stderr)):
+        from kvplan.views.console import install_ascii_fallback
+
+        install_ascii_fallback()
     argv = sys.argv[1:]
     one = _single_command_app(argv[0]) if argv and not argv[0].startswith("-") else None
     code = 0
@@ -320,12 +447,28 @@ def main() -> None:
         elif exc.code is not None:
             sys.stderr.write(f"{exc.code}\n")
             code = 1
+    os._exit(_flushed(code))
+
+
+def _utf8(stream: Any) -> bool:
+    return (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "") == "utf8"
+
+
+def _flushed(code: int) -> int:
+    """Flush stdout and stderr (the text still buffered for a pipe or a file is written here); the exit code after
+    it: ``code``, or :func:`kvplan.cli.streams.output_exit`'s when the output cannot take the text."""
     try:
         sys.stdout.flush()
+    except OSError as exc:
+        out = output_exit(exc)
+        code = code if closed_pipe(exc) else (code or out)
+    except ValueError:  # stdout closed by the command itself
+        pass
+    try:
         sys.stderr.flush()
-    except (BrokenPipeError, ValueError, OSError):
-        code = code or 0
-    os._exit(code)
+    except (OSError, ValueError):
+        pass
+    return code
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -2,7 +2,8 @@
 
 The CLI attaches them (``app.command("sweep")(sweep_cmd)`` ...).  They raise
 :class:`kvplan.errors.InputError` for bad input (exit 2) and :class:`kvplan.errors.DoesNotFitError`
-when a target is not met (exit 3); :class:`kvplan.cli.app.KvplanGroup` turns those into one line.
+when a target is not met (exit 3, also when stdout's reader closed the pipe early:
+:func:`kvplan.cli.streams.render_then_check`); :class:`kvplan.cli.app.KvplanGroup` turns those into one line.
 Arithmetic lives in :mod:`kvplan.planning.sweep`, :mod:`kvplan.planning.solve` and :mod:`kvplan.planning.check`,
 the renderers in :mod:`kvplan.views`; the deployment flags of sweep and solve come from :mod:`kvplan.flags`.
 """
@@ -15,7 +16,8 @@ from typing import Annotated, Any, Optional
 import typer
 
 from kvplan.cli.options import command_flags, deployment_options, deployment_values
-from kvplan.errors import DoesNotFitError, InputError
+from kvplan.cli.streams import render_then_check
+from kvplan.errors import InputError
 from kvplan.flags import ENGINES
 from kvplan.views.formats import TABLE_CSV_JSONL, TABLE_JSON, Format, format_metavar, resolve_format
 
@@ -80,7 +82,7 @@ def sweep_cmd(
         "--chart", help="Draw the capacity frontier (concurrency vs context) in the terminal.")] = False,
     plot: Annotated[Optional[str], typer.Option(
         "--plot", metavar="FILE", help="Save the frontier as .svg (or .png with matplotlib).")] = None,
-    check: Annotated[bool, typer.Option("--check", help="Exit 3 when no point fits.")] = False,
+    check: Annotated[bool, typer.Option("--check", help="Exit 3 when no point meets its target.")] = False,
 ) -> None:
     """Evaluate a grid of deployments: any flag takes a list (a,b,c) or a range (START:STOP[:STEP], xF = geometric)."""
     from kvplan.planning.sweep import sweep
@@ -97,20 +99,34 @@ def sweep_cmd(
         from kvplan.views.frontier import frontier_series
 
         series = frontier_series(table)
-    if out is Format.TABLE:
-        from kvplan.views.console import terminal_console
-        from kvplan.views.sweep import render_table
+    if out is Format.TABLE and output:  # the file first: a reader that closes stdout early does not lose it
+        _out(table.to_csv(table.order(sort or "concurrency")), output)
 
-        render_table(table, sort=sort or "concurrency", top=top, console=terminal_console())
-        if output:
-            _out(table.to_csv(table.order(sort or "concurrency")), output)
-    else:
-        idx = table.order(sort) if sort not in (None, "none") else None
-        _out(table.to_csv(idx) if out is Format.CSV else table.to_jsonl(idx), output)
-    if series is not None:
-        _chart(series, chart=chart, plot=plot, to_stderr=out is not Format.TABLE and not output)
-    if check and table.n_fit == 0:
-        raise DoesNotFitError(f"none of the {len(table):,} points fits")
+    def show() -> None:
+        if out is Format.TABLE:
+            from kvplan.views.console import terminal_console
+            from kvplan.views.sweep import render_table
+
+            render_table(table, sort=sort or "concurrency", top=top, console=terminal_console())
+        else:
+            idx = table.order(sort) if sort not in (None, "none") else None
+            _out(table.to_csv(idx) if out is Format.CSV else table.to_jsonl(idx), output)
+        if series is not None:
+            _chart(series, chart=chart, plot=plot, to_stderr=out is not Format.TABLE and not output)
+
+    render_then_check(show, _sweep_failure(table) if check else "")
+
+
+def _sweep_failure(table: Any) -> str:
+    """Why ``sweep --check`` fails ("" when it passes): no point meets its target (``n_meet``; a table without
+    it: no point fits)."""
+    n_meet = getattr(table, "n_meet", None)
+    if n_meet is None:
+        return "" if table.n_fit else f"none of the {len(table):,} points fits"
+    if n_meet:
+        return ""
+    fit = f" ({table.n_fit:,} start and serve one full-context request)" if table.n_fit else ""
+    return f"none of the {len(table):,} points meets its target{fit}"
 
 
 # --------------------------------------------------------------------------------------------------
@@ -154,17 +170,19 @@ def solve_cmd(
 
         resolve_gpu(dep.gpu)
     result = solve(dep, question, max_gpus=max_gpus)
-    if out is Format.JSON:
-        from kvplan.views.solve import to_json
 
-        typer.echo(to_json(result))
-    else:
-        from kvplan.views.console import terminal_console
-        from kvplan.views.solve import render
+    def show() -> None:
+        if out is Format.JSON:
+            from kvplan.views.solve import to_json
 
-        render(result, console=terminal_console())
-    if not result.solved:
-        raise DoesNotFitError(f"no answer: {result.answer_label}")
+            typer.echo(to_json(result))
+        else:
+            from kvplan.views.console import terminal_console
+            from kvplan.views.solve import render
+
+            render(result, console=terminal_console())
+
+    render_then_check(show, "" if result.solved else f"no answer: {result.answer_label}")
 
 
 def _for_validate(dep: Any) -> Any:
@@ -197,14 +215,17 @@ def check_cmd(
         raise InputError(f"unknown report format '{report_format}'", field="--report-format", hint="json or junit")
     specs = load_plan(plan)
     results = check(specs, path=plan)
-    if out is Format.JSON:
-        typer.echo(view.to_json(results, path=plan), nl=False)
-    else:
-        from kvplan.views.console import terminal_console
-
-        view.render(results, path=plan, console=terminal_console())
-    if report:
+    if report:  # before stdout: a reader that closes the pipe early does not lose the report
         view.write_report(results, report, fmt=report_format, path=plan)
+
+    def show() -> None:
+        if out is Format.JSON:
+            typer.echo(view.to_json(results, path=plan), nl=False)
+        else:
+            from kvplan.views.console import terminal_console
+
+            view.render(results, path=plan, console=terminal_console())
+
     failed = [r.name for r in results if not r.passed]
-    if failed:
-        raise DoesNotFitError(f"{len(failed)} of {len(results)} deployment(s) miss their target: " + ", ".join(failed))
+    render_then_check(show, f"{len(failed)} of {len(results)} deployment(s) miss their target: " + ", ".join(failed)
+                      if failed else "")

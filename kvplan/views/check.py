@@ -16,14 +16,14 @@ from kvplan.views.sweep import fmt_count
 
 def render(results: list[CheckResult], *, path: str = "", console: Any = None) -> None:
     """The check table (rich)."""
-    from rich import box
-    from rich.console import Console
     from rich.table import Table
 
-    console = console or Console()
+    from kvplan.views.console import table_box, terminal_console
+
+    console = console or terminal_console()
     n_fail = sum(not r.passed for r in results)
     t = Table(title=f"kvplan check {path}: {len(results) - n_fail} passed, {n_fail} failed", title_justify="left",
-              box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0))
+              box=table_box(console), pad_edge=False, padding=(0, 1, 0, 0))
     for name in ("deployment", "GPUs", "target", "room", "pool tokens", "headroom", "result"):
         t.add_column(name, justify="left" if name in ("deployment", "result") else "right", no_wrap=True)
     for r in results:

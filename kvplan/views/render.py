@@ -1,13 +1,27 @@
 """Views of :class:`~kvplan.result.FitResult`: JSON, CSV and a rich table (one result, or engines side by side).
 
-rich is imported inside :func:`table` and :func:`compare_table` only, so ``--format json`` and ``--format csv``
-never load it.
+The table view tells the story on its first screen (at most 25 lines at 80 columns for the default deployment,
+a test counts them): the title, the verdict (and each reason it does not fit), the target, the numbers that
+answer the question (KV bytes per token, budget, pool, longest request, requests at full context and at the
+workload, the request cap and where it came from), the memory bar with a one-line-per-few-slices legend, every
+warning, and one line saying how many assumptions / pools / other bases ``--explain`` (``-v``) would add.
+With ``explain=True`` the same screen is followed by the full memory breakdown, the pools, the other KV bases
+and the assumptions.  JSON and CSV are the same with or without ``--explain``.
+
+Keys the planning layer may not have yet (``reasons``, ``meets_target``, ``target``,
+``max_running_requests_source``, ``workload_tokens_per_request``, ``workload_concurrency``) are read with
+``getattr(result, name, None)`` and rendered when present.
+
+Every string that comes from data (model and GPU names, notes, warnings) is printed as a rich ``Text``, never as
+markup and never auto-highlighted.  rich is imported inside the table functions only, so ``--format json`` and
+``--format csv`` never load it.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from kvplan.units import GiB
@@ -25,19 +39,19 @@ def fit_text(results: Sequence[Any], fmt: Format) -> str:
     raise ValueError(f"fit_text writes json or csv, not {fmt}")
 
 
-def print_fit(results: Sequence[Any], console: Any = None) -> None:
+def print_fit(results: Sequence[Any], console: Any = None, *, explain: bool = False) -> None:
     """The table view: :func:`table` for one result, :func:`compare_table` for engines side by side."""
     if len(results) > 1:
-        compare_table(results, console=console)
+        compare_table(results, console=console, explain=explain)
     else:
-        table(results[0], console=console)
+        table(results[0], console=console, explain=explain)
 
 
 def to_json(result: Any) -> str:
     return json.dumps(result.model_dump(mode="json"), indent=2)
 
 
-def _flat(result) -> dict:
+def _flat(result: Any) -> dict[str, Any]:
     d = result.model_dump(mode="json")
     out = {}
     for k, v in d.items():
@@ -51,7 +65,7 @@ def _flat(result) -> dict:
     return out
 
 
-def to_csv(results) -> str:
+def to_csv(results: Sequence[Any]) -> str:
     import csv
     import io
 
@@ -85,7 +99,7 @@ _BAR_STYLES = {
 }
 
 
-def memory_bar(result, width: int = 60):
+def memory_bar(result: Any, width: int = 60) -> Any:
     """A proportional bar of where one GPU's memory goes (rich Text)."""
     from rich.text import Text
 
@@ -105,91 +119,349 @@ def memory_bar(result, width: int = 60):
     return text
 
 
-def table(result, console=None) -> None:
-    """Print the table view on ``console`` (a rich Console; a new one on stdout if None)."""
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
+# ------------------------------------------------------------------------------------------ the parts
 
-    con = console or Console()
-    r = result
-    eng = "SGLang" if r.engine == "sglang" else "vLLM"
-    par = f"TP{r.tp}" + (f" PP{r.pp}" if r.pp > 1 else "") + (f" DP{r.dp}" if r.dp > 1 else "") \
-        + (f" EP{r.ep}" if r.ep > 1 else "") + (" (DP attention)" if r.dp_attention else "")
-    con.print(f"[bold]{r.model}[/bold] on {r.num_gpus}x {r.gpu} - {eng} {r.engine_version}, {par}, "
-              f"KV {r.kv_cache_dtype}, {r.mode} mode")
+
+class _Terms:
+    """An engine's own words for what the table shows (so the table reads like the engine's startup log)."""
+
+    def __init__(self, label: str, pool: str, cap: str, knob: str) -> None:
+        self.label, self.pool, self.cap, self.knob = label, pool, cap, knob
+
+
+#: engine -> its name, its pool's log name, its request cap's flag, its memory knob (a FitResult field)
+ENGINE_TERMS = {
+    "sglang": _Terms("SGLang", "max_total_num_tokens", "max_running_requests", "mem_fraction_static"),
+    "vllm": _Terms("vLLM", "GPU KV cache size", "max_num_seqs", "gpu_memory_utilization"),
+}
+
+
+def _terms(r: Any) -> _Terms:
+    return ENGINE_TERMS[r.engine]
+
+
+def engine_label(engine: str) -> str:
+    return ENGINE_TERMS[engine].label
+
+
+def _knob(r: Any) -> str:
+    """``mem_fraction_static 0.72`` / ``gpu_memory_utilization 0.92``: the engine's memory knob and its value."""
+    name = _terms(r).knob
+    return f"{name} {getattr(r, name)}"
+
+
+def parallel_label(r: Any) -> str:
+    """``TP8 EP8``, ``TP4 PP2 DP2 (DP attention)``: the parallel layout as a launch command would give it."""
+    return (f"TP{r.tp}" + (f" PP{r.pp}" if r.pp > 1 else "") + (f" DP{r.dp}" if r.dp > 1 else "")
+            + (f" EP{r.ep}" if r.ep > 1 else "") + (" (DP attention)" if r.dp_attention else ""))
+
+
+def _title(r: Any) -> Any:
+    from rich.text import Text
+
+    text = Text().append(r.model, style="bold")
+    text.append(f" on {r.num_gpus}x {r.gpu} - {engine_label(r.engine)} {r.engine_version}, {parallel_label(r)}, "
+                f"KV {r.kv_cache_dtype}, {r.mode} mode")
+    return text
+
+
+def cap_name(r: Any) -> str:
+    """The engine's own name of the request cap: ``max_running_requests`` (SGLang), ``max_num_seqs`` (vLLM)."""
+    return _terms(r).cap
+
+
+def cap_source(r: Any) -> str | None:
+    """Where the request cap came from: the planner's ``max_running_requests_source`` ("given" | "derived" |
+    "engine default"); before the planner says, SGLang's derived-default assumption gives "derived"; None when
+    it cannot be told (then the table claims neither)."""
+    source = getattr(r, "max_running_requests_source", None)
+    if source:
+        return str(source)
+    if r.engine == "sglang":
+        derived = any(a.startswith(f"max_running_requests {r.max_running_requests}:") and "derived default" in a
+                      for a in r.assumptions)
+        return "derived" if derived else "given"
+    return None
+
+
+def _cap_note(r: Any) -> str:
+    """``given (a cap: more requests wait)``: where the cap came from, and what a cap means."""
+    source = cap_source(r)
+    return "the engine's cap: more requests wait" if source is None else f"{source} (a cap: more requests wait)"
+
+
+def _num(v: float | int) -> str:
+    return f"{v:,}" if isinstance(v, int) else f"{v:,g}"
+
+
+def _workload(r: Any) -> tuple[Any, Any] | None:
+    """(tokens per request, requests at once) of ``--input-len/--output-len``, None without a workload."""
+    conc = getattr(r, "workload_concurrency", None)
+    if conc is None:
+        return None
+    return getattr(r, "workload_tokens_per_request", None), conc
+
+
+def _verdict_lines(con: Any, r: Any, *, prefix: str = "", target: bool = True) -> None:
+    """The verdict (green when the engine starts and serves, red when not), the reasons beyond the one the verdict
+    names, and (``target``) the target when the result has one."""
+    from kvplan.views.console import hanging
+
     color = "green" if r.fits else "red"
-    con.print(f"[bold {color}]{r.verdict}[/bold {color}]")
+    hanging(con, prefix + r.verdict, first="", rest="  ", style=f"bold {color}")
+    reasons = [x for x in getattr(r, "reasons", None) or [] if x and x not in r.verdict]
+    for x in reasons:
+        hanging(con, x, first="  - ", style=color)
+    if target:
+        _target_lines(con, [r])
 
-    t = Table(box=box.SIMPLE_HEAD, show_header=True, pad_edge=False)
-    t.add_column("per GPU" if r.attn_dp == 1 else "per GPU / attention-DP rank")
-    t.add_column("value", justify="right")
-    t.add_column("note")
-    t.add_row("KV bytes per token", f"{r.kv_bytes_per_token:,.1f} B", r.layout)
-    knob = (f"mem_fraction_static {r.mem_fraction_static}" if r.engine == "sglang"
-            else f"gpu_memory_utilization {r.gpu_memory_utilization}")
-    t.add_row("KV budget", _g(r.kv_budget_bytes), knob)
-    pool_name = "max_total_num_tokens" if r.engine == "sglang" else "GPU KV cache size"
-    t.add_row("KV pool", f"{r.kv_pool_tokens:,} tokens", pool_name
-              + (f"; {r.kv_pool_tokens_total:,} over {r.dp} ranks" if r.dp > 1 else ""))
-    t.add_row("longest request", f"{r.max_context_length:,} tokens", f"context_length {r.context_length:,}")
-    t.add_row(f"requests of {r.context_length:,} at once", f"{r.max_concurrency:g}",
-              f"target {r.target_requests}")
-    t.add_row("max_running_requests", f"{r.max_running_requests:,}", "as the engine derives it")
-    if r.num_blocks is not None:
-        t.add_row("KV blocks", f"{r.num_blocks:,}", f"block size {r.block_size}")
-    t.add_row("free at start", _g(r.free_bytes), r.free_source)
-    t.add_row("weights", _g(r.weight_bytes), r.weight_source)
-    con.print(t)
 
-    if r.pools:
-        pt = Table(title="pools per GPU", box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False)
-        pt.add_column("pool")
-        pt.add_column("tokens", justify="right")
-        pt.add_column("bytes", justify="right")
-        for p in r.pools:
-            pt.add_row(p.name, f"{p.tokens:,}" if p.tokens is not None else "", _g(p.bytes))
-        con.print(pt)
+def _target_lines(con: Any, results: Sequence[Any]) -> None:
+    """``target 1 request of 32,768 tokens at once: met``; engines side by side share the line when their target
+    text is the same (``...: met by SGLang, not met by vLLM (--check exits 3)``)."""
+    from kvplan.views.console import hanging
 
-    con.print(f"[bold]memory per GPU[/bold] ({_g(r.device_bytes)})")
-    con.print(memory_bar(r))
-    mt = Table(box=None, show_header=False, pad_edge=False)
-    mt.add_column("")
-    mt.add_column("", justify="right")
-    mt.add_column("")
+    have = [r for r in results if getattr(r, "meets_target", None) is not None and getattr(r, "target", None)]
+    for text in dict.fromkeys(r.target for r in have):
+        same = [r for r in have if r.target == text]
+        met = {bool(r.meets_target) for r in same}
+        if len(results) == 1 or len(met) == 1:
+            state = "met" if met == {True} else "not met (--check exits 3)"
+            by = "" if len(results) == 1 else " (" + ", ".join(engine_label(r.engine) for r in same) + ")"
+        else:
+            state = ", ".join(("met by " if r.meets_target else "not met by ") + engine_label(r.engine)
+                              for r in same) + " (--check exits 3)"
+            by = ""
+        hanging(con, f"target {text}: {state}{by}", first="", rest="  ", style="green" if met == {True} else "yellow")
+
+
+def _main_rows(r: Any, *, explain: bool) -> list[tuple[str, str, str]]:
+    """(label, value, note) of the main table: the numbers that answer the question; ``explain`` adds the blocks,
+    the free memory and the weights."""
+    rows = [
+        ("KV bytes per token", f"{r.kv_bytes_per_token:,.1f} B", r.layout),
+        ("KV budget", _g(r.kv_budget_bytes), _knob(r)),
+        ("KV pool", f"{r.kv_pool_tokens:,} tokens",
+         _terms(r).pool + (f"; {r.kv_pool_tokens_total:,} over {r.dp} ranks" if r.dp > 1 else "")),
+        ("longest request", f"{r.max_context_length:,} tokens", f"context_length {r.context_length:,}"),
+        ("at full context", f"{_num(r.max_concurrency)} requests", f"of {r.context_length:,} tokens at once"),
+    ]
+    work = _workload(r)
+    if work is not None:
+        per, conc = work
+        rows.append(("at the workload", f"{_num(conc)} requests",
+                     f"holding {per:,} tokens each at once" if isinstance(per, int) else "at once"))
+    rows.append((cap_name(r), f"{r.max_running_requests:,}", _cap_note(r)))
+    if explain:
+        if r.num_blocks is not None:
+            rows.append(("KV blocks", f"{r.num_blocks:,}", f"block size {r.block_size}"))
+        rows.append(("free at start", _g(r.free_bytes), r.free_source))
+        rows.append(("weights", _g(r.weight_bytes), r.weight_source))
+    return rows
+
+
+def _main_table(con: Any, r: Any, *, explain: bool) -> Any:
+    from rich.table import Table
+    from rich.text import Text
+
+    from kvplan.views.console import table_box
+
+    t = Table(box=table_box(con), show_header=True, pad_edge=False)
+    t.add_column("per GPU" if r.attn_dp == 1 else "per GPU / attention-DP rank", no_wrap=True)
+    t.add_column("value", justify="right", no_wrap=True)
+    t.add_column("note", overflow="fold")
+    for label, value, note in _main_rows(r, explain=explain):
+        t.add_row(Text(label), Text(value), Text(note))
+    return t
+
+
+def _legend_items(r: Any) -> list[Any]:
+    from rich.text import Text
+
+    items = []
     for m in r.memory:
         style, ch = _BAR_STYLES.get(m.name, ("white", "#"))
-        mt.add_row(f"[{style}]{ch}[/{style}] {m.name}", _g(m.bytes), m.note)
-    con.print(mt)
+        item = Text().append(ch, style=style)
+        item.append(f" {m.name} {_g(m.bytes)}")
+        items.append(item)
+    return items
 
+
+def _print_legend(con: Any, r: Any) -> None:
+    """The memory legend packed into as few lines as the width allows, an item never split across lines."""
+    from rich.text import Text
+
+    gap, line = "   ", Text()
+    for item in _legend_items(r):
+        if line.plain and len(line.plain) + len(gap) + len(item.plain) > con.width:
+            con.print(line, soft_wrap=True)
+            line = Text()
+        if line.plain:
+            line.append(gap)
+        line.append_text(item)
+    if line.plain:
+        con.print(line, soft_wrap=True)
+
+
+def _memory_table(r: Any) -> Any:
+    from rich.table import Table
+    from rich.text import Text
+
+    mt = Table(box=None, show_header=False, pad_edge=False)
+    mt.add_column("", no_wrap=True)
+    mt.add_column("", justify="right", no_wrap=True)
+    mt.add_column("", overflow="fold")
+    for m in r.memory:
+        style, ch = _BAR_STYLES.get(m.name, ("white", "#"))
+        label = Text().append(ch, style=style)
+        label.append(f" {m.name}")
+        mt.add_row(label, Text(_g(m.bytes)), Text(m.note))
+    return mt
+
+
+def _print_memory(con: Any, r: Any, *, explain: bool) -> None:
+    from rich.text import Text
+
+    head = Text().append("memory per GPU", style="bold")
+    head.append(f" ({_g(r.device_bytes)})")
+    con.print(head)
+    con.print(memory_bar(r))
+    if explain:
+        con.print(_memory_table(r))
+    else:
+        _print_legend(con, r)
+
+
+def _print_warnings(con: Any, warnings: Sequence[str], *, prefix: str = "") -> None:
+    from kvplan.views.console import hanging
+
+    if warnings:
+        con.print("warnings", style="bold yellow")
+    for w in warnings:
+        hanging(con, prefix + w, first="  ! ")
+
+
+def _pools_table(con: Any, r: Any) -> Any:
+    from rich.table import Table
+    from rich.text import Text
+
+    from kvplan.views.console import table_box
+
+    pt = Table(title="pools per GPU", box=table_box(con), title_justify="left", pad_edge=False)
+    pt.add_column("pool", overflow="fold")
+    pt.add_column("tokens", justify="right", no_wrap=True)
+    pt.add_column("bytes", justify="right", no_wrap=True)
+    for p in r.pools:
+        pt.add_row(Text(p.name), f"{p.tokens:,}" if p.tokens is not None else "", _g(p.bytes))
+    return pt
+
+
+def _bases_table(con: Any, r: Any) -> Any:
+    from rich.table import Table
+    from rich.text import Text
+
+    from kvplan.views.console import table_box
+
+    bt = Table(title="other KV bases on the same budget", box=table_box(con), title_justify="left", pad_edge=False)
+    bt.add_column("basis", overflow="fold")
+    bt.add_column("B/token", justify="right", no_wrap=True)
+    bt.add_column("pool tokens", justify="right", no_wrap=True)
+    bt.add_column(f"requests of {r.context_length:,}", justify="right")
+    bt.add_row(f"engine ({r.engine} allocates)", f"{r.kv_bytes_per_token:,.1f}", f"{r.kv_pool_tokens:,}",
+               _num(r.max_concurrency))
+    for b in r.bases:
+        bt.add_row(Text(b.name), f"{b.kv_bytes_per_token:,}", f"{b.kv_pool_tokens:,}", _num(b.max_concurrency))
+    return bt
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def explain_summary(results: Sequence[Any]) -> str:
+    """The one line that says what ``--explain`` adds, e.g. ``"14 assumptions, 6 pools, 2 other KV bases: add
+    --explain (-v) to see them"``; empty when it would add nothing."""
+    counts = [(sum(len(r.assumptions) for r in results), "assumption"), (sum(len(r.pools) for r in results), "pool"),
+              (sum(len(r.bases) for r in results), "other KV basis")]
+    parts = [_plural(n, w) if w != "other KV basis" else f"{n} other KV bas{'is' if n == 1 else 'es'}"
+             for n, w in counts if n]
+    return (", ".join(parts) + ": add --explain (-v) to see them") if parts else ""
+
+
+_CLAMP_NOTE = re.compile(r"^max_running_requests ([\d,]+): .*clamp\(.*, ([\d,]+), ([\d,]+)\)")
+
+
+def assumption_text(r: Any, text: str) -> str:
+    """An assumption as the table prints it: a ``clamp(..., LO, HI)`` explanation of a request cap outside
+    [LO, HI] (a pool too small for the clamp's floor, or the cap reduced to tokens // 2) is not printed as if the
+    clamp gave it; it says where the cap came from instead.  Every other assumption prints as it is.
+
+    Example: ``"max_running_requests 0: SGLang's derived default clamp(int(tokens / context x 512), 2048, 4096)"``
+    with a pool of 0 tokens -> ``"max_running_requests 0: derived by the engine from a pool of 0 tokens (below the
+    clamp's floor of 2048)"``.
+    """
+    m = _CLAMP_NOTE.match(text)
+    if m is None:
+        value, lo, hi = 0, 0, 0
+    else:
+        value, lo, hi = (int(g.replace(",", "")) for g in m.groups())
+    if m is None or lo <= value <= hi:
+        return text
+    return (f"max_running_requests {value:,}: derived by the engine from a pool of {r.kv_pool_tokens:,} tokens "
+            f"({'below' if value < lo else 'above'} the clamp's {'floor' if value < lo else 'ceiling'} of "
+            f"{lo if value < lo else hi})")
+
+
+def _print_explained(con: Any, r: Any) -> None:
+    from kvplan.views.console import hanging
+
+    if r.pools:
+        con.print()
+        con.print(_pools_table(con, r))
     if r.bases:
-        bt = Table(title="other KV bases on the same budget", box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False)
-        bt.add_column("basis")
-        bt.add_column("B/token", justify="right")
-        bt.add_column("pool tokens", justify="right")
-        bt.add_column(f"requests of {r.context_length:,}", justify="right")
-        bt.add_row(f"engine ({r.engine} allocates)", f"{r.kv_bytes_per_token:,.1f}", f"{r.kv_pool_tokens:,}",
-                   f"{r.max_concurrency:g}")
-        for b in r.bases:
-            bt.add_row(b.name, f"{b.kv_bytes_per_token:,}", f"{b.kv_pool_tokens:,}", f"{b.max_concurrency:g}")
-        con.print(bt)
-
+        con.print(_bases_table(con, r))
     if r.assumptions:
-        con.print("[bold]assumptions[/bold]")
+        con.print("assumptions", style="bold")
         for a in r.assumptions:
-            con.print(f"  - {a}", highlight=False)
-    if r.warnings:
-        con.print("[bold yellow]warnings[/bold yellow]")
-        for w in r.warnings:
-            con.print(f"  ! {w}", highlight=False)
+            hanging(con, assumption_text(r, a), first="  - ")
 
 
-_COMPARE_ROWS = (
+def table(result: Any, console: Any = None, *, explain: bool = False) -> None:
+    """Print the table view on ``console`` (a rich Console; :func:`kvplan.views.console.terminal_console` if None):
+    the first screen, and with ``explain`` the pools, the memory notes, the other bases and the assumptions."""
+    from kvplan.views.console import hanging, terminal_console
+
+    con = console or terminal_console()
+    r = result
+    hanging(con, _title(r), rest="  ")
+    _verdict_lines(con, r)
+    con.print(_main_table(con, r, explain=explain))
+    _print_memory(con, r, explain=explain)
+    _print_warnings(con, r.warnings)
+    if explain:
+        _print_explained(con, r)
+        return
+    summary = explain_summary([r])
+    if summary:
+        hanging(con, summary, rest="  ", style="dim")
+
+
+def _cap_cell(r: Any) -> str:
+    source = cap_source(r)
+    return f"{r.max_running_requests:,}" + (f" ({source})" if source else "")
+
+
+def _workload_cell(r: Any) -> str:
+    work = _workload(r)
+    return "-" if work is None else _num(work[1])
+
+
+_COMPARE_ROWS: tuple[tuple[str, Callable[[Any], str]], ...] = (
     ("engine version", lambda r: r.engine_version),
     ("mode", lambda r: r.mode),
     ("KV dtype", lambda r: r.kv_cache_dtype),
-    ("memory knob", lambda r: f"mem_fraction_static {r.mem_fraction_static}" if r.engine == "sglang"
-     else f"gpu_memory_utilization {r.gpu_memory_utilization}"),
+    ("mem_fraction_static", lambda r: "-" if r.mem_fraction_static is None else f"{r.mem_fraction_static}"),
+    ("gpu_memory_utilization", lambda r: "-" if r.gpu_memory_utilization is None else f"{r.gpu_memory_utilization}"),
     ("free at start / requested", lambda r: _g(r.free_bytes)),
     ("weights per GPU", lambda r: _g(r.weight_bytes)),
     ("KV bytes per token", lambda r: f"{r.kv_bytes_per_token:,.1f} B"),
@@ -197,33 +469,46 @@ _COMPARE_ROWS = (
     ("page / block size", lambda r: f"{r.page_size}"),
     ("KV pool (tokens)", lambda r: f"{r.kv_pool_tokens:,}"),
     ("longest request", lambda r: f"{r.max_context_length:,}"),
-    ("requests of the context at once", lambda r: f"{r.max_concurrency:g}"),
-    ("max_running_requests", lambda r: f"{r.max_running_requests:,}"),
+    ("requests of the context at once", lambda r: _num(r.max_concurrency)),
+    ("requests of the workload at once", _workload_cell),
+    ("request cap", _cap_cell),
     ("fits", lambda r: "yes" if r.fits else "no"),
 )
 
 
-def compare_table(results, console=None) -> None:
-    """Several engines' answers for one deployment, one column each (``kvplan fit --engine sglang,vllm``)."""
-    from rich import box
-    from rich.console import Console
+def compare_table(results: Sequence[Any], console: Any = None, *, explain: bool = False) -> None:
+    """Several engines' answers for one deployment, one column each (``kvplan fit --engine sglang,vllm``).
+    The workload row appears when a workload was given."""
     from rich.table import Table
+    from rich.text import Text
 
-    con = console or Console()
+    from kvplan.views.console import hanging, table_box, terminal_console
+
+    con = console or terminal_console()
     r0 = results[0]
-    con.print(f"[bold]{r0.model}[/bold] on {r0.num_gpus}x {r0.gpu}, TP{r0.tp}"
-              + (f" PP{r0.pp}" if r0.pp > 1 else "") + (f" DP{r0.dp}" if r0.dp > 1 else "")
-              + f", context {r0.context_length:,}, target {r0.target_requests} request(s)")
-    t = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-    t.add_column("per GPU")
+    title = Text().append(r0.model, style="bold")
+    title.append(f" on {r0.num_gpus}x {r0.gpu}, TP{r0.tp}" + (f" PP{r0.pp}" if r0.pp > 1 else "")
+                 + (f" DP{r0.dp}" if r0.dp > 1 else "") + f", context {r0.context_length:,}")
+    hanging(con, title, rest="  ")
+    t = Table(box=table_box(con), pad_edge=False)
+    t.add_column("per GPU", no_wrap=True)
     for r in results:
-        t.add_column("SGLang" if r.engine == "sglang" else "vLLM", justify="right")
+        t.add_column(engine_label(r.engine), justify="right", overflow="fold")
+    workload = any(_workload(r) is not None for r in results)
     for label, get in _COMPARE_ROWS:
-        t.add_row(label, *(str(get(r)) for r in results))
+        if label.startswith("requests of the workload") and not workload:
+            continue
+        t.add_row(label, *(Text(str(get(r))) for r in results))
     con.print(t)
     for r in results:
-        color = "green" if r.fits else "red"
-        con.print(f"[{color}]{'SGLang' if r.engine == 'sglang' else 'vLLM'}: {r.verdict}[/{color}]")
-    for r in results:
-        for w in r.warnings:
-            con.print(f"  ! {r.engine}: {w}", highlight=False)
+        _verdict_lines(con, r, prefix=f"{engine_label(r.engine)}: ", target=False)
+    _target_lines(con, results)
+    _print_warnings(con, [f"{r.engine}: {w}" for r in results for w in r.warnings])
+    if explain:
+        for r in results:
+            con.print(Text(f"{engine_label(r.engine)} {r.engine_version}", style="bold"))
+            _print_explained(con, r)
+        return
+    summary = explain_summary(results)
+    if summary:
+        hanging(con, summary, rest="  ", style="dim")

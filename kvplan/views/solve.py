@@ -18,12 +18,12 @@ def to_json(result: SolveResult) -> str:
 
 def render(result: SolveResult, *, console: Any = None) -> None:
     """Print the answer and every candidate with its reason (rich)."""
-    from rich import box
-    from rich.console import Console
     from rich.table import Table
 
-    console = console or Console()
-    t = Table(title=f"solve {result.question}: {result.target}", title_justify="left", box=box.SIMPLE_HEAD,
+    from kvplan.views.console import table_box, terminal_console
+
+    console = console or terminal_console()
+    t = Table(title=f"solve {result.question}: {result.target}", title_justify="left", box=table_box(console),
               pad_edge=False, padding=(0, 1, 0, 0))
     t.add_column("", no_wrap=True)
     t.add_column("candidate", no_wrap=True)

@@ -73,17 +73,17 @@ def _cells(table: SweepTable, r: dict, g: Group, vary: list[str], errs: list[str
 def render_table(table: SweepTable, *, sort: str = "concurrency", top: int = 20, console: Any = None) -> None:
     """Print the best ``top`` rows (rich).  Best rows are marked ``*`` (and bold green on a colour terminal);
     rows that do not fit are dimmed."""
-    from rich import box
-    from rich.console import Console
     from rich.table import Table
 
-    console = console or Console()
+    from kvplan.views.console import table_box, terminal_console
+
+    console = console or terminal_console()
     idx = table.order(sort)[: max(top, 0)]
     best = table.best_mask(idx, sort)
     vary = [k for k in table.varying() if k != "page_size"]
     fixed = [k for k in GROUP_COLS if k not in vary and k != "page_size"]
     title = f"sweep: {len(table):,} points, {table.n_fit:,} fit; best {len(idx)} by {sort}"
-    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0))
+    t = Table(title=title, title_justify="left", box=table_box(console), pad_edge=False, padding=(0, 1, 0, 0))
     t.add_column("", no_wrap=True)
     for k in vary:
         t.add_column(SHORT.get(k, k), justify="left" if k in ("model", "gpu", "engine", "kv_cache_dtype") else "right",
