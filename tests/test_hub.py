@@ -250,3 +250,132 @@ def test_urllib_does_not_forward_the_token_to_another_host(stub, env):
     first, followed = _sent(stub, "org/moved", n0)[:2]
     assert first.headers.get("authorization") == f"Bearer {TOKEN}" and first.headers["host"].startswith("127.0.0.1")
     assert followed.headers["host"].startswith("localhost") and "authorization" not in followed.headers
+
+
+# ------------------------------------------------------------------------------------------------
+# Limits (issue 15): the total deadline, the size cap, HF_ENDPOINT checks, masked credentials
+# ------------------------------------------------------------------------------------------------
+
+TRICKLE_EVERY = 0.25          # s between body bytes: the whole config.json would take minutes
+
+
+def _gets(stub, repo, since, fname="config.json"):
+    return [r for r in _sent(stub, repo, since) if r.method == "GET" and r.path.endswith(fname)]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_trickling_endpoint_gives_up_at_the_total_deadline(stub, env, backend):
+    """Headers at once, then one byte every 0.25 s (the per-read timeout never fires): KVPLAN_HUB_TIMEOUT=1 is the
+    total, so kvplan gives up after about 1 s instead of the ~6 minutes the body would take."""
+    import time
+
+    stub.add("org/trickle", "config.json", QWEN3_8B)
+    stub.trickle["org/trickle"] = TRICKLE_EVERY
+    env.setenv("KVPLAN_HUB_TIMEOUT", "1")
+    n0 = len(stub.requests)
+    t0 = time.monotonic()
+    try:
+        e = _err("org/trickle", backend)
+    finally:
+        elapsed = time.monotonic() - t0
+        del stub.trickle["org/trickle"]                       # releases the stub's connection
+    assert "within 1 s" in str(e) and "KVPLAN_HUB_TIMEOUT" in e.one_line()
+    assert elapsed < 8, elapsed                               # 1 s deadline; without it: len(body) x 0.25 s
+    assert len(_gets(stub, "org/trickle", n0)) == 1           # one transfer, no retries
+    assert stub.sent.get("org/trickle", 0) < len(json.dumps(QWEN3_8B))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("announced", [True, False], ids=["content-length", "chunked"])
+def test_oversized_file_is_neither_downloaded_whole_nor_cached(stub, env, backend, announced, tmp_path, monkeypatch):
+    """A 1 GiB config.json: refused from its announced size before the body is read, or once one byte more than the
+    cap has come (cap lowered to 1 MiB here so the test moves little data); nothing of it is cached."""
+    from kvplan.inputs import hub
+
+    monkeypatch.setattr(hub, "MAX_FILE_BYTES", 2**20)
+    repo = f"org/huge-{int(announced)}"
+    stub.huge[repo] = (2**30, announced)
+    stub.sent.pop(repo, None)
+    e = _err(repo, backend)
+    assert "larger than 1 MiB" in str(e) and "not a config.json" in str(e)
+    assert stub.sent.get(repo, 0) < 64 * 2**20, stub.sent.get(repo)   # far from the 1 GiB
+    big = [p for p in tmp_path.rglob("*") if p.is_file() and p.stat().st_size > 2**20]
+    assert big == [], big
+    env.setenv("HF_HUB_OFFLINE", "1")
+    off = _err(repo, backend)
+    assert "not in the cache" in str(off)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_cached_fifo_or_oversized_file_is_refused_not_read(stub, env, backend, tmp_path, monkeypatch):
+    import os
+
+    from kvplan.inputs import hub
+
+    r = fetch_model_files("org/bare", backend=backend)
+    cached = Path(r["source"].split(" (", 1)[1].rstrip(")"))
+    target = cached.resolve()                                 # huggingface_hub: snapshot symlink -> blob
+    target.unlink()
+    os.mkfifo(target)
+    env.setenv("HF_HUB_OFFLINE", "1")
+    e = _err("org/bare", backend)                             # no hang: refused, or (huggingface_hub) not a hit
+    assert "FIFO" in str(e) or "not in the cache" in str(e), str(e)
+    target.unlink()
+    target.write_bytes(b" " * (2**20 + 1))
+    monkeypatch.setattr(hub, "MAX_FILE_BYTES", 2**20)
+    e2 = _err("org/bare", backend)
+    assert "larger than" in str(e2)
+
+
+@pytest.mark.parametrize("endpoint, why", [
+    ("http://127.0.0.1:99999", "not a valid URL"), ("http://[::1", "not a valid URL"), ("http://:8080", "no host"),
+    ("ftp://hub.local", "http(s) URL"), ("http://hub.local/a b", "spaces"), ("http://h:0", "port 0"),
+    ("http://hub.local/?x=1", "query"),
+])
+def test_malformed_hf_endpoint_is_an_input_error(env, endpoint, why):
+    env.setenv("HF_ENDPOINT", endpoint)
+    with pytest.raises(InputError) as ei:
+        fetch_model_files("org/tiny", backend="urllib")
+    assert ei.value.field == "HF_ENDPOINT" and why in str(ei.value), ei.value.one_line()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("endpoint", ["http://127.0.0.1:99999", "http://[::1"])
+def test_malformed_hf_endpoint_cli_exit_2_one_line(backend, endpoint, tmp_path):
+    """Through the installed CLI: exit 2, one line on stderr, nothing on stdout (huggingface_hub, imported with a bad
+    HF_ENDPOINT, prints on stdout: kvplan checks the endpoint before importing it)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "HF_ENDPOINT": endpoint, "KVPLAN_HUB_BACKEND": backend, "HF_HOME": str(tmp_path / "hf"),
+           "XDG_CACHE_HOME": str(tmp_path / "xdg"), "KVPLAN_HUB_TIMEOUT": "5"}
+    proc = subprocess.run([sys.executable, "-m", "kvplan", "fit", "-m", "someorg/somemodel", "-g", "h100-sxm",
+                           "--format", "json"], capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    assert proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "HF_ENDPOINT" in lines[0] and "Traceback" not in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_credentials_are_masked_in_every_message(env, backend):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env.setenv("HF_ENDPOINT", f"http://alice:s3cr3t-pw@127.0.0.1:{port}")
+    e = _err("org/tiny", backend)
+    line = e.one_line()
+    assert "s3cr3t-pw" not in line and "alice" not in line and "***@127.0.0.1" in line, line
+
+
+def test_urllib_sends_endpoint_userinfo_as_basic_auth(stub, env):
+    import base64
+
+    host = stub.url.split("//", 1)[1]
+    env.setenv("HF_ENDPOINT", f"http://alice:pw@{host}")
+    n0 = len(stub.requests)
+    r = fetch_model_files("org/bare", backend="urllib")
+    assert r["config"] == QWEN3_8B and "alice" not in r["source"] and "pw@" not in r["source"]
+    sent = _sent(stub, "org/bare", n0)
+    assert sent[0].headers["authorization"] == "Basic " + base64.b64encode(b"alice:pw").decode()

@@ -4,6 +4,17 @@ sane size, or the config is refused with one :class:`~kvplan.errors.InputError` 
 Upper bounds keep nonsense (``num_hidden_layers`` 2**31, 10**30 experts) from turning into hour-long loops or huge
 allocations; the lower bound is 1 where the engines divide by the value.  Real configs (every preset and
 tests/data/shared/hf-configs) pass unchanged.
+
+Refused (:func:`check_geometry`): fields of the wrong kind or size; KV heads that exceed or do not divide the
+attention heads (no engine can group them: SGLang and vLLM both map ``num_attention_heads / num_key_value_heads``
+query heads onto each KV head); a context limit below :data:`MIN_CONTEXT` (the longest request is one token less
+than the context, so ``max_position_embeddings: 1`` would "fit" a request of 0 tokens).
+
+Warned about (:func:`config_warnings`, collected on ``ModelSpec.warnings``; the config still plans): dtypes, layer
+types and quantization methods / algorithms kvplan does not know (each named, with what kvplan assumes instead),
+and a checkpoint size (safetensors ``total_size``) implausible for the geometry -- outside
+[:data:`CHECKPOINT_LOW`, :data:`CHECKPOINT_HIGH`] times :func:`estimate_checkpoint_bytes` -- which is then dropped
+so the weights are estimated from the geometry.
 """
 
 from __future__ import annotations
@@ -11,7 +22,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kvplan.errors import InputError
+from kvplan.errors import InputError, echo
+from kvplan.hfconfig.quant import _AWQ_GPTQ, TORCH_DTYPES
 
 # Geometry fields that must be whole numbers when present (None = absent).  Upper bounds keep nonsense
 # (num_hidden_layers 2**31, 10**30 experts) from turning into hour-long loops or huge allocations; the
@@ -109,16 +121,228 @@ def _check_kinds(flat: Mapping[str, Any]) -> None:
         raise _bad("rope_scaling.factor", f"must be a number in (0, 1024], got {str(factor)[:40]!r}")
 
 
+#: SGLang 0.5.23 ``utils/hf_transformers/common.py`` CONTEXT_LENGTH_KEYS, in its order (the first present wins)
+CONTEXT_KEYS = ("max_sequence_length", "seq_length", "max_seq_len", "model_max_length", "max_position_embeddings")
+#: the shortest context an engine can serve a request in (a request of one token plus the one it generates)
+MIN_CONTEXT = 2
+
+# (attention heads, KV heads) pairs: the KV heads must divide the attention heads and not be more
+_HEAD_PAIRS = (("num_attention_heads", "num_key_value_heads"), ("swa_num_attention_heads", "swa_num_key_value_heads"),
+               ("num_attention_heads", "num_global_key_value_heads"))
+
+
+def _check_heads(flat: Mapping[str, Any]) -> None:
+    """``num_key_value_heads`` <= ``num_attention_heads`` and divides it (likewise the sliding-window and global
+    pairs).  Source: SGLang 0.5.23 ``layers/radix_attention.py`` / vLLM 0.11.1 ``attention/layer.py`` both compute
+    ``num_queries_per_kv = num_heads // num_kv_heads`` and assert the remainder is 0."""
+    for heads_key, kv_key in _HEAD_PAIRS:
+        heads, kv = flat.get(heads_key), flat.get(kv_key)
+        if not (isinstance(heads, int) and isinstance(kv, int)) or heads < 1 or kv < 1:
+            continue
+        if kv > heads:
+            raise _bad(kv_key, f"({kv}) is more than {heads_key} ({heads}); a KV head serves one or more query heads")
+        if heads % kv:
+            raise _bad(kv_key, f"({kv}) does not divide {heads_key} ({heads}); each KV head serves the same number "
+                               "of query heads")
+
+
+def _check_context(flat: Mapping[str, Any]) -> None:
+    """Every context limit the engines read (:data:`CONTEXT_KEYS`) is, when a number, at least :data:`MIN_CONTEXT`.
+
+    Example: ``{"max_position_embeddings": 1}`` -> "config field 'max_position_embeddings' must be at least 2 (the
+    longest request is one token less than the context), got 1".
+    """
+    for key in CONTEXT_KEYS:
+        v = flat.get(key)
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and v < MIN_CONTEXT:
+            raise _bad(key, f"must be at least {MIN_CONTEXT} (the longest request is one token less than the "
+                            f"context), got {echo(v, 40)}")
+
+
 def check_geometry(flat: Mapping[str, Any]) -> None:
     """Reject config values of the wrong kind or absurd size before any arithmetic (InputError on ``--model``).
 
     Checked in this order (the first failure is raised): the integer fields (``_INT_FIELDS``, with bounds), the
-    integer and string lists, the per-layer lists' lengths, the JSON objects and strings, ``rope_scaling.factor``.
+    integer and string lists, the per-layer lists' lengths, the JSON objects and strings, ``rope_scaling.factor``,
+    the KV heads against the attention heads, the context limits.
 
     Example: ``{"num_hidden_layers": 2**31}`` -> "config field 'num_hidden_layers' must be an integer between
-    1 and 4,096".  Real configs (every preset and tests/data/shared/hf-configs) pass unchanged.
+    1 and 4,096"; ``{"num_attention_heads": 32, "num_key_value_heads": 12}`` -> "config field 'num_key_value_heads'
+    (12) does not divide num_attention_heads (32)".  Real configs (every preset and tests/data/shared/hf-configs)
+    pass unchanged.
     """
     _check_ints(flat)
     _check_lists(flat)
     _check_per_layer(flat)
     _check_kinds(flat)
+    _check_heads(flat)
+    _check_context(flat)
+
+
+# ------------------------------------------------------------------------------------------------ warnings
+
+#: layer_types / indexer_types values the engines (and kvplan's geometry) know; anything else gets a warning
+KNOWN_LAYER_TYPES = frozenset({"full_attention", "sliding_attention", "linear_attention", "chunked_attention",
+                               "attention", "mamba", "deepseek_sparse_attention"})
+KNOWN_INDEXER_TYPES = frozenset({"full", "shared"})
+#: quant_method values kvplan's rules recognise (kvplan.hfconfig.quant._METHOD_RULES); others are priced "mixed"
+KNOWN_QUANT_METHODS = frozenset({"fp8", "mxfp4", "modelopt", "modelopt_fp4", "modelopt_fp8", "nvfp4",
+                                 "compressed-tensors", "bitsandbytes", *_AWQ_GPTQ})
+#: kv_cache_quant_algo values an engine reads (SGLang configure_kv_cache_dtype: FP8 -> fp8_e4m3)
+KNOWN_KV_QUANT_ALGOS = frozenset({"FP8"})
+CHECKPOINT_LOW, CHECKPOINT_HIGH = 1 / 8, 8.0
+
+
+def _known_algo(algo: str) -> bool:
+    """A ModelOpt ``quant_algo`` kvplan prices: FP8 variants, FP4 variants, MIXED_PRECISION."""
+    a = algo.upper()
+    return "FP8" in a or "FP4" in a or a == "MIXED_PRECISION"
+
+
+def _dtype_warnings(flat: Mapping[str, Any]) -> list[str]:
+    out = []
+    for key in ("torch_dtype", "dtype"):
+        v = flat.get(key)
+        if isinstance(v, str) and v.replace("torch.", "") not in TORCH_DTYPES and v != "auto":
+            out.append(f"config field '{key}' is '{echo(v, 40)}', not a dtype kvplan knows "
+                       f"({', '.join(TORCH_DTYPES)}); sized as bfloat16")
+    return out
+
+
+def _layer_type_warnings(flat: Mapping[str, Any]) -> list[str]:
+    out = []
+    for key, known in (("layer_types", KNOWN_LAYER_TYPES), ("indexer_types", KNOWN_INDEXER_TYPES)):
+        v = flat.get(key)
+        unknown = sorted({x for x in v if isinstance(x, str) and x not in known}) if isinstance(v, list) else []
+        if unknown:
+            names = ", ".join(f"'{echo(x, 40)}'" for x in unknown[:3]) + (" ..." if len(unknown) > 3 else "")
+            out.append(f"config field '{key}' holds {names}, not a layer type kvplan knows "
+                       f"({', '.join(sorted(known))}); those layers are planned as the engine's default")
+    return out
+
+
+def _quant_warnings(flat: Mapping[str, Any]) -> list[str]:
+    out = []
+    qc = flat.get("quantization_config")
+    if isinstance(qc, Mapping):
+        method = str(qc.get("quant_method") or "").lower()
+        if method and method not in KNOWN_QUANT_METHODS:
+            out.append(f"quantization_config.quant_method '{echo(method, 40)}' is not a method kvplan knows; "
+                       "the weights are priced as 'mixed'")
+        algo = qc.get("quant_algo")
+        if method == "modelopt" and isinstance(algo, str) and not _known_algo(algo):
+            out.append(f"quantization_config.quant_algo '{echo(algo, 40)}' is not an algorithm kvplan knows; "
+                       "the weights are priced as 'mixed'")
+    kv = flat.get("kv_cache_quant_algo") or (qc.get("kv_cache_quant_algo") if isinstance(qc, Mapping) else None)
+    if isinstance(kv, str) and kv.upper() not in KNOWN_KV_QUANT_ALGOS:
+        out.append(f"kv_cache_quant_algo '{echo(kv, 40)}' is not one the engines read (FP8); the KV cache is sized "
+                   "in the model dtype unless --kv-cache-dtype says otherwise")
+    return out
+
+
+def hf_quant_warnings(hq: Any) -> list[str]:
+    """Warnings for a ModelOpt ``hf_quant_config.json`` (``{"quantization": {"quant_algo", "kv_cache_quant_algo"}}``)
+    naming an algorithm kvplan does not know (it then prices the weights from config.json alone).
+
+    Example: ``{"quantization": {"quant_algo": "W4A8_AWQ"}}`` -> ["hf_quant_config.json quant_algo 'W4A8_AWQ' is
+    not an algorithm kvplan knows; ..."].
+    """
+    q = hq.get("quantization") if isinstance(hq, Mapping) else None
+    if not isinstance(q, Mapping):
+        return []
+    out = []
+    algo = q.get("quant_algo")
+    if isinstance(algo, str) and algo and not _known_algo(algo):
+        out.append(f"hf_quant_config.json quant_algo '{echo(algo, 40)}' is not an algorithm kvplan knows; the "
+                   "weights are priced from config.json")
+    kv = q.get("kv_cache_quant_algo")
+    if isinstance(kv, str) and kv and kv.upper() not in KNOWN_KV_QUANT_ALGOS:
+        out.append(f"hf_quant_config.json kv_cache_quant_algo '{echo(kv, 40)}' is not one the engines read (FP8)")
+    return out
+
+
+def _n(flat: Mapping[str, Any], key: str, default: int = 0) -> int:
+    v = flat.get(key)
+    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else default
+
+
+def _attention_params(flat: Mapping[str, Any], hidden: int, heads: int) -> int:
+    """Attention parameters of one layer: MLA (``kv_lora_rank``) or grouped heads."""
+    if _n(flat, "kv_lora_rank"):
+        rope, nope = _n(flat, "qk_rope_head_dim"), _n(flat, "qk_nope_head_dim")
+        v, q_lora, kv_lora = _n(flat, "v_head_dim") or nope, _n(flat, "q_lora_rank"), _n(flat, "kv_lora_rank")
+        q = hidden * q_lora + q_lora * heads * (nope + rope) if q_lora else hidden * heads * (nope + rope)
+        return q + hidden * (kv_lora + rope) + kv_lora * heads * (nope + v) + heads * v * hidden
+    kv = _n(flat, "num_key_value_heads", heads) or heads
+    d = _n(flat, "head_dim") or hidden // heads
+    return hidden * d * (2 * heads + 2 * kv)
+
+
+def _mlp_params(flat: Mapping[str, Any], hidden: int) -> int:
+    """MLP parameters of one layer: every routed and shared expert, or the dense MLP (gate, up, down)."""
+    experts = _n(flat, "n_routed_experts") or _n(flat, "num_experts") or _n(flat, "num_local_experts") or \
+        _n(flat, "moe_num_experts")
+    inter = _n(flat, "intermediate_size")
+    if not experts:
+        return 3 * hidden * inter
+    moe = _n(flat, "moe_intermediate_size") or inter
+    shared = _n(flat, "n_shared_experts") * moe + _n(flat, "shared_expert_intermediate_size")
+    return 3 * hidden * (experts * moe + shared)
+
+
+#: bytes per parameter of each weight format, for the plausibility band only (scales and 16-bit layers ignored)
+_BYTES_PER_PARAM = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "mixed": 1.0, "int4": 0.5,
+                    "nvfp4": 0.5, "mxfp4": 0.5}
+
+
+def estimate_checkpoint_bytes(flat: Mapping[str, Any], *, quantization: str) -> int | None:
+    """A coarse checkpoint size from the geometry, only to judge a safetensors ``total_size`` (the weight estimate
+    proper is :mod:`kvplan.weights`).  None when the config lacks hidden_size, layers or heads.
+
+    Formula: ``params = L * (attention + mlp) + vocab * hidden * (1 if tie_word_embeddings else 2)`` with
+    ``attention = hidden * head_dim * (2 * heads + 2 * kv_heads)`` (MLA: the q / kv LoRA projections, the up
+    projections and o_proj) and ``mlp = 3 * hidden * intermediate`` (MoE: ``3 * hidden * moe_intermediate`` per
+    routed and shared expert, every layer); ``bytes = params * bytes_per_param[quantization]`` (bf16 2, fp8 1,
+    int4 / nvfp4 / mxfp4 0.5, mixed 1).  Over every preset and tests/data/shared/hf-configs it is within 0.3x-1.6x
+    of kvplan's tensor-by-tensor estimate (hybrid Mamba models, counted as attention on every layer, are the 0.3x).
+
+    Example: Qwen3-8B (36 layers, hidden 4096, 32 heads / 8 KV of 128, intermediate 12288, vocab 151936, untied,
+    bf16): ``36 * (4096*128*80 + 3*4096*12288) + 151936*4096*2 = 8,190,427,136`` params -> 16,380,854,272 B
+    (its index says 16,381,470,720).
+    """
+    hidden, layers, heads = _n(flat, "hidden_size"), _n(flat, "num_hidden_layers"), _n(flat, "num_attention_heads")
+    if not (hidden and layers and heads):
+        return None
+    emb = _n(flat, "vocab_size") * hidden * (1 if flat.get("tie_word_embeddings") else 2)
+    params = layers * (_attention_params(flat, hidden, heads) + _mlp_params(flat, hidden)) + emb
+    return int(params * _BYTES_PER_PARAM.get(quantization, 1.0)) or None
+
+
+def plausible_checkpoint(flat: Mapping[str, Any], *, quantization: str,
+                         checkpoint_bytes: int | None) -> tuple[int | None, str | None]:
+    """``(checkpoint_bytes, None)`` when it is plausible (or unknown), else ``(None, warning)``: a total_size outside
+    ``[CHECKPOINT_LOW, CHECKPOINT_HIGH] x estimate_checkpoint_bytes`` is not trusted and the weights are estimated
+    from the geometry instead.
+
+    Example: a 32B bf16 model whose index says ``total_size: 1`` -> (None, "checkpoint size 1 B (safetensors
+    total_size) is implausible for the geometry (about 65.5 GB); the weights are estimated from the config").
+    """
+    if checkpoint_bytes is None:
+        return None, None
+    est = estimate_checkpoint_bytes(flat, quantization=quantization)
+    if est is None or CHECKPOINT_LOW * est <= checkpoint_bytes <= CHECKPOINT_HIGH * est:
+        return checkpoint_bytes, None
+    return None, (f"checkpoint size {checkpoint_bytes:,} B (safetensors total_size) is implausible for the geometry "
+                  f"(about {est / 1e9:,.1f} GB, outside {CHECKPOINT_LOW:g}x-{CHECKPOINT_HIGH:g}x); the weights are "
+                  "estimated from the config")
+
+
+def config_warnings(flat: Mapping[str, Any]) -> list[str]:
+    """What a (checked) flat config holds that kvplan does not know: dtypes, layer types, quantization methods and
+    algorithms, KV quantization algorithms -- each named with what kvplan assumes instead.
+
+    Example: ``{"torch_dtype": "float8_e4m3fn"}`` -> ["config field 'torch_dtype' is 'float8_e4m3fn', not a dtype
+    kvplan knows (bfloat16, float16, half, float32, float); sized as bfloat16"].
+    """
+    return _dtype_warnings(flat) + _layer_type_warnings(flat) + _quant_warnings(flat)
+

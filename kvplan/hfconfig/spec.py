@@ -12,16 +12,14 @@ from typing import Any
 
 from kvplan.errors import InputError
 from kvplan.family import Family
-from kvplan.hfconfig.checks import MAX_LAYERS, check_geometry
+from kvplan.hfconfig.checks import CONTEXT_KEYS, MAX_LAYERS, check_geometry, config_warnings, plausible_checkpoint
 from kvplan.hfconfig.detect import detect_family
 from kvplan.hfconfig.normalize import flatten_config
 from kvplan.hfconfig.quant import quantization_from_config
+from kvplan.units import check_numbers
 
 __all__ = ["MAX_LAYERS", "ModelSpec", "check_geometry", "detect_family", "flatten_config",
            "quant_from_hf_quant_config", "spec_from_config"]
-
-# SGLang, python/sglang/srt/utils/hf_transformers/common.py CONTEXT_LENGTH_KEYS (v0.5.23): order matters.
-_CONTEXT_KEYS = ("max_sequence_length", "seq_length", "max_seq_len", "model_max_length", "max_position_embeddings")
 
 
 @dataclass(eq=False)
@@ -37,6 +35,7 @@ class ModelSpec:
     raw_config: Mapping[str, Any] = field(default_factory=dict)  # as read (may be nested)
     notes: tuple[str, ...] = ()
     preset_id: str | None = None
+    warnings: tuple[str, ...] = ()       # what the config holds that kvplan does not know or does not trust
 
     # --- geometry accessors (HF field names, SGLang's fallbacks) -------------------------------
     def get(self, key: str, default: Any = None) -> Any:
@@ -118,7 +117,7 @@ class ModelSpec:
             factor = rope.get("factor", 1) or 1
             if "original_max_position_embeddings" in rope or rope.get("rope_type") == "llama3":
                 factor = 1
-        for key in _CONTEXT_KEYS:
+        for key in CONTEXT_KEYS:  # SGLang's CONTEXT_LENGTH_KEYS order (v0.5.23)
             v = self.config.get(key)
             if isinstance(v, int) and not isinstance(v, bool) and v > 0:
                 return int(factor * v)
@@ -139,22 +138,32 @@ class ModelSpec:
 
 def spec_from_config(cfg: Mapping[str, Any], *, model_id: str, source: str, quantization: str | None = None,
                      checkpoint_bytes: int | None = None, notes: tuple[str, ...] = (),
-                     preset_id: str | None = None) -> ModelSpec:
+                     preset_id: str | None = None, warnings: tuple[str, ...] = ()) -> ModelSpec:
     """The :class:`ModelSpec` of a parsed ``config.json``: flattened the SGLang way, geometry checked, family
     detected; ``quantization`` defaults to what the config's ``quantization_config`` declares.  InputError (exit 2)
-    for a config that is not a decoder model's or holds a field of the wrong kind."""
+    for a config that is not a decoder model's, holds a field of the wrong kind, or a number no parser should pass
+    on (an integer of more than 40 digits, inf, NaN: :func:`kvplan.units.check_numbers`, anywhere in the config).
+
+    ``warnings`` (the caller's, e.g. from hf_quant_config.json) are kept, followed by
+    :func:`kvplan.hfconfig.checks.config_warnings` and, when ``checkpoint_bytes`` is implausible for the geometry,
+    the warning of :func:`kvplan.hfconfig.checks.plausible_checkpoint` (``checkpoint_bytes`` is then dropped, so
+    the weights are estimated).  The planners are to copy ``ModelSpec.warnings`` into the plan's warnings (not wired
+    yet: kvplan/engines/sglang/planner.py, kvplan/engines/vllm/adapter.py).
+    """
     if not isinstance(cfg, Mapping):
         raise InputError("config.json must hold a JSON object", field="--model")
+    check_numbers(cfg, field="--model", where="config")
     flat = flatten_config(cfg)
     if "num_hidden_layers" not in flat:
         raise InputError("model config has no 'num_hidden_layers'", field="--model",
                          hint="pass a Hugging Face config.json of a decoder model")
     check_geometry(flat)
     family = detect_family(flat)
-    return ModelSpec(id=model_id, config=flat, family=family,
-                     quantization=quantization or quantization_from_config(flat),
-                     checkpoint_bytes=checkpoint_bytes, source=source, raw_config=dict(cfg), notes=notes,
-                     preset_id=preset_id)
+    quant = quantization or quantization_from_config(flat)
+    ckpt, ckpt_warning = plausible_checkpoint(flat, quantization=quant, checkpoint_bytes=checkpoint_bytes)
+    found = (*warnings, *config_warnings(flat), *((ckpt_warning,) if ckpt_warning else ()))
+    return ModelSpec(id=model_id, config=flat, family=family, quantization=quant, checkpoint_bytes=ckpt,
+                     source=source, raw_config=dict(cfg), notes=notes, preset_id=preset_id, warnings=found)
 
 
 def quant_from_hf_quant_config(hq: Any) -> tuple[str | None, str | None]:

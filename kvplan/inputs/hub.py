@@ -15,28 +15,48 @@ Two transports, same behaviour:
 * the standard library (``urllib``) otherwise, caching under ``$XDG_CACHE_HOME/kvplan/hub`` (else
   ``~/.cache/kvplan/hub``).  ``KVPLAN_HUB_BACKEND=urllib`` forces it.
 
-Environment: ``HF_ENDPOINT`` (default https://huggingface.co), ``HF_TOKEN`` (sent as
-``Authorization: Bearer``), ``HF_HUB_OFFLINE=1`` (cache only), ``KVPLAN_HUB_TIMEOUT`` (seconds for
-connect and each read, default 10).  When the hub cannot be reached (timeout, connection refused,
-HTTP 5xx) a cached copy is used if there is one, with a note.  Every failure is one
-:class:`InputError` line naming the cause and the fix.
+Environment: ``HF_ENDPOINT`` (default https://huggingface.co; checked before anything is imported or sent: a
+malformed URL, a port outside 1..65535 or a missing host is exit 2), ``HF_TOKEN`` (sent as
+``Authorization: Bearer``), ``HF_HUB_OFFLINE=1`` (cache only), ``KVPLAN_HUB_TIMEOUT`` (seconds, default 30: the
+**total** time for one file -- connect, headers and body -- whichever backend).  When the hub cannot be reached
+(deadline passed, connection refused, HTTP 5xx) a cached copy is used if there is one, with a note.  Every
+failure is one :class:`InputError` line naming the cause and the fix; credentials (``user:pass@`` in
+HF_ENDPOINT, tokens) are masked in every message (:func:`kvplan.errors.mask_secrets`).
+
+Limits, the same with both backends:
+
+* **deadline** -- each file is fetched in a worker thread that the caller waits for at most KVPLAN_HUB_TIMEOUT
+  seconds; then it gives up (the answer is "no answer within N s").  The worker stops by itself too: urllib sets
+  each read's socket timeout to the time left and checks the deadline between chunks; huggingface_hub's download
+  runs with kvplan's own progress hook (``tqdm_class``), which stops it at the first chunk after the deadline.
+* **size** -- :data:`MAX_FILE_BYTES` (64 MiB, :data:`kvplan.inputs.read.MAX_JSON_BYTES`): a larger announced size
+  (``Content-Length``, the Hub's file metadata) is refused before the body is asked for; while streaming, the
+  transfer stops once one byte more than the cap has arrived (urllib) or before a chunk past the cap is written
+  (huggingface_hub's hook), so nothing oversized is cached; a cached file is read through the bounded reader
+  (regular file, at most the cap) before use.
+* **JSON** -- every file is parsed by :func:`kvplan.inputs.read.parse_json` (depth, digits, no NaN / inf).
 """
 
 from __future__ import annotations
 
-import json
+import base64
+import http.client
 import os
 import re
 import socket
 import tempfile
+import threading
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from kvplan.errors import InputError
+from kvplan.errors import InputError, echo, mask_secrets
+from kvplan.inputs.read import CHUNK_BYTES, MAX_JSON_BYTES, parse_json, read_bytes
 
 if TYPE_CHECKING:
     from http.client import HTTPMessage
@@ -44,13 +64,14 @@ if TYPE_CHECKING:
     from kvplan.hfconfig.spec import ModelSpec
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
-DEFAULT_TIMEOUT = 10.0
+DEFAULT_TIMEOUT = 30.0        # seconds, the total for one file
 REVISION = "main"
 CONFIG = "config.json"
 INDEX = "model.safetensors.index.json"
 HF_QUANT = "hf_quant_config.json"
-MAX_FILE_BYTES = 64 * 2**20
+MAX_FILE_BYTES = MAX_JSON_BYTES
 _FIELD = "--model"
+_T = TypeVar("_T")
 
 # Hugging Face repo ids: "org/name", letters, digits, '-', '_', '.'; no "--" or ".." (huggingface_hub validate_repo_id)
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}")
@@ -72,28 +93,67 @@ def _truthy(v: str | None) -> bool:
 
 @dataclass(frozen=True)
 class _Settings:
-    endpoint: str
+    endpoint: str           # as requests are sent (user-info removed; urllib sends it as Basic auth)
+    shown: str              # as messages show it (credentials masked)
     token: str | None
     offline: bool
-    timeout: float
+    timeout: float          # seconds, the total for one file
+    userinfo: str | None = None
+    raw_endpoint: str = ""  # as given (huggingface_hub gets it with its user-info)
+
+
+def _endpoint(raw: str) -> tuple[str, str, str | None]:
+    """``(endpoint without user-info, masked endpoint for messages, user-info or None)``; InputError on
+    HF_ENDPOINT for anything but an http(s) URL with a host and a port in 1..65535.
+
+    Example: ``_endpoint("http://me:pw@127.0.0.1:8080/")`` -> ``("http://127.0.0.1:8080", "http://***@127.0.0.1:8080",
+    "me:pw")``; ``_endpoint("http://[::1")`` -> InputError "HF_ENDPOINT 'http://[::1' is not a valid URL (Invalid
+    IPv6 URL)".
+    """
+    text = raw.strip().rstrip("/")
+    shown = mask_secrets(echo(text))
+    hint = "write e.g. https://huggingface.co or http://127.0.0.1:8080"
+    if not text.startswith(("http://", "https://")):
+        raise InputError(f"must be an http(s) URL, got '{shown}'", field="HF_ENDPOINT", hint=hint)
+    if not text.isprintable() or any(ch.isspace() for ch in text):
+        raise InputError(f"'{shown}' holds spaces or control characters", field="HF_ENDPOINT", hint=hint)
+    try:
+        parts = urllib.parse.urlsplit(text)
+        port = parts.port
+        host = parts.hostname
+    except ValueError as exc:
+        raise InputError(f"'{shown}' is not a valid URL ({echo(exc)})", field="HF_ENDPOINT", hint=hint) from None
+    if not host or port == 0:
+        raise InputError(f"'{shown}' has no host" if not host else f"'{shown}' has port 0", field="HF_ENDPOINT",
+                         hint=hint)
+    if parts.query or parts.fragment:
+        raise InputError(f"'{shown}' has a query or fragment", field="HF_ENDPOINT", hint=hint)
+    userinfo, _, hostport = parts.netloc.rpartition("@")
+    clean = urllib.parse.urlunsplit((parts.scheme, hostport, parts.path, "", "")).rstrip("/")
+    return clean, shown, urllib.parse.unquote(userinfo) or None
+
+
+def _timeout(raw: str | None) -> float:
+    """KVPLAN_HUB_TIMEOUT: seconds in (0, 3600], the total for one file; unset or empty -> DEFAULT_TIMEOUT."""
+    if raw in (None, ""):
+        return DEFAULT_TIMEOUT
+    try:
+        timeout = float(raw)
+    except ValueError:
+        timeout = -1.0
+    if not 0 < timeout <= 3600:
+        raise InputError(f"must be a number of seconds in (0, 3600], got '{echo(raw)}'", field="KVPLAN_HUB_TIMEOUT",
+                         hint="the total time allowed for one file, e.g. 30")
+    return timeout
 
 
 def _settings() -> _Settings:
-    endpoint = (os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).strip().rstrip("/")
-    if not endpoint.startswith(("http://", "https://")):
-        raise InputError(f"HF_ENDPOINT must be an http(s) URL, got '{endpoint}'", field="HF_ENDPOINT")
+    raw = (os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).strip().rstrip("/")
+    endpoint, shown, userinfo = _endpoint(raw)
     token = (os.environ.get("HF_TOKEN") or os.environ.get("HUGGING_FACE_HUB_TOKEN") or "").strip() or None
     offline = _truthy(os.environ.get("HF_HUB_OFFLINE")) or _truthy(os.environ.get("TRANSFORMERS_OFFLINE"))
-    raw = os.environ.get("KVPLAN_HUB_TIMEOUT")
-    timeout = DEFAULT_TIMEOUT
-    if raw not in (None, ""):
-        try:
-            timeout = float(raw)
-        except ValueError:
-            timeout = -1.0
-        if not 0 < timeout <= 3600:
-            raise InputError(f"must be a number of seconds in (0, 3600], got '{raw}'", field="KVPLAN_HUB_TIMEOUT")
-    return _Settings(endpoint, token, offline, timeout)
+    return _Settings(endpoint, shown, token, offline, _timeout(os.environ.get("KVPLAN_HUB_TIMEOUT")), userinfo,
+                     raw)
 
 
 def _kvplan_cache_root() -> Path:
@@ -151,10 +211,10 @@ def _http_error(model_id: str, fname: str, status: int, code: str | None, s: _Se
     if code == "RepoNotFound" or status == 404:
         hint = "check the id (org/name, as on the model page)" + ("" if s.token else
                                                                   "; a private model also needs HF_TOKEN")
-        return InputError(f"no such model '{model_id}' on {s.endpoint} (HTTP {status})", field=_FIELD, hint=hint)
+        return InputError(f"no such model '{model_id}' on {s.shown} (HTTP {status})", field=_FIELD, hint=hint)
     if status >= 500 or status == 429:
-        return _Unreachable(f"{s.endpoint} answered HTTP {status}", "retry later, or pass a config.json path")
-    return InputError(f"cannot fetch {model_id} {fname}: {s.endpoint} answered HTTP {status}", field=_FIELD,
+        return _Unreachable(f"{s.shown} answered HTTP {status}", "retry later, or pass a config.json path")
+    return InputError(f"cannot fetch {model_id} {fname}: {s.shown} answered HTTP {status}", field=_FIELD,
                       hint="pass a config.json path")
 
 
@@ -171,15 +231,92 @@ def _is_timeout(exc: BaseException) -> bool:
     return False
 
 
+def _timed_out(s: _Settings) -> _Unreachable:
+    return _Unreachable(f"no answer from {s.shown} within {s.timeout:g} s",
+                        "retry, raise KVPLAN_HUB_TIMEOUT (the total seconds for one file), or pass a config.json path")
+
+
 def _unreachable(exc: BaseException, s: _Settings) -> _Unreachable:
     if _is_timeout(exc):
-        return _Unreachable(f"no answer from {s.endpoint} within {s.timeout:g} s",
-                            "retry, raise KVPLAN_HUB_TIMEOUT, or pass a config.json path")
+        return _timed_out(s)
     reason = getattr(exc, "reason", None) or exc
-    text = " ".join(str(reason).split())[:120] or type(exc).__name__
-    return _Unreachable(f"cannot reach {s.endpoint} ({text})",
+    text = mask_secrets(echo(" ".join(str(reason).split()), 120)) or type(exc).__name__
+    return _Unreachable(f"cannot reach {s.shown} ({text})",
                         "check the network or HF_ENDPOINT, set HF_HUB_OFFLINE=1 to use the cache, "
                         "or pass a config.json path")
+
+
+class _TooLarge(Exception):
+    """The hub announced or sent more than MAX_FILE_BYTES for one file."""
+
+    def __init__(self, size: int | None) -> None:
+        super().__init__(size)
+        self.size = size
+
+
+class _PastDeadline(Exception):
+    """The transfer of one file outlived KVPLAN_HUB_TIMEOUT (raised inside the worker)."""
+
+
+def _too_large(url: str, fname: str, size: int | None) -> InputError:
+    got = f" ({size:,} B)" if size else ""
+    return InputError(f"{mask_secrets(url)} is larger than {MAX_FILE_BYTES // 2**20} MiB{got}; that is not a {fname}",
+                      field=_FIELD, hint="pass a config.json path")
+
+
+def _within(seconds: float, fn: Callable[[], _T], s: _Settings) -> _T:
+    """``fn()`` in a daemon worker thread, waited for at most ``seconds``: its value, or its exception re-raised
+    here, or the "no answer within N s" :class:`_Unreachable` when the deadline passes first (the worker is left to
+    stop at its own deadline checks; it writes nothing the caller reads)."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # re-raised in the caller's thread below
+            box["error"] = exc
+
+    worker = threading.Thread(target=run, name="kvplan-hub-fetch", daemon=True)
+    worker.start()
+    worker.join(max(seconds, 0.0))
+    if worker.is_alive():
+        raise _timed_out(s)
+    if "error" in box:
+        raise box["error"]
+    value: _T = box["value"]
+    return value
+
+
+def _left(deadline: float) -> float:
+    """Seconds left before ``deadline`` (time.monotonic); _PastDeadline when none."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise _PastDeadline()
+    return left
+
+
+def _read_timeout(resp: Any, seconds: float) -> None:
+    """Set the socket timeout of an http.client response to ``seconds`` (no-op if the socket is out of reach)."""
+    sock = getattr(getattr(getattr(resp, "fp", None), "raw", None), "_sock", None)
+    if sock is not None:
+        sock.settimeout(max(seconds, 0.001))
+
+
+def _read_body(resp: Any, *, deadline: float, url: str, fname: str) -> bytes:
+    """The body of ``resp``, at most MAX_FILE_BYTES, by chunks (``read1``: one socket read each), each read's
+    timeout the time left; _PastDeadline / _TooLarge as soon as either limit is passed."""
+    length = resp.headers.get("Content-Length") if resp.headers is not None else None
+    if length and length.strip().isdigit() and int(length) > MAX_FILE_BYTES:
+        raise _TooLarge(int(length))
+    buf = bytearray()
+    while True:
+        _read_timeout(resp, _left(deadline))
+        chunk = resp.read1(CHUNK_BYTES)
+        if not chunk:
+            return bytes(buf)
+        buf += chunk
+        if len(buf) > MAX_FILE_BYTES:
+            raise _TooLarge(None)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -210,28 +347,44 @@ class _UrllibHub:
 
     def cached(self, fname: str) -> Path | None:
         p = self.folder / fname
-        return p if p.is_file() else None
+        return p if os.path.lexists(p) else None
 
-    def download(self, fname: str) -> tuple[bytes, str]:
+    def _headers(self) -> dict[str, str]:
         from kvplan import __version__
 
-        url = self.url(fname)
         headers = {"User-Agent": f"kvplan/{__version__}", "Accept-Encoding": "identity"}
         if self.s.token:
             headers["Authorization"] = f"Bearer {self.s.token}"
+        elif self.s.userinfo:                                  # http://user:pass@host: Basic auth, as httpx does
+            headers["Authorization"] = "Basic " + base64.b64encode(self.s.userinfo.encode()).decode("ascii")
+        return headers
+
+    def _fetch(self, fname: str, deadline: float) -> bytes:
+        """One GET under the deadline and the size cap (runs in the worker thread)."""
+        url = self.url(fname)
         opener = urllib.request.build_opener(_NoAuthOffHost)
         try:
-            with opener.open(urllib.request.Request(url, headers=headers), timeout=self.s.timeout) as resp:
-                body = resp.read(MAX_FILE_BYTES + 1)
+            with opener.open(urllib.request.Request(url, headers=self._headers()), timeout=_left(deadline)) as resp:
+                return _read_body(resp, deadline=deadline, url=url, fname=fname)
         except urllib.error.HTTPError as exc:
             code = exc.headers.get("X-Error-Code") if exc.headers is not None else None
             err = _http_error(self.model_id, fname, exc.code, code, self.s)
             exc.close()
             raise err from None
-        except (urllib.error.URLError, OSError, ValueError) as exc:
+        except (_PastDeadline, _TooLarge):
+            raise
+        except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as exc:
             raise _unreachable(exc, self.s) from None
-        if len(body) > MAX_FILE_BYTES:
-            raise InputError(f"{url} is larger than 64 MiB; that is not a {fname}", field=_FIELD)
+
+    def download(self, fname: str) -> tuple[bytes, str]:
+        url = self.url(fname)
+        deadline = time.monotonic() + self.s.timeout
+        try:
+            body = _within(self.s.timeout, lambda: self._fetch(fname, deadline), self.s)
+        except _PastDeadline:
+            raise _timed_out(self.s) from None
+        except _TooLarge as exc:
+            raise _too_large(url, fname, exc.size) from None
         path = self.folder / fname
         try:                                                   # atomic write; a read-only cache is not an error
             self.folder.mkdir(parents=True, exist_ok=True)
@@ -243,6 +396,9 @@ class _UrllibHub:
             return body, "not cached"
         return body, str(path)
 
+    def _read_cached(self, p: Path) -> bytes:
+        return read_bytes(p, field=_FIELD, what=f"a cached {p.name}", max_bytes=MAX_FILE_BYTES)
+
     def get(self, fname: str) -> tuple[bytes, str, str, str | None]:
         url = self.url(fname)
         marker = self.folder / f".{fname}.absent"           # the hub said 404 EntryNotFound last time
@@ -250,7 +406,7 @@ class _UrllibHub:
             p = self.cached(fname)
             if p is None:
                 raise _Absent(fname) if marker.is_file() else _OfflineMiss(fname)
-            return p.read_bytes(), url, str(p), None
+            return self._read_cached(p), url, str(p), None
         try:
             body, where = self.download(fname)
             return body, url, where, None
@@ -265,11 +421,39 @@ class _UrllibHub:
             p = self.cached(fname)
             if p is None:
                 raise
-            return p.read_bytes(), url, str(p), f"{exc}: using the cached {fname}"
+            return self._read_cached(p), url, str(p), f"{exc}: using the cached {fname}"
 
 
 class _OfflineMiss(Exception):
     pass
+
+
+def _guard(deadline: float) -> type:
+    """A ``tqdm_class`` for huggingface_hub's download: silent (no progress bar on stderr), and it stops the
+    transfer -- huggingface_hub calls ``update(len(chunk))`` before it writes each chunk -- with _TooLarge once
+    more than MAX_FILE_BYTES have come, or _PastDeadline once the deadline has passed (its partial file is
+    removed by huggingface_hub)."""
+
+    class _Guard:
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            self.n = 0
+
+        def update(self, n: float | None = 1) -> None:
+            self.n += int(n or 0)
+            if self.n > MAX_FILE_BYTES:
+                raise _TooLarge(None)
+            _left(deadline)
+
+        def close(self) -> None:
+            pass
+
+        def __enter__(self) -> _Guard:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            pass
+
+    return _Guard
 
 
 class _HfHub:
@@ -286,10 +470,30 @@ class _HfHub:
             from huggingface_hub import utils as he  # type: ignore[no-redef]
         self.he = he
 
-    def _download(self, fname: str, *, local_only: bool) -> str:
-        return self.hh.hf_hub_download(self.model_id, fname, revision=REVISION, cache_dir=self.cache_dir,
-                                       endpoint=self.s.endpoint, token=self.s.token, local_files_only=local_only,
-                                       etag_timeout=self.s.timeout)
+    def _download(self, fname: str, *, deadline: float) -> str:
+        """huggingface_hub's download into its cache, under kvplan's deadline and size cap (worker thread)."""
+        kw: dict[str, Any] = dict(revision=REVISION, cache_dir=self.cache_dir, endpoint=self.s.raw_endpoint,
+                                  token=self.s.token, etag_timeout=_left(deadline))
+        try:
+            return str(self.hh.hf_hub_download(self.model_id, fname, tqdm_class=_guard(deadline), **kw))
+        except TypeError as exc:  # pragma: no cover - huggingface_hub without tqdm_class (< 0.29): no in-stream stop
+            if "tqdm_class" not in str(exc):
+                raise
+            return str(self.hh.hf_hub_download(self.model_id, fname, **kw))
+
+    def _fetch(self, fname: str, deadline: float) -> str:
+        """Metadata first (kvplan's time left, no retries; a size over the cap is refused before any download),
+        then the download (worker thread)."""
+        url = self.hh.hf_hub_url(self.model_id, fname, revision=REVISION, endpoint=self.s.raw_endpoint)
+        kw: dict[str, Any] = dict(token=self.s.token, timeout=_left(deadline))
+        try:
+            meta = self.hh.get_hf_file_metadata(url, retry_on_errors=False, **kw)
+        except TypeError:  # pragma: no cover - older huggingface_hub without retry_on_errors
+            meta = self.hh.get_hf_file_metadata(url, **kw)
+        size = getattr(meta, "size", None)
+        if isinstance(size, int) and size > MAX_FILE_BYTES:
+            raise _TooLarge(size)
+        return self._download(fname, deadline=deadline)
 
     def _cached(self, fname: str) -> str | None:
         """The cached file's path; None when not cached; _Absent when the cache knows the hub has no such file."""
@@ -326,6 +530,33 @@ class _HfHub:
             return _Absent(fname)
         return _unreachable(exc, self.s)
 
+    def _online(self, fname: str, url: str) -> tuple[str, str | None]:
+        """(path, note) of ``fname`` fetched under the deadline, or the cached copy when the hub is unreachable."""
+        deadline = time.monotonic() + self.s.timeout
+        try:
+            return _within(self.s.timeout, lambda: self._fetch(fname, deadline), self.s), None
+        except (TypeError, KeyError, AttributeError, NameError):
+            raise  # a kvplan bug (a wrong call into huggingface_hub), not a network answer
+        except _TooLarge as exc:
+            raise _too_large(url, fname, exc.size) from None
+        except _Unreachable as exc:                          # the deadline passed (raised by _within)
+            err: Exception = exc
+        except Exception as exc:  # huggingface_hub's errors (requests / httpx / its own): classified below
+            err = _timed_out(self.s) if isinstance(exc, _PastDeadline) else self._classify(exc, fname)
+        if isinstance(err, _Absent):
+            try:                                             # let huggingface_hub record the 404 in its cache
+                left = max(deadline - time.monotonic(), 0.0)
+                _within(left, lambda: self._download(fname, deadline=deadline), self.s)
+            except Exception:
+                pass
+            raise err from None
+        if not isinstance(err, _Unreachable):
+            raise err from None
+        path = self._cached(fname)
+        if path is None:
+            raise err from None
+        return path, f"{err}: using the cached {fname}"
+
     def get(self, fname: str) -> tuple[bytes, str, str, str | None]:
         url = self.hh.hf_hub_url(self.model_id, fname, revision=REVISION, endpoint=self.s.endpoint)
         note = None
@@ -334,35 +565,9 @@ class _HfHub:
             if path is None:
                 raise _OfflineMiss(fname)
         else:
-            try:
-                # Metadata first, with kvplan's timeout and no retries; then the download into the HF cache.
-                kw: dict[str, Any] = dict(token=self.s.token, timeout=self.s.timeout)
-                try:
-                    self.hh.get_hf_file_metadata(url, retry_on_errors=False, **kw)
-                except TypeError:  # pragma: no cover - older huggingface_hub without retry_on_errors
-                    self.hh.get_hf_file_metadata(url, **kw)
-                path = self._download(fname, local_only=False)
-            except (TypeError, KeyError, AttributeError, NameError):
-                raise  # a kvplan bug (a wrong call into huggingface_hub), not a network answer
-            except Exception as exc:  # huggingface_hub's errors (requests / httpx / its own): classified below
-                err = self._classify(exc, fname)
-                if isinstance(err, _Absent):
-                    try:                                     # let huggingface_hub record the 404 in its cache
-                        self._download(fname, local_only=False)
-                    except Exception:
-                        pass
-                    raise err from None
-                if isinstance(err, _Unreachable):
-                    path = self._cached(fname)
-                    if path is None:
-                        raise err from None
-                    note = f"{err}: using the cached {fname}"
-                else:
-                    raise err from None
-        try:
-            data = Path(path).read_bytes()
-        except OSError as exc:
-            raise InputError(f"cannot read the cached {fname} at {path} ({exc.strerror})", field=_FIELD) from None
+            path, note = self._online(fname, url)
+        # what huggingface_hub wrote (or had cached) is checked before use: a regular file, at most the cap
+        data = read_bytes(path, field=_FIELD, what=f"a cached {fname}", max_bytes=MAX_FILE_BYTES)
         return data, url, str(path), note
 
 
@@ -387,12 +592,7 @@ def _backend(name: str | None) -> type[_UrllibHub] | type[_HfHub]:
 # ------------------------------------------------------------------------------------------------
 
 def _parse_json(data: bytes, model_id: str, fname: str) -> Any:
-    try:
-        return json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        first = str(exc).splitlines()[0][:80]
-        raise InputError(f"{fname} of {model_id} is not valid JSON ({first})", field=_FIELD,
-                         hint="pass a config.json path") from None
+    return parse_json(data, field=_FIELD, where=f"{fname} of {model_id}", hint="pass a config.json path")
 
 
 def fetch_model_files(model_id: str, *, backend: str | None = None) -> dict[str, Any]:
@@ -430,7 +630,7 @@ def fetch_model_files(model_id: str, *, backend: str | None = None) -> dict[str,
             return None, None
         if note:
             notes.append(note)
-        return _parse_json(data, model_id, fname), f"{url} ({where})"
+        return _parse_json(data, model_id, fname), f"{mask_secrets(url)} ({where})"
 
     config, source = get(CONFIG, True)
     if not isinstance(config, dict):
@@ -439,7 +639,7 @@ def fetch_model_files(model_id: str, *, backend: str | None = None) -> dict[str,
     index, _ = get(INDEX, False)
     if isinstance(index, dict):
         t = (index.get("metadata") or {}).get("total_size") if isinstance(index.get("metadata"), dict) else None
-        if isinstance(t, (int, float)) and not isinstance(t, bool) and t > 0:
+        if isinstance(t, (int, float)) and not isinstance(t, bool) and 0 < t < 2**60:
             total_size = int(t)
     hq, _ = get(HF_QUANT, False)
     return {"config": config, "total_size": total_size, "hf_quant_config": hq if isinstance(hq, dict) else None,
@@ -448,15 +648,18 @@ def fetch_model_files(model_id: str, *, backend: str | None = None) -> dict[str,
 
 def spec_from_hub(model_id: str) -> ModelSpec:
     """A :class:`kvplan.hfconfig.spec.ModelSpec` from the Hub's JSON files (no model code is downloaded or run)."""
+    from kvplan.hfconfig.checks import hf_quant_warnings
     from kvplan.hfconfig.spec import quant_from_hf_quant_config, spec_from_config
 
     files = fetch_model_files(model_id)
     cfg = dict(files["config"])
     quant, kv_algo = quant_from_hf_quant_config(files["hf_quant_config"])
+    warnings = tuple(hf_quant_warnings(files["hf_quant_config"]))
     if kv_algo and "kv_cache_quant_algo" not in cfg:
         cfg["kv_cache_quant_algo"] = kv_algo
     notes = [f"config from the Hugging Face Hub: {files['source']}", *files["notes"]]
     if files["total_size"]:
         notes.append(f"weights: model.safetensors.index.json total_size = {files['total_size']:,} B")
     return spec_from_config(cfg, model_id=model_id.strip(), source=f"Hugging Face Hub: {files['source']}",
-                            quantization=quant, checkpoint_bytes=files["total_size"], notes=tuple(notes))
+                            quantization=quant, checkpoint_bytes=files["total_size"], notes=tuple(notes),
+                            warnings=warnings)

@@ -3,13 +3,15 @@ or (for Hugging Face ids that are not presets) the Hub.  Model code is never imp
 
 from __future__ import annotations
 
-import json
+import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kvplan.errors import InputError
+from kvplan.errors import InputError, echo
+from kvplan.hfconfig.checks import hf_quant_warnings
 from kvplan.hfconfig.spec import ModelSpec, quant_from_hf_quant_config, spec_from_config
+from kvplan.inputs.read import PATH_CHARS, read_json
 
 if TYPE_CHECKING:
     from kvplan.inputs.presets import HardwarePreset, ModelPreset, Variant
@@ -25,49 +27,58 @@ _VARIANT_SUFFIXES = [
 ]
 
 
+_CONFIG_HINT = "pass a Hugging Face config.json"
+
+
 def _read_json(path: Path, what: str) -> Any:
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read {path} ({exc.strerror})", field="--model") from None
-    if len(raw) > 64 * 2**20:
-        raise InputError(f"{path} is too large to be a {what}", field="--model")
-    try:
-        return json.loads(raw.decode("utf-8", errors="strict"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise InputError(f"{path.name} is not valid JSON ({str(exc).splitlines()[0][:80]})", field="--model",
-                         hint="pass a Hugging Face config.json") from None
+    """A JSON file of a model folder through the bounded reader (regular file, at most 64 MiB, strict UTF-8, the
+    JSON limits of :mod:`kvplan.inputs.read`)."""
+    return read_json(path, field="--model", what=what, where=path.name, hint=_CONFIG_HINT)
+
+
+def _index_total(idx: Path) -> int | None:
+    """``metadata.total_size`` of a safetensors index (None when it holds no positive size under 2^60)."""
+    data = _read_json(idx, "a safetensors index")
+    meta = data.get("metadata") if isinstance(data, dict) else None
+    total = meta.get("total_size") if isinstance(meta, dict) else None
+    if isinstance(total, (int, float)) and not isinstance(total, bool) and 0 < total < 2**60:
+        return int(total)
+    return None
 
 
 def spec_from_path(path: Path) -> ModelSpec:
-    """A config.json file, or a model folder with config.json (and model.safetensors.index.json)."""
-    folder = path if path.is_dir() else path.parent
-    cfg_path = path / "config.json" if path.is_dir() else path
-    if not cfg_path.is_file():
-        raise InputError(f"{path} has no config.json", field="--model",
+    """A config.json file, or a model folder with config.json (and model.safetensors.index.json,
+    hf_quant_config.json).  Every file is read by the bounded reader: a FIFO, a device or an oversized file is
+    refused (exit 2) without being read; a present but unreadable optional file is refused too."""
+    is_dir = path.is_dir()
+    folder = path if is_dir else path.parent
+    cfg_path = path / "config.json" if is_dir else path
+    if is_dir and not os.path.lexists(cfg_path):
+        raise InputError(f"{echo(str(path), PATH_CHARS)} has no config.json", field="--model",
                          hint="point --model at a model folder or config.json")
-    cfg = _read_json(cfg_path, "config.json")
+    cfg = _read_json(cfg_path, "a config.json")
     if not isinstance(cfg, dict):
         raise InputError(f"{cfg_path.name} must hold a JSON object", field="--model")
     notes: list[str] = []
     ckpt = None
     idx = folder / "model.safetensors.index.json"
-    if path.is_dir() and idx.is_file():
-        data = _read_json(idx, "safetensors index")
-        meta = data.get("metadata") if isinstance(data, dict) else None
-        total = meta.get("total_size") if isinstance(meta, dict) else None
-        if isinstance(total, (int, float)) and not isinstance(total, bool) and 0 < total < 2**60:
-            ckpt = int(total)
+    if is_dir and os.path.lexists(idx):
+        ckpt = _index_total(idx)
+        if ckpt is not None:
             notes.append(f"weights: {idx.name} total_size = {ckpt:,} B")
     quant = None
+    warnings: list[str] = []
     hq = folder / "hf_quant_config.json"
-    if hq.is_file():
-        quant, kv_algo = quant_from_hf_quant_config(_read_json(hq, "hf_quant_config.json"))
+    if os.path.lexists(hq):
+        hq_data = _read_json(hq, "an hf_quant_config.json")
+        quant, kv_algo = quant_from_hf_quant_config(hq_data)
+        warnings += hf_quant_warnings(hq_data)
         if kv_algo and "kv_cache_quant_algo" not in cfg:
             cfg = {**cfg, "kv_cache_quant_algo": kv_algo}
-    name = cfg.get("_name_or_path") or (folder.name if path.is_dir() else str(path))
-    return spec_from_config(cfg, model_id=str(name), source=f"config.json: {cfg_path}", quantization=quant,
-                            checkpoint_bytes=ckpt, notes=tuple(notes))
+    name = cfg.get("_name_or_path") or (folder.name if is_dir else str(path))
+    return spec_from_config(cfg, model_id=str(name), source=f"config.json: {cfg_path}",
+                            quantization=quant, checkpoint_bytes=ckpt, notes=tuple(notes),
+                            warnings=tuple(warnings))
 
 
 def norm_name(s: str) -> str:
@@ -95,10 +106,10 @@ def _from_path(text: str) -> ModelSpec | None:
     """A config.json file or model folder; None when ``text`` does not name one (InputError when it looks like a
     path that does not exist)."""
     p = Path(text).expanduser()
-    if p.exists():
+    if os.path.lexists(p):         # False, not OSError, for a name too long to be a path
         return spec_from_path(p)
     if text.endswith(".json") or text.startswith((".", "/", "~")):
-        raise InputError(f"no such file or folder: {text}", field="--model")
+        raise InputError(f"no such file or folder: {echo(text, PATH_CHARS)}", field="--model")
     return None
 
 
@@ -162,8 +173,11 @@ def _unknown_model(text: str, models: tuple[ModelPreset, ...]) -> ModelSpec:
         try:
             return hub.spec_from_hub(text)
         except InputError as exc:
-            raise InputError(f"unknown model '{text}': not a preset, and {exc}", field="--model", hint=hint) from None
-    raise InputError(f"unknown model '{text}'", field="--model", hint=hint)
+            if exc.field != "--model":        # a hub setting (HF_ENDPOINT, KVPLAN_HUB_TIMEOUT ...) is the mistake
+                raise
+            raise InputError(f"unknown model '{echo(text)}': not a preset, and {exc}", field="--model",
+                             hint=hint) from None
+    raise InputError(f"unknown model '{echo(text)}'", field="--model", hint=hint)
 
 
 def resolve_model(text: str) -> ModelSpec:
@@ -180,9 +194,12 @@ def resolve_model(text: str) -> ModelSpec:
     spec = _from_path(text)
     if spec is not None:
         return spec
-    f = presets.model_file_for(text)
-    if f.is_file():  # exact preset file by id
-        return _preset_spec(presets.load_model_file(f))
+    # the preset file named by the id (only for text that can be a file name: no NUL, no part over 200 characters,
+    # where looking it up would raise instead of missing)
+    if "\0" not in text and all(len(part) <= 200 for part in text.split("/")):
+        f = presets.model_file_for(text)
+        if os.path.isfile(f):
+            return _preset_spec(presets.load_model_file(f))
     models = presets.all_models()
     spec = _by_name(text, models) or _by_variant_rules(text, models)
     return spec if spec is not None else _unknown_model(text, models)
@@ -205,4 +222,4 @@ def resolve_gpu(text: str) -> HardwarePreset:
     close = difflib.get_close_matches(text, choices, n=3, cutoff=0.5)
     hint = ("did you mean " + ", ".join(dict.fromkeys(close)) + "?") if close else \
         "run `kvplan gpus`, or give --gpu-memory SIZE"
-    raise InputError(f"unknown GPU '{text}'", field="--gpu", hint=hint)
+    raise InputError(f"unknown GPU '{echo(text)}'", field="--gpu", hint=hint)
