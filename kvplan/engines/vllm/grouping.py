@@ -108,10 +108,12 @@ def _one_group(layers: list[LayerKV], block_size: int) -> list[Group] | None:
 _Key = tuple[str, int | None, int]
 
 
-def _buckets(layers: list[LayerKV], block_size: int, max_page: int,
-             warnings: list[str]) -> tuple[dict[_Key, list[LayerKV]], dict[_Key, int]]:
+def _buckets(layers: list[LayerKV], block_size: int, max_page: int, warnings: list[str],
+             release: Release) -> tuple[dict[_Key, list[LayerKV]], dict[_Key, int]]:
     """Layers by identical spec, and each bucket's block size after page unification (``P % p == 0`` ->
-    ``block_size × P / p``; otherwise the page is padded, logged)."""
+    ``block_size × P / p``; otherwise the page is padded, logged: ≤0.33 only for a backend that indexes KV by
+    the block stride, else vLLM raises NotImplementedError, ``unify_kv_cache_spec_page_size`` v0.25.1; 0.34 for
+    any non-MLA attention page)."""
     buckets: dict[_Key, list[LayerKV]] = {}
     bs_of: dict[_Key, int] = {}
     for x in layers:
@@ -123,7 +125,9 @@ def _buckets(layers: list[LayerKV], block_size: int, max_page: int,
             p = x.page_bytes(block_size)
             bs = block_size * (max_page // p) if max_page % p == 0 else block_size
             if max_page % p:
-                warnings.append(f"{x.name}: page {p} B padded to {max_page} B")
+                warnings.append(f"{x.name}: page {p} B padded to {max_page} B" + (
+                    "" if release.pad_any_page else " (this release pads only when the attention backend "
+                    "indexes KV by block stride; otherwise vLLM raises NotImplementedError)"))
             key = (_attn_kind(x.kind), x.window, x.token_bytes)
             bs_of[key] = bs
         buckets.setdefault(key, []).append(x)
@@ -143,7 +147,7 @@ def group_layers(model: ModelKV, block_size: int, warnings: list[str], release: 
     attn_pages = [x.page_bytes(block_size) for x in layers if x.kind != "mamba"]
     mamba_pages = [x.state_bytes for x in layers if x.kind == "mamba"]
     max_page = max(attn_pages + mamba_pages)
-    buckets, bs_of = _buckets(layers, block_size, max_page, warnings)
+    buckets, bs_of = _buckets(layers, block_size, max_page, warnings, release)
     sizes = [len(v) for v in buckets.values()]
     group_size = min(sizes)
     if max(sizes) < release.group_size_ratio * min(sizes):

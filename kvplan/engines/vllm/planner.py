@@ -58,6 +58,7 @@ from kvplan.engines.vllm.releases import (
     V0_SAMPLER_BYTES_PER_LOGIT,
     PoolCount,
     Release,
+    check_architecture,
     parse_version,
     release_for,
     vllm_batch_defaults,
@@ -124,6 +125,7 @@ class VllmInputs:
     mamba_ssm_cache_dtype: str = "auto"
     num_speculative_tokens: int = 0
     num_draft_layers: int = 0
+    kv_cache_dtype_skip_layers: tuple[str, ...] = ()   # layer indices / "sliding_window" kept at the model dtype
 
 
 @dataclass(frozen=True)
@@ -151,6 +153,7 @@ class VllmPlan:
     dp_total_tokens: int = 0           # gpu_kv_cache_tokens × dp_size
     max_num_batched_tokens: int = 0
     max_num_seqs: int = 0
+    capacity_log: str = ""             # the capacity line(s) as this release prints them
 
 
 @dataclass(frozen=True)
@@ -182,6 +185,9 @@ def _check_inputs(inp: VllmInputs) -> dict[str, Any]:
     if inp.device_bytes <= 0:
         raise InputError("device memory must be positive", field="device_bytes")
     cfg = flatten_config(inp.config, engine="vllm")
+    archs = cfg.get("architectures")
+    if isinstance(archs, list):
+        check_architecture([a for a in archs if isinstance(a, str)], parse_version(inp.engine_version))
     heads = cfg.get("num_attention_heads")
     if isinstance(heads, int) and not isinstance(heads, bool) and heads > 0 and heads % inp.tp_size:
         # vllm/config/model.py ModelConfig.verify_with_parallel_config, v0.33.0
@@ -214,7 +220,9 @@ def _model_and_block_size(inp: VllmInputs, rel: Release, notes: _Notes) -> tuple
     """The per-rank specs (the family's builder) and the attention block size (the release's rule per family)."""
     model = build_model_kv(config=inp.config, tp_size=inp.tp_size, kv_cache_dtype=inp.kv_cache_dtype,
                            sm_major=inp.sm_major, sparse_mla_format=inp.sparse_mla_format,
-                           mamba_ssm_cache_dtype=inp.mamba_ssm_cache_dtype, num_draft_layers=inp.num_draft_layers)
+                           mamba_ssm_cache_dtype=inp.mamba_ssm_cache_dtype, num_draft_layers=inp.num_draft_layers,
+                           chunked_local_hybrid=rel.chunked_local_hybrid, sliding_hybrid=rel.sliding_hybrid,
+                           kv_cache_dtype_skip_layers=tuple(inp.kv_cache_dtype_skip_layers))
     notes.assumptions.extend(model.notes)
     block_size, note = rel.block_size(model.family, inp.block_size)
     if note:
@@ -235,6 +243,8 @@ def _scheduler(inp: VllmInputs, cfg: Mapping[str, Any], rel: Release, model: Mod
     if not inp.max_model_len:
         notes.assumptions.append(f"max_model_len {L} from max_position_embeddings")
     align = inp.enable_prefix_caching if inp.enable_prefix_caching is not None else rel.mamba_align_default
+    if rel.mamba_pc_needs_model_support and not model.mamba_prefix_caching:
+        align = False   # MambaModelConfig turns prefix caching off for this model class (0.11.1)
     mamba_blocks = (2 if align else 1) + inp.num_speculative_tokens
     if model.has_state_layers:
         notes.assumptions.append(f"Mamba cache mode {'align' if align else 'none'}: {mamba_blocks} block(s) per "
@@ -440,4 +450,5 @@ def plan_vllm(inp: VllmInputs) -> VllmPlan:
         budget_terms=tuple(terms), blocks_per_request=per_req, needed_bytes=int(needed),
         dp_total_tokens=int(tokens) * inp.dp_size, max_num_batched_tokens=sched.max_num_batched_tokens,
         max_num_seqs=sched.max_num_seqs,
+        capacity_log=rel.capacity_lines(tokens=int(tokens), max_model_len=L, concurrency=conc),
     )

@@ -13,17 +13,35 @@ first        what changes from the window before
 ===========  ==========================================================================================
 (0.5)        V0 engine: profile batch ``max(max_model_len, 2048)``, V0 sampler, no CUDA-graph term,
              token line ``num_blocks × block_size`` (``worker/worker.py``, ``config.py``, v0.6.4)
-0.8          V1 engine: ``vllm serve`` batch defaults, the V1 sampler buffers, token line
-             ``(num_blocks // groups) × min block`` (``v1/core/kv_cache_utils.py``)
+0.8          V1 engine by default (``envs.py`` ``VLLM_USE_V1`` default "1" in the 0.8.0 wheel, "0" in 0.7.3;
+             ``EngineArgs._is_v1_supported_oracle`` still falls back to V0 for unsupported features):
+             ``vllm serve`` batch defaults, the V1 sampler buffers; every layer a ``FullAttentionSpec`` (sliding
+             layers too: no hybrid manager), token line ``num_blocks × block_size``, concurrency
+             ``tokens / max_model_len`` (``_get_kv_cache_config_uniform_type``, 0.8.0 wheel)
+0.9          hybrid KV manager: sliding-window specs and groups, token line ``(num_blocks // groups) × min
+             block``, concurrency ``num_blocks / Σ_g blocks`` (0.9.2 wheel ``kv_cache_utils.py``; boundary
+             between 0.8.0 and 0.9.2, 0.9 assumed)
 0.11         start-up snapshot taken after NCCL / custom all-reduce (``Worker.init_device``; assumed
              boundary, the 0.10.x logs show the old order)
-0.12         ``requested = ceil(total × util)`` (float product before; boundary unknown, < 1 B effect)
+0.12         ``requested = ceil(total × util)`` (float product before; boundary unknown, < 1 B effect); the
+             1.5× group-size rule (absent in the 0.11.1 wheel, present in 0.25.1; vllm#29303, Nov 2025 ->
+             first in 0.12, assumed)
+0.14         chunked-local attention (Llama-4) keeps its own spec: ``VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_
+             KV_CACHE`` default "1" (``envs.py``: "0" in 0.11.1 / 0.12.0 / 0.13.0, "1" in 0.14.0 / 0.18.0 /
+             0.25.1 / 0.34.0, per the issue-13 research note)
 0.20         default ``gpu_memory_utilization`` 0.9 -> 0.92; CUDA-graph estimate subtracted by default
 0.21         token line ``int(concurrency × max_model_len)``
 0.22         Mamba "align" cache mode for hybrids by default (prefix caching on; boundary assumed)
 0.26         sliding-window / chunked admission counts ``(pp + 1) × max_num_batched_tokens`` in flight
 0.27         weights + non-torch measured as one free-memory drop ("consumed", ``memory_profiling``)
 0.33         DeepSeek-V4 packed grouping (``_get_packed_kv_cache_groups``); verified in the 0.33.0 wheel
+0.34         one capacity log line ``"%s KV cache size: %s tokens, Maximum concurrency for %s tokens per
+             request: %.2fx"`` (``update_kv_cache_capacity``); grouping moved to ``v1/core/kv_cache_planning.py``
+             with padding for any non-MLA attention / Mamba page and a full-attention fallback for MLA + SWA;
+             concurrency an explicit per-group sum (same numbers); new specs ``CircularBufferSpec``,
+             ``HiSparse*`` (not modelled).  Sliding / chunked admission by ``max_in_flight_tokens`` =
+             ``max_concurrent_batches × max_num_batched_tokens`` (``config/vllm.py``) -- the 0.26 rule, read
+             again in the 0.34.0 wheel by the issue-13 research note
 ===========  ==========================================================================================
 
 Adding a release = one :func:`_after` row at the end of :data:`RELEASES` naming what changed (and, for a new
@@ -45,7 +63,7 @@ from kvplan.errors import InputError
 from kvplan.family import Family
 
 GiB = 2**30
-NEWEST_VERSION = "0.33.0"
+NEWEST_VERSION = "0.34.0"
 
 Version = tuple[int, int, int]
 
@@ -127,8 +145,9 @@ def _concurrency(c: PoolCount) -> float:
 
 
 def tokens_v0(c: PoolCount) -> tuple[int, float]:
-    """V0 (≤0.7): ``tokens = num_blocks × block_size``, concurrency ``tokens / max_model_len``
-    (``executor/executor_base.py`` ``initialize_cache`` log, v0.6.4).  Example: 1,950 blocks × 16 = 31,200
+    """V0 (≤0.7) and V1 0.8: ``tokens = num_blocks × block_size``, concurrency ``tokens / max_model_len``
+    (``executor/executor_base.py`` ``initialize_cache`` log, v0.6.4; ``v1/core/kv_cache_utils.py``
+    ``_get_kv_cache_config_uniform_type``, v0.8.0).  Example: 1,950 blocks × 16 = 31,200
     tokens, 31,200 / 20,000 = 1.56x."""
     tokens = c.num_blocks * c.block_size
     return tokens, tokens / c.max_model_len
@@ -225,12 +244,26 @@ class Release:
     async_in_flight: bool              # SWA / chunked admission counts (pp + 1) batches in flight
     mamba_align_default: bool          # hybrid Mamba cache mode "align" (2 blocks) unless prefix caching is set
     dsv4_grouping: DsV4Grouping
-    group_size_ratio: float = 1.5      # equal-size groups: max bucket when max < ratio × min, else min
+    group_size_ratio: float = 1.5      # equal-size groups: max bucket when max < ratio × min, else min (0: min)
+    chunked_local_hybrid: bool = True  # chunked-local layers keep their own spec (else promoted to full)
+    sliding_hybrid: bool = True        # sliding-window layers keep their own spec (False: 0.8, all full attention)
+    mamba_pc_needs_model_support: bool = False  # prefix caching turned off for hybrids without
+                                       # SupportsMambaPrefixCaching (``MambaModelConfig``, 0.11.1; 0.25.1 gives
+                                       # them "align" instead; boundary between the two not bisected, 0.12 assumed)
+    pad_any_page: bool = False         # a page that does not divide the largest is padded for any non-MLA spec
+                                       # (0.34); before, only if the backend indexes KV by block stride
+    capacity_log: str = ("GPU KV cache size: {tokens:,} tokens / Maximum concurrency for {length:,} tokens per "
+                         "request: {concurrency:.2f}x")  # the capacity lines as this release prints them
     block_rules: Mapping[Family, BlockRule] = field(default_factory=lambda: BLOCK_RULES)
 
     @property
     def version(self) -> str:
         return ".".join(str(x) for x in self.first)
+
+    def capacity_lines(self, *, tokens: int, max_model_len: int, concurrency: float) -> str:
+        """The capacity line(s) as this release logs them.  Example (0.34): ``GPU KV cache size: 732,896 tokens,
+        Maximum concurrency for 132,096 tokens per request: 5.55x``; before 0.34 two lines (joined by " / ")."""
+        return self.capacity_log.format(prefix="GPU", tokens=tokens, length=max_model_len, concurrency=concurrency)
 
     def in_flight_tokens(self, *, max_num_batched_tokens: int, pp_size: int) -> int:
         """Tokens a sliding-window / chunked layer must keep for one request beyond its window:
@@ -256,24 +289,52 @@ _V0 = Release(
     first=(0, 5, 0), label="V0 engine (0.5-0.7)", v0=True, default_utilization=0.9, ceil_requested=False,
     accounting=Accounting.SUMMED, snapshot_after_comm=False, graph_term=False, graph_estimate_default=False,
     sampler_bytes_per_logit=V0_SAMPLER_BYTES_PER_LOGIT, batch_defaults=v0_batch_defaults, token_line=tokens_v0,
-    async_in_flight=False, mamba_align_default=False, dsv4_grouping=DsV4Grouping.TUPLES,
+    async_in_flight=False, mamba_align_default=False, dsv4_grouping=DsV4Grouping.TUPLES, group_size_ratio=0.0,
+    chunked_local_hybrid=False, sliding_hybrid=False, mamba_pc_needs_model_support=True,
 )
-_V1_0_8 = _after(_V0, (0, 8, 0), "V1 engine (0.8-0.10)", v0=False, graph_term=True,
-                 sampler_bytes_per_logit=SAMPLER_BYTES_PER_LOGIT, batch_defaults=serve_batch_defaults,
-                 token_line=tokens_per_group)
-_V1_0_11 = _after(_V1_0_8, (0, 11, 0), "0.11: snapshot after the communicators", snapshot_after_comm=True)
-_V1_0_12 = _after(_V1_0_11, (0, 12, 0), "0.12-0.19: ceil(total x util)", ceil_requested=True)
-_V1_0_20 = _after(_V1_0_12, (0, 20, 0), "0.20: util 0.92, CUDA-graph estimate", default_utilization=0.92,
+_V1_0_8 = _after(_V0, (0, 8, 0), "V1 engine, no hybrid manager (0.8)", v0=False, graph_term=True,
+                 sampler_bytes_per_logit=SAMPLER_BYTES_PER_LOGIT, batch_defaults=serve_batch_defaults)
+_V1_0_9 = _after(_V1_0_8, (0, 9, 0), "V1 hybrid KV manager (0.9-0.10)", token_line=tokens_per_group,
+                 sliding_hybrid=True)
+_V1_0_11 = _after(_V1_0_9, (0, 11, 0), "0.11: snapshot after the communicators", snapshot_after_comm=True)
+_V1_0_12 = _after(_V1_0_11, (0, 12, 0), "0.12-0.13: ceil(total x util), 1.5x group-size rule", ceil_requested=True,
+                  group_size_ratio=1.5, mamba_pc_needs_model_support=False)
+_V1_0_14 = _after(_V1_0_12, (0, 14, 0), "0.14-0.19: chunked-local layers in the hybrid manager",
+                  chunked_local_hybrid=True)
+_V1_0_20 = _after(_V1_0_14, (0, 20, 0), "0.20: util 0.92, CUDA-graph estimate", default_utilization=0.92,
                   graph_estimate_default=True)
 _V1_0_21 = _after(_V1_0_20, (0, 21, 0), "0.21: token line int(concurrency x L)", token_line=tokens_from_concurrency)
 _V1_0_22 = _after(_V1_0_21, (0, 22, 0), "0.22-0.25: Mamba align mode", mamba_align_default=True)
 _V1_0_26 = _after(_V1_0_22, (0, 26, 0), "0.26: (pp+1) batches in flight", async_in_flight=True)
 _V1_0_27 = _after(_V1_0_26, (0, 27, 0), "0.27-0.32: consumed-memory accounting", accounting=Accounting.CONSUMED)
 _V1_0_33 = _after(_V1_0_27, (0, 33, 0), "0.33: DeepSeek-V4 packed groups", dsv4_grouping=DsV4Grouping.PACKED)
+_V1_0_34 = _after(_V1_0_33, (0, 34, 0), "0.34: one capacity log line, kv_cache_planning grouping",
+                  pad_any_page=True,
+                  capacity_log=("{prefix} KV cache size: {tokens:,} tokens, Maximum concurrency for {length:,} tokens "
+                                "per request: {concurrency:.2f}x"))
 
 #: every window, oldest first; the last row is the newest release kvplan knows
-RELEASES: tuple[Release, ...] = (_V0, _V1_0_8, _V1_0_11, _V1_0_12, _V1_0_20, _V1_0_21, _V1_0_22, _V1_0_26, _V1_0_27,
-                                 _V1_0_33)
+RELEASES: tuple[Release, ...] = (_V0, _V1_0_8, _V1_0_9, _V1_0_11, _V1_0_12, _V1_0_14, _V1_0_20, _V1_0_21,
+                                 _V1_0_22, _V1_0_26, _V1_0_27, _V1_0_33, _V1_0_34)
+
+
+#: architectures vLLM did not have before a release: (first release kvplan accepts, evidence).  Gemma-4: no
+#: ``models/gemma4.py`` and no ``Gemma4*`` in ``models/registry.py`` in the 0.11.1 wheel; present in 0.20.0 and
+#: in a 0.18.2rc1 log (vllm#40002) -- the first release is between 0.12 and 0.18 (not bisected), 0.12 accepted.
+_NO_GEMMA4 = ((0, 12, 0), "no Gemma-4 model in vLLM 0.11.1 (vllm/model_executor/models/gemma4.py absent)")
+ARCH_FIRST_RELEASE: Mapping[str, tuple[Version, str]] = MappingProxyType(
+    dict.fromkeys(("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration"), _NO_GEMMA4))
+
+
+def check_architecture(architectures: list[str], version: Version) -> None:
+    """Exit 2 (InputError) when the release has no model class for the architecture.
+    Example: Gemma-4 under 0.11.1 -> InputError; under 0.25.1 -> None."""
+    for arch in architectures:
+        first = ARCH_FIRST_RELEASE.get(arch)
+        if first is not None and version < first[0]:
+            raise InputError(f"vLLM {'.'.join(map(str, version))} cannot serve {arch}: {first[1]}",
+                             field="engine_version",
+                             hint=f"use vLLM {'.'.join(map(str, first[0]))} or newer")
 
 
 def release_at(version: Version) -> Release:

@@ -52,12 +52,27 @@ from kvplan.engines.vllm.fields import (
 )
 from kvplan.errors import InputError
 from kvplan.family import Family
+from kvplan.geometry.layers import HeadGeometry, full_layer_geometry, kv_shared_layers, sliding_layer_geometry
 from kvplan.hfconfig.normalize import flatten_config
 
 DTYPE_BYTES = {
     "auto": None, "bfloat16": 2, "float16": 2, "half": 2, "bf16": 2, "fp16": 2,
     "fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "fp8_inc": 1, "float32": 4, "fp32": 4,
     "fp8_ds_mla": 1,
+    "fp8_per_token_head": 1, "int8_per_token_head": 1, "int4_per_token_head": 1, "nvfp4": 1,
+}
+
+#: bytes per KV head per token of the quantized modes whose width is not ``(hk + hv) × element``
+#: (``vllm/v1/kv_cache_interface.py`` ``get_kv_quant_mode``, ``AttentionSpec.page_size_bytes``,
+#: ``real_page_size_bytes``; ``utils/torch_utils.py`` ``nvfp4_kv_cache_full_dim``, v0.25.1): the
+#: ``*_per_token_head`` modes add one fp32 scale per token per head for K and for V (+8 B); INT4 packs two
+#: values per byte; NVFP4 stores ``h/2`` packed bytes plus ``h/16`` fp8 block-16 scales per side.
+#: Example, head 128: fp8_per_token_head 256 + 8 = 264; int4_per_token_head 64 + 64 + 8 = 136; nvfp4 2 × 72 = 144.
+KV_QUANT_HEAD_BYTES: Mapping[str, Callable[[int, int], int]] = {
+    "fp8_per_token_head": lambda hk, hv: hk + hv + 8,
+    "int8_per_token_head": lambda hk, hv: hk + hv + 8,
+    "int4_per_token_head": lambda hk, hv: hk // 2 + hv // 2 + 8,
+    "nvfp4": lambda hk, hv: hk // 2 + hk // 16 + hv // 2 + hv // 16,
 }
 
 MLA_MODEL_TYPES = frozenset({
@@ -105,6 +120,7 @@ class ModelKV:
     attn_token_bytes_1layer: int    # one attention layer's bytes/token (hybrid block unification)
     notes: tuple[str, ...] = field(default_factory=tuple)
     token_bytes_add_up: bool = True  # Σ token_bytes = bytes per token (False: DeepSeek-V4's per-state sizes)
+    mamba_prefix_caching: bool = True  # the model class supports Mamba prefix caching (``SupportsMambaPrefixCaching``)
 
     @property
     def has_state_layers(self) -> bool:
@@ -131,6 +147,9 @@ class SpecContext:
     mamba_ssm_cache_dtype: str = "auto"
     num_draft_layers: int = 0
     family: Family = Family.GQA
+    chunked_local_hybrid: bool = True   # chunked-local layers keep their own spec (hybrid KV manager on, ≥0.14)
+    sliding_hybrid: bool = True         # sliding-window layers keep their own spec (False: 0.8)
+    skip_layers: tuple[str, ...] = ()   # ``kv_cache_dtype_skip_layers``: indices or "sliding_window"
 
 
 SpecBuilder = Callable[[Mapping[str, Any], SpecContext], ModelKV]
@@ -248,8 +267,28 @@ def _sliding_kinds(cfg: Mapping[str, Any], n: int) -> list[str]:
     return ["swa"] * n
 
 
+def _pattern_kinds(cfg: Mapping[str, Any], n: int) -> list[str] | None:
+    """Kinds from a per-layer pattern field, or None when the config has none:
+
+    * ``hybrid_layer_pattern`` (MiMo-V2: 1 = sliding window, 0 = full; ``models/mimo_v2.py``, v0.25.1);
+    * ``attn_layer_period`` / ``attn_layer_offset`` (Jamba: layer i is attention iff
+      ``i % period == offset``, else Mamba-1; transformers ``JambaConfig.layers_block_type``).
+
+    Example: Jamba-v0.1 (32 layers, period 8, offset 4) -> attention at 4, 12, 20, 28, Mamba-1 elsewhere."""
+    pat = cfg.get("hybrid_layer_pattern")
+    if pat is not None:
+        if not isinstance(pat, list) or len(pat) < n or any(p not in (0, 1) for p in pat[:n]):
+            raise bad_field("hybrid_layer_pattern", f"must list 0 (full) or 1 (sliding) for each of the {n} layers")
+        return ["swa" if p == 1 else "full" for p in pat[:n]]
+    if cfg.get("attn_layer_period") is not None and cfg.get("mamba_expand") is not None:
+        period = req_int(cfg, "attn_layer_period", minimum=1)
+        offset = req_int(cfg, "attn_layer_offset", 0)
+        return ["full" if i % period == offset else "mamba1" for i in range(n)]
+    return None
+
+
 def _layer_kinds(cfg: Mapping[str, Any]) -> list[str]:
-    """Per decoder layer: ``full``, ``swa``, ``chunked``, ``mamba`` (Mamba2), ``gdn`` or ``none``."""
+    """Per decoder layer: ``full``, ``swa``, ``chunked``, ``mamba`` (Mamba2), ``mamba1``, ``gdn`` or ``none``."""
     n = num_layers(cfg)
     pattern = cfg.get("hybrid_override_pattern")
     if isinstance(pattern, str) and pattern:
@@ -260,6 +299,9 @@ def _layer_kinds(cfg: Mapping[str, Any]) -> list[str]:
     if cfg.get("full_attention_interval") and cfg.get("linear_num_value_heads"):
         k = req_int(cfg, "full_attention_interval", minimum=1)
         return ["full" if (i + 1) % k == 0 else "gdn" for i in range(n)]
+    pattern_kinds = _pattern_kinds(cfg, n)
+    if pattern_kinds is not None:
+        return pattern_kinds
     if int_if_set(cfg, "attention_chunk_size"):
         # Llama-4: every 4th layer is global (no RoPE), the others chunked-local.
         return ["full" if (i + 1) % 4 == 0 else "chunked" for i in range(n)]
@@ -294,7 +336,19 @@ def _gdn_state_bytes(cfg: Mapping[str, Any], tp: int, conv_b: int, ssm_b: int) -
     return conv * conv_b + ssm * ssm_b
 
 
-_STATE_BYTES = {"mamba": _mamba2_state_bytes, "gdn": _gdn_state_bytes}
+def _mamba1_state_bytes(cfg: Mapping[str, Any], tp: int, conv_b: int, ssm_b: int) -> int:
+    """Mamba-1 conv + SSM state per rank (``MambaStateShapeCalculator.mamba1_state_shape``, v0.25.1)::
+
+        I = mamba_expand × hidden_size;  conv (d_conv − 1, I/tp);  ssm (I/tp, d_state)
+
+    Example: Jamba-v0.1 TP2 bf16: I 8,192 -> 3 × 4,096 × 2 + 4,096 × 16 × 2 = 24,576 + 131,072 = 155,648 B."""
+    inter = req_int(cfg, "mamba_expand", minimum=1) * req_int(cfg, "hidden_size", minimum=1)
+    state = req_int(cfg, "mamba_d_state", 16, minimum=1)
+    kern = req_int(cfg, "mamba_d_conv", 4, minimum=1)
+    return (kern - 1) * (inter // tp) * conv_b + (inter // tp) * state * ssm_b
+
+
+_STATE_BYTES = {"mamba": _mamba2_state_bytes, "mamba1": _mamba1_state_bytes, "gdn": _gdn_state_bytes}
 
 
 def _ssm_dtype_bytes(cfg: Mapping[str, Any], mamba_ssm_cache_dtype: str) -> int:
@@ -338,53 +392,98 @@ def vllm_family(cfg: Mapping[str, Any]) -> Family:
     if is_mla(cfg):
         return Family.DSA if cfg.get("index_topk") is not None else Family.MLA
     kinds = set(_layer_kinds(cfg))
-    if kinds & {"mamba", "gdn"}:
+    if kinds & set(_STATE_BYTES):
         return Family.HYBRID_MAMBA
     return Family.HYBRID_SWA if "swa" in kinds else Family.GQA
 
 
 # --------------------------------------------------------------------------- builders
 
-def _attention_layer(kind: str, i: int, per_tok: int, window: int | None) -> LayerKV | None:
+def _skipped(ctx: SpecContext, i: int, kind: str) -> bool:
+    """Layer ``i`` is kept at the model dtype by ``kv_cache_dtype_skip_layers`` (its index, or
+    ``sliding_window`` for a sliding layer; ``model_executor/layers/attention/attention.py``, v0.25.1)."""
+    return str(i) in ctx.skip_layers or (kind == "swa" and "sliding_window" in ctx.skip_layers)
+
+
+def attention_token_bytes(geom: HeadGeometry, *, tp: int, kv_dtype: str, dtype_bytes: int) -> int:
+    """Bytes per token of one attention layer: ``heads_per_rank × width`` with width ``(hk + hv) × element``,
+    or the packed / scaled width of :data:`KV_QUANT_HEAD_BYTES`.
+    Example: Gemma-4 26B full layer, TP1, bf16: 2 × (512 + 512) × 2 = 4,096."""
+    heads = kv_heads_per_rank(geom.kv_heads, tp)
+    packed = KV_QUANT_HEAD_BYTES.get(kv_dtype)
+    if packed is not None:
+        return heads * packed(geom.head_dim, geom.v_head_dim)
+    return geom.token_bytes(heads_per_rank=heads, dtype_bytes=dtype_bytes)
+
+
+def _attention_layer(kind: str, i: int, per_tok: int, window: int | None, chunk: int | None,
+                     ctx: SpecContext) -> LayerKV | None:
     """One attention layer of a given kind (state layers are built by the caller)."""
-    if kind == "swa":
+    if kind == "swa" and ctx.sliding_hybrid:
         return LayerKV(f"l{i}.attn", "swa", i, token_bytes=per_tok, window=window)
+    if kind == "swa":  # 0.8: no hybrid manager, every layer a FullAttentionSpec (gpu_model_runner.py, v0.8.0)
+        return LayerKV(f"l{i}.attn", "full", i, token_bytes=per_tok)
+    if kind == "chunked" and ctx.chunked_local_hybrid:
+        return LayerKV(f"l{i}.attn", "chunked", i, token_bytes=per_tok, window=chunk)
     if kind in ("full", "chunked"):
-        # The hybrid manager is disabled for chunked-local attention unless
-        # VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1 (config/vllm.py), so these
+        # Before 0.14 the hybrid manager is off for chunked-local attention
+        # (VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE default "0", envs.py 0.11.1-0.13.0), so these
         # layers are promoted to full attention for allocation (unify_hybrid_kv_cache_specs).
         return LayerKV(f"l{i}.attn", "full", i, token_bytes=per_tok)
     return None
 
 
-def build_attention(cfg: Mapping[str, Any], ctx: SpecContext) -> ModelKV:
-    """GQA / MHA, sliding-window and Mamba / GDN hybrids: one K+V page per attention layer, one state per
-    state layer.  Example: Llama-3.1-8B TP1 bf16: 8 × (128 + 128) × 2 = 4,096 B per token per layer."""
-    kinds = _layer_kinds(cfg)
-    hd = head_dim(cfg)
-    hd_v = int_if_set(cfg, "v_head_dim", hd)
-    kvh = int_if_set(cfg, "num_key_value_heads") or req_int(cfg, "num_attention_heads", minimum=1)
-    per_tok = kv_heads_per_rank(kvh, ctx.tp_size) * (hd + hd_v) * ctx.dtype_bytes
-    if per_tok <= 0:
+def _per_kind_token_bytes(cfg: Mapping[str, Any], ctx: SpecContext) -> dict[str, tuple[int, int]]:
+    """(bytes per token at the KV dtype, at the model dtype) of a full and of a sliding / chunked layer."""
+    full, sliding = full_layer_geometry(cfg), sliding_layer_geometry(cfg)
+    model_b = model_dtype_bytes(cfg)
+    out = {}
+    for kind, geom in (("full", full), ("swa", sliding), ("chunked", sliding)):
+        out[kind] = (attention_token_bytes(geom, tp=ctx.tp_size, kv_dtype=ctx.resolved_kv_dtype,
+                                           dtype_bytes=ctx.dtype_bytes),
+                     attention_token_bytes(geom, tp=ctx.tp_size, kv_dtype="auto", dtype_bytes=model_b))
+    if out["full"][0] <= 0 or out["swa"][0] <= 0:
         raise bad_field("head_dim", "gives the attention layers no KV bytes (head_dim or "
                         "hidden_size // num_attention_heads must be at least 1)")
+    return out
+
+
+def build_attention(cfg: Mapping[str, Any], ctx: SpecContext) -> ModelKV:
+    """GQA / MHA, sliding-window and Mamba / GDN hybrids: one K+V page per attention layer (its own head
+    geometry by layer type, :mod:`kvplan.geometry.layers`), one state per state layer; layers that read
+    another layer's KV (``kv_sharing_target_layer_name``) get no spec (``GPUModelRunner.get_kv_cache_spec``
+    skips them, v0.25.1).  Example: Llama-3.1-8B TP1 bf16: 8 × (128 + 128) × 2 = 4,096 B per token per layer;
+    Gemma-4 26B-A4B: full layers 2 × (512 + 512) × 2 = 4,096, sliding 8 × (256 + 256) × 2 = 8,192."""
+    kinds = _layer_kinds(cfg)
+    per_kind = _per_kind_token_bytes(cfg, ctx)
     conv_b = model_dtype_bytes(cfg)
     ssm_b = _ssm_dtype_bytes(cfg, ctx.mamba_ssm_cache_dtype)
-    window = int_if_set(cfg, "sliding_window") or None
+    window = int_if_set(cfg, "sliding_window") or int_if_set(cfg, "sliding_window_size") or None
+    chunk = int_if_set(cfg, "attention_chunk_size") or None
     if "swa" in kinds and window is None:
         raise bad_field("sliding_window", "must be at least 1 for the sliding-attention layers")
     states = {k: fn(cfg, ctx.tp_size, conv_b, ssm_b) for k, fn in _STATE_BYTES.items() if k in kinds}
+    shared = kv_shared_layers(cfg, len(kinds))
     layers: list[LayerKV] = []
     for i, k in enumerate(kinds):
         if k in states:
             layers.append(LayerKV(f"l{i}.{k}", "mamba", i, state_bytes=states[k]))
             continue
-        lay = _attention_layer(k, i, per_tok, window)
+        if i in shared or k not in per_kind:
+            continue
+        per_tok = per_kind[k][1 if _skipped(ctx, i, k) else 0]
+        lay = _attention_layer(k, i, per_tok, window, chunk, ctx)
         if lay is not None:
             layers.append(lay)
-    notes = ["chunked-local layers allocated as full attention (hybrid KV manager disabled)"] \
-        if "chunked" in kinds else []
-    return ModelKV(tuple(layers), ctx.num_layers, ctx.family, per_tok, tuple(notes))
+    notes = []
+    if "chunked" in kinds:
+        notes.append("chunked-local layers keep their own spec (chunk + batched tokens; hybrid KV manager on, "
+                     "≥0.14)" if ctx.chunked_local_hybrid else
+                     "chunked-local layers allocated as full attention (hybrid KV manager disabled before 0.14)")
+    if shared:
+        notes.append(f"{len(shared)} KV-sharing layers store no KV (vLLM skips layers with "
+                     "kv_sharing_target_layer_name)")
+    return ModelKV(tuple(layers), ctx.num_layers, ctx.family, per_kind["full"][0], tuple(notes))
 
 
 def _sparse_mla_bytes(ctx: SpecContext, width: int, sparse: bool, notes: list[str]) -> int:
@@ -413,12 +512,44 @@ def _latent_layers(cfg: Mapping[str, Any], ctx: SpecContext, *, indexer: bool) -
     ihd = req_int(cfg, "index_head_dim", 128) if indexer else 0
     idx_bytes = ihd + ihd // 128 * 4
     n = ctx.num_layers
+    kda, kda_bytes = _kda_layers(cfg, ctx)
     layers: list[LayerKV] = []
     for i in range(n + ctx.num_draft_layers):
+        if i in kda:
+            layers.append(LayerKV(f"l{i}.kda", "mamba", i, state_bytes=kda_bytes))
+            continue
         layers.append(LayerKV(f"l{i}.attn", "mla", i, token_bytes=main))
         if indexer and (i in idx_layers or i >= n):
             layers.append(LayerKV(f"l{i}.indexer", "indexer", i, token_bytes=idx_bytes))
-    return ModelKV(tuple(layers), n, ctx.family, main, tuple(notes))
+    if kda:
+        notes.append(f"{len(kda)} KDA (linear-attention) layers priced as Mamba state pages; the model class has no "
+                     "SupportsMambaPrefixCaching (0.11: prefix caching off)")
+    return ModelKV(tuple(layers), n, ctx.family, main, tuple(notes), mamba_prefix_caching=not kda)
+
+
+def _kda_layers(cfg: Mapping[str, Any], ctx: SpecContext) -> tuple[frozenset[int], int]:
+    """Kimi-Linear's KDA layers (0-based; ``linear_attn_config.kda_layers`` is 1-based) and the bytes of one KDA
+    state per rank (``MambaStateShapeCalculator.kda_state_shape``, ``layers/mamba/mamba_utils.py``, v0.11.1)::
+
+        conv q, k, v: 3 × (K − 1) × H·D/tp × model dtype;   recurrent: H/tp × D × D × 4 (fp32)
+
+    Example: Kimi-Linear-48B-A3B TP2 (32 heads × 128, K 4): 3 × 3 × 2,048 × 2 + 16 × 128 × 128 × 4
+    = 36,864 + 1,048,576 = 1,085,440 B."""
+    lac = cfg.get("linear_attn_config")
+    if lac is None:
+        return frozenset(), 0
+    if not isinstance(lac, Mapping):
+        raise bad_field("linear_attn_config", "must be an object")
+    layers = int_list(lac, "kda_layers") or []
+    if any(x < 1 or x > ctx.num_layers for x in layers):
+        raise bad_field("linear_attn_config.kda_layers", f"must hold 1-based layer numbers ≤ {ctx.num_layers}")
+    heads = req_int(lac, "num_heads", minimum=1)
+    hd = req_int(lac, "head_dim", minimum=1)
+    kern = req_int(lac, "short_conv_kernel_size", 4, minimum=1)
+    tp = ctx.tp_size
+    conv = 3 * (kern - 1) * (heads * hd // tp) * model_dtype_bytes(cfg)
+    recurrent = (heads // tp) * hd * hd * 4
+    return frozenset(x - 1 for x in layers), conv + recurrent
 
 
 def build_mla(cfg: Mapping[str, Any], ctx: SpecContext) -> ModelKV:
@@ -490,6 +621,9 @@ def build_model_kv(
     sparse_mla_format: str | None = None,
     mamba_ssm_cache_dtype: str = "auto",
     num_draft_layers: int = 0,
+    chunked_local_hybrid: bool = True,
+    sliding_hybrid: bool = True,
+    kv_cache_dtype_skip_layers: tuple[str, ...] = (),
 ) -> ModelKV:
     """Per-rank KV tensors of every layer, vLLM style: normalise the config, resolve the KV dtype, pick the
     family's builder from :data:`SPEC_BUILDERS`.
@@ -497,7 +631,8 @@ def build_model_kv(
     ``sparse_mla_format`` (DSA models with a quantized KV cache): ``fp8_ds_mla`` (656 B,
     FLASHMLA_SPARSE) or ``fp8`` (576 B, FLASHINFER_MLA_SPARSE, the SM100 default for fp8
     KV per ``platforms/cuda.py`` ``_get_backend_priorities``).  None = by ``sm_major``
-    (10 -> ``fp8``; otherwise ``fp8_ds_mla``).
+    (10 -> ``fp8``; otherwise ``fp8_ds_mla``).  ``chunked_local_hybrid``: the release keeps chunked-local
+    layers as their own spec (≥0.14); ``kv_cache_dtype_skip_layers``: layers kept at the model dtype.
     """
     cfg = flatten_config(config, engine="vllm")
     n = num_layers(cfg)
@@ -506,7 +641,9 @@ def build_model_kv(
     family = vllm_family(cfg)
     ctx = SpecContext(num_layers=n, tp_size=tp_size, kv_cache_dtype=kv_cache_dtype, resolved_kv_dtype=kvd,
                       dtype_bytes=b, sm_major=sm_major, sparse_mla_format=sparse_mla_format,
-                      mamba_ssm_cache_dtype=mamba_ssm_cache_dtype, num_draft_layers=num_draft_layers, family=family)
+                      mamba_ssm_cache_dtype=mamba_ssm_cache_dtype, num_draft_layers=num_draft_layers, family=family,
+                      chunked_local_hybrid=chunked_local_hybrid, sliding_hybrid=sliding_hybrid,
+                      skip_layers=tuple(kv_cache_dtype_skip_layers))
     model = SPEC_BUILDERS[family](cfg, ctx)
     if kvd != kv_cache_dtype:
         return replace(model, notes=(f"kv_cache_dtype auto resolved to {kvd}", *model.notes))
