@@ -71,6 +71,9 @@ class Deployment:
     speculative_num_draft_tokens: int | None = None
     engram_on_host: bool = False
     target_requests: int | None = None
+    input_len: int | None = None              # workload: prompt tokens per request
+    output_len: int | None = None             # workload: generated tokens per request
+    allow_long_context: bool = False          # the engine's long-context override (env var or --allow-long-context)
 
     def with_defaults(self) -> "Deployment":
         """Apply the project's default deployment when no model was named."""
@@ -125,6 +128,8 @@ def validate(dep: Deployment) -> None:
     _check_int("--page-size", dep.page_size, maximum=1 << 16)
     _check_int("--max-total-tokens", dep.max_total_tokens, maximum=1 << 40)
     _check_int("--requests", dep.target_requests, maximum=1 << 24)
+    _check_int("--input-len", dep.input_len, maximum=1 << 34)
+    _check_int("--output-len", dep.output_len, minimum=0, maximum=1 << 34)
     _check_int("--speculative-num-draft-tokens", dep.speculative_num_draft_tokens, minimum=0, maximum=1024)
     cps = dep.chunked_prefill_size
     if cps is not None and (isinstance(cps, bool) or not isinstance(cps, int) or cps == 0 or cps < -1

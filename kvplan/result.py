@@ -77,11 +77,13 @@ class FitResult:
     kv_bytes_per_token: float          # per GPU, the engine's cell (DeepSeek-V4: bytes_per_full_token)
     kv_budget_bytes: int               # per GPU
     kv_pool_tokens: int                # SGLang max_total_num_tokens (per attention-DP rank); vLLM "GPU KV cache size"
-    max_running_requests: int          # as the engine derives it (SGLang: per attention-DP rank)
-    max_concurrency: float             # requests of the full context at once (whole deployment)
+    max_running_requests: int          # the cap the engine applies, given or derived (SGLang: per attention-DP rank)
+    max_concurrency: int | float       # requests of the full context at once, whole deployment: an integer for both
+                                       # engines once planned (kvplan.planning.verdict), capped by
+                                       # max_running_requests; vLLM's printed float is max_concurrency_per_rank
     max_context_length: int            # longest request one request can use
     context_length: int
-    fits: bool
+    fits: bool                         # the engine starts and serves one context_length request (reasons: why not)
     device_bytes: int
     free_bytes: int                    # free per GPU at start, before weights
     weight_bytes: int                  # per-GPU weight load
@@ -112,6 +114,17 @@ class FitResult:
     pools: list[Pool] = field(default_factory=list)
     memory: list[MemorySlice] = field(default_factory=list)
     bases: list[Basis] = field(default_factory=list)
+    # ---- issue 11 (set by kvplan.planning.verdict.apply) -----------------------------------------
+    reasons: list[str] = field(default_factory=list)   # every reason it does not fit, start-up order; [0] = verdict
+    target: str = ""                   # the target the user set ("16 requests of 8,192+1,024 tokens at once")
+    meets_target: bool = False         # fits, and room for the target (what --check tests)
+    target_reason: str = ""            # one line: why the target is met or not
+    max_running_requests_source: str = ""   # given | derived | engine default
+    input_len: int | None = None       # the workload (--input-len / --output-len), None without one
+    output_len: int | None = None
+    workload_tokens_per_request: int | None = None   # input + output in whole pages of the token pool
+    workload_concurrency: int | None = None          # such requests at once, whole deployment
+    workload_concurrency_per_rank: int | None = None
 
     def model_dump(self, mode: str = "python") -> dict[str, Any]:
         """A plain dict (JSON-ready in both modes: every value is a str, number, bool, None, list or dict)."""

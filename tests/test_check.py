@@ -74,12 +74,13 @@ def test_shorter_target_context_than_server(tmp_path):
 [[deployment]]
 name = "server-64k-target-16k"
 context_length = "64k"
+allow_long_context = true
 [deployment.target]
 context = "16k"
 requests = 19
 """
     (r,) = check(load_plan(write(tmp_path, text)))
-    # 320,398 // 16,384 = 19 requests of 16k on a 64k server
+    # 320,398 // 16,384 = 19 requests of 16k on a 64k server (64k > Qwen3-8B's 40,960: the override is on)
     assert r.passed and r.concurrency == 19
 
 
@@ -193,3 +194,65 @@ def test_golden_check_table(tmp_path):
     render(check(load_plan(write(tmp_path, PLAN))), path="plan.toml", console=con)
     text = recorded_text(con)
     assert text == GOLDEN
+
+
+# ------------------------------------------------------------------------------------------------ issue 11
+
+def test_a_context_the_engine_refuses_fails_with_its_reason(tmp_path):
+    text = PLAN.split("[[deployment]]")[0] + """
+[[deployment]]
+name = "qwen3-8b-128k"
+context_length = "128k"
+[deployment.target]
+context = "32k"
+requests = 1
+"""
+    (r,) = check(load_plan(write(tmp_path, text)))
+    assert not r.passed and not r.fits
+    assert r.reason == ("does not fit: context_length 131,072 exceeds the model's 40,960: SGLang refuses it unless "
+                        "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 (or --allow-long-context)")
+    assert r.reasons == [r.reason.removeprefix("does not fit: ")]
+
+
+def test_a_plan_entry_without_a_gpu_is_an_input_error(tmp_path):
+    p = write(tmp_path, '[[deployment]]\nname = "x"\nmodel = "Qwen/Qwen3-8B"\n[deployment.target]\ncontext = "8k"\n'
+                        'requests = 1\n')
+    with pytest.raises(InputError) as e:
+        check(load_plan(p), path=str(p))
+    assert "--gpu" in e.value.one_line() and "deployment 'x'" in e.value.one_line()
+    r = run("check", str(p))
+    assert r.exit_code == 2 and "--gpu" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    # the default deployment (no model) keeps its default GPU
+    p = write(tmp_path, '[[deployment]]\nname = "d"\n[deployment.target]\ncontext = "1m"\nrequests = 1\n', "d.toml")
+    (d,) = check(load_plan(p))
+    assert d.passed and d.gpu.startswith("NVIDIA RTX PRO 6000")
+
+
+def test_a_workload_target(tmp_path):
+    # 320,398 tokens // 9,216 = 34 requests of 8,192 + 1,024 tokens (page 1)
+    text = PLAN.split("[[deployment]]")[0] + """
+[[deployment]]
+name = "chat"
+context_length = "32k"
+input_len = "8k"
+output_len = 1024
+[deployment.target]
+requests = 34
+
+[[deployment]]
+name = "chat-35"
+context_length = "32k"
+input_len = 8192
+output_len = 1024
+[deployment.target]
+requests = 35
+"""
+    a, b = check(load_plan(write(tmp_path, text)))
+    assert a.passed and a.concurrency == 34 and a.context == 9216 and (a.input_len, a.output_len) == (8192, 1024)
+    assert a.required_tokens == 34 * 9216
+    assert not b.passed and "35 request(s) of 8,192+1,024 tokens wanted, room for 34" in b.reason
+    bad = PLAN.split("[[deployment]]")[0] + '[[deployment]]\nname = "x"\ninput_len = 10\n[deployment.target]\n' \
+        'context = "8k"\nrequests = 1\n'
+    with pytest.raises(InputError) as e:
+        load_plan(write(tmp_path, bad, "bad.toml"))
+    assert "not both" in e.value.one_line()

@@ -205,8 +205,9 @@ def test_sweep_axes_come_from_the_registry():
     for f in sweep_axes():
         a = AXES[f.field]
         assert (a.flag, a.kind, a.numeric) == (f.flag, f.kind, f.sweep == SWEEP_NUMERIC)
+    # issue 11: the workload (--input-len / --output-len) is vectorised too
     assert NUMERIC_FIELDS == ("mem_fraction_static", "context_length", "max_running_requests", "max_total_tokens",
-                              "target_requests")
+                              "target_requests", "input_len", "output_len")
 
 
 def test_sweep_and_solve_take_the_flags_they_lacked():
@@ -230,3 +231,16 @@ def _flag_for(name: str) -> Flag:
 def test_messages_use_the_registry_label():
     assert _flag_for("--tp").flag == "--tp" and _flag_for("--max-model-len").flag == "--context-length"
     assert _flag_for("--requests").field == "target_requests"
+
+
+def test_issue_11_flags():
+    """The workload and the long-context override are registry flags: fit, sweep and solve options, plan keys; the
+    override's launch spellings are the engines' environment variables (read by kvplan.inputs.launch)."""
+    for name in ("input_len", "output_len"):
+        f = BY_FIELD[name]
+        assert f.kind == "count" and f.sweep == SWEEP_NUMERIC and f.solve and f.plan_key == name
+        assert f.sglang is None and f.vllm is None
+    f = BY_FIELD["allow_long_context"]
+    assert f.kind == "bool" and f.plan_key == "allow_long_context" and f.sweep is None
+    assert (f.sglang.flag, f.vllm.flag) == ("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "VLLM_ALLOW_LONG_MAX_MODEL_LEN")
+    assert "never the target" in BY_FIELD["max_running_requests"].help

@@ -323,3 +323,66 @@ def test_launch_command_plans_like_the_same_flags():
     a = fit(Deployment(gpu=d["gpu"], **p.fields))
     b = fit(Deployment())
     assert (a.kv_pool_tokens, a.kv_bytes_per_token, a.fits) == (b.kv_pool_tokens, b.kv_bytes_per_token, b.fits)
+
+
+# ---------------------------------------------------------------- issue 11: the long-context override, the GPU
+
+def test_long_context_override_from_the_env_prefix():
+    p = parse_launch_command("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 python -m sglang.launch_server "
+                             "--model-path Qwen/Qwen3-8B --context-length 131072")
+    assert p.fields["allow_long_context"] is True
+    p = parse_launch_command("export SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=false\n"
+                             "python -m sglang.launch_server --model-path Qwen/Qwen3-8B")
+    assert p.fields["allow_long_context"] is False
+    assert _err("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=maybe python -m sglang.launch_server --model-path m").field \
+        == "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
+    # vLLM reads 1 / true only (vllm/envs.py, v0.34.0)
+    v = parse_launch_command("VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 vllm serve Qwen/Qwen3-8B --max-model-len 128k")
+    assert v.fields["allow_long_context"] is True and v.fields["context_length"] == 128_000
+    assert parse_launch_command("VLLM_ALLOW_LONG_MAX_MODEL_LEN=yes vllm serve m/x").fields["allow_long_context"] is False
+    w = parse_launch_command("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 vllm serve m/x")
+    assert "allow_long_context" not in w.fields and any("SGLang setting" in n for n in w.notes)
+
+
+def test_the_override_lets_the_longer_context_fit():
+    from kvplan.planning.plan import fit
+
+    cmd = "python -m sglang.launch_server --model-path Qwen/Qwen3-8B --context-length 131072"
+    refused = fit(Deployment(gpu="h100-sxm", **parse_launch_command(cmd).fields))
+    assert not refused.fits and "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1" in refused.verdict
+    allowed = fit(Deployment(gpu="h100-sxm",
+                             **parse_launch_command("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 " + cmd).fields))
+    assert allowed.fits and any("override is on" in a for a in allowed.assumptions)
+
+
+def test_a_launch_command_needs_a_gpu():
+    from kvplan.inputs.launch import require_gpu
+
+    fields = parse_launch_command("vllm serve deepseek-ai/DeepSeek-V3 -tp 8").fields
+    with pytest.raises(InputError) as e:
+        require_gpu(fields)
+    assert e.value.field == "--gpu" and "--gpu" in e.value.one_line()
+    require_gpu({**fields, "gpu": "h200-sxm"})
+    require_gpu({**fields, "gpu_memory": 80 * 2**30})
+
+
+def test_cli_launch_without_gpu_exits_2_with_one_line():
+    """Needs the CLI to call kvplan.inputs.launch.require_gpu on the merged fields (issue 11)."""
+    from typer.testing import CliRunner
+
+    from kvplan.cli.app import app
+
+    r = CliRunner().invoke(app, ["fit", "--format", "json", "--", "vllm", "serve", "Qwen/Qwen3-32B", "-tp", "2"])
+    assert r.exit_code == 2 and "--gpu" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_the_vllm_launch_command_of_issue_11_fits():
+    # `kvplan fit -g h100-sxm -- vllm serve Qwen/Qwen3-32B -tp 2 --max-model-len 32768 --max-num-seqs 128`: vLLM
+    # starts it (max_num_seqs is a cap, not a target of 128 full-length requests)
+    from kvplan.planning.plan import fit
+
+    p = parse_launch_command("vllm serve Qwen/Qwen3-32B -tp 2 --max-model-len 32768 --max-num-seqs 128")
+    r = fit(Deployment(gpu="h100-sxm", **p.fields))
+    assert r.fits and r.meets_target and r.target_requests == 1
+    assert r.max_running_requests_source == "given" and isinstance(r.max_concurrency, int)
+    assert r.verdict == f"fits: {r.max_concurrency} requests of 32,768 tokens at once; max_num_seqs 128 (given)"

@@ -312,3 +312,29 @@ def test_indexed_ignore_patterns_agree_with_the_scan(path, pats):
     from kvplan.weights.estimate import _ignored, _Patterns
 
     assert _ignored(path, _Patterns(pats)) == _ignored(path, list(pats))
+
+
+# ------------------------------------------------------------------------------------------------ issue 11
+
+@settings(max_examples=120)
+@given(deployments(), st.sampled_from(["sglang", "vllm"]), st.integers(1, 1 << 17), st.integers(0, 1 << 13),
+       st.integers(1, 64))
+def test_verdict_invariants(dep, engine, inp, out, n):
+    """``meets_target`` implies ``fits``; ``fits`` is exactly "no reason"; the workload never runs more requests than
+    the cap allows, nor more than the pool holds; a longer workload never runs more requests at once."""
+    if engine == "vllm":
+        dep = replace(dep, engine="vllm", mem_fraction_static=None, free_memory=None)
+    r = plan(replace(dep, input_len=inp, output_len=out, target_requests=n))
+    if r is None:
+        return
+    assert r.fits == (not r.reasons) and (r.verdict.startswith("fits: ") == r.fits)
+    assert not r.meets_target or r.fits
+    assert r.meets_target == (r.fits and r.workload_concurrency >= n)
+    assert type(r.max_concurrency) is int and r.max_concurrency <= r.max_running_requests * r.dp
+    assert r.workload_concurrency <= r.max_running_requests * r.dp
+    assert r.workload_concurrency_per_rank * r.workload_tokens_per_request <= max(r.kv_pool_tokens, 0) or \
+        r.engine == "vllm"
+    assert r.max_running_requests_source in ("given", "derived", "engine default")
+    longer = plan(replace(dep, input_len=inp * 2, output_len=out, target_requests=n))
+    if longer is not None:
+        assert longer.workload_concurrency <= r.workload_concurrency

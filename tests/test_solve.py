@@ -28,8 +28,9 @@ def test_smallest_mem_fraction():
     rejected = [c for c in r.candidates if not c.fits]
     assert rejected[-1].value == 0.762 and "the pool holds 327,388" in rejected[-1].reason
     assert all(c.value < 0.763 for c in rejected)
-    assert fit(Deployment(**M, context_length=32768, target_requests=10, mem_fraction_static=0.763)).fits
-    assert not fit(Deployment(**M, context_length=32768, target_requests=10, mem_fraction_static=0.762)).fits
+    # issue 11: fit's target answer is meets_target (fits = the engine starts; both do)
+    assert fit(Deployment(**M, context_length=32768, target_requests=10, mem_fraction_static=0.763)).meets_target
+    assert not fit(Deployment(**M, context_length=32768, target_requests=10, mem_fraction_static=0.762)).meets_target
 
 
 def test_cheapest_dtype():
@@ -37,7 +38,7 @@ def test_cheapest_dtype():
     r = solve(Deployment(**M, context_length=32768, target_requests=19, mem_fraction_static=0.75), "dtype")
     assert r.answer == "fp8_e4m3"
     assert [(c.label, c.fits) for c in r.candidates] == [("bfloat16", False), ("fp8_e4m3", True)]
-    assert "(9 such request(s))" in r.candidates[0].reason
+    assert "(room for 9)" in r.candidates[0].reason
 
 
 def test_longest_context():
@@ -56,13 +57,14 @@ def test_most_requests():
 
 
 def test_fewest_gpus_cross_checked_with_fit():
+    # 131,072 is above Qwen3-32B's 40,960: planned with the engine's long-context override (issue 11)
     base = Deployment(model="Qwen/Qwen3-32B", gpu="h100-sxm", context_length=131072, target_requests=8,
-                      mem_fraction_static=0.85)
+                      mem_fraction_static=0.85, allow_long_context=True)
     r = solve(base, "gpus", max_gpus=16)
     assert r.answer == 8
     for c in r.candidates:
         f = fit(Deployment(**{**base.__dict__, "tp": c.row["tp"], "dp": c.row["dp"]}))
-        assert f.fits == c.fits
+        assert f.meets_target == c.fits
         if c.value < 8:
             assert not c.fits
     best = r.candidates[r.answer_index]
@@ -92,14 +94,15 @@ def test_cli_solve_json_and_exit_codes():
         assert flag in r.stderr and "Traceback" not in r.output
 
 
+# issue 11: a candidate's reason is fit's target_reason (the engine starts in both rows; the 10th request misses)
 GOLDEN = """\
 solve concurrency: requests of 32,768 tokens at once
 
     candidate      pool tokens  conc.  reason
  ──────────────────────────────────────────────────────────────────────────────────────────────────
- *  9 request(s)       320,398      9  fits: 9 request(s) of 32,768 tokens (room for 9)
-    10 request(s)      320,398      9  does not fit: 10 request(s) of 32,768 tokens need 327,680
-                                       tokens, the pool holds 320,398 (9 such request(s))
+ *  9 request(s)       320,398      9  9 requests of 32,768 tokens at once: room for 9
+    10 request(s)      320,398      9  10 requests of 32,768 tokens need 327,680 tokens, the pool
+                                       holds 320,398 (room for 9)
 
 answer: 9 request(s) of 32,768 tokens (pool 320,398 tokens)
 """
@@ -113,3 +116,42 @@ def test_golden_solve_table():
     render(solve(Deployment(**M, context_length=32768, mem_fraction_static=0.75), "concurrency"), console=con)
     text = recorded_text(con)
     assert text == GOLDEN
+
+
+# ------------------------------------------------------------------------------------------------ issue 11
+
+def test_dtype_never_answers_a_format_the_gpu_refuses():
+    # 30 requests of 32k: bf16 holds 9, fp8 19, nvfp4 (4 bits + block scales) more -- but an H100 (SM90) runs no
+    # FP4 or MX KV cache in SGLang (kv_cache_hook.py), so no dtype answers there; a B200 (SM100) runs nvfp4
+    base = Deployment(**M, context_length=32768, target_requests=30, mem_fraction_static=0.75)
+    r = solve(base, "dtype")
+    assert r.answer is None and not r.solved
+    refused = {c.label: c for c in r.candidates if c.label in ("mxfp8", "nvfp4", "fp4_mx_block16")}
+    assert set(refused) == {"mxfp8", "nvfp4", "fp4_mx_block16"}
+    for c in refused.values():
+        assert not c.fits and not c.row["fits"] and c.reason.startswith("does not fit: --kv-cache-dtype")
+    assert "needs Blackwell SM100 or SM120" in refused["nvfp4"].reason
+    assert solve(Deployment(**{**base.__dict__, "gpu": "b200"}), "dtype").answer == "nvfp4"
+
+
+def test_context_answer_agrees_with_fit_on_the_longest_request():
+    r = solve(Deployment(model="Qwen/Qwen3-8B", gpu="h100-sxm"), "context")
+    f = fit(Deployment(model="Qwen/Qwen3-8B", gpu="h100-sxm", context_length=r.answer))
+    assert r.answer == 40_960 and r.longest_request == f.max_context_length == 40_959
+    assert "longest request 40,959 tokens" in r.answer_label
+    assert r.to_dict()["longest_request"] == 40_959
+
+
+def test_concurrency_and_gpus_take_a_workload():
+    # 320,398 tokens // (8,192 + 1,024) = 34 such requests at once (page 1; the derived cap is 4,096)
+    base = Deployment(**M, context_length=32768, mem_fraction_static=0.75, input_len=8192, output_len=1024)
+    r = solve(base, "concurrency")
+    assert r.answer == 34 and [(c.value, c.fits) for c in r.candidates] == [(34, True), (35, False)]
+    assert r.target == "requests of 8,192+1,024 tokens at once"
+    assert fit(Deployment(**{**base.__dict__, "target_requests": 34})).meets_target
+    g = solve(Deployment(model="Qwen/Qwen3-32B", gpu="h100-sxm", context_length=32768, input_len=2000,
+                         output_len=500, target_requests=64), "gpus", max_gpus=8)
+    assert g.solved and g.target == "64 requests of 2,000+500 tokens at once"
+    best = g.candidates[g.answer_index].row
+    assert best["workload_concurrency"] >= 64 and best["meets_target"]
+    assert all(not c.fits for c in g.candidates if c.value < g.answer)

@@ -34,6 +34,15 @@ Flag rules reproduced
   (integers only); ``--max-model-len`` also takes ``auto``/``-1`` (the model's own length);
   SGLang integers are plain ``int()`` (``--context-length 128k`` is an SGLang error).
 
+Environment variables read from the command's env prefix (``X=1 cmd``, ``export``, ``env``, ``docker -e``):
+``SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE`` (engram_on_host); the long-context overrides
+``SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN`` (SGLang's EnvBool) and ``VLLM_ALLOW_LONG_MAX_MODEL_LEN`` (vLLM: 1 / true)
+set ``allow_long_context``, which lets ``--context-length`` / ``--max-model-len`` exceed the model's maximum
+(kvplan also reads them from its own environment, :mod:`kvplan.planning.verdict`).
+
+A launch command never names its GPU: :func:`require_gpu` makes ``--gpu`` (or ``--gpu-memory``) required
+alongside one (exit 2 naming ``--gpu``), instead of planning it on kvplan's default GPU.
+
 The flag-name tables at the end of this module were listed from SGLang 0.5.23
 (python/sglang/srt/arg_groups/fields/*.py, declared through ``add_cli_args_from_dataclass`` in
 python/sglang/srt/arg_groups/arg_utils.py, plus the manual ``add_argument`` calls in
@@ -50,7 +59,7 @@ import os
 import re
 import shlex
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -792,6 +801,10 @@ def _sglang_fields(entry: _Entry, sc: _Scan, env: dict[str, str]) -> tuple[dict,
     if "SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE" in env:
         fields["engram_on_host"] = _bool_env("SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE",
                                              env["SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE"])
+    if _SG_LONG_CONTEXT in env:
+        fields["allow_long_context"] = _bool_env(_SG_LONG_CONTEXT, env[_SG_LONG_CONTEXT])
+    if _VL_LONG_CONTEXT in env:
+        notes.append(f"{_VL_LONG_CONTEXT} is a vLLM setting; SGLang reads {_SG_LONG_CONTEXT}")
     return fields, ignored, notes
 
 
@@ -886,7 +899,32 @@ def _vllm_fields(entry: _Entry, sc: _Scan, env: dict[str, str]) -> tuple[dict, l
                 ignored.append(c)
     if "SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE" in env:
         notes.append("SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE is an SGLang setting; vLLM ignores it")
+    if _VL_LONG_CONTEXT in env:
+        # vllm/envs.py (v0.34.0): os.environ.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "0").strip().lower() in ("1", "true")
+        fields["allow_long_context"] = env[_VL_LONG_CONTEXT].strip().lower() in ("1", "true")
+    if _SG_LONG_CONTEXT in env:
+        notes.append(f"{_SG_LONG_CONTEXT} is an SGLang setting; vLLM reads {_VL_LONG_CONTEXT}")
     return fields, ignored, notes
+
+
+#: the engines' long-context overrides (Deployment.allow_long_context): SGLang 0.5.23 configs/model_config.py
+#: ``_derive_context_length``; vLLM 0.34.0 vllm/config/model.py ``_get_and_verify_max_len``
+_SG_LONG_CONTEXT = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
+_VL_LONG_CONTEXT = "VLLM_ALLOW_LONG_MAX_MODEL_LEN"
+
+
+def require_gpu(fields: Mapping[str, Any]) -> None:
+    """A launch command never says which GPU it runs on: planning one needs ``--gpu`` (or ``--gpu-memory`` for a
+    custom device) among the flags given with it.  ``fields``: the Deployment fields after the user's flags were
+    merged over the launch command's.  Raises :class:`InputError` naming ``--gpu`` (exit 2), so a launch command is
+    never planned on kvplan's default GPU by accident.
+
+    Example: ``require_gpu({"model": "Qwen/Qwen3-32B", "tp": 2})`` raises; ``require_gpu({..., "gpu": "h100-sxm"})``
+    returns.
+    """
+    if fields.get("gpu") is None and fields.get("gpu_memory") is None:
+        raise InputError("a launch command does not say which GPU it runs on", field="--gpu",
+                         hint="add -g/--gpu before '--', e.g. kvplan fit -g h100-sxm -- vllm serve MODEL ...")
 
 
 def parse_launch_command(argv_or_text: Sequence[str] | str) -> LaunchParse:

@@ -21,12 +21,23 @@ File format (strict: unknown keys are errors naming the file, the deployment and
     requests = 32                      # requests of that context running at once
     headroom = 10                      # percent of spare KV pool on top (default 0)
 
+A workload target instead: ``input_len`` / ``output_len`` keys in the deployment (``kvplan fit --input-len``
+/ ``--output-len``) and no ``target.context``: ``requests`` then counts requests of ``input_len + output_len``
+tokens (page-rounded as the engine allocates them; fit's ``workload_concurrency``).
+
+Every deployment must name its GPU (``gpu``, in the deployment or in ``[defaults]``; or ``gpu_memory`` for a custom
+device): a plan entry without one is an input error naming ``--gpu`` (exit 2), never planned on a default GPU.
+
 A deployment **passes** when ``kvplan fit`` on it gives
 
+* ``fits``: the engine starts and serves one request of the server's context (the KV dtype runs on the GPU, the
+  context is within the model's maximum unless ``allow_long_context``, the weights and one full-context request fit;
+  fit's first reason otherwise), and
 * at least ``requests`` requests of ``context`` tokens at once
   (``min(pool_tokens // context, max_running_requests) x dp``; equal to fit's ``max_concurrency`` when the
-  target context is the server's), and
-* a pool (all DP ranks) of at least ``ceil(requests x context x (1 + headroom / 100))`` tokens, and
+  target context is the server's), or of the workload (fit's ``workload_concurrency``), and
+* a pool (all DP ranks) of at least ``ceil(requests x tokens x (1 + headroom / 100))`` tokens (tokens = ``context``,
+  or the workload's page-rounded tokens per request), and
 * ``context`` <= the server's context length.
 
 The deployment keys come from the flag registry (:func:`kvplan.flags.plan_keys`): every ``kvplan fit`` flag,
@@ -45,7 +56,7 @@ import difflib
 import math
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Optional
 
@@ -60,7 +71,7 @@ class _Strict(BaseModel):
 
 
 class Target(_Strict):
-    context: int | str
+    context: int | str | None = None
     requests: int = Field(ge=1, le=1 << 24)
     headroom: float | int = Field(default=0, ge=0, le=1000)
 
@@ -126,9 +137,10 @@ def _plan_key(flag_name: str | None) -> str:
 class CheckSpec:
     name: str
     deployment: Any           # kvplan.deployment.Deployment
-    context: int
+    context: int              # tokens per request of the target (the workload's input + output with one)
     requests: int
     headroom: float
+    workload: bool = False    # the target counts requests of input_len + output_len tokens
 
 
 def _read_toml(p: Path) -> dict[str, Any]:
@@ -160,21 +172,33 @@ def _spec(p: Path, where: str, d: dict[str, Any]) -> CheckSpec:
 
     target = d.pop("target")
     name = d.pop("name")
-    ctx = _number(target["context"], field=f"{p}: {where}target.context", size=False)
-    if ctx is None or ctx < 2:
-        raise InputError(f"{where}key 'target.context' must be at least 2 tokens", field=str(p))
     if not math.isfinite(float(target["headroom"])):
         raise InputError(f"{where}key 'target.headroom' must be a finite percentage", field=str(p))
     for k in _COUNT_KEYS + _SIZE_KEYS:
         d[k] = _number(d[k], field=f"{p}: {where}{k}", size=k in _SIZE_KEYS)
-    d["context_length"] = d["context_length"] or ctx
+    workload = d["input_len"] is not None or d["output_len"] is not None
+    if workload:
+        if target["context"] is not None:
+            raise InputError(f"{where}give key 'target.context' or a workload (input_len / output_len), not both",
+                             field=str(p), hint="a workload target counts requests of input_len + output_len tokens")
+        if d["input_len"] is None:
+            raise InputError(f"{where}key 'output_len' needs 'input_len' (kvplan fit's --input-len)", field=str(p))
+        ctx = d["input_len"] + (d["output_len"] or 0)
+    else:
+        if target["context"] is None:
+            raise InputError(f"{where}missing key 'target.context'", field=str(p),
+                             hint="tokens per request, e.g. context = \"32k\" (or give input_len / output_len)")
+        ctx = _number(target["context"], field=f"{p}: {where}target.context", size=False)
+        if ctx is None or ctx < 2:
+            raise InputError(f"{where}key 'target.context' must be at least 2 tokens", field=str(p))
+        d["context_length"] = d["context_length"] or ctx
     dep = Deployment(**d, target_requests=target["requests"])
     try:
         validate(dep)
     except InputError as exc:
         raise InputError(f"{where}key '{_plan_key(exc.field)}': {exc}", field=str(p), hint=exc.hint) from None
     return CheckSpec(name=name, deployment=dep, context=ctx, requests=target["requests"],
-                     headroom=float(target["headroom"]))
+                     headroom=float(target["headroom"]), workload=workload)
 
 
 def load_plan(path: str | Path) -> list[CheckSpec]:
@@ -210,7 +234,7 @@ class CheckResult:
     gpu: str
     engine: str
     num_gpus: int
-    context: int
+    context: int              # tokens per request of the target (the workload's input + output with one)
     requests: int
     headroom: float
     required_tokens: int
@@ -219,9 +243,58 @@ class CheckResult:
     headroom_achieved: float
     passed: bool
     reason: str
+    fits: bool = True         # fit's verdict: the engine starts and serves one full-context request
+    reasons: list[str] = field(default_factory=list)   # every reason it does not fit (fit's ``reasons``)
+    verdict: str = ""         # fit's verdict line
+    input_len: int | None = None
+    output_len: int | None = None
 
     def to_dict(self) -> dict:
-        return dict(self.__dict__)
+        return dataclasses.asdict(self)
+
+
+def _judge(s: CheckSpec, r: Any) -> tuple[bool, str, int, int, float]:
+    """(passed, reason, concurrency, required tokens, headroom achieved %) of one planned deployment."""
+    C, R = s.context, s.requests
+    total = r.kv_pool_tokens_total or r.kv_pool_tokens * r.dp
+    if s.workload:
+        per_request = r.workload_tokens_per_request or C
+        conc = r.workload_concurrency or 0
+    else:
+        per_request = C
+        if r.context_length == C:
+            conc = int(r.max_concurrency)
+        else:
+            per_rank = min(r.kv_pool_tokens // C, r.max_running_requests) if r.kv_pool_tokens > 0 else 0
+            conc = per_rank * r.dp
+    need = math.ceil(R * per_request * (1 + s.headroom / 100))
+    achieved = (total / (R * per_request) - 1) * 100
+    size = f"{r.input_len:,}+{r.output_len or 0:,}" if s.workload else f"{C:,}"
+    if not r.fits:
+        return False, "does not fit: " + r.reasons[0], conc, need, achieved
+    if not s.workload and r.context_length < C:
+        return (False, f"target context {C:,} is longer than the server's --context-length {r.context_length:,}",
+                conc, need, achieved)
+    if conc < R:
+        return False, (f"{R} request(s) of {size} tokens wanted, room for {conc} "
+                       f"(pool {total:,} tokens, max_running_requests {r.max_running_requests})"), conc, need, achieved
+    if total < need:
+        why = f"headroom {achieved:.1f}% < {s.headroom:g}%: pool {total:,} tokens, needs {need:,}"
+        return False, why, conc, need, achieved
+    return True, f"room for {conc} request(s), headroom {achieved:.1f}% (>= {s.headroom:g}%)", conc, need, achieved
+
+
+def _require_gpu(s: CheckSpec) -> None:
+    """A plan entry names its GPU (``gpu``, or ``gpu_memory`` for a custom device); without a model the default
+    deployment applies, GPU included.  The model is resolved first, so an unknown model is named before."""
+    from kvplan.inputs.resolve import resolve_model
+
+    eff = s.deployment.with_defaults()
+    if eff.model is not None:
+        resolve_model(eff.model)
+    if eff.gpu is None and eff.gpu_memory is None:
+        raise InputError("no GPU: a plan entry must name the GPU it runs on (key 'gpu', kvplan fit's --gpu)",
+                         field="--gpu", hint='set gpu = "h100-sxm" (a kvplan gpus id) in the deployment or [defaults]')
 
 
 def check(specs: list[CheckSpec], *, path: str = "plan") -> list[CheckResult]:
@@ -231,31 +304,15 @@ def check(specs: list[CheckSpec], *, path: str = "plan") -> list[CheckResult]:
     out = []
     for s in specs:
         try:
+            _require_gpu(s)
             r = fit(s.deployment)
         except InputError as exc:
             raise InputError(f"deployment '{s.name}': {exc.one_line()}", field=str(path)) from None
-        C, R = s.context, s.requests
-        if r.context_length == C:
-            conc = int(r.max_concurrency)
-        else:
-            per_rank = min(r.kv_pool_tokens // C, r.max_running_requests) if r.kv_pool_tokens > 0 else 0
-            conc = per_rank * r.dp
-        total = r.kv_pool_tokens_total or r.kv_pool_tokens * r.dp
-        need = math.ceil(R * C * (1 + s.headroom / 100))
-        achieved = (total / (R * C) - 1) * 100
-        if r.kv_budget_bytes <= 0 and r.engine == "sglang":
-            ok, why = False, "the weights leave no KV budget"
-        elif r.context_length < C:
-            ok, why = False, f"target context {C:,} is longer than the server's --context-length {r.context_length:,}"
-        elif conc < R:
-            ok, why = False, (f"{R} request(s) of {C:,} tokens wanted, room for {conc} "
-                              f"(pool {total:,} tokens, max_running_requests {r.max_running_requests})")
-        elif total < need:
-            ok, why = False, (f"headroom {achieved:.1f}% < {s.headroom:g}%: pool {total:,} tokens, "
-                              f"needs {need:,}")
-        else:
-            ok, why = True, f"room for {conc} request(s), headroom {achieved:.1f}% (>= {s.headroom:g}%)"
+        ok, why, conc, need, achieved = _judge(s, r)
         out.append(CheckResult(name=s.name, model=r.model, gpu=r.gpu, engine=r.engine, num_gpus=r.num_gpus,
-                               context=C, requests=R, headroom=s.headroom, required_tokens=need, pool_tokens=total,
-                               concurrency=conc, headroom_achieved=round(achieved, 2), passed=ok, reason=why))
+                               context=s.context, requests=s.requests, headroom=s.headroom, required_tokens=need,
+                               pool_tokens=r.kv_pool_tokens_total or r.kv_pool_tokens * r.dp, concurrency=conc,
+                               headroom_achieved=round(achieved, 2), passed=ok, reason=why, fits=r.fits,
+                               reasons=list(r.reasons), verdict=r.verdict, input_len=r.input_len,
+                               output_len=r.output_len))
     return out

@@ -1,29 +1,52 @@
-"""The library entry point: ``fit(Deployment) -> FitResult``.  The CLI only builds a Deployment."""
+"""The library entry point: ``fit(Deployment) -> FitResult``.  The CLI only builds a Deployment.
+
+The engine planners (:mod:`kvplan.engines.sglang.planner`, :mod:`kvplan.engines.vllm.adapter`) price the deployment
+with a target of one request, so the ``fits`` they return says whether the engine starts; the verdict by what the
+engine does, the user's target and the workload are then set here (:func:`kvplan.planning.verdict.apply`).
+"""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from kvplan.deployment import DEFAULT_GPU, DEFAULT_MODEL, Deployment, validate
 
 if TYPE_CHECKING:
+    from kvplan.inputs.presets import HardwarePreset
     from kvplan.result import FitResult
 
 
+def gpu_for(dep: Deployment) -> tuple[HardwarePreset | None, str | None]:
+    """(the GPU preset, the assumption that says where it came from when the user named none)."""
+    from kvplan.inputs.resolve import resolve_gpu
+
+    if dep.gpu is not None:
+        return resolve_gpu(dep.gpu), None
+    if dep.gpu_memory is None and dep.free_memory is None:
+        gpu = resolve_gpu(DEFAULT_GPU)
+        return gpu, f"GPU {gpu.name}: kvplan's default GPU (preset {gpu.id}), no --gpu given"
+    return None, None
+
+
 def fit(dep: Deployment) -> FitResult:
-    """Plan one deployment and return a :class:`kvplan.result.FitResult`."""
+    """Plan one deployment: a :class:`kvplan.result.FitResult` (its verdict keys: :mod:`kvplan.planning.verdict`)."""
     dep = dep.with_defaults()
     validate(dep)
-    from kvplan.inputs.resolve import resolve_gpu, resolve_model
+    from kvplan.inputs.resolve import resolve_model
+    from kvplan.planning.verdict import apply
+    from kvplan.planning.workload import request_size
 
+    request_size(dep)  # --output-len without --input-len: an input error before any arithmetic
     model = resolve_model(dep.model or DEFAULT_MODEL)
-    gpu = None
-    if dep.gpu is not None:
-        gpu = resolve_gpu(dep.gpu)
-    elif dep.gpu_memory is None and dep.free_memory is None:
-        gpu = resolve_gpu(DEFAULT_GPU)
+    gpu, gpu_note = gpu_for(dep)
+    one = replace(dep, target_requests=1)
     if dep.engine == "vllm":
         from kvplan.engines.vllm.adapter import plan as plan_vllm
-        return plan_vllm(dep, model, gpu)
-    from kvplan.engines.sglang.planner import plan_sglang
-    return plan_sglang(dep, model, gpu)
+        res = plan_vllm(one, model, gpu)
+    else:
+        from kvplan.engines.sglang.planner import plan_sglang
+        res = plan_sglang(one, model, gpu)
+    if gpu_note:
+        res.assumptions.insert(0, gpu_note)
+    return apply(res, dep=dep, model=model, gpu=gpu)

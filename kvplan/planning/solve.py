@@ -1,9 +1,11 @@
 """Inverse questions: what is the least (or most) of one knob that meets a target?
 
-The target is "``requests`` requests of ``context`` tokens running at once" -- the same target as
-``kvplan fit`` (``--requests``, default ``--max-running-requests``, else 1; ``--context-length``,
-default the model's).  Every candidate is evaluated by :func:`kvplan.planning.sweep.sweep`, i.e. by the same
-formulas as ``kvplan fit``, and every rejected candidate carries the reason it fails.
+The target is the one ``kvplan fit`` tests (``meets_target``): ``--requests N`` requests at once (default 1), of
+``--context-length`` tokens (default the model's) or, with ``--input-len`` / ``--output-len``, of that workload; the
+engine must start and serve one full-context request (``fits``: KV dtype, context limit, memory).  The request cap
+(``--max-running-requests``) is a cap, never the target.  Every candidate is evaluated by
+:func:`kvplan.planning.sweep.sweep`, i.e. by the same formulas and verdict as ``kvplan fit``, and every rejected
+candidate carries the reason it fails (fit's ``target_reason``).
 
 Questions:
 
@@ -14,12 +16,15 @@ Questions:
   "mem_fraction_static must exceed" hint): a 0.01 grid, then 0.001 steps inside the bracket.
   (More budget never lowers the pool or the request cap, so the search is monotone.)
 * ``dtype`` -- the cheapest KV dtype, meaning the one that gives up the least precision: candidates in the
-  order bfloat16, fp8_e4m3, fp8_e5m2, mxfp8, nvfp4, fp4_mx_block16; the first that meets the target wins.
+  order bfloat16, fp8_e4m3, fp8_e5m2, mxfp8, nvfp4, fp4_mx_block16; the first that meets the target wins.  A dtype
+  the engine refuses on the GPU (mxfp8 / nvfp4 before Blackwell, :mod:`kvplan.engines.support`) does not fit, so it
+  is never the answer.
 * ``context`` -- the longest ``--context-length`` (up to the given one, default the model's) at which
   ``requests`` requests still fit: a bisection (the pool does not depend on the context for GQA/MLA/DSA
-  and the concurrency ``min(tokens // context, cap)`` never grows with the context).
-* ``concurrency`` -- the most requests of ``context`` tokens at once (the request cap as given, else the
-  engine's derived default), and why one more does not fit.
+  and the concurrency ``min(tokens // context, cap)`` never grows with the context).  The answer's
+  ``longest_request`` is the longest request ``kvplan fit`` prints at that context (its ``max_context_length``).
+* ``concurrency`` -- the most requests of ``context`` tokens (or of the workload) at once, capped by the request
+  cap in force (the one given, else the engine's), and why one more does not fit.
 """
 
 from __future__ import annotations
@@ -38,8 +43,8 @@ DTYPE_ORDER = ("bfloat16", "fp8_e4m3", "fp8_e5m2", "mxfp8", "nvfp4", "fp4_mx_blo
 class Candidate:
     label: str
     value: Any
-    fits: bool
-    reason: str
+    fits: bool                 # meets the target (the candidate answers the question)
+    reason: str                # fit's target_reason
     row: dict = field(default_factory=dict)
 
 
@@ -52,6 +57,7 @@ class SolveResult:
     candidates: list[Candidate]
     notes: list[str] = field(default_factory=list)
     answer_index: int | None = None   # which candidate is the answer
+    longest_request: int | None = None   # context: fit's max_context_length at the answer
 
     def __post_init__(self):
         if self.answer_index is None and self.answer is not None:
@@ -64,31 +70,38 @@ class SolveResult:
 
     def to_dict(self) -> dict:
         keep = ("model", "gpu", "engine", "num_gpus", "tp", "pp", "dp", "kv_cache_dtype", "mem_fraction_static",
-                "context_length", "target_requests", "kv_bytes_per_token", "kv_budget_bytes", "kv_pool_tokens",
-                "max_running_requests", "max_concurrency", "max_context_length", "fits")
-        return {"question": self.question, "target": self.target, "answer": self.answer,
-                "answer_label": self.answer_label, "notes": self.notes,
-                "candidates": [{"label": c.label, "value": c.value, "fits": c.fits, "reason": c.reason,
-                                **{k: c.row.get(k) for k in keep if k in c.row}} for c in self.candidates]}
+                "context_length", "target_requests", "input_len", "output_len", "kv_bytes_per_token",
+                "kv_budget_bytes", "kv_pool_tokens", "max_running_requests", "max_concurrency", "max_context_length",
+                "workload_tokens_per_request", "workload_concurrency", "fits", "meets_target", "verdict")
+        out = {"question": self.question, "target": self.target, "answer": self.answer,
+               "answer_label": self.answer_label, "notes": self.notes,
+               "candidates": [{"label": c.label, "value": c.value, "fits": c.fits, "reason": c.reason,
+                               **{k: c.row.get(k) for k in keep if k in c.row}} for c in self.candidates]}
+        if self.question == "context":
+            out["longest_request"] = self.longest_request
+        return out
 
 
 def _rows(base: Deployment, axes: dict) -> list[dict]:
-    from kvplan.planning.sweep import reason, sweep
+    from kvplan.planning.sweep import sweep
 
     t = sweep(base, axes)
-    rows = [t.row(i) for i in range(len(t))]
-    for r in rows:
-        r["reason"] = reason(r)
-    return rows
+    return [t.row(i) for i in range(len(t))]
 
 
-def _target(base: Deployment) -> tuple[int, int]:
-    """(context, requests) the way ``fit`` reads them."""
+def _achieved(r: dict) -> int:
+    """What the target counts: requests of the workload at once when there is one, else of the full context."""
+    w = r.get("workload_concurrency")
+    return int(w if r.get("input_len") is not None and w is not None else r["max_concurrency"])
+
+
+def _target(base: Deployment) -> tuple[int, int, str]:
+    """(context, requests, the target's words) the way ``fit`` reads them."""
     rows = _rows(base, {})
     r = rows[0]
     if r["error"]:
         raise InputError(r["error"], field="solve")
-    return r["context_length"], r["target_requests"]
+    return r["context_length"], r["target_requests"], _target_text(r)
 
 
 def _pow2(limit: int) -> list[int]:
@@ -109,12 +122,18 @@ def solve(base: Deployment, question: str, *, max_gpus: int = 64) -> SolveResult
             "concurrency": _solve_concurrency}[question](base, max_gpus=max_gpus)
 
 
-def _target_text(ctx: int, req: int) -> str:
-    return f"{req} request(s) of {ctx:,} tokens at once"
+def _target_text(r: dict) -> str:
+    """``16 requests of 32,768 tokens at once`` / ``64 requests of 2,000+500 tokens at once`` (fit's ``target``)."""
+    from kvplan.planning.verdict import requests
+
+    n = r["target_requests"]
+    if r.get("input_len") is not None:
+        return f"{requests(n)} of {r['input_len']:,}+{r['output_len'] or 0:,} tokens at once"
+    return f"{requests(n)} of {r['context_length']:,} tokens at once"
 
 
 def _solve_gpus(base: Deployment, *, max_gpus: int) -> SolveResult:
-    ctx, req = _target(replace(base, tp=base.tp or 1, dp=base.dp or 1))
+    _, _, target = _target(replace(base, tp=base.tp or 1, dp=base.dp or 1))
     axes: dict = {}
     pp = base.pp or 1
     if base.tp is None:
@@ -122,72 +141,73 @@ def _solve_gpus(base: Deployment, *, max_gpus: int) -> SolveResult:
     if base.dp is None and not base.enable_dp_attention:
         axes["dp"] = _pow2(max_gpus // pp)
     rows = [r for r in _rows(replace(base, pp=base.pp), axes) if r["num_gpus"] <= max_gpus]
-    rows.sort(key=lambda r: (r["num_gpus"], not r["fits"], -r["max_concurrency"], r["dp"]))
-    answer = next((r for r in rows if r["fits"]), None)
+    rows.sort(key=lambda r: (r["num_gpus"], not r["meets_target"], -_achieved(r), r["dp"]))
+    answer = next((r for r in rows if r["meets_target"]), None)
     shown = [r for r in rows if answer is None or r["num_gpus"] <= answer["num_gpus"]]
     cands = [Candidate(label=f"{r['num_gpus']} GPU(s): tp {r['tp']} x pp {r['pp']} x dp {r['dp']}",
-                       value=r["num_gpus"], fits=r["fits"], reason=r["reason"], row=r) for r in shown]
+                       value=r["num_gpus"], fits=r["meets_target"], reason=r["reason"], row=r) for r in shown]
     gpu = base.gpu or (base.with_defaults().gpu or "GPU")
     return SolveResult(
-        question="gpus", target=_target_text(ctx, req), answer=answer["num_gpus"] if answer else None,
+        question="gpus", target=target, answer=answer["num_gpus"] if answer else None,
         answer_label=(f"{answer['num_gpus']} x {gpu} (tp {answer['tp']}, pp {answer['pp']}, dp {answer['dp']}; "
-                      f"room for {answer['max_concurrency']})" if answer
-                      else f"no layout of up to {max_gpus} {gpu} fits"),
+                      f"room for {_achieved(answer)})" if answer
+                      else f"no layout of up to {max_gpus} {gpu} meets the target"),
         candidates=cands,
         notes=[f"candidates: tp and dp in powers of two, tp x pp x dp <= {max_gpus} (--max-gpus)"])
 
 
 def _solve_mfs(base: Deployment, *, max_gpus: int) -> SolveResult:
-    ctx, req = _target(replace(base, mem_fraction_static=base.mem_fraction_static or 0.9))
+    _, _, target = _target(replace(base, mem_fraction_static=base.mem_fraction_static or 0.9))
     coarse = [round(i / 100, 2) for i in range(1, 101)]
     rows = _rows(base, {"mem_fraction_static": coarse})
-    first = next((i for i, r in enumerate(rows) if r["fits"]), None)
+    first = next((i for i, r in enumerate(rows) if r["meets_target"]), None)
     notes = []
     default = _rows(replace(base, mem_fraction_static=None), {})[0]
     if not default["error"] and default["mem_fraction_static"] == default["mem_fraction_static"]:
         notes.append(f"SGLang's default for this deployment: {default['mem_fraction_static']:g} "
-                     f"({'fits' if default['fits'] else 'does not fit'})")
+                     f"({'meets the target' if default['meets_target'] else 'misses the target'})")
     if first is None:
         cands = [Candidate(f"mfs {r['mem_fraction_static']:g}", r["mem_fraction_static"], False, r["reason"], r)
                  for r in rows if r["mem_fraction_static"] in (0.5, 0.8, 0.9, 0.95, 1.0)]
-        return SolveResult("mem-fraction", _target_text(ctx, req), None, "no mem_fraction_static <= 1.0 fits",
-                           cands, notes)
+        return SolveResult("mem-fraction", target, None, "no mem_fraction_static <= 1.0 meets the target", cands, notes)
     lo = rows[first - 1]["mem_fraction_static"] if first > 0 else 0.0
     fine = [round(lo + i / 1000, 3) for i in range(1, 11)]
     fine_rows = _rows(base, {"mem_fraction_static": fine})
-    ans = next(r for r in fine_rows if r["fits"])
+    ans = next(r for r in fine_rows if r["meets_target"])
     below = [r for r in fine_rows if r["mem_fraction_static"] < ans["mem_fraction_static"]]
     shown = [r for r in rows[:first] if round(r["mem_fraction_static"] * 100) % 10 == 0] + below[-1:] + [ans]
-    cands = [Candidate(f"mfs {r['mem_fraction_static']:g}", r["mem_fraction_static"], r["fits"], r["reason"], r)
-             for r in shown]
-    return SolveResult("mem-fraction", _target_text(ctx, req), ans["mem_fraction_static"],
+    cands = [Candidate(f"mfs {r['mem_fraction_static']:g}", r["mem_fraction_static"], r["meets_target"], r["reason"],
+                       r) for r in shown]
+    return SolveResult("mem-fraction", target, ans["mem_fraction_static"],
                        f"--mem-fraction-static {ans['mem_fraction_static']:g} (pool {ans['kv_pool_tokens']:,} tokens, "
-                       f"room for {ans['max_concurrency']})", cands, notes)
+                       f"room for {_achieved(ans)})", cands, notes)
 
 
 def _solve_dtype(base: Deployment, *, max_gpus: int) -> SolveResult:
-    ctx, req = _target(replace(base, kv_cache_dtype=None))
+    _, _, target = _target(replace(base, kv_cache_dtype=None))
     rows = _rows(base, {"kv_cache_dtype": list(DTYPE_ORDER)})
-    # the sweep keeps the axis order
-    ans = next((r for r in rows if r["fits"]), None)
+    # the sweep keeps the axis order; a dtype the engine refuses on the GPU does not fit (fits is False)
+    ans = next((r for r in rows if r["meets_target"]), None)
     cands = []
     for d, r in zip(DTYPE_ORDER, rows, strict=True):
-        cands.append(Candidate(d, d, r["fits"], r["reason"], r))
+        cands.append(Candidate(d, d, r["meets_target"], r["reason"], r))
         if ans is not None and r is ans:
             break
-    return SolveResult("dtype", _target_text(ctx, req), ans and DTYPE_ORDER[rows.index(ans)],
+    return SolveResult("dtype", target, ans and DTYPE_ORDER[rows.index(ans)],
                        (f"--kv-cache-dtype {DTYPE_ORDER[rows.index(ans)]} ({ans['kv_bytes_per_token']:,.0f} B/token, "
-                        f"room for {ans['max_concurrency']})") if ans else "no KV dtype fits",
-                       cands, ["order: least precision given up first (bf16, fp8, mxfp8, fp4)"])
+                        f"room for {_achieved(ans)})") if ans else "no KV dtype meets the target",
+                       cands, ["order: least precision given up first (bf16, fp8, mxfp8, fp4); a dtype the engine "
+                               "refuses on this GPU never answers"])
 
 
 def _solve_context(base: Deployment, *, max_gpus: int) -> SolveResult:
     from kvplan.deployment import DEFAULT_MODEL
     from kvplan.inputs.resolve import resolve_model
+    from kvplan.planning.verdict import requests
 
     eff = base.with_defaults()
     upper = base.context_length or resolve_model(eff.model or DEFAULT_MODEL).context_length
-    req = base.target_requests or eff.max_running_requests or 1
+    req = base.target_requests or 1
     probes: dict[int, dict] = {}
 
     def probe(c: int) -> bool:
@@ -195,7 +215,7 @@ def _solve_context(base: Deployment, *, max_gpus: int) -> SolveResult:
             probes[c] = _rows(replace(base, context_length=c), {})[0]
             if probes[c]["error"]:
                 raise InputError(probes[c]["error"], field="solve")
-        return probes[c]["fits"]
+        return probes[c]["meets_target"]
 
     ans = None
     if probe(upper):
@@ -210,16 +230,19 @@ def _solve_context(base: Deployment, *, max_gpus: int) -> SolveResult:
                 hi = mid
         ans = lo
     keep = {upper, 2} if ans is None else {ans, ans + 1, upper}
-    cands = [Candidate(f"context {c:,}", c, r["fits"], r["reason"], r) for c, r in sorted(probes.items())
+    cands = [Candidate(f"context {c:,}", c, r["meets_target"], r["reason"], r) for c, r in sorted(probes.items())
              if c in keep]
     notes = [f"bisection over 2 .. {upper:,} tokens (--context-length, default the model's): {len(probes)} probes"]
+    longest = None
     if ans is not None:
         r = probes[ans]
-        label = (f"--context-length {ans:,} ({req} request(s); pool {r['kv_pool_tokens']:,} tokens, "
-                 f"room for {r['max_concurrency']})")
+        longest = r["max_context_length"]
+        label = (f"--context-length {ans:,} (longest request {longest:,} tokens, as fit prints it; {requests(req)}; "
+                 f"pool {r['kv_pool_tokens']:,} tokens, room for {_achieved(r)})")
     else:
-        label = f"no context length fits {req} request(s)"
-    return SolveResult("context", f"{req} request(s) at once, up to {upper:,} tokens each", ans, label, cands, notes)
+        label = f"no context length meets {requests(req)}"
+    return SolveResult("context", f"{requests(req)} at once, up to {upper:,} tokens each", ans, label, cands, notes,
+                       longest_request=longest)
 
 
 def _solve_concurrency(base: Deployment, *, max_gpus: int) -> SolveResult:
@@ -227,18 +250,20 @@ def _solve_concurrency(base: Deployment, *, max_gpus: int) -> SolveResult:
     if r0["error"]:
         raise InputError(r0["error"], field="solve")
     ctx = r0["context_length"]
-    if not r0["fits"]:
-        return SolveResult("concurrency", f"requests of {ctx:,} tokens", None,
-                           f"not even one request of {ctx:,} tokens fits",
+    what = (f"{r0['input_len']:,}+{r0['output_len'] or 0:,} tokens" if r0.get("input_len") is not None
+            else f"{ctx:,} tokens")
+    if not r0["meets_target"]:
+        return SolveResult("concurrency", f"requests of {what}", None, f"not even one request of {what} fits",
                            [Candidate("1 request", 1, False, r0["reason"], r0)])
-    n = r0["max_concurrency"]
+    n = _achieved(r0)
     rows = _rows(base, {"target_requests": [n, n + 1]})
-    cands = [Candidate(f"{r['target_requests']} request(s)", r["target_requests"], r["fits"], r["reason"], r)
+    cands = [Candidate(f"{r['target_requests']} request(s)", r["target_requests"], r["meets_target"], r["reason"], r)
              for r in rows]
     notes = []
-    pool_only = r0["kv_pool_tokens"] // ctx * (r0.get("dp") or 1)
-    if pool_only > n:
-        notes.append(f"the pool alone holds {pool_only} such requests; the request cap "
-                     f"(max_running_requests {r0['max_running_requests']} per rank) limits it to {n}")
-    return SolveResult("concurrency", f"requests of {ctx:,} tokens at once", n,
-                       f"{n} request(s) of {ctx:,} tokens (pool {r0['kv_pool_tokens']:,} tokens)", cands, notes)
+    if r0.get("input_len") is None:
+        pool_only = r0["kv_pool_tokens"] // ctx * (r0.get("dp") or 1)
+        if pool_only > n:
+            notes.append(f"the pool alone holds {pool_only} such requests; the request cap "
+                         f"(max_running_requests {r0['max_running_requests']} per rank) limits it to {n}")
+    return SolveResult("concurrency", f"requests of {what} at once", n,
+                       f"{n} request(s) of {what} (pool {r0['kv_pool_tokens']:,} tokens)", cands, notes)

@@ -9,13 +9,18 @@ list or a range (``--tp 1,2,4,8``, ``--mem-fraction-static 0.70:0.95:0.05``, ``-
   ``kvplan.planning.plan.fit`` **once** (a *representative point*), which resolves those scalars through the
   exact code path of ``kvplan fit``;
 * **numeric axes** (mem_fraction_static, context_length, max_running_requests, max_total_tokens,
-  target requests) only enter the budget -> tokens -> request cap -> concurrency arithmetic.  That
-  arithmetic is evaluated element-wise over numpy arrays by the *same* functions ``kvplan fit`` calls
+  target requests, the workload's input_len / output_len) only enter the budget -> tokens -> request cap ->
+  concurrency -> verdict arithmetic.  That arithmetic is evaluated element-wise over numpy arrays by the *same*
+  functions ``kvplan fit`` calls
   (``kvplan.engines.sglang.rules.budget_bytes``, ``page_floor``, ``resolve_max_running_requests``,
   ``max_request_len``), so the scalar path and the sweep share one formula (SGLang 0.5.23:
   sgl-project/sglang python/sglang/srt/mem_cache/kv_cache_configurator.py
   ``KVCacheConfigurator._profile_available_bytes`` and ``resolve_max_num_reqs``;
   python/sglang/srt/model_executor/pool_configurator.py ``DefaultPoolConfigurator.calculate_pool_sizes``).
+
+The verdict columns (``fits``, ``meets_target``, ``workload_tokens_per_request``, ``workload_concurrency``) are
+vectorised too (:func:`evaluate_group`); each row's words (``verdict``, ``reason``, ``reasons``) are
+:func:`kvplan.planning.verdict.judge` of the row's facts, the same function ``kvplan fit`` ends with.
 
 Which families are vectorised is SGLang's registry's word: ``kvplan.engines.sglang.pools.VECTOR_FAMILIES``
 (one per-token cell, no fixed pools).  Every vectorised group is checked against its representative ``fit``
@@ -45,13 +50,16 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kvplan.deployment import Deployment
 from kvplan.errors import InputError
 from kvplan.family import Family
 from kvplan.flags import SWEEP_NUMERIC, Flag, sweep_axes
+from kvplan.planning import verdict as V
+from kvplan.planning.verdict import Facts, cap_source, judge, sglang_memory_reason
+from kvplan.planning.workload import CAP, LONGEST, POOL, combine, page_round
 
 #: Hard cap on the number of points of one sweep (memory: ~17 arrays of 8 bytes per point, ~0.7 GB).
 MAX_POINTS = 5_000_000
@@ -236,6 +244,57 @@ class Group:
     attn_dp: int = 1
     dp: int = 1
     note: str = ""
+    # the verdict's group-level facts (kvplan.planning.verdict): the same for every point of the group
+    engine: str = "sglang"
+    weights: int = 0                # per-GPU weight load
+    dtype_refusal: str | None = None
+    context_limit: int | None = None   # the longest context the engine accepts (None: no check)
+    context_given: bool = False     # a --context-length is set (an axis or the base), so the engine checks it
+    allow_long_context: bool = False
+    family_cap: int | None = None   # SGLang's family default request cap (DeepSeek-V4: 256)
+    model: Any = None               # the ModelSpec
+    context_refusals: dict[int, str | None] = field(default_factory=dict)   # context -> the engine's refusal
+
+
+def _context_refusal(g: Group, ctx: int) -> str | None:
+    """:func:`kvplan.engines.support.context_refusal` for one of the group's contexts (remembered per context)."""
+    if ctx not in g.context_refusals:
+        from kvplan.engines import support
+
+        g.context_refusals[ctx] = support.context_refusal(
+            engine=g.engine, model=g.model, context_length=ctx if g.context_given else None,
+            allowed=g.allow_long_context)
+    return g.context_refusals[ctx]
+
+
+def _invalid_group(dep: Deployment, rep: Deployment, exc: InputError) -> Group:
+    eff = rep.with_defaults()
+    tp, pp, dp = eff.tp or 1, eff.pp or 1, eff.dp or 1
+    labels = {"model": eff.model, "gpu": eff.gpu, "engine": eff.engine,
+              "num_gpus": eff.num_gpus or tp * pp * (1 if eff.enable_dp_attention else dp), "tp": tp, "pp": pp,
+              "dp": dp, "ep": eff.ep or 1, "kv_cache_dtype": eff.kv_cache_dtype or "auto",
+              "page_size": eff.page_size}
+    return Group(dep=dep, labels=labels, method="invalid", error=exc.one_line())
+
+
+def _verdict_facts(g: Group, rep: Deployment, res: Any) -> None:
+    """The group-level verdict facts of a vectorised group, read as ``kvplan.planning.verdict.apply`` reads them."""
+    import os
+
+    from kvplan.engines import support
+    from kvplan.planning.plan import gpu_for
+    from kvplan.planning.verdict import long_context_allowed
+
+    eff = rep.with_defaults()
+    gpu, _ = gpu_for(eff)
+    g.engine = res.engine
+    g.weights = res.weight_bytes
+    g.dtype_refusal = support.kv_dtype_refusal(engine=res.engine, kv_dtype=res.kv_cache_dtype,
+                                               arch=support.arch_of(gpu), attention=support.attention_kind(g.model),
+                                               attention_backend=eff.attention_backend)
+    g.context_limit = support.model_max_context(engine=res.engine, model=g.model)[0]
+    g.allow_long_context = long_context_allowed(eff, res.engine, os.environ)[0]
+    g.family_cap = support.family_request_cap(engine=res.engine, family=res.family, engine_version=eff.engine_version)
 
 
 def _fit_group(dep: Deployment, first: Mapping[str, Any]) -> tuple[Group, Any]:
@@ -247,17 +306,11 @@ def _fit_group(dep: Deployment, first: Mapping[str, Any]) -> tuple[Group, Any]:
     try:
         res = fit(rep)
     except InputError as exc:
-        eff = rep.with_defaults()
-        tp, pp, dp = eff.tp or 1, eff.pp or 1, eff.dp or 1
-        labels = {"model": eff.model, "gpu": eff.gpu, "engine": eff.engine,
-                  "num_gpus": eff.num_gpus or tp * pp * (1 if eff.enable_dp_attention else dp), "tp": tp, "pp": pp,
-                  "dp": dp, "ep": eff.ep or 1, "kv_cache_dtype": eff.kv_cache_dtype or "auto",
-                  "page_size": eff.page_size}
-        return Group(dep=dep, labels=labels, method="invalid", error=exc.one_line()), None
+        return _invalid_group(dep, rep, exc), None
     labels = {"model": res.model, "gpu": res.gpu, "engine": res.engine, "num_gpus": res.num_gpus, "tp": res.tp,
               "pp": res.pp, "dp": res.dp, "ep": res.ep, "kv_cache_dtype": res.kv_cache_dtype,
               "page_size": res.page_size}
-    g = Group(dep=dep, labels=labels, family=res.family)
+    g = Group(dep=dep, labels=labels, family=res.family, engine=res.engine)
     from kvplan.engines.sglang.pools import VECTOR_FAMILIES
 
     # SGLang's single-cell families are vectorised (kvplan.engines.sglang.pools); the rest is one fit() per point
@@ -267,6 +320,7 @@ def _fit_group(dep: Deployment, first: Mapping[str, Any]) -> tuple[Group, Any]:
     from kvplan.inputs.resolve import resolve_model
 
     model = resolve_model(res.model)
+    g.model = model
     g.cell = int(res.kv_bytes_per_token)
     g.free = res.free_bytes
     g.after = res.free_bytes - res.weight_bytes
@@ -274,34 +328,40 @@ def _fit_group(dep: Deployment, first: Mapping[str, Any]) -> tuple[Group, Any]:
     g.page = res.page_size
     g.attn_dp = res.attn_dp
     g.dp = res.dp
+    _verdict_facts(g, rep, res)
     if g.cell != res.kv_bytes_per_token or g.cell <= 0:
         g.method = "point"
     return g, res
 
 
 def evaluate_group(g: Group, *, mem_fraction_static, context_length, max_running_requests, max_total_tokens,
-                   target_requests) -> dict:
-    """The SGLang budget -> tokens -> request cap -> concurrency arithmetic over numpy arrays.
+                   target_requests, input_len=None, output_len=None) -> dict:
+    """The SGLang budget -> tokens -> request cap -> concurrency -> verdict arithmetic over numpy arrays.
 
-    All five inputs are int64/float64 arrays of one length; ``max_running_requests`` is ``None`` when
-    the engine derives it, and ``max_total_tokens`` uses -1 for "not set".  Formula (per GPU; the same
-    calls as :func:`kvplan.engines.sglang.planner.plan_sglang`)::
+    All inputs are int64/float64 arrays of one length; ``max_running_requests`` is ``None`` when the engine derives
+    it, ``max_total_tokens`` uses -1 for "not set", ``input_len`` / ``output_len`` are ``None`` without a workload.
+    Formula (per GPU; the same calls as :func:`kvplan.engines.sglang.planner.plan_sglang` and the same verdict as
+    :func:`kvplan.planning.verdict.apply`)::
 
         budget  = budget_bytes(free, free - weights, mfs, mm_reserve)
         tokens  = page_floor(max(budget, 0) // cell)            (cell = the largest PP stage's)
         tokens  = page_floor(max_total_tokens)  if max_total_tokens < tokens
         mrr     = resolve_max_running_requests(tokens, context, requested, attn_dp)
         conc    = min(tokens // context, mrr) * dp
-        fits    = tokens >= context and conc >= target and budget > 0
         max_ctx = min(context - 1, tokens - 1) if tokens > 0 else 0
+        fits    = weights < free and budget > 0 and tokens >= context
+                  and the KV dtype runs on the GPU and (context <= the model's maximum or the override is on)
+        work    = min(tokens // ceil_page(input + output), mrr) * dp   (0 when input + output > max_ctx)
+        meets   = fits and (work if a workload else conc) >= target
 
     Example (hand-checked): Qwen3-8B bf16 (147,456 B/token), free 80 GiB, weights 16 GiB, mfs 0.75:
     budget = (64 - 80 x 0.25) GiB = 47,244,640,256 B; tokens = 320,398; at 32k context
-    conc = min(320,398 // 32,768, 4096) = 9.
+    conc = min(320,398 // 32,768, 4096) = 9; a workload of 8,192 + 1,024 tokens: min(320,398 // 9,216, 4,096) = 34.
     """
     import numpy as np
 
     from kvplan.engines.sglang import rules as R
+    from kvplan.planning.workload import page_round, single_pool_concurrency
 
     ctx = context_length
     budget = R.budget_bytes(free_before_bytes=g.free, free_after_bytes=g.after,
@@ -313,10 +373,72 @@ def evaluate_group(g: Group, *, mem_fraction_static, context_length, max_running
     mrr = R.resolve_max_running_requests(total_tokens=tokens, context_len=ctx, requested=max_running_requests,
                                          attn_dp_size=g.attn_dp)
     conc = np.minimum(tokens // ctx, mrr) * g.dp
-    fits = (tokens >= ctx) & (conc >= target_requests) & (budget > 0)
     max_ctx = np.where(tokens > 0, R.max_request_len(context_len=ctx, total_tokens=tokens), 0)
+    fits = (g.weights < g.free) & (budget > 0) & (tokens >= ctx) & (g.dtype_refusal is None)
+    if g.context_given and not g.allow_long_context and g.context_limit is not None:
+        fits = fits & (ctx <= g.context_limit)
+    n = len(tokens)
+    work_tokens = np.full(n, -1, dtype=np.int64)
+    work = np.full(n, -1, dtype=np.int64)
+    achieved = conc
+    if input_len is not None:
+        total = input_len + (np.maximum(output_len, 0) if output_len is not None else 0)
+        work_tokens = page_round(tokens=total, page=g.page)
+        work = single_pool_concurrency(pool_tokens=tokens, tokens=total, page=g.page, cap=mrr, longest=max_ctx) * g.dp
+        achieved = work
     return {"kv_budget_bytes": budget, "kv_pool_tokens": tokens, "max_running_requests": mrr,
-            "max_concurrency": conc, "max_context_length": max_ctx, "fits": fits}
+            "max_concurrency": conc, "max_context_length": max_ctx, "fits": fits,
+            "meets_target": fits & (achieved >= target_requests), "workload_tokens_per_request": work_tokens,
+            "workload_concurrency": work}
+
+
+def _row_facts(g: Group, d: Mapping[str, Any]) -> Any:
+    """The :class:`kvplan.planning.verdict.Facts` of one vectorised row (the facts ``apply`` reads from fit)."""
+    ctx, tokens, mrr = d["context_length"], d["kv_pool_tokens"], d["max_running_requests"]
+    refusals = [g.dtype_refusal] if g.dtype_refusal else []
+    why = _context_refusal(g, ctx)
+    if why:
+        refusals.append(why)
+    w = None
+    if d["input_len"] is not None:
+        inp, out = d["input_len"], d["output_len"] or 0
+        tpr = page_round(tokens=inp + out, page=g.page)
+        w = combine(input_len=inp, output_len=out, tokens_per_request=tpr, bounds={POOL: tokens // tpr}, cap=mrr,
+                    longest=d["max_context_length"], dp=g.dp)
+    return Facts(
+        engine=g.engine, context=ctx, dp=g.dp, refusals=tuple(refusals),
+        memory_reason=sglang_memory_reason(weight_bytes=g.weights, free_bytes=g.free, budget=d["kv_budget_bytes"],
+                                           tokens=tokens, context=ctx),
+        concurrency=d["max_concurrency"], pool_concurrency=tokens // ctx * g.dp, pool_tokens_total=tokens * g.dp,
+        cap=mrr, cap_source=cap_source(engine=g.engine, requested=d["requested_max_running_requests"], resolved=mrr,
+                                       attn_dp=g.attn_dp, family_default=g.family_cap),
+        target_requests=d["target_requests"], workload=w)
+
+
+def _vector_reason(g: Group, v: Sequence[Any]) -> str:
+    """A vectorised row's target reason with the words :func:`kvplan.planning.verdict.judge` uses (its text
+    functions), without building the facts: the writers call it once per row.  ``v``: the row's values in
+    ``_IN_COLS + _OUT_COLS`` order (-1 = not set); tests/test_sweep.py checks it against ``judge`` and fit."""
+    ctx, tokens, n = v[_P["context_length"]], v[_P["kv_pool_tokens"]], v[_P["target_requests"]]
+    if not v[_P["fits"]]:
+        first = g.dtype_refusal or _context_refusal(g, ctx) or sglang_memory_reason(
+            weight_bytes=g.weights, free_bytes=g.free, budget=v[_P["kv_budget_bytes"]], tokens=tokens, context=ctx)
+        return "does not fit: " + str(first)
+    inp, mrr = v[_P["input_len"]], v[_P["max_running_requests"]]
+    if inp >= 0:
+        out = max(v[_P["output_len"]], 0)
+        label, room = V.workload_label(inp, out), v[_P["workload_concurrency"]]
+        if room >= n:
+            return V.met_text(V.target_text(n, label), room)
+        bound = LONGEST if inp + out > v[_P["max_context_length"]] else \
+            (CAP if mrr <= tokens // v[_P["workload_tokens_per_request"]] else POOL)
+        return V.workload_missed_text(n, label, room, bound)
+    room = v[_P["max_concurrency"]]
+    if room >= n:
+        return V.met_text(V.target_text(n, f"{ctx:,}"), room)
+    if tokens // ctx * g.dp >= n:
+        return V.cap_missed_text(engine=g.engine, n=n, context=ctx, cap=mrr, dp=g.dp, room=room)
+    return V.pool_missed_text(n=n, context=ctx, pool_tokens_total=tokens * g.dp, room=room)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -324,41 +446,86 @@ def evaluate_group(g: Group, *, mem_fraction_static, context_length, max_running
 # ------------------------------------------------------------------------------------------------
 
 _IN_COLS = ("mem_fraction_static", "context_length", "requested_max_running_requests", "max_total_tokens",
-            "target_requests")
+            "target_requests", "input_len", "output_len")
 _OUT_COLS = ("kv_bytes_per_token", "kv_budget_bytes", "kv_pool_tokens", "max_running_requests", "max_concurrency",
-             "max_context_length", "fits")
-CSV_COLUMNS = (*GROUP_COLS, *_IN_COLS, *_OUT_COLS, "method", "error")
+             "max_context_length", "fits", "meets_target", "workload_tokens_per_request", "workload_concurrency")
+#: integer columns where -1 means "not set" (None in rows, empty in CSV, null in JSON lines)
+_NULLABLE = frozenset({"requested_max_running_requests", "max_total_tokens", "input_len", "output_len",
+                       "workload_tokens_per_request", "workload_concurrency"})
+_BOOLS = frozenset({"fits", "meets_target"})
+CSV_COLUMNS = (*GROUP_COLS, *_IN_COLS, *_OUT_COLS, "reason", "method", "error")
+_P = {k: i for i, k in enumerate(_IN_COLS + _OUT_COLS)}   # a column's place in a row's values
 
 
 class SweepTable:
     """Columnar sweep result: one row per point.  ``groups[gid[i]]`` holds row i's group columns."""
 
-    def __init__(self, groups: list[Group], cols: dict, row_errors: dict[int, str], axes: Mapping[str, list]):
+    def __init__(self, groups: list[Group], cols: dict, row_errors: dict[int, str], axes: Mapping[str, list],
+                 row_text: dict[int, tuple[str, str, list[str]]] | None = None):
         self.groups = groups
         self.cols = cols            # numpy arrays, one per _IN_COLS / _OUT_COLS and "gid"
         self.row_errors = row_errors
         self.axes = dict(axes)
+        self.row_text = row_text or {}   # per-point rows: (verdict, target reason, reasons) as fit said them
 
     def __len__(self) -> int:
         return int(self.cols["gid"].shape[0])
 
     @property
     def n_fit(self) -> int:
+        """Points where the engine starts and serves one full-context request."""
         return int(self.cols["fits"].sum())
 
-    def row(self, i: int) -> dict:
-        """Row ``i`` as a dict of plain Python values (contract key names where they exist)."""
-        g = self.groups[int(self.cols["gid"][i])]
-        d: dict[str, Any] = dict(g.labels)
+    @property
+    def n_meet(self) -> int:
+        """Points that meet the target (what ``--check`` tests)."""
+        return int(self.cols["meets_target"].sum())
+
+    def _values(self, i: int) -> dict[str, Any]:
+        d: dict[str, Any] = {}
         for k in _IN_COLS + _OUT_COLS:
             v = self.cols[k][i].item()
-            if k in ("requested_max_running_requests", "max_total_tokens") and v < 0:
+            if k in _NULLABLE and v < 0:
                 v = None
-            d[k] = v
-        d["fits"] = bool(d["fits"])
-        d["method"] = g.method
-        d["error"] = g.error or self.row_errors.get(int(i), "")
+            d[k] = bool(v) if k in _BOOLS else v
         return d
+
+    def _text(self, i: int, g: Group, d: Mapping[str, Any], error: str) -> tuple[str, str, list[str]]:
+        """(verdict, target reason, reasons) of row ``i``: fit's words for per-point rows, :func:`judge` else."""
+        if error:
+            return "invalid: " + error, "invalid: " + error, [error]
+        if i in self.row_text:
+            return self.row_text[i]
+        v = judge(_row_facts(g, d))
+        return v.verdict, v.target_reason, list(v.reasons)
+
+    def row(self, i: int) -> dict:
+        """Row ``i`` as a dict of plain Python values (contract key names where they exist), with ``verdict`` (the
+        words ``kvplan fit`` uses), ``reason`` (why the target is met or not) and ``reasons``."""
+        i = int(i)
+        g = self.groups[int(self.cols["gid"][i])]
+        d: dict[str, Any] = dict(g.labels)
+        d.update(self._values(i))
+        d["method"] = g.method
+        d["error"] = g.error or self.row_errors.get(i, "")
+        d["verdict"], d["reason"], d["reasons"] = self._text(i, g, d, d["error"])
+        return d
+
+    def reasons_of(self, idx) -> list[str]:
+        """The ``reason`` column for rows ``idx`` (the columns read once; :func:`_vector_reason` per vectorised
+        row, fit's words for the per-point rows)."""
+        names = _IN_COLS + _OUT_COLS
+        lists = [self.cols[k][idx].tolist() for k in names]
+        gids = self.cols["gid"][idx].tolist()
+        out = []
+        for i, gid, vals in zip(idx.tolist(), gids, zip(*lists, strict=True), strict=True):
+            g = self.groups[gid]
+            error = g.error or self.row_errors.get(i, "")
+            if error or i in self.row_text:
+                out.append(self._text(i, g, {}, error)[1])
+            else:
+                out.append(_vector_reason(g, vals))
+        return out
 
     def deployment(self, i: int) -> Deployment:
         """The Deployment ``kvplan fit`` would plan for row ``i`` (for cross-checks)."""
@@ -371,7 +538,8 @@ class SweepTable:
         return replace(g.dep, **upd)
 
     def order(self, sort: str = "concurrency"):
-        """Row indices, best first.  ``sort``: concurrency | gpus | tokens | context | none."""
+        """Row indices, best first (rows that meet the target first).  ``sort``: concurrency | gpus | tokens |
+        context | none."""
         import numpy as np
 
         c = self.cols
@@ -379,12 +547,12 @@ class SweepTable:
         if sort == "none" or n == 0:
             return np.arange(n)
         gpus = np.array([g.labels.get("num_gpus") or 0 for g in self.groups], dtype=np.int64)[c["gid"]]
-        fits = c["fits"].astype(np.int8)
+        meets = c["meets_target"].astype(np.int8)
         keys = {
-            "concurrency": (c["kv_pool_tokens"], -gpus, c["max_concurrency"], fits),
-            "gpus": (c["kv_pool_tokens"], c["max_concurrency"], -gpus, fits),
-            "tokens": (c["max_concurrency"], c["kv_pool_tokens"], fits),
-            "context": (c["max_concurrency"], c["max_context_length"], fits),
+            "concurrency": (c["kv_pool_tokens"], -gpus, c["max_concurrency"], meets),
+            "gpus": (c["kv_pool_tokens"], c["max_concurrency"], -gpus, meets),
+            "tokens": (c["max_concurrency"], c["kv_pool_tokens"], meets),
+            "context": (c["max_concurrency"], c["max_context_length"], meets),
         }.get(sort)
         if keys is None:
             raise InputError(f"unknown sort '{sort}'", field="--sort",
@@ -393,12 +561,13 @@ class SweepTable:
         return np.lexsort(tuple(-k.astype(np.int64) for k in keys), axis=0)
 
     def best_mask(self, idx, sort: str = "concurrency"):
-        """Which of the rows ``idx`` (sorted by :meth:`order`) tie with the first, fitting row on every sort key."""
+        """Which of the rows ``idx`` (sorted by :meth:`order`) tie with the first row that meets the target, on
+        every sort key."""
         import numpy as np
 
         c = self.cols
         mask = np.zeros(len(idx), dtype=bool)
-        if len(idx) == 0 or not c["fits"][idx[0]]:
+        if len(idx) == 0 or not c["meets_target"][idx[0]]:
             return mask
         keys = {"concurrency": ("max_concurrency", "num_gpus", "kv_pool_tokens"),
                 "gpus": ("num_gpus", "max_concurrency", "kv_pool_tokens"),
@@ -410,7 +579,7 @@ class SweepTable:
 
         ref = key(idx[0])
         for j, i in enumerate(idx):
-            mask[j] = bool(c["fits"][i]) and key(i) == ref
+            mask[j] = bool(c["meets_target"][i]) and key(i) == ref
         return mask
 
     # -------------------------------------------------------------------- writers
@@ -432,7 +601,7 @@ class SweepTable:
         out = [np.array(prefixes, dtype=object)[gid].tolist()]
         for k in _IN_COLS + _OUT_COLS:
             a = c[k][idx]
-            if k == "fits":
+            if k in _BOOLS:
                 out.append(np.where(a, "True", "False").tolist())
             elif a.dtype.kind == "f":
                 # few distinct values (an axis, a per-group cell): format each once
@@ -440,10 +609,11 @@ class SweepTable:
                 strs = np.array(["" if math.isnan(u) else (str(int(u)) if k == "kv_bytes_per_token" and u.is_integer()
                                                             else repr(u)) for u in uniq.tolist()], dtype=object)
                 out.append(strs[inv.ravel()].tolist())
-            elif k in ("requested_max_running_requests", "max_total_tokens"):
+            elif k in _NULLABLE:
                 out.append(["" if v < 0 else str(v) for v in a.tolist()])
             else:
                 out.append(list(map(str, a.tolist())))
+        out.append([_csv_field(r) for r in self.reasons_of(idx)])
         tail = np.array(suffixes, dtype=object)[gid].tolist()
         if self.row_errors:
             for j, i in enumerate(idx.tolist()):
@@ -471,31 +641,40 @@ class SweepTable:
         gid = c["gid"][idx].tolist()
         prefixes = [json.dumps({k: g.labels.get(k) for k in GROUP_COLS})[:-1] for g in self.groups]
         tails = [f', "method": {json.dumps(g.method)}, "error": {json.dumps(g.error)}}}' for g in self.groups]
-        lists = [c[k][idx].tolist() for k in _IN_COLS + _OUT_COLS]
-        names = [json.dumps(k) for k in _IN_COLS + _OUT_COLS]
-        fmt = "".join(f", {n}: %s" for n in names)
+        names = _IN_COLS + _OUT_COLS
+        lists = [_json_cells(k, c[k][idx]) for k in names]
+        lists.append([json.dumps(r) for r in self.reasons_of(idx)])
+        fmt = "".join(f", {json.dumps(n)}: %s" for n in (*names, "reason"))
         lines = []
         idx_list = idx.tolist()
         for j, vals in enumerate(zip(*lists, strict=True)):
-            row = list(vals)
-            row[2] = "null" if row[2] < 0 else row[2]
-            row[3] = "null" if row[3] < 0 else row[3]
-            row[-1] = "true" if row[-1] else "false"
             tail = tails[gid[j]]
             if self.row_errors and idx_list[j] in self.row_errors:
                 tail = f', "method": "point", "error": {json.dumps(self.row_errors[idx_list[j]])}}}'
-            lines.append(prefixes[gid[j]] + (fmt % tuple(row)) + tail)
+            lines.append(prefixes[gid[j]] + (fmt % vals) + tail)
         return "\n".join(lines) + ("\n" if lines else "")
 
     def varying(self) -> list[str]:
         """Columns whose value differs between rows (for the table)."""
         out = [k for k in GROUP_COLS if len({str(g.labels.get(k)) for g in self.groups}) > 1]
         for k in ("mem_fraction_static", "context_length", "requested_max_running_requests", "max_total_tokens",
-                  "target_requests"):
+                  "target_requests", "input_len", "output_len"):
             a = self.cols[k]
             if len(a) and (a != a[0]).any():
                 out.append(k)
         return out
+
+
+def _json_cells(k: str, a) -> list[str]:
+    """One column as JSON text: booleans, null for a not-set integer or a NaN (vLLM rows have no
+    mem_fraction_static), numbers as Python writes them."""
+    if k in _BOOLS:
+        return ["true" if v else "false" for v in a.tolist()]
+    if k in _NULLABLE:
+        return ["null" if v < 0 else str(v) for v in a.tolist()]
+    if a.dtype.kind == "f":
+        return ["null" if math.isnan(v) else repr(v) for v in a.tolist()]
+    return [str(v) for v in a.tolist()]
 
 
 def _csv_field(text: str) -> str:
@@ -509,6 +688,14 @@ def _csv_field(text: str) -> str:
 # ------------------------------------------------------------------------------------------------
 # The sweep
 # ------------------------------------------------------------------------------------------------
+
+def _check_workload(base: Deployment, values: Mapping[str, list]) -> None:
+    """--output-len without --input-len is an input error of the whole sweep."""
+    if (base.output_len is not None or "output_len" in values) and not (base.input_len is not None
+                                                                          or "input_len" in values):
+        raise InputError("--output-len needs --input-len (the prompt tokens of each request)", field="--input-len",
+                         hint="e.g. --input-len 8192 --output-len 1024")
+
 
 def sweep(base: Deployment, axes: Mapping[str, Sequence], *, max_points: int = MAX_POINTS) -> SweepTable:
     """Evaluate every point of ``base`` x the product of ``axes`` (Deployment field -> values).
@@ -525,6 +712,7 @@ def sweep(base: Deployment, axes: Mapping[str, Sequence], *, max_points: int = M
             raise InputError(f"'{k}' cannot be swept", field="sweep", hint="axes: " + ", ".join(AXES))
         if not v:
             raise InputError("no values", field=AXES[k].flag)
+    _check_workload(base, values)
     _preresolve(base, values)
 
     group_fields = [f for f in values if not AXES[f].numeric]
@@ -542,6 +730,7 @@ def sweep(base: Deployment, axes: Mapping[str, Sequence], *, max_points: int = M
     groups: list[Group] = []
     blocks: list[dict] = []
     row_errors: dict[int, str] = {}
+    row_text: dict[int, tuple[str, str, list[str]]] = {}
     offset = 0
     for combo in itertools.product(*(values[f] for f in group_fields)):
         gdep = replace(base, **dict(zip(group_fields, combo, strict=True)))
@@ -556,19 +745,20 @@ def sweep(base: Deployment, axes: Mapping[str, Sequence], *, max_points: int = M
             dep = replace(gdep, **dict(zip(split, sub, strict=True)))
             first = {f: values[f][0] for f in inner_num}
             g, res = _fit_group(dep, first)
+            g.context_given = "context_length" in values or dep.with_defaults().context_length is not None
             grid = _grid(np, [values[f] for f in inner_num])
             vals = dict(zip(inner_num, grid, strict=False))
             n = len(grid[0]) if grid else 1
             if g.method == "vector" and not _self_check(np, g, res, dep, first):
                 g.method = "point"
                 g.note = "vectorised result disagreed with fit; evaluated per point"
-            block = _block(np, g, res, dep, vals, n, inner_num, row_errors, offset)
+            block = _block(np, g, res, dep, vals, n, inner_num, (row_errors, row_text), offset)
             block["gid"] = np.full(n, len(groups), dtype=np.int32)
             groups.append(g)
             blocks.append(block)
             offset += n
     cols = {k: np.concatenate([b[k] for b in blocks]) for k in blocks[0]}
-    return SweepTable(groups, cols, row_errors, values)
+    return SweepTable(groups, cols, row_errors, values, row_text)
 
 
 def _grid(np, value_lists: list[list]) -> list:
@@ -590,34 +780,61 @@ def _numeric_inputs(np, dep: Deployment, vals: Mapping[str, Any], n: int, res) -
             return np.asarray(vals[name], dtype=dtype)
         return np.full(n, default, dtype=dtype)
 
+    def unset(v):
+        return -1 if v is None else v
+
     mfs_default = eff.mem_fraction_static if eff.mem_fraction_static is not None else \
         (res.mem_fraction_static if res is not None and res.mem_fraction_static is not None else math.nan)
     ctx_default = eff.context_length or (res.context_length if res is not None else 0)
-    mrr = col("max_running_requests", -1 if eff.max_running_requests is None else eff.max_running_requests, np.int64)
-    mtt = col("max_total_tokens", -1 if eff.max_total_tokens is None else eff.max_total_tokens, np.int64)
-    if "target_requests" in vals:
-        tgt = np.asarray(vals["target_requests"], dtype=np.int64)
-    elif eff.target_requests is not None:
-        tgt = np.full(n, eff.target_requests, dtype=np.int64)
-    else:
-        tgt = np.where(mrr > 0, mrr, 1)
+    inp = col("input_len", unset(eff.input_len), np.int64)
+    out = col("output_len", unset(eff.output_len), np.int64)
     return {"mem_fraction_static": col("mem_fraction_static", mfs_default, np.float64),
             "context_length": col("context_length", ctx_default, np.int64),
-            "requested_max_running_requests": mrr, "max_total_tokens": mtt, "target_requests": tgt}
+            "requested_max_running_requests": col("max_running_requests", unset(eff.max_running_requests), np.int64),
+            "max_total_tokens": col("max_total_tokens", unset(eff.max_total_tokens), np.int64),
+            "target_requests": col("target_requests", eff.target_requests or 1, np.int64),
+            "input_len": inp, "output_len": np.where((inp >= 0) & (out < 0), 0, out)}
 
 
-def _block(np, g: Group, res, dep: Deployment, vals, n: int, inner_num, row_errors, offset) -> dict:
+def _evaluate(g: Group, ins: Mapping[str, Any]) -> dict:
+    """:func:`evaluate_group` on the input arrays of :func:`_numeric_inputs` (-1 = not set)."""
+    req, mtt, inp = ins["requested_max_running_requests"], ins["max_total_tokens"], ins["input_len"]
+    return evaluate_group(g, mem_fraction_static=ins["mem_fraction_static"], context_length=ins["context_length"],
+                          max_running_requests=None if (req < 0).all() else req,
+                          max_total_tokens=None if (mtt < 0).all() else mtt, target_requests=ins["target_requests"],
+                          input_len=None if (inp < 0).all() else inp,
+                          output_len=None if (inp < 0).all() else ins["output_len"])
+
+
+def _copy_fit(out: dict, ins: dict, j: int, fr) -> None:
+    """Row ``j`` of a per-point block from one ``fit`` result."""
+    out["kv_bytes_per_token"][j] = fr.kv_bytes_per_token
+    out["kv_budget_bytes"][j] = fr.kv_budget_bytes
+    out["kv_pool_tokens"][j] = fr.kv_pool_tokens
+    out["max_running_requests"][j] = fr.max_running_requests
+    out["max_concurrency"][j] = int(fr.max_concurrency)
+    out["max_context_length"][j] = fr.max_context_length
+    out["fits"][j] = fr.fits
+    out["meets_target"][j] = fr.meets_target
+    out["workload_tokens_per_request"][j] = -1 if fr.workload_tokens_per_request is None \
+        else fr.workload_tokens_per_request
+    out["workload_concurrency"][j] = -1 if fr.workload_concurrency is None else fr.workload_concurrency
+    ins["mem_fraction_static"][j] = fr.mem_fraction_static if fr.mem_fraction_static is not None else math.nan
+    ins["context_length"][j] = fr.context_length
+    ins["target_requests"][j] = fr.target_requests
+
+
+def _block(np, g: Group, res, dep: Deployment, vals, n: int, inner_num, sinks, offset) -> dict:
+    row_errors, row_text = sinks
     ins = _numeric_inputs(np, dep, vals, n, res)
     out = {k: np.zeros(n, dtype=np.int64) for k in _OUT_COLS}
     out["kv_bytes_per_token"] = np.zeros(n, dtype=np.float64)
-    out["fits"] = np.zeros(n, dtype=bool)
+    for k in _BOOLS:
+        out[k] = np.zeros(n, dtype=bool)
+    for k in ("workload_tokens_per_request", "workload_concurrency"):
+        out[k] = np.full(n, -1, dtype=np.int64)
     if g.method == "vector":
-        req = ins["requested_max_running_requests"]
-        r = evaluate_group(g, mem_fraction_static=ins["mem_fraction_static"], context_length=ins["context_length"],
-                           max_running_requests=None if (req < 0).all() else req,
-                           max_total_tokens=None if (ins["max_total_tokens"] < 0).all() else ins["max_total_tokens"],
-                           target_requests=ins["target_requests"])
-        out.update(r)
+        out.update(_evaluate(g, ins))
         out["kv_bytes_per_token"] = np.full(n, float(g.cell))
     elif g.method == "point":
         from kvplan.planning.plan import fit
@@ -635,31 +852,27 @@ def _block(np, g: Group, res, dep: Deployment, vals, n: int, inner_num, row_erro
             except InputError as exc:
                 row_errors[offset + j] = exc.one_line()
                 continue
-            out["kv_bytes_per_token"][j] = fr.kv_bytes_per_token
-            out["kv_budget_bytes"][j] = fr.kv_budget_bytes
-            out["kv_pool_tokens"][j] = fr.kv_pool_tokens
-            out["max_running_requests"][j] = fr.max_running_requests
-            out["max_concurrency"][j] = int(fr.max_concurrency)
-            out["max_context_length"][j] = fr.max_context_length
-            out["fits"][j] = fr.fits
-            ins["mem_fraction_static"][j] = fr.mem_fraction_static if fr.mem_fraction_static is not None else math.nan
-            ins["context_length"][j] = fr.context_length
-            ins["target_requests"][j] = fr.target_requests
+            _copy_fit(out, ins, j, fr)
+            row_text[offset + j] = (fr.verdict, fr.target_reason, list(fr.reasons))
     return {**ins, **out}
 
 
 def _self_check(np, g: Group, res, dep: Deployment, first) -> bool:
-    """The vectorised formula at the representative point must reproduce ``fit`` exactly."""
+    """The vectorised formula and verdict at the representative point must reproduce ``fit`` exactly."""
     ins = _numeric_inputs(np, dep, {k: [v] for k, v in first.items()}, 1, res)
-    req = ins["requested_max_running_requests"]
-    r = evaluate_group(g, mem_fraction_static=ins["mem_fraction_static"], context_length=ins["context_length"],
-                       max_running_requests=None if req[0] < 0 else req,
-                       max_total_tokens=None if ins["max_total_tokens"][0] < 0 else ins["max_total_tokens"],
-                       target_requests=ins["target_requests"])
-    return (int(r["kv_budget_bytes"][0]) == res.kv_budget_bytes and int(r["kv_pool_tokens"][0]) == res.kv_pool_tokens
-            and int(r["max_running_requests"][0]) == res.max_running_requests
-            and int(r["max_concurrency"][0]) == int(res.max_concurrency) and bool(r["fits"][0]) == res.fits
-            and int(r["max_context_length"][0]) == res.max_context_length)
+    r = _evaluate(g, ins)
+    one = {k: v[0].item() for k, v in {**ins, **r}.items()}
+    for k in _NULLABLE:
+        one[k] = None if one[k] < 0 else one[k]
+    v = judge(_row_facts(g, one))
+    work = None if res.workload_concurrency is None else res.workload_concurrency
+    return (one["kv_budget_bytes"] == res.kv_budget_bytes and one["kv_pool_tokens"] == res.kv_pool_tokens
+            and one["max_running_requests"] == res.max_running_requests
+            and one["max_concurrency"] == int(res.max_concurrency) and bool(one["fits"]) == res.fits
+            and one["max_context_length"] == res.max_context_length
+            and bool(one["meets_target"]) == res.meets_target and one["workload_concurrency"] == work
+            and (v.fits, v.verdict, v.target_reason, v.meets_target)
+            == (res.fits, res.verdict, res.target_reason, res.meets_target))
 
 
 def _preresolve(base: Deployment, axes: Mapping[str, list]) -> None:
@@ -677,20 +890,6 @@ def _preresolve(base: Deployment, axes: Mapping[str, list]) -> None:
 # ------------------------------------------------------------------------------------------------
 
 def reason(row: Mapping[str, Any]) -> str:
-    """Why a row fits or not, in the words ``kvplan fit`` uses for its verdict."""
-    if row.get("error"):
-        return "invalid: " + row["error"]
-    ctx, tokens, conc = row["context_length"], row["kv_pool_tokens"], row["max_concurrency"]
-    target = row["target_requests"]
-    if row["fits"]:
-        return f"fits: {target} request(s) of {ctx:,} tokens (room for {conc})"
-    if row["kv_budget_bytes"] <= 0:
-        return "does not fit: the weights leave no KV budget"
-    if tokens < ctx:
-        return f"does not fit: one {ctx:,}-token request needs {ctx:,} tokens, the pool holds {tokens:,}"
-    dp = row.get("dp") or 1
-    if conc < target and tokens // ctx * dp >= target:
-        return (f"does not fit: {target} request(s) wanted, the request cap allows {conc} "
-                f"(max_running_requests {row['max_running_requests']} per rank)")
-    return (f"does not fit: {target} request(s) of {ctx:,} tokens need {target * ctx:,} tokens, "
-            f"the pool holds {tokens * dp:,} ({conc} such request(s))")
+    """Why a row meets its target or not, in the words ``kvplan fit`` uses (its ``target_reason``); the row's
+    ``verdict`` is fit's verdict.  An invalid row: ``invalid: <the error>``."""
+    return str(row["reason"])

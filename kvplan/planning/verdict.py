@@ -1,0 +1,297 @@
+"""The verdict: does the engine start and serve one full-context request, and is the user's target met.
+
+``fits`` (a contract key) is true when the engine starts with the configuration and serves one request of
+``context_length`` tokens:
+
+1. the KV dtype runs on that GPU and engine (:func:`kvplan.engines.support.kv_dtype_refusal`);
+2. the context is within what the engine accepts: the model's maximum unless the engine's override is on
+   (:func:`kvplan.engines.support.context_refusal`; the override is ``--allow-long-context``, the launch command's
+   env prefix, or the engine's variable in kvplan's own environment);
+3. the weights fit in the free memory, the KV budget is positive, and the pool holds one full-context request
+   (SGLang: ``pool_tokens >= context_length``; vLLM: its own "max_model_len larger than the KV cache" check).
+
+Each failing check is a reason (``reasons``, in that order: the order the engine meets them at start-up, the
+memory chain giving only its first failing step); the first is the verdict.  The request cap
+(``max_running_requests`` / ``max_num_seqs``) is a cap, never a target: requests beyond it wait.
+
+The target is only what the user asks for: ``--requests N`` requests at once, of the full context or of the
+workload (``--input-len`` + ``--output-len``); with neither, one full-context request.  ``meets_target`` is
+``fits`` and enough room: ``max_concurrency >= N`` (full context) or ``workload_concurrency >= N``.
+
+One function, :func:`judge`, turns the facts into the words, so ``kvplan fit`` (:func:`apply`, after the engine
+returns) and ``kvplan sweep``'s vectorised rows (:mod:`kvplan.planning.sweep`) say the same thing.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, NamedTuple
+
+from kvplan.planning.workload import CAP, LONGEST, Workload
+from kvplan.units import fmt_gib
+
+if TYPE_CHECKING:
+    from kvplan.deployment import Deployment
+    from kvplan.hfconfig.spec import ModelSpec
+    from kvplan.inputs.presets import HardwarePreset
+    from kvplan.result import FitResult
+
+GIVEN, DERIVED, ENGINE_DEFAULT = "given", "derived", "engine default"
+
+
+class Facts(NamedTuple):
+    """What the verdict is made of (per DP rank unless said otherwise)."""
+
+    engine: str
+    context: int
+    dp: int
+    refusals: tuple[str, ...]      # start-up refusals, in the engine's order (KV dtype, context)
+    memory_reason: str | None      # the first failing step of weights -> budget -> pool, None when all hold
+    concurrency: int               # full-context requests at once, whole deployment (capped by the request cap)
+    pool_concurrency: int          # full-context requests the pool alone holds, whole deployment
+    pool_tokens_total: int         # tokens of the pool over every DP rank
+    cap: int                       # the request cap per DP rank
+    cap_source: str                # given | derived | engine default
+    target_requests: int
+    workload: Workload | None
+
+
+class Verdict(NamedTuple):
+    fits: bool
+    reasons: tuple[str, ...]
+    verdict: str
+    target: str
+    meets_target: bool
+    target_reason: str
+
+
+def cap_name(engine: str) -> str:
+    """The engine's own name for the request cap."""
+    return "max_num_seqs" if engine == "vllm" else "max_running_requests"
+
+
+def requests(n: int) -> str:
+    """``1 request`` / ``4 requests``."""
+    return f"{n:,} request" + ("" if n == 1 else "s")
+
+
+def target_text(n: int, size: str) -> str:
+    """``16 requests of 1,048,576 tokens at once`` (``size``: the context, or the workload's ``8,192+1,024``)."""
+    return f"{requests(n)} of {size} tokens at once"
+
+
+def workload_label(input_len: int, output_len: int) -> str:
+    return f"{input_len:,}+{output_len:,}"
+
+
+def met_text(target: str, room: int) -> str:
+    return f"{target}: room for {room:,}"
+
+
+def workload_missed_text(n: int, label: str, room: int, bound: str) -> str:
+    return f"{requests(n)} of {label} tokens wanted, room for {room:,} (the {bound} binds)"
+
+
+def cap_missed_text(*, engine: str, n: int, context: int, cap: int, dp: int, room: int) -> str:
+    per = " per DP rank" if dp > 1 else ""
+    return f"{requests(n)} of {context:,} tokens wanted, {cap_name(engine)} {cap:,}{per} allows {room:,}"
+
+
+def pool_missed_text(*, n: int, context: int, pool_tokens_total: int, room: int) -> str:
+    return (f"{requests(n)} of {context:,} tokens need {n * context:,} tokens, the pool holds "
+            f"{pool_tokens_total:,} (room for {room:,})")
+
+
+def _cap_text(f: Facts) -> str:
+    per = " per DP rank" if f.dp > 1 else ""
+    return f"{cap_name(f.engine)} {f.cap:,}{per} ({f.cap_source})"
+
+
+def _workload_text(f: Facts, w: Workload) -> str:
+    if w.bound == LONGEST:
+        return (f"no request of {w.label} = {w.tokens:,} tokens runs: longer than the longest request; "
+                f"{_cap_text(f)}")
+    head = f"{requests(w.total)} of {w.label} tokens fit at once"
+    if w.bound == CAP:
+        per = " per DP rank" if f.dp > 1 else ""
+        return f"{head}; capped at {f.cap:,}{per} by {cap_name(f.engine)} ({f.cap_source})"
+    return f"{head} (the {w.bound} binds); {_cap_text(f)}"
+
+
+def _target_reason(f: Facts, *, fits: bool, reasons: tuple[str, ...], target: str, n: int) -> tuple[bool, str]:
+    if not fits:
+        return False, "does not fit: " + reasons[0]
+    w = f.workload
+    if w is not None:
+        if w.total >= n:
+            return True, met_text(target, w.total)
+        return False, workload_missed_text(n, w.label, w.total, w.bound)
+    if f.concurrency >= n:
+        return True, met_text(target, f.concurrency)
+    if f.pool_concurrency >= n:
+        return False, cap_missed_text(engine=f.engine, n=n, context=f.context, cap=f.cap, dp=f.dp,
+                                      room=f.concurrency)
+    return False, pool_missed_text(n=n, context=f.context, pool_tokens_total=f.pool_tokens_total,
+                                   room=f.concurrency)
+
+
+def judge(f: Facts) -> Verdict:
+    """The verdict, the reasons and the target's answer, from the facts (pure: the same facts, the same words).
+
+    Example (the default deployment): "fits: 4 requests of 1,048,576 tokens at once; max_running_requests 16
+    (given)"; with ``--input-len 8192 --output-len 1024``: "fits: 4 requests of 1,048,576 tokens at once;
+    16 requests of 8,192+1,024 tokens fit at once; capped at 16 by max_running_requests (given)"; with
+    ``--requests 16``: target "16 requests of 1,048,576 tokens at once" not met, "16 requests of 1,048,576 tokens
+    need 16,777,216 tokens, the pool holds 4,732,416 (room for 4)".
+    """
+    reasons = f.refusals + ((f.memory_reason,) if f.memory_reason else ())
+    fits = not reasons
+    if fits:
+        tail = _workload_text(f, f.workload) if f.workload is not None else _cap_text(f)
+        text = f"fits: {requests(f.concurrency)} of {f.context:,} tokens at once; {tail}"
+    else:
+        text = "does not fit: " + reasons[0]
+    n = f.target_requests
+    target = target_text(n, f.workload.label if f.workload is not None else f"{f.context:,}")
+    meets, why = _target_reason(f, fits=fits, reasons=reasons, target=target, n=n)
+    return Verdict(fits=fits, reasons=reasons, verdict=text, target=target, meets_target=meets, target_reason=why)
+
+
+# ------------------------------------------------------------------------------------------------ the parts
+
+def cap_source(*, engine: str, requested: int | None, resolved: int, attn_dp: int,
+               family_default: int | None) -> str:
+    """Where the request cap in force came from: ``given`` (the user's, as the engine keeps it), ``engine default``
+    (vLLM's max_num_seqs default; an SGLang family default such as DeepSeek-V4's 256) or ``derived`` (SGLang's
+    formula, or the user's value reduced by the engine: tokens // 2, the Mamba state slots)."""
+    if requested is not None:
+        kept = max(1, requested // attn_dp) if engine == "sglang" else requested
+        return GIVEN if resolved == kept else DERIVED
+    if engine == "vllm":
+        return ENGINE_DEFAULT
+    if family_default is not None and resolved == max(1, family_default // attn_dp):
+        return ENGINE_DEFAULT
+    return DERIVED
+
+
+def sglang_memory_reason(*, weight_bytes: int, free_bytes: int, budget: int, tokens: int,
+                         context: int) -> str | None:
+    """SGLang's memory chain: the weights load, a positive budget (``rest`` of ``_profile_available_bytes``), a
+    pool of at least one full-context request (below it SGLang only warns, and refuses the longer requests)."""
+    if weight_bytes >= free_bytes:
+        return (f"the weights ({fmt_gib(weight_bytes)} per GPU) do not fit in the free memory "
+                f"({fmt_gib(free_bytes)})")
+    if budget <= 0:
+        return "the weights leave no KV budget"
+    if tokens < context:
+        return f"one {context:,}-token request needs {context:,} tokens, the pool holds {tokens:,}"
+    return None
+
+
+def vllm_memory_reason(res: FitResult, *, engine_fits: bool) -> str | None:
+    """vLLM's chain: the weights load, a positive "Available KV cache memory", and its own refusal (one
+    max_model_len request must fit: ``_check_enough_kv_cache_memory``), in the engine adapter's words."""
+    if res.weight_bytes >= res.device_bytes:
+        return (f"the weights ({fmt_gib(res.weight_bytes)} per GPU) do not fit in the GPU "
+                f"({fmt_gib(res.device_bytes)})")
+    if res.kv_budget_bytes <= 0:
+        return "the weights leave no KV budget"
+    if not engine_fits:
+        return res.verdict.removeprefix("does not fit: ")
+    return None
+
+
+def vllm_full_context_bound(res: FitResult) -> int:
+    """Full-context requests one vLLM engine's blocks hold: ``num_blocks // sum_g blocks_g(max_model_len)``
+    (the floor of vLLM's "Maximum concurrency" from v0.21 on)."""
+    per = sum(int(g["blocks_per_request"]) for g in res.groups)
+    return (res.num_blocks or 0) // per if per > 0 else 0
+
+
+def long_context_allowed(dep: Deployment, engine: str, environ: Mapping[str, str]) -> tuple[bool, str]:
+    """(the engine's long-context override is on, where it came from)."""
+    from kvplan.engines.support import LONG_CONTEXT_ENV, env_allows_long_context
+
+    if dep.allow_long_context:
+        return True, "--allow-long-context, or the launch command's env prefix"
+    if env_allows_long_context(engine=engine, environ=environ):
+        return True, f"{LONG_CONTEXT_ENV[engine]} in the environment"
+    return False, ""
+
+
+# ------------------------------------------------------------------------------------------------ fit
+
+def _refusals(res: FitResult, dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None,
+              env: Mapping[str, str]) -> list[str]:
+    """The start-up refusals (KV dtype on the GPU, context above the model's maximum), in the engine's order; the
+    assumptions say when a dtype could not be checked or the long-context override is on."""
+    from kvplan.engines import support
+
+    engine, arch = res.engine, support.arch_of(gpu)
+    kv = support.resolved_kv_dtype(engine=engine, requested=dep.kv_cache_dtype, result_dtype=res.kv_cache_dtype,
+                                   model=model, arch=arch)
+    out = []
+    dtype_why = support.kv_dtype_refusal(engine=engine, kv_dtype=kv, arch=arch, attention=support.attention_kind(model),
+                                         attention_backend=dep.attention_backend)
+    if dtype_why:
+        out.append(dtype_why)
+    note = support.unchecked_note(engine=engine, kv_dtype=kv, arch=arch)
+    if note:
+        res.assumptions.append(note)
+    allowed, how = long_context_allowed(dep, engine, env)
+    ctx_why = support.context_refusal(engine=engine, model=model, context_length=dep.context_length, allowed=False)
+    if ctx_why and allowed:
+        res.assumptions.append(f"context_length {dep.context_length:,} above the model's maximum: the engine's "
+                               f"override is on ({how})")
+    elif ctx_why:
+        out.append(ctx_why)
+    return out
+
+
+def _memory(res: FitResult) -> tuple[str | None, int, int]:
+    """(the memory chain's first failing step, full-context requests at once, ... the pool alone holds); both
+    counts are for the whole deployment, an integer for both engines."""
+    if res.engine == "vllm":
+        memory = vllm_memory_reason(res, engine_fits=res.fits)
+        if memory is not None:
+            return memory, 0, 0
+        bound = vllm_full_context_bound(res)
+        return None, min(bound, res.max_running_requests) * res.dp, bound * res.dp
+    memory = sglang_memory_reason(weight_bytes=res.weight_bytes, free_bytes=res.free_bytes,
+                                  budget=res.kv_budget_bytes, tokens=res.kv_pool_tokens, context=res.context_length)
+    pool = (res.kv_pool_tokens // res.context_length) * res.dp if res.context_length > 0 else 0
+    return memory, int(res.max_concurrency), pool
+
+
+def apply(res: FitResult, *, dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None,
+          environ: Mapping[str, str] | None = None) -> FitResult:
+    """Set the verdict keys of an engine's result (the engine planned ``dep`` with a target of one request, so its
+    own ``fits`` says whether it starts): ``fits``, ``verdict``, ``reasons``, ``target``, ``target_requests``,
+    ``meets_target``, ``target_reason``, ``max_concurrency`` (an integer for both engines),
+    ``max_running_requests_source`` and the workload keys.  ``environ``: where the engines' variables are read
+    (default ``os.environ``).  Returns ``res``."""
+    from kvplan.engines.support import family_request_cap
+    from kvplan.planning.workload import workload
+
+    refusals = _refusals(res, dep, model, gpu, os.environ if environ is None else environ)
+    memory, conc, pool_conc = _memory(res)
+    source = cap_source(engine=res.engine, requested=dep.max_running_requests, resolved=res.max_running_requests,
+                        attn_dp=res.attn_dp, family_default=family_request_cap(
+                            engine=res.engine, family=res.family, engine_version=dep.engine_version))
+    w = workload(res, dep, model)
+    v = judge(Facts(engine=res.engine, context=res.context_length, dp=res.dp, refusals=tuple(refusals),
+                    memory_reason=memory, concurrency=conc, pool_concurrency=pool_conc,
+                    pool_tokens_total=res.kv_pool_tokens_total or res.kv_pool_tokens * res.dp,
+                    cap=res.max_running_requests, cap_source=source, target_requests=dep.target_requests or 1,
+                    workload=w))
+    res.fits, res.verdict, res.reasons = v.fits, v.verdict, list(v.reasons)
+    res.target, res.meets_target, res.target_reason = v.target, v.meets_target, v.target_reason
+    res.target_requests = dep.target_requests or 1
+    res.max_concurrency = conc
+    res.max_running_requests_source = source
+    if w is not None:
+        res.input_len, res.output_len = w.input_len, w.output_len
+        res.workload_tokens_per_request = w.tokens_per_request
+        res.workload_concurrency, res.workload_concurrency_per_rank = w.total, w.per_rank
+    return res

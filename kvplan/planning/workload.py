@@ -1,0 +1,211 @@
+"""Workload-aware concurrency: how many requests of ``--input-len`` + ``--output-len`` tokens run at once.
+
+A request holds, at its end, ``input + output`` tokens in the KV pool, rounded up to whole pages (SGLang allocates
+pages of ``page_size`` tokens, vLLM blocks of ``block_size``).  The requests that run at once, per DP rank::
+
+    tokens_per_request = ceil((input + output) / page) * page
+    per_rank           = min(max_running_requests, every pool's bound)      (0 when input + output exceeds the
+                                                                             longest request the engine accepts)
+    total              = per_rank * dp
+
+with one bound per pool the request occupies (the binding one wins):
+
+* the token pool (every family): ``pool_tokens // tokens_per_request``;
+* SGLang hybrid sliding-window models: the SWA pool too, which holds each request's last ``window`` tokens plus
+  the eviction slack and one decode allocation (:func:`kvplan.engines.sglang.pools.swa_cap.swa_request_cap` per
+  request, capped at the request's own pages), after the prefill chunks in flight: SGLang's own worst case
+  (``compute_swa_request_cap``, pool_configurator.py, 0.5.23) read backwards;
+* SGLang Mamba / linear-attention hybrids and the DeepSeek-V4 family: the per-request state slots (Mamba) and the
+  sliding-window / compressor-state pools (DeepSeek-V4 cap mode) are sized per running request, so
+  ``max_running_requests`` (which SGLang already bounds by the state slots) is their bound;
+* vLLM (every family): ``num_blocks // sum_g blocks_g(input + output)``, vLLM's own "Maximum concurrency"
+  formula (``get_max_concurrency_for_kv_cache_config``) at the workload's length, the per-group blocks from
+  :func:`kvplan.engines.vllm.grouping.blocks_per_request`: full-attention groups ``cdiv(T, block)``, sliding groups
+  ``min(cdiv(W - 1 + I, block), cdiv(T, block)) + 1``, chunked ``min(cdiv(C + I, block), cdiv(T, block))``, Mamba
+  a fixed count -- read from each group's ``blocks_per_request`` at max_model_len, which holds the window part.
+
+Worked example (the default deployment, DeepSeek-V4.1-Flash on 8x RTX PRO 6000, page 256, pool 4,732,416 tokens,
+max_running_requests 16): 8,192 + 1,024 = 9,216 tokens = 36 pages = 9,216 tokens per request;
+4,732,416 // 9,216 = 513 requests fit in the pool; capped at 16 by max_running_requests -> 16 at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from kvplan.errors import InputError
+from kvplan.family import Family, family_or_none
+
+if TYPE_CHECKING:
+    from kvplan.deployment import Deployment
+    from kvplan.hfconfig.spec import ModelSpec
+    from kvplan.result import FitResult
+
+CAP = "max_running_requests"
+POOL = "KV pool"
+SWA_POOL = "SWA pool"
+LONGEST = "longest request"
+
+#: the name SGLang's hybrid-SWA planner gives its sliding-window pool (kvplan.engines.sglang.pools.swa.plan)
+SGLANG_SWA_POOL_NAME = "sliding-window KV"
+
+
+class Workload(NamedTuple):
+    """The workload's answer for one deployment."""
+
+    input_len: int
+    output_len: int
+    tokens_per_request: int   # input + output, rounded up to whole pages of the token pool
+    per_rank: int             # such requests at once on one DP rank
+    total: int                # ... in the whole deployment
+    bound: str                # what binds: max_running_requests | KV pool | SWA pool | longest request
+    bounds: tuple[tuple[str, int], ...] = ()   # every bound, requests per rank
+
+    @property
+    def tokens(self) -> int:
+        return self.input_len + self.output_len
+
+    @property
+    def label(self) -> str:
+        """``8,192+1,024``: how the verdict names a request of the workload."""
+        return f"{self.input_len:,}+{self.output_len:,}"   # kvplan.planning.verdict.workload_label
+
+
+def request_size(dep: Deployment) -> tuple[int, int] | None:
+    """(input_len, output_len) of the deployment's workload, None without one; InputError for --output-len alone."""
+    if dep.input_len is None:
+        if dep.output_len is not None:
+            raise InputError("--output-len needs --input-len (the prompt tokens of each request)",
+                             field="--input-len", hint="e.g. --input-len 8192 --output-len 1024")
+        return None
+    return dep.input_len, dep.output_len or 0
+
+
+def page_round(*, tokens: Any, page: int) -> Any:
+    """``ceil(tokens / page) * page``: the tokens a request of ``tokens`` holds in whole pages (arrays too).
+
+    Example: 9,216 tokens at page 256 -> 9,216 (36 pages); 9,217 -> 9,472; page 1 -> unchanged.
+    """
+    return -(-tokens // page) * page
+
+
+def single_pool_concurrency(*, pool_tokens: Any, tokens: Any, page: int, cap: Any, longest: Any) -> Any:
+    """Requests of ``tokens`` tokens at once on one rank of a single token pool: ``min(cap, pool // per_request)``,
+    0 when ``tokens`` exceeds ``longest`` (the longest request the engine accepts).  Works on numpy arrays
+    (``kvplan sweep``) and on ints alike.
+
+    Example: pool 320,398 tokens, 9,216-token requests at page 1, cap 4,096, longest 32,767 -> 34.
+    """
+    per = pool_tokens // page_round(tokens=tokens, page=page)
+    return _minimum(per, cap) * (tokens <= longest)
+
+
+def _minimum(a: Any, b: Any) -> Any:
+    if hasattr(a, "shape") or hasattr(b, "shape"):
+        import numpy as np
+
+        return np.minimum(a, b)
+    return min(a, b)
+
+
+# ------------------------------------------------------------------------------------------------ per engine
+
+class _Ctx(NamedTuple):
+    res: FitResult
+    dep: Deployment
+    model: ModelSpec
+    tokens: int
+    tpr: int
+
+
+def _sglang_token_pool(c: _Ctx) -> dict[str, int]:
+    return {POOL: c.res.kv_pool_tokens // c.tpr if c.tpr > 0 else 0}
+
+
+def _sglang_swa(c: _Ctx) -> dict[str, int]:
+    """The full pool and the SWA pool (the request's window, SGLang's worst case per request)."""
+    from kvplan.engines.sglang.pools.swa import swa_layers_from_config
+    from kvplan.engines.sglang.pools.swa_cap import SWA_EVICTION_INTERVAL, swa_request_cap
+
+    out = _sglang_token_pool(c)
+    swa = next((p for p in c.res.pools if p.name == SGLANG_SWA_POOL_NAME and p.tokens is not None), None)
+    if swa is None or swa.tokens is None:
+        return out
+    window = swa_layers_from_config(c.model.raw_config or c.model.config).sliding_window
+    spec = bool(c.dep.speculative_algorithm)
+    drafts = (c.dep.speculative_num_draft_tokens or 0) if spec else 0
+    kw: dict[str, Any] = dict(page_size=c.res.page_size, window=window,
+                              chunked_prefill_size=max(c.res.chunked_prefill_size or 0, 0),
+                              overlap_schedule=not c.dep.disable_overlap_schedule, num_draft_tokens=drafts,
+                              num_steps=max(1, drafts - 1), disagg_decode=False, decode_extra_slots=0,
+                              eviction_interval=SWA_EVICTION_INTERVAL)
+    reserve = swa_request_cap(mrr_per_rank=0, **kw)
+    per_request = min(swa_request_cap(mrr_per_rank=1, **kw) - reserve, c.tpr)
+    out[SWA_POOL] = max(swa.tokens - reserve, 0) // per_request if per_request > 0 else 0
+    return out
+
+
+#: SGLang's bounds by family (the families not listed have one token pool; the state pools are in the request cap)
+_SGLANG_BOUNDS: dict[Family, Callable[[_Ctx], dict[str, int]]] = {Family.HYBRID_SWA: _sglang_swa}
+
+
+def _group_blocks(g: Mapping[str, Any], tokens: int) -> int:
+    """Blocks one ``tokens``-token request takes from a vLLM group, from the group's blocks at max_model_len."""
+    bs, at_max = int(g["block_size"]), int(g["blocks_per_request"])
+    full = -(-tokens // bs)
+    kind = g.get("kind")
+    if kind in ("swa", "dsv4_swa", "dsv4_state"):
+        return min(at_max - 1, full) + 1
+    if kind == "chunked":
+        return min(at_max, full)
+    if kind == "mamba":
+        return at_max
+    return full
+
+
+def vllm_block_bound(*, groups: list[dict[str, Any]], num_blocks: int, tokens: int) -> int:
+    """``num_blocks // sum_g blocks_g(tokens)`` (see the module docstring); 0 without groups."""
+    per = sum(_group_blocks(g, tokens) for g in groups)
+    return num_blocks // per if per > 0 else 0
+
+
+def vllm_tokens_per_request(*, groups: list[dict[str, Any]], tokens: int, block_size: int | None) -> int:
+    """The workload's tokens in whole blocks of the largest token-proportional group (the full-attention one)."""
+    sizes = [int(g["block_size"]) for g in groups if g.get("kind") in ("full", "mla", "indexer", "dsv4_c")]
+    return page_round(tokens=tokens, page=max(sizes) if sizes else (block_size or 1))
+
+
+# ------------------------------------------------------------------------------------------------ the answer
+
+def workload(res: FitResult, dep: Deployment, model: ModelSpec) -> Workload | None:
+    """The :class:`Workload` of ``dep``'s ``--input-len`` / ``--output-len`` on a planned result (None without)."""
+    size = request_size(dep)
+    if size is None:
+        return None
+    inp, out = size
+    tokens = inp + out
+    cap = res.max_running_requests
+    if res.engine == "vllm":
+        tpr = vllm_tokens_per_request(groups=res.groups, tokens=tokens, block_size=res.block_size)
+        bounds = {POOL: vllm_block_bound(groups=res.groups, num_blocks=res.num_blocks or 0, tokens=tokens)}
+    else:
+        tpr = page_round(tokens=tokens, page=max(res.page_size, 1))
+        fam = family_or_none(res.family)
+        rule = _SGLANG_BOUNDS.get(fam, _sglang_token_pool) if fam is not None else _sglang_token_pool
+        bounds = rule(_Ctx(res=res, dep=dep, model=model, tokens=tokens, tpr=tpr))
+    return combine(input_len=inp, output_len=out, tokens_per_request=tpr, bounds=bounds, cap=cap,
+                   longest=res.max_context_length, dp=res.dp)
+
+
+def combine(*, input_len: int, output_len: int, tokens_per_request: int, bounds: Mapping[str, int], cap: int,
+            longest: int, dp: int) -> Workload:
+    """The binding bound wins (the request cap on a tie); nothing runs when a request exceeds ``longest``."""
+    tokens = input_len + output_len
+    every = ((CAP, cap), *bounds.items())
+    if tokens > longest:
+        return Workload(input_len=input_len, output_len=output_len, tokens_per_request=tokens_per_request,
+                        per_rank=0, total=0, bound=LONGEST, bounds=every)
+    name, per = min(every, key=lambda kv: kv[1])
+    return Workload(input_len=input_len, output_len=output_len, tokens_per_request=tokens_per_request,
+                    per_rank=per, total=per * dp, bound=name, bounds=every)
