@@ -6,7 +6,9 @@ Not attached to an app here; the lead attaches it in kvplan/cli.py with::
     app.command("calibrate")(calibrate_cmd)
 
 Exit codes: 0 = the log agrees (or no --check), 3 = --check and a checked quantity differs by more than the
-tolerance, 2 = the log lacks what the prediction needs (the message says what is missing).
+tolerance (also when the reader closed the pipe before the whole answer was written:
+:func:`kvplan.cli.streams.render_then_check`), 2 = the log lacks what the prediction needs (the message says what
+is missing).
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from typing import Optional
 
 import typer
 
-from kvplan.errors import InputError
+from kvplan.cli.streams import render_then_check
+from kvplan.errors import DoesNotFitError, InputError, echo
 
 
 def _tolerance(text: str) -> float:
@@ -23,9 +26,10 @@ def _tolerance(text: str) -> float:
     try:
         val = float(t[:-1]) / 100 if t.endswith("%") else float(t)
     except ValueError:
-        raise InputError(f"'{text}' is not a tolerance", field="--tolerance", hint="write 0.005 or 0.5%") from None
+        raise InputError(f"'{echo(text)}' is not a tolerance", field="--tolerance",
+                         hint="write 0.005 or 0.5%") from None
     if not (0 <= val < 1):
-        raise InputError(f"tolerance {text} is outside [0, 1)", field="--tolerance", hint="write 0.005 or 0.5%")
+        raise InputError(f"tolerance {echo(text)} is outside [0, 1)", field="--tolerance", hint="write 0.005 or 0.5%")
     return val
 
 
@@ -60,17 +64,15 @@ def calibrate_cmd(
     debug: bool = typer.Option(False, "--debug", help="Show the traceback of an internal error."),
 ) -> None:
     """Compare every quantity a startup log prints with kvplan's prediction from the recovered inputs."""
-    import sys
-
-    from kvplan.inputs.logs import parse_log, read_log_file
+    from kvplan.inputs.logs import read_log
     from kvplan.planning.calibrate import DisagreesError, calibrate
     from kvplan.views.calibrate import render_calibration
     from kvplan.views.formats import TABLE_JSON_CSV, Format, resolve_format
 
     tol = _tolerance(tolerance)
     if fmt is not None and fmt not in TABLE_JSON_CSV:
-        raise InputError(f"unknown format '{fmt}'", field="--format", hint="use table, json or csv")
-    facts = parse_log(sys.stdin.read()) if log == "-" else read_log_file(log)
+        raise InputError(f"unknown format '{echo(fmt)}'", field="--format", hint="use table, json or csv")
+    facts = read_log(log)  # '-' is standard input: the same bounded reader and cap as a path
     overrides = {k: v for k, v in dict(
         engine_version=engine_version, tp=tp, pp=pp, dp=dp, ep=ep, enable_dp_attention=enable_dp_attention,
         mem_fraction_static=mem_fraction_static, gpu_memory_utilization=gpu_memory_utilization,
@@ -79,7 +81,11 @@ def calibrate_cmd(
     ).items() if v is not None}
     cal = calibrate(facts, log=log, model=model, gpu=gpu, overrides=overrides, tolerance=tol)
     out_fmt = resolve_format(fmt, allowed=TABLE_JSON_CSV, default_when_not_tty=Format.JSON)
-    typer.echo(render_calibration(cal, out_fmt), nl=False)
+    failure = ""
     if check and not cal.agrees:
-        raise DisagreesError("log and prediction disagree: " + "; ".join(
-            f"{r.quantity} {r.rel:+.2%}" if r.rel is not None else r.quantity for r in cal.flagged if r.checked))
+        failure = "log and prediction disagree: " + "; ".join(
+            f"{r.quantity} {r.rel:+.2%}" if r.rel is not None else r.quantity for r in cal.flagged if r.checked)
+    try:  # a reader that closes the pipe mid-answer does not hide a --check failure: still exit 3
+        render_then_check(lambda: typer.echo(render_calibration(cal, out_fmt), nl=False), failure)
+    except DoesNotFitError as exc:
+        raise DisagreesError(str(exc)) from None

@@ -105,8 +105,28 @@ _BOOL_FIELDS = {"enable_dp_attention", "disable_radix_cache", "disable_overlap_s
                 "enforce_eager"}
 
 
-def _coerce(name: str, value: Any) -> Any:
-    """A printed value as the Deployment field wants it; ``None`` when it means "not set"."""
+def _finite(name: str, value: Any, where: str) -> Any:
+    """``value`` unless it is a number kvplan cannot use (NaN, infinite, an integer over MAX_INT_DIGITS digits,
+    spelled as a number or as text such as ``'inf'`` / ``'1e400'``): then an InputError naming the log field."""
+    from kvplan.units import check_number
+
+    num: Any = value
+    if isinstance(value, str):
+        t = value.strip().lower().lstrip("+-")
+        if t in ("inf", "infinity", "nan") or (t.isdigit() and len(t) > 40):
+            num = float("nan") if t == "nan" else float("inf")
+        elif t[:1].isdigit() and "e" in t:
+            try:
+                num = float(t)
+            except ValueError:
+                num = value
+    check_number(num, field="LOG", where=f"the log's {where or name} ({value!r:.60})")
+    return value
+
+
+def _coerce(name: str, value: Any, where: str = "") -> Any:
+    """A printed value as the Deployment field wants it; ``None`` when it means "not set".  A number kvplan
+    cannot use (``tp_size=<5,000 digits>``, ``mem_fraction_static=inf``) is an InputError naming ``where``."""
     if value is None:
         return None
     if isinstance(value, str):
@@ -122,9 +142,9 @@ def _coerce(name: str, value: Any) -> Any:
         if name in _INT_FIELDS:
             if isinstance(value, bool):
                 return None
-            return int(float(value))
+            return int(float(_finite(name, value, where)))
         if name in _FLOAT_FIELDS:
-            return float(value)
+            return float(_finite(name, value, where))
     except (TypeError, ValueError):
         return None
     return value
@@ -257,7 +277,7 @@ def _recover_engine_args(facts: LogFacts, rc: _Recovery) -> None:
     keymap = _SGLANG_KEYS if facts.engine == "sglang" else _VLLM_KEYS
     for fname, keys in keymap.items():
         hit = None if fname in rc.overrides else _pick(sources, keys)
-        val = None if hit is None else _coerce(fname, hit[0])
+        val = None if hit is None else _coerce(fname, hit[0], hit[1])
         if hit is not None and val is not None:
             rc.set(fname, val, hit[1])
     if facts.engine != "vllm":
@@ -334,6 +354,41 @@ def _measured_vllm(facts: LogFacts, rc: _Recovery) -> list[str]:
     return []
 
 
+# measured Deployment field -> (what it is, the LogFacts fields whose line printed it, first found)
+_MEASURED = (("free_memory", "free memory before loading weights",
+              ("free_before_weights_bytes", "free_after_weights_bytes")),
+             ("weight_memory", "weight load", ("free_after_weights_bytes", "weight_load_bytes")),
+             ("kv_cache_memory_bytes", "available KV cache memory", ("available_kv_cache_bytes",)))
+
+
+def _check_measured(facts: LogFacts, rc: _Recovery, preset: Any) -> None:
+    """The measured inputs taken from the log against what only the deployment knows: each below MAX_BYTES (a
+    garbled figure the reader clamped), free memory and KV memory at most the device total (the GPU preset's
+    ``device_bytes``, else the device total given or printed) + 0.01 GiB of print resolution.  An InputError
+    naming the log line otherwise (kvplan.inputs.logs.plausible checks what the log alone shows).
+
+    Example: a log of an H100 (``avail mem=78.81 GB``) calibrated with ``--gpu l4`` (22.07 GiB) -> "line 7
+    ('... Load weight begin. avail mem=78.81 GB'): the free memory before loading weights (78.81 GiB) is more than
+    the device total of NVIDIA L4 (22.07 GiB)".
+    """
+    from kvplan.units import MAX_BYTES
+
+    total = preset.device_bytes if preset is not None else rc.kw.get("gpu_memory") or facts.gpu_total_bytes
+    device = preset.name if preset is not None else "the device"
+    for name, what, line_fields in _MEASURED:
+        value = rc.kw.get(name)
+        if name in rc.overrides or not isinstance(value, int):
+            continue
+        ref = next((facts.lines[f] for f in line_fields if f in facts.lines), "")
+        at = f"{ref}: " if ref else ""
+        if value >= MAX_BYTES:
+            raise InputError(f"{at}the {what} is not a plausible size (a garbled figure)", field="LOG")
+        if name != "weight_memory" and isinstance(total, int) and value > total + GiB // 100:
+            raise InputError(f"{at}the {what} ({value / GiB:,.2f} GiB) is more than the device total of {device} "
+                             f"({total / GiB:,.2f} GiB)", field="LOG",
+                             hint="is --gpu the GPU the log was taken on?")
+
+
 def recover_deployment(facts: LogFacts, *, model: str | None = None, gpu: str | None = None,
                        overrides: dict[str, Any] | None = None, mode: str = "measured") -> Recovered:
     """Build the Deployment a log describes.
@@ -362,6 +417,8 @@ def recover_deployment(facts: LogFacts, *, model: str | None = None, gpu: str | 
     if missing:
         raise InputError("the log lacks what a measured-mode prediction needs: " + "; ".join(missing),
                          field="LOG", hint="paste the full start-up log, or give the value as a flag")
+    if mode == "measured":
+        _check_measured(facts, rc, preset)
     dep = Deployment(**{k: v for k, v in rc.kw.items() if k in valid})
     return Recovered(deployment=dep, inputs=tuple(rc.inputs), notes=tuple(rc.notes), model_spec=spec,
                      gpu_preset=preset, release=release)

@@ -115,6 +115,8 @@ def whatif(log_facts: LogFacts, overrides: dict[str, Any], *, model: str | None 
                  gpu_changed="gpu" in changed or "gpu_memory" in changed, old_gpu=rec.gpu_preset,
                  new_gpu=resolve_gpu(new.gpu) if new.gpu else None, notes=notes)
     result = fit_recovered(_ENGINE_WHATIF[engine](ch))
+    for fit in (baseline, result):  # the log's implausible-but-possible figures (kvplan.inputs.logs.plausible)
+        fit.warnings.extend(w for w in log_facts.implausible if w not in fit.warnings)
     return WhatIf(baseline=baseline, whatif=result, notes=notes, changed=changed, engine_version=release.applied,
                   engine_versions_possible=release.possible, release_reasons=list(release.reasons))
 

@@ -13,6 +13,8 @@ Modules, by concern:
 * :mod:`~kvplan.inputs.logs.reprs` -- the Python reprs engines print (``ServerArgs(...)``, dicts, ``k=v`` configs);
 * :mod:`~kvplan.inputs.logs.sglang`, :mod:`~kvplan.inputs.logs.vllm` -- each engine's lines (cited there) as a
   table of line rules -> small readers; :mod:`~kvplan.inputs.logs.common` -- GPU name and the launch command;
+* :mod:`~kvplan.inputs.logs.source` -- the bounded read and decoding of a log (path or ``-``);
+  :mod:`~kvplan.inputs.logs.plausible` -- the plausibility rules on measured figures;
 * :mod:`~kvplan.inputs.logs.collect` -- figures per rank; :mod:`~kvplan.inputs.logs.scan` -- the order the readers
   run in; :mod:`~kvplan.inputs.logs.facts` -- :class:`LogFacts`, :func:`parse_log`, :func:`read_log_file`;
 * :mod:`~kvplan.inputs.logs.formats` -- the release-specific form of each sizing line and the releases that print
@@ -29,9 +31,9 @@ from the minimum over the TP group); usage figures (weight load, CUDA graph) tak
 A rank is recognised from ``DPn``/``PPn``/``TPn``/``EPn`` tokens or ``pid=N`` in the line prefix.
 """
 
-from kvplan.inputs.logs.facts import LogFacts, missing_for_measured, parse_log, read_log_file
+from kvplan.inputs.logs.facts import LogFacts, missing_for_measured, parse_log, read_log, read_log_file
 from kvplan.inputs.logs.release import ReleaseWindow, release_window
 from kvplan.inputs.logs.text import GIB, MIB
 
-__all__ = ["GIB", "MIB", "LogFacts", "ReleaseWindow", "missing_for_measured", "parse_log", "read_log_file",
-           "release_window"]
+__all__ = ["GIB", "MIB", "LogFacts", "ReleaseWindow", "missing_for_measured", "parse_log", "read_log",
+           "read_log_file", "release_window"]

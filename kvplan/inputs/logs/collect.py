@@ -18,13 +18,15 @@ class PerRank:
 
     def __init__(self) -> None:
         self.by_rank: dict[str, Any] = {}
+        self.at_rank: dict[str, int] = {}  # rank -> offset of the line that printed its value (-1: unknown)
         self.repeats = 0
 
-    def add(self, rank: str, value: Any) -> None:
+    def add(self, rank: str, value: Any, at: int = -1) -> None:
         if rank in self.by_rank:
             self.repeats += 1
             return
         self.by_rank[rank] = value
+        self.at_rank[rank] = at
 
     def pick(self, name: str, warnings: list[str], *, use_max: bool = False, unit: str = "") -> Any:
         """min (or max) over ranks; ranks that disagree add a warning naming the range.
@@ -47,7 +49,9 @@ class PerRank:
 class Collector:
     """Everything the line readers found; :func:`kvplan.inputs.logs.facts.parse_log` turns it into LogFacts."""
 
-    def __init__(self) -> None:
+    def __init__(self, text: str = "") -> None:
+        self.text = text  # the normalised log text the offsets below point into
+        self.at = -1  # offset of the line being read (set by the scan)
         self.warnings: list[str] = []
         self.per: dict[str, PerRank] = {}
         self.extra: dict[str, Any] = {}
@@ -70,7 +74,7 @@ class Collector:
         self.truncated = 0
 
     def add(self, key: str, rank: str, value: Any) -> None:
-        self.per.setdefault(key, PerRank()).add(rank, value)
+        self.per.setdefault(key, PerRank()).add(rank, value, self.at)
 
     def gib(self, key: str, rank: str, m: re.Match[str] | None, unit_group: int | None = 2) -> None:
         """Add a GiB figure; a number without its unit at the very end of the window is a truncated line."""

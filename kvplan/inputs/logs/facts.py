@@ -7,16 +7,20 @@ every printed GB/GiB figure becomes ``round(value * 2**30)`` bytes (two decimals
 
 from __future__ import annotations
 
+import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from kvplan.errors import InputError
+from kvplan.errors import InputError, echo
+from kvplan.inputs.logs import plausible
 from kvplan.inputs.logs.collect import Collector
 from kvplan.inputs.logs.formats import BY_ID
 from kvplan.inputs.logs.scan import scan
-from kvplan.inputs.logs.text import MIB, normalize
+from kvplan.inputs.logs.source import MAX_LOG_BYTES, decode_log, read_log_bytes
+from kvplan.inputs.logs.text import normalize
+from kvplan.inputs.read import PATH_CHARS
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,11 @@ class LogFacts:
     # text that printed ``engine_version`` (e.g. the docker image tag): what kvplan.inputs.logs.release reads.
     formats: tuple[str, ...] = ()
     engine_version_text: str | None = None
+    # The log line that printed each measured figure (field name -> "line N ('...')"), for messages that refuse a
+    # figure against facts the log does not hold (a GPU preset's total), and the plausibility warnings
+    # (kvplan.inputs.logs.plausible; also in ``warnings``).
+    lines: dict[str, str] = field(default_factory=dict)
+    implausible: tuple[str, ...] = ()
 
 
 # The keys that make a log a sizing log of each engine (at least one must be present).
@@ -141,13 +150,41 @@ def parse_log(text: str) -> LogFacts:
     vl_sizing = sum(1 for k in _VL_SIZING if c.has(k))
     if sg_sizing == 0 and vl_sizing == 0:
         raise _not_a_sizing_log(c)
+    n_warnings = len(c.warnings)
+    plausible.check(c)
+    implausible = tuple(c.warnings[n_warnings:])
     _common_warnings(c)
     extra = dict(c.extra)
     if c.cli:
         extra["cli_args"] = dict(c.cli)
     if (sg_sizing, c.sg_hits) >= (vl_sizing, c.vl_hits):
-        return _sglang_facts(c, _Picker(c), extra)
-    return _vllm_facts(c, _Picker(c), extra)
+        facts = _sglang_facts(c, _Picker(c), extra)
+    else:
+        facts = _vllm_facts(c, _Picker(c), extra)
+    return replace(facts, lines=_lines(c, facts), implausible=implausible)
+
+
+# LogFacts field -> the per-rank keys that print it (first found wins)
+_LINE_KEYS = (("free_before_weights_bytes", ("free_before_weights",)),
+              ("free_after_weights_bytes", ("free_after_weights",)), ("weight_load_bytes", ("weight_load",)),
+              ("available_kv_cache_bytes", ("vl_avail_kv", "vlprof_kv", "v0prof_kv_cache_size", "vl_avail_kv_error")),
+              ("model_loading_bytes", ("vl_loading", "vl_usage_weight", "vlprof_weights")))
+
+
+def _lines(c: Collector, facts: LogFacts) -> dict[str, str]:
+    """The line that printed each measured figure of ``facts`` (the rank whose value was picked)."""
+    out: dict[str, str] = {}
+    for name, keys in _LINE_KEYS:
+        value = getattr(facts, name)
+        for key in keys:
+            pr = c.per.get(key)
+            rank = next((r for r, v in pr.by_rank.items() if v == value), None) if pr is not None else None
+            if pr is not None and rank is not None:
+                ref = plausible.line_ref(c.text, pr.at_rank.get(rank, -1))
+                if ref:
+                    out[name] = ref
+                break
+    return out
 
 
 # --------------------------------------------------------------------------------------------------
@@ -291,52 +328,21 @@ def _vllm_facts(c: Collector, pick: _Picker, extra: dict[str, Any]) -> LogFacts:
 # Files
 # --------------------------------------------------------------------------------------------------
 
-_BINARY_SAMPLE = 64 * 1024
+def read_log(source: str, *, max_bytes: int = MAX_LOG_BYTES) -> LogFacts:
+    """Read the log at ``source`` (a path, or ``-`` for standard input) through the bounded reader and
+    :func:`parse_log` it (limits and decoding: :mod:`kvplan.inputs.logs.source`).
 
-
-def read_log_file(path: str | Path, *, max_bytes: int = 200 * 2**20) -> LogFacts:
-    """Read a log file (bytes, decoded as UTF-8 with replacement) and :func:`parse_log` it.
-
-    InputError (field ``LOG``) for a missing/unreadable file, a file larger than ``max_bytes``, or binary content
-    (NUL bytes or mostly undecodable bytes in the first 64 KiB).
+    InputError (field ``LOG``) for a missing / unreadable / non-regular file, more than ``max_bytes`` (200 MiB) by
+    path or on standard input, or binary content (NUL bytes or mostly undecodable bytes in the first 64 KiB).
     """
-    p = Path(path)
-    try:
-        size = p.stat().st_size
-    except OSError as e:
-        raise InputError(f"cannot read log file {str(p)!r}: {e.strerror or e}", field="LOG") from None
-    if not p.is_file():
-        raise InputError(f"log path {str(p)!r} is not a regular file", field="LOG")
-    if size > max_bytes:
-        raise InputError(
-            f"log file {str(p)!r} is {size / MIB:.0f} MiB, more than the {max_bytes / MIB:.0f} MiB limit",
-            field="LOG",
-            hint="cut the start-up part of the log (up to the server-ready line) into a smaller file",
-        )
-    try:
-        with p.open("rb") as f:
-            data = f.read(max_bytes + 1)
-    except OSError as e:
-        raise InputError(f"cannot read log file {str(p)!r}: {e.strerror or e}", field="LOG") from None
-    if len(data) > max_bytes:
-        raise InputError(f"log file {str(p)!r} is larger than the {max_bytes / MIB:.0f} MiB limit", field="LOG")
-    return parse_log(_decode(data, str(p)))
+    data = read_log_bytes(source, max_bytes=max_bytes)
+    name = "standard input" if source == "-" else repr(echo(source, PATH_CHARS))
+    return parse_log(decode_log(data, name))
 
 
-def _decode(data: bytes, name: str) -> str:
-    head = data[:_BINARY_SAMPLE]
-    if head.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16 (e.g. a PowerShell redirect)
-        try:
-            return data.decode("utf-16")
-        except UnicodeDecodeError:
-            pass
-    if head.count(b"\x00") > max(8, len(head) // 1000):
-        raise InputError(f"{name!r} looks like a binary file (NUL bytes), not a text log", field="LOG")
-    text = data.decode("utf-8", errors="replace")
-    sample = text[:_BINARY_SAMPLE]
-    if sample and sample.count("\ufffd") > len(sample) // 10:
-        raise InputError(f"{name!r} looks like a binary file (mostly undecodable bytes), not a text log", field="LOG")
-    return text
+def read_log_file(path: str | Path, *, max_bytes: int = MAX_LOG_BYTES) -> LogFacts:
+    """:func:`read_log` of a file path (``-`` is standard input)."""
+    return read_log(os.fspath(path), max_bytes=max_bytes)
 
 
 def missing_for_measured(facts: LogFacts) -> list[str]:

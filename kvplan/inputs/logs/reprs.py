@@ -3,6 +3,11 @@
 
 Linear and bounded: only quote, bracket, comma and backslash characters are visited, and no value longer than
 ``MAX_VALUE_LEN`` characters reaches ``ast.literal_eval``.
+
+Numbers are guarded like every other input (docs/hardening.md): a value nested more than :data:`MAX_DEPTH` levels
+deep (outside quotes), an integer of more than :data:`~kvplan.units.MAX_INT_DIGITS` digits (Python's ``int()``
+stops at 4,300) and a float that is not finite (``1e400``, which ``literal_eval`` makes ``inf``) are an
+:class:`~kvplan.errors.InputError` (field ``LOG``) naming the key, before anything reads them.
 """
 
 from __future__ import annotations
@@ -12,6 +17,10 @@ import re
 import warnings
 from typing import Any
 
+from kvplan.errors import InputError, echo
+from kvplan.units import MAX_INT_DIGITS, check_numbers
+
+MAX_DEPTH = 64  # brackets nested in one value (the limit of JSON files, kvplan.inputs.read.MAX_JSON_DEPTH)
 MAX_VALUE_LEN = 20_000  # longest single value handed to ast.literal_eval
 
 _SPECIAL_RE = re.compile(r"[\\'\"()\[\]{},]")
@@ -20,6 +29,7 @@ _NAME_RE = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_.]{0,80})\s*=(?!=)")
 _QKEY_RE = re.compile(r"""\s*(['"])([^'"]{1,120})\1\s*:""")
 _ENUM_RE = re.compile(r"<([\w.]+): ('[^']*'|-?\d+)>")
 _LITERAL_ERRORS = (ValueError, SyntaxError, TypeError, MemoryError, RecursionError)
+_DIGITS_RE = re.compile(r"[-+]?(\d[\d_]*)")
 
 
 class _Splitter:
@@ -77,22 +87,66 @@ def split_top_level(s: str, start: int, closer: str | None) -> tuple[list[str], 
     return pieces, len(s), False
 
 
-def literal(text: str) -> Any:
-    """A python literal from its repr; anything else is returned as the stripped string.
+def nesting_depth(s: str) -> int:
+    """The deepest bracket nesting of ``s`` outside quotes (linear: only special characters are visited).
 
-    Example: ``"True"`` -> True, ``"<LoadFormat.AUTO: 'auto'>"`` -> ``"auto"``, ``"torch.bfloat16"`` -> the string.
+    Example: ``nesting_depth("[1, (2, {'a': '((('})]")`` -> 3.
+    """
+    st = _Splitter(0)
+    deepest = 0
+    for m in _SPECIAL_RE.finditer(s):
+        ch = m.group()
+        if st.quote is not None:
+            st.in_quote(ch, m.start())
+        elif ch in ("'", '"'):
+            st.quote, st.escaped_at = ch, -2
+        elif ch in _OPEN:
+            st.stack.append(_OPEN[ch])
+            deepest = max(deepest, len(st.stack))
+        elif ch in ")]}" and st.stack:
+            st.stack.pop()
+    return deepest
+
+
+def _refuse(name: str, what: str) -> InputError:
+    return InputError(f"the log's {echo(name, 80)} {what}", field="LOG",
+                      hint="is this the engine's unedited start-up log? fix or cut that line")
+
+
+def _guard(t: str, name: str) -> None:
+    """InputError for a value too deeply nested, or an integer literal of more than MAX_INT_DIGITS digits."""
+    if t.count("[") + t.count("(") + t.count("{") > MAX_DEPTH and nesting_depth(t) > MAX_DEPTH:
+        raise _refuse(name, f"is nested more than {MAX_DEPTH} levels deep")
+    m = _DIGITS_RE.fullmatch(t)
+    if m and len(m.group(1).replace("_", "").lstrip("0")) > MAX_INT_DIGITS:
+        raise _refuse(name, f"holds an integer of {len(m.group(1)):,} digits (kvplan reads at most "
+                            f"{MAX_INT_DIGITS})")
+
+
+def literal(text: str, name: str = "value") -> Any:
+    """A python literal from its repr; anything else is returned as the stripped string.  ``name`` (the key) is
+    named by the InputError for a number kvplan cannot use or a value nested too deeply (module docstring).
+
+    Example: ``"True"`` -> True, ``"<LoadFormat.AUTO: 'auto'>"`` -> ``"auto"``, ``"torch.bfloat16"`` -> the string;
+    ``literal("1e400", "mem_fraction_static")`` -> InputError "the log's mem_fraction_static: inf is not a number
+    kvplan can use".
     """
     t = text.strip()
-    if not t or len(t) > MAX_VALUE_LEN:
+    if not t:
+        return t
+    _guard(t, name)
+    if len(t) > MAX_VALUE_LEN:
         return t
     if t in ("True", "False", "None"):
         return {"True": True, "False": False, "None": None}[t]
     if t.startswith("<") and (m := _ENUM_RE.fullmatch(t)):  # <LoadFormat.AUTO: 'auto'>
-        return literal(m.group(2))
+        return literal(m.group(2), name)
     try:
-        return _literal_eval(t)
+        val = _literal_eval(t)
     except _LITERAL_ERRORS:
         return t  # dtype=torch.bfloat16 and other names stay text
+    check_numbers(val, field="LOG", where=f"the log's {echo(name, 80)}")
+    return val
 
 
 def parse_kv_pieces(pieces: list[str], *, quoted_keys: bool) -> dict[str, Any]:
@@ -108,7 +162,7 @@ def parse_kv_pieces(pieces: list[str], *, quoted_keys: bool) -> dict[str, Any]:
         if not m:
             continue
         key = m.group(2) if quoted_keys else m.group(1)
-        out[key] = literal(p[m.end():])
+        out[key] = literal(p[m.end():], key)
     return out
 
 
@@ -121,10 +175,14 @@ def parse_call_repr(s: str, open_idx: int) -> tuple[dict[str, Any], bool]:
 def parse_dict_repr(s: str, open_idx: int) -> tuple[dict[str, Any], bool]:
     """``{'k': v, ...}`` starting at the '{' at ``open_idx``: (dict, closed). literal_eval first, then piecewise."""
     pieces, end, closed = split_top_level(s, open_idx + 1, "}")
+    body = s[open_idx : end + 1]
+    if body.count("[") + body.count("(") + body.count("{") > MAX_DEPTH and nesting_depth(body) > MAX_DEPTH + 1:
+        raise _refuse("dict", f"is nested more than {MAX_DEPTH} levels deep")
     if closed and end - open_idx < MAX_VALUE_LEN * 10:
         try:
             val = _literal_eval(s[open_idx : end + 1])
             if isinstance(val, dict):
+                check_numbers(val, field="LOG", where="the log's dict")
                 return {str(k): v for k, v in val.items()}, True
         except _LITERAL_ERRORS:
             pass

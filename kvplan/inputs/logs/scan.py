@@ -43,7 +43,7 @@ def _read_line(c: Collector, cand: Candidate) -> None:
 
 def scan(text: str) -> Collector:
     """Read every candidate line of a normalised log text into a :class:`Collector`."""
-    c = Collector()
+    c = Collector(text)
     cands, capped = candidate_lines(text)
     if capped:
         c.warnings.append("very many marker lines: only the first ones of each kind were read")
@@ -51,6 +51,7 @@ def scan(text: str) -> Collector:
     for cand in cands:
         if cand.start < skip_until or HEADER_RE.match(text[cand.start : min(cand.end, cand.start + 200)]):
             continue
+        c.at = cand.start
         for reader in _ARGS_READERS:
             resume = reader(c, cand)
             if resume is not None:

@@ -30,8 +30,10 @@ import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from kvplan.errors import InputError
 from kvplan.inputs.logs import formats
 from kvplan.inputs.logs.collect import Collector, PerRank
+from kvplan.inputs.logs.plausible import line_ref
 from kvplan.inputs.logs.reprs import literal, parse_call_repr, parse_dict_repr
 from kvplan.inputs.logs.text import (
     INT,
@@ -235,6 +237,9 @@ def _scheduler(c: Collector, line: str) -> bool:
     rank = rank_of(line[: w[0]])
     for key, rx in _SCHED_RE.items():
         if m := rx.search(win):
+            if win[m.end() : m.end() + 1].isdigit():  # 15 digits of a longer number: refuse, never cut it
+                raise InputError(f"{line_ref(c.text, c.at) or 'the scheduler line'}: {key} has more than 15 "
+                                 "digits", field="LOG", hint="is this the engine's unedited start-up log?")
             c.add("sched_" + key, rank, int(m.group(1)))
     if m := _SCHED_MEM_RE.search(win):
         c.add("sched_available_gpu_mem", rank, gib_to_bytes(float(m.group(1))))
@@ -242,14 +247,14 @@ def _scheduler(c: Collector, line: str) -> bool:
     return True
 
 
-def _dsv4_value(raw: str) -> Any:
+def _dsv4_value(raw: str, name: str = "DSV4 value") -> Any:
     raw = raw.strip()
     if raw.endswith("GB"):
         try:
             return gib_to_bytes(float(raw[:-2].strip()))
         except ValueError:
             return raw
-    return literal(raw)
+    return literal(raw, name)
 
 
 def _dsv4(c: Collector, line: str) -> bool:
@@ -257,7 +262,7 @@ def _dsv4(c: Collector, line: str) -> bool:
     w = window(line, marker, wide=True)
     if w:
         for m in _KV_PAIR_RE.finditer(w[1]):
-            c.dsv4.setdefault(m.group(1), _dsv4_value(m.group(2)))
+            c.dsv4.setdefault(m.group(1), _dsv4_value(m.group(2), m.group(1)))
     c.sg_hits += 1
     return True
 
