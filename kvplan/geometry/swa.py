@@ -39,13 +39,19 @@ LAYER_TYPES_ARCHS = frozenset({
 GEMMA4_ARCHS = frozenset({"Gemma4ForCausalLM", "Gemma4ForConditionalGeneration",
                           "Gemma4UnifiedForConditionalGeneration", "DiffusionGemmaForBlockDiffusion",
                           "EmbeddingGemma2Model"})
-HYBRID_SWA_ARCHS = frozenset(SWA_SINK_ARCHS | MIMO_V2_ARCHS | STEP3P5_ARCHS | LAYER_TYPES_ARCHS
+#: Dots3 (``configs/dots3.py``: ``is_hybrid_swa = True``): MLA on every layer, a sliding window on some (the MLA
+#: branch of ``HybridSWAPoolConfigurator``).
+DOTS3_ARCHS = frozenset({"Dots3NoteForCausalLM", "Dots3NoteForCausalLMNextN"})
+HYBRID_SWA_ARCHS = frozenset(SWA_SINK_ARCHS | MIMO_V2_ARCHS | STEP3P5_ARCHS | LAYER_TYPES_ARCHS | DOTS3_ARCHS
                              | {"Llama4ForConditionalGeneration", "InklingForConditionalGeneration",
                                 "UnlimitedOCRForCausalLM"})
 #: Models whose ``get_attention_sliding_window_size`` returns ``config.sliding_window - 1``.
 _WINDOW_MINUS_ONE = frozenset(SWA_SINK_ARCHS | GEMMA4_ARCHS | {"BeamForCausalLM", "MellumForCausalLM",
                                                               "MuseGlimmerForCausalLM",
                                                               "MuseGlimmerForConditionalGeneration"})
+#: Models whose ``get_attention_sliding_window_size`` returns ``config.sliding_window_size - 1`` (Inkling, Dots3:
+#: ``models/dots3_common/modeling.py``).
+_WINDOW_SIZE_MINUS_ONE = frozenset(DOTS3_ARCHS | {"InklingForConditionalGeneration"})
 _DSV4_ARCHS = frozenset({"DeepseekV4ForCausalLM", "DeepseekV4ForCausalLMNextN", "DeepseekV4ForCausalLMDSpark",
                          "DeepseekV41ForCausalLM"})
 
@@ -76,6 +82,9 @@ class SWALayers:
     num_hidden_layers: int = 0
     config_sliding_window: int | None = None
     notes: tuple[str, ...] = ()
+    #: MLA layers (Dots3): one latent row per token per layer, ``*_head_dim`` = kv_lora_rank + qk_rope_head_dim,
+    #: ``*_v_head_dim`` = 0, one "head" that tensor parallelism does not split
+    latent: bool = False
 
     def stage(self, stage_layers: tuple[int, int] | None) -> tuple[int, int]:
         """``(full, swa)`` layer counts owned by PP stage ``[start, end)`` (all layers when None)."""
@@ -122,7 +131,8 @@ def _layer_types_split(lt: Any, n: int, *, cap: bool = False) -> tuple[tuple[int
     return full, swa
 
 
-def swa_layers_from_config(cfg: Mapping[str, Any], *, engine: Engine = "sglang") -> SWALayers:
+def swa_layers_from_config(cfg: Mapping[str, Any], *, engine: Engine = "sglang",
+                           global_kv_needs_k_eq_v: bool = True) -> SWALayers:
     """Read the full/SWA layer split, head geometry and window of a hybrid-SWA config as SGLang does.
 
     Layer split (``get_hybrid_layer_ids``): Llama-4 -> layer ``i`` is full iff ``(i + 1) % 4 == 0``;
@@ -137,7 +147,11 @@ def swa_layers_from_config(cfg: Mapping[str, Any], *, engine: Engine = "sglang")
     ``attention_other_setting.num_attention_groups``; else the full count), ``swa_head_dim`` (or
     head_dim), ``swa_v_head_dim`` (or swa_head_dim). Gemma-4 states its shapes SWA-first: the config's
     ``head_dim`` / ``num_key_value_heads`` are the *sliding* values and ``global_head_dim`` /
-    ``num_global_key_value_heads`` the full ones (``_apply_gemma4_attention_overrides``).
+    ``num_global_key_value_heads`` the full ones (``_apply_gemma4_attention_overrides``); the global KV heads
+    apply unless ``attention_k_eq_v`` is false (transformers 5.19's ``per_layer_config``, SGLang 0.5.22+) unless
+    ``global_kv_needs_k_eq_v`` is False (SGLang 0.5.11 - 0.5.21 set them whenever given).  Dots3 (MLA + SWA):
+    full rows ``kv_lora_rank + qk_rope_head_dim``, sliding rows ``swa_kv_lora_rank + swa_qk_rope_head_dim``
+    (``latent``; not split by TP).
 
     Window: ``config.sliding_window - 1`` for models with ``get_attention_sliding_window_size``
     (gpt-oss, Gemma-4, Beam, Mellum, MuseGlimmer; Inkling: ``sliding_window_size - 1``); otherwise the
@@ -169,20 +183,25 @@ def swa_layers_from_config(cfg: Mapping[str, Any], *, engine: Engine = "sglang")
     if not swa:
         raise InputError(f"{arch}: no sliding-window layer found", field="layer_types",
                          hint="SGLang asserts a hybrid SWA model has at least one SWA layer")
-    full_kv, full_hd, full_vhd, swa_kv, swa_hd, swa_vhd = _head_geometry(c, aset, notes)
+    latent = bool(aset & DOTS3_ARCHS) or bool(c.get("kv_lora_rank"))
+    if latent:
+        full_kv, full_hd, full_vhd, swa_kv, swa_hd, swa_vhd = _latent_geometry(c, notes)
+    else:
+        full_kv, full_hd, full_vhd, swa_kv, swa_hd, swa_vhd = _head_geometry(
+            c, aset, notes, global_kv_needs_k_eq_v=global_kv_needs_k_eq_v)
     window, raw_window = _window(c, aset, arch, notes)
     return SWALayers(full_layers=full, swa_layers=swa, sliding_window=window, full_kv_heads=full_kv,
                      full_head_dim=full_hd, full_v_head_dim=full_vhd, swa_kv_heads=swa_kv, swa_head_dim=swa_hd,
                      swa_v_head_dim=swa_vhd, architecture=arch,
                      num_hidden_layers=n, config_sliding_window=raw_window if isinstance(raw_window, int) else None,
-                     notes=tuple(notes))
+                     notes=tuple(notes), latent=latent)
 
 
 def _split_layers(c: Mapping[str, Any], aset: set[str], n: int, arch: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """``get_hybrid_layer_ids``: (full, sliding-window) layer ids by architecture."""
     if "Llama4ForConditionalGeneration" in aset:
         return tuple(i for i in range(n) if (i + 1) % 4 == 0), tuple(i for i in range(n) if (i + 1) % 4 != 0)
-    if aset & SWA_SINK_ARCHS or aset & LAYER_TYPES_ARCHS:
+    if aset & SWA_SINK_ARCHS or aset & LAYER_TYPES_ARCHS or aset & DOTS3_ARCHS:
         return _layer_types_split(c.get("layer_types"), n)
     if aset & STEP3P5_ARCHS:
         return _layer_types_split(c.get("layer_types"), n, cap=True)
@@ -204,17 +223,46 @@ def _split_layers(c: Mapping[str, Any], aset: set[str], n: int, arch: str) -> tu
                      field="--model", hint="SGLang sizes it as a plain GQA/MHA pool")
 
 
-def _head_geometry(c: Mapping[str, Any], aset: set[str], notes: list[str]) -> tuple[int, int, int, int, int, int]:
+def _latent_geometry(c: Mapping[str, Any], notes: list[str]) -> tuple[int, int, int, int, int, int]:
+    """MLA + SWA (Dots3): one latent row per layer, (1, kv_lora_rank + qk_rope_head_dim, 0) for the full layers and
+    (1, swa_kv_lora_rank + swa_qk_rope_head_dim, 0) for the sliding ones (defaults: the full widths).
+
+    Example: Dots3Config defaults -> (1, 576, 0, 1, 576, 0).
+    Source: sgl-project/sglang python/sglang/srt/configs/model_config.py (``swa_kv_lora_rank``), configs/dots3.py,
+    model_executor/pool_configurator.py ``HybridSWAPoolConfigurator.__init__`` (MLA branch), v0.5.23."""
+    if c.get("index_topk") is not None or c.get("index_head_dim") is not None:
+        raise InputError("an MLA sliding-window model with a DSA indexer (index_topk / index_head_dim set) is not "
+                         "modelled: SGLang adds the indexer row to the full layers only", field="--model")
+    full = positive_int(c.get("kv_lora_rank"), "kv_lora_rank") + positive_int(c.get("qk_rope_head_dim"),
+                                                                               "qk_rope_head_dim")
+    swa_lora = c.get("swa_kv_lora_rank") if c.get("swa_kv_lora_rank") is not None else c.get("kv_lora_rank")
+    swa_rope = (c.get("swa_qk_rope_head_dim") if c.get("swa_qk_rope_head_dim") is not None
+                else c.get("qk_rope_head_dim"))
+    swa = positive_int(swa_lora, "swa_kv_lora_rank") + positive_int(swa_rope, "swa_qk_rope_head_dim")
+    notes.append(f"MLA sliding window: full rows {full} values (kv_lora_rank + qk_rope_head_dim), sliding rows "
+                 f"{swa} (swa_kv_lora_rank + swa_qk_rope_head_dim), not split by TP")
+    return 1, full, 0, 1, swa, 0
+
+
+def _head_geometry(c: Mapping[str, Any], aset: set[str], notes: list[str], *,
+                   global_kv_needs_k_eq_v: bool = True) -> tuple[int, int, int, int, int, int]:
     """(full KV heads, head_dim, v_head_dim, SWA KV heads, head_dim, v_head_dim); Gemma-4 states its shapes
     SWA-first."""
     if aset & GEMMA4_ARCHS:
         full_hd = positive_int(c.get("global_head_dim") or c.get("head_dim"), "global_head_dim")
-        full_kv = positive_int(c.get("num_global_key_value_heads") or c.get("num_key_value_heads"),
-                           "num_global_key_value_heads")
         swa_hd = positive_int(c.get("head_dim"), "head_dim")
         swa_kv = positive_int(c.get("num_key_value_heads"), "num_key_value_heads")
-        notes.append("Gemma-4: full layers use global_head_dim / num_global_key_value_heads, sliding layers "
-                     "head_dim / num_key_value_heads (SGLang _apply_gemma4_attention_overrides)")
+        # transformers 5.19 reads ``getattr(self, "attention_k_eq_v", True)``: a config without the field counts as
+        # k_eq_v; only an explicit false keeps the sliding KV heads on the full layers
+        use_global = c.get("num_global_key_value_heads") is not None and (
+            c.get("attention_k_eq_v", True) is not False or not global_kv_needs_k_eq_v)
+        full_kv = positive_int(c["num_global_key_value_heads"], "num_global_key_value_heads") if use_global \
+            else swa_kv
+        gate = ("only with attention_k_eq_v (transformers per_layer_config, SGLang 0.5.22+)"
+                if global_kv_needs_k_eq_v else "whenever set (SGLang 0.5.11 - 0.5.21)")
+        notes.append(f"Gemma-4: full layers use global_head_dim {full_hd} and {full_kv} KV heads "
+                     f"(num_global_key_value_heads {gate}), sliding layers head_dim {swa_hd} / {swa_kv} KV heads "
+                     "(SGLang _apply_gemma4_attention_overrides)")
         return full_kv, full_hd, full_hd, swa_kv, swa_hd, swa_hd
     full_kv = _total_kv_heads(c)
     full_hd = _head_dim(c)
@@ -240,7 +288,7 @@ def _window(c: Mapping[str, Any], aset: set[str], arch: str, notes: list[str]) -
         window = positive_int(raw, "sliding_window") - 1
         notes.append(f"window {window} = sliding_window {raw} - 1 (the model's get_attention_sliding_window_size)")
         return window, raw
-    if "InklingForConditionalGeneration" in aset:
+    if aset & _WINDOW_SIZE_MINUS_ONE:
         raw_window = c.get("sliding_window_size")
         return positive_int(raw_window, "sliding_window_size") - 1, raw_window
     if raw_window is not None:

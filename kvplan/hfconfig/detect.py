@@ -32,6 +32,11 @@ _SWA_ARCHS = {"GptOssForCausalLM", "Gemma4ForCausalLM", "Gemma4ForConditionalGen
               "UnlimitedOCRForCausalLM", "EmbeddingGemma2Model"}
 
 
+# Dots3 (SGLang v0.5.23 python/sglang/srt/configs/dots3.py: ``is_hybrid_swa = True``): MLA on every layer, a sliding
+# window on the ``sliding_attention`` ones; SGLang sizes it with the MLA branch of HybridSWAPoolConfigurator.
+_MLA_SWA_ARCHS = {"Dots3NoteForCausalLM", "Dots3NoteForCausalLMNextN"}
+
+
 class _Facts(NamedTuple):
     """What the family rules look at: the architectures, the model_type and the per-layer types."""
 
@@ -64,6 +69,13 @@ def _mamba(f: _Facts) -> Family | None:
     return Family.HYBRID_MAMBA
 
 
+def _mla_swa(f: _Facts) -> Family | None:
+    """MLA with sliding-window layers (Dots3): hybrid SWA, checked before the DSA / MLA rules that its
+    ``kv_lora_rank`` would otherwise match."""
+    hit = f.archs & _MLA_SWA_ARCHS or (f.cfg.get("is_hybrid_swa") is True and f.cfg.get("kv_lora_rank"))
+    return Family.HYBRID_SWA if hit else None
+
+
 def _mla(f: _Facts) -> Family | None:
     return Family.MLA if f.cfg.get("kv_lora_rank") else None
 
@@ -77,13 +89,14 @@ def _swa(f: _Facts) -> Family | None:
 
 
 # First match wins, in SGLang's order (ModelConfig checks DSV4, then DSA / MLA, then the hybrids); GQA otherwise.
-_FAMILY_RULES: tuple[Callable[[_Facts], Family | None], ...] = (_dsv4, _dsa, _mamba, _mla, _swa)
+_FAMILY_RULES: tuple[Callable[[_Facts], Family | None], ...] = (_dsv4, _mla_swa, _dsa, _mamba, _mla, _swa)
 
 
 def detect_family(cfg: Mapping[str, Any]) -> Family:
     """The KV family of a flat config (:func:`flatten_config`): the first rule of ``_FAMILY_RULES`` that matches.
 
-    Example: DeepSeek-V3 (``kv_lora_rank`` 512, no indexer) -> ``Family.MLA``; Llama-3.1 -> ``Family.GQA``.
+    Example: DeepSeek-V3 (``kv_lora_rank`` 512, no indexer) -> ``Family.MLA``; Llama-3.1 -> ``Family.GQA``;
+    Dots3NoteForCausalLM (MLA + ``layer_types``) -> ``Family.HYBRID_SWA``.
     Source: SGLang v0.5.23 python/sglang/srt/configs/model_config.py (architecture and model_type sets above).
     """
     lt = cfg.get("layer_types")

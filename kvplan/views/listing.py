@@ -40,8 +40,16 @@ def rows_text(rows: Sequence[Mapping[str, Any]], fmt: Format, *, info: Mapping[s
 
 
 def info_text(info: Mapping[str, Any]) -> str:
-    """``key: value`` lines (``kvplan show`` prints them above its table)."""
-    return "\n".join(f"{k}: {v}" for k, v in info.items()) + "\n"
+    """``key: value`` lines (``kvplan show`` prints them above its table); a list of rows (``show``'s
+    ``layer_types``, ``vllm_groups``) as one indented ``k=v, ...`` line per row."""
+    lines = []
+    for k, v in info.items():
+        if isinstance(v, list) and all(isinstance(r, Mapping) for r in v):
+            lines.append(f"{k}:")
+            lines.extend("  " + ", ".join(f"{rk}={_cell(rv)}" for rk, rv in r.items() if rv is not None) for r in v)
+        else:
+            lines.append(f"{k}: {v}")
+    return "\n".join(lines) + "\n"
 
 
 def _cell(v: Any) -> str:

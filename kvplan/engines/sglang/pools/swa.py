@@ -69,22 +69,53 @@ SWA_DISABLED_ARCHS = frozenset({"Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma
                                 "Gemma3nForCausalLM", "Gemma3nForConditionalGeneration"})
 
 
-def swa_layers_from_config(cfg: Mapping[str, Any]) -> SWALayers:
-    """The full/SWA split SGLang sizes: :func:`kvplan.geometry.swa.swa_layers_from_config`, after SGLang's model
-    overrides (Gemma-2/3 turn hybrid SWA memory off, so SGLang sizes them as a plain GQA pool: refused here).
+#: Gemma-4 in SGLang: first release with a Gemma-4 model (and in ``is_hybrid_swa_model``), and the first release
+#: whose full-layer KV heads come from transformers' ``per_layer_config`` (``num_global_key_value_heads`` only with
+#: ``attention_k_eq_v``; 0.5.11 - 0.5.21 set them from the config whenever given).  Read in the wheels:
+#: ``models/gemma4_*`` absent in 0.5.9 / 0.5.10; ``utils/hf_transformers/config.py`` inline swap in 0.5.11 - 0.5.21,
+#: ``_apply_gemma4_attention_overrides`` over ``per_layer_config`` in 0.5.22 / 0.5.23.
+GEMMA4_SINCE = "0.5.11"
+GEMMA4_K_EQ_V_GATE_SINCE = "0.5.22"
 
-    Example: gpt-oss-120b -> 18 full + 18 SWA layers, window 127; Gemma3ForCausalLM -> InputError.
+
+def _key(release: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in release.split(".")[:3])
+
+
+def swa_layers_from_config(cfg: Mapping[str, Any], *, release: str | None = None) -> SWALayers:
+    """The full/SWA split SGLang sizes: :func:`kvplan.geometry.swa.swa_layers_from_config`, after SGLang's model
+    overrides (Gemma-2/3 turn hybrid SWA memory off, so SGLang sizes them as a plain GQA pool: refused here) and
+    the release's Gemma-4 rules (``release`` = the SGLang release, None = 0.5.23): no Gemma-4 model before
+    :data:`GEMMA4_SINCE` (InputError on ``--engine-version``); the global KV heads ungated before
+    :data:`GEMMA4_K_EQ_V_GATE_SINCE`.
+
+    Example: gpt-oss-120b -> 18 full + 18 SWA layers, window 127; Gemma3ForCausalLM -> InputError;
+    Gemma-4 26B-A4B at release 0.5.10 -> InputError.
 
     Source: sgl-project/sglang python/sglang/srt/arg_groups/model_overrides/gemma2_gemma3.py
-    (``disable_hybrid_swa_memory``), v0.5.23.
+    (``disable_hybrid_swa_memory``), configs/model_config.py ``is_hybrid_swa_model``,
+    utils/hf_transformers/config.py, v0.5.11 - v0.5.23.
     """
+    gated = True
     if isinstance(cfg, Mapping):
         archs = list(flatten_config(cfg, engine="sglang").get("architectures") or [])
         if set(archs) & SWA_DISABLED_ARCHS:
             raise InputError(f"{archs[0]}: SGLang 0.5.23 disables hybrid SWA memory for Gemma-2/3 "
                              "(model override sets disable_hybrid_swa_memory)", field="--model",
                              hint="size it as a plain GQA pool over all layers")
-    return geometry.swa_layers_from_config(cfg, engine="sglang")
+        if release is not None and set(archs) & geometry.GEMMA4_ARCHS:
+            if _key(release) < _key(GEMMA4_SINCE):
+                raise InputError(f"SGLang {release} has no {archs[0]} model (Gemma-4 arrived in {GEMMA4_SINCE})",
+                                 field="--engine-version", hint=f"use --engine-version {GEMMA4_SINCE} or newer")
+            gated = _key(release) >= _key(GEMMA4_K_EQ_V_GATE_SINCE)
+    return geometry.swa_layers_from_config(cfg, engine="sglang", global_kv_needs_k_eq_v=gated)
+
+
+def _release(ctx: PoolContext) -> str:
+    """The SGLang release being planned: ``ctx.release`` when the prologue gives it, else the first release of the
+    rule set's window (0.5.10 - 0.5.11 share one window: 0.5.11 then reads as 0.5.10)."""
+    given = getattr(ctx, "release", None)
+    return str(given) if given else ctx.rules.release
 
 
 # --------------------------------------------------------------------------------------------------
@@ -93,24 +124,32 @@ def swa_layers_from_config(cfg: Mapping[str, Any]) -> SWALayers:
 
 
 def swa_bytes_per_layer_token(*, kv_heads: int, head_dim: int, v_head_dim: int, attn_tp_size: int,
-                              kv_dtype: str) -> int:
+                              kv_dtype: str, latent: bool = False) -> int:
     """Bytes one token costs in ONE layer of a hybrid-SWA sub-pool (full or SWA) on one attention rank.
 
     Formula: ``max(1, kv_heads // attn_tp) * (head_dim + v_head_dim) * e``; mxfp8 adds
     ``(n * (head_dim + v_head_dim)) // 32`` scale bytes (per layer, then multiplied by the layer count).
     Unlike the plain GQA pool there is no DCP term and no head-split assert here (the model asserts on
     load still apply). Example: gpt-oss-120b bf16 at TP1 -> 8 x 128 x 2 = 2,048 B; at TP4 -> 512 B.
+    ``latent`` (MLA + SWA, Dots3): ``head_dim * e`` whatever the TP (one latent row, ``v_head_dim`` 0);
+    Dots3 bf16: 576 x 2 = 1,152 B.
 
     Source: sgl-project/sglang python/sglang/srt/model_executor/pool_configurator.py
     ``HybridSWAPoolConfigurator.__init__`` (``_full_per_token`` / ``_swa_per_token``), v0.5.23.
     """
-    for name, v in (("kv_heads", kv_heads), ("head_dim", head_dim), ("v_head_dim", v_head_dim),
-                    ("attn_tp_size", attn_tp_size)):
+    for name, v in (("kv_heads", kv_heads), ("head_dim", head_dim), ("attn_tp_size", attn_tp_size)):
         positive_int(v, name)
+    if not latent:
+        positive_int(v_head_dim, "v_head_dim")
     dt = kv_dtype.strip().lower()
     if dt in ("nvfp4", "fp4_mx_block16"):
         raise InputError(f"SGLang's hybrid-SWA pool sizing has no {dt} formula", field="--kv-cache-dtype",
                          hint="use auto, bf16, fp8_e4m3, fp8_e5m2 or mxfp8")
+    if latent:
+        if dt == "mxfp8":
+            raise InputError("mxfp8 KV on an MLA sliding-window model is not modelled", field="--kv-cache-dtype",
+                             hint="use auto, bf16, fp8_e4m3 or fp8_e5m2")
+        return head_dim * kv_element_bytes(dt)
     n = kv_heads_per_rank(num_kv_heads=kv_heads, shards=attn_tp_size)
     values = kv_values_per_token_layer(kv_heads=n, head_dim=head_dim, v_head_dim=v_head_dim)
     cell = values * kv_element_bytes(dt)
@@ -223,9 +262,11 @@ def swa_pool_sizes(
                          hint="raise --mem-fraction-static or free GPU memory")
     n_full, n_swa = layers.stage(stage_layers)
     F = swa_bytes_per_layer_token(kv_heads=layers.full_kv_heads, head_dim=layers.full_head_dim,
-                                  v_head_dim=layers.full_v_head_dim, attn_tp_size=attn_tp_size, kv_dtype=kv_dtype)
+                                  v_head_dim=layers.full_v_head_dim, attn_tp_size=attn_tp_size, kv_dtype=kv_dtype,
+                                  latent=layers.latent)
     S = swa_bytes_per_layer_token(kv_heads=layers.swa_kv_heads, head_dim=layers.swa_head_dim,
-                                  v_head_dim=layers.swa_v_head_dim, attn_tp_size=attn_tp_size, kv_dtype=kv_dtype)
+                                  v_head_dim=layers.swa_v_head_dim, attn_tp_size=attn_tp_size, kv_dtype=kv_dtype,
+                                  latent=layers.latent)
     full_cell = F * (n_full + draft_full_layers)
     swa_cell = S * (n_swa + draft_swa_layers)
     window = layers.sliding_window
@@ -381,8 +422,8 @@ def plan(ctx: PoolContext) -> PoolPlan:
     """The hybrid-SWA pools: :func:`swa_pool_sizes_over_stages` on the budget (full pool = the token count), the
     SWA pool beside it, the draft's full layers sharing the count, then the request cap."""
     f = ctx.flags
-    layers = swa_layers_from_config(ctx.config)
-    n_draft = draft_layers(ctx.model, f.speculative_algorithm)
+    layers = swa_layers_from_config(ctx.config, release=_release(ctx))
+    draft_full, draft_swa = split_draft_layers(ctx.model, layers, f.speculative_algorithm)
     if ctx.budget <= 0:
         mrr, reduced = request_cap(ctx, 0)
         return PoolPlan(tokens=0, cell=0.0, layout="", max_running_requests=mrr, reduced=reduced, kv_pool_bytes=0,
@@ -393,8 +434,8 @@ def plan(ctx: PoolContext) -> PoolPlan:
         swa_full_tokens_ratio=f.swa_full_tokens_ratio, radix_cache=f.radix_cache,
         max_running_requests=ctx.max_running_requests, attn_dp_size=ctx.attn_dp,
         chunked_prefill_size=ctx.chunked_prefill_size, overlap_schedule=f.overlap_schedule,
-        speculative_num_draft_tokens=f.speculative_num_draft_tokens, draft_full_layers=n_draft,
-        max_total_tokens=f.max_total_tokens)
+        speculative_num_draft_tokens=f.speculative_num_draft_tokens, draft_full_layers=draft_full,
+        draft_swa_layers=draft_swa, max_total_tokens=f.max_total_tokens)
     mrr, reduced = request_cap(ctx, res.full_tokens)
     layout = (f"hybrid sliding window ({len(layers.full_layers)} full + {len(layers.swa_layers)} SWA layers, "
               f"window {layers.sliding_window}, {res.mode} mode)")
@@ -409,6 +450,32 @@ def plan(ctx: PoolContext) -> PoolPlan:
 
 _FIXED_NOTE = "sliding-window pool (request-cap mode)"
 
+#: speculative algorithms SGLang runs as EAGLE (``is_eagle()``), whose path-less MTP head is sized off the target
+_PATHLESS_MTP_ALGOS = frozenset({"NEXTN", "MTP", "EAGLE"})
+
+
+def split_draft_layers(model: ModelSpec, layers: SWALayers, spec_algo: str) -> tuple[int, int]:
+    """(full, SWA) layers of the speculative draft's KV in the target's hybrid-SWA cell.
+
+    A path-less MTP / NEXTN head (the checkpoint's own ``num_nextn_predict_layers``) is sized off the *target*
+    config: the target is hybrid SWA, so ``eagle_draft_swa_num_layers = len(swa layers)``, clipped to the draft
+    layers -- every draft layer is priced as an SWA layer.  A separate draft model (any other case kvplan sees)
+    keeps the full-layer pricing of :func:`draft_layers`.
+
+    Example: MiMo-V2-Flash with ``num_nextn_predict_layers`` 1 and ``--speculative-algorithm EAGLE`` -> (0, 1):
+    TP1 bf16 cell 23,040 + 0.8 x 5,120 x (39 + 1) = 186,880 B.
+
+    Source: sgl-project/sglang python/sglang/srt/model_executor/model_runner_components/spec_aux_hidden_state.py
+    ``_resolve_eagle_aux_hidden_state``; model_executor/pool_configurator.py ``HybridSWAPoolConfigurator.__init__``
+    (draft layers), v0.5.23.
+    """
+    n = draft_layers(model, spec_algo)
+    nextn = model.get("num_nextn_predict_layers")
+    if n and nextn and spec_algo in _PATHLESS_MTP_ALGOS:
+        swa = min(len(layers.swa_layers), n)
+        return n - swa, swa
+    return n, 0
+
 
 def breakdown(m: ModelSpec) -> Breakdown:
     """``kvplan show``: per layer group (full / sliding window) and TP, the bf16 bytes per token of its pool."""
@@ -420,7 +487,7 @@ def breakdown(m: ModelSpec) -> Breakdown:
     for group, n, heads, hd, vhd in groups:
         for tp in SHOW_TPS:
             per_layer = swa_bytes_per_layer_token(kv_heads=heads, head_dim=hd, v_head_dim=vhd, attn_tp_size=tp,
-                                                  kv_dtype="bf16")
+                                                  kv_dtype="bf16", latent=L.latent)
             out.rows.append({"group": group, "layers": n, "tp": tp, "kv_heads_per_gpu": max(1, heads // tp),
                              "bytes_per_token_bf16": per_layer * n,
                              "pool": "full pool (max_total_num_tokens)" if group == "full attention"
