@@ -49,4 +49,7 @@ def fit(dep: Deployment) -> FitResult:
         res = plan_sglang(one, model, gpu)
     if gpu_note:
         res.assumptions.insert(0, gpu_note)
+    # what reading the config noticed (an implausible safetensors total_size, unknown dtypes / layer types / quant
+    # methods: kvplan.hfconfig.checks) is said with every plan of that model
+    res.warnings.extend(w for w in getattr(model, "warnings", ()) if w not in res.warnings)
     return apply(res, dep=dep, model=model, gpu=gpu)

@@ -64,6 +64,7 @@ def _inputs(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None, devic
         cuda_graph_bytes=dep.cuda_graph_memory, engine_version=dep.engine_version, ep_size=dep.ep or 1,
         quantization=model.quantization, checkpoint_bytes=model.checkpoint_bytes,
         sm_major=gpu.sm_major if gpu is not None else None, gpu_name=gpu.name if gpu is not None else None,
+        gpu_vendor=gpu.vendor if gpu is not None else "nvidia",
         interconnect=gpu.interconnect if gpu is not None else None,
     )
 

@@ -117,6 +117,7 @@ class VllmInputs:
     quantization: str | None = None
     checkpoint_bytes: int | None = None
     sm_major: int | None = None        # GPU compute capability major (backend choice)
+    gpu_vendor: str = "nvidia"         # nvidia | amd | intel (MoE kernel choice)
     gpu_name: str | None = None        # for the A100 / GB10 exclusions of the batch defaults
     interconnect: str | None = None    # nvlink | pcie | xgmi (cold non-torch); None = from gpu_name's preset
     sparse_mla_format: str | None = None   # "fp8_ds_mla" | "fp8" (DSA models, quantized KV)
@@ -264,14 +265,17 @@ def _interconnect(inp: VllmInputs) -> str | None:
         return None
 
 
-def _weights_from_helper(inp: VllmInputs, cfg: Mapping[str, Any]) -> tuple[int, str]:
+def _weights_from_helper(inp: VllmInputs, cfg: Mapping[str, Any], version: str) -> tuple[int, list[str]]:
+    """The cold weight estimate as this release of vLLM loads it on this GPU: the release and the GPU pick the
+    MoE kernel and its padding (``kvplan.weights.kernels``), data parallelism splits the experts over tp x dp."""
     from kvplan.weights import estimate as weights  # lazy: only cold mode estimates weights
     quant = inp.quantization or weights.quantization_from_config(cfg)
     est = weights.estimate_weight_bytes(
         config=cfg, quantization=quant, checkpoint_bytes=inp.checkpoint_bytes,
         tp_size=inp.tp_size, pp_size=inp.pp_size, ep_size=inp.ep_size,
-        attn_dp_size=1, engine="vllm")
-    return int(est.per_gpu_bytes), f"weights estimated ({quant}) by kvplan.weights"
+        attn_dp_size=inp.dp_size, engine="vllm", engine_version=version, sm_major=inp.sm_major,
+        gpu_vendor=inp.gpu_vendor)
+    return int(est.per_gpu_bytes), [f"weights estimated ({quant}) by kvplan.weights", *est.notes]
 
 
 def _weights_and_non_torch(inp: VllmInputs, cfg: Mapping[str, Any], version: str, terms: list[tuple[str, int]],
@@ -284,8 +288,8 @@ def _weights_and_non_torch(inp: VllmInputs, cfg: Mapping[str, Any], version: str
     if inp.weight_bytes is not None:
         W = int(inp.weight_bytes)
     else:
-        W, note = _weights_from_helper(inp, cfg)
-        notes.assumptions.append(note)
+        W, wnotes = _weights_from_helper(inp, cfg, version)
+        notes.assumptions.extend(wnotes)
     if inp.non_torch_bytes is not None:
         N = int(inp.non_torch_bytes)
     else:
