@@ -70,6 +70,9 @@ class Deployment:
     speculative_algorithm: str | None = None
     speculative_num_draft_tokens: int | None = None
     engram_on_host: bool = False
+    speculative_dspark_block_size: int | None = None
+    moe_dense_tp_size: int | None = None
+    enable_dp_lm_head: bool = False
     target_requests: int | None = None
     input_len: int | None = None              # workload: prompt tokens per request
     output_len: int | None = None             # workload: generated tokens per request
@@ -131,6 +134,8 @@ def validate(dep: Deployment) -> None:
     _check_int("--input-len", dep.input_len, maximum=1 << 34)
     _check_int("--output-len", dep.output_len, minimum=0, maximum=1 << 34)
     _check_int("--speculative-num-draft-tokens", dep.speculative_num_draft_tokens, minimum=0, maximum=1024)
+    _check_int("--speculative-dspark-block-size", dep.speculative_dspark_block_size, maximum=1024)
+    _check_int("--moe-dense-tp-size", dep.moe_dense_tp_size, maximum=4096)
     cps = dep.chunked_prefill_size
     if cps is not None and (isinstance(cps, bool) or not isinstance(cps, int) or cps == 0 or cps < -1
                             or cps > 1 << 24):
