@@ -180,6 +180,35 @@ def test_geometry_v41_nested(v41):
     assert v41.num_nextn_predict_layers == 3 and v41.qk_nope_head_dim == 448
 
 
+def test_geometry_dspark_fields(v41, v4f):
+    # no dspark_* key in the reduced config: not bundled, stages = num_nextn_predict_layers (3; V4-Flash 1)
+    assert (v41.dspark_block_size, v41.bundles_dspark_draft, v41.dspark_stages) == (None, False, 3)
+    assert (v4f.bundles_dspark_draft, v4f.dspark_stages) == (False, 1)
+    # dspark_block_size marks a bundled draft (checkpoint_bundles_dspark_draft); target layer ids set the stages
+    cfg = {**V41_FLASH_CFG, "text_config": {**V41_FLASH_CFG["text_config"], "dspark_block_size": 5,
+                                            "dspark_target_layer_ids": [1, 20, 38, 39]}}
+    g = dsv4_geometry_from_config(cfg)
+    assert (g.dspark_block_size, g.bundles_dspark_draft, g.dspark_stages) == (5, True, 4)
+    for bad in ({"dspark_block_size": 0}, {"dspark_target_layer_ids": []}, {"dspark_target_layer_ids": [40]}):
+        with pytest.raises(InputError) as e:
+            dsv4_geometry_from_config({**V41_FLASH_CFG, "text_config": {**V41_FLASH_CFG["text_config"], **bad}})
+        assert e.value.field == next(iter(bad))
+
+
+def test_draft_pool_component(v41):
+    # DSpark 4 drafts, 3 stages: the draft worker's pool replaces the reserve line in the components:
+    # swa 43,520 slots (test_v41_spec_dspark) -> 3 x ceil((43,520 + 256) / 256) = 3 x 171 pages x 149,760 B
+    p = _v41_default(8 * GiB, speculative_num_draft_tokens=4, speculative_num_steps=3, draft_layers=3)
+    comps = dict(p.components)
+    assert comps["draft swa_kv (3 draft layers, the draft worker's own pool)"] == 3 * 171 * 149_760 == 76_826_880
+    assert not any(name.startswith("draft_worker_reserve") for name in comps)
+    # without the stage count the budgeted reserve stays: budgeted x (1 - 40/41)
+    q = _v41_default(8 * GiB, speculative_num_draft_tokens=4, speculative_num_steps=3)
+    assert dict(q.components)["draft_worker_reserve (budgeted, (L+1)/L)"] == int(q.budgeted_bytes -
+                                                                                   q.budgeted_bytes / (41 / 40))
+    assert (p.full_tokens, p.swa_tokens) == (q.full_tokens, q.swa_tokens)
+
+
 def test_geometry_v4_flash_real_config(v4f):
     if HF_V4_FLASH.exists():
         real = dsv4_geometry_from_config(json.loads(HF_V4_FLASH.read_text()))

@@ -51,6 +51,22 @@ class DSV4Geometry:
     qk_rope_head_dim: int
     is_v41: bool
     num_nextn_predict_layers: int
+    dspark_block_size: int | None = None
+    dspark_target_layer_ids: tuple[int, ...] | None = None
+    bundles_dspark_draft: bool = False
+
+    @property
+    def dspark_stages(self) -> int:
+        """Decoder stages of a DSpark draft built from this config: ``len(dspark_target_layer_ids)`` when the config
+        lists them, else ``num_nextn_predict_layers`` (at least 1).
+
+        Source: ``models/deepseek_v4_dspark.py DeepseekV4ForCausalLMDSpark.__init__`` (``num_stages``) and
+        ``model_runner_components/layer_setup.py _compute_model_num_layers`` (a draft worker's layer count is
+        ``model.num_stages``), SGLang v0.5.23.  Example: V4.1-Flash (3 MTP slots, no target layer ids) -> 3.
+        """
+        if self.dspark_target_layer_ids:
+            return len(self.dspark_target_layer_ids)
+        return max(1, self.num_nextn_predict_layers)
 
     @property
     def qk_nope_head_dim(self) -> int:
@@ -163,6 +179,7 @@ def dsv4_geometry_from_config(cfg: Mapping[str, Any]) -> DSV4Geometry:
         raise InputError(f"qk_rope_head_dim={rope} must be smaller than head_dim={head_dim}", field="qk_rope_head_dim")
     index_head_dim = _int_field(values, "index_head_dim", minimum=1)
     nextn = _int_field(values, "num_nextn_predict_layers", default=0)
+    block, targets, bundles = _dspark_fields(values, num_layers)
     return DSV4Geometry(
         num_layers=num_layers,
         compress_ratios=ratios,
@@ -173,4 +190,36 @@ def dsv4_geometry_from_config(cfg: Mapping[str, Any]) -> DSV4Geometry:
         qk_rope_head_dim=rope,
         is_v41=is_v41,
         num_nextn_predict_layers=nextn,
+        dspark_block_size=block,
+        dspark_target_layer_ids=targets,
+        bundles_dspark_draft=bundles,
     )
+
+
+#: ``speculative/dspark_components/dspark_config.py checkpoint_bundles_dspark_draft`` (SGLang v0.5.23): any of these
+#: keys on the target config marks a DSpark draft bundled in the target checkpoint.
+DSPARK_BUNDLE_KEYS = ("dspark_block_size", "dspark_markov_rank", "dspark_noise_token_id", "dspark_target_layer_ids")
+
+
+def _dspark_fields(values: Mapping[str, Any], num_layers: int) -> tuple[int | None, tuple[int, ...] | None, bool]:
+    """(``dspark_block_size``, ``dspark_target_layer_ids``, whether the checkpoint bundles a DSpark draft).
+
+    Source: ``dspark_config.py parse_dspark_draft_config`` (the block size must be a positive int, the target layer
+    ids a non-empty list of ints) and ``checkpoint_bundles_dspark_draft``, SGLang v0.5.23.
+    """
+    bundles = any(values.get(k) is not None for k in DSPARK_BUNDLE_KEYS)
+    block = values.get("dspark_block_size")
+    if block is not None:
+        block = _int_field({"dspark_block_size": block}, "dspark_block_size", minimum=1)
+    raw = values.get("dspark_target_layer_ids")
+    targets: tuple[int, ...] | None = None
+    if raw is not None:
+        if not isinstance(raw, (list, tuple)) or not raw:
+            raise InputError("dspark_target_layer_ids must be a non-empty list of layer ids",
+                             field="dspark_target_layer_ids")
+        for t in raw:
+            if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t < num_layers:
+                raise InputError(f"dspark_target_layer_ids entry {t!r} is not a layer id < {num_layers}",
+                                 field="dspark_target_layer_ids")
+        targets = tuple(raw)
+    return block, targets, bundles

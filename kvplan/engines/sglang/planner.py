@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from kvplan.deployment import Deployment
     from kvplan.engines.sglang.pools import PoolPlan, PoolPlanner
     from kvplan.engines.sglang.releases import FamilyOverride, RuleSet
+    from kvplan.engines.sglang.speculative import SpecPlan
     from kvplan.hfconfig.spec import ModelSpec
     from kvplan.inputs.presets import HardwarePreset
 
@@ -219,7 +220,7 @@ def _forced_mem_fraction(dep: Deployment, override: FamilyOverride | None, log: 
 
 
 def _mem_fraction(dep: Deployment, model: ModelSpec, rules: RuleSet, dev: _Device, par: _Parallel, cps_global: int,
-                  log: _Log) -> float:
+                  spec_plan: SpecPlan | None, log: _Log) -> float:
     fam = family_or_none(model.family)
     override = rules.override(fam) if fam is not None else None
     forced = _forced_mem_fraction(dep, override, log)
@@ -227,7 +228,7 @@ def _mem_fraction(dep: Deployment, model: ModelSpec, rules: RuleSet, dev: _Devic
         return forced
     if dep.mem_fraction_static is not None:
         return _runner_factor(model, rules, float(dep.mem_fraction_static), log)
-    spec = (dep.speculative_algorithm or "").upper()
+    spec = spec_plan.algorithm if spec_plan is not None else ""
     # the user's --max-running-requests only: a family default (DeepSeek-V4: 256) is declared after this heuristic
     max_bs = rules.default_cuda_graph_max_bs(gpu_memory_mib=dev.mib, tp_size=par.tp,
                                              max_running_requests=dep.max_running_requests)
@@ -264,8 +265,10 @@ def _runner_factor(model: ModelSpec, rules: RuleSet, mfs: float, log: _Log) -> f
     return float(out)
 
 
-def _defaults(dep: Deployment, model: ModelSpec, rules: RuleSet, dev: _Device, par: _Parallel, log: _Log) -> _Defaults:
-    """Page size, chunked prefill, the request cap in force and mem_fraction_static, as SGLang defaults them."""
+def _defaults(dep: Deployment, model: ModelSpec, rules: RuleSet, dev: _Device, par: _Parallel,
+              spec: SpecPlan | None, log: _Log) -> _Defaults:
+    """Page size, chunked prefill, the request cap in force and mem_fraction_static, as SGLang defaults them (the
+    family's request-cap default first, then the speculative handler's: the model hook runs before it)."""
     page = _page_size(dep, model, rules, dev, log)
     if dep.chunked_prefill_size is None:
         cps = rules.default_chunked_prefill_size(gpu_memory_mib=dev.mib, tp_size=par.tp)
@@ -281,7 +284,11 @@ def _defaults(dep: Deployment, model: ModelSpec, rules: RuleSet, dev: _Device, p
     if mrr_requested is None and override is not None and override.max_running_requests is not None:
         mrr_requested = override.max_running_requests
         log.assumptions.append(f"max_running_requests {mrr_requested} (SGLang's {override.name} default when unset)")
-    mfs = _mem_fraction(dep, model, rules, dev, par, cps_global, log)
+    if mrr_requested is None and spec is not None and spec.mrr_default is not None:
+        mrr_requested = spec.mrr_default
+        log.assumptions.append(f"max_running_requests {mrr_requested} (SGLang's {spec.algorithm} default when unset: "
+                               f"'Max running requests is reset to {mrr_requested} for speculative decoding')")
+    mfs = _mem_fraction(dep, model, rules, dev, par, cps_global, spec, log)
     return _Defaults(page=page, cps=cps, cps_global=cps_global, mrr_requested=mrr_requested, mfs=mfs)
 
 
@@ -298,19 +305,35 @@ def _free_memory(dep: Deployment, dev: _Device, par: _Parallel, log: _Log) -> tu
     return free, free_source
 
 
-def _weights(dep: Deployment, model: ModelSpec, par: _Parallel, log: _Log) -> tuple[int, str]:
+def _weights(dep: Deployment, model: ModelSpec, par: _Parallel,
+             log: _Log) -> tuple[int, str, dict[str, Any] | None]:
+    """(per-GPU weight bytes, where they came from, the estimate when kvplan made one)."""
     if dep.weight_memory is not None:
-        return dep.weight_memory, "measured (--weight-memory)"
+        return dep.weight_memory, "measured (--weight-memory)", None
+    placement = getattr(dep, "engram_placement", None)
     est = _weight_estimate(model, tp=par.tp, pp=par.pp, ep=par.ep, attn_dp=par.attn_dp,
-                           engram_on_host=dep.engram_on_host)
+                           engram_on_host=dep.engram_on_host, engram_placement=placement)
     weights = est["per_gpu_bytes"]
     source = f"estimated from {est['method']} ({model.quantization} weights)"
     parts = ", ".join(f"{name} {nbytes / GiB:.2f}" for name, nbytes in
                       sorted(est.get("breakdown", []), key=lambda x: -x[1])[:6])
     log.assumptions.append(f"weights {fmt_gib(weights)} per GPU, {source}, sharded tp {par.tp} / ep {par.ep} / "
                            f"pp {par.pp}" + (f" (GiB: {parts})" if parts else ""))
-    log.assumptions.extend(est["notes"])
-    return weights, source
+    log.assumptions.extend(est["notes"])  # the engram placement among them (kvplan.weights.engram.placement_note)
+    return weights, source, est
+
+
+def _engram_hint(weights: dict[str, Any] | None, *, free: int) -> str:
+    """DeepSeek-V4.1 with the engram tables on the GPU (SGLang's default) and weights that do not fit: the tables'
+    share and the setting that moves them off the GPU; "" otherwise."""
+    if weights is None:
+        return ""
+    on_gpu = dict(weights.get("breakdown", [])).get("engram", 0)
+    if not on_gpu or weights["per_gpu_bytes"] - on_gpu >= free:
+        return ""
+    return (f"the engram tables take {fmt_gib(on_gpu)} per GPU in SGLang's default placement (device memory, rows "
+            f"split over TP); --engram-on-host (SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE=1; a launcher's 'offload mode "
+            f"ram/nvme' row store is the same for the GPU) keeps them in pinned host memory and the rest fits")
 
 
 def _memory(dep: Deployment, model: ModelSpec, rules: RuleSet, dev: _Device, par: _Parallel, mfs: float,
@@ -319,10 +342,13 @@ def _memory(dep: Deployment, model: ModelSpec, rules: RuleSet, dev: _Device, par
     free, free_source = _free_memory(dep, dev, par, log)
     if free > dev.total:
         log.warnings.append(f"free memory {fmt_gib(free)} exceeds the device total {fmt_gib(dev.total)}")
-    weights, weight_source = _weights(dep, model, par, log)
+    weights, weight_source, est = _weights(dep, model, par, log)
     if weights >= free:
         log.warnings.append(f"the weights ({fmt_gib(weights)} per GPU) do not fit in the free memory "
                             f"({fmt_gib(free)})")
+        hint = _engram_hint(est, free=free)
+        if hint:
+            log.warnings.append(hint)
     after = free - weights
     mm = rules.multimodal_reserve_bytes(is_multimodal=model.is_multimodal)
     if mm:
@@ -421,9 +447,10 @@ def plan_sglang(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None) -
     planner = _planner(model)
     par = _parallelism(dep, model, planner, log)
     dev = _device(dep, gpu, log)
+    spec = _speculative(dep, model, par, dev, log)
     kv_dtype = _kv_dtype(dep, model, dev, log)
     context = _context(dep, model, log)
-    d = _defaults(dep, model, rules, dev, par, log)
+    d = _defaults(dep, model, rules, dev, par, spec, log)
     mem = _memory(dep, model, rules, dev, par, d.mfs, log)
     if planner is None:
         raise InputError(f"{model.id} is a {str(model.family).replace('_', ' ')} model, which kvplan does not size yet",
@@ -432,10 +459,61 @@ def plan_sglang(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None) -
         model=model, rules=rules, budget=mem.budget, page_size=d.page, kv_dtype=kv_dtype, attn_tp=par.attn_tp,
         attn_dp=par.attn_dp, dp=par.dp, pp=par.pp, dcp=par.dcp, context_len=context, chunked_prefill_size=d.cps,
         chunked_prefill_flag=d.cps_global, max_running_requests=d.mrr_requested, sm_major=dev.sm_major,
-        vendor=dev.vendor, flags=PoolFlags.from_deployment(dep)))
+        vendor=dev.vendor, flags=PoolFlags.from_deployment(dep, spec)))
     log.warnings.extend(plan.warnings)
     log.assumptions.extend(plan.notes)
+    if spec is not None and spec.on and not spec.legacy and plan.tokens > 0:
+        log.assumptions.extend(_speculative_notes(dep, rules, dev, par, spec, d, context, plan))
     return _result(dep, model, rules, log, par, dev, kv_dtype, context, d, mem, plan)
+
+
+def _speculative(dep: Deployment, model: ModelSpec, par: _Parallel, dev: _Device, log: _Log) -> SpecPlan | None:
+    """``--speculative-algorithm`` as SGLang resolves it (:mod:`kvplan.engines.sglang.speculative`, imported only
+    then: start-up), None without one; InputError where SGLang refuses it."""
+    if not dep.speculative_algorithm:
+        if getattr(dep, "speculative_dspark_block_size", None) is not None:
+            log.warnings.append("--speculative-dspark-block-size ignored: no --speculative-algorithm DSPARK")
+        return None
+    from kvplan.engines.sglang.speculative import SpecRequest, resolve_speculative
+
+    spec = resolve_speculative(SpecRequest(
+        algorithm=dep.speculative_algorithm, num_draft_tokens=dep.speculative_num_draft_tokens,
+        dspark_block_size=getattr(dep, "speculative_dspark_block_size", None), config=model.raw_config or model.config,
+        family=family_or_none(model.family), engine_version=dep.engine_version, tp=par.tp, pp=par.pp,
+        attn_dp=par.attn_dp, vendor=dev.vendor, attention_backend=dep.attention_backend))
+    log.warnings.extend(spec.warnings)
+    log.assumptions.extend(spec.notes)
+    if spec.draft_stages and dep.weight_memory is None:
+        log.warnings.append(f"the {spec.algorithm} draft's weights (the checkpoint's {spec.draft_stages} MTP / DSpark "
+                            f"stage(s), mtp.* tensors) are not in kvplan's weight estimate yet: SGLang loads them "
+                            f"before it profiles the KV budget, so the pool is smaller than planned (the weight "
+                            f"notes' 'MTP layer not loaded' is for a start without speculation)")
+    return spec
+
+
+def _speculative_notes(dep: Deployment, rules: RuleSet, dev: _Device, par: _Parallel, spec: SpecPlan, d: _Defaults,
+                       context: int, plan: PoolPlan) -> list[str]:
+    """What the draft tokens reserve outside the KV budget, for a plan with a pool: the decode CUDA graphs, the
+    ``req_to_token`` rows and the input limit (SGLang 0.5.23; see :mod:`kvplan.engines.sglang.speculative`)."""
+    from kvplan.engines.sglang.speculative import req_to_token_bytes, req_to_token_extra_len
+
+    out = []
+    max_bs = rules.default_cuda_graph_max_bs(gpu_memory_mib=dev.mib, tp_size=par.tp,
+                                             max_running_requests=dep.max_running_requests)
+    n = spec.num_draft_tokens
+    if not dep.disable_cuda_graph and max_bs:
+        graphs = min(max_bs, plan.max_running_requests)
+        width = f"; each {spec.algorithm} verify graph is batch x {n} tokens wide" if n else ""
+        out.append(f"decode CUDA graphs up to batch {graphs} (max bs {max_bs}, captured up to the request slots)"
+                   f"{width}; their memory is in the (1 - mem_fraction_static) reserve")
+    extra = req_to_token_extra_len(plan=spec, page_size=d.page)
+    rows = req_to_token_bytes(plan=spec, page_size=d.page, context_len=context,
+                              max_running_requests=plan.max_running_requests)
+    out.append(f"req_to_token: {plan.max_running_requests + 1} rows x (context {context:,} + {extra}"
+               + (f" for {n} draft tokens" if n else "") + f") x 4 B = {fmt_gib(rows)}, in the reserve")
+    limit = rules.max_request_len(context_len=context, total_tokens=plan.tokens) - 5
+    out.append(f"max_req_input_len {limit:,} = min(context - 1, pool - 1) - 5 (no draft-token term)")
+    return out
 
 
 def _result(dep: Deployment, model: ModelSpec, rules: RuleSet, log: _Log, par: _Parallel, dev: _Device,
@@ -471,8 +549,8 @@ def _result(dep: Deployment, model: ModelSpec, rules: RuleSet, log: _Log, par: _
         free_source=mem.free_source, pools=plan.pools, memory=_memory_slices(dev, mem, plan), bases=plan.bases)
 
 
-def _weight_estimate(model: ModelSpec, *, tp: int, pp: int, ep: int, attn_dp: int,
-                     engram_on_host: bool) -> dict[str, Any]:
+def _weight_estimate(model: ModelSpec, *, tp: int, pp: int, ep: int, attn_dp: int, engram_on_host: bool,
+                     engram_placement: str | None = None) -> dict[str, Any]:
     """kvplan.weights.estimate.estimate_weight_bytes for SGLang, remembered on disk (kvplan.cache) per model content
     and sharding: the estimate walks every tensor of the model, which is most of a warm ``fit``'s own work."""
     import json
@@ -480,18 +558,23 @@ def _weight_estimate(model: ModelSpec, *, tp: int, pp: int, ep: int, attn_dp: in
 
     from kvplan import cache
 
-    ident = json.dumps([model.config, model.quantization, model.checkpoint_bytes, tp, pp, ep, attn_dp,
-                        engram_on_host], sort_keys=True, default=str)
+    key_parts: list[Any] = [model.config, model.quantization, model.checkpoint_bytes, tp, pp, ep, attn_dp,
+                            engram_on_host]
+    if engram_placement is not None:
+        key_parts.append(engram_placement)
+    ident = json.dumps(key_parts, sort_keys=True, default=str)
     key = f"w{zlib.crc32(ident.encode()):08x}"
     hit = cache.load("weights", key, ident)
     if hit is not None:
         return dict(hit)
     from kvplan.weights.estimate import estimate_weight_bytes
 
+    kw: dict[str, Any] = {"engram_placement": engram_placement} if engram_placement is not None else {}
     est = estimate_weight_bytes(config=model.config, quantization=model.quantization,
                                 checkpoint_bytes=model.checkpoint_bytes, tp_size=tp, pp_size=pp, ep_size=ep,
-                                attn_dp_size=attn_dp, engine="sglang", engram_on_host=engram_on_host)
+                                attn_dp_size=attn_dp, engine="sglang", engram_on_host=engram_on_host, **kw)
     out = {"per_gpu_bytes": est.per_gpu_bytes, "method": est.method, "notes": list(est.notes),
            "breakdown": [[name, nbytes] for name, nbytes in est.breakdown if nbytes]}
     cache.store("weights", key, ident, out)
     return out
+

@@ -19,10 +19,12 @@ from kvplan.result import Basis, Pool
 if TYPE_CHECKING:
     from kvplan.deployment import Deployment
     from kvplan.engines.sglang.releases import RuleSet
+    from kvplan.engines.sglang.speculative import SpecPlan
     from kvplan.hfconfig.spec import ModelSpec
 
-#: speculative algorithms whose draft worker keeps a KV pool sharing the target's token count
-SPEC_DRAFT_ALGOS = frozenset({"EAGLE", "EAGLE3", "NEXTN", "MTP", "STANDALONE"})
+#: speculative algorithms whose draft worker keeps a KV pool sharing the target's token count (the EAGLE branch of
+#: ``DefaultPoolConfigurator``: ``is_eagle()`` = EAGLE, EAGLE3, FROZEN_KV_MTP, and STANDALONE; NEXTN / MTP as given)
+SPEC_DRAFT_ALGOS = frozenset({"EAGLE", "EAGLE3", "NEXTN", "MTP", "STANDALONE", "FROZEN_KV_MTP"})
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,8 @@ class PoolFlags:
     swa_full_tokens_ratio: float | None = None  # --swa-full-tokens-ratio
     speculative_algorithm: str = ""            # --speculative-algorithm, upper-case ("" when off)
     speculative_num_draft_tokens: int = 0      # --speculative-num-draft-tokens (0 when speculation is off)
+    speculative_num_steps: int | None = None   # speculative_num_steps as resolved (None: the pool's own default)
+    speculative_draft_stages: int = 0          # DeepSeek-V4: SWA layers of the draft worker's own pool
     pp_layer_partition: str | None = None      # SGLANG_PP_LAYER_PARTITION
     dsv4_attn_backend: str | None = None       # --dsv4-attn-backend
     mamba_full_memory_ratio: float = 0.9       # --mamba-full-memory-ratio
@@ -42,13 +46,20 @@ class PoolFlags:
     mamba_ssm_dtype: str | None = None         # --mamba-ssm-dtype
 
     @classmethod
-    def from_deployment(cls, dep: Deployment) -> PoolFlags:
-        spec = (dep.speculative_algorithm or "").upper()
+    def from_deployment(cls, dep: Deployment, spec: SpecPlan | None = None) -> PoolFlags:
+        """The deployment's flags; ``spec`` (:func:`kvplan.engines.sglang.speculative.resolve_speculative`) gives the
+        speculative fields as SGLang resolves them, else they are read as given."""
+        if spec is not None:
+            algo, drafts, steps, stages = (spec.algorithm, spec.num_draft_tokens, spec.num_steps,
+                                           spec.draft_stages)
+        else:
+            algo = (dep.speculative_algorithm or "").upper()
+            drafts, steps, stages = ((dep.speculative_num_draft_tokens or 0) if algo else 0), None, 0
         return cls(
             max_total_tokens=dep.max_total_tokens, radix_cache=not dep.disable_radix_cache,
             overlap_schedule=not dep.disable_overlap_schedule, swa_full_tokens_ratio=dep.swa_full_tokens_ratio,
-            speculative_algorithm=spec,
-            speculative_num_draft_tokens=(dep.speculative_num_draft_tokens or 0) if spec else 0,
+            speculative_algorithm=algo, speculative_num_draft_tokens=drafts, speculative_num_steps=steps,
+            speculative_draft_stages=stages,
             pp_layer_partition=dep.pp_layer_partition, dsv4_attn_backend=dep.dsv4_attn_backend,
             mamba_full_memory_ratio=dep.mamba_full_memory_ratio if dep.mamba_full_memory_ratio is not None else 0.9,
             max_mamba_cache_size=dep.max_mamba_cache_size, mamba_ssm_dtype=dep.mamba_ssm_dtype,

@@ -39,7 +39,8 @@ The model (coefficient + bias, all per attention-DP rank and per PP stage)::
     comp(4)         = kvb(4) / 4 + (I + I/128*4) / 4                     # fp8 c4 indexer, 132 B at I=128
     comp(128)       = kvb(128) / 128
     bytes_per_full  = swa_ratio_eff * bytes_per_swa + sum(comp(r) * owners(r))   (swa_ratio_eff = 0 in cap mode)
-    speculative     : bytes_per_full, bytes_per_swa *= (L_stage + 1) / L_stage
+    speculative     : bytes_per_full, bytes_per_swa *= (L_stage + 1) / L_stage    (the draft worker's reserve)
+    draft pool      = draft_layers * ceil((swa + 256) / 256) * page_bytes(256)  (allocated, SWA-only; not budgeted)
     fixed           = c128_state(mrr_w) + c2_state(mrr_w) + cap_tokens * bytes_per_swa (cap mode)
     full            = page_floor(int((budget - fixed) / bytes_per_full)); step down one page while
                       full * bytes_per_full + low_ratio_padding(full) > budget - fixed
@@ -50,6 +51,9 @@ Worked example (V4.1-Flash, SM120 -> layout v4, page 256, mrr 16, cps 2048, radi
 bytes_per_full = 3*(585+68)/2 + (585+68) = 1632.5; swa cap = ceil256(768*16 + 2*2048 + 256 + 64*(128+256)) =
 41,216 slots x 40*585 B = 964,454,400 B fixed; pair state 3 * 38 rows * 4096 B = 466,944 B; full =
 page_floor(7,625,013,248 / 1632.5) = 4,670,720, minus two pages for the ratio-1/2 reserved pages -> 4,670,208.
+
+Speculative decoding (which algorithm, how many draft tokens, the draft layers) is resolved by
+:mod:`kvplan.engines.sglang.speculative` and arrives in ``PoolFlags``.
 
 Not modelled: the HIP ``unified_kv_triton`` pool, NPU pools (page 128), HiSparse c4 shrink, encoder SWA
 bounded replay (``--enable-encoder-swa-bounded-replay``), online c128 compression, a bf16 compress state.
@@ -316,6 +320,7 @@ def dsv4_pool_sizes(
     disaggregation_decode: bool = False,
     decode_extra_slots: int = 0,
     swa_eviction_interval: int = SWA_EVICTION_INTERVAL,
+    draft_layers: int = 0,
 ) -> DSV4Pools:
     """Size the DSV4 pools from a KV byte budget, as ``DSV4PoolConfigurator.calculate_pool_sizes`` does.
 
@@ -333,7 +338,10 @@ def dsv4_pool_sizes(
 
     ``speculative_num_draft_tokens > 0`` turns on speculative decoding (EAGLE topk 1 or DSpark): rings grow,
     both coefficients are multiplied by ``(L_stage + 1) / L_stage`` (the draft worker's reserve) and the SWA
-    cap uses the draft tokens. ``stage_layers=(start, end)`` restricts to one PP stage.
+    cap uses the draft tokens. ``draft_layers`` (the DSpark stages / NextN layers, 0 = not known) adds the draft
+    worker's own pool to ``components`` (:func:`draft_swa_pool_bytes`; the draft does not profile, it takes the
+    target's token counts); without it the components carry the budgeted reserve instead.
+    ``stage_layers=(start, end)`` restricts to one PP stage.
 
     Worked example: see the module docstring (V4.1-Flash, 8 GiB -> 4,670,208 full tokens, 41,216 SWA slots).
     """
@@ -402,8 +410,8 @@ def dsv4_pool_sizes(
 
     comps = _components(st, full=full, swa=swa, c4_state_pool=c4_state_pool, alloc_slots=final_mrr + 1 + extra)
     if speculative_num_draft_tokens > 0:
-        target_share = budgeted / infl
-        comps.append(("draft_worker_reserve (budgeted, (L+1)/L)", int(budgeted - target_share)))
+        comps.append(_draft_component(st, notes, reserve=int(budgeted - budgeted / infl), swa=swa,
+                                      draft_layers=draft_layers))
     kvb = st.kvb
     notes.append(f"layout {layout}: SWA row {kvb[0]:g} B/layer, c4 {kvb[4]:g}, c128 {kvb[128]:g}, "
                  f"ratio-1/2 {kvb[1]:g}/{kvb[2]:g} B/row")
@@ -610,6 +618,38 @@ def _swa_mode(st: _Stage, notes: list[str], *, max_running_requests: int | None,
     return _Mode(mrr_w_requested=mrr_w_requested, cap_tokens=cap_tokens, tails=tails, swa_ratio=swa_ratio)
 
 
+def _draft_component(st: _Stage, notes: list[str], *, reserve: int, swa: int, draft_layers: int) -> tuple[str, int]:
+    """The draft worker's line of the components: its own SWA-only pool when its layer count is known (the reserve
+    then goes to the notes), else the budgeted reserve."""
+    if draft_layers <= 0:
+        return ("draft_worker_reserve (budgeted, (L+1)/L)", reserve)
+    draft = draft_swa_pool_bytes(layout=st.layout, page_size=st.page_size, swa_tokens=swa, layers=draft_layers)
+    notes.append(f"draft worker: reserved {reserve:,} B by the ({st.n_stage}+1)/{st.n_stage} factor (one layer's "
+                 f"share of every token), allocates {draft:,} B ({draft_layers} SWA-only layers x {swa:,} SWA slots; "
+                 f"no compressed, indexer or state pools)")
+    return (f"draft swa_kv ({draft_layers} draft layers, the draft worker's own pool)", draft)
+
+
+def draft_swa_pool_bytes(*, layout: str, page_size: int, swa_tokens: int, layers: int) -> int:
+    """The draft worker's own KV pool on a DeepSeek-V4 target: ``layers x ceil((swa + page) / page) x page_bytes``.
+
+    The draft (DSpark stages, or the NextN layer under EAGLE) takes the target's ``swa_max_total_num_tokens`` and
+    owns no compressed, indexer or state pool: every draft layer is compress ratio 0, one paged SWA row of the
+    target's layout, with the allocator's extra logical page.  It does not profile: the target budgets it by the
+    ``(L + 1) / L`` factor.
+
+    Sources (SGLang v0.5.23): ``mem_cache/kv_cache_configurator.py`` ``configure`` (a draft worker reuses the target's
+    ``memory_pool_config``), ``_derive_pool_sizes`` (the draft zeroes c4 / c128 / state sizes), ``_build_dsv4_kv_pool``
+    (``COMPRESS_RATIO_NEXTN_LAYER`` x ``num_effective_layers``), ``model_runner_components/layer_setup.py
+    _compute_model_num_layers`` (``model.num_stages``), ``deepseek_v4_memory_pool.py _num_dsv4_physical_kv_pages``.
+
+    Example: V4 rows, page 256, 27,136 SWA slots, 3 DSpark stages -> 3 x ceil(27,392 / 256) x 149,760 =
+    3 x 107 x 149,760 = 48,072,960 B.
+    """
+    page_b = 512 * page_size if layout == "uniform_fp8" else layout_page_bytes(layout=layout, page_tokens=page_size)
+    return layers * _ceil_div(swa_tokens + page_size, page_size) * page_b
+
+
 def _c128_state(st: _Stage, n_slots: int) -> int:
     """``_get_c128_state_fixed_bytes``: one c128 compress-state ring per request slot, fp32."""
     if not st.n_owner.get(128):
@@ -757,7 +797,8 @@ def _smallest_stage(ctx: PoolContext, geom: DSV4Geometry, layout: str) -> DSV4Po
             max_running_requests=ctx.max_running_requests, attn_dp_size=ctx.attn_dp, context_len=ctx.context_len,
             chunked_prefill_size=ctx.chunked_prefill_flag, radix_cache=f.radix_cache,
             overlap_schedule=f.overlap_schedule, swa_full_tokens_ratio=f.swa_full_tokens_ratio,
-            speculative_num_draft_tokens=f.speculative_num_draft_tokens, stage_layers=rng if ctx.pp > 1 else None)
+            speculative_num_draft_tokens=f.speculative_num_draft_tokens, stage_layers=rng if ctx.pp > 1 else None,
+            speculative_num_steps=f.speculative_num_steps, draft_layers=f.speculative_draft_stages)
         if best is None or res.full_tokens < best.full_tokens:
             best = res
     return best or _empty(layout, ctx.page_size, ctx.max_running_requests)
