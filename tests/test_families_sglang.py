@@ -137,8 +137,6 @@ def test_jamba_fit_sglang_exit2(cli):
     assert res.exit_code == 2 and "--model" in res.output
 
 
-@pytest.mark.xfail(reason="needs check_sglang_architecture called from kvplan/engines/sglang/planner.py",
-                   strict=False)
 def test_jamba_fit_sglang_names_the_reason(cli):
     res = cli("fit", "-m", "jamba", "-g", "h100-sxm", "--tp", "2", "--format", "json")
     assert res.exit_code == 2 and "no SGLang implementation" in res.output

@@ -83,6 +83,9 @@ _SGLANG_KEYS: dict[str, tuple[str, ...]] = {
     "disable_cuda_graph": ("disable_cuda_graph",),
     "speculative_algorithm": ("speculative_algorithm",),
     "speculative_num_draft_tokens": ("speculative_num_draft_tokens",),
+    "speculative_dspark_block_size": ("speculative_dspark_block_size",),
+    "moe_dense_tp_size": ("moe_dense_tp_size",),
+    "enable_dp_lm_head": ("enable_dp_lm_head",),
     "swa_full_tokens_ratio": ("swa_full_tokens_ratio",),
 }
 _VLLM_KEYS: dict[str, tuple[str, ...]] = {

@@ -41,8 +41,7 @@ _FIT: dict[str, list[str]] = {
                         "32768", "--max-num-seqs", "128"],
 }
 
-CASES: dict[str, list[str]] = {name: ["fit", "--format", "json", *args] if "--" not in args else
-                               ["fit", "--format", "json", *args] for name, args in _FIT.items()}
+CASES: dict[str, list[str]] = {name: ["fit", "--format", "json", *args] for name, args in _FIT.items()}
 CASES.update({
     "sweep-qwen3-32b": ["sweep", "--format", "jsonl", "-m", "Qwen/Qwen3-32B", "-g", "h100-sxm,h200-sxm",
                         "--tp", "1,2,4", "--context-length", "32k,128k"],

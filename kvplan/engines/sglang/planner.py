@@ -312,7 +312,8 @@ def _weights(dep: Deployment, model: ModelSpec, par: _Parallel,
         return dep.weight_memory, "measured (--weight-memory)", None
     placement = getattr(dep, "engram_placement", None)
     est = _weight_estimate(model, tp=par.tp, pp=par.pp, ep=par.ep, attn_dp=par.attn_dp,
-                           engram_on_host=dep.engram_on_host, engram_placement=placement)
+                           engram_on_host=dep.engram_on_host, engram_placement=placement,
+                           moe_dense_tp_size=dep.moe_dense_tp_size, enable_dp_lm_head=dep.enable_dp_lm_head)
     weights = est["per_gpu_bytes"]
     source = f"estimated from {est['method']} ({model.quantization} weights)"
     parts = ", ".join(f"{name} {nbytes / GiB:.2f}" for name, nbytes in
@@ -432,6 +433,15 @@ def _release_rules(dep: Deployment, model: ModelSpec, log: _Log) -> RuleSet:
     return window.rules
 
 
+def _exact_release(dep: Deployment) -> str | None:
+    """The release asked for (not its window's first release): membership rules inside one rule window read it."""
+    if dep.engine_version is None:
+        return None
+    from kvplan.engines.sglang.releases import resolve
+
+    return resolve(dep.engine_version)[0].release
+
+
 def _default_rules() -> RuleSet:
     from kvplan.engines.sglang.releases import DEFAULT_RULES
 
@@ -441,9 +451,11 @@ def _default_rules() -> RuleSet:
 def plan_sglang(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None) -> FitResult:
     """Plan one SGLang deployment: prologue, the family's pool planner, epilogue (see the module docstring)."""
     from kvplan.engines.sglang.pools import PoolContext, PoolFlags
+    from kvplan.engines.sglang.pools.unsupported import check_sglang_architecture
 
     log = _Log()
     rules = _release_rules(dep, model, log)
+    check_sglang_architecture(model.raw_config or model.config)
     planner = _planner(model)
     par = _parallelism(dep, model, planner, log)
     dev = _device(dep, gpu, log)
@@ -459,7 +471,7 @@ def plan_sglang(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None) -
         model=model, rules=rules, budget=mem.budget, page_size=d.page, kv_dtype=kv_dtype, attn_tp=par.attn_tp,
         attn_dp=par.attn_dp, dp=par.dp, pp=par.pp, dcp=par.dcp, context_len=context, chunked_prefill_size=d.cps,
         chunked_prefill_flag=d.cps_global, max_running_requests=d.mrr_requested, sm_major=dev.sm_major,
-        vendor=dev.vendor, flags=PoolFlags.from_deployment(dep, spec)))
+        vendor=dev.vendor, flags=PoolFlags.from_deployment(dep, spec), release=_exact_release(dep)))
     log.warnings.extend(plan.warnings)
     log.assumptions.extend(plan.notes)
     if spec is not None and spec.on and not spec.legacy and plan.tokens > 0:
@@ -550,16 +562,19 @@ def _result(dep: Deployment, model: ModelSpec, rules: RuleSet, log: _Log, par: _
 
 
 def _weight_estimate(model: ModelSpec, *, tp: int, pp: int, ep: int, attn_dp: int, engram_on_host: bool,
-                     engram_placement: str | None = None) -> dict[str, Any]:
+                     engram_placement: str | None = None, moe_dense_tp_size: int | None = None,
+                     enable_dp_lm_head: bool = False) -> dict[str, Any]:
     """kvplan.weights.estimate.estimate_weight_bytes for SGLang, remembered on disk (kvplan.cache) per model content
     and sharding: the estimate walks every tensor of the model, which is most of a warm ``fit``'s own work."""
     import json
     import zlib
 
     from kvplan import cache
+    from kvplan.weights import ESTIMATE_REVISION
 
-    key_parts: list[Any] = [model.config, model.quantization, model.checkpoint_bytes, tp, pp, ep, attn_dp,
-                            engram_on_host]
+    # the estimate's own revision is part of the key: a changed estimator never reads an older answer
+    key_parts: list[Any] = [ESTIMATE_REVISION, model.config, model.quantization, model.checkpoint_bytes, tp, pp, ep,
+                            attn_dp, engram_on_host, moe_dense_tp_size, enable_dp_lm_head]
     if engram_placement is not None:
         key_parts.append(engram_placement)
     ident = json.dumps(key_parts, sort_keys=True, default=str)
@@ -572,7 +587,8 @@ def _weight_estimate(model: ModelSpec, *, tp: int, pp: int, ep: int, attn_dp: in
     kw: dict[str, Any] = {"engram_placement": engram_placement} if engram_placement is not None else {}
     est = estimate_weight_bytes(config=model.config, quantization=model.quantization,
                                 checkpoint_bytes=model.checkpoint_bytes, tp_size=tp, pp_size=pp, ep_size=ep,
-                                attn_dp_size=attn_dp, engine="sglang", engram_on_host=engram_on_host, **kw)
+                                attn_dp_size=attn_dp, engine="sglang", engram_on_host=engram_on_host,
+                                moe_dense_tp_size=moe_dense_tp_size, enable_dp_lm_head=enable_dp_lm_head, **kw)
     out = {"per_gpu_bytes": est.per_gpu_bytes, "method": est.method, "notes": list(est.notes),
            "breakdown": [[name, nbytes] for name, nbytes in est.breakdown if nbytes]}
     cache.store("weights", key, ident, out)

@@ -87,6 +87,7 @@ class PoolContext:
     sm_major: int | None = None
     vendor: str = "nvidia"
     flags: PoolFlags = field(default_factory=PoolFlags)
+    release: str | None = None        # the release asked for (None: the newest); rules hold its window
 
     @property
     def config(self) -> Mapping[str, Any]:

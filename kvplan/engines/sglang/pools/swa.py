@@ -114,7 +114,7 @@ def swa_layers_from_config(cfg: Mapping[str, Any], *, release: str | None = None
 def _release(ctx: PoolContext) -> str:
     """The SGLang release being planned: ``ctx.release`` when the prologue gives it, else the first release of the
     rule set's window (0.5.10 - 0.5.11 share one window: 0.5.11 then reads as 0.5.10)."""
-    given = getattr(ctx, "release", None)
+    given = ctx.release
     return str(given) if given else ctx.rules.release
 
 
