@@ -1,18 +1,22 @@
-"""Sweep throughput and end-to-end time (prints numbers; not a test).
+"""Sweep throughput, end-to-end time and peak memory (prints numbers; not a test).
 
-    PYTHONPATH=. python benchmarks/bench_sweep.py
+    PYTHONPATH=. python benchmarks/bench_sweep.py [--skip-5m]
 
-1. evaluate_group: the vectorised budget -> tokens -> request cap -> concurrency arithmetic alone, 1,000,000
-   points of one resolved group (mem_fraction_static x context x max_running_requests);
-2. sweep(): the whole library call on a multi-group grid (models x GPUs x TP x dtype, each resolved once by
-   ``kvplan.planning.plan.fit``, then vectorised), 1,200,000 points;
-3. end to end: a fresh ``python`` process running ``kvplan sweep ... --format csv -o FILE`` on 100,000 points
-   (interpreter start, imports, presets, the sweep and the CSV file).
-Goals (issue "Planning at scale"): >= 1,000,000 points/s on one core; the 100,000-point CSV in < 1 s.
+1. points/s per engine x family: for the vectorised families (SGLang GQA / MLA / DSA) the arithmetic alone
+   (``evaluate_group`` on 1,000,000 points of one resolved group) and the rows to CSV in memory
+   (``SweepTable.write_csv``, chunk by chunk); for the per-point families (vLLM, SGLang hybrid SWA / Mamba,
+   DeepSeek-V4: one ``fit`` per point) ``sweep()`` on a small grid;
+2. sweep(): the library call on a multi-group grid (models x GPUs x TP x dtype), 1,200,000 points;
+3. end to end, fresh processes, peak RSS of the child (``resource.getrusage(RUSAGE_CHILDREN).ru_maxrss``):
+   ``kvplan sweep ... --format csv -o FILE`` on 100,000 and 1,000,000 points (what the CLI does today:
+   ``to_csv`` builds the whole text), and the streaming writer (``sweep(...).write_csv(fh)``) on 1,000,000 and
+   5,000,000 points (what the CLI does once it writes with ``write_csv``).
+The machine load (``os.getloadavg``) is printed with the results.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
@@ -22,6 +26,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+VECTOR = {"sglang gqa": "Qwen/Qwen3-8B", "sglang mla": "deepseek-ai/DeepSeek-V3",
+          "sglang dsa": "deepseek-ai/DeepSeek-V3.2"}
+PER_POINT = {"vllm gqa": ("Qwen/Qwen3-8B", "vllm"), "vllm mla": ("deepseek-ai/DeepSeek-V3", "vllm"),
+             "sglang hybrid_swa": ("google/gemma-4-26B-A4B", "sglang"),
+             "sglang hybrid_mamba": ("Qwen/Qwen3.5-27B", "sglang"),
+             "sglang dsv4": ("deepseek-ai/DeepSeek-V4.1-Flash", "sglang")}
 
 
 def best_of(n, fn):
@@ -33,64 +44,124 @@ def best_of(n, fn):
     return min(times), out
 
 
-def main() -> None:
+def _gpu_tp(model: str) -> dict:
+    return {"gpu": "h200-sxm", "tp": 8} if "DeepSeek" in model or "Kimi" in model else {"gpu": "h100-sxm", "tp": 1}
+
+
+def per_family() -> None:
     import numpy as np
 
     from kvplan.deployment import Deployment
+    from kvplan.errors import InputError
     from kvplan.planning.sweep import _fit_group, evaluate_group, sweep
 
-    # 1. the vectorised arithmetic alone
-    g, _ = _fit_group(Deployment(model="Qwen/Qwen3-8B", gpu="h100-sxm"), {})
+    print("| engine x family | path | arithmetic (points/s) | rows to CSV in memory (points/s) |")
+    print("|---|---|---|---|")
     n = 1_000_000
     rng = np.random.default_rng(0)
     mfs = np.round(rng.uniform(0.5, 0.99, n), 3)
     ctx = rng.integers(1024, 131072, n)
     mrr = rng.integers(1, 512, n)
     tgt = rng.integers(1, 64, n)
-    dt, _ = best_of(5, lambda: evaluate_group(g, mem_fraction_static=mfs, context_length=ctx,
-                                              max_running_requests=mrr, max_total_tokens=None, target_requests=tgt))
-    print(f"evaluate_group: {n:,} points in {dt * 1e3:.1f} ms = {n / dt / 1e6:.1f} M points/s")
+    for name, model in VECTOR.items():
+        g, _ = _fit_group(Deployment(model=model, **_gpu_tp(model)), {})
+        assert g.method == "vector", (name, g.method)
+        dt, _ = best_of(5, lambda g=g: evaluate_group(g, mem_fraction_static=mfs, context_length=ctx,
+                                                      max_running_requests=mrr, max_total_tokens=None,
+                                                      target_requests=tgt))
+        t = sweep(Deployment(model=model, **_gpu_tp(model)),
+                  {"mem_fraction_static": [round(0.5 + i * 0.01, 2) for i in range(50)],
+                   "context_length": [1024 * (i + 1) for i in range(2000)], "target_requests": [1, 16, 64]})
+        dt_csv, _ = best_of(2, lambda t=t: t.write_csv(io.StringIO()))
+        print(f"| {name} | vector | {n / dt / 1e6:.1f} M | {len(t) / dt_csv / 1e6:.2f} M ({len(t):,} rows) |")
+    for name, (model, engine) in PER_POINT.items():
+        base = Deployment(model=model, engine=engine, **_gpu_tp(model))
+        axes = {"context_length": [4096 * (i + 1) for i in range(12)], "target_requests": [1, 8, 64]}
+        try:
+            sweep(base, {})
+        except InputError as exc:  # a deployment kvplan refuses: report the row and go on
+            print(f"| {name} | - | {type(exc).__name__}: {exc} | |")
+            continue
+        dt, t = best_of(1, lambda base=base, axes=axes: sweep(base, axes))
+        methods = ",".join(sorted({g.method for g in t.groups}))
+        dt_csv, _ = best_of(1, lambda t=t: t.write_csv(io.StringIO()))
+        print(f"| {name} | {methods} | {len(t) / dt:,.0f} (sweep(), one fit per point) | "
+              f"{len(t) / (dt + dt_csv):,.0f} |")
 
-    # 2. the library call, several groups
+
+def library() -> None:
+    from kvplan.deployment import Deployment
+    from kvplan.planning.sweep import sweep
+
     axes = {"model": ["Qwen/Qwen3-8B", "meta-llama/Llama-3.1-70B", "deepseek-ai/DeepSeek-V3"],
             "gpu": ["h100-sxm", "h200-sxm", "b200", "mi300x"], "tp": [4, 8], "kv_cache_dtype": ["bf16", "fp8_e4m3"],
             "mem_fraction_static": [round(0.5 + i * 0.01, 2) for i in range(50)],
             "context_length": [1024 * (i + 1) for i in range(500)]}
     sweep(Deployment(), {"model": axes["model"], "gpu": axes["gpu"]})  # warm the preset caches
     dt, t = best_of(3, lambda: sweep(Deployment(), axes))
-    groups = len(t.groups)
-    print(f"sweep(): {len(t):,} points ({groups} groups, {t.n_fit:,} fit) in {dt * 1e3:.0f} ms "
-          f"= {len(t) / dt / 1e6:.2f} M points/s (incl. one fit() per group)")
-    dt_csv, text = best_of(3, lambda: t.to_csv())
-    print(f"to_csv(): {len(t):,} rows, {len(text) / 1e6:.0f} MB in {dt_csv * 1e3:.0f} ms")
+    dt_n, _ = best_of(1, lambda: t.n_meet)
+    print(f"sweep(): {len(t):,} points ({len(t.groups)} groups, one fit() each) in {dt * 1e3:.0f} ms; the counts "
+          f"(n_fit, n_meet: one streaming pass of the arithmetic) in {dt_n * 1e3:.0f} ms")
+    dt_csv, _ = best_of(1, lambda: t.write_csv(io.StringIO()))
+    print(f"write_csv(): {len(t):,} rows in {dt_csv:.2f} s = {len(t) / dt_csv / 1e6:.2f} M rows/s")
 
-    # 3. end to end, a fresh process writing a 100,000-point CSV
+
+_RSS = ("import resource, subprocess, sys, time\nt = time.perf_counter()\nsubprocess.run(sys.argv[1:], check=True)\n"
+        "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
+
+_STREAM = ("import sys\nfrom kvplan.deployment import Deployment\nfrom kvplan.planning.sweep import parse_axis, sweep\n"
+           "axes = {f: parse_axis(v, field=f) for f, v in zip(sys.argv[2::2], sys.argv[3::2])}\n"
+           "t = sweep(Deployment(), axes)\nfail = t.n_meet\n"
+           "with open(sys.argv[1], 'w', encoding='utf-8', newline='') as fh:\n    t.write_csv(fh)\n")
+
+
+def _child(cmd: list[str], out: Path) -> tuple[float, float, int]:
+    """(seconds, peak RSS in MB, rows) of one fresh process."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    res = subprocess.run([sys.executable, "-c", _RSS, *cmd], check=True, env=env, cwd=ROOT, capture_output=True,
+                         text=True)
+    secs, kib = res.stdout.split()
+    with out.open("rb") as fh:
+        rows = sum(1 for _ in fh) - 1
+    return float(secs), int(kib) / 1024, rows
+
+
+def end_to_end(skip_5m: bool) -> None:
+    grids = {
+        "100k": ["-m", "Qwen/Qwen3-8B", "-g", "h100-sxm,h200-sxm", "--tp", "1,2", "--mem-fraction-static",
+                 "0.50:0.99:0.01", "--context-length", "1k:1000k:2k"],
+        "1M mixed": ["-m", "Qwen/Qwen3-8B,deepseek-ai/DeepSeek-V3,deepseek-ai/DeepSeek-V3.2", "-g",
+                     "h100-sxm,h200-sxm", "--tp", "8", "--mem-fraction-static", "0.50:0.99:0.01",
+                     "--context-length", "1k:3400k:1k"],
+        "5M": ["-m", "Qwen/Qwen3-8B,meta-llama/Llama-3.1-70B", "-g", "h100-sxm,h200-sxm", "--tp", "2,4",
+               "--mem-fraction-static", "0.50:0.99:0.01", "--context-length", "1k:12500k:1k"],
+    }
+    print("| grid | writer | rows | seconds | peak RSS (MB) |")
+    print("|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / "sweep.csv"
-        args = ["sweep", "-m", "Qwen/Qwen3-8B", "-g", "h100-sxm,h200-sxm", "--tp", "1,2",
-                "--mem-fraction-static", "0.50:0.99:0.01", "--context-length", "1k:1000k:2k",
-                "--format", "csv", "-o", str(out)]
-        from kvplan.cli import app as cli
+        for name, args in grids.items():
+            if name == "5M" and skip_5m:
+                continue
+            if name != "5M":
+                cli = [sys.executable, "-m", "kvplan", "sweep", *args, "--format", "csv", "-o", str(out)]
+                s, mb, rows = _child(cli, out)
+                print(f"| {name} | kvplan sweep --format csv -o (to_csv, today) | {rows:,} | {s:.2f} | {mb:,.0f} |")
+            axes = [x for a, v in zip(args[::2], args[1::2], strict=True) for x in (_field(a), v)]
+            s, mb, rows = _child([sys.executable, "-c", _STREAM, str(out), *axes], out)
+            print(f"| {name} | streaming write_csv (+ n_meet pass) | {rows:,} | {s:.2f} | {mb:,.0f} |")
 
-        attached = any(c.name == "sweep" for c in cli.app.registered_commands)
-        if attached:
-            cmd = [sys.executable, "-m", "kvplan", *args]
-        else:  # the lead has not attached it yet: a throwaway app with the same function
-            code = ("import sys, typer\nfrom kvplan.cli.app import KvplanGroup\n"
-                    "from kvplan.cli.plan_cmds import sweep_cmd\n"
-                    "app = typer.Typer(cls=KvplanGroup, add_completion=False)\napp.command('sweep')(sweep_cmd)\n"
-                    "app.command('noop')(lambda: None)\napp(sys.argv[1:])\n")
-            cmd = [sys.executable, "-c", code, *args]
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        runs = []
-        for _ in range(3):
-            t0 = time.perf_counter()
-            subprocess.run(cmd, check=True, env=env, cwd=ROOT)
-            runs.append(time.perf_counter() - t0)
-        rows = sum(1 for _ in out.open()) - 1
-        print(f"end to end ({'kvplan' if attached else 'throwaway app'}): {rows:,}-point sweep to CSV "
-              f"({out.stat().st_size / 1e6:.1f} MB) in {min(runs):.2f} s (best of 3; runs "
-              + ", ".join(f"{r:.2f}" for r in runs) + ")")
+
+def _field(flag: str) -> str:
+    return {"-m": "model", "-g": "gpu"}.get(flag, flag.lstrip("-").replace("-", "_"))
+
+
+def main() -> None:
+    print(f"load average {os.getloadavg()[0]:.2f} / {os.getloadavg()[1]:.2f} (1 / 5 min), {os.cpu_count()} cores")
+    per_family()
+    library()
+    end_to_end("--skip-5m" in sys.argv)
+    print(f"load average at the end {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

@@ -38,6 +38,11 @@ Per-point groups (one ``fit`` call per point, a few ms each):
   default fraction depends on the request cap (CUDA-graph batch size), so each request cap is its
   own group (still vectorised over the other numeric axes).
 
+Memory: :func:`sweep` resolves the groups (one ``fit`` each, and the per-point groups' fits) and keeps each
+group's numeric axes only; :class:`SweepTable` evaluates the vectorised rows on demand, :data:`CHUNK_ROWS` at a
+time (:meth:`SweepTable.chunks`), so :meth:`SweepTable.write_csv` / :meth:`SweepTable.write_jsonl` in grid order
+hold one chunk, whatever the grid (benchmarks/bench_sweep.py: 167 MB peak RSS for 5,000,000 rows to CSV).
+
 numpy is imported only inside the functions of this module (never at ``import kvplan``).
 """
 
@@ -61,8 +66,12 @@ from kvplan.planning import verdict as V
 from kvplan.planning.verdict import Facts, cap_source, judge, sglang_memory_reason
 from kvplan.planning.workload import CAP, LONGEST, POOL, combine, page_round
 
-#: Hard cap on the number of points of one sweep (memory: ~17 arrays of 8 bytes per point, ~0.7 GB).
+#: Hard cap on the number of points of one sweep (rows are evaluated and written in chunks of :data:`CHUNK_ROWS`;
+#: only a sorted output or :attr:`SweepTable.cols` holds every row: ~140 bytes each, ~0.7 GB).
 MAX_POINTS = 5_000_000
+#: rows evaluated and formatted at a time by the streaming writers (:meth:`SweepTable.write_csv`, ...): the memory
+#: a sweep holds grows with this, not with the grid (about 2 kB per row while a chunk is formatted)
+CHUNK_ROWS = 32_768
 #: Hard cap on the values of one axis.
 MAX_AXIS_VALUES = 1_000_000
 #: Hard cap on the groups of one sweep (one ``fit`` call each, ~2 ms).
@@ -253,6 +262,7 @@ class Group:
     allow_long_context: bool = False
     family_cap: int | None = None   # SGLang's family default request cap (DeepSeek-V4: 256)
     model: Any = None               # the ModelSpec
+    rules: Any = None               # the SGLang rule set of the deployment's release (releases.rules_for)
     context_refusals: dict[int, str | None] = field(default_factory=dict)   # context -> the engine's refusal
 
 
@@ -299,7 +309,7 @@ def _verdict_facts(g: Group, rep: Deployment, res: Any) -> None:
 
 def _fit_group(dep: Deployment, first: Mapping[str, Any]) -> tuple[Group, Any]:
     """Run ``fit`` on the representative point; classify the group."""
-    from kvplan.engines.sglang import rules as R
+    from kvplan.engines.sglang.releases import rules_for
     from kvplan.planning.plan import fit
 
     rep = replace(dep, **first)
@@ -321,10 +331,11 @@ def _fit_group(dep: Deployment, first: Mapping[str, Any]) -> tuple[Group, Any]:
 
     model = resolve_model(res.model)
     g.model = model
+    g.rules = rules_for(rep.engine_version)
     g.cell = int(res.kv_bytes_per_token)
     g.free = res.free_bytes
     g.after = res.free_bytes - res.weight_bytes
-    g.mm = R.multimodal_reserve_bytes(is_multimodal=model.is_multimodal)
+    g.mm = g.rules.multimodal_reserve_bytes(is_multimodal=model.is_multimodal)
     g.page = res.page_size
     g.attn_dp = res.attn_dp
     g.dp = res.dp
@@ -340,8 +351,9 @@ def evaluate_group(g: Group, *, mem_fraction_static, context_length, max_running
 
     All inputs are int64/float64 arrays of one length; ``max_running_requests`` is ``None`` when the engine derives
     it, ``max_total_tokens`` uses -1 for "not set", ``input_len`` / ``output_len`` are ``None`` without a workload.
-    Formula (per GPU; the same calls as :func:`kvplan.engines.sglang.planner.plan_sglang` and the same verdict as
-    :func:`kvplan.planning.verdict.apply`)::
+    Formula (per GPU; the same calls as :func:`kvplan.engines.sglang.planner.plan_sglang`, from the rule set of
+    the deployment's release, ``kvplan.engines.sglang.releases.rules_for(engine_version)`` -- its functions take
+    numpy arrays --, and the same verdict as :func:`kvplan.planning.verdict.apply`)::
 
         budget  = budget_bytes(free, free - weights, mfs, mm_reserve)
         tokens  = page_floor(max(budget, 0) // cell)            (cell = the largest PP stage's)
@@ -360,9 +372,13 @@ def evaluate_group(g: Group, *, mem_fraction_static, context_length, max_running
     """
     import numpy as np
 
-    from kvplan.engines.sglang import rules as R
     from kvplan.planning.workload import page_round, single_pool_concurrency
 
+    R = g.rules
+    if R is None:
+        from kvplan.engines.sglang.releases import rules_for
+
+        R = rules_for(None)
     ctx = context_length
     budget = R.budget_bytes(free_before_bytes=g.free, free_after_bytes=g.after,
                             mem_fraction_static=mem_fraction_static, mm_reserve_bytes=g.mm)
@@ -458,33 +474,136 @@ _P = {k: i for i, k in enumerate(_IN_COLS + _OUT_COLS)}   # a column's place in 
 
 
 class SweepTable:
-    """Columnar sweep result: one row per point.  ``groups[gid[i]]`` holds row i's group columns."""
+    """Columnar sweep result: one row per point.  ``groups[gid[i]]`` holds row i's group columns.
 
-    def __init__(self, groups: list[Group], cols: dict, row_errors: dict[int, str], axes: Mapping[str, list],
-                 row_text: dict[int, tuple[str, str, list[str]]] | None = None):
+    A table made by :func:`sweep` holds its rows as *blocks* (one per group, the numeric axes' values) and evaluates
+    them on demand, :data:`CHUNK_ROWS` rows at a time: the writers (:meth:`write_csv`, :meth:`write_jsonl`),
+    :attr:`n_fit` / :attr:`n_meet`, :meth:`order` and :meth:`row` never hold more than a chunk of full rows (the
+    sort keys of :meth:`order` are five columns).  :attr:`cols` (every column of every row) is built on first use
+    and kept.
+    """
+
+    def __init__(self, groups: list[Group], cols: dict | None, row_errors: dict[int, str], axes: Mapping[str, list],
+                 row_text: dict[int, tuple[str, str, list[str]]] | None = None, *, blocks: list[_Block] | None = None,
+                 n: int | None = None):
         self.groups = groups
-        self.cols = cols            # numpy arrays, one per _IN_COLS / _OUT_COLS and "gid"
+        self._cols = cols           # numpy arrays, one per _IN_COLS / _OUT_COLS and "gid" (None: not built yet)
+        self.blocks = blocks or []
+        self._n = int(cols["gid"].shape[0]) if cols is not None else int(n or 0)
         self.row_errors = row_errors
         self.axes = dict(axes)
         self.row_text = row_text or {}   # per-point rows: (verdict, target reason, reasons) as fit said them
+        self._counts: tuple[int, int] | None = None
 
     def __len__(self) -> int:
-        return int(self.cols["gid"].shape[0])
+        return self._n
+
+    @property
+    def cols(self) -> dict:
+        """Every column of every row (numpy arrays; built on first use: about 140 bytes per row)."""
+        if self._cols is None:
+            import numpy as np
+
+            parts = [c for _, c in self.chunks()]
+            keys = [*_IN_COLS, *_OUT_COLS, "gid"]
+            self._cols = {k: np.concatenate([p[k] for p in parts]) if parts else np.zeros(0) for k in keys}
+        return self._cols
+
+    def chunks(self, idx=None, *, chunk_rows: int = CHUNK_ROWS):
+        """Yield ``(rows, columns)`` for consecutive pieces of at most ``chunk_rows`` rows: ``rows`` the row
+        indices (grid order, or ``idx`` order), ``columns`` the arrays of :data:`CSV_COLUMNS`' numeric columns and
+        ``gid`` for those rows.  Without ``idx`` the blocks are evaluated piece by piece (nothing else is kept)."""
+        import numpy as np
+
+        if chunk_rows < 1:
+            raise ValueError(chunk_rows)
+        if idx is not None or self._cols is not None:
+            idx = np.arange(len(self)) if idx is None else np.asarray(idx)
+            c = self.cols
+            for lo in range(0, len(idx), chunk_rows):
+                sel = idx[lo:lo + chunk_rows]
+                yield sel, {k: v[sel] for k, v in c.items()}
+            return
+        pieces: list[dict] = []
+        filled = start = 0
+        for b in self.blocks:
+            pos = 0
+            while pos < b.n:
+                take = min(b.n - pos, chunk_rows - filled)
+                pieces.append(_block_rows(np, b, pos, pos + take))
+                pos += take
+                filled += take
+                if filled == chunk_rows:
+                    yield self._joined(np, pieces, start, filled)
+                    start += filled
+                    pieces, filled = [], 0
+        if filled:
+            yield self._joined(np, pieces, start, filled)
+
+    @staticmethod
+    def _joined(np, pieces: list[dict], start: int, n: int) -> tuple[Any, dict]:
+        rows = np.arange(start, start + n)
+        if len(pieces) == 1:
+            return rows, pieces[0]
+        return rows, {k: np.concatenate([p[k] for p in pieces]) for k in pieces[0]}
+
+    def _columns(self, names: Sequence[str]) -> dict:
+        """Only the columns ``names`` of every row (a streaming pass unless :attr:`cols` is built)."""
+        import numpy as np
+
+        if self._cols is not None:
+            return {k: self._cols[k] for k in names}
+        parts: dict[str, list] = {k: [] for k in names}
+        for _, c in self.chunks():
+            for k in names:
+                parts[k].append(c[k])
+        return {k: np.concatenate(v) if v else np.zeros(0, dtype=np.int64) for k, v in parts.items()}
+
+    def _count(self) -> tuple[int, int]:
+        if self._counts is None:
+            if self._cols is not None:
+                self._counts = (int(self._cols["fits"].sum()), int(self._cols["meets_target"].sum()))
+            else:
+                fit = meet = 0
+                for _, c in self.chunks():
+                    fit += int(c["fits"].sum())
+                    meet += int(c["meets_target"].sum())
+                self._counts = (fit, meet)
+        return self._counts
 
     @property
     def n_fit(self) -> int:
         """Points where the engine starts and serves one full-context request."""
-        return int(self.cols["fits"].sum())
+        return self._count()[0]
 
     @property
     def n_meet(self) -> int:
         """Points that meet the target (what ``--check`` tests)."""
-        return int(self.cols["meets_target"].sum())
+        return self._count()[1]
 
-    def _values(self, i: int) -> dict[str, Any]:
+    def _at(self, i: int) -> dict:
+        """Row ``i``'s columns as length-1 arrays (one block piece; no full table)."""
+        import numpy as np
+
+        if self._cols is not None:
+            return {k: v[i:i + 1] for k, v in self._cols.items()}
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        lo, hi = 0, len(self.blocks)
+        while hi - lo > 1:       # the block holding row i: the last one starting at or before it
+            mid = (lo + hi) // 2
+            if self.blocks[mid].offset <= i:
+                lo = mid
+            else:
+                hi = mid
+        b = self.blocks[lo]
+        return _block_rows(np, b, i - b.offset, i - b.offset + 1)
+
+    def _values(self, i: int, c: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        c = self._at(i) if c is None else c
         d: dict[str, Any] = {}
         for k in _IN_COLS + _OUT_COLS:
-            v = self.cols[k][i].item()
+            v = c[k][0].item()
             if k in _NULLABLE and v < 0:
                 v = None
             d[k] = bool(v) if k in _BOOLS else v
@@ -503,22 +622,41 @@ class SweepTable:
         """Row ``i`` as a dict of plain Python values (contract key names where they exist), with ``verdict`` (the
         words ``kvplan fit`` uses), ``reason`` (why the target is met or not) and ``reasons``."""
         i = int(i)
-        g = self.groups[int(self.cols["gid"][i])]
+        c = self._at(i)
+        g = self.groups[int(c["gid"][0])]
         d: dict[str, Any] = dict(g.labels)
-        d.update(self._values(i))
+        d.update(self._values(i, c))
         d["method"] = g.method
         d["error"] = g.error or self.row_errors.get(i, "")
         d["verdict"], d["reason"], d["reasons"] = self._text(i, g, d, d["error"])
         return d
 
+    def rows(self, *, chunk_rows: int = CHUNK_ROWS):
+        """Every row as :meth:`row` gives it, in grid order, evaluated a chunk at a time."""
+        for rows, c in self.chunks(chunk_rows=chunk_rows):
+            for j, i in enumerate(rows.tolist()):
+                g = self.groups[int(c["gid"][j])]
+                d: dict[str, Any] = dict(g.labels)
+                d.update(self._values(i, {k: v[j:j + 1] for k, v in c.items()}))
+                d["method"] = g.method
+                d["error"] = g.error or self.row_errors.get(i, "")
+                d["verdict"], d["reason"], d["reasons"] = self._text(i, g, d, d["error"])
+                yield d
+
     def reasons_of(self, idx) -> list[str]:
         """The ``reason`` column for rows ``idx`` (the columns read once; :func:`_vector_reason` per vectorised
         row, fit's words for the per-point rows)."""
+        import numpy as np
+
+        idx = np.asarray(idx)
+        return self._reasons(idx, {k: v[idx] for k, v in self.cols.items()})
+
+    def _reasons(self, rows, c: Mapping[str, Any]) -> list[str]:
         names = _IN_COLS + _OUT_COLS
-        lists = [self.cols[k][idx].tolist() for k in names]
-        gids = self.cols["gid"][idx].tolist()
+        lists = [c[k].tolist() for k in names]
+        gids = c["gid"].tolist()
         out = []
-        for i, gid, vals in zip(idx.tolist(), gids, zip(*lists, strict=True), strict=True):
+        for i, gid, vals in zip(rows.tolist(), gids, zip(*lists, strict=True), strict=True):
             g = self.groups[gid]
             error = g.error or self.row_errors.get(i, "")
             if error or i in self.row_text:
@@ -529,12 +667,13 @@ class SweepTable:
 
     def deployment(self, i: int) -> Deployment:
         """The Deployment ``kvplan fit`` would plan for row ``i`` (for cross-checks)."""
-        g = self.groups[int(self.cols["gid"][i])]
+        c = self._at(int(i))
+        g = self.groups[int(c["gid"][0])]
         upd = {}
         for f in NUMERIC_FIELDS:
             if f in self.axes:
                 col = "requested_max_running_requests" if f == "max_running_requests" else f
-                upd[f] = self.cols[col][i].item()
+                upd[f] = c[col][0].item()
         return replace(g.dep, **upd)
 
     def order(self, sort: str = "concurrency"):
@@ -542,10 +681,13 @@ class SweepTable:
         context | none."""
         import numpy as np
 
-        c = self.cols
         n = len(self)
         if sort == "none" or n == 0:
             return np.arange(n)
+        if sort not in ("concurrency", "gpus", "tokens", "context"):
+            raise InputError(f"unknown sort '{sort}'", field="--sort",
+                             hint="concurrency, gpus, tokens, context or none")
+        c = self._columns(("kv_pool_tokens", "max_concurrency", "max_context_length", "meets_target", "gid"))
         gpus = np.array([g.labels.get("num_gpus") or 0 for g in self.groups], dtype=np.int64)[c["gid"]]
         meets = c["meets_target"].astype(np.int8)
         keys = {
@@ -553,10 +695,7 @@ class SweepTable:
             "gpus": (c["kv_pool_tokens"], c["max_concurrency"], -gpus, meets),
             "tokens": (c["max_concurrency"], c["kv_pool_tokens"], meets),
             "context": (c["max_concurrency"], c["max_context_length"], meets),
-        }.get(sort)
-        if keys is None:
-            raise InputError(f"unknown sort '{sort}'", field="--sort",
-                             hint="concurrency, gpus, tokens, context or none")
+        }[sort]
         # lexsort sorts ascending on the last key first; negate for descending
         return np.lexsort(tuple(-k.astype(np.int64) for k in keys), axis=0)
 
@@ -565,30 +704,29 @@ class SweepTable:
         every sort key."""
         import numpy as np
 
-        c = self.cols
         mask = np.zeros(len(idx), dtype=bool)
-        if len(idx) == 0 or not c["meets_target"][idx[0]]:
+        if len(idx) == 0:
             return mask
         keys = {"concurrency": ("max_concurrency", "num_gpus", "kv_pool_tokens"),
                 "gpus": ("num_gpus", "max_concurrency", "kv_pool_tokens"),
                 "tokens": ("kv_pool_tokens",), "context": ("max_context_length",)}.get(sort, ("max_concurrency",))
 
-        def key(i):
-            g = self.groups[int(c["gid"][i])]
-            return tuple(g.labels.get("num_gpus") if k == "num_gpus" else c[k][i].item() for k in keys)
+        def key(c):
+            g = self.groups[int(c["gid"][0])]
+            return tuple(g.labels.get("num_gpus") if k == "num_gpus" else c[k][0].item() for k in keys)
 
-        ref = key(idx[0])
+        first = self._at(int(idx[0]))
+        if not first["meets_target"][0]:
+            return mask
+        ref = key(first)
         for j, i in enumerate(idx):
-            mask[j] = bool(c["meets_target"][i]) and key(i) == ref
+            c = self._at(int(i))
+            mask[j] = bool(c["meets_target"][0]) and key(c) == ref
         return mask
 
     # -------------------------------------------------------------------- writers
-    def _string_columns(self, idx) -> list[list[str]]:
-        """Per-row CSV cells, column by column (group columns pre-joined once per group)."""
-        import numpy as np
-
-        c = self.cols
-        gid = c["gid"][idx]
+    def _csv_affixes(self) -> tuple[list[str], list[str]]:
+        """The group columns of each group pre-joined as CSV (prefix) and its method, error (suffix)."""
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="")
         prefixes, suffixes = [], []
@@ -598,9 +736,17 @@ class SweepTable:
             w.writerow(["" if g.labels.get(k) is None else g.labels.get(k) for k in GROUP_COLS])
             prefixes.append(buf.getvalue())
             suffixes.append(g.method + "," + _csv_field(g.error))
+        return prefixes, suffixes
+
+    def _string_columns(self, rows, c: Mapping[str, Any], affixes: tuple[list[str], list[str]]) -> list[list[str]]:
+        """Per-row CSV cells of one chunk, column by column (group columns pre-joined once per group)."""
+        import numpy as np
+
+        prefixes, suffixes = affixes
+        gid = c["gid"]
         out = [np.array(prefixes, dtype=object)[gid].tolist()]
         for k in _IN_COLS + _OUT_COLS:
-            a = c[k][idx]
+            a = c[k]
             if k in _BOOLS:
                 out.append(np.where(a, "True", "False").tolist())
             elif a.dtype.kind == "f":
@@ -613,56 +759,85 @@ class SweepTable:
                 out.append(["" if v < 0 else str(v) for v in a.tolist()])
             else:
                 out.append(list(map(str, a.tolist())))
-        out.append([_csv_field(r) for r in self.reasons_of(idx)])
+        out.append([_csv_field(r) for r in self._reasons(rows, c)])
         tail = np.array(suffixes, dtype=object)[gid].tolist()
         if self.row_errors:
-            for j, i in enumerate(idx.tolist()):
+            for j, i in enumerate(rows.tolist()):
                 if i in self.row_errors:
                     tail[j] = "point," + _csv_field(self.row_errors[i])
         out.append(tail)
         return out
 
+    def write_csv(self, fh: Any, idx=None, *, chunk_rows: int = CHUNK_ROWS) -> int:
+        """Write the CSV (header + one line per row, in ``idx`` order; grid order by default) to ``fh`` one chunk
+        at a time (one ``fh.write`` per chunk of at most ``chunk_rows`` lines); returns the rows written."""
+        fh.write(",".join(CSV_COLUMNS) + "\n")
+        affixes = self._csv_affixes()
+        n = 0
+        for rows, c in self.chunks(idx, chunk_rows=chunk_rows):
+            cols = self._string_columns(rows, c, affixes)
+            fh.write("\n".join(map(",".join, zip(*cols, strict=True))) + "\n")
+            n += len(rows)
+        return n
+
     def to_csv(self, idx=None) -> str:
-        """CSV (header + one line per row, in ``idx`` order; all rows in grid order by default)."""
-        import numpy as np
+        """CSV (header + one line per row, in ``idx`` order; all rows in grid order by default) as one string
+        (:meth:`write_csv` streams it)."""
+        buf = io.StringIO()
+        self.write_csv(buf, idx)
+        return buf.getvalue()
 
-        idx = np.arange(len(self)) if idx is None else idx
-        cols = self._string_columns(idx)
-        head = ",".join(CSV_COLUMNS)
-        body = "\n".join(map(",".join, zip(*cols, strict=True)))
-        return head + "\n" + (body + "\n" if body else "")
-
-    def to_jsonl(self, idx=None) -> str:
-        """JSON lines: one object per row, keys as in :data:`CSV_COLUMNS`."""
-        import numpy as np
-
-        idx = np.arange(len(self)) if idx is None else idx
-        c = self.cols
-        gid = c["gid"][idx].tolist()
-        prefixes = [json.dumps({k: g.labels.get(k) for k in GROUP_COLS})[:-1] for g in self.groups]
-        tails = [f', "method": {json.dumps(g.method)}, "error": {json.dumps(g.error)}}}' for g in self.groups]
+    def _jsonl_lines(self, rows, c: Mapping[str, Any], affixes: tuple[list[str], list[str]]) -> list[str]:
+        prefixes, tails = affixes
+        gid = c["gid"].tolist()
         names = _IN_COLS + _OUT_COLS
-        lists = [_json_cells(k, c[k][idx]) for k in names]
-        lists.append([json.dumps(r) for r in self.reasons_of(idx)])
+        lists = [_json_cells(k, c[k]) for k in names]
+        lists.append([json.dumps(r) for r in self._reasons(rows, c)])
         fmt = "".join(f", {json.dumps(n)}: %s" for n in (*names, "reason"))
         lines = []
-        idx_list = idx.tolist()
+        idx_list = rows.tolist()
         for j, vals in enumerate(zip(*lists, strict=True)):
             tail = tails[gid[j]]
             if self.row_errors and idx_list[j] in self.row_errors:
                 tail = f', "method": "point", "error": {json.dumps(self.row_errors[idx_list[j]])}}}'
             lines.append(prefixes[gid[j]] + (fmt % vals) + tail)
-        return "\n".join(lines) + ("\n" if lines else "")
+        return lines
+
+    def write_jsonl(self, fh: Any, idx=None, *, chunk_rows: int = CHUNK_ROWS) -> int:
+        """Write JSON lines (one object per row, keys as in :data:`CSV_COLUMNS`) to ``fh`` one chunk at a time;
+        returns the rows written."""
+        prefixes = [json.dumps({k: g.labels.get(k) for k in GROUP_COLS})[:-1] for g in self.groups]
+        tails = [f', "method": {json.dumps(g.method)}, "error": {json.dumps(g.error)}}}' for g in self.groups]
+        n = 0
+        for rows, c in self.chunks(idx, chunk_rows=chunk_rows):
+            lines = self._jsonl_lines(rows, c, (prefixes, tails))
+            if lines:
+                fh.write("\n".join(lines) + "\n")
+            n += len(rows)
+        return n
+
+    def to_jsonl(self, idx=None) -> str:
+        """JSON lines: one object per row, keys as in :data:`CSV_COLUMNS` (:meth:`write_jsonl` streams them)."""
+        buf = io.StringIO()
+        self.write_jsonl(buf, idx)
+        return buf.getvalue()
 
     def varying(self) -> list[str]:
         """Columns whose value differs between rows (for the table)."""
         out = [k for k in GROUP_COLS if len({str(g.labels.get(k)) for g in self.groups}) > 1]
-        for k in ("mem_fraction_static", "context_length", "requested_max_running_requests", "max_total_tokens",
-                  "target_requests", "input_len", "output_len"):
-            a = self.cols[k]
-            if len(a) and (a != a[0]).any():
-                out.append(k)
-        return out
+        names = ("mem_fraction_static", "context_length", "requested_max_running_requests", "max_total_tokens",
+                 "target_requests", "input_len", "output_len")
+        first: dict[str, Any] = {}
+        differ: set[str] = set()
+        for _, c in self.chunks():
+            for k in names:
+                a = c[k]
+                if k in differ or not len(a):
+                    continue
+                first.setdefault(k, a[0])
+                if (a != first[k]).any():
+                    differ.add(k)
+        return out + [k for k in names if k in differ]
 
 
 def _json_cells(k: str, a) -> list[str]:
@@ -728,7 +903,7 @@ def sweep(base: Deployment, axes: Mapping[str, Sequence], *, max_points: int = M
                          field="sweep", hint="narrow a range or split the sweep")
 
     groups: list[Group] = []
-    blocks: list[dict] = []
+    blocks: list[_Block] = []
     row_errors: dict[int, str] = {}
     row_text: dict[int, tuple[str, str, list[str]]] = {}
     offset = 0
@@ -746,32 +921,58 @@ def sweep(base: Deployment, axes: Mapping[str, Sequence], *, max_points: int = M
             first = {f: values[f][0] for f in inner_num}
             g, res = _fit_group(dep, first)
             g.context_given = "context_length" in values or dep.with_defaults().context_length is not None
-            grid = _grid(np, [values[f] for f in inner_num])
-            vals = dict(zip(inner_num, grid, strict=False))
-            n = len(grid[0]) if grid else 1
+            n = math.prod(len(values[f]) for f in inner_num) if inner_num else 1
             if g.method == "vector" and not _self_check(np, g, res, dep, first):
                 g.method = "point"
                 g.note = "vectorised result disagreed with fit; evaluated per point"
-            block = _block(np, g, res, dep, vals, n, inner_num, (row_errors, row_text), offset)
-            block["gid"] = np.full(n, len(groups), dtype=np.int32)
+            b = _Block(g=g, res=res, dep=dep, names=list(inner_num), values=[values[f] for f in inner_num],
+                       offset=offset, n=n, gid=len(groups))
+            if g.method == "point":   # one fit() per point, evaluated once here (at most MAX_POINT_GROUP rows)
+                b.done = _block(np, g, res, dep, _block_values(np, b, 0, n), n, inner_num, (row_errors, row_text),
+                                offset)
             groups.append(g)
-            blocks.append(block)
+            blocks.append(b)
             offset += n
-    cols = {k: np.concatenate([b[k] for b in blocks]) for k in blocks[0]}
-    return SweepTable(groups, cols, row_errors, values, row_text)
+    return SweepTable(groups, None, row_errors, values, row_text, blocks=blocks, n=offset)
 
 
-def _grid(np, value_lists: list[list]) -> list:
-    if not value_lists:
-        return []
-    arrays = [np.asarray(v) for v in value_lists]
-    if len(arrays) == 1:
-        return [arrays[0]]
-    mesh = np.meshgrid(*arrays, indexing="ij")
-    return [m.ravel() for m in mesh]
+@dataclass
+class _Block:
+    """One group's rows, evaluated on demand: the numeric axes' values (the block is their C-order product)."""
+
+    g: Group
+    res: Any
+    dep: Deployment
+    names: list[str]            # the inner numeric axes
+    values: list[list]          # their values
+    offset: int                 # the block's first row in the table
+    n: int
+    gid: int
+    done: dict | None = None    # a per-point block's columns (evaluated once, by fit)
 
 
-def _numeric_inputs(np, dep: Deployment, vals: Mapping[str, Any], n: int, res) -> dict:
+def _block_values(np, b: _Block, lo: int, hi: int) -> dict[str, Any]:
+    """The numeric axes' values of the block's rows ``lo .. hi - 1`` (row-major over the axes, as
+    ``np.meshgrid(indexing="ij")`` ravels them)."""
+    if not b.names:
+        return {}
+    shape = tuple(len(v) for v in b.values)
+    coords = np.unravel_index(np.arange(lo, hi), shape)
+    return {f: np.asarray(v)[c] for f, v, c in zip(b.names, b.values, coords, strict=True)}
+
+
+def _block_rows(np, b: _Block, lo: int, hi: int) -> dict[str, Any]:
+    """Columns (``_IN_COLS``, ``_OUT_COLS``, ``gid``) of the block's rows ``lo .. hi - 1``."""
+    if b.done is not None:
+        out = {k: v[lo:hi] for k, v in b.done.items()}
+    else:
+        n = hi - lo
+        out = _block(np, b.g, b.res, b.dep, _block_values(np, b, lo, hi), n, b.names, ({}, {}), b.offset + lo)
+    out["gid"] = np.full(hi - lo, b.gid, dtype=np.int32)
+    return out
+
+
+def _numeric_inputs(np, dep: Deployment, vals: Mapping[str, Any], n: int, res, g: Group | None = None) -> dict:
     """Full-length input arrays for one group: an axis, else the value ``fit`` used."""
     eff = dep.with_defaults()
 
@@ -785,10 +986,15 @@ def _numeric_inputs(np, dep: Deployment, vals: Mapping[str, Any], n: int, res) -
 
     mfs_default = eff.mem_fraction_static if eff.mem_fraction_static is not None else \
         (res.mem_fraction_static if res is not None and res.mem_fraction_static is not None else math.nan)
+    mfs = col("mem_fraction_static", mfs_default, np.float64)
+    if g is not None and g.rules is not None and ("mem_fraction_static" in vals or eff.mem_fraction_static is not None):
+        # ModelRunner's cut of any given value for a multimodal model (SGLang up to 0.4.8); fit reports the cut value
+        mfs = np.asarray(g.rules.runner_mem_fraction_factor(mem_fraction_static=mfs,
+                                                              is_multimodal=g.model.is_multimodal), dtype=np.float64)
     ctx_default = eff.context_length or (res.context_length if res is not None else 0)
     inp = col("input_len", unset(eff.input_len), np.int64)
     out = col("output_len", unset(eff.output_len), np.int64)
-    return {"mem_fraction_static": col("mem_fraction_static", mfs_default, np.float64),
+    return {"mem_fraction_static": mfs,
             "context_length": col("context_length", ctx_default, np.int64),
             "requested_max_running_requests": col("max_running_requests", unset(eff.max_running_requests), np.int64),
             "max_total_tokens": col("max_total_tokens", unset(eff.max_total_tokens), np.int64),
@@ -826,7 +1032,7 @@ def _copy_fit(out: dict, ins: dict, j: int, fr) -> None:
 
 def _block(np, g: Group, res, dep: Deployment, vals, n: int, inner_num, sinks, offset) -> dict:
     row_errors, row_text = sinks
-    ins = _numeric_inputs(np, dep, vals, n, res)
+    ins = _numeric_inputs(np, dep, vals, n, res, g)
     out = {k: np.zeros(n, dtype=np.int64) for k in _OUT_COLS}
     out["kv_bytes_per_token"] = np.zeros(n, dtype=np.float64)
     for k in _BOOLS:
@@ -859,14 +1065,16 @@ def _block(np, g: Group, res, dep: Deployment, vals, n: int, inner_num, sinks, o
 
 def _self_check(np, g: Group, res, dep: Deployment, first) -> bool:
     """The vectorised formula and verdict at the representative point must reproduce ``fit`` exactly."""
-    ins = _numeric_inputs(np, dep, {k: [v] for k, v in first.items()}, 1, res)
+    ins = _numeric_inputs(np, dep, {k: [v] for k, v in first.items()}, 1, res, g)
     r = _evaluate(g, ins)
     one = {k: v[0].item() for k, v in {**ins, **r}.items()}
     for k in _NULLABLE:
         one[k] = None if one[k] < 0 else one[k]
     v = judge(_row_facts(g, one))
     work = None if res.workload_concurrency is None else res.workload_concurrency
-    return (one["kv_budget_bytes"] == res.kv_budget_bytes and one["kv_pool_tokens"] == res.kv_pool_tokens
+    mfs_ok = math.isnan(one["mem_fraction_static"]) if res.mem_fraction_static is None \
+        else one["mem_fraction_static"] == res.mem_fraction_static
+    return (mfs_ok and one["kv_budget_bytes"] == res.kv_budget_bytes and one["kv_pool_tokens"] == res.kv_pool_tokens
             and one["max_running_requests"] == res.max_running_requests
             and one["max_concurrency"] == int(res.max_concurrency) and bool(one["fits"]) == res.fits
             and one["max_context_length"] == res.max_context_length
