@@ -11,6 +11,7 @@ the renderers in :mod:`kvplan.views`; the deployment flags of sweep and solve co
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Annotated, Any, Optional
 
 import typer
@@ -22,6 +23,20 @@ from kvplan.flags import ENGINES
 from kvplan.views.formats import TABLE_CSV_JSONL, TABLE_JSON, Format, format_metavar, resolve_format
 
 _SORTS = ("concurrency", "gpus", "tokens", "context", "none")
+
+
+def _stream(write: Callable[[Any], Any], output: str | None) -> None:
+    """Write a sweep chunk by chunk (``SweepTable.write_csv`` / ``write_jsonl``) to ``--output`` or stdout: memory
+    grows with the chunk, not with the grid."""
+    if output:
+        try:
+            with open(output, "w", encoding="utf-8", newline="") as fh:
+                write(fh)
+        except OSError as exc:
+            raise InputError(f"cannot write {output} ({exc.strerror})", field="--output") from None
+    else:
+        write(sys.stdout)
+        sys.stdout.flush()
 
 
 def _out(text: str, output: str | None) -> None:
@@ -100,7 +115,8 @@ def sweep_cmd(
 
         series = frontier_series(table)
     if out is Format.TABLE and output:  # the file first: a reader that closes stdout early does not lose it
-        _out(table.to_csv(table.order(sort or "concurrency")), output)
+        order = table.order(sort or "concurrency")
+        _stream(lambda fh: table.write_csv(fh, order), output)
 
     def show() -> None:
         if out is Format.TABLE:
@@ -110,7 +126,10 @@ def sweep_cmd(
             render_table(table, sort=sort or "concurrency", top=top, console=terminal_console())
         else:
             idx = table.order(sort) if sort not in (None, "none") else None
-            _out(table.to_csv(idx) if out is Format.CSV else table.to_jsonl(idx), output)
+            if out is Format.CSV:
+                _stream(lambda fh: table.write_csv(fh, idx), output)
+            else:
+                _stream(lambda fh: table.write_jsonl(fh, idx), output)
         if series is not None:
             _chart(series, chart=chart, plot=plot, to_stderr=out is not Format.TABLE and not output)
 
