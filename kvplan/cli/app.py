@@ -23,6 +23,7 @@ registry (:mod:`kvplan.flags`, built into typer options by :mod:`kvplan.cli.opti
 
 import importlib
 import os
+import re
 import sys
 from collections.abc import Sequence
 from typing import Annotated, Any, Optional
@@ -32,7 +33,7 @@ from typer.core import TyperGroup
 
 from kvplan.cli.options import deployment_options, deployment_values
 from kvplan.cli.streams import closed_pipe, output_exit, output_failure, render_then_check, silence_stdout
-from kvplan.errors import InputError, KvplanError
+from kvplan.errors import ECHO_CHARS, MAX_LINE_CHARS, InputError, KvplanError, echo, mask_secrets
 from kvplan.flags import ENGINES
 from kvplan.views.formats import TABLE_JSON_CSV, Format, format_metavar, resolve_format
 
@@ -53,8 +54,36 @@ NoArgsIsHelpError = getattr(_EXC, "NoArgsIsHelpError", ())
 _DEBUG = False
 
 
+#: a quoted part, or a word, longer than ECHO_CHARS: user input that click or an unexpected exception repeated
+_LONG_INPUT = re.compile(rf"'([^']{{{ECHO_CHARS + 1},}})'|(\S{{{ECHO_CHARS + 1},}})")
+
+
+def _cut(m: re.Match[str]) -> str:
+    return f"'{echo(m.group(1))}'" if m.group(1) is not None else echo(m.group(2))
+
+
+def safe_line(text: str, limit: int = MAX_LINE_CHARS, *, cut_input: bool = True) -> str:
+    """``text`` as one printable error line: whitespace collapsed, credentials masked (:func:`kvplan.errors.
+    mask_secrets`, before any cut, so a cut never leaves half a password), with ``cut_input`` each quoted part and
+    each word longer than ECHO_CHARS cut by :func:`kvplan.errors.echo` (the input click or an unexpected exception
+    repeated), control characters escaped and the whole cut to ``limit`` characters.  kvplan's own messages
+    (:meth:`kvplan.errors.KvplanError.one_line`) echo their input already and pass ``cut_input=False``.
+
+    Example: ``safe_line("Invalid value for '--tp': '" + "9" * 5000 + "' is not a valid integer.")`` ->
+    ``"Invalid value for '--tp': '999...999... (5,000 characters)' is not a valid integer."`` (80 nines);
+    ``safe_line("cannot reach https://me:pw@hub (refused)")`` -> ``"cannot reach https://***@hub (refused)"``.
+    """
+    line = mask_secrets(" ".join(text.split()))
+    if cut_input:
+        line = _LONG_INPUT.sub(_cut, line)
+    return mask_secrets(echo(line, limit))
+
+
 def _internal_error(exc: Exception) -> str:
-    first = str(exc).splitlines()[0][:200] if str(exc) else ""
+    """The one line of an internal error: the exception's type and the first line of its text, masked and cut
+    (:func:`safe_line`: an exception may repeat a token, a ``user:pass@`` URL or megabytes of input)."""
+    text = str(exc)
+    first = safe_line(text.splitlines()[0], 200) if text.strip() else ""
     return (f"kvplan: internal error: {type(exc).__name__}: {first}"
             " (rerun with --debug for the traceback, and please report it)")
 
@@ -91,19 +120,19 @@ class KvplanGroup(TyperGroup):
             rv = super().main(args=argv, prog_name=prog_name or "kvplan", complete_var=complete_var,
                               standalone_mode=False, windows_expand_args=windows_expand_args, **extra)
         except KvplanError as exc:
-            typer.echo(f"kvplan: error: {exc.one_line()}" if exc.exit_code != 3 else f"kvplan: {exc.one_line()}",
-                       err=True)
+            line = safe_line(exc.one_line(), cut_input=False)
+            typer.echo(f"kvplan: error: {line}" if exc.exit_code != 3 else f"kvplan: {line}", err=True)
             sys.exit(exc.exit_code)
         except NoArgsIsHelpError as exc:
             typer.echo(exc.ctx.get_help() if exc.ctx else "kvplan --help")
             sys.exit(0)
         except UsageError as exc:
-            msg = " ".join(exc.format_message().split())
+            msg = safe_line(exc.format_message())
             cmd = exc.ctx.command_path if exc.ctx else "kvplan"
             typer.echo(f"kvplan: error: {msg} (see '{cmd} --help')", err=True)
             sys.exit(2)
         except ClickException as exc:
-            typer.echo(f"kvplan: error: {' '.join(exc.format_message().split())}", err=True)
+            typer.echo(f"kvplan: error: {safe_line(exc.format_message())}", err=True)
             sys.exit(exc.exit_code or 2)
         except typer.Abort:
             typer.echo("kvplan: aborted", err=True)
@@ -148,7 +177,7 @@ def _engines(engine: str | None) -> list[str]:
     text = engine or "sglang"
     engines = [e.strip().lower() for e in text.split(",") if e.strip()]
     if not engines or any(e not in ENGINES for e in engines):
-        raise InputError(f"unknown engine '{text}'", field="--engine", hint="use sglang, vllm or sglang,vllm")
+        raise InputError(f"unknown engine '{echo(text)}'", field="--engine", hint="use sglang, vllm or sglang,vllm")
     return engines
 
 
@@ -445,7 +474,7 @@ def main() -> None:
         if isinstance(exc.code, int):
             code = exc.code
         elif exc.code is not None:
-            sys.stderr.write(f"{exc.code}\n")
+            sys.stderr.write(f"{safe_line(str(exc.code))}\n")
             code = 1
     os._exit(_flushed(code))
 

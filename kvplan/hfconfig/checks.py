@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kvplan.errors import InputError, echo
-from kvplan.hfconfig.quant import _AWQ_GPTQ, TORCH_DTYPES
+from kvplan.hfconfig.quant import AWQ_GPTQ_METHODS, TORCH_DTYPES
 
 # Geometry fields that must be whole numbers when present (None = absent).  Upper bounds keep nonsense
 # (num_hidden_layers 2**31, 10**30 experts) from turning into hour-long loops or huge allocations; the
@@ -187,7 +187,7 @@ KNOWN_LAYER_TYPES = frozenset({"full_attention", "sliding_attention", "linear_at
 KNOWN_INDEXER_TYPES = frozenset({"full", "shared"})
 #: quant_method values kvplan's rules recognise (kvplan.hfconfig.quant._METHOD_RULES); others are priced "mixed"
 KNOWN_QUANT_METHODS = frozenset({"fp8", "mxfp4", "modelopt", "modelopt_fp4", "modelopt_fp8", "nvfp4",
-                                 "compressed-tensors", "bitsandbytes", *_AWQ_GPTQ})
+                                 "compressed-tensors", "bitsandbytes", *AWQ_GPTQ_METHODS})
 #: kv_cache_quant_algo values an engine reads (SGLang configure_kv_cache_dtype: FP8 -> fp8_e4m3)
 KNOWN_KV_QUANT_ALGOS = frozenset({"FP8"})
 CHECKPOINT_LOW, CHECKPOINT_HIGH = 1 / 8, 8.0

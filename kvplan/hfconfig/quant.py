@@ -24,16 +24,16 @@ from typing import Any
 from kvplan.errors import InputError
 from kvplan.hfconfig.normalize import flatten_config
 
-__all__ = ["TORCH_DTYPES", "compressed_tensors_weights", "config_dtype", "expert_dtype", "quant_int",
-           "quantization_from_config"]
+__all__ = ["AWQ_GPTQ_METHODS", "TORCH_DTYPES", "compressed_tensors_weights", "config_dtype", "expert_dtype",
+           "quant_int", "quantization_from_config"]
 
 #: ``torch_dtype`` / ``dtype`` spellings -> kvplan's dtype names (anything else reads as bf16)
 TORCH_DTYPES: dict[str, str] = {
     "bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float32": "fp32", "float": "fp32",
 }
 
-# quant_method values of the AWQ / GPTQ family (4-bit unless ``bits`` / ``w_bit`` says 8)
-_AWQ_GPTQ = ("awq", "gptq", "awq_marlin", "gptq_marlin", "auto-round", "auto_round")
+#: quant_method values of the AWQ / GPTQ family (4-bit unless ``bits`` / ``w_bit`` says 8)
+AWQ_GPTQ_METHODS = ("awq", "gptq", "awq_marlin", "gptq_marlin", "auto-round", "auto_round")
 
 # compressed-tensors (weights type, num_bits) -> format
 _CT_FORMATS = {("float", 4): "nvfp4", ("float", 8): "fp8", ("int", 4): "int4", ("int", 8): "int8"}
@@ -121,7 +121,7 @@ _METHOD_RULES: tuple[tuple[Callable[[Mapping[str, Any]], bool], Callable[[Mappin
     (lambda qc: _method(qc) == "fp8" or _algo(qc) == "fp8", _fp8),
     (lambda qc: _method(qc) == "mxfp4", lambda cfg, qc: "mxfp4"),
     (lambda qc: "fp4" in _algo(qc) or _method(qc) in ("modelopt_fp4", "nvfp4"), lambda cfg, qc: "nvfp4"),
-    (lambda qc: _method(qc) in _AWQ_GPTQ, _awq_gptq),
+    (lambda qc: _method(qc) in AWQ_GPTQ_METHODS, _awq_gptq),
     (lambda qc: _method(qc) == "compressed-tensors", _compressed_tensors),
     (lambda qc: _method(qc) == "bitsandbytes", lambda cfg, qc: "int4" if qc.get("load_in_4bit") else "int8"),
     (lambda qc: bool(_method(qc)), lambda cfg, qc: "mixed"),

@@ -64,7 +64,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
-from kvplan.errors import InputError
+from kvplan.errors import InputError, echo
 from kvplan.inputs.config_keys import CONFIG_KEYS  # the [config] allow-list, data of its own
 
 if TYPE_CHECKING:  # the constrained types are bound by _adapter() when pydantic validates
@@ -167,8 +167,11 @@ class HardwarePreset:
 
 Origin = Literal["shipped", "user"]
 
-#: a user preset file larger than this is refused unread (the largest shipped preset is 12 kB)
-MAX_USER_PRESET_BYTES = 2**20
+#: a preset file (shipped or user) larger than this is refused unread (the largest shipped preset is 12 kB)
+MAX_PRESET_BYTES = 2**20
+MAX_USER_PRESET_BYTES = MAX_PRESET_BYTES  # the name of earlier releases
+#: tables / arrays nest at most this deep in a preset file (the deepest shipped one: 9 levels)
+MAX_PRESET_DEPTH = 32
 
 
 @functools.cache
@@ -239,39 +242,59 @@ def _fmt_validation(label: str, err: ValidationError) -> str:
     return f"{label}: key '{loc}': {e['msg']}"
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
-    import tomllib  # only on a cache miss
+def _read_preset_bytes(path: Path) -> bytes:
+    """A preset file's bytes through the one bounded reader (:func:`kvplan.inputs.read.read_bytes`): a regular file
+    of at most :data:`MAX_PRESET_BYTES` (a FIFO, a device or a folder named ``*.toml`` is refused unread, never
+    read until it ends); InputError naming the file otherwise."""
+    from kvplan.inputs.read import read_bytes
 
-    try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{path.name}: not valid TOML ({exc})", field="preset") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})", field="preset") from None
+    return read_bytes(path, field="preset", what="a preset", max_bytes=MAX_PRESET_BYTES)
 
 
-def _read_user_bytes(path: Path) -> bytes:
-    """A user preset file's bytes, at most MAX_USER_PRESET_BYTES (InputError naming the file otherwise)."""
-    try:
-        with path.open("rb") as fh:
-            raw = fh.read(MAX_USER_PRESET_BYTES + 1)
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror or exc})", field="preset") from None
-    if len(raw) > MAX_USER_PRESET_BYTES:
-        raise InputError(f"{path}: larger than {MAX_USER_PRESET_BYTES // 2**10} KiB, not a preset", field="preset")
-    return raw
+def _deeper_than(doc: Any, max_depth: int) -> bool:
+    """True when ``doc`` nests tables / arrays more than ``max_depth`` levels (iterative: a TOML header
+    ``[a.a.a...]`` builds any depth without recursion, and Python's recursive helpers must never see it)."""
+    stack: list[tuple[Any, int]] = [(doc, 1)]
+    while stack:
+        obj, depth = stack.pop()
+        items = obj.values() if isinstance(obj, dict) else obj if isinstance(obj, list) else None
+        if items is None:
+            continue
+        if depth > max_depth:
+            return True
+        stack.extend((v, depth + 1) for v in items if isinstance(v, (dict, list)))
+    return False
 
 
 def _parse_toml(label: str, raw: bytes) -> dict[str, Any]:
+    """A preset file's TOML document, every number checked (:func:`kvplan.units.check_numbers`: no integer of more
+    than MAX_INT_DIGITS digits, no inf / nan) and at most :data:`MAX_PRESET_DEPTH` levels deep; InputError naming
+    ``label`` (the file) otherwise.  tomllib raises a plain ValueError (not TOMLDecodeError) for an integer over
+    Python's 4,300-digit limit, and RecursionError for arrays nested about 1,000 deep: both are bad input."""
     import tomllib  # only on a cache miss
 
+    from kvplan.units import MAX_INT_DIGITS, check_numbers
+
     try:
-        return tomllib.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise InputError(f"{label}: not UTF-8 text", field="preset") from None
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{label}: not UTF-8 text (byte 0x{raw[exc.start:exc.start + 1].hex()} at offset "
+                         f"{exc.start:,})", field="preset") from None
+    try:
+        doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{label}: not valid TOML ({exc})", field="preset") from None
+        raise InputError(f"{label}: not valid TOML ({echo(exc, 200)})", field="preset") from None
+    except ValueError:  # int() of more than 4,300 digits
+        raise InputError(f"{label}: holds an integer of more than {MAX_INT_DIGITS} digits", field="preset",
+                         hint="no size, count or setting needs that many digits") from None
+    except RecursionError:
+        raise InputError(f"{label}: arrays or tables nested more than {MAX_PRESET_DEPTH} levels deep",
+                         field="preset") from None
+    if _deeper_than(doc, MAX_PRESET_DEPTH):
+        raise InputError(f"{label}: arrays or tables nested more than {MAX_PRESET_DEPTH} levels deep",
+                         field="preset")
+    check_numbers(doc, field="preset", where=label)
+    return doc
 
 
 _Preset = TypeVar("_Preset", ModelPreset, HardwarePreset)
@@ -327,58 +350,38 @@ def _from_cache(cls: type[_Preset], key: str, ident: str) -> _Preset | None:
     return None
 
 
-def _cached_shipped(cls: type[_Preset], path: Path) -> _Preset:
-    """A shipped file: keyed by its name, size and mtime (a wheel's files do not change in place)."""
-    from kvplan import cache
-
-    try:
-        st = path.stat()
-    except OSError:
-        st = None
-    key = f"{path.stem}-{st.st_size}-{st.st_mtime_ns}" if st else None
-    ident = f"{cls.__name__}:{path}"
-    if key:
-        hit = _from_cache(cls, key, ident)
-        if hit is not None:
-            return hit
-    obj = _validate(cls, path.name, _read_toml(path))
-    if key:
-        cache.store("presets", key, ident, dataclasses.asdict(obj))
-    return obj
-
-
-def _cached_user(cls: type[_Preset], path: Path) -> _Preset:
-    """Any other file (the user's): keyed by its path, and the entry holds the file's whole text, so any edit is a
-    miss however fast it follows the last read (a size and mtime key can miss a same-size edit)."""
-    from kvplan import cache
-
-    raw = _read_user_bytes(path)
-    where = str(path.absolute())
-    key = f"user-{path.stem[:80]}-{zlib.crc32(where.encode()):08x}"
-    ident = f"{cls.__name__}:{where}:{raw.decode('utf-8', errors='replace')}"
-    hit = _from_cache(cls, key, ident)
-    if hit is not None:
-        return hit
-    obj = _validate(cls, str(path), _parse_toml(str(path), raw))
-    cache.store("presets", key, ident, dataclasses.asdict(obj))
-    return obj
-
-
 def _cached(cls: type[_Preset], path: Path) -> _Preset:
     """Load a preset file, validated by pydantic once per file content.
 
-    The validated form is kept as JSON by :mod:`kvplan.cache` (keyed with kvplan's version); KVPLAN_NO_CACHE=1
-    turns it off.  Shipped files are keyed by name, size and mtime, any other file by path and content.
+    The validated form is kept as JSON by :mod:`kvplan.cache` (which also checks kvplan's version and the entry's
+    own checksum); KVPLAN_NO_CACHE=1 turns it off.  Every file, shipped or the user's, is read (bounded) on each
+    load: the entry is keyed by the file's path and its ident holds the SHA-256 of the file's bytes, so any edit in
+    place -- even one of the same size and mtime -- is a miss that validates again and rewrites the entry.
+
+    Formula: ``key = <stem>-<crc32(absolute path)>``; ``ident = <type>:<absolute path>:sha256=<sha256(bytes)>``.
     """
-    return _cached_shipped(cls, path) if _is_shipped(path) else _cached_user(cls, path)
+    import hashlib
+
+    from kvplan import cache
+
+    label = path.name if _is_shipped(path) else str(path)
+    raw = _read_preset_bytes(path)
+    where = str(path.absolute())
+    key = f"{'shipped' if label == path.name else 'user'}-{path.stem[:80]}-{zlib.crc32(where.encode()):08x}"
+    ident = f"{cls.__name__}:{where}:sha256={hashlib.sha256(raw).hexdigest()}"
+    hit = _from_cache(cls, key, ident)
+    if hit is not None:
+        return hit
+    obj = _validate(cls, label, _parse_toml(label, raw))
+    cache.store("presets", key, ident, dataclasses.asdict(obj))
+    return obj
 
 
 def _load(cls: type[_Preset], path: Path, *, use_cache: bool) -> _Preset:
     if use_cache:
         return _cached(cls, path)
-    if _is_shipped(path):
-        return _validate(cls, path.name, _read_toml(path))
-    return _validate(cls, str(path), _parse_toml(str(path), _read_user_bytes(path)))
+    label = path.name if _is_shipped(path) else str(path)
+    return _validate(cls, label, _parse_toml(label, _read_preset_bytes(path)))
 
 
 def load_model_file(path: Path, *, use_cache: bool = True) -> ModelPreset:
@@ -496,7 +499,7 @@ def model_file_for(model_id: str) -> Path:
     users = user_dirs()
     for folder in users:
         cand = folder / "models" / name
-        if cand.is_file():
+        if os.path.isfile(cand):  # False (never an error) for a name too long for the file system or holding NUL
             return cand
     for folder in users:
         for path in _toml_files(folder / "models"):
@@ -522,7 +525,7 @@ def parse_family(text: str) -> Family:
 
     fam = family_or_none(text.strip().lower().replace("-", "_"))
     if fam is None:
-        raise InputError(f"unknown family '{text}'", field="--family", hint="use one of " + ", ".join(Family))
+        raise InputError(f"unknown family '{echo(text)}'", field="--family", hint="use one of " + ", ".join(Family))
     return fam
 
 
@@ -603,7 +606,7 @@ def _checked_id(model_id: str | None, default: str | None) -> str:
         raise InputError("config.json names no model id (_name_or_path)", field="--id", hint="pass --id ORG/NAME")
     if not is_hub_id(mid):
         where = "--id" if model_id else "config.json _name_or_path"
-        raise InputError(f"{where} {mid!r} is not a Hugging Face id ORG/NAME", field="--id",
+        raise InputError(f"{where} '{echo(mid)}' is not a Hugging Face id ORG/NAME", field="--id",
                          hint="pass --id ORG/NAME")
     return mid
 
@@ -613,7 +616,7 @@ def _checked_aliases(aliases: Sequence[str]) -> list[str]:
     for a in aliases:
         name = a.strip()
         if not name or any(ch in name for ch in "\n\r\t"):
-            raise InputError(f"alias {a!r} must be a non-empty name on one line", field="--alias")
+            raise InputError(f"alias '{echo(a)}' must be a non-empty name on one line", field="--alias")
         if name not in out:
             out.append(name)
     return out
@@ -626,7 +629,7 @@ def _spec_of(config: Path) -> Any:
 
     p = config.expanduser()
     if not p.exists():
-        raise InputError(f"no such file or folder: {config}", field="CONFIG",
+        raise InputError(f"no such file or folder: {echo(config, 160)}", field="CONFIG",
                          hint="give a config.json or a model folder")
     try:
         return spec_from_path(p)
@@ -648,7 +651,7 @@ def _write_checked(target: Path, text: str) -> None:
         raise InputError(f"cannot write {target} ({exc.strerror or exc})", field="models add",
                          hint="check the folder's permissions or set KVPLAN_PRESETS") from None
     try:
-        preset = _validate(ModelPreset, str(target), _parse_toml(str(target), _read_user_bytes(tmp)))
+        preset = _validate(ModelPreset, str(target), _parse_toml(str(target), _read_preset_bytes(tmp)))
         spec_from_config(preset.config, model_id=preset.id, source=str(target))  # plannable geometry
         os.replace(tmp, target)
     finally:
@@ -676,7 +679,8 @@ def add_user_model(config: Path, *, model_id: str | None = None, aliases: Sequen
     mid = _checked_id(model_id, _default_id(spec.raw_config, folder))
     quant = (quantization or "").strip().lower() or spec.quantization
     if quant not in QUANTIZATIONS:
-        raise InputError(f"quantization {quant!r} must be one of {', '.join(QUANTIZATIONS)}", field="--quantization")
+        raise InputError(f"quantization '{echo(quant)}' must be one of {', '.join(QUANTIZATIONS)}",
+                         field="--quantization")
     target = user_models_dir() / preset_file_name(mid)
     if target.exists() and not force:
         raise InputError(f"{target} exists", field="--force", hint="pass --force to overwrite it")
