@@ -165,6 +165,8 @@ def test_bad_user_preset_is_exit_2_naming_the_file(user_dir, kind, name, text, e
                  ["models" if kind == "models" else "gpus", "--format", "json"]):
         if kind == "models" and args[0] == "fit":
             args = ["fit", "-m", "no-such-preset-name", "-g", "h100-sxm", "--format", "json"]
+        elif args[0] == "fit":  # a GPU given by its id reads only its own file; a name reads every GPU preset
+            args = ["fit", "-m", "qwen3-8b", "-g", "NVIDIA H100 80GB HBM3", "--format", "json"]
         err = one_line_error(runner.invoke(cli_app.app, args))
         assert str(path) in err and expect in err, err
         p.clear_caches()

@@ -355,20 +355,18 @@ def _cached(cls: type[_Preset], path: Path) -> _Preset:
 
     The validated form is kept as JSON by :mod:`kvplan.cache` (which also checks kvplan's version and the entry's
     own checksum); KVPLAN_NO_CACHE=1 turns it off.  Every file, shipped or the user's, is read (bounded) on each
-    load: the entry is keyed by the file's path and its ident holds the SHA-256 of the file's bytes, so any edit in
+    load: the entry is keyed by the file's path and its ident holds a checksum of the file's bytes, so any edit in
     place -- even one of the same size and mtime -- is a miss that validates again and rewrites the entry.
 
-    Formula: ``key = <stem>-<crc32(absolute path)>``; ``ident = <type>:<absolute path>:sha256=<sha256(bytes)>``.
+    Formula: ``key = <stem>-<crc32(absolute path)>``; ``ident = <type>:<absolute path>:<cache.digest(bytes)>``.
     """
-    import hashlib
-
     from kvplan import cache
 
     label = path.name if _is_shipped(path) else str(path)
     raw = _read_preset_bytes(path)
     where = str(path.absolute())
     key = f"{'shipped' if label == path.name else 'user'}-{path.stem[:80]}-{zlib.crc32(where.encode()):08x}"
-    ident = f"{cls.__name__}:{where}:sha256={hashlib.sha256(raw).hexdigest()}"
+    ident = f"{cls.__name__}:{where}:{cache.digest(raw)}:{len(raw)}"
     hit = _from_cache(cls, key, ident)
     if hit is not None:
         return hit
@@ -506,6 +504,17 @@ def model_file_for(model_id: str) -> Path:
             if _cached(ModelPreset, path).id == model_id:
                 return path
     return configs_dir() / "models" / name
+
+
+def gpu_file_for(gpu_id: str) -> Path:
+    """The preset file named for hardware id ``gpu_id`` (``<id>.toml``): a user folder's first, else the shipped one
+    (which need not exist).  A fast path for ``--gpu ID``: resolving a name or alias reads every GPU preset."""
+    name = gpu_id + ".toml"
+    for folder in user_dirs():
+        cand = folder / "hardware" / name
+        if os.path.isfile(cand):
+            return cand
+    return configs_dir() / "hardware" / name
 
 
 # -------------------------------------------------------------------------------------------- filters

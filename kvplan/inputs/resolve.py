@@ -211,8 +211,12 @@ def resolve_gpu(text: str) -> HardwarePreset:
 
     if not text or not text.strip():
         raise InputError("empty GPU name", field="--gpu", hint="run `kvplan gpus`")
-    gpus = presets.all_gpus()
     key = norm_name(text)
+    if "/" not in text and os.path.isfile(f := presets.gpu_file_for(text.strip())):
+        g = presets.load_hardware_file(f)          # --gpu ID: its own file, without reading every preset
+        if norm_name(g.id) == key:
+            return g
+    gpus = presets.all_gpus()
     for g in gpus:
         if key in {norm_name(g.id), norm_name(g.name), *(norm_name(a) for a in g.aliases)}:
             return g
