@@ -30,7 +30,6 @@ import json
 import os
 import re
 import stat
-import tempfile
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -176,6 +175,8 @@ def store(kind: str, key: str, ident: str, data: Any) -> None:
     tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        import tempfile  # lazy: only a store needs it (tempfile imports random, ~1 ms of every start)
+
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
         with os.fdopen(fd, "wb") as fh:
             fh.write(blob)
