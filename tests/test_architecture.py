@@ -18,7 +18,7 @@ PKG = ROOT / "kvplan"
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("kvplan.__init__", "kvplan.errors", "kvplan.units")),
     ("core", ("kvplan.cache", "kvplan.result", "kvplan.family", "kvplan.parallel", "kvplan.flags",
-              "kvplan.deployment")),
+              "kvplan.deployment", "kvplan.supported")),
     ("hfconfig", ("kvplan.hfconfig",)),
     ("inputs", ("kvplan.inputs",)),
     ("geometry", ("kvplan.geometry",)),

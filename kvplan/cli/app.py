@@ -370,17 +370,22 @@ def show_cmd(
 
 
 def version_line() -> str:
-    """``kvplan 0.1.0 (SGLang 0.5.23, vLLM 0.33.0 rules)``: the first line of ``kvplan version``, all of
-    ``kvplan --version``."""
-    from kvplan import __version__
+    """``kvplan 0.2.0 (SGLang 0.5.23, vLLM 0.34.0 rules)``: the first line of ``kvplan version``, all of
+    ``kvplan --version`` (the newest release of each engine: its rules are the default)."""
+    from kvplan import __version__, supported
 
-    return f"kvplan {__version__} (SGLang 0.5.23, vLLM 0.33.0 rules)"
+    return f"kvplan {__version__} (SGLang {supported.SGLANG[1]}, vLLM {supported.VLLM[1]} rules)"
 
 
 @_core.command("version")
 def version_cmd() -> None:
-    """Print kvplan's version and the engine versions it models."""
+    """Print kvplan's version and the engine releases it has rules for (--engine-version takes any of them)."""
+    from kvplan import supported
+
     typer.echo(version_line())
+    typer.echo(f"SGLang releases {supported.SGLANG[0]} to {supported.SGLANG[1]} "
+               "(post, rc and main-branch builds map to their release)")
+    typer.echo(f"vLLM releases {supported.VLLM[0]} to {supported.VLLM[1]} (V0 engine before 0.8)")
 
 
 def _print_version(value: bool) -> None:

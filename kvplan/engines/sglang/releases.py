@@ -41,12 +41,13 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from kvplan import supported
 from kvplan.engines.sglang import rules as r0523
 from kvplan.errors import InputError
 from kvplan.family import Family
 
 #: the oldest and the newest release kvplan has rules for
-SUPPORTED: tuple[str, str] = ("0.3.0", "0.5.23")
+SUPPORTED: tuple[str, str] = supported.SGLANG
 DEFAULT_RELEASE = SUPPORTED[1]
 
 

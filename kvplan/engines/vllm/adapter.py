@@ -107,6 +107,10 @@ def plan(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None) -> FitRe
     of the plan (contract meanings in the module docstring)."""
     from kvplan.engines.vllm.planner import plan_vllm
 
+    if dep.engine_version is not None:
+        from kvplan.engines.vllm.releases import check_supported
+
+        check_supported(dep.engine_version)
     assumptions: list[str] = []
     warnings: list[str] = []
     device, label = _device(dep, gpu, assumptions)

@@ -59,11 +59,12 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
+from kvplan import supported
 from kvplan.errors import InputError
 from kvplan.family import Family
 
 GiB = 2**30
-NEWEST_VERSION = "0.34.0"
+NEWEST_VERSION = supported.VLLM[1]
 
 Version = tuple[int, int, int]
 
@@ -344,6 +345,22 @@ def release_at(version: Version) -> Release:
         if version >= rel.first:
             found = rel
     return found
+
+
+#: the releases whose rules kvplan has: the V0 engine from 0.5.0 to the newest, 0.34.x
+SUPPORTED: tuple[str, str] = supported.VLLM
+
+
+def check_supported(engine_version: str) -> None:
+    """A ``--engine-version`` outside :data:`SUPPORTED` (older than 0.5.0, or newer than the newest minor release,
+    e.g. 9.9 or 0.35.0) is bad input naming the range; patch releases of the newest minor (0.34.1) are planned by
+    its rules.  Logs of newer builds are bounded by kvplan.planning.calibrate, which plans them with the newest."""
+    v = parse_version(engine_version)
+    oldest, newest = parse_version(SUPPORTED[0]), parse_version(SUPPORTED[1])
+    if v < oldest or v[:2] > newest[:2]:
+        raise InputError(f"vLLM {engine_version!r} is outside the releases kvplan has rules for",
+                         field="--engine-version", hint=f"use a vLLM release from {SUPPORTED[0]} to "
+                                                         f"{SUPPORTED[1]} (or leave it out for the newest)")
 
 
 def release_for(engine_version: str | None) -> Release:
