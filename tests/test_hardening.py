@@ -14,7 +14,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -202,13 +201,26 @@ def test_config_missing_a_field_the_planners_read(tmp_path):
     assert res.exit_code == 0, res.stderr
 
 
-def test_many_ignore_patterns_plan_fast():
-    # GLM-5-FP8 lists 712 modules_to_not_convert: the weight estimate used to take 1-2.5 s
+def test_many_ignore_patterns_plan_fast(monkeypatch):
+    # GLM-5-FP8 lists 712 modules_to_not_convert over ~2,000 tensors: scanning every pattern per tensor (~1.4M
+    # pattern matches) took 1-2.5 s. The work is bounded instead of timed: plain names are answered from a set, so
+    # only the few glob / regex patterns are matched one by one.
+    from kvplan.weights import quant
+
+    calls = 0
+    real = quant._matches
+
+    def counting(path: str, pat: str) -> bool:
+        nonlocal calls
+        calls += 1
+        return real(path, pat)
+
+    monkeypatch.setattr(quant, "_matches", counting)
+    monkeypatch.setenv("KVPLAN_NO_CACHE", "1")   # the estimate really runs
     folder = HF / "zai-org--GLM-5-FP8"
-    t0 = time.perf_counter()
     res = run("fit", "-m", str(folder), "-g", "b200", "--tp", "8", "--format", "json")
     assert res.exit_code == 0, res.stderr
-    assert time.perf_counter() - t0 < 0.5
+    assert calls < 20_000, calls
 
 
 # ------------------------------------------------------------------------------------------------ other commands
