@@ -266,21 +266,17 @@ def _gets(stub, repo, since, fname="config.json"):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_trickling_endpoint_gives_up_at_the_total_deadline(stub, env, backend):
     """Headers at once, then one byte every 0.25 s (the per-read timeout never fires): KVPLAN_HUB_TIMEOUT=1 is the
-    total, so kvplan gives up after about 1 s instead of the ~6 minutes the body would take."""
-    import time
-
+    total, so kvplan gives up after about 1 s instead of the ~6 minutes the body would take.  Checked by work, not by
+    the clock: the stub sent only part of the body (a client without the total deadline reads all of it)."""
     stub.add("org/trickle", "config.json", QWEN3_8B)
     stub.trickle["org/trickle"] = TRICKLE_EVERY
     env.setenv("KVPLAN_HUB_TIMEOUT", "1")
     n0 = len(stub.requests)
-    t0 = time.monotonic()
     try:
         e = _err("org/trickle", backend)
     finally:
-        elapsed = time.monotonic() - t0
         del stub.trickle["org/trickle"]                       # releases the stub's connection
     assert "within 1 s" in str(e) and "KVPLAN_HUB_TIMEOUT" in e.one_line()
-    assert elapsed < 8, elapsed                               # 1 s deadline; without it: len(body) x 0.25 s
     assert len(_gets(stub, "org/trickle", n0)) == 1           # one transfer, no retries
     assert stub.sent.get("org/trickle", 0) < len(json.dumps(QWEN3_8B))
 
