@@ -58,7 +58,6 @@ import math
 import os
 import re
 import shlex
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -102,32 +101,36 @@ class LaunchParse:
         return out
 
 
+class _NotJson(Exception):
+    """The text is not JSON at all (a launch value may then be read as a plain string)."""
+
+
+def _json_value(text: str, flag: str) -> Any:
+    """A JSON value given on a launch command, under the bounded reader's limits (nesting, digits, inf / NaN: exit 2
+    naming the flag); :class:`_NotJson` when it is not JSON syntax at all."""
+    from kvplan.inputs.read import parse_json
+
+    try:
+        json.loads(text, parse_int=lambda t: 0, parse_float=lambda t: 0.0, parse_constant=lambda t: 0)
+    except json.JSONDecodeError as exc:
+        raise _NotJson(f"{exc.msg} at column {exc.colno}") from None
+    except RecursionError:
+        pass  # nested too deep for Python: parse_json names the limit
+    return parse_json(text, field=flag, where=flag)
+
+
 # ------------------------------------------------------------------------------------------------
 # Reading the text
 # ------------------------------------------------------------------------------------------------
 
 def read_launch_text(source: str) -> str:
-    """Read a launch command from a file path, or from standard input when ``source`` is ``-``."""
-    if source == "-":
-        try:
-            data = sys.stdin.read(MAX_LAUNCH_BYTES + 1)
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"cannot read the launch command from standard input ({exc})",
-                             field="--from-launch") from None
-        where = "standard input"
-    else:
-        path = os.path.expanduser(source)
-        try:
-            with open(path, "rb") as fh:
-                raw = fh.read(MAX_LAUNCH_BYTES + 1)
-        except OSError as exc:
-            raise InputError(f"cannot read {source} ({exc.strerror or exc})", field="--from-launch",
-                             hint="give a file holding the launch command, or - for standard input") from None
-        try:
-            data = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise InputError(f"{source} is not UTF-8 text", field="--from-launch") from None
-        where = source
+    """Read a launch command from a file path, or from standard input when ``source`` is ``-``, through the bounded
+    reader (:mod:`kvplan.inputs.read`: a regular file of at most 1 MiB, stdin streamed under the same cap; a FIFO or a
+    device is refused without blocking), strict UTF-8."""
+    from kvplan.inputs.read import read_text
+
+    data = read_text(source, field="--from-launch", what="a launch command", max_bytes=MAX_LAUNCH_BYTES)
+    where = "standard input" if source == "-" else source
     if len(data) > MAX_LAUNCH_BYTES:
         raise InputError(f"{where} is larger than 1 MiB; that is not a launch command", field="--from-launch")
     if not data.strip():
@@ -486,8 +489,8 @@ def _dotted(sc: _Scan, args: list[str], i: int, name: str, eq: str, inline: str)
         parsed = inline.split(",")
     else:
         try:
-            parsed = json.loads(inline)
-        except json.JSONDecodeError:
+            parsed = _json_value(inline, name)
+        except _NotJson:
             try:
                 parsed = vllm_human_int(name, inline)
             except InputError:
@@ -849,9 +852,9 @@ def _vllm_speculative(sc: _Scan, vals: dict[str, tuple[str, Any]], fields: dict[
     if "--speculative-config" in vals:
         w, raw = vals["--speculative-config"]
         try:
-            parsed = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise _bad(w, f"is not valid JSON ({exc.msg} at column {exc.colno})", "quote it: --speculative-config "
+            parsed = _json_value(raw, w)
+        except _NotJson as exc:
+            raise _bad(w, f"is not valid JSON ({exc})", "quote it: --speculative-config "
                        "'{\"method\": \"mtp\", \"num_speculative_tokens\": 1}'") from None
         if parsed is not None and not isinstance(parsed, dict):
             raise _bad(w, "must be a JSON object")

@@ -143,16 +143,44 @@ class CheckSpec:
     workload: bool = False    # the target counts requests of input_len + output_len tokens
 
 
+#: a plan file is a few dozen deployments: 1 MiB is far beyond any real one
+MAX_PLAN_BYTES = 1 << 20
+MAX_PLAN_DEPTH = 32
+
+
 def _read_toml(p: Path) -> dict[str, Any]:
+    """The plan file through the bounded reader (a regular file of at most 1 MiB: a FIFO, a device or a folder is
+    refused without blocking), strict UTF-8, TOML; integers over Python's 4,300 digits (``tomllib`` raises
+    ValueError) and nesting deeper than 32 levels are exit 2 naming the file."""
+    from kvplan.inputs.read import decode_utf8, read_bytes
+
+    if not p.exists():
+        raise InputError(f"no such file: {p}", field="PLAN")
+    raw = read_bytes(p, field="PLAN", what="a plan", max_bytes=MAX_PLAN_BYTES)
+    text = decode_utf8(raw, field="PLAN", where=str(p))
     try:
-        with p.open("rb") as fh:
-            return tomllib.load(fh)
-    except FileNotFoundError:
-        raise InputError(f"no such file: {p}", field="PLAN") from None
-    except OSError as exc:
-        raise InputError(f"cannot read {p} ({exc.strerror})", field="PLAN") from None
+        doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"not valid TOML ({exc})", field=str(p)) from None
+    except (ValueError, RecursionError) as exc:  # digits over Python's limit, absurd nesting
+        raise InputError(f"not a plan file kvplan can read ({type(exc).__name__}: {str(exc)[:80]})",
+                         field=str(p)) from None
+    if _depth(doc) > MAX_PLAN_DEPTH:
+        raise InputError(f"nested deeper than {MAX_PLAN_DEPTH} levels", field=str(p))
+    return doc  # numbers are checked key by key by the plan model and Deployment validation (inf, NaN, ranges)
+
+
+def _depth(doc: Any) -> int:
+    """Nesting depth of a parsed TOML document (iterative)."""
+    deepest, todo = 0, [(doc, 1)]
+    while todo:
+        node, d = todo.pop()
+        deepest = max(deepest, d)
+        if isinstance(node, dict):
+            todo.extend((v, d + 1) for v in node.values())
+        elif isinstance(node, list):
+            todo.extend((v, d + 1) for v in node)
+    return deepest
 
 
 def _number(v: Any, *, field: str, size: bool) -> int | None:
@@ -160,6 +188,8 @@ def _number(v: Any, *, field: str, size: bool) -> int | None:
     if v is None:
         return None
     if isinstance(v, int) and not isinstance(v, bool):
+        if v < 0:  # a bare negative count or size is an invalid plan, not a missed target
+            raise InputError(f"must not be negative, got {v}", field=field)
         return v
     from kvplan.units import parse_count, parse_size
 

@@ -112,7 +112,9 @@ def _scalar(text: str, kind: str, flag: str):
     if kind == "int":
         if not _INT_RE.fullmatch(t.replace("_", "")):
             raise InputError(f"'{t}' is not a whole number", field=flag, hint="write e.g. 1,2,4,8 or 1:8")
-        return int(t.replace("_", ""))
+        from kvplan.units import int_text
+
+        return int_text(t.replace("_", ""), field=flag)  # refuses absurd digit counts before int()
     if kind == "count":
         from kvplan.units import parse_count
 
