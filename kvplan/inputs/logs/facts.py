@@ -332,7 +332,7 @@ def read_log(source: str, *, max_bytes: int = MAX_LOG_BYTES) -> LogFacts:
     """Read the log at ``source`` (a path, or ``-`` for standard input) through the bounded reader and
     :func:`parse_log` it (limits and decoding: :mod:`kvplan.inputs.logs.source`).
 
-    InputError (field ``LOG``) for a missing / unreadable / non-regular file, more than ``max_bytes`` (200 MiB) by
+    InputError (field ``LOG``) for a missing / unreadable / non-regular file, more than ``max_bytes`` (128 MiB) by
     path or on standard input, or binary content (NUL bytes or mostly undecodable bytes in the first 64 KiB).
     """
     data = read_log_bytes(source, max_bytes=max_bytes)

@@ -3,7 +3,7 @@
 
 Limits (docs/hardening.md, "Startup logs"), the same by path and on standard input:
 
-* at most :data:`MAX_LOG_BYTES` (200 MiB); a file over it is refused from ``st_size`` before it is read, standard
+* at most :data:`MAX_LOG_BYTES` (128 MiB); a file over it is refused from ``st_size`` before it is read, standard
   input redirected from a regular file likewise (``fstat``), a pipe after cap + 1 bytes (streamed in 1 MiB
   chunks, so the memory is the cap, never the input);
 * regular files only where a path is given: a FIFO, a device (``/dev/zero``), a socket or a folder is refused before
@@ -26,7 +26,7 @@ from typing import IO, Any, cast
 from kvplan.errors import InputError, echo
 from kvplan.inputs import read
 
-MAX_LOG_BYTES = 200 * 2**20
+MAX_LOG_BYTES = 128 * 2**20  # a real startup log is a few MB; a pipe is buffered up to this before refusal
 BINARY_SAMPLE = 64 * 1024
 FIELD = "LOG"
 WHAT = "a log"
