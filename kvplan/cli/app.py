@@ -260,13 +260,15 @@ def fit_cmd(
     results = [fit(replace(dep, engine=e)) for e in engines]
     for r in results:
         r.warnings.extend(launch_warnings)
-    from kvplan.views import render
-
     def show() -> None:
         if out is Format.TABLE:
+            from kvplan.views import render
+
             render.print_fit(results, explain=explain)
         else:
-            typer.echo(render.fit_text(results, out), nl=False)
+            from kvplan.views.serialize import fit_text
+
+            typer.echo(fit_text(results, out), nl=False)
 
     missed = [m for m in (_missed_target(r) for r in results) if m] if check else []
     render_then_check(show, "; ".join(missed))

@@ -19,24 +19,12 @@ markup and never auto-highlighted.  rich is imported inside the table functions 
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from kvplan.units import GiB
-from kvplan.views.formats import Format
-
-
-def fit_text(results: Sequence[Any], fmt: Format) -> str:
-    """What ``kvplan fit --format json|csv`` prints: one JSON object (a list for several engines), or CSV."""
-    if fmt is Format.JSON:
-        if len(results) == 1:
-            return to_json(results[0]) + "\n"
-        return "[" + ",\n".join(to_json(r) for r in results) + "]\n"
-    if fmt is Format.CSV:
-        return to_csv(results)
-    raise ValueError(f"fit_text writes json or csv, not {fmt}")
+from kvplan.views.serialize import _flat, fit_text, to_csv, to_json  # noqa: F401  (re-exported)
 
 
 def print_fit(results: Sequence[Any], console: Any = None, *, explain: bool = False) -> None:
@@ -45,36 +33,6 @@ def print_fit(results: Sequence[Any], console: Any = None, *, explain: bool = Fa
         compare_table(results, console=console, explain=explain)
     else:
         table(results[0], console=console, explain=explain)
-
-
-def to_json(result: Any) -> str:
-    return json.dumps(result.model_dump(mode="json"), indent=2)
-
-
-def _flat(result: Any) -> dict[str, Any]:
-    d = result.model_dump(mode="json")
-    out = {}
-    for k, v in d.items():
-        if isinstance(v, list):
-            if all(isinstance(x, str) for x in v):
-                out[k] = " | ".join(v)
-            else:
-                out[k] = json.dumps(v, separators=(",", ":"))
-        else:
-            out[k] = v
-    return out
-
-
-def to_csv(results: Sequence[Any]) -> str:
-    import csv
-    import io
-
-    rows = [_flat(r) for r in results]
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
-    w.writeheader()
-    w.writerows(rows)
-    return buf.getvalue()
 
 
 def _g(n: int | float) -> str:
