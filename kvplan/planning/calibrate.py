@@ -544,18 +544,11 @@ class Calibration:
 
 def fit_recovered(dep: Deployment) -> FitResult:
     """``kvplan.planning.plan.fit`` for a recovered deployment; a vLLM log with no known GPU is planned without one
-    (fit() would otherwise put the default GPU preset in; only the logged memory matters in measured mode)."""
+    (only the logged memory matters in measured mode, not kvplan's default GPU)."""
     from kvplan.planning.plan import fit
 
-    if dep.engine == "vllm" and dep.gpu is None and dep.gpu_memory is None and dep.kv_cache_memory_bytes is not None:
-        from kvplan.deployment import validate
-        from kvplan.engines.vllm.adapter import plan as plan_vllm
-        from kvplan.inputs.resolve import resolve_model
-
-        validate(dep)
-        assert dep.model is not None  # recover_deployment always names the model
-        return plan_vllm(dep, resolve_model(dep.model), None)
-    return fit(dep)
+    measured_vllm = dep.engine == "vllm" and dep.gpu_memory is None and dep.kv_cache_memory_bytes is not None
+    return fit(dep, default_gpu=not measured_vllm)
 
 
 _fit = fit_recovered

@@ -17,20 +17,22 @@ if TYPE_CHECKING:
     from kvplan.result import FitResult
 
 
-def gpu_for(dep: Deployment) -> tuple[HardwarePreset | None, str | None]:
-    """(the GPU preset, the assumption that says where it came from when the user named none)."""
+def gpu_for(dep: Deployment, *, default_gpu: bool = True) -> tuple[HardwarePreset | None, str | None]:
+    """(the GPU preset, the assumption that says where it came from when the user named none).  Without
+    ``default_gpu`` an unnamed GPU stays unknown (measured mode, where only the logged memory matters)."""
     from kvplan.inputs.resolve import resolve_gpu
 
     if dep.gpu is not None:
         return resolve_gpu(dep.gpu), None
-    if dep.gpu_memory is None and dep.free_memory is None:
+    if default_gpu and dep.gpu_memory is None and dep.free_memory is None:
         gpu = resolve_gpu(DEFAULT_GPU)
         return gpu, f"GPU {gpu.name}: kvplan's default GPU (preset {gpu.id}), no --gpu given"
     return None, None
 
 
-def fit(dep: Deployment) -> FitResult:
-    """Plan one deployment: a :class:`kvplan.result.FitResult` (its verdict keys: :mod:`kvplan.planning.verdict`)."""
+def fit(dep: Deployment, *, default_gpu: bool = True) -> FitResult:
+    """Plan one deployment: a :class:`kvplan.result.FitResult` (its verdict keys: :mod:`kvplan.planning.verdict`).
+    ``default_gpu=False``: no GPU named means none (see :func:`gpu_for`), not kvplan's default GPU."""
     dep = dep.with_defaults()
     validate(dep)
     from kvplan.inputs.resolve import resolve_model
@@ -39,7 +41,7 @@ def fit(dep: Deployment) -> FitResult:
 
     request_size(dep)  # --output-len without --input-len: an input error before any arithmetic
     model = resolve_model(dep.model or DEFAULT_MODEL)
-    gpu, gpu_note = gpu_for(dep)
+    gpu, gpu_note = gpu_for(dep, default_gpu=default_gpu)
     one = replace(dep, target_requests=1)
     if dep.engine == "vllm":
         from kvplan.engines.vllm.adapter import plan as plan_vllm

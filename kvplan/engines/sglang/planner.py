@@ -541,7 +541,9 @@ def _result(dep: Deployment, model: ModelSpec, rules: RuleSet, log: _Log, par: _
     max_ctx = rules.max_request_len(context_len=context, total_tokens=tokens) if tokens > 0 else 0
     per_rank_conc = min(tokens // context, mrr) if context > 0 else 0
     total_conc = per_rank_conc * par.dp
-    target = dep.target_requests or dep.max_running_requests or 1
+    # the engine answers whether it starts and serves one full-context request; the user's target (--requests,
+    # a workload) is judged once, engine-neutrally, in kvplan.planning.verdict
+    target = 1
     if 0 < tokens < context:
         log.warnings.append(f"KV pool holds {tokens:,} tokens, fewer than --context-length {context:,}: SGLang only "
                             f"warns; requests longer than {max_ctx:,} tokens are refused")

@@ -4,7 +4,7 @@ The arithmetic is in :mod:`kvplan.engines.vllm.planner` (``plan_vllm``); this mo
 onto it.  Contract meanings for vLLM: ``kv_pool_tokens`` = the printed "GPU KV cache size: N tokens"
 (as that version prints it), ``max_concurrency`` = "Maximum concurrency for L tokens per request"
 (x dp engines), ``kv_budget_bytes`` = "Available KV cache memory", ``max_running_requests`` =
-max_num_seqs, ``fits`` = vLLM starts (one max_model_len request fits) and the target concurrency is met.
+max_num_seqs, ``fits`` = vLLM starts (one max_model_len request fits); the target is judged in kvplan.planning.verdict.
 """
 
 from __future__ import annotations
@@ -122,7 +122,9 @@ def plan(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None) -> FitRe
     warnings.extend(p.warnings)
     terms = dict(p.budget_terms)
     weights = terms.get("weights", dep.weight_memory or 0)
-    target = dep.target_requests or dep.max_running_requests or 1
+    # the engine answers whether it starts and serves one full-context request; the user's target (--requests,
+    # a workload) is judged once, engine-neutrally, in kvplan.planning.verdict
+    target = 1
     conc_total = p.max_concurrency * dp
     fits = p.fits and conc_total >= target
     requested = terms.get("requested")
