@@ -10,6 +10,7 @@ import os
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 # The suite's own cache (validated presets, weight estimates), not the user's ~/.cache/kvplan.
@@ -28,3 +29,18 @@ SHARED = ROOT / "tests" / "data" / "shared"
 settings.register_profile("kvplan", derandomize=True, database=None, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("kvplan")
+
+
+@pytest.fixture
+def user_dir(tmp_path, monkeypatch) -> Path:
+    """An empty user preset folder named by KVPLAN_PRESETS, and a cache folder of this test's own."""
+    from kvplan.inputs import presets
+
+    d = tmp_path / "presets"
+    (d / "models").mkdir(parents=True)
+    (d / "hardware").mkdir()
+    monkeypatch.setenv("KVPLAN_PRESETS", str(d))
+    monkeypatch.setenv("KVPLAN_CACHE_DIR", str(tmp_path / "cache"))
+    presets.clear_caches()
+    yield d
+    presets.clear_caches()

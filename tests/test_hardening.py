@@ -22,6 +22,8 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from kvplan.cli.app import app
+from tests.cli_run import closed_stdout as _closed_stdout
+from tests.cli_run import run_kvplan as _kvplan
 
 ROOT = Path(__file__).resolve().parent.parent
 HF = ROOT / "tests" / "data" / "shared" / "hf-configs"
@@ -325,20 +327,10 @@ def test_no_traceback_for_any_argv(pairs, cmd):
 
 # ------------------------------------------------------------------------------------------------ the streams
 
-def _kvplan(args: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None,
-            **kw) -> subprocess.CompletedProcess:
-    full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    return subprocess.run([sys.executable, "-m", "kvplan", *args], cwd=cwd, env=full_env, timeout=120, **kw)
 
 
-def _closed_stdout(args: list[str]) -> subprocess.CompletedProcess:
-    """Run kvplan with stdout a pipe whose reader is already gone (every write: EPIPE)."""
-    read, write = os.pipe()
-    os.close(read)
-    try:
-        return _kvplan(args, stdout=write, stderr=subprocess.PIPE, text=True)
-    finally:
-        os.close(write)
+
+
 
 
 @pytest.mark.parametrize("args", [["fit", "--format", "table"], ["fit", "--format", "json"],

@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -29,6 +27,8 @@ from typer.testing import CliRunner
 from kvplan.cli import app as cli_app
 from kvplan.errors import InputError
 from kvplan.inputs import presets as p
+from tests.cli_run import closed_stdout as _closed_stdout
+from tests.cli_run import run_kvplan as _kvplan
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED_GPU = ROOT / "configs" / "hardware" / "h100-sxm.toml"
@@ -43,21 +43,8 @@ source = "our lab's nvidia-smi"
 """
 
 
-@pytest.fixture
-def user_dir(tmp_path, monkeypatch) -> Path:
-    d = tmp_path / "presets"
-    (d / "models").mkdir(parents=True)
-    (d / "hardware").mkdir()
-    monkeypatch.setenv("KVPLAN_PRESETS", str(d))
-    monkeypatch.setenv("KVPLAN_CACHE_DIR", str(tmp_path / "cache"))
-    p.clear_caches()
-    yield d
-    p.clear_caches()
 
 
-def _kvplan(args: list[str], *, env: dict[str, str] | None = None, **kw) -> subprocess.CompletedProcess:
-    full = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    return subprocess.run([sys.executable, "-m", "kvplan", *args], env=full, timeout=120, **kw)
 
 
 def _one_line(res, code: int = 2) -> str:
@@ -278,13 +265,7 @@ def test_a_kvplan_error_line_escapes_control_characters(user_dir):
 # ------------------------------------------------------------------------------------------ calibrate --check
 
 
-def _closed_stdout(args: list[str]) -> subprocess.CompletedProcess:
-    read, write = os.pipe()
-    os.close(read)
-    try:
-        return _kvplan(args, stdout=write, stderr=subprocess.PIPE, text=True)
-    finally:
-        os.close(write)
+
 
 
 @pytest.mark.parametrize("fmt", ["table", "json"])

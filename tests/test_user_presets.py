@@ -53,18 +53,6 @@ def _model_toml(model_id: str, *, layers: int = 36, aliases: tuple[str, ...] = (
     return "\n".join(out) + "\n"
 
 
-@pytest.fixture
-def user_dir(tmp_path, monkeypatch) -> Path:
-    """An empty user preset folder named by KVPLAN_PRESETS, and a cache folder of this test's own."""
-    d = tmp_path / "presets"
-    (d / "models").mkdir(parents=True)
-    (d / "hardware").mkdir()
-    monkeypatch.setenv("KVPLAN_PRESETS", str(d))
-    monkeypatch.setenv("KVPLAN_CACHE_DIR", str(tmp_path / "cache"))
-    p.clear_caches()
-    yield d
-    p.clear_caches()
-
 
 def _app():
     """kvplan's core app with `models` registered through ModelsGroup (as kvplan/cli/app.py does)."""
