@@ -45,7 +45,8 @@ VISION_INT_FIELDS: dict[str, tuple[int, int]] = {
     "patch_size": (0, 1 << 16), "image_size": (0, 1 << 20),
 }
 
-_PATTERN_KEYS = ("ignore", "modules_to_not_convert", "ignored_layers", "exclude_modules")
+#: the quantization-config keys that list modules left unquantized (one declaration: kvplan.weights.quant reads it)
+PATTERN_KEYS = ("ignore", "modules_to_not_convert", "ignored_layers", "exclude_modules")
 
 
 def _is_int(v: Any) -> bool:
@@ -120,16 +121,19 @@ def _check_lists(cfg: Mapping[str, Any]) -> None:
         raise bad_field("engram_layer_ids", "must be a list of layer indices")
 
 
-def _check_patterns(src: Any, where: str) -> None:
-    """Ignore lists are lists; their ``re:`` patterns are regular expressions that compile."""
+def pattern_lists(src: Any) -> list[tuple[str, list[Any]]]:
+    """``(key, list)`` for each ignore list of a quantization config, or of a ModelOpt ``hf_quant_config.json``
+    (whose lists sit in its ``quantization`` object); keys whose value is not a list are skipped."""
     if not isinstance(src, Mapping):
-        return
+        return []
     inner = src.get("quantization")
     q = inner if isinstance(inner, Mapping) else src
-    for key in _PATTERN_KEYS:
-        pats = q.get(key)
-        if not isinstance(pats, list):
-            continue
+    return [(key, q[key]) for key in PATTERN_KEYS if isinstance(q.get(key), list)]
+
+
+def _check_patterns(src: Any, where: str) -> None:
+    """Ignore lists are lists; their ``re:`` patterns are regular expressions that compile."""
+    for key, pats in pattern_lists(src):
         for p in pats:
             if isinstance(p, str) and p.startswith("re:"):
                 try:

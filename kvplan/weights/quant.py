@@ -31,7 +31,7 @@ from kvplan.hfconfig.quant import (
     quant_int,
     quantization_from_config,
 )
-from kvplan.weights.fields import bad_field
+from kvplan.weights.fields import bad_field, pattern_lists
 from kvplan.weights.tensor import Tensor
 
 __all__ = ["DTYPE_BYTES", "SCHEME_RULES", "Patterns", "QuantPlan", "Scheme", "ignore_patterns", "ignored",
@@ -39,7 +39,6 @@ __all__ = ["DTYPE_BYTES", "SCHEME_RULES", "Patterns", "QuantPlan", "Scheme", "ig
 
 DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4, "fp8": 1, "int8": 1}
 _SIXTEEN_BIT = ("bf16", "fp16", "fp32")
-_PATTERN_KEYS = ("ignore", "modules_to_not_convert", "ignored_layers", "exclude_modules")
 
 
 @dataclass(frozen=True)
@@ -107,17 +106,7 @@ def scheme_bytes(scheme: str, rows: int, cols: int, *, block: tuple[int, int] = 
 def ignore_patterns(qc: Mapping[str, Any] | None, extra: Mapping[str, Any] | None) -> list[str]:
     """The ``ignore`` / ``modules_to_not_convert`` / ``ignored_layers`` / ``exclude_modules`` entries of the
     quantization config and of a ModelOpt ``hf_quant_config.json`` (its ``quantization`` object)."""
-    pats: list[str] = []
-    for src in (qc, extra):
-        if not isinstance(src, Mapping):
-            continue
-        inner = src.get("quantization")
-        q = inner if isinstance(inner, Mapping) else src
-        for key in _PATTERN_KEYS:
-            v = q.get(key)
-            if isinstance(v, list):
-                pats += [str(p) for p in v]
-    return pats
+    return [str(p) for src in (qc, extra) for _, v in pattern_lists(src) for p in v]
 
 
 class Patterns(list[str]):
