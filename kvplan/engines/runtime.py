@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-GiB = 2**30
+from kvplan.units import GiB
 
 DRIVER_RESERVE_BYTES = int(0.57 * GiB)
 CONTEXT_BYTES = int(0.55 * GiB)

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from kvplan.errors import InputError, KvplanError
 from kvplan.family import Family
+from kvplan.units import GiB
 
 if TYPE_CHECKING:
     from kvplan.deployment import Deployment
@@ -48,7 +49,6 @@ if TYPE_CHECKING:
     from kvplan.planning.calibrate_release import LogRelease
     from kvplan.result import FitResult
 
-GiB = 2**30
 PRINT_STEP = 0.005 * GiB  # half of the last printed digit of a "X.XX GB" figure
 DEFAULT_TOLERANCE = 0.005
 

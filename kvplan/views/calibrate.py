@@ -12,8 +12,7 @@ import json
 from typing import Any
 
 from kvplan.planning.calibrate import Calibration, Row
-
-GiB = 2**30
+from kvplan.units import GiB
 
 
 def _fmt_val(v: float | None, unit: str) -> str:

@@ -51,6 +51,7 @@ from kvplan.family import Family
 from kvplan.hfconfig.normalize import flatten_config as _normalize
 from kvplan.hfconfig.quant import quantization_from_config
 from kvplan.parallel import pp_layer_ranges
+from kvplan.units import GiB as GIB
 from kvplan.weights import ESTIMATE_REVISION  # re-exported: the one definition is the package's
 from kvplan.weights.blocks import num_experts
 from kvplan.weights.engram import EngramPlacement, placement_note
@@ -84,7 +85,6 @@ __all__ = [
     "scheme_bytes",
 ]
 
-GIB = 2**30
 _LATENT = (Family.MLA, Family.DSA)  # MLA attention: the absorbed w_kc / w_vc copy
 
 # the names tests/test_properties.py reads from this module

@@ -19,11 +19,11 @@ from kvplan.engines.sglang.platform import platform_of as _plat
 from kvplan.errors import InputError
 from kvplan.family import ATTENTION_FAMILIES, Family
 from kvplan.parallel import sglang_pp_layer_ranges as pp_layer_ranges
+from kvplan.units import GiB as GIB
+from kvplan.units import MiB as MIB
 
 __all__ = ["pp_layer_ranges"]  # re-exported: R.pp_layer_ranges
 
-GIB = 1 << 30
-MIB = 1 << 20
 
 #: ``SGLANG_VLM_CACHE_SIZE_MB`` / ``SGLANG_MM_FEATURE_CACHE_MB`` defaults (python/sglang/srt/environ.py).
 VLM_CACHE_SIZE_MB = 100

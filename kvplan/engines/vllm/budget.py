@@ -21,9 +21,7 @@ from kvplan.engines.vllm.fields import int_if_set
 from kvplan.engines.vllm.releases import NEWEST_VERSION, SAMPLER_BYTES_PER_LOGIT, V0_SAMPLER_BYTES_PER_LOGIT
 from kvplan.hfconfig.normalize import flatten_config
 from kvplan.hfconfig.spec import MAX_LAYERS
-
-GiB = 2**30
-MiB = 2**20
+from kvplan.units import MiB
 
 
 def vllm_requested_bytes(*, device_bytes: int, gpu_memory_utilization: float, ceil: bool = True) -> int:

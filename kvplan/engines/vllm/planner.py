@@ -42,8 +42,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kvplan.engines.vllm.budget import (
-    GiB,
-    MiB,
     vllm_available_kv_bytes,
     vllm_default_activation_bytes,
     vllm_default_cuda_graph_bytes,
@@ -68,6 +66,7 @@ from kvplan.engines.vllm.specs import ModelKV, build_model_kv
 from kvplan.errors import InputError
 from kvplan.hfconfig.normalize import flatten_config
 from kvplan.parallel import vllm_pp_layer_ranges
+from kvplan.units import GiB, MiB
 
 __all__ = [  # names other modules import from here (the formulas live in budget / releases / grouping)
     "NEWEST_VERSION", "SAMPLER_BYTES_PER_LOGIT", "V0_SAMPLER_BYTES_PER_LOGIT", "GiB", "MiB",

@@ -62,8 +62,8 @@ from typing import Any
 from kvplan import supported
 from kvplan.errors import InputError
 from kvplan.family import Family
+from kvplan.units import GiB
 
-GiB = 2**30
 NEWEST_VERSION = supported.VLLM[1]
 
 Version = tuple[int, int, int]

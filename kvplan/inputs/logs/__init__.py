@@ -33,7 +33,8 @@ A rank is recognised from ``DPn``/``PPn``/``TPn``/``EPn`` tokens or ``pid=N`` in
 
 from kvplan.inputs.logs.facts import LogFacts, missing_for_measured, parse_log, read_log, read_log_file
 from kvplan.inputs.logs.release import ReleaseWindow, release_window
-from kvplan.inputs.logs.text import GIB, MIB
+from kvplan.units import GiB as GIB
+from kvplan.units import MiB as MIB
 
 __all__ = ["GIB", "MIB", "LogFacts", "ReleaseWindow", "missing_for_measured", "parse_log", "read_log",
            "read_log_file", "release_window"]

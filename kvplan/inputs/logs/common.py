@@ -8,7 +8,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from kvplan.inputs.logs.collect import Collector
-from kvplan.inputs.logs.text import MIB, Candidate, clean_line
+from kvplan.inputs.logs.text import Candidate, clean_line
+from kvplan.units import MiB as MIB
 
 _GPU_NAME_RES = (
     re.compile(r"\bGPU \d{1,3}: ((?:NVIDIA|AMD|Tesla|Quadro)[^()\n]{1,60}?)\s*\(UUID"),  # nvidia-smi -L

@@ -14,9 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from kvplan.units import MAX_BYTES
-
-GIB = 1 << 30
-MIB = 1 << 20
+from kvplan.units import GiB as GIB
 
 # Bounds that keep every call linear and small.
 MAX_LINE = 4096  # characters of an ordinary line that are looked at

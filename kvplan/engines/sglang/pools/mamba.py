@@ -50,11 +50,11 @@ from kvplan.family import Family
 from kvplan.geometry.mamba import MambaGeometry, mamba_geometry_from_config, mamba_state_bytes
 from kvplan.parallel import sglang_pp_layer_ranges as pp_layer_ranges
 from kvplan.result import Pool
+from kvplan.units import GiB as GIB
 
 if TYPE_CHECKING:
     from kvplan.hfconfig.spec import ModelSpec
 
-GIB = 1 << 30
 
 _DTYPE_BYTES = {"float32": 4, "fp32": 4, "bfloat16": 2, "bf16": 2, "float16": 2, "fp16": 2}
 
