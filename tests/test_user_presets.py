@@ -15,7 +15,6 @@ import pytest
 from typer.testing import CliRunner
 
 from kvplan.cli import app as cli_app
-from kvplan.cli.models_cmd import ModelsGroup
 from kvplan.errors import InputError
 from kvplan.family import Family
 from kvplan.inputs import presets as p
@@ -54,16 +53,8 @@ def _model_toml(model_id: str, *, layers: int = 36, aliases: tuple[str, ...] = (
 
 
 
-def _app():
-    """kvplan's core app with `models` registered through ModelsGroup (as kvplan/cli/app.py does)."""
-    app = cli_app.new_app()
-    app.command("fit")(cli_app.fit_cmd)
-    app.command("models", cls=ModelsGroup)(cli_app.models_cmd)
-    return app
-
-
 def run(*args: str):
-    return runner.invoke(_app(), list(args))
+    return runner.invoke(cli_app.app, list(args))
 
 
 def one_line_error(res) -> str:

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from kvplan.units import GiB
-from kvplan.views.serialize import _flat, fit_text, to_csv, to_json  # noqa: F401  (re-exported)
+from kvplan.views.serialize import fit_text, to_csv, to_json  # noqa: F401  (re-exported: tests and callers of render)
 
 
 def print_fit(results: Sequence[Any], console: Any = None, *, explain: bool = False) -> None:
