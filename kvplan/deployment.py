@@ -28,8 +28,16 @@ DEFAULT_DEPLOYMENT: dict[str, Any] = dict(
 )
 
 
-@dataclass(eq=False, repr=False)
+@dataclass(init=False, eq=False, repr=False)
 class Deployment:
+    """One deployment as the user gave it (``None``: not given, the engine's default applies).
+
+    A dataclass (``dataclasses.replace`` / ``fields`` read it: sweep, solve, what-if, plan files) whose ``__init__``
+    is written out (``init=False``): the decorator would generate and compile a 47-parameter one at every import,
+    about 0.7 ms of each ``kvplan fit`` (docs/performance.md).  tests/test_startup_imports.py checks that it takes
+    exactly the fields, in order, with their defaults.
+    """
+
     model: str | None = None
     gpu: str | None = None
     num_gpus: int | None = None
@@ -78,6 +86,75 @@ class Deployment:
     output_len: int | None = None             # workload: generated tokens per request
     allow_long_context: bool = False          # the engine's long-context override (env var or --allow-long-context)
 
+    def __init__(self, model: str | None = None, gpu: str | None = None, num_gpus: int | None = None,
+                 gpu_memory: int | None = None, engine: str = "sglang", engine_version: str | None = None,
+                 tp: int | None = None, pp: int | None = None, dp: int | None = None, ep: int | None = None,
+                 enable_dp_attention: bool = False, mem_fraction_static: float | None = None,
+                 gpu_memory_utilization: float | None = None, kv_cache_dtype: str | None = None,
+                 context_length: int | None = None, max_running_requests: int | None = None,
+                 page_size: int | None = None, chunked_prefill_size: int | None = None,
+                 max_total_tokens: int | None = None, kv_cache_memory_bytes: int | None = None,
+                 free_memory: int | None = None, weight_memory: int | None = None, activation_memory: int | None = None,
+                 non_torch_memory: int | None = None, cuda_graph_memory: int | None = None,
+                 attention_backend: str | None = None, dsv4_attn_backend: str | None = None,
+                 disable_radix_cache: bool = False, disable_overlap_schedule: bool = False,
+                 disable_cuda_graph: bool = False, enforce_eager: bool = False,
+                 swa_full_tokens_ratio: float | None = None, dcp_size: int | None = None,
+                 pp_layer_partition: str | None = None, mamba_full_memory_ratio: float | None = None,
+                 max_mamba_cache_size: int | None = None, mamba_ssm_dtype: str | None = None,
+                 speculative_algorithm: str | None = None, speculative_num_draft_tokens: int | None = None,
+                 engram_on_host: bool = False, speculative_dspark_block_size: int | None = None,
+                 moe_dense_tp_size: int | None = None, enable_dp_lm_head: bool = False,
+                 target_requests: int | None = None, input_len: int | None = None, output_len: int | None = None,
+                 allow_long_context: bool = False) -> None:
+        self.model = model
+        self.gpu = gpu
+        self.num_gpus = num_gpus
+        self.gpu_memory = gpu_memory
+        self.engine = engine
+        self.engine_version = engine_version
+        self.tp = tp
+        self.pp = pp
+        self.dp = dp
+        self.ep = ep
+        self.enable_dp_attention = enable_dp_attention
+        self.mem_fraction_static = mem_fraction_static
+        self.gpu_memory_utilization = gpu_memory_utilization
+        self.kv_cache_dtype = kv_cache_dtype
+        self.context_length = context_length
+        self.max_running_requests = max_running_requests
+        self.page_size = page_size
+        self.chunked_prefill_size = chunked_prefill_size
+        self.max_total_tokens = max_total_tokens
+        self.kv_cache_memory_bytes = kv_cache_memory_bytes
+        self.free_memory = free_memory
+        self.weight_memory = weight_memory
+        self.activation_memory = activation_memory
+        self.non_torch_memory = non_torch_memory
+        self.cuda_graph_memory = cuda_graph_memory
+        self.attention_backend = attention_backend
+        self.dsv4_attn_backend = dsv4_attn_backend
+        self.disable_radix_cache = disable_radix_cache
+        self.disable_overlap_schedule = disable_overlap_schedule
+        self.disable_cuda_graph = disable_cuda_graph
+        self.enforce_eager = enforce_eager
+        self.swa_full_tokens_ratio = swa_full_tokens_ratio
+        self.dcp_size = dcp_size
+        self.pp_layer_partition = pp_layer_partition
+        self.mamba_full_memory_ratio = mamba_full_memory_ratio
+        self.max_mamba_cache_size = max_mamba_cache_size
+        self.mamba_ssm_dtype = mamba_ssm_dtype
+        self.speculative_algorithm = speculative_algorithm
+        self.speculative_num_draft_tokens = speculative_num_draft_tokens
+        self.engram_on_host = engram_on_host
+        self.speculative_dspark_block_size = speculative_dspark_block_size
+        self.moe_dense_tp_size = moe_dense_tp_size
+        self.enable_dp_lm_head = enable_dp_lm_head
+        self.target_requests = target_requests
+        self.input_len = input_len
+        self.output_len = output_len
+        self.allow_long_context = allow_long_context
+
     def with_defaults(self) -> "Deployment":
         """Apply the project's default deployment when no model was named."""
         if self.model is not None:
@@ -113,6 +190,7 @@ ATTENTION_BACKENDS = frozenset((
     "flashinfer", "llada2_cfg_flashinfer", "flashmla", "trtllm_mla", "cutedsl_mla", "tokenspeed_mla",
     "trtllm_mha", "hpc_ops", "minicpm_flashattn", "minicpm_flashinfer", "aiter", "wave", "intel_amx", "ascend",
     "intel_xpu", "flash_attn", "flashmla_sparse", "rocm_attn", "rocm_aiter_fa", "tree_attn", "cutlass_mla",
+    "flash_attn_mla", "flashinfer_mla", "triton_mla",
 ))
 # SGLang v0.5.23 speculative/spec_info.py SpeculativeAlgorithm (builtins) and fields/spec.py; MTP as vLLM spells it.
 SPECULATIVE_ALGORITHMS = frozenset({"EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "DFLASH", "DSPARK", "UNO",

@@ -3,7 +3,11 @@
 ``FitResult`` (and its parts) are stdlib dataclasses that pydantic validates strictly
 (``__pydantic_config__``: unknown keys rejected): :meth:`FitResult.model_validate` turns JSON back
 into the model (the round-trip the tests check).  Building and dumping a result needs no pydantic, so
-``kvplan fit --format json`` does not pay for importing it.
+``kvplan fit --format json`` does not pay for importing it.  Their ``__init__`` is written out
+(``init=False``): the decorator would otherwise generate and compile one at every import (about a
+millisecond for FitResult's 57 fields, on every ``kvplan fit``); tests/test_startup_imports.py checks
+that each takes exactly the fields, in order, with their defaults (a list field's default is None: a
+new empty list).
 
 The first block of fields is the JSON contract read by scripts outside this repo: never rename a
 key or change its meaning; add new keys freely.
@@ -23,7 +27,7 @@ CONTRACT_KEYS = (
 _CONFIG = {"extra": "forbid"}
 
 
-@dataclass(eq=False, repr=False)
+@dataclass(init=False, eq=False, repr=False)
 class Pool:
     """One KV pool (or fixed state) the engine allocates on each GPU."""
 
@@ -34,8 +38,16 @@ class Pool:
     bytes_per_token: float | None = None
     note: str = ""
 
+    def __init__(self, name: str, bytes: int, tokens: int | None = None, bytes_per_token: float | None = None,
+                 note: str = "") -> None:
+        self.name = name
+        self.bytes = bytes
+        self.tokens = tokens
+        self.bytes_per_token = bytes_per_token
+        self.note = note
 
-@dataclass(eq=False, repr=False)
+
+@dataclass(init=False, eq=False, repr=False)
 class MemorySlice:
     """Where one GPU's memory goes (the bar in the table view)."""
 
@@ -44,8 +56,13 @@ class MemorySlice:
     bytes: int
     note: str = ""
 
+    def __init__(self, name: str, bytes: int, note: str = "") -> None:
+        self.name = name
+        self.bytes = bytes
+        self.note = note
 
-@dataclass(eq=False, repr=False)
+
+@dataclass(init=False, eq=False, repr=False)
 class Basis:
     """An alternative KV basis on the same budget (e.g. the DeepSeek-V3 formula a record used)."""
 
@@ -57,9 +74,20 @@ class Basis:
     max_concurrency: int
     note: str = ""
 
+    def __init__(self, name: str, kv_bytes_per_token: int, kv_pool_tokens: int, max_context_length: int,
+                 max_concurrency: int, note: str = "") -> None:
+        self.name = name
+        self.kv_bytes_per_token = kv_bytes_per_token
+        self.kv_pool_tokens = kv_pool_tokens
+        self.max_context_length = max_context_length
+        self.max_concurrency = max_concurrency
+        self.note = note
 
-@dataclass(eq=False, repr=False)
+
+@dataclass(init=False, eq=False, repr=False)
 class FitResult:
+    """One plan: what the engine would allocate and whether it starts (the JSON contract: :data:`CONTRACT_KEYS`)."""
+
     __pydantic_config__ = _CONFIG
 
     # ---- contract (stable) -------------------------------------------------------------------
@@ -125,6 +153,81 @@ class FitResult:
     workload_tokens_per_request: int | None = None   # input + output in whole pages of the token pool
     workload_concurrency: int | None = None          # such requests at once, whole deployment
     workload_concurrency_per_rank: int | None = None
+
+    def __init__(self, engine: str, engine_version: str, model: str, gpu: str, num_gpus: int, tp: int, pp: int, dp: int,
+                 ep: int, dp_attention: bool, kv_cache_dtype: str, kv_bytes_per_token: float, kv_budget_bytes: int,
+                 kv_pool_tokens: int, max_running_requests: int, max_concurrency: int | float, max_context_length: int,
+                 context_length: int, fits: bool, device_bytes: int, free_bytes: int, weight_bytes: int,
+                 warnings: list[str], assumptions: list[str], verdict: str = "", family: str = "", layout: str = "",
+                 mode: str = "cold", mem_fraction_static: float | None = None,
+                 gpu_memory_utilization: float | None = None, page_size: int = 1,
+                 chunked_prefill_size: int | None = None, attn_tp: int = 1, attn_dp: int = 1, target_requests: int = 1,
+                 kv_pool_tokens_total: int = 0, max_concurrency_per_rank: float = 0.0, kv_pool_bytes: int = 0,
+                 fixed_pool_bytes: int = 0, weight_source: str = "", free_source: str = "",
+                 num_blocks: int | None = None, block_size: int | None = None,
+                 groups: list[dict[str, Any]] | None = None, pools: list[Pool] | None = None,
+                 memory: list[MemorySlice] | None = None, bases: list[Basis] | None = None,
+                 reasons: list[str] | None = None, target: str = "", meets_target: bool = False,
+                 target_reason: str = "", max_running_requests_source: str = "", input_len: int | None = None,
+                 output_len: int | None = None, workload_tokens_per_request: int | None = None,
+                 workload_concurrency: int | None = None, workload_concurrency_per_rank: int | None = None) -> None:
+        self.engine = engine
+        self.engine_version = engine_version
+        self.model = model
+        self.gpu = gpu
+        self.num_gpus = num_gpus
+        self.tp = tp
+        self.pp = pp
+        self.dp = dp
+        self.ep = ep
+        self.dp_attention = dp_attention
+        self.kv_cache_dtype = kv_cache_dtype
+        self.kv_bytes_per_token = kv_bytes_per_token
+        self.kv_budget_bytes = kv_budget_bytes
+        self.kv_pool_tokens = kv_pool_tokens
+        self.max_running_requests = max_running_requests
+        self.max_concurrency = max_concurrency
+        self.max_context_length = max_context_length
+        self.context_length = context_length
+        self.fits = fits
+        self.device_bytes = device_bytes
+        self.free_bytes = free_bytes
+        self.weight_bytes = weight_bytes
+        self.warnings = warnings
+        self.assumptions = assumptions
+        self.verdict = verdict
+        self.family = family
+        self.layout = layout
+        self.mode = mode
+        self.mem_fraction_static = mem_fraction_static
+        self.gpu_memory_utilization = gpu_memory_utilization
+        self.page_size = page_size
+        self.chunked_prefill_size = chunked_prefill_size
+        self.attn_tp = attn_tp
+        self.attn_dp = attn_dp
+        self.target_requests = target_requests
+        self.kv_pool_tokens_total = kv_pool_tokens_total
+        self.max_concurrency_per_rank = max_concurrency_per_rank
+        self.kv_pool_bytes = kv_pool_bytes
+        self.fixed_pool_bytes = fixed_pool_bytes
+        self.weight_source = weight_source
+        self.free_source = free_source
+        self.num_blocks = num_blocks
+        self.block_size = block_size
+        self.groups = [] if groups is None else groups
+        self.pools = [] if pools is None else pools
+        self.memory = [] if memory is None else memory
+        self.bases = [] if bases is None else bases
+        self.reasons = [] if reasons is None else reasons
+        self.target = target
+        self.meets_target = meets_target
+        self.target_reason = target_reason
+        self.max_running_requests_source = max_running_requests_source
+        self.input_len = input_len
+        self.output_len = output_len
+        self.workload_tokens_per_request = workload_tokens_per_request
+        self.workload_concurrency = workload_concurrency
+        self.workload_concurrency_per_rank = workload_concurrency_per_rank
 
     def model_dump(self, mode: str = "python") -> dict[str, Any]:
         """A plain dict (JSON-ready in both modes: every value is a str, number, bool, None, list or dict)."""

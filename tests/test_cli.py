@@ -260,3 +260,76 @@ def test_the_console_script_path_runs_models_add_and_the_version_flag():
     assert out.returncode == 0 and "CONFIG" in out.stdout, out.stderr
     ver = subprocess.run([sys.executable, "-m", "kvplan", "-V"], capture_output=True, text=True, env=env, timeout=60)
     assert ver.returncode == 0 and ver.stdout.startswith("kvplan ") and len(ver.stdout.splitlines()) == 1
+
+
+# --------------------------------------------------------------------------- the console entry's fast paths
+
+_LIST_MODULES = """
+import os, sys
+out = sys.argv.pop(1)
+def _exit(code, _real=os._exit):
+    with open(out, "w") as f:
+        f.write("\\n".join(sorted(sys.modules)))
+    _real(code)
+os._exit = _exit
+from kvplan.cli.app import main
+main()
+"""
+
+
+def _console(args: list[str], tmp_path, **env: str):
+    """Run the console entry (``kvplan.cli.app.main``) in a fresh process: (stdout, modules loaded at exit)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    listing = tmp_path / "modules.txt"
+    full_env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
+                "KVPLAN_CACHE_DIR": str(tmp_path / "cache"), **env}
+    proc = subprocess.run([sys.executable, "-c", _LIST_MODULES, str(listing), *args], capture_output=True, text=True,
+                          env=full_env, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout, set(listing.read_text().split())
+
+
+def test_version_flag_prints_the_version_line_without_building_a_command(tmp_path):
+    from kvplan.cli.app import version_line
+
+    for flag in ("--version", "-V"):
+        out, mods = _console([flag], tmp_path)
+        assert out == version_line() + "\n"
+        assert "kvplan.cli.plan_cmds" not in mods and "kvplan.cli.calibrate_cmd" not in mods
+    assert run("--version").stdout == version_line() + "\n"  # the whole CLI's eager option says the same
+
+
+@pytest.mark.parametrize(("env", "command"), [
+    ({"_KVPLAN_COMPLETE": "complete_bash", "COMP_WORDS": "kvplan fit --kv", "COMP_CWORD": "2"}, "fit"),
+    ({"_KVPLAN_COMPLETE": "complete_zsh", "_TYPER_COMPLETE_ARGS": "kvplan fit --kv"}, "fit"),
+    ({"_KVPLAN_COMPLETE": "complete_zsh", "_TYPER_COMPLETE_ARGS": "kvplan gpus "}, "gpus"),
+    ({"_KVPLAN_COMPLETE": "complete_bash", "COMP_WORDS": "kvplan sweep --tp", "COMP_CWORD": "2"}, "sweep"),
+    ({"_KVPLAN_COMPLETE": "complete_bash", "COMP_WORDS": "kvplan fi", "COMP_CWORD": "1"}, None),
+])
+def test_completion_inside_a_command_builds_only_that_command(tmp_path, monkeypatch, env, command):
+    """A shell-completion request inside a command (``kvplan fit --kv<TAB>``) is answered by the one-command app, with
+    the same words as the whole CLI; completing a command's name needs (and builds) the whole CLI."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from kvplan.cli.app import _completing_command
+
+    out, mods = _console([], tmp_path, **env)
+    full_env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
+                "KVPLAN_CACHE_DIR": str(tmp_path / "cache"), **env}
+    whole = subprocess.run([sys.executable, "-c", "from kvplan.cli.app import _full_app; _full_app()()"],
+                           capture_output=True, text=True, env=full_env, timeout=60).stdout
+    assert out == whole and out.strip()
+    for k in ("COMP_WORDS", "COMP_CWORD", "_TYPER_COMPLETE_ARGS"):
+        monkeypatch.delenv(k, raising=False)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    assert _completing_command() == command
+    if command in ("fit", "gpus"):
+        assert "kvplan.cli.plan_cmds" not in mods  # sweep / solve / check were not built

@@ -349,6 +349,16 @@ def test_a_closed_pipe_keeps_the_check_failure():
     assert "Traceback" not in proc.stderr and proc.stderr.startswith("kvplan: ")
 
 
+@pytest.mark.parametrize("args", [["--version"], ["fit", "--format", "json"]])
+def test_a_closed_stdout_is_one_line_and_exit_1(args):
+    """``kvplan --version >&-``: started with no stdout at all (Python's sys.stdout is None): the answer is lost, so
+    one line and exit 1 (as for a full disk), not a traceback."""
+    proc = _kvplan(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                   preexec_fn=lambda: os.close(1))
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines() == ["kvplan: error: cannot write the output (Bad file descriptor)"]
+
+
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
 @pytest.mark.parametrize("args", [["models", "--format", "table"], ["fit", "--format", "json"],
                                   ["fit", "--format", "table"]])

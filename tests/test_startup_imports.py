@@ -69,3 +69,124 @@ def test_version_flag_loads_no_planner(tmp_path):
     assert "kvplan.cli.app" in mods
     assert not any(m.startswith(("kvplan.planning", "kvplan.engines", "kvplan.inputs")) for m in mods)
     assert "rich" not in {m.split(".")[0] for m in mods}
+
+
+# ------------------------------------------------------------------------------- structural guarantees of 0.2.x
+# Each one is a reason `kvplan fit --format json` starts within the budget of docs/performance.md ("Start-up").
+
+_RUN_AND_LIST = """
+import os, sys
+out = sys.argv.pop(1)
+def _exit(code, _real=os._exit):
+    with open(out, "w") as f:
+        f.write("\\n".join(sorted(sys.modules)))
+    _real(code)
+os._exit = _exit
+from kvplan.cli.app import main
+main()
+"""
+
+
+def _modules_after(args: list[str], cache_dir: Path, tmp: Path) -> set[str]:
+    """Every module loaded when ``kvplan ARGS`` leaves (sys.modules at the console entry's ``os._exit``; unlike
+    ``-X importtime`` this also sees imports made inside functions while the command runs)."""
+    listing = tmp / "modules.txt"
+    env = {**os.environ, "KVPLAN_CACHE_DIR": str(cache_dir), "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-c", _RUN_AND_LIST, str(listing), *args], capture_output=True, text=True,
+                          env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return set(listing.read_text().split())
+
+
+def test_fit_json_loads_no_table_view_and_no_older_release_rules(tmp_path):
+    """JSON is written by kvplan.views.serialize alone (the table view, kvplan.views.render, loads only for tables),
+    and the default release (the newest) never loads the older releases' rule windows
+    (kvplan.engines.sglang.history builds them on the first plan that names an older release)."""
+    _modules_after(["fit", "--format", "json"], tmp_path, tmp_path)  # fills the validated-preset cache
+    mods = _modules_after(["fit", "--format", "json"], tmp_path, tmp_path)
+    assert {"kvplan.engines.sglang.planner", "kvplan.views.serialize", "kvplan.engines.sglang.releases"} <= mods
+    assert "kvplan.views.render" not in mods, "the table view must load only for tables"
+    assert "kvplan.engines.sglang.history" not in mods, "older release windows must load only when asked for"
+    assert not {m.split(".")[0] for m in mods} & {"rich", "numpy", "pydantic", "tomllib", "hashlib", "csv"}
+    older = _modules_after(["fit", "--format", "json", "-m", "meta-llama/Llama-3.1-8B-Instruct", "-g", "h100-sxm",
+                            "--engine-version", "0.4.4"], tmp_path, tmp_path)
+    assert "kvplan.engines.sglang.history" in older  # the listing does see a lazy import
+
+
+def test_the_release_table_is_built_on_first_use():
+    code = ("import sys; from kvplan.engines.sglang import releases as r; "
+            "assert r.rules_for(None) is r.DEFAULT_RULES; assert 'RELEASES' not in vars(r); "
+            "assert 'kvplan.engines.sglang.history' not in sys.modules; "
+            "assert len(r.RELEASES) > 1 and 'RELEASES' in vars(r)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def _written_out_init_classes() -> list[type]:
+    """The dataclasses on the fit path whose ``__init__`` is written out (``init=False``)."""
+    from kvplan.deployment import Deployment
+    from kvplan.engines.sglang.pools.base import PoolContext, PoolFlags, PoolPlanner
+    from kvplan.hfconfig.spec import ModelSpec
+    from kvplan.inputs.presets import HardwarePreset, ModelPreset, Variant, WeightsInfo
+    from kvplan.result import Basis, MemorySlice, Pool
+
+    return [Deployment, FitResult, Pool, MemorySlice, Basis, ModelSpec, ModelPreset, HardwarePreset, WeightsInfo,
+            Variant, PoolFlags, PoolContext, PoolPlanner]
+
+
+@pytest.mark.parametrize("cls", _written_out_init_classes(), ids=lambda c: c.__name__)
+def test_written_out_init_takes_exactly_the_fields(cls):
+    """A dataclass with ``init=False`` and its own ``__init__`` (the decorator would compile one at every start):
+    the parameters are the fields, in field order, with the field defaults (a ``default_factory`` field defaults to
+    None and gets a new value), and an instance holds every field -- so ``dataclasses.replace`` / ``fields`` /
+    ``asdict`` and pydantic see exactly what the generated ``__init__`` gave them."""
+    import dataclasses
+    import inspect
+
+    assert cls.__dataclass_params__.init is False
+    assert cls.__init__.__code__.co_filename != "<string>"  # not generated
+    params = list(inspect.signature(cls.__init__).parameters.values())[1:]
+    fields = dataclasses.fields(cls)
+    assert [p.name for p in params] == [f.name for f in fields]
+    for p, f in zip(params, fields, strict=True):
+        if f.default is not dataclasses.MISSING:
+            assert p.default == f.default and type(p.default) is type(f.default), f.name
+        elif f.default_factory is not dataclasses.MISSING:
+            assert p.default is None, f.name
+        else:
+            assert p.default is inspect.Parameter.empty, f.name
+    sample = {p.name: object() for p in params if p.default is inspect.Parameter.empty}
+    obj = cls(**sample)
+    for f in fields:
+        value = getattr(obj, f.name)
+        if f.name in sample:
+            assert value is sample[f.name], f.name
+        elif f.default_factory is not dataclasses.MISSING:
+            fresh = f.default_factory()
+            assert type(value) is type(fresh), f.name
+            assert (vars(value) == vars(fresh)) if hasattr(fresh, "__dict__") else value == fresh, f.name
+        else:
+            assert value == f.default, f.name
+    if fields and fields[0].name not in sample:  # replace() round trip on a defaults-only class
+        assert dataclasses.replace(obj, **{fields[0].name: fields[0].default}).__class__ is cls
+
+
+def test_fit_path_records_generate_no_code():
+    """The SGLang planner's and pool planners' internal records are plain classes (no decorator-generated code)."""
+    from kvplan.engines.sglang import planner
+    from kvplan.engines.sglang.pools import base
+
+    for cls in (planner._Log, planner._Parallel, planner._Device, planner._Defaults, planner._Memory,
+                base.PoolPlan, base.Breakdown):
+        assert not hasattr(cls, "__dataclass_fields__"), cls.__name__
+        assert cls.__init__.__code__.co_filename != "<string>", cls.__name__
+
+
+def test_importing_the_cli_leaves_the_collector_as_found():
+    """kvplan.cli.app pauses the cyclic collector while it imports (docs/performance.md) and resumes it as found."""
+    for pre in ("", "import gc; gc.disable(); "):
+        code = pre + "import gc; was = gc.isenabled(); import kvplan.cli.app; assert gc.isenabled() is was, was"
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+        assert proc.returncode == 0, proc.stderr[-2000:]

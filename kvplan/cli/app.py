@@ -19,8 +19,22 @@ registry (:mod:`kvplan.flags`, built into typer options by :mod:`kvplan.cli.opti
 ``kvplan --version`` / ``-V`` prints the first line of ``kvplan version``; ``--install-completion`` and
 ``--show-completion`` (typer's shell completion) are options of the whole CLI only, so the one-command app
 ``kvplan fit`` runs in (:func:`_single_command_app`) does not pay for them.
-"""
 
+Start-up (docs/performance.md): the cyclic garbage collector is paused while this module and what it imports load
+(typer, click and kvplan's option tables allocate tens of thousands of long-lived objects, and every automatic
+collection would walk them again: about 4% of a ``kvplan fit``).  At the end of the import the objects alive then
+(modules, functions, option tables: they live as long as the process) are moved to the collector's permanent
+generation (``gc.freeze``) and the collector is resumed as the importer had it, so the command's own collections
+walk only what the command allocates.
+"""
+# ruff: noqa: E402  (the collector is paused before the imports below)
+
+import gc
+
+_GC_WAS_ENABLED = gc.isenabled()
+gc.disable()  # resumed at the end of this module (_resume_gc)
+
+import errno
 import importlib
 import os
 import re
@@ -55,7 +69,8 @@ _DEBUG = False
 
 
 #: a quoted part, or a word, longer than ECHO_CHARS: user input that click or an unexpected exception repeated
-_LONG_INPUT = re.compile(rf"'([^']{{{ECHO_CHARS + 1},}})'|(\S{{{ECHO_CHARS + 1},}})")
+#: (a pattern compiled by re's cache on the first error line: a run without an error never compiles it)
+_LONG_INPUT = rf"'([^']{{{ECHO_CHARS + 1},}})'|(\S{{{ECHO_CHARS + 1},}})"
 
 
 def _cut(m: re.Match[str]) -> str:
@@ -75,7 +90,7 @@ def safe_line(text: str, limit: int = MAX_LINE_CHARS, *, cut_input: bool = True)
     """
     line = mask_secrets(" ".join(text.split()))
     if cut_input:
-        line = _LONG_INPUT.sub(_cut, line)
+        line = re.sub(_LONG_INPUT, _cut, line)
     return mask_secrets(echo(line, limit))
 
 
@@ -448,11 +463,12 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _single_command_app(name: str) -> typer.Typer | None:
+def _single_command_app(name: str, *, completion: bool = False) -> typer.Typer | None:
     """An app holding only the command being run: typer builds every registered command's parameters at each
-    start, so ``kvplan fit`` should not pay for sweep's, solve's, check's and calibrate's (a few ms each)."""
+    start, so ``kvplan fit`` should not pay for sweep's, solve's, check's and calibrate's (a few ms each).
+    ``completion``: for a shell-completion request inside that command (typer's completion support on)."""
     source = _full_app() if name in _PLAN_COMMANDS else _core
-    one = new_app()
+    one = new_app(completion=completion)
     one.callback()(_root)  # keeps the group form: `kvplan NAME ...`
     if any(info.name == name for info in source.registered_commands):
         one.registered_commands.extend(info for info in source.registered_commands if info.name == name)
@@ -473,7 +489,11 @@ def main() -> None:
 
         install_ascii_fallback()
     argv = sys.argv[1:]
-    one = _single_command_app(argv[0]) if argv and not argv[0].startswith("-") else None
+    if argv in (["--version"], ["-V"]):  # what the eager --version option prints, without building any command
+        os._exit(_flushed(_print_version_line()))
+    completing = None if argv else _completing_command()
+    name = argv[0] if argv and not argv[0].startswith("-") else completing
+    one = _single_command_app(name, completion=completing is not None) if name else None
     code = 0
     try:
         (one or _full_app())()
@@ -486,6 +506,46 @@ def main() -> None:
     os._exit(_flushed(code))
 
 
+def _print_version_line() -> int:
+    """``kvplan --version`` alone: print :func:`version_line`; the exit code, a failed write translated as
+    :meth:`KvplanGroup.main` translates it for the whole CLI's eager option (0 for a closed pipe, else one line and
+    1)."""
+    try:
+        typer.echo(version_line())
+    except OSError as exc:
+        if not output_failure(exc):
+            typer.echo(_internal_error(exc), err=True)
+            return 1
+        return output_exit(exc)
+    return 0
+
+
+def _completing_command() -> str | None:
+    """The command a shell-completion request is inside (``kvplan fit --kv<TAB>`` -> ``"fit"``), else None: then
+    only that command is built, as for a run (completing a command name itself needs the whole CLI).
+
+    The request is the environment typer's completion scripts set: ``_KVPLAN_COMPLETE`` with bash's ``COMP_WORDS``
+    / ``COMP_CWORD`` or zsh / fish / PowerShell's ``_TYPER_COMPLETE_ARGS`` (the line so far; its last word is being
+    completed unless the line ends with a space).  Example: ``COMP_WORDS="kvplan fit --kv" COMP_CWORD=2`` ->
+    ``"fit"``; ``COMP_WORDS="kvplan fi" COMP_CWORD=1`` -> None.
+    """
+    if not os.environ.get("_KVPLAN_COMPLETE"):
+        return None
+    import shlex
+
+    bash = os.environ.get("COMP_WORDS")
+    line = bash if bash is not None else os.environ.get("_TYPER_COMPLETE_ARGS", "")
+    try:
+        words = shlex.split(line)
+        if bash is not None:
+            before = words[1:int(os.environ.get("COMP_CWORD", ""))]
+        else:
+            before = words[1:] if line.endswith(" ") else words[1:-1]
+    except ValueError:  # an open quote, a COMP_CWORD that is not a number: let the whole CLI answer
+        return None
+    return before[0] if before and not before[0].startswith("-") else None
+
+
 def _utf8(stream: Any) -> bool:
     return (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "") == "utf8"
 
@@ -494,6 +554,8 @@ def _flushed(code: int) -> int:
     """Flush stdout and stderr (the text still buffered for a pipe or a file is written here); the exit code after
     it: ``code``, or :func:`kvplan.cli.streams.output_exit`'s when the output cannot take the text."""
     try:
+        if sys.stdout is None:   # started with stdout closed (`>&-`): nothing could be written
+            raise OSError(errno.EBADF, os.strerror(errno.EBADF))
         sys.stdout.flush()
     except OSError as exc:
         out = output_exit(exc)
@@ -501,10 +563,22 @@ def _flushed(code: int) -> int:
     except ValueError:  # stdout closed by the command itself
         pass
     try:
-        sys.stderr.flush()
+        if sys.stderr is not None:
+            sys.stderr.flush()
     except (OSError, ValueError):
         pass
     return code
+
+
+def _resume_gc() -> None:
+    """Freeze what the import left alive (later collections skip it; resuming without it would make the first
+    collection walk all of it) and resume the collector as the importer had it."""
+    gc.freeze()
+    if _GC_WAS_ENABLED:
+        gc.enable()
+
+
+_resume_gc()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -50,8 +50,9 @@ def output_exit(exc: OSError) -> int:
         silence_stdout()
         return 0
     try:
-        sys.stderr.write(f"kvplan: error: cannot write the output ({exc.strerror or exc})\n")
-        sys.stderr.flush()
+        if sys.stderr is not None:
+            sys.stderr.write(f"kvplan: error: cannot write the output ({exc.strerror or exc})\n")
+            sys.stderr.flush()
     except (OSError, ValueError):
         pass
     return 1

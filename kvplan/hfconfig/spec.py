@@ -22,9 +22,13 @@ __all__ = ["MAX_LAYERS", "ModelSpec", "check_geometry", "detect_family", "flatte
            "quant_from_hf_quant_config", "spec_from_config"]
 
 
-@dataclass(eq=False)
+@dataclass(init=False, eq=False)
 class ModelSpec:
-    """A model as kvplan plans it."""
+    """A model as kvplan plans it.
+
+    Its ``__init__`` is written out (``init=False``: the decorator would generate and compile one at every import, on
+    every ``kvplan fit``); tests/test_startup_imports.py checks that it takes exactly the fields, with their defaults.
+    """
 
     id: str
     config: Mapping[str, Any]            # flattened HF config (text_config merged in)
@@ -36,6 +40,20 @@ class ModelSpec:
     notes: tuple[str, ...] = ()
     preset_id: str | None = None
     warnings: tuple[str, ...] = ()       # what the config holds that kvplan does not know or does not trust
+
+    def __init__(self, id: str, config: Mapping[str, Any], family: Family, quantization: str,
+                 checkpoint_bytes: int | None, source: str, raw_config: Mapping[str, Any] | None = None,
+                 notes: tuple[str, ...] = (), preset_id: str | None = None, warnings: tuple[str, ...] = ()) -> None:
+        self.id = id
+        self.config = config
+        self.family = family
+        self.quantization = quantization
+        self.checkpoint_bytes = checkpoint_bytes
+        self.source = source
+        self.raw_config = {} if raw_config is None else raw_config
+        self.notes = notes
+        self.preset_id = preset_id
+        self.warnings = warnings
 
     # --- geometry accessors (HF field names, SGLang's fallbacks) -------------------------------
     def get(self, key: str, default: Any = None) -> Any:

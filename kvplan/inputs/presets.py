@@ -86,11 +86,16 @@ Quantization = Literal["bf16", "fp16", "fp32", "fp8", "mxfp4", "nvfp4", "int4", 
 # The preset types are stdlib dataclasses that pydantic validates strictly (``__pydantic_config__``:
 # unknown keys rejected, constraints from the annotations).  pydantic is imported only to validate a
 # file that is not in the validated cache (:func:`_cached`), so ``kvplan fit`` usually never loads it.
+# Their ``__init__`` is written out (``init=False``: the decorator would generate and compile one at
+# every import, on every ``kvplan fit``); tests/test_startup_imports.py checks that each takes exactly
+# the fields, in order, with their defaults (a list or table field's default is None: a new empty one).
 _STRICT = {"extra": "forbid"}
 
 
-@dataclass(eq=False, repr=False)
+@dataclass(init=False, eq=False, repr=False)
 class WeightsInfo:
+    """A model preset's ``[weights]`` table: the checkpoint's size and format, and where they come from."""
+
     __pydantic_config__ = _STRICT
     checkpoint_bytes: PositiveInt | None = None
     params: PositiveInt | None = None
@@ -98,9 +103,19 @@ class WeightsInfo:
     source: str = ""
     notes: str = ""
 
+    def __init__(self, checkpoint_bytes: PositiveInt | None = None, params: PositiveInt | None = None,
+                 quantization: Quantization = "bf16", source: str = "", notes: str = "") -> None:
+        self.checkpoint_bytes = checkpoint_bytes
+        self.params = params
+        self.quantization = quantization
+        self.source = source
+        self.notes = notes
 
-@dataclass(eq=False, repr=False)
+
+@dataclass(init=False, eq=False, repr=False)
 class Variant:
+    """A published re-upload sharing the model's geometry (``[[variants]]``)."""
+
     __pydantic_config__ = _STRICT
     id: str
     quantization: Quantization
@@ -108,9 +123,19 @@ class Variant:
     source: str = ""
     notes: str = ""
 
+    def __init__(self, id: str, quantization: Quantization, checkpoint_bytes: PositiveInt | None = None,
+                 source: str = "", notes: str = "") -> None:
+        self.id = id
+        self.quantization = quantization
+        self.checkpoint_bytes = checkpoint_bytes
+        self.source = source
+        self.notes = notes
 
-@dataclass(eq=False, repr=False)
+
+@dataclass(init=False, eq=False, repr=False)
 class ModelPreset:
+    """A model preset file: the Hugging Face id, its aliases, the verbatim ``[config]``, weights and variants."""
+
     __pydantic_config__ = _STRICT
     id: str
     source: str
@@ -120,6 +145,16 @@ class ModelPreset:
     weights: WeightsInfo = field(default_factory=WeightsInfo)
     variants: list[Variant] = field(default_factory=list)
 
+    def __init__(self, id: str, source: str, config: dict[str, Any], aliases: list[str] | None = None, notes: str = "",
+                 weights: WeightsInfo | None = None, variants: list[Variant] | None = None) -> None:
+        self.id = id
+        self.source = source
+        self.config = config
+        self.aliases = [] if aliases is None else aliases
+        self.notes = notes
+        self.weights = WeightsInfo() if weights is None else weights
+        self.variants = [] if variants is None else variants
+
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ModelPreset:
         """Rebuild from an already-validated dict (the cache)."""
@@ -127,8 +162,10 @@ class ModelPreset:
                       "variants": [Variant(**v) for v in d.get("variants", [])]})
 
 
-@dataclass(eq=False, repr=False)
+@dataclass(init=False, eq=False, repr=False)
 class HardwarePreset:
+    """A hardware preset file: one GPU as nvidia-smi and CUDA report it, with its interconnect and formats."""
+
     __pydantic_config__ = _STRICT
     id: str
     name: str
@@ -145,6 +182,29 @@ class HardwarePreset:
     fp8: bool = False
     fp4: bool = False
     notes: str = ""
+
+    def __init__(self, id: str, name: str, memory_mib: PositiveInt, source: str, aliases: list[str] | None = None,
+                 vendor: Literal['nvidia', 'amd', 'intel', 'other'] = "nvidia",
+                 cuda_total_bytes: PositiveInt | None = None, marketing: str = "",
+                 bandwidth_gbps: PositiveFloat | None = None,
+                 interconnect: Literal['nvlink', 'pcie', 'xgmi', 'nvlink-c2c', 'other'] = "pcie",
+                 interconnect_gbps: PositiveFloat | None = None, sm: str = "", fp8: bool = False, fp4: bool = False,
+                 notes: str = "") -> None:
+        self.id = id
+        self.name = name
+        self.memory_mib = memory_mib
+        self.source = source
+        self.aliases = [] if aliases is None else aliases
+        self.vendor = vendor
+        self.cuda_total_bytes = cuda_total_bytes
+        self.marketing = marketing
+        self.bandwidth_gbps = bandwidth_gbps
+        self.interconnect = interconnect
+        self.interconnect_gbps = interconnect_gbps
+        self.sm = sm
+        self.fp8 = fp8
+        self.fp4 = fp4
+        self.notes = notes
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> HardwarePreset:
@@ -395,14 +455,17 @@ def load_hardware_file(path: Path, *, use_cache: bool = True) -> HardwarePreset:
 # ------------------------------------------------------------------------------------------- listings
 
 
-@dataclass(repr=False)  # not frozen: a frozen dataclass costs ~0.4 ms more to create at every start
 class PresetEntry(Generic[_Preset]):
-    """A loaded preset and where it came from: what ``kvplan models`` / ``kvplan gpus`` show."""
+    """A loaded preset and where it came from: what ``kvplan models`` / ``kvplan gpus`` show (a plain class: nothing
+    copies or compares it, and a dataclass would cost every start its generated code)."""
 
-    preset: _Preset
-    origin: Origin
-    path: Path
-    shadows: Path | None = None  # the shipped file with the same id, which this user preset replaces
+    __slots__ = ("origin", "path", "preset", "shadows")
+
+    def __init__(self, preset: _Preset, origin: Origin, path: Path, shadows: Path | None = None) -> None:
+        self.preset: _Preset = preset
+        self.origin: Origin = origin
+        self.path = path
+        self.shadows = shadows  # the shipped file with the same id, which this user preset replaces
 
     @property
     def id(self) -> str:
@@ -580,13 +643,15 @@ def filter_gpus(gpus: Iterable[HardwarePreset] | None = None, *,
 # ---------------------------------------------------------------------------------- kvplan models add
 
 
-@dataclass(repr=False)  # not frozen: a frozen dataclass costs ~0.4 ms more to create at every start
 class AddedModel:
-    """What :func:`add_user_model` wrote."""
+    """What :func:`add_user_model` wrote (a plain class, as :class:`PresetEntry`)."""
 
-    path: Path                   # the new preset file
-    id: str
-    shadows: Path | None = None  # the shipped preset file with the same id, which the new file now replaces
+    __slots__ = ("id", "path", "shadows")
+
+    def __init__(self, *, path: Path, id: str, shadows: Path | None = None) -> None:
+        self.path = path        # the new preset file
+        self.id = id
+        self.shadows = shadows  # the shipped preset file with the same id, which the new file now replaces
 
 
 def _model_source(config: Path) -> tuple[Path, Path]:
