@@ -263,3 +263,31 @@ def test_no_speculation_is_unchanged():
     assert res.kv_bytes_per_token == 1632.5
     assert not any("draft" in p.name for p in res.pools)
     assert not any("speculative" in a or "req_to_token" in a for a in res.assumptions)
+
+
+def test_tp4_with_the_draft_weights_counted(v41):
+    """TP4/EP4 of the 1M note with the DSpark draft in the weights (tests/test_weights_draft.py: 2,199,787,080 B with
+    the released DSpark keys, which the preset carries) on top of the 76,824,271,828 B target estimate (engram off
+    the GPU): 76,177,789,908 B before wo_a and the ViT were priced as SGLang loads them, + 334,233,600 B (the 40
+    target layers' wo_a in bf16 at attention TP 4: V4.1's 32x32 fp8 blocks are dequantized at load) + 312,248,320 B
+    (the V4.1 ViT + aligner, 970,639,360 B, instead of the generic 658,391,040 B)."""
+    import copy
+
+    from kvplan.weights.estimate import estimate_weight_bytes
+
+    m = resolve_model(V41)
+    cfg = copy.deepcopy(m.config)
+    cfg["text_config"].update(dspark_target_layer_ids=[37, 38, 39], dspark_markov_rank=256,
+                              dspark_n_routed_experts=128, dspark_num_experts_per_tok=3, dspark_noise_token_id=128799)
+    w = estimate_weight_bytes(config=cfg, quantization=m.quantization, tp_size=4, ep_size=4, engram_on_host=True,
+                              speculative_algorithm="DSPARK").per_gpu_bytes
+    assert w == 76_177_789_908 + 334_233_600 + 312_248_320 + 2_199_787_080 == 79_024_058_908
+    res = fit(Dep(tp=4, ep=4, mem_fraction_static=0.82, max_running_requests=8, engram_on_host=True,
+                  speculative_algorithm="DSPARK", speculative_dspark_block_size=6, weight_memory=w))
+    assert res.kv_pool_tokens == _pool(v41, res.kv_budget_bytes, mrr=8, drafts=7).full_tokens == 1_899_008
+    # the same plan with kvplan's own estimate (no --weight-memory): the draft is counted by fit itself
+    own = fit(Dep(tp=4, ep=4, mem_fraction_static=0.82, max_running_requests=8, engram_on_host=True,
+                  speculative_algorithm="DSPARK", speculative_dspark_block_size=6))
+    assert own.weight_bytes == w and own.kv_pool_tokens == 1_899_008
+    # the report's pool needs a budget below 2,558,031,712 B: 1.19 GiB per GPU stays between kvplan and the report
+    assert res.kv_budget_bytes - 2_557_603_344 == 1_273_644_891

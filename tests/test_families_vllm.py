@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from kvplan.engines.vllm import specs
+from kvplan.engines.vllm import grouping, specs
 from kvplan.engines.vllm.planner import VllmInputs, plan_vllm
+from kvplan.errors import InputError
 from kvplan.geometry.layers import HeadGeometry, full_layer_geometry, kv_shared_layers, sliding_layer_geometry
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -172,10 +173,12 @@ def test_gemma4_e2b_shared_layers_get_no_kv():
 # --------------------------------------------------------------------------- Kimi-Linear (KDA + MLA)
 
 def _kimi_linear() -> dict:
+    """Kimi-Linear-48B-A3B text geometry (27 layers, 7 MLA at 4, 8, ..., 27; third-party copies of the config
+    agree on qk_nope 128 / rope 64 / v 128, which FlashInfer-MLA checks)."""
     mla = {4, 8, 12, 16, 20, 24, 27}
     return {"architectures": ["KimiLinearForCausalLM"], "model_type": "kimi_linear", "num_hidden_layers": 27,
             "hidden_size": 2304, "num_attention_heads": 32, "kv_lora_rank": 512, "qk_rope_head_dim": 64,
-            "max_position_embeddings": 1048576,
+            "qk_nope_head_dim": 128, "v_head_dim": 128, "max_position_embeddings": 1048576,
             "linear_attn_config": {"kda_layers": [i for i in range(1, 28) if i not in mla], "num_heads": 32,
                                    "head_dim": 128, "short_conv_kernel_size": 4,
                                    "full_attn_layers": sorted(mla)}}
@@ -195,11 +198,84 @@ def test_kimi_linear_tp2_vllm_0111_issue_28228():
 
 
 def test_kimi_linear_tp2_vllm_0251():
-    """Same blocks under 0.25.1 (block-960 MLA backend; prefix caching off, the 0.25.1 default for hybrids,
-    so one KDA block per group): int(318 / 128 x 120,000) = 298,125."""
+    """Same blocks under 0.25.1 with a block-960 MLA backend (FLASHINFER_MLA, the SM100 default; prefix caching
+    off, the 0.25.1 default for hybrids, so one KDA block per group): int(318 / 128 x 120,000) = 298,125."""
     p = _plan(_kimi_linear(), avail=int(2.298 * GiB), version="0.25.1", L=120000, B=64000, tp=2,
-              enable_prefix_caching=False)
+              enable_prefix_caching=False, sm_major=10)
     assert p.num_blocks == 318 and p.blocks_per_request == 128 and p.gpu_kv_cache_tokens == 298125
+
+
+def _kimi_block(*, version: tuple[int, int, int], sm: int | None, kv: str = "auto", backend: str | None = None,
+                block: int = 64, given: bool = False) -> tuple[str | None, int]:
+    """(MLA backend, attention block) of Kimi-Linear TP2 by grouping.hybrid_alignment + hybrid_block_size."""
+    m = specs.build_model_kv(config=_kimi_linear(), tp_size=2, kv_cache_dtype=kv)
+    a = grouping.hybrid_alignment(m, block_size=block, engine_version=version, block_size_given=given,
+                                  sm_major=sm, attention_backend=backend)
+    return a.backend, grouping.hybrid_block_size(attn_token_bytes=m.attn_token_bytes_1layer,
+                                                 mamba_state_bytes=m.max_mamba_state_bytes, block_size=a.block_size,
+                                                 kernel_min_block=a.kernel_min_block, mla=a.mla)
+
+
+@pytest.mark.parametrize(("gpu_sm", "kv", "backend", "block"), [
+    # vLLM 0.25.1 platforms/cuda.py _get_backend_priorities: the first backend the GPU and the KV dtype accept
+    (8, "auto", "TRITON_MLA", 944),       # A100 / RTX 3090: FA-MLA is SM90-only, FlashMLA SM90/SM100
+    (9, "auto", "FLASH_ATTN_MLA", 944),   # H100 / H200: MultipleOf(16) -> align 16
+    (9, "fp8", "FLASHMLA", 1920),         # FA-MLA has no fp8 cache -> FlashMLA [64]
+    (10, "auto", "FLASHINFER_MLA", 960),  # B200: kernel blocks [32, 64] -> preferred 32, align 32
+    (12, "auto", "TRITON_MLA", 944),      # RTX PRO 6000 / RTX 5090
+])
+def test_kimi_linear_block_by_gpu_vllm_0251(gpu_sm, kv, backend, block):
+    """KDA page 1,085,440 B; MLA 576 x 2 = 1,152 B/token (576 in fp8).  align 16: 16 x cdiv(1,085,440, 16 x 1,152)
+    = 16 x 59 = 944; align 32: 32 x cdiv(1,085,440, 36,864) = 32 x 30 = 960; fp8 align 64: 64 x cdiv(1,085,440,
+    36,864) = 64 x 30 = 1,920 (Platform._align_hybrid_block_size, v0.25.1)."""
+    assert _kimi_block(version=(0, 25, 1), sm=gpu_sm, kv=kv) == (backend, block)
+
+
+def test_kimi_linear_block_by_release_and_flag():
+    """0.19 (old rule: 64, CUTLASS_MLA 128): 64 x 15 = 960; 0.20-0.26 backend rule on an H100: 944; the 128 floor
+    for MLA hybrids (0.27 on): 128 x cdiv(1,085,440, 147,456) = 128 x 8 = 1,024 on every GPU.  --attention-backend
+    picks the backend (CUTLASS_MLA [128] -> 1,024; 'flashinfer' is FLASHINFER_MLA -> 960); --block-size 64 on
+    an H100 keeps 64 as the block to align to -> 960."""
+    assert _kimi_block(version=(0, 19, 0), sm=9) == (None, 960)
+    assert _kimi_block(version=(0, 19, 0), sm=10, backend="CUTLASS_MLA") == ("CUTLASS_MLA", 1024)
+    assert _kimi_block(version=(0, 20, 0), sm=9) == ("FLASH_ATTN_MLA", 944)
+    assert _kimi_block(version=(0, 26, 0), sm=9) == ("FLASH_ATTN_MLA", 944)
+    assert _kimi_block(version=(0, 27, 0), sm=9) == ("FLASH_ATTN_MLA", 1024)
+    assert _kimi_block(version=(0, 34, 0), sm=10) == ("FLASHINFER_MLA", 1024)
+    assert _kimi_block(version=(0, 25, 1), sm=10, backend="cutlass_mla") == ("CUTLASS_MLA", 1024)
+    assert _kimi_block(version=(0, 25, 1), sm=9, backend="flashinfer") == ("FLASHINFER_MLA", 960)
+    assert _kimi_block(version=(0, 25, 1), sm=9, block=64, given=True) == ("FLASH_ATTN_MLA", 960)
+    assert _kimi_block(version=(0, 25, 1), sm=None) == ("FLASH_ATTN_MLA", 944)   # GPU unknown: SM90 assumed
+    with pytest.raises(InputError, match="no dense MLA attention backend 'fa3'"):
+        _kimi_block(version=(0, 25, 1), sm=9, backend="fa3")
+
+
+def test_kimi_linear_0251_h100_pool_with_block_944():
+    """The 0.25.1 pool on an H100 (FLASH_ATTN_MLA, block 944), the planner's steps on grouping's functions:
+    P = 944 x 1,152 = 1,087,488 (KDA padded +0.19%); 7 layers per group -> 7,612,416 B per block;
+    2.298 GiB // 7,612,416 = 324 blocks; per request cdiv(120,000, 944) = 128 + 3 KDA groups = 131;
+    324 / 131 = 2.4733 -> int(2.4733 x 120,000) = 296,793 tokens."""
+    from dataclasses import replace
+
+    from kvplan.engines.vllm.releases import release_for
+
+    m = specs.build_model_kv(config=_kimi_linear(), tp_size=2)
+    _, block = _kimi_block(version=(0, 25, 1), sm=9)
+    page = block * m.attn_token_bytes_1layer
+    m = replace(m, layers=tuple(replace(x, state_bytes=page) if x.kind == "mamba" else x for x in m.layers))
+    groups = grouping.kv_groups(m, block, [], release_for("0.25.1"))
+    bpb = max(g.bytes_per_block() for g in groups)
+    n = int(2.298 * GiB) // bpb
+    per_req = sum(grouping.blocks_per_request(g, 120000, 64000, 1) for g in groups)
+    assert (page, bpb, n, per_req) == (1087488, 7612416, 324, 131)
+    assert int(n / per_req * 120000) == 296793
+
+
+def test_non_mla_hybrids_align_as_before():
+    """Jamba / Mamba / GDN hybrids keep (block, 16) whatever the GPU (FLASH_ATTN / TRITON_ATTN MultipleOf(16))."""
+    m = specs.build_model_kv(config=_preset("ai21labs--Jamba-v0.1"), tp_size=2)
+    a = grouping.hybrid_alignment(m, block_size=16, engine_version=(0, 25, 1), sm_major=10)
+    assert (a.block_size, a.kernel_min_block, a.mla, a.backend, a.note) == (16, 16, False, None, None)
 
 
 # --------------------------------------------------------------------------- Jamba, Llama-4, gpt-oss
@@ -214,6 +290,19 @@ def test_jamba_tp2_vllm_0251():
     assert p.block_size == 80 and p.num_groups == 8 and p.bytes_per_block == 655360
     assert p.blocks_per_request == 417 and p.num_blocks == 16384
     assert p.gpu_kv_cache_tokens == int(16384 / 417 * 32768) == 1287460
+
+
+def test_jamba_weights_follow_vllm_jamba_layers():
+    """vLLM v0.25.1 models/jamba.py: MoE on layers i % 2 == 1 (layers_num_experts), attention on i % 8 == 4,
+    Mamba-1 (MambaMixer) elsewhere.  Embedding + lm_head 2 x 65,536 x 4,096 = 536,870,912; attention 4 x
+    (2 x 4,096^2 + 2 x 1,024 x 4,096) = 167,772,160; Mamba-1 28 x 105,308,448 = 2,948,636,544 (in_proj 2 x 8,192 x
+    4,096, conv 8,192 x 4 + 8,192, x_proj 288 x 8,192, dt_proj 8,192 x 256 + 8,192, A 8,192 x 16, D 8,192,
+    out_proj 4,096 x 8,192, norms 256 + 16 + 16); experts 16 x 16 x 3 x 4,096 x 14,336 = 45,097,156,608, routers
+    16 x 16 x 4,096 = 1,048,576; dense MLP 16 x 3 x 4,096 x 14,336 = 2,818,572,288; norms 65 x 4,096 = 266,240:
+    51,570,323,328 (the model card's 52B).  At TP2 that is 48.03 GiB per GPU and a positive pool on an H100."""
+    from kvplan.weights.estimate import count_params
+
+    assert count_params(_preset("ai21labs--Jamba-v0.1"))["total"] == 51_570_323_328
 
 
 def test_llama4_scout_chunked_local_by_release():
@@ -275,7 +364,68 @@ def test_kv_cache_dtype_skip_layers():
 
 
 def test_gemma4_refused_where_vllm_has_no_model():
-    from kvplan.errors import InputError
 
     with pytest.raises(InputError, match="cannot serve Gemma4ForConditionalGeneration"):
         _plan(GEMMA4_26B, avail=GiB, version="0.11.1", L=4096, B=2048)
+
+
+# --------------------------------------------------------------------------- issue-13 public logs (measured mode)
+
+ISSUE13_LOGS = ROOT / "tests" / "validation" / "logs_issue13"
+KIMI_LINEAR_CONFIG = ISSUE13_LOGS / "kimi-linear-48b-a3b.config.json"
+
+
+def test_vllm_28228_kimi_linear_log_measured():
+    """vllm#28228 (0.11.x, 2x RTX 3090, TP2, util 0.95, L 120,000, B 64,000, 8 seqs): with the logged 2.30 GiB
+    (2,469,606,195 B) // (7 x 1,105,920) = 319 blocks, 319 // 4 groups x 960 = 75,840 tokens [log 75,840] and
+    319 / 128 = 2.49x [log 2.48x: 2.30 is rounded, 318 blocks give 2.48].  The log's backend line names
+    TritonMLABackend, vLLM's MLA choice on SM86 (grouping.MLA_PRIORITIES)."""
+    from kvplan.inputs.logs import read_log_file
+    from kvplan.planning.calibrate import calibrate
+
+    log = ISSUE13_LOGS / "vllm-28228-kimi-linear-2x3090-tp2.log"
+    assert "TritonMLABackend" in log.read_text()
+    assert grouping.vllm_mla_backend(sm_major=8)[0].name == "TRITON_MLA"
+    cal = calibrate(read_log_file(log), log=log.stem, model=str(KIMI_LINEAR_CONFIG), gpu="rtx-3090",
+                    overrides={"tp": 2, "engine_version": "0.11.1", "context_length": 120000,
+                               "chunked_prefill_size": 64000, "max_running_requests": 8,
+                               "gpu_memory_utilization": 0.95})
+    rows = {r.quantity: r for r in cal.rows if r.checked and r.logged is not None}
+    tokens = rows["GPU KV cache size (tokens)"]
+    assert tokens.logged == 75840 and abs(tokens.rel) <= 0.005
+    assert cal.result is not None and cal.result.block_size == 960
+
+
+@pytest.mark.parametrize(("log", "version", "kernel"), [
+    ("vllm-23278-gptoss120b-h100-marlin", "0.10.1", "Marlin"),   # vllm#23278: no triton_kernels before 0.12
+    ("vllm-33155-gptoss120b-h100-triton", "0.14.1", "triton"),   # vllm#33155: "Using Triton backend"
+])
+def test_gptoss120b_h100_weight_logs(log, version, kernel):
+    """gpt-oss-120b on one H100: both public logs stop before a pool line (23278 prints a negative available KV
+    memory, which is no pool), so the logged weight load is what they check: kvplan's estimate for that release
+    and GPU (the MoE kernel by release, kvplan.weights.kernels) within 0.5% of "Model loading took" (65.9651 GiB
+    Marlin, 64.38 GiB Triton)."""
+    from kvplan.inputs.logs import read_log_file
+    from kvplan.weights.estimate import estimate_weight_bytes, quantization_from_config
+
+    facts = read_log_file(ISSUE13_LOGS / f"{log}.log")
+    cfg = _preset("openai--gpt-oss-120b")
+    est = estimate_weight_bytes(config=cfg, quantization=quantization_from_config(cfg), tp_size=1, engine="vllm",
+                                engine_version=version, sm_major=9)
+    assert facts.model_loading_bytes is not None
+    assert abs(est.per_gpu_bytes / facts.model_loading_bytes - 1) <= 0.005
+    assert kernel.lower() in (ISSUE13_LOGS / f"{log}.log").read_text().lower()
+
+
+def test_kimi_linear_0251_planner_picks_the_backend_by_gpu():
+    """Through plan_vllm (2.298 GiB, L 120,000, B 64,000, prefix caching off): H100 -> FLASH_ATTN_MLA, block 944,
+    324 blocks, 131 per request, int(324 / 131 x 120,000) = 296,793 tokens; B200 -> FLASHINFER_MLA, block 960;
+    --attention-backend CUTLASS_MLA -> block 1,024; the backend is an assumption line."""
+    kw = dict(avail=int(2.298 * GiB), version="0.25.1", L=120000, B=64000, tp=2, enable_prefix_caching=False)
+    h100 = _plan(_kimi_linear(), sm_major=9, **kw)
+    assert (h100.block_size, h100.num_blocks, h100.blocks_per_request, h100.gpu_kv_cache_tokens) == \
+        (944, 324, 131, 296793)
+    assert any("MLA attention backend FLASH_ATTN_MLA" in a for a in h100.assumptions)
+    assert not any("FlashMLA / sparse-MLA backends" in a for a in h100.assumptions)
+    assert _plan(_kimi_linear(), sm_major=10, **kw).block_size == 960
+    assert _plan(_kimi_linear(), sm_major=9, attention_backend="CUTLASS_MLA", **kw).block_size == 1024

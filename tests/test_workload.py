@@ -77,7 +77,7 @@ def test_the_default_deployment():
     assert (r.page_size, r.max_running_requests, r.max_running_requests_source) == (256, 16, "given")
     assert r.workload_tokens_per_request == 9216 == 36 * 256
     assert r.workload_concurrency == min(16, r.kv_pool_tokens // 9216) == 16
-    assert r.verdict.startswith("fits: 4 requests of 1,048,576 tokens at once; 16 requests of 8,192+1,024 tokens fit "
+    assert r.verdict.startswith("fits: 3 requests of 1,048,576 tokens at once; 16 requests of 8,192+1,024 tokens fit "
                                 "at once; capped at 16 by max_running_requests (given)")
     assert r.meets_target and r.target == "1 request of 8,192+1,024 tokens at once"
 

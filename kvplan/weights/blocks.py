@@ -27,7 +27,7 @@ from kvplan.family import Family
 from kvplan.weights.fields import first_int, need_int, opt_int
 from kvplan.weights.tensor import Group, Split, Tensor, fixed, lin, vec
 
-__all__ = ["Arch", "dsv4_attention", "gated_deltanet", "gqa_attention", "is_moe_layer", "mamba2_mixer",
+__all__ = ["Arch", "dsv4_attention", "gated_deltanet", "gqa_attention", "is_moe_layer", "mamba1_mixer", "mamba2_mixer",
            "mla_attention", "mlp", "moe_block", "num_experts"]
 
 GPT_OSS = "gpt_oss"
@@ -118,6 +118,11 @@ def is_moe_layer(cfg: Mapping[str, Any], i: int, *, engine: str = "sglang") -> b
         return _freq_moe_layer(cfg, i)
     if any(cfg.get(k) is not None for k in _ERNIE_MOE_KEYS):
         return _ernie_moe_layer(cfg, i, engine)
+    if cfg.get("expert_layer_period") is not None:
+        # Jamba: layers_num_experts[i] > 1 iff i % expert_layer_period == expert_layer_offset (transformers
+        # JambaConfig.layers_num_experts; vLLM v0.25.1 models/jamba.py JambaMambaDecoderLayer: JambaMoE else JambaMLP)
+        period = opt_int(cfg, "expert_layer_period", 1, minimum=1)
+        return i % period == opt_int(cfg, "expert_layer_offset", 0)
     step = opt_int(cfg, "decoder_sparse_step", 0, minimum=1)
     if step:
         return (i + 1) % step == 0
@@ -280,6 +285,19 @@ def _c4_indexer(a: Arch, i: int, prefix: str, ql: int) -> list[Tensor]:
     ]
 
 
+def _dsv4_wo_a(a: Arch, i: int, path: str, groups: int, cols: int, o_lora: int) -> Tensor:
+    """DeepSeek-V4 ``wo_a`` under SGLang: fp8 only when ``wo_a_fp8_gemm_enabled`` (``SGLANG_OPT_FP8_WO_A_GEMM``, on
+    by default, and an fp8 checkpoint of 128x128 blocks); an fp8 checkpoint of other blocks allocates it in bf16
+    and the loader dequantizes the fp8 tensor into it (other schemes: priced as before, not re-checked).  Source:
+    SGLang v0.5.23 ``models/deepseek_v4.py MqaAttentionBase.__init__``, ``_dequant_fp8_wo_a_streaming``.
+    Example: V4.1-Flash (32x32 blocks) at attention TP 4 -> 2,048 x 4,096 x 2 B; V4-Flash (128x128) -> fp8."""
+    t = lin("attention", path, groups, cols, Split.HEADS, Group.ATTN, i, head=o_lora)
+    qc = a.cfg.get("quantization_config")
+    fp8_other_blocks = isinstance(qc, Mapping) and qc.get("quant_method") == "fp8" and list(
+        qc.get("weight_block_size") or (128, 128)) != [128, 128]
+    return replace(t, dtype="bf16") if a.engine == "sglang" and fp8_other_blocks else t
+
+
 def dsv4_attention(a: Arch, i: int, prefix: str, ratio: int) -> list[Tensor]:
     """DeepSeek-V4 attention of a layer with compress ratio ``ratio``: ratio 4 and 128 carry a compressor (ratio
     4 also the C4 indexer and its compressor); ratio 1 / 2 layers carry them only when listed in
@@ -297,7 +315,7 @@ def dsv4_attention(a: Arch, i: int, prefix: str, ratio: int) -> list[Tensor]:
         vec("norms", f"{prefix}.kv_norm", hd, i),
         lin("attention", f"{prefix}.wq_b", nh, ql, Split.HEADS, Group.ATTN, i, head=hd),
         # wo_a: [o_groups * o_lora, n_heads*hd/o_groups], column parallel by groups
-        lin("attention", f"{prefix}.wo_a", og, nh * hd // og, Split.HEADS, Group.ATTN, i, head=ol),
+        _dsv4_wo_a(a, i, f"{prefix}.wo_a", og, nh * hd // og, ol),
         lin("attention", f"{prefix}.wo_b", h, og * ol, Split.IN, Group.ATTN, i),
         fixed("attention", f"{prefix}.attn_sink", nh, 1, i, split=Split.HEADS, group=Group.ATTN, dtype="fp32"),
     ]
@@ -335,6 +353,36 @@ def mamba2_mixer(a: Arch, i: int, prefix: str) -> list[Tensor]:
     ]
     if cfg.get("use_conv_bias", True):
         out.append(vec("mamba", f"{prefix}.conv1d.bias", conv_dim, i, Split.OUT, Group.MIXER))
+    return out
+
+
+def mamba1_mixer(a: Arch, i: int, prefix: str) -> list[Tensor]:
+    """Jamba's Mamba-1 mixer (vLLM v0.25.1 ``model_executor/layers/mamba/mamba_mixer.py MambaMixer``), I =
+    ``mamba_expand`` x h, R = ``mamba_dt_rank``, N = ``mamba_d_state``, K = ``mamba_d_conv``: in_proj
+    MergedColumnParallel ``[2I, h]``, conv1d ColumnParallel ``[I, K]`` (+bias), x_proj RowParallel ``[R + 2N, I]``,
+    dt_proj ColumnParallel ``[I, R]`` + bias, A ``[I, N]`` fp32 and D ``[I]`` split over TP, out_proj RowParallel
+    ``[h, I]``, dt / B / C RMSNorms (R, N, N) replicated.  Example, Jamba-v0.1: 2 x 8,192 x 4,096 + 8,192 x 4 +
+    8,192 + 288 x 8,192 + 8,192 x 256 + 8,192 + 8,192 x 16 + 8,192 + 4,096 x 8,192 + 256 + 32 = 105,308,448."""
+    cfg, h = a.cfg, a.hidden
+    inner = need_int(cfg, "mamba_expand") * h
+    rank = opt_int(cfg, "mamba_dt_rank", -(-h // 16), minimum=1)
+    ds = opt_int(cfg, "mamba_d_state", 16, minimum=1)
+    k = opt_int(cfg, "mamba_d_conv", 4, minimum=1)
+    out = [
+        lin("mamba", f"{prefix}.in_proj", 2 * inner, h, Split.OUT, Group.MIXER, i),
+        fixed("mamba", f"{prefix}.conv1d", inner, k, i, split=Split.OUT, group=Group.MIXER),
+        lin("mamba", f"{prefix}.x_proj", rank + 2 * ds, inner, Split.IN, Group.MIXER, i),
+        lin("mamba", f"{prefix}.dt_proj", inner, rank, Split.OUT, Group.MIXER, i),
+        vec("mamba", f"{prefix}.dt_proj.bias", inner, i, Split.OUT, Group.MIXER),
+        fixed("mamba", f"{prefix}.A", inner, ds, i, split=Split.OUT, group=Group.MIXER, dtype="fp32"),
+        vec("mamba", f"{prefix}.D", inner, i, Split.OUT, Group.MIXER),
+        lin("mamba", f"{prefix}.out_proj", h, inner, Split.IN, Group.MIXER, i),
+        vec("mamba", f"{prefix}.dt_layernorm", rank, i),
+        vec("mamba", f"{prefix}.b_layernorm", ds, i),
+        vec("mamba", f"{prefix}.c_layernorm", ds, i),
+    ]
+    if cfg.get("mamba_conv_bias", True):
+        out.append(vec("mamba", f"{prefix}.conv1d.bias", inner, i, Split.OUT, Group.MIXER))
     return out
 
 

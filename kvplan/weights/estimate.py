@@ -54,6 +54,7 @@ from kvplan.parallel import pp_layer_ranges
 from kvplan.units import GiB as GIB
 from kvplan.weights import ESTIMATE_REVISION  # re-exported: the one definition is the package's
 from kvplan.weights.blocks import num_experts
+from kvplan.weights.draft import DraftLoad, draft_load
 from kvplan.weights.engram import EngramPlacement, placement_note
 from kvplan.weights.fields import need_int, opt_int
 from kvplan.weights.inventory import Inventory, count_params, inventory
@@ -125,11 +126,18 @@ class _Loading:
     load_mtp: bool
     engram: EngramPlacement
     experts_on_host: bool
+    mtp_below: int | None = None  # MTP tensors of layers >= this are not loaded (a NextN draft builds one layer)
 
     def loads(self, t: Tensor) -> bool:
-        if t.stage == Stage.CKPT_ONLY or (t.stage == Stage.MTP and not self.load_mtp):
+        if t.stage == Stage.CKPT_ONLY or (t.stage == Stage.MTP and not self.loads_mtp_layer(t.layer)):
             return False
         return not ((t.comp == "engram" and not self.engram.on_gpu) or (t.expert and self.experts_on_host))
+
+    def loads_mtp_layer(self, layer: int | None) -> bool:
+        """An MTP layer the engine loads: all with ``load_mtp``, only those below ``mtp_below`` when it is set."""
+        if not self.load_mtp:
+            return False
+        return self.mtp_below is None or layer is None or layer < self.mtp_below
 
     def on_host(self, t: Tensor) -> bool:
         """A tensor the engine keeps in pinned host memory instead (the engram tables off the GPU)."""
@@ -178,7 +186,7 @@ def _tally(tensors: Sequence[Tensor], extra: Sequence[Tensor], *, quant: QuantPl
 
 
 def _add_mla_absorbed(tally: _Tally, cfg: Mapping[str, Any], *, attn_tp: int,
-                      ranges: Sequence[tuple[int, int]], load_mtp: bool) -> None:
+                      ranges: Sequence[tuple[int, int]], loading: _Loading) -> None:
     """MLA keeps w_kc / w_vc, a bf16 copy of the rank's kv_b_proj: per layer
     ``ceil(heads / attn_tp) * kv_lora_rank * (qk_nope_head_dim + v_head_dim) * 2`` bytes (the MTP layer too when
     loaded), on top of kv_b_proj itself (deepseek_weight_loader.py post_load_weights)."""
@@ -186,7 +194,8 @@ def _add_mla_absorbed(tally: _Tally, cfg: Mapping[str, Any], *, attn_tp: int,
     width = need_int(cfg, "kv_lora_rank") * (need_int(cfg, "qk_nope_head_dim") + need_int(cfg, "v_head_dim")) * 2
     per_layer = math.ceil(nh / attn_tp) * width
     last = len(ranges) - 1
-    mtp = opt_int(cfg, "num_nextn_predict_layers", 0) if load_mtp else 0
+    n_layers = need_int(cfg, "num_hidden_layers")
+    mtp = sum(1 for j in range(opt_int(cfg, "num_nextn_predict_layers", 0)) if loading.loads_mtp_layer(n_layers + j))
     for s, (a, b) in enumerate(ranges):
         n = b - a + (mtp if s == last else 0)
         tally.per_stage[s]["mla_absorbed"] = tally.per_stage[s].get("mla_absorbed", 0) + n * per_layer
@@ -195,14 +204,21 @@ def _add_mla_absorbed(tally: _Tally, cfg: Mapping[str, Any], *, attn_tp: int,
                        "(deepseek_weight_loader.py post_load_weights)")
 
 
-def _walk_notes(inv: Inventory, quant: QuantPlan, loading: _Loading, padded: bool) -> list[str]:
-    """The MTP, engram, vision and MXFP4-padding notes of what the walk found."""
+def _walk_notes(inv: Inventory, quant: QuantPlan, loading: _Loading, padded: bool, draft: DraftLoad) -> list[str]:
+    """The MTP, draft, engram, vision and MXFP4-padding notes of what the walk found."""
     ts, notes = inv.tensors, []
-    if (opt_int(inv.cfg, "num_nextn_predict_layers", 0) or opt_int(inv.cfg, "mtp_num_hidden_layers", 0)) and any(
+    if draft.tensors:
+        notes.append("the checkpoint's MTP slots (mtp.*) are loaded as the DSpark draft, counted as 'draft'")
+    elif (opt_int(inv.cfg, "num_nextn_predict_layers", 0) or opt_int(inv.cfg, "mtp_num_hidden_layers", 0)) and any(
             t.stage == Stage.MTP for t in ts):
-        notes.append("MTP layer " + ("loaded (speculative decoding)" if loading.load_mtp else
-                                     "not loaded: speculative decoding off skips layers >= num_hidden_layers "
-                                     "(deepseek_weight_loader.py, NextNDisabledConfig)"))
+        if loading.load_mtp:
+            notes.append("MTP layer loaded (speculative decoding)")
+        elif draft.algorithm:
+            notes.append(f"MTP layer not loaded: the {draft.algorithm} draft does not use it")
+        else:
+            notes.append("MTP layer not loaded: speculative decoding off skips layers >= num_hidden_layers "
+                         "(deepseek_weight_loader.py, NextNDisabledConfig)")
+    notes.extend(draft.notes)
     if any(t.comp == "engram" for t in ts):
         notes.append(placement_note(loading.engram))
     if any(t.comp == "engram_proj" for t in ts):
@@ -338,6 +354,7 @@ def estimate_weight_bytes(
     engine_version: str | None = None,
     sm_major: int | None = None,
     gpu_vendor: str = "nvidia",
+    speculative_algorithm: str | None = None,
 ) -> WeightEstimate:
     """Bytes of weights on the largest rank, as the engine shards them.
 
@@ -357,7 +374,12 @@ def estimate_weight_bytes(
     ``moe_dense_tp_size`` (None = the engine's default, the full TP group; 1 replicates dense MLP layers) as the
     flags.  vLLM: ``attn_dp_size`` = ``--data-parallel-size`` (attention and dense layers replicated per DP rank,
     MoE over tp x dp) and ``ep_size = tp*dp`` with ``--enable-expert-parallel`` (experts then not TP-sharded).
-    ``load_mtp``: True when speculative decoding (NextN/MTP) loads the MTP layer.
+    ``load_mtp``: True loads every MTP layer the checkpoint stores (kept for callers that decide it themselves).
+    ``speculative_algorithm``: the ``--speculative-algorithm`` (SGLang's names, NEXTN / MTP = EAGLE): its draft's
+    weights are added as the engine loads them before it profiles the KV budget
+    (:func:`kvplan.weights.draft.draft_load`): EAGLE/NEXTN the checkpoint's first MTP layer (vLLM MTP: all), DSPARK
+    the DSpark stages of a DeepSeek-V4 checkpoint that bundles them (component ``draft``); a draft in another
+    checkpoint is not counted (a note says so).
     ``experts_on_host``: routed experts run on the CPU (kt-kernel ``--kt-num-gpu-experts 0``),
     so no routed-expert bytes land on the GPU.
     ``engram_placement``: an :class:`~kvplan.weights.engram.EngramPlacement` value (gpu, gpu-peer, host-shared,
@@ -384,15 +406,18 @@ def estimate_weight_bytes(
     kernel = _kernel(expert_padding, inv=inv, quant=quant, engine=engine, engine_version=engine_version,
                      sm_major=sm_major, vendor=gpu_vendor)
     pad = kernel.pad
-    loading = _Loading(load_mtp=load_mtp, engram=_engram_placement(engram_placement, engram_on_host),
-                       experts_on_host=experts_on_host)
+    draft = draft_load(inv, algorithm=speculative_algorithm, engine=engine)
+    loading = _Loading(load_mtp=load_mtp or draft.mtp_layers != 0,
+                       engram=_engram_placement(engram_placement, engram_on_host), experts_on_host=experts_on_host,
+                       mtp_below=None if load_mtp or not draft.mtp_layers else inv.arch.num_layers + draft.mtp_layers)
     ranges = pp_layer_ranges(inv.arch.num_layers, pp_size, engine=engine)
     extra_lm, lm_notes = pp_lm_head(inv.arch, pp_size)
 
-    tally = _tally(inv.tensors, extra_lm, quant=quant, shard=shard, pad=pad, ranges=ranges, loading=loading)
+    tally = _tally(inv.tensors, [*extra_lm, *draft.tensors], quant=quant, shard=shard, pad=pad, ranges=ranges,
+                   loading=loading)
     _add_triton_extras(tally, inv, kernel, shard=shard, ranges=ranges)
     if inv.family in _LATENT:
-        _add_mla_absorbed(tally, inv.cfg, attn_tp=shard.attn_tp, ranges=ranges, load_mtp=load_mtp)
+        _add_mla_absorbed(tally, inv.cfg, attn_tp=shard.attn_tp, ranges=ranges, loading=loading)
     notes = [*quant.notes, *shard.notes, *kernel.notes, *loading.notes(), *lm_notes, *tally.notes,
-             *_walk_notes(inv, quant, loading, padded=pad is not None)]
+             *_walk_notes(inv, quant, loading, padded=pad is not None, draft=draft)]
     return _result(tally, notes, checkpoint_bytes)

@@ -30,6 +30,7 @@ from kvplan.weights.blocks import (
     gated_deltanet,
     gqa_attention,
     is_moe_layer,
+    mamba1_mixer,
     mamba2_mixer,
     mla_attention,
     mlp,
@@ -61,8 +62,13 @@ _FAMILY_RULES: tuple[tuple[Callable[[Mapping[str, Any], str], Any], Family], ...
     (lambda cfg, mt: cfg.get("kv_lora_rank") and cfg.get("index_topk"), Family.DSA),
     (lambda cfg, mt: cfg.get("kv_lora_rank"), Family.MLA),
     (lambda cfg, mt: cfg.get("hybrid_override_pattern") or cfg.get("linear_num_value_heads")
-     or mt.startswith(("qwen3_next", "qwen3_5")), Family.HYBRID_MAMBA),
+     or mt.startswith(("qwen3_next", "qwen3_5")) or _jamba(cfg), Family.HYBRID_MAMBA),
 )
+
+
+def _jamba(cfg: Mapping[str, Any]) -> bool:
+    """Jamba: attention every ``attn_layer_period``-th layer (at ``attn_layer_offset``), Mamba-1 elsewhere."""
+    return cfg.get("attn_layer_period") is not None and cfg.get("mamba_expand") is not None
 
 
 def weights_family(cfg: Mapping[str, Any]) -> Family:
@@ -137,6 +143,11 @@ def _hybrid_layer(a: Arch, i: int, prefix: str) -> list[Tensor]:
     """Nemotron-H (one mixer per layer, by ``hybrid_override_pattern``) or a Gated-DeltaNet hybrid (linear
     attention or gated full attention, then the MLP / MoE)."""
     pattern = a.cfg.get("hybrid_override_pattern")
+    if _jamba(a.cfg):
+        period = opt_int(a.cfg, "attn_layer_period", 1, minimum=1)
+        attn = i % period == opt_int(a.cfg, "attn_layer_offset", 0)
+        return _standard_layer(a, i, prefix, gqa_attention(a, i, f"{prefix}.self_attn") if attn
+                               else mamba1_mixer(a, i, f"{prefix}.mamba"))
     if pattern:
         mixer = _PATTERN_MIXERS.get(str(pattern)[i])
         ts = [vec("norms", f"{prefix}.norm", a.hidden, i)]
@@ -260,6 +271,8 @@ def _vision_tower(a: Arch, top: Mapping[str, Any]) -> list[Tensor]:
     v = top.get("vision_config")
     if not isinstance(v, Mapping):
         return []
+    if a.engine == "sglang" and str(v.get("model_type") or "") == "deepseek_v41_vision":
+        return _dsv41_vision(a, v)
     vh = first_int(v, "hidden_size", "vt_hidden_size", default=0)
     vl = first_int(v, "num_hidden_layers", "vt_num_hidden_layers", default=0)
     vi = first_int(v, "intermediate_size", "vt_intermediate_size", default=0)
@@ -272,6 +285,27 @@ def _vision_tower(a: Arch, top: Mapping[str, Any]) -> list[Tensor]:
     total = vl * per_layer + 3 * patch * patch * vh + vh + npos * vh + 2 * vh
     total += vh * a.hidden + vh  # projector + its norm
     return [fixed("vision", "vision_tower", total, 1, None, stage=Stage.FIRST)]
+
+
+def _dsv41_vision(a: Arch, v: Mapping[str, Any]) -> list[Tensor]:
+    """DeepSeek-V4.1's ViT and aligner, replicated (data-parallel vision attention), bf16 with fp32 norms (SGLang
+    v0.5.23 ``models/deepseek_v41_vit.py``): patch embedding ``[d, 3 p^2]`` + bias; per block a biased qkv ``[3d,
+    d]`` and output ``[d, d]``, a gated MLP ``w1 [2i, d]`` / ``w2 [d, i]`` without bias, two fp32 norms; a final fp32
+    norm; the aligner ``w1 [H, d r^2]`` and ``w2 [H, H]`` with biases (r = downsample_ratio, H the text hidden size).
+
+    Example: V4.1-Flash (d 1,024, 32 blocks, i 2,816, p 14, r 3, H 5,120): 485,186,560 bf16 + 66,560 fp32 parameters
+    = 970,639,360 B.
+    """
+    d = first_int(v, "hidden_size", default=0)
+    n = first_int(v, "num_hidden_layers", default=0)
+    i = first_int(v, "intermediate_size", default=0)
+    if not (d and n and i):
+        return []
+    p, r, h = opt_int(v, "patch_size", 14), opt_int(v, "downsample_ratio", 1), a.hidden
+    bf16 = (3 * p * p * d + d) + n * (3 * d * d + 3 * d + d * d + d + 3 * d * i) + (d * r * r * h + h) + (h * h + h)
+    fp32 = 2 * n * d + d
+    return [fixed("vision", "vision_tower", bf16, 1, None, dtype="bf16", stage=Stage.FIRST),
+            fixed("vision", "vision_tower.norms", fp32, 1, None, dtype="fp32", stage=Stage.FIRST)]
 
 
 def _engram(a: Arch) -> list[Tensor]:

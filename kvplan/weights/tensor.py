@@ -44,6 +44,7 @@ class Stage(StrEnum):
     LAST = "last"            # final norm, lm_head
     EXTRA = "extra"          # every stage (engram tables)
     MTP = "mtp"              # the MTP (NextN) layer: loaded only with speculative decoding, on the last stage
+    DRAFT = "draft"          # a speculative draft's own tensors (DSpark stages), built only when it is on; last stage
     CKPT_ONLY = "ckpt_only"  # stored in the checkpoint, never loaded (the MTP layer's own embed / head)
 
 

@@ -23,6 +23,9 @@ draft_kv       pool effect
                allocation per request grows with the draft tokens
 =============  ==============================================================================================
 
+The draft's *weights* (loaded before the KV budget is profiled) are the weight estimate's:
+:mod:`kvplan.weights.draft` (``estimate_weight_bytes(..., speculative_algorithm=SpecPlan.algorithm)``).
+
 Worked example (DeepSeek-V4.1-Flash, ``--speculative-algorithm DSPARK --speculative-dspark-block-size 6``): gamma 6
 -> ``speculative_num_draft_tokens`` = 6 + 1 = 7, steps 1, top-k 1; the request cap stays DeepSeek-V4's 256 (its
 hook runs first, DSpark's 48 never applies); a 3-stage draft (the config's 3 MTP slots) bundled in the checkpoint.
