@@ -183,3 +183,18 @@ def test_script_writes_a_valid_preset(tmp_path):
     assert all(m.config[k] == hf[k] for k in m.config)
     shipped = p.load_model_file(p.configs_dir() / "models" / "Qwen--Qwen3-8B.toml", use_cache=False)
     assert m.config == shipped.config
+
+
+def test_dsv32_exp_weights_fp8_under_dp_attention():
+    # issue 13: DeepSeek-V3.2-Exp at --tp 8 --dp 8 --enable-dp-attention on 8x B200 was priced in bf16 (180.02 GiB per
+    # GPU, no KV budget).  Its weights are FP8 (github.com/deepseek-ai/DeepSeek-V3.2-Exp @3b99a535
+    # inference/config_671B_v3.2.json "dtype": "fp8"); the same sharding as the V3.2 preset (fp8, 128x128 blocks,
+    # 92.08 GiB) less the block scales kvplan cannot declare without the Hub quantization_config (per-tensor: 92.06)
+    exp = p.load_model_file(p.model_file_for("deepseek-ai/DeepSeek-V3.2-Exp"))
+    assert exp.weights.quantization == "fp8" and "3b99a535" in (exp.weights.source or "")
+    dep = dict(gpu="b200", tp=8, dp=8, enable_dp_attention=True)
+    a = fit(Deployment(model="deepseek-ai/DeepSeek-V3.2-Exp", **dep))
+    b = fit(Deployment(model="deepseek-ai/DeepSeek-V3.2", **dep))
+    assert a.weight_bytes == pytest.approx(b.weight_bytes, rel=5e-4)
+    assert a.weight_bytes / 2**30 == pytest.approx(92.06, abs=0.01)
+    assert a.fits and a.kv_bytes_per_token == 61 * (576 + 132)

@@ -218,3 +218,86 @@ def test_dots3_with_dsa_indexer_refused():
     cfg = {**_dots3(), "index_topk": 2048, "index_head_dim": 128}
     with pytest.raises(InputError):
         pools.swa_layers_from_config(cfg)
+
+
+# ---------------------------------------------------------------------------------------------- GLM-5.2 (DSA)
+# SGLang 0.5.23 budgets (pool_configurator.py _compute_dsa_indexer_cell_size) and allocates (memory_pool.py
+# DSATokenToKVPool skip_topk_layers) the FP8 index-K rows only on the layers that compute their own top-k: GLM-5.2's
+# indexer_types names 21 "full" layers of 78 (0, 1, 2, 6, 10, ..., 74); the 57 "shared" ones get 0-row buffers.
+
+def _glm52_fit(cli, *args):
+    import json
+
+    res = cli("fit", "-m", "zai-org/GLM-5.2-FP8", "-g", "b200", "--tp", "8", "--format", "json", *args)
+    assert res.exit_code == 0, res.output
+    return json.loads(res.output)
+
+
+def test_glm52_indexer_layers_from_indexer_types():
+    from kvplan.engines.sglang.pools.dsa import dsa_stage_indexer_layers
+
+    m = resolve_model("zai-org/GLM-5.2")
+    types = m.config["indexer_types"]
+    assert len(types) == 78 and types.count("full") == 21
+    assert dsa_stage_indexer_layers(config=m.config, start_layer=0, end_layer=78) == 21
+    # PP2 (39 + 39): 0, 1, 2, 6, ..., 38 -> 3 + 9 = 12;  42, 46, ..., 74 -> 9
+    assert dsa_stage_indexer_layers(config=m.config, start_layer=0, end_layer=39) == 12
+    assert dsa_stage_indexer_layers(config=m.config, start_layer=39, end_layer=78) == 9
+
+
+def test_glm52_b200_tp8_cell_47700(cli):
+    # SM100: kv auto -> fp8_e4m3, decode trtllm -> raw row 512 + 64 = 576 B on all 78 layers = 44,928
+    # indexer key 128 + 128/128 x 4 = 132 B on 21 layers = 2,772  -> 47,700 B (was 78 x 708 = 55,224)
+    d = _glm52_fit(cli)
+    assert d["kv_cache_dtype"] == "fp8_e4m3" and d["page_size"] == 64
+    assert d["kv_bytes_per_token"] == 78 * 576 + 21 * 132 == 47_700
+    # tokens = page_floor(budget // 47,700, 64)
+    assert d["kv_pool_tokens"] == d["kv_budget_bytes"] // 47_700 // 64 * 64
+    assert any("21 of 78 layers" in a for a in d["assumptions"])
+
+
+def test_glm52_pp2_worst_stage(cli):
+    # stage 0: 39 x 576 + 12 x 132 = 22,464 + 1,584 = 24,048;  stage 1: 22,464 + 9 x 132 = 23,652 -> MIN tokens
+    # is set by the larger cell, 24,048
+    d = _glm52_fit(cli, "--pp", "2", "--num-gpus", "16")
+    assert d["kv_bytes_per_token"] == 24_048
+
+
+def test_glm52_mtp_draft_priced_by_the_dsa_rule(cli):
+    # draft (EAGLE, num_nextn_predict_layers 1): latent int((47,700 - 2,772) x 1 / 78) = 576 + indexer on every
+    # draft layer 132 -> 47,700 + 708 = 48,408 (the generic int(47,700 / 78) = 611 would be 97 B short)
+    d = _glm52_fit(cli, "--speculative-algorithm", "EAGLE")
+    assert d["kv_bytes_per_token"] == 47_700 + 576 + 132 == 48_408
+
+
+def test_glm52_indexer_on_every_layer_before_0518(cli):
+    # 0.5.4 - 0.5.17: the indexer key is budgeted (and allocated) on every layer: 78 x (576 + 132) = 55,224
+    d = _glm52_fit(cli, "--engine-version", "0.5.17")
+    assert d["kv_bytes_per_token"] == 78 * 708 == 55_224
+
+
+def test_dsv32_every_layer_keeps_its_indexer(cli):
+    import json
+
+    res = cli("fit", "-m", "deepseek-ai/DeepSeek-V3.2", "-g", "b200", "--tp", "8", "--format", "json")
+    assert json.loads(res.output)["kv_bytes_per_token"] == 61 * (576 + 132) == 43_188
+
+
+@pytest.mark.parametrize("field, value", [("index_topk_freq", 0), ("index_skip_topk_offset", -1),
+                                          ("cli_factor", 0), ("index_topk_freq", "4")])
+def test_dsa_skip_fields_validated(field, value):
+    from kvplan.geometry.dsa import dsa_skip_fields
+
+    with pytest.raises(InputError) as e:
+        dsa_skip_fields({field: value})
+    assert field in str(e.value)
+
+
+def test_glm52_show_indexer_layers():
+    from kvplan.engines.sglang.pools.dsa import breakdown
+
+    b = breakdown(resolve_model("zai-org/GLM-5.2"))
+    assert b.info["indexer_layers"] == 21
+    rows = {r["layout"]: r["bytes_per_token"] for r in b.rows}
+    # 78 x row + 21 x 132: bf16 1,152 -> 92,628; scaled 656 -> 53,940; raw 576 -> 47,700
+    assert rows == {"bf16": 92_628, "scaled_fp8": 53_940, "raw_fp8": 47_700}

@@ -87,8 +87,9 @@ def test_windows_are_ordered_and_every_known_release_has_one():
         w = R.window_for(v)
         assert R.version_key(w.first) <= R.version_key(v)
     # windows_between (the log side): a log of 0.4.4 - 0.5.8 format spans these windows
+    # (0.5.7 starts a window since issue 12's page-size and SWA rules: trtllm_mha on SM100, MiMo-only SWA)
     span = [w.first for w in R.windows_between("0.5.3", "0.5.8")]
-    assert span == ["0.5.3", "0.5.4", "0.5.5", "0.5.8"]
+    assert span == ["0.5.3", "0.5.4", "0.5.5", "0.5.7", "0.5.8"]
 
 
 def test_family_since():
@@ -100,6 +101,12 @@ def test_family_since():
         R.check_family("0.5.2", Family.DSA)      # DeepSeek-V3.2 (NSA) pools arrive in 0.5.3
     with pytest.raises(InputError):
         R.check_family("0.4.8", Family.HYBRID_SWA)
+    with pytest.raises(InputError) as e:     # 0.4.9's SWAKVPool is Llama-4 with --hybrid-kvcache-ratio only
+        R.check_family("0.4.9", Family.HYBRID_SWA)
+    assert "0.4.9.post6" in e.value.one_line()
+    R.check_family("0.4.9.post6", Family.HYBRID_SWA)
+    R.check_family("0.5.2", Family.HYBRID_MAMBA)     # MambaPool / HybridReqToTokenPool first in the 0.5.2 wheel
+    R.check_family("0.5.3", Family.DSA)              # NSATokenToKVPool first in 0.5.3 (absent in 0.5.2)
     with pytest.raises(InputError):
         R.check_family("0.5.1.post3", Family.HYBRID_MAMBA)
     R.check_family("0.3.0", Family.MLA)
@@ -335,3 +342,128 @@ def test_cli_old_release_json():
     assert res.exit_code == 0
     out = json.loads(res.stdout)
     assert out["mem_fraction_static"] == 0.88 and out["engine_version"] == "0.4.4"
+
+
+# ---------------------------------------------------------------- page size by window, 0.5.3 - 0.5.23
+
+
+def page(version: str, family: str = "gqa", *, backend: str | None = None, sm: int | None = 10,
+         vendor: str = "nvidia", **kw) -> int:
+    return R.rules_for(version).default_page_size(family=family, attention_backend=backend, sm_major=sm,
+                                                  vendor=vendor, **kw)
+
+
+def test_page_default_gqa_on_sm100_by_window():
+    # GQA on SM100: flashinfer (no page rule -> 1) in 0.5.3 - 0.5.6; trtllm_mha (unset -> 64) from 0.5.7
+    # (server_args.py default backend "1.2 Use trtllm_mha for SM100/SM103", first in the 0.5.7 wheel)
+    assert [page(v) for v in ("0.5.3", "0.5.6", "0.5.7", "0.5.16", "0.5.22", "0.5.23")] == [1, 1, 64, 64, 64, 64]
+    # Hopper: fa3 / flashinfer force nothing -> 1 in every window
+    assert {page(v, sm=9) for v in ("0.5.3", "0.5.7", "0.5.15", "0.5.22")} == {1}
+    # K and V widths differ: trtllm_mha (64) to 0.5.16, fa4 (128) from 0.5.17
+    assert (page("0.5.16", has_asymmetric_kv=True), page("0.5.17", has_asymmetric_kv=True)) == (64, 128)
+
+
+def test_page_default_mla_and_backends_by_window():
+    # DeepSeek-family MLA on SM100: flashinfer (1) in 0.5.3; trtllm_mla (64) from 0.5.4 (model override)
+    assert (page("0.5.3", "mla", deepseek_family=True), page("0.5.4", "mla", deepseek_family=True)) == (1, 64)
+    assert page("0.5.4", "mla") == 1                       # other MLA models: flashinfer
+    # cutlass_mla forces 128 up to 0.5.19; 0.5.20 has no cutlass_mla page rule (-> 1)
+    assert (page("0.5.19", "mla", backend="cutlass_mla"), page("0.5.20", "mla", backend="cutlass_mla")) == (128, 1)
+    assert page("0.5.9", "mla", backend="flashmla", sm=9) == 64
+    # trtllm_mha keeps a requested 128 from 0.5.17 ([16, 32, 64, 128]); before, 128 -> 64 ([16, 32, 64])
+    assert (page("0.5.16", backend="trtllm_mha", requested=128), page("0.5.17", backend="trtllm_mha",
+                                                                       requested=128)) == (64, 128)
+    assert page("0.5.16", backend="trtllm_mha", requested=32) == 32
+    # tokenspeed_mla: 64 unless 32 / 64, 0.5.12 - 0.5.22 only
+    assert (page("0.5.11", "mla", backend="tokenspeed_mla"), page("0.5.12", "mla", backend="tokenspeed_mla"),
+            page("0.5.22", "mla", backend="tokenspeed_mla")) == (1, 64, 64)
+    # fa4 as --attention-backend: refused in 0.5.4 - 0.5.7 (prefill only), no page rule 0.5.8 - 0.5.14, 128 from 0.5.15
+    with pytest.raises(InputError) as e:
+        page("0.5.7", backend="fa4")
+    assert e.value.field == "--attention-backend"
+    assert (page("0.5.14", backend="fa4"), page("0.5.15", backend="fa4")) == (1, 128)
+
+
+def test_page_default_platforms_and_dsa_by_window():
+    # MUSA: an unset page is 64 from 0.5.11 (_handle_page_size `if not is_musa()`), 1 before
+    assert (page("0.5.10", sm=None, vendor="musa"), page("0.5.11", sm=None, vendor="musa")) == (1, 64)
+    # DeepSeek DSA: 64 on ROCm in 0.5.3 - 0.5.7, 1 from 0.5.8 ("Setting page size to 1 for DeepSeek DSA on ROCm"),
+    # 64 again from 0.5.12 where aiter's preshuffle path is available (the default kvplan assumes)
+    assert [page(v, "dsa", sm=9, vendor="amd") for v in ("0.5.7", "0.5.8", "0.5.11", "0.5.12")] == [64, 1, 1, 64]
+    assert page("0.5.12", "dsa", sm=9, vendor="amd", hip_dsa_preshuffle=False) == 1
+    # XPU: 64 to 0.5.20, 128 from 0.5.21; CUDA: 64 in every window
+    assert (page("0.5.20", "dsa", sm=None, vendor="intel"), page("0.5.21", "dsa", sm=None, vendor="intel")) == (64, 128)
+    assert {page(v, "dsa") for v in ("0.5.3", "0.5.8", "0.5.15", "0.5.22", "0.5.23")} == {64}
+
+
+def test_page_floor_of_a_b200_plan_by_window():
+    # Llama-3.1-8B on a B200, measured (P 78.81, A 63.72 GiB, mfs 0.88): budget 58,264,237,847 B // 131,072 B =
+    # 444,520 tokens; 0.5.6 runs page 1 -> 444,520; 0.5.7 trtllm_mha page 64 -> 444,520 // 64 x 64 = 444,480
+    def tokens(version):
+        res = fit(Deployment(model=LLAMA, gpu="b200", free_memory=round(78.81 * GIB), weight_memory=round(15.09 * GIB),
+                             mem_fraction_static=0.88, engine_version=version))
+        return res.kv_pool_tokens, res.page_size
+    assert tokens("0.5.6") == (444_520, 1) and tokens("0.5.7") == (444_480, 64)
+
+
+# ---------------------------------------------------------------- hybrid SWA / Mamba rule values by window
+
+
+def test_hybrid_swa_membership_by_window():
+    def swa(version, arch, **kw):
+        return R.rules_for(version).pool_rules.hybrid_swa_pool(architectures=[arch], has_sliding_window=True, **kw)
+    gptoss = "GptOssForCausalLM"
+    # GPT-OSS: switched off in 0.5.0rc2 - 0.5.7 (model override), 0.5.7 lists MiMo-V2-Flash only; 0.5.8 - 0.5.9
+    # off with trtllm_mha (the SM100 default) or speculative decoding; on from 0.5.10
+    assert [swa(v, gptoss) for v in ("0.5.3", "0.5.7", "0.5.8", "0.5.10", "0.5.23")] == [False, False, True, True,
+                                                                                          True]
+    assert (swa("0.5.8", gptoss, trtllm_mha=True), swa("0.5.9", gptoss, speculative=True),
+            swa("0.5.10", gptoss, trtllm_mha=True)) == (False, False, True)
+    # 0.4.9.post6 - 0.5.6: any model with a sliding window (Llama-4 only through --hybrid-kvcache-ratio)
+    assert swa("0.5.3", "MistralForCausalLM") and not swa("0.5.3", "Llama4ForConditionalGeneration")
+    assert not swa("0.5.8", "MistralForCausalLM") and swa("0.5.8", "Llama4ForConditionalGeneration")
+    # Gemma-4 from 0.5.11, Gemma-2/3 never (switched off), a config's is_hybrid_swa from 0.5.13
+    assert (swa("0.5.10", "Gemma4ForCausalLM"), swa("0.5.11", "Gemma4ForCausalLM")) == (False, True)
+    assert not swa("0.5.23", "Gemma3ForCausalLM")
+    assert (swa("0.5.12", "X", config_opt_in=True), swa("0.5.13", "X", config_opt_in=True)) == (False, True)
+    from kvplan.engines.sglang.history import swa_archs_at, swa_pool_since
+    assert swa_archs_at("0.5.23") == R.SWA_ARCHS_0523 and len(swa_archs_at("0.5.9")) == 6
+    assert (swa_pool_since("Gemma4ForCausalLM"), swa_pool_since(gptoss)) == ("0.5.11", "0.5.8")
+
+
+def test_swa_and_mamba_sizing_fields_by_window():
+    def r(version):
+        return R.rules_for(version).pool_rules
+    # SWA split: by layer count (uniform cells) 0.4.9.post6 - 0.5.8, by bytes from 0.5.9; ratio 0.8 throughout
+    assert (r("0.5.8").swa_split, r("0.5.9").swa_split, r(None).swa_split) == ("layers", "bytes", "bytes")
+    assert {r(v).swa_full_tokens_ratio for v in ("0.4.9.post6", "0.5.8", "0.5.23")} == {0.8}
+    # gpt-oss-120b (18 full + 18 SWA layers, equal cells) in "layers" mode: T = 1,000,000 tokens of all 36 layers
+    # -> full = int(36,000,000 / (0.8 x 18 + 18)) = int(1,111,111.1) = 1,111,111, swa = int(1,111,111 x 0.8) =
+    # 888,888; the "bytes" rule gives budget / (18 c + 0.8 x 18 c) = the same 1,111,111 when cells are equal
+    full = int(1_000_000 * 36 / (0.8 * 18 + 18))
+    assert (full, int(full * 0.8)) == (1_111_111, 888_888)
+    # Mamba: 0.5.2 - 0.5.3 fixed slots (512 by default, radix cache off), no --mamba-full-memory-ratio;
+    # 0.5.4 - 0.5.8 the 0.9 ratio with the radix cache on (512 with it off); 0.5.9+ no 512 fallback
+    assert (r("0.5.3").mamba_cache_sizing, r("0.5.3").mamba_full_memory_ratio, r("0.5.3").mamba_fallback_slots) == (
+        "fixed", None, 512)
+    assert (r("0.5.4").mamba_cache_sizing, r("0.5.4").mamba_full_memory_ratio, r("0.5.8").mamba_fallback_slots) == (
+        "ratio_0504", 0.9, 512)
+    assert (r("0.5.9").mamba_cache_sizing, r("0.5.9").mamba_fallback_slots, r(None).mamba_full_memory_ratio) == (
+        "ratio", None, 0.9)
+
+
+def test_gqa_cell_prices_v_at_head_dim_before_0_5_7():
+    # profile_max_num_token up to 0.5.6: heads x head_dim x L x 2 x e; from 0.5.7 heads x (head_dim + v_head_dim) x
+    # L x e.  8 KV heads, head_dim 192, v_head_dim 128, 32 layers, bf16: 8 x 384 x 32 x 2 = 196,608 B (0.5.6) and
+    # 8 x 320 x 32 x 2 = 163,840 B (0.5.7); equal widths (Llama 128 / 128) give 131,072 B in both
+    from types import SimpleNamespace
+
+    from kvplan.engines.sglang.pools import gqa
+
+    def cell(version, head_dim, v_head_dim):
+        model = SimpleNamespace(num_kv_heads=8, head_dim=head_dim, v_head_dim=v_head_dim)
+        ctx = SimpleNamespace(model=model, rules=R.rules_for(version), attn_tp=1, kv_dtype="bf16", dcp=1,
+                              sm_major=9)
+        return gqa._cell(ctx, 32)
+    assert (cell("0.5.6", 192, 128), cell("0.5.7", 192, 128), cell(None, 192, 128)) == (196_608, 163_840, 163_840)
+    assert cell("0.4.4", 128, 128) == cell("0.5.23", 128, 128) == 131_072

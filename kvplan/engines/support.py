@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from kvplan.errors import InputError
 from kvplan.family import Family
@@ -58,14 +58,25 @@ LONG_CONTEXT_ENV: dict[str, str] = {SGLANG: "SGLANG_ALLOW_OVERWRITE_LONGER_CONTE
 
 # ------------------------------------------------------------------------------------------------ the GPU
 
-class Arch(NamedTuple):
-    """A GPU as the engines' platform checks see it: vendor and compute capability (None when unknown)."""
+class Arch:
+    """A GPU as the engines' platform checks see it: vendor and compute capability (None when unknown).
 
-    name: str
-    vendor: str
-    major: int | None
-    minor: int | None
-    sm: str
+    (A plain class with slots, as :class:`KvQuery`: a NamedTuple class is built by generated code at every import,
+    on every ``kvplan fit``; nothing indexes, unpacks or compares them.)
+    """
+
+    __slots__ = ("major", "minor", "name", "sm", "vendor")
+
+    def __init__(self, *, name: str, vendor: str, major: int | None, minor: int | None, sm: str) -> None:
+        self.name = name
+        self.vendor = vendor
+        self.major = major
+        self.minor = minor
+        self.sm = sm
+
+    def __repr__(self) -> str:
+        return (f"Arch(name={self.name!r}, vendor={self.vendor!r}, major={self.major!r}, minor={self.minor!r}, "
+                f"sm={self.sm!r})")
 
     @property
     def cuda(self) -> bool:
@@ -100,16 +111,24 @@ def arch_of(gpu: HardwarePreset | None) -> Arch | None:
 #: SGLang 0.5.23 ``handle_kv4_compatibility``: the attention backends an FP4 KV cache runs with (``!FA4`` branch)
 KV4_MHA_BACKENDS = ("triton", "torch_native", "flex_attention", "trtllm_mha")
 KV4_MLA_BACKENDS = ("flashinfer", "trtllm_mla")
+#: SGLang 0.5.23 ``_mla_kv_cache_dtype_checks`` (arg_groups/overrides.py): the KV dtypes the TensorRT-LLM MLA backend
+#: stores; it passes ``handle_kv4_compatibility`` but refuses an FP4 cache a step later
+TRTLLM_MLA_KV_DTYPES = ("fp8_e4m3", "bf16", "auto")
 _VLLM_FP8 = frozenset({"fp8", "fp8_e4m3", "fp8_e5m2"})
 
 
-class KvQuery(NamedTuple):
+class KvQuery:
     """One KV-dtype question: the resolved dtype, the GPU, the attention kind of the layers and the backend."""
 
-    kv_dtype: str
-    arch: Arch
-    attention: Family                 # GQA (MHA/GQA layers) or MLA (latent layers); DSA / DSV4 as themselves
-    attention_backend: str | None     # the user's --attention-backend (None: the engine's default)
+    __slots__ = ("arch", "attention", "attention_backend", "deepseek_family", "kv_dtype")
+
+    def __init__(self, *, kv_dtype: str, arch: Arch, attention: Family, attention_backend: str | None,
+                 deepseek_family: bool = False) -> None:
+        self.kv_dtype = kv_dtype
+        self.deepseek_family = deepseek_family      # SGLang's DeepSeek-family override applies (trtllm_mla on SM100)
+        self.arch = arch
+        self.attention = attention                  # GQA (MHA/GQA layers) or MLA (latent); DSA / DSV4 as themselves
+        self.attention_backend = attention_backend  # the user's --attention-backend (None: the engine's default)
 
 
 def _sglang_mxfp8(q: KvQuery) -> str | None:
@@ -133,11 +152,15 @@ def _sglang_fp4_mx(q: KvQuery) -> str | None:
     from kvplan.engines.sglang.rules import default_attention_backend
 
     backend = q.attention_backend or default_attention_backend(family=q.attention, sm_major=q.arch.major,
-                                                               vendor=q.arch.vendor)
+                                                               vendor=q.arch.vendor, deepseek_family=q.deepseek_family)
     allowed = KV4_MLA_BACKENDS if q.attention == Family.MLA else KV4_MHA_BACKENDS
+    how = "given" if q.attention_backend else f"SGLang's default on {q.arch.label}"
+    if backend == "trtllm_mla" and q.kv_dtype not in TRTLLM_MLA_KV_DTYPES:
+        return (f"--kv-cache-dtype {q.kv_dtype}: the TensorRT-LLM MLA backend ({how}) stores only "
+                f"{' / '.join(TRTLLM_MLA_KV_DTYPES)}, so SGLang refuses it (_mla_kv_cache_dtype_checks); "
+                f"--attention-backend flashinfer runs an FP4 MLA cache")
     if backend in allowed:
         return None
-    how = "given" if q.attention_backend else f"SGLang's default on {q.arch.label}"
     return (f"--kv-cache-dtype fp4_mx_block16 needs attention backend {' / '.join(allowed)}: SGLang refuses it with "
             f"{backend} ({how})")
 
@@ -175,6 +198,14 @@ def attention_kind(model: ModelSpec) -> Family:
     return attention_family(family=model.family, config=model.config)
 
 
+def deepseek_family(model: ModelSpec) -> bool:
+    """Whether SGLang's DeepSeek-family model override applies to ``model``
+    (:func:`kvplan.engines.sglang.rules.is_deepseek_family` of its architectures)."""
+    from kvplan.engines.sglang.rules import is_deepseek_family
+
+    return is_deepseek_family(architectures=(model.raw_config or model.config).get("architectures"))
+
+
 def resolved_kv_dtype(*, engine: str, requested: str | None, result_dtype: str, model: ModelSpec,
                       arch: Arch | None) -> str:
     """The dtype the engine stores its KV cache in: SGLang's result already holds it; vLLM's ``auto`` follows the
@@ -189,7 +220,7 @@ def resolved_kv_dtype(*, engine: str, requested: str | None, result_dtype: str, 
 
 
 def kv_dtype_refusal(*, engine: str, kv_dtype: str, arch: Arch | None, attention: Family,
-                     attention_backend: str | None = None) -> str | None:
+                     attention_backend: str | None = None, deepseek_family: bool = False) -> str | None:
     """Why ``engine`` refuses to start with a ``kv_dtype`` KV cache on this GPU, or None (it runs, or it cannot be
     told: no GPU preset, an unknown compute capability -- see :func:`unchecked_note`).
 
@@ -204,7 +235,8 @@ def kv_dtype_refusal(*, engine: str, kv_dtype: str, arch: Arch | None, attention
         return None
     if engine == VLLM and not arch.cuda:
         return None      # vLLM's ROCm / XPU / HPU backends: not modelled here
-    return rule(KvQuery(kv_dtype=kv_dtype, arch=arch, attention=attention, attention_backend=attention_backend))
+    return rule(KvQuery(kv_dtype=kv_dtype, arch=arch, attention=attention, attention_backend=attention_backend,
+                        deepseek_family=deepseek_family))
 
 
 def unchecked_note(*, engine: str, kv_dtype: str, arch: Arch | None) -> str | None:

@@ -9,7 +9,42 @@ engine choice: :mod:`kvplan.engines.sglang.pools.dsa`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kvplan.errors import InputError
+
+#: the config fields that say which DSA layers reuse the previous layer's top-k (read by :func:`dsa_skip_fields`)
+DSA_SKIP_FIELDS: tuple[str, ...] = (
+    "indexer_types", "cli_factor", "index_topk_pattern", "index_topk_freq", "index_skip_topk_offset")
+
+
+def _positive_or_none(name: str, value: object) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value <= 0):
+        raise InputError(f"config field '{name}' must be a positive integer, got {value!r}", field="--model",
+                         hint="SGLang asserts it is > 0")
+
+
+def dsa_skip_fields(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The skip-top-k fields of a (flat) config as keyword arguments of :func:`dsa_indexer_layer_count`,
+    validated as SGLang asserts them: ``cli_factor``, ``index_topk_freq`` and ``index_skip_topk_offset`` positive
+    integers; ``indexer_types`` a list of strings; ``index_topk_pattern`` a string or a list of strings.
+
+    Example: GLM-5.2 -> ``indexer_types`` (78 entries, 21 "full"), ``index_topk_freq`` 4,
+    ``index_skip_topk_offset`` 3 (``indexer_types`` wins, the other two give the same layers).
+
+    Source: sgl-project/sglang python/sglang/srt/configs/model_config.py ``dsa_layer_skips_topk``, v0.5.23.
+    """
+    out = {key: config.get(key) for key in DSA_SKIP_FIELDS}
+    for key in ("cli_factor", "index_topk_freq", "index_skip_topk_offset"):
+        _positive_or_none(key, out[key])
+    for key in ("indexer_types", "index_topk_pattern"):
+        v = out[key]
+        ok = v is None or (isinstance(v, list) and all(isinstance(x, str) for x in v)) or (
+            key == "index_topk_pattern" and isinstance(v, str))
+        if not ok:
+            raise InputError(f"config field '{key}' must be a list of strings, got {v!r}", field="--model")
+    return out
 
 
 def dsa_layer_skips_topk(
@@ -27,11 +62,20 @@ def dsa_layer_skips_topk(
     ``l % cli_factor != 0``; else ``index_topk_pattern[l] == "S"``; else with
     ``index_skip_topk_offset`` o: ``max(l - o + 1, 0) % freq != 0``; else
     ``max(l - 1, 0) % freq != 0``. DeepSeek-V3.2 / GLM-5 (freq 1): no layer skips.
+    A non-positive ``cli_factor`` / ``index_topk_freq`` / ``index_skip_topk_offset`` is an :class:`InputError`
+    (SGLang asserts them positive).
+
+    For ``glm_moe_dsa`` configs transformers 5.19 (``GlmMoeDsaConfig.__post_init__``) always fills
+    ``indexer_types``, from ``index_topk_pattern`` or from freq/offset with offset 2 by default -- the same layers
+    as the rule above (``max(l - 2 + 1, 0) == max(l - 1, 0)``), so reading the raw config gives SGLang's answer.
 
     Source: sgl-project/sglang python/sglang/srt/configs/model_config.py ``dsa_layer_skips_topk``, v0.5.23.
     """
     if indexer_types is not None:
         return 0 <= layer_id < len(indexer_types) and indexer_types[layer_id] == "shared"
+    _positive_or_none("cli_factor", cli_factor)
+    _positive_or_none("index_topk_freq", index_topk_freq)
+    _positive_or_none("index_skip_topk_offset", index_skip_topk_offset)
     cf = 1 if cli_factor is None else cli_factor
     if cf > 1:
         return layer_id % cf != 0
@@ -76,4 +120,4 @@ def dsa_indexer_layer_count(
     )
 
 
-__all__ = ["dsa_indexer_layer_count", "dsa_layer_skips_topk"]
+__all__ = ["DSA_SKIP_FIELDS", "dsa_indexer_layer_count", "dsa_layer_skips_topk", "dsa_skip_fields"]

@@ -5,7 +5,10 @@ Names used inside kvplan (the *resolved* dtype of a KV pool):
 * ``"bf16"``, ``"fp16"``, ``"fp32"`` -- unquantized pools in the model dtype;
 * ``"fp8_e4m3"``, ``"fp8_e5m2"`` -- one byte per value, per-layer scalar scales only;
 * ``"mxfp8"`` -- e4m3 values plus one scale byte per 32 values (scale counted by the layout);
-* ``"nvfp4"``, ``"fp4_mx_block16"`` -- packed FP4 (two values per byte) plus block scales.
+* ``"nvfp4"``, ``"fp4_mx_block16"`` -- packed FP4 E2M1 (two values per byte) plus one scale byte per 16 values
+  (:func:`kv_packed_bytes`, :func:`fp4_block_scale_bytes`): NVFP4's scale is an FP8 E4M3 block scale under a per-layer
+  fp32 global scale (not a per-token cost), ``fp4_mx_block16``'s an exponent-only (E8M0-style) uint8; OCP MXFP4
+  (E8M0 per 32 values) is not a KV format SGLang ships.
 
 The ``--kv-cache-dtype`` spellings kvplan accepts are SGLang's CLI choices (``KV_CACHE_DTYPES``; source:
 sgl-project/sglang ``python/sglang/srt/arg_groups/fields/model.py`` field ``kv_cache_dtype``, v0.5.23); what
@@ -52,6 +55,7 @@ _SUGGEST = {
     "float16": "auto (the model dtype)",
     "half": "auto (the model dtype)",
     "fp4": "nvfp4 or fp4_mx_block16",
+    "fp4_e2m1": "nvfp4 or fp4_mx_block16 (both store E2M1 values)",
     "mxfp4": "fp4_mx_block16 (SGLang reserves mxfp4 for a block-32 recipe it does not ship)",
 }
 
@@ -141,3 +145,41 @@ def kv_element_bytes(dtype: str) -> int:
     """torch element size SGLang multiplies by: 4/2/1, and 1 for packed FP4 (two values)."""
     bits = kv_element_bits(dtype)
     return max(1, bits // 8)
+
+
+#: the packed 4-bit KV dtypes (E2M1 values, two per byte, plus a scale byte per :data:`FP4_SCALE_BLOCK` values)
+FP4_KV_DTYPES: tuple[str, ...] = ("nvfp4", "fp4_mx_block16")
+#: values sharing one FP4 scale byte
+FP4_SCALE_BLOCK = 16
+
+
+def _count(name: str, v: object) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise InputError(f"{name} must be a non-negative integer, got {v!r}", field=name)
+    return v
+
+
+def kv_packed_bytes(*, values: int, dtype: str) -> int:
+    """Bytes ``values`` KV values occupy in ``dtype``, scales excluded: ``values * bits // 8`` (floor).
+
+    Examples: 576 values (one MLA row) in bf16 -> 1,152; fp8 -> 576; nvfp4 / fp4_mx_block16 -> 288;
+    ``values=35_136, dtype="nvfp4"`` (DeepSeek-V3, 61 rows) -> 17,568.
+
+    Source: sgl-project/sglang python/sglang/srt/model_executor/pool_configurator.py
+    ``DefaultPoolConfigurator._compute_cell_size`` (``cell_size // 2`` for ``float4_e2m1fn_x2``);
+    python/sglang/srt/layers/quantization/fp4_kv_cache_quant_method.py ``compute_cell_size`` (``head_dim // 2``),
+    v0.5.23.
+    """
+    return _count("values", values) * kv_element_bits(dtype) // 8
+
+
+def fp4_block_scale_bytes(*, values: int) -> int:
+    """Scale bytes of ``values`` FP4 values: one uint8 scale per :data:`FP4_SCALE_BLOCK` (16) values, floored.
+
+    Example: one 576-value MLA row -> 36; one 128-wide head -> 8.
+
+    Source: sgl-project/sglang python/sglang/srt/layers/quantization/fp4_kv_cache_quant_method.py
+    ``NVFP4KVCacheMethod.SCALE_BLOCK_SIZE`` / ``FP4MXBlock16KVCacheMethod.SCALE_BLOCK_SIZE``;
+    python/sglang/srt/mem_cache/memory_pool.py ``MLATokenToKVPool`` FP4 buffers (``k // 16``), v0.5.23.
+    """
+    return _count("values", values) // FP4_SCALE_BLOCK

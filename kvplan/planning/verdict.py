@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from kvplan.planning.workload import CAP, LONGEST, Workload
 from kvplan.units import fmt_gib
@@ -40,30 +40,47 @@ if TYPE_CHECKING:
 GIVEN, DERIVED, ENGINE_DEFAULT = "given", "derived", "engine default"
 
 
-class Facts(NamedTuple):
+# Facts and Verdict are plain classes with slots, not NamedTuples: a NamedTuple class is built by generated code at
+# every import (~0.15 ms each, on every ``kvplan fit``: docs/performance.md "Start-up"); nothing indexes, unpacks or
+# compares them.
+
+
+class Facts:
     """What the verdict is made of (per DP rank unless said otherwise)."""
 
-    engine: str
-    context: int
-    dp: int
-    refusals: tuple[str, ...]      # start-up refusals, in the engine's order (KV dtype, context)
-    memory_reason: str | None      # the first failing step of weights -> budget -> pool, None when all hold
-    concurrency: int               # full-context requests at once, whole deployment (capped by the request cap)
-    pool_concurrency: int          # full-context requests the pool alone holds, whole deployment
-    pool_tokens_total: int         # tokens of the pool over every DP rank
-    cap: int                       # the request cap per DP rank
-    cap_source: str                # given | derived | engine default
-    target_requests: int
-    workload: Workload | None
+    __slots__ = ("cap", "cap_source", "concurrency", "context", "dp", "engine", "memory_reason", "pool_concurrency",
+                 "pool_tokens_total", "refusals", "target_requests", "workload")
+
+    def __init__(self, *, engine: str, context: int, dp: int, refusals: tuple[str, ...], memory_reason: str | None,
+                 concurrency: int, pool_concurrency: int, pool_tokens_total: int, cap: int, cap_source: str,
+                 target_requests: int, workload: Workload | None) -> None:
+        self.engine = engine
+        self.context = context
+        self.dp = dp
+        self.refusals = refusals                  # start-up refusals, in the engine's order (KV dtype, context)
+        self.memory_reason = memory_reason        # the first failing step of weights -> budget -> pool, None: all hold
+        self.concurrency = concurrency            # full-context requests at once, whole deployment (capped)
+        self.pool_concurrency = pool_concurrency  # full-context requests the pool alone holds, whole deployment
+        self.pool_tokens_total = pool_tokens_total  # tokens of the pool over every DP rank
+        self.cap = cap                            # the request cap per DP rank
+        self.cap_source = cap_source              # given | derived | engine default
+        self.target_requests = target_requests
+        self.workload = workload
 
 
-class Verdict(NamedTuple):
-    fits: bool
-    reasons: tuple[str, ...]
-    verdict: str
-    target: str
-    meets_target: bool
-    target_reason: str
+class Verdict:
+    """What :func:`judge` decides: fits, the reasons it does not, the verdict line and the target's answer."""
+
+    __slots__ = ("fits", "meets_target", "reasons", "target", "target_reason", "verdict")
+
+    def __init__(self, *, fits: bool, reasons: tuple[str, ...], verdict: str, target: str, meets_target: bool,
+                 target_reason: str) -> None:
+        self.fits = fits
+        self.reasons = reasons
+        self.verdict = verdict
+        self.target = target
+        self.meets_target = meets_target
+        self.target_reason = target_reason
 
 
 def cap_name(engine: str) -> str:
@@ -233,7 +250,8 @@ def _refusals(res: FitResult, dep: Deployment, model: ModelSpec, gpu: HardwarePr
                                    model=model, arch=arch)
     out = []
     dtype_why = support.kv_dtype_refusal(engine=engine, kv_dtype=kv, arch=arch, attention=support.attention_kind(model),
-                                         attention_backend=dep.attention_backend)
+                                         attention_backend=dep.attention_backend,
+                                         deepseek_family=support.deepseek_family(model))
     if dtype_why:
         out.append(dtype_why)
     note = support.unchecked_note(engine=engine, kv_dtype=kv, arch=arch)

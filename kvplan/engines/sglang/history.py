@@ -8,7 +8,10 @@ formula with a worked example and cites the wheel it was read from (``pip downlo
 inside the wheel under python/sglang/srt); docs/sglang.md "What changed by release" is the same table in prose.
 
 The default-flag functions take the planner's whole keyword set (``**_``) and ignore what their release did not
-read.  The request-cap functions accept ints or numpy arrays (``kvplan sweep``), like ``rules``.
+read.  The request-cap functions accept ints or numpy arrays (``kvplan sweep``), like ``rules``.  Data rows: the
+memory heuristic by :class:`MemoryEra`, the page default by :class:`PageEra` (0.5.3 - 0.5.22), and the hybrid-SWA /
+Mamba values (``hybrid_swa_archs`` from :data:`_SWA_ADDED`, ``swa_disabled_archs``, ``swa_split``,
+``mamba_cache_sizing``, ``mamba_full_memory_ratio``, ``mamba_fallback_slots``) the pool planners read.
 """
 
 from __future__ import annotations
@@ -24,13 +27,14 @@ from kvplan.engines.sglang.platform import platform_of
 from kvplan.engines.sglang.releases import (
     RELEASE_DATES,
     SGLANG_0_5_23,
+    SWA_DISABLED_0523,
     FamilyOverride,
+    PoolRules,
     ReleaseWindow,
     _bs_0523,
     _cps_0523,
     _identity_factor,
     _mfs_0523,
-    _page_0523,
     _prefill_0523,
     version_key,
 )
@@ -395,10 +399,11 @@ def no_multimodal_reserve(**_: Any) -> int:
 
 
 def page_size_before_0_5_3(*, attention_backend: str | None = None, flashmla: bool = False, cutlass: bool = False,
-                           **_: Any) -> int:
-    """Page size when ``--page-size`` is not given, 0.4.4 - 0.5.2: 1, unless the named backend forces it
-    (``flashmla`` -> 64 from 0.4.5.post3, ``cutlass_mla`` -> 128 from 0.4.6.post2).  Before 0.4.4 there are no pages
-    (1).  Example: ``--attention-backend flashmla`` under 0.4.6 -> 64; Llama on a B200 under 0.5.1 -> 1.
+                           requested: int | None = None, **_: Any) -> int:
+    """Page size 0.4.4 - 0.5.2: ``requested`` (``--page-size``; 1 when not given), unless the named backend forces
+    its own over it (``flashmla`` -> 64 from 0.4.5.post3, ``cutlass_mla`` -> 128 from 0.4.6.post2).  Before 0.4.4
+    there are no pages (the planner ignores the flag).  Example: ``--attention-backend flashmla`` under 0.4.6 -> 64;
+    Llama on a B200 under 0.5.1 -> 1; ``--page-size 64`` under 0.4.4 -> 64.
 
     Source: server_args.py ``ServerArgs.__post_init__`` (``page_size: int = 1`` from 0.4.4; the flashmla /
     cutlass_mla branches), wheels 0.4.4, 0.4.5.post3, 0.4.6.post2.
@@ -407,6 +412,157 @@ def page_size_before_0_5_3(*, attention_backend: str | None = None, flashmla: bo
         return 64
     if cutlass and attention_backend == "cutlass_mla":
         return 128
+    return requested or 1
+
+
+# ================================================================================================
+# Page size 0.5.3 - 0.5.22 (server_args.py, then arg_groups/overrides.py from 0.5.15)
+# ================================================================================================
+
+
+@dataclass(frozen=True)
+class PageEra:
+    """What the page-size rules did in one range of releases 0.5.3 - 0.5.22 (data; :func:`page_size_by_era`).
+
+    Read in each wheel: the default attention backend (``model_executor/model_runner.py``
+    ``ModelRunner.model_specific_adjustment`` in 0.5.3 - 0.5.4, after the page constraints; ``server_args.py``
+    ``ServerArgs._handle_attention_backend_compatibility`` / ``_get_default_attn_backend`` 0.5.5 - 0.5.18, before
+    them; ``arg_groups/model_override_base.py`` ``get_default_attn_backend`` from 0.5.19), the backend page
+    constraints (``server_args.py``, ``arg_groups/overrides.py`` ``_mla_backend_page_constraints`` /
+    ``_fa4_page_constraint`` / ``_intel_xpu_page_constraint`` from 0.5.15) and ``_handle_page_size`` /
+    ``_page_size_default``.
+    """
+
+    gqa_sm100_trtllm_mha: bool = False   # GQA on SM100 defaults to trtllm_mha (0.5.7+; flashinfer before)
+    fa4_for_asymmetric: bool = False     # ... fa4 when K and V widths differ (0.5.17+)
+    deepseek_trtllm_mla: bool = False    # DeepSeek-family MLA on SM100 defaults to trtllm_mla (0.5.4+)
+    trtllm_mha_pages: tuple[int, ...] = (16, 32, 64)  # pages trtllm_mha keeps ((16, 32, 64, 128) from 0.5.17)
+    cutlass_mla_128: bool = True         # cutlass_mla forces 128 (to 0.5.19)
+    tokenspeed_mla: bool = False         # tokenspeed_mla -> 64 unless 32 / 64 (0.5.12 - 0.5.22)
+    cutedsl_mla: bool = False            # cutedsl_mla -> 64 unless 32 / 64 (0.5.13+)
+    hpc_ops: bool = False                # hpc_ops -> 64 (0.5.17+)
+    fa4: str = "refused"                 # --attention-backend fa4: "refused" (0.5.4 - 0.5.7: prefill only),
+                                         # "no-page" (0.5.8 - 0.5.14: only the prefill flag forces 128), "128"
+    intel_xpu: str = ""                  # "": no rule (0.5.3); "any-32-64-128" (0.5.4 - 0.5.10); "mla" (0.5.11+)
+    musa_64: bool = False                # an unset page is 64 on MUSA (0.5.11+)
+    vectorized_5d: bool = False          # ... and on ROCm with SGLANG_AITER_KV_CACHE_LAYOUT=vectorized_5d (0.5.13+)
+    dsa: str = "64"                      # DSA page: "64" everywhere but NPU (0.5.3 - 0.5.7); "hip-1" (0.5.8 -
+                                         # 0.5.11); "preshuffle" (ROCm 1 without the aiter path, 0.5.12 - 0.5.20);
+                                         # "xpu-128" (0.5.21); "kpool" (64 x index_kpool, 0.5.22+)
+
+
+def _era_backend(*, era: PageEra, fam: Family, plat: str, sm_major: int | None, deepseek_family: bool,
+                 has_asymmetric_kv: bool, topk_ok: bool) -> str | None:
+    """The default backend where it decides the page (None: one that forces nothing, fa3 / flashinfer / ...)."""
+    if plat != "cuda" or sm_major != 10:
+        return None
+    if fam == Family.MLA:
+        return "trtllm_mla" if era.deepseek_trtllm_mla and deepseek_family else None
+    if fam == Family.GQA and era.gqa_sm100_trtllm_mha and topk_ok:
+        return "fa4" if era.fa4_for_asymmetric and has_asymmetric_kv else "trtllm_mha"
+    return None
+
+
+def _era_dsa_page(*, era: PageEra, plat: str, index_kpool: int, hip_dsa_preshuffle: bool) -> int | None:
+    if plat == "npu":
+        return None
+    if era.dsa == "kpool":
+        return r0523._dsa_page(plat=plat, index_kpool=index_kpool, hip_dsa_preshuffle=hip_dsa_preshuffle)
+    if plat == "xpu" and era.dsa == "xpu-128":
+        return 128
+    if plat == "hip" and (era.dsa == "hip-1" or (era.dsa in ("preshuffle", "xpu-128") and not hip_dsa_preshuffle)):
+        return 1
+    return 64
+
+
+def _xpu_page(*, era: PageEra, fam: Family, page: int | None) -> int | None:
+    """intel_xpu: 0.5.4 - 0.5.10 keep 32 / 64 / 128; 0.5.11+ keep 16 / 32 / 64 / 128 (MLA) or 64 / 128; else 128."""
+    if era.intel_xpu == "any-32-64-128":
+        ok: tuple[int, ...] = (32, 64, 128)
+    else:
+        ok = (16, 32, 64, 128) if fam == Family.MLA else (64, 128)
+    return page if page in ok else 128
+
+
+def _fa4_page(*, era: PageEra, fam: Family, plat: str, sm_major: int | None, topk_ok: bool,
+              page: int | None) -> int | None:
+    if era.fa4 == "refused":
+        raise InputError("this SGLang release runs fa4 only as --prefill-attention-backend fa4 ('FA4 backend is "
+                         "only supported for prefill')", field="--attention-backend",
+                         hint="use --engine-version 0.5.8 or newer, or another attention backend")
+    if era.fa4 == "128" and fam != Family.MLA and plat == "cuda" and sm_major == 10 and topk_ok:
+        return 128
+    return page
+
+
+def _era_constraints(*, era: PageEra, backend: str | None, fam: Family, plat: str, sm_major: int | None,
+                     topk_ok: bool, page: int | None) -> int | None:
+    """``page`` (the requested one, None when unset) after the named backend's constraint."""
+    keep_32_64 = {"trtllm_mla": True, "tokenspeed_mla": era.tokenspeed_mla, "cutedsl_mla": era.cutedsl_mla}
+    if backend == "flashmla":
+        return 64
+    if backend == "cutlass_mla" and era.cutlass_mla_128:
+        return 128
+    if backend is not None and keep_32_64.get(backend):
+        return page if page in (32, 64) else 64
+    if backend == "trtllm_mha":
+        return page if page in era.trtllm_mha_pages else 64
+    if backend == "hpc_ops" and era.hpc_ops:
+        return 64
+    if backend == "fa4":
+        return _fa4_page(era=era, fam=fam, plat=plat, sm_major=sm_major, topk_ok=topk_ok, page=page)
+    if backend == "intel_xpu" and era.intel_xpu:
+        return _xpu_page(era=era, fam=fam, page=page)
+    return page
+
+
+def page_size_by_era(*, era: PageEra, family: str, attention_backend: str | None, sm_major: int | None,
+                     vendor: str, requested: int | None = None, deepseek_family: bool = False,
+                     has_asymmetric_kv: bool = False, speculative_eagle_topk: int | None = None, index_kpool: int = 1,
+                     hip_dsa_preshuffle: bool = True, hip_vectorized_5d: bool = False, **_: Any) -> int:
+    """Page size when ``--page-size`` is not given, 0.5.3 - 0.5.22 (0.5.23: ``rules.default_page_size``)::
+
+        DeepSeek-V4 (0.5.12+)  256 (NPU 128), the model override
+        DSA                    64 (era.dsa: ROCm 1 from 0.5.8 / without the aiter preshuffle path from 0.5.12;
+                               XPU 128 from 0.5.21; 64 x index_kpool from 0.5.22)
+        backend = --attention-backend, else the default that forces a page:
+                  SM100 GQA -> trtllm_mha from 0.5.7 (flashinfer before; fa4 for asymmetric K/V from 0.5.17),
+                  SM100 DeepSeek-family MLA -> trtllm_mla from 0.5.4; every other default forces nothing
+        page = requested (None when unset), then the backend's constraint:
+        flashmla 64; cutlass_mla 128 (to 0.5.19); trtllm_mla / tokenspeed_mla (0.5.12 - 0.5.22) /
+        cutedsl_mla (0.5.13+) 64 unless 32 / 64; trtllm_mha 64 unless era.trtllm_mha_pages (128 allowed from
+        0.5.17); hpc_ops 64 (0.5.17+); fa4 128 (non-MLA on SM100, 0.5.15+; refused as --attention-backend in
+        0.5.4 - 0.5.7); intel_xpu 128 unless supported (0.5.4+)
+        still unset: 1 (64 on MUSA from 0.5.11, on ROCm vectorized_5d from 0.5.13)
+
+    Worked examples: Llama-3.1-8B on a B200 (SM100) -> 1 under 0.5.6 (flashinfer), 64 under 0.5.7 (trtllm_mha);
+    DeepSeek-V3 with ``--attention-backend cutlass_mla`` -> 128 under 0.5.19, 1 under 0.5.20 (no constraint);
+    DeepSeek-V3.2 (DSA) on MI355X -> 64 under 0.5.7, 1 under 0.5.8.
+
+    Source: sgl-project/sglang python/sglang/srt/server_args.py ``ServerArgs._handle_attention_backend_compatibility``
+    and ``_handle_page_size`` (0.5.3 - 0.5.14), ``arg_groups/overrides.py`` ``_mla_backend_page_constraints``,
+    ``_fa4_page_constraint``, ``_page_size_default`` (0.5.15 - 0.5.22), ``model_executor/model_runner.py``
+    ``model_specific_adjustment`` (0.5.3 - 0.5.4), the DSA override in ``_handle_model_specific_adjustments`` /
+    ``arg_groups/model_overrides/deepseek_v2.py``; wheels 0.5.3 - 0.5.22.
+    """
+    fam = Family(family)
+    plat = platform_of(vendor)
+    if fam == Family.DSV4:
+        return r0523._dsv4_page(plat=plat, index_kpool=index_kpool, hip_dsa_preshuffle=hip_dsa_preshuffle) or 1
+    if fam == Family.DSA:
+        page = _era_dsa_page(era=era, plat=plat, index_kpool=index_kpool, hip_dsa_preshuffle=hip_dsa_preshuffle)
+        if page is not None:
+            return page
+    topk_ok = speculative_eagle_topk is None or speculative_eagle_topk <= 1
+    backend = attention_backend or _era_backend(era=era, fam=fam, plat=plat, sm_major=sm_major,
+                                                deepseek_family=deepseek_family, has_asymmetric_kv=has_asymmetric_kv,
+                                                topk_ok=topk_ok)
+    page = _era_constraints(era=era, backend=backend, fam=fam, plat=plat, sm_major=sm_major, topk_ok=topk_ok,
+                            page=requested)
+    if page is not None:
+        return page
+    if (era.musa_64 and plat == "musa") or (era.vectorized_5d and plat == "hip" and hip_vectorized_5d):
+        return 64
     return 1
 
 
@@ -509,6 +665,81 @@ _ERA_0514 = replace(_ERA_0513, spec_mib=0, standalone_mib=0)
 _ERA_0515 = replace(_ERA_0514, graph_gated=True)
 _ERA_0517 = replace(_ERA_0515, prefill_context_cap=False)
 
+_PAGE_053 = PageEra(fa4="no-page")
+_PAGE_054 = replace(_PAGE_053, deepseek_trtllm_mla=True, intel_xpu="any-32-64-128", fa4="refused")
+_PAGE_057 = replace(_PAGE_054, gqa_sm100_trtllm_mha=True)
+_PAGE_058 = replace(_PAGE_057, dsa="hip-1", fa4="no-page")
+_PAGE_0511 = replace(_PAGE_058, musa_64=True, intel_xpu="mla")
+_PAGE_0512 = replace(_PAGE_0511, tokenspeed_mla=True, dsa="preshuffle")
+_PAGE_0513 = replace(_PAGE_0512, cutedsl_mla=True, vectorized_5d=True)
+_PAGE_0515 = replace(_PAGE_0513, fa4="128")
+_PAGE_0517 = replace(_PAGE_0515, fa4_for_asymmetric=True, trtllm_mha_pages=(16, 32, 64, 128), hpc_ops=True)
+_PAGE_0520 = replace(_PAGE_0517, cutlass_mla_128=False)
+_PAGE_0521 = replace(_PAGE_0520, dsa="xpu-128")
+_PAGE_0522 = replace(_PAGE_0521, dsa="kpool")
+
+
+def _pages(era: PageEra) -> dict[str, Any]:
+    return dict(default_page_size=partial(page_size_by_era, era=era))
+
+
+# ------------------------------------------------------------------ hybrid sliding-window and Mamba pools by release
+
+#: what each release added to ``is_hybrid_swa_model``'s allow-list (``configs/model_config.py``, constants
+#: ``SWA_SINK_ARCHS`` / ``MIMO_V2_MODEL_ARCHS`` resolved), read in every wheel 0.5.8 - 0.5.23; none was removed
+_SWA_ADDED: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("0.5.8", ("GptOssForCausalLM", "Llama4ForConditionalGeneration", "MiMoV2FlashForCausalLM", "MiMoV2MTP")),
+    ("0.5.9", ("Step3p5ForCausalLM", "Step3p5MTP")),
+    ("0.5.11", ("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration", "MiMoV2ForCausalLM")),
+    ("0.5.12", ("DeepseekV4ForCausalLM", "DeepseekV4ForCausalLMNextN", "LagunaForCausalLM")),
+    ("0.5.13", ("Gemma4UnifiedForConditionalGeneration", "Step3p7ForConditionalGeneration")),
+    ("0.5.15", ("UnlimitedOCRForCausalLM",)),
+    ("0.5.16", ("DeepseekV4ForCausalLMDSpark", "InklingForConditionalGeneration",
+                "InklingForConditionalGenerationMTP", "MellumForCausalLM")),
+    ("0.5.18", ("MuseGlimmerForCausalLM", "MuseGlimmerForConditionalGeneration")),
+    ("0.5.19", ("GraniteMoeSWAForCausalLM", "GraniteSWAForCausalLM")),
+    ("0.5.21", ("DiffusionGemmaForBlockDiffusion", "IQuestQ1ForCausalLM", "IQuestQ1MTP")),
+    ("0.5.22", ("EmbeddingGemma2Model",)),
+    ("0.5.23", ("BeamForCausalLM",)),
+)
+
+
+def swa_archs_at(release: str) -> frozenset[str]:
+    """``is_hybrid_swa_model``'s allow-list of release ``release`` (0.5.8+): the union of :data:`_SWA_ADDED` up to it.
+
+    Example: ``swa_archs_at("0.5.9")`` has GPT-OSS, Llama-4, MiMo-V2-Flash (+ MTP) and Step-3.5 (+ MTP): 6 names.
+    Source: configs/model_config.py ``is_hybrid_swa_model``, wheels 0.5.8 - 0.5.23.
+    """
+    key = version_key(release)
+    return frozenset(a for first, archs in _SWA_ADDED if version_key(first) <= key for a in archs)
+
+
+def swa_pool_since(architecture: str) -> str | None:
+    """The first release whose ``is_hybrid_swa_model`` lists ``architecture`` (None: not listed by 0.5.23), for the
+    message of a plan that the release sizes without the SWA pool.  Example: ``swa_pool_since("Gemma4ForCausalLM")``
+    -> "0.5.11"; GPT-OSS -> "0.5.8"."""
+    return next((first for first, archs in _SWA_ADDED if architecture in archs), None)
+
+
+def _swa_archs(release: str) -> dict[str, Any]:
+    return dict(pool=dict(hybrid_swa_archs=swa_archs_at(release)))
+
+
+_GEMMA_2_3 = ("Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration", "Gemma3nForCausalLM",
+              "Gemma3nForConditionalGeneration")
+#: hybrid-SWA switch-offs by release (server_args.py ``_handle_model_specific_adjustments``): Gemma-2/3 and GPT-OSS
+#: always (0.5.0rc2 - 0.5.7), Olmo-2 from 0.5.4, GPT-OSS only with trtllm_mha or speculative decoding in 0.5.8 -
+#: 0.5.9 and not at all from 0.5.10, Exaone-4 with a ``sliding_window_pattern`` from 0.5.9
+_SWA_OFF_050 = MappingProxyType(dict.fromkeys((*_GEMMA_2_3, "GptOssForCausalLM"), "always"))
+_SWA_OFF_054 = MappingProxyType({**_SWA_OFF_050, "Olmo2ForCausalLM": "always"})
+_SWA_OFF_058 = MappingProxyType({**_SWA_OFF_054, "GptOssForCausalLM": "trtllm_mha-or-speculative"})
+_SWA_OFF_059 = MappingProxyType({**_SWA_OFF_058, **dict.fromkeys(("Exaone4ForCausalLM", "ExaoneMoEForCausalLM"),
+                                                                  "sliding_window_pattern")})
+
+_POOL_058 = dict(hybrid_swa_archs=swa_archs_at("0.5.8"), swa_disabled_archs=_SWA_OFF_058)
+_POOL_059 = dict(hybrid_swa_archs=swa_archs_at("0.5.9"), swa_split="bytes", swa_disabled_archs=_SWA_OFF_059,
+                 mamba_cache_sizing="ratio", mamba_fallback_slots=None)
+
 
 def _era(era: MemoryEra) -> dict[str, Any]:
     return dict(default_mem_fraction_static=partial(memory_settings_mfs, era=era),
@@ -526,6 +757,9 @@ _OLDEST = replace(
     multimodal_reserve_bytes=no_multimodal_reserve, resolve_max_running_requests=mrr_0_3_0,
     max_running_requests_reduction=no_reduction, overrides=MappingProxyType({}), has_page_size=False,
     runner_mem_fraction_factor=partial(runner_multimodal_factor, factor=0.95), dsa_indexer_budget=False,
+    pool_rules=PoolRules(hybrid_swa_archs=frozenset(), swa_config_opt_in=False, swa_disabled_archs=MappingProxyType({}),
+                         swa_split="layers", mamba_cache_sizing="fixed", mamba_full_memory_ratio=None,
+                         mamba_fallback_slots=512, gqa_cell_v_head_dim=False),
 )
 
 _DSA_053 = FamilyOverride(name="DeepSeek NSA", mem_fraction_static=0.8, dp_attention=True)
@@ -559,28 +793,41 @@ _CHANGES: tuple[tuple[str, dict[str, Any]], ...] = (
                                                            large_bs=None))),
     ("0.4.9", dict(runner_mem_fraction_factor=_identity_factor,
                    default_mem_fraction_vlm=partial(vlm_default_factor, fixed=0.90))),
-    ("0.4.9.post6", dict(default_mem_fraction_vlm=vlm_default_factor)),
+    # 0.4.9.post6: any model with a sliding window gets the SWA pool; the Gemma-2/3 / GPT-OSS switch-off is from
+    # 0.5.0rc2 (0.4.9.post6 - 0.4.10 had none; kvplan applies 0.5.0's from 0.4.9.post6)
+    ("0.4.9.post6", dict(default_mem_fraction_vlm=vlm_default_factor,
+                         pool=dict(hybrid_swa_archs=None, swa_disabled_archs=_SWA_OFF_050))),
     ("0.5.2", dict(default_mem_fraction_static=partial(mfs_reserved_buckets, standalone_mib=6144))),
-    ("0.5.3", dict(**_era(_ERA_053), default_page_size=_page_0523,
+    ("0.5.3", dict(**_era(_ERA_053), **_pages(_PAGE_053),
                    overrides=MappingProxyType({Family.DSA: _DSA_053}))),
-    ("0.5.4", dict(dsa_indexer_budget=True, overrides=MappingProxyType({Family.DSA: _DSA_054}))),
+    ("0.5.4", dict(dsa_indexer_budget=True, overrides=MappingProxyType({Family.DSA: _DSA_054}),
+                   **_pages(_PAGE_054), pool=dict(swa_disabled_archs=_SWA_OFF_054, mamba_cache_sizing="ratio_0504",
+                                                  mamba_full_memory_ratio=0.9))),
     ("0.5.5", dict(**_era(_ERA_055))),
-    ("0.5.8", dict(overrides=MappingProxyType({}))),
+    ("0.5.7", dict(**_pages(_PAGE_057), pool=dict(hybrid_swa_archs=frozenset({"MiMoV2FlashForCausalLM", "MiMoV2MTP"}),
+                                                  gqa_cell_v_head_dim=True))),
+    ("0.5.8", dict(overrides=MappingProxyType({}), **_pages(_PAGE_058), pool=_POOL_058)),
+    ("0.5.9", dict(pool=_POOL_059)),
     ("0.5.10", dict(**_era(_ERA_0510), default_prefill_cuda_graph=piecewise_graph_0510,
-                    resolve_max_running_requests=mrr_estimate_cap)),
-    ("0.5.12", dict(overrides=SGLANG_0_5_23.overrides)),
-    ("0.5.13", dict(**_era(_ERA_0513))),
+                    resolve_max_running_requests=mrr_estimate_cap, pool=dict(swa_disabled_archs=SWA_DISABLED_0523))),
+    ("0.5.11", dict(**_pages(_PAGE_0511), **_swa_archs("0.5.11"))),
+    ("0.5.12", dict(overrides=SGLANG_0_5_23.overrides, **_pages(_PAGE_0512), **_swa_archs("0.5.12"))),
+    ("0.5.13", dict(**_era(_ERA_0513), **_pages(_PAGE_0513),
+                    pool=dict(hybrid_swa_archs=swa_archs_at("0.5.13"), swa_config_opt_in=True))),
     ("0.5.14", dict(**_era(_ERA_0514), default_prefill_cuda_graph=_prefill_0523,
                     resolve_max_running_requests=mrr_token_cap,
                     max_running_requests_reduction=mrr_reduction_token_cap)),
-    ("0.5.15", dict(**_era(_ERA_0515))),
-    ("0.5.17", dict(**_era(_ERA_0517))),
-    ("0.5.18", dict(multimodal_reserve_bytes=r0523.multimodal_reserve_bytes)),
+    ("0.5.15", dict(**_era(_ERA_0515), **_pages(_PAGE_0515), **_swa_archs("0.5.15"))),
+    ("0.5.16", dict(**_swa_archs("0.5.16"))),
+    ("0.5.17", dict(**_era(_ERA_0517), **_pages(_PAGE_0517))),
+    ("0.5.18", dict(multimodal_reserve_bytes=r0523.multimodal_reserve_bytes, **_swa_archs("0.5.18"))),
+    ("0.5.19", dict(**_swa_archs("0.5.19"))),
     ("0.5.20", dict(default_mem_fraction_static=_mfs_0523, default_chunked_prefill_size=_cps_0523,
                     default_cuda_graph_max_bs=partial(memory_settings_bs, era=replace(
                         _ERA_0517, cps_20_35=4096, bs_20_35=48, bs_20_35_tp4=160, fallback=0.95)),
-                    default_mem_fraction_vlm=_identity_factor)),
-    ("0.5.22", dict(default_cuda_graph_max_bs=_bs_0523)),
+                    default_mem_fraction_vlm=_identity_factor, **_pages(_PAGE_0520))),
+    ("0.5.21", dict(**_pages(_PAGE_0521), **_swa_archs("0.5.21"))),
+    ("0.5.22", dict(default_cuda_graph_max_bs=_bs_0523, **_pages(_PAGE_0522), **_swa_archs("0.5.22"))),
 )
 
 
@@ -596,7 +843,11 @@ def build_windows() -> tuple[ReleaseWindow, ...]:
     firsts = [first for first, _ in rows] + ["0.5.23"]
     rules, out = _OLDEST, []
     for i, (first, changes) in enumerate(rows):
-        rules = replace(rules, release=first, **changes)
+        rest = dict(changes)
+        pool = rest.pop("pool", None)
+        if pool is not None:   # the pool planners' values change field by field (PoolRules.replace)
+            rest["pool_rules"] = rules.pool_rules.replace(**pool)
+        rules = replace(rules, release=first, **rest)
         out.append(ReleaseWindow(first=first, last=_last_before(firsts[i + 1]), rules=rules))
     out.append(ReleaseWindow(first="0.5.23", last="0.5.23", rules=SGLANG_0_5_23))
     return tuple(out)

@@ -6,7 +6,31 @@ Sources (sgl-project/sglang, v0.5.23):
 * model overrides of ``auto``: ``python/sglang/srt/arg_groups/overrides.py``
   ``_dsa_kv_cache_dtype_default`` (DSA) and ``_deepseek_v4_kv_cache_dtype`` (DeepSeek-V4);
 * CLI choices (the spellings, kept engine-neutral in :mod:`kvplan.geometry.kvdtype`):
-  ``python/sglang/srt/arg_groups/fields/model.py`` field ``kv_cache_dtype``.
+  ``python/sglang/srt/arg_groups/fields/model.py`` field ``kv_cache_dtype``;
+* the FP4 recipes (``nvfp4``, ``fp4_mx_block16``: :func:`fp4_kv_access`, :func:`fp4_kv_bytes_per_token`,
+  :func:`fp4_latent_bytes_per_token`): ``python/sglang/srt/layers/quantization/fp4_kv_cache_quant_method.py``,
+  ``python/sglang/srt/arg_groups/kv_cache_hook.py``, ``python/sglang/srt/layers/attention/attention_registry.py``.
+
+SGLang 0.5.23's FP4 KV recipes, as the engine allocates them (per token, per layer, per KV head of ``hd`` values):
+
+==================  ============================================  ==========================================
+recipe              stored                                        runs (else refused at start-up)
+==================  ============================================  ==========================================
+``nvfp4``           K and V ``hd/2`` B of E2M1 each + one FP8     CUDA SM100 / SM120; decode always
+                    E4M3 scale per 16 values (``hd/16`` B each)   ``trtllm_mha`` (so never on an MLA model);
+                    in 1 or 2 scale layouts, + an FP8 dequant     prefill ``trtllm_mha`` (SM100 default) or
+                    workspace ``hd`` B each (not per layer) with  FlashInfer over an FP8 workspace (SM120
+                    FlashInfer prefill; fp32 global scales per    default); native scales need ``hd % 64 == 0``
+                    layer (not per token)
+``fp4_mx_block16``  K and V ``hd/2`` B + one uint8 exponent       CUDA; MHA backends triton / torch_native /
+                    scale per 16 values (``n*hd/16`` B each)      flex_attention / trtllm_mha (fa4 prefill);
+                                                                  MLA: flashinfer (trtllm_mla refuses FP4)
+MLA latent (both)   ``dim/2`` B + ``dim/16`` scale B per layer    see above: in practice fp4_mx_block16 with
+                                                                  the flashinfer MLA backend
+==================  ============================================  ==========================================
+
+``mxfp4`` (OCP MX, block 32) and ``fp4`` / ``fp4_e2m1`` are not ``--kv-cache-dtype`` values (argparse refuses them;
+``resolve_kv_cache_quant`` says mxfp4 is reserved for a block-32 recipe).
 """
 
 from __future__ import annotations
@@ -18,9 +42,17 @@ from typing import Any
 from kvplan.engines.sglang.platform import platform_of
 from kvplan.errors import InputError
 from kvplan.family import ATTENTION_FAMILIES, Family
-from kvplan.geometry.kvdtype import KV_CACHE_DTYPES, canonical_kv_dtype, canonical_model_dtype
+from kvplan.geometry.kvdtype import (
+    FP4_KV_DTYPES,
+    KV_CACHE_DTYPES,
+    canonical_kv_dtype,
+    canonical_model_dtype,
+    fp4_block_scale_bytes,
+    kv_packed_bytes,
+)
 
-__all__ = ["KV_CACHE_DTYPES", "attention_family", "canonical_kv_dtype", "resolve_kv_cache_dtype"]
+__all__ = ["KV_CACHE_DTYPES", "attention_family", "canonical_kv_dtype", "fp4_kv_access", "fp4_kv_bytes_per_token",
+           "fp4_latent_bytes_per_token", "resolve_kv_cache_dtype"]
 
 
 @dataclass(repr=False)  # not frozen: a frozen dataclass costs ~0.4 ms more to create at every start
@@ -88,8 +120,22 @@ def _dsv4(r: _Request) -> str:
     )
 
 
+def _mla(r: _Request) -> str:
+    """MLA layers (``use_mla_backend``): ``nvfp4`` is refused -- it forces the ``trtllm_mha`` decode backend
+    (``handle_nvfp4_prefill_kv_dequant_dtype`` refuses any other), and ``create_trtllm_mha_backend`` raises for MLA
+    models; the rest as ``configure_kv_cache_dtype``."""
+    if r.req == "nvfp4":
+        raise InputError(
+            "--kv-cache-dtype nvfp4 is refused on an MLA model: SGLang's NVFP4 recipe decodes with trtllm_mha, "
+            "which 'can only be used with non-MLA models'",
+            field="--kv-cache-dtype",
+            hint="use fp4_mx_block16 (with --attention-backend flashinfer), fp8_e4m3 or auto",
+        )
+    return _configure_kv_cache_dtype(r)
+
+
 #: the model-override pass of each attention family (the others go straight to configure_kv_cache_dtype)
-_OVERRIDES: dict[Family, Callable[[_Request], str]] = {Family.DSA: _dsa, Family.DSV4: _dsv4}
+_OVERRIDES: dict[Family, Callable[[_Request], str]] = {Family.DSA: _dsa, Family.DSV4: _dsv4, Family.MLA: _mla}
 
 
 def _attention(family: str) -> Family:
@@ -127,6 +173,7 @@ def resolve_kv_cache_dtype(
     2. ``family == "dsv4"``: ``_deepseek_v4_kv_cache_dtype`` rewrites ``auto`` to
        ``fp8_e4m3``; NPU is forced to ``bfloat16``; only fp8_e4m3/bfloat16 are allowed
        (``bf16`` is *not*: the assert lists ``"bfloat16"`` only).
+       ``family == "mla"``: ``nvfp4`` is refused (its decode backend, trtllm_mha, refuses MLA models).
     3. ``configure_kv_cache_dtype``: ``auto`` -> e4m3 if the checkpoint's quant config has
        ``kv_cache_quant_algo == "FP8"`` (case-insensitive), else the model dtype.
        ``fp8_e5m2`` is refused on CPU.
@@ -161,3 +208,96 @@ def attention_family(*, family: Family | str, config: Mapping[str, Any]) -> Fami
     if family in ATTENTION_FAMILIES:
         return Family(family)
     return Family.MLA if config.get("kv_lora_rank") else Family.GQA
+
+
+# ------------------------------------------------------------------------------------------------ FP4 recipes
+
+
+def _fp4(kv_dtype: str) -> str:
+    dt = canonical_kv_dtype(kv_dtype)
+    if dt not in FP4_KV_DTYPES:
+        raise InputError(f"{kv_dtype!r} is not an FP4 KV recipe", field="--kv-cache-dtype",
+                         hint="one of " + ", ".join(FP4_KV_DTYPES))
+    return dt
+
+
+def fp4_kv_access(
+    *, kv_dtype: str, sm_major: int | None, prefill_backend: str | None = None, decode_backend: str | None = None,
+) -> tuple[int, bool]:
+    """``(scale_layouts, dequant_workspace)`` of an FP4 MHA/GQA pool.
+
+    ``fp4_mx_block16``: one token-linear scale layout, no workspace (its backends read FP4 + scales directly).
+    ``nvfp4``: prefill defaults to ``trtllm_mha`` on SM100 (native FP4) else FlashInfer over an FP8 dequant workspace;
+    decode is ``trtllm_mha``.  A token-linear scale buffer exists with the workspace or with native access off SM100;
+    the TRT-LLM native (HND) scale layout only on SM100 -- so SM100 defaults ``(1, False)``, SM120 defaults
+    ``(1, True)``, SM100 with FlashInfer prefill ``(2, True)``.
+
+    Source: sgl-project/sglang python/sglang/srt/layers/quantization/fp4_kv_cache_quant_method.py
+    ``NVFP4KVCacheMethod.needs_linear_scale_buffer`` / ``needs_native_fp4_scales``,
+    ``KV_CACHE_ATTENTION_ACCESS_REGISTRY``;
+    python/sglang/srt/arg_groups/kv_cache_hook.py ``handle_nvfp4_prefill_kv_dequant_dtype``, v0.5.23.
+    """
+    if _fp4(kv_dtype) == "fp4_mx_block16":
+        return 1, False
+    sm100 = sm_major == 10
+    prefill = prefill_backend or ("trtllm_mha" if sm100 else "flashinfer")
+    decode = decode_backend or "trtllm_mha"
+    if decode != "trtllm_mha":
+        raise InputError(f"NVFP4 decode requires --decode-attention-backend=trtllm_mha, got {decode!r}",
+                         field="--decode-attention-backend")
+    if prefill not in ("trtllm_mha", "flashinfer"):
+        raise InputError(f"NVFP4 prefill reads native FP4 (trtllm_mha) or an FP8 workspace (flashinfer), not "
+                         f"{prefill!r}", field="--prefill-attention-backend")
+    dequant = prefill == "flashinfer"
+    native_layout = sm100   # decode is trtllm_mha: native access always
+    linear = dequant or not sm100
+    return int(linear) + int(native_layout), dequant
+
+
+def fp4_kv_bytes_per_token(
+    *, kv_dtype: str, kv_heads_per_rank: int, head_dim: int, num_layers: int, sm_major: int | None = None,
+    prefill_backend: str | None = None, decode_backend: str | None = None,
+) -> int:
+    """Bytes one token costs in an FP4 MHA/GQA pool on one attention rank (``n`` KV heads, ``L`` layers).
+
+    Formula (K and V both sized with ``head_dim``, as the recipes do)::
+
+        fp4     = n * (hd // 2) * L * 2
+        scales  = layouts * n * (hd // 16) * L * 2        (fp4_mx_block16: (n * hd // 16) * L * 2, one layout)
+        dq      = n * hd * 2 * 1                          (nvfp4 FP8 workspace, shared by the layers)
+
+    Worked examples (Llama-3.1-8B, n 8, hd 128, L 32): nvfp4 SM100 defaults 32,768 + 4,096 = 36,864; SM120
+    36,864 + 2,048 = 38,912; SM100 with FlashInfer prefill 32,768 + 8,192 + 2,048 = 43,008; fp4_mx_block16 36,864.
+    NVFP4 with native (SM100) scales needs ``hd % 64 == 0`` (``create_buffers`` raises otherwise).
+
+    Source: sgl-project/sglang python/sglang/srt/layers/quantization/fp4_kv_cache_quant_method.py
+    ``NVFP4KVCacheMethod.compute_cell_size`` / ``create_buffers``, ``FP4MXBlock16KVCacheMethod.compute_cell_size``;
+    python/sglang/srt/model_executor/pool_configurator.py ``DefaultPoolConfigurator._compute_cell_size``, v0.5.23.
+    """
+    dt = _fp4(kv_dtype)
+    layouts, dequant = fp4_kv_access(kv_dtype=dt, sm_major=sm_major, prefill_backend=prefill_backend,
+                                     decode_backend=decode_backend)
+    n, hd, L = kv_heads_per_rank, head_dim, num_layers
+    if dt == "nvfp4" and sm_major == 10 and hd % 64:
+        raise InputError(f"native NVFP4 (SM100) needs head_dim divisible by 64, got {hd}", field="--kv-cache-dtype",
+                         hint="use fp4_mx_block16 or fp8_e4m3")
+    values = n * hd * L * 2
+    if dt == "fp4_mx_block16":
+        scales = fp4_block_scale_bytes(values=n * hd) * L * 2
+    else:
+        scales = layouts * n * fp4_block_scale_bytes(values=hd) * L * 2
+    dq = n * hd * 2 if dequant else 0
+    return kv_packed_bytes(values=values, dtype=dt) + scales + dq
+
+
+def fp4_latent_bytes_per_token(*, kv_dim: int, num_layers: int) -> int:
+    """Bytes one token costs in an FP4 MLA latent pool (both recipes): ``(dim * L) // 2 + (dim // 16) * L``.
+
+    Example: DeepSeek-V3 (512 + 64 = 576, 61 layers): 17,568 + 36 x 61 = 19,764.
+
+    Source: sgl-project/sglang python/sglang/srt/model_executor/pool_configurator.py
+    ``DefaultPoolConfigurator._compute_cell_size`` (``is_float4_e2m1fn_x2`` branch); python/sglang/srt/mem_cache/
+    memory_pool.py ``MLATokenToKVPool`` (``kv_buffer`` ``k // 2``, ``kv_scale_buffer`` ``k // 16``), v0.5.23.
+    """
+    packed = kv_packed_bytes(values=kv_dim * num_layers, dtype="nvfp4")
+    return packed + fp4_block_scale_bytes(values=kv_dim) * num_layers

@@ -23,7 +23,6 @@ FitResult).  The rules of the release come from ``kvplan.engines.sglang.releases
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kvplan.errors import InputError
@@ -43,56 +42,73 @@ if TYPE_CHECKING:
 ENGINE_VERSION = "0.5.23"
 
 #: families whose pools kvplan prices with 0.5.23's configurators in every release that has them
-_FAMILIES_0523_POOLS = frozenset({Family.HYBRID_SWA, Family.HYBRID_MAMBA, Family.DSV4})
+_FAMILIES_0523_POOLS = frozenset({Family.DSV4})
 
 
-@dataclass
+# The planner's internal records are plain classes with slots, not dataclasses: the dataclass decorator generates and
+# compiles its ``__init__`` at every import (0.3-0.5 ms a class), and ``kvplan fit`` imports this module on every
+# start (docs/performance.md, "Start-up").  Nothing copies or compares them.
+
+
 class _Log:
-    warnings: list[str] = field(default_factory=list)
-    assumptions: list[str] = field(default_factory=list)
+    """The warnings and assumptions the planner collects, in the order it makes them."""
+
+    __slots__ = ("assumptions", "warnings")
+
+    def __init__(self) -> None:
+        self.warnings: list[str] = []
+        self.assumptions: list[str] = []
 
 
-@dataclass(repr=False)  # not frozen: a frozen dataclass costs ~0.4 ms more to create at every start
 class _Parallel:
-    tp: int
-    pp: int
-    dp: int
-    ep: int
-    attn_dp: int
-    attn_tp: int
-    dcp: int
-    num_gpus: int
+    """The parallel layout of one deployment (sizes of each group, attention DP / TP, GPUs used)."""
+
+    __slots__ = ("attn_dp", "attn_tp", "dcp", "dp", "ep", "num_gpus", "pp", "tp")
+
+    def __init__(self, *, tp: int, pp: int, dp: int, ep: int, attn_dp: int, attn_tp: int, dcp: int,
+                 num_gpus: int) -> None:
+        self.tp, self.pp, self.dp, self.ep = tp, pp, dp, ep
+        self.attn_dp, self.attn_tp, self.dcp, self.num_gpus = attn_dp, attn_tp, dcp, num_gpus
 
 
-@dataclass(repr=False)  # not frozen: a frozen dataclass costs ~0.4 ms more to create at every start
 class _Device:
-    total: int                # device bytes
-    mib: int | None           # nvidia-smi MiB (the default-flag heuristics' input)
-    label: str
-    sm_major: int | None
-    vendor: str
-    interconnect: str
+    """One GPU as the planner sees it."""
+
+    __slots__ = ("interconnect", "label", "mib", "sm_major", "total", "vendor")
+
+    def __init__(self, *, total: int, mib: int | None, label: str, sm_major: int | None, vendor: str,
+                 interconnect: str) -> None:
+        self.total = total                # device bytes
+        self.mib = mib                    # nvidia-smi MiB (the default-flag heuristics' input)
+        self.label = label
+        self.sm_major = sm_major
+        self.vendor = vendor
+        self.interconnect = interconnect
 
 
-@dataclass(repr=False)  # not frozen: a frozen dataclass costs ~0.4 ms more to create at every start
 class _Defaults:
-    page: int
-    cps: int                  # chunked prefill per attention-DP rank
-    cps_global: int           # the flag
-    mrr_requested: int | None  # the user's, else the family default
-    mfs: float
+    """The server defaults the release derives (or the user gave)."""
+
+    __slots__ = ("cps", "cps_global", "mfs", "mrr_requested", "page")
+
+    def __init__(self, *, page: int, cps: int, cps_global: int, mrr_requested: int | None, mfs: float) -> None:
+        self.page = page
+        self.cps = cps                    # chunked prefill per attention-DP rank
+        self.cps_global = cps_global      # the flag
+        self.mrr_requested = mrr_requested  # the user's, else the family default
+        self.mfs = mfs
 
 
-@dataclass(repr=False)  # not frozen: a frozen dataclass costs ~0.4 ms more to create at every start
 class _Memory:
-    free: int
-    free_source: str
-    weights: int
-    weight_source: str
-    measured: bool
-    mm: int
-    budget: int
-    reserve: int
+    """Free memory, weights and the KV budget of one GPU, with where each came from."""
+
+    __slots__ = ("budget", "free", "free_source", "measured", "mm", "reserve", "weight_source", "weights")
+
+    def __init__(self, *, free: int, free_source: str, weights: int, weight_source: str, measured: bool, mm: int,
+                 budget: int, reserve: int) -> None:
+        self.free, self.free_source = free, free_source
+        self.weights, self.weight_source = weights, weight_source
+        self.measured, self.mm, self.budget, self.reserve = measured, mm, budget, reserve
 
 
 def _parallelism(dep: Deployment, model: ModelSpec, planner: PoolPlanner | None, log: _Log) -> _Parallel:
@@ -183,10 +199,15 @@ def _context(dep: Deployment, model: ModelSpec, log: _Log) -> int:
 
 def _page_size(dep: Deployment, model: ModelSpec, rules: RuleSet, dev: _Device, log: _Log) -> int:
     from kvplan.engines.sglang.kvdtype import attention_family
+    from kvplan.engines.sglang.rules import is_deepseek_family
 
+    # the release's backend rules start from the given page (None: unset) and may rewrite it (flashmla -> 64 ...)
     page_default = rules.default_page_size(family=attention_family(family=model.family, config=model.config),
                                            attention_backend=dep.attention_backend, sm_major=dev.sm_major,
-                                           vendor=dev.vendor)
+                                           vendor=dev.vendor, requested=dep.page_size,
+                                           deepseek_family=is_deepseek_family(
+                                               architectures=(model.raw_config or model.config).get("architectures")),
+                                           has_asymmetric_kv=_asymmetric_kv(model))
     fam = family_or_none(model.family)
     override = rules.override(fam) if fam is not None else None
     if override is not None and override.page_size is not None:
@@ -201,10 +222,22 @@ def _page_size(dep: Deployment, model: ModelSpec, rules: RuleSet, dev: _Device, 
             log.warnings.append(f"--page-size {dep.page_size} ignored: SGLang {rules.release} has no paged KV cache "
                                 f"(pages arrived in 0.4.4)")
         return 1
-    page = dep.page_size or page_default
+    page = page_default
     if dep.page_size is None and page != 1:
         log.assumptions.append(f"page_size {page} (SGLang's default for this model/backend)")
+    elif dep.page_size is not None and page != dep.page_size:
+        log.warnings.append(f"--page-size {dep.page_size} becomes {page}: the attention backend SGLang {rules.release} "
+                            f"runs here takes only that page size")
     return page
+
+
+def _asymmetric_kv(model: ModelSpec) -> bool:
+    """K and V widths differ (``v_head_dim`` given and not ``head_dim``): SGLang's SM100 default for such MHA/GQA
+    models is fa4, not trtllm_mha (0.5.23 ``get_default_attn_backend``).  MLA latents have no such pair."""
+    if model.family != Family.GQA:
+        return False
+    v = model.config.get("v_head_dim")
+    return isinstance(v, int) and v > 0 and v != model.head_dim
 
 
 def _forced_mem_fraction(dep: Deployment, override: FamilyOverride | None, log: _Log) -> float | None:
@@ -305,7 +338,7 @@ def _free_memory(dep: Deployment, dev: _Device, par: _Parallel, log: _Log) -> tu
     return free, free_source
 
 
-def _weights(dep: Deployment, model: ModelSpec, par: _Parallel,
+def _weights(dep: Deployment, model: ModelSpec, par: _Parallel, spec: SpecPlan | None,
              log: _Log) -> tuple[int, str, dict[str, Any] | None]:
     """(per-GPU weight bytes, where they came from, the estimate when kvplan made one)."""
     if dep.weight_memory is not None:
@@ -313,7 +346,8 @@ def _weights(dep: Deployment, model: ModelSpec, par: _Parallel,
     placement = getattr(dep, "engram_placement", None)
     est = _weight_estimate(model, tp=par.tp, pp=par.pp, ep=par.ep, attn_dp=par.attn_dp,
                            engram_on_host=dep.engram_on_host, engram_placement=placement,
-                           moe_dense_tp_size=dep.moe_dense_tp_size, enable_dp_lm_head=dep.enable_dp_lm_head)
+                           moe_dense_tp_size=dep.moe_dense_tp_size, enable_dp_lm_head=dep.enable_dp_lm_head,
+                           speculative_algorithm=_draft_algorithm(spec))
     weights = est["per_gpu_bytes"]
     source = f"estimated from {est['method']} ({model.quantization} weights)"
     parts = ", ".join(f"{name} {nbytes / GiB:.2f}" for name, nbytes in
@@ -337,13 +371,20 @@ def _engram_hint(weights: dict[str, Any] | None, *, free: int) -> str:
             f"ram/nvme' row store is the same for the GPU) keeps them in pinned host memory and the rest fits")
 
 
+def _draft_algorithm(spec: SpecPlan | None) -> str | None:
+    """The algorithm whose draft weights the estimate counts (SGLang builds the draft worker, weights included,
+    before it profiles the KV budget: 0.5.23 ``managers/scheduler.py`` ``init_model_worker``); None without
+    speculation.  Drafts kept in another checkpoint add nothing (:mod:`kvplan.weights.draft`)."""
+    return spec.algorithm if spec is not None and spec.on else None
+
+
 def _memory(dep: Deployment, model: ModelSpec, rules: RuleSet, dev: _Device, par: _Parallel, mfs: float,
-            log: _Log) -> _Memory:
+            spec: SpecPlan | None, log: _Log) -> _Memory:
     """Free memory at start, weights, the multimodal reserve and the KV budget of one rank."""
     free, free_source = _free_memory(dep, dev, par, log)
     if free > dev.total:
         log.warnings.append(f"free memory {fmt_gib(free)} exceeds the device total {fmt_gib(dev.total)}")
-    weights, weight_source, est = _weights(dep, model, par, log)
+    weights, weight_source, est = _weights(dep, model, par, spec, log)
     if weights >= free:
         log.warnings.append(f"the weights ({fmt_gib(weights)} per GPU) do not fit in the free memory "
                             f"({fmt_gib(free)})")
@@ -463,7 +504,7 @@ def plan_sglang(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None) -
     kv_dtype = _kv_dtype(dep, model, dev, log)
     context = _context(dep, model, log)
     d = _defaults(dep, model, rules, dev, par, spec, log)
-    mem = _memory(dep, model, rules, dev, par, d.mfs, log)
+    mem = _memory(dep, model, rules, dev, par, d.mfs, spec, log)
     if planner is None:
         raise InputError(f"{model.id} is a {str(model.family).replace('_', ' ')} model, which kvplan does not size yet",
                          field="--model", hint="see docs/ for the supported layouts")
@@ -495,11 +536,6 @@ def _speculative(dep: Deployment, model: ModelSpec, par: _Parallel, dev: _Device
         attn_dp=par.attn_dp, vendor=dev.vendor, attention_backend=dep.attention_backend))
     log.warnings.extend(spec.warnings)
     log.assumptions.extend(spec.notes)
-    if spec.draft_stages and dep.weight_memory is None:
-        log.warnings.append(f"the {spec.algorithm} draft's weights (the checkpoint's {spec.draft_stages} MTP / DSpark "
-                            f"stage(s), mtp.* tensors) are not in kvplan's weight estimate yet: SGLang loads them "
-                            f"before it profiles the KV budget, so the pool is smaller than planned (the weight "
-                            f"notes' 'MTP layer not loaded' is for a start without speculation)")
     return spec
 
 
@@ -565,9 +601,13 @@ def _result(dep: Deployment, model: ModelSpec, rules: RuleSet, log: _Log, par: _
 
 def _weight_estimate(model: ModelSpec, *, tp: int, pp: int, ep: int, attn_dp: int, engram_on_host: bool,
                      engram_placement: str | None = None, moe_dense_tp_size: int | None = None,
-                     enable_dp_lm_head: bool = False) -> dict[str, Any]:
+                     enable_dp_lm_head: bool = False, speculative_algorithm: str | None = None) -> dict[str, Any]:
     """kvplan.weights.estimate.estimate_weight_bytes for SGLang, remembered on disk (kvplan.cache) per model content
-    and sharding: the estimate walks every tensor of the model, which is most of a warm ``fit``'s own work."""
+    and sharding: the estimate walks every tensor of the model, which is most of a warm ``fit``'s own work.
+
+    ``speculative_algorithm`` (SGLang's resolved name, e.g. ``SpecPlan.algorithm``; None = no draft counted) adds the
+    draft's weights, which SGLang loads before it profiles the KV budget (:mod:`kvplan.weights.draft`); it is part of
+    the cache key only when given, so the keys of plans without a draft are the ones recorded before."""
     import json
     import zlib
 
@@ -579,6 +619,8 @@ def _weight_estimate(model: ModelSpec, *, tp: int, pp: int, ep: int, attn_dp: in
                             attn_dp, engram_on_host, moe_dense_tp_size, enable_dp_lm_head]
     if engram_placement is not None:
         key_parts.append(engram_placement)
+    if speculative_algorithm:
+        key_parts.append({"speculative_algorithm": speculative_algorithm})
     ident = json.dumps(key_parts, sort_keys=True, default=str)
     key = f"w{zlib.crc32(ident.encode()):08x}"
     hit = cache.load("weights", key, ident)
@@ -587,6 +629,8 @@ def _weight_estimate(model: ModelSpec, *, tp: int, pp: int, ep: int, attn_dp: in
     from kvplan.weights.estimate import estimate_weight_bytes
 
     kw: dict[str, Any] = {"engram_placement": engram_placement} if engram_placement is not None else {}
+    if speculative_algorithm:
+        kw["speculative_algorithm"] = speculative_algorithm
     est = estimate_weight_bytes(config=model.config, quantization=model.quantization,
                                 checkpoint_bytes=model.checkpoint_bytes, tp_size=tp, pp_size=pp, ep_size=ep,
                                 attn_dp_size=attn_dp, engine="sglang", engram_on_host=engram_on_host,

@@ -3,8 +3,10 @@
 A :class:`RuleSet` is everything ``plan_sglang`` and the pool planners read that changes between releases: the
 default-flag heuristics (``mem_fraction_static``, chunked prefill, CUDA-graph batch size, prefill graph), the page
 size default and the family overrides of it, the budget formula and its deductions, the page floor, the request-cap
-rule, the PP split, the multimodal factors and which pool layouts the release had.  :data:`RELEASES` lists the
-windows oldest first; each window is the rule set of its first release, built from the previous window by the
+rule, the PP split, the multimodal factors, which pool layouts the release had, and the values the hybrid-SWA and
+Mamba pool planners read (who gets the SWA pool, how its budget is split, the ratio defaults, the Mamba slot rule).
+:data:`RELEASES` lists the windows oldest first; each window is the rule set of its first release, built from the
+previous window by the
 changes that release made (``kvplan.engines.sglang.history._CHANGES``, one row per release where a sizing rule
 changed, read from the wheels: ``pip download --no-deps sglang==X``; docs/sglang.md "What changed by release" cites
 the wheel paths).  This module holds the parser, the release dates, the families by release and the 0.5.23 rule
@@ -113,10 +115,108 @@ class RuleSet:
     default_mem_fraction_vlm: Callable[..., float] = _identity_factor
     #: the DSA indexer key is part of the budgeted cell (from 0.5.4, sgl-project/sglang PR #11309)
     dsa_indexer_budget: bool = True
+    #: the values the hybrid-SWA, Mamba and GQA pool planners read (:class:`PoolRules`)
+    pool_rules: PoolRules = field(default_factory=lambda: POOL_RULES_0523)
 
     def override(self, family: Family) -> FamilyOverride | None:
         """The family's model override, or None when SGLang applies none."""
         return self.overrides.get(family)
+
+#: ``is_hybrid_swa_model``'s allow-list in 0.5.23 (``configs/model_config.py``, with ``SWA_SINK_ARCHS`` and
+#: ``MIMO_V2_MODEL_ARCHS``)
+SWA_ARCHS_0523: frozenset[str] = frozenset({
+    "BeamForCausalLM", "DeepseekV4ForCausalLM", "DeepseekV4ForCausalLMDSpark", "DeepseekV4ForCausalLMNextN",
+    "DiffusionGemmaForBlockDiffusion", "EmbeddingGemma2Model", "Gemma4ForCausalLM", "Gemma4ForConditionalGeneration",
+    "Gemma4UnifiedForConditionalGeneration", "GptOssForCausalLM", "GraniteMoeSWAForCausalLM", "GraniteSWAForCausalLM",
+    "IQuestQ1ForCausalLM", "IQuestQ1MTP", "InklingForConditionalGeneration", "InklingForConditionalGenerationMTP",
+    "LagunaForCausalLM", "Llama4ForConditionalGeneration", "MellumForCausalLM", "MiMoV2FlashForCausalLM",
+    "MiMoV2ForCausalLM", "MiMoV2MTP", "MuseGlimmerForCausalLM", "MuseGlimmerForConditionalGeneration",
+    "Step3p5ForCausalLM", "Step3p5MTP", "Step3p7ForConditionalGeneration", "UnlimitedOCRForCausalLM",
+})
+
+#: model overrides that turn hybrid SWA memory off in 0.5.23 (``arg_groups/model_overrides/gemma2_gemma3.py``,
+#: ``olmo2.py``, ``exaone.py``); hierarchical-cache switch-offs (Step3p5) are not defaults and are left out
+SWA_DISABLED_0523: Mapping[str, str] = MappingProxyType({
+    **dict.fromkeys(("Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration", "Gemma3nForCausalLM",
+                     "Gemma3nForConditionalGeneration", "Olmo2ForCausalLM"), "always"),
+    **dict.fromkeys(("Exaone4ForCausalLM", "ExaoneMoEForCausalLM"), "sliding_window_pattern"),
+})
+
+
+class PoolRules:
+    """The release-dependent values the pool planners read (``RuleSet.pool_rules``): who gets the hybrid
+    sliding-window pool and how its budget is split, the SWA / Mamba ratio defaults, the Mamba slot rule and the GQA
+    cell.  (A plain class with slots: dataclass fields on :class:`RuleSet` cost start-up time.)
+
+    * ``hybrid_swa_archs``: architectures SGLang gives the hybrid SWA pool (``configs/model_config.py``
+      ``is_hybrid_swa_model``, 0.5.8+); None = every model whose layers carry a sliding window, Llama-4 excepted
+      (``ModelRunner.__init__`` "Check if the model is using hybrid SWA", 0.4.9.post6 - 0.5.6); an empty set = only
+      Llama-4 with ``--hybrid-kvcache-ratio`` (0.4.9); 0.5.7: MiMo-V2-Flash only (``is_hybrid_model``);
+    * ``swa_config_opt_in``: a config's ``is_hybrid_swa`` opts any architecture in (0.5.13+);
+    * ``swa_disabled_archs``: architectures whose model override turns hybrid SWA memory off, with the condition:
+      "always", "trtllm_mha-or-speculative" (GPT-OSS 0.5.8 - 0.5.9), "sliding_window_pattern" (Exaone);
+    * ``swa_split``: "bytes" (0.5.9+: one full token costs ``full_cell + r x swa_cell``) or "layers" (0.4.9.post6 -
+      0.5.8: ``T = budget // cell(all layers)``, ``full = int(T x L / (r x L_swa + L_full))``, ``swa = int(full x r)``,
+      both page-floored; ``set_num_token_hybrid``);
+    * ``swa_full_tokens_ratio``: the ``--swa-full-tokens-ratio`` default (0.8 in every release with the flag,
+      0.4.9.post6+; DeepSeek-V4 0.1 from 0.5.12);
+    * ``mamba_cache_sizing``: "fixed" (0.5.2 - 0.5.3: radix cache forced off, K = --max-mamba-cache-size or
+      --max-running-requests or 512, then // dp); "ratio_0504" (0.5.4 - 0.5.6: radix cache on -> K from the ratio,
+      the flag overwritten, ``int(rest x r / (1 + r) x 2^30 // per_req // (1 + draft tokens))``; off -> flag or mrr
+      or 512; // dp only for Qwen3-Next); "ratio" (0.5.9+: flag // dp; radix off + mrr: mrr // dp; else the ratio).
+      The wheels split these further: 0.5.7 - 0.5.8 already honour the flag (with the 512 fallback) and 0.5.7 -
+      0.5.16 have no padding slot; ``kvplan.engines.sglang.pools.mamba.CarveRules.of`` refines the value by the
+      window's release ("ratio_0507") and ``mamba_state_slots`` has the formulas;
+    * ``mamba_full_memory_ratio``: the ``--mamba-full-memory-ratio`` default (None: no such flag, 0.5.2 - 0.5.3);
+    * ``mamba_fallback_slots``: state slots when nothing sets them and the ratio does not apply (512 in 0.5.2 -
+      0.5.8, None after);
+    * ``gqa_cell_v_head_dim``: the MHA/GQA cell prices V at ``v_head_dim`` (0.5.7+); before,
+      ``heads x head_dim x L x 2 x e`` (``ModelRunner.profile_max_num_token``, 0.3.0 - 0.5.6).
+    """
+
+    __slots__ = ("gqa_cell_v_head_dim", "hybrid_swa_archs", "mamba_cache_sizing", "mamba_fallback_slots",
+                 "mamba_full_memory_ratio", "swa_config_opt_in", "swa_disabled_archs", "swa_full_tokens_ratio",
+                 "swa_split")
+
+    def __init__(self, *, hybrid_swa_archs: frozenset[str] | None, swa_config_opt_in: bool = True,
+                 swa_disabled_archs: Mapping[str, str], swa_split: str = "bytes", swa_full_tokens_ratio: float = 0.8,
+                 mamba_cache_sizing: str = "ratio", mamba_full_memory_ratio: float | None = 0.9,
+                 mamba_fallback_slots: int | None = None, gqa_cell_v_head_dim: bool = True) -> None:
+        self.hybrid_swa_archs, self.swa_config_opt_in = hybrid_swa_archs, swa_config_opt_in
+        self.swa_disabled_archs, self.swa_split, self.swa_full_tokens_ratio = (swa_disabled_archs, swa_split,
+                                                                               swa_full_tokens_ratio)
+        self.mamba_cache_sizing, self.mamba_full_memory_ratio = mamba_cache_sizing, mamba_full_memory_ratio
+        self.mamba_fallback_slots, self.gqa_cell_v_head_dim = mamba_fallback_slots, gqa_cell_v_head_dim
+
+    def replace(self, **changes: Any) -> PoolRules:
+        """A copy with ``changes`` (named like the attributes)."""
+        return PoolRules(**{**{k: getattr(self, k) for k in self.__slots__}, **changes})
+
+    def __repr__(self) -> str:
+        return "PoolRules(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__) + ")"
+
+    def hybrid_swa_pool(self, *, architectures: list[str] | tuple[str, ...], has_sliding_window: bool,
+                        config_opt_in: bool = False, trtllm_mha: bool = False,
+                        speculative: bool = False, sliding_window_pattern: bool = False) -> bool:
+        """Whether this release sizes the model with the hybrid sliding-window pool (else one pool over all layers).
+
+        ``has_sliding_window``: the model's layers carry a window (the 0.4.9.post6 - 0.5.6 rule);
+        ``config_opt_in``: its config sets ``is_hybrid_swa``; ``trtllm_mha`` / ``speculative``: the GPT-OSS switch-off
+        of 0.5.8 - 0.5.9.  Examples: gpt-oss-120b -> False under 0.5.3 (override), True under 0.5.8 on an H100,
+        False under 0.5.8 on a B200 (trtllm_mha), True under 0.5.23.
+        """
+        archs = set(architectures)
+        cond = {"always": True, "trtllm_mha-or-speculative": trtllm_mha or speculative,
+                "sliding_window_pattern": sliding_window_pattern}
+        if any(cond.get(self.swa_disabled_archs.get(a, ""), False) for a in archs):
+            return False
+        if self.hybrid_swa_archs is None:
+            return has_sliding_window and not any("Llama4" in a for a in archs)
+        return bool(archs & self.hybrid_swa_archs) or (self.swa_config_opt_in and config_opt_in)
+
+
+#: the 0.5.23 values
+POOL_RULES_0523: PoolRules = PoolRules(hybrid_swa_archs=SWA_ARCHS_0523, swa_disabled_archs=SWA_DISABLED_0523)
 
 
 def _mfs_0523(*, speculative_algorithm: str = "", context_length: int | None = None, is_multimodal: bool = False,
@@ -216,7 +316,9 @@ RELEASE_DATES: dict[str, str] = {
 #: the first release with each family's pool layout (a plan of an older release is refused)
 FAMILY_SINCE: Mapping[Family, str] = MappingProxyType({
     Family.GQA: "0.3.0", Family.MLA: "0.3.0",
-    Family.HYBRID_SWA: "0.4.9",     # mem_cache/memory_pool.py SWAKVPool
+    # mem_cache/memory_pool.py SWAKVPool is in 0.4.9, but only for Llama-4 with --hybrid-kvcache-ratio (opt-in,
+    # not the ratio pool kvplan sizes); model_runner.py gives every sliding-window model the pool from 0.4.9.post6
+    Family.HYBRID_SWA: "0.4.9.post6",
     Family.HYBRID_MAMBA: "0.5.2",   # mem_cache/memory_pool.py HybridReqToTokenPool / MambaPool (Qwen3-Next)
     Family.DSA: "0.5.3",            # mem_cache/memory_pool.py NSATokenToKVPool (DeepSeek-V3.2)
     Family.DSV4: "0.5.12",          # mem_cache/deepseek_v4_memory_pool.py

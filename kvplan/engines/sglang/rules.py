@@ -444,6 +444,25 @@ def default_mem_fraction_static(
 # --------------------------------------------------------------------------------------
 
 
+#: architectures SGLang's DeepSeek-family model override applies to (on SM100 it makes ``trtllm_mla`` the default MLA
+#: backend).  Source: sgl-project/sglang python/sglang/srt/arg_groups/model_overrides/deepseek_v2.py, the
+#: ``_register_for`` list of ``_deepseek_family_overrides``, v0.5.23.
+DEEPSEEK_FAMILY_ARCHITECTURES = frozenset({
+    "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "KimiK25ForConditionalGeneration", "MistralLarge3ForCausalLM",
+    "PixtralForConditionalGeneration", "GlmMoeDsaForCausalLM", "Glm5NextForConditionalGeneration", "HYV4ForCausalLM",
+    "HYV4ForCausalLMNextN", "LongcatFlashForCausalLM", "LongcatFlashForCausalLMNextN", "Dots3NoteForCausalLM",
+})
+
+
+def is_deepseek_family(*, architectures: Any) -> bool:
+    """Whether SGLang's DeepSeek-family override applies: the config's first architecture is in
+    :data:`DEEPSEEK_FAMILY_ARCHITECTURES` (the engine reads ``architectures[0]``).  Example:
+    ``["DeepseekV3ForCausalLM"]`` -> True; ``["DeepseekV2ForCausalLM"]`` -> False."""
+    if not isinstance(architectures, (list, tuple)) or not architectures:
+        return False
+    return str(architectures[0]) in DEEPSEEK_FAMILY_ARCHITECTURES
+
+
 def _attention_family(family: str) -> Family:
     if family not in ATTENTION_FAMILIES:
         raise InputError(f"unknown attention family {family!r}", field="family")

@@ -9,13 +9,18 @@ Adding a family: its geometry in ``kvplan/geometry/<family>.py``, one planner mo
 PoolPlan`` and ``breakdown(model) -> Breakdown``), one line in :data:`POOL_PLANNERS`.  A planner module is imported
 the first time its family is planned (``kvplan fit`` loads only the family it sizes: start-up is a feature).
 
-``VECTOR_FAMILIES`` are the families whose budget -> tokens -> request-cap arithmetic ``kvplan sweep`` evaluates in
-bulk over numpy arrays: a single per-token cell and no fixed pools (``DefaultPoolConfigurator``,
-:mod:`kvplan.engines.sglang.pools.default`).
+``kvplan sweep`` evaluates every family's budget -> pools -> request-cap arithmetic in bulk over numpy arrays:
+:data:`SWEEP_VECTORS` names, per family, the module whose ``vector_group(ctx)`` turns the planner's
+:class:`PoolContext` of a group's representative ``fit`` into a :class:`~kvplan.engines.sglang.pools.vector.VectorGroup`
+(the single-cell families: :func:`kvplan.engines.sglang.pools.vector.single_cell_group`).  The sweep captures that
+context with :func:`capturing_contexts` (nothing is recorded outside it).  ``VECTOR_FAMILIES`` are the families with a
+single per-token cell and no fixed pools (``DefaultPoolConfigurator``, :mod:`kvplan.engines.sglang.pools.default`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib import import_module
 from typing import TYPE_CHECKING
 
@@ -23,9 +28,26 @@ from kvplan.engines.sglang.pools.base import Breakdown, PoolContext, PoolFlags, 
 from kvplan.family import Family
 
 if TYPE_CHECKING:
+    from kvplan.engines.sglang.pools.vector import VectorGroup
     from kvplan.hfconfig.spec import ModelSpec
 
-__all__ = ["POOL_PLANNERS", "VECTOR_FAMILIES", "Breakdown", "PoolContext", "PoolFlags", "PoolPlan", "PoolPlanner"]
+__all__ = ["POOL_PLANNERS", "SWEEP_VECTORS", "VECTOR_FAMILIES", "Breakdown", "PoolContext", "PoolFlags", "PoolPlan",
+           "PoolPlanner", "capturing_contexts", "vector_group"]
+
+#: the contexts the planners were called with, while :func:`capturing_contexts` is open (else None)
+_CAPTURE: list[PoolContext] | None = None
+
+
+@contextmanager
+def capturing_contexts() -> Iterator[list[PoolContext]]:
+    """Collect the :class:`PoolContext` every pool planner is called with inside the block (``kvplan sweep`` reads
+    the representative ``fit``'s context; the planners behave the same)."""
+    global _CAPTURE
+    prev, _CAPTURE = _CAPTURE, []
+    try:
+        yield _CAPTURE
+    finally:
+        _CAPTURE = prev
 
 
 def _planner(family: Family, module: str, *, supports_dcp: bool = False) -> PoolPlanner:
@@ -33,6 +55,8 @@ def _planner(family: Family, module: str, *, supports_dcp: bool = False) -> Pool
     name = f"{__name__}.{module}"
 
     def plan(ctx: PoolContext) -> PoolPlan:
+        if _CAPTURE is not None:
+            _CAPTURE.append(ctx)
         result: PoolPlan = import_module(name).plan(ctx)
         return result
 
@@ -52,5 +76,26 @@ POOL_PLANNERS: dict[Family, PoolPlanner] = {
     Family.HYBRID_MAMBA: _planner(Family.HYBRID_MAMBA, "mamba"),
 }
 
-#: families ``kvplan sweep`` vectorises (a single per-token cell, tokens = page_floor(budget // cell))
+#: the single-cell families (tokens = page_floor(budget // cell), no fixed pool): one sweep formula for all three
 VECTOR_FAMILIES: frozenset[Family] = frozenset({Family.GQA, Family.MLA, Family.DSA})
+
+#: family -> the module (``kvplan.engines.sglang.pools.<module>``) whose ``vector_group(ctx, cell=)`` evaluates the
+#: family in ``kvplan sweep``; ``vector`` holds the single-cell formula of :data:`VECTOR_FAMILIES`
+SWEEP_VECTORS: dict[Family, str] = {
+    Family.GQA: "vector",
+    Family.MLA: "vector",
+    Family.DSA: "vector",
+    Family.HYBRID_SWA: "swa",
+    Family.HYBRID_MAMBA: "mamba",
+    Family.DSV4: "dsv4",
+}
+
+
+def vector_group(family: Family, ctx: PoolContext, *, cell: float) -> VectorGroup | None:
+    """The sweep's per-group state of ``family`` from the planner's context (``cell``: the representative fit's
+    kv_bytes_per_token); None when the family (or this configuration of it) is evaluated one ``fit`` per point."""
+    module = SWEEP_VECTORS.get(family)
+    if module is None:
+        return None
+    out: VectorGroup | None = import_module(f"{__name__}.{module}").vector_group(ctx, cell=cell)
+    return out

@@ -27,7 +27,15 @@ if TYPE_CHECKING:
 SPEC_DRAFT_ALGOS = frozenset({"EAGLE", "EAGLE3", "NEXTN", "MTP", "STANDALONE", "FROZEN_KV_MTP"})
 
 
-@dataclass(repr=False)  # not frozen: a frozen dataclass costs ~0.4 ms more to create at every start
+# The records here cost no generated code at import: the dataclass decorator generates and compiles an ``__init__``
+# (0.3-0.6 ms a class) and ``kvplan fit`` imports this module on every start (docs/performance.md, "Start-up").
+# PoolFlags and PoolContext, which callers copy with ``dataclasses.replace``, are dataclasses with a written-out
+# ``__init__`` (``init=False``; tests/test_startup_imports.py checks it takes exactly the fields, with their defaults);
+# PoolPlan and Breakdown, which nothing copies, are plain classes with slots; PoolPlanner (copied by tests) is a
+# dataclass with a written-out ``__init__`` too (and the generated ``__eq__`` it always had).
+
+
+@dataclass(init=False, eq=False, repr=False)
 class PoolFlags:
     """The server flags the pool planners read (SGLang's spelling in the comments)."""
 
@@ -44,6 +52,29 @@ class PoolFlags:
     mamba_full_memory_ratio: float = 0.9       # --mamba-full-memory-ratio
     max_mamba_cache_size: int | None = None    # --max-mamba-cache-size
     mamba_ssm_dtype: str | None = None         # --mamba-ssm-dtype
+    attention_backend: str | None = None       # --attention-backend (None: the engine's default for the GPU)
+
+    def __init__(self, *, max_total_tokens: int | None = None, radix_cache: bool = True,
+                 overlap_schedule: bool = True, swa_full_tokens_ratio: float | None = None,
+                 speculative_algorithm: str = "", speculative_num_draft_tokens: int = 0,
+                 speculative_num_steps: int | None = None, speculative_draft_stages: int = 0,
+                 pp_layer_partition: str | None = None, dsv4_attn_backend: str | None = None,
+                 mamba_full_memory_ratio: float = 0.9, max_mamba_cache_size: int | None = None,
+                 mamba_ssm_dtype: str | None = None, attention_backend: str | None = None) -> None:
+        self.max_total_tokens = max_total_tokens
+        self.radix_cache = radix_cache
+        self.overlap_schedule = overlap_schedule
+        self.swa_full_tokens_ratio = swa_full_tokens_ratio
+        self.speculative_algorithm = speculative_algorithm
+        self.speculative_num_draft_tokens = speculative_num_draft_tokens
+        self.speculative_num_steps = speculative_num_steps
+        self.speculative_draft_stages = speculative_draft_stages
+        self.pp_layer_partition = pp_layer_partition
+        self.dsv4_attn_backend = dsv4_attn_backend
+        self.mamba_full_memory_ratio = mamba_full_memory_ratio
+        self.max_mamba_cache_size = max_mamba_cache_size
+        self.mamba_ssm_dtype = mamba_ssm_dtype
+        self.attention_backend = attention_backend
 
     @classmethod
     def from_deployment(cls, dep: Deployment, spec: SpecPlan | None = None) -> PoolFlags:
@@ -63,10 +94,11 @@ class PoolFlags:
             pp_layer_partition=dep.pp_layer_partition, dsv4_attn_backend=dep.dsv4_attn_backend,
             mamba_full_memory_ratio=dep.mamba_full_memory_ratio if dep.mamba_full_memory_ratio is not None else 0.9,
             max_mamba_cache_size=dep.max_mamba_cache_size, mamba_ssm_dtype=dep.mamba_ssm_dtype,
+            attention_backend=dep.attention_backend,
         )
 
 
-@dataclass(repr=False)  # not frozen: a frozen dataclass costs ~0.4 ms more to create at every start
+@dataclass(init=False, eq=False, repr=False)
 class PoolContext:
     """What a pool planner needs, for one attention-DP rank (resolved by ``plan_sglang``'s prologue)."""
 
@@ -89,40 +121,61 @@ class PoolContext:
     flags: PoolFlags = field(default_factory=PoolFlags)
     release: str | None = None        # the release asked for (None: the newest); rules hold its window
 
+    def __init__(self, *, model: ModelSpec, rules: RuleSet, budget: int, page_size: int, kv_dtype: str, attn_tp: int,
+                 attn_dp: int, dp: int, pp: int, dcp: int, context_len: int, chunked_prefill_size: int,
+                 chunked_prefill_flag: int, max_running_requests: int | None, sm_major: int | None = None,
+                 vendor: str = "nvidia", flags: PoolFlags | None = None, release: str | None = None) -> None:
+        self.model, self.rules, self.budget, self.page_size, self.kv_dtype = model, rules, budget, page_size, kv_dtype
+        self.attn_tp, self.attn_dp, self.dp, self.pp, self.dcp = attn_tp, attn_dp, dp, pp, dcp
+        self.context_len = context_len
+        self.chunked_prefill_size, self.chunked_prefill_flag = chunked_prefill_size, chunked_prefill_flag
+        self.max_running_requests = max_running_requests
+        self.sm_major, self.vendor = sm_major, vendor
+        self.flags = PoolFlags() if flags is None else flags
+        self.release = release
+
     @property
     def config(self) -> Mapping[str, Any]:
         """The model's config as the engine read it (the raw nested one when kvplan kept it)."""
         return self.model.raw_config or self.model.config
 
 
-@dataclass
 class PoolPlan:
     """One family's pools for one rank: what the shared epilogue reports."""
 
-    tokens: int                     # max_total_num_tokens (after the caps and the PP MIN)
-    cell: float                     # bytes one token costs (the engine's cell; DeepSeek-V4: per full token)
-    layout: str
-    max_running_requests: int       # per attention-DP rank
-    reduced: bool                   # SGLang cut the requested request cap to tokens // 2
-    kv_pool_bytes: int              # FitResult.kv_pool_bytes
-    kv_slice_bytes: int             # the "KV pool" slice of the memory breakdown
-    pools: list[Pool] = field(default_factory=list)
-    fixed_bytes: int = 0            # budgeted bytes that do not scale with tokens
-    fixed_note: str = ""            # what the fixed bytes are (the memory breakdown's note)
-    notes: list[str] = field(default_factory=list)     # assumptions
-    warnings: list[str] = field(default_factory=list)
-    bases: list[Basis] = field(default_factory=list)
+    __slots__ = ("bases", "cell", "fixed_bytes", "fixed_note", "kv_pool_bytes", "kv_slice_bytes", "layout",
+                 "max_running_requests", "notes", "pools", "reduced", "tokens", "warnings")
+
+    def __init__(self, *, tokens: int, cell: float, layout: str, max_running_requests: int, reduced: bool,
+                 kv_pool_bytes: int, kv_slice_bytes: int, pools: list[Pool] | None = None, fixed_bytes: int = 0,
+                 fixed_note: str = "", notes: list[str] | None = None, warnings: list[str] | None = None,
+                 bases: list[Basis] | None = None) -> None:
+        self.tokens = tokens                    # max_total_num_tokens (after the caps and the PP MIN)
+        self.cell = cell                        # bytes one token costs (the engine's cell; DeepSeek-V4: per full token)
+        self.layout = layout
+        self.max_running_requests = max_running_requests  # per attention-DP rank
+        self.reduced = reduced                  # SGLang cut the requested request cap to tokens // 2
+        self.kv_pool_bytes = kv_pool_bytes      # FitResult.kv_pool_bytes
+        self.kv_slice_bytes = kv_slice_bytes    # the "KV pool" slice of the memory breakdown
+        self.pools: list[Pool] = [] if pools is None else pools
+        self.fixed_bytes = fixed_bytes          # budgeted bytes that do not scale with tokens
+        self.fixed_note = fixed_note            # what the fixed bytes are (the memory breakdown's note)
+        self.notes: list[str] = [] if notes is None else notes          # assumptions
+        self.warnings: list[str] = [] if warnings is None else warnings
+        self.bases: list[Basis] = [] if bases is None else bases
 
 
-@dataclass
 class Breakdown:
     """``kvplan show``'s per-family part: geometry facts and one row per (dtype, TP, layout ...)."""
 
-    info: dict[str, Any] = field(default_factory=dict)
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    __slots__ = ("info", "rows")
+
+    def __init__(self, *, info: dict[str, Any] | None = None, rows: list[dict[str, Any]] | None = None) -> None:
+        self.info: dict[str, Any] = {} if info is None else info
+        self.rows: list[dict[str, Any]] = [] if rows is None else rows
 
 
-@dataclass(repr=False)  # not frozen: a frozen dataclass costs ~0.4 ms more to create at every start
+@dataclass(init=False, repr=False)
 class PoolPlanner:
     """One family's SGLang pricing: ``plan`` sizes the pools for ``fit``, ``breakdown`` feeds ``show``.
 
@@ -133,6 +186,13 @@ class PoolPlanner:
     plan: Callable[[PoolContext], PoolPlan]
     breakdown: Callable[[ModelSpec], Breakdown]
     supports_dcp: bool = False
+
+    def __init__(self, family: Family, plan: Callable[[PoolContext], PoolPlan],
+                 breakdown: Callable[[ModelSpec], Breakdown], supports_dcp: bool = False) -> None:
+        self.family = family
+        self.plan = plan
+        self.breakdown = breakdown
+        self.supports_dcp = supports_dcp
 
 
 def request_cap(ctx: PoolContext, tokens: int) -> tuple[int, bool]:

@@ -31,14 +31,17 @@ rope stored bf16, index-K uint8).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from kvplan.engines.sglang.kvdtype import resolve_kv_cache_dtype
 from kvplan.engines.sglang.platform import platform_of as _plat
-from kvplan.engines.sglang.pools.base import Breakdown, PoolContext, PoolPlan
+from kvplan.engines.sglang.pools.base import Breakdown, PoolContext, PoolPlan, draft_layers
 from kvplan.engines.sglang.pools.default import plan_default
 from kvplan.errors import InputError
 from kvplan.family import Family
+from kvplan.geometry.dsa import dsa_indexer_layer_count, dsa_skip_fields
 
 if TYPE_CHECKING:
     from kvplan.hfconfig.spec import ModelSpec
@@ -324,7 +327,20 @@ def dsa_budget_bytes_before_0_5_4(*, kv_lora_rank: int, qk_rope_head_dim: int, n
     return (kv_lora_rank + qk_rope_head_dim) * num_layers * element_bytes
 
 
+#: the first release whose DSA pool gives shared-top-k layers a 0-row index-K buffer (and budgets only the indexer
+#: layers) and prices an EAGLE/MTP draft with :func:`dsa_draft_bytes_per_token` (wheel 0.5.18: ``skip_topk_layers``
+#: in mem_cache/memory_pool.py, ``_should_elide_dsa_index_k`` in mem_cache/kv_cache_configurator.py; absent in 0.5.17)
+COMPACT_INDEXER_SINCE = "0.5.18"
+
+
+def _compact_indexer(ctx: PoolContext) -> bool:
+    from kvplan.engines.sglang.releases import version_key
+
+    return ctx.rules.dsa_indexer_budget and version_key(ctx.rules.release) >= version_key(COMPACT_INDEXER_SINCE)
+
+
 def _cell(ctx: PoolContext, layers: int) -> int:
+    """The cell of a stage of ``layers`` layers in the releases that charge the indexer on every layer (< 0.5.18)."""
     m = ctx.model
     if not ctx.rules.dsa_indexer_budget:
         from kvplan.geometry.kvdtype import kv_element_bytes
@@ -339,9 +355,72 @@ def _cell(ctx: PoolContext, layers: int) -> int:
                                dcp_size=ctx.dcp)
 
 
+def dsa_stage_indexer_layers(*, config: Mapping[str, Any], start_layer: int, end_layer: int) -> int:
+    """Indexer layers of the PP stage ``[start_layer, end_layer)`` on a target worker (SGLang >= 0.5.18, no HiSparse,
+    no unified-cache external linker): the stage's layers that compute their own top-k.
+
+    Example: GLM-5.2 (``indexer_types``: layers 0, 1, 2, 6, 10, ... 74 "full") -> 21 at PP1; PP2 (39 + 39 layers)
+    -> 12 (0, 1, 2, 6, ... 38) and 9 (42, ... 74). DeepSeek-V3.2 -> every layer.
+
+    Source: sgl-project/sglang python/sglang/srt/model_executor/pool_configurator.py
+    ``_compute_dsa_indexer_cell_size`` / ``_get_dsa_cache_layer_ids``, v0.5.23.
+    """
+    return dsa_indexer_layer_count(start_layer=start_layer, end_layer=end_layer, **dsa_skip_fields(config))
+
+
+def dsa_stage_bytes_per_token(ctx: PoolContext, *, start_layer: int, end_layer: int, draft_layers: int) -> int:
+    """SGLang >= 0.5.18: one PP stage's cell, target plus draft.
+
+    Formula: ``row * L_s + 132 * I_s * dcp + (row + 132) * D * dcp`` with ``L_s`` the stage's layers, ``I_s`` its
+    indexer layers (:func:`dsa_stage_indexer_layers`) and ``D`` the draft layers (the draft pool keeps an indexer
+    key on every layer; the latent part is ``int(target_latent * D / L_s)`` = ``row * D``).
+
+    Worked example (GLM-5.2 on SM100, fp8 -> trtllm -> raw 576 B, 78 layers, 21 indexer layers):
+    ``78 x 576 + 21 x 132 = 44,928 + 2,772 = 47,700`` B; with its MTP layer ``+ 708 = 48,408`` B.
+
+    Source: sgl-project/sglang python/sglang/srt/model_executor/pool_configurator.py
+    ``DefaultPoolConfigurator.__init__`` (EAGLE/STANDALONE, DSA branch) / ``_compute_cell_size`` /
+    ``_compute_dsa_indexer_cell_size``, v0.5.23.
+    """
+    m = ctx.model
+    geo: dict[str, Any] = dict(kv_lora_rank=m.require_int("kv_lora_rank"),
+                               qk_rope_head_dim=m.require_int("qk_rope_head_dim"),
+                               index_head_dim=m.require_int("index_head_dim"), layout=_row_layout(ctx),
+                               dcp_size=ctx.dcp)
+    idx = dsa_stage_indexer_layers(config=m.config, start_layer=start_layer, end_layer=end_layer)
+    cell = dsa_bytes_per_token(num_layers=end_layer - start_layer, indexer_layers=idx, **geo)
+    return cell + (dsa_draft_bytes_per_token(draft_layers=draft_layers, **geo) if draft_layers else 0)
+
+
+def _plan_compact(ctx: PoolContext) -> PoolPlan:
+    """0.5.18+: the stage cells priced here (the default flow only takes a layer count per stage and prices a draft
+    by the generic rule).  The default flow's tokens and cell depend only on the largest stage cell, so each stage's
+    layer count is mapped to the largest cell among the stages of that count and the draft is left out of its
+    flags."""
+    R, m, f = ctx.rules, ctx.model, ctx.flags
+    stages = R.pp_layer_ranges(num_layers=m.num_layers, pp_size=ctx.pp, partition=f.pp_layer_partition)
+    n_draft = draft_layers(m, f.speculative_algorithm)
+    by_count: dict[int, int] = {}
+    for s, e in stages:
+        c = dsa_stage_bytes_per_token(ctx, start_layer=s, end_layer=e, draft_layers=n_draft)
+        by_count[e - s] = max(by_count.get(e - s, 0), c)
+    plain = replace(ctx, flags=replace(f, speculative_algorithm=""))
+    out = plan_default(plain, cell=lambda _c, n: by_count[n], layout=_layout, pool_name="DSA latent + indexer keys")
+    idx = dsa_stage_indexer_layers(config=m.config, start_layer=0, end_layer=m.num_layers)
+    if idx < m.num_layers:
+        out.notes.append(f"DSA indexer keys on {idx} of {m.num_layers} layers: the other layers reuse the previous "
+                         f"layer's top-k and get no index-K rows (SGLang >= {COMPACT_INDEXER_SINCE})")
+    if n_draft:
+        out.notes.append(f"speculative {f.speculative_algorithm}: draft KV pool of {n_draft} layer(s) shares the "
+                         f"token count (latent + indexer key on every draft layer)")
+    return out
+
+
 def plan(ctx: PoolContext) -> PoolPlan:
-    """The DSA pool: the row layout SGLang picks for the backend / GPU, plus the indexer key, per PP stage, through
-    the default flow (every layer counted as an indexer layer; a draft pool by ``speculative_cell``)."""
+    """The DSA pool: the row layout SGLang picks for the backend / GPU, plus the indexer key on the layers that
+    compute their own top-k (from 0.5.18; on every layer before), per PP stage, through the default flow."""
+    if _compact_indexer(ctx):
+        return _plan_compact(ctx)
     return plan_default(ctx, cell=_cell, layout=_layout, pool_name="DSA latent + indexer keys")
 
 
@@ -350,13 +429,16 @@ _SHOW_LAYOUTS = (("bf16", "bf16", "SM90 default (auto)"), ("scaled_fp8", "fp8_e4
 
 
 def breakdown(m: ModelSpec) -> Breakdown:
-    """``kvplan show``: bytes per token of the three row layouts (the same on every TP rank)."""
+    """``kvplan show``: bytes per token of the three row layouts (the same on every TP rank), the indexer key on the
+    layers that compute their own top-k (0.5.23)."""
     c = m.config
+    idx = dsa_stage_indexer_layers(config=c, start_layer=0, end_layer=m.num_layers)
     out = Breakdown(info=dict(kv_lora_rank=c.get("kv_lora_rank"), qk_rope_head_dim=c.get("qk_rope_head_dim"),
-                              index_head_dim=c.get("index_head_dim")))
+                              index_head_dim=c.get("index_head_dim"), indexer_layers=idx))
     for layout, dt, when in _SHOW_LAYOUTS:
         b = dsa_bytes_per_token(kv_lora_rank=c["kv_lora_rank"], qk_rope_head_dim=c["qk_rope_head_dim"],
-                                index_head_dim=c["index_head_dim"], num_layers=m.num_layers, layout=layout)
+                                index_head_dim=c["index_head_dim"], num_layers=m.num_layers, layout=layout,
+                                indexer_layers=idx)
         out.rows.append({"kv_cache_dtype": dt, "tp": "any", "layout": layout, "bytes_per_token": b, "note": when})
     return out
 

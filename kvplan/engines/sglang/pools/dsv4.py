@@ -62,15 +62,24 @@ bounded replay (``--enable-encoder-swa-bounded-replay``), online c128 compressio
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kvplan.engines.sglang.pools.base import Breakdown, PoolContext, PoolPlan, request_cap
-from kvplan.engines.sglang.pools.swa_cap import SWA_EVICTION_INTERVAL, ceil_align, swa_request_cap
+from kvplan.engines.sglang.pools.swa_cap import (
+    SWA_EVICTION_INTERVAL,
+    ceil_align,
+    is_array,
+    swa_request_cap,
+    vint,
+    vmax,
+    vwhere,
+)
 from kvplan.errors import InputError
 from kvplan.geometry.dsv4 import DSV4Geometry, dsv4_geometry_from_config, dsv4_naive_v3_bytes_per_token
 from kvplan.result import Basis, Pool
 
 if TYPE_CHECKING:
+    from kvplan.engines.sglang.pools.vector import VectorGroup, VectorPools
     from kvplan.hfconfig.spec import ModelSpec
 
 # ----------------------------------------------------------------------------------------------------------
@@ -346,32 +355,15 @@ def dsv4_pool_sizes(
     Worked example: see the module docstring (V4.1-Flash, 8 GiB -> 4,670,208 full tokens, 41,216 SWA slots).
     """
     g = geometry
-    notes: list[str] = []
-    _check_pool_inputs(g=g, layout=layout, page_size=page_size, budget_bytes=budget_bytes,
-                       attn_dp_size=attn_dp_size, context_len=context_len)
-    drafts = max(0, speculative_num_draft_tokens)
-    st = _stage(g=g, layout=layout, page_size=page_size, stage_layers=stage_layers, drafts=drafts,
-                spec=speculative_num_draft_tokens > 0, index_page_size=index_page_size,
-                compressed_kv_layout=compressed_kv_layout)
-    mode = _swa_mode(
-        st, notes, max_running_requests=max_running_requests, family_mrr_default=family_mrr_default,
-        attn_dp_size=attn_dp_size, chunked_prefill_size=chunked_prefill_size, radix_cache=radix_cache,
-        overlap_schedule=overlap_schedule, swa_full_tokens_ratio=swa_full_tokens_ratio, drafts=drafts,
-        steps=speculative_num_steps if speculative_num_steps is not None else max(1, drafts - 1),
-        swa_prefix_tails=swa_prefix_tails, disaggregation_decode=disaggregation_decode,
+    st, mode, bytes_per_swa, bpf, infl, notes = _coefficients(
+        geometry=g, budget_bytes=budget_bytes, layout=layout, page_size=page_size,
+        max_running_requests=max_running_requests, attn_dp_size=attn_dp_size, context_len=context_len,
+        chunked_prefill_size=chunked_prefill_size, radix_cache=radix_cache, overlap_schedule=overlap_schedule,
+        swa_full_tokens_ratio=swa_full_tokens_ratio, speculative_num_draft_tokens=speculative_num_draft_tokens,
+        stage_layers=stage_layers, speculative_num_steps=speculative_num_steps, swa_prefix_tails=swa_prefix_tails,
+        compressed_kv_layout=compressed_kv_layout, index_page_size=index_page_size,
+        family_mrr_default=family_mrr_default, disaggregation_decode=disaggregation_decode,
         decode_extra_slots=decode_extra_slots, swa_eviction_interval=swa_eviction_interval)
-
-    # --- coefficients (same float order as the engine) --------------------------------------------------
-    bytes_per_swa = _bytes_per_swa(st)
-    bpf = (0 if mode.cap_tokens is not None else mode.swa_ratio) * bytes_per_swa + sum(
-        _comp(st, r) * len(ls) for r, ls in st.owners.items()
-    )
-    infl = 1.0
-    if speculative_num_draft_tokens > 0:
-        infl = (st.n_stage + 1) / st.n_stage
-        bpf *= infl
-        bytes_per_swa *= infl
-        notes.append(f"speculative: coefficients x ({st.n_stage}+1)/{st.n_stage} for the draft worker")
 
     # --- request-scoped fixed bytes ------------------------------------------------------------------------
     if mode.mrr_w_requested is not None:
@@ -384,7 +376,7 @@ def dsv4_pool_sizes(
     c128_fixed = _c128_state(st, mrr_w + 1 + extra)
     c2_fixed = _c2_state(st, mrr_w + 1 + extra)
     swa_fixed = mode.cap_tokens * bytes_per_swa if mode.cap_tokens is not None else 0
-    fixed = c128_fixed + c2_fixed + swa_fixed
+    fixed = dsv4_fixed_bytes(st, n_slots=mrr_w + 1 + extra, cap_tokens=mode.cap_tokens, bytes_per_swa=bytes_per_swa)
 
     full = _full_tokens(st, avail=max(budget_bytes - fixed, 0), bpf=bpf, cap_tokens=mode.cap_tokens,
                         swa_fixed=swa_fixed, budget_bytes=budget_bytes)
@@ -445,6 +437,47 @@ def dsv4_pool_sizes(
     )
 
 
+def _coefficients(*, geometry: DSV4Geometry, budget_bytes: int, layout: str, page_size: int,
+                  max_running_requests: int | None, attn_dp_size: int, context_len: int, chunked_prefill_size: int,
+                  radix_cache: bool, overlap_schedule: bool, swa_full_tokens_ratio: float | None,
+                  speculative_num_draft_tokens: int, stage_layers: tuple[int, int] | None,
+                  speculative_num_steps: int | None, swa_prefix_tails: int | None, compressed_kv_layout: str,
+                  index_page_size: int, family_mrr_default: int | None, disaggregation_decode: bool,
+                  decode_extra_slots: int,
+                  swa_eviction_interval: int) -> tuple[_Stage, _Mode, float, float, float, list[str]]:
+    """The stage, the SWA mode and the two coefficients (bytes per SWA token, bytes per full token, after the
+    speculative inflation) of :func:`dsv4_pool_sizes`: what does not depend on the budget."""
+    g = geometry
+    notes: list[str] = []
+    _check_pool_inputs(g=g, layout=layout, page_size=page_size, budget_bytes=budget_bytes,
+                       attn_dp_size=attn_dp_size, context_len=context_len)
+    drafts = max(0, speculative_num_draft_tokens)
+    st = _stage(g=g, layout=layout, page_size=page_size, stage_layers=stage_layers, drafts=drafts,
+                spec=speculative_num_draft_tokens > 0, index_page_size=index_page_size,
+                compressed_kv_layout=compressed_kv_layout)
+    mode = _swa_mode(
+        st, notes, max_running_requests=max_running_requests, family_mrr_default=family_mrr_default,
+        attn_dp_size=attn_dp_size, chunked_prefill_size=chunked_prefill_size, radix_cache=radix_cache,
+        overlap_schedule=overlap_schedule, swa_full_tokens_ratio=swa_full_tokens_ratio, drafts=drafts,
+        steps=speculative_num_steps if speculative_num_steps is not None else max(1, drafts - 1),
+        swa_prefix_tails=swa_prefix_tails, disaggregation_decode=disaggregation_decode,
+        decode_extra_slots=decode_extra_slots, swa_eviction_interval=swa_eviction_interval)
+
+    # --- coefficients (same float order as the engine) --------------------------------------------------
+    bytes_per_swa = _bytes_per_swa(st)
+    bpf = (0 if mode.cap_tokens is not None else mode.swa_ratio) * bytes_per_swa + sum(
+        _comp(st, r) * len(ls) for r, ls in st.owners.items()
+    )
+    infl = 1.0
+    if speculative_num_draft_tokens > 0:
+        infl = (st.n_stage + 1) / st.n_stage
+        bpf *= infl
+        bytes_per_swa *= infl
+        notes.append(f"speculative: coefficients x ({st.n_stage}+1)/{st.n_stage} for the draft worker")
+
+    return st, mode, bytes_per_swa, bpf, infl, notes
+
+
 _STATE_DT = 4  # SGLANG_DSV4_COMPRESS_STATE_DTYPE float32
 
 
@@ -486,6 +519,7 @@ class _Mode:
     cap_tokens: int | None
     tails: int
     swa_ratio: float
+    cap_kw: dict[str, Any] | None = None   # the dsv4_swa_cap_tokens arguments but mrr_w (cap mode), else None
 
     @property
     def swa_mode(self) -> str:
@@ -604,18 +638,81 @@ def _swa_mode(st: _Stage, notes: list[str], *, max_running_requests: int | None,
         tails = 4 * mrr_w_requested
 
     cap_tokens: int | None = None
+    cap_kw: dict[str, Any] | None = None
     if operator_ratio is None and mrr_w_requested is not None and (disaggregation_decode or cps > 0):
-        cap = swa_request_cap(
-            page_size=page_size, window=g.sliding_window, mrr_per_rank=mrr_w_requested,
-            chunked_prefill_size=cps, overlap_schedule=overlap_schedule, num_draft_tokens=drafts,
-            num_steps=steps, disagg_decode=disaggregation_decode, decode_extra_slots=decode_extra_slots,
-            eviction_interval=swa_eviction_interval,
-        )
-        cap_tokens = ceil_align(cap + tails * (g.sliding_window + page_size), page_size)
+        cap_kw = dict(page_size=page_size, window=g.sliding_window, swa_prefix_tails=swa_prefix_tails,
+                      radix_cache=radix_cache, chunked_prefill_size=cps, overlap_schedule=overlap_schedule,
+                      num_draft_tokens=drafts, num_steps=steps, disagg_decode=disaggregation_decode,
+                      decode_extra_slots=decode_extra_slots, eviction_interval=swa_eviction_interval)
+        cap_tokens = dsv4_swa_cap_tokens(mrr_w=mrr_w_requested, **cap_kw)
     if cap_tokens is None and operator_ratio is None:
         notes.append("V4.1 ratio mode at the configurator default 0.1 (cap mode needs mrr and chunked prefill)")
     swa_ratio = operator_ratio if operator_ratio is not None else DSV4_DEFAULT_SWA_RATIO
-    return _Mode(mrr_w_requested=mrr_w_requested, cap_tokens=cap_tokens, tails=tails, swa_ratio=swa_ratio)
+    return _Mode(mrr_w_requested=mrr_w_requested, cap_tokens=cap_tokens, tails=tails, swa_ratio=swa_ratio,
+                 cap_kw=cap_kw)
+
+
+def dsv4_swa_cap_tokens(*, mrr_w: Any, page_size: int, window: int, swa_prefix_tails: int | None,
+                        radix_cache: bool, **cap: Any) -> Any:
+    """Cap mode's SWA slots for ``mrr_w`` requests per rank (an int or an array)::
+
+        tails = --swa-prefix-tails | 4 * mrr_w (radix cache on) | 0
+        cap   = ceil_page(compute_swa_request_cap(mrr_w) + tails * (window + page))
+
+    (``cap``: the other :func:`kvplan.engines.sglang.pools.swa_cap.swa_request_cap` arguments.)
+    Example: the module docstring's V4.1-Flash, 16 requests -> 41,216 slots.
+    Source: sgl-project/sglang python/sglang/srt/model_executor/pool_configurator.py
+    ``DSV4PoolConfigurator._resolve_swa_cap_tokens``, ``_resolve_swa_prefix_tails``, v0.5.23.
+    """
+    tails = swa_prefix_tails if swa_prefix_tails is not None else (4 * mrr_w if radix_cache else 0)
+    slots = swa_request_cap(page_size=page_size, window=window, mrr_per_rank=mrr_w, **cap)
+    return ceil_align(slots + tails * (window + page_size), page_size)
+
+
+def dsv4_fixed_bytes(st: _Stage, *, n_slots: Any, cap_tokens: Any, bytes_per_swa: float) -> Any:
+    """The request-scoped bytes taken off the budget first: ``c128_state(n) + c2_state(n) + cap * bytes_per_swa``
+    (``n`` = mrr_w + 1 (+ PD decode slots); the last term in cap mode only; ints or arrays).
+
+    Example: the module docstring's V4.1-Flash: 0 + 466,944 + 41,216 x 23,400 = 964,921,344 B.
+    Source: sgl-project/sglang python/sglang/srt/model_executor/pool_configurator.py
+    ``DSV4PoolConfigurator._get_c128_state_fixed_bytes``, ``_get_c2_state_fixed_bytes``, ``calculate_pool_sizes``,
+    v0.5.23.
+    """
+    swa_fixed = cap_tokens * bytes_per_swa if cap_tokens is not None else 0
+    return _c128_state(st, n_slots) + _c2_state(st, n_slots) + swa_fixed
+
+
+def dsv4_full_tokens(st: _Stage, *, avail: Any, bpf: float) -> Any:
+    """``calculate_pool_sizes``'s full tokens: ``page_floor(int(avail / bpf))``, then one page down while
+    ``full * bpf + low_ratio_padding(full) > avail`` (<= 0: SGLang refuses; ints or arrays).
+
+    The padding (:func:`_padding`) is at most :func:`_max_padding_steps` pages' worth, so the search is a bounded
+    number of vector steps (1-2 on the shipped models) and gives the scalar result row by row.
+    Example: the module docstring's V4.1-Flash: 4,670,720 -> 4,670,208 (two pages down).
+    Source: sgl-project/sglang python/sglang/srt/model_executor/pool_configurator.py
+    ``DSV4PoolConfigurator.calculate_pool_sizes``, ``_get_low_ratio_kv_padding_bytes``, v0.5.23.
+    """
+    page_size = st.page_size
+    full = vint(avail / bpf) // page_size * page_size
+    if not is_array(full):
+        while full > 0 and full * bpf + _padding(st, full) > avail:
+            full -= page_size
+        return full
+    for _ in range(_max_padding_steps(st, bpf)):
+        over = (full > 0) & (full * bpf + _padding(st, full) > avail)
+        if not over.any():
+            return full
+        full = full - page_size * over
+    raise AssertionError("the DSV4 padding search did not settle within its bound")
+
+
+def _max_padding_steps(st: _Stage, bpf: float) -> int:
+    """An upper bound of :func:`dsv4_full_tokens`' page steps (+2): the largest padding over one page of full tokens.
+    Per ratio r in (1, 2): ``n_r * (page * kvb_r + (page // r + 1 + 2 * index_page) * low_idx)``."""
+    most = sum(st.n_owner.get(r, 0) * (st.page_size * st.kvb[r]
+                                        + (st.page_size // r + 1 + 2 * st.index_page_size) * st.low_idx)
+               for r in (1, 2))
+    return int(most // (st.page_size * bpf)) + 3
 
 
 def _draft_component(st: _Stage, notes: list[str], *, reserve: int, swa: int, draft_layers: int) -> tuple[str, int]:
@@ -686,13 +783,9 @@ def _padding(st: _Stage, full: int) -> float:
 def _full_tokens(st: _Stage, *, avail: float, bpf: float, cap_tokens: int | None, swa_fixed: float,
                  budget_bytes: int) -> int:
     """``calculate_pool_sizes``: page-floored full tokens, stepped down one page while the padding overflows."""
-    page_size = st.page_size
-    full = int(avail / bpf)
-    full = full // page_size * page_size
-    while full > 0 and full * bpf + _padding(st, full) > avail:
-        full -= page_size
+    full = dsv4_full_tokens(st, avail=avail, bpf=bpf)
     if full > 0:
-        return full
+        return int(full)
     if cap_tokens is not None:
         raise InputError(
             f"the DSV4 SWA pool cap ({cap_tokens} tokens, {swa_fixed / 2**30:.2f} GiB) leaves no room for the "
@@ -709,7 +802,7 @@ def _swa_tokens(st: _Stage, *, full: int, mode: _Mode) -> int:
     if mode.cap_tokens is not None:
         return mode.cap_tokens
     page_size, window = st.page_size, st.g.sliding_window
-    swa = int(full * mode.swa_ratio) // page_size * page_size
+    swa = dsv4_ratio_swa_tokens(full=full, ratio=mode.swa_ratio, page_size=page_size)
     if window + page_size >= swa:  # validate_swa_pool_size
         raise InputError(
             f"SWA pool ({swa} tokens) cannot hold even one request: the prefill floor is window "
@@ -717,6 +810,16 @@ def _swa_tokens(st: _Stage, *, full: int, mode: _Mode) -> int:
             hint="increase --swa-full-tokens-ratio or the KV budget",
         )
     return swa
+
+
+def dsv4_ratio_swa_tokens(*, full: Any, ratio: float, page_size: int) -> Any:
+    """Ratio mode's SWA slots: ``page_floor(int(full * ratio))`` (refused when ``window + page >= swa``).
+
+    Example: 1,000,192 full tokens at ratio 0.1, page 256 -> 99,840.
+    Source: sgl-project/sglang python/sglang/srt/model_executor/pool_configurator.py
+    ``DSV4PoolConfigurator.calculate_pool_sizes``, ``MemoryPoolConfigurator.validate_swa_pool_size``, v0.5.23.
+    """
+    return vint(full * ratio) // page_size * page_size
 
 
 def _page_bytes(st: _Stage, ratio: int, rows: int) -> int:
@@ -839,6 +942,81 @@ def plan(ctx: PoolContext) -> PoolPlan:
         pools=[Pool(name=name, bytes=nbytes) for name, nbytes in res.components], fixed_bytes=res.fixed_bytes,
         fixed_note="sliding-window slots and compressor states",
         notes=[n for n in res.notes if not n.startswith("warning:")], warnings=warnings, bases=_v3_bases(ctx, mrr))
+
+
+def vector_group(ctx: PoolContext, *, cell: float) -> VectorGroup | None:
+    """``kvplan sweep``'s DeepSeek-V4 pools over arrays: :func:`dsv4_pool_sizes` per PP stage with the same
+    formulas (:func:`dsv4_swa_cap_tokens`, :func:`dsv4_fixed_bytes`, :func:`dsv4_full_tokens`,
+    :func:`dsv4_ratio_swa_tokens`), the stage with the fewest full tokens, then :func:`plan`'s cap and request cap::
+
+        mrr_w  = max(1, requested // attn_dp)            (requested: the row's, else the family default 256)
+        fixed  = c128_state(mrr_w + 1) + c2_state(mrr_w + 1) + cap_tokens(mrr_w) * bytes_per_swa   (cap mode)
+        full_s = the bounded padding search on max(budget - fixed, 0)    (refused: full <= 0, SWA pool too small)
+        tokens = the first stage's with the fewest full tokens -> page_floor(max_total_tokens) where smaller
+        mrr    = resolve_max_running_requests(tokens, ...); cell = that stage's bytes per full token
+        budget <= 0: no pool (0 tokens, cell 0)
+
+    The coefficients and the mode come from the group's context (the representative fit's) and do not depend on
+    the numeric axes.  Example: the module docstring's V4.1-Flash at 8 GiB -> 4,670,208 full tokens.
+    Source: sgl-project/sglang python/sglang/srt/model_executor/pool_configurator.py ``DSV4PoolConfigurator``;
+    mem_cache/kv_cache_configurator.py ``resolve_max_num_reqs``, ``config_from_budget``, v0.5.23.
+    """
+    from kvplan.engines.sglang.pools.vector import VectorGroup, VectorPools, request_cap_of
+
+    f = ctx.flags
+    try:
+        geom = dsv4_geometry_from_config(ctx.config)
+        layout = dsv4_select_layout(sm_major=ctx.sm_major, is_v41=geom.is_v41, kv_cache_dtype=ctx.kv_dtype,
+                                    attn_tp_size=ctx.attn_tp, attention_backend=f.dsv4_attn_backend)
+        if ctx.pp > 1 and geom.is_v41:
+            return None
+        ranges = ctx.rules.pp_layer_ranges(num_layers=geom.num_layers, pp_size=ctx.pp, partition=f.pp_layer_partition)
+        setups = [_coefficients(
+            geometry=geom, budget_bytes=1, layout=layout, page_size=ctx.page_size,
+            max_running_requests=ctx.max_running_requests, attn_dp_size=ctx.attn_dp, context_len=ctx.context_len,
+            chunked_prefill_size=ctx.chunked_prefill_flag, radix_cache=f.radix_cache,
+            overlap_schedule=f.overlap_schedule, swa_full_tokens_ratio=f.swa_full_tokens_ratio,
+            speculative_num_draft_tokens=f.speculative_num_draft_tokens, stage_layers=rng if ctx.pp > 1 else None,
+            speculative_num_steps=f.speculative_num_steps, swa_prefix_tails=None, compressed_kv_layout="auto",
+            index_page_size=DSV41_INDEX_PAGE_SIZE, family_mrr_default=DSV4_DEFAULT_MAX_RUNNING_REQUESTS,
+            disaggregation_decode=False, decode_extra_slots=0, swa_eviction_interval=SWA_EVICTION_INTERVAL)[:4]
+            for rng in ranges]
+    except InputError:
+        return None
+    if not setups or any(m.mrr_w_requested is None or bpf <= 0 for _, m, _, bpf in setups):
+        return None
+    page, dp = ctx.page_size, ctx.attn_dp
+
+    def pools(*, budget: Any, context_len: Any, requested: Any, max_total_tokens: Any) -> VectorPools:
+        pos = budget > 0
+        req = requested if requested is not None else DSV4_DEFAULT_MAX_RUNNING_REQUESTS
+        mrr_w = vmax(1, req // dp)
+        err: Any = False
+        best: Any = None
+        best_bpf: Any = 0.0
+        for st, mode, bytes_per_swa, bpf in setups:
+            cap = dsv4_swa_cap_tokens(mrr_w=mrr_w, **mode.cap_kw) if mode.cap_kw is not None else None
+            fixed = dsv4_fixed_bytes(st, n_slots=mrr_w + 1, cap_tokens=cap, bytes_per_swa=bytes_per_swa)
+            full = dsv4_full_tokens(st, avail=vmax(budget - fixed, 0), bpf=bpf)
+            err = err | (full <= 0)
+            if cap is None:
+                swa = dsv4_ratio_swa_tokens(full=full, ratio=mode.swa_ratio, page_size=page)
+                err = err | (st.g.sliding_window + page >= swa)
+            if best is None:
+                best, best_bpf = full, bpf
+            else:
+                take = full < best
+                best, best_bpf = vwhere(take, full, best), vwhere(take, bpf, best_bpf)
+        tokens = vwhere(pos, best, 0)
+        if max_total_tokens is not None:
+            capped = ctx.rules.page_floor(tokens=max_total_tokens, page_size=page)
+            tokens = vwhere((max_total_tokens >= 0) & (max_total_tokens < tokens), capped, tokens)
+        mrr = request_cap_of(ctx, tokens=tokens, context_len=context_len, requested=requested)
+        return VectorPools(tokens=tokens, cell=vwhere(pos, best_bpf, 0.0), mrr=mrr, error=err & pos)
+
+    if cell and cell not in {bpf for _, _, _, bpf in setups}:
+        return None
+    return VectorGroup(family="dsv4", pools=pools, note=f"{layout} rows, {len(setups)} stage(s)")
 
 
 #: ``kvplan show``: (SM major, attention TP) pairs priced at 10 GiB, 16 requests, chunk 2048

@@ -203,11 +203,16 @@ def gqa_bytes_per_token(
 
 
 def _cell(ctx: PoolContext, layers: int) -> int:
+    """The release's cell: up to SGLang 0.5.6 V is priced at ``head_dim`` (``heads x head_dim x L x 2 x e``,
+    ``ModelRunner.profile_max_num_token``), from 0.5.7 at ``v_head_dim`` (``RuleSet.pool_rules.gqa_cell_v_head_dim``).
+    Example: 8 KV heads, head_dim 192, v_head_dim 128, 32 layers, bf16: 8 x 384 x 32 x 2 = 196,608 B under 0.5.6,
+    8 x 320 x 32 x 2 = 163,840 B under 0.5.7."""
     m = ctx.model
-    # sm_major / backends are not passed (as before the re-layout): an nvfp4 pool is priced with the access pattern
-    # of an unknown GPU (linear scales + dequant workspace), not the deployment's SM100 one
-    return gqa_bytes_per_token(num_kv_heads=m.num_kv_heads, head_dim=m.head_dim, v_head_dim=m.v_head_dim,
-                               num_layers=layers, attn_tp_size=ctx.attn_tp, kv_dtype=ctx.kv_dtype, dcp_size=ctx.dcp)
+    v_head_dim = m.v_head_dim if ctx.rules.pool_rules.gqa_cell_v_head_dim else m.head_dim
+    # the GPU's SM decides the fp4 pools' scale layout (SM100 native, else linear scales + an fp8 workspace)
+    return gqa_bytes_per_token(num_kv_heads=m.num_kv_heads, head_dim=m.head_dim, v_head_dim=v_head_dim,
+                               num_layers=layers, attn_tp_size=ctx.attn_tp, kv_dtype=ctx.kv_dtype, dcp_size=ctx.dcp,
+                               sm_major=ctx.sm_major)
 
 
 def plan(ctx: PoolContext) -> PoolPlan:

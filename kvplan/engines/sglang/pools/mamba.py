@@ -15,6 +15,10 @@ slots out of the KV budget, then sizes the attention KV pool from what is left:
     tokens    = page_floor(int(rest * 2^30) // attention_cell)                  (attention layers only)
     mrr      <= K // mamba_ratio      (1 without radix cache; 3 + extra-buffer slots with it: 5 by default)
 
+By release (``RuleSet.pool_rules.mamba_cache_sizing``, issue 12; docs/layouts/mamba.md section 5):
+:class:`CarveRules` and :func:`mamba_state_slots` hold the carves of 0.5.2 - 0.5.3 (fixed slots), 0.5.4 - 0.5.6,
+0.5.7 - 0.5.16 (no padding slot) and 0.5.17+.
+
 Sources (sgl-project/sglang, v0.5.23, package paths under ``python/``):
 
 * ``sglang/srt/configs/mamba_utils.py``: ``Mamba2StateShape.create``, ``KimiLinearStateShape.create``,
@@ -34,7 +38,7 @@ Sources (sgl-project/sglang, v0.5.23, package paths under ``python/``):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kvplan.engines.sglang.pools.base import (
     SHOW_TPS,
@@ -45,6 +49,7 @@ from kvplan.engines.sglang.pools.base import (
 )
 from kvplan.engines.sglang.pools.gqa import gqa_bytes_per_token
 from kvplan.engines.sglang.pools.mla import mla_bytes_per_token
+from kvplan.engines.sglang.pools.swa_cap import vint, vmax, vmin, vwhere
 from kvplan.errors import InputError
 from kvplan.family import Family
 from kvplan.geometry.mamba import MambaGeometry, mamba_geometry_from_config, mamba_state_bytes
@@ -53,6 +58,7 @@ from kvplan.result import Pool
 from kvplan.units import GiB as GIB
 
 if TYPE_CHECKING:
+    from kvplan.engines.sglang.pools.vector import VectorGroup, VectorPools
     from kvplan.hfconfig.spec import ModelSpec
 
 
@@ -189,15 +195,80 @@ class MambaPools:
     mamba_ratio: int
     max_running_requests_cap: int  # K // mamba_ratio
     notes: tuple[str, ...]
-    mode: str = "ratio"            # "ratio" | "explicit" | "max-running-requests"
+    mode: str = "ratio"            # "ratio" | "explicit" | "max-running-requests" | "fallback"
     intermediate_bytes: int = 0    # speculative intermediate SSM states
+    padding_slots: int = 1         # the pool's padding slot in the budget (0 before SGLang 0.5.17)
 
     @property
     def components(self) -> tuple[tuple[str, int], ...]:
-        out = [("linear-attention state", (self.mamba_slots + 1) * self.per_request_bytes)]
+        out = [("linear-attention state", (self.mamba_slots + self.padding_slots) * self.per_request_bytes)]
         if self.intermediate_bytes:
             out.append(("speculative intermediate state", self.intermediate_bytes))
         return tuple(out)
+
+
+#: the state-carve rules of one SGLang release (``RuleSet.pool_rules``: ``mamba_cache_sizing``,
+#: ``mamba_fallback_slots``) with the two rules that live outside it: the architectures whose radix cache the release
+#: turns off and those whose slot count it divides by the DP size.  ``kvplan fit`` / ``sweep`` build one per plan.
+class CarveRules:
+    """``sizing``: "fixed" (0.5.2 - 0.5.3), "ratio_0504" (0.5.4 - 0.5.6), "ratio_0507" (0.5.7 - 0.5.16) or "ratio"
+    (0.5.17+, 0.5.23's); ``fallback_slots``: the slots when radix cache is off and nothing sets them (512 up to
+    0.5.8); ``padding``: the pool's padding slot the budget pays for (0.5.17+: 1); ``pp_scaled``: the per-request
+    bytes are the largest PP stage's share (0.5.17+) instead of the whole model's."""
+
+    __slots__ = ("fallback_slots", "padding", "pp_scaled", "sizing")
+
+    def __init__(self, *, sizing: str = "ratio", fallback_slots: int | None = None) -> None:
+        if sizing not in _SIZINGS:
+            raise ValueError(f"unknown mamba_cache_sizing {sizing!r}")
+        self.sizing, self.fallback_slots = sizing, fallback_slots
+        self.padding = 1 if sizing == "ratio" else 0
+        self.pp_scaled = sizing == "ratio"
+
+    @classmethod
+    def of(cls, rules: Any) -> CarveRules:
+        """The carve rules of a :class:`kvplan.engines.sglang.releases.RuleSet` (``pool_rules.mamba_cache_sizing``),
+        refined by the window's first release where the wheels split a value further: "ratio_0504" is "ratio_0507"
+        from 0.5.7 (the flag honoured, the 512 fallback kept to 0.5.8) and "ratio" is "ratio_0507" before 0.5.17
+        (no padding slot, no PP share).  Example: the 0.5.9 window -> sizing "ratio_0507", fallback None."""
+        pr = rules.pool_rules
+        sizing = pr.mamba_cache_sizing
+        key = tuple(int(x) for x in str(rules.release).split(".")[:3] if x.isdigit())
+        if (sizing == "ratio_0504" and key >= RATIO_0507_SINCE) or (sizing == "ratio" and key < PADDED_SINCE):
+            sizing = "ratio_0507"
+        return cls(sizing=sizing, fallback_slots=pr.mamba_fallback_slots)
+
+
+_SIZINGS = frozenset({"fixed", "ratio_0504", "ratio_0507", "ratio"})
+#: the first release of the "ratio_0507" carve (model_runner_kv_cache_mixin.py ``handle_max_mamba_cache``) and of
+#: 0.5.23's (mem_cache/kv_cache_configurator.py, the padding slot and ``pp_layer_scale``), read in the wheels
+RATIO_0507_SINCE = (0, 5, 7)
+PADDED_SINCE = (0, 5, 17)
+_RATIO_0523 = CarveRules()
+
+#: 0.5.4 - 0.5.6: ``ModelRunner.mamba2_config`` models (Falcon-H1, Nemotron-H) run with the radix cache off
+#: (``model_runner.py`` "model detected, disable radix cache"); 0.5.2 - 0.5.3 turn it off for every hybrid
+RADIX_OFF_0504 = frozenset({"FalconH1ForCausalLM", "NemotronHForCausalLM", "NemotronH_Nano_VL_V2"})
+#: 0.5.4 - 0.5.6 divide the slot count by the DP size only for Qwen3-Next (``hybrid_gdn_config``)
+DP_SPLIT_0504 = frozenset({"Qwen3NextForCausalLM"})
+#: the first release whose ``--mamba-radix-cache-strategy auto`` can pick ``extra_buffer`` (before: ``no_buffer``,
+#: 3 slots per request; server_args.py ``mamba_scheduler_strategy`` "auto" -> "no_buffer" in 0.5.7 - 0.5.13)
+EXTRA_BUFFER_AUTO_SINCE = (0, 5, 14)
+
+
+def carve_radix_cache(*, carve: CarveRules, radix_cache: bool, architecture: str) -> bool:
+    """The radix cache as the release runs it for a hybrid: off in 0.5.2 - 0.5.3 ("fixed"), off for Falcon-H1 /
+    Nemotron-H in 0.5.4 - 0.5.6, else as given.
+
+    Source: sgl-project/sglang python/sglang/srt/model_executor/model_runner.py ``ModelRunner.__init__``
+    ("Hybrid GDN model detected, disable radix cache", 0.5.2 - 0.5.3; "{class_name} model detected, disable radix
+    cache", 0.5.4 - 0.5.6).
+    """
+    if carve.sizing == "fixed":
+        return False
+    if carve.sizing == "ratio_0504" and architecture in RADIX_OFF_0504:
+        return False
+    return radix_cache
 
 
 def mamba_carve(
@@ -216,13 +287,15 @@ def mamba_carve(
     ssm_dtype: str | None = None,
     pp_size: int = 1,
     mamba_radix_cache_strategy: str = "auto",
+    carve: CarveRules | None = None,
 ) -> MambaPools:
     """Carve the per-request state pool out of a KV budget, as ``_handle_max_mamba_cache`` does.
 
     ``budget_bytes`` = ``kvplan.engines.sglang.rules.budget_bytes(...)`` (the multimodal reservation already
     taken off); SGLang works in GiB floats, so ``rest = budget_bytes / 2^30``. ``p`` =
     :func:`mamba_state_bytes_per_request` (with ``pp_size``), ``r`` = ``mamba_full_memory_ratio``,
-    ``D`` = speculative draft tokens, ``q`` = :func:`mamba_ratio`::
+    ``D`` = speculative draft tokens, ``q`` = :func:`mamba_ratio`; ``carve`` = the release's rules
+    (:class:`CarveRules`, None: 0.5.23's; the other releases: :func:`mamba_state_slots`)::
 
         K = --max-mamba-cache-size // dp                      when given
           = max(1, mrr // dp)                                 radix cache off and --max-running-requests
@@ -239,73 +312,192 @@ def mamba_carve(
     Source: sgl-project/sglang python/sglang/srt/mem_cache/kv_cache_configurator.py
     ``KVCacheConfigurator._handle_max_mamba_cache``, ``_calculate_mamba_ratio``, ``resolve_max_num_reqs``, v0.5.23.
     """
+    cr = _RATIO_0523 if carve is None else carve
     if not float(mamba_full_memory_ratio) > 0.0:
         raise InputError(f"--mamba-full-memory-ratio must be positive, got {mamba_full_memory_ratio}",
                          field="--mamba-full-memory-ratio")
     if attn_dp_size <= 0:
         raise InputError(f"attn_dp_size must be positive, got {attn_dp_size}", field="--dp-size")
-    p = mamba_state_bytes_per_request(geometry=geometry, tp_size=tp_size, ssm_dtype=ssm_dtype, pp_size=pp_size)
+    p = mamba_state_bytes_per_request(geometry=geometry, tp_size=tp_size, ssm_dtype=ssm_dtype,
+                                      pp_size=pp_size if cr.pp_scaled else 1)
     if p <= 0:
         raise InputError("the model has no linear-attention layer", field="--model")
-    q = mamba_ratio(radix_cache=radix_cache, overlap_schedule=overlap_schedule, page_size=page_size,
+    radix = carve_radix_cache(carve=cr, radix_cache=radix_cache, architecture=geometry.architecture)
+    q = mamba_ratio(radix_cache=radix, overlap_schedule=overlap_schedule, page_size=page_size,
                     architecture=geometry.architecture, strategy=mamba_radix_cache_strategy)
-    rest = budget_bytes / GIB
-    spec = speculative_num_draft_tokens > 0
-    if spec and max_running_requests is None:
+    spec = speculative_num_draft_tokens > 0 and cr.sizing != "fixed"
+    if spec and max_running_requests is None and cr.sizing != "ratio_0504":
         raise InputError("speculative decoding on a Mamba hybrid needs --max-running-requests",
                          field="--max-running-requests", hint="SGLang asserts it is set when sizing the state pool")
     notes: list[str] = []
-    inter = 0
     mrr_rank = max(1, max_running_requests // attn_dp_size) if max_running_requests is not None else 0
-    if max_mamba_cache_size is not None:
-        mode = "explicit"
-        K = max_mamba_cache_size // attn_dp_size
-        if spec:
-            capped = min(mrr_rank, K // q)
-            inter = p * (capped + 1) * speculative_num_draft_tokens
-            rest -= inter / GIB
-        notes.append(f"max_mamba_cache_size {K} per rank (--max-mamba-cache-size {max_mamba_cache_size})")
-    elif not radix_cache and max_running_requests is not None:
-        mode = "max-running-requests"
-        K = mrr_rank
-        if spec:
-            inter = p * (K + 1) * speculative_num_draft_tokens
-            rest -= inter / GIB
-        notes.append(f"max_mamba_cache_size {K} = --max-running-requests per rank (radix cache off)")
-    else:
-        mode = "ratio"
-        r = float(mamba_full_memory_ratio)
-        mb = rest * r / (1 + r) * GIB
-        if spec:
-            D = speculative_num_draft_tokens
-            K = int((mb - p * (1 + D)) // (p * (1 + D / q)))
-            capped = min(mrr_rank, K // q)
-            inter = p * (capped + 1) * D
-            rest -= inter / GIB
-        else:
-            K = int((mb - p) // p)
-        notes.append(f"state pool: {K} slots (+1 padding) of {p:,} B from {r}/(1 + {r}) of the budget "
-                     f"(--mamba-full-memory-ratio)")
+    mode = mamba_carve_mode(max_mamba_cache_size=max_mamba_cache_size, radix_cache=radix,
+                            max_running_requests=max_running_requests, carve=cr)
+    K, inter, kv_budget = mamba_state_slots(
+        mode=mode, budget_bytes=budget_bytes, per_request_bytes=p, slots_per_request=q,
+        mamba_full_memory_ratio=float(mamba_full_memory_ratio),
+        explicit_slots=carve_given_slots(carve=cr, mode=mode, max_mamba_cache_size=max_mamba_cache_size,
+                                         max_running_requests=max_running_requests, attn_dp_size=attn_dp_size,
+                                         architecture=geometry.architecture),
+        mrr_per_rank=mrr_rank, draft_tokens=speculative_num_draft_tokens if spec else 0, sizing=cr.sizing)
+    notes.append(_carve_note(cr, mode=mode, K=K, p=p, r=float(mamba_full_memory_ratio),
+                             flag=max_mamba_cache_size, radix_forced=radix != radix_cache))
     if K <= 0:
         raise InputError(
             f"not enough memory for the linear-attention state cache (max_mamba_cache_size={K}, "
             f"{p / 2**20:.2f} MiB per request)", field="--mem-fraction-static",
             hint="reduce --max-running-requests, raise --mem-fraction-static, or use more GPUs")
-    state = (K + 1) * p
-    rest -= state / GIB
+    state = (K + cr.padding) * p
     cap = K // q
     if cap <= 0:
         raise InputError(f"the state cache ({K} slots, {q} per request) cannot serve one request",
                          field="--mem-fraction-static",
                          hint="raise --mamba-full-memory-ratio or --max-mamba-cache-size")
     notes.append(f"max_running_requests <= {K} // {q} = {cap} (mamba state slots per request: {q})")
-    kv_budget = int(rest * GIB)
     if kv_budget <= 0:
         raise InputError("the linear-attention state leaves no memory for the attention KV cache",
                          field="--mem-fraction-static", hint="raise --mem-fraction-static or lower the state pool")
     return MambaPools(mamba_slots=K, state_bytes=state + inter, per_request_bytes=p, kv_budget_bytes=kv_budget,
                       mamba_ratio=q, max_running_requests_cap=cap, notes=tuple(notes), mode=mode,
-                      intermediate_bytes=inter)
+                      intermediate_bytes=inter, padding_slots=cr.padding)
+
+
+def _carve_note(cr: CarveRules, *, mode: str, K: int, p: int, r: float, flag: int | None,
+                radix_forced: bool) -> str:
+    """The assumption line of the carve (which rule sized the slots)."""
+    if mode == "explicit":
+        out = f"max_mamba_cache_size {K} per rank (--max-mamba-cache-size {flag})"
+    elif mode == "max-running-requests":
+        out = f"max_mamba_cache_size {K} = --max-running-requests per rank (radix cache off)"
+    elif mode == "fallback":
+        out = f"max_mamba_cache_size {K} = SGLang's fallback {cr.fallback_slots} per rank (radix cache off)"
+    else:
+        pad = " (+1 padding)" if cr.padding else ""
+        out = f"state pool: {K} slots{pad} of {p:,} B from {r}/(1 + {r}) of the budget (--mamba-full-memory-ratio)"
+        if cr.sizing == "ratio_0504" and flag is not None:
+            out += f"; --max-mamba-cache-size {flag} overwritten (radix cache on)"
+    if radix_forced:
+        out += "; the release turns the radix cache off for this model"
+    return out
+
+
+def mamba_carve_mode(*, max_mamba_cache_size: int | None, radix_cache: bool, max_running_requests: int | None,
+                     carve: CarveRules | None = None) -> str:
+    """How SGLang sizes the state pool: ``explicit`` (--max-mamba-cache-size), ``max-running-requests`` (radix cache
+    off and --max-running-requests), ``fallback`` (radix cache off, neither set: 512 up to 0.5.8) or ``ratio``
+    (--mamba-full-memory-ratio of the budget).  By release (``carve``): 0.5.2 - 0.5.3 never use the ratio (the
+    radix cache is off); 0.5.4 - 0.5.6 use it whenever the radix cache is on, even over --max-mamba-cache-size.
+
+    Source: sgl-project/sglang python/sglang/srt/mem_cache/kv_cache_configurator.py
+    ``KVCacheConfigurator._handle_max_mamba_cache``, v0.5.23 (0.5.17+); model_executor/model_runner_kv_cache_mixin.py
+    ``handle_max_mamba_cache``, v0.5.7 - v0.5.16; model_executor/model_runner.py, v0.5.2 - v0.5.6.
+    """
+    cr = _RATIO_0523 if carve is None else carve
+    if cr.sizing == "ratio_0504" and radix_cache:
+        return "ratio"
+    if max_mamba_cache_size is not None:
+        return "explicit"
+    if not radix_cache and max_running_requests is not None:
+        return "max-running-requests"
+    if not radix_cache and cr.fallback_slots is not None:
+        return "fallback"
+    return "ratio"
+
+
+def carve_given_slots(*, carve: CarveRules, mode: str, max_mamba_cache_size: int | None,
+                      max_running_requests: int | None, attn_dp_size: int, architecture: str) -> int:
+    """The slots of a carve that does not use the ratio (``explicit`` / ``fallback``; ``max-running-requests`` before
+    0.5.9 too): the flag / the fallback, divided by the DP size (0.5.4 - 0.5.6: only for Qwen3-Next).  0 in
+    ``ratio`` mode.  Example: 0.5.3, no flags, dp 2 -> 512 // 2 = 256."""
+    if mode == "ratio":
+        return 0
+    given = {"explicit": max_mamba_cache_size, "fallback": carve.fallback_slots,
+             "max-running-requests": max_running_requests}[mode]
+    return int(given or 0) // carve_dp_divisor(carve=carve, attn_dp_size=attn_dp_size, architecture=architecture)
+
+
+def carve_dp_divisor(*, carve: CarveRules, attn_dp_size: int, architecture: str) -> int:
+    """What the release divides the given slots by: the attention-DP size (0.5.4 - 0.5.6: only for Qwen3-Next's
+    ``hybrid_gdn_config``, else 1).  Source: model_executor/model_runner.py ``handle_max_mamba_cache``, v0.5.5."""
+    return attn_dp_size if carve.sizing != "ratio_0504" or architecture in DP_SPLIT_0504 else 1
+
+
+def mamba_state_slots(*, mode: str, budget_bytes: Any, per_request_bytes: int, slots_per_request: int,
+                      mamba_full_memory_ratio: float, explicit_slots: Any, mrr_per_rank: Any,
+                      draft_tokens: int, sizing: str = "ratio") -> tuple[Any, Any, Any]:
+    """``(K, intermediate_bytes, kv_budget)`` of the state carve (ints, or numpy arrays of the budget / request cap;
+    the GiB floats in the engine's order).  ``p`` = per_request_bytes, ``q`` = slots_per_request, ``D`` =
+    draft_tokens, ``r`` = mamba_full_memory_ratio, ``rest = budget / 2^30``, ``mb = rest * r / (1 + r) * 2^30``;
+    ``sizing`` = the release's ``pool_rules.mamba_cache_sizing``::
+
+        "ratio" (0.5.17+, 0.5.23):
+          explicit : K = explicit_slots;  spec: inter = p * (min(mrr, K // q) + 1) * D
+          mrr      : K = mrr;             spec: inter = p * (K + 1) * D
+          ratio    : K = int((mb - p) // p)  |  spec: int((mb - p (1 + D)) // (p (1 + D / q))),
+                     inter = p * (min(mrr, K // q) + 1) * D
+          rest -= inter / 2^30;  rest -= (K + 1) * p / 2^30
+        "ratio_0507" (0.5.7 - 0.5.16): spec first: rest -= p * mrr * D / 2^30; ratio: K = int(mb // p);
+          rest -= K * p / 2^30                                   (no padding slot)
+        "ratio_0504" (0.5.4 - 0.5.6): ratio: K = int(mb // p // (1 + D)); rest -= K * p * (1 + D) / 2^30
+        "fixed" (0.5.2 - 0.5.3): K = explicit_slots (flag, mrr or 512 // dp); rest -= K * p / 2^30
+        kv_budget = int(rest * 2^30)
+
+    K <= 0, K // q <= 0 or kv_budget <= 0: SGLang refuses (:func:`mamba_carve` raises).
+    Examples: the :func:`mamba_carve` one (Qwen3-Next-80B TP2, 47,878,147,932 B): "ratio" K = 586, kv_budget =
+    25,200,299,868 B; "ratio_0507": K = int(22,679,122,705 / 38,633,472) = 587, kv_budget = 47,878,147,932 -
+    587 x 38,633,472 = 25,200,299,868 B (the same bytes, one more slot); "fixed", 512 slots: 47,878,147,932 -
+    512 x 38,633,472 = 28,097,810,268 B.
+    Source: sgl-project/sglang python/sglang/srt/mem_cache/kv_cache_configurator.py
+    ``KVCacheConfigurator._handle_max_mamba_cache``, v0.5.23; model_executor/model_runner_kv_cache_mixin.py
+    ``handle_max_mamba_cache``, v0.5.8 / v0.5.15; model_executor/model_runner.py ``handle_max_mamba_cache``, v0.5.5,
+    ``profile_max_num_token``, v0.5.3.
+    """
+    if sizing != "ratio":
+        return _old_state_slots(mode=mode, budget_bytes=budget_bytes, p=per_request_bytes,
+                                r=mamba_full_memory_ratio, given=explicit_slots, mrr=mrr_per_rank, D=draft_tokens,
+                                sizing=sizing)
+    p, q, D = per_request_bytes, slots_per_request, draft_tokens
+    rest = budget_bytes / GIB
+    inter: Any = 0
+    if mode in ("explicit", "fallback"):
+        K: Any = explicit_slots
+        if D > 0:
+            inter = p * (vmin(mrr_per_rank, K // q) + 1) * D
+    elif mode == "max-running-requests":
+        K = mrr_per_rank
+        if D > 0:
+            inter = p * (K + 1) * D
+    else:
+        r = mamba_full_memory_ratio
+        mb = rest * r / (1 + r) * GIB
+        if D > 0:
+            K = vint((mb - p * (1 + D)) // (p * (1 + D / q)))
+            inter = p * (vmin(mrr_per_rank, K // q) + 1) * D
+        else:
+            K = vint((mb - p) // p)
+    if D > 0:
+        rest = rest - inter / GIB
+    rest = rest - (K + 1) * p / GIB
+    return K, inter, vint(rest * GIB)
+
+
+def _old_state_slots(*, mode: str, budget_bytes: Any, p: int, r: float, given: Any, mrr: Any, D: int,
+                     sizing: str) -> tuple[Any, Any, Any]:
+    """:func:`mamba_state_slots` of the releases before 0.5.17 (no padding slot; see its formula)."""
+    rest = budget_bytes / GIB
+    inter: Any = 0
+    if sizing == "ratio_0507" and D > 0:
+        inter = p * mrr * D
+        rest = rest - inter / GIB
+    K: Any = given
+    if mode == "ratio":
+        mb = rest * r / (1 + r) * GIB
+        K = vint(mb // p // (1 + D)) if sizing == "ratio_0504" else vint(mb // p)
+    if sizing == "ratio_0504" and D > 0:
+        inter = K * p * D
+        rest = rest - inter / GIB
+    rest = rest - K * p / GIB
+    return K, inter, vint(rest * GIB)
 
 
 def mamba_hybrid_kv_cell(*, geometry: MambaGeometry, attn_tp_size: int, kv_dtype: str,
@@ -339,33 +531,64 @@ def mamba_hybrid_kv_cell(*, geometry: MambaGeometry, attn_tp_size: int, kv_dtype
 # --------------------------------------------------------------------------------------------------
 
 
+def attention_tokens(*, rules: Any, kv_budget_bytes: Any, cells: list[int], page_size: int) -> Any:
+    """The attention KV pool after the carve: MIN over the PP stages' cells of
+    ``rules.pool_tokens(kv_budget, cell, page)`` = ``page_floor(max(kv_budget, 0) // cell)`` (ints or arrays).
+
+    Example: Qwen3-Next TP2, kv_budget 25,200,299,868 B, cell 12,288 B, page 1 -> 2,050,805 tokens.
+    Source: sgl-project/sglang python/sglang/srt/model_executor/pool_configurator.py
+    ``DefaultPoolConfigurator.calculate_pool_sizes``; mem_cache/kv_cache_configurator.py
+    ``_apply_token_constraints`` (MIN over PP ranks), v0.5.23.
+    """
+    tokens = rules.pool_tokens(budget_bytes=kv_budget_bytes, cell_bytes=cells[0], page_size=page_size)
+    for c in cells[1:]:
+        tokens = vmin(tokens, rules.pool_tokens(budget_bytes=kv_budget_bytes, cell_bytes=c, page_size=page_size))
+    return tokens
+
+
+def _stage_cells(ctx: PoolContext, geom: MambaGeometry) -> list[int]:
+    """The attention cells of the PP stages that hold attention layers ([0] when none does)."""
+    stages = ctx.rules.pp_layer_ranges(num_layers=geom.num_hidden_layers, pp_size=ctx.pp,
+                                       partition=ctx.flags.pp_layer_partition)
+    cells = [mamba_hybrid_kv_cell(geometry=geom, attn_tp_size=ctx.attn_tp, kv_dtype=ctx.kv_dtype,
+                                  stage_layers=r if ctx.pp > 1 else None) for r in stages]
+    return [c for c in cells if c] or [0]
+
+
 def _attention_pool(ctx: PoolContext, geom: MambaGeometry, carve: MambaPools | None,
                     plan: PoolPlan) -> None:
     """The attention layers' KV pool from what the state carve left (MIN over PP stages), into ``plan``."""
     R, f = ctx.rules, ctx.flags
-    stages = R.pp_layer_ranges(num_layers=geom.num_hidden_layers, pp_size=ctx.pp, partition=f.pp_layer_partition)
-    cells = [mamba_hybrid_kv_cell(geometry=geom, attn_tp_size=ctx.attn_tp, kv_dtype=ctx.kv_dtype,
-                                  stage_layers=r if ctx.pp > 1 else None) for r in stages]
-    cells = [c for c in cells if c] or [0]
+    cells = _stage_cells(ctx, geom)
     plan.cell = max(cells)
     if carve is None or plan.cell == 0:
         return
-    tokens = min(R.pool_tokens(budget_bytes=carve.kv_budget_bytes, cell_bytes=c, page_size=ctx.page_size)
-                 for c in cells)
+    tokens = attention_tokens(rules=R, kv_budget_bytes=carve.kv_budget_bytes, cells=cells, page_size=ctx.page_size)
     if f.max_total_tokens is not None and f.max_total_tokens < tokens:
         tokens = R.page_floor(tokens=f.max_total_tokens, page_size=ctx.page_size)
         plan.warnings.append(f"pool capped at {tokens:,} tokens by --max-total-tokens")
     plan.tokens = tokens
-    # state_bytes already holds the speculative intermediate states; adding them again is what kvplan did before
-    # the re-layout (the contract goldens), kept until it is checked against a speculative Mamba log
-    plan.fixed_bytes = carve.state_bytes + carve.intermediate_bytes
+    # state_bytes already holds the speculative intermediate states (SGLang 0.5.23 budgets and allocates them once:
+    # mem_cache/memory_pool.py MambaPool with its speculative intermediate buffers)
+    plan.fixed_bytes = carve.state_bytes
     plan.kv_pool_bytes = tokens * int(plan.cell) + plan.fixed_bytes
     plan.pools.append(Pool(name="attention KV", tokens=tokens, bytes=tokens * int(plan.cell),
                            bytes_per_token=plan.cell))
     for name, nbytes in carve.components:
         plan.pools.append(Pool(name=name, bytes=nbytes,
-                               note=f"{carve.mamba_slots + 1} slots x {carve.per_request_bytes:,} B"))
+                               note=f"{carve.mamba_slots + carve.padding_slots} slots x {carve.per_request_bytes:,} B"))
     plan.notes.extend(carve.notes)
+
+
+def _release_key(ctx: PoolContext) -> tuple[int, ...]:
+    """The planned release as (major, minor, patch): ``ctx.release`` when given, else the window's first release."""
+    rel = ctx.release or ctx.rules.release
+    return tuple(int(p) for p in str(rel).split(".")[:3] if p.isdigit())
+
+
+def _strategy(ctx: PoolContext) -> str:
+    """``--mamba-radix-cache-strategy auto`` resolves to ``no_buffer`` before 0.5.14 (no tracking slots)."""
+    return "auto" if _release_key(ctx) >= EXTRA_BUFFER_AUTO_SINCE else "no_buffer"
 
 
 def plan(ctx: PoolContext) -> PoolPlan:
@@ -373,12 +596,14 @@ def plan(ctx: PoolContext) -> PoolPlan:
     rest (:func:`mamba_hybrid_kv_cell`, MIN over PP stages), and the request cap is bounded by the state slots."""
     f = ctx.flags
     geom = mamba_geometry_from_config(ctx.config)
+    cr = CarveRules.of(ctx.rules)
     carve = mamba_carve(
         geometry=geom, budget_bytes=max(ctx.budget, 0), tp_size=ctx.attn_tp,
         mamba_full_memory_ratio=f.mamba_full_memory_ratio, max_mamba_cache_size=f.max_mamba_cache_size,
         radix_cache=f.radix_cache, max_running_requests=ctx.max_running_requests, attn_dp_size=ctx.attn_dp,
         page_size=ctx.page_size, pp_size=ctx.pp, speculative_num_draft_tokens=f.speculative_num_draft_tokens,
-        overlap_schedule=f.overlap_schedule, ssm_dtype=f.mamba_ssm_dtype) if ctx.budget > 0 else None
+        overlap_schedule=f.overlap_schedule, ssm_dtype=f.mamba_ssm_dtype, mamba_radix_cache_strategy=_strategy(ctx),
+        carve=cr) if ctx.budget > 0 else None
     out = PoolPlan(tokens=0, cell=0, layout=f"hybrid linear attention ({len(geom.attention_layers)} attention layers "
                    f"+ state)", max_running_requests=0, reduced=False, kv_pool_bytes=0, kv_slice_bytes=0,
                    fixed_note="linear-attention state slots")
@@ -389,7 +614,78 @@ def plan(ctx: PoolContext) -> PoolPlan:
         out.max_running_requests = carve.max_running_requests_cap
         out.warnings.append(f"max_running_requests capped at {out.max_running_requests} by the state slots "
                             f"({carve.mamba_slots} slots / {carve.mamba_ratio} per request)")
+    if cr.sizing != "ratio":
+        out.notes.append(f"state carve of SGLang {ctx.release or ctx.rules.release} ({_SIZING_TEXT[cr.sizing]})")
     return out
+
+
+_SIZING_TEXT = {
+    "fixed": "0.5.2 - 0.5.3: radix cache off, --max-mamba-cache-size or --max-running-requests or 512 slots, no "
+             "padding slot",
+    "ratio_0504": "0.5.4 - 0.5.6: with the radix cache the ratio sets the slots (over --max-mamba-cache-size), "
+                  "a draft token multiplies the state, no padding slot",
+    "ratio_0507": "0.5.7 - 0.5.16: int(ratio budget // per request) slots, no padding slot",
+}
+
+
+def vector_group(ctx: PoolContext, *, cell: float) -> VectorGroup | None:
+    """``kvplan sweep``'s Mamba-hybrid pools over arrays, with :func:`mamba_state_slots` and
+    :func:`attention_tokens` (the formulas :func:`plan` calls)::
+
+        K, kv_budget = mamba_state_slots(budget, mrr)          (refused: K <= 0, K // q <= 0, kv_budget <= 0)
+        tokens       = attention_tokens(kv_budget)  ->  page_floor(max_total_tokens) where that is smaller
+        mrr          = min(resolve_max_running_requests(tokens, ...), K // q)
+        budget <= 0  : no carve, 0 tokens, the request cap of 0 tokens
+
+    Example: the :func:`mamba_carve` one (Qwen3-Next-80B TP2): K = 586, at most 117 running requests.
+    Source: sgl-project/sglang python/sglang/srt/mem_cache/kv_cache_configurator.py
+    ``KVCacheConfigurator._handle_max_mamba_cache``, ``resolve_max_num_reqs``, v0.5.23.
+    """
+    from kvplan.engines.sglang.pools.vector import VectorGroup, VectorPools, request_cap_of
+
+    f, R, page = ctx.flags, ctx.rules, ctx.page_size
+    cr = CarveRules.of(R)
+    try:
+        geom = mamba_geometry_from_config(ctx.config)
+        p = mamba_state_bytes_per_request(geometry=geom, tp_size=ctx.attn_tp, ssm_dtype=f.mamba_ssm_dtype,
+                                          pp_size=ctx.pp if cr.pp_scaled else 1)
+        radix = carve_radix_cache(carve=cr, radix_cache=f.radix_cache, architecture=geom.architecture)
+        q = mamba_ratio(radix_cache=radix, overlap_schedule=f.overlap_schedule, page_size=page,
+                        architecture=geom.architecture, strategy=_strategy(ctx))
+        cells = _stage_cells(ctx, geom)
+    except InputError:
+        return None
+    D = f.speculative_num_draft_tokens if cr.sizing != "fixed" else 0
+    needs_mrr = D > 0 and cr.sizing != "ratio_0504"
+    if p <= 0 or not f.mamba_full_memory_ratio > 0 or ctx.attn_dp <= 0 or max(cells) <= 0 or cell != max(cells) \
+            or (needs_mrr and ctx.max_running_requests is None):
+        return None
+    mode = mamba_carve_mode(max_mamba_cache_size=f.max_mamba_cache_size, radix_cache=radix,
+                            max_running_requests=ctx.max_running_requests, carve=cr)
+    old_mrr = mode == "max-running-requests" and cr.sizing != "ratio"   # before 0.5.17 K = the request cap // dp
+    dp_div = carve_dp_divisor(carve=cr, attn_dp_size=ctx.attn_dp, architecture=geom.architecture)
+    explicit = carve_given_slots(carve=cr, mode=mode, max_mamba_cache_size=f.max_mamba_cache_size,
+                                 max_running_requests=ctx.max_running_requests, attn_dp_size=ctx.attn_dp,
+                                 architecture=geom.architecture)
+
+    def pools(*, budget: Any, context_len: Any, requested: Any, max_total_tokens: Any) -> VectorPools:
+        pos = budget > 0
+        mrr_rank = vmax(1, requested // ctx.attn_dp) if requested is not None else 0
+        given = requested // dp_div if old_mrr and requested is not None else explicit
+        K, _, kv_budget = mamba_state_slots(mode=mode, budget_bytes=budget, per_request_bytes=p, slots_per_request=q,
+                                            mamba_full_memory_ratio=float(f.mamba_full_memory_ratio),
+                                            explicit_slots=given, mrr_per_rank=mrr_rank, draft_tokens=D,
+                                            sizing=cr.sizing)
+        err = pos & ((K <= 0) | (K // q <= 0) | (kv_budget <= 0))
+        tokens = attention_tokens(rules=R, kv_budget_bytes=kv_budget, cells=cells, page_size=page)
+        if max_total_tokens is not None:
+            capped = R.page_floor(tokens=max_total_tokens, page_size=page)
+            tokens = vwhere((max_total_tokens >= 0) & (max_total_tokens < tokens), capped, tokens)
+        tokens = vwhere(pos & ~err, tokens, 0)
+        mrr = request_cap_of(ctx, tokens=tokens, context_len=context_len, requested=requested)
+        return VectorPools(tokens=tokens, cell=float(max(cells)), mrr=vwhere(pos, vmin(mrr, K // q), mrr), error=err)
+
+    return VectorGroup(family="hybrid_mamba", pools=pools, note=f"{mode} state carve")
 
 
 def breakdown(m: ModelSpec) -> Breakdown:

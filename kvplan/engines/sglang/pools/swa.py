@@ -15,6 +15,12 @@ two pools from one byte budget, in one of two modes:
 
 ``max_total_num_tokens`` (what the server logs, what bounds a request) is the *full* pool.
 
+By release (``RuleSet.pool_rules``, issue 12; docs/layouts/sliding-window.md section 7): whether the model gets the
+hybrid pool at all (:func:`hybrid_pool_on`; else :func:`one_pool_plan`, one pool over every layer), the split by
+layer count of 0.4.9.post6 - 0.5.8 (:func:`layer_split_pools`), the steps of the byte split 0.5.9 - 0.5.22
+(:class:`ByteEra`: the two-step split of 0.5.9 - 0.5.10, draft layers, PP stage cells, the SWA-pool check, the
+request-cap mode) and the ratio default.
+
 Sources (sgl-project/sglang, v0.5.23, package paths under ``python/``):
 
 * ``sglang/srt/model_executor/pool_configurator.py``: ``HybridSWAPoolConfigurator.__init__``,
@@ -48,7 +54,16 @@ from kvplan.engines.sglang.pools.base import (
     draft_layers,
     request_cap,
 )
-from kvplan.engines.sglang.pools.swa_cap import SWA_EVICTION_INTERVAL, ceil_align, swa_request_cap
+from kvplan.engines.sglang.pools.swa_cap import (
+    SWA_EVICTION_INTERVAL,
+    ceil_align,
+    swa_request_cap,
+    vint,
+    vmax,
+    vmin,
+    vwhere,
+)
+from kvplan.engines.sglang.releases import POOL_RULES_0523, PoolRules
 from kvplan.errors import InputError
 from kvplan.geometry import swa as geometry
 from kvplan.geometry.gqa import kv_heads_per_rank, kv_values_per_token_layer
@@ -59,14 +74,23 @@ from kvplan.parallel import sglang_pp_layer_ranges as pp_layer_ranges
 from kvplan.result import Pool
 
 if TYPE_CHECKING:
+    from kvplan.engines.sglang.pools.vector import VectorGroup, VectorPools
     from kvplan.hfconfig.spec import ModelSpec
 
-#: ``--swa-full-tokens-ratio`` fallback (arg_groups/fields/schedule.py, ``fallback=0.8``).
+#: ``--swa-full-tokens-ratio`` fallback (arg_groups/fields/schedule.py, ``fallback=0.8``); a plan reads the
+#: release's default, ``RuleSet.pool_rules.swa_full_tokens_ratio`` (0.8 in every release with the flag).
 DEFAULT_SWA_FULL_TOKENS_RATIO = 0.8
 
-#: Architectures whose model override turns hybrid SWA memory *off* (plain MHA/GQA pool over all layers).
-SWA_DISABLED_ARCHS = frozenset({"Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration",
-                                "Gemma3nForCausalLM", "Gemma3nForConditionalGeneration"})
+
+def always_disabled_archs(pool_rules: PoolRules | None = None) -> frozenset[str]:
+    """Architectures whose model override always turns hybrid SWA memory off in a release (``pool_rules.
+    swa_disabled_archs`` with the condition "always"; None: 0.5.23's -- Gemma-2/3, Gemma-3n, Olmo-2).
+
+    Source: sgl-project/sglang python/sglang/srt/arg_groups/model_overrides/gemma2_gemma3.py, olmo2.py, v0.5.23;
+    server_args.py ``_handle_model_specific_adjustments``, v0.5.0rc2 - v0.5.9.
+    """
+    rules = POOL_RULES_0523 if pool_rules is None else pool_rules
+    return frozenset(a for a, cond in rules.swa_disabled_archs.items() if cond == "always")
 
 
 #: Gemma-4 in SGLang: first release with a Gemma-4 model (and in ``is_hybrid_swa_model``), and the first release
@@ -82,12 +106,13 @@ def _key(release: str) -> tuple[int, ...]:
     return tuple(int(p) for p in release.split(".")[:3])
 
 
-def swa_layers_from_config(cfg: Mapping[str, Any], *, release: str | None = None) -> SWALayers:
+def swa_layers_from_config(cfg: Mapping[str, Any], *, release: str | None = None,
+                           pool_rules: PoolRules | None = None) -> SWALayers:
     """The full/SWA split SGLang sizes: :func:`kvplan.geometry.swa.swa_layers_from_config`, after SGLang's model
-    overrides (Gemma-2/3 turn hybrid SWA memory off, so SGLang sizes them as a plain GQA pool: refused here) and
-    the release's Gemma-4 rules (``release`` = the SGLang release, None = 0.5.23): no Gemma-4 model before
-    :data:`GEMMA4_SINCE` (InputError on ``--engine-version``); the global KV heads ungated before
-    :data:`GEMMA4_K_EQ_V_GATE_SINCE`.
+    overrides (an architecture whose override always turns hybrid SWA memory off -- Gemma-2/3 -- is sized as a plain
+    GQA pool: refused here; ``pool_rules`` = the release's, None = 0.5.23's) and the release's Gemma-4 rules
+    (``release`` = the SGLang release, None = 0.5.23): no Gemma-4 model before :data:`GEMMA4_SINCE` (InputError on
+    ``--engine-version``); the global KV heads ungated before :data:`GEMMA4_K_EQ_V_GATE_SINCE`.
 
     Example: gpt-oss-120b -> 18 full + 18 SWA layers, window 127; Gemma3ForCausalLM -> InputError;
     Gemma-4 26B-A4B at release 0.5.10 -> InputError.
@@ -96,14 +121,27 @@ def swa_layers_from_config(cfg: Mapping[str, Any], *, release: str | None = None
     (``disable_hybrid_swa_memory``), configs/model_config.py ``is_hybrid_swa_model``,
     utils/hf_transformers/config.py, v0.5.11 - v0.5.23.
     """
-    gated = True
     if isinstance(cfg, Mapping):
-        archs = list(flatten_config(cfg, engine="sglang").get("architectures") or [])
-        if set(archs) & SWA_DISABLED_ARCHS:
-            raise InputError(f"{archs[0]}: SGLang 0.5.23 disables hybrid SWA memory for Gemma-2/3 "
+        archs = _architectures(cfg)
+        if set(archs) & always_disabled_archs(pool_rules):
+            raise InputError(f"{archs[0]}: SGLang {release or '0.5.23'} disables hybrid SWA memory for it "
                              "(model override sets disable_hybrid_swa_memory)", field="--model",
                              hint="size it as a plain GQA pool over all layers")
-        if release is not None and set(archs) & geometry.GEMMA4_ARCHS:
+    return sglang_swa_geometry(cfg, release=release)
+
+
+def _architectures(cfg: Mapping[str, Any]) -> list[str]:
+    return [str(a) for a in (flatten_config(cfg, engine="sglang").get("architectures") or [])]
+
+
+def sglang_swa_geometry(cfg: Mapping[str, Any], *, release: str | None = None) -> SWALayers:
+    """The layer split and head geometry of a sliding-window model as SGLang reads it, with the release's Gemma-4
+    rules (see :func:`swa_layers_from_config`) and no model-override refusal (a release that turns the SWA pool off
+    still sizes these layers, in one pool)."""
+    gated = True
+    if isinstance(cfg, Mapping) and release is not None:
+        archs = _architectures(cfg)
+        if set(archs) & geometry.GEMMA4_ARCHS:
             if _key(release) < _key(GEMMA4_SINCE):
                 raise InputError(f"SGLang {release} has no {archs[0]} model (Gemma-4 arrived in {GEMMA4_SINCE})",
                                  field="--engine-version", hint=f"use --engine-version {GEMMA4_SINCE} or newer")
@@ -202,6 +240,60 @@ def swa_request_cap_applies(*, radix_cache: bool, max_running_requests: int | No
     return disaggregation_decode or chunked_prefill_size > 0
 
 
+# ---- the formulas (ints for ``kvplan fit``, numpy arrays for ``kvplan sweep``) ---------------------------------
+
+
+def ratio_full_tokens(*, budget_bytes: Any, cell: float, page_size: int) -> Any:
+    """Ratio mode's full pool: ``page_floor(int(budget // cell))`` with ``cell = full_cell + r * swa_cell`` (float).
+
+    Example: gpt-oss-120b bf16 TP1, 12 GiB, cell 66,355.2 B, page 1 -> 194,180.
+    Source: sgl-project/sglang python/sglang/srt/model_executor/pool_configurator.py
+    ``HybridSWAPoolConfigurator._solve_pool_sizes``, v0.5.23.
+    """
+    return vint(budget_bytes // cell) // page_size * page_size
+
+
+def ratio_swa_tokens(*, full_tokens: Any, ratio: float, page_size: int) -> Any:
+    """Ratio mode's SWA pool: ``page_floor(int(full * r))``.  Example: 194,180 x 0.8 -> 155,344.
+
+    Source: sgl-project/sglang python/sglang/srt/model_executor/pool_configurator.py
+    ``HybridSWAPoolConfigurator.calculate_pool_sizes``, v0.5.23.
+    """
+    return vint(full_tokens * ratio) // page_size * page_size
+
+
+def swa_pool_too_small(*, swa_tokens: Any, window: int, page_size: int) -> Any:
+    """SGLang refuses an SWA pool that cannot hold one request: ``window + page >= swa`` (True = refused).
+
+    Example: window 127, page 1, 128 SWA tokens -> refused; 129 -> accepted.
+    Source: sgl-project/sglang python/sglang/srt/model_executor/pool_configurator.py
+    ``MemoryPoolConfigurator.validate_swa_pool_size``, v0.5.23.
+    """
+    return window + page_size >= swa_tokens
+
+
+def cap_swa_tokens(*, max_running_requests: Any, attn_dp_size: int, page_size: int, **cap: Any) -> Any:
+    """Request-cap mode's SWA pool: ``ceil_page(compute_swa_request_cap(max(1, mrr // dp)))`` (``cap``: the other
+    :func:`kvplan.engines.sglang.pools.swa_cap.swa_request_cap` arguments).
+
+    Example: window 128, page 256, 16 requests, chunk 2048, overlap on -> 16,640 slots -> 16,640.
+    Source: sgl-project/sglang python/sglang/srt/model_executor/pool_configurator.py
+    ``SWARequestCapPoolConfigurator.calculate_pool_sizes``, ``compute_swa_request_cap``, v0.5.23.
+    """
+    slots = swa_request_cap(page_size=page_size, mrr_per_rank=vmax(1, max_running_requests // attn_dp_size), **cap)
+    return ceil_align(slots, page_size)
+
+
+def cap_full_tokens(*, budget_bytes: Any, swa_tokens: Any, full_cell: int, swa_cell: int, page_size: int) -> Any:
+    """Request-cap mode's full pool: ``page_floor((budget - swa * swa_cell) // full_cell)`` (<= 0: refused).
+
+    Example: budget 10 GiB, 16,640 SWA slots x 36,864 B, full cell 36,864 B, page 256 -> 274,432.
+    Source: sgl-project/sglang python/sglang/srt/model_executor/pool_configurator.py
+    ``SWARequestCapPoolConfigurator.calculate_pool_sizes``, v0.5.23.
+    """
+    return vint((budget_bytes - swa_tokens * swa_cell) // full_cell) // page_size * page_size
+
+
 def swa_pool_sizes(
     *,
     layers: SWALayers,
@@ -224,8 +316,13 @@ def swa_pool_sizes(
     disaggregation_decode: bool = False,
     decode_extra_slots: int = 0,
     swa_eviction_interval: int | None = None,
+    request_cap_mode: bool = True,
+    validate: bool = True,
 ) -> SWAPools:
     """Split a KV byte budget into full and SWA pools the way SGLang 0.5.23 does (one rank, one stage).
+
+    ``request_cap_mode`` / ``validate``: the release has ``SWARequestCapPoolConfigurator`` (0.5.21+) / refuses an
+    SWA pool too small for one request (0.5.20+; :class:`ByteEra`).
 
     ``F`` = :func:`swa_bytes_per_layer_token` of the full geometry, ``S`` = of the SWA geometry,
     ``Lf`` / ``Ls`` = full / SWA layers of this stage, ``Df`` / ``Ds`` = draft (EAGLE/MTP) full / SWA layers::
@@ -260,15 +357,10 @@ def swa_pool_sizes(
     if budget_bytes <= 0:
         raise InputError(f"KV budget is {budget_bytes} B; nothing left for the pools", field="--mem-fraction-static",
                          hint="raise --mem-fraction-static or free GPU memory")
-    n_full, n_swa = layers.stage(stage_layers)
-    F = swa_bytes_per_layer_token(kv_heads=layers.full_kv_heads, head_dim=layers.full_head_dim,
-                                  v_head_dim=layers.full_v_head_dim, attn_tp_size=attn_tp_size, kv_dtype=kv_dtype,
-                                  latent=layers.latent)
-    S = swa_bytes_per_layer_token(kv_heads=layers.swa_kv_heads, head_dim=layers.swa_head_dim,
-                                  v_head_dim=layers.swa_v_head_dim, attn_tp_size=attn_tp_size, kv_dtype=kv_dtype,
-                                  latent=layers.latent)
-    full_cell = F * (n_full + draft_full_layers)
-    swa_cell = S * (n_swa + draft_swa_layers)
+    full_cell, swa_cell, F, S = stage_cells(layers=layers, kv_dtype=kv_dtype, attn_tp_size=attn_tp_size,
+                                            draft_full_layers=draft_full_layers, draft_swa_layers=draft_swa_layers,
+                                            stage_layers=stage_layers)
+    n_swa = layers.stage(stage_layers)[1]
     window = layers.sliding_window
     notes: list[str] = list(layers.notes)
     if draft_full_layers or draft_swa_layers:
@@ -280,21 +372,55 @@ def swa_pool_sizes(
     if not layers.full_layers:
         cell = S * n_swa + F * draft_full_layers + S * draft_swa_layers
         return _all_swa_pools(cells, cell=cell, budget_bytes=budget_bytes, max_total_tokens=max_total_tokens)
-    if swa_request_cap_applies(radix_cache=radix_cache, max_running_requests=max_running_requests,
-                               chunked_prefill_size=chunked_prefill_size,
-                               disaggregation_decode=disaggregation_decode):
+    if request_cap_mode and swa_request_cap_applies(radix_cache=radix_cache, max_running_requests=max_running_requests,
+                                                    chunked_prefill_size=chunked_prefill_size,
+                                                    disaggregation_decode=disaggregation_decode):
         assert max_running_requests is not None
-        drafts = speculative_num_draft_tokens
-        cap = swa_request_cap(
-            page_size=page_size, window=window, mrr_per_rank=max(1, max_running_requests // attn_dp_size),
-            chunked_prefill_size=chunked_prefill_size, overlap_schedule=overlap_schedule, num_draft_tokens=drafts,
-            num_steps=speculative_num_steps if speculative_num_steps is not None else max(1, drafts - 1),
-            disagg_decode=disaggregation_decode, decode_extra_slots=decode_extra_slots,
-            eviction_interval=SWA_EVICTION_INTERVAL if swa_eviction_interval is None else swa_eviction_interval)
+        cap = swa_request_cap(page_size=page_size, mrr_per_rank=max(1, max_running_requests // attn_dp_size),
+                              **cap_args(window=window, chunked_prefill_size=chunked_prefill_size,
+                                         overlap_schedule=overlap_schedule,
+                                         speculative_num_draft_tokens=speculative_num_draft_tokens,
+                                         speculative_num_steps=speculative_num_steps,
+                                         disaggregation_decode=disaggregation_decode,
+                                         decode_extra_slots=decode_extra_slots,
+                                         swa_eviction_interval=swa_eviction_interval))
         return _request_cap_pools(cells, cap=cap, budget_bytes=budget_bytes, max_total_tokens=max_total_tokens,
                                   max_running_requests=max_running_requests,
                                   chunked_prefill_size=chunked_prefill_size)
-    return _ratio_pools(cells, ratio=ratio, budget_bytes=budget_bytes, max_total_tokens=max_total_tokens)
+    return _ratio_pools(cells, ratio=ratio, budget_bytes=budget_bytes, max_total_tokens=max_total_tokens,
+                        validate=validate)
+
+
+def stage_cells(*, layers: SWALayers, kv_dtype: str, attn_tp_size: int, draft_full_layers: int = 0,
+                draft_swa_layers: int = 0, stage_layers: tuple[int, int] | None = None) -> tuple[int, int, int, int]:
+    """``(full_cell, swa_cell, F, S)`` of one PP stage: ``F`` / ``S`` = :func:`swa_bytes_per_layer_token` of the full
+    / SWA geometry, ``full_cell = F * (Lf + Df)``, ``swa_cell = S * (Ls + Ds)`` (this stage's layers + the draft's).
+
+    Example: gpt-oss-120b bf16 TP1 -> (36,864, 36,864, 2,048, 2,048).
+    Source: sgl-project/sglang python/sglang/srt/model_executor/pool_configurator.py
+    ``HybridSWAPoolConfigurator.__init__`` / ``_recompute_cell_size``, v0.5.23.
+    """
+    n_full, n_swa = layers.stage(stage_layers)
+    F = swa_bytes_per_layer_token(kv_heads=layers.full_kv_heads, head_dim=layers.full_head_dim,
+                                  v_head_dim=layers.full_v_head_dim, attn_tp_size=attn_tp_size, kv_dtype=kv_dtype,
+                                  latent=layers.latent)
+    S = swa_bytes_per_layer_token(kv_heads=layers.swa_kv_heads, head_dim=layers.swa_head_dim,
+                                  v_head_dim=layers.swa_v_head_dim, attn_tp_size=attn_tp_size, kv_dtype=kv_dtype,
+                                  latent=layers.latent)
+    return F * (n_full + draft_full_layers), S * (n_swa + draft_swa_layers), F, S
+
+
+def cap_args(*, window: int, chunked_prefill_size: int, overlap_schedule: bool, speculative_num_draft_tokens: int,
+             speculative_num_steps: int | None, disaggregation_decode: bool, decode_extra_slots: int,
+             swa_eviction_interval: int | None) -> dict[str, Any]:
+    """The :func:`kvplan.engines.sglang.pools.swa_cap.swa_request_cap` arguments besides the page size and the
+    request count, as :func:`swa_pool_sizes` resolves them (steps default ``max(1, drafts - 1)``)."""
+    drafts = speculative_num_draft_tokens
+    return dict(window=window, chunked_prefill_size=chunked_prefill_size, overlap_schedule=overlap_schedule,
+                num_draft_tokens=drafts,
+                num_steps=speculative_num_steps if speculative_num_steps is not None else max(1, drafts - 1),
+                disagg_decode=disaggregation_decode, decode_extra_slots=decode_extra_slots,
+                eviction_interval=SWA_EVICTION_INTERVAL if swa_eviction_interval is None else swa_eviction_interval)
 
 
 @dataclass(frozen=True)
@@ -336,7 +462,8 @@ def _request_cap_pools(c: _Cells, *, cap: int, budget_bytes: int, max_total_toke
     fixed = swa_tokens * c.swa_cell
     if c.full_cell <= 0:
         raise InputError("this PP stage holds no full-attention layer", field="--pp-size")
-    full = int((budget_bytes - fixed) // c.full_cell) // page_size * page_size
+    full = cap_full_tokens(budget_bytes=budget_bytes, swa_tokens=swa_tokens, full_cell=c.full_cell,
+                           swa_cell=c.swa_cell, page_size=page_size)
     if full <= 0:
         raise InputError(
             f"the SWA request cap ({swa_tokens:,} tokens, {fixed / 2**30:.2f} GiB) leaves no room for the full "
@@ -354,20 +481,21 @@ def _request_cap_pools(c: _Cells, *, cap: int, budget_bytes: int, max_total_toke
                     fixed_bytes=fixed, profiled_full_tokens=profiled, page_size=page_size, sliding_window=c.window)
 
 
-def _ratio_pools(c: _Cells, *, ratio: float, budget_bytes: int, max_total_tokens: int | None) -> SWAPools:
+def _ratio_pools(c: _Cells, *, ratio: float, budget_bytes: int, max_total_tokens: int | None,
+                 validate: bool = True) -> SWAPools:
     """``HybridSWAPoolConfigurator``: one full token costs ``full_cell + ratio * swa_cell``."""
     page_size, window = c.page_size, c.window
     cell = c.full_cell + ratio * c.swa_cell
     if cell <= 0:
         raise InputError("this PP stage holds no attention layer", field="--pp-size")
-    full = int(budget_bytes // cell) // page_size * page_size
+    full = ratio_full_tokens(budget_bytes=budget_bytes, cell=cell, page_size=page_size)
     profiled = full
     capped_by = None
     if max_total_tokens is not None and max_total_tokens < full:
         full = max_total_tokens // page_size * page_size
         capped_by = max_total_tokens
-    swa_tokens = int(full * ratio) // page_size * page_size
-    if window + page_size >= swa_tokens:
+    swa_tokens = ratio_swa_tokens(full_tokens=full, ratio=ratio, page_size=page_size)
+    if validate and swa_pool_too_small(swa_tokens=swa_tokens, window=window, page_size=page_size):
         if capped_by is not None:
             field, hint = "--max-total-tokens", "raise --max-total-tokens (it also caps the SWA pool)"
         elif int(full * 1.0) // page_size * page_size > window + page_size:
@@ -385,13 +513,15 @@ def _ratio_pools(c: _Cells, *, ratio: float, budget_bytes: int, max_total_tokens
 
 
 def swa_pool_sizes_over_stages(*, layers: SWALayers, pp_size: int, partition: str | None = None,
-                               max_total_tokens: int | None = None, **kwargs: Any) -> SWAPools:
+                               max_total_tokens: int | None = None, staged: bool = True,
+                               **kwargs: Any) -> SWAPools:
     """:func:`swa_pool_sizes` for every PP stage, then the MIN full count re-applied to all stages.
 
     Each rank sizes its own stage; ``_apply_token_constraints`` takes ``min(profiled, --max-total-tokens)``
     and the MIN over PP ranks, and every rank re-derives its pools from that count. Returned: the result
     of the stage with the largest per-token cost, re-derived at the common count (``notes`` list the
-    per-stage profiled counts). ``kwargs`` = the other :func:`swa_pool_sizes` arguments.
+    per-stage profiled counts). ``kwargs`` = the other :func:`swa_pool_sizes` arguments.  ``staged`` False (before
+    0.5.20): every rank prices the model's whole layer lists, not its stage's.
 
     Source: sgl-project/sglang python/sglang/srt/mem_cache/kv_cache_configurator.py
     ``KVCacheConfigurator.config_from_budget``, ``_apply_token_constraints``;
@@ -399,13 +529,14 @@ def swa_pool_sizes_over_stages(*, layers: SWALayers, pp_size: int, partition: st
     """
     n = layers.num_hidden_layers or (max(layers.full_layers + layers.swa_layers) + 1)
     ranges = pp_layer_ranges(num_layers=n, pp_size=pp_size, partition=partition)
-    stages = [(rng, swa_pool_sizes(layers=layers, stage_layers=rng if pp_size > 1 else None, **kwargs))
+    split = pp_size > 1 and staged
+    stages = [(rng, swa_pool_sizes(layers=layers, stage_layers=rng if split else None, **kwargs))
               for rng in ranges]
     common = min(r.full_tokens if r.mode != "all-swa" else r.swa_tokens for _, r in stages)
     if max_total_tokens is not None:
         common = min(common, max_total_tokens)
     worst_rng, _ = max(stages, key=lambda t: t[1].cell)
-    final = swa_pool_sizes(layers=layers, stage_layers=worst_rng if pp_size > 1 else None,
+    final = swa_pool_sizes(layers=layers, stage_layers=worst_rng if split else None,
                            max_total_tokens=common, **kwargs)
     if pp_size > 1:
         per = ", ".join(f"layers [{s},{e}): {r.profiled_full_tokens:,}" for (s, e), r in stages)
@@ -413,42 +544,543 @@ def swa_pool_sizes_over_stages(*, layers: SWALayers, pp_size: int, partition: st
     return final
 
 
+# ---- SGLang 0.5.9 - 0.5.22: the byte split before 0.5.23's -------------------------------------------------------
+
+
+class ByteEra:
+    """What a release's byte split (0.5.9+) has, read in the wheels (``model_executor/pool_configurator.py``
+    ``HybridSWAPoolConfigurator``, 0.5.11+; ``model_runner_kv_cache_mixin.py`` ``set_num_tokens_hybrid_swa``,
+    0.5.9 - 0.5.10):
+
+    * ``two_step`` (0.5.9 - 0.5.10): ``T = budget // (F Lf + S Ls)`` first, then the split (:func:`two_step_pools`);
+    * ``draft``: the EAGLE draft's layers in the cell -- "none" before 0.5.15, "full" (all as full-attention
+      layers) 0.5.15 - 0.5.19, "split" (:func:`split_draft_layers`) from 0.5.20;
+    * ``staged``: a PP rank prices its stage's layers (0.5.20+; before, the model's whole layer lists);
+    * ``validate``: the SWA pool must hold one request (``validate_swa_pool_size``, 0.5.20+);
+    * ``request_cap``: ``SWARequestCapPoolConfigurator`` exists (0.5.21+).
+
+    Example: ``byte_era("0.5.16")`` -> draft "full", not staged, no validation, no request-cap mode.
+    """
+
+    __slots__ = ("draft", "request_cap", "staged", "two_step", "validate")
+
+    def __init__(self, release: str) -> None:
+        k = _key(release)
+        self.two_step = k < (0, 5, 11)
+        self.draft = "split" if k >= (0, 5, 20) else "full" if k >= (0, 5, 15) else "none"
+        self.staged = self.validate = k >= (0, 5, 20)
+        self.request_cap = k >= (0, 5, 21)
+
+
+def byte_era(release: str) -> ByteEra:
+    """The :class:`ByteEra` of release ``release``."""
+    return ByteEra(release)
+
+
+def era_draft_layers(ctx: PoolContext, layers: SWALayers, era: ByteEra) -> tuple[int, int]:
+    """(full, SWA) draft layers the release's cell holds (:attr:`ByteEra.draft`)."""
+    algo = ctx.flags.speculative_algorithm
+    if era.draft == "split":
+        return split_draft_layers(ctx.model, layers, algo)
+    if era.draft == "full" and algo in _EAGLE_DRAFT_ALGOS:
+        return draft_layers(ctx.model, algo), 0
+    return 0, 0
+
+
+#: ``spec_algorithm.is_eagle() or is_standalone()`` (pool_configurator.py, 0.5.15 - 0.5.19)
+_EAGLE_DRAFT_ALGOS = frozenset({"EAGLE", "EAGLE3", "NEXTN", "MTP", "STANDALONE", "FROZEN_KV_MTP"})
+
+
+def two_step_full_tokens(*, tokens: Any, profile_cell: int, split_cell: float, page_size: int) -> Any:
+    """0.5.9 - 0.5.10's full pool from the profiled count ``T``: ``page_floor(int(T x (F Lf + S Ls) / (F Lf + r S
+    Ls)))`` (ints or arrays); the SWA pool is then :func:`ratio_swa_tokens`.
+
+    Example: gpt-oss-120b bf16 TP1, T = 174,762: int(174,762 x 73,728 / 66,355.2) = 194,180.
+    Source: sgl-project/sglang python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py
+    ``set_num_tokens_hybrid_swa``, v0.5.9.
+    """
+    return vint(tokens * profile_cell / split_cell) // page_size * page_size
+
+
+def two_step_pools(*, layers: SWALayers, budget_bytes: int, kv_dtype: str, attn_tp_size: int, page_size: int,
+                   ratio: float, max_total_tokens: int | None = None) -> SWAPools:
+    """The hybrid-SWA pools of SGLang 0.5.9 - 0.5.10 (the model's whole layer lists on every PP rank, no draft)::
+
+        T    = page_floor(min(budget // (F Lf + S Ls), --max-total-tokens))          (refused: T <= 0)
+        full = two_step_full_tokens(T);  swa = page_floor(int(full x r))
+
+    Example: gpt-oss-120b bf16 TP1, 12 GiB: T = 12,884,901,888 // 73,728 = 174,762 -> full 194,180, swa 155,344.
+    Source: sgl-project/sglang python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py
+    ``get_cell_size_per_token``, ``init_memory_pool``, ``set_num_tokens_hybrid_swa``, v0.5.9.
+    """
+    if not 0.0 < ratio <= 1.0:
+        raise InputError(f"--swa-full-tokens-ratio {ratio} is outside (0, 1]", field="--swa-full-tokens-ratio")
+    full_cell, swa_cell, _, _ = stage_cells(layers=layers, kv_dtype=kv_dtype, attn_tp_size=attn_tp_size)
+    profile_cell = full_cell + swa_cell
+    tokens = budget_bytes // profile_cell
+    profiled = tokens
+    if max_total_tokens is not None:
+        tokens = min(tokens, max_total_tokens)
+    tokens = tokens // page_size * page_size
+    if tokens <= 0:
+        raise InputError(f"KV budget {budget_bytes:,} B holds no token of the {profile_cell:,} B cell",
+                         field="--mem-fraction-static", hint="raise --mem-fraction-static or free GPU memory")
+    split_cell = full_cell + ratio * swa_cell
+    full = two_step_full_tokens(tokens=tokens, profile_cell=profile_cell, split_cell=split_cell, page_size=page_size)
+    swa = ratio_swa_tokens(full_tokens=full, ratio=ratio, page_size=page_size)
+    c = _Cells(full_cell=full_cell, swa_cell=swa_cell, window=layers.sliding_window, page_size=page_size,
+               notes=list(layers.notes))
+    c.notes.append(f"pools of SGLang 0.5.9 - 0.5.10: {tokens:,} tokens of the {profile_cell:,} B cell -> full "
+                   f"int({tokens:,} x {profile_cell:,} / {split_cell:,.1f}) = {full:,}, SWA {swa:,}")
+    return SWAPools(full_tokens=full, swa_tokens=swa, full_bytes_per_token=full_cell, swa_bytes_per_token=swa_cell,
+                    cell=split_cell, mode="ratio", components=c.components(full, swa), notes=tuple(c.notes),
+                    swa_full_tokens_ratio=ratio, profiled_full_tokens=profiled, page_size=page_size,
+                    sliding_window=layers.sliding_window)
+
+
+# ---- SGLang 0.4.9.post6 - 0.5.8: the split by layer count ---------------------------------------------------------
+
+#: 0.5.7 - 0.5.8 price MiMo-V2-Flash's per-token cell at the full geometry over every layer *plus* the SWA geometry
+#: over the SWA layers (``ModelRunnerKVCacheMixin.get_cell_size_per_token``)
+LAYER_SPLIT_SWA_EXTRA = frozenset({"MiMoV2FlashForCausalLM"})
+#: the layer split floors both pools to the page from 0.5.7 (``set_num_tokens_hybrid_swa``; before: unfloored)
+LAYER_SPLIT_FLOOR_SINCE = "0.5.7"
+
+
+def layer_split_cell(*, full_per_layer: int, swa_per_layer: int, stage_layers: int, swa_layers_total: int,
+                     swa_extra: bool = False) -> int:
+    """The cell the layer-split releases budget per token: every layer of the stage at the full-attention geometry
+    (``heads x (head_dim + v_head_dim) x L x e``), plus MiMo-V2-Flash's SWA term (:data:`LAYER_SPLIT_SWA_EXTRA`).
+
+    Example: gpt-oss-120b bf16 TP1: 2,048 x 36 = 73,728 B.
+    Source: sgl-project/sglang python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py
+    ``get_cell_size_per_token``, v0.5.8 (model_runner.py ``profile_max_num_token``, v0.4.9.post6 - v0.5.6).
+    """
+    return full_per_layer * stage_layers + (swa_per_layer * swa_layers_total if swa_extra else 0)
+
+
+def layer_split_tokens(*, tokens: Any, num_layers: int, full_layers: int, swa_layers: int, ratio: float,
+                       page_size: int, floor: bool = True) -> tuple[Any, Any]:
+    """``(full, swa)`` pools from the single-pool token count ``T`` (ints or numpy arrays)::
+
+        full = int(T x L / (r x L_swa + L_full));  swa = int(full x r);  both page-floored from 0.5.7
+
+    Example: gpt-oss-120b, T = 1,000,000, 36 = 18 + 18 layers, r 0.8 -> full int(36,000,000 / 32.4) = 1,111,111,
+    swa 888,888.
+    Source: sgl-project/sglang python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py
+    ``set_num_tokens_hybrid_swa``, v0.5.8 (model_runner.py ``set_num_token_hybrid``, v0.4.9.post6 - v0.5.6).
+    """
+    full = vint(tokens * num_layers / (ratio * swa_layers + full_layers))
+    swa = vint(full * ratio)
+    if floor:
+        full, swa = full // page_size * page_size, swa // page_size * page_size
+    return full, swa
+
+
+def layer_split_stages(*, layers: SWALayers, pp_size: int, partition: str | None, kv_dtype: str,
+                       attn_tp_size: int) -> tuple[int, list[tuple[int, int, int]]]:
+    """``(num_layers, [(cell_L, full_cell, swa_cell) per PP stage])`` of the layer-split releases
+    (:func:`layer_split_cell` and :func:`stage_cells` of each stage, no draft layers)."""
+    n = layers.num_hidden_layers or (max(layers.full_layers + layers.swa_layers) + 1)
+    ranges = pp_layer_ranges(num_layers=n, pp_size=pp_size, partition=partition)
+    extra = layers.architecture in LAYER_SPLIT_SWA_EXTRA
+    out = []
+    for rng in ranges:
+        full_cell, swa_cell, F, S = stage_cells(layers=layers, kv_dtype=kv_dtype, attn_tp_size=attn_tp_size,
+                                                stage_layers=rng if pp_size > 1 else None)
+        cell_l = layer_split_cell(full_per_layer=F, swa_per_layer=S, stage_layers=sum(layers.stage(rng)),
+                                  swa_layers_total=len(layers.swa_layers), swa_extra=extra)
+        out.append((cell_l, full_cell, swa_cell))
+    return n, out
+
+
+def layer_split_pools(*, layers: SWALayers, pp_size: int, partition: str | None, budget_bytes: int, kv_dtype: str,
+                      attn_tp_size: int, page_size: int, ratio: float, max_total_tokens: int | None = None,
+                      floor: bool = True) -> SWAPools:
+    """The hybrid-SWA pools of SGLang 0.4.9.post6 - 0.5.8 (``pool_rules.swa_split == "layers"``): one token count
+    as if every layer were full attention, then split by layer count::
+
+        T     = page_floor(min(budget // cell_L, --max-total-tokens)), MIN over PP stages   (cell_L: layer_split_cell)
+        full, swa = layer_split_tokens(T)
+        cost per full token (reported) = cell_L x (r x L_swa + L_full) / L
+
+    No request-cap mode and no draft layers in the target's cell (those releases size the draft worker's pool
+    apart); no SWA-pool minimum check.  Example: gpt-oss-120b bf16 TP1, 12 GiB: T = 12,884,901,888 // 73,728 =
+    174,762 -> full int(174,762 x 36 / 32.4) = 194,180, swa 155,344.
+    Source: sgl-project/sglang python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py ``init_memory_pool``,
+    ``profile_max_num_token``, ``set_num_tokens_hybrid_swa``, v0.5.8.
+    """
+    if not 0.0 < ratio <= 1.0:
+        raise InputError(f"--swa-full-tokens-ratio {ratio} is outside (0, 1]", field="--swa-full-tokens-ratio")
+    n, cells = layer_split_stages(layers=layers, pp_size=pp_size, partition=partition, kv_dtype=kv_dtype,
+                                  attn_tp_size=attn_tp_size)
+    stages = [(cell_l, fc, sc, budget_bytes // cell_l if cell_l > 0 else 0) for cell_l, fc, sc in cells]
+    tokens = min(t for *_, t in stages)
+    profiled = tokens
+    if max_total_tokens is not None:
+        tokens = min(tokens, max_total_tokens)
+    tokens = tokens // page_size * page_size
+    if tokens <= 0:
+        raise InputError(f"KV budget {budget_bytes:,} B holds no token of the {n}-layer cell",
+                         field="--mem-fraction-static", hint="raise --mem-fraction-static or free GPU memory")
+    n_full, n_swa = len(layers.full_layers), len(layers.swa_layers)
+    full, swa = layer_split_tokens(tokens=tokens, num_layers=n, full_layers=n_full, swa_layers=n_swa, ratio=ratio,
+                                   page_size=page_size, floor=floor)
+    cell_l, full_cell, swa_cell, _ = max(stages)
+    c = _Cells(full_cell=full_cell, swa_cell=swa_cell, window=layers.sliding_window, page_size=page_size,
+               notes=list(layers.notes))
+    c.notes.append(f"pools split by layer count (SGLang before 0.5.9): {tokens:,} tokens of the {cell_l:,} B "
+                   f"all-layer cell -> full int({tokens:,} x {n} / ({ratio} x {n_swa} + {n_full})) = {full:,}, "
+                   f"SWA int(full x {ratio}) = {swa:,}" + ("" if floor else " (not page-floored)"))
+    return SWAPools(full_tokens=full, swa_tokens=swa, full_bytes_per_token=full_cell, swa_bytes_per_token=swa_cell,
+                    cell=cell_l * (ratio * n_swa + n_full) / n, mode="layers", components=c.components(full, swa),
+                    notes=tuple(c.notes), swa_full_tokens_ratio=ratio, profiled_full_tokens=profiled,
+                    page_size=page_size, sliding_window=layers.sliding_window)
+
+
 # --------------------------------------------------------------------------------------------------
 # Planner
 # --------------------------------------------------------------------------------------------------
 
 
+def hybrid_pool_on(ctx: PoolContext, layers: SWALayers) -> bool:
+    """Whether the planned release sizes this model with the hybrid sliding-window pool
+    (``RuleSet.pool_rules.hybrid_swa_pool``), from the config (architectures, ``is_hybrid_swa``,
+    ``sliding_window_pattern``), the layers (a window) and the flags (speculation; trtllm_mha: :func:`_trtllm_mha`).
+
+    Example: gpt-oss-120b on an H100 -> False under 0.5.3, True under 0.5.8 and 0.5.23; on a B200 under 0.5.8 ->
+    False.  Source: sgl-project/sglang python/sglang/srt/configs/model_config.py ``is_hybrid_swa_model``,
+    server_args.py ``_handle_model_specific_adjustments``, model_executor/model_runner.py ``ModelRunner.__init__``
+    ("Check if the model is using hybrid SWA"), v0.4.9.post6 - v0.5.23.
+    """
+    flat = flatten_config(ctx.config, engine="sglang") if isinstance(ctx.config, Mapping) else {}
+    return ctx.rules.pool_rules.hybrid_swa_pool(
+        architectures=[str(a) for a in (flat.get("architectures") or [])],
+        has_sliding_window=bool(layers.swa_layers) and layers.sliding_window > 0,
+        config_opt_in=bool(flat.get("is_hybrid_swa")), trtllm_mha=_trtllm_mha(ctx),
+        speculative=bool(ctx.flags.speculative_algorithm),
+        sliding_window_pattern=flat.get("sliding_window_pattern") is not None)
+
+
+def _trtllm_mha(ctx: PoolContext) -> bool:
+    """The attention backend is trtllm_mha: given as ``--attention-backend``, else GPT-OSS's default on SM100
+    (server_args.py, v0.5.8 - v0.5.9)."""
+    if ctx.flags.attention_backend is not None:
+        return ctx.flags.attention_backend == "trtllm_mha"
+    return ctx.vendor == "nvidia" and ctx.sm_major == 10
+
+
 def plan(ctx: PoolContext) -> PoolPlan:
     """The hybrid-SWA pools: :func:`swa_pool_sizes_over_stages` on the budget (full pool = the token count), the
-    SWA pool beside it, the draft's full layers sharing the count, then the request cap."""
+    SWA pool beside it, the draft's full layers sharing the count, then the request cap.  A release without the pool
+    for this model: :func:`one_pool_plan`; a layer-split release (before 0.5.9): :func:`layer_split_pools`."""
     f = ctx.flags
-    layers = swa_layers_from_config(ctx.config, release=_release(ctx))
-    draft_full, draft_swa = split_draft_layers(ctx.model, layers, f.speculative_algorithm)
+    layers = sglang_swa_geometry(ctx.config, release=_release(ctx))
+    if not hybrid_pool_on(ctx, layers):
+        return one_pool_plan(ctx, layers)
+    era = byte_era(_release(ctx))
+    draft_full, draft_swa = era_draft_layers(ctx, layers, era)
     if ctx.budget <= 0:
         mrr, reduced = request_cap(ctx, 0)
         return PoolPlan(tokens=0, cell=0.0, layout="", max_running_requests=mrr, reduced=reduced, kv_pool_bytes=0,
                         kv_slice_bytes=0, fixed_note=_FIXED_NOTE)
-    res = swa_pool_sizes_over_stages(
-        layers=layers, pp_size=ctx.pp, partition=f.pp_layer_partition, budget_bytes=ctx.budget,
-        kv_dtype=ctx.kv_dtype, attn_tp_size=ctx.attn_tp, page_size=ctx.page_size,
-        swa_full_tokens_ratio=f.swa_full_tokens_ratio, radix_cache=f.radix_cache,
-        max_running_requests=ctx.max_running_requests, attn_dp_size=ctx.attn_dp,
-        chunked_prefill_size=ctx.chunked_prefill_size, overlap_schedule=f.overlap_schedule,
-        speculative_num_draft_tokens=f.speculative_num_draft_tokens, draft_full_layers=draft_full,
-        draft_swa_layers=draft_swa, max_total_tokens=f.max_total_tokens)
+    if ctx.rules.pool_rules.swa_split == "layers":
+        res = layer_split_pools(layers=layers, pp_size=ctx.pp, partition=f.pp_layer_partition,
+                                budget_bytes=ctx.budget, kv_dtype=ctx.kv_dtype, attn_tp_size=ctx.attn_tp,
+                                page_size=ctx.page_size, ratio=_ratio(ctx), max_total_tokens=f.max_total_tokens,
+                                floor=_key(_release(ctx)) >= _key(LAYER_SPLIT_FLOOR_SINCE))
+    elif era.two_step:
+        res = two_step_pools(layers=layers, budget_bytes=ctx.budget, kv_dtype=ctx.kv_dtype, attn_tp_size=ctx.attn_tp,
+                             page_size=ctx.page_size, ratio=_ratio(ctx), max_total_tokens=f.max_total_tokens)
+    else:
+        res = swa_pool_sizes_over_stages(
+            layers=layers, pp_size=ctx.pp, partition=f.pp_layer_partition, budget_bytes=ctx.budget,
+            max_total_tokens=f.max_total_tokens, staged=era.staged, request_cap_mode=era.request_cap,
+            validate=era.validate, **_sizing_args(ctx, draft_full, draft_swa))
     mrr, reduced = request_cap(ctx, res.full_tokens)
     layout = (f"hybrid sliding window ({len(layers.full_layers)} full + {len(layers.swa_layers)} SWA layers, "
               f"window {layers.sliding_window}, {res.mode} mode)")
     pools = [Pool(name="full-attention KV", tokens=res.full_tokens, bytes=res.full_tokens * res.full_bytes_per_token,
                   bytes_per_token=res.full_bytes_per_token),
-             Pool(name="sliding-window KV", tokens=res.swa_tokens, bytes=res.swa_tokens * res.swa_bytes_per_token,
+             Pool(name=SWA_POOL_NAME, tokens=res.swa_tokens, bytes=res.swa_tokens * res.swa_bytes_per_token,
                   bytes_per_token=res.swa_bytes_per_token)]
     return PoolPlan(tokens=res.full_tokens, cell=res.cell, layout=layout, max_running_requests=mrr, reduced=reduced,
                     kv_pool_bytes=res.pool_bytes, kv_slice_bytes=min(int(res.full_tokens * res.cell), ctx.budget),
                     pools=pools, fixed_bytes=res.fixed_bytes, fixed_note=_FIXED_NOTE, notes=list(res.notes))
 
 
+def _ratio(ctx: PoolContext) -> float:
+    """``--swa-full-tokens-ratio``, else the release's default (``pool_rules.swa_full_tokens_ratio``)."""
+    given = ctx.flags.swa_full_tokens_ratio
+    return float(ctx.rules.pool_rules.swa_full_tokens_ratio if given is None else given)
+
+
+def one_pool_plan(ctx: PoolContext, layers: SWALayers) -> PoolPlan:
+    """A release that sizes this sliding-window model without the hybrid pool: one KV pool over every layer at the
+    full-attention geometry, SGLang's default flow (:func:`kvplan.engines.sglang.pools.default.plan_default`)::
+
+        cell = kv_heads_per_rank x (head_dim + v_head_dim) x L x e      (v_head_dim: head_dim before 0.5.7)
+        tokens = page_floor(budget // cell)
+
+    Example: gpt-oss-120b bf16 TP1 under 0.5.3: 8 x (64 + 64) x 36 x 2 = 73,728 B per token.
+    Source: sgl-project/sglang python/sglang/srt/model_executor/model_runner.py ``profile_max_num_token`` (the
+    ``disable_hybrid_swa_memory`` path), v0.5.3; model_executor/model_runner_kv_cache_mixin.py
+    ``get_cell_size_per_token``, v0.5.8.
+    """
+    from kvplan.engines.sglang.history import swa_pool_since
+    from kvplan.engines.sglang.pools.default import plan_default
+
+    def cell(c: PoolContext, n_layers: int) -> int:
+        if layers.latent:
+            return swa_bytes_per_layer_token(kv_heads=1, head_dim=layers.full_head_dim, v_head_dim=0,
+                                             attn_tp_size=c.attn_tp, kv_dtype=c.kv_dtype, latent=True) * n_layers
+        vhd = layers.full_v_head_dim if c.rules.pool_rules.gqa_cell_v_head_dim else layers.full_head_dim
+        return swa_bytes_per_layer_token(kv_heads=layers.full_kv_heads, head_dim=layers.full_head_dim,
+                                         v_head_dim=vhd, attn_tp_size=c.attn_tp, kv_dtype=c.kv_dtype) * n_layers
+
+    arch = layers.architecture or "this model"
+    n = layers.num_hidden_layers or len(layers.full_layers) + len(layers.swa_layers)
+    out = plan_default(ctx, cell=cell, pool_name="KV (K + V)",
+                       layout=lambda c: f"one KV pool over all {n} layers (no hybrid sliding-window pool in SGLang "
+                                        f"{_release(c)} for {arch})")
+    cond = ctx.rules.pool_rules.swa_disabled_archs.get(arch)
+    why = ("the release does not list it for the hybrid pool" if cond is None
+           else "its model override sets disable_hybrid_swa_memory" if cond == "always"
+           else f"its model override sets disable_hybrid_swa_memory with {cond.replace('-', ' ')}"
+           + (" (GPT-OSS's default backend on SM100)" if _trtllm_mha(ctx) else ""))
+    since = swa_pool_since(arch)
+    out.notes.insert(0, f"SGLang {_release(ctx)} sizes {arch} without the hybrid sliding-window pool ({why}): one KV "
+                        f"pool over all {n} layers at the full-attention cell; "
+                        + (f"SGLang lists it for the hybrid pool from {since}" if since else
+                           "no SGLang release up to 0.5.23 lists it for the hybrid pool"))
+    return out
+
+
 _FIXED_NOTE = "sliding-window pool (request-cap mode)"
+#: the SWA pool's name in the plan's pools (kvplan.planning.workload reads it: SGLANG_SWA_POOL_NAME)
+SWA_POOL_NAME = "sliding-window KV"
+
+
+def _sizing_args(ctx: PoolContext, draft_full: int, draft_swa: int) -> dict[str, Any]:
+    """The :func:`swa_pool_sizes` arguments the planner takes from its context (all but the budget, the stage and
+    ``--max-total-tokens``)."""
+    f = ctx.flags
+    return dict(kv_dtype=ctx.kv_dtype, attn_tp_size=ctx.attn_tp, page_size=ctx.page_size,
+                swa_full_tokens_ratio=_ratio(ctx), radix_cache=f.radix_cache,
+                max_running_requests=ctx.max_running_requests, attn_dp_size=ctx.attn_dp,
+                chunked_prefill_size=ctx.chunked_prefill_size, overlap_schedule=f.overlap_schedule,
+                speculative_num_draft_tokens=f.speculative_num_draft_tokens, draft_full_layers=draft_full,
+                draft_swa_layers=draft_swa)
+
+
+@dataclass(frozen=True)
+class _VectorStages:
+    """One hybrid-SWA group's scalars for the sweep: every PP stage's cells, the worst stage, the mode."""
+
+    full_cells: tuple[int, ...]
+    swa_cells: tuple[int, ...]
+    worst: int              # the stage with the largest cost per full token (the one the plan reports)
+    cell: float             # FitResult.kv_bytes_per_token when the budget is positive
+    cap_mode: bool
+    ratio: float
+    window: int
+    page_size: int
+    cap: dict[str, Any]     # swa_request_cap arguments (request-cap mode)
+    validate: bool = True   # the release refuses an SWA pool too small for one request (0.5.20+)
+
+
+def _vector_stages(ctx: PoolContext) -> _VectorStages | None:
+    """The group's stages as :func:`swa_pool_sizes_over_stages` sizes them; None where the sweep evaluates one fit
+    per point (no full-attention layer, an invalid ratio, a stage without layers, a geometry fit refuses)."""
+    f = ctx.flags
+    era = byte_era(_release(ctx))
+    try:
+        layers = sglang_swa_geometry(ctx.config, release=_release(ctx))
+        draft_full, draft_swa = era_draft_layers(ctx, layers, era)
+        n = layers.num_hidden_layers or (max(layers.full_layers + layers.swa_layers) + 1)
+        ranges = pp_layer_ranges(num_layers=n, pp_size=ctx.pp, partition=f.pp_layer_partition)
+        cells = [stage_cells(layers=layers, kv_dtype=ctx.kv_dtype, attn_tp_size=ctx.attn_tp,
+                             draft_full_layers=draft_full, draft_swa_layers=draft_swa,
+                             stage_layers=rng if ctx.pp > 1 and era.staged else None)[:2] for rng in ranges]
+    except InputError:
+        return None
+    ratio = _ratio(ctx)
+    cap_mode = era.request_cap and swa_request_cap_applies(
+        radix_cache=f.radix_cache, max_running_requests=ctx.max_running_requests,
+        chunked_prefill_size=ctx.chunked_prefill_size)
+    if not layers.full_layers or not 0.0 < ratio <= 1.0 or ctx.page_size <= 0 or ctx.attn_dp <= 0:
+        return None
+    costs = [float(fc) if cap_mode else fc + ratio * sc for fc, sc in cells]
+    if min(costs) <= 0 or (cap_mode and min(fc for fc, _ in cells) <= 0):
+        return None
+    worst = costs.index(max(costs))
+    args = _sizing_args(ctx, draft_full, draft_swa)
+    return _VectorStages(
+        full_cells=tuple(fc for fc, _ in cells), swa_cells=tuple(sc for _, sc in cells), worst=worst,
+        cell=costs[worst], cap_mode=cap_mode, ratio=ratio, window=layers.sliding_window, page_size=ctx.page_size,
+        cap=cap_args(window=layers.sliding_window, chunked_prefill_size=args["chunked_prefill_size"],
+                     overlap_schedule=args["overlap_schedule"],
+                     speculative_num_draft_tokens=args["speculative_num_draft_tokens"], speculative_num_steps=None,
+                     disaggregation_decode=False, decode_extra_slots=0, swa_eviction_interval=None),
+        validate=era.validate)
+
+
+def vector_group(ctx: PoolContext, *, cell: float) -> VectorGroup | None:
+    """``kvplan sweep``'s hybrid-SWA pools over arrays: :func:`swa_pool_sizes_over_stages` with the same formulas
+    (:func:`ratio_full_tokens`, :func:`ratio_swa_tokens`, :func:`swa_pool_too_small`, :func:`cap_swa_tokens`,
+    :func:`cap_full_tokens`)::
+
+        per stage s: full_s = ratio: page_floor(int(budget // (Fc_s + r Sc_s)))      (refused: swa_s too small)
+                              cap:   page_floor((budget - swa * Sc_s) // Fc_s)         (refused: full_s <= 0)
+        common = min(min_s full_s, max_total_tokens);   worst = the stage of the largest cost per full token
+        full   = page_floor(common) where common < full_worst, else full_worst
+        swa    = ratio: page_floor(int(full * r)) (refused when too small) | cap: min(swa, common) where capped
+        budget <= 0: no pool (0 tokens, cell 0, the request cap of 0 tokens)
+
+    Example: gpt-oss-120b bf16 TP1 at 12 GiB -> full 194,180, SWA 155,344 (the scalar example of
+    :func:`swa_pool_sizes`).
+    Source: sgl-project/sglang python/sglang/srt/model_executor/pool_configurator.py ``HybridSWAPoolConfigurator``,
+    ``SWARequestCapPoolConfigurator``; mem_cache/kv_cache_configurator.py ``_apply_token_constraints``, v0.5.23.
+    """
+    from kvplan.engines.sglang.pools.vector import VectorGroup, VectorPools, request_cap_of
+    from kvplan.engines.sglang.pools.vector import vector_group as single_cell_group
+
+    try:
+        layers = sglang_swa_geometry(ctx.config, release=_release(ctx))
+    except InputError:
+        return None
+    if not hybrid_pool_on(ctx, layers):   # the release's one pool over all layers: the single-cell formula
+        return single_cell_group(ctx, cell=cell)
+    if ctx.rules.pool_rules.swa_split == "layers":
+        return _layer_split_group(ctx, layers, cell=cell)
+    if byte_era(_release(ctx)).two_step:
+        return _two_step_group(ctx, layers, cell=cell)
+    vs = _vector_stages(ctx)
+    if vs is None or (cell and vs.cell != cell):
+        return None
+    page = vs.page_size
+
+    def pools(*, budget: Any, context_len: Any, requested: Any, max_total_tokens: Any) -> VectorPools:
+        pos = budget > 0
+        err: Any = False
+        fulls = []
+        swa_cap: Any = None
+        if vs.cap_mode:
+            swa_cap = cap_swa_tokens(max_running_requests=requested, attn_dp_size=ctx.attn_dp, page_size=page,
+                                     **vs.cap)
+        for fc, sc in zip(vs.full_cells, vs.swa_cells, strict=True):
+            if vs.cap_mode:
+                full_s = cap_full_tokens(budget_bytes=budget, swa_tokens=swa_cap, full_cell=fc, swa_cell=sc,
+                                         page_size=page)
+                err = err | (full_s <= 0)
+            else:
+                full_s = ratio_full_tokens(budget_bytes=budget, cell=fc + vs.ratio * sc, page_size=page)
+                if vs.validate:
+                    err = err | swa_pool_too_small(swa_tokens=ratio_swa_tokens(full_tokens=full_s, ratio=vs.ratio,
+                                                                               page_size=page),
+                                                   window=vs.window, page_size=page)
+            fulls.append(full_s)
+        common = fulls[0]
+        for full_s in fulls[1:]:
+            common = vmin(common, full_s)
+        if max_total_tokens is not None:
+            common = vwhere((max_total_tokens >= 0) & (max_total_tokens < common), max_total_tokens, common)
+        capped = common < fulls[vs.worst]
+        full = vwhere(capped, common // page * page, fulls[vs.worst])
+        if vs.cap_mode:
+            swa = vwhere(capped, vmin(swa_cap, common), swa_cap)
+        else:
+            swa = ratio_swa_tokens(full_tokens=full, ratio=vs.ratio, page_size=page)
+            if vs.validate:
+                err = err | swa_pool_too_small(swa_tokens=swa, window=vs.window, page_size=page)
+        tokens = vwhere(pos, full, 0)
+        return VectorPools(tokens=tokens, cell=vwhere(pos, vs.cell, 0.0),
+                           mrr=request_cap_of(ctx, tokens=tokens, context_len=context_len, requested=requested),
+                           error=err & pos, pools={SWA_POOL_NAME: vwhere(pos, swa, -1)})
+
+    return VectorGroup(family="hybrid_swa", pools=pools, note=f"{'request-cap' if vs.cap_mode else 'ratio'} mode")
+
+def _layer_split_group(ctx: PoolContext, layers: SWALayers, *, cell: float) -> VectorGroup | None:
+    """:func:`layer_split_pools` over arrays (the same :func:`layer_split_stages` / :func:`layer_split_tokens`)::
+
+        T = page_floor(min(min_s budget // cell_L_s, max_total_tokens))      (refused: T <= 0)
+        full, swa = layer_split_tokens(T);  budget <= 0: no pool
+
+    Example: gpt-oss-120b bf16 TP1 under 0.5.8 at 12 GiB -> T 174,762, full 194,180, SWA 155,344.
+    Source: sgl-project/sglang python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py ``init_memory_pool``,
+    ``set_num_tokens_hybrid_swa``, v0.5.8.
+    """
+    from kvplan.engines.sglang.pools.vector import VectorGroup, VectorPools, request_cap_of
+
+    ratio, page = _ratio(ctx), ctx.page_size
+    try:
+        n, stages = layer_split_stages(layers=layers, pp_size=ctx.pp, partition=ctx.flags.pp_layer_partition,
+                                       kv_dtype=ctx.kv_dtype, attn_tp_size=ctx.attn_tp)
+    except InputError:
+        return None
+    cells = [c for c, _, _ in stages]
+    n_full, n_swa = len(layers.full_layers), len(layers.swa_layers)
+    cost = max(cells) * (ratio * n_swa + n_full) / n
+    if not 0.0 < ratio <= 1.0 or min(cells) <= 0 or page <= 0 or (cell and cost != cell):
+        return None
+    floor = _key(_release(ctx)) >= _key(LAYER_SPLIT_FLOOR_SINCE)
+
+    def pools(*, budget: Any, context_len: Any, requested: Any, max_total_tokens: Any) -> VectorPools:
+        pos = budget > 0
+        common = budget // cells[0]
+        for c in cells[1:]:
+            common = vmin(common, budget // c)
+        if max_total_tokens is not None:
+            common = vwhere((max_total_tokens >= 0) & (max_total_tokens < common), max_total_tokens, common)
+        common = common // page * page
+        err = pos & (common <= 0)
+        full, swa = layer_split_tokens(tokens=common, num_layers=n, full_layers=n_full, swa_layers=n_swa,
+                                       ratio=ratio, page_size=page, floor=floor)
+        tokens = vwhere(pos & ~err, full, 0)
+        return VectorPools(tokens=tokens, cell=vwhere(pos, cost, 0.0),
+                           mrr=request_cap_of(ctx, tokens=tokens, context_len=context_len, requested=requested),
+                           error=err, pools={SWA_POOL_NAME: vwhere(pos, swa, -1)})
+
+    return VectorGroup(family="hybrid_swa", pools=pools, note="layer-split mode")
+
+
+def _two_step_group(ctx: PoolContext, layers: SWALayers, *, cell: float) -> VectorGroup | None:
+    """:func:`two_step_pools` over arrays (the same :func:`two_step_full_tokens` / :func:`ratio_swa_tokens`)::
+
+        T = page_floor(min(budget // (F Lf + S Ls), max_total_tokens))        (refused: T <= 0)
+        full = two_step_full_tokens(T);  swa = page_floor(int(full x r));  budget <= 0: no pool
+
+    Example: gpt-oss-120b bf16 TP1 under 0.5.9 at 12 GiB -> T 174,762, full 194,180, SWA 155,344.
+    Source: sgl-project/sglang python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py
+    ``set_num_tokens_hybrid_swa``, v0.5.9.
+    """
+    from kvplan.engines.sglang.pools.vector import VectorGroup, VectorPools, request_cap_of
+
+    ratio, page = _ratio(ctx), ctx.page_size
+    try:
+        full_cell, swa_cell, _, _ = stage_cells(layers=layers, kv_dtype=ctx.kv_dtype, attn_tp_size=ctx.attn_tp)
+    except InputError:
+        return None
+    profile_cell, split_cell = full_cell + swa_cell, full_cell + ratio * swa_cell
+    if not 0.0 < ratio <= 1.0 or profile_cell <= 0 or page <= 0 or (cell and split_cell != cell):
+        return None
+
+    def pools(*, budget: Any, context_len: Any, requested: Any, max_total_tokens: Any) -> VectorPools:
+        pos = budget > 0
+        common = budget // profile_cell
+        if max_total_tokens is not None:
+            common = vwhere((max_total_tokens >= 0) & (max_total_tokens < common), max_total_tokens, common)
+        common = common // page * page
+        err = pos & (common <= 0)
+        full = two_step_full_tokens(tokens=common, profile_cell=profile_cell, split_cell=split_cell, page_size=page)
+        swa = ratio_swa_tokens(full_tokens=full, ratio=ratio, page_size=page)
+        tokens = vwhere(pos & ~err, full, 0)
+        return VectorPools(tokens=tokens, cell=vwhere(pos, split_cell, 0.0),
+                           mrr=request_cap_of(ctx, tokens=tokens, context_len=context_len, requested=requested),
+                           error=err, pools={SWA_POOL_NAME: vwhere(pos, swa, -1)})
+
+    return VectorGroup(family="hybrid_swa", pools=pools, note="0.5.9 two-step mode")
+
 
 #: speculative algorithms SGLang runs as EAGLE (``is_eagle()``), whose path-less MTP head is sized off the target
 _PATHLESS_MTP_ALGOS = frozenset({"NEXTN", "MTP", "EAGLE"})

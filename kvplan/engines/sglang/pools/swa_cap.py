@@ -7,20 +7,64 @@ prefill chunks in flight.
 
 from __future__ import annotations
 
+from typing import Any
+
 #: environ.SGLANG_SWA_EVICTION_INTERVAL default.
 SWA_EVICTION_INTERVAL = 128
 
 
-def ceil_align(a: int, b: int) -> int:
-    """``a`` rounded up to a multiple of ``b``."""
+def ceil_align(a: Any, b: int) -> Any:
+    """``a`` rounded up to a multiple of ``b`` (an int or a numpy array)."""
     return -(-a // b) * b
+
+
+# ---- ints or numpy arrays: the pool formulas take both (``kvplan fit`` passes ints and never loads numpy; ``kvplan
+# sweep`` passes arrays, numpy is then already imported) ---------------------------------------------------------
+
+def is_array(x: Any) -> bool:
+    """``x`` is a numpy array (not a Python number)."""
+    return getattr(x, "ndim", 0) > 0
+
+
+def _np() -> Any:
+    import numpy
+
+    return numpy
+
+
+def vmin(a: Any, b: Any) -> Any:
+    """``min(a, b)`` for ints or element-wise for arrays."""
+    if is_array(a) or is_array(b):
+        return _np().minimum(a, b)
+    return min(a, b)
+
+
+def vmax(a: Any, b: Any) -> Any:
+    """``max(a, b)`` for ints or element-wise for arrays."""
+    if is_array(a) or is_array(b):
+        return _np().maximum(a, b)
+    return max(a, b)
+
+
+def vint(x: Any) -> Any:
+    """``int(x)`` (truncation toward zero) for a number or element-wise for an array (int64)."""
+    if is_array(x):
+        return x.astype("int64") if x.dtype.kind == "f" else x   # astype truncates toward zero, as int() does
+    return int(x)
+
+
+def vwhere(cond: Any, a: Any, b: Any) -> Any:
+    """``a if cond else b``, element-wise for arrays."""
+    if is_array(cond) or is_array(a) or is_array(b):
+        return _np().where(cond, a, b)
+    return a if cond else b
 
 
 def swa_request_cap(
     *,
     page_size: int,
     window: int,
-    mrr_per_rank: int,
+    mrr_per_rank: Any,
     chunked_prefill_size: int,
     overlap_schedule: bool,
     num_draft_tokens: int,
@@ -28,7 +72,7 @@ def swa_request_cap(
     disagg_decode: bool,
     decode_extra_slots: int,
     eviction_interval: int,
-) -> int:
+) -> Any:
     """SWA slots one rank reserves for ``mrr_per_rank`` running requests (EAGLE / DSpark top-k 1 only).
 
     Formula::

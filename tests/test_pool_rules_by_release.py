@@ -1,0 +1,211 @@
+"""The hybrid sliding-window and Mamba pools by SGLang release (issue 12), numbers computed by hand.
+
+The planners read ``RuleSet.pool_rules`` (kvplan/engines/sglang/releases.py ``PoolRules``, built by release in
+kvplan/engines/sglang/history.py).  Every case fixes the KV budget (the planner's :class:`PoolContext` of a real
+``fit``, with ``budget`` replaced) so the arithmetic below is the pool rule alone.  Read in the wheels
+(``pip download --no-deps sglang==X``, python/sglang/srt):
+
+* 0.5.3 server_args.py: GPT-OSS sets ``disable_hybrid_swa_memory``; model_runner.py ``profile_max_num_token``: one
+  cell ``heads x head_dim x L x 2 x e`` over all layers;
+* 0.5.8 model_executor/model_runner_kv_cache_mixin.py ``set_num_tokens_hybrid_swa``: the split by layer count;
+  server_args.py: GPT-OSS turns the pool off with trtllm_mha (the SM100 default);
+* Mamba: model_runner.py (0.5.3 fixed slots, 0.5.5 ``handle_max_mamba_cache``), model_runner_kv_cache_mixin.py
+  (0.5.9), mem_cache/kv_cache_configurator.py (0.5.23, the padding slot).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from kvplan.deployment import Deployment
+from kvplan.engines.sglang import history
+from kvplan.engines.sglang.pools import capturing_contexts, mamba, swa
+from kvplan.engines.sglang.releases import rules_for
+from kvplan.errors import InputError
+from kvplan.planning.plan import fit
+
+GIB = 2**30
+BUDGET = 12 * GIB                      # 12,884,901,888 B
+
+
+def _ctx(budget: int | None = None, **kw):
+    """The pool planner's context of ``fit(Deployment(**kw))``, the budget replaced when given."""
+    with capturing_contexts() as got:
+        fit(Deployment(**kw))
+    ctx = got[-1]
+    return ctx if budget is None else dataclasses.replace(ctx, budget=budget)
+
+
+# ------------------------------------------------------------------------------------------ GPT-OSS by release
+
+def test_gpt_oss_under_0_5_3_has_one_pool_over_all_layers():
+    # 8 KV heads x (64 + 64) x 36 layers x 2 B = 73,728 B a token; 12,884,901,888 // 73,728 = 174,762
+    # (174,762 x 73,728 = 12,884,852,736, 49,152 B left)
+    p = swa.plan(_ctx(BUDGET, model="openai/gpt-oss-120b", gpu="h100-sxm", engine_version="0.5.3"))
+    assert (p.cell, p.tokens) == (73_728, 174_762)
+    assert [(x.name, x.tokens, x.bytes) for x in p.pools] == [("KV (K + V)", 174_762, 12_884_852_736)]
+    assert p.layout.startswith("one KV pool over all 36 layers")
+    assert "disable_hybrid_swa_memory" in p.notes[0] and "from 0.5.8" in p.notes[0]
+    assert history.swa_pool_since("GptOssForCausalLM") == "0.5.8"
+
+
+def test_gpt_oss_under_0_5_8_splits_by_layer_count():
+    # T = 12,884,901,888 // 73,728 = 174,762 tokens of all 36 layers; full = int(174,762 x 36 / (0.8 x 18 + 18))
+    # = int(6,291,432 / 32.4) = 194,180; swa = int(194,180 x 0.8) = 155,344; cost per full token 73,728 x 32.4 / 36
+    # = 66,355.2 B.  (Equal full and SWA cells: the same counts as 0.5.23's byte split.)
+    p = swa.plan(_ctx(BUDGET, model="openai/gpt-oss-120b", gpu="h100-sxm", engine_version="0.5.8"))
+    assert "layers mode" in p.layout
+    assert (p.tokens, [x.tokens for x in p.pools]) == (194_180, [194_180, 155_344])
+    assert p.cell == pytest.approx(66_355.2)
+    # 18 full layers x 2,048 B = 36,864 B a full token; the same per SWA token
+    assert [x.bytes for x in p.pools] == [194_180 * 36_864, 155_344 * 36_864]
+
+
+def test_gpt_oss_under_0_5_8_on_a_b200_has_no_swa_pool():
+    # SM100: GPT-OSS's default backend is trtllm_mha, which turns hybrid SWA memory off in 0.5.8; page 64:
+    # 174,762 // 64 x 64 = 174,720
+    ctx = _ctx(BUDGET, model="openai/gpt-oss-120b", gpu="b200", engine_version="0.5.8")
+    p = swa.plan(ctx)
+    assert (ctx.page_size, p.cell, p.tokens) == (64, 73_728, 174_720)
+    assert "trtllm_mha" in p.notes[0]
+
+
+def test_gpt_oss_under_0_5_23_splits_by_bytes():
+    # cell = 36,864 + 0.8 x 36,864 = 66,355.2; full = int(12,884,901,888 // 66,355.2) = 194,180; swa 155,344
+    p = swa.plan(_ctx(BUDGET, model="openai/gpt-oss-120b", gpu="h100-sxm"))
+    assert "ratio mode" in p.layout and (p.tokens, [x.tokens for x in p.pools]) == (194_180, [194_180, 155_344])
+
+
+def test_mimo_v2_flash_layer_split_cell_has_the_swa_term():
+    # 0.5.8 get_cell_size_per_token for MiMoV2FlashForCausalLM, TP4 bf16: full 4 heads / 4 = 1 x (192 + 128) x 2
+    # = 640 B over all 48 layers = 30,720, + SWA 8 / 4 = 2 x 320 x 2 = 1,280 B over its 39 SWA layers = 49,920:
+    # 80,640 B.  T = 12,884,901,888 // 80,640 = 159,783; full = int(159,783 x 48 / (0.8 x 39 + 9)) =
+    # int(7,669,584 / 40.2) = int(190,785.7) = 190,785; swa = int(152,628.0) = 152,628
+    p = swa.plan(_ctx(BUDGET, model="XiaomiMiMo/MiMo-V2-Flash", gpu="h200-sxm", tp=4, engine_version="0.5.8"))
+    assert (p.tokens, [x.tokens for x in p.pools]) == (190_785, [190_785, 152_628])
+    assert "80,640 B" in p.notes[-1]
+
+
+def test_mimo_v2_flash_two_step_byte_split_of_0_5_9():
+    # 0.5.9 - 0.5.10: F = 640, S = 1,280 (TP4 bf16), 9 full + 39 SWA layers; profile cell 640 x 9 + 1,280 x 39 =
+    # 55,680 B -> T = 12,884,901,888 // 55,680 = 231,409; split cell 5,760 + 0.8 x 49,920 = 45,696;
+    # full = int(231,409 x 55,680 / 45,696) = int(281,968.9) = 281,968, swa = int(225,574.4) = 225,574.
+    # 0.5.11+ divide the budget once: 12,884,901,888 // 45,696 = 281,970
+    def counts(release):
+        p = swa.plan(_ctx(BUDGET, model="XiaomiMiMo/MiMo-V2-Flash", gpu="h200-sxm", tp=4, engine_version=release))
+        return p.tokens, [x.tokens for x in p.pools]
+    assert counts("0.5.9") == (281_968, [281_968, 225_574])
+    assert counts("0.5.11") == (281_970, [281_970, 225_576])
+
+
+def test_request_cap_mode_arrives_in_0_5_21():
+    # radix cache off + --max-running-requests 16: 0.5.20 has no SWARequestCapPoolConfigurator (ratio mode:
+    # 194,180 full tokens at 12 GiB); 0.5.23 sizes the SWA pool for 16 requests first
+    kw = dict(model="openai/gpt-oss-120b", gpu="h100-sxm", disable_radix_cache=True, max_running_requests=16)
+    assert "ratio mode" in swa.plan(_ctx(BUDGET, **kw, engine_version="0.5.20")).layout
+    assert "request-cap mode" in swa.plan(_ctx(BUDGET, **kw)).layout
+    era = swa.byte_era("0.5.16")
+    assert (era.two_step, era.draft, era.staged, era.validate, era.request_cap) == (False, "full", False, False,
+                                                                                   False)
+
+
+def test_layer_split_is_unfloored_before_0_5_7():
+    # model_runner.py set_num_token_hybrid (0.4.9.post6 - 0.5.6) does not floor the split pools to the page
+    kw = dict(tokens=1000, num_layers=36, full_layers=18, swa_layers=18, ratio=0.8, page_size=64)
+    # full = int(36,000 / 32.4) = int(1,111.1) = 1,111; swa = int(888.8) = 888; floored: 1,088 / 832
+    assert swa.layer_split_tokens(**kw, floor=False) == (1111, 888)
+    assert swa.layer_split_tokens(**kw) == (1088, 832)
+
+
+def test_ratio_default_is_the_releases():
+    ctx = _ctx(model="openai/gpt-oss-120b", gpu="h100-sxm", engine_version="0.5.8")
+    assert ctx.flags.swa_full_tokens_ratio is None and swa._ratio(ctx) == ctx.rules.pool_rules.swa_full_tokens_ratio
+
+
+# ------------------------------------------------------------------------------------------------ Gemma-3
+
+@pytest.mark.parametrize("release", ["0.5.6", "0.5.23"])
+def test_gemma_3_is_one_pool_in_every_release(release):
+    # both releases turn hybrid SWA memory off for Gemma3ForConditionalGeneration (0.5.6 server_args.py, 0.5.23
+    # arg_groups/model_overrides/gemma2_gemma3.py): one pool over all 62 layers, 16 KV heads x (128 + 128) x 62 x
+    # 2 B = 507,904 B a token, tokens = budget // 507,904
+    rules = rules_for(release).pool_rules
+    assert not rules.hybrid_swa_pool(architectures=["Gemma3ForConditionalGeneration"], has_sliding_window=True)
+    with pytest.raises(InputError, match="disables hybrid SWA"):
+        swa.swa_layers_from_config({"architectures": ["Gemma3ForCausalLM"], "num_hidden_layers": 2,
+                                    "sliding_window": 1024}, release=release, pool_rules=rules)
+    f = fit(Deployment(model="google/gemma-3-27b-it", gpu="h100-sxm", engine_version=release))
+    assert (f.family, f.kv_bytes_per_token) == ("gqa", 507_904)
+    assert f.kv_pool_tokens == f.kv_budget_bytes // 507_904 and [p.name for p in f.pools] == ["KV (K + V)"]
+
+
+# ------------------------------------------------------------------------------------------ Qwen3-Next (Mamba)
+
+QWEN3_NEXT = dict(model="Qwen/Qwen3-Next-80B-A3B-Instruct", gpu="h200-sxm", tp=2)
+MAMBA_BUDGET = 47_878_147_932           # int(44.59 GiB); per request p = 38,633,472 B (36 GDN layers at TP2)
+P = 38_633_472
+
+
+def test_qwen3_next_0_5_3_fixed_512_slots():
+    # radix cache forced off; K = 512 (no --max-mamba-cache-size, no --max-running-requests), q = 1;
+    # kv = 47,878,147,932 - 512 x 38,633,472 = 47,878,147,932 - 19,780,337,664 = 28,097,810,268
+    # tokens = 28,097,810,268 // 12,288 = 2,286,605
+    p = mamba.plan(_ctx(MAMBA_BUDGET, **QWEN3_NEXT, engine_version="0.5.3"))
+    assert p.fixed_bytes == 512 * P == 19_780_337_664
+    assert p.tokens == 28_097_810_268 // 12_288 == 2_286_605
+    assert p.max_running_requests == 512
+    assert any("radix cache off" in n for n in p.notes)
+
+
+def test_qwen3_next_0_5_3_slots_divided_by_dp():
+    # --dp 2 --enable-dp-attention: K = 512 // 2 = 256 per rank
+    ctx = _ctx(MAMBA_BUDGET, **QWEN3_NEXT, dp=2, enable_dp_attention=True, engine_version="0.5.3")
+    carve = mamba.mamba_carve(geometry=mamba.mamba_geometry_from_config(ctx.config), budget_bytes=MAMBA_BUDGET,
+                              tp_size=ctx.attn_tp, attn_dp_size=2, carve=mamba.CarveRules.of(ctx.rules))
+    assert (carve.mamba_slots, carve.mamba_ratio) == (256, 1)
+
+
+def test_qwen3_next_0_5_5_ratio_over_the_flag():
+    # 0.9 / 1.9 x 47,878,147,932 = 22,679,122,704.6 B; // 38,633,472 = 587 slots, no padding slot;
+    # kv = 47,878,147,932 - 587 x 38,633,472 = 47,878,147,932 - 22,677,848,064 = 25,200,299,868; q = 3 -> 195
+    p = mamba.plan(_ctx(MAMBA_BUDGET, **QWEN3_NEXT, engine_version="0.5.5"))
+    assert (p.fixed_bytes, p.tokens) == (587 * P, 25_200_299_868 // 12_288)
+    assert p.max_running_requests == 587 // 3 == 195
+    # --max-mamba-cache-size is overwritten while the radix cache is on (0.5.4 - 0.5.6)
+    p = mamba.plan(_ctx(MAMBA_BUDGET, **QWEN3_NEXT, engine_version="0.5.5", max_mamba_cache_size=100))
+    assert p.fixed_bytes == 587 * P and any("overwritten" in n for n in p.notes)
+
+
+def test_qwen3_next_0_5_5_speculative_multiplies_the_state():
+    # D = 3: K = int(22,679,122,704.6 // 38,633,472 // 4) = int(587.0 // 4) = 146; state = 146 x p x 4
+    g = mamba.mamba_geometry_from_config(_ctx(**QWEN3_NEXT, engine_version="0.5.5").config)
+    c = mamba.mamba_carve(geometry=g, budget_bytes=MAMBA_BUDGET, tp_size=2, speculative_num_draft_tokens=3,
+                          mamba_radix_cache_strategy="no_buffer", carve=mamba.CarveRules.of(rules_for("0.5.5")))
+    assert (c.mamba_slots, c.state_bytes) == (146, 146 * P * 4)
+    assert c.kv_budget_bytes == MAMBA_BUDGET - 146 * P * 4
+
+
+def test_qwen3_next_0_5_9_no_padding_slot():
+    # 0.5.7 - 0.5.16: K = int(22,679,122,704.6 // 38,633,472) = 587 (no "- p"), state 587 x p; q = 3 (auto ->
+    # no_buffer before 0.5.14) -> 195
+    p = mamba.plan(_ctx(MAMBA_BUDGET, **QWEN3_NEXT, engine_version="0.5.9"))
+    assert (p.fixed_bytes, p.max_running_requests) == (587 * P, 195)
+
+
+def test_qwen3_next_0_5_23():
+    # K = int((22,679,122,704.6 - p) // p) = 586, state (586 + 1) x p = 22,677,848,064 (the same bytes as 0.5.9);
+    # q = 5 (extra_buffer) -> 117
+    p = mamba.plan(_ctx(MAMBA_BUDGET, **QWEN3_NEXT))
+    assert (p.fixed_bytes, p.tokens) == (587 * P, 25_200_299_868 // 12_288)
+    assert p.max_running_requests == 586 // 5 == 117
+
+
+def test_carve_rules_by_window():
+    got = {v: mamba.CarveRules.of(rules_for(v)) for v in ("0.5.3", "0.5.5", "0.5.7", "0.5.8", "0.5.9", "0.5.16",
+                                                          "0.5.17")}
+    assert {v: (c.sizing, c.fallback_slots, c.padding) for v, c in got.items()} == {
+        "0.5.3": ("fixed", 512, 0), "0.5.5": ("ratio_0504", 512, 0), "0.5.7": ("ratio_0507", 512, 0),
+        "0.5.8": ("ratio_0507", 512, 0), "0.5.9": ("ratio_0507", None, 0), "0.5.16": ("ratio_0507", None, 0),
+        "0.5.17": ("ratio", None, 1)}
