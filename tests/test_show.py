@@ -51,3 +51,18 @@ def test_kv_shared_layers_listed():
 def test_info_text_lists_rows():
     text = info_text({"a": 1, "layer_types": [{"layer_type": "full attention", "layers": 5}]})
     assert text == "a: 1\nlayer_types:\n  layer_type=full attention, layers=5\n"
+
+
+def test_mla_hybrid_block_follows_the_gpu_backend():
+    """Kimi-K3 (KDA + MLA) under the newest vLLM: the attention block is aligned by the MLA backend vLLM picks on the
+    GPU (FLASH_ATTN_MLA on SM90, FLASHINFER_MLA on SM100; grouping.hybrid_alignment), with the >=0.27 floor of 128:
+    5,696 (16-aligned, as before) -> 128 x 45 = 5,760, the block ``kvplan fit`` plans (its ``page_size``)."""
+    from kvplan.deployment import Deployment
+    from kvplan.planning.plan import fit
+
+    for gpu, backend in (("h100-sxm", "FLASH_ATTN_MLA"), ("b200", "FLASHINFER_MLA")):
+        info, _ = show_rows("moonshotai/Kimi-K3", gpu)
+        assert info["vllm_block_size"] == 5760 == 128 * 45
+        assert f"MLA attention backend {backend}" in info["vllm_hybrid_alignment"]
+        f = fit(Deployment(model="moonshotai/Kimi-K3", gpu=gpu, engine="vllm", tp=1, kv_cache_memory_bytes=40 * 2**30))
+        assert f.page_size == info["vllm_block_size"]

@@ -372,3 +372,27 @@ def test_non_torch_by_interconnect_and_version():
     assert vllm_default_non_torch_bytes(tp_size=8, engine_version="0.10.2", interconnect="pcie") == 128 * MiB
 
 
+
+
+def test_budget_terms_take_arrays():
+    """issue 16: the budget formulas the sweep runs on arrays give the scalar values element-wise (hand-checked:
+    Llama-3.1-8B TP1, the vllm_default_activation_bytes docstring)."""
+    import numpy as np
+
+    from kvplan.engines.vllm.budget import vllm_activation_coefficients, vllm_activation_peak
+
+    fwd, spr = vllm_activation_coefficients(config=LLAMA31_8B)
+    assert (fwd, spr) == (2 * (3 * 4096 + 3 * 14336), 128256 * 39) == (110_592, 5_001_984)
+    assert vllm_activation_peak(forward_bytes_per_token=fwd, sampler_bytes_per_row=spr, max_num_batched_tokens=8192,
+                                max_num_seqs=1024) == 1024 * 5_001_984 == 5_122_031_616
+    assert vllm_default_activation_bytes(config=LLAMA31_8B, max_num_batched_tokens=8192, max_num_seqs=4) == \
+        8192 * 110_592 == 905_969_664                   # 4 sampler rows: the forward pass is the peak
+    seqs = np.array([4, 1024, 8192])
+    assert vllm_activation_peak(forward_bytes_per_token=fwd, sampler_bytes_per_row=spr, max_num_batched_tokens=8192,
+                                max_num_seqs=seqs).tolist() == [905_969_664, 5_122_031_616, 8192 * 5_001_984]
+    util = np.array([0.9, 0.5, 0.95])
+    for ceil in (True, False):
+        arr = vllm_requested_bytes(device_bytes=85_520_809_984, gpu_memory_utilization=util, ceil=ceil)
+        assert arr.tolist() == [vllm_requested_bytes(device_bytes=85_520_809_984, gpu_memory_utilization=u, ceil=ceil)
+                                for u in util.tolist()]
+    assert vllm_requested_bytes(device_bytes=85_520_809_984, gpu_memory_utilization=0.9) == 76_968_728_986

@@ -35,10 +35,12 @@ def test_token_line_08_is_blocks_times_block():
     assert tokens == 21136 and conc == pytest.approx(21136 / 32768)
 
 
-@pytest.mark.parametrize(("version", "ratio", "chunked"), [("0.11.1", 0.0, False), ("0.12.0", 1.5, False),
-                                                           ("0.13.0", 1.5, False), ("0.14.0", 1.5, True),
-                                                           ("0.25.1", 1.5, True)])
+@pytest.mark.parametrize(("version", "ratio", "chunked"), [("0.11.1", 0.0, False), ("0.12.0", 1.25, False),
+                                                           ("0.13.0", 1.25, False), ("0.14.0", 1.25, True),
+                                                           ("0.18.0", 1.5, True), ("0.25.1", 1.5, True)])
 def test_group_rule_and_chunked_local(version, ratio, chunked):
+    """The equal-size group threshold: none in 0.11.1, ``max < 1.25 × min`` in 0.12.0 (``v1/core/kv_cache_utils.py``
+    line 1017 of that wheel) to 0.17, ``1.5 ×`` from 0.18 (0.20.0 line 1127, 0.25.1, 0.34.0)."""
     rel = releases.release_for(version)
     assert rel.group_size_ratio == ratio and rel.chunked_local_hybrid is chunked
 

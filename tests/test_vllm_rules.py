@@ -48,19 +48,76 @@ def test_release_rows_are_ordered_and_the_last_is_the_newest():
 
 @pytest.mark.parametrize("before,at,rule,old,new", [
     ("0.7.3", "0.8.0", "v0", True, False),
+    ("0.9.0.1", "0.9.1", "sliding_hybrid", False, True),        # kv_cache_coordinator.py first in the 0.9.1 wheel
     ("0.10.2", "0.11.0", "snapshot_after_comm", False, True),
-    ("0.11.2", "0.12.0", "ceil_requested", False, True),
+    ("0.11.2", "0.12.0", "group_size_ratio", 0.0, 1.25),         # `max < min * 1.25` first in the 0.12.0 wheel
+    ("0.13.0", "0.14.0", "ceil_requested", False, True),        # math.ceil in v1/worker/utils.py from 0.14.0
+    ("0.13.0", "0.14.0", "chunked_local_hybrid", False, True),
+    ("0.14.1", "0.15.0", "mamba_pc_needs_model_support", True, False),
+    ("0.17.1", "0.18.0", "group_size_ratio", 1.25, 1.5),
     ("0.19.1", "0.20.0", "default_utilization", 0.9, 0.92),
     ("0.19.1", "0.20.0", "graph_estimate_default", False, True),
-    ("0.21.9", "0.22.0", "mamba_align_default", False, True),
+    ("0.27.1", "0.28.0", "mamba_align_default", False, True),    # prefix caching on for hybrids from 0.28.0
     ("0.25.1", "0.26.0", "async_in_flight", False, True),
     ("0.26.1", "0.27.0", "accounting", releases.Accounting.SUMMED, releases.Accounting.CONSUMED),
-    ("0.32.0", "0.33.0", "dsv4_grouping", releases.DsV4Grouping.TUPLES, releases.DsV4Grouping.PACKED),
+    # _get_packed_kv_cache_groups: absent in the 0.28.0 wheel, in v1/core/kv_cache_utils.py of 0.29.0
+    ("0.28.0", "0.29.0", "dsv4_grouping", releases.DsV4Grouping.TUPLES, releases.DsV4Grouping.PACKED),
+    # one capacity line "GPU KV cache size: %s tokens, Maximum concurrency ..." from 0.28.0 (two lines in 0.27.0)
+    ("0.27.1", "0.28.0", "capacity_log", releases._V1_0_27.capacity_log, releases._V1_0_34.capacity_log),
 ])
 def test_release_boundaries(before, at, rule, old, new):
     """Each boundary of docs/vllm.md's version table, one release either side."""
     assert getattr(releases.release_for(before), rule) == old
     assert getattr(releases.release_for(at), rule) == new
+
+
+def test_mamba_cache_mode_is_none_in_0_22_to_0_27():
+    """0.22.0 - 0.25.1 ``config/model.py`` ``is_prefix_caching_supported`` is False for ``attn_type == "hybrid"``
+    (0.26.0 / 0.27.0: True, but ``_set_default_chunked_prefill_and_prefix_caching_args`` excludes ``is_hybrid``), so
+    prefix caching is off and ``MambaModelConfig`` keeps mode "none": 1 block per Mamba group per request; 0.28.0
+    turns it on -> "align", 2 blocks.  (tests/test_vllm_rules.py asserted "align" at 0.22 before the wheels were read.)"""
+    for v in ("0.22.0", "0.22.1", "0.23.0", "0.24.0", "0.25.1", "0.26.0", "0.27.1"):
+        assert releases.release_for(v).mamba_align_default is False
+    for v in ("0.28.0", "0.33.0", "0.34.0"):
+        assert releases.release_for(v).mamba_align_default is True
+    cfg = _hf("nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16")
+    modes = {}
+    for v in ("0.22.0", "0.25.1", "0.28.0"):
+        p = plan_vllm(_measured(cfg, engine_version=v))
+        modes[v] = [a for a in p.assumptions if a.startswith("Mamba cache mode")]
+    assert modes["0.22.0"] == modes["0.25.1"] == ["Mamba cache mode none: 1 block(s) per Mamba group per request"]
+    assert modes["0.28.0"] == ["Mamba cache mode align: 2 block(s) per Mamba group per request"]
+
+
+def test_group_size_threshold_by_release():
+    """Equal-size groups (``_get_kv_cache_groups_uniform_page_size``): gpt-oss-20b + a 1-layer EAGLE draft has 12
+    sliding + 13 full layers: 13 < 1.25 x 12 = 15 -> groups of 13 from 0.12; 12 sliding + 16 full: 16 < 15 is false
+    under 0.12-0.17 (groups of 12) but 16 < 1.5 x 12 = 18 from 0.18 (groups of 16); before 0.12: always the minimum."""
+    def group(v, sw, full):
+        r = releases.release_for(v).group_size_ratio
+        return max(sw, full) if max(sw, full) < r * min(sw, full) else min(sw, full)
+    assert (group("0.11.2", 12, 13), group("0.12.0", 12, 13), group("0.18.0", 12, 13)) == (12, 13, 13)
+    assert (group("0.17.1", 12, 16), group("0.18.0", 12, 16)) == (12, 16)
+
+
+def test_requested_memory_ceil_from_0_14():
+    """requested = total x util: the float product (truncated to bytes) to 0.13.0, ``math.ceil`` from 0.14.0.
+    H100 80 GB total 85,520,809,984 B x 0.9 = 76,968,728,985.6 -> 76,968,728,985 (0.13) / 76,968,728,986 (0.14)."""
+    from kvplan.engines.vllm.budget import vllm_requested_bytes
+    got = {v: vllm_requested_bytes(device_bytes=85_520_809_984, gpu_memory_utilization=0.9,
+                                   ceil=releases.release_for(v).ceil_requested) for v in ("0.13.0", "0.14.0")}
+    assert got == {"0.13.0": 76_968_728_985, "0.14.0": 76_968_728_986}
+
+
+def test_v0_chunked_prefill_batch_by_release():
+    """V0 with chunked prefill (on by default above 32K): 512 tokens in 0.6.4, 2048 from 0.6.5
+    (``config.py`` ``SchedulerConfig.__post_init__``); without it max(max_model_len, 2048) in both."""
+    kw = dict(device_bytes=24 * GiB, gpu_name="RTX 3090")
+    assert releases.release_for("0.6.4").batch_defaults(max_model_len=40000, **kw)[:2] == (512, 256)
+    assert releases.release_for("0.6.5").batch_defaults(max_model_len=40000, **kw)[:2] == (2048, 256)
+    assert releases.release_for("0.7.3").batch_defaults(max_model_len=40000, **kw)[:2] == (2048, 256)
+    assert releases.release_for("0.7.3").batch_defaults(max_model_len=20000, **kw)[:2] == (20000, 256)
+    assert releases.release_for("0.7.3").v0 and releases.release_for("0.6.4").v0
 
 
 def test_token_lines_by_window():

@@ -54,7 +54,7 @@ def show_rows(model_text: str, gpu_text: str | None) -> tuple[dict[str, Any], li
     vllm_model = _vllm_model(m, gpu, info)
     info["layer_types"] = layer_type_rows(m, gpu, vllm_model, str(info.get("sglang_kv_cache_dtype", "bf16")))
     if vllm_model is not None:
-        info["vllm_groups"] = vllm_group_rows(vllm_model, info)
+        info["vllm_groups"] = vllm_group_rows(vllm_model, info, sm_major=gpu.sm_major if gpu is not None else None)
     fam = family_or_none(m.family)
     planner = POOL_PLANNERS.get(fam) if fam is not None else None
     if planner is None:
@@ -165,24 +165,31 @@ def _sglang_swa_rows(m: ModelSpec, kv_dtype: str) -> list[tuple[str, int, int]]:
     return out
 
 
-def vllm_group_rows(model: ModelKV, info: dict[str, Any]) -> list[dict[str, Any]]:
-    """vLLM's KV-cache groups at TP1: kind, layers, block size, page bytes; the padding lines go to
-    ``info["vllm_padding"]``.
+def vllm_group_rows(model: ModelKV, info: dict[str, Any], *, sm_major: int | None = None) -> list[dict[str, Any]]:
+    """vLLM's KV-cache groups at TP1 on a GPU of SM ``sm_major`` (None: unknown): kind, layers, block size, page
+    bytes; the padding lines go to ``info["vllm_padding"]``, an MLA hybrid's backend and alignment to
+    ``info["vllm_hybrid_alignment"]`` (:func:`kvplan.engines.vllm.grouping.hybrid_alignment`, the planner's rule).
 
     Example: Gemma-4 26B-A4B, vLLM 0.34: six groups of five layers (one full, five sliding), full block 32 after
-    page unification (4,096 B x 32 = 8,192 B x 16 = 131,072 B).
+    page unification (4,096 B x 32 = 8,192 B x 16 = 131,072 B).  A Kimi-Linear-class MLA hybrid: the attention block
+    is aligned to the MLA backend vLLM picks on the GPU (0.34: at least 128).
     """
     from dataclasses import replace
 
-    from kvplan.engines.vllm.grouping import hybrid_block_size, kv_groups
-    from kvplan.engines.vllm.releases import release_for
+    from kvplan.engines.vllm.grouping import hybrid_alignment, hybrid_block_size, kv_groups
+    from kvplan.engines.vllm.releases import NEWEST_VERSION, parse_version, release_for
 
     rel = release_for(None)
     block, _ = rel.block_size(model.family, None)
     warnings: list[str] = []
     if model.max_mamba_state_bytes:
+        align = hybrid_alignment(model, block_size=block, engine_version=parse_version(NEWEST_VERSION),
+                                 sm_major=sm_major)
+        if align.note:
+            info["vllm_hybrid_alignment"] = align.note
         block = hybrid_block_size(attn_token_bytes=model.attn_token_bytes_1layer,
-                                  mamba_state_bytes=model.max_mamba_state_bytes, block_size=block)
+                                  mamba_state_bytes=model.max_mamba_state_bytes, block_size=align.block_size,
+                                  kernel_min_block=align.kernel_min_block, mla=align.mla)
         page = block * model.attn_token_bytes_1layer
         model = replace(model, layers=tuple(replace(x, state_bytes=page) if x.kind == "mamba" else x
                                             for x in model.layers))

@@ -18,6 +18,7 @@ from kvplan.units import fmt_gib
 if TYPE_CHECKING:
     from kvplan.deployment import Deployment
     from kvplan.engines.vllm.planner import VllmInputs, VllmPlan
+    from kvplan.engines.vllm.vector import VllmStatic
     from kvplan.hfconfig.spec import ModelSpec
     from kvplan.inputs.presets import HardwarePreset
 
@@ -65,19 +66,30 @@ def _inputs(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None, devic
         quantization=model.quantization, checkpoint_bytes=model.checkpoint_bytes,
         sm_major=gpu.sm_major if gpu is not None else None, gpu_name=gpu.name if gpu is not None else None,
         gpu_vendor=gpu.vendor if gpu is not None else "nvidia",
-        interconnect=gpu.interconnect if gpu is not None else None,
+        interconnect=gpu.interconnect if gpu is not None else None, attention_backend=dep.attention_backend,
     )
+
+
+def engine_refusal(*, fits: bool, max_model_len: int, needed: int, available: int, estimated: int | None,
+                   concurrency: float, target: int = 1) -> str:
+    """Why vLLM does not serve ``target`` request(s) of max_model_len (no "does not fit: " prefix): it refuses to
+    start (``_check_enough_kv_cache_memory``), or the maximum concurrency (x dp) is below the target.  Example:
+    "vLLM refuses to start, one 131,072-token request needs 16.00 GiB of KV, 9.50 GiB available; estimated maximum
+    model length 77,824"."""
+    if not fits:
+        est = f"; estimated maximum model length {estimated:,}" if estimated else ""
+        return (f"vLLM refuses to start, one {max_model_len:,}-token request needs {fmt_gib(needed)} of KV, "
+                f"{fmt_gib(available)} available{est}")
+    return f"{target} request(s) of {max_model_len:,} tokens, maximum concurrency {concurrency:.2f}x"
 
 
 def _verdict(p: VllmPlan, target: int, conc_total: float, fits: bool) -> str:
     """The one-line answer: vLLM refuses to start, the target fits, or the concurrency falls short."""
-    if not p.fits:
-        est = f"; estimated maximum model length {p.estimated_max_model_len:,}" if p.estimated_max_model_len else ""
-        return (f"does not fit: vLLM refuses to start, one {p.max_model_len:,}-token request needs "
-                f"{fmt_gib(p.needed_bytes)} of KV, {fmt_gib(p.available_kv_bytes)} available{est}")
     if fits:
         return f"fits: {target} request(s) of {p.max_model_len:,} tokens (maximum concurrency {conc_total:.2f}x)"
-    return f"does not fit: {target} request(s) of {p.max_model_len:,} tokens, maximum concurrency {conc_total:.2f}x"
+    return "does not fit: " + engine_refusal(fits=p.fits, max_model_len=p.max_model_len, needed=p.needed_bytes,
+                                             available=p.available_kv_bytes, estimated=p.estimated_max_model_len,
+                                             concurrency=conc_total, target=target)
 
 
 def _memory(p: VllmPlan, device: int) -> list[MemorySlice]:
@@ -99,6 +111,19 @@ def _pools(p: VllmPlan) -> list[Pool]:
                            + (f" (window {g.get('window')})" if g.get("window") else "") for g in p.groups)
     return [Pool(name=f"KV blocks, {p.num_groups} group(s): {groups_txt}", tokens=p.gpu_kv_cache_tokens,
                  bytes=p.num_blocks * p.bytes_per_block, bytes_per_token=p.kv_bytes_per_token)]
+
+
+def static(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None) -> tuple[VllmStatic, int]:
+    """(the :class:`~kvplan.engines.vllm.vector.VllmStatic` of ``dep``, the device total): what :func:`plan` resolves
+    before utilization, max_model_len and max_num_seqs enter, for ``kvplan sweep``'s vector path."""
+    from kvplan.engines.vllm.planner import vllm_static
+
+    if dep.engine_version is not None:
+        from kvplan.engines.vllm.releases import check_supported
+
+        check_supported(dep.engine_version)
+    device, _ = _device(dep, gpu, [])
+    return vllm_static(_inputs(dep, model, gpu, device)), device
 
 
 def plan(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None) -> FitResult:

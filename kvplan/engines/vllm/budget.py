@@ -24,14 +24,19 @@ from kvplan.hfconfig.spec import MAX_LAYERS
 from kvplan.units import MiB
 
 
-def vllm_requested_bytes(*, device_bytes: int, gpu_memory_utilization: float, ceil: bool = True) -> int:
+def vllm_requested_bytes(*, device_bytes: int, gpu_memory_utilization: Any, ceil: bool = True) -> Any:
     """``ceil(total × util)`` (``vllm/v1/worker/utils.py`` ``request_memory``, v0.33.0).
 
     Example: ``vllm_requested_bytes(device_bytes=85_520_809_984, gpu_memory_utilization=0.9)``
     = ceil(76,968,728,985.6) = 76,968,728,986 B (71.68 GiB).  Older builds kept the float
-    product (≤0.11), which differs by under one byte.
+    product (≤0.11), which differs by under one byte.  ``gpu_memory_utilization`` may be a numpy array
+    (``kvplan sweep``): the same IEEE product, ceiled (or truncated) element-wise, as int64.
     """
     prod = device_bytes * gpu_memory_utilization
+    if hasattr(prod, "shape"):
+        import numpy as np
+
+        return (np.ceil(prod) if ceil else np.trunc(prod)).astype(np.int64)
     return math.ceil(prod) if ceil else int(prod)
 
 
@@ -94,6 +99,18 @@ def vllm_default_activation_bytes(
     Worked example: Llama-3.1-8B TP1, B=8192, S=1024: forward = 8192·2·(3·4096 + 3·14336)
     = 0.84 GiB; sampler = 1024·128256·39 = 4.77 GiB -> 4.77 GiB (H100 log: 4.76 GiB).
     """
+    forward_per_token, sampler_per_row = vllm_activation_coefficients(
+        config=config, tp_size=tp_size, ep_size=ep_size, v0=v0, sampler_bytes_per_logit=sampler_bytes_per_logit)
+    return vllm_activation_peak(forward_bytes_per_token=forward_per_token, sampler_bytes_per_row=sampler_per_row,
+                                max_num_batched_tokens=int(max_num_batched_tokens), max_num_seqs=int(max_num_seqs))
+
+
+def vllm_activation_coefficients(*, config: Mapping[str, Any], tp_size: int = 1, ep_size: int = 1, v0: bool = False,
+                                 sampler_bytes_per_logit: int | None = None) -> tuple[int, int]:
+    """(forward bytes per batched token, sampler bytes per sampled row) of :func:`vllm_default_activation_bytes`:
+    ``2 × (3·H + max(3·I/tp, topk × (3·N + H)))`` and ``V × bytes per logit`` (the config part of the peak, which
+    does not depend on the scheduler knobs).  Example: Llama-3.1-8B TP1 -> (2 × (3·4,096 + 3·14,336), 128,256 × 39)
+    = (110,592, 5,001,984)."""
     cfg = flatten_config(config, engine="vllm")
     H = int_if_set(cfg, "hidden_size")
     V = int_if_set(cfg, "vocab_size")
@@ -102,16 +119,27 @@ def vllm_default_activation_bytes(
     n_exp = int_if_set(cfg, "n_routed_experts") or int_if_set(cfg, "num_experts") or \
         int_if_set(cfg, "num_local_experts")
     topk = int_if_set(cfg, "num_experts_per_tok")
-    B, S = int(max_num_batched_tokens), int(max_num_seqs)
     mlp_live = 3 * inter // max(tp_size, 1)
     moe_ws = 0
     if n_exp and topk and moe_i:
         n_shard = moe_i if ep_size > 1 else moe_i // max(tp_size, 1)
         moe_ws = topk * (3 * n_shard + H)
-    forward = B * 2 * (3 * H + max(mlp_live, moe_ws))
     per_logit = sampler_bytes_per_logit or (V0_SAMPLER_BYTES_PER_LOGIT if v0 else SAMPLER_BYTES_PER_LOGIT)
-    sampler = min(B, S) * V * per_logit
-    return max(forward, sampler)
+    return 2 * (3 * H + max(mlp_live, moe_ws)), V * per_logit
+
+
+def vllm_activation_peak(*, forward_bytes_per_token: int, sampler_bytes_per_row: int, max_num_batched_tokens: Any,
+                         max_num_seqs: Any) -> Any:
+    """``max(B × forward, min(B, S) × sampler)``: the profile run's peak (see :func:`vllm_default_activation_bytes`);
+    ``B`` / ``S`` may be numpy arrays (``kvplan sweep``: max_num_seqs is a numeric axis).
+    Example: Llama-3.1-8B TP1, B 8,192, S 1,024: max(905,969,664, 5,122,031,616) = 5,122,031,616 B (4.77 GiB)."""
+    forward = max_num_batched_tokens * forward_bytes_per_token
+    rows = max_num_batched_tokens
+    if hasattr(forward, "shape") or hasattr(max_num_seqs, "shape"):
+        import numpy as np
+
+        return np.maximum(forward, np.minimum(rows, max_num_seqs) * sampler_bytes_per_row)
+    return max(forward, min(rows, max_num_seqs) * sampler_bytes_per_row)
 
 
 def vllm_default_non_torch_bytes(*, tp_size: int = 1, pp_size: int = 1, engine_version: str | None = None,

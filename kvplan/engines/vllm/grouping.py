@@ -12,6 +12,9 @@ Read in the vLLM 0.33.0 wheel (``vllm-project/vllm`` commit 4ba787ec9): ``vllm/v
   group size × the unified page.
 * DeepSeek-V4 (:data:`GROUPERS`): its block-256 / SWA / state buckets, packed (≥0.33) or as layer tuples (≤0.32),
   see :func:`group_dsv4`.
+* MLA hybrids (Kimi-Linear): the attention block that holds a KDA state page is aligned by the MLA backend vLLM
+  picks for the GPU (:func:`vllm_mla_backend`, :func:`hybrid_alignment`; ≤0.19 64, 0.20-0.26 the backend's
+  kernel block, ≥0.27 at least 128).
 
 Example: Gemma-3-27B (10 full + 52 sliding layers, 16 KV heads × 256 B × 2, block 16): group size 10 ->
 1 full + 6 sliding groups, bytes per block 10 × 16 × 16 × 256 × 2 = 1,310,720.
@@ -22,8 +25,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from kvplan.engines.vllm.releases import DsV4Grouping, Release
+from kvplan.engines.vllm.releases import DsV4Grouping, Release, Version
 from kvplan.engines.vllm.specs import LayerKV, ModelKV
+from kvplan.errors import InputError
 from kvplan.family import Family
 
 
@@ -91,6 +95,148 @@ def hybrid_block_size(*, attn_token_bytes: int, mamba_state_bytes: int, block_si
     bs = align * cdiv(mamba_state_bytes, align * attn_token_bytes)
     bs = kernel_min_block * cdiv(bs, kernel_min_block)
     return max(bs, block_size)
+
+
+# --------------------------------------------------------------------------- MLA hybrids: the backend picks the block
+
+@dataclass(frozen=True)
+class MlaBackend:
+    """One vLLM MLA attention backend as the selector and ``_align_hybrid_block_size`` see it (v0.25.1
+    ``vllm/v1/attention/backends/mla/<backend>.py``): ``get_supported_kernel_block_sizes`` (``multiple_of`` for a
+    ``MultipleOf(n)`` entry, else the fixed ``sizes``), ``supports_compute_capability`` (``sm_majors``; None = any),
+    ``supported_kv_cache_dtypes`` (``fp8_kv``) and FlashInfer-MLA's ``qk_nope_head_dim in [64, 128, 192]``."""
+
+    name: str
+    sizes: tuple[int, ...] = ()
+    multiple_of: int | None = None
+    sm_majors: frozenset[int] | None = None
+    fp8_kv: bool = True
+    nope_dims: frozenset[int] | None = None
+
+    @property
+    def min_kernel_block(self) -> int:
+        """The smallest kernel block (``MultipleOf(n)`` -> n): the hybrid alignment of vLLM ≥0.20."""
+        return self.multiple_of or min(self.sizes)
+
+    def supports_block_size(self, block_size: int) -> bool:
+        """``AttentionBackend.supports_block_size`` (a multiple of n, or one of the fixed sizes)."""
+        return block_size % self.multiple_of == 0 if self.multiple_of else block_size in self.sizes
+
+    def preferred_block_size(self, default: int = 16) -> int:
+        """``get_preferred_block_size(16)``: 16 when supported, else the smallest kernel block (v0.25.1
+        ``v1/attention/backend.py``).  Example: FLASHINFER_MLA (32, 64) -> 32; FLASH_ATTN_MLA -> 16."""
+        return default if self.supports_block_size(default) else self.min_kernel_block
+
+    def accepts(self, *, sm_major: int, kv_quantized: bool, qk_nope_head_dim: int | None,
+                block_size: int | None) -> bool:
+        """The selector's checks for this backend (``validate_configuration``, v0.25.1)."""
+        return ((self.sm_majors is None or sm_major in self.sm_majors) and (self.fp8_kv or not kv_quantized)
+                and (self.nope_dims is None or qk_nope_head_dim in self.nope_dims)
+                and (block_size is None or self.supports_block_size(block_size)))
+
+
+#: vLLM's dense MLA backends (v0.25.1; the same kernel block sizes in 0.20.0 and 0.34.0).  TOKENSPEED_MLA (SM100,
+#: after FLASHINFER_MLA) needs the optional ``tokenspeed_mla`` package and is never reached before FLASHINFER_MLA
+#: for DeepSeek-style dims, so it is left out.
+MLA_BACKENDS: Mapping[str, MlaBackend] = {b.name: b for b in (
+    MlaBackend("FLASH_ATTN_MLA", multiple_of=16, sm_majors=frozenset({9}), fp8_kv=False),
+    MlaBackend("FLASHMLA", sizes=(64,), sm_majors=frozenset({9, 10})),
+    MlaBackend("FLASHINFER_MLA", sizes=(32, 64), sm_majors=frozenset({10}), nope_dims=frozenset({64, 128, 192})),
+    MlaBackend("CUTLASS_MLA", sizes=(128,), sm_majors=frozenset({10})),
+    MlaBackend("TRITON_MLA", multiple_of=16),
+)}
+
+#: the dense MLA priority list per SM major (``platforms/cuda.py`` ``_get_backend_priorities``, v0.25.1; 0.20.0
+#: has no SM12 row, its default list ends in TRITON_MLA on SM12 all the same); other majors take ``None``'s row
+MLA_PRIORITIES: Mapping[int | None, tuple[str, ...]] = {
+    10: ("FLASHINFER_MLA", "CUTLASS_MLA", "FLASH_ATTN_MLA", "FLASHMLA", "TRITON_MLA"),
+    12: ("TRITON_MLA",),
+    None: ("FLASH_ATTN_MLA", "FLASHMLA", "FLASHINFER_MLA", "TRITON_MLA"),
+}
+
+#: vLLM releases where the MLA-hybrid rule changed (wheels read: 0.11.2, 0.12.0, 0.16.0, 0.18.0, 0.19.0 old rule;
+#: 0.20.0, 0.21.0, 0.25.1, 0.26.0 backend rule; 0.27.0, 0.29.0, 0.34.0 the 128 floor)
+MLA_BACKEND_RULE_FROM = (0, 20, 0)
+MLA_128_FLOOR_FROM = (0, 27, 0)
+
+
+def _backend_name(requested: str) -> str:
+    """vLLM's MLA backend name for an ``--attention-backend`` value: upper case, ``_MLA`` added where vLLM's MLA
+    backend of that kernel family carries it (``flashinfer`` -> FLASHINFER_MLA, ``flash_attn`` -> FLASH_ATTN_MLA,
+    ``triton`` -> TRITON_MLA; ``flashmla`` and ``cutlass_mla`` as given)."""
+    name = requested.strip().upper()
+    return name if name in MLA_BACKENDS else f"{name}_MLA"
+
+
+def vllm_mla_backend(*, sm_major: int | None, kv_quantized: bool = False, qk_nope_head_dim: int | None = None,
+                     block_size: int | None = None, requested: str | None = None) -> tuple[MlaBackend, str]:
+    """The MLA backend vLLM picks (the first of :data:`MLA_PRIORITIES` for the GPU that accepts the deployment,
+    ``CudaPlatform.get_valid_backends`` / ``get_attn_backend_cls``, v0.25.1) and why; ``requested`` (the
+    ``--attention-backend`` flag) wins.  An unknown GPU (``sm_major`` None) is taken as SM90.
+
+    Example: H100 (SM90), bf16 KV -> FLASH_ATTN_MLA; H100 fp8 KV -> FLASHMLA (FA-MLA has no fp8 cache);
+    B200 -> FLASHINFER_MLA; A100 / RTX 3090 / RTX PRO 6000 -> TRITON_MLA."""
+    if requested:
+        name = _backend_name(requested)
+        if name not in MLA_BACKENDS:
+            raise InputError(f"vLLM has no dense MLA attention backend '{requested}'", field="--attention-backend",
+                             hint="use one of " + ", ".join(sorted(MLA_BACKENDS)))
+        return MLA_BACKENDS[name], "given (--attention-backend)"
+    sm = 9 if sm_major is None else sm_major
+    for name in MLA_PRIORITIES.get(sm, MLA_PRIORITIES[None]):
+        b = MLA_BACKENDS[name]
+        if b.accepts(sm_major=sm, kv_quantized=kv_quantized, qk_nope_head_dim=qk_nope_head_dim,
+                     block_size=block_size):
+            where = "GPU unknown, SM90 assumed" if sm_major is None else f"SM{sm}x"
+            return b, (f"vLLM's first MLA backend for {where}{', fp8 KV' if kv_quantized else ''}; "
+                       "--attention-backend overrides")
+    return MLA_BACKENDS["TRITON_MLA"], "no other MLA backend accepts this deployment"
+
+
+@dataclass(frozen=True)
+class HybridAlignment:
+    """The arguments :func:`hybrid_block_size` gets for one deployment, and the assumption line behind them."""
+
+    block_size: int               # the attention block before alignment (the backend's preferred, or --block-size)
+    kernel_min_block: int         # alignment of the raised block
+    mla: bool = False             # the ≥0.27 floor of 128 for MLA hybrids
+    backend: str | None = None
+    note: str | None = None
+
+
+def hybrid_alignment(model: ModelKV, *, block_size: int, engine_version: Version, block_size_given: bool = False,
+                     sm_major: int | None = None, attention_backend: str | None = None) -> HybridAlignment:
+    """How a Mamba / KDA hybrid's attention block is aligned to hold one state page, by release.
+
+    Only MLA hybrids (Kimi-Linear) depend on the GPU; other hybrids keep ``(block_size, 16)``:
+
+    * ≤0.19 (``HybridAttentionMambaModelConfig.verify_and_update_config``, ``model_executor/models/config.py``,
+      0.11.2 / 0.12.0 / 0.16.0; ``platforms/interface.py`` 0.18.0): align 128 with CUTLASS_MLA, else 64;
+    * ≥0.20 (``Platform.update_block_size_for_backend`` / ``_align_hybrid_block_size``, ``platforms/interface.py``
+      0.20.0 / 0.25.1): the block starts at the backend's ``get_preferred_block_size(16)`` (unless ``--block-size``
+      is given), align = max(smallest kernel block, that block);
+    * ≥0.27 (0.27.0 / 0.29.0 / 0.34.0; absent in 0.26.0): the same with align ≥ 128 for MLA hybrids
+      ("TRTLLM/FlashInfer MLA decode kernels require the physical number of kernel blocks to be aligned").
+
+    Example, Kimi-Linear TP2 (KDA page 1,085,440 B, MLA 1,152 B/token) under 0.25.1: FLASH_ATTN_MLA / TRITON_MLA
+    align 16 -> 16 × cdiv(1,085,440, 18,432) = 944; FLASHINFER_MLA 32 -> 960; FLASHMLA 64 -> 960; CUTLASS_MLA
+    128 -> 1,024; 0.11.1 align 64 -> 960; 0.34.0 align 128 -> 1,024."""
+    if not model.max_mamba_state_bytes or model.family not in (Family.MLA, Family.DSA):
+        return HybridAlignment(block_size, 16)
+    kvq = model.kv_dtype_bytes == 1
+    if engine_version < MLA_BACKEND_RULE_FROM:
+        cutlass = attention_backend is not None and _backend_name(attention_backend) == "CUTLASS_MLA"
+        align = 128 if cutlass else 64
+        return HybridAlignment(block_size, align, backend="CUTLASS_MLA" if cutlass else None,
+                               note=f"MLA hybrid block aligned to {align} (vLLM <0.20: 128 with CUTLASS_MLA, else 64)")
+    backend, why = vllm_mla_backend(sm_major=sm_major, kv_quantized=kvq, qk_nope_head_dim=model.qk_nope_head_dim,
+                                    block_size=block_size if block_size_given else None, requested=attention_backend)
+    start = block_size if block_size_given else backend.preferred_block_size(16)
+    floor = engine_version >= MLA_128_FLOOR_FROM
+    align = max(backend.min_kernel_block, start, 128 if floor else 0)
+    note = (f"MLA attention backend {backend.name} ({why}): hybrid block aligned "
+            f"to {align}" + (" (the ≥0.27 floor of 128 for MLA hybrids)" if floor and align == 128 else ""))
+    return HybridAlignment(start, backend.min_kernel_block, mla=floor, backend=backend.name, note=note)
 
 
 def _one_group(layers: list[LayerKV], block_size: int) -> list[Group] | None:
@@ -224,39 +370,14 @@ def kv_groups(model: ModelKV, block_size: int, warnings: list[str], release: Rel
 
 # --------------------------------------------------------------------------- blocks per request
 
-def _full_blocks(g: Group, length: int, in_flight: int, mamba_blocks: int) -> int:
-    return cdiv(length, g.block_size)
-
-
-def _window(g: Group) -> int:
-    if g.window is None:  # every sliding / state group is built with its window
-        raise AssertionError(f"{g.kind} group without a window")
-    return g.window
-
-
-def _sliding_blocks(g: Group, length: int, in_flight: int, mamba_blocks: int) -> int:
-    return cdiv(min(_window(g) - 1 + in_flight, length), g.block_size) + 1
-
-
-def _chunked_blocks(g: Group, length: int, in_flight: int, mamba_blocks: int) -> int:
-    return cdiv(min(_window(g) + in_flight, length), g.block_size)
-
-
-def _mamba_blocks(g: Group, length: int, in_flight: int, mamba_blocks: int) -> int:
-    return mamba_blocks
-
-
-_BLOCKS_BY_KIND: dict[str, Callable[[Group, int, int, int], int]] = {
-    "full": _full_blocks, "mla": _full_blocks, "indexer": _full_blocks, "dsv4_c": _full_blocks,
-    "swa": _sliding_blocks, "dsv4_swa": _sliding_blocks, "dsv4_state": _sliding_blocks,
-    "chunked": _chunked_blocks, "mamba": _mamba_blocks,
-}
-
-
 def blocks_per_request(g: Group, length: int, in_flight: int, mamba_blocks: int) -> int:
     """Blocks one ``length``-token request takes from group g (``KVCacheSpec.max_memory_usage_bytes``
     / page, v0.33.0): full ``cdiv(L, bs)``; sliding ``cdiv(min(W−1+I, L), bs) + 1``; chunked
     ``cdiv(min(C+I, L), bs)``; Mamba ``2+spec`` (align) or ``1+spec``.
 
-    Example: gpt-oss-120b sliding layers (W 128, block 16), I = 2048, L = 16,384: cdiv(2175, 16) + 1 = 137."""
-    return _BLOCKS_BY_KIND[g.kind](g, length, in_flight, mamba_blocks)
+    Example: gpt-oss-120b sliding layers (W 128, block 16), I = 2048, L = 16,384: cdiv(2175, 16) + 1 = 137.
+    The formula: :func:`kvplan.engines.vllm.vector.request_blocks` (the one ``kvplan fit`` and ``kvplan sweep`` use)."""
+    from kvplan.engines.vllm.vector import request_blocks
+
+    return int(request_blocks(kind=g.kind, block_size=g.block_size, window=g.window, length=length,
+                              in_flight=in_flight, mamba_blocks=mamba_blocks))

@@ -37,11 +37,13 @@ requested version (:func:`~kvplan.engines.vllm.releases.release_for`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from kvplan.engines.vllm.budget import (
+    vllm_activation_coefficients,
     vllm_available_kv_bytes,
     vllm_default_activation_bytes,
     vllm_default_cuda_graph_bytes,
@@ -49,12 +51,11 @@ from kvplan.engines.vllm.budget import (
     vllm_requested_bytes,
 )
 from kvplan.engines.vllm.fields import int_if_set
-from kvplan.engines.vllm.grouping import Group, blocks_per_request, hybrid_block_size, kv_groups
+from kvplan.engines.vllm.grouping import Group, HybridAlignment, hybrid_alignment, hybrid_block_size, kv_groups
 from kvplan.engines.vllm.releases import (
     NEWEST_VERSION,
     SAMPLER_BYTES_PER_LOGIT,
     V0_SAMPLER_BYTES_PER_LOGIT,
-    PoolCount,
     Release,
     check_architecture,
     parse_version,
@@ -63,6 +64,7 @@ from kvplan.engines.vllm.releases import (
     vllm_v0_batch_tokens,
 )
 from kvplan.engines.vllm.specs import ModelKV, build_model_kv
+from kvplan.engines.vllm.vector import GroupShape, Point, VllmStatic, evaluate, request_blocks
 from kvplan.errors import InputError
 from kvplan.hfconfig.normalize import flatten_config
 from kvplan.parallel import vllm_pp_layer_ranges
@@ -72,7 +74,8 @@ __all__ = [  # names other modules import from here (the formulas live in budget
     "NEWEST_VERSION", "SAMPLER_BYTES_PER_LOGIT", "V0_SAMPLER_BYTES_PER_LOGIT", "GiB", "MiB",
     "VersionRules", "VllmInputs", "VllmPlan", "hybrid_block_size", "parse_version", "plan_vllm", "version_rules",
     "vllm_available_kv_bytes", "vllm_batch_defaults", "vllm_default_activation_bytes",
-    "vllm_default_cuda_graph_bytes", "vllm_default_non_torch_bytes", "vllm_requested_bytes", "vllm_v0_batch_tokens",
+    "vllm_default_cuda_graph_bytes", "vllm_default_non_torch_bytes", "vllm_requested_bytes", "vllm_static",
+    "vllm_v0_batch_tokens",
 ]
 
 #: the rules of one release window (the name the planner used before :mod:`releases` held them)
@@ -126,6 +129,7 @@ class VllmInputs:
     num_speculative_tokens: int = 0
     num_draft_layers: int = 0
     kv_cache_dtype_skip_layers: tuple[str, ...] = ()   # layer indices / "sliding_window" kept at the model dtype
+    attention_backend: str | None = None   # --attention-backend (MLA hybrids: picks the block alignment)
 
 
 @dataclass(frozen=True)
@@ -196,14 +200,16 @@ def _check_inputs(inp: VllmInputs) -> dict[str, Any]:
     return cfg
 
 
-def _align_hybrid(model: ModelKV, block_size: int, warnings: list[str]) -> tuple[ModelKV, int]:
+def _align_hybrid(model: ModelKV, block_size: int, warnings: list[str],
+                  align: HybridAlignment | None = None) -> tuple[ModelKV, int]:
     """Mamba hybrids: the attention block grows until its page holds the largest state, and every state page is
     padded to the attention page (``Platform._align_hybrid_block_size``, v0.33.0; the two log lines it prints)."""
     max_mamba = model.max_mamba_state_bytes
     if not max_mamba:
         return model, block_size
+    a = align or HybridAlignment(block_size, 16)
     new_bs = hybrid_block_size(attn_token_bytes=model.attn_token_bytes_1layer, mamba_state_bytes=max_mamba,
-                               block_size=block_size)
+                               block_size=a.block_size, kernel_min_block=a.kernel_min_block, mla=a.mla)
     if new_bs != block_size:
         warnings.append(f"Setting attention block size to {new_bs} tokens to ensure that attention page size is "
                         ">= mamba page size.")
@@ -225,9 +231,14 @@ def _model_and_block_size(inp: VllmInputs, rel: Release, notes: _Notes) -> tuple
                            kv_cache_dtype_skip_layers=tuple(inp.kv_cache_dtype_skip_layers))
     notes.assumptions.extend(model.notes)
     block_size, note = rel.block_size(model.family, inp.block_size)
-    if note:
+    align = hybrid_alignment(model, block_size=block_size, engine_version=parse_version(inp.engine_version),
+                             block_size_given=inp.block_size is not None, sm_major=inp.sm_major,
+                             attention_backend=inp.attention_backend)
+    if align.backend is None and note:   # an MLA hybrid's block comes from its backend, not the FlashMLA default
         notes.assumptions.append(note)
-    return _align_hybrid(model, block_size, notes.warnings)
+    if align.note:
+        notes.assumptions.append(align.note)
+    return _align_hybrid(model, block_size, notes.warnings, align)
 
 
 def _scheduler(inp: VllmInputs, cfg: Mapping[str, Any], rel: Release, model: ModelKV, notes: _Notes) -> _Scheduler:
@@ -311,31 +322,42 @@ def _graph_bytes(inp: VllmInputs, rel: Release, notes: _Notes) -> int:
     return vllm_default_cuda_graph_bytes(config=inp.config, pp_size=inp.pp_size)
 
 
-def _budget(inp: VllmInputs, cfg: Mapping[str, Any], rel: Release, version: str, sched: _Scheduler,
-            notes: _Notes) -> tuple[int, list[tuple[str, int]]]:
-    """(available KV bytes per GPU, the budget terms in the order vLLM subtracts them)."""
+@dataclass(frozen=True)
+class _BudgetStatic:
+    """The budget terms that do not depend on utilization, max_model_len or max_num_seqs."""
+
+    kv_cache_memory_bytes: int | None
+    not_kv: int = 0
+    activation: int | None = None      # measured
+    forward_per_token: int = 0         # cold activation coefficients (budget.vllm_activation_coefficients)
+    sampler_per_row: int = 0
+    graph: int = 0
+    terms: tuple[tuple[str, int], ...] = ()   # weights + non-torch (or consumed), in vLLM's order
+
+
+def _budget_static(inp: VllmInputs, cfg: Mapping[str, Any], rel: Release, version: str,
+                   notes: _Notes) -> _BudgetStatic:
+    """The budget's fixed terms (weights + non-torch, measured or cold activation, graph), notes in vLLM's order;
+    ``kv_cache_memory_bytes`` replaces the whole budget."""
     if inp.kv_cache_memory_bytes is not None:
-        avail = int(inp.kv_cache_memory_bytes)
-        return avail, [("kv_cache_memory_bytes", avail)]
-    util = inp.gpu_memory_utilization if inp.gpu_memory_utilization is not None else rel.default_utilization
-    requested = vllm_requested_bytes(device_bytes=inp.device_bytes, gpu_memory_utilization=util,
-                                     ceil=rel.ceil_requested)
-    terms = [("requested", requested)]
+        return _BudgetStatic(kv_cache_memory_bytes=int(inp.kv_cache_memory_bytes))
+    terms: list[tuple[str, int]] = []
     not_kv = _weights_and_non_torch(inp, cfg, version, terms, notes)
-    if inp.activation_bytes is not None:
-        A = int(inp.activation_bytes)
-    else:
-        A = vllm_default_activation_bytes(config=inp.config, tp_size=inp.tp_size, ep_size=inp.ep_size,
-                                          max_num_batched_tokens=sched.max_num_batched_tokens,
-                                          max_num_seqs=sched.max_num_seqs, v0=rel.v0,
-                                          sampler_bytes_per_logit=rel.sampler_bytes_per_logit)
+    fwd, spr = vllm_activation_coefficients(config=inp.config, tp_size=inp.tp_size, ep_size=inp.ep_size, v0=rel.v0,
+                                            sampler_bytes_per_logit=rel.sampler_bytes_per_logit)
+    A = int(inp.activation_bytes) if inp.activation_bytes is not None else None
+    if A is None:
         notes.assumptions.append("activation peak estimated (cold)")
-    terms.append(("activation", A))
     G = _graph_bytes(inp, rel, notes)
-    terms.append(("cuda_graph", G))
-    avail = vllm_available_kv_bytes(requested_bytes=requested, weight_bytes=not_kv, activation_bytes=A,
-                                    non_torch_bytes=0, cuda_graph_bytes=G)
-    return avail, terms
+    return _BudgetStatic(kv_cache_memory_bytes=None, not_kv=not_kv, activation=A, forward_per_token=fwd,
+                         sampler_per_row=spr, graph=G, terms=tuple(terms))
+
+
+def _budget_terms(b: _BudgetStatic, pt: Point) -> list[tuple[str, int]]:
+    """The budget terms in the order vLLM subtracts them (requested, weights + non-torch, activation, graph)."""
+    if b.kv_cache_memory_bytes is not None:
+        return [("kv_cache_memory_bytes", int(pt.available))]
+    return [("requested", int(pt.requested)), *b.terms, ("activation", int(pt.activation)), ("cuda_graph", b.graph)]
 
 
 def _stage_bytes_per_block(model: ModelKV, groups: list[Group], pp_size: int) -> list[int]:
@@ -351,47 +373,14 @@ def _stage_bytes_per_block(model: ModelKV, groups: list[Group], pp_size: int) ->
     return out
 
 
-def _estimate_max_len(bpb: int, check: int, max_len: int, blocks_for: Callable[[int], int]) -> int:
-    """Largest length in [1, max_len] whose blocks fit in ``check`` bytes, 0 when not even one token fits
-    (``_estimate_max_model_len_from_groups``: binary search, v0.33.0)."""
-    if bpb * blocks_for(1) > check:
-        return 0
-    lo, hi, res = 1, max_len, 1
-    while lo <= hi:
-        mid = (lo + hi) // 2
-        if bpb * blocks_for(mid) <= check:
-            res, lo = mid, mid + 1
-        else:
-            hi = mid - 1
-    return res
-
-
-def _fit_check(avail: int, stage_bpb: list[int], max_len: int,
-               blocks_for: Callable[[int], int]) -> tuple[bool, int | None, int]:
-    """(fits, estimated maximum model length when not, bytes one max_len request needs) over the workers: refuse
-    when ``bpb × blocks(L) > available − bpb`` (the null block is held back; ``_check_enough_kv_cache_memory``)."""
-    fits, est, needed = True, None, 0
-    per_req = blocks_for(max_len)
-    for b in stage_bpb:
-        if b <= 0:
-            continue
-        check = avail - b
-        need = b * per_req
-        needed = max(needed, need)
-        if avail <= 0 or need > check:
-            fits = False
-            res = _estimate_max_len(b, check, max_len, blocks_for)
-            est = res if est is None else min(est, res)
-    return fits, est, needed
-
-
 def _group_rows(groups: list[Group], sched: _Scheduler) -> tuple[dict[str, Any], ...]:
     """One description per group for the result (kind, layers, block, page, bytes per block, window, blocks)."""
     return tuple({"kind": g.kind, "layers": len(g.layers), "block_size": g.block_size,
                   "page_bytes": g.page if not g.pages else max(g.pages.values()),
                   "group_bytes_per_block": g.bytes_per_block(), "window": g.window,
-                  "blocks_per_request": blocks_per_request(g, sched.max_model_len, sched.in_flight,
-                                                           sched.mamba_blocks)} for g in groups)
+                  "blocks_per_request": request_blocks(kind=g.kind, block_size=g.block_size, window=g.window,
+                                                       length=sched.max_model_len, in_flight=sched.in_flight,
+                                                       mamba_blocks=sched.mamba_blocks)} for g in groups)
 
 
 def _kv_bytes_per_token(model: ModelKV, pp_size: int) -> int:
@@ -406,23 +395,33 @@ def _kv_bytes_per_token(model: ModelKV, pp_size: int) -> int:
 
 # --------------------------------------------------------------------------- main entry
 
-def plan_vllm(inp: VllmInputs) -> VllmPlan:
-    """Plan one vLLM engine (one DP rank): budget, blocks, printed pool size and the fit check.
+@dataclass(frozen=True)
+class _Prepared:
+    """What :func:`plan_vllm` resolves before the numeric knobs enter (see :class:`VllmStatic`)."""
 
-    See the module docstring for the formulas and sources.  A config field of the wrong kind is an InputError
-    naming it (:mod:`kvplan.engines.vllm.fields`); anything else that fails is a kvplan bug and is not caught.
-    Worked example (Llama-3.1-8B-class, 32 layers × 8 KV heads × 128, bf16, TP1, block 16,
-    ``kv_cache_memory_bytes`` = 10 GiB, max_model_len 32,768): bytes/block = 32 × 16 × 8 × 256 × 2 = 2,097,152;
-    num_blocks = 5,120; tokens = 81,920; concurrency = 5,120 / 2,048 = 2.50.
-    """
+    static: VllmStatic
+    model: ModelKV
+    groups: list[Group]
+    sched: _Scheduler
+    notes: _Notes
+    budget: _BudgetStatic
+    version: str
+
+
+def _shapes(groups: list[Group]) -> tuple[tuple[GroupShape, int], ...]:
+    """The groups' distinct shapes (kind, block size, window) with their counts, first-seen order."""
+    return tuple(Counter(GroupShape(g.kind, g.block_size, g.window) for g in groups).items())
+
+
+def _prepare(inp: VllmInputs) -> _Prepared:
+    """Checks, specs, block size, scheduler defaults, the budget's fixed terms and the groups of one engine."""
     rel = release_for(inp.engine_version)
     version = inp.engine_version or NEWEST_VERSION
     notes = _Notes([], [])
     cfg = _check_inputs(inp)
     model, block_size = _model_and_block_size(inp, rel, notes)
     sched = _scheduler(inp, cfg, rel, model, notes)
-    avail, terms = _budget(inp, cfg, rel, version, sched, notes)
-
+    budget = _budget_static(inp, cfg, rel, version, notes)
     groups = kv_groups(model, block_size, notes.warnings, rel)
     if not groups:
         raise InputError("the model has no KV cache layers", field="config")
@@ -430,28 +429,69 @@ def plan_vllm(inp: VllmInputs) -> VllmPlan:
     if not any(b > 0 for b in stage_bpb):
         raise InputError("the model's KV cache layers take no memory (every page is 0 bytes)", field="config",
                          hint="pass the model's Hugging Face config.json")
+    util = inp.gpu_memory_utilization if inp.gpu_memory_utilization is not None else rel.default_utilization
+    st = VllmStatic(
+        release=rel, device_bytes=inp.device_bytes, utilization=util,
+        kv_cache_memory_bytes=budget.kv_cache_memory_bytes, not_kv_bytes=budget.not_kv, graph_bytes=budget.graph,
+        activation_bytes=budget.activation, forward_bytes_per_token=budget.forward_per_token,
+        sampler_bytes_per_row=budget.sampler_per_row, groups=_shapes(groups), num_groups=len(groups),
+        stage_bytes_per_block=tuple(stage_bpb), block_size=block_size,
+        min_group_block_size=min(g.block_size for g in groups), mamba_blocks=sched.mamba_blocks,
+        pp_size=inp.pp_size, dp_size=inp.dp_size, max_num_batched_tokens=inp.max_num_batched_tokens or None,
+        max_num_seqs=inp.max_num_seqs or None, gpu_name=inp.gpu_name)
+    return _Prepared(st, model, groups, sched, notes, budget, version)
 
-    def blocks_for(length: int) -> int:
-        return sum(blocks_per_request(g, length, sched.in_flight, sched.mamba_blocks) for g in groups)
 
-    L = sched.max_model_len
-    per_req = blocks_for(L)
-    num_blocks = min(max(avail, 0) // b for b in stage_bpb if b > 0)
-    fits, est, needed = _fit_check(avail, stage_bpb, L, blocks_for)
-    tokens, conc = rel.token_line(PoolCount(num_blocks=num_blocks, blocks_per_request=per_req, max_model_len=L,
-                                            block_size=block_size, num_groups=len(groups),
-                                            min_group_block_size=min(g.block_size for g in groups)))
-    if not fits:
-        notes.warnings.append(f"vLLM refuses to start: one {L}-token request needs {needed / GiB:.2f} GiB, "
-                              f"estimated maximum model length {est}")
+#: the last few engines :func:`plan_vllm` resolved (inputs, static part): ``kvplan sweep`` asks for the static part of
+#: the point it has just planned, and the cold weight estimate is the costly step (~20 ms for a 64-layer model)
+_RECENT: list[tuple[VllmInputs, VllmStatic]] = []
+_RECENT_MAX = 8
+
+
+def _remember(inp: VllmInputs, st: VllmStatic) -> None:
+    _RECENT.append((inp, st))
+    del _RECENT[:-_RECENT_MAX]
+
+
+def vllm_static(inp: VllmInputs) -> VllmStatic:
+    """The :class:`~kvplan.engines.vllm.vector.VllmStatic` of one engine: everything :func:`plan_vllm` resolves
+    before utilization, max_model_len and max_num_seqs enter (``kvplan sweep`` evaluates those as arrays with
+    :func:`kvplan.engines.vllm.vector.evaluate`).  The static part does not depend on max_model_len and
+    max_num_seqs, so an engine planned a moment ago with equal inputs (those two aside) is reused."""
+    key = replace(inp, max_model_len=None, max_num_seqs=None)
+    found = next((st for seen, st in reversed(_RECENT) if seen == key), None)
+    if found is None:
+        found = replace(_prepare(inp).static, max_num_seqs=None)
+        _remember(key, found)
+    return replace(found, max_num_seqs=inp.max_num_seqs or None)
+
+
+def plan_vllm(inp: VllmInputs) -> VllmPlan:
+    """Plan one vLLM engine (one DP rank): budget, blocks, printed pool size and the fit check.
+
+    See the module docstring for the formulas and sources; the per-point arithmetic is
+    :func:`kvplan.engines.vllm.vector.evaluate` (the one ``kvplan sweep`` runs on arrays).  A config field of the
+    wrong kind is an InputError naming it (:mod:`kvplan.engines.vllm.fields`); anything else that fails is a kvplan
+    bug and is not caught.  Worked example (Llama-3.1-8B-class, 32 layers × 8 KV heads × 128, bf16, TP1, block 16,
+    ``kv_cache_memory_bytes`` = 10 GiB, max_model_len 32,768): bytes/block = 32 × 16 × 8 × 256 × 2 = 2,097,152;
+    num_blocks = 5,120; tokens = 81,920; concurrency = 5,120 / 2,048 = 2.50.
+    """
+    pr = _prepare(inp)
+    st, sched, notes, L = pr.static, pr.sched, pr.notes, pr.sched.max_model_len
+    _remember(replace(inp, max_model_len=None, max_num_seqs=None), replace(st, max_num_seqs=None))
+    pt = evaluate(st, utilization=st.utilization, max_model_len=L)
+    if not pt.fits:
+        notes.warnings.append(f"vLLM refuses to start: one {L}-token request needs {pt.needed / GiB:.2f} GiB, "
+                              f"estimated maximum model length {pt.estimated_max_len}")
+    tokens, conc = int(pt.tokens), pt.concurrency
     return VllmPlan(
-        engine_version=version, available_kv_bytes=int(avail), num_blocks=int(num_blocks),
-        block_size=block_size, num_groups=len(groups), bytes_per_block=int(max(stage_bpb)),
-        kv_bytes_per_token=_kv_bytes_per_token(model, inp.pp_size), gpu_kv_cache_tokens=int(tokens),
-        max_concurrency=conc, max_model_len=L, fits=fits, estimated_max_model_len=est,
-        groups=_group_rows(groups, sched), assumptions=tuple(notes.assumptions), warnings=tuple(notes.warnings),
-        budget_terms=tuple(terms), blocks_per_request=per_req, needed_bytes=int(needed),
-        dp_total_tokens=int(tokens) * inp.dp_size, max_num_batched_tokens=sched.max_num_batched_tokens,
-        max_num_seqs=sched.max_num_seqs,
-        capacity_log=rel.capacity_lines(tokens=int(tokens), max_model_len=L, concurrency=conc),
+        engine_version=pr.version, available_kv_bytes=int(pt.available), num_blocks=int(pt.num_blocks),
+        block_size=st.block_size, num_groups=st.num_groups, bytes_per_block=int(st.max_bytes_per_block),
+        kv_bytes_per_token=_kv_bytes_per_token(pr.model, inp.pp_size), gpu_kv_cache_tokens=tokens,
+        max_concurrency=conc, max_model_len=L, fits=bool(pt.fits), estimated_max_model_len=pt.estimated_max_len,
+        groups=_group_rows(pr.groups, sched), assumptions=tuple(notes.assumptions), warnings=tuple(notes.warnings),
+        budget_terms=tuple(_budget_terms(pr.budget, pt)), blocks_per_request=int(pt.per_request),
+        needed_bytes=int(pt.needed), dp_total_tokens=tokens * inp.dp_size,
+        max_num_batched_tokens=sched.max_num_batched_tokens, max_num_seqs=sched.max_num_seqs,
+        capacity_log=st.release.capacity_lines(tokens=tokens, max_model_len=L, concurrency=conc),
     )

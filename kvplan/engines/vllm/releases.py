@@ -5,43 +5,63 @@ row gets the last row (the newest release kvplan knows, :data:`NEWEST_VERSION`),
 first row.  The planner (:mod:`kvplan.engines.vllm.planner`) reads every version-dependent rule from the
 :class:`Release` of its version, never from a version comparison of its own.
 
-Where each boundary comes from (reference ``shared/reference/vllm-kv-sizing.md`` §8, read in the 0.11.0 and
-0.15.0–0.33.0 wheels; the table "Version table" in ``docs/vllm.md`` says which are verified):
+Where each boundary comes from: every boundary below was read on both sides in the released wheels (``pip download
+--no-deps vllm==X``, paths inside the wheel; docs/vllm.md "Version table" gives the same list):
 
 ===========  ==========================================================================================
 first        what changes from the window before
 ===========  ==========================================================================================
-(0.5)        V0 engine: profile batch ``max(max_model_len, 2048)``, V0 sampler, no CUDA-graph term,
-             token line ``num_blocks × block_size`` (``worker/worker.py``, ``config.py``, v0.6.4)
+(0.5)        V0 engine: profile batch ``max(max_model_len, 2048)`` (512 with chunked prefill, on by default
+             above 32K), V0 sampler, no CUDA-graph term, token line ``num_blocks × block_size``
+             (``worker/worker.py`` ``determine_num_available_blocks``, ``config.py`` ``SchedulerConfig``, v0.6.4)
+0.6.5        V0: the chunked-prefill batch is 2048 (``config.py`` ``SchedulerConfig.__post_init__``: 512 in
+             0.6.4, 2048 in 0.6.5 / 0.6.6.post1 / 0.7.0 / 0.7.2 / 0.7.3)
 0.8          V1 engine by default (``envs.py`` ``VLLM_USE_V1`` default "1" in the 0.8.0 wheel, "0" in 0.7.3;
              ``EngineArgs._is_v1_supported_oracle`` still falls back to V0 for unsupported features):
              ``vllm serve`` batch defaults, the V1 sampler buffers; every layer a ``FullAttentionSpec`` (sliding
-             layers too: no hybrid manager), token line ``num_blocks × block_size``, concurrency
-             ``tokens / max_model_len`` (``_get_kv_cache_config_uniform_type``, 0.8.0 wheel)
-0.9          hybrid KV manager: sliding-window specs and groups, token line ``(num_blocks // groups) × min
-             block``, concurrency ``num_blocks / Σ_g blocks`` (0.9.2 wheel ``kv_cache_utils.py``; boundary
-             between 0.8.0 and 0.9.2, 0.9 assumed)
-0.11         start-up snapshot taken after NCCL / custom all-reduce (``Worker.init_device``; assumed
-             boundary, the 0.10.x logs show the old order)
-0.12         ``requested = ceil(total × util)`` (float product before; boundary unknown, < 1 B effect); the
-             1.5× group-size rule (absent in the 0.11.1 wheel, present in 0.25.1; vllm#29303, Nov 2025 ->
-             first in 0.12, assumed)
-0.14         chunked-local attention (Llama-4) keeps its own spec: ``VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_
-             KV_CACHE`` default "1" (``envs.py``: "0" in 0.11.1 / 0.12.0 / 0.13.0, "1" in 0.14.0 / 0.18.0 /
-             0.25.1 / 0.34.0, per the issue-13 research note)
-0.20         default ``gpu_memory_utilization`` 0.9 -> 0.92; CUDA-graph estimate subtracted by default
-0.21         token line ``int(concurrency × max_model_len)``
-0.22         Mamba "align" cache mode for hybrids by default (prefix caching on; boundary assumed)
+             layers too: ``unify_hybrid_kv_cache_specs`` always converts them, 0.8.5.post1 / 0.9.0 / 0.9.0.1),
+             token line ``num_blocks × block_size``, concurrency ``tokens / max_model_len``
+0.9.1        hybrid KV manager (``v1/core/kv_cache_coordinator.py`` first in 0.9.1; sliding layers converted only
+             with ``--disable-hybrid-kv-cache-manager``): sliding-window specs and groups, token line
+             ``(num_blocks // groups) × block`` (``_get_kv_cache_config_uniform_page_size``), concurrency
+             ``get_max_concurrency_for_kv_cache_config`` (0.9.1 / 0.9.2 ``v1/core/kv_cache_utils.py``)
+0.11         start-up snapshot taken after NCCL / custom all-reduce (``v1/worker/gpu_worker.py``
+             ``Worker.init_device``: ``MemorySnapshot()`` before ``init_worker_distributed_environment`` in 0.10.2,
+             after it in 0.11.0)
+0.12         equal-size groups: the largest type's layer count when ``max < 1.25 × min`` (``kv_cache_utils.py``
+             ``_get_kv_cache_groups_uniform_page_size``: absent in 0.11.1 / 0.11.2, 1.25 in 0.12.0 - 0.17.0)
+0.14         ``requested = ceil(total × util)`` (``v1/worker/utils.py`` ``request_memory``: the float product in
+             ``v1/worker/gpu_worker.py`` of 0.11.1 - 0.13.0, ``math.ceil`` from 0.14.0); chunked-local attention
+             (Llama-4) keeps its own spec (``envs.py`` ``VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE``
+             default False in 0.13.0, True in 0.14.0)
+0.15         ``MambaModelConfig.verify_and_update_config`` stops turning prefix caching off for hybrids without
+             ``SupportsMambaPrefixCaching`` ("support for prefix caching: disabling" in 0.11.1 - 0.14.0,
+             gone in 0.15.0: such a model gets Mamba cache mode "align" when prefix caching is on)
+0.18         the group-size threshold is ``1.5 × min`` (1.25 in 0.17.0, 1.5 in 0.18.0 - 0.34.0)
+0.20         default ``gpu_memory_utilization`` 0.9 -> 0.92 (``config/cache.py``); CUDA-graph estimate subtracted by
+             default (``envs.py`` ``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`` "0" in 0.19.0, "1" in 0.20.0)
+0.21         token line ``int(concurrency × max_model_len)`` (``kv_cache_utils.py``: absent in 0.20.0)
 0.26         sliding-window / chunked admission counts ``(pp + 1) × max_num_batched_tokens`` in flight
-0.27         weights + non-torch measured as one free-memory drop ("consumed", ``memory_profiling``)
-0.33         DeepSeek-V4 packed grouping (``_get_packed_kv_cache_groups``); verified in the 0.33.0 wheel
-0.34         one capacity log line ``"%s KV cache size: %s tokens, Maximum concurrency for %s tokens per
-             request: %.2fx"`` (``update_kv_cache_capacity``); grouping moved to ``v1/core/kv_cache_planning.py``
-             with padding for any non-MLA attention / Mamba page and a full-attention fallback for MLA + SWA;
-             concurrency an explicit per-group sum (same numbers); new specs ``CircularBufferSpec``,
-             ``HiSparse*`` (not modelled).  Sliding / chunked admission by ``max_in_flight_tokens`` =
-             ``max_concurrent_batches × max_num_batched_tokens`` (``config/vllm.py``) -- the 0.26 rule, read
-             again in the 0.34.0 wheel by the issue-13 research note
+             (``max_in_flight_tokens``: not used by the specs in 0.24.0 / 0.25.1)
+0.27         weights + non-torch measured as one free-memory drop ("consumed", ``v1/worker/gpu_worker.py``; absent
+             in 0.26.0)
+0.28         prefix caching on by default for hybrids, so Mamba cache mode "align" (2 blocks): ``config/model.py``
+             ``is_prefix_caching_supported`` is False for ``attn_type == "hybrid"`` up to 0.25.1; 0.26.0 /
+             0.27.0 return True but ``engine/arg_utils.py`` ``_set_default_chunked_prefill_and_prefix_caching_args``
+             still excludes ``is_hybrid``; 0.28.0 - 0.34.0 default it on and ``MambaModelConfig`` sets "align"
+             (0.15 - 0.27 with ``--enable-prefix-caching``: "all" for ``SupportsMambaPrefixCaching`` models,
+             "align" for the others; kvplan prices "align")
+             The same release prints one capacity line ``"GPU KV cache size: %s tokens, Maximum concurrency for
+             %s tokens per request: %.2fx"`` (two lines in 0.27.0; ``v1/core/kv_cache_utils.py``); from 0.30.0 the
+             prefix is the device name (``"%s KV cache size"``, "GPU" on CUDA)
+0.29         DeepSeek-V4 packed grouping (``_get_packed_kv_cache_groups``: absent in 0.28.0, in
+             ``v1/core/kv_cache_utils.py`` of 0.29.0 / 0.30.0, moved to ``v1/core/kv_cache_planning.py`` by
+             0.33.0, where it also treats circular-buffer and unsplit sliding buckets as state buckets: not modelled)
+0.34         padding for any non-MLA attention / Mamba page and a full-attention fallback for MLA + SWA (issue-13
+             research note); concurrency an explicit per-group sum (same numbers); new specs
+             ``CircularBufferSpec``, ``HiSparse*`` (not modelled).  Sliding / chunked admission by
+             ``max_in_flight_tokens`` = ``max_concurrent_batches × max_num_batched_tokens`` (``config/vllm.py``) --
+             the 0.26 rule, read again in the 0.34.0 wheel by the issue-13 research note
 ===========  ==========================================================================================
 
 Adding a release = one :func:`_after` row at the end of :data:`RELEASES` naming what changed (and, for a new
@@ -140,31 +160,36 @@ class PoolCount:
 TokenLine = Callable[[PoolCount], tuple[int, float]]
 
 
-def _concurrency(c: PoolCount) -> float:
-    """``num_blocks / Σ_g blocks_g(max_model_len)`` (``get_max_concurrency_for_kv_cache_config``, v0.33.0)."""
-    return c.num_blocks / c.blocks_per_request if c.blocks_per_request else 0.0
-
-
 def tokens_v0(c: PoolCount) -> tuple[int, float]:
     """V0 (≤0.7) and V1 0.8: ``tokens = num_blocks × block_size``, concurrency ``tokens / max_model_len``
     (``executor/executor_base.py`` ``initialize_cache`` log, v0.6.4; ``v1/core/kv_cache_utils.py``
     ``_get_kv_cache_config_uniform_type``, v0.8.0).  Example: 1,950 blocks × 16 = 31,200
-    tokens, 31,200 / 20,000 = 1.56x."""
-    tokens = c.num_blocks * c.block_size
-    return tokens, tokens / c.max_model_len
+    tokens, 31,200 / 20,000 = 1.56x.  The formula: :func:`kvplan.engines.vllm.vector.v0_line` (ints or arrays)."""
+    from kvplan.engines.vllm.vector import v0_line
+
+    return v0_line(c.num_blocks, c.blocks_per_request, c.max_model_len, c.block_size, c.num_groups,
+                   c.min_group_block_size)
 
 
 def tokens_per_group(c: PoolCount) -> tuple[int, float]:
     """0.8–0.20: ``tokens = (num_blocks // groups) × min group block size`` (``kv_cache_utils.py`` at
-    ``001cabc1``).  Example (Gemma-3-27B, 0.11.0): 89,994 // 7 × 16 = 205,696 tokens."""
-    return (c.num_blocks // c.num_groups) * c.min_group_block_size, _concurrency(c)
+    ``001cabc1``), concurrency ``num_blocks / Σ_g blocks_g(max_model_len)``
+    (``get_max_concurrency_for_kv_cache_config``).  Example (Gemma-3-27B, 0.11.0): 89,994 // 7 × 16 = 205,696
+    tokens.  The formula: :func:`kvplan.engines.vllm.vector.group_line`."""
+    from kvplan.engines.vllm.vector import group_line
+
+    return group_line(c.num_blocks, c.blocks_per_request, c.max_model_len, c.block_size, c.num_groups,
+                      c.min_group_block_size)
 
 
 def tokens_from_concurrency(c: PoolCount) -> tuple[int, float]:
     """≥0.21: ``tokens = int(concurrency × max_model_len)`` (``get_kv_cache_capacity``, v0.33.0).
-    Example (Nemotron-3-Nano, 0.21): 2,861 / 130 = 22.0077x; int(22.0077 × 262,144) = 5,769,184 tokens."""
-    conc = _concurrency(c)
-    return int(conc * c.max_model_len), conc
+    Example (Nemotron-3-Nano, 0.21): 2,861 / 130 = 22.0077x; int(22.0077 × 262,144) = 5,769,184 tokens.  The
+    formula: :func:`kvplan.engines.vllm.vector.concurrency_line`."""
+    from kvplan.engines.vllm.vector import concurrency_line
+
+    return concurrency_line(c.num_blocks, c.blocks_per_request, c.max_model_len, c.block_size, c.num_groups,
+                            c.min_group_block_size)
 
 
 # --------------------------------------------------------------------------- scheduler defaults
@@ -185,18 +210,20 @@ def vllm_batch_defaults(*, device_bytes: int, gpu_name: str | None = None, offli
     return (8192 if offline else 2048), 256
 
 
-def vllm_v0_batch_tokens(*, max_model_len: int, enable_chunked_prefill: bool | None = None) -> int:
+def vllm_v0_batch_tokens(*, max_model_len: int, enable_chunked_prefill: bool | None = None,
+                         chunked_batch: int = 512) -> int:
     """V0 default ``max_num_batched_tokens`` (the profile batch), vLLM ≤0.7.
 
     (``vllm/config.py`` ``SchedulerConfig.__init__`` and ``vllm/engine/arg_utils.py``
     ``EngineArgs.create_engine_config``, v0.6.4.)  Chunked prefill is switched on by default
-    only when ``max_model_len > 32768`` (text models); then the batch is 512 tokens, else
+    only when ``max_model_len > 32768`` (text models); then the batch is ``chunked_batch`` tokens
+    (512 in 0.6.4, 2048 from 0.6.5: ``SchedulerConfig.__post_init__``), else
     ``max(max_model_len, 2048)``: the V0 profile run is one prefill of the whole context.
 
-    Example: ``max_model_len=20000`` -> 20,000; ``29000`` -> 29,000; ``40000`` -> 512.
+    Example: ``max_model_len=20000`` -> 20,000; ``29000`` -> 29,000; ``40000`` -> 512 (0.6.4) / 2048 (0.6.5+).
     """
     chunked = (max_model_len > 32768) if enable_chunked_prefill is None else enable_chunked_prefill
-    return 512 if chunked else max(int(max_model_len), 2048)
+    return chunked_batch if chunked else max(int(max_model_len), 2048)
 
 
 def serve_batch_defaults(*, max_model_len: int, device_bytes: int, gpu_name: str | None) -> tuple[int, int, str]:
@@ -206,9 +233,19 @@ def serve_batch_defaults(*, max_model_len: int, device_bytes: int, gpu_name: str
 
 
 def v0_batch_defaults(*, max_model_len: int, device_bytes: int, gpu_name: str | None) -> tuple[int, int, str]:
-    """V0: :func:`vllm_v0_batch_tokens` and 256 sequences (``SchedulerConfig`` default ``max_num_seqs``, v0.6.4)."""
+    """V0 up to 0.6.4: :func:`vllm_v0_batch_tokens` and 256 sequences (``SchedulerConfig`` default
+    ``max_num_seqs``, v0.6.4)."""
     return (vllm_v0_batch_tokens(max_model_len=max_model_len), 256,
             "V0 default: max(max_model_len, 2048), 512 with chunked prefill above 32K")
+
+
+def v0_batch_defaults_0_6_5(*, max_model_len: int, device_bytes: int,
+                            gpu_name: str | None) -> tuple[int, int, str]:
+    """V0 0.6.5 - 0.7.x: as :func:`v0_batch_defaults` but a chunked-prefill batch of 2048 tokens
+    (``vllm/config.py`` ``SchedulerConfig.__post_init__`` ``self.max_num_batched_tokens = 2048``, wheels 0.6.5,
+    0.6.6.post1, 0.7.0, 0.7.2, 0.7.3).  Example: ``max_model_len=40000`` -> (2048, 256)."""
+    return (vllm_v0_batch_tokens(max_model_len=max_model_len, chunked_batch=2048), 256,
+            "V0 default: max(max_model_len, 2048), 2048 with chunked prefill above 32K")
 
 
 # --------------------------------------------------------------------------- block sizes
@@ -243,14 +280,16 @@ class Release:
     batch_defaults: BatchDefaults      # (max_num_batched_tokens, max_num_seqs, why) when not given
     token_line: TokenLine              # "GPU KV cache size" tokens and "Maximum concurrency"
     async_in_flight: bool              # SWA / chunked admission counts (pp + 1) batches in flight
-    mamba_align_default: bool          # hybrid Mamba cache mode "align" (2 blocks) unless prefix caching is set
+    mamba_align_default: bool          # prefix caching on for hybrids by default, so Mamba cache mode "align"
+                                       # (2 blocks) unless --enable-prefix-caching says otherwise (0.28+)
     dsv4_grouping: DsV4Grouping
-    group_size_ratio: float = 1.5      # equal-size groups: max bucket when max < ratio × min, else min (0: min)
+    group_size_ratio: float = 1.5      # equal-size groups: max bucket when max < ratio × min, else min (0: min;
+                                       # 1.25 in 0.12-0.17, 1.5 from 0.18)
     chunked_local_hybrid: bool = True  # chunked-local layers keep their own spec (else promoted to full)
     sliding_hybrid: bool = True        # sliding-window layers keep their own spec (False: 0.8, all full attention)
     mamba_pc_needs_model_support: bool = False  # prefix caching turned off for hybrids without
-                                       # SupportsMambaPrefixCaching (``MambaModelConfig``, 0.11.1; 0.25.1 gives
-                                       # them "align" instead; boundary between the two not bisected, 0.12 assumed)
+                                       # SupportsMambaPrefixCaching (``MambaModelConfig``, 0.11.1 - 0.14.0;
+                                       # 0.15.0+ gives them "align" instead)
     pad_any_page: bool = False         # a page that does not divide the largest is padded for any non-MLA spec
                                        # (0.34); before, only if the backend indexes KV by block stride
     capacity_log: str = ("GPU KV cache size: {tokens:,} tokens / Maximum concurrency for {length:,} tokens per "
@@ -287,36 +326,41 @@ def _after(prev: Release, first: Version, label: str, **changes: Any) -> Release
 
 
 _V0 = Release(
-    first=(0, 5, 0), label="V0 engine (0.5-0.7)", v0=True, default_utilization=0.9, ceil_requested=False,
+    first=(0, 5, 0), label="V0 engine (0.5-0.6.4)", v0=True, default_utilization=0.9, ceil_requested=False,
     accounting=Accounting.SUMMED, snapshot_after_comm=False, graph_term=False, graph_estimate_default=False,
     sampler_bytes_per_logit=V0_SAMPLER_BYTES_PER_LOGIT, batch_defaults=v0_batch_defaults, token_line=tokens_v0,
     async_in_flight=False, mamba_align_default=False, dsv4_grouping=DsV4Grouping.TUPLES, group_size_ratio=0.0,
     chunked_local_hybrid=False, sliding_hybrid=False, mamba_pc_needs_model_support=True,
 )
-_V1_0_8 = _after(_V0, (0, 8, 0), "V1 engine, no hybrid manager (0.8)", v0=False, graph_term=True,
+_V0_0_6_5 = _after(_V0, (0, 6, 5), "V0 engine, chunked-prefill batch 2048 (0.6.5-0.7)",
+                   batch_defaults=v0_batch_defaults_0_6_5)
+_V1_0_8 = _after(_V0_0_6_5, (0, 8, 0), "V1 engine, no hybrid manager (0.8-0.9.0)", v0=False, graph_term=True,
                  sampler_bytes_per_logit=SAMPLER_BYTES_PER_LOGIT, batch_defaults=serve_batch_defaults)
-_V1_0_9 = _after(_V1_0_8, (0, 9, 0), "V1 hybrid KV manager (0.9-0.10)", token_line=tokens_per_group,
-                 sliding_hybrid=True)
-_V1_0_11 = _after(_V1_0_9, (0, 11, 0), "0.11: snapshot after the communicators", snapshot_after_comm=True)
-_V1_0_12 = _after(_V1_0_11, (0, 12, 0), "0.12-0.13: ceil(total x util), 1.5x group-size rule", ceil_requested=True,
-                  group_size_ratio=1.5, mamba_pc_needs_model_support=False)
-_V1_0_14 = _after(_V1_0_12, (0, 14, 0), "0.14-0.19: chunked-local layers in the hybrid manager",
-                  chunked_local_hybrid=True)
-_V1_0_20 = _after(_V1_0_14, (0, 20, 0), "0.20: util 0.92, CUDA-graph estimate", default_utilization=0.92,
+_V1_0_9_1 = _after(_V1_0_8, (0, 9, 1), "V1 hybrid KV manager (0.9.1-0.10)", token_line=tokens_per_group,
+                   sliding_hybrid=True)
+_V1_0_11 = _after(_V1_0_9_1, (0, 11, 0), "0.11: snapshot after the communicators", snapshot_after_comm=True)
+_V1_0_12 = _after(_V1_0_11, (0, 12, 0), "0.12-0.13: 1.25x group-size rule", group_size_ratio=1.25)
+_V1_0_14 = _after(_V1_0_12, (0, 14, 0), "0.14: ceil(total x util), chunked-local layers in the hybrid manager",
+                  ceil_requested=True, chunked_local_hybrid=True)
+_V1_0_15 = _after(_V1_0_14, (0, 15, 0), "0.15-0.17: prefix caching kept for hybrids without Mamba prefix support",
+                  mamba_pc_needs_model_support=False)
+_V1_0_18 = _after(_V1_0_15, (0, 18, 0), "0.18-0.19: 1.5x group-size rule", group_size_ratio=1.5)
+_V1_0_20 = _after(_V1_0_18, (0, 20, 0), "0.20: util 0.92, CUDA-graph estimate", default_utilization=0.92,
                   graph_estimate_default=True)
-_V1_0_21 = _after(_V1_0_20, (0, 21, 0), "0.21: token line int(concurrency x L)", token_line=tokens_from_concurrency)
-_V1_0_22 = _after(_V1_0_21, (0, 22, 0), "0.22-0.25: Mamba align mode", mamba_align_default=True)
-_V1_0_26 = _after(_V1_0_22, (0, 26, 0), "0.26: (pp+1) batches in flight", async_in_flight=True)
-_V1_0_27 = _after(_V1_0_26, (0, 27, 0), "0.27-0.32: consumed-memory accounting", accounting=Accounting.CONSUMED)
-_V1_0_33 = _after(_V1_0_27, (0, 33, 0), "0.33: DeepSeek-V4 packed groups", dsv4_grouping=DsV4Grouping.PACKED)
-_V1_0_34 = _after(_V1_0_33, (0, 34, 0), "0.34: one capacity log line, kv_cache_planning grouping",
-                  pad_any_page=True,
+_V1_0_21 = _after(_V1_0_20, (0, 21, 0), "0.21-0.25: token line int(concurrency x L)",
+                  token_line=tokens_from_concurrency)
+_V1_0_26 = _after(_V1_0_21, (0, 26, 0), "0.26: (pp+1) batches in flight", async_in_flight=True)
+_V1_0_27 = _after(_V1_0_26, (0, 27, 0), "0.27: consumed-memory accounting", accounting=Accounting.CONSUMED)
+_V1_0_28 = _after(_V1_0_27, (0, 28, 0), "0.28: prefix caching on for hybrids (Mamba align), one capacity log line",
+                  mamba_align_default=True,
                   capacity_log=("{prefix} KV cache size: {tokens:,} tokens, Maximum concurrency for {length:,} tokens "
                                 "per request: {concurrency:.2f}x"))
+_V1_0_29 = _after(_V1_0_28, (0, 29, 0), "0.29-0.33: DeepSeek-V4 packed groups", dsv4_grouping=DsV4Grouping.PACKED)
+_V1_0_34 = _after(_V1_0_29, (0, 34, 0), "0.34: padding for any non-MLA page", pad_any_page=True)
 
 #: every window, oldest first; the last row is the newest release kvplan knows
-RELEASES: tuple[Release, ...] = (_V0, _V1_0_8, _V1_0_9, _V1_0_11, _V1_0_12, _V1_0_14, _V1_0_20, _V1_0_21,
-                                 _V1_0_22, _V1_0_26, _V1_0_27, _V1_0_33, _V1_0_34)
+RELEASES: tuple[Release, ...] = (_V0, _V0_0_6_5, _V1_0_8, _V1_0_9_1, _V1_0_11, _V1_0_12, _V1_0_14, _V1_0_15,
+                                 _V1_0_18, _V1_0_20, _V1_0_21, _V1_0_26, _V1_0_27, _V1_0_28, _V1_0_29, _V1_0_34)
 
 
 #: architectures vLLM did not have before a release: (first release kvplan accepts, evidence).  Gemma-4: no

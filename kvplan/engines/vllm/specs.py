@@ -121,6 +121,8 @@ class ModelKV:
     notes: tuple[str, ...] = field(default_factory=tuple)
     token_bytes_add_up: bool = True  # Σ token_bytes = bytes per token (False: DeepSeek-V4's per-state sizes)
     mamba_prefix_caching: bool = True  # the model class supports Mamba prefix caching (``SupportsMambaPrefixCaching``)
+    kv_dtype_bytes: int = 2          # bytes of one KV element after ``auto`` is resolved (1 = an fp8 cache)
+    qk_nope_head_dim: int | None = None  # MLA: the non-RoPE query/key width (FlashInfer-MLA accepts 64 / 128 / 192)
 
     @property
     def has_state_layers(self) -> bool:
@@ -524,7 +526,8 @@ def _latent_layers(cfg: Mapping[str, Any], ctx: SpecContext, *, indexer: bool) -
     if kda:
         notes.append(f"{len(kda)} KDA (linear-attention) layers priced as Mamba state pages; the model class has no "
                      "SupportsMambaPrefixCaching (0.11: prefix caching off)")
-    return ModelKV(tuple(layers), n, ctx.family, main, tuple(notes), mamba_prefix_caching=not kda)
+    return ModelKV(tuple(layers), n, ctx.family, main, tuple(notes), mamba_prefix_caching=not kda,
+                   qk_nope_head_dim=int_if_set(cfg, "qk_nope_head_dim") or None)
 
 
 def _kda_layers(cfg: Mapping[str, Any], ctx: SpecContext) -> tuple[frozenset[int], int]:
@@ -644,7 +647,7 @@ def build_model_kv(
                       mamba_ssm_cache_dtype=mamba_ssm_cache_dtype, num_draft_layers=num_draft_layers, family=family,
                       chunked_local_hybrid=chunked_local_hybrid, sliding_hybrid=sliding_hybrid,
                       skip_layers=tuple(kv_cache_dtype_skip_layers))
-    model = SPEC_BUILDERS[family](cfg, ctx)
+    model = replace(SPEC_BUILDERS[family](cfg, ctx), kv_dtype_bytes=b)
     if kvd != kv_cache_dtype:
         return replace(model, notes=(f"kv_cache_dtype auto resolved to {kvd}", *model.notes))
     return model
