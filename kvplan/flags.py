@@ -210,7 +210,7 @@ FLAGS: tuple[Flag, ...] = (
          engines=(_S,), sweep=SWEEP_NUMERIC, sglang=Spelling("--mem-fraction-static", "fraction"),
          sweep_help="e.g. 0.70:0.95:0.05 (inclusive).", solve_help="SGLang memory fraction."),
     Flag("gpu_memory_utilization", ("--gpu-memory-utilization",), "float", "vLLM: fraction of the device total.",
-         engines=(_V,), vllm=Spelling("--gpu-memory-utilization", "fraction"),
+         engines=(_V,), sweep=SWEEP_NUMERIC, vllm=Spelling("--gpu-memory-utilization", "fraction"),
          sweep_help="vLLM: fractions of the device total.", solve_help="vLLM memory fraction."),
     Flag("kv_cache_dtype", ("--kv-cache-dtype",), "str", "auto | bf16 | fp16 | fp8_e4m3 | fp8_e5m2 | ...",
          sglang=Spelling("--kv-cache-dtype", "choice"), vllm=Spelling("--kv-cache-dtype"),

@@ -206,7 +206,7 @@ def test_sweep_axes_come_from_the_registry():
         a = AXES[f.field]
         assert (a.flag, a.kind, a.numeric) == (f.flag, f.kind, f.sweep == SWEEP_NUMERIC)
     # issue 11: the workload (--input-len / --output-len) is vectorised too
-    assert NUMERIC_FIELDS == ("mem_fraction_static", "context_length", "max_running_requests", "max_total_tokens",
+    assert NUMERIC_FIELDS == ("mem_fraction_static", "gpu_memory_utilization", "context_length", "max_running_requests", "max_total_tokens",
                               "target_requests", "input_len", "output_len")
 
 

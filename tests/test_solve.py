@@ -7,6 +7,7 @@ budget(mfs) = (64 - 80 x (1 - mfs)) GiB.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -155,3 +156,73 @@ def test_concurrency_and_gpus_take_a_workload():
     best = g.candidates[g.answer_index].row
     assert best["workload_concurrency"] >= 64 and best["meets_target"]
     assert all(not c.fits for c in g.candidates if c.value < g.answer)
+
+
+# ------------------------------------------------------------------------------------------------ issue 16
+
+def test_bisection_mids_cover_every_path():
+    from kvplan.planning.solve import _bisection_mids
+
+    assert _bisection_mids(2, 10, 2) == [6, 4, 8]
+    assert _bisection_mids(2, 3, 5) == []
+    # whatever the answers, the next 11 probes from (2, 40,960) are among the mids evaluated ahead
+    mids = set(_bisection_mids(2, 40960, 11))
+    lo, hi = 2, 40960
+    for step in range(11):
+        mid = (lo + hi) // 2
+        assert mid in mids
+        lo, hi = (mid, hi) if step % 3 else (lo, mid)
+
+
+@pytest.mark.parametrize("dep", [
+    Deployment(**M, target_requests=9, mem_fraction_static=0.75),
+    Deployment(model="Qwen/Qwen3-8B", gpu="h100-sxm", engine="vllm", target_requests=9),
+    Deployment(model="openai/gpt-oss-120b", gpu="h100-sxm", engine="vllm", tp=2, target_requests=20),
+    Deployment(model="openai/gpt-oss-120b", gpu="h100-sxm", tp=2, target_requests=20),
+    Deployment(model="Qwen/Qwen3-8B", gpu="h100-sxm", engine="vllm", target_requests=3, input_len=8000,
+               output_len=2000)])
+def test_context_on_the_vector_path_answers_as_probe_by_probe(dep, monkeypatch):
+    """The contexts evaluated ahead in one sweep give the probes, the answer and the words of one sweep per probe."""
+    from kvplan.planning import solve as SO
+
+    def answer() -> str:   # as JSON: vLLM rows hold NaN for mem_fraction_static
+        return json.dumps(solve(dep, "context").to_dict(), sort_keys=True)
+
+    fast = answer()
+    seen: list = []
+    table = SO._table
+
+    def counting(base, axes):
+        seen.append(axes)
+        return table(base, axes)
+
+    monkeypatch.setattr(SO, "_table", counting)
+    monkeypatch.setattr(SO, "PREFETCH_LEVELS", 0)       # nothing ahead but the lower bound: one sweep per probe
+    assert answer() == fast
+    probes = int(json.loads(fast)["notes"][0].split(": ")[-1].split()[0])
+    # one sweep per probe (the lower bound 2 excepted: always evaluated ahead, with the upper bound's group)
+    assert sum(1 for a in seen if not a) == probes - (probes > 1)
+    # evaluated ahead: the upper bound, then at most two sweeps with a context axis (2,047 contexts each)
+    monkeypatch.setattr(SO, "PREFETCH_LEVELS", 11)
+    seen.clear()
+    assert answer() == fast
+    assert [bool(a) for a in seen][:1] == [False] and len(seen) <= 4
+
+
+def test_smallest_gpu_memory_utilization_under_vllm():
+    """vLLM searches --gpu-memory-utilization (not SGLang's flag).  Qwen3-8B bf16 on an H100 (85,024,246,333 B),
+    16 GiB of weights, vLLM 0.33, 12 requests of 32,768 tokens: 2,048 blocks of 2,359,296 B each -> 24,576 blocks =
+    57,982,058,496 B of KV.  Not KV at util 0.9 (tests/test_sweep_vllm.py::test_one_row_by_hand): 76,521,821,700 -
+    51,630,069,252 = 24,891,752,448 B, so requested >= 82,873,810,944 = 0.97471 x the device: 0.974 gives
+    ceil(82,813,615,928.3) (11 requests), 0.975 gives 82,898,640,175 -> 58,006,887,727 B = 24,586 blocks (12)."""
+    base = Deployment(model="Qwen/Qwen3-8B", gpu="h100-sxm", engine="vllm", engine_version="0.33.0",
+                      weight_memory=16 * GiB, context_length=32768, target_requests=12)
+    r = solve(base, "mem-fraction")
+    assert r.answer == 0.975 and r.answer_label.startswith("--gpu-memory-utilization 0.975 ")
+    rejected = [c for c in r.candidates if not c.fits]
+    assert rejected[-1].value == 0.974 and "(room for 11)" in rejected[-1].reason
+    assert fit(replace(base, gpu_memory_utilization=0.975)).kv_budget_bytes == 58_006_887_727
+    assert fit(replace(base, gpu_memory_utilization=0.975)).meets_target
+    assert not fit(replace(base, gpu_memory_utilization=0.974)).meets_target
+    assert r.to_dict()["candidates"][-1]["gpu_memory_utilization"] == 0.975
+    assert any("--gpu-memory-utilization 0.92" in n for n in r.notes)   # the 0.33 default

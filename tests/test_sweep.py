@@ -247,9 +247,10 @@ def test_vector_path_is_taken_for_gqa_mla_dsa():
     assert {g.family: g.method for g in t.groups} == {"gqa": "vector", "mla": "vector", "dsa": "vector"}
 
 
-def test_deepseek_v4_is_per_point_and_equals_fit():
+def test_deepseek_v4_is_vectorised_and_equals_fit():
+    # issue 16: DeepSeek-V4 is evaluated by the vector path (it was one fit() per point)
     t = sweep(Deployment(), {"mem_fraction_static": [0.7, 0.8], "context_length": [262144, 1048576]})
-    assert {g.method for g in t.groups} == {"point"}
+    assert {g.method for g in t.groups} == {"vector"}
     for i in range(len(t)):
         r = fit(t.deployment(i))
         row = t.row(i)

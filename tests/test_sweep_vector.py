@@ -110,8 +110,10 @@ def test_chunks_cross_block_boundaries():
         list(t.chunks(chunk_rows=0))
 
 
-def test_per_point_groups_stream_too():
-    """vLLM groups are one fit() per point (evaluated once, kept): the stream slices them."""
+def test_per_point_groups_stream_too(monkeypatch):
+    """Per-point groups (one fit() per point, evaluated once, kept; here vLLM without its vector module): the stream
+    slices them."""
+    monkeypatch.setattr(S, "_vllm_module", lambda: None)
     base = Deployment(model="Qwen/Qwen3-8B", gpu="h100-sxm", engine="vllm")
     t = S.sweep(base, {"context_length": [4096, 8192, 16384], "target_requests": [1, 100]})
     assert {g.method for g in t.groups} == {"point"}

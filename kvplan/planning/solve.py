@@ -14,7 +14,8 @@ Questions:
   fixed.  Ties on the GPU count go to the candidate with the larger concurrency.
 * ``mem-fraction`` -- the smallest ``--mem-fraction-static`` (to 0.001, the precision of SGLang's own
   "mem_fraction_static must exceed" hint): a 0.01 grid, then 0.001 steps inside the bracket.
-  (More budget never lowers the pool or the request cap, so the search is monotone.)
+  (More budget never lowers the pool or the request cap, so the search is monotone.)  Under vLLM the same search
+  over ``--gpu-memory-utilization`` (the answer names that flag).
 * ``dtype`` -- the cheapest KV dtype, meaning the one that gives up the least precision: candidates in the
   order bfloat16, fp8_e4m3, fp8_e5m2, mxfp8, nvfp4, fp4_mx_block16; the first that meets the target wins.  A dtype
   the engine refuses on the GPU (mxfp8 / nvfp4 before Blackwell, :mod:`kvplan.engines.support`) does not fit, so it
@@ -23,6 +24,9 @@ Questions:
   ``requests`` requests still fit: a bisection (the pool does not depend on the context for GQA/MLA/DSA
   and the concurrency ``min(tokens // context, cap)`` never grows with the context).  The answer's
   ``longest_request`` is the longest request ``kvplan fit`` prints at that context (its ``max_context_length``).
+  When the deployment's group is on the sweep's vector path (both engines, :mod:`kvplan.planning.sweep_vllm` for
+  vLLM), the contexts the next :data:`PREFETCH_LEVELS` bisection steps may probe are evaluated in one sweep with a
+  context axis (one ``fit``, the rest vectorised); the probes, their order and the answer are unchanged.
 * ``concurrency`` -- the most requests of ``context`` tokens (or of the workload) at once, capped by the request
   cap in force (the one given, else the engine's), and why one more does not fit.
 """
@@ -70,6 +74,7 @@ class SolveResult:
 
     def to_dict(self) -> dict:
         keep = ("model", "gpu", "engine", "num_gpus", "tp", "pp", "dp", "kv_cache_dtype", "mem_fraction_static",
+                "gpu_memory_utilization",
                 "context_length", "target_requests", "input_len", "output_len", "kv_bytes_per_token",
                 "kv_budget_bytes", "kv_pool_tokens", "max_running_requests", "max_concurrency", "max_context_length",
                 "workload_tokens_per_request", "workload_concurrency", "fits", "meets_target", "verdict")
@@ -82,11 +87,80 @@ class SolveResult:
         return out
 
 
-def _rows(base: Deployment, axes: dict) -> list[dict]:
+def _table(base: Deployment, axes: dict) -> Any:
+    """The :class:`~kvplan.planning.sweep.SweepTable` of ``base`` x ``axes`` (the sweep's vector path)."""
     from kvplan.planning.sweep import sweep
 
-    t = sweep(base, axes)
-    return [t.row(i) for i in range(len(t))]
+    return sweep(base, axes)
+
+
+def _rows(base: Deployment, axes: dict) -> list[dict]:
+    """Every row of the sweep, in grid order (evaluated a chunk at a time, :meth:`SweepTable.rows`)."""
+    return list(_table(base, axes).rows())
+
+
+#: levels of the context bisection evaluated ahead in one vectorised sweep (2 ** 11 - 1 contexts at most)
+PREFETCH_LEVELS = 11
+
+
+def _bisection_mids(lo: int, hi: int, levels: int) -> list[int]:
+    """Every context the bisection ``while hi - lo > 1: mid = (lo + hi) // 2`` can probe in its next ``levels``
+    steps from (lo, hi), whatever the answers (breadth first).  Example: (2, 10), 2 levels -> [6, 4, 8]."""
+    out: list[int] = []
+    frontier = [(lo, hi)]
+    for _ in range(levels):
+        nxt: list[tuple[int, int]] = []
+        for a, b in frontier:
+            if b - a > 1:
+                mid = (a + b) // 2
+                out.append(mid)
+                nxt.extend(((a, mid), (mid, b)))
+        frontier = nxt
+    return out
+
+
+class _ContextProbes:
+    """``fit``'s row at one context, for the bisection of :func:`_solve_context`.  When the deployment's group is on
+    the sweep's vector path, the contexts the bisection may visit next are evaluated together in one sweep (a
+    context axis: one ``fit`` for the group, the rest vectorised) and each probe reads its row from that table; the
+    probes visited (``rows``), their order and their answers are those of one sweep per probe."""
+
+    def __init__(self, base: Deployment, upper: int) -> None:
+        self.base, self.upper = base, upper
+        self.rows: dict[int, dict] = {}
+        self._ahead: dict[int, tuple[Any, int]] = {}   # context -> (table, row) evaluated ahead
+        self.vector = False
+
+    def _row(self, c: int) -> dict:
+        if c in self._ahead:
+            t, i = self._ahead.pop(c)
+            return t.row(i)
+        t = _table(replace(self.base, context_length=c), {})
+        self.vector = self.vector or (c == self.upper and t.groups[0].method == "vector")
+        return t.row(0)
+
+    def ahead(self, lo: int, hi: int, *, first: tuple[int, ...] = ()) -> None:
+        """Evaluate the contexts of the bisection's next levels from (lo, hi) in one sweep (vector groups only); the
+        axis starts at the upper bound, so the group is resolved at the point already probed."""
+        if not self.vector:
+            return
+        todo = [c for c in dict.fromkeys((*first, *_bisection_mids(lo, hi, PREFETCH_LEVELS)))
+                if c not in self.rows and c not in self._ahead]
+        if not todo:
+            return
+        t = _table(self.base, {"context_length": [self.upper, *todo]})
+        self._ahead.update({c: (t, i + 1) for i, c in enumerate(todo)})
+
+    def known(self, c: int) -> bool:
+        """``c`` was probed or evaluated ahead."""
+        return c in self.rows or c in self._ahead
+
+    def __call__(self, c: int) -> bool:
+        if c not in self.rows:
+            self.rows[c] = self._row(c)
+            if self.rows[c]["error"]:
+                raise InputError(self.rows[c]["error"], field="solve")
+        return bool(self.rows[c]["meets_target"])
 
 
 def _achieved(r: dict) -> int:
@@ -156,7 +230,52 @@ def _solve_gpus(base: Deployment, *, max_gpus: int) -> SolveResult:
         notes=[f"candidates: tp and dp in powers of two, tp x pp x dp <= {max_gpus} (--max-gpus)"])
 
 
+def _engine(base: Deployment) -> str:
+    """The engine ``fit`` plans ``base`` with (the given one, else the default's)."""
+    return base.engine or base.with_defaults().engine or "sglang"
+
+
+def _fraction_search(base: Deployment, flag: str) -> tuple[list[tuple[float, dict]], int | None]:
+    """(value, row) on the 0.01 grid of ``flag`` (a Deployment field) and the first that meets the target, None when
+    none does (the rows in grid order: the values pair with them by position)."""
+    coarse = [round(i / 100, 2) for i in range(1, 101)]
+    pairs = list(zip(coarse, _rows(base, {flag: coarse}), strict=True))
+    return pairs, next((i for i, (_, r) in enumerate(pairs) if r["meets_target"]), None)
+
+
+def _solve_util(base: Deployment) -> SolveResult:
+    """vLLM's ``mem-fraction``: the smallest ``--gpu-memory-utilization`` (to 0.001) that meets the target, the same
+    search as SGLang's fraction (a 0.01 grid, then 0.001 steps inside the bracket; more of the device never lowers
+    the block count: ``requested = ceil(total x util)``, vllm-project/vllm v0.33.0 ``vllm/v1/worker/utils.py``
+    ``request_memory``).  SGLang's ``--mem-fraction-static`` is not a vLLM flag (fit ignores it)."""
+    from kvplan.engines.vllm.releases import release_for
+
+    _, _, target = _target(replace(base, gpu_memory_utilization=base.gpu_memory_utilization or 0.9))
+    pairs, first = _fraction_search(base, "gpu_memory_utilization")
+    default = release_for(base.engine_version).default_utilization
+    notes = [f"vLLM's default for this release: --gpu-memory-utilization {default:g}"]
+
+    def cand(u: float, r: dict) -> Candidate:
+        return Candidate(f"util {u:g}", u, bool(r["meets_target"]), r["reason"], {**r, "gpu_memory_utilization": u})
+
+    if first is None:
+        return SolveResult("mem-fraction", target, None, "no gpu_memory_utilization <= 1.0 meets the target",
+                           [cand(u, r) for u, r in pairs if u in (0.5, 0.8, 0.9, 0.95, 1.0)], notes)
+    lo = pairs[first - 1][0] if first > 0 else 0.0
+    fine = [round(lo + i / 1000, 3) for i in range(1, 11)]
+    fine_pairs = list(zip(fine, _rows(base, {"gpu_memory_utilization": fine}), strict=True))
+    k = next(i for i, (_, r) in enumerate(fine_pairs) if r["meets_target"])
+    ans, ans_row = fine_pairs[k]
+    shown = [(u, r) for u, r in pairs[:first] if round(u * 100) % 10 == 0] + fine_pairs[max(k - 1, 0):k] + \
+        [(ans, ans_row)]
+    return SolveResult("mem-fraction", target, ans,
+                       f"--gpu-memory-utilization {ans:g} (pool {ans_row['kv_pool_tokens']:,} tokens, "
+                       f"room for {_achieved(ans_row)})", [cand(u, r) for u, r in shown], notes)
+
+
 def _solve_mfs(base: Deployment, *, max_gpus: int) -> SolveResult:
+    if _engine(base) == "vllm":
+        return _solve_util(base)
     _, _, target = _target(replace(base, mem_fraction_static=base.mem_fraction_static or 0.9))
     coarse = [round(i / 100, 2) for i in range(1, 101)]
     rows = _rows(base, {"mem_fraction_static": coarse})
@@ -208,27 +327,25 @@ def _solve_context(base: Deployment, *, max_gpus: int) -> SolveResult:
     eff = base.with_defaults()
     upper = base.context_length or resolve_model(eff.model or DEFAULT_MODEL).context_length
     req = base.target_requests or 1
-    probes: dict[int, dict] = {}
-
-    def probe(c: int) -> bool:
-        if c not in probes:
-            probes[c] = _rows(replace(base, context_length=c), {})[0]
-            if probes[c]["error"]:
-                raise InputError(probes[c]["error"], field="solve")
-        return probes[c]["meets_target"]
+    probe = _ContextProbes(base, upper)
+    probes = probe.rows
 
     ans = None
     if probe(upper):
         ans = upper
-    elif probe(2):
-        lo, hi = 2, upper
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if probe(mid):
-                lo = mid
-            else:
-                hi = mid
-        ans = lo
+    else:
+        probe.ahead(2, upper, first=(2,))
+        if probe(2):
+            lo, hi = 2, upper
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if not probe.known(mid):
+                    probe.ahead(lo, hi)
+                if probe(mid):
+                    lo = mid
+                else:
+                    hi = mid
+            ans = lo
     keep = {upper, 2} if ans is None else {ans, ans + 1, upper}
     cands = [Candidate(f"context {c:,}", c, r["meets_target"], r["reason"], r) for c, r in sorted(probes.items())
              if c in keep]

@@ -9,39 +9,46 @@ list or a range (``--tp 1,2,4,8``, ``--mem-fraction-static 0.70:0.95:0.05``, ``-
   ``kvplan.planning.plan.fit`` **once** (a *representative point*), which resolves those scalars through the
   exact code path of ``kvplan fit``;
 * **numeric axes** (mem_fraction_static, context_length, max_running_requests, max_total_tokens,
-  target requests, the workload's input_len / output_len) only enter the budget -> tokens -> request cap ->
-  concurrency -> verdict arithmetic.  That arithmetic is evaluated element-wise over numpy arrays by the *same*
-  functions ``kvplan fit`` calls
+  target requests, the workload's input_len / output_len; vLLM's gpu_memory_utilization when the flag registry
+  makes it numeric: a per-row input array, not a CSV column) only enter the budget -> pools -> request cap ->
+  concurrency -> verdict arithmetic.  vLLM ignores SGLang's mem_fraction_static (as ``fit`` does: its column is
+  NaN for vLLM rows).  That arithmetic is evaluated element-wise over numpy arrays by the *same*
+  functions ``kvplan fit`` calls (:func:`evaluate_group`): the release's rule set
   (``kvplan.engines.sglang.rules.budget_bytes``, ``page_floor``, ``resolve_max_running_requests``,
-  ``max_request_len``), so the scalar path and the sweep share one formula (SGLang 0.5.23:
+  ``max_request_len``) and the family's pool formulas, which take ints or arrays (SGLang 0.5.23:
   sgl-project/sglang python/sglang/srt/mem_cache/kv_cache_configurator.py
   ``KVCacheConfigurator._profile_available_bytes`` and ``resolve_max_num_reqs``;
-  python/sglang/srt/model_executor/pool_configurator.py ``DefaultPoolConfigurator.calculate_pool_sizes``).
+  python/sglang/srt/model_executor/pool_configurator.py ``DefaultPoolConfigurator``, ``HybridSWAPoolConfigurator``,
+  ``SWARequestCapPoolConfigurator``, ``DSV4PoolConfigurator``; ``_handle_max_mamba_cache``).
 
 The verdict columns (``fits``, ``meets_target``, ``workload_tokens_per_request``, ``workload_concurrency``) are
-vectorised too (:func:`evaluate_group`); each row's words (``verdict``, ``reason``, ``reasons``) are
-:func:`kvplan.planning.verdict.judge` of the row's facts, the same function ``kvplan fit`` ends with.
+vectorised too; each row's words (``verdict``, ``reason``, ``reasons``) are :func:`kvplan.planning.verdict.judge`'s
+(``row``) and, in the writers, the verdict's own text functions made templates once per distinct target / context /
+workload (:mod:`kvplan.planning.sweep_text`).
 
-Which families are vectorised is SGLang's registry's word: ``kvplan.engines.sglang.pools.VECTOR_FAMILIES``
-(one per-token cell, no fixed pools).  Every vectorised group is checked against its representative ``fit``
-result; a mismatch (which would be a bug) makes that group fall back to one ``fit`` call per point.
+Which function evaluates a family is the engines' word: SGLang's pool registry
+(``kvplan.engines.sglang.pools.SWEEP_VECTORS``: the single-cell families, hybrid sliding window in ratio and
+request-cap modes, Mamba / linear hybrids, DeepSeek-V4 with its bounded padding search; draft layers, DP attention and
+PP stages included) from the planner's context of the group's representative ``fit``, and
+:mod:`kvplan.planning.sweep_vllm` for vLLM (imported for a vLLM group only).  Every vectorised group is checked
+against its representative ``fit`` result; a mismatch (which would be a bug) makes that group fall back to one
+``fit`` call per point.  Points the family's planner refuses (a budget too small for its pools) are flagged by the
+formulas and carry ``fit``'s one-line error (asked once per distinct pool input); a group whose first point is
+refused is resolved at another point of its grid (:func:`_representative`).
 
 The axes are the sweepable flags of the flag registry (:func:`kvplan.flags.sweep_axes`: ``sweep = "group"`` or
 ``"numeric"``), named in errors by their registry label.
 
-Per-point groups (one ``fit`` call per point, a few ms each):
-
-* the other families (DeepSeek-V4: the pool (SWA cap, compressor states, request cap) depends on the context
-  and the request cap in a way :mod:`kvplan.geometry.dsv4` resolves with an iterative search; the hybrids);
-* vLLM (``--engine vllm``): its profile-based budget lives in :mod:`kvplan.engines.vllm.planner`;
-* SGLang with the default ``--mem-fraction-static`` *and* a ``--max-running-requests`` axis: the
-  default fraction depends on the request cap (CUDA-graph batch size), so each request cap is its
-  own group (still vectorised over the other numeric axes).
+Per-point groups (one ``fit`` call per point, a few ms each, at most :data:`MAX_POINT_GROUP` points): a family or a
+configuration the vector formulas do not cover (an all-sliding-window model, a vLLM group its module declines), and
+any group whose self-check failed.  SGLang with the
+default ``--mem-fraction-static`` *and* a ``--max-running-requests`` axis: the default fraction depends on the request
+cap (CUDA-graph batch size), so each request cap is its own group (still vectorised over the other numeric axes).
 
 Memory: :func:`sweep` resolves the groups (one ``fit`` each, and the per-point groups' fits) and keeps each
 group's numeric axes only; :class:`SweepTable` evaluates the vectorised rows on demand, :data:`CHUNK_ROWS` at a
 time (:meth:`SweepTable.chunks`), so :meth:`SweepTable.write_csv` / :meth:`SweepTable.write_jsonl` in grid order
-hold one chunk, whatever the grid (benchmarks/bench_sweep.py: 167 MB peak RSS for 5,000,000 rows to CSV).
+hold one chunk, whatever the grid (benchmarks/bench_sweep.py, docs/performance.md "Sweeps").
 
 numpy is imported only inside the functions of this module (never at ``import kvplan``).
 """
@@ -62,9 +69,8 @@ from kvplan.deployment import Deployment
 from kvplan.errors import InputError
 from kvplan.family import Family
 from kvplan.flags import SWEEP_NUMERIC, Flag, sweep_axes
-from kvplan.planning import verdict as V
 from kvplan.planning.verdict import Facts, cap_source, judge, sglang_memory_reason
-from kvplan.planning.workload import CAP, LONGEST, POOL, combine, page_round
+from kvplan.planning.workload import POOL, SGLANG_SWA_POOL_NAME, SWA_POOL, combine, page_round
 
 #: Hard cap on the number of points of one sweep (rows are evaluated and written in chunks of :data:`CHUNK_ROWS`;
 #: only a sorted output or :attr:`SweepTable.cols` holds every row: ~140 bytes each, ~0.7 GB).
@@ -76,7 +82,8 @@ CHUNK_ROWS = 32_768
 MAX_AXIS_VALUES = 1_000_000
 #: Hard cap on the groups of one sweep (one ``fit`` call each, ~2 ms).
 MAX_GROUPS = 10_000
-#: Hard cap on the points of one per-point group (DeepSeek-V4, vLLM: one ``fit`` call each, a few ms).
+#: Hard cap on the points of one per-point group (one ``fit`` call each, a few ms), and on the distinct refused pool
+#: inputs of a vectorised group (each asked of ``fit`` once for its one-line error).
 MAX_POINT_GROUP = 20_000
 
 
@@ -266,6 +273,10 @@ class Group:
     model: Any = None               # the ModelSpec
     rules: Any = None               # the SGLang rule set of the deployment's release (releases.rules_for)
     context_refusals: dict[int, str | None] = field(default_factory=dict)   # context -> the engine's refusal
+    vector: Any = None              # an engine's per-group vector state (kvplan.planning.sweep_vllm, SGLang's pools)
+    kv_cell: float = 0.0            # the representative fit's kv_bytes_per_token
+    requested: int | None = None    # SGLang: the request cap in force without an axis (the user's or a default)
+    swa_terms: Any = None           # SGLang hybrid SWA: the workload's SWA-pool terms (kvplan.planning.workload)
 
 
 def _context_refusal(g: Group, ctx: int) -> str | None:
@@ -303,78 +314,124 @@ def _verdict_facts(g: Group, rep: Deployment, res: Any) -> None:
     g.weights = res.weight_bytes
     g.dtype_refusal = support.kv_dtype_refusal(engine=res.engine, kv_dtype=res.kv_cache_dtype,
                                                arch=support.arch_of(gpu), attention=support.attention_kind(g.model),
-                                               attention_backend=eff.attention_backend)
+                                               attention_backend=eff.attention_backend,
+                                               deepseek_family=support.deepseek_family(g.model))
     g.context_limit = support.model_max_context(engine=res.engine, model=g.model)[0]
     g.allow_long_context = long_context_allowed(eff, res.engine, os.environ)[0]
     g.family_cap = support.family_request_cap(engine=res.engine, family=res.family, engine_version=eff.engine_version)
 
 
 def _fit_group(dep: Deployment, first: Mapping[str, Any]) -> tuple[Group, Any]:
-    """Run ``fit`` on the representative point; classify the group."""
-    from kvplan.engines.sglang.releases import rules_for
+    """Run ``fit`` on the representative point; classify the group (vector: the engine's vector state in
+    ``g.vector``; point: one ``fit`` per point)."""
+    from kvplan.engines.sglang.pools import capturing_contexts
     from kvplan.planning.plan import fit
 
     rep = replace(dep, **first)
     try:
-        res = fit(rep)
+        with capturing_contexts() as contexts:
+            res = fit(rep)
     except InputError as exc:
         return _invalid_group(dep, rep, exc), None
     labels = {"model": res.model, "gpu": res.gpu, "engine": res.engine, "num_gpus": res.num_gpus, "tp": res.tp,
               "pp": res.pp, "dp": res.dp, "ep": res.ep, "kv_cache_dtype": res.kv_cache_dtype,
               "page_size": res.page_size}
     g = Group(dep=dep, labels=labels, family=res.family, engine=res.engine)
-    from kvplan.engines.sglang.pools import VECTOR_FAMILIES
-
-    # SGLang's single-cell families are vectorised (kvplan.engines.sglang.pools); the rest is one fit() per point
-    if res.engine != "sglang" or Family(res.family) not in VECTOR_FAMILIES:
+    g.kv_cell = float(res.kv_bytes_per_token)
+    if res.engine == "vllm":
+        vllm = _vllm_module()
+        if vllm is None or not vllm.prepare_group(g, rep, res):
+            g.vector, g.method = None, "point"
+        return g, res
+    if res.engine != "sglang" or len(contexts) != 1:
         g.method = "point"
         return g, res
-    from kvplan.inputs.resolve import resolve_model
+    _sglang_group(g, rep, res, contexts[0])
+    return g, res
 
+
+def _vllm_module() -> Any:
+    """:mod:`kvplan.planning.sweep_vllm` (vLLM's vector path), imported only for a vLLM group; None without it."""
+    try:
+        from kvplan.planning import sweep_vllm
+    except ImportError:  # pragma: no cover - the module ships with kvplan
+        return None
+    return sweep_vllm
+
+
+def _sglang_group(g: Group, rep: Deployment, res: Any, ctx: Any) -> None:
+    """An SGLang group's scalars and its family's vector state (the pool registry,
+    ``kvplan.engines.sglang.pools.SWEEP_VECTORS``); ``method = "point"`` when the family has none for it."""
+    from kvplan.engines.sglang.pools import vector_group
+    from kvplan.engines.sglang.releases import rules_for
+    from kvplan.inputs.resolve import resolve_model
+    from kvplan.planning.workload import sglang_swa_terms
+
+    fam = Family(res.family)
+    g.vector = vector_group(fam, ctx, cell=res.kv_bytes_per_token)
+    if g.vector is None:
+        g.method = "point"
+        return
     model = resolve_model(res.model)
     g.model = model
     g.rules = rules_for(rep.engine_version)
-    g.cell = int(res.kv_bytes_per_token)
+    g.cell = int(res.kv_bytes_per_token) if float(res.kv_bytes_per_token).is_integer() else 0
     g.free = res.free_bytes
     g.after = res.free_bytes - res.weight_bytes
     g.mm = g.rules.multimodal_reserve_bytes(is_multimodal=model.is_multimodal)
     g.page = res.page_size
     g.attn_dp = res.attn_dp
     g.dp = res.dp
+    g.requested = ctx.max_running_requests
+    g.swa_terms = sglang_swa_terms(res=res, dep=rep.with_defaults(), model=model) if fam == Family.HYBRID_SWA \
+        else None
     _verdict_facts(g, rep, res)
-    if g.cell != res.kv_bytes_per_token or g.cell <= 0:
-        g.method = "point"
-    return g, res
 
 
 def evaluate_group(g: Group, *, mem_fraction_static, context_length, max_running_requests, max_total_tokens,
-                   target_requests, input_len=None, output_len=None) -> dict:
-    """The SGLang budget -> tokens -> request cap -> concurrency -> verdict arithmetic over numpy arrays.
+                   target_requests, input_len=None, output_len=None, gpu_memory_utilization=None) -> dict:
+    """The budget -> pools -> request cap -> concurrency -> verdict arithmetic of one group over numpy arrays.
 
     All inputs are int64/float64 arrays of one length; ``max_running_requests`` is ``None`` when the engine derives
     it, ``max_total_tokens`` uses -1 for "not set", ``input_len`` / ``output_len`` are ``None`` without a workload.
-    Formula (per GPU; the same calls as :func:`kvplan.engines.sglang.planner.plan_sglang`, from the rule set of
-    the deployment's release, ``kvplan.engines.sglang.releases.rules_for(engine_version)`` -- its functions take
-    numpy arrays --, and the same verdict as :func:`kvplan.planning.verdict.apply`)::
+    vLLM groups: :func:`kvplan.planning.sweep_vllm.evaluate_group` (``gpu_memory_utilization``: vLLM's fraction
+    per row, None / NaN = the group's; SGLang ignores it, as ``fit`` does).  SGLang (per GPU; the rule set of the
+    deployment's release, ``kvplan.engines.sglang.releases.rules_for(engine_version)``, and the family's pools,
+    ``g.vector.pools`` = :mod:`kvplan.engines.sglang.pools.vector` / ``swa`` / ``mamba`` / ``dsv4``, the formulas
+    :func:`kvplan.engines.sglang.planner.plan_sglang` calls; the verdict of :func:`kvplan.planning.verdict.apply`)::
 
         budget  = budget_bytes(free, free - weights, mfs, mm_reserve)
-        tokens  = page_floor(max(budget, 0) // cell)            (cell = the largest PP stage's)
-        tokens  = page_floor(max_total_tokens)  if max_total_tokens < tokens
-        mrr     = resolve_max_running_requests(tokens, context, requested, attn_dp)
+        tokens, cell, mrr = the family's pools(budget, context, requested, max_total_tokens)
+                  (single cell: tokens = page_floor(max(budget, 0) // cell), capped by max_total_tokens;
+                   mrr = resolve_max_running_requests(tokens, context, requested, attn_dp))
         conc    = min(tokens // context, mrr) * dp
         max_ctx = min(context - 1, tokens - 1) if tokens > 0 else 0
         fits    = weights < free and budget > 0 and tokens >= context
                   and the KV dtype runs on the GPU and (context <= the model's maximum or the override is on)
-        work    = min(tokens // ceil_page(input + output), mrr) * dp   (0 when input + output > max_ctx)
+        work    = min(mrr, tokens // ceil_page(input + output), the family's other pools) * dp
+                  (0 when input + output > max_ctx; hybrid SWA: the SWA pool's bound, kvplan.planning.workload)
         meets   = fits and (work if a workload else conc) >= target
+
+    Rows where the family's planner refuses the point (``_error``) are evaluated by ``fit`` (their one-line error).
 
     Example (hand-checked): Qwen3-8B bf16 (147,456 B/token), free 80 GiB, weights 16 GiB, mfs 0.75:
     budget = (64 - 80 x 0.25) GiB = 47,244,640,256 B; tokens = 320,398; at 32k context
     conc = min(320,398 // 32,768, 4096) = 9; a workload of 8,192 + 1,024 tokens: min(320,398 // 9,216, 4,096) = 34.
     """
+    kw = dict(mem_fraction_static=mem_fraction_static, context_length=context_length,
+              max_running_requests=max_running_requests, max_total_tokens=max_total_tokens,
+              target_requests=target_requests, input_len=input_len, output_len=output_len)
+    if g.engine == "vllm":
+        return dict(_vllm_module().evaluate_group(g, gpu_memory_utilization=gpu_memory_utilization, **kw))
+    return _evaluate_sglang(g, **kw)
+
+
+def _evaluate_sglang(g: Group, *, mem_fraction_static, context_length, max_running_requests, max_total_tokens,
+                     target_requests, input_len=None, output_len=None) -> dict:
+    """:func:`evaluate_group` for an SGLang group (see there)."""
     import numpy as np
 
-    from kvplan.planning.workload import page_round, single_pool_concurrency
+    from kvplan.planning.workload import sglang_swa_bound, single_pool_concurrency
 
     R = g.rules
     if R is None:
@@ -384,34 +441,44 @@ def evaluate_group(g: Group, *, mem_fraction_static, context_length, max_running
     ctx = context_length
     budget = R.budget_bytes(free_before_bytes=g.free, free_after_bytes=g.after,
                             mem_fraction_static=mem_fraction_static, mm_reserve_bytes=g.mm)
-    tokens: Any = R.page_floor(tokens=np.maximum(budget, 0) // g.cell, page_size=g.page)   # arrays, not ints
-    if max_total_tokens is not None:
-        capped = R.page_floor(tokens=max_total_tokens, page_size=g.page)
-        tokens = np.where((max_total_tokens >= 0) & (max_total_tokens < tokens), capped, tokens)
-    mrr = R.resolve_max_running_requests(total_tokens=tokens, context_len=ctx, requested=max_running_requests,
-                                         attn_dp_size=g.attn_dp)
+    requested = max_running_requests if max_running_requests is not None else g.requested
+    vp = g.vector.pools(budget=budget, context_len=ctx, requested=requested, max_total_tokens=max_total_tokens)
+    n = len(budget)
+    tokens = np.broadcast_to(np.asarray(vp.tokens, dtype=np.int64), (n,))
+    mrr = np.broadcast_to(np.asarray(vp.mrr, dtype=np.int64), (n,))
     conc = np.minimum(tokens // ctx, mrr) * g.dp
     max_ctx = np.where(tokens > 0, R.max_request_len(context_len=ctx, total_tokens=tokens), 0)
     fits = (g.weights < g.free) & (budget > 0) & (tokens >= ctx) & (g.dtype_refusal is None)
     if g.context_given and not g.allow_long_context and g.context_limit is not None:
         fits = fits & (ctx <= g.context_limit)
-    n = len(tokens)
     work_tokens = np.full(n, -1, dtype=np.int64)
     work = np.full(n, -1, dtype=np.int64)
+    swa = np.full(n, -1, dtype=np.int64)
     achieved = conc
     if input_len is not None:
         total = input_len + (np.maximum(output_len, 0) if output_len is not None else 0)
         work_tokens = page_round(tokens=total, page=g.page)
-        work = single_pool_concurrency(pool_tokens=tokens, tokens=total, page=g.page, cap=mrr, longest=max_ctx) * g.dp
+        cap = mrr
+        if g.swa_terms is not None and vp.pools:
+            swa_tokens = np.broadcast_to(vp.pools[SGLANG_SWA_POOL_NAME], (n,))
+            swa = np.where(swa_tokens >= 0, sglang_swa_bound(swa_tokens=swa_tokens, tokens_per_request=work_tokens,
+                                                             terms=g.swa_terms), -1)
+            cap = np.where(swa >= 0, np.minimum(mrr, swa), mrr)
+        work = single_pool_concurrency(pool_tokens=tokens, tokens=total, page=g.page, cap=cap, longest=max_ctx) * g.dp
         achieved = work
-    return {"kv_budget_bytes": budget, "kv_pool_tokens": tokens, "max_running_requests": mrr,
+    error = np.zeros(n, dtype=bool) if vp.error is None else np.broadcast_to(vp.error, (n,))
+    return {"kv_bytes_per_token": np.broadcast_to(np.asarray(vp.cell, dtype=np.float64), (n,)),
+            "kv_budget_bytes": budget, "kv_pool_tokens": tokens, "max_running_requests": mrr,
             "max_concurrency": conc, "max_context_length": max_ctx, "fits": fits,
             "meets_target": fits & (achieved >= target_requests), "workload_tokens_per_request": work_tokens,
-            "workload_concurrency": work}
+            "workload_concurrency": work, "_swa": swa, "_error": error}
 
 
 def _row_facts(g: Group, d: Mapping[str, Any]) -> Any:
-    """The :class:`kvplan.planning.verdict.Facts` of one vectorised row (the facts ``apply`` reads from fit)."""
+    """The :class:`kvplan.planning.verdict.Facts` of one vectorised row (the facts ``apply`` reads from fit); vLLM:
+    :func:`kvplan.planning.sweep_vllm.row_facts`."""
+    if g.engine == "vllm":
+        return _vllm_module().row_facts(g, d)
     ctx, tokens, mrr = d["context_length"], d["kv_pool_tokens"], d["max_running_requests"]
     refusals = [g.dtype_refusal] if g.dtype_refusal else []
     why = _context_refusal(g, ctx)
@@ -421,7 +488,10 @@ def _row_facts(g: Group, d: Mapping[str, Any]) -> Any:
     if d["input_len"] is not None:
         inp, out = d["input_len"], d["output_len"] or 0
         tpr = page_round(tokens=inp + out, page=g.page)
-        w = combine(input_len=inp, output_len=out, tokens_per_request=tpr, bounds={POOL: tokens // tpr}, cap=mrr,
+        bounds = {POOL: tokens // tpr}
+        if d.get("_swa", -1) >= 0:
+            bounds[SWA_POOL] = d["_swa"]
+        w = combine(input_len=inp, output_len=out, tokens_per_request=tpr, bounds=bounds, cap=mrr,
                     longest=d["max_context_length"], dp=g.dp)
     return Facts(
         engine=g.engine, context=ctx, dp=g.dp, refusals=tuple(refusals),
@@ -433,30 +503,28 @@ def _row_facts(g: Group, d: Mapping[str, Any]) -> Any:
         target_requests=d["target_requests"], workload=w)
 
 
-def _vector_reason(g: Group, v: Sequence[Any]) -> str:
-    """A vectorised row's target reason with the words :func:`kvplan.planning.verdict.judge` uses (its text
-    functions), without building the facts: the writers call it once per row.  ``v``: the row's values in
-    ``_IN_COLS + _OUT_COLS`` order (-1 = not set); tests/test_sweep.py checks it against ``judge`` and fit."""
-    ctx, tokens, n = v[_P["context_length"]], v[_P["kv_pool_tokens"]], v[_P["target_requests"]]
-    if not v[_P["fits"]]:
-        first = g.dtype_refusal or _context_refusal(g, ctx) or sglang_memory_reason(
-            weight_bytes=g.weights, free_bytes=g.free, budget=v[_P["kv_budget_bytes"]], tokens=tokens, context=ctx)
-        return "does not fit: " + str(first)
-    inp, mrr = v[_P["input_len"]], v[_P["max_running_requests"]]
-    if inp >= 0:
-        out = max(v[_P["output_len"]], 0)
-        label, room = V.workload_label(inp, out), v[_P["workload_concurrency"]]
-        if room >= n:
-            return V.met_text(V.target_text(n, label), room)
-        bound = LONGEST if inp + out > v[_P["max_context_length"]] else \
-            (CAP if mrr <= tokens // v[_P["workload_tokens_per_request"]] else POOL)
-        return V.workload_missed_text(n, label, room, bound)
-    room = v[_P["max_concurrency"]]
-    if room >= n:
-        return V.met_text(V.target_text(n, f"{ctx:,}"), room)
-    if tokens // ctx * g.dp >= n:
-        return V.cap_missed_text(engine=g.engine, n=n, context=ctx, cap=mrr, dp=g.dp, room=room)
-    return V.pool_missed_text(n=n, context=ctx, pool_tokens_total=tokens * g.dp, room=room)
+def _row_reason(g: Group, d: Mapping[str, Any]) -> str:
+    """One vectorised row's target reason through the writers' path (:func:`_vector_reason` / vLLM's
+    ``vector_reason``; ``d``: the row by column name, None = not set)."""
+    v = [-1 if d[k] is None else d[k] for k in (*_IN_COLS, *_OUT_COLS)]
+    if g.engine == "vllm":
+        return str(_vllm_module().vector_reason(g, v, _P))
+    return _vector_reason(g, v, d.get("_swa", -1))
+
+
+def _vector_reason(g: Group, v: Sequence[Any], swa: int = -1) -> str:
+    """A vectorised SGLang row's target reason with the words :func:`kvplan.planning.verdict.judge` uses: the
+    writers' path (:class:`kvplan.planning.sweep_text.ReasonWriter`) on one row.  ``v``: the row's values in
+    ``_IN_COLS + _OUT_COLS`` order (-1 = not set); ``swa``: the SWA pool's workload bound (-1: none)."""
+    import numpy as np
+
+    from kvplan.planning.sweep_text import ReasonWriter
+
+    c = {k: np.array([v[i]]) for k, i in _P.items()}
+    c["_swa"] = np.array([swa], dtype=np.int64)
+    w = ReasonWriter(engine=g.engine, dp=g.dp, weights=g.weights, free=g.free,
+                     first_refusal=lambda ctx: g.dtype_refusal or _context_refusal(g, ctx))
+    return str(w.texts(np, c, np.arange(1))[0])
 
 
 # ------------------------------------------------------------------------------------------------
@@ -495,6 +563,7 @@ class SweepTable:
         self.row_errors = row_errors
         self.axes = dict(axes)
         self.row_text = row_text or {}   # per-point rows: (verdict, target reason, reasons) as fit said them
+        self._writers: dict[tuple[int, bool], Any] = {}   # (gid, JSON?) -> the group's reason templates
         self._counts: tuple[int, int] | None = None
 
     def __len__(self) -> int:
@@ -507,7 +576,7 @@ class SweepTable:
             import numpy as np
 
             parts = [c for _, c in self.chunks()]
-            keys = [*_IN_COLS, *_OUT_COLS, "gid"]
+            keys = [*_IN_COLS, *_OUT_COLS, "gid", "_swa", "gpu_memory_utilization"]
             self._cols = {k: np.concatenate([p[k] for p in parts]) if parts else np.zeros(0) for k in keys}
         return self._cols
 
@@ -609,6 +678,8 @@ class SweepTable:
             if k in _NULLABLE and v < 0:
                 v = None
             d[k] = bool(v) if k in _BOOLS else v
+        if "_swa" in c:
+            d["_swa"] = c["_swa"][0].item()
         return d
 
     def _text(self, i: int, g: Group, d: Mapping[str, Any], error: str) -> tuple[str, str, list[str]]:
@@ -631,6 +702,7 @@ class SweepTable:
         d["method"] = g.method
         d["error"] = g.error or self.row_errors.get(i, "")
         d["verdict"], d["reason"], d["reasons"] = self._text(i, g, d, d["error"])
+        d.pop("_swa", None)
         return d
 
     def rows(self, *, chunk_rows: int = CHUNK_ROWS):
@@ -643,6 +715,7 @@ class SweepTable:
                 d["method"] = g.method
                 d["error"] = g.error or self.row_errors.get(i, "")
                 d["verdict"], d["reason"], d["reasons"] = self._text(i, g, d, d["error"])
+                d.pop("_swa", None)
                 yield d
 
     def reasons_of(self, idx) -> list[str]:
@@ -653,19 +726,63 @@ class SweepTable:
         idx = np.asarray(idx)
         return self._reasons(idx, {k: v[idx] for k, v in self.cols.items()})
 
-    def _reasons(self, rows, c: Mapping[str, Any]) -> list[str]:
-        names = _IN_COLS + _OUT_COLS
-        lists = [c[k].tolist() for k in names]
-        gids = c["gid"].tolist()
-        out = []
-        for i, gid, vals in zip(rows.tolist(), gids, zip(*lists, strict=True), strict=True):
-            g = self.groups[gid]
-            error = g.error or self.row_errors.get(i, "")
-            if error or i in self.row_text:
-                out.append(self._text(i, g, {}, error)[1])
+    def _reasons(self, rows, c: Mapping[str, Any], quote: Any = None) -> list[str]:
+        """The ``reason`` column of one chunk (``quote`` applied to each text: CSV / JSON escaping).  A vectorised
+        SGLang group's rows are classified over arrays (:func:`_reason_keys`) and each distinct (class, numbers)
+        key is formatted once (:func:`_key_text`); vLLM rows by ``sweep_vllm.vector_reason``; per-point and refused
+        rows carry fit's words."""
+        import numpy as np
+
+        q = quote or str
+        n = len(rows)
+        out = np.empty(n, dtype=object)
+        gid = np.asarray(c["gid"])
+        if n == 0:
+            return []
+        order = np.argsort(gid, kind="stable")
+        cuts = np.flatnonzero(np.diff(gid[order])) + 1
+        for sel in np.split(order, cuts):
+            g = self.groups[int(gid[sel[0]])]
+            if g.error:
+                out[sel] = q("invalid: " + g.error)
+            elif g.method != "vector":
+                continue        # per-point rows: fit's words, below
+            elif g.engine == "vllm":
+                out[sel] = self._row_reasons(g, c, sel, quote)
             else:
-                out.append(_vector_reason(g, vals))
-        return out
+                csv_cells = quote is _csv_quote()
+                as_json = quote is json.dumps
+                texts = self._writer(int(gid[sel[0]]), as_json).texts(np, c, sel, csv=csv_cells)
+                out[sel] = texts if quote is None or csv_cells or as_json else list(map(quote, texts))
+        if self.row_errors or self.row_text:
+            for j, i in enumerate(rows.tolist()):
+                if i in self.row_errors or i in self.row_text:
+                    g = self.groups[int(gid[j])]
+                    out[j] = q(self._text(i, g, {}, g.error or self.row_errors.get(i, ""))[1])
+        return out.tolist()
+
+    def _writer(self, gid: int, as_json: bool = False) -> Any:
+        """The group's :class:`kvplan.planning.sweep_text.ReasonWriter` (its templates kept across chunks; JSON
+        string literals when ``as_json``)."""
+        w = self._writers.get((gid, as_json))
+        if w is None:
+            from kvplan.planning.sweep_text import ReasonWriter
+
+            g = self.groups[gid]
+
+            def first_refusal(ctx: int, g: Group = g) -> str | None:
+                return g.dtype_refusal or _context_refusal(g, ctx)
+
+            w = self._writers[(gid, as_json)] = ReasonWriter(engine=g.engine, dp=g.dp, weights=g.weights,
+                                                             free=g.free, first_refusal=first_refusal,
+                                                             as_json=as_json)
+        return w
+
+    @staticmethod
+    def _row_reasons(g: Group, c: Mapping[str, Any], sel, quote) -> list[str]:
+        """vLLM's rows: ``sweep_vllm.vector_reasons(g, columns, _P, quote=quote)`` for the chunk's rows of the
+        group (each distinct text quoted once)."""
+        return list(_vllm_module().vector_reasons(g, {k: c[k][sel] for k in _P}, _P, quote=quote))
 
     def deployment(self, i: int) -> Deployment:
         """The Deployment ``kvplan fit`` would plan for row ``i`` (for cross-checks)."""
@@ -675,7 +792,9 @@ class SweepTable:
         for f in NUMERIC_FIELDS:
             if f in self.axes:
                 col = "requested_max_running_requests" if f == "max_running_requests" else f
-                upd[f] = c[col][0].item()
+                v = c[col][0].item()
+                if v == v:   # NaN: a flag the row's engine ignores (vLLM's mem_fraction_static), left unset
+                    upd[f] = v
         return replace(g.dep, **upd)
 
     def order(self, sort: str = "concurrency"):
@@ -740,47 +859,27 @@ class SweepTable:
             suffixes.append(g.method + "," + _csv_field(g.error))
         return prefixes, suffixes
 
-    def _string_columns(self, rows, c: Mapping[str, Any], affixes: tuple[list[str], list[str]]) -> list[list[str]]:
-        """Per-row CSV cells of one chunk, column by column (group columns pre-joined once per group)."""
-        import numpy as np
-
-        prefixes, suffixes = affixes
-        gid = c["gid"]
-        out = [np.array(prefixes, dtype=object)[gid].tolist()]
-        for k in _IN_COLS + _OUT_COLS:
-            a = c[k]
-            if k in _BOOLS:
-                out.append(np.where(a, "True", "False").tolist())
-            elif a.dtype.kind == "f":
-                # few distinct values (an axis, a per-group cell): format each once
-                uniq, inv = np.unique(a, return_inverse=True)
-                strs = np.array(["" if math.isnan(u) else (str(int(u)) if k == "kv_bytes_per_token" and u.is_integer()
-                                                            else repr(u)) for u in uniq.tolist()], dtype=object)
-                out.append(strs[inv.ravel()].tolist())
-            elif k in _NULLABLE:
-                out.append(["" if v < 0 else str(v) for v in a.tolist()])
-            else:
-                out.append(list(map(str, a.tolist())))
-        out.append([_csv_field(r) for r in self._reasons(rows, c)])
-        tail = np.array(suffixes, dtype=object)[gid].tolist()
-        if self.row_errors:
-            for j, i in enumerate(rows.tolist()):
-                if i in self.row_errors:
-                    tail[j] = "point," + _csv_field(self.row_errors[i])
-        out.append(tail)
-        return out
-
     def write_csv(self, fh: Any, idx=None, *, chunk_rows: int = CHUNK_ROWS) -> int:
         """Write the CSV (header + one line per row, in ``idx`` order; grid order by default) to ``fh`` one chunk
-        at a time (one ``fh.write`` per chunk of at most ``chunk_rows`` lines); returns the rows written."""
+        at a time (one ``fh.write`` per chunk of at most ``chunk_rows`` lines); returns the rows written.  Each
+        group's rows of a chunk are one template (:func:`kvplan.planning.sweep_text.csv_lines`)."""
         fh.write(",".join(CSV_COLUMNS) + "\n")
         affixes = self._csv_affixes()
         n = 0
         for rows, c in self.chunks(idx, chunk_rows=chunk_rows):
-            cols = self._string_columns(rows, c, affixes)
-            fh.write("\n".join(map(",".join, zip(*cols, strict=True))) + "\n")
+            lines = self._csv_lines(rows, c, affixes)
+            if lines:
+                lines.append("")
+                fh.write("\n".join(lines))
             n += len(rows)
         return n
+
+    def _csv_lines(self, rows, c: Mapping[str, Any], affixes: tuple[list[str], list[str]]) -> list[str]:
+        """The CSV lines of one chunk, in its order (one template per group: sweep_text.csv_lines)."""
+        from kvplan.planning.sweep_text import csv_lines, csv_quote
+
+        return self._lines(rows, c, affixes, csv_lines, self._reasons(rows, c, csv_quote),
+                           lambda err: "point," + _csv_field(err))
 
     def to_csv(self, idx=None) -> str:
         """CSV (header + one line per row, in ``idx`` order; all rows in grid order by default) as one string
@@ -790,19 +889,40 @@ class SweepTable:
         return buf.getvalue()
 
     def _jsonl_lines(self, rows, c: Mapping[str, Any], affixes: tuple[list[str], list[str]]) -> list[str]:
-        prefixes, tails = affixes
-        gid = c["gid"].tolist()
-        names = _IN_COLS + _OUT_COLS
-        lists = [_json_cells(k, c[k]) for k in names]
-        lists.append([json.dumps(r) for r in self._reasons(rows, c)])
-        fmt = "".join(f", {json.dumps(n)}: %s" for n in (*names, "reason"))
-        lines = []
-        idx_list = rows.tolist()
-        for j, vals in enumerate(zip(*lists, strict=True)):
-            tail = tails[gid[j]]
-            if self.row_errors and idx_list[j] in self.row_errors:
-                tail = f', "method": "point", "error": {json.dumps(self.row_errors[idx_list[j]])}}}'
-            lines.append(prefixes[gid[j]] + (fmt % vals) + tail)
+        """The JSON lines of one chunk, in its order (one template per group: sweep_text.jsonl_lines)."""
+        from kvplan.planning.sweep_text import jsonl_lines
+
+        return self._lines(rows, c, affixes, jsonl_lines, self._reasons(rows, c, json.dumps),
+                           lambda err: f', "method": "point", "error": {json.dumps(err)}}}')
+
+    def _lines(self, rows, c: Mapping[str, Any], affixes: tuple[list[str], list[str]], make: Any,
+               reasons: list[str], error_tail: Any) -> list[str]:
+        """Lines of one chunk by ``make`` (sweep_text.csv_lines / jsonl_lines) per group, in the chunk's order;
+        a refused row's tail (method, error) is ``error_tail(its error)``."""
+        import numpy as np
+
+        prefixes, suffixes = affixes
+        gid = np.asarray(c["gid"])
+        if not len(gid):
+            return []
+        kw = dict(names=_IN_COLS + _OUT_COLS, nullable=_NULLABLE, bools=_BOOLS)
+        if (gid == gid[0]).all():
+            g0 = int(gid[0])
+            lines = make(np, c, np.arange(len(gid)), prefix=prefixes[g0], suffix=suffixes[g0], reasons=reasons,
+                         **kw)
+        else:
+            order = np.argsort(gid, kind="stable")
+            out = np.empty(len(gid), dtype=object)
+            for sel in np.split(order, np.flatnonzero(np.diff(gid[order])) + 1):
+                g0 = int(gid[sel[0]])
+                out[sel] = make(np, c, sel, prefix=prefixes[g0], suffix=suffixes[g0],
+                                reasons=[reasons[j] for j in sel.tolist()], **kw)
+            lines = out.tolist()
+        if self.row_errors:
+            for j, i in enumerate(rows.tolist()):
+                if i in self.row_errors:
+                    tail = suffixes[int(gid[j])]
+                    lines[j] = lines[j][:len(lines[j]) - len(tail)] + error_tail(self.row_errors[i])
         return lines
 
     def write_jsonl(self, fh: Any, idx=None, *, chunk_rows: int = CHUNK_ROWS) -> int:
@@ -814,7 +934,8 @@ class SweepTable:
         for rows, c in self.chunks(idx, chunk_rows=chunk_rows):
             lines = self._jsonl_lines(rows, c, (prefixes, tails))
             if lines:
-                fh.write("\n".join(lines) + "\n")
+                lines.append("")
+                fh.write("\n".join(lines))
             n += len(rows)
         return n
 
@@ -842,16 +963,10 @@ class SweepTable:
         return out + [k for k in names if k in differ]
 
 
-def _json_cells(k: str, a) -> list[str]:
-    """One column as JSON text: booleans, null for a not-set integer or a NaN (vLLM rows have no
-    mem_fraction_static), numbers as Python writes them."""
-    if k in _BOOLS:
-        return ["true" if v else "false" for v in a.tolist()]
-    if k in _NULLABLE:
-        return ["null" if v < 0 else str(v) for v in a.tolist()]
-    if a.dtype.kind == "f":
-        return ["null" if math.isnan(v) else repr(v) for v in a.tolist()]
-    return [str(v) for v in a.tolist()]
+def _csv_quote() -> Any:
+    from kvplan.planning.sweep_text import csv_quote
+
+    return csv_quote
 
 
 def _csv_field(text: str) -> str:
@@ -920,15 +1035,14 @@ def sweep(base: Deployment, axes: Mapping[str, Sequence], *, max_points: int = M
         inner_num = [f for f in numeric_fields if f not in split]
         for sub in itertools.product(*(values[f] for f in split)):
             dep = replace(gdep, **dict(zip(split, sub, strict=True)))
-            first = {f: values[f][0] for f in inner_num}
-            g, res = _fit_group(dep, first)
+            g, res, first = _representative(dep, inner_num, values)
             g.context_given = "context_length" in values or dep.with_defaults().context_length is not None
             n = math.prod(len(values[f]) for f in inner_num) if inner_num else 1
             if g.method == "vector" and not _self_check(np, g, res, dep, first):
                 g.method = "point"
                 g.note = "vectorised result disagreed with fit; evaluated per point"
             b = _Block(g=g, res=res, dep=dep, names=list(inner_num), values=[values[f] for f in inner_num],
-                       offset=offset, n=n, gid=len(groups))
+                       offset=offset, n=n, gid=len(groups), sinks=(row_errors, row_text))
             if g.method == "point":   # one fit() per point, evaluated once here (at most MAX_POINT_GROUP rows)
                 b.done = _block(np, g, res, dep, _block_values(np, b, 0, n), n, inner_num, (row_errors, row_text),
                                 offset)
@@ -936,6 +1050,35 @@ def sweep(base: Deployment, axes: Mapping[str, Sequence], *, max_points: int = M
             blocks.append(b)
             offset += n
     return SweepTable(groups, None, row_errors, values, row_text, blocks=blocks, n=offset)
+
+
+#: points of a group's numeric grid tried as its representative when the first one is refused
+REPRESENTATIVE_TRIES = 8
+
+
+def _representative(dep: Deployment, inner_num: Sequence[str],
+                    values: Mapping[str, list]) -> tuple[Group, Any, dict[str, Any]]:
+    """The group resolved at its first numeric point; when ``fit`` refuses that point (a budget too small for the
+    family's pools, ...), at up to :data:`REPRESENTATIVE_TRIES` points spread over the grid (the last included), so
+    the rows that plan are planned and only the refused ones carry an error.  A group no tried point plans is
+    invalid (every row carries the first point's error)."""
+    first = {f: values[f][0] for f in inner_num}
+    g, res = _fit_group(dep, first)
+    if g.method != "invalid" or not inner_num:
+        return g, res, first
+    shape = [len(values[f]) for f in inner_num]
+    total = math.prod(shape)
+    for k in sorted({total - 1 - (total - 1) * t // REPRESENTATIVE_TRIES for t in range(REPRESENTATIVE_TRIES)}
+                    - {0}, reverse=True):
+        coords, rest = [], k
+        for size in reversed(shape):
+            coords.append(rest % size)
+            rest //= size
+        point = {f: values[f][c] for f, c in zip(inner_num, reversed(coords), strict=True)}
+        g2, res2 = _fit_group(dep, point)
+        if g2.method != "invalid":
+            return g2, res2, point
+    return g, res, first
 
 
 @dataclass
@@ -951,6 +1094,8 @@ class _Block:
     n: int
     gid: int
     done: dict | None = None    # a per-point block's columns (evaluated once, by fit)
+    sinks: tuple[dict, dict] = field(default_factory=lambda: ({}, {}))   # the table's row_errors, row_text
+    refused: dict = field(default_factory=dict)   # a vector block's refused inputs -> fit's one-line error
 
 
 def _block_values(np, b: _Block, lo: int, hi: int) -> dict[str, Any]:
@@ -969,7 +1114,8 @@ def _block_rows(np, b: _Block, lo: int, hi: int) -> dict[str, Any]:
         out = {k: v[lo:hi] for k, v in b.done.items()}
     else:
         n = hi - lo
-        out = _block(np, b.g, b.res, b.dep, _block_values(np, b, lo, hi), n, b.names, ({}, {}), b.offset + lo)
+        out = _block(np, b.g, b.res, b.dep, _block_values(np, b, lo, hi), n, b.names, b.sinks, b.offset + lo,
+                     b.refused)
     out["gid"] = np.full(hi - lo, b.gid, dtype=np.int32)
     return out
 
@@ -997,6 +1143,7 @@ def _numeric_inputs(np, dep: Deployment, vals: Mapping[str, Any], n: int, res, g
     inp = col("input_len", unset(eff.input_len), np.int64)
     out = col("output_len", unset(eff.output_len), np.int64)
     return {"mem_fraction_static": mfs,
+            "gpu_memory_utilization": col("gpu_memory_utilization", math.nan, np.float64),
             "context_length": col("context_length", ctx_default, np.int64),
             "requested_max_running_requests": col("max_running_requests", unset(eff.max_running_requests), np.int64),
             "max_total_tokens": col("max_total_tokens", unset(eff.max_total_tokens), np.int64),
@@ -1005,9 +1152,14 @@ def _numeric_inputs(np, dep: Deployment, vals: Mapping[str, Any], n: int, res, g
 
 
 def _evaluate(g: Group, ins: Mapping[str, Any]) -> dict:
-    """:func:`evaluate_group` on the input arrays of :func:`_numeric_inputs` (-1 = not set)."""
+    """:func:`evaluate_group` on the input arrays of :func:`_numeric_inputs` (-1 = not set; NaN utilisation: the
+    group's)."""
+    import numpy as np
+
     req, mtt, inp = ins["requested_max_running_requests"], ins["max_total_tokens"], ins["input_len"]
+    util = ins["gpu_memory_utilization"]
     return evaluate_group(g, mem_fraction_static=ins["mem_fraction_static"], context_length=ins["context_length"],
+                          gpu_memory_utilization=None if np.isnan(util).all() else util,
                           max_running_requests=None if (req < 0).all() else req,
                           max_total_tokens=None if (mtt < 0).all() else mtt, target_requests=ins["target_requests"],
                           input_len=None if (inp < 0).all() else inp,
@@ -1032,43 +1184,100 @@ def _copy_fit(out: dict, ins: dict, j: int, fr) -> None:
     ins["target_requests"][j] = fr.target_requests
 
 
-def _block(np, g: Group, res, dep: Deployment, vals, n: int, inner_num, sinks, offset) -> dict:
-    row_errors, row_text = sinks
+def _block(np, g: Group, res, dep: Deployment, vals, n: int, inner_num, sinks, offset, refused=None) -> dict:
     ins = _numeric_inputs(np, dep, vals, n, res, g)
+    out = _empty_out(np, n)
+    if g.method == "vector":
+        got = _evaluate(g, ins)
+        error = got.pop("_error", None)
+        for k, v in got.items():
+            out[k] = np.array(v, dtype=out[k].dtype) if k in out else v
+        if "kv_bytes_per_token" not in got:
+            out["kv_bytes_per_token"] = np.full(n, g.kv_cell)
+        if error is not None and error.any():
+            _refused_rows(np, g, dep, ins, out, np.flatnonzero(error), inner_num, vals, sinks, offset,
+                          {} if refused is None else refused)
+    elif g.method == "point":
+        if n > MAX_POINT_GROUP:
+            raise InputError(f"{n:,} points for {g.labels.get('model')} ({g.family or g.labels.get('engine')}), which "
+                             f"is evaluated one fit() per point; at most {MAX_POINT_GROUP:,}", field="sweep",
+                             hint="narrow the ranges for these deployments")
+        lists = {f: vals[f].tolist() for f in inner_num}
+        _fit_rows(g, dep, ins, out, range(n), lists, inner_num, sinks, offset)
+    return {**ins, **out}
+
+
+def _empty_out(np, n: int) -> dict:
+    """The output columns of ``n`` rows as an unplanned (refused) row has them: zeros, False, -1 = not set."""
     out = {k: np.zeros(n, dtype=np.int64) for k in _OUT_COLS}
     out["kv_bytes_per_token"] = np.zeros(n, dtype=np.float64)
     for k in _BOOLS:
         out[k] = np.zeros(n, dtype=bool)
-    for k in ("workload_tokens_per_request", "workload_concurrency"):
+    for k in ("workload_tokens_per_request", "workload_concurrency", "_swa"):
         out[k] = np.full(n, -1, dtype=np.int64)
-    if g.method == "vector":
-        out.update(_evaluate(g, ins))
-        out["kv_bytes_per_token"] = np.full(n, float(g.cell))
-    elif g.method == "point":
-        from kvplan.planning.plan import fit
+    return out
 
-        if n > MAX_POINT_GROUP:
-            raise InputError(f"{n:,} points for {g.labels.get('model')} ({g.family or g.labels.get('engine')}), which "
-                             f"is evaluated one fit() per point; at most {MAX_POINT_GROUP:,}", field="sweep",
-                             hint="narrow the ranges for DeepSeek-V4 and vLLM deployments")
 
-        lists = {f: vals[f].tolist() for f in inner_num}
-        for j in range(n):
-            d = replace(dep, **{f: lists[f][j] for f in inner_num})
-            try:
-                fr = fit(d)
-            except InputError as exc:
-                row_errors[offset + j] = exc.one_line()
-                continue
-            _copy_fit(out, ins, j, fr)
-            row_text[offset + j] = (fr.verdict, fr.target_reason, list(fr.reasons))
-    return {**ins, **out}
+def _fit_rows(g: Group, dep: Deployment, ins: dict, out: dict, rows, lists: Mapping[str, list], inner_num,
+              sinks, offset: int) -> dict[int, str]:
+    """One ``fit`` per row ``j`` of ``rows``: its numbers into ``out`` / ``ins``, its words into ``row_text``, an
+    InputError's line into ``row_errors`` (returned too, by row)."""
+    from kvplan.planning.plan import fit
+
+    row_errors, row_text = sinks
+    errors: dict[int, str] = {}
+    for j in rows:
+        d = replace(dep, **{f: lists[f][j] for f in inner_num})
+        try:
+            fr = fit(d)
+        except InputError as exc:
+            row_errors[offset + j] = errors[j] = exc.one_line()
+            continue
+        _copy_fit(out, ins, j, fr)
+        row_text[offset + j] = (fr.verdict, fr.target_reason, list(fr.reasons))
+    return errors
+
+
+#: the numeric inputs a pool refusal depends on (the budget, the request cap, the token cap: the context, the target
+#: and the workload only enter the verdict, and no refusal's text names them)
+_REFUSAL_KEYS = ("mem_fraction_static", "requested_max_running_requests", "max_total_tokens")
+
+
+def _refused_rows(np, g: Group, dep: Deployment, ins: dict, out: dict, rows, inner_num, vals, sinks, offset: int,
+                  refused: dict) -> None:
+    """Rows a vectorised family's planner refuses (its formulas flag them): ``fit``'s one-line error, asked once per
+    distinct pool input (remembered in ``refused``); the row's outputs are the unplanned row's (zeros)."""
+    row_errors, _ = sinks
+    blank = _empty_out(np, len(rows))
+    for k, v in blank.items():
+        out[k][rows] = v
+    lists = {f: vals[f].tolist() for f in inner_num}
+    keys = list(zip(*(ins[k][rows].tolist() for k in _REFUSAL_KEYS), strict=True))
+    todo = [j for j, key in zip(rows.tolist(), keys, strict=True) if key not in refused]
+    firsts: dict[Any, int] = {}
+    for j, key in zip(rows.tolist(), keys, strict=True):
+        if key not in refused:
+            firsts.setdefault(key, j)
+    if len(refused) + len(firsts) > MAX_POINT_GROUP:
+        raise InputError(f"more than {MAX_POINT_GROUP:,} distinct refused points for {g.labels.get('model')} "
+                         f"({g.family}), each asked of fit() for its error", field="sweep",
+                         hint="narrow --mem-fraction-static / --max-running-requests / --max-total-tokens")
+    errors = _fit_rows(g, dep, ins, out, sorted(firsts.values()), lists, inner_num, sinks, offset) if todo else {}
+    for key, j in firsts.items():
+        if j not in errors:   # the formulas flagged a row fit plans: a bug (the internal-error path)
+            raise AssertionError(f"sweep: the {g.family} vector formulas refused a point fit plans")
+        refused[key] = errors[j]
+    for j, key in zip(rows.tolist(), keys, strict=True):
+        row_errors[offset + j] = refused[key]
 
 
 def _self_check(np, g: Group, res, dep: Deployment, first) -> bool:
     """The vectorised formula and verdict at the representative point must reproduce ``fit`` exactly."""
     ins = _numeric_inputs(np, dep, {k: [v] for k, v in first.items()}, 1, res, g)
     r = _evaluate(g, ins)
+    if bool(r.pop("_error", np.zeros(1, dtype=bool))[0]):
+        return False
+    r.setdefault("kv_bytes_per_token", np.full(1, g.kv_cell))
     one = {k: v[0].item() for k, v in {**ins, **r}.items()}
     for k in _NULLABLE:
         one[k] = None if one[k] < 0 else one[k]
@@ -1077,12 +1286,14 @@ def _self_check(np, g: Group, res, dep: Deployment, first) -> bool:
     mfs_ok = math.isnan(one["mem_fraction_static"]) if res.mem_fraction_static is None \
         else one["mem_fraction_static"] == res.mem_fraction_static
     return (mfs_ok and one["kv_budget_bytes"] == res.kv_budget_bytes and one["kv_pool_tokens"] == res.kv_pool_tokens
+            and one["kv_bytes_per_token"] == float(res.kv_bytes_per_token)
             and one["max_running_requests"] == res.max_running_requests
             and one["max_concurrency"] == int(res.max_concurrency) and bool(one["fits"]) == res.fits
             and one["max_context_length"] == res.max_context_length
             and bool(one["meets_target"]) == res.meets_target and one["workload_concurrency"] == work
             and (v.fits, v.verdict, v.target_reason, v.meets_target)
-            == (res.fits, res.verdict, res.target_reason, res.meets_target))
+            == (res.fits, res.verdict, res.target_reason, res.meets_target)
+            and _row_reason(g, one) == res.target_reason)
 
 
 def _preresolve(base: Deployment, axes: Mapping[str, list]) -> None:

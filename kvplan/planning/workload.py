@@ -109,6 +109,14 @@ def _minimum(a: Any, b: Any) -> Any:
     return min(a, b)
 
 
+def _maximum(a: Any, b: Any) -> Any:
+    if hasattr(a, "shape") or hasattr(b, "shape"):
+        import numpy as np
+
+        return np.maximum(a, b)
+    return max(a, b)
+
+
 # ------------------------------------------------------------------------------------------------ per engine
 
 class _Ctx(NamedTuple):
@@ -125,55 +133,77 @@ def _sglang_token_pool(c: _Ctx) -> dict[str, int]:
 
 def _sglang_swa(c: _Ctx) -> dict[str, int]:
     """The full pool and the SWA pool (the request's window, SGLang's worst case per request)."""
-    from kvplan.engines.sglang.pools.swa import swa_layers_from_config
-    from kvplan.engines.sglang.pools.swa_cap import SWA_EVICTION_INTERVAL, swa_request_cap
-
     out = _sglang_token_pool(c)
     swa = next((p for p in c.res.pools if p.name == SGLANG_SWA_POOL_NAME and p.tokens is not None), None)
     if swa is None or swa.tokens is None:
         return out
-    window = swa_layers_from_config(c.model.raw_config or c.model.config).sliding_window
-    spec = bool(c.dep.speculative_algorithm)
-    drafts = (c.dep.speculative_num_draft_tokens or 0) if spec else 0
-    kw: dict[str, Any] = dict(page_size=c.res.page_size, window=window,
-                              chunked_prefill_size=max(c.res.chunked_prefill_size or 0, 0),
-                              overlap_schedule=not c.dep.disable_overlap_schedule, num_draft_tokens=drafts,
+    out[SWA_POOL] = int(sglang_swa_bound(swa_tokens=swa.tokens, tokens_per_request=c.tpr,
+                                         terms=sglang_swa_terms(res=c.res, dep=c.dep, model=c.model)))
+    return out
+
+
+def sglang_swa_terms(*, res: FitResult, dep: Deployment, model: ModelSpec) -> tuple[int, int]:
+    """``(reserve, per_request)`` of a hybrid-SWA deployment's SWA pool: SGLang's worst case
+    (:func:`kvplan.engines.sglang.pools.swa_cap.swa_request_cap`) for 0 requests (the prefill chunks in flight and
+    a page) and what one more request adds (window, eviction slack, one decode allocation).
+
+    Example: window 127, page 1, chunk 8,192, overlap on, no speculation: reserve 2 x 8,192 + 1 = 16,385;
+    per request 127 + 128 + 1 + 1 = 257.
+    Source: sgl-project/sglang python/sglang/srt/model_executor/pool_configurator.py ``compute_swa_request_cap``,
+    v0.5.23.
+    """
+    from kvplan.engines.sglang.pools.swa import swa_layers_from_config
+    from kvplan.engines.sglang.pools.swa_cap import SWA_EVICTION_INTERVAL, swa_request_cap
+
+    window = swa_layers_from_config(model.raw_config or model.config).sliding_window
+    spec = bool(dep.speculative_algorithm)
+    drafts = (dep.speculative_num_draft_tokens or 0) if spec else 0
+    kw: dict[str, Any] = dict(page_size=res.page_size, window=window,
+                              chunked_prefill_size=max(res.chunked_prefill_size or 0, 0),
+                              overlap_schedule=not dep.disable_overlap_schedule, num_draft_tokens=drafts,
                               num_steps=max(1, drafts - 1), disagg_decode=False, decode_extra_slots=0,
                               eviction_interval=SWA_EVICTION_INTERVAL)
     reserve = swa_request_cap(mrr_per_rank=0, **kw)
-    per_request = min(swa_request_cap(mrr_per_rank=1, **kw) - reserve, c.tpr)
-    out[SWA_POOL] = max(swa.tokens - reserve, 0) // per_request if per_request > 0 else 0
-    return out
+    return reserve, swa_request_cap(mrr_per_rank=1, **kw) - reserve
+
+
+def sglang_swa_bound(*, swa_tokens: Any, tokens_per_request: Any, terms: tuple[int, int]) -> Any:
+    """Requests the SWA pool holds at once: ``max(swa - reserve, 0) // min(per_request, tokens_per_request)`` (0 when
+    that is 0; ints or numpy arrays), ``terms`` = :func:`sglang_swa_terms`.
+
+    Example: 155,344 SWA tokens, reserve 16,385, per request 257, 9,216-token requests -> 138,959 // 257 = 540.
+    """
+    reserve, per_request = terms
+    per = _minimum(per_request, tokens_per_request)
+    room = _maximum(swa_tokens - reserve, 0)
+    if hasattr(per, "shape") or hasattr(room, "shape"):
+        import numpy as np
+
+        return np.where(per > 0, room // np.maximum(per, 1), 0)
+    return room // per if per > 0 else 0
 
 
 #: SGLang's bounds by family (the families not listed have one token pool; the state pools are in the request cap)
 _SGLANG_BOUNDS: dict[Family, Callable[[_Ctx], dict[str, int]]] = {Family.HYBRID_SWA: _sglang_swa}
 
 
-def _group_blocks(g: Mapping[str, Any], tokens: int) -> int:
-    """Blocks one ``tokens``-token request takes from a vLLM group, from the group's blocks at max_model_len."""
-    bs, at_max = int(g["block_size"]), int(g["blocks_per_request"])
-    full = -(-tokens // bs)
-    kind = g.get("kind")
-    if kind in ("swa", "dsv4_swa", "dsv4_state"):
-        return min(at_max - 1, full) + 1
-    if kind == "chunked":
-        return min(at_max, full)
-    if kind == "mamba":
-        return at_max
-    return full
-
-
 def vllm_block_bound(*, groups: list[dict[str, Any]], num_blocks: int, tokens: int) -> int:
-    """``num_blocks // sum_g blocks_g(tokens)`` (see the module docstring); 0 without groups."""
-    per = sum(_group_blocks(g, tokens) for g in groups)
+    """``num_blocks // sum_g blocks_g(tokens)`` (see the module docstring), each group's blocks by
+    :func:`kvplan.engines.vllm.vector.blocks_from_max` from its blocks at max_model_len; 0 without groups."""
+    from kvplan.engines.vllm.vector import blocks_from_max
+
+    per = sum(int(blocks_from_max(kind=str(g.get("kind")), block_size=int(g["block_size"]),
+                                  blocks_at_max=int(g["blocks_per_request"]), length=tokens)) for g in groups)
     return num_blocks // per if per > 0 else 0
 
 
 def vllm_tokens_per_request(*, groups: list[dict[str, Any]], tokens: int, block_size: int | None) -> int:
-    """The workload's tokens in whole blocks of the largest token-proportional group (the full-attention one)."""
-    sizes = [int(g["block_size"]) for g in groups if g.get("kind") in ("full", "mla", "indexer", "dsv4_c")]
-    return page_round(tokens=tokens, page=max(sizes) if sizes else (block_size or 1))
+    """The workload's tokens in whole blocks of the largest token-proportional group (the full-attention one:
+    :func:`kvplan.engines.vllm.vector.workload_page`)."""
+    from kvplan.engines.vllm.vector import workload_page
+
+    return page_round(tokens=tokens, page=workload_page([(str(g.get("kind")), int(g["block_size"])) for g in groups],
+                                                        block_size))
 
 
 # ------------------------------------------------------------------------------------------------ the answer

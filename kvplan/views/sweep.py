@@ -1,8 +1,8 @@
 """The ``kvplan sweep`` table (rich) and the compact labels the table and the frontier chart share.
 
-The CSV and JSON-lines writers are the :class:`kvplan.planning.sweep.SweepTable` methods ``to_csv`` /
-``to_jsonl`` (columnar and fast: they are the sweep's data export).  rich is imported inside
-:func:`render_table` only.
+The CSV and JSON-lines writers are the :class:`kvplan.planning.sweep.SweepTable` methods ``write_csv`` /
+``write_jsonl`` (``to_csv`` / ``to_jsonl`` as one string): streaming, one template per group and chunk
+(:mod:`kvplan.planning.sweep_text`), the sweep's data export.  rich is imported inside :func:`render_table` only.
 """
 
 from __future__ import annotations
