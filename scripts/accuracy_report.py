@@ -1,4 +1,5 @@
-"""Write docs/accuracy.md: kvplan against the 40 public startup logs in tests/validation/logs.
+"""Write docs/accuracy.md: kvplan against the 40 public startup logs in tests/validation/logs (and, in a section of
+their own, the three issue-13 family logs in tests/validation/logs_issue13).
 
 Per log: the measured-mode error (kvplan.planning.calibrate with the log's own memory figures) and the cold-mode
 error (nothing measured: kvplan.engines.runtime's free memory, kvplan.weights.estimate' weights, vLLM's activation /
@@ -9,7 +10,7 @@ Inputs the log excerpt does not print (parallelism, memory knob, engine version,
 validation case of the same id (tests/data/shared/validation/*_dev.jsonl, the rules of tests/validation/fixtures.py)
 or, for the 16 additional logs, from the table ADDITIONAL below, each with its reason.
 
-    cd /work/main && PYTHONPATH=. /tmp/v/bin/python scripts/accuracy_report.py [--out docs/accuracy.md]
+    cd /work/main && . /tmp/venv/bin/activate && python scripts/accuracy_report.py [--out docs/accuracy.md]
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 from kvplan.errors import InputError  # noqa: E402
 
 LOGS = ROOT / "tests" / "validation" / "logs"
+LOGS13 = ROOT / "tests" / "validation" / "logs_issue13"
 SHARED = ROOT / "tests" / "data" / "shared"
 GiB = 2**30
 TOL = 0.005
@@ -64,6 +66,27 @@ ADDITIONAL: dict[str, tuple[dict, str]] = {
         "issue #6746: weight load only; no pool line (weights row only)"),
 }
 
+
+# The issue-13 family logs (tests/validation/logs_issue13, see its README): reported in a section of their own, not
+# in the 40-log summary; each is checked by the tests/test_families_vllm.py test named last.
+ISSUE13: dict[str, tuple[dict, str, str]] = {
+    "vllm-28228-kimi-linear-2x3090-tp2": (
+        {"model": str(LOGS13 / "kimi-linear-48b-a3b.config.json"), "tp": 2, "engine_version": "0.11.1",
+         "gpu": "rtx-3090", "context_length": 120000, "chunked_prefill_size": 64000, "max_running_requests": 8,
+         "gpu_memory_utilization": 0.95},
+        "vllm#28228: 2x RTX 3090, TP2, 0.11.x, util 0.95, L 120,000, B 64,000, 8 seqs; config from logs_issue13/; "
+        "no cold run: the run loads an AWQ 4-bit checkpoint (cyankiwi/...-AWQ-4bit) and kvplan has only the bf16 "
+        "geometry, so a cold weight estimate is not comparable",
+        "test_vllm_28228_kimi_linear_log_measured"),
+    "vllm-23278-gptoss120b-h100-marlin": (
+        {"model": "openai/gpt-oss-120b", "tp": 1, "engine_version": "0.10.1", "gpu": "h100-sxm"},
+        "vllm#23278: one H100, 0.10.1 (Marlin MXFP4 MoE); available KV -2.14 GiB, no pool",
+        "test_gptoss120b_h100_weight_logs"),
+    "vllm-33155-gptoss120b-h100-triton": (
+        {"model": "openai/gpt-oss-120b", "tp": 1, "engine_version": "0.14.1", "gpu": "h100-sxm"},
+        "vllm#33155: one H100, 0.14.1 (Triton MoE); the excerpt stops before the KV lines",
+        "test_gptoss120b_h100_weight_logs"),
+}
 
 # Explained exclusions: a mode's error is shown per case but left out of that mode's summary, with the reason.
 EXCLUDED: dict[str, tuple[tuple[str, ...], str]] = {
@@ -182,6 +205,9 @@ def inputs_for(log_id: str, cases: dict) -> tuple[str | None, str | None, dict, 
     if log_id in ADDITIONAL:
         o = dict(ADDITIONAL[log_id][0])
         return o.pop("model", None), o.pop("gpu", None), o, ADDITIONAL[log_id][1]
+    if log_id in ISSUE13:
+        o = dict(ISSUE13[log_id][0])
+        return o.pop("model", None), o.pop("gpu", None), o, ISSUE13[log_id][1]
     return None, None, {}, "log only"
 
 
@@ -295,6 +321,46 @@ def evaluate_all() -> list[dict]:
     return [evaluate(p, cases) for p in sorted(LOGS.glob("*.log"))]
 
 
+#: issue-13 logs whose weight load is the check (no pool line): the preset and the GPU's SM major
+_WEIGHT_ONLY = {"vllm-23278-gptoss120b-h100-marlin": ("openai--gpt-oss-120b", 9),
+                "vllm-33155-gptoss120b-h100-triton": ("openai--gpt-oss-120b", 9)}
+
+
+def _weight_row(log_id: str, over: dict):
+    """kvplan's weight estimate for that release and GPU against the logged "Model loading took" (a calibrate Row)."""
+    import json
+
+    from kvplan.inputs.logs import read_log_file
+    from kvplan.planning.calibrate import Row
+    from kvplan.weights.estimate import estimate_weight_bytes, quantization_from_config
+
+    preset, sm = _WEIGHT_ONLY[log_id]
+    facts = read_log_file(LOGS13 / f"{log_id}.log")
+    if facts.model_loading_bytes is None:
+        return None
+    cfg = json.loads((SHARED / "hf-configs" / preset / "config.json").read_text())
+    est = estimate_weight_bytes(config=cfg, quantization=quantization_from_config(cfg), tp_size=int(over["tp"]),
+                                engine="vllm", engine_version=str(over["engine_version"]), sm_major=sm)
+    return Row("weight load (model loading)", "bytes", float(facts.model_loading_bytes), est.per_gpu_bytes,
+               note=f"MoE kernel of {over['engine_version']} on SM{sm}")
+
+
+def evaluate_issue13() -> list[dict]:
+    """The issue-13 family logs (:data:`ISSUE13`), evaluated like the 40 (measured and cold); the weight-only logs
+    get their weight row (what their test checks)."""
+    rows = []
+    for log_id, (over, _why, _test) in ISSUE13.items():
+        row = evaluate(LOGS13 / f"{log_id}.log", {})
+        if log_id in _WEIGHT_ONLY:
+            row["engine_version"] = over["engine_version"]
+            w = _weight_row(log_id, over)
+            row["weight_rows"] = [w] if w is not None else []
+        else:
+            row["cold"], row["cold_why"] = None, ""
+        rows.append(row)
+    return rows
+
+
 def _q(vals: list[float], q: float) -> float:
     s = sorted(vals)
     if not s:
@@ -324,7 +390,31 @@ def _release(r: dict) -> str:
 EXPLANATION_MARK = "<!-- hand-written explanation below is kept by the generator -->"
 
 
-def render(rows: list[dict], keep: str = "") -> str:
+def _logged(r: dict) -> str:
+    if r["logged"] is None:
+        return "-"
+    if "bytes" in r["quantity"] or "memory" in r["quantity"]:
+        return f"{r['logged'] / GiB:.2f} GiB"
+    return f"{int(r['logged']):,}"
+
+
+def _issue13_section(rows13: list[dict]) -> list[str]:
+    """The issue-13 family logs: the same columns as the per-case table, their weight rows and the test that checks
+    each one (not part of the summary above)."""
+    out = ["", "## Issue-13 family logs (tests/validation/logs_issue13, not in the summary)", "",
+           "Each is checked by the named test in `tests/test_families_vllm.py`; inputs from `ISSUE13` in "
+           "`scripts/accuracy_report.py` (the release the issue states).", "",
+           "| log | release (log allows) | compared | logged | measured | cold | weight load logged / kvplan | "
+           "checked by | inputs from / why not |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows13:
+        w = "; ".join(f"{x.logged / GiB:.2f} / {x.predicted / GiB:.2f} GiB ({_pct(x.rel)})" for x in r["weight_rows"])
+        why = "; ".join(x for x in (r["source"], r["measured_why"], r["cold_why"]) if x)
+        out.append(f"| {r['id']} | {_release(r)} | {r['quantity'] or '-'} | {_logged(r)} | {_pct(r['measured'])} | "
+                   f"{_pct(r['cold'])} | {w or '-'} | `{ISSUE13[r['id']][2]}` | {why.replace('|', '/')} |")
+    return out
+
+
+def render(rows: list[dict], keep: str = "", rows13: list[dict] | None = None) -> str:
     def excluded(r, mode):
         return mode in EXCLUDED.get(r["id"], ((), ""))[0]
 
@@ -361,8 +451,7 @@ def render(rows: list[dict], keep: str = "") -> str:
            "| log | engine | release (log allows) | compared | logged | measured | cold | inputs from / why not |",
            "|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        lg = "-" if r["logged"] is None else (f"{r['logged'] / GiB:.2f} GiB" if "bytes" in r["quantity"] or
-                                              "memory" in r["quantity"] else f"{int(r['logged']):,}")
+        lg = _logged(r)
         why = "; ".join(x for x in (r["source"], r["measured_why"], r["cold_why"]) if x)
         out.append(f"| {r['id']} | {r['engine'] or '-'} | {_release(r)} | {r['quantity'] or '-'} | {lg} | "
                    f"{_pct(r['measured'])} | {_pct(r['cold'])} | {why.replace('|', '/')} |")
@@ -386,6 +475,8 @@ def render(rows: list[dict], keep: str = "") -> str:
     if wr:
         s = summary([x.rel for _, x in wr])
         out.append(f"\nmedian abs error {s['median']:.2%}, p90 {s['p90']:.2%}, max {s['max']:.2%} over {s['n']} logs.")
+    if rows13:
+        out += _issue13_section(rows13)
     out += ["", EXPLANATION_MARK, ""]
     return "\n".join(out) + (keep if keep else "")
 
@@ -400,7 +491,7 @@ def main(argv=None) -> int:
         text = out.read_text()
         if EXPLANATION_MARK in text:
             keep = text.split(EXPLANATION_MARK, 1)[1].lstrip("\n")
-    out.write_text(render(evaluate_all(), keep))
+    out.write_text(render(evaluate_all(), keep, evaluate_issue13()))
     print(f"wrote {out}")
     return 0
 

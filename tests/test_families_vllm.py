@@ -205,6 +205,25 @@ def test_kimi_linear_tp2_vllm_0251():
     assert p.num_blocks == 318 and p.blocks_per_request == 128 and p.gpu_kv_cache_tokens == 298125
 
 
+@pytest.mark.parametrize("sm", [8, 9, 10])
+def test_kimi_linear_tp2_vllm_0340(sm):
+    """0.34.0 (``KimiLinearForCausalLM`` now in ``vllm/models/kimi_k3``): KDA state from ``kda_state_shape`` = one
+    conv (3, (4,096 + 2 x 4,096) / 2 = 6,144) x 2 B = 36,864 + recurrent (16, 128, 128) x 4 B = 1,048,576 ->
+    1,085,440 B (the 0.11 three convs hold the same bytes); MLA 1,152 B/token.  Block: the 128 floor for MLA
+    hybrids, and no prefill-checkpoint alignment (the KDA layer declares none) -> 128 x cdiv(1,085,440, 147,456) =
+    128 x 8 = 1,024, page 1,179,648 (KDA padded +8.68%), on every MLA backend.  Prefix caching on by default ->
+    "align", 2 blocks per KDA group: ``num_prefill_checkpoint_blocks`` is 1 only with the FlashKDA prefill backend,
+    which needs ``gate_lower_bound`` in ``linear_attn_config`` (absent in Kimi-Linear-48B's config), so Triton, 0
+    (``models/kimi_k3/nvidia/kda.py`` ``resolve_kda_prefill_backend`` / ``get_kv_cache_spec``, v0.34.0).
+    Groups: 20 KDA / 7 MLA, 20 >= 1.5 x 7 -> size 7, 3 KDA groups (1 padding layer) + 1 MLA; 7 x 1,179,648 =
+    8,257,536 B per block; int(2.298 GiB) = 2,467,458,711 // 8,257,536 = 298 blocks; per request cdiv(120,000,
+    1,024) = 118 + 3 x 2 = 124; 298 / 124 = 2.403x; int(2.4032 x 120,000) = 288,387 tokens."""
+    p = _plan(_kimi_linear(), avail=int(2.298 * GiB), version="0.34.0", L=120000, B=64000, tp=2, sm_major=sm)
+    assert (p.block_size, p.num_groups, p.bytes_per_block) == (1024, 4, 8_257_536)
+    assert (p.num_blocks, p.blocks_per_request, p.gpu_kv_cache_tokens) == (298, 124, 288_387)
+    assert "Add 1 padding layers, may waste at most 5.00% KV cache memory" in p.warnings
+
+
 def _kimi_block(*, version: tuple[int, int, int], sm: int | None, kv: str = "auto", backend: str | None = None,
                 block: int = 64, given: bool = False) -> tuple[str | None, int]:
     """(MLA backend, attention block) of Kimi-Linear TP2 by grouping.hybrid_alignment + hybrid_block_size."""

@@ -353,3 +353,25 @@ def test_writers_reasons_are_the_verdicts(kw, axes):
     small = io.StringIO()
     t.write_csv(small, chunk_rows=7)
     assert small.getvalue() == t.to_csv()
+
+
+def test_mamba_cache_mode_all_vector_equals_fit():
+    """Mamba cache mode "all" (prefix caching on, Nemotron-3-Nano, 0.25.1): the Mamba groups grow with L like full
+    attention (``cdiv(L, 2,176)`` each), so the vectorised point over lengths equals plan_vllm at each length
+    (tests/test_vllm_rules.py derives the 80 blocks at 32,768 by hand: 5 groups x 16)."""
+    from kvplan.engines.vllm.planner import VllmInputs, plan_vllm, vllm_static
+    from kvplan.engines.vllm.vector import evaluate
+    from tests.test_vllm_rules import _hf
+
+    inp = VllmInputs(config=_hf("nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16"), device_bytes=120 * GiB,
+                     engine_version="0.25.1", enable_prefix_caching=True, max_num_batched_tokens=8192,
+                     kv_cache_memory_bytes=10 * GiB, max_model_len=32768)
+    static = vllm_static(inp)
+    lengths = np.array([2048, 2176, 2177, 32768, 262144], dtype=np.int64)
+    pt = evaluate(static, utilization=0.9, max_model_len=lengths)
+    per = np.broadcast_to(pt.per_request, lengths.shape)
+    blocks = np.broadcast_to(pt.num_blocks, lengths.shape)
+    for i, n in enumerate(lengths.tolist()):
+        p = plan_vllm(replace(inp, max_model_len=n))
+        assert (int(per[i]), int(blocks[i])) == (p.blocks_per_request, p.num_blocks), n
+    assert per.tolist()[:4] == [5, 5, 10, 80]   # 5 groups x cdiv(L, 2,176)

@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kvplan.engines import runtime
-from kvplan.engines.vllm import releases, specs
+from kvplan.engines.vllm import planner, releases, specs
 from kvplan.engines.vllm.planner import VllmInputs, plan_vllm
 from kvplan.errors import InputError
 from kvplan.family import Family
@@ -316,3 +316,79 @@ def test_modelled_free_at_start():
     assert free == total - int(0.55 * GiB) - 8 * int(0.0625 * GiB) and "pcie communicators" in why
     free, why = runtime.modelled_free_at_start(gpu=gpu, world_size=8, engine="vllm", engine_version="0.10.2")
     assert free == total - int(0.55 * GiB) and "before NCCL" in why
+
+
+def test_dsv4_unsplit_sliding_buckets_are_state_buckets_from_0_30():
+    """Packed grouping without a repeat pattern (every DeepSeek-V4 layer compress ratio 128, so no bucket mixes page
+    sizes and ``repeats_per_group`` is None): 0.29 keeps each bucket whole, 0.30+ caps the sliding buckets at the
+    states one block already holds (``_get_packed_kv_cache_groups`` ``is_state_bucket``, v0.30.0 / v0.33.0).
+
+    Pages (fp8_ds_mla 584 B slots, aligned up to 576 B): SWA ring 64 x 584 = 37,376 -> 37,440; compressed latent
+    256 / 128 x 584 = 1,168 -> 1,728; compressor state (block 8) 8 x 2 x 512 x 4 = 32,768 -> 32,832.
+    0.29: three groups, 4 x 37,440 = 149,760 B per block (the widest).
+    0.30: anchor = max(37,440; 4 x 1,728 = 6,912; 32,832) = 37,440; SWA: cdiv(4, 37,440 // 37,440) = 4 groups,
+    state: cdiv(4, 37,440 // 32,832 = 1) = 4 groups, compressed 1 -> 9 groups, 37,440 B per block.
+    Blocks per request (L 30,000, B 16,384, in flight (pp + 1) x B = 32,768 from 0.26): SWA
+    cdiv(min(127 + 32,768, 30,000), 64) + 1 = 470, compressed cdiv(30,000, 256) = 118, state
+    cdiv(30,000, 8) + 1 = 3,751: 0.29 470 + 118 + 3,751 = 4,339; 0.30 4 x 470 + 118 + 4 x 3,751 = 17,002.
+    Blocks from 10 GiB: 10,737,418,240 // 149,760 = 71,697 and // 37,440 = 286,790."""
+    cfg = {**_hf("deepseek-ai--DeepSeek-V4-Flash"), "num_hidden_layers": 4, "compress_ratios": [128] * 4,
+           "num_nextn_predict_layers": 0}
+    common = dict(config=cfg, device_bytes=94 * GiB, kv_cache_dtype="fp8", block_size=256, max_model_len=30000,
+                  max_num_batched_tokens=16384, kv_cache_memory_bytes=10 * GiB)
+    old = plan_vllm(VllmInputs(**common, engine_version="0.29.0"))
+    assert (old.bytes_per_block, old.num_groups, old.blocks_per_request) == (149_760, 3, 4_339)
+    assert old.num_blocks == 71_697
+    # the table keeps the rule off until the contract golden it changes is decided (releases.py, 0.29 row)
+    assert releases.release_for("0.30.0").packed_sliding_states is False
+    for v in ("0.30.0", "0.31.0", "0.33.0", "0.34.0"):
+        on = dataclasses.replace(releases.release_for(v), packed_sliding_states=True)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(planner, "release_for", lambda _v, _r=on: _r)
+            mp.setattr(planner, "_RECENT", [])   # nothing planned with the patched table outlives the test
+            new = plan_vllm(VllmInputs(**common, engine_version=v))
+        assert (new.bytes_per_block, new.num_groups, new.blocks_per_request) == (37_440, 9, 17_002)
+        assert new.num_blocks == 286_790
+
+
+def test_mamba_cache_mode_all_with_prefix_caching_0_11_to_0_27():
+    """``--enable-prefix-caching`` on a ``SupportsMambaPrefixCaching`` model (Nemotron-3-Nano, NemotronHForCausalLM):
+    one Mamba state per block (mode "all", ``MambaSpec.max_memory_usage_bytes`` = ``cdiv(L, block)`` pages) and a
+    chunk-aligned block (``HybridAttentionMambaModelConfig.verify_and_update_config``, v0.14.0 / v0.15.0; v0.22.0
+    ``Platform._align_hybrid_block_size``); 0.28 sets "align" instead (``MambaModelConfig``, v0.28.0).
+
+    Attention: 2 KV heads x 128 x 2 (K, V) x 2 B = 1,024 B per token per layer.  Mamba state: conv 3 x (64 x 64 +
+    2 x 8 x 128) x 2 B = 36,864 + SSM 64 x 64 x 128 x 4 B = 2,097,152 -> 2,134,016 B.
+    none / align: 16 x cdiv(2,134,016, 16 x 1,024) = 16 x 131 = 2,096 tokens, page 2,146,304 B.
+    all: cdiv(2,134,016, 1,024) = 2,084 tokens, step lcm(chunk_size 128, 16) = 128 -> 128 x cdiv(2,084, 128) =
+    128 x 17 = 2,176 tokens, page 2,228,224 B.  23 Mamba layers, 6 attention: groups of 6 -> 4 Mamba groups + 1
+    full (one padding layer); bytes per block 6 x page.  At L 32,768: full cdiv(32,768, 2,176) = 16 blocks, each
+    Mamba group 16 ("all") -> 5 x 16 = 80 per request; none 4 x 1 + cdiv(32,768, 2,096) = 16 -> 20; align 24.
+    Blocks from 10 GiB: 10,737,418,240 // (6 x 2,228,224 = 13,369,344) = 803; // 12,877,824 = 833.
+    With one speculative token "all" adds 1 block per Mamba group from the 0.21 row (the wheels: from 0.22.0):
+    4 x 17 + 16 = 84; 0.14 none: 80."""
+    cfg = _hf("nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16")
+    common = dict(config=cfg, device_bytes=120 * GiB, max_model_len=32768, max_num_batched_tokens=8192,
+                  kv_cache_memory_bytes=10 * GiB)
+
+    def plan(v: str, pc: bool | None, spec: int = 0):
+        return plan_vllm(VllmInputs(**common, engine_version=v, enable_prefix_caching=pc, num_speculative_tokens=spec))
+
+    for v in ("0.11.2", "0.14.0", "0.15.0", "0.21.0", "0.25.1", "0.27.1"):
+        p = plan(v, True)
+        assert (p.bytes_per_block, p.blocks_per_request, p.num_blocks) == (13_369_344, 80, 803), v
+        assert [g["kind"] for g in p.groups].count("mamba_all") == 4
+        assert {g["block_size"] for g in p.groups} == {2176}
+        # (2,228,224 - 2,134,016) / 2,134,016 = 4.41% Mamba padding, as vLLM logs it
+        assert "Padding mamba page size by 4.41% to ensure that mamba page size and attention page size are " \
+               "exactly equal." in p.warnings
+    off = plan("0.25.1", False)   # prefix caching off by default for hybrids up to 0.27: mode "none"
+    assert (off.bytes_per_block, off.blocks_per_request, off.num_blocks) == (12_877_824, 20, 833)
+    assert plan("0.25.1", None).blocks_per_request == 20
+    for v in ("0.28.0", "0.34.0"):   # "align": 2 blocks per Mamba group, the "none" block size
+        assert (plan(v, True).blocks_per_request, plan(v, None).num_blocks) == (24, 833)
+    assert plan("0.25.1", True, spec=1).blocks_per_request == 84
+    assert plan("0.14.0", True, spec=1).blocks_per_request == 80
+    # a hybrid without SupportsMambaPrefixCaching keeps "align" in 0.15-0.27 and prefix caching off up to 0.14
+    assert specs.supports_mamba_prefix_caching(cfg) is True
+    assert specs.supports_mamba_prefix_caching({"architectures": ["Qwen3NextForCausalLM"]}) is False

@@ -22,6 +22,7 @@ Example: Gemma-3-27B (10 full + 52 sliding layers, 16 KV heads × 256 B × 2, bl
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -95,6 +96,25 @@ def hybrid_block_size(*, attn_token_bytes: int, mamba_state_bytes: int, block_si
     bs = align * cdiv(mamba_state_bytes, align * attn_token_bytes)
     bs = kernel_min_block * cdiv(bs, kernel_min_block)
     return max(bs, block_size)
+
+
+def mamba_all_block_sizes(*, attn_token_bytes: int, mamba_state_bytes: int, block_size: int, chunk_size: int,
+                          kernel_min_block: int = 16) -> tuple[int, int]:
+    """(attention block, Mamba block) when prefix caching keeps one Mamba state per block (cache mode "all",
+    ``HybridAttentionMambaModelConfig.verify_and_update_config`` v0.11.2 - v0.19.0 ``model_executor/models/
+    config.py``, ``Platform._align_hybrid_block_size`` v0.22.0)::
+
+        step       = lcm(chunk, max(kernel_min_block, block_size))
+        mamba_bs   = step × cdiv(cdiv(mamba_page, attn_bytes_per_token), step)
+        attn_bs    = max(block_size, mamba_bs)
+
+    ``chunk`` is the config's ``mamba_chunk_size``, else ``chunk_size``, else 2,048 (``ModelConfig.
+    get_mamba_chunk_size``).  Example: a 1,048,576 B state, 4,096 attention B/token, chunk 128, block 16:
+    cdiv(1,048,576, 4,096) = 256 tokens -> lcm(128, 16) = 128 × cdiv(256, 128) = 256 (the "none" rule gives
+    16 × cdiv(1,048,576, 65,536) = 256 too; a 1,114,112 B state gives 272 tokens: "all" 384, "none" 272)."""
+    step = math.lcm(chunk_size, max(kernel_min_block, block_size))
+    mamba_bs = step * cdiv(cdiv(mamba_state_bytes, attn_token_bytes), step)
+    return max(block_size, mamba_bs), mamba_bs
 
 
 # --------------------------------------------------------------------------- MLA hybrids: the backend picks the block
@@ -338,9 +358,10 @@ def group_dsv4(model: ModelKV, block_size: int, warnings: list[str], release: Re
     floor_rep = max((max(len(v) for v in pp.values()) for _, _, pp, bal in info if bal and len(pp) > 1), default=0)
     reps = approximate_gcd([max(len(v) for v in pp.values()) for _, _, pp, bal in info if bal],
                            floor_rep) if floor_rep else None
+    caps = _state_caps(info, release) if reps is None else {}
     groups: list[Group] = []
     for key, ls, pp, bal in info:
-        n = cdiv(max(len(v) for v in pp.values()), reps) if (bal and reps) else 1
+        n = cdiv(max(len(v) for v in pp.values()), reps) if (bal and reps) else caps.get(key, 1)
         kind = "dsv4_c" if key[0] == "c" else key[0]
         bs = ls[0].block_size or 256
         window = ls[0].window if kind != "dsv4_c" else None
@@ -355,6 +376,34 @@ def group_dsv4(model: ModelKV, block_size: int, warnings: list[str], release: Re
         for g in groups:
             g.bpb_override = bpb
     return groups
+
+
+def _widest_group_bytes(pp: Mapping[int, list[LayerKV]], n: int) -> int:
+    """Page bytes of the largest of the ``n`` groups a bucket splits into: ``Σ cdiv(layers of page p, n) × p``."""
+    return sum(cdiv(len(v), n) * page for page, v in pp.items())
+
+
+def _state_caps(info: list[tuple[tuple[str, int | None], list[LayerKV], dict[int, list[LayerKV]], bool]],
+                release: Release) -> dict[tuple[str, int | None], int]:
+    """Groups per sliding-window bucket when no bucket mixes page sizes (no repeat pattern), ≥0.30.
+
+    ``_get_packed_kv_cache_groups`` (``is_state_bucket``, v0.30.0 ``v1/core/kv_cache_utils.py``, the same in
+    v0.33.0 / v0.34.0 ``v1/core/kv_cache_planning.py``; absent in v0.29.0, where only Mamba buckets are state
+    buckets and DeepSeek-V4 has none)::
+
+        anchor = max over buckets of widest group bytes, a state bucket split to one layer per group
+        groups(state bucket) = max(1, cdiv(layers, max(anchor // page, 1)))
+
+    DeepSeek-V4's SWA rings and compressor states are ``SlidingWindowMLASpec`` (a ``SlidingWindowSpec``).
+    Example: four ratio-128 layers (SWA page 37,440 B, compressed 1,728, state 32,832): anchor =
+    max(37,440; 4 × 1,728; 32,832) = 37,440, so the SWA and the state bucket each become 4 one-layer groups
+    (0.29: one group each, 4 × 37,440 = 149,760 B per block)."""
+    if not release.packed_sliding_states:
+        return {}
+    state = {key for key, _, _, _ in info if key[0] in ("dsv4_swa", "dsv4_state")}
+    anchor = max(_widest_group_bytes(pp, len(ls) if key in state else 1) for key, ls, pp, _ in info)
+    return {key: max(1, cdiv(len(ls), max(anchor // ls[0].page_bytes(0), 1)))
+            for key, ls, _, _ in info if key in state}
 
 
 Grouper = Callable[[ModelKV, int, list[str], Release], list[Group]]

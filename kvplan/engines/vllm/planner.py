@@ -51,7 +51,14 @@ from kvplan.engines.vllm.budget import (
     vllm_requested_bytes,
 )
 from kvplan.engines.vllm.fields import int_if_set
-from kvplan.engines.vllm.grouping import Group, HybridAlignment, hybrid_alignment, hybrid_block_size, kv_groups
+from kvplan.engines.vllm.grouping import (
+    Group,
+    HybridAlignment,
+    hybrid_alignment,
+    hybrid_block_size,
+    kv_groups,
+    mamba_all_block_sizes,
+)
 from kvplan.engines.vllm.releases import (
     NEWEST_VERSION,
     SAMPLER_BYTES_PER_LOGIT,
@@ -222,8 +229,54 @@ def _align_hybrid(model: ModelKV, block_size: int, warnings: list[str],
     return replace(model, layers=layers), block_size
 
 
-def _model_and_block_size(inp: VllmInputs, rel: Release, notes: _Notes) -> tuple[ModelKV, int]:
-    """The per-rank specs (the family's builder) and the attention block size (the release's rule per family)."""
+def _mamba_mode(inp: VllmInputs, rel: Release, model: ModelKV) -> str:
+    """vLLM's Mamba cache mode: "none" without prefix caching; with it (``--enable-prefix-caching``, on by default
+    for hybrids from 0.28) "all" (one state per block) for a ``SupportsMambaPrefixCaching`` model in 0.11-0.27,
+    "none" for the others up to 0.14 (prefix caching switched off), else "align" (``MambaModelConfig.
+    verify_and_update_config``, ``model_executor/models/config.py``, v0.11.2 / v0.14.0 / v0.15.0 / v0.27.0 /
+    v0.28.0)."""
+    pc = inp.enable_prefix_caching if inp.enable_prefix_caching is not None else rel.mamba_align_default
+    if not pc:
+        return "none"
+    if model.mamba_prefix_caching and rel.mamba_all_with_pc:
+        return "all"
+    if rel.mamba_pc_needs_model_support and not model.mamba_prefix_caching:
+        return "none"   # MambaModelConfig turns prefix caching off for this model class (0.11.1 - 0.14)
+    return "align"
+
+
+def _mamba_chunk_size(cfg: Mapping[str, Any]) -> int:
+    """``mamba_chunk_size``, else ``chunk_size``, else 2,048 (``ModelConfig.get_mamba_chunk_size``, v0.22.0)."""
+    for key in ("mamba_chunk_size", "chunk_size"):
+        v = cfg.get(key)
+        if isinstance(v, int) and not isinstance(v, bool) and v > 0:
+            return v
+    return 2048
+
+
+def _align_mamba_all(model: ModelKV, block_size: int, cfg: Mapping[str, Any], warnings: list[str],
+                     align: HybridAlignment) -> tuple[ModelKV, int, int]:
+    """Cache mode "all": the chunk-aligned block (:func:`mamba_all_block_sizes`), every state page padded to the
+    attention page; returns (model, attention block, Mamba block)."""
+    attn_bs, mamba_bs = mamba_all_block_sizes(
+        attn_token_bytes=model.attn_token_bytes_1layer, mamba_state_bytes=model.max_mamba_state_bytes,
+        block_size=align.block_size, chunk_size=_mamba_chunk_size(cfg), kernel_min_block=align.kernel_min_block)
+    if attn_bs != block_size:
+        warnings.append(f"Setting attention block size to {attn_bs} tokens to ensure that attention page size is "
+                        ">= mamba page size.")
+    attn_page = attn_bs * model.attn_token_bytes_1layer
+    max_mamba = model.max_mamba_state_bytes
+    if attn_page > max_mamba:
+        warnings.append(f"Padding mamba page size by {100 * (attn_page - max_mamba) / max_mamba:.2f}% to ensure "
+                        "that mamba page size and attention page size are exactly equal.")
+    layers = tuple(replace(x, state_bytes=attn_page) if x.kind == "mamba" else x for x in model.layers)
+    return replace(model, layers=layers), attn_bs, mamba_bs
+
+
+def _model_and_block_size(inp: VllmInputs, rel: Release, cfg: Mapping[str, Any],
+                          notes: _Notes) -> tuple[ModelKV, int, int | None]:
+    """The per-rank specs (the family's builder), the attention block size (the release's rule per family) and,
+    in Mamba cache mode "all", the Mamba block size (else None)."""
     model = build_model_kv(config=inp.config, tp_size=inp.tp_size, kv_cache_dtype=inp.kv_cache_dtype,
                            sm_major=inp.sm_major, sparse_mla_format=inp.sparse_mla_format,
                            mamba_ssm_cache_dtype=inp.mamba_ssm_cache_dtype, num_draft_layers=inp.num_draft_layers,
@@ -238,7 +291,10 @@ def _model_and_block_size(inp: VllmInputs, rel: Release, notes: _Notes) -> tuple
         notes.assumptions.append(note)
     if align.note:
         notes.assumptions.append(align.note)
-    return _align_hybrid(model, block_size, notes.warnings, align)
+    if model.max_mamba_state_bytes and _mamba_mode(inp, rel, model) == "all":
+        return _align_mamba_all(model, block_size, cfg, notes.warnings, align)
+    model, block_size = _align_hybrid(model, block_size, notes.warnings, align)
+    return model, block_size, None
 
 
 def _scheduler(inp: VllmInputs, cfg: Mapping[str, Any], rel: Release, model: ModelKV, notes: _Notes) -> _Scheduler:
@@ -253,13 +309,16 @@ def _scheduler(inp: VllmInputs, cfg: Mapping[str, Any], rel: Release, model: Mod
         notes.assumptions.append(f"max_num_batched_tokens {B} ({why})")
     if not inp.max_model_len:
         notes.assumptions.append(f"max_model_len {L} from max_position_embeddings")
-    align = inp.enable_prefix_caching if inp.enable_prefix_caching is not None else rel.mamba_align_default
-    if rel.mamba_pc_needs_model_support and not model.mamba_prefix_caching:
-        align = False   # MambaModelConfig turns prefix caching off for this model class (0.11.1)
-    mamba_blocks = (2 if align else 1) + inp.num_speculative_tokens
-    if model.has_state_layers:
-        notes.assumptions.append(f"Mamba cache mode {'align' if align else 'none'}: {mamba_blocks} block(s) per "
-                                 "Mamba group per request")
+    mode = _mamba_mode(inp, rel, model)
+    if mode == "all":   # cdiv(L, mamba block) + these (the speculative blocks from 0.22)
+        mamba_blocks = inp.num_speculative_tokens if rel.mamba_all_spec_blocks else 0
+        if model.has_state_layers:
+            notes.assumptions.append(f"Mamba cache mode all (prefix caching, one state per block): cdiv(L, Mamba "
+                                     f"block) + {mamba_blocks} block(s) per Mamba group per request")
+    else:
+        mamba_blocks = (2 if mode == "align" else 1) + inp.num_speculative_tokens
+        if model.has_state_layers:
+            notes.assumptions.append(f"Mamba cache mode {mode}: {mamba_blocks} block(s) per Mamba group per request")
     return _Scheduler(L, B, S, rel.in_flight_tokens(max_num_batched_tokens=B, pp_size=inp.pp_size), mamba_blocks)
 
 
@@ -419,10 +478,12 @@ def _prepare(inp: VllmInputs) -> _Prepared:
     version = inp.engine_version or NEWEST_VERSION
     notes = _Notes([], [])
     cfg = _check_inputs(inp)
-    model, block_size = _model_and_block_size(inp, rel, notes)
+    model, block_size, mamba_bs = _model_and_block_size(inp, rel, cfg, notes)
     sched = _scheduler(inp, cfg, rel, model, notes)
     budget = _budget_static(inp, cfg, rel, version, notes)
     groups = kv_groups(model, block_size, notes.warnings, rel)
+    if mamba_bs is not None:   # cache mode "all": the Mamba groups take one state per Mamba block
+        groups = [replace(g, kind="mamba_all", block_size=mamba_bs) if g.kind == "mamba" else g for g in groups]
     if not groups:
         raise InputError("the model has no KV cache layers", field="config")
     stage_bpb = _stage_bytes_per_block(model, groups, inp.pp_size)

@@ -28,6 +28,11 @@ first        what changes from the window before
 0.11         start-up snapshot taken after NCCL / custom all-reduce (``v1/worker/gpu_worker.py``
              ``Worker.init_device``: ``MemorySnapshot()`` before ``init_worker_distributed_environment`` in 0.10.2,
              after it in 0.11.0)
+             Mamba prefix caching for ``SupportsMambaPrefixCaching`` models (``--enable-prefix-caching``; 0.10.2
+             turns it off for every hybrid): one state per block, ``cdiv(L, mamba_block)`` pages, and the block
+             is aligned to the Mamba chunk: ``lcm(chunk, align) × cdiv(cdiv(state, attn B/token), lcm)``
+             (``MambaSpec.max_memory_usage_bytes``, ``HybridAttentionMambaModelConfig.verify_and_update_config``
+             in 0.11.1 - 0.14.0; named mode "all" in 0.15.0 - 0.27.0; 0.28.0 defaults to "align")
 0.12         equal-size groups: the largest type's layer count when ``max < 1.25 × min`` (``kv_cache_utils.py``
              ``_get_kv_cache_groups_uniform_page_size``: absent in 0.11.1 / 0.11.2, 1.25 in 0.12.0 - 0.17.0)
 0.14         ``requested = ceil(total × util)`` (``v1/worker/utils.py`` ``request_memory``: the float product in
@@ -41,6 +46,9 @@ first        what changes from the window before
 0.20         default ``gpu_memory_utilization`` 0.9 -> 0.92 (``config/cache.py``); CUDA-graph estimate subtracted by
              default (``envs.py`` ``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`` "0" in 0.19.0, "1" in 0.20.0)
 0.21         token line ``int(concurrency × max_model_len)`` (``kv_cache_utils.py``: absent in 0.20.0)
+(0.22)       Mamba cache mode "all" adds the speculative blocks: ``cdiv(L, block) + num_speculative_blocks``
+             pages (``kv_cache_interface.py`` ``MambaSpec.max_memory_usage_bytes``: absent in 0.21.0, present in
+             0.22.0 - 0.30.0; no "all" branch in 0.33.0 / 0.34.0).  Kept in the 0.21 row (no window of its own)
 0.26         sliding-window / chunked admission counts ``(pp + 1) × max_num_batched_tokens`` in flight
              (``max_in_flight_tokens``: not used by the specs in 0.24.0 / 0.25.1)
 0.27         weights + non-torch measured as one free-memory drop ("consumed", ``v1/worker/gpu_worker.py``; absent
@@ -50,13 +58,18 @@ first        what changes from the window before
              0.27.0 return True but ``engine/arg_utils.py`` ``_set_default_chunked_prefill_and_prefix_caching_args``
              still excludes ``is_hybrid``; 0.28.0 - 0.34.0 default it on and ``MambaModelConfig`` sets "align"
              (0.15 - 0.27 with ``--enable-prefix-caching``: "all" for ``SupportsMambaPrefixCaching`` models,
-             "align" for the others; kvplan prices "align")
+             "align" for the others; ``--mamba-cache-mode all`` is needed from 0.28)
              The same release prints one capacity line ``"GPU KV cache size: %s tokens, Maximum concurrency for
              %s tokens per request: %.2fx"`` (two lines in 0.27.0; ``v1/core/kv_cache_utils.py``); from 0.30.0 the
              prefix is the device name (``"%s KV cache size"``, "GPU" on CUDA)
 0.29         DeepSeek-V4 packed grouping (``_get_packed_kv_cache_groups``: absent in 0.28.0, in
              ``v1/core/kv_cache_utils.py`` of 0.29.0 / 0.30.0, moved to ``v1/core/kv_cache_planning.py`` by
-             0.33.0, where it also treats circular-buffer and unsplit sliding buckets as state buckets: not modelled)
+             0.33.0); only Mamba buckets are "state buckets" (split down to the states one block holds)
+(0.30)       the packed split's state buckets also include circular-buffer buckets and, when no bucket mixes
+             page sizes (no repeat pattern), sliding-window buckets (``is_state_bucket`` in
+             ``_get_packed_kv_cache_groups``: absent in the 0.29.0 wheel, present in 0.30.0; the function is the
+             same in 0.33.0 / 0.34.0 apart from the EAGLE annotations).  ``Release.packed_sliding_states``:
+             implemented, left off in the table pending the contract-golden decision (see the 0.29 row)
 0.34         padding for any non-MLA attention / Mamba page and a full-attention fallback for MLA + SWA (issue-13
              research note); concurrency an explicit per-group sum (same numbers); new specs
              ``CircularBufferSpec``, ``HiSparse*`` (not modelled).  Sliding / chunked admission by
@@ -290,6 +303,11 @@ class Release:
     mamba_pc_needs_model_support: bool = False  # prefix caching turned off for hybrids without
                                        # SupportsMambaPrefixCaching (``MambaModelConfig``, 0.11.1 - 0.14.0;
                                        # 0.15.0+ gives them "align" instead)
+    packed_sliding_states: bool = False  # packed split: an unsplit sliding-window bucket (no repeat pattern) is a
+                                       # state bucket, capped at the states one block already holds (0.30+)
+    mamba_all_with_pc: bool = False    # prefix caching on + a SupportsMambaPrefixCaching model: one Mamba state per
+                                       # block ("all": cdiv(L, mamba block) blocks, chunk-aligned block; 0.11-0.27)
+    mamba_all_spec_blocks: bool = False  # "all" adds the speculative blocks (0.22+)
     pad_any_page: bool = False         # a page that does not divide the largest is padded for any non-MLA spec
                                        # (0.34); before, only if the backend indexes KV by block stride
     capacity_log: str = ("GPU KV cache size: {tokens:,} tokens / Maximum concurrency for {length:,} tokens per "
@@ -338,7 +356,8 @@ _V1_0_8 = _after(_V0_0_6_5, (0, 8, 0), "V1 engine, no hybrid manager (0.8-0.9.0)
                  sampler_bytes_per_logit=SAMPLER_BYTES_PER_LOGIT, batch_defaults=serve_batch_defaults)
 _V1_0_9_1 = _after(_V1_0_8, (0, 9, 1), "V1 hybrid KV manager (0.9.1-0.10)", token_line=tokens_per_group,
                    sliding_hybrid=True)
-_V1_0_11 = _after(_V1_0_9_1, (0, 11, 0), "0.11: snapshot after the communicators", snapshot_after_comm=True)
+_V1_0_11 = _after(_V1_0_9_1, (0, 11, 0), "0.11: snapshot after the communicators", snapshot_after_comm=True,
+                  mamba_all_with_pc=True)
 _V1_0_12 = _after(_V1_0_11, (0, 12, 0), "0.12-0.13: 1.25x group-size rule", group_size_ratio=1.25)
 _V1_0_14 = _after(_V1_0_12, (0, 14, 0), "0.14: ceil(total x util), chunked-local layers in the hybrid manager",
                   ceil_requested=True, chunked_local_hybrid=True)
@@ -347,14 +366,19 @@ _V1_0_15 = _after(_V1_0_14, (0, 15, 0), "0.15-0.17: prefix caching kept for hybr
 _V1_0_18 = _after(_V1_0_15, (0, 18, 0), "0.18-0.19: 1.5x group-size rule", group_size_ratio=1.5)
 _V1_0_20 = _after(_V1_0_18, (0, 20, 0), "0.20: util 0.92, CUDA-graph estimate", default_utilization=0.92,
                   graph_estimate_default=True)
+# mamba_all_spec_blocks: the wheels add the speculative blocks to mode "all" from 0.22.0 (absent in 0.21.0); kept in
+# the 0.21 row, since a row of its own would split a window that every calibrate answer lists (contract goldens)
 _V1_0_21 = _after(_V1_0_20, (0, 21, 0), "0.21-0.25: token line int(concurrency x L)",
-                  token_line=tokens_from_concurrency)
+                  token_line=tokens_from_concurrency, mamba_all_spec_blocks=True)
 _V1_0_26 = _after(_V1_0_21, (0, 26, 0), "0.26: (pp+1) batches in flight", async_in_flight=True)
 _V1_0_27 = _after(_V1_0_26, (0, 27, 0), "0.27: consumed-memory accounting", accounting=Accounting.CONSUMED)
 _V1_0_28 = _after(_V1_0_27, (0, 28, 0), "0.28: prefix caching on for hybrids (Mamba align), one capacity log line",
-                  mamba_align_default=True,
+                  mamba_align_default=True, mamba_all_with_pc=False,
                   capacity_log=("{prefix} KV cache size: {tokens:,} tokens, Maximum concurrency for {length:,} tokens "
                                 "per request: {concurrency:.2f}x"))
+# packed_sliding_states: True in the 0.30.0 - 0.34.0 wheels (0.29.0: False).  Left False here pending the owner's
+# decision on the contract golden it changes (fit-default-vllm, DeepSeek-V4.1-Flash at 0.34: 17,557 -> 19,508
+# blocks); :func:`release_for` callers can set it with dataclasses.replace (tests/test_vllm_rules.py does)
 _V1_0_29 = _after(_V1_0_28, (0, 29, 0), "0.29-0.33: DeepSeek-V4 packed groups", dsv4_grouping=DsV4Grouping.PACKED)
 _V1_0_34 = _after(_V1_0_29, (0, 34, 0), "0.34: padding for any non-MLA page", pad_any_page=True)
 

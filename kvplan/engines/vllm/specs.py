@@ -450,6 +450,21 @@ def _per_kind_token_bytes(cfg: Mapping[str, Any], ctx: SpecContext) -> dict[str,
     return out
 
 
+#: model classes that declare ``SupportsMambaPrefixCaching`` (``model_executor/models/*.py``, the same eight in the
+#: 0.11.1, 0.14.0, 0.15.0, 0.22.0 and 0.23.0 wheels; Bamba's class no longer declares it from 0.24.0)
+MAMBA_PREFIX_CACHING_ARCHS = frozenset({
+    "BambaForCausalLM", "FalconH1ForCausalLM", "GraniteMoeHybridForCausalLM", "JambaForCausalLM",
+    "Mamba2ForCausalLM", "MambaForCausalLM", "NemotronHForCausalLM", "Zamba2ForCausalLM"})
+
+
+def supports_mamba_prefix_caching(cfg: Mapping[str, Any]) -> bool:
+    """Whether the config's architecture is a ``SupportsMambaPrefixCaching`` class (``ModelConfig.
+    supports_mamba_prefix_caching``, v0.22.0): Nemotron-H, Jamba, Falcon-H1 ... yes; Qwen3-Next (GDN), KDA no.
+    A config without ``architectures`` is taken as not supporting it."""
+    archs = cfg.get("architectures")
+    return isinstance(archs, list) and any(a in MAMBA_PREFIX_CACHING_ARCHS for a in archs if isinstance(a, str))
+
+
 def build_attention(cfg: Mapping[str, Any], ctx: SpecContext) -> ModelKV:
     """GQA / MHA, sliding-window and Mamba / GDN hybrids: one K+V page per attention layer (its own head
     geometry by layer type, :mod:`kvplan.geometry.layers`), one state per state layer; layers that read
@@ -485,7 +500,8 @@ def build_attention(cfg: Mapping[str, Any], ctx: SpecContext) -> ModelKV:
     if shared:
         notes.append(f"{len(shared)} KV-sharing layers store no KV (vLLM skips layers with "
                      "kv_sharing_target_layer_name)")
-    return ModelKV(tuple(layers), ctx.num_layers, ctx.family, per_kind["full"][0], tuple(notes))
+    return ModelKV(tuple(layers), ctx.num_layers, ctx.family, per_kind["full"][0], tuple(notes),
+                   mamba_prefix_caching=supports_mamba_prefix_caching(cfg))
 
 
 def _sparse_mla_bytes(ctx: SpecContext, width: int, sparse: bool, notes: list[str]) -> int:

@@ -165,11 +165,16 @@ def request_blocks(*, kind: str, block_size: int, window: int | None, length: An
                    mamba_blocks: int) -> Any:
     """Blocks one ``length``-token request takes from one group (``KVCacheSpec.max_memory_usage_bytes`` / page,
     v0.33.0): full ``cdiv(L, bs)``; sliding ``cdiv(min(W − 1 + I, L), bs) + 1``; chunked ``cdiv(min(C + I, L), bs)``;
-    Mamba ``mamba_blocks``.  Example: gpt-oss sliding layers (W 128, bs 16), I 2,048, L 16,384 -> 137."""
+    Mamba ``mamba_blocks`` (cache mode "none" / "align"); ``mamba_all`` (cache mode "all", one state per block)
+    ``cdiv(L, bs) + mamba_blocks`` (``mamba_blocks`` = the speculative blocks then; ``MambaSpec.
+    max_memory_usage_bytes``, v0.22.0).  Example: gpt-oss sliding layers (W 128, bs 16), I 2,048, L 16,384 -> 137;
+    a Mamba group in mode "all" with block 256 at L 32,768 -> 128."""
     if kind in FULL_KINDS:
         return cdiv(length, block_size)
     if kind == "mamba":
         return mamba_blocks + 0 * length
+    if kind == "mamba_all":
+        return cdiv(length, block_size) + mamba_blocks
     if window is None:
         raise AssertionError(f"{kind} group without a window")
     if kind in SLIDING_KINDS:
@@ -190,6 +195,8 @@ def blocks_from_max(*, kind: str, block_size: int, blocks_at_max: Any, length: A
         window = (blocks_at_max - 1) * block_size + 1
     elif kind == "chunked":
         window = blocks_at_max * block_size
+    elif kind == "mamba_all":   # per-block Mamba states grow like full attention (speculative blocks not kept)
+        return minimum(cdiv(length, block_size), blocks_at_max)
     else:
         window = None
     return request_blocks(kind=kind, block_size=block_size, window=window, length=length, in_flight=0,
