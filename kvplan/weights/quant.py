@@ -230,7 +230,8 @@ def _fp8(c: _Ctx) -> Schemes:
         c.notes.append("fp8 weights, one fp32 scale per tensor (per-tensor checkpoint)")
     else:
         dense = Scheme("fp8_tensor")
-        c.notes.append("online fp8 (--quantization fp8 on a 16-bit checkpoint): per-tensor scale")
+        c.notes.append("fp8 weights without a quantization_config to read their scale layout from (online fp8 "
+                       "on a 16-bit checkpoint, or a preset's [weights] quantization): one fp32 scale per tensor")
     expert = dense
     if expert_dtype(c.cfg) in ("fp4", "mxfp4"):
         expert = Scheme("mxfp4")
