@@ -152,8 +152,9 @@ def test_fp8_and_mxfp8_cells(gpt_oss_120b):
     assert swa.swa_bytes_per_layer_token(kv_heads=8, head_dim=64, v_head_dim=64, attn_tp_size=1, kv_dtype="mxfp8") == 1_056
     # TP larger than the KV heads keeps one head per rank
     assert swa.swa_bytes_per_layer_token(kv_heads=8, head_dim=64, v_head_dim=64, attn_tp_size=16, kv_dtype="bf16") == 256
-    with pytest.raises(InputError):
-        swa.swa_bytes_per_layer_token(kv_heads=8, head_dim=64, v_head_dim=64, attn_tp_size=1, kv_dtype="nvfp4")
+    # FP4 (issue 13): the hybrid pool has no FP4 quant method -- 1 B per value (float4_e2m1fn_x2's element size),
+    # no scales: 8 x 128 x 1 = 1,024, as fp8 (tests/test_swa_by_release.py has the whole plan)
+    assert swa.swa_bytes_per_layer_token(kv_heads=8, head_dim=64, v_head_dim=64, attn_tp_size=1, kv_dtype="nvfp4") == 1_024
 
 
 def test_gemma2_gemma3_are_not_hybrid_swa_in_sglang():

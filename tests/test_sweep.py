@@ -369,3 +369,21 @@ def test_no_numpy_or_rich_on_the_fit_path():
             "print('numpy' in sys.modules, 'rich' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_a_config_directory_model_is_vectorised(tmp_path):
+    """``--model ./dir`` (a config.json on disk): the group reads the spec its fit planned, not the display name
+    (which names the folder and is no preset)."""
+    from dataclasses import replace
+
+    from kvplan.inputs.resolve import resolve_model
+
+    m = resolve_model("Qwen/Qwen3-8B")
+    (tmp_path / "config.json").write_text(json.dumps(m.raw_config or m.config))
+    base = Deployment(model=str(tmp_path), gpu="h100-sxm")
+    t = sweep(base, {"context_length": [8192, 32768]})
+    for i in range(len(t)):
+        r = t.row(i)
+        assert r["method"] == "vector" and r["error"] == ""
+        want = fit(replace(base, context_length=r["context_length"]))
+        assert r["kv_pool_tokens"] == want.kv_pool_tokens and r["max_concurrency"] == want.max_concurrency

@@ -364,7 +364,6 @@ def _sglang_group(g: Group, rep: Deployment, res: Any, ctx: Any) -> None:
     ``kvplan.engines.sglang.pools.SWEEP_VECTORS``); ``method = "point"`` when the family has none for it."""
     from kvplan.engines.sglang.pools import vector_group
     from kvplan.engines.sglang.releases import rules_for
-    from kvplan.inputs.resolve import resolve_model
     from kvplan.planning.workload import sglang_swa_terms
 
     fam = Family(res.family)
@@ -372,7 +371,7 @@ def _sglang_group(g: Group, rep: Deployment, res: Any, ctx: Any) -> None:
     if g.vector is None:
         g.method = "point"
         return
-    model = resolve_model(res.model)
+    model = ctx.model   # the spec the group's fit planned (res.model is a display name: a path's is not resolvable)
     g.model = model
     g.rules = rules_for(rep.engine_version)
     g.cell = int(res.kv_bytes_per_token) if float(res.kv_bytes_per_token).is_integer() else 0

@@ -12,9 +12,10 @@ with one bound per pool the request occupies (the binding one wins):
 
 * the token pool (every family): ``pool_tokens // tokens_per_request``;
 * SGLang hybrid sliding-window models: the SWA pool too, which holds each request's last ``window`` tokens plus
-  the eviction slack and one decode allocation (:func:`kvplan.engines.sglang.pools.swa_cap.swa_request_cap` per
-  request, capped at the request's own pages), after the prefill chunks in flight: SGLang's own worst case
-  (``compute_swa_request_cap``, pool_configurator.py, 0.5.23) read backwards;
+  the eviction slack and one decode allocation, capped at the request's own pages, after the prefill chunks in
+  flight -- by the deployment's release (:func:`kvplan.engines.sglang.pools.swa_cap.swa_request_terms`: the
+  eviction cadence of ``maybe_evict_swa`` from 0.5.8, SGLang's own worst case ``compute_swa_request_cap`` in
+  0.5.21+; before 0.5.7 a running request frees nothing, so it holds all its tokens);
 * SGLang Mamba / linear-attention hybrids and the DeepSeek-V4 family: the per-request state slots (Mamba) and the
   sliding-window / compressor-state pools (DeepSeek-V4 cap mode) are sized per running request, so
   ``max_running_requests`` (which SGLang already bounds by the state slots) is their bound;
@@ -143,38 +144,41 @@ def _sglang_swa(c: _Ctx) -> dict[str, int]:
 
 
 def sglang_swa_terms(*, res: FitResult, dep: Deployment, model: ModelSpec) -> tuple[int, int]:
-    """``(reserve, per_request)`` of a hybrid-SWA deployment's SWA pool: SGLang's worst case
-    (:func:`kvplan.engines.sglang.pools.swa_cap.swa_request_cap`) for 0 requests (the prefill chunks in flight and
-    a page) and what one more request adds (window, eviction slack, one decode allocation).
+    """``(reserve, per_request)`` of a hybrid-SWA deployment's SWA pool at the deployment's SGLang release:
+    :func:`kvplan.engines.sglang.pools.swa_cap.swa_request_terms` -- the prefill chunks in flight and a page
+    (``reserve``) and what one more running request holds (``per_request``: the window, the slack its release lets
+    out-of-window tokens pile up before freeing them, page rounding, one decode allocation; ``-1``: the release frees
+    none while the request runs, so it holds all its tokens).
 
-    Example: window 127, page 1, chunk 8,192, overlap on, no speculation: reserve 2 x 8,192 + 1 = 16,385;
-    per request 127 + 128 + 1 + 1 = 257.
-    Source: sgl-project/sglang python/sglang/srt/model_executor/pool_configurator.py ``compute_swa_request_cap``,
-    v0.5.23.
+    Example: window 127, page 1, chunk 8,192, overlap on, no speculation: 0.5.23 -> reserve 2 x 8,192 + 1 = 16,385,
+    per request 127 + 128 + 1 + 1 = 257; 0.5.9 (evicts every ``window`` steps) -> 127 + 127 + 1 + 1 = 256;
+    0.5.6 -> (0, -1).
+    Source: sgl-project/sglang python/sglang/srt/managers/schedule_batch.py ``ScheduleBatch.maybe_evict_swa``,
+    v0.5.8 - v0.5.23; model_executor/pool_configurator.py ``compute_swa_request_cap``, v0.5.23.
     """
     from kvplan.engines.sglang.pools.swa import swa_layers_from_config
-    from kvplan.engines.sglang.pools.swa_cap import SWA_EVICTION_INTERVAL, swa_request_cap
+    from kvplan.engines.sglang.pools.swa_cap import swa_request_terms
+    from kvplan.engines.sglang.releases import resolve
 
     window = swa_layers_from_config(model.raw_config or model.config).sliding_window
     spec = bool(dep.speculative_algorithm)
     drafts = (dep.speculative_num_draft_tokens or 0) if spec else 0
-    kw: dict[str, Any] = dict(page_size=res.page_size, window=window,
-                              chunked_prefill_size=max(res.chunked_prefill_size or 0, 0),
-                              overlap_schedule=not dep.disable_overlap_schedule, num_draft_tokens=drafts,
-                              num_steps=max(1, drafts - 1), disagg_decode=False, decode_extra_slots=0,
-                              eviction_interval=SWA_EVICTION_INTERVAL)
-    reserve = swa_request_cap(mrr_per_rank=0, **kw)
-    return reserve, swa_request_cap(mrr_per_rank=1, **kw) - reserve
+    return swa_request_terms(release=resolve(dep.engine_version)[0].release, page_size=res.page_size, window=window,
+                             chunked_prefill_size=max(res.chunked_prefill_size or 0, 0),
+                             overlap_schedule=not dep.disable_overlap_schedule, num_draft_tokens=drafts,
+                             num_steps=max(1, drafts - 1), radix_cache=not dep.disable_radix_cache)
 
 
 def sglang_swa_bound(*, swa_tokens: Any, tokens_per_request: Any, terms: tuple[int, int]) -> Any:
     """Requests the SWA pool holds at once: ``max(swa - reserve, 0) // min(per_request, tokens_per_request)`` (0 when
-    that is 0; ints or numpy arrays), ``terms`` = :func:`sglang_swa_terms`.
+    that is 0; ints or numpy arrays), ``terms`` = :func:`sglang_swa_terms`; ``per_request`` -1 (the release frees no
+    out-of-window token while a request runs): ``swa // tokens_per_request``.
 
-    Example: 155,344 SWA tokens, reserve 16,385, per request 257, 9,216-token requests -> 138,959 // 257 = 540.
+    Example: 155,344 SWA tokens, reserve 16,385, per request 257, 9,216-token requests -> 138,959 // 257 = 540;
+    under 0.5.6 (0, -1): 155,344 // 9,216 = 16.
     """
     reserve, per_request = terms
-    per = _minimum(per_request, tokens_per_request)
+    per = tokens_per_request if per_request < 0 else _minimum(per_request, tokens_per_request)
     room = _maximum(swa_tokens - reserve, 0)
     if hasattr(per, "shape") or hasattr(room, "shape"):
         import numpy as np

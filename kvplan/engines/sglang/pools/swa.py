@@ -67,7 +67,7 @@ from kvplan.engines.sglang.releases import POOL_RULES_0523, PoolRules
 from kvplan.errors import InputError
 from kvplan.geometry import swa as geometry
 from kvplan.geometry.gqa import kv_heads_per_rank, kv_values_per_token_layer
-from kvplan.geometry.kvdtype import kv_element_bytes
+from kvplan.geometry.kvdtype import FP4_KV_DTYPES, kv_element_bytes
 from kvplan.geometry.swa import SWALayers, positive_int
 from kvplan.hfconfig.normalize import flatten_config
 from kvplan.parallel import sglang_pp_layer_ranges as pp_layer_ranges
@@ -172,17 +172,22 @@ def swa_bytes_per_layer_token(*, kv_heads: int, head_dim: int, v_head_dim: int, 
     ``latent`` (MLA + SWA, Dots3): ``head_dim * e`` whatever the TP (one latent row, ``v_head_dim`` 0);
     Dots3 bf16: 576 x 2 = 1,152 B.
 
+    FP4 (``nvfp4`` / ``fp4_mx_block16``): ``e`` = 1, the torch element size of ``float4_e2m1fn_x2``, and no scale
+    bytes -- the hybrid pool has no FP4 quant method: ``SWAKVPool`` builds plain ``MHATokenToKVPool`` sub-pools (no
+    ``quant_method``) whose K / V buffers are ``(rows, heads, head_dim)`` of that dtype, one byte per value, with no
+    scale buffers and no dequant workspace, and the configurator budgets the same.  gpt-oss-120b nvfp4 TP1:
+    8 x 128 x 1 = 1,024 B (as fp8; the packed GQA pool would store 512 + 64 scale bytes).
+
     Source: sgl-project/sglang python/sglang/srt/model_executor/pool_configurator.py
-    ``HybridSWAPoolConfigurator.__init__`` (``_full_per_token`` / ``_swa_per_token``), v0.5.23.
+    ``HybridSWAPoolConfigurator.__init__`` (``_full_per_token`` / ``_swa_per_token``); mem_cache/
+    kv_cache_configurator.py ``_build_hybrid_swa_kv_pool`` (no ``quant_method``, MXFP8 the only scaled sub-pool);
+    mem_cache/memory_pool.py ``MHATokenToKVPool._create_buffers`` (unquantized: ``_create_buffers_normal``), v0.5.23.
     """
     for name, v in (("kv_heads", kv_heads), ("head_dim", head_dim), ("attn_tp_size", attn_tp_size)):
         positive_int(v, name)
     if not latent:
         positive_int(v_head_dim, "v_head_dim")
     dt = kv_dtype.strip().lower()
-    if dt in ("nvfp4", "fp4_mx_block16"):
-        raise InputError(f"SGLang's hybrid-SWA pool sizing has no {dt} formula", field="--kv-cache-dtype",
-                         hint="use auto, bf16, fp8_e4m3, fp8_e5m2 or mxfp8")
     if latent:
         if dt == "mxfp8":
             raise InputError("mxfp8 KV on an MLA sliding-window model is not modelled", field="--kv-cache-dtype",
@@ -554,7 +559,8 @@ class ByteEra:
 
     * ``two_step`` (0.5.9 - 0.5.10): ``T = budget // (F Lf + S Ls)`` first, then the split (:func:`two_step_pools`);
     * ``draft``: the EAGLE draft's layers in the cell -- "none" before 0.5.15, "full" (all as full-attention
-      layers) 0.5.15 - 0.5.19, "split" (:func:`split_draft_layers`) from 0.5.20;
+      layers, and only for a draft loaded from a path: :func:`pathless_mtp`) 0.5.15 - 0.5.19, "split"
+      (:func:`split_draft_layers`) from 0.5.20;
     * ``staged``: a PP rank prices its stage's layers (0.5.20+; before, the model's whole layer lists);
     * ``validate``: the SWA pool must hold one request (``validate_swa_pool_size``, 0.5.20+);
     * ``request_cap``: ``SWARequestCapPoolConfigurator`` exists (0.5.21+).
@@ -582,9 +588,23 @@ def era_draft_layers(ctx: PoolContext, layers: SWALayers, era: ByteEra) -> tuple
     algo = ctx.flags.speculative_algorithm
     if era.draft == "split":
         return split_draft_layers(ctx.model, layers, algo)
-    if era.draft == "full" and algo in _EAGLE_DRAFT_ALGOS:
+    if era.draft == "full" and algo in _EAGLE_DRAFT_ALGOS and not pathless_mtp(ctx.model, algo):
         return draft_layers(ctx.model, algo), 0
     return 0, 0
+
+
+def pathless_mtp(model: ModelSpec, spec_algo: str) -> bool:
+    """The draft is the checkpoint's own MTP head (``num_nextn_predict_layers`` with NEXTN / MTP / EAGLE, no
+    ``--speculative-draft-model-path``).  0.5.15 - 0.5.19 count draft layers into the hybrid-SWA cell only for a
+    draft loaded from a path (``eagle_draft_num_layers`` stays None otherwise); 0.5.20 reads a path-less draft's
+    layers off the target config.
+
+    Example: MiMo-V2-Flash with ``--speculative-algorithm EAGLE`` -> True: no draft layer in its cell under 0.5.16.
+    Source: sgl-project/sglang python/sglang/srt/model_executor/model_runner.py ``ModelRunner.__init__``
+    (``speculative_draft_model_path`` condition), v0.5.15; model_executor/model_runner_components/
+    spec_aux_hidden_state.py ``_resolve_eagle_aux_hidden_state``, v0.5.16 - v0.5.19 (path required) and v0.5.20.
+    """
+    return bool(model.get("num_nextn_predict_layers")) and spec_algo in _PATHLESS_MTP_ALGOS
 
 
 #: ``spec_algorithm.is_eagle() or is_standalone()`` (pool_configurator.py, 0.5.15 - 0.5.19)
@@ -804,9 +824,18 @@ def plan(ctx: PoolContext) -> PoolPlan:
                   bytes_per_token=res.full_bytes_per_token),
              Pool(name=SWA_POOL_NAME, tokens=res.swa_tokens, bytes=res.swa_tokens * res.swa_bytes_per_token,
                   bytes_per_token=res.swa_bytes_per_token)]
+    notes = list(res.notes)
+    if ctx.kv_dtype.strip().lower() in FP4_KV_DTYPES:
+        notes.append(FP4_NOTE.format(dtype=ctx.kv_dtype))
     return PoolPlan(tokens=res.full_tokens, cell=res.cell, layout=layout, max_running_requests=mrr, reduced=reduced,
                     kv_pool_bytes=res.pool_bytes, kv_slice_bytes=min(int(res.full_tokens * res.cell), ctx.budget),
-                    pools=pools, fixed_bytes=res.fixed_bytes, fixed_note=_FIXED_NOTE, notes=list(res.notes))
+                    pools=pools, fixed_bytes=res.fixed_bytes, fixed_note=_FIXED_NOTE, notes=notes)
+
+
+#: the assumption an FP4 KV cache on the hybrid pool adds (see :func:`swa_bytes_per_layer_token`)
+FP4_NOTE = ("{dtype} KV on SGLang's hybrid sliding-window pool: both sub-pools are plain float4_e2m1fn_x2 buffers, "
+            "1 byte per value (as fp8), with no FP4 scales and no prefill dequant workspace -- SWAKVPool passes no "
+            "FP4 quant method (kv_cache_configurator.py _build_hybrid_swa_kv_pool, 0.5.23); not verified by a run")
 
 
 def _ratio(ctx: PoolContext) -> float:
@@ -840,6 +869,10 @@ def one_pool_plan(ctx: PoolContext, layers: SWALayers) -> PoolPlan:
 
     arch = layers.architecture or "this model"
     n = layers.num_hidden_layers or len(layers.full_layers) + len(layers.swa_layers)
+    if ctx.kv_dtype.strip().lower() in FP4_KV_DTYPES:
+        raise InputError(f"SGLang {_release(ctx)} sizes {arch} in one KV pool over all layers; its FP4 "
+                         f"({ctx.kv_dtype}) cell there is not modelled", field="--kv-cache-dtype",
+                         hint="use auto, bf16, fp8_e4m3 or fp8_e5m2")
     out = plan_default(ctx, cell=cell, pool_name="KV (K + V)",
                        layout=lambda c: f"one KV pool over all {n} layers (no hybrid sliding-window pool in SGLang "
                                         f"{_release(c)} for {arch})")
