@@ -205,7 +205,96 @@ def test_qwen3_next_0_5_23():
 def test_carve_rules_by_window():
     got = {v: mamba.CarveRules.of(rules_for(v)) for v in ("0.5.3", "0.5.5", "0.5.7", "0.5.8", "0.5.9", "0.5.16",
                                                           "0.5.17")}
+    # the values history.py keys (no refinement by release any more: CarveRules.of reads them as they are)
     assert {v: (c.sizing, c.fallback_slots, c.padding) for v, c in got.items()} == {
         "0.5.3": ("fixed", 512, 0), "0.5.5": ("ratio_0504", 512, 0), "0.5.7": ("ratio_0507", 512, 0),
-        "0.5.8": ("ratio_0507", 512, 0), "0.5.9": ("ratio_0507", None, 0), "0.5.16": ("ratio_0507", None, 0),
+        "0.5.8": ("ratio_0508", 512, 0), "0.5.9": ("ratio_0508", None, 0), "0.5.16": ("ratio_0513", None, 0),
         "0.5.17": ("ratio", None, 1)}
+
+
+# ------------------------------------------------------------- Mamba + speculative decoding by release (issue 12)
+
+def _spec_carve(release, **kw):
+    g = mamba.mamba_geometry_from_config(_ctx(**QWEN3_NEXT).config)
+    return mamba.mamba_carve(geometry=g, budget_bytes=MAMBA_BUDGET, tp_size=2, speculative_num_draft_tokens=3,
+                             mamba_radix_cache_strategy="no_buffer", carve=mamba.CarveRules.of(rules_for(release)),
+                             **kw)
+
+
+def test_speculative_states_of_0_5_7_and_0_5_8():
+    # D = 3, --max-running-requests 64, q = 3 (no_buffer).  0.5.7 and 0.5.8 (dp 1): inter = 64 x 3 x p = 192 p =
+    # 7,417,626,624 B first; rest = 47,878,147,932 - 7,417,626,624 = 40,460,521,308; K = int(0.9 / 1.9 x
+    # 40,460,521,308 // p) = int(496.09) = 496; kv = 40,460,521,308 - 496 x 38,633,472 = 40,460,521,308 -
+    # 19,162,202,112 = 21,298,319,196; cap 496 // 3 = 165
+    for release in ("0.5.7", "0.5.8", "0.5.12"):
+        c = _spec_carve(release, max_running_requests=64)
+        assert (c.mamba_slots, c.intermediate_bytes, c.kv_budget_bytes, c.max_running_requests_cap) == (
+            496, 192 * P, 21_298_319_196, 165), release
+    # dp 2: 0.5.7 reserves for the flag itself (64 x 3 = 192 p), 0.5.8 for 64 // 2 = 32 (96 p = 3,708,813,312 B):
+    # rest 44,169,334,620 -> K = int(541.6) = 541, kv = 44,169,334,620 - 541 p = 23,268,626,268
+    assert _spec_carve("0.5.7", max_running_requests=64, attn_dp_size=2).intermediate_bytes == 192 * P
+    c = _spec_carve("0.5.8", max_running_requests=64, attn_dp_size=2)
+    assert (c.mamba_slots, c.intermediate_bytes, c.kv_budget_bytes) == (541, 96 * P, 23_268_626_268)
+    # --max-mamba-cache-size 100: 0.5.7 takes no speculative states in that branch (and needs no request cap):
+    # kv = 47,878,147,932 - 100 p = 44,014,800,732; 0.5.8 still takes 192 p first: 36,597,174,108
+    c = _spec_carve("0.5.7", max_mamba_cache_size=100)
+    assert (c.mamba_slots, c.intermediate_bytes, c.kv_budget_bytes) == (100, 0, 44_014_800_732)
+    c = _spec_carve("0.5.8", max_mamba_cache_size=100, max_running_requests=64)
+    assert (c.intermediate_bytes, c.kv_budget_bytes) == (192 * P, 36_597_174_108)
+    with pytest.raises(InputError, match="needs --max-running-requests"):
+        _spec_carve("0.5.8", max_mamba_cache_size=100)
+
+
+def test_speculative_joint_solve_of_0_5_13_to_0_5_16():
+    # mb = 0.9 / 1.9 x 47,878,147,932 = 22,679,122,704.6; K = int(mb // (p x (1 + 3 / 3))) = int(293.5) = 293;
+    # inter = p x min(64, 293 // 3 = 97) x 3 = 192 p; kv = 47,878,147,932 - 192 p - 293 p = 47,878,147,932 -
+    # 485 x 38,633,472 = 29,140,914,012 (no padding slot); 0.5.17 adds it: K = int((mb - 4 p) // 2 p) = 291,
+    # inter = (min(64, 97) + 1) x 3 p = 195 p, kv = 47,878,147,932 - (195 + 292) p = 29,063,647,068
+    for release in ("0.5.13", "0.5.16"):
+        c = _spec_carve(release, max_running_requests=64)
+        assert (c.mamba_slots, c.intermediate_bytes, c.kv_budget_bytes) == (293, 192 * P, 29_140_914_012), release
+    c = _spec_carve("0.5.17", max_running_requests=64)
+    assert (c.mamba_slots, c.intermediate_bytes, c.kv_budget_bytes) == (291, 195 * P, 29_063_647_068)
+    # --max-mamba-cache-size 100: inter = p x min(64, 100 // 3 = 33) x 3 = 99 p; kv = budget - 199 p =
+    # 47,878,147,932 - 7,688,060,928 = 40,190,087,004
+    c = _spec_carve("0.5.13", max_mamba_cache_size=100, max_running_requests=64)
+    assert (c.intermediate_bytes, c.kv_budget_bytes) == (99 * P, 40_190_087_004)
+
+
+def test_radix_cache_switch_offs_by_release():
+    def radix(release, arch="Qwen3NextForCausalLM", spec=False, backend=None):
+        key = tuple(int(x) for x in release.split("."))
+        return mamba.release_radix_cache(release=key, radix_cache=True, architecture=arch, speculative=spec,
+                                         attention_backend=backend)[0]
+    # Kimi-Linear: "Disabling Radix Cache for KimiLinearForCausalLM as it is not yet supported" 0.5.5 - 0.5.13
+    kimi = "KimiLinearForCausalLM"
+    assert [radix(v, kimi) for v in ("0.5.5", "0.5.9", "0.5.13", "0.5.14")] == [False, False, False, True]
+    assert (radix("0.5.8", "BailingMoeV2_5ForCausalLM"), radix("0.5.9", "BailingMoeV2_5ForCausalLM")) == (True, False)
+    # speculative decoding: Nemotron-H only in 0.5.8, every hybrid in 0.5.9 (no_buffer), refused 0.5.10 - 0.5.13
+    assert (radix("0.5.8", spec=True), radix("0.5.8", "NemotronHForCausalLM", spec=True),
+            radix("0.5.9", spec=True), radix("0.5.14", spec=True)) == (True, False, False, True)
+    with pytest.raises(InputError, match="refuses speculative decoding"):
+        radix("0.5.10", spec=True)
+    # --attention-backend trtllm_mha (page 1 unsupported) 0.5.7 - 0.5.13
+    assert (radix("0.5.6", backend="trtllm_mha"), radix("0.5.7", backend="trtllm_mha"),
+            radix("0.5.14", backend="trtllm_mha")) == (True, False, True)
+    # in a plan: Qwen3-Next + NEXTN under 0.5.9 runs radix off -> q = 1, K = mrr // dp = 48 (the mrr branch),
+    # inter = 48 x 3 x p first
+    p = mamba.plan(_ctx(MAMBA_BUDGET, **QWEN3_NEXT, engine_version="0.5.9", speculative_algorithm="NEXTN",
+                        speculative_num_draft_tokens=3, max_running_requests=48))
+    assert p.fixed_bytes == (48 + 48 * 3) * P and any("radix cache off for speculative" in n for n in p.notes)
+
+
+def test_qwen3_next_sm100_page_by_release():
+    # Qwen3-Next on a B200, --attention-backend unset: triton (page 1) in 0.5.7 - 0.5.9; 0.5.10 - 0.5.15 trtllm_mha
+    # (64) only with the radix cache off or speculative decoding (the override reads the unresolved "auto", not
+    # extra_buffer); 0.5.16+ the resolved extra_buffer (overlap on) -> trtllm_mha 64; --disable-overlap-schedule
+    # -> no_buffer -> triton 1.  0.5.6: flashinfer, 1.
+    def page(release, **kw):
+        return _ctx(**QWEN3_NEXT | dict(gpu="b200"), engine_version=release, **kw).page_size
+    assert [page(v) for v in ("0.5.6", "0.5.7", "0.5.9", "0.5.13", "0.5.14", "0.5.16", "0.5.22", None)] == [
+        1, 1, 1, 1, 1, 64, 64, 64]
+    assert (page("0.5.9", disable_radix_cache=True), page("0.5.13", disable_radix_cache=True),
+            page("0.5.14", disable_radix_cache=True)) == (1, 64, 64)
+    assert (page("0.5.16", disable_overlap_schedule=True), page(None, disable_overlap_schedule=True)) == (1, 1)
+    assert page("0.5.13", attention_backend="trtllm_mha", disable_radix_cache=True) == 64

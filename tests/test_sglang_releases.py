@@ -413,12 +413,20 @@ def test_hybrid_swa_membership_by_window():
     def swa(version, arch, **kw):
         return R.rules_for(version).pool_rules.hybrid_swa_pool(architectures=[arch], has_sliding_window=True, **kw)
     gptoss = "GptOssForCausalLM"
-    # GPT-OSS: switched off in 0.5.0rc2 - 0.5.7 (model override), 0.5.7 lists MiMo-V2-Flash only; 0.5.8 - 0.5.9
-    # off with trtllm_mha (the SM100 default) or speculative decoding; on from 0.5.10
+    # GPT-OSS: switched off in 0.5.0rc2 - 0.5.7 (model override), 0.5.7 lists MiMo-V2-Flash only; 0.5.8 off with
+    # trtllm_mha (the SM100 default) or speculative decoding; 0.5.9 with trtllm_mha only; on from 0.5.10.
+    # The wheels: 0.5.8 server_args.py ServerArgs._handle_model_specific_adjustments, GptOssForCausalLM branch:
+    #     if prefill_attn_backend == "trtllm_mha" or decode_attn_backend == "trtllm_mha":
+    #         self.disable_hybrid_swa_memory = True
+    #     if self.speculative_algorithm is not None:
+    #         self.disable_hybrid_swa_memory = True
+    # 0.5.9: the same branch keeps only the trtllm_mha test (then quant_method = get_quantization_config(hf_config));
+    # 0.5.10: neither
     assert [swa(v, gptoss) for v in ("0.5.3", "0.5.7", "0.5.8", "0.5.10", "0.5.23")] == [False, False, True, True,
                                                                                           True]
-    assert (swa("0.5.8", gptoss, trtllm_mha=True), swa("0.5.9", gptoss, speculative=True),
-            swa("0.5.10", gptoss, trtllm_mha=True)) == (False, False, True)
+    assert (swa("0.5.8", gptoss, trtllm_mha=True), swa("0.5.8", gptoss, speculative=True),
+            swa("0.5.9", gptoss, trtllm_mha=True), swa("0.5.9", gptoss, speculative=True),
+            swa("0.5.10", gptoss, trtllm_mha=True)) == (False, False, False, True, True)
     # 0.4.9.post6 - 0.5.6: any model with a sliding window (Llama-4 only through --hybrid-kvcache-ratio)
     assert swa("0.5.3", "MistralForCausalLM") and not swa("0.5.3", "Llama4ForConditionalGeneration")
     assert not swa("0.5.8", "MistralForCausalLM") and swa("0.5.8", "Llama4ForConditionalGeneration")
@@ -448,8 +456,23 @@ def test_swa_and_mamba_sizing_fields_by_window():
         "fixed", None, 512)
     assert (r("0.5.4").mamba_cache_sizing, r("0.5.4").mamba_full_memory_ratio, r("0.5.8").mamba_fallback_slots) == (
         "ratio_0504", 0.9, 512)
+    # "ratio_0504" is 0.5.4 - 0.5.6 only (model_executor/model_runner.py handle_max_mamba_cache, the same function
+    # in the three wheels).  0.5.7 moved it to model_executor/model_runner_kv_cache_mixin.py and changed it:
+    #     if server_args.disable_radix_cache or server_args.max_mamba_cache_size is not None:   # the flag honoured
+    #         ... max_running_requests, else 512 ... // dp
+    #     else:  (spec: total_rest_memory -= per_req * max_running_requests * D / 2^30)
+    #         max_mamba_cache_size = int(rest * r / (1 + r) * 2^30 // per_req)             # no // (1 + D)
+    # 0.5.8 takes the speculative states (max_running_requests // dp) before the branches; 0.5.9 - 0.5.12:
+    #     if max_mamba_cache_size is not None: ... elif disable_radix_cache and max_running_requests is not None:
+    #     ... else: ratio                                                                  # no 512 fallback
+    # 0.5.13 - 0.5.16 solve jointly: int(mamba_budget_bytes // (per_req * (1 + D / ratio))); 0.5.17
+    # (mem_cache/kv_cache_configurator.py _handle_max_mamba_cache) adds the padding slot: 0.5.23's "ratio"
+    assert [r(v).mamba_cache_sizing for v in ("0.5.6", "0.5.7", "0.5.8", "0.5.9", "0.5.12", "0.5.13", "0.5.16",
+                                              "0.5.17")] == ["ratio_0504", "ratio_0507", "ratio_0508", "ratio_0508",
+                                                             "ratio_0508", "ratio_0513", "ratio_0513", "ratio"]
     assert (r("0.5.9").mamba_cache_sizing, r("0.5.9").mamba_fallback_slots, r(None).mamba_full_memory_ratio) == (
-        "ratio", None, 0.9)
+        "ratio_0508", None, 0.9)
+    assert r(None).mamba_cache_sizing == "ratio"
 
 
 def test_gqa_cell_prices_v_at_head_dim_before_0_5_7():

@@ -36,6 +36,7 @@ from kvplan.engines.sglang.releases import (
     _identity_factor,
     _mfs_0523,
     _prefill_0523,
+    qwen3_next_sm100_page,
     version_key,
 )
 from kvplan.engines.sglang.rules import _any, _maximum, _minimum, _trunc_int
@@ -446,6 +447,8 @@ class PageEra:
     intel_xpu: str = ""                  # "": no rule (0.5.3); "any-32-64-128" (0.5.4 - 0.5.10); "mla" (0.5.11+)
     musa_64: bool = False                # an unset page is 64 on MUSA (0.5.11+)
     vectorized_5d: bool = False          # ... and on ROCm with SGLANG_AITER_KV_CACHE_LAYOUT=vectorized_5d (0.5.13+)
+    qwen3_next_sm100: str = ""           # Qwen3-Next / Qwen3.5 SM100 backend override: "triton" (0.5.7 - 0.5.9),
+                                         # "pick" (0.5.10 - 0.5.13), "force" (0.5.14+; releases.qwen3_next_sm100_page)
     dsa: str = "64"                      # DSA page: "64" everywhere but NPU (0.5.3 - 0.5.7); "hip-1" (0.5.8 -
                                          # 0.5.11); "preshuffle" (ROCm 1 without the aiter path, 0.5.12 - 0.5.20);
                                          # "xpu-128" (0.5.21); "kpool" (64 x index_kpool, 0.5.22+)
@@ -519,7 +522,9 @@ def _era_constraints(*, era: PageEra, backend: str | None, fam: Family, plat: st
 def page_size_by_era(*, era: PageEra, family: str, attention_backend: str | None, sm_major: int | None,
                      vendor: str, requested: int | None = None, deepseek_family: bool = False,
                      has_asymmetric_kv: bool = False, speculative_eagle_topk: int | None = None, index_kpool: int = 1,
-                     hip_dsa_preshuffle: bool = True, hip_vectorized_5d: bool = False, **_: Any) -> int:
+                     hip_dsa_preshuffle: bool = True, hip_vectorized_5d: bool = False,
+                     release: tuple[int, int, int] = (0, 5, 22), architectures: Any = None, radix_cache: bool = True,
+                     speculative: bool = False, overlap_schedule: bool = True, **_: Any) -> int:
     """Page size when ``--page-size`` is not given, 0.5.3 - 0.5.22 (0.5.23: ``rules.default_page_size``)::
 
         DeepSeek-V4 (0.5.12+)  256 (NPU 128), the model override
@@ -534,10 +539,14 @@ def page_size_by_era(*, era: PageEra, family: str, attention_backend: str | None
         0.5.17); hpc_ops 64 (0.5.17+); fa4 128 (non-MLA on SM100, 0.5.15+; refused as --attention-backend in
         0.5.4 - 0.5.7); intel_xpu 128 unless supported (0.5.4+)
         still unset: 1 (64 on MUSA from 0.5.11, on ROCm vectorized_5d from 0.5.13)
+        Qwen3-Next / Qwen3.5 on SM100, backend unset (0.5.7+): the model override's page first
+        (``releases.qwen3_next_sm100_page``: triton 1 in 0.5.7 - 0.5.9; 0.5.10+ trtllm_mha 64 only with
+        extra_buffer, radix off or speculative decoding)
 
     Worked examples: Llama-3.1-8B on a B200 (SM100) -> 1 under 0.5.6 (flashinfer), 64 under 0.5.7 (trtllm_mha);
     DeepSeek-V3 with ``--attention-backend cutlass_mla`` -> 128 under 0.5.19, 1 under 0.5.20 (no constraint);
-    DeepSeek-V3.2 (DSA) on MI355X -> 64 under 0.5.7, 1 under 0.5.8.
+    DeepSeek-V3.2 (DSA) on MI355X -> 64 under 0.5.7, 1 under 0.5.8; Qwen3-Next on a B200 -> 1 under 0.5.7 - 0.5.13
+    (triton), 1 under 0.5.14 (the override reads "auto"), 64 under 0.5.16 (extra_buffer -> trtllm_mha).
 
     Source: sgl-project/sglang python/sglang/srt/server_args.py ``ServerArgs._handle_attention_backend_compatibility``
     and ``_handle_page_size`` (0.5.3 - 0.5.14), ``arg_groups/overrides.py`` ``_mla_backend_page_constraints``,
@@ -547,13 +556,20 @@ def page_size_by_era(*, era: PageEra, family: str, attention_backend: str | None
     """
     fam = Family(family)
     plat = platform_of(vendor)
+    topk_ok = speculative_eagle_topk is None or speculative_eagle_topk <= 1
+    forced = qwen3_next_sm100_page(rule=era.qwen3_next_sm100, release=release, architectures=architectures,
+                                   sm_major=sm_major, vendor=vendor, attention_backend=attention_backend,
+                                   requested=requested, radix_cache=radix_cache, speculative=speculative,
+                                   overlap_schedule=overlap_schedule,
+                                   trtllm_default=era.gqa_sm100_trtllm_mha and topk_ok)
+    if forced is not None:
+        return forced
     if fam == Family.DSV4:
         return r0523._dsv4_page(plat=plat, index_kpool=index_kpool, hip_dsa_preshuffle=hip_dsa_preshuffle) or 1
     if fam == Family.DSA:
         page = _era_dsa_page(era=era, plat=plat, index_kpool=index_kpool, hip_dsa_preshuffle=hip_dsa_preshuffle)
         if page is not None:
             return page
-    topk_ok = speculative_eagle_topk is None or speculative_eagle_topk <= 1
     backend = attention_backend or _era_backend(era=era, fam=fam, plat=plat, sm_major=sm_major,
                                                 deepseek_family=deepseek_family, has_asymmetric_kv=has_asymmetric_kv,
                                                 topk_ok=topk_ok)
@@ -667,20 +683,23 @@ _ERA_0517 = replace(_ERA_0515, prefill_context_cap=False)
 
 _PAGE_053 = PageEra(fa4="no-page")
 _PAGE_054 = replace(_PAGE_053, deepseek_trtllm_mla=True, intel_xpu="any-32-64-128", fa4="refused")
-_PAGE_057 = replace(_PAGE_054, gqa_sm100_trtllm_mha=True)
+_PAGE_057 = replace(_PAGE_054, gqa_sm100_trtllm_mha=True, qwen3_next_sm100="triton")
 _PAGE_058 = replace(_PAGE_057, dsa="hip-1", fa4="no-page")
-_PAGE_0511 = replace(_PAGE_058, musa_64=True, intel_xpu="mla")
+_PAGE_0510 = replace(_PAGE_058, qwen3_next_sm100="pick")
+_PAGE_0511 = replace(_PAGE_0510, musa_64=True, intel_xpu="mla")
 _PAGE_0512 = replace(_PAGE_0511, tokenspeed_mla=True, dsa="preshuffle")
 _PAGE_0513 = replace(_PAGE_0512, cutedsl_mla=True, vectorized_5d=True)
-_PAGE_0515 = replace(_PAGE_0513, fa4="128")
+_PAGE_0514 = replace(_PAGE_0513, qwen3_next_sm100="force")
+_PAGE_0515 = replace(_PAGE_0514, fa4="128")
 _PAGE_0517 = replace(_PAGE_0515, fa4_for_asymmetric=True, trtllm_mha_pages=(16, 32, 64, 128), hpc_ops=True)
 _PAGE_0520 = replace(_PAGE_0517, cutlass_mla_128=False)
 _PAGE_0521 = replace(_PAGE_0520, dsa="xpu-128")
 _PAGE_0522 = replace(_PAGE_0521, dsa="kpool")
 
 
-def _pages(era: PageEra) -> dict[str, Any]:
-    return dict(default_page_size=partial(page_size_by_era, era=era))
+def _pages(era: PageEra, release: str) -> dict[str, Any]:
+    """The page function of the window starting at ``release`` (its key: the Qwen3-Next override's model list)."""
+    return dict(default_page_size=partial(page_size_by_era, era=era, release=version_key(release)[:3]))
 
 
 # ------------------------------------------------------------------ hybrid sliding-window and Mamba pools by release
@@ -728,17 +747,26 @@ def _swa_archs(release: str) -> dict[str, Any]:
 _GEMMA_2_3 = ("Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration", "Gemma3nForCausalLM",
               "Gemma3nForConditionalGeneration")
 #: hybrid-SWA switch-offs by release (server_args.py ``_handle_model_specific_adjustments``): Gemma-2/3 and GPT-OSS
-#: always (0.5.0rc2 - 0.5.7), Olmo-2 from 0.5.4, GPT-OSS only with trtllm_mha or speculative decoding in 0.5.8 -
-#: 0.5.9 and not at all from 0.5.10, Exaone-4 with a ``sliding_window_pattern`` from 0.5.9
+#: always (0.5.0rc2 - 0.5.7), Olmo-2 from 0.5.4, GPT-OSS with trtllm_mha or speculative decoding in 0.5.8, with
+#: trtllm_mha only in 0.5.9 (its GptOssForCausalLM branch has no speculative switch-off), not at all from 0.5.10,
+#: Exaone-4 with a ``sliding_window_pattern`` from 0.5.9
 _SWA_OFF_050 = MappingProxyType(dict.fromkeys((*_GEMMA_2_3, "GptOssForCausalLM"), "always"))
 _SWA_OFF_054 = MappingProxyType({**_SWA_OFF_050, "Olmo2ForCausalLM": "always"})
 _SWA_OFF_058 = MappingProxyType({**_SWA_OFF_054, "GptOssForCausalLM": "trtllm_mha-or-speculative"})
-_SWA_OFF_059 = MappingProxyType({**_SWA_OFF_058, **dict.fromkeys(("Exaone4ForCausalLM", "ExaoneMoEForCausalLM"),
-                                                                  "sliding_window_pattern")})
+_SWA_OFF_059 = MappingProxyType({**_SWA_OFF_058, "GptOssForCausalLM": "trtllm_mha",
+                                 **dict.fromkeys(("Exaone4ForCausalLM", "ExaoneMoEForCausalLM"),
+                                                 "sliding_window_pattern")})
 
-_POOL_058 = dict(hybrid_swa_archs=swa_archs_at("0.5.8"), swa_disabled_archs=_SWA_OFF_058)
+#: the Mamba state carve by release (``mamba_cache_sizing``; the formulas: kvplan.engines.sglang.pools.mamba
+#: ``mamba_state_slots``), read in model_executor/model_runner_kv_cache_mixin.py ``handle_max_mamba_cache`` (0.5.7 -
+#: 0.5.15) and mem_cache/kv_cache_configurator.py ``_handle_max_mamba_cache`` (0.5.16+): 0.5.7 reserves the
+#: speculative states (mrr x D, mrr not divided by dp) only in its ratio branch; 0.5.8 reserves them (mrr // dp)
+#: before every branch; 0.5.9 takes the flag first and drops the 512 fallback (same formulas to 0.5.12); 0.5.13
+#: solves the slots and the speculative states jointly; 0.5.17 adds the padding slot and the PP share (0.5.23's)
+_POOL_058 = dict(hybrid_swa_archs=swa_archs_at("0.5.8"), swa_disabled_archs=_SWA_OFF_058,
+                 mamba_cache_sizing="ratio_0508")
 _POOL_059 = dict(hybrid_swa_archs=swa_archs_at("0.5.9"), swa_split="bytes", swa_disabled_archs=_SWA_OFF_059,
-                 mamba_cache_sizing="ratio", mamba_fallback_slots=None)
+                 mamba_cache_sizing="ratio_0508", mamba_fallback_slots=None)
 
 
 def _era(era: MemoryEra) -> dict[str, Any]:
@@ -798,36 +826,40 @@ _CHANGES: tuple[tuple[str, dict[str, Any]], ...] = (
     ("0.4.9.post6", dict(default_mem_fraction_vlm=vlm_default_factor,
                          pool=dict(hybrid_swa_archs=None, swa_disabled_archs=_SWA_OFF_050))),
     ("0.5.2", dict(default_mem_fraction_static=partial(mfs_reserved_buckets, standalone_mib=6144))),
-    ("0.5.3", dict(**_era(_ERA_053), **_pages(_PAGE_053),
+    ("0.5.3", dict(**_era(_ERA_053), **_pages(_PAGE_053, "0.5.3"),
                    overrides=MappingProxyType({Family.DSA: _DSA_053}))),
     ("0.5.4", dict(dsa_indexer_budget=True, overrides=MappingProxyType({Family.DSA: _DSA_054}),
-                   **_pages(_PAGE_054), pool=dict(swa_disabled_archs=_SWA_OFF_054, mamba_cache_sizing="ratio_0504",
-                                                  mamba_full_memory_ratio=0.9))),
+                   **_pages(_PAGE_054, "0.5.4"), pool=dict(swa_disabled_archs=_SWA_OFF_054,
+                                                           mamba_cache_sizing="ratio_0504",
+                                                           mamba_full_memory_ratio=0.9))),
     ("0.5.5", dict(**_era(_ERA_055))),
-    ("0.5.7", dict(**_pages(_PAGE_057), pool=dict(hybrid_swa_archs=frozenset({"MiMoV2FlashForCausalLM", "MiMoV2MTP"}),
-                                                  gqa_cell_v_head_dim=True))),
-    ("0.5.8", dict(overrides=MappingProxyType({}), **_pages(_PAGE_058), pool=_POOL_058)),
-    ("0.5.9", dict(pool=_POOL_059)),
-    ("0.5.10", dict(**_era(_ERA_0510), default_prefill_cuda_graph=piecewise_graph_0510,
+    ("0.5.7", dict(**_pages(_PAGE_057, "0.5.7"),
+                   pool=dict(hybrid_swa_archs=frozenset({"MiMoV2FlashForCausalLM", "MiMoV2MTP"}),
+                             gqa_cell_v_head_dim=True, mamba_cache_sizing="ratio_0507"))),
+    ("0.5.8", dict(overrides=MappingProxyType({}), **_pages(_PAGE_058, "0.5.8"), pool=_POOL_058)),
+    ("0.5.9", dict(**_pages(_PAGE_058, "0.5.9"), pool=_POOL_059)),
+    ("0.5.10", dict(**_era(_ERA_0510), **_pages(_PAGE_0510, "0.5.10"),
+                    default_prefill_cuda_graph=piecewise_graph_0510,
                     resolve_max_running_requests=mrr_estimate_cap, pool=dict(swa_disabled_archs=SWA_DISABLED_0523))),
-    ("0.5.11", dict(**_pages(_PAGE_0511), **_swa_archs("0.5.11"))),
-    ("0.5.12", dict(overrides=SGLANG_0_5_23.overrides, **_pages(_PAGE_0512), **_swa_archs("0.5.12"))),
-    ("0.5.13", dict(**_era(_ERA_0513), **_pages(_PAGE_0513),
-                    pool=dict(hybrid_swa_archs=swa_archs_at("0.5.13"), swa_config_opt_in=True))),
-    ("0.5.14", dict(**_era(_ERA_0514), default_prefill_cuda_graph=_prefill_0523,
+    ("0.5.11", dict(**_pages(_PAGE_0511, "0.5.11"), **_swa_archs("0.5.11"))),
+    ("0.5.12", dict(overrides=SGLANG_0_5_23.overrides, **_pages(_PAGE_0512, "0.5.12"), **_swa_archs("0.5.12"))),
+    ("0.5.13", dict(**_era(_ERA_0513), **_pages(_PAGE_0513, "0.5.13"),
+                    pool=dict(hybrid_swa_archs=swa_archs_at("0.5.13"), swa_config_opt_in=True,
+                              mamba_cache_sizing="ratio_0513"))),
+    ("0.5.14", dict(**_era(_ERA_0514), **_pages(_PAGE_0514, "0.5.14"), default_prefill_cuda_graph=_prefill_0523,
                     resolve_max_running_requests=mrr_token_cap,
                     max_running_requests_reduction=mrr_reduction_token_cap)),
-    ("0.5.15", dict(**_era(_ERA_0515), **_pages(_PAGE_0515), **_swa_archs("0.5.15"))),
-    ("0.5.16", dict(**_swa_archs("0.5.16"))),
-    ("0.5.17", dict(**_era(_ERA_0517), **_pages(_PAGE_0517))),
+    ("0.5.15", dict(**_era(_ERA_0515), **_pages(_PAGE_0515, "0.5.15"), **_swa_archs("0.5.15"))),
+    ("0.5.16", dict(**_pages(_PAGE_0515, "0.5.16"), **_swa_archs("0.5.16"))),
+    ("0.5.17", dict(**_era(_ERA_0517), **_pages(_PAGE_0517, "0.5.17"), pool=dict(mamba_cache_sizing="ratio"))),
     ("0.5.18", dict(multimodal_reserve_bytes=r0523.multimodal_reserve_bytes, **_swa_archs("0.5.18"))),
     ("0.5.19", dict(**_swa_archs("0.5.19"))),
     ("0.5.20", dict(default_mem_fraction_static=_mfs_0523, default_chunked_prefill_size=_cps_0523,
                     default_cuda_graph_max_bs=partial(memory_settings_bs, era=replace(
                         _ERA_0517, cps_20_35=4096, bs_20_35=48, bs_20_35_tp4=160, fallback=0.95)),
-                    default_mem_fraction_vlm=_identity_factor, **_pages(_PAGE_0520))),
-    ("0.5.21", dict(**_pages(_PAGE_0521), **_swa_archs("0.5.21"))),
-    ("0.5.22", dict(default_cuda_graph_max_bs=_bs_0523, **_pages(_PAGE_0522), **_swa_archs("0.5.22"))),
+                    default_mem_fraction_vlm=_identity_factor, **_pages(_PAGE_0520, "0.5.20"))),
+    ("0.5.21", dict(**_pages(_PAGE_0521, "0.5.21"), **_swa_archs("0.5.21"))),
+    ("0.5.22", dict(default_cuda_graph_max_bs=_bs_0523, **_pages(_PAGE_0522, "0.5.22"), **_swa_archs("0.5.22"))),
 )
 
 

@@ -154,19 +154,23 @@ class PoolRules:
       Llama-4 with ``--hybrid-kvcache-ratio`` (0.4.9); 0.5.7: MiMo-V2-Flash only (``is_hybrid_model``);
     * ``swa_config_opt_in``: a config's ``is_hybrid_swa`` opts any architecture in (0.5.13+);
     * ``swa_disabled_archs``: architectures whose model override turns hybrid SWA memory off, with the condition:
-      "always", "trtllm_mha-or-speculative" (GPT-OSS 0.5.8 - 0.5.9), "sliding_window_pattern" (Exaone);
+      "always", "trtllm_mha-or-speculative" (GPT-OSS 0.5.8), "trtllm_mha" (GPT-OSS 0.5.9),
+      "sliding_window_pattern" (Exaone);
     * ``swa_split``: "bytes" (0.5.9+: one full token costs ``full_cell + r x swa_cell``) or "layers" (0.4.9.post6 -
       0.5.8: ``T = budget // cell(all layers)``, ``full = int(T x L / (r x L_swa + L_full))``, ``swa = int(full x r)``,
       both page-floored; ``set_num_token_hybrid``);
     * ``swa_full_tokens_ratio``: the ``--swa-full-tokens-ratio`` default (0.8 in every release with the flag,
       0.4.9.post6+; DeepSeek-V4 0.1 from 0.5.12);
-    * ``mamba_cache_sizing``: "fixed" (0.5.2 - 0.5.3: radix cache forced off, K = --max-mamba-cache-size or
-      --max-running-requests or 512, then // dp); "ratio_0504" (0.5.4 - 0.5.6: radix cache on -> K from the ratio,
-      the flag overwritten, ``int(rest x r / (1 + r) x 2^30 // per_req // (1 + draft tokens))``; off -> flag or mrr
-      or 512; // dp only for Qwen3-Next); "ratio" (0.5.9+: flag // dp; radix off + mrr: mrr // dp; else the ratio).
-      The wheels split these further: 0.5.7 - 0.5.8 already honour the flag (with the 512 fallback) and 0.5.7 -
-      0.5.16 have no padding slot; ``kvplan.engines.sglang.pools.mamba.CarveRules.of`` refines the value by the
-      window's release ("ratio_0507") and ``mamba_state_slots`` has the formulas;
+    * ``mamba_cache_sizing``: the state carve (formulas: ``kvplan.engines.sglang.pools.mamba.mamba_state_slots``):
+      "fixed" (0.5.2 - 0.5.3: radix cache forced off, K = --max-mamba-cache-size or --max-running-requests or 512,
+      then // dp); "ratio_0504" (0.5.4 - 0.5.6: radix cache on -> K from the ratio, the flag overwritten,
+      ``int(rest x r / (1 + r) x 2^30 // per_req // (1 + draft tokens))``; off -> flag or mrr or 512; // dp only
+      for Qwen3-Next); "ratio_0507" (0.5.7: flag // dp; radix off -> mrr or 512 // dp; else ``int(mb // per_req)``,
+      the speculative states ``per_req x mrr x D`` taken in that branch only); "ratio_0508" (0.5.8 - 0.5.12: the
+      speculative states ``per_req x (mrr // dp) x D`` taken first in every branch; from 0.5.9 the flag first and
+      radix off needs mrr for the mrr branch); "ratio_0513" (0.5.13 - 0.5.16: slots and speculative states solved
+      together, ``int(mb // (per_req (1 + D / q)))``); "ratio" (0.5.17+: 0.5.23's, with the padding slot and the
+      largest PP stage's share); none before 0.5.17 has the padding slot;
     * ``mamba_full_memory_ratio``: the ``--mamba-full-memory-ratio`` default (None: no such flag, 0.5.2 - 0.5.3);
     * ``mamba_fallback_slots``: state slots when nothing sets them and the ratio does not apply (512 in 0.5.2 -
       0.5.8, None after);
@@ -202,11 +206,12 @@ class PoolRules:
 
         ``has_sliding_window``: the model's layers carry a window (the 0.4.9.post6 - 0.5.6 rule);
         ``config_opt_in``: its config sets ``is_hybrid_swa``; ``trtllm_mha`` / ``speculative``: the GPT-OSS switch-off
-        of 0.5.8 - 0.5.9.  Examples: gpt-oss-120b -> False under 0.5.3 (override), True under 0.5.8 on an H100,
-        False under 0.5.8 on a B200 (trtllm_mha), True under 0.5.23.
+        (trtllm_mha or speculative in 0.5.8, trtllm_mha only in 0.5.9).  Examples: gpt-oss-120b -> False under
+        0.5.3 (override), True under 0.5.8 on an H100, False under 0.5.8 on a B200 (trtllm_mha), True under 0.5.9
+        with EAGLE on an H100, True under 0.5.23.
         """
         archs = set(architectures)
-        cond = {"always": True, "trtllm_mha-or-speculative": trtllm_mha or speculative,
+        cond = {"always": True, "trtllm_mha-or-speculative": trtllm_mha or speculative, "trtllm_mha": trtllm_mha,
                 "sliding_window_pattern": sliding_window_pattern}
         if any(cond.get(self.swa_disabled_archs.get(a, ""), False) for a in archs):
             return False
@@ -241,8 +246,68 @@ def _prefill_0523(*, attn_dp_size: int = 1, speculative_algorithm: str = "", **k
     return r0523.default_prefill_cuda_graph(**kw)
 
 
-def _page_0523(**kw: Any) -> int:
-    return r0523.default_page_size(**kw)
+#: the Qwen3-Next / Qwen3.5 hybrids whose model override picks the attention backend and page on SM100, by the
+#: release that added them (server_args.py ``_handle_model_specific_adjustments`` 0.5.7 - 0.5.15;
+#: arg_groups/overrides.py / model_overrides/qwen3_5.py ``_qwen3_5_hybrid_overrides`` 0.5.16+)
+QWEN3_NEXT_SM100_ADDED: tuple[tuple[tuple[int, int, int], tuple[str, ...]], ...] = (
+    ((0, 5, 7), ("Qwen3NextForCausalLM",)),
+    ((0, 5, 9), ("Qwen3_5MoeForConditionalGeneration", "Qwen3_5ForConditionalGeneration")),
+    ((0, 5, 13), ("InternS2PreviewForConditionalGeneration",)),
+    ((0, 5, 23), ("InternS2MobiusForConditionalGeneration",)),
+)
+
+
+def qwen3_next_sm100_page(*, rule: str, release: tuple[int, int, int], architectures: Any, sm_major: int | None,
+                          vendor: str, attention_backend: str | None, requested: int | None, radix_cache: bool = True,
+                          speculative: bool = False, overlap_schedule: bool = True,
+                          trtllm_default: bool = True) -> int | None:
+    """The page a Qwen3-Next / Qwen3.5 hybrid runs with on SM100 when ``--attention-backend`` is unset (None: the
+    override does not apply: another GPU, another model, a backend given, or ``rule`` "")::
+
+        rule "triton" (0.5.7 - 0.5.9): backend triton -> the requested page, else 1
+        rule "pick" (0.5.10 - 0.5.13) / "force" (0.5.14+):
+            backend = trtllm_mha  if the default is trtllm_mha and (extra_buffer or radix off or speculative)
+                    = triton      otherwise (radix on, no_buffer, no speculative: MambaRadixCache needs page 1)
+            extra_buffer = --mamba-radix-cache-strategy auto already resolved to it: 0.5.16+ (the radix-cache
+                           pass runs before the override) with the overlap schedule on or a requested page > 1;
+                           before 0.5.16 the override reads the unresolved "auto" (not extra_buffer)
+            "pick":  page = the requested one, then trtllm_mha's constraint (64 unless 16 / 32 / 64); triton 1
+            "force": page = 64 (trtllm_mha) or 1 (triton), over the requested one
+
+    Examples on a B200: Qwen3-Next under 0.5.9 -> 1; under 0.5.13 and 0.5.14 -> 1 (triton), with
+    --disable-radix-cache -> 64; under 0.5.16 and 0.5.23 -> 64 (extra_buffer), with --disable-overlap-schedule -> 1.
+    Source: sgl-project/sglang python/sglang/srt/server_args.py ``_handle_model_specific_adjustments`` (Qwen3Next
+    branch, 0.5.7; ``_handle_mamba_radix_cache(sm100_default_attention_backend="triton")`` 0.5.9;
+    ``sm100_default_attn_backend`` picked 0.5.10 - 0.5.13, with ``self.page_size = 64 if ... else 1`` 0.5.14 -
+    0.5.15, before ``_handle_mamba_radix_cache``: ``enable_mamba_extra_buffer()`` still sees "auto");
+    arg_groups/overrides.py ``_qwen3_5_hybrid_overrides`` (``mamba_extra_buffer_of(resolved_view(...))``) 0.5.16 -
+    0.5.18,
+    arg_groups/model_overrides/qwen3_5.py 0.5.19 - 0.5.23.
+    """
+    if not rule or attention_backend is not None or vendor not in ("nvidia", "cuda") or sm_major != 10:
+        return None
+    archs = {a for first, names in QWEN3_NEXT_SM100_ADDED if first <= release for a in names}
+    if not archs.intersection(architectures or ()):
+        return None
+    if rule == "triton":
+        return requested or 1
+    extra_buffer = release >= (0, 5, 16) and radix_cache and (overlap_schedule or (requested or 0) > 1)
+    trtllm = trtllm_default and (extra_buffer or not radix_cache or speculative)
+    if rule == "force":
+        return 64 if trtllm else 1
+    if trtllm:
+        return requested if requested in (16, 32, 64) else 64
+    return requested or 1
+
+
+def _page_0523(*, architectures: Any = None, radix_cache: bool = True, speculative: bool = False,
+               overlap_schedule: bool = True, **kw: Any) -> int:
+    forced = qwen3_next_sm100_page(rule="force", release=(0, 5, 23), architectures=architectures,
+                                   sm_major=kw.get("sm_major"), vendor=kw.get("vendor", "nvidia"),
+                                   attention_backend=kw.get("attention_backend"), requested=kw.get("requested"),
+                                   radix_cache=radix_cache, speculative=speculative,
+                                   overlap_schedule=overlap_schedule)
+    return r0523.default_page_size(**kw) if forced is None else forced
 
 
 #: SGLang 0.5.23 (sgl-project/sglang, python/sglang/srt; see each function's docstring in ``rules``).

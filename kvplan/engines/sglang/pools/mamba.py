@@ -17,7 +17,8 @@ slots out of the KV budget, then sizes the attention KV pool from what is left:
 
 By release (``RuleSet.pool_rules.mamba_cache_sizing``, issue 12; docs/layouts/mamba.md section 5):
 :class:`CarveRules` and :func:`mamba_state_slots` hold the carves of 0.5.2 - 0.5.3 (fixed slots), 0.5.4 - 0.5.6,
-0.5.7 - 0.5.16 (no padding slot) and 0.5.17+.
+0.5.7, 0.5.8 - 0.5.12, 0.5.13 - 0.5.16 (no padding slot) and 0.5.17+; :func:`release_radix_cache` the radix-cache
+switch-offs of 0.5.5 - 0.5.13.
 
 Sources (sgl-project/sglang, v0.5.23, package paths under ``python/``):
 
@@ -211,10 +212,12 @@ class MambaPools:
 #: ``mamba_fallback_slots``) with the two rules that live outside it: the architectures whose radix cache the release
 #: turns off and those whose slot count it divides by the DP size.  ``kvplan fit`` / ``sweep`` build one per plan.
 class CarveRules:
-    """``sizing``: "fixed" (0.5.2 - 0.5.3), "ratio_0504" (0.5.4 - 0.5.6), "ratio_0507" (0.5.7 - 0.5.16) or "ratio"
-    (0.5.17+, 0.5.23's); ``fallback_slots``: the slots when radix cache is off and nothing sets them (512 up to
-    0.5.8); ``padding``: the pool's padding slot the budget pays for (0.5.17+: 1); ``pp_scaled``: the per-request
-    bytes are the largest PP stage's share (0.5.17+) instead of the whole model's."""
+    """``sizing`` = ``pool_rules.mamba_cache_sizing`` of the release, as history.py keys it from the wheels: "fixed"
+    (0.5.2 - 0.5.3), "ratio_0504" (0.5.4 - 0.5.6), "ratio_0507" (0.5.7), "ratio_0508" (0.5.8 - 0.5.12),
+    "ratio_0513" (0.5.13 - 0.5.16) or "ratio" (0.5.17+, 0.5.23's); ``fallback_slots``: the slots when radix cache is
+    off and nothing sets them (512 up to 0.5.8); ``padding``: the pool's padding slot the budget pays for (0.5.17+:
+    1); ``pp_scaled``: the per-request bytes are the largest PP stage's share (0.5.17+) instead of the whole
+    model's."""
 
     __slots__ = ("fallback_slots", "padding", "pp_scaled", "sizing")
 
@@ -227,23 +230,13 @@ class CarveRules:
 
     @classmethod
     def of(cls, rules: Any) -> CarveRules:
-        """The carve rules of a :class:`kvplan.engines.sglang.releases.RuleSet` (``pool_rules.mamba_cache_sizing``),
-        refined by the window's first release where the wheels split a value further: "ratio_0504" is "ratio_0507"
-        from 0.5.7 (the flag honoured, the 512 fallback kept to 0.5.8) and "ratio" is "ratio_0507" before 0.5.17
-        (no padding slot, no PP share).  Example: the 0.5.9 window -> sizing "ratio_0507", fallback None."""
+        """The carve rules of a :class:`kvplan.engines.sglang.releases.RuleSet` (``pool_rules``), as they are.
+        Example: the 0.5.9 window -> sizing "ratio_0508", fallback None."""
         pr = rules.pool_rules
-        sizing = pr.mamba_cache_sizing
-        key = tuple(int(x) for x in str(rules.release).split(".")[:3] if x.isdigit())
-        if (sizing == "ratio_0504" and key >= RATIO_0507_SINCE) or (sizing == "ratio" and key < PADDED_SINCE):
-            sizing = "ratio_0507"
-        return cls(sizing=sizing, fallback_slots=pr.mamba_fallback_slots)
+        return cls(sizing=pr.mamba_cache_sizing, fallback_slots=pr.mamba_fallback_slots)
 
 
-_SIZINGS = frozenset({"fixed", "ratio_0504", "ratio_0507", "ratio"})
-#: the first release of the "ratio_0507" carve (model_runner_kv_cache_mixin.py ``handle_max_mamba_cache``) and of
-#: 0.5.23's (mem_cache/kv_cache_configurator.py, the padding slot and ``pp_layer_scale``), read in the wheels
-RATIO_0507_SINCE = (0, 5, 7)
-PADDED_SINCE = (0, 5, 17)
+_SIZINGS = frozenset({"fixed", "ratio_0504", "ratio_0507", "ratio_0508", "ratio_0513", "ratio"})
 _RATIO_0523 = CarveRules()
 
 #: 0.5.4 - 0.5.6: ``ModelRunner.mamba2_config`` models (Falcon-H1, Nemotron-H) run with the radix cache off
@@ -254,6 +247,43 @@ DP_SPLIT_0504 = frozenset({"Qwen3NextForCausalLM"})
 #: the first release whose ``--mamba-radix-cache-strategy auto`` can pick ``extra_buffer`` (before: ``no_buffer``,
 #: 3 slots per request; server_args.py ``mamba_scheduler_strategy`` "auto" -> "no_buffer" in 0.5.7 - 0.5.13)
 EXTRA_BUFFER_AUTO_SINCE = (0, 5, 14)
+#: server_args.py "Disabling Radix Cache for {arch} as it is not yet supported": Kimi-Linear 0.5.5 - 0.5.13
+#: (``_handle_model_specific_adjustments``; ``_handle_mamba_radix_cache(support_mamba_cache=False)`` from 0.5.9, with
+#: Bailing-MoE-V2.5); 0.5.14's ``_handle_mamba_radix_cache`` has no such switch-off
+RADIX_UNSUPPORTED = (((0, 5, 5), (0, 5, 13), frozenset({"KimiLinearForCausalLM"})),
+                     ((0, 5, 9), (0, 5, 13), frozenset({"BailingMoeV2_5ForCausalLM"})))
+
+
+def release_radix_cache(*, release: tuple[int, ...], radix_cache: bool, architecture: str, speculative: bool,
+                        attention_backend: str | None) -> tuple[bool, str | None]:
+    """(the radix cache as server_args leaves it for a Mamba hybrid, why it was turned off) in 0.5.5 - 0.5.13
+    (0.5.14+ and the carve's own rules, :func:`carve_radix_cache`, are not here)::
+
+        Kimi-Linear 0.5.5 - 0.5.13, Bailing-MoE-V2.5 0.5.9 - 0.5.13      off (radix cache not supported)
+        speculative decoding: Nemotron-H 0.5.8, every hybrid 0.5.9        off
+                              0.5.10 - 0.5.13 (no_buffer)                 refused (InputError: SGLang raises)
+        --attention-backend trtllm_mha, no speculative, 0.5.7 - 0.5.13    off (trtllm_mha needs page > 1)
+
+    Examples: Kimi-Linear under 0.5.9 -> (False, ...); Qwen3-Next + EAGLE under 0.5.9 -> (False, ...); under 0.5.10
+    -> InputError; under 0.5.14 -> (True, None).
+    Source: sgl-project/sglang python/sglang/srt/server_args.py ``ServerArgs._handle_model_specific_adjustments``
+    (0.5.5 - 0.5.8: the Kimi-Linear, Nemotron-H and Qwen3-Next branches) and ``_handle_mamba_radix_cache``
+    (0.5.9 - 0.5.13: the ``no_buffer`` branch), wheels 0.5.5, 0.5.7, 0.5.8, 0.5.9, 0.5.10, 0.5.13, 0.5.14.
+    """
+    if not radix_cache or not (0, 5, 5) <= release <= (0, 5, 13):
+        return radix_cache, None
+    if any(lo <= release <= hi and architecture in archs for lo, hi, archs in RADIX_UNSUPPORTED):
+        return False, f"SGLang turns the radix cache off for {architecture} (not supported before 0.5.14)"
+    if speculative and (release >= (0, 5, 9) or (release >= (0, 5, 8) and architecture == "NemotronHForCausalLM")):
+        if release >= (0, 5, 10):
+            raise InputError("this SGLang release refuses speculative decoding on a Mamba hybrid with the radix cache "
+                             "on ('not compatible with radix cache when using --mamba-scheduler-strategy "
+                             "no_buffer')", field="--disable-radix-cache",
+                             hint="pass --disable-radix-cache, or use --engine-version 0.5.14 or newer")
+        return False, "SGLang turns the radix cache off for speculative decoding on this hybrid"
+    if not speculative and release >= (0, 5, 7) and attention_backend == "trtllm_mha":
+        return False, "SGLang turns the radix cache off: trtllm_mha does not support page size 1 (MambaRadixCache)"
+    return radix_cache, None
 
 
 def carve_radix_cache(*, carve: CarveRules, radix_cache: bool, architecture: str) -> bool:
@@ -326,20 +356,21 @@ def mamba_carve(
     q = mamba_ratio(radix_cache=radix, overlap_schedule=overlap_schedule, page_size=page_size,
                     architecture=geometry.architecture, strategy=mamba_radix_cache_strategy)
     spec = speculative_num_draft_tokens > 0 and cr.sizing != "fixed"
-    if spec and max_running_requests is None and cr.sizing != "ratio_0504":
+    mode = mamba_carve_mode(max_mamba_cache_size=max_mamba_cache_size, radix_cache=radix,
+                            max_running_requests=max_running_requests, carve=cr)
+    if spec and max_running_requests is None and spec_needs_mrr(sizing=cr.sizing, mode=mode):
         raise InputError("speculative decoding on a Mamba hybrid needs --max-running-requests",
                          field="--max-running-requests", hint="SGLang asserts it is set when sizing the state pool")
     notes: list[str] = []
     mrr_rank = max(1, max_running_requests // attn_dp_size) if max_running_requests is not None else 0
-    mode = mamba_carve_mode(max_mamba_cache_size=max_mamba_cache_size, radix_cache=radix,
-                            max_running_requests=max_running_requests, carve=cr)
     K, inter, kv_budget = mamba_state_slots(
         mode=mode, budget_bytes=budget_bytes, per_request_bytes=p, slots_per_request=q,
         mamba_full_memory_ratio=float(mamba_full_memory_ratio),
         explicit_slots=carve_given_slots(carve=cr, mode=mode, max_mamba_cache_size=max_mamba_cache_size,
                                          max_running_requests=max_running_requests, attn_dp_size=attn_dp_size,
                                          architecture=geometry.architecture),
-        mrr_per_rank=mrr_rank, draft_tokens=speculative_num_draft_tokens if spec else 0, sizing=cr.sizing)
+        mrr_per_rank=mrr_rank, draft_tokens=speculative_num_draft_tokens if spec else 0, sizing=cr.sizing,
+        mrr_total=max_running_requests or 0)
     notes.append(_carve_note(cr, mode=mode, K=K, p=p, r=float(mamba_full_memory_ratio),
                              flag=max_mamba_cache_size, radix_forced=radix != radix_cache))
     if K <= 0:
@@ -379,6 +410,15 @@ def _carve_note(cr: CarveRules, *, mode: str, K: int, p: int, r: float, flag: in
     if radix_forced:
         out += "; the release turns the radix cache off for this model"
     return out
+
+
+def spec_needs_mrr(*, sizing: str, mode: str) -> bool:
+    """Whether the release asserts ``--max-running-requests`` is set under speculative decoding: never in 0.5.4 -
+    0.5.6, only in ratio mode in 0.5.7, always from 0.5.8.  Source: model_executor/model_runner_kv_cache_mixin.py
+    ``handle_max_mamba_cache`` (``assert server_args.max_running_requests is not None``), wheels 0.5.7, 0.5.8."""
+    if sizing == "ratio_0504":
+        return False
+    return mode == "ratio" if sizing == "ratio_0507" else True
 
 
 def mamba_carve_mode(*, max_mamba_cache_size: int | None, radix_cache: bool, max_running_requests: int | None,
@@ -424,10 +464,11 @@ def carve_dp_divisor(*, carve: CarveRules, attn_dp_size: int, architecture: str)
 
 def mamba_state_slots(*, mode: str, budget_bytes: Any, per_request_bytes: int, slots_per_request: int,
                       mamba_full_memory_ratio: float, explicit_slots: Any, mrr_per_rank: Any,
-                      draft_tokens: int, sizing: str = "ratio") -> tuple[Any, Any, Any]:
+                      draft_tokens: int, sizing: str = "ratio", mrr_total: Any = None) -> tuple[Any, Any, Any]:
     """``(K, intermediate_bytes, kv_budget)`` of the state carve (ints, or numpy arrays of the budget / request cap;
     the GiB floats in the engine's order).  ``p`` = per_request_bytes, ``q`` = slots_per_request, ``D`` =
-    draft_tokens, ``r`` = mamba_full_memory_ratio, ``rest = budget / 2^30``, ``mb = rest * r / (1 + r) * 2^30``;
+    draft_tokens, ``r`` = mamba_full_memory_ratio, ``rest = budget / 2^30``, ``mb = rest * r / (1 + r) * 2^30``,
+    ``mrr`` = mrr_per_rank (--max-running-requests // dp), ``R`` = mrr_total (the flag itself);
     ``sizing`` = the release's ``pool_rules.mamba_cache_sizing``::
 
         "ratio" (0.5.17+, 0.5.23):
@@ -436,26 +477,33 @@ def mamba_state_slots(*, mode: str, budget_bytes: Any, per_request_bytes: int, s
           ratio    : K = int((mb - p) // p)  |  spec: int((mb - p (1 + D)) // (p (1 + D / q))),
                      inter = p * (min(mrr, K // q) + 1) * D
           rest -= inter / 2^30;  rest -= (K + 1) * p / 2^30
-        "ratio_0507" (0.5.7 - 0.5.16): spec first: rest -= p * mrr * D / 2^30; ratio: K = int(mb // p);
-          rest -= K * p / 2^30                                   (no padding slot)
+        "ratio_0513" (0.5.13 - 0.5.16): the same joint solve without the padding slot:
+          explicit : spec: inter = p * min(mrr, K // q) * D;   mrr: spec: inter = p * K * D
+          ratio    : K = int(mb // p)  |  spec: int(mb // (p (1 + D / q))), inter = p * min(mrr, K // q) * D
+          rest -= inter / 2^30;  rest -= K * p / 2^30
+        "ratio_0508" (0.5.8 - 0.5.12): spec first, in every mode: rest -= p * mrr * D / 2^30;
+          ratio: K = int(mb // p);  rest -= K * p / 2^30
+        "ratio_0507" (0.5.7): as "ratio_0508", but the spec reserve is only taken in ratio mode and is
+          p * R * D (the flag, not divided by dp)
         "ratio_0504" (0.5.4 - 0.5.6): ratio: K = int(mb // p // (1 + D)); rest -= K * p * (1 + D) / 2^30
         "fixed" (0.5.2 - 0.5.3): K = explicit_slots (flag, mrr or 512 // dp); rest -= K * p / 2^30
         kv_budget = int(rest * 2^30)
 
     K <= 0, K // q <= 0 or kv_budget <= 0: SGLang refuses (:func:`mamba_carve` raises).
     Examples: the :func:`mamba_carve` one (Qwen3-Next-80B TP2, 47,878,147,932 B): "ratio" K = 586, kv_budget =
-    25,200,299,868 B; "ratio_0507": K = int(22,679,122,705 / 38,633,472) = 587, kv_budget = 47,878,147,932 -
+    25,200,299,868 B; "ratio_0508": K = int(22,679,122,705 / 38,633,472) = 587, kv_budget = 47,878,147,932 -
     587 x 38,633,472 = 25,200,299,868 B (the same bytes, one more slot); "fixed", 512 slots: 47,878,147,932 -
     512 x 38,633,472 = 28,097,810,268 B.
     Source: sgl-project/sglang python/sglang/srt/mem_cache/kv_cache_configurator.py
-    ``KVCacheConfigurator._handle_max_mamba_cache``, v0.5.23; model_executor/model_runner_kv_cache_mixin.py
-    ``handle_max_mamba_cache``, v0.5.8 / v0.5.15; model_executor/model_runner.py ``handle_max_mamba_cache``, v0.5.5,
-    ``profile_max_num_token``, v0.5.3.
+    ``KVCacheConfigurator._handle_max_mamba_cache``, v0.5.16 / v0.5.17 / v0.5.23;
+    model_executor/model_runner_kv_cache_mixin.py ``handle_max_mamba_cache``, v0.5.7 / v0.5.8 / v0.5.9 / v0.5.13;
+    model_executor/model_runner.py ``handle_max_mamba_cache``, v0.5.5, ``profile_max_num_token``, v0.5.3.
     """
     if sizing != "ratio":
         return _old_state_slots(mode=mode, budget_bytes=budget_bytes, p=per_request_bytes,
                                 r=mamba_full_memory_ratio, given=explicit_slots, mrr=mrr_per_rank, D=draft_tokens,
-                                sizing=sizing)
+                                sizing=sizing, q=slots_per_request,
+                                mrr_total=mrr_per_rank if mrr_total is None else mrr_total)
     p, q, D = per_request_bytes, slots_per_request, draft_tokens
     rest = budget_bytes / GIB
     inter: Any = 0
@@ -482,12 +530,14 @@ def mamba_state_slots(*, mode: str, budget_bytes: Any, per_request_bytes: int, s
 
 
 def _old_state_slots(*, mode: str, budget_bytes: Any, p: int, r: float, given: Any, mrr: Any, D: int,
-                     sizing: str) -> tuple[Any, Any, Any]:
+                     sizing: str, q: int, mrr_total: Any) -> tuple[Any, Any, Any]:
     """:func:`mamba_state_slots` of the releases before 0.5.17 (no padding slot; see its formula)."""
+    if sizing == "ratio_0513":
+        return _joint_0513(mode=mode, budget_bytes=budget_bytes, p=p, r=r, given=given, mrr=mrr, D=D, q=q)
     rest = budget_bytes / GIB
     inter: Any = 0
-    if sizing == "ratio_0507" and D > 0:
-        inter = p * mrr * D
+    if D > 0 and (sizing == "ratio_0508" or (sizing == "ratio_0507" and mode == "ratio")):
+        inter = p * (mrr if sizing == "ratio_0508" else mrr_total) * D
         rest = rest - inter / GIB
     K: Any = given
     if mode == "ratio":
@@ -495,6 +545,22 @@ def _old_state_slots(*, mode: str, budget_bytes: Any, p: int, r: float, given: A
         K = vint(mb // p // (1 + D)) if sizing == "ratio_0504" else vint(mb // p)
     if sizing == "ratio_0504" and D > 0:
         inter = K * p * D
+        rest = rest - inter / GIB
+    rest = rest - K * p / GIB
+    return K, inter, vint(rest * GIB)
+
+
+def _joint_0513(*, mode: str, budget_bytes: Any, p: int, r: float, given: Any, mrr: Any, D: int,
+                q: int) -> tuple[Any, Any, Any]:
+    """The "ratio_0513" carve (0.5.13 - 0.5.16) of :func:`mamba_state_slots`."""
+    rest = budget_bytes / GIB
+    inter: Any = 0
+    K: Any = given
+    if mode == "ratio":
+        mb = rest * r / (1 + r) * GIB
+        K = vint(mb // (p * (1 + D / q))) if D > 0 else vint(mb // p)
+    if D > 0:
+        inter = p * (K if mode == "max-running-requests" else vmin(mrr, K // q)) * D
         rest = rest - inter / GIB
     rest = rest - K * p / GIB
     return K, inter, vint(rest * GIB)
@@ -591,16 +657,24 @@ def _strategy(ctx: PoolContext) -> str:
     return "auto" if _release_key(ctx) >= EXTRA_BUFFER_AUTO_SINCE else "no_buffer"
 
 
+def _radix_cache(ctx: PoolContext, geom: MambaGeometry) -> tuple[bool, str | None]:
+    """:func:`release_radix_cache` of the planned release (the user's --disable-radix-cache, then server_args)."""
+    f = ctx.flags
+    return release_radix_cache(release=_release_key(ctx), radix_cache=f.radix_cache, architecture=geom.architecture,
+                               speculative=bool(f.speculative_algorithm), attention_backend=f.attention_backend)
+
+
 def plan(ctx: PoolContext) -> PoolPlan:
     """The hybrid's pools: :func:`mamba_carve` takes the state slots off the budget, the attention KV pool gets the
     rest (:func:`mamba_hybrid_kv_cell`, MIN over PP stages), and the request cap is bounded by the state slots."""
     f = ctx.flags
     geom = mamba_geometry_from_config(ctx.config)
     cr = CarveRules.of(ctx.rules)
+    radix, radix_note = _radix_cache(ctx, geom)
     carve = mamba_carve(
         geometry=geom, budget_bytes=max(ctx.budget, 0), tp_size=ctx.attn_tp,
         mamba_full_memory_ratio=f.mamba_full_memory_ratio, max_mamba_cache_size=f.max_mamba_cache_size,
-        radix_cache=f.radix_cache, max_running_requests=ctx.max_running_requests, attn_dp_size=ctx.attn_dp,
+        radix_cache=radix, max_running_requests=ctx.max_running_requests, attn_dp_size=ctx.attn_dp,
         page_size=ctx.page_size, pp_size=ctx.pp, speculative_num_draft_tokens=f.speculative_num_draft_tokens,
         overlap_schedule=f.overlap_schedule, ssm_dtype=f.mamba_ssm_dtype, mamba_radix_cache_strategy=_strategy(ctx),
         carve=cr) if ctx.budget > 0 else None
@@ -614,6 +688,8 @@ def plan(ctx: PoolContext) -> PoolPlan:
         out.max_running_requests = carve.max_running_requests_cap
         out.warnings.append(f"max_running_requests capped at {out.max_running_requests} by the state slots "
                             f"({carve.mamba_slots} slots / {carve.mamba_ratio} per request)")
+    if radix_note is not None:
+        out.notes.append(radix_note)
     if cr.sizing != "ratio":
         out.notes.append(f"state carve of SGLang {ctx.release or ctx.rules.release} ({_SIZING_TEXT[cr.sizing]})")
     return out
@@ -624,7 +700,11 @@ _SIZING_TEXT = {
              "padding slot",
     "ratio_0504": "0.5.4 - 0.5.6: with the radix cache the ratio sets the slots (over --max-mamba-cache-size), "
                   "a draft token multiplies the state, no padding slot",
-    "ratio_0507": "0.5.7 - 0.5.16: int(ratio budget // per request) slots, no padding slot",
+    "ratio_0507": "0.5.7: int(ratio budget // per request) slots, no padding slot; speculative states for "
+                  "--max-running-requests in ratio mode only",
+    "ratio_0508": "0.5.8 - 0.5.12: int(ratio budget // per request) slots, no padding slot; speculative states for "
+                  "--max-running-requests // dp taken first",
+    "ratio_0513": "0.5.13 - 0.5.16: the slots and the speculative states solved together, no padding slot",
 }
 
 
@@ -649,19 +729,19 @@ def vector_group(ctx: PoolContext, *, cell: float) -> VectorGroup | None:
         geom = mamba_geometry_from_config(ctx.config)
         p = mamba_state_bytes_per_request(geometry=geom, tp_size=ctx.attn_tp, ssm_dtype=f.mamba_ssm_dtype,
                                           pp_size=ctx.pp if cr.pp_scaled else 1)
-        radix = carve_radix_cache(carve=cr, radix_cache=f.radix_cache, architecture=geom.architecture)
+        radix = carve_radix_cache(carve=cr, radix_cache=_radix_cache(ctx, geom)[0], architecture=geom.architecture)
         q = mamba_ratio(radix_cache=radix, overlap_schedule=f.overlap_schedule, page_size=page,
                         architecture=geom.architecture, strategy=_strategy(ctx))
         cells = _stage_cells(ctx, geom)
     except InputError:
         return None
     D = f.speculative_num_draft_tokens if cr.sizing != "fixed" else 0
-    needs_mrr = D > 0 and cr.sizing != "ratio_0504"
+    mode = mamba_carve_mode(max_mamba_cache_size=f.max_mamba_cache_size, radix_cache=radix,
+                            max_running_requests=ctx.max_running_requests, carve=cr)
+    needs_mrr = D > 0 and spec_needs_mrr(sizing=cr.sizing, mode=mode)
     if p <= 0 or not f.mamba_full_memory_ratio > 0 or ctx.attn_dp <= 0 or max(cells) <= 0 or cell != max(cells) \
             or (needs_mrr and ctx.max_running_requests is None):
         return None
-    mode = mamba_carve_mode(max_mamba_cache_size=f.max_mamba_cache_size, radix_cache=radix,
-                            max_running_requests=ctx.max_running_requests, carve=cr)
     old_mrr = mode == "max-running-requests" and cr.sizing != "ratio"   # before 0.5.17 K = the request cap // dp
     dp_div = carve_dp_divisor(carve=cr, attn_dp_size=ctx.attn_dp, architecture=geom.architecture)
     explicit = carve_given_slots(carve=cr, mode=mode, max_mamba_cache_size=f.max_mamba_cache_size,
@@ -675,7 +755,7 @@ def vector_group(ctx: PoolContext, *, cell: float) -> VectorGroup | None:
         K, _, kv_budget = mamba_state_slots(mode=mode, budget_bytes=budget, per_request_bytes=p, slots_per_request=q,
                                             mamba_full_memory_ratio=float(f.mamba_full_memory_ratio),
                                             explicit_slots=given, mrr_per_rank=mrr_rank, draft_tokens=D,
-                                            sizing=cr.sizing)
+                                            sizing=cr.sizing, mrr_total=requested if requested is not None else 0)
         err = pos & ((K <= 0) | (K // q <= 0) | (kv_budget <= 0))
         tokens = attention_tokens(rules=R, kv_budget_bytes=kv_budget, cells=cells, page_size=page)
         if max_total_tokens is not None:
