@@ -69,6 +69,7 @@ class Deployment:
     disable_overlap_schedule: bool = False
     disable_cuda_graph: bool = False
     enforce_eager: bool = False
+    enable_prefix_caching: bool | None = None  # vLLM; None: the release's default (on for hybrids from 0.28)
     swa_full_tokens_ratio: float | None = None
     dcp_size: int | None = None
     pp_layer_partition: str | None = None
@@ -99,6 +100,7 @@ class Deployment:
                  attention_backend: str | None = None, dsv4_attn_backend: str | None = None,
                  disable_radix_cache: bool = False, disable_overlap_schedule: bool = False,
                  disable_cuda_graph: bool = False, enforce_eager: bool = False,
+                 enable_prefix_caching: bool | None = None,
                  swa_full_tokens_ratio: float | None = None, dcp_size: int | None = None,
                  pp_layer_partition: str | None = None, mamba_full_memory_ratio: float | None = None,
                  max_mamba_cache_size: int | None = None, mamba_ssm_dtype: str | None = None,
@@ -138,6 +140,7 @@ class Deployment:
         self.disable_overlap_schedule = disable_overlap_schedule
         self.disable_cuda_graph = disable_cuda_graph
         self.enforce_eager = enforce_eager
+        self.enable_prefix_caching = enable_prefix_caching
         self.swa_full_tokens_ratio = swa_full_tokens_ratio
         self.dcp_size = dcp_size
         self.pp_layer_partition = pp_layer_partition

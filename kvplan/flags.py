@@ -45,6 +45,9 @@ ENGINES = (SGLANG, VLLM)
 BOTH = ENGINES
 
 KINDS = ("int", "float", "size", "count", "bool", "str", "list")
+#: bool flags whose "not given" (None: the engine's own default) differs from off: the CLI offers ``--x/--no-x``, a
+#: plan file keeps ``false`` apart from a missing key, a launch command's ``--no-x`` is read
+TRISTATE: frozenset[str] = frozenset({"enable_prefix_caching"})
 LAUNCH_VALUES = ("text", "int", "int>=0", "int>=2", "int|-1", "fraction", "float", "switch", "human", "choice")
 SWEEP_GROUP = "group"      # resolved by one fit() per combination
 SWEEP_NUMERIC = "numeric"  # vectorised inside a group (budget -> tokens -> request cap -> concurrency)
@@ -285,6 +288,10 @@ FLAGS: tuple[Flag, ...] = (
                                      "--cuda-graph-backend-prefill")),
     Flag("enforce_eager", ("--enforce-eager",), "bool", "vLLM: no CUDA graphs.", engines=(_V,), sweep=None,
          vllm=_special("--enforce-eager", "--no-enforce-eager")),
+    Flag("enable_prefix_caching", ("--enable-prefix-caching",), "bool",
+         "vLLM: prefix caching on (a launch command's --no-enable-prefix-caching or a plan file's false turns it "
+         "off); not given: the release's default (on for hybrid models from 0.28). Sets the Mamba cache mode.",
+         engines=(_V,), sweep=None, vllm=_special("--enable-prefix-caching", "--no-enable-prefix-caching")),
     Flag("swa_full_tokens_ratio", ("--swa-full-tokens-ratio",), "float",
          "SGLang hybrid SWA: SWA tokens per full token.", engines=(_S,),
          sglang=Spelling("--swa-full-tokens-ratio", "fraction")),

@@ -24,6 +24,7 @@ from kvplan.flags import (
     LAUNCH_VALUES,
     SWEEP_GROUP,
     SWEEP_NUMERIC,
+    TRISTATE,
     Flag,
     plan_keys,
     sweep_axes,
@@ -33,6 +34,9 @@ from kvplan.inputs import launch
 # Deployment annotation (the dataclass is declared in kvplan/deployment.py without `from __future__`) per kind
 _ANNOTATION = {"int": int | None, "float": float | None, "size": int | None, "count": int | None, "bool": bool,
                "str": str | None, "list": str | None}
+
+#: bool fields that keep "not given" apart from False (the engine's default differs by release): declared once
+_TRISTATE = TRISTATE
 
 
 # ------------------------------------------------------------------------------------------------ the registry
@@ -67,8 +71,11 @@ def test_deployment_is_the_registry():
     hints = typing.get_type_hints(Deployment)
     for name, fld in fields.items():
         f = BY_FIELD[name]
-        assert hints[name] == _ANNOTATION[f.kind] or (name == "engine" and hints[name] is str), (name, hints[name])
-        if f.kind == "bool":
+        assert (hints[name] == _ANNOTATION[f.kind] or (name == "engine" and hints[name] is str)
+                or (name in _TRISTATE and hints[name] == bool | None)), (name, hints[name])
+        if name in _TRISTATE:   # a vLLM BooleanOptionalAction whose default is the release's: None = not given
+            assert f.kind == "bool" and fld.default is None, name
+        elif f.kind == "bool":
             assert fld.default is False, name
         elif name == "engine":
             assert fld.default == "sglang" and fld.default in f.choices
@@ -244,3 +251,44 @@ def test_issue_11_flags():
     assert f.kind == "bool" and f.plan_key == "allow_long_context" and f.sweep is None
     assert (f.sglang.flag, f.vllm.flag) == ("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "VLLM_ALLOW_LONG_MAX_MODEL_LEN")
     assert "never the target" in BY_FIELD["max_running_requests"].help
+
+
+def test_enable_prefix_caching_flag(tmp_path):
+    """Issue 12: vLLM's --enable-prefix-caching is one registry entry: the fit switch, the vLLM launch spellings
+    (both BooleanOptionalAction forms, read by launch's own rule), a plan-file key that keeps false apart from
+    not given (None: the release's default)."""
+    from kvplan.planning.check import load_plan
+
+    f = BY_FIELD["enable_prefix_caching"]
+    assert (f.kind, f.engines, f.sweep, f.vllm.flags, f.sglang) == \
+        ("bool", ("vllm",), None, ("--enable-prefix-caching", "--no-enable-prefix-caching"), None)
+    assert "enable_prefix_caching" in _options("fit") and _options("fit")["enable_prefix_caching"].is_flag
+    for text, want in (("enable_prefix_caching = false\n", False), ("enable_prefix_caching = true\n", True),
+                       ("", None)):
+        p = tmp_path / "plan.toml"
+        p.write_text('[[deployment]]\nname = "x"\nmodel = "Qwen/Qwen3-8B"\ngpu = "h100-sxm"\nengine = "vllm"\n'
+                     + text + '[deployment.target]\ncontext = "8k"\nrequests = 1\n')
+        assert load_plan(p)[0].deployment.enable_prefix_caching is want
+
+
+def test_a_tristate_switch_has_both_forms_on_the_command_line():
+    """--enable-prefix-caching / --no-enable-prefix-caching: given on, given off, or not given (the release's
+    default); the plan's assumptions say which."""
+    import json as _json
+
+    from typer.testing import CliRunner
+
+    from kvplan.cli.app import app
+
+    base = ["fit", "--engine", "vllm", "-m", "Qwen/Qwen3-Next-80B-A3B-Instruct", "-g", "h100-sxm", "--tp", "2",
+            "--format", "json"]
+    out = {}
+    for extra in ([], ["--enable-prefix-caching"], ["--no-enable-prefix-caching"]):
+        res = CliRunner().invoke(app, base + extra)
+        assert res.exit_code == 0, res.output
+        out[tuple(extra)] = " | ".join(a for a in _json.loads(res.output)["assumptions"]
+                                       if "prefix caching" in a or "Mamba cache mode" in a)
+    # not given: vLLM 0.34's default for hybrids (on -> "align"); given on: align, no default note; off: mode none
+    assert "prefix caching on: the default of vLLM 0.34.0" in out[()] and "Mamba cache mode align" in out[()]
+    assert "default" not in out[("--enable-prefix-caching",)] and "align" in out[("--enable-prefix-caching",)]
+    assert "Mamba cache mode none" in out[("--no-enable-prefix-caching",)]

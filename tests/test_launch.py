@@ -129,8 +129,26 @@ def test_vllm_serve_positional_and_aliases():
     assert p.engine == "vllm"
     assert p.fields == {"engine": "vllm", "model": "Qwen/Qwen3-32B", "tp": 4, "pp": 2, "dp": 2,
                         "gpu_memory_utilization": 0.9, "max_running_requests": 64, "page_size": 32,
-                        "chunked_prefill_size": 8192, "kv_cache_dtype": "fp8", "attention_backend": "FLASHINFER"}
-    assert p.ignored == ("--port", "--enable-prefix-caching")
+                        "chunked_prefill_size": 8192, "kv_cache_dtype": "fp8", "attention_backend": "FLASHINFER",
+                        "enable_prefix_caching": True}   # read since issue 12 (was ignored)
+    assert p.ignored == ("--port",)
+
+
+def test_vllm_prefix_caching_is_read():
+    """``--enable-prefix-caching`` is an ``argparse.BooleanOptionalAction`` with default None (``EngineArgs.
+    enable_prefix_caching: bool | None = None``, vllm/engine/arg_utils.py, v0.34.0): the last spelling wins, and
+    neither leaves the field out (the release's default applies)."""
+    def read(cmd):
+        return parse_launch_command(f"vllm serve m/x {cmd}").fields.get("enable_prefix_caching")
+
+    assert read("--enable-prefix-caching") is True
+    assert read("--no-enable-prefix-caching") is False
+    assert read("--enable_prefix_caching") is True             # the underscore spelling (the vllm#28228 command)
+    assert read("--enable-prefix-caching --no-enable-prefix-caching") is False
+    assert read("--no-enable-prefix-caching --enable-prefix-caching") is True
+    assert read("--max-num-seqs 8") is None
+    p = parse_launch_command("vllm serve m/x --no-enable-prefix-caching")
+    assert "--no-enable-prefix-caching" not in p.ignored and "--no-enable-prefix-caching" not in p.unknown
 
 
 def test_vllm_human_readable_ints():

@@ -49,7 +49,7 @@ FAMILIES = {
     "dsa": dict(model="deepseek-ai/DeepSeek-V3.2", gpu="b200", tp=8),
     "dsv4": dict(model="deepseek-ai/DeepSeek-V4-Flash", gpu="b200", tp=4),
 }
-RELEASES = (None, "0.6.4", "0.8.5", "0.10.2", "0.21.0", "0.26.0", "0.33.0")
+RELEASES = (None, "0.6.4", "0.8.5", "0.10.2", "0.21.0", "0.26.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 _CHECKED = ("kv_budget_bytes", "kv_pool_tokens", "max_running_requests", "max_concurrency", "max_context_length",
             "fits", "meets_target", "workload_tokens_per_request", "workload_concurrency")
 
@@ -375,3 +375,23 @@ def test_mamba_cache_mode_all_vector_equals_fit():
         p = plan_vllm(replace(inp, max_model_len=n))
         assert (int(per[i]), int(blocks[i])) == (p.blocks_per_request, p.num_blocks), n
     assert per.tolist()[:4] == [5, 5, 10, 80]   # 5 groups x cdiv(L, 2,176)
+
+
+@pytest.mark.parametrize("version", ["0.27.0", "0.31.0", "0.32.0", "0.34.0"])
+@pytest.mark.parametrize("prefix_caching", [None, True, False])
+def test_prefix_caching_and_checkpoint_block_vector_equals_fit(version, prefix_caching):
+    """Issue 12: --enable-prefix-caching (None = the release's default) and the Mamba2 prefill-checkpoint block of
+    0.32+ (3 blocks per Mamba group in "align") reach the vector path: each row equals fit of its point."""
+    base = Deployment(engine="vllm", engine_version=version, enable_prefix_caching=prefix_caching,
+                      **FAMILIES["nemotron-mamba"])
+    g = _group(base, replace(base, context_length=32768))
+    points = [{"context_length": c, "target_requests": t} for c in (4096, 32768, 262144) for t in (1, 40)]
+    _compare(base, g, points)
+
+
+@pytest.mark.parametrize("version", ["0.29.0", "0.30.0", "0.34.0"])
+def test_dsv4_packed_sliding_states_vector_equals_fit(version):
+    """Issue 12: the 0.30 row's packed sliding-window state buckets (DeepSeek-V4) in the vector path."""
+    base = Deployment(engine="vllm", engine_version=version, allow_long_context=True, **FAMILIES["dsv4"])
+    g = _group(base, replace(base, context_length=131072))
+    _compare(base, g, [{"context_length": c, "target_requests": 4} for c in (4096, 131072, 1048576)])

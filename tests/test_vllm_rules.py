@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kvplan.engines import runtime
-from kvplan.engines.vllm import planner, releases, specs
+from kvplan.engines.vllm import releases, specs
 from kvplan.engines.vllm.planner import VllmInputs, plan_vllm
 from kvplan.errors import InputError
 from kvplan.family import Family
@@ -64,6 +64,12 @@ def test_release_rows_are_ordered_and_the_last_is_the_newest():
     ("0.28.0", "0.29.0", "dsv4_grouping", releases.DsV4Grouping.TUPLES, releases.DsV4Grouping.PACKED),
     # one capacity line "GPU KV cache size: %s tokens, Maximum concurrency ..." from 0.28.0 (two lines in 0.27.0)
     ("0.27.1", "0.28.0", "capacity_log", releases._V1_0_27.capacity_log, releases._V1_0_34.capacity_log),
+    # is_state_bucket takes unsplit sliding buckets: absent in the 0.29.0 wheel, present in 0.30.0 / 0.31.0 / 0.32.0
+    ("0.29.1", "0.30.0", "packed_sliding_states", False, True),
+    # the FlashKDA checkpoint block (models/kimi_k3/nvidia/kda.py): absent in 0.28.0, present in 0.29.0
+    ("0.28.1", "0.29.0", "prefill_checkpoint_mixers", frozenset(), frozenset({"flashkda"})),
+    # MambaMixer2.get_kv_cache_spec num_prefill_checkpoint_blocks=1: absent in 0.31.0, present in 0.32.0
+    ("0.31.1", "0.32.0", "prefill_checkpoint_mixers", frozenset({"flashkda"}), frozenset({"flashkda", "mamba2"})),
 ])
 def test_release_boundaries(before, at, rule, old, new):
     """Each boundary of docs/vllm.md's version table, one release either side."""
@@ -339,14 +345,11 @@ def test_dsv4_unsplit_sliding_buckets_are_state_buckets_from_0_30():
     old = plan_vllm(VllmInputs(**common, engine_version="0.29.0"))
     assert (old.bytes_per_block, old.num_groups, old.blocks_per_request) == (149_760, 3, 4_339)
     assert old.num_blocks == 71_697
-    # the table keeps the rule off until the contract golden it changes is decided (releases.py, 0.29 row)
-    assert releases.release_for("0.30.0").packed_sliding_states is False
-    for v in ("0.30.0", "0.31.0", "0.33.0", "0.34.0"):
-        on = dataclasses.replace(releases.release_for(v), packed_sliding_states=True)
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(planner, "release_for", lambda _v, _r=on: _r)
-            mp.setattr(planner, "_RECENT", [])   # nothing planned with the patched table outlives the test
-            new = plan_vllm(VllmInputs(**common, engine_version=v))
+    # on in the table from the 0.30 row (issue 12: read in the 0.30.0, 0.31.0, 0.32.0, 0.33.0 and 0.34.0 wheels)
+    assert releases.release_for("0.29.9").packed_sliding_states is False
+    assert releases.release_for("0.30.0").packed_sliding_states is True
+    for v in ("0.30.0", "0.31.0", "0.32.0", "0.33.0", "0.34.0"):
+        new = plan_vllm(VllmInputs(**common, engine_version=v))
         assert (new.bytes_per_block, new.num_groups, new.blocks_per_request) == (37_440, 9, 17_002)
         assert new.num_blocks == 286_790
 
@@ -385,10 +388,119 @@ def test_mamba_cache_mode_all_with_prefix_caching_0_11_to_0_27():
     off = plan("0.25.1", False)   # prefix caching off by default for hybrids up to 0.27: mode "none"
     assert (off.bytes_per_block, off.blocks_per_request, off.num_blocks) == (12_877_824, 20, 833)
     assert plan("0.25.1", None).blocks_per_request == 20
-    for v in ("0.28.0", "0.34.0"):   # "align": 2 blocks per Mamba group, the "none" block size
+    for v in ("0.28.0", "0.31.0"):   # "align": 2 blocks per Mamba group, the "none" block size
         assert (plan(v, True).blocks_per_request, plan(v, None).num_blocks) == (24, 833)
+    for v in ("0.32.0", "0.34.0"):   # + the Mamba2 prefill-checkpoint block: 16 + 4 x 3 = 28
+        assert (plan(v, True).blocks_per_request, plan(v, None).num_blocks) == (28, 833)
     assert plan("0.25.1", True, spec=1).blocks_per_request == 84
     assert plan("0.14.0", True, spec=1).blocks_per_request == 80
     # a hybrid without SupportsMambaPrefixCaching keeps "align" in 0.15-0.27 and prefix caching off up to 0.14
     assert specs.supports_mamba_prefix_caching(cfg) is True
     assert specs.supports_mamba_prefix_caching({"architectures": ["Qwen3NextForCausalLM"]}) is False
+
+
+# ------------------------------------------------------------------------------------------------ issue 12: 0.29-0.32
+
+def test_align_blocks_by_release():
+    """``MambaSpec.max_memory_usage_bytes`` in "align": ``page × (2 + spec + num_prefill_checkpoint_blocks)``
+    (v1/kv_cache_interface.py, v0.29.0 - v0.34.0); the checkpoint block is 1 for a Mamba2 mixer from 0.32.0 and for
+    a KDA layer on FlashKDA from 0.29.0, 0 otherwise."""
+    blocks = releases.Release.align_blocks
+    assert blocks(releases.release_for("0.31.0"), state_mixer="mamba2", num_speculative_tokens=0) == 2
+    assert blocks(releases.release_for("0.32.0"), state_mixer="mamba2", num_speculative_tokens=0) == 3
+    assert blocks(releases.release_for("0.34.0"), state_mixer="mamba2", num_speculative_tokens=2) == 2 + 2 + 1
+    assert blocks(releases.release_for("0.34.0"), state_mixer="gdn", num_speculative_tokens=0) == 2
+    assert blocks(releases.release_for("0.34.0"), state_mixer="mamba1", num_speculative_tokens=0) == 2
+    assert blocks(releases.release_for("0.34.0"), state_mixer=None, num_speculative_tokens=0) == 2
+    assert blocks(releases.release_for("0.28.0"), state_mixer="flashkda", num_speculative_tokens=0) == 2
+    assert blocks(releases.release_for("0.29.0"), state_mixer="flashkda", num_speculative_tokens=0) == 3
+    assert blocks(releases.release_for("0.29.0"), state_mixer="mamba2", num_speculative_tokens=0) == 2
+
+
+def test_nemotron_h_align_takes_the_checkpoint_block_from_0_32():
+    """Nemotron-3-Nano (Mamba2 mixers, ``hybrid_override_pattern``), 10 GiB of KV, L 32,768, default prefix
+    caching (on for hybrids from 0.28: "align").  Pages as in test_mamba_cache_mode_all_with_prefix_caching_0_11_to_0_27:
+    block 2,096 tokens, 6 x 2,146,304 = 12,877,824 B per block (4 Mamba groups of 6 + 1 full group of 6),
+    10,737,418,240 // 12,877,824 = 833 blocks.  Per request: full cdiv(32,768, 2,096) = 16, each Mamba group 2
+    (0.31) or 2 + 0 + 1 = 3 (0.32+): 16 + 4 x 2 = 24 and 16 + 4 x 3 = 28.  Concurrency 833 / 24 = 34.71x and
+    833 / 28 = 29.75x; tokens int(29.75 x 32,768) = int(974,848.0) = 974,848 (0.32)."""
+    cfg = _hf("nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16")
+    before = plan_vllm(_measured(cfg, engine_version="0.31.0", max_num_batched_tokens=8192))
+    after = plan_vllm(_measured(cfg, engine_version="0.32.0", max_num_batched_tokens=8192))
+    assert (before.bytes_per_block, before.num_blocks, before.blocks_per_request) == (12_877_824, 833, 24)
+    assert (after.bytes_per_block, after.num_blocks, after.blocks_per_request) == (12_877_824, 833, 28)
+    assert round(before.max_concurrency, 2) == 34.71 and round(after.max_concurrency, 2) == 29.75
+    assert after.gpu_kv_cache_tokens == 974_848
+    assert "Mamba cache mode align: 3 block(s) per Mamba group per request" in after.assumptions
+    assert "Mamba cache mode align: 2 block(s) per Mamba group per request" in before.assumptions
+    # prefix caching off (--no-enable-prefix-caching): mode "none", 1 block, no checkpoint: 16 + 4 = 20
+    off = plan_vllm(_measured(cfg, engine_version="0.34.0", max_num_batched_tokens=8192, enable_prefix_caching=False))
+    assert off.blocks_per_request == 20
+
+
+def test_prefix_caching_default_is_stated_for_hybrids():
+    """Without the flag the plan says which default it used: off for hybrids up to 0.27, on from 0.28
+    (``_set_default_chunked_prefill_and_prefix_caching_args``, v0.27.0 / v0.28.0); with the flag, no such line; a
+    model without state layers gets none (prefix caching does not change its KV pool)."""
+    cfg = _hf("nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16")
+    def pc_lines(v, **kw):
+        return [a for a in plan_vllm(_measured(cfg, engine_version=v, **kw)).assumptions
+                if a.startswith("prefix caching")]
+    assert pc_lines("0.27.0") == ["prefix caching off: the default of vLLM 0.27.0 for hybrid models "
+                                  "(--enable-prefix-caching / --no-enable-prefix-caching set it)"]
+    assert pc_lines("0.34.0") == ["prefix caching on: the default of vLLM 0.34.0 for hybrid models "
+                                  "(--enable-prefix-caching / --no-enable-prefix-caching set it)"]
+    assert pc_lines("0.34.0", enable_prefix_caching=True) == []
+    p = plan_vllm(_measured(LLAMA, engine_version="0.34.0"))
+    assert not [a for a in p.assumptions if a.startswith("prefix caching")]
+
+
+def _kda_cfg(**lac_extra) -> dict:
+    """A Kimi-K3-style KDA + MLA hybrid (the Kimi-Linear geometry, 4 layers: KDA 1-3, MLA 4)."""
+    cfg = json.loads((Path(__file__).resolve().parent / "validation" / "logs_issue13"
+                      / "kimi-linear-48b-a3b.config.json").read_text())
+    cfg["num_hidden_layers"] = 4
+    lac = dict(cfg["linear_attn_config"], kda_layers=[1, 2, 3], full_attn_layers=[4], **lac_extra)
+    cfg["linear_attn_config"] = lac
+    return cfg
+
+
+def test_kda_flashkda_checkpoint_block():
+    """``kda_prefill_checkpoint_alignment("flashkda")`` = 16 -> ``num_prefill_checkpoint_blocks`` = 1
+    (``models/kimi_k3/nvidia/kda.py``, v0.29.0 / v0.33.0): FlashKDA needs SM 9 / 10 / 12, head_dim 128, bf16 and a
+    ``gate_lower_bound``.  So "align" is 2 + 0 + 1 = 3 blocks per KDA group on an H100 (SM 9) with the bound, 2
+    without it (Kimi-Linear-48B), 2 on SM 8, 2 under 0.28.  One request: the MLA group's cdiv(L, block) + the KDA
+    groups' blocks; the difference between 3 and 2 per KDA group is the number of KDA groups."""
+    assert specs.kda_mixer({"gate_lower_bound": -5.0, "head_dim": 128}, sm_major=9) == "flashkda"
+    assert specs.kda_mixer({"gate_lower_bound": -5.0, "head_dim": 128}, sm_major=12) == "flashkda"
+    assert specs.kda_mixer({"gate_lower_bound": -5.0, "head_dim": 128}, sm_major=8) == "kda"
+    assert specs.kda_mixer({"gate_lower_bound": -5.0, "head_dim": 64}, sm_major=9) == "kda"
+    assert specs.kda_mixer({"head_dim": 128}, sm_major=10) == "kda"
+    assert specs.kda_mixer({"gate_lower_bound": None, "head_dim": 128}, sm_major=10) == "kda"
+
+    def plan(v, cfg, sm):
+        return plan_vllm(_measured(cfg, engine_version=v, sm_major=sm, max_num_batched_tokens=8192))
+    k3, k1 = _kda_cfg(gate_lower_bound=-5.0), _kda_cfg()
+    base = plan("0.34.0", k1, 9)
+    kda_groups = sum(1 for g in base.groups if g["kind"] == "mamba")
+    assert kda_groups >= 1
+    assert plan("0.34.0", k3, 9).blocks_per_request == base.blocks_per_request + kda_groups
+    assert plan("0.29.0", k3, 9).blocks_per_request == plan("0.29.0", k1, 9).blocks_per_request + kda_groups
+    assert plan("0.28.0", k3, 9).blocks_per_request == plan("0.28.0", k1, 9).blocks_per_request
+    assert plan("0.34.0", k3, 8).blocks_per_request == plan("0.34.0", k1, 8).blocks_per_request
+
+
+def test_deployment_prefix_caching_reaches_the_planner():
+    """``Deployment.enable_prefix_caching`` (the registry flag) goes through the vLLM adapter: None = the release's
+    default, False = "none" (1 block per Mamba group)."""
+    from kvplan.deployment import Deployment
+    from kvplan.engines.vllm.adapter import _inputs
+    from kvplan.hfconfig.spec import ModelSpec
+
+    assert Deployment().enable_prefix_caching is None
+    for given in (None, True, False):
+        dep = Deployment(model="x", engine="vllm", enable_prefix_caching=given)
+        model = ModelSpec.__new__(ModelSpec)
+        for k, v in dict(raw_config=LLAMA, config=LLAMA, quantization=None, checkpoint_bytes=None).items():
+            object.__setattr__(model, k, v)
+        assert _inputs(dep, model, None, 80 * GiB).enable_prefix_caching is given

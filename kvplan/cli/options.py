@@ -23,7 +23,7 @@ from typing import Any, Optional
 import typer
 from typer.models import ArgumentInfo
 
-from kvplan.flags import FLAGS, Flag
+from kvplan.flags import FLAGS, TRISTATE, Flag
 
 _ANNOTATION: dict[str, Any] = {"int": Optional[int], "float": Optional[float], "bool": bool}
 _KW = inspect.Parameter.KEYWORD_ONLY
@@ -45,7 +45,11 @@ def _parameter(f: Flag, command: str) -> inspect.Parameter:
     default: bool | None = None
     annotation: Any = Optional[str]
     metavar: str | None = None
-    if f.kind == "bool":
+    names: tuple[str, ...] = f.names
+    if f.kind == "bool" and f.field in TRISTATE:   # --x / --no-x; neither: None (the engine's default)
+        annotation = Optional[bool]
+        names = tuple(f"{n}/--no-{n[2:]}" for n in f.names)
+    elif f.kind == "bool":
         default, annotation = False, bool
     elif command == "sweep":
         metavar = "LIST"
@@ -53,7 +57,7 @@ def _parameter(f: Flag, command: str) -> inspect.Parameter:
         annotation = _ANNOTATION.get(f.kind, Optional[str])
         metavar = f.metavar or ("SIZE" if f.kind == "size" else None)
     text = (f.sweep_help if command == "sweep" else f.solve_help if command == "solve" else "") or f.help
-    option = typer.Option(default, *f.names, metavar=metavar, help=text)
+    option = typer.Option(default, *names, metavar=metavar, help=text)
     return inspect.Parameter(f.field, _KW, default=option, annotation=annotation)
 
 
@@ -93,7 +97,7 @@ def deployment_values(command: str, flags: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for f in command_flags(command):
         value = flags.get(f.field)
-        if value is None or value is False:
+        if value is None or (value is False and f.field not in TRISTATE):
             continue
         if f.kind == "size":
             from kvplan.units import parse_size

@@ -19,7 +19,7 @@ import typer
 from kvplan.cli.options import command_flags, deployment_options, deployment_values
 from kvplan.cli.streams import render_then_check
 from kvplan.errors import InputError
-from kvplan.flags import ENGINES
+from kvplan.flags import ENGINES, TRISTATE
 from kvplan.views.formats import TABLE_CSV_JSONL, TABLE_JSON, Format, format_metavar, resolve_format
 
 _SORTS = ("concurrency", "gpus", "tokens", "context", "none")
@@ -60,7 +60,8 @@ def _sweep_inputs(flags: dict[str, Any]) -> tuple[Any, dict[str, list[Any]]]:
     from kvplan.deployment import Deployment
     from kvplan.planning.sweep import parse_axis
 
-    switches: dict[str, Any] = {f.field: True for f in command_flags("sweep") if f.kind == "bool" and flags[f.field]}
+    switches: dict[str, Any] = {f.field: flags[f.field] for f in command_flags("sweep") if f.kind == "bool" and (
+        flags[f.field] or (f.field in TRISTATE and flags[f.field] is False))}
     axes = {f.field: parse_axis(flags[f.field], field=f.field) for f in command_flags("sweep")
             if f.kind != "bool" and flags[f.field] is not None}
     return Deployment(**switches), axes

@@ -892,6 +892,9 @@ def _vllm_fields(entry: _Entry, sc: _Scan, env: dict[str, str]) -> tuple[dict, l
             fields["context_length"] = _int(w, str(vllm_human_int(w, raw)), minimum=2)
     if _last_switch(sc, ("--enforce-eager",), "--no-enforce-eager"):
         fields["enforce_eager"] = True
+    prefix_caching = _last_switch(sc, ("--enable-prefix-caching",), "--no-enable-prefix-caching")
+    if prefix_caching is not None:   # BooleanOptionalAction, default None (vllm/engine/arg_utils.py, v0.34.0)
+        fields["enable_prefix_caching"] = prefix_caching
     _vllm_expert_parallel(sc, vals, fields, notes)
     _vllm_speculative(sc, vals, fields, notes)
     unmodelled = engine_map("vllm").unmodelled

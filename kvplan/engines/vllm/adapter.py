@@ -67,6 +67,7 @@ def _inputs(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None, devic
         sm_major=gpu.sm_major if gpu is not None else None, gpu_name=gpu.name if gpu is not None else None,
         gpu_vendor=gpu.vendor if gpu is not None else "nvidia",
         interconnect=gpu.interconnect if gpu is not None else None, attention_backend=dep.attention_backend,
+        enable_prefix_caching=dep.enable_prefix_caching,
     )
 
 

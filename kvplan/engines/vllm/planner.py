@@ -245,6 +245,19 @@ def _mamba_mode(inp: VllmInputs, rel: Release, model: ModelKV) -> str:
     return "align"
 
 
+def prefix_caching_note(rel: Release, *, version: str) -> str:
+    """The assumption line of a hybrid planned without ``--enable-prefix-caching`` / ``--no-enable-prefix-caching``:
+    vLLM's own default for hybrid (Mamba / linear-attention) models in that release -- off up to 0.27
+    (``config/model.py`` ``is_prefix_caching_supported`` False for hybrids to 0.25.1; 0.26.0 / 0.27.0
+    ``engine/arg_utils.py`` ``_set_default_chunked_prefill_and_prefix_caching_args`` skips ``is_hybrid``), on from
+    0.28.0 (the V1 default, ``enable_prefix_caching`` None -> True).  Example: "0.34.0" -> "prefix caching on: the
+    default of vLLM 0.34.0 for hybrid models (...)"; "0.25.1" -> "prefix caching off: the default of vLLM
+    0.25.1 ..."."""
+    state = "on" if rel.mamba_align_default else "off"
+    return (f"prefix caching {state}: the default of vLLM {version} for hybrid models "
+            "(--enable-prefix-caching / --no-enable-prefix-caching set it)")
+
+
 def _mamba_chunk_size(cfg: Mapping[str, Any]) -> int:
     """``mamba_chunk_size``, else ``chunk_size``, else 2,048 (``ModelConfig.get_mamba_chunk_size``, v0.22.0)."""
     for key in ("mamba_chunk_size", "chunk_size"):
@@ -310,13 +323,17 @@ def _scheduler(inp: VllmInputs, cfg: Mapping[str, Any], rel: Release, model: Mod
     if not inp.max_model_len:
         notes.assumptions.append(f"max_model_len {L} from max_position_embeddings")
     mode = _mamba_mode(inp, rel, model)
+    if model.has_state_layers and inp.enable_prefix_caching is None:
+        notes.assumptions.append(prefix_caching_note(rel, version=inp.engine_version or NEWEST_VERSION))
     if mode == "all":   # cdiv(L, mamba block) + these (the speculative blocks from 0.22)
         mamba_blocks = inp.num_speculative_tokens if rel.mamba_all_spec_blocks else 0
         if model.has_state_layers:
             notes.assumptions.append(f"Mamba cache mode all (prefix caching, one state per block): cdiv(L, Mamba "
                                      f"block) + {mamba_blocks} block(s) per Mamba group per request")
     else:
-        mamba_blocks = (2 if mode == "align" else 1) + inp.num_speculative_tokens
+        spec = inp.num_speculative_tokens
+        mamba_blocks = (rel.align_blocks(state_mixer=model.state_mixer, num_speculative_tokens=spec)
+                        if mode == "align" else 1 + spec)
         if model.has_state_layers:
             notes.assumptions.append(f"Mamba cache mode {mode}: {mamba_blocks} block(s) per Mamba group per request")
     return _Scheduler(L, B, S, rel.in_flight_tokens(max_num_batched_tokens=B, pp_size=inp.pp_size), mamba_blocks)

@@ -65,11 +65,16 @@ first        what changes from the window before
 0.29         DeepSeek-V4 packed grouping (``_get_packed_kv_cache_groups``: absent in 0.28.0, in
              ``v1/core/kv_cache_utils.py`` of 0.29.0 / 0.30.0, moved to ``v1/core/kv_cache_planning.py`` by
              0.33.0); only Mamba buckets are "state buckets" (split down to the states one block holds)
-(0.30)       the packed split's state buckets also include circular-buffer buckets and, when no bucket mixes
+0.29         also: a KDA layer on the FlashKDA prefill (SM90 / 10x / 12x, head_dim 128, bf16, a
+             ``gate_lower_bound``) declares one prefill-checkpoint block: "align" takes 3 blocks per KDA
+             group (``models/kimi_k3/nvidia/kda.py`` ``get_kv_cache_spec``: absent in 0.28.0)
+0.30         the packed split's state buckets also include circular-buffer buckets and, when no bucket mixes
              page sizes (no repeat pattern), sliding-window buckets (``is_state_bucket`` in
-             ``_get_packed_kv_cache_groups``: absent in the 0.29.0 wheel, present in 0.30.0; the function is the
-             same in 0.33.0 / 0.34.0 apart from the EAGLE annotations).  ``Release.packed_sliding_states``:
-             implemented, left off in the table pending the contract-golden decision (see the 0.29 row)
+             ``_get_packed_kv_cache_groups``: absent in the 0.29.0 wheel, present in 0.30.0, 0.31.0, 0.32.0;
+             the same in 0.33.0 / 0.34.0 apart from the EAGLE annotations): ``Release.packed_sliding_states``
+0.32         Mamba2 layers declare one prefill-checkpoint block: "align" takes ``2 + spec + 1`` blocks per Mamba
+             group (``model_executor/layers/mamba/mamba_mixer2.py`` ``get_kv_cache_spec``: absent in 0.31.0,
+             present in 0.32.0 / 0.33.0 / 0.34.0): :meth:`Release.align_blocks`
 0.34         padding for any non-MLA attention / Mamba page and a full-attention fallback for MLA + SWA (issue-13
              research note); concurrency an explicit per-group sum (same numbers); new specs
              ``CircularBufferSpec``, ``HiSparse*`` (not modelled).  Sliding / chunked admission by
@@ -308,6 +313,10 @@ class Release:
     mamba_all_with_pc: bool = False    # prefix caching on + a SupportsMambaPrefixCaching model: one Mamba state per
                                        # block ("all": cdiv(L, mamba block) blocks, chunk-aligned block; 0.11-0.27)
     mamba_all_spec_blocks: bool = False  # "all" adds the speculative blocks (0.22+)
+    prefill_checkpoint_mixers: frozenset[str] = frozenset()  # state mixers that declare one prefill-checkpoint
+                                       # block in Mamba cache mode "align" (``MambaSpec.
+                                       # num_prefill_checkpoint_blocks``): "flashkda" from 0.29, "mamba2" from 0.32
+                                       # (see :meth:`align_blocks`)
     pad_any_page: bool = False         # a page that does not divide the largest is padded for any non-MLA spec
                                        # (0.34); before, only if the backend indexes KV by block stride
     capacity_log: str = ("GPU KV cache size: {tokens:,} tokens / Maximum concurrency for {length:,} tokens per "
@@ -328,6 +337,16 @@ class Release:
         ``B`` (≤0.25) or ``(pp + 1) × B`` (≥0.26: V2 model runner, async scheduling keeps pp + 1 batches in
         flight; ``config/vllm.py`` ``max_in_flight_tokens``).  Example: B 2048, pp 1 -> 2048 / 4096."""
         return max_num_batched_tokens * ((pp_size + 1) if self.async_in_flight else 1)
+
+    def align_blocks(self, *, state_mixer: str | None, num_speculative_tokens: int) -> int:
+        """Blocks one request takes in each Mamba group in cache mode "align": ``2 + spec + checkpoint``, the
+        checkpoint block being 1 when the model's state mixer is in :attr:`prefill_checkpoint_mixers`
+        (``v1/kv_cache_interface.py`` ``MambaSpec.max_memory_usage_bytes``; ``mamba_mixer2.py`` ``MambaMixer2.
+        get_kv_cache_spec`` sets 1 from v0.32.0, absent in v0.31.0; ``models/kimi_k3/nvidia/kda.py`` sets 1 with the
+        FlashKDA prefill from v0.29.0, absent in v0.28.0).  Example: Nemotron-H (Mamba2), no speculation: 2 under
+        0.31, 2 + 0 + 1 = 3 under 0.32; with 2 speculative tokens 2 + 2 + 1 = 5."""
+        checkpoint = 1 if state_mixer is not None and state_mixer in self.prefill_checkpoint_mixers else 0
+        return 2 + num_speculative_tokens + checkpoint
 
     def block_size(self, family: Family, requested: int | None) -> tuple[int, str | None]:
         """(attention block size, assumption note or None) for ``family``; ``requested`` = ``--block-size``.
@@ -376,15 +395,22 @@ _V1_0_28 = _after(_V1_0_27, (0, 28, 0), "0.28: prefix caching on for hybrids (Ma
                   mamba_align_default=True, mamba_all_with_pc=False,
                   capacity_log=("{prefix} KV cache size: {tokens:,} tokens, Maximum concurrency for {length:,} tokens "
                                 "per request: {concurrency:.2f}x"))
-# packed_sliding_states: True in the 0.30.0 - 0.34.0 wheels (0.29.0: False).  Left False here pending the owner's
-# decision on the contract golden it changes (fit-default-vllm, DeepSeek-V4.1-Flash at 0.34: 17,557 -> 19,508
-# blocks); :func:`release_for` callers can set it with dataclasses.replace (tests/test_vllm_rules.py does)
-_V1_0_29 = _after(_V1_0_28, (0, 29, 0), "0.29-0.33: DeepSeek-V4 packed groups", dsv4_grouping=DsV4Grouping.PACKED)
-_V1_0_34 = _after(_V1_0_29, (0, 34, 0), "0.34: padding for any non-MLA page", pad_any_page=True)
+_V1_0_29 = _after(_V1_0_28, (0, 29, 0), "0.29: DeepSeek-V4 packed groups, FlashKDA checkpoint block",
+                  dsv4_grouping=DsV4Grouping.PACKED, prefill_checkpoint_mixers=frozenset({"flashkda"}))
+# packed_sliding_states: ``is_state_bucket`` in ``_get_packed_kv_cache_groups`` takes unsplit sliding-window buckets
+# in the 0.30.0, 0.31.0, 0.32.0 (``v1/core/kv_cache_utils.py``), 0.33.0 and 0.34.0 (``kv_cache_planning.py``) wheels;
+# absent in 0.29.0
+_V1_0_30 = _after(_V1_0_29, (0, 30, 0), "0.30-0.31: packed sliding-window state buckets", packed_sliding_states=True)
+# the Mamba2 prefill-checkpoint block: ``MambaMixer2.get_kv_cache_spec`` in the 0.32.0, 0.33.0 and 0.34.0 wheels
+# (absent in 0.31.0); "all" leaves ``MambaSpec`` by 0.33.0 (kvplan's "all" is 0.11-0.27 only)
+_V1_0_32 = _after(_V1_0_30, (0, 32, 0), "0.32-0.33: Mamba2 prefill-checkpoint block",
+                  prefill_checkpoint_mixers=frozenset({"flashkda", "mamba2"}))
+_V1_0_34 = _after(_V1_0_32, (0, 34, 0), "0.34: padding for any non-MLA page", pad_any_page=True)
 
 #: every window, oldest first; the last row is the newest release kvplan knows
 RELEASES: tuple[Release, ...] = (_V0, _V0_0_6_5, _V1_0_8, _V1_0_9_1, _V1_0_11, _V1_0_12, _V1_0_14, _V1_0_15,
-                                 _V1_0_18, _V1_0_20, _V1_0_21, _V1_0_26, _V1_0_27, _V1_0_28, _V1_0_29, _V1_0_34)
+                                 _V1_0_18, _V1_0_20, _V1_0_21, _V1_0_26, _V1_0_27, _V1_0_28, _V1_0_29, _V1_0_30,
+                                 _V1_0_32, _V1_0_34)
 
 
 #: architectures vLLM did not have before a release: (first release kvplan accepts, evidence).  Gemma-4: no

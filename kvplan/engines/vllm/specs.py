@@ -123,6 +123,8 @@ class ModelKV:
     mamba_prefix_caching: bool = True  # the model class supports Mamba prefix caching (``SupportsMambaPrefixCaching``)
     kv_dtype_bytes: int = 2          # bytes of one KV element after ``auto`` is resolved (1 = an fp8 cache)
     qk_nope_head_dim: int | None = None  # MLA: the non-RoPE query/key width (FlashInfer-MLA accepts 64 / 128 / 192)
+    state_mixer: str | None = None   # the one mixer of every state layer: "mamba2", "mamba1", "gdn", "kda" or
+                                     # "flashkda" (KDA on the FlashKDA prefill); None: no state layers, or mixed
 
     @property
     def has_state_layers(self) -> bool:
@@ -500,8 +502,25 @@ def build_attention(cfg: Mapping[str, Any], ctx: SpecContext) -> ModelKV:
     if shared:
         notes.append(f"{len(shared)} KV-sharing layers store no KV (vLLM skips layers with "
                      "kv_sharing_target_layer_name)")
+    mixers = {_MIXER[k] for k in kinds if k in states}
     return ModelKV(tuple(layers), ctx.num_layers, ctx.family, per_kind["full"][0], tuple(notes),
-                   mamba_prefix_caching=supports_mamba_prefix_caching(cfg))
+                   mamba_prefix_caching=supports_mamba_prefix_caching(cfg),
+                   state_mixer=mixers.pop() if len(mixers) == 1 else None)
+
+
+#: the state mixer of each state-layer kind of :func:`_layer_kinds` (``Release.prefill_checkpoint_mixers``)
+_MIXER = {"mamba": "mamba2", "mamba1": "mamba1", "gdn": "gdn"}
+
+
+def kda_mixer(lac: Mapping[str, Any], *, sm_major: int | None) -> str:
+    """"flashkda" when vLLM's KDA layer takes the FlashKDA prefill (and so declares a prefill-checkpoint block from
+    0.29), else "kda".  FlashKDA needs CUDA SM 9 / 10 / 12, ``head_dim`` 128, bf16 activations (kvplan's model
+    dtype) and a bounded gate (``linear_attn_config.gate_lower_bound`` set); the recurrent state is fp32
+    (``models/kimi_k3/nvidia/kda.py`` ``is_flashkda_supported`` / ``resolve_kda_prefill_backend``, v0.29.0 /
+    v0.33.0).  Example: a Kimi-K3-style config with ``gate_lower_bound`` -5 on an H100 (SM 9) -> "flashkda";
+    Kimi-Linear-48B (no ``gate_lower_bound``) -> "kda"; the same K3 config on an A100 (SM 8) -> "kda"."""
+    bounded = lac.get("gate_lower_bound") is not None
+    return "flashkda" if bounded and sm_major in (9, 10, 12) and lac.get("head_dim") == 128 else "kda"
 
 
 def _sparse_mla_bytes(ctx: SpecContext, width: int, sparse: bool, notes: list[str]) -> int:
@@ -542,8 +561,10 @@ def _latent_layers(cfg: Mapping[str, Any], ctx: SpecContext, *, indexer: bool) -
     if kda:
         notes.append(f"{len(kda)} KDA (linear-attention) layers priced as Mamba state pages; the model class has no "
                      "SupportsMambaPrefixCaching (0.11: prefix caching off)")
+    lac = cfg.get("linear_attn_config")
+    mixer = kda_mixer(lac, sm_major=ctx.sm_major) if kda and isinstance(lac, Mapping) else None
     return ModelKV(tuple(layers), n, ctx.family, main, tuple(notes), mamba_prefix_caching=not kda,
-                   qk_nope_head_dim=int_if_set(cfg, "qk_nope_head_dim") or None)
+                   qk_nope_head_dim=int_if_set(cfg, "qk_nope_head_dim") or None, state_mixer=mixer)
 
 
 def _kda_layers(cfg: Mapping[str, Any], ctx: SpecContext) -> tuple[frozenset[int], int]:
