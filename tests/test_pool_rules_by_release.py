@@ -100,15 +100,124 @@ def test_mimo_v2_flash_two_step_byte_split_of_0_5_9():
     assert counts("0.5.11") == (281_970, [281_970, 225_576])
 
 
-def test_request_cap_mode_arrives_in_0_5_21():
-    # radix cache off + --max-running-requests 16: 0.5.20 has no SWARequestCapPoolConfigurator (ratio mode:
-    # 194,180 full tokens at 12 GiB); 0.5.23 sizes the SWA pool for 16 requests first
+def test_request_cap_mode_arrives_in_0_5_14():
+    # radix cache off + --max-running-requests 16: 0.5.13 has no cap configurator (ratio mode: 194,180 full tokens at
+    # 12 GiB); 0.5.14 has it -- pool_configurator.py v0.5.14:
+    #     class SWAChunkCapPoolConfigurator(HybridSWAPoolConfigurator):
+    #         """Hybrid SWA configurator with the SWA pool sized from a fixed token cap. ..."""
+    #     (create_memory_pool_configurator: ``if SWAChunkCapPoolConfigurator.is_applicable(mr): return ...``)
+    # cap = (window 127 + 128 x 1 + page 1 + decode page 1) x 16 + 2 x chunk 8,192 + page 1 = 4,112 + 16,385 = 20,497
+    # SWA slots; full = (12,884,901,888 - 20,497 x 36,864) // 36,864 = 12,129,300,480 // 36,864 = 329,028
     kw = dict(model="openai/gpt-oss-120b", gpu="h100-sxm", disable_radix_cache=True, max_running_requests=16)
-    assert "ratio mode" in swa.plan(_ctx(BUDGET, **kw, engine_version="0.5.20")).layout
-    assert "request-cap mode" in swa.plan(_ctx(BUDGET, **kw)).layout
+
+    def counts(release):
+        p = swa.plan(_ctx(BUDGET, **kw, engine_version=release))
+        return p.layout.rsplit(", ", 1)[1], p.tokens, [x.tokens for x in p.pools]
+    assert counts("0.5.13") == ("ratio mode)", 194_180, [194_180, 155_344])
+    for release in ("0.5.14", "0.5.20", "0.5.23"):
+        assert counts(release) == ("request-cap mode)", 329_028, [329_028, 20_497])
     era = swa.byte_era("0.5.16")
-    assert (era.two_step, era.draft, era.staged, era.validate, era.request_cap) == (False, "full", False, False,
+    assert (era.two_step, era.draft, era.staged, era.validate, era.request_cap) == (False, "full", True, True, True)
+    era = swa.byte_era("0.5.13")
+    assert (era.two_step, era.draft, era.staged, era.validate, era.request_cap) == (False, "none", True, False,
                                                                                    False)
+
+
+def test_request_cap_mode_before_0_5_22_ignores_a_disabled_chunk():
+    # pool_configurator.py v0.5.21 SWAChunkCapPoolConfigurator.is_applicable: "if get_schedule().chunked_prefill_size
+    # is None: return False" (a disabled chunk is -1, not None); v0.5.22 SWARequestCapPoolConfigurator.is_applicable:
+    # "chunked_prefill_size is None or chunked_prefill_size <= 0" -> ratio mode.
+    # 0.5.21, --chunked-prefill-size -1: cap = 257 x 16 + 2 x (-1) + 1 = 4,111 slots; full = 12,884,901,888 // 36,864
+    # - 4,111 = 349,525 - 4,111 = 345,414 (4,111 x 36,864 is a whole number of cells)
+    kw = dict(model="openai/gpt-oss-120b", gpu="h100-sxm", disable_radix_cache=True, max_running_requests=16,
+              chunked_prefill_size=-1)
+
+    def counts(release):
+        p = swa.plan(_ctx(BUDGET, **kw, engine_version=release))
+        return p.layout.rsplit(", ", 1)[1], p.tokens, [x.tokens for x in p.pools]
+    assert counts("0.5.21") == ("request-cap mode)", 345_414, [345_414, 4_111])
+    assert counts("0.5.22") == ("ratio mode)", 194_180, [194_180, 155_344])
+    assert swa.swa_request_cap_applies(radix_cache=False, max_running_requests=16, chunked_prefill_size=-1,
+                                       chunk_gate=False)
+    assert not swa.swa_request_cap_applies(radix_cache=False, max_running_requests=16, chunked_prefill_size=-1)
+
+
+def test_cap_requests_floor_one_only_in_0_5_23():
+    # compute_swa_request_cap v0.5.23: "num_reqs = max(1, max_running_requests // attn_dp_size)";
+    # v0.5.22: "num_reqs = max_running_requests // attn_dp_size".  3 requests over 4 DP-attention ranks -> 1 / 0
+    assert swa.cap_requests(max_running_requests=3, attn_dp_size=4) == 1
+    assert swa.cap_requests(max_running_requests=3, attn_dp_size=4, floor_one=False) == 0
+    assert (swa.byte_era("0.5.22").cap_floor_one, swa.byte_era("0.5.23").cap_floor_one) == (False, True)
+    assert (swa.byte_era("0.5.21").cap_chunk_gate, swa.byte_era("0.5.22").cap_chunk_gate) == (False, True)
+
+
+def test_swa_pool_check_arrives_in_0_5_16():
+    # pool_configurator.py v0.5.16 HybridSWAPoolConfigurator._solve_pool_sizes:
+    #     if (self._sliding_window_size is not None
+    #             and self._sliding_window_size + self._page_size >= swa_tokens):
+    #         raise ValueError(f"SWA pool ({swa_tokens} tokens) cannot hold even one request: ...")
+    # (absent in v0.5.15).  gpt-oss-120b bf16 TP1, budget 10,650,000 B: full = int(10,650,000 // 66,355.2) = 160,
+    # swa = int(160 x 0.8) = 128 <= 127 + 1 -> refused from 0.5.16
+    ctx = dict(model="openai/gpt-oss-120b", gpu="h100-sxm")
+    p = swa.plan(_ctx(10_650_000, **ctx, engine_version="0.5.15"))
+    assert (p.tokens, [x.tokens for x in p.pools]) == (160, [160, 128])
+    with pytest.raises(InputError, match="cannot hold even one request"):
+        swa.plan(_ctx(10_650_000, **ctx, engine_version="0.5.16"))
+
+
+def test_layer_split_pp_multiplies_by_the_models_layers_in_0_5_7_0_5_8():
+    # model_runner_kv_cache_mixin.py v0.5.8 set_num_tokens_hybrid_swa:
+    #     full_layers_num = len(self.model_config.full_attention_layer_ids)   # the stage's (load_model filter over
+    #     swa_layers_num = len(self.model_config.swa_attention_layer_ids)     #  range(start_layer, end_layer + 1))
+    #     total_tokens = self.max_total_num_tokens * self.model_config.num_hidden_layers   # the whole model's 36
+    # gpt-oss-120b bf16 TP1 PP2, 12 GiB: each stage's cell 2,048 x 18 = 36,864 B -> T = 12,884,901,888 // 36,864 =
+    # 349,525 (MIN over stages).  Stage [0, 18) lists layers 0..18: 10 SWA (even ids) + 9 full -> full =
+    # int(349,525 x 36 / (0.8 x 10 + 9)) = int(740,170.6) = 740,170, SWA int(592,136.0) = 592,136; stage [18, 36):
+    # int(12,582,900 / 16.2) = 776,722 -> the fewest, 740,170, is reported.  Stage 0 allocates 740,170 x 2,048 x 9
+    # + 592,136 x 2,048 x 10 = 13,642,813,440 + 12,126,945,280 = 25,769,758,720 B = 24.00 GiB for 12 GiB
+    p = swa.plan(_ctx(BUDGET, model="openai/gpt-oss-120b", gpu="h100-sxm", pp=2, engine_version="0.5.8"))
+    assert (p.tokens, [x.tokens for x in p.pools]) == (740_170, [740_170, 592_136])
+    assert p.kv_pool_bytes == 25_769_758_720
+    assert len(p.warnings) == 1 and "24.00 GiB" in p.warnings[0] and "2.00x" in p.warnings[0] \
+        and "out of GPU memory" in p.warnings[0]
+    # PP1 is unchanged (one stage = the model): 194,180, no warning
+    p1 = swa.plan(_ctx(BUDGET, model="openai/gpt-oss-120b", gpu="h100-sxm", engine_version="0.5.8"))
+    assert (p1.tokens, p1.warnings) == (194_180, [])
+    layers = swa.swa_layers_from_config(_ctx(model="openai/gpt-oss-120b", gpu="h100-sxm").config)
+    assert swa.engine_stage_ids(layers=layers, rng=(0, 18), num_layers=36) == (9, 10)
+    assert swa.engine_stage_ids(layers=layers, rng=(18, 36), num_layers=36) == (9, 9)
+
+
+def test_pp_stage_lists_hold_the_next_stages_first_layer_until_0_5_21():
+    # model_runner_components/layer_setup.py v0.5.20: "for layer_idx in range(start_layer, end_layer + 1)";
+    # v0.5.21 _resolve_local_hybrid_swa_layer_ids: "owned_layers = range(pp_range.start_layer, pp_range.end_layer)".
+    # gpt-oss-120b bf16 TP1 PP2, 12 GiB (F = S = 2,048 B; SWA on even layer ids):
+    # 0.5.20: stage [0, 18) lists 0..18 = 9 full + 10 SWA -> cell 18,432 + 0.8 x 20,480 = 34,816 B ->
+    #   12,884,901,888 // 34,816 = 370,085; stage [18, 36): 18,432 + 0.8 x 18,432 = 33,177.6 B -> 388,361;
+    #   MIN 370,085, SWA int(296,068.0) = 296,068
+    # 0.5.21: both stages 9 + 9 -> 388,361, SWA int(310,688.8) = 310,688
+    # 0.5.9 (two-step, model_runner_kv_cache_mixin.py v0.5.9 get_cell_size_per_token over the stage's lists):
+    #   P = 2,048 x 19 = 38,912 / 36,864 -> T = min(331,129, 349,525) = 331,129; stage [18, 36):
+    #   int(331,129 x 36,864 / 33,177.6) = int(367,921.1) = 367,921 (the fewest), SWA int(294,336.8) = 294,336
+    def counts(release):
+        p = swa.plan(_ctx(BUDGET, model="openai/gpt-oss-120b", gpu="h100-sxm", pp=2, engine_version=release))
+        return p.tokens, [x.tokens for x in p.pools]
+    assert counts("0.5.20") == (370_085, [370_085, 296_068])
+    assert counts("0.5.21") == (388_361, [388_361, 310_688])
+    assert counts("0.5.9") == (367_921, [367_921, 294_336])
+    assert (swa.byte_era("0.5.20").end_inclusive, swa.byte_era("0.5.21").end_inclusive) == (True, False)
+
+
+def test_mimo_v2_flash_cell_of_0_5_7_counts_full_layers_only():
+    # model_runner_kv_cache_mixin.py v0.5.7 profile_max_num_token:
+    #     elif self.model_config.full_attention_layer_ids:
+    #         num_layers = len(self.model_config.full_attention_layer_ids)
+    # MiMo-V2-Flash TP4 bf16: 640 x 9 + 1,280 x 39 = 5,760 + 49,920 = 55,680 B (0.5.8: 640 x 48 + 49,920 = 80,640).
+    # T = 12,884,901,888 // 55,680 = 231,409; full = int(231,409 x 48 / 40.2) = int(276,309.6) = 276,309,
+    # swa = int(221,047.2) = 221,047
+    p = swa.plan(_ctx(BUDGET, model="XiaomiMiMo/MiMo-V2-Flash", gpu="h200-sxm", tp=4, engine_version="0.5.7"))
+    assert (p.tokens, [x.tokens for x in p.pools]) == (276_309, [276_309, 221_047])
+    assert "55,680 B full-layer cell" in p.notes[-1]
 
 
 def test_layer_split_is_unfloored_before_0_5_7():

@@ -490,3 +490,65 @@ def test_gqa_cell_prices_v_at_head_dim_before_0_5_7():
         return gqa._cell(ctx, 32)
     assert (cell("0.5.6", 192, 128), cell("0.5.7", 192, 128), cell(None, 192, 128)) == (196_608, 163_840, 163_840)
     assert cell("0.4.4", 128, 128) == cell("0.5.23", 128, 128) == 131_072
+
+
+# ------------------------------------------------------------------------------------------ --kv-cache-dtype choices
+
+@pytest.mark.parametrize(("release", "choices"), [
+    # server_args.py v0.3.0 - v0.4.1: choices=["auto", "fp8_e5m2"]
+    ("0.3.0", ("auto", "fp8_e5m2")),
+    ("0.4.1", ("auto", "fp8_e5m2")),
+    # v0.4.1.post7 - v0.5.3: choices=["auto", "fp8_e5m2", "fp8_e4m3"]
+    ("0.4.1.post7", ("auto", "fp8_e5m2", "fp8_e4m3")),
+    ("0.5.3", ("auto", "fp8_e5m2", "fp8_e4m3")),
+    # v0.5.4: + "bf16", "bfloat16"; v0.5.5 - v0.5.15: + "fp4_e2m1"
+    ("0.5.4", ("auto", "fp8_e5m2", "fp8_e4m3", "bf16", "bfloat16")),
+    ("0.5.11", ("auto", "fp8_e5m2", "fp8_e4m3", "bf16", "bfloat16", "fp4_e2m1")),
+    ("0.5.13", ("auto", "fp8_e5m2", "fp8_e4m3", "bf16", "bfloat16", "fp4_e2m1")),
+    ("0.5.15", ("auto", "fp8_e5m2", "fp8_e4m3", "bf16", "bfloat16", "fp4_e2m1")),
+    # v0.5.16 - v0.5.20: choices=["auto", "fp8_e5m2", "fp8_e4m3", "mxfp8", "bf16", "bfloat16", "nvfp4",
+    # "fp4_mx_block16", "fp4_e2m1"]; v0.5.21+ (arg_groups/fields/model.py): the same without "fp4_e2m1"
+    ("0.5.16", ("auto", "fp8_e5m2", "fp8_e4m3", "bf16", "bfloat16", "fp4_e2m1", "mxfp8", "nvfp4", "fp4_mx_block16")),
+    ("0.5.20", ("auto", "fp8_e5m2", "fp8_e4m3", "bf16", "bfloat16", "fp4_e2m1", "mxfp8", "nvfp4", "fp4_mx_block16")),
+    ("0.5.21", ("auto", "fp8_e5m2", "fp8_e4m3", "bf16", "bfloat16", "mxfp8", "nvfp4", "fp4_mx_block16")),
+    ("0.5.23", ("auto", "fp8_e5m2", "fp8_e4m3", "bf16", "bfloat16", "mxfp8", "nvfp4", "fp4_mx_block16")),
+])
+def test_kv_dtype_choices_by_release(release, choices):
+    from kvplan.engines.sglang.kvdtype import kv_dtype_choices
+
+    assert kv_dtype_choices(release) == choices
+
+
+@pytest.mark.parametrize(("release", "dtype"), [("0.5.15", "mxfp8"), ("0.5.13", "nvfp4"),
+                                                ("0.5.11", "fp4_mx_block16"), ("0.5.3", "bf16"),
+                                                ("0.4.1", "fp8_e4m3"), ("0.5.21", "fp4_e2m1")])
+def test_kv_dtype_the_release_does_not_know_is_input_error(release, dtype):
+    from kvplan.engines.sglang.kvdtype import check_release_kv_dtype, kv_dtype_choices
+
+    with pytest.raises(InputError) as e:
+        check_release_kv_dtype(requested=dtype, release=release)
+    assert e.value.field == "--kv-cache-dtype" and ", ".join(kv_dtype_choices(release)) in e.value.hint
+
+
+def test_kv_dtype_the_release_knows_passes_and_fp4_e2m1_is_refused_as_unmodelled():
+    from kvplan.engines.sglang.kvdtype import check_release_kv_dtype
+
+    for release, dtype in (("0.5.16", "mxfp8"), ("0.5.16", "nvfp4"), ("0.5.4", "bfloat16"), ("0.3.0", "AUTO"),
+                           ("0.5.23", "fp4_mx_block16")):
+        check_release_kv_dtype(requested=dtype, release=release)
+    check_release_kv_dtype(requested="anything", release=None)   # the newest: canonical_kv_dtype checks it
+    with pytest.raises(InputError, match="not modelled") as e:
+        check_release_kv_dtype(requested="fp4_e2m1", release="0.5.12")
+    assert e.value.field == "--kv-cache-dtype" and "fp4_e2m1" not in e.value.hint
+
+
+def test_fit_refuses_a_kv_dtype_the_release_does_not_list():
+    """``kvplan fit`` checks --kv-cache-dtype against the release's choices (server_args): mxfp8 arrived in 0.5.16,
+    bf16 in 0.5.4; the newest release (None) takes kvplan's own spellings."""
+    with pytest.raises(InputError) as e:
+        fit(Deployment(model=LLAMA, gpu="b200", engine_version="0.5.15", kv_cache_dtype="mxfp8"))
+    assert e.value.field == "--kv-cache-dtype" and "0.5.15" in str(e.value)
+    with pytest.raises(InputError):
+        fit(Deployment(model=LLAMA, gpu="h100-sxm", engine_version="0.5.3", kv_cache_dtype="bf16"))
+    assert fit(Deployment(model=LLAMA, gpu="b200", engine_version="0.5.16", kv_cache_dtype="mxfp8")).kv_pool_tokens > 0
+    assert fit(Deployment(model=LLAMA, gpu="h100-sxm", engine_version="0.5.4", kv_cache_dtype="bf16")).kv_pool_tokens > 0

@@ -112,9 +112,13 @@ def test_workload_swa_bound_is_the_releases(release, radix, terms):
     want = swa_tokens // 60_000 if per < 0 else (swa_tokens - reserve) // min(per, 60_000)
     got = W.workload(res, dep.with_defaults(), model)
     assert dict(got.bounds)[W.SWA_POOL] == want
-    # 0.5.7 radix on: 221,908 SWA tokens // 60,000 = 3 requests (the SWA pool binds: the full pool holds 36)
+    # 0.5.7 radix on: the cell counts the full-attention layers only (model_runner_kv_cache_mixin.py v0.5.7
+    # profile_max_num_token: "elif self.model_config.full_attention_layer_ids: num_layers = len(...)"), so
+    # 640 x 9 + MiMo's SWA term 1,280 x 39 = 55,680 B (not 80,640): T = 863,722, full = int(863,722 x 48 / (0.1 x 39
+    # + 9)) = int(3,213,849.3) = 3,213,849, SWA int(321,384.9) = 321,384 tokens // 60,000 = 5 requests (the SWA pool
+    # binds: the full pool holds 53)
     if per < 0:
-        assert (swa_tokens, want, got.bound, res.workload_concurrency_per_rank) == (221_908, 3, W.SWA_POOL, 3)
+        assert (swa_tokens, want, got.bound, res.workload_concurrency_per_rank) == (321_384, 5, W.SWA_POOL, 5)
 
 
 def test_whole_request_bound_over_arrays():
@@ -229,8 +233,16 @@ def test_gpt_oss_layout_and_page_by_release(release, gpu, kw, hybrid, page):
         assert res.kv_bytes_per_token == 73_728
 
 
-@pytest.mark.xfail(strict=True, reason="page rule in kvplan/engines/sglang/history.py (owned elsewhere): GPT-OSS's "
-                                       "own override picks trtllm_mha on SM100 from 0.5.0rc2, so page 64 before 0.5.7")
 @pytest.mark.parametrize("release", ["0.5.0rc2", "0.5.3", "0.5.6"])
 def test_gpt_oss_b200_page_before_0_5_7(release):
+    # server_args.py v0.5.0rc2 model_specific_adjustments (GptOssForCausalLM):
+    #     if self.attention_backend is None:
+    #         if is_sm100_supported(): self.attention_backend = "trtllm_mha"
+    # then __post_init__'s trtllm_mha check: "if self.page_size not in [16, 32, 64]: ... self.page_size = 64"
+    # (v0.5.3 - v0.5.6: _handle_model_specific_adjustments runs before _handle_attention_backend_compatibility)
     assert fit(Deployment(model=GPT_OSS, gpu="b200", engine_version=release)).page_size == 64
+    assert fit(Deployment(model=GPT_OSS, gpu="b200", engine_version=release, page_size=32)).page_size == 32
+    # not on an H100 (fa3), nor with a backend given
+    assert fit(Deployment(model=GPT_OSS, gpu="h100-sxm", engine_version=release)).page_size == 1
+    assert fit(Deployment(model=GPT_OSS, gpu="b200", engine_version=release,
+                          attention_backend="triton")).page_size == 1

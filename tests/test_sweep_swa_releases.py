@@ -32,6 +32,21 @@ BASES = [
     # (``resolve_model(res.model)`` looks the directory's name up as a preset): tests/test_swa_by_release.py has it
     # for fit; a separate (path) draft at 0.5.16 here
     ("XiaomiMiMo/MiMo-V2-Flash", dict(gpu="h200-sxm", tp=4, speculative_algorithm="EAGLE", engine_version="0.5.16")),
+    # PP stages by release: 0.5.7 - 0.5.8's layer split by the stage's counts (pools over the budget), the two-step
+    # split per stage 0.5.9 - 0.5.10, the stage lists with the next stage's first layer to 0.5.20, without from 0.5.21;
+    # the request-cap mode from 0.5.14
+    ("XiaomiMiMo/MiMo-V2-Flash", dict(gpu="h200-sxm", tp=4, pp=2, engine_version="0.5.7")),
+    ("openai/gpt-oss-120b", dict(gpu="h100-sxm", pp=2, engine_version="0.5.8")),
+    ("openai/gpt-oss-120b", dict(gpu="h100-sxm", pp=2, engine_version="0.5.9")),
+    ("XiaomiMiMo/MiMo-V2-Flash", dict(gpu="h200-sxm", tp=4, pp=2, engine_version="0.5.10")),
+    ("openai/gpt-oss-120b", dict(gpu="h100-sxm", pp=2, engine_version="0.5.14", disable_radix_cache=True)),
+    ("openai/gpt-oss-120b", dict(gpu="h100-sxm", pp=2, engine_version="0.5.20")),
+    ("openai/gpt-oss-120b", dict(gpu="h100-sxm", pp=2, engine_version="0.5.21")),
+    # the request-cap mode of 0.5.14 - 0.5.22: a disabled chunk does not stop it before 0.5.22; mrr // dp unfloored
+    ("openai/gpt-oss-120b", dict(gpu="h100-sxm", engine_version="0.5.21", disable_radix_cache=True,
+                                 chunked_prefill_size=-1)),
+    ("openai/gpt-oss-120b", dict(gpu="h100-sxm", tp=4, dp=4, enable_dp_attention=True, engine_version="0.5.22",
+                                 disable_radix_cache=True)),
 ]
 
 

@@ -399,20 +399,50 @@ def no_multimodal_reserve(**_: Any) -> int:
 # ================================================================================================
 
 
+#: architectures whose own model override picks ``trtllm_mha`` on SM100 when no attention backend is given, from
+#: 0.5.0rc2 (server_args.py ``model_specific_adjustments`` / ``_handle_model_specific_adjustments``, GptOssForCausalLM
+#: branch: ``if is_sm100_supported(): self.attention_backend = "trtllm_mha"``); kvplan applies it from 0.4.9.post6
+#: (0.4.9.post6 - 0.4.10 have no GPT-OSS model: models/gpt_oss.py first ships in 0.5.0rc2)
+TRTLLM_MHA_SM100_ARCHS = frozenset({"GptOssForCausalLM"})
+
+
+def model_picks_trtllm_mha(*, architectures: Any, attention_backend: str | None, sm_major: int | None,
+                           vendor: str) -> bool:
+    """GPT-OSS on a CUDA SM100 GPU with no ``--attention-backend``: its model override sets ``trtllm_mha``, whose
+    page constraint then makes the page 64 (16 / 32 / 64 kept).  Example: gpt-oss-120b on a B200 -> True; on an H100
+    or with ``--attention-backend triton`` -> False.
+
+    Source: sgl-project/sglang python/sglang/srt/server_args.py ``ServerArgs.model_specific_adjustments``
+    (GptOssForCausalLM) run before the ``trtllm_mha`` page check in ``__post_init__`` ("TensorRT-LLM MHA only
+    supports page_size of 16, 32 or 64, changing page_size from ... to 64"), v0.5.0rc2 - v0.5.2;
+    ``_handle_model_specific_adjustments`` before ``_handle_attention_backend_compatibility``, v0.5.3 - v0.5.6.
+    """
+    if attention_backend is not None or sm_major != 10 or platform_of(vendor) != "cuda":
+        return False
+    return bool(TRTLLM_MHA_SM100_ARCHS.intersection(architectures or ()))
+
+
 def page_size_before_0_5_3(*, attention_backend: str | None = None, flashmla: bool = False, cutlass: bool = False,
-                           requested: int | None = None, **_: Any) -> int:
+                           requested: int | None = None, gpt_oss_sm100: bool = False, architectures: Any = None,
+                           sm_major: int | None = None, vendor: str = "nvidia", **_: Any) -> int:
     """Page size 0.4.4 - 0.5.2: ``requested`` (``--page-size``; 1 when not given), unless the named backend forces
-    its own over it (``flashmla`` -> 64 from 0.4.5.post3, ``cutlass_mla`` -> 128 from 0.4.6.post2).  Before 0.4.4
-    there are no pages (the planner ignores the flag).  Example: ``--attention-backend flashmla`` under 0.4.6 -> 64;
-    Llama on a B200 under 0.5.1 -> 1; ``--page-size 64`` under 0.4.4 -> 64.
+    its own over it (``flashmla`` -> 64 from 0.4.5.post3, ``cutlass_mla`` -> 128 from 0.4.6.post2; ``trtllm_mha``,
+    GPT-OSS's own pick on SM100 from 0.5.0rc2 (``gpt_oss_sm100``, :func:`model_picks_trtllm_mha`) -> 64 unless 16 /
+    32 / 64).  Before 0.4.4 there are no pages (the planner ignores the flag).  Example: ``--attention-backend
+    flashmla`` under 0.4.6 -> 64; Llama on a B200 under 0.5.1 -> 1; gpt-oss-120b on a B200 under 0.5.0rc2 -> 64;
+    ``--page-size 64`` under 0.4.4 -> 64.
 
     Source: server_args.py ``ServerArgs.__post_init__`` (``page_size: int = 1`` from 0.4.4; the flashmla /
-    cutlass_mla branches), wheels 0.4.4, 0.4.5.post3, 0.4.6.post2.
+    cutlass_mla / trtllm_mha branches; ``model_specific_adjustments`` GptOssForCausalLM), wheels 0.4.4, 0.4.5.post3,
+    0.4.6.post2, 0.5.0rc2, 0.5.2.
     """
     if flashmla and attention_backend == "flashmla":
         return 64
     if cutlass and attention_backend == "cutlass_mla":
         return 128
+    if gpt_oss_sm100 and model_picks_trtllm_mha(architectures=architectures, attention_backend=attention_backend,
+                                                sm_major=sm_major, vendor=vendor):
+        return requested if requested in (16, 32, 64) else 64
     return requested or 1
 
 
@@ -532,7 +562,8 @@ def page_size_by_era(*, era: PageEra, family: str, attention_backend: str | None
                                XPU 128 from 0.5.21; 64 x index_kpool from 0.5.22)
         backend = --attention-backend, else the default that forces a page:
                   SM100 GQA -> trtllm_mha from 0.5.7 (flashinfer before; fa4 for asymmetric K/V from 0.5.17),
-                  SM100 DeepSeek-family MLA -> trtllm_mla from 0.5.4; every other default forces nothing
+                  SM100 DeepSeek-family MLA -> trtllm_mla from 0.5.4; GPT-OSS on SM100 -> trtllm_mha (its model
+                  override, :func:`model_picks_trtllm_mha`, 0.5.3 - 0.5.6); every other default forces nothing
         page = requested (None when unset), then the backend's constraint:
         flashmla 64; cutlass_mla 128 (to 0.5.19); trtllm_mla / tokenspeed_mla (0.5.12 - 0.5.22) /
         cutedsl_mla (0.5.13+) 64 unless 32 / 64; trtllm_mha 64 unless era.trtllm_mha_pages (128 allowed from
@@ -573,6 +604,9 @@ def page_size_by_era(*, era: PageEra, family: str, attention_backend: str | None
     backend = attention_backend or _era_backend(era=era, fam=fam, plat=plat, sm_major=sm_major,
                                                 deepseek_family=deepseek_family, has_asymmetric_kv=has_asymmetric_kv,
                                                 topk_ok=topk_ok)
+    if backend is None and model_picks_trtllm_mha(architectures=architectures, attention_backend=attention_backend,
+                                                  sm_major=sm_major, vendor=vendor):
+        backend = "trtllm_mha"   # GPT-OSS's own override (0.5.3 - 0.5.6; from 0.5.7 every SM100 GQA model's default)
     page = _era_constraints(era=era, backend=backend, fam=fam, plat=plat, sm_major=sm_major, topk_ok=topk_ok,
                             page=requested)
     if page is not None:
@@ -824,6 +858,8 @@ _CHANGES: tuple[tuple[str, dict[str, Any]], ...] = (
     # 0.4.9.post6: any model with a sliding window gets the SWA pool; the Gemma-2/3 / GPT-OSS switch-off is from
     # 0.5.0rc2 (0.4.9.post6 - 0.4.10 had none; kvplan applies 0.5.0's from 0.4.9.post6)
     ("0.4.9.post6", dict(default_mem_fraction_vlm=vlm_default_factor,
+                         default_page_size=partial(page_size_before_0_5_3, flashmla=True, cutlass=True,
+                                                   gpt_oss_sm100=True),
                          pool=dict(hybrid_swa_archs=None, swa_disabled_archs=_SWA_OFF_050))),
     ("0.5.2", dict(default_mem_fraction_static=partial(mfs_reserved_buckets, standalone_mib=6144))),
     ("0.5.3", dict(**_era(_ERA_053), **_pages(_PAGE_053, "0.5.3"),

@@ -51,8 +51,8 @@ from kvplan.geometry.kvdtype import (
     kv_packed_bytes,
 )
 
-__all__ = ["KV_CACHE_DTYPES", "attention_family", "canonical_kv_dtype", "fp4_kv_access", "fp4_kv_bytes_per_token",
-           "fp4_latent_bytes_per_token", "resolve_kv_cache_dtype"]
+__all__ = ["KV_CACHE_DTYPES", "attention_family", "canonical_kv_dtype", "check_release_kv_dtype", "fp4_kv_access",
+           "fp4_kv_bytes_per_token", "fp4_latent_bytes_per_token", "kv_dtype_choices", "resolve_kv_cache_dtype"]
 
 
 @dataclass(repr=False)  # not frozen: a frozen dataclass costs ~0.4 ms more to create at every start
@@ -208,6 +208,66 @@ def attention_family(*, family: Family | str, config: Mapping[str, Any]) -> Fami
     if family in ATTENTION_FAMILIES:
         return Family(family)
     return Family.MLA if config.get("kv_lora_rank") else Family.GQA
+
+
+# ------------------------------------------------------------------------------------------------ choices by release
+
+#: ``--kv-cache-dtype`` argparse ``choices`` by release: (first release, values added, values removed), read in the
+#: wheels (server_args.py ``ServerArgs.add_cli_args`` to 0.5.13; the ``kv_cache_dtype`` field's ``choices`` in
+#: server_args.py 0.5.14 - 0.5.19 and arg_groups/fields/model.py 0.5.20+).  0.4.1 has no fp8_e4m3, 0.4.1.post7 has it
+#: (0.4.1.post1 - post6 not read: kvplan's 0.4.1.post7 window starts there)
+KV_DTYPE_CHOICES_BY_RELEASE: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
+    ("0.3.0", ("auto", "fp8_e5m2"), ()),
+    ("0.4.1.post7", ("fp8_e4m3",), ()),
+    ("0.5.4", ("bf16", "bfloat16"), ()),
+    ("0.5.5", ("fp4_e2m1",), ()),
+    ("0.5.16", ("mxfp8", "nvfp4", "fp4_mx_block16"), ()),
+    ("0.5.21", (), ("fp4_e2m1",)),
+)
+
+#: choices a release accepts that kvplan does not price (InputError naming the reason, not the choices)
+_UNPRICED_KV_DTYPES = {"fp4_e2m1": "SGLang {release}'s fp4_e2m1 KV pool (float4_e2m1fn_x2 with a scale buffer per "
+                                   "16 values) is not modelled by kvplan"}
+
+
+def kv_dtype_choices(release: str) -> tuple[str, ...]:
+    """The ``--kv-cache-dtype`` values SGLang release ``release`` accepts (its argparse ``choices``, in kvplan's
+    order).  Example: ``kv_dtype_choices("0.5.12")`` -> auto, fp8_e5m2, fp8_e4m3, bf16, bfloat16, fp4_e2m1 (no mxfp8,
+    nvfp4 or fp4_mx_block16); ``"0.5.3"`` -> auto, fp8_e5m2, fp8_e4m3; ``"0.5.23"`` -> 0.5.23's eight values.
+
+    Source: sgl-project/sglang python/sglang/srt/server_args.py (``--kv-cache-dtype`` ``choices``), v0.3.0 - v0.5.19;
+    python/sglang/srt/arg_groups/fields/model.py (``kv_cache_dtype`` ``choices``), v0.5.20 - v0.5.23.
+    """
+    from kvplan.engines.sglang.releases import version_key
+
+    key = version_key(release)
+    out: list[str] = []
+    for first, added, removed in KV_DTYPE_CHOICES_BY_RELEASE:
+        if version_key(first) <= key:
+            out = [v for v in out if v not in removed] + list(added)
+    return tuple(out)
+
+
+def check_release_kv_dtype(*, requested: str, release: str | None) -> None:
+    """InputError (``--kv-cache-dtype``, exit 2) when SGLang release ``release`` (None: the newest, which kvplan's
+    spellings are) has no such ``--kv-cache-dtype`` choice -- the message names the release's choices -- or accepts
+    one kvplan does not price (``fp4_e2m1``, 0.5.5 - 0.5.20).
+
+    Examples: ``mxfp8`` under 0.5.15 -> InputError listing auto, fp8_e5m2, fp8_e4m3, bf16, bfloat16, fp4_e2m1;
+    ``bf16`` under 0.5.3 -> InputError (auto, fp8_e5m2, fp8_e4m3); ``nvfp4`` under 0.5.16 -> no error.
+
+    Source: see :func:`kv_dtype_choices`.
+    """
+    if release is None:
+        return
+    value = (requested or "auto").strip().lower()
+    choices = kv_dtype_choices(release)
+    if value not in choices:
+        raise InputError(f"SGLang {release} has no --kv-cache-dtype {requested!r}", field="--kv-cache-dtype",
+                         hint=f"SGLang {release} accepts: {', '.join(choices)}")
+    if value in _UNPRICED_KV_DTYPES:
+        raise InputError(_UNPRICED_KV_DTYPES[value].format(release=release), field="--kv-cache-dtype",
+                         hint="use one of " + ", ".join(c for c in choices if c not in _UNPRICED_KV_DTYPES))
 
 
 # ------------------------------------------------------------------------------------------------ FP4 recipes

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 ENGINE_VERSION = "0.5.23"
 
 #: families whose pools kvplan prices with 0.5.23's configurators in every release that has them
-_FAMILIES_0523_POOLS = frozenset({Family.DSV4})
+_FAMILIES_0523_POOLS: frozenset[Family] = frozenset()  # DSV4: by release since issue 12 (pools/dsv4.py DSV4_ERAS)
 
 
 # The planner's internal records are plain classes with slots, not dataclasses: the dataclass decorator generates and
@@ -173,8 +173,14 @@ def _device(dep: Deployment, gpu: HardwarePreset | None, log: _Log) -> _Device:
 
 
 def _kv_dtype(dep: Deployment, model: ModelSpec, dev: _Device, log: _Log) -> str:
-    from kvplan.engines.sglang.kvdtype import attention_family, canonical_kv_dtype, resolve_kv_cache_dtype
+    from kvplan.engines.sglang.kvdtype import (
+        attention_family,
+        canonical_kv_dtype,
+        check_release_kv_dtype,
+        resolve_kv_cache_dtype,
+    )
 
+    check_release_kv_dtype(requested=dep.kv_cache_dtype or "auto", release=_exact_release(dep))
     requested = canonical_kv_dtype(dep.kv_cache_dtype or "auto")
     kv_dtype = resolve_kv_cache_dtype(
         requested=dep.kv_cache_dtype or "auto", model_dtype=model.model_dtype,

@@ -224,6 +224,7 @@ class SWAPools:
     profiled_full_tokens: int = 0  # before --max-total-tokens / the PP MIN
     page_size: int = 1
     sliding_window: int = 0
+    stage_pool_bytes: int = 0      # 0.5.7 - 0.5.8 PP: the largest stage's pool bytes (may exceed the budget)
 
     @property
     def pool_bytes(self) -> int:
@@ -231,18 +232,23 @@ class SWAPools:
 
 
 def swa_request_cap_applies(*, radix_cache: bool, max_running_requests: int | None, chunked_prefill_size: int,
-                            has_full_layers: bool = True, disaggregation_decode: bool = False) -> bool:
+                            has_full_layers: bool = True, disaggregation_decode: bool = False,
+                            chunk_gate: bool = True) -> bool:
     """Whether SGLang picks ``SWARequestCapPoolConfigurator`` over the ratio split.
 
     True iff ``--max-running-requests`` is set, the radix cache is disabled, chunked prefill is on
-    (``> 0``; PD-decode servers skip this condition) and the model has full-attention layers.
+    (``> 0``; PD-decode servers skip this condition) and the model has full-attention layers.  ``chunk_gate`` False
+    (0.5.14 - 0.5.21, ``SWAChunkCapPoolConfigurator.is_applicable``: only ``chunked_prefill_size is None`` refuses,
+    and the flag is never None there): a disabled chunk (-1) does not stop the mode.
 
-    Source: sgl-project/sglang python/sglang/srt/model_executor/pool_configurator.py
-    ``SWARequestCapPoolConfigurator.is_applicable``, v0.5.23.
+    Example: radix off, 16 requests, ``--chunked-prefill-size -1`` -> False (0.5.22+), True with ``chunk_gate``
+    False.  Source: sgl-project/sglang python/sglang/srt/model_executor/pool_configurator.py
+    ``SWARequestCapPoolConfigurator.is_applicable``, v0.5.22 - v0.5.23; ``SWAChunkCapPoolConfigurator.is_applicable``,
+    v0.5.14 - v0.5.21.
     """
     if max_running_requests is None or radix_cache or not has_full_layers:
         return False
-    return disaggregation_decode or chunked_prefill_size > 0
+    return disaggregation_decode or not chunk_gate or chunked_prefill_size > 0
 
 
 # ---- the formulas (ints for ``kvplan fit``, numpy arrays for ``kvplan sweep``) ---------------------------------
@@ -277,15 +283,28 @@ def swa_pool_too_small(*, swa_tokens: Any, window: int, page_size: int) -> Any:
     return window + page_size >= swa_tokens
 
 
-def cap_swa_tokens(*, max_running_requests: Any, attn_dp_size: int, page_size: int, **cap: Any) -> Any:
+def cap_requests(*, max_running_requests: Any, attn_dp_size: int, floor_one: bool = True) -> Any:
+    """The requests per rank the SWA cap is sized for: ``max(1, mrr // dp)`` (0.5.23), ``mrr // dp`` before
+    (``num_reqs = ... // attn_dp_size``, 0.5.14 - 0.5.22).  Example: 3 requests over dp 4 -> 1 (0.5.23), 0 (0.5.22).
+
+    Source: sgl-project/sglang python/sglang/srt/model_executor/pool_configurator.py ``compute_swa_request_cap``,
+    v0.5.21 - v0.5.23; ``SWAChunkCapPoolConfigurator.__init__``, v0.5.14 - v0.5.20.
+    """
+    per = max_running_requests // attn_dp_size
+    return vmax(1, per) if floor_one else per
+
+
+def cap_swa_tokens(*, max_running_requests: Any, attn_dp_size: int, page_size: int, floor_one: bool = True,
+                   **cap: Any) -> Any:
     """Request-cap mode's SWA pool: ``ceil_page(compute_swa_request_cap(max(1, mrr // dp)))`` (``cap``: the other
-    :func:`kvplan.engines.sglang.pools.swa_cap.swa_request_cap` arguments).
+    :func:`kvplan.engines.sglang.pools.swa_cap.swa_request_cap` arguments; ``floor_one``: :func:`cap_requests`).
 
     Example: window 128, page 256, 16 requests, chunk 2048, overlap on -> 16,640 slots -> 16,640.
     Source: sgl-project/sglang python/sglang/srt/model_executor/pool_configurator.py
     ``SWARequestCapPoolConfigurator.calculate_pool_sizes``, ``compute_swa_request_cap``, v0.5.23.
     """
-    slots = swa_request_cap(page_size=page_size, mrr_per_rank=vmax(1, max_running_requests // attn_dp_size), **cap)
+    slots = swa_request_cap(page_size=page_size, mrr_per_rank=cap_requests(
+        max_running_requests=max_running_requests, attn_dp_size=attn_dp_size, floor_one=floor_one), **cap)
     return ceil_align(slots, page_size)
 
 
@@ -323,11 +342,14 @@ def swa_pool_sizes(
     swa_eviction_interval: int | None = None,
     request_cap_mode: bool = True,
     validate: bool = True,
+    cap_chunk_gate: bool = True,
+    cap_floor_one: bool = True,
 ) -> SWAPools:
     """Split a KV byte budget into full and SWA pools the way SGLang 0.5.23 does (one rank, one stage).
 
-    ``request_cap_mode`` / ``validate``: the release has ``SWARequestCapPoolConfigurator`` (0.5.21+) / refuses an
-    SWA pool too small for one request (0.5.20+; :class:`ByteEra`).
+    ``request_cap_mode`` / ``validate``: the release has the request-cap SWA mode (0.5.14+) / refuses an
+    SWA pool too small for one request (0.5.16+; :class:`ByteEra`); ``cap_chunk_gate`` / ``cap_floor_one``: a
+    disabled chunk stops the request-cap mode (0.5.22+) / the cap is sized for at least one request (0.5.23).
 
     ``F`` = :func:`swa_bytes_per_layer_token` of the full geometry, ``S`` = of the SWA geometry,
     ``Lf`` / ``Ls`` = full / SWA layers of this stage, ``Df`` / ``Ds`` = draft (EAGLE/MTP) full / SWA layers::
@@ -379,9 +401,11 @@ def swa_pool_sizes(
         return _all_swa_pools(cells, cell=cell, budget_bytes=budget_bytes, max_total_tokens=max_total_tokens)
     if request_cap_mode and swa_request_cap_applies(radix_cache=radix_cache, max_running_requests=max_running_requests,
                                                     chunked_prefill_size=chunked_prefill_size,
-                                                    disaggregation_decode=disaggregation_decode):
+                                                    disaggregation_decode=disaggregation_decode,
+                                                    chunk_gate=cap_chunk_gate):
         assert max_running_requests is not None
-        cap = swa_request_cap(page_size=page_size, mrr_per_rank=max(1, max_running_requests // attn_dp_size),
+        cap = swa_request_cap(page_size=page_size, mrr_per_rank=cap_requests(
+            max_running_requests=max_running_requests, attn_dp_size=attn_dp_size, floor_one=cap_floor_one),
                               **cap_args(window=window, chunked_prefill_size=chunked_prefill_size,
                                          overlap_schedule=overlap_schedule,
                                          speculative_num_draft_tokens=speculative_num_draft_tokens,
@@ -519,14 +543,15 @@ def _ratio_pools(c: _Cells, *, ratio: float, budget_bytes: int, max_total_tokens
 
 def swa_pool_sizes_over_stages(*, layers: SWALayers, pp_size: int, partition: str | None = None,
                                max_total_tokens: int | None = None, staged: bool = True,
-                               **kwargs: Any) -> SWAPools:
+                               end_inclusive: bool = False, **kwargs: Any) -> SWAPools:
     """:func:`swa_pool_sizes` for every PP stage, then the MIN full count re-applied to all stages.
 
     Each rank sizes its own stage; ``_apply_token_constraints`` takes ``min(profiled, --max-total-tokens)``
     and the MIN over PP ranks, and every rank re-derives its pools from that count. Returned: the result
     of the stage with the largest per-token cost, re-derived at the common count (``notes`` list the
     per-stage profiled counts). ``kwargs`` = the other :func:`swa_pool_sizes` arguments.  ``staged`` False (before
-    0.5.20): every rank prices the model's whole layer lists, not its stage's.
+    0.5.7): every rank prices the model's whole layer lists, not its stage's; ``end_inclusive`` (0.5.7 - 0.5.20): a
+    stage that is not the last also counts the next stage's first layer (:func:`engine_stage_ids`).
 
     Source: sgl-project/sglang python/sglang/srt/mem_cache/kv_cache_configurator.py
     ``KVCacheConfigurator.config_from_budget``, ``_apply_token_constraints``;
@@ -535,13 +560,13 @@ def swa_pool_sizes_over_stages(*, layers: SWALayers, pp_size: int, partition: st
     n = layers.num_hidden_layers or (max(layers.full_layers + layers.swa_layers) + 1)
     ranges = pp_layer_ranges(num_layers=n, pp_size=pp_size, partition=partition)
     split = pp_size > 1 and staged
-    stages = [(rng, swa_pool_sizes(layers=layers, stage_layers=rng if split else None, **kwargs))
-              for rng in ranges]
+    stages = [(rng, swa_pool_sizes(layers=layers, stage_layers=_listed(rng, n, end_inclusive) if split else None,
+                                   **kwargs)) for rng in ranges]
     common = min(r.full_tokens if r.mode != "all-swa" else r.swa_tokens for _, r in stages)
     if max_total_tokens is not None:
         common = min(common, max_total_tokens)
     worst_rng, _ = max(stages, key=lambda t: t[1].cell)
-    final = swa_pool_sizes(layers=layers, stage_layers=worst_rng if split else None,
+    final = swa_pool_sizes(layers=layers, stage_layers=_listed(worst_rng, n, end_inclusive) if split else None,
                            max_total_tokens=common, **kwargs)
     if pp_size > 1:
         per = ", ".join(f"layers [{s},{e}): {r.profiled_full_tokens:,}" for (s, e), r in stages)
@@ -561,21 +586,38 @@ class ByteEra:
     * ``draft``: the EAGLE draft's layers in the cell -- "none" before 0.5.15, "full" (all as full-attention
       layers, and only for a draft loaded from a path: :func:`pathless_mtp`) 0.5.15 - 0.5.19, "split"
       (:func:`split_draft_layers`) from 0.5.20;
-    * ``staged``: a PP rank prices its stage's layers (0.5.20+; before, the model's whole layer lists);
-    * ``validate``: the SWA pool must hold one request (``validate_swa_pool_size``, 0.5.20+);
-    * ``request_cap``: ``SWARequestCapPoolConfigurator`` exists (0.5.21+).
+    * ``staged``: a PP rank prices its stage's layers (0.5.7+: ``ModelRunner.load_model`` rewrites
+      ``model_config.full_attention_layer_ids`` / ``swa_attention_layer_ids`` to the stage's, "Consider PP, so use
+      start_layer and end_layer"; model_runner.py 0.5.7 - 0.5.15, model_runner_components/layer_setup.py 0.5.16+,
+      and the configurator counts ``len(model_config.full_attention_layer_ids)``); ``end_inclusive`` (0.5.7 - 0.5.20):
+      that filter runs over ``range(start_layer, end_layer + 1)`` (:func:`engine_stage_ids`; 0.5.21+
+      ``layer_setup.py`` ``_resolve_local_hybrid_swa_layer_ids`` over ``range(start_layer, end_layer)``);
+    * ``validate``: the SWA pool must hold one request (0.5.16+: ``HybridSWAPoolConfigurator._solve_pool_sizes``
+      raises "SWA pool (...) cannot hold even one request" when ``sliding_window_size + page_size >= swa_tokens``;
+      ``MemoryPoolConfigurator.validate_swa_pool_size`` from 0.5.20);
+    * ``request_cap``: the request-cap SWA mode exists (0.5.14+: ``SWAChunkCapPoolConfigurator``, "SWA pool sized
+      from a fixed token cap" when ``max_running_requests`` is set and the radix cache is off, 0.5.14 - 0.5.21;
+      ``SWARequestCapPoolConfigurator`` 0.5.22+); ``cap_chunk_gate``: a disabled chunked prefill (-1) stops that mode
+      (0.5.22+; before, ``is_applicable`` checks only ``chunked_prefill_size is None``); ``cap_floor_one``: the cap
+      is sized for ``max(1, mrr // dp)`` requests (0.5.23; ``mrr // dp`` before).
 
-    Example: ``byte_era("0.5.16")`` -> draft "full", not staged, no validation, no request-cap mode.
+    Example: ``byte_era("0.5.16")`` -> draft "full", staged, validation, request-cap mode;
+    ``byte_era("0.5.13")`` -> draft "none", staged, no validation, no request-cap mode.
     """
 
-    __slots__ = ("draft", "request_cap", "staged", "two_step", "validate")
+    __slots__ = ("cap_chunk_gate", "cap_floor_one", "draft", "end_inclusive", "request_cap", "staged", "two_step",
+                 "validate")
 
     def __init__(self, release: str) -> None:
         k = _key(release)
         self.two_step = k < (0, 5, 11)
         self.draft = "split" if k >= (0, 5, 20) else "full" if k >= (0, 5, 15) else "none"
-        self.staged = self.validate = k >= (0, 5, 20)
-        self.request_cap = k >= (0, 5, 21)
+        self.staged = k >= (0, 5, 7)
+        self.end_inclusive = (0, 5, 7) <= k < (0, 5, 21)
+        self.validate = k >= (0, 5, 16)
+        self.request_cap = k >= (0, 5, 14)
+        self.cap_chunk_gate = k >= (0, 5, 22)
+        self.cap_floor_one = k >= (0, 5, 23)
 
 
 def byte_era(release: str) -> ByteEra:
@@ -623,39 +665,62 @@ def two_step_full_tokens(*, tokens: Any, profile_cell: int, split_cell: float, p
 
 
 def two_step_pools(*, layers: SWALayers, budget_bytes: int, kv_dtype: str, attn_tp_size: int, page_size: int,
-                   ratio: float, max_total_tokens: int | None = None) -> SWAPools:
-    """The hybrid-SWA pools of SGLang 0.5.9 - 0.5.10 (the model's whole layer lists on every PP rank, no draft)::
+                   ratio: float, max_total_tokens: int | None = None,
+                   stage_layers: list[tuple[int, int]] | None = None) -> SWAPools:
+    """The hybrid-SWA pools of SGLang 0.5.9 - 0.5.10 (no draft)::
 
-        T    = page_floor(min(budget // (F Lf + S Ls), --max-total-tokens))          (refused: T <= 0)
-        full = two_step_full_tokens(T);  swa = page_floor(int(full x r))
+        per stage s: P_s = F Lf_s + S Ls_s;  Q_s = F Lf_s + r S Ls_s
+        T      = page_floor(min(min_s budget // P_s, --max-total-tokens))           (refused: T <= 0)
+        full_s = two_step_full_tokens(T, P_s, Q_s);  swa_s = page_floor(int(full_s x r))
+        reported: the stage with the fewest full tokens (the first on ties)
 
+    ``stage_layers``: the ``[start, end)`` whose layers each PP rank lists (``ModelRunner.load_model``'s filter over
+    ``range(start_layer, end_layer + 1)``: :func:`engine_stage_ids`); None = one stage, the model's layers.
     Example: gpt-oss-120b bf16 TP1, 12 GiB: T = 12,884,901,888 // 73,728 = 174,762 -> full 194,180, swa 155,344.
     Source: sgl-project/sglang python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py
-    ``get_cell_size_per_token``, ``init_memory_pool``, ``set_num_tokens_hybrid_swa``, v0.5.9.
+    ``get_cell_size_per_token`` (``len(self.model_config.full_attention_layer_ids)``), ``init_memory_pool`` (the MIN
+    over PP ranks), ``set_num_tokens_hybrid_swa``, v0.5.9.
     """
     if not 0.0 < ratio <= 1.0:
         raise InputError(f"--swa-full-tokens-ratio {ratio} is outside (0, 1]", field="--swa-full-tokens-ratio")
-    full_cell, swa_cell, _, _ = stage_cells(layers=layers, kv_dtype=kv_dtype, attn_tp_size=attn_tp_size)
-    profile_cell = full_cell + swa_cell
-    tokens = budget_bytes // profile_cell
+    ranges: list[tuple[int, int] | None] = list(stage_layers) if stage_layers else [None]
+    cells = [stage_cells(layers=layers, kv_dtype=kv_dtype, attn_tp_size=attn_tp_size, stage_layers=rng)[:2]
+             for rng in ranges]
+    if min(fc + sc for fc, sc in cells) <= 0:
+        raise InputError("this PP stage holds no attention layer", field="--pp-size")
+    tokens = min(budget_bytes // (fc + sc) for fc, sc in cells)
     profiled = tokens
     if max_total_tokens is not None:
         tokens = min(tokens, max_total_tokens)
     tokens = tokens // page_size * page_size
     if tokens <= 0:
-        raise InputError(f"KV budget {budget_bytes:,} B holds no token of the {profile_cell:,} B cell",
-                         field="--mem-fraction-static", hint="raise --mem-fraction-static or free GPU memory")
-    split_cell = full_cell + ratio * swa_cell
-    full = two_step_full_tokens(tokens=tokens, profile_cell=profile_cell, split_cell=split_cell, page_size=page_size)
+        raise InputError(f"KV budget {budget_bytes:,} B holds no token of the {max(fc + sc for fc, sc in cells):,} B "
+                         "cell", field="--mem-fraction-static", hint="raise --mem-fraction-static or free GPU memory")
+    fulls = [two_step_full_tokens(tokens=tokens, profile_cell=fc + sc, split_cell=fc + ratio * sc, page_size=page_size)
+             for fc, sc in cells]
+    i = fulls.index(min(fulls))
+    (full_cell, swa_cell), full = cells[i], fulls[i]
+    profile_cell, split_cell = full_cell + swa_cell, full_cell + ratio * swa_cell
     swa = ratio_swa_tokens(full_tokens=full, ratio=ratio, page_size=page_size)
     c = _Cells(full_cell=full_cell, swa_cell=swa_cell, window=layers.sliding_window, page_size=page_size,
                notes=list(layers.notes))
     c.notes.append(f"pools of SGLang 0.5.9 - 0.5.10: {tokens:,} tokens of the {profile_cell:,} B cell -> full "
-                   f"int({tokens:,} x {profile_cell:,} / {split_cell:,.1f}) = {full:,}, SWA {swa:,}")
+                   f"int({tokens:,} x {profile_cell:,} / {split_cell:,.1f}) = {full:,}, SWA {swa:,}"
+                   + (f" (PP stage {i}, the fewest full tokens)" if len(cells) > 1 else ""))
     return SWAPools(full_tokens=full, swa_tokens=swa, full_bytes_per_token=full_cell, swa_bytes_per_token=swa_cell,
                     cell=split_cell, mode="ratio", components=c.components(full, swa), notes=tuple(c.notes),
                     swa_full_tokens_ratio=ratio, profiled_full_tokens=profiled, page_size=page_size,
                     sliding_window=layers.sliding_window)
+
+
+def listed_stages(*, layers: SWALayers, pp_size: int, partition: str | None,
+                  end_inclusive: bool) -> list[tuple[int, int]] | None:
+    """The ``[start, end)`` whose layers each PP rank lists (None at PP 1: the model's layers)."""
+    if pp_size <= 1:
+        return None
+    n = layers.num_hidden_layers or (max(layers.full_layers + layers.swa_layers) + 1)
+    return [_listed(rng, n, end_inclusive) for rng in pp_layer_ranges(num_layers=n, pp_size=pp_size,
+                                                                      partition=partition)]
 
 
 # ---- SGLang 0.4.9.post6 - 0.5.8: the split by layer count ---------------------------------------------------------
@@ -697,10 +762,53 @@ def layer_split_tokens(*, tokens: Any, num_layers: int, full_layers: int, swa_la
     return full, swa
 
 
+#: 0.5.7 counts a hybrid-SWA model's per-token cell over its *full-attention* layers only
+#: (``profile_max_num_token``: ``elif self.model_config.full_attention_layer_ids: num_layers = len(...)``; 0.5.8
+#: counts ``num_effective_layers``)
+LAYER_SPLIT_FULL_IDS_CELL = "0.5.7"
+
+
+@dataclass(frozen=True)
+class _SplitStage:
+    """One PP stage of the layer-split releases: its cell, its sub-pool cells and the layer counts the split uses."""
+
+    cell_l: int       # bytes per token of T (the profiled single-pool count)
+    full_cell: int    # F x full layers of the stage
+    swa_cell: int     # S x SWA layers of the stage
+    n_full: int       # full layers in the split's denominator
+    n_swa: int        # SWA layers in the split's denominator
+
+
+def engine_stage_ids(*, layers: SWALayers, rng: tuple[int, int], num_layers: int) -> tuple[int, int]:
+    """``(full, swa)`` layers SGLang 0.5.7 - 0.5.20 keep in ``model_config`` for PP stage ``[start, end)``: the filter
+    of ``ModelRunner.load_model`` runs over ``range(start_layer, end_layer + 1)``, so a stage that is not the last
+    also counts layer ``end`` (the next stage's first).  Example: gpt-oss-120b (36 layers, SWA on even ids) PP2:
+    stage [0, 18) -> (9, 10) (layer 18 is an SWA layer), stage [18, 36) -> (9, 9).
+
+    Source: sgl-project/sglang python/sglang/srt/model_executor/model_runner.py ``ModelRunner.load_model`` ("Consider
+    PP, so use start_layer and end_layer"), v0.5.7 - v0.5.15; model_runner_components/layer_setup.py, v0.5.16 - v0.5.20.
+    """
+    s, e = rng
+    return layers.stage((s, min(e + 1, num_layers)))
+
+
+def _listed(rng: tuple[int, int], num_layers: int, end_inclusive: bool) -> tuple[int, int]:
+    """The ``[start, end)`` whose layers SGLang lists for PP stage ``rng`` (one more when ``end_inclusive``)."""
+    return (rng[0], min(rng[1] + 1, num_layers)) if end_inclusive else rng
+
+
 def layer_split_stages(*, layers: SWALayers, pp_size: int, partition: str | None, kv_dtype: str,
-                       attn_tp_size: int) -> tuple[int, list[tuple[int, int, int]]]:
-    """``(num_layers, [(cell_L, full_cell, swa_cell) per PP stage])`` of the layer-split releases
-    (:func:`layer_split_cell` and :func:`stage_cells` of each stage, no draft layers)."""
+                       attn_tp_size: int, staged: bool = False,
+                       full_ids_cell: bool = False) -> tuple[int, list[_SplitStage]]:
+    """``(num_layers, [_SplitStage per PP stage])`` of the layer-split releases (:func:`layer_split_cell` and
+    :func:`stage_cells` of each stage, no draft layers).
+
+    ``staged`` (0.5.7 - 0.5.8, PP > 1): the split's layer counts (and MiMo-V2-Flash's SWA term) are the stage's
+    (:func:`engine_stage_ids`); before, the model's.  ``full_ids_cell`` (0.5.7, :data:`LAYER_SPLIT_FULL_IDS_CELL`):
+    the cell counts the stage's full-attention layers instead of all its layers.
+    Example: MiMo-V2-Flash TP4 bf16 under 0.5.7 (PP1): 640 x 9 + 1,280 x 39 = 55,680 B (0.5.8: 640 x 48 + 49,920 =
+    80,640 B).
+    """
     n = layers.num_hidden_layers or (max(layers.full_layers + layers.swa_layers) + 1)
     ranges = pp_layer_ranges(num_layers=n, pp_size=pp_size, partition=partition)
     extra = layers.architecture in LAYER_SPLIT_SWA_EXTRA
@@ -708,15 +816,27 @@ def layer_split_stages(*, layers: SWALayers, pp_size: int, partition: str | None
     for rng in ranges:
         full_cell, swa_cell, F, S = stage_cells(layers=layers, kv_dtype=kv_dtype, attn_tp_size=attn_tp_size,
                                                 stage_layers=rng if pp_size > 1 else None)
-        cell_l = layer_split_cell(full_per_layer=F, swa_per_layer=S, stage_layers=sum(layers.stage(rng)),
-                                  swa_layers_total=len(layers.swa_layers), swa_extra=extra)
-        out.append((cell_l, full_cell, swa_cell))
+        if staged and pp_size > 1:
+            n_full, n_swa = engine_stage_ids(layers=layers, rng=rng, num_layers=n)
+        else:
+            n_full, n_swa = len(layers.full_layers), len(layers.swa_layers)
+        if full_ids_cell and n_full:   # 0.5.7: len(full_attention_layer_ids)
+            counted = n_full
+        elif staged or full_ids_cell:  # 0.5.8: num_effective_layers = end_layer - start_layer
+            counted = rng[1] - rng[0]
+        else:                          # before 0.5.7: the stage's attention layers (kvplan's reading, as before)
+            counted = sum(layers.stage(rng))
+        cell_l = layer_split_cell(full_per_layer=F, swa_per_layer=S, stage_layers=counted,
+                                  swa_layers_total=n_swa if staged else len(layers.swa_layers), swa_extra=extra)
+        if staged and pp_size > 1:   # the stage's pools hold its layers as SGLang lists them
+            full_cell, swa_cell = F * n_full, S * n_swa
+        out.append(_SplitStage(cell_l=cell_l, full_cell=full_cell, swa_cell=swa_cell, n_full=n_full, n_swa=n_swa))
     return n, out
 
 
 def layer_split_pools(*, layers: SWALayers, pp_size: int, partition: str | None, budget_bytes: int, kv_dtype: str,
                       attn_tp_size: int, page_size: int, ratio: float, max_total_tokens: int | None = None,
-                      floor: bool = True) -> SWAPools:
+                      floor: bool = True, staged: bool = False, full_ids_cell: bool = False) -> SWAPools:
     """The hybrid-SWA pools of SGLang 0.4.9.post6 - 0.5.8 (``pool_rules.swa_split == "layers"``): one token count
     as if every layer were full attention, then split by layer count::
 
@@ -727,15 +847,22 @@ def layer_split_pools(*, layers: SWALayers, pp_size: int, partition: str | None,
     No request-cap mode and no draft layers in the target's cell (those releases size the draft worker's pool
     apart); no SWA-pool minimum check.  Example: gpt-oss-120b bf16 TP1, 12 GiB: T = 12,884,901,888 // 73,728 =
     174,762 -> full int(174,762 x 36 / 32.4) = 194,180, swa 155,344.
+
+    PP > 1 in 0.5.7 - 0.5.8 (``staged``): ``set_num_tokens_hybrid_swa`` multiplies ``T`` by the *model's*
+    ``num_hidden_layers`` L but divides by the *stage's* layer counts (:func:`engine_stage_ids`), so every rank
+    allocates pools of about ``pp`` times its budget; kvplan sizes what the engine allocates (per stage
+    ``full_s = int(T x L / (r Ls_s + Lf_s))``, the stage with the fewest full tokens reported) and says the start-up
+    may run out of memory.  Example: gpt-oss-120b bf16 TP1 PP2 at 12 GiB under 0.5.8: stage cells 2,048 x 18 =
+    36,864 B -> T = 349,525; stage [0, 18) counts 9 full + 10 SWA layers: full = int(349,525 x 36 / 17) = 740,170.
+
     Source: sgl-project/sglang python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py ``init_memory_pool``,
-    ``profile_max_num_token``, ``set_num_tokens_hybrid_swa``, v0.5.8.
+    ``profile_max_num_token``, ``set_num_tokens_hybrid_swa``, v0.5.8 (v0.5.7: ``num_layers`` = the full layers).
     """
     if not 0.0 < ratio <= 1.0:
         raise InputError(f"--swa-full-tokens-ratio {ratio} is outside (0, 1]", field="--swa-full-tokens-ratio")
     n, cells = layer_split_stages(layers=layers, pp_size=pp_size, partition=partition, kv_dtype=kv_dtype,
-                                  attn_tp_size=attn_tp_size)
-    stages = [(cell_l, fc, sc, budget_bytes // cell_l if cell_l > 0 else 0) for cell_l, fc, sc in cells]
-    tokens = min(t for *_, t in stages)
+                                  attn_tp_size=attn_tp_size, staged=staged, full_ids_cell=full_ids_cell)
+    tokens = min(budget_bytes // c.cell_l if c.cell_l > 0 else 0 for c in cells)
     profiled = tokens
     if max_total_tokens is not None:
         tokens = min(tokens, max_total_tokens)
@@ -743,19 +870,37 @@ def layer_split_pools(*, layers: SWALayers, pp_size: int, partition: str | None,
     if tokens <= 0:
         raise InputError(f"KV budget {budget_bytes:,} B holds no token of the {n}-layer cell",
                          field="--mem-fraction-static", hint="raise --mem-fraction-static or free GPU memory")
-    n_full, n_swa = len(layers.full_layers), len(layers.swa_layers)
-    full, swa = layer_split_tokens(tokens=tokens, num_layers=n, full_layers=n_full, swa_layers=n_swa, ratio=ratio,
-                                   page_size=page_size, floor=floor)
-    cell_l, full_cell, swa_cell, _ = max(stages)
-    c = _Cells(full_cell=full_cell, swa_cell=swa_cell, window=layers.sliding_window, page_size=page_size,
+    splits = [(layer_split_tokens(tokens=tokens, num_layers=n, full_layers=c.n_full, swa_layers=c.n_swa,
+                                  ratio=ratio, page_size=page_size, floor=floor), c) for c in cells]
+    if staged and pp_size > 1:
+        (full, swa), st = min(splits, key=lambda t: t[0][0])
+    else:   # one split for every stage; the stage with the largest cell reported (as before)
+        st = max(cells, key=lambda c: (c.cell_l, c.full_cell, c.swa_cell))
+        full, swa = splits[0][0]
+    c = _Cells(full_cell=st.full_cell, swa_cell=st.swa_cell, window=layers.sliding_window, page_size=page_size,
                notes=list(layers.notes))
-    c.notes.append(f"pools split by layer count (SGLang before 0.5.9): {tokens:,} tokens of the {cell_l:,} B "
-                   f"all-layer cell -> full int({tokens:,} x {n} / ({ratio} x {n_swa} + {n_full})) = {full:,}, "
+    kind = "full-layer" if full_ids_cell else "all-layer"
+    c.notes.append(f"pools split by layer count (SGLang before 0.5.9): {tokens:,} tokens of the {st.cell_l:,} B "
+                   f"{kind} cell -> full int({tokens:,} x {n} / ({ratio} x {st.n_swa} + {st.n_full})) = {full:,}, "
                    f"SWA int(full x {ratio}) = {swa:,}" + ("" if floor else " (not page-floored)"))
-    return SWAPools(full_tokens=full, swa_tokens=swa, full_bytes_per_token=full_cell, swa_bytes_per_token=swa_cell,
-                    cell=cell_l * (ratio * n_swa + n_full) / n, mode="layers", components=c.components(full, swa),
-                    notes=tuple(c.notes), swa_full_tokens_ratio=ratio, profiled_full_tokens=profiled,
-                    page_size=page_size, sliding_window=layers.sliding_window)
+    stage_bytes = max(f * x.full_cell + w * x.swa_cell for (f, w), x in splits) if staged and pp_size > 1 else 0
+    return SWAPools(full_tokens=full, swa_tokens=swa, full_bytes_per_token=st.full_cell,
+                    swa_bytes_per_token=st.swa_cell, cell=st.cell_l * (ratio * st.n_swa + st.n_full) / n,
+                    mode="layers", components=c.components(full, swa), notes=tuple(c.notes),
+                    swa_full_tokens_ratio=ratio, profiled_full_tokens=profiled, page_size=page_size,
+                    sliding_window=layers.sliding_window, stage_pool_bytes=stage_bytes)
+
+
+def layer_split_warning(*, res: SWAPools, budget_bytes: int, num_layers: int) -> str | None:
+    """The warning of a 0.5.7 - 0.5.8 PP plan whose largest stage allocates more KV pool than the budget (None when
+    none does; ``res.stage_pool_bytes`` from :func:`layer_split_pools`)."""
+    worst = res.stage_pool_bytes
+    if worst <= budget_bytes:
+        return None
+    return (f"SGLang 0.5.7 - 0.5.8 split a PP stage's hybrid SWA pools by the whole model's {num_layers} layers but "
+            f"the stage's own layer counts: a PP rank allocates {worst / 2**30:,.2f} GiB of KV pools for a "
+            f"{budget_bytes / 2**30:,.2f} GiB budget ({worst / budget_bytes:.2f}x); kvplan sizes what the engine "
+            f"allocates, and the start-up may then run out of GPU memory (0.5.9+ split by bytes)")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -808,14 +953,18 @@ def plan(ctx: PoolContext) -> PoolPlan:
         res = layer_split_pools(layers=layers, pp_size=ctx.pp, partition=f.pp_layer_partition,
                                 budget_bytes=ctx.budget, kv_dtype=ctx.kv_dtype, attn_tp_size=ctx.attn_tp,
                                 page_size=ctx.page_size, ratio=_ratio(ctx), max_total_tokens=f.max_total_tokens,
-                                floor=_key(_release(ctx)) >= _key(LAYER_SPLIT_FLOOR_SINCE))
+                                floor=_key(_release(ctx)) >= _key(LAYER_SPLIT_FLOOR_SINCE), staged=era.staged,
+                                full_ids_cell=_release(ctx) == LAYER_SPLIT_FULL_IDS_CELL)
     elif era.two_step:
         res = two_step_pools(layers=layers, budget_bytes=ctx.budget, kv_dtype=ctx.kv_dtype, attn_tp_size=ctx.attn_tp,
-                             page_size=ctx.page_size, ratio=_ratio(ctx), max_total_tokens=f.max_total_tokens)
+                             page_size=ctx.page_size, ratio=_ratio(ctx), max_total_tokens=f.max_total_tokens,
+                             stage_layers=listed_stages(layers=layers, pp_size=ctx.pp, partition=f.pp_layer_partition,
+                                                        end_inclusive=era.end_inclusive))
     else:
         res = swa_pool_sizes_over_stages(
             layers=layers, pp_size=ctx.pp, partition=f.pp_layer_partition, budget_bytes=ctx.budget,
-            max_total_tokens=f.max_total_tokens, staged=era.staged, request_cap_mode=era.request_cap,
+            max_total_tokens=f.max_total_tokens, staged=era.staged, end_inclusive=era.end_inclusive,
+            request_cap_mode=era.request_cap, cap_chunk_gate=era.cap_chunk_gate, cap_floor_one=era.cap_floor_one,
             validate=era.validate, **_sizing_args(ctx, draft_full, draft_swa))
     mrr, reduced = request_cap(ctx, res.full_tokens)
     layout = (f"hybrid sliding window ({len(layers.full_layers)} full + {len(layers.swa_layers)} SWA layers, "
@@ -827,9 +976,11 @@ def plan(ctx: PoolContext) -> PoolPlan:
     notes = list(res.notes)
     if ctx.kv_dtype.strip().lower() in FP4_KV_DTYPES:
         notes.append(FP4_NOTE.format(dtype=ctx.kv_dtype))
+    warning = layer_split_warning(res=res, budget_bytes=ctx.budget, num_layers=layers.num_hidden_layers or 0)
     return PoolPlan(tokens=res.full_tokens, cell=res.cell, layout=layout, max_running_requests=mrr, reduced=reduced,
                     kv_pool_bytes=res.pool_bytes, kv_slice_bytes=min(int(res.full_tokens * res.cell), ctx.budget),
-                    pools=pools, fixed_bytes=res.fixed_bytes, fixed_note=_FIXED_NOTE, notes=notes)
+                    pools=pools, fixed_bytes=res.fixed_bytes, fixed_note=_FIXED_NOTE, notes=notes,
+                    warnings=[warning] if warning else [])
 
 
 #: the assumption an FP4 KV cache on the hybrid pool adds (see :func:`swa_bytes_per_layer_token`)
@@ -919,7 +1070,8 @@ class _VectorStages:
     window: int
     page_size: int
     cap: dict[str, Any]     # swa_request_cap arguments (request-cap mode)
-    validate: bool = True   # the release refuses an SWA pool too small for one request (0.5.20+)
+    validate: bool = True   # the release refuses an SWA pool too small for one request (0.5.16+)
+    cap_floor_one: bool = True   # the cap is sized for max(1, mrr // dp) requests (0.5.23; mrr // dp before)
 
 
 def _vector_stages(ctx: PoolContext) -> _VectorStages | None:
@@ -934,13 +1086,14 @@ def _vector_stages(ctx: PoolContext) -> _VectorStages | None:
         ranges = pp_layer_ranges(num_layers=n, pp_size=ctx.pp, partition=f.pp_layer_partition)
         cells = [stage_cells(layers=layers, kv_dtype=ctx.kv_dtype, attn_tp_size=ctx.attn_tp,
                              draft_full_layers=draft_full, draft_swa_layers=draft_swa,
-                             stage_layers=rng if ctx.pp > 1 and era.staged else None)[:2] for rng in ranges]
+                             stage_layers=_listed(rng, n, era.end_inclusive) if ctx.pp > 1 and era.staged else None)[:2]
+                 for rng in ranges]
     except InputError:
         return None
     ratio = _ratio(ctx)
     cap_mode = era.request_cap and swa_request_cap_applies(
         radix_cache=f.radix_cache, max_running_requests=ctx.max_running_requests,
-        chunked_prefill_size=ctx.chunked_prefill_size)
+        chunked_prefill_size=ctx.chunked_prefill_size, chunk_gate=era.cap_chunk_gate)
     if not layers.full_layers or not 0.0 < ratio <= 1.0 or ctx.page_size <= 0 or ctx.attn_dp <= 0:
         return None
     costs = [float(fc) if cap_mode else fc + ratio * sc for fc, sc in cells]
@@ -955,7 +1108,7 @@ def _vector_stages(ctx: PoolContext) -> _VectorStages | None:
                      overlap_schedule=args["overlap_schedule"],
                      speculative_num_draft_tokens=args["speculative_num_draft_tokens"], speculative_num_steps=None,
                      disaggregation_decode=False, decode_extra_slots=0, swa_eviction_interval=None),
-        validate=era.validate)
+        validate=era.validate, cap_floor_one=era.cap_floor_one)
 
 
 def vector_group(ctx: PoolContext, *, cell: float) -> VectorGroup | None:
@@ -1000,6 +1153,7 @@ def vector_group(ctx: PoolContext, *, cell: float) -> VectorGroup | None:
         swa_cap: Any = None
         if vs.cap_mode:
             swa_cap = cap_swa_tokens(max_running_requests=requested, attn_dp_size=ctx.attn_dp, page_size=page,
+                                     floor_one=vs.cap_floor_one,
                                      **vs.cap)
         for fc, sc in zip(vs.full_cells, vs.swa_cells, strict=True):
             if vs.cap_mode:
@@ -1046,15 +1200,26 @@ def _layer_split_group(ctx: PoolContext, layers: SWALayers, *, cell: float) -> V
     from kvplan.engines.sglang.pools.vector import VectorGroup, VectorPools, request_cap_of
 
     ratio, page = _ratio(ctx), ctx.page_size
+    staged = byte_era(_release(ctx)).staged
     try:
         n, stages = layer_split_stages(layers=layers, pp_size=ctx.pp, partition=ctx.flags.pp_layer_partition,
-                                       kv_dtype=ctx.kv_dtype, attn_tp_size=ctx.attn_tp)
+                                       kv_dtype=ctx.kv_dtype, attn_tp_size=ctx.attn_tp, staged=staged,
+                                       full_ids_cell=_release(ctx) == LAYER_SPLIT_FULL_IDS_CELL)
     except InputError:
         return None
-    cells = [c for c, _, _ in stages]
-    n_full, n_swa = len(layers.full_layers), len(layers.swa_layers)
-    cost = max(cells) * (ratio * n_swa + n_full) / n
-    if not 0.0 < ratio <= 1.0 or min(cells) <= 0 or page <= 0 or (cell and cost != cell):
+    cells = [st.cell_l for st in stages]
+    per_stage = staged and ctx.pp > 1   # 0.5.7 - 0.5.8 PP: each stage splits by its own counts, the fewest reported
+    if not per_stage:
+        top = max(stages, key=lambda st: (st.cell_l, st.full_cell, st.swa_cell))
+        splits = [(len(layers.full_layers), len(layers.swa_layers), top.cell_l)]
+    else:
+        splits = [(st.n_full, st.n_swa, st.cell_l) for st in stages]
+    costs = [c_l * (ratio * ns + nf) / n for nf, ns, c_l in splits]
+    if not 0.0 < ratio <= 1.0 or min(cells) <= 0 or page <= 0:
+        return None
+    dens = [ratio * ns + nf for nf, ns, _ in splits]
+    static = costs[dens.index(max(dens))]   # the stage of the fewest full tokens (ties: see pools())
+    if cell and static != cell:
         return None
     floor = _key(_release(ctx)) >= _key(LAYER_SPLIT_FLOOR_SINCE)
 
@@ -1067,8 +1232,15 @@ def _layer_split_group(ctx: PoolContext, layers: SWALayers, *, cell: float) -> V
             common = vwhere((max_total_tokens >= 0) & (max_total_tokens < common), max_total_tokens, common)
         common = common // page * page
         err = pos & (common <= 0)
-        full, swa = layer_split_tokens(tokens=common, num_layers=n, full_layers=n_full, swa_layers=n_swa,
-                                       ratio=ratio, page_size=page, floor=floor)
+        full, swa, cost = None, None, None
+        for (nf, ns, _), c_s in zip(splits, costs, strict=True):   # min over stages, the first one on ties
+            full_s, swa_s = layer_split_tokens(tokens=common, num_layers=n, full_layers=nf, swa_layers=ns,
+                                               ratio=ratio, page_size=page, floor=floor)
+            if full is None:
+                full, swa, cost = full_s, swa_s, c_s
+            else:
+                take = full_s < full
+                full, swa, cost = vwhere(take, full_s, full), vwhere(take, swa_s, swa), vwhere(take, c_s, cost)
         tokens = vwhere(pos & ~err, full, 0)
         return VectorPools(tokens=tokens, cell=vwhere(pos, cost, 0.0),
                            mrr=request_cap_of(ctx, tokens=tokens, context_len=context_len, requested=requested),
@@ -1090,25 +1262,43 @@ def _two_step_group(ctx: PoolContext, layers: SWALayers, *, cell: float) -> Vect
     from kvplan.engines.sglang.pools.vector import VectorGroup, VectorPools, request_cap_of
 
     ratio, page = _ratio(ctx), ctx.page_size
+    stages = listed_stages(layers=layers, pp_size=ctx.pp, partition=ctx.flags.pp_layer_partition,
+                           end_inclusive=byte_era(_release(ctx)).end_inclusive)
     try:
-        full_cell, swa_cell, _, _ = stage_cells(layers=layers, kv_dtype=ctx.kv_dtype, attn_tp_size=ctx.attn_tp)
+        ranges: list[tuple[int, int] | None] = list(stages) if stages else [None]
+        cells = [stage_cells(layers=layers, kv_dtype=ctx.kv_dtype, attn_tp_size=ctx.attn_tp, stage_layers=rng)[:2]
+                 for rng in ranges]
     except InputError:
         return None
-    profile_cell, split_cell = full_cell + swa_cell, full_cell + ratio * swa_cell
-    if not 0.0 < ratio <= 1.0 or profile_cell <= 0 or page <= 0 or (cell and split_cell != cell):
+    profiles = [fc + sc for fc, sc in cells]
+    splits = [fc + ratio * sc for fc, sc in cells]
+    if not 0.0 < ratio <= 1.0 or min(profiles) <= 0 or page <= 0:
+        return None
+    gains = [pc / sp for pc, sp in zip(profiles, splits, strict=True)]
+    if cell and splits[gains.index(min(gains))] != cell:   # the stage of the fewest full tokens (ties: pools())
         return None
 
     def pools(*, budget: Any, context_len: Any, requested: Any, max_total_tokens: Any) -> VectorPools:
         pos = budget > 0
-        common = budget // profile_cell
+        common = budget // profiles[0]
+        for pc in profiles[1:]:
+            common = vmin(common, budget // pc)
         if max_total_tokens is not None:
             common = vwhere((max_total_tokens >= 0) & (max_total_tokens < common), max_total_tokens, common)
         common = common // page * page
         err = pos & (common <= 0)
-        full = two_step_full_tokens(tokens=common, profile_cell=profile_cell, split_cell=split_cell, page_size=page)
+        full: Any = None
+        cost: Any = None
+        for pc, sp in zip(profiles, splits, strict=True):   # min over stages, the first one on ties
+            full_s = two_step_full_tokens(tokens=common, profile_cell=pc, split_cell=sp, page_size=page)
+            if full is None:
+                full, cost = full_s, sp
+            else:
+                take = full_s < full
+                full, cost = vwhere(take, full_s, full), vwhere(take, sp, cost)
         swa = ratio_swa_tokens(full_tokens=full, ratio=ratio, page_size=page)
         tokens = vwhere(pos & ~err, full, 0)
-        return VectorPools(tokens=tokens, cell=vwhere(pos, split_cell, 0.0),
+        return VectorPools(tokens=tokens, cell=vwhere(pos, cost, 0.0),
                            mrr=request_cap_of(ctx, tokens=tokens, context_len=context_len, requested=requested),
                            error=err, pools={SWA_POOL_NAME: vwhere(pos, swa, -1)})
 
