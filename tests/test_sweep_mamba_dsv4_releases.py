@@ -6,7 +6,7 @@ keys (kvplan/engines/sglang/history.py ``mamba_cache_sizing``): 0.5.7 (speculati
 flag undivided), 0.5.8 (taken first, // dp, the 512 fallback), 0.5.12 (no fallback), 0.5.13 and 0.5.16 (the joint
 solve, no padding slot), 0.5.17 (0.5.23's); the radix-cache switch-offs (Kimi-Linear is not among the presets:
 speculative decoding on 0.5.9) and the Qwen3-Next SM100 page by release; DeepSeek-V4 under 0.5.12 / 0.5.16 / 0.5.20
-/ 0.5.21 (priced by 0.5.23's configurator, the planner says so).
+/ 0.5.21 (each priced by its release's configurator: pools/dsv4.py DSV4_ERAS).
 """
 
 from __future__ import annotations

@@ -54,6 +54,18 @@ class DSV4Geometry:
     dspark_block_size: int | None = None
     dspark_target_layer_ids: tuple[int, ...] | None = None
     bundles_dspark_draft: bool = False
+    #: the config's whole ``compress_ratios`` list, trailing MTP / DSpark entries included (SGLang 0.5.12's
+    #: configurator counts all of them; empty = the same as ``compress_ratios``)
+    config_compress_ratios: tuple[int, ...] = ()
+
+    @property
+    def all_compress_ratios(self) -> tuple[int, ...]:
+        """The config's whole ``compress_ratios`` list (V4-Flash: 44 entries, the last one the MTP layer's 0).
+
+        Source: ``DSV4PoolConfigurator.__init__`` (model_executor/pool_configurator.py, SGLang 0.5.12:
+        ``self.compression_ratios = cfg.compress_ratios``, not yet sliced to the stage).
+        """
+        return self.config_compress_ratios or self.compress_ratios
 
     @property
     def dspark_stages(self) -> int:
@@ -138,7 +150,7 @@ def dsv4_geometry_from_config(cfg: Mapping[str, Any]) -> DSV4Geometry:
             field="compress_ratios",
         )
     ratios = tuple(ratios_raw[:num_layers])
-    for idx, r in enumerate(ratios):
+    for idx, r in enumerate(ratios_raw):
         if isinstance(r, bool) or r not in DSV4_RATIOS:
             raise InputError(
                 f"compress_ratios[{idx}] = {r!r} is not one of {DSV4_RATIOS}", field="compress_ratios"
@@ -193,6 +205,7 @@ def dsv4_geometry_from_config(cfg: Mapping[str, Any]) -> DSV4Geometry:
         dspark_block_size=block,
         dspark_target_layer_ids=targets,
         bundles_dspark_draft=bundles,
+        config_compress_ratios=tuple(ratios_raw) if len(ratios_raw) > num_layers else (),
     )
 
 

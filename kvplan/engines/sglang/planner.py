@@ -41,9 +41,6 @@ if TYPE_CHECKING:
 #: the release kvplan models when ``--engine-version`` is not given (the newest rule set's release)
 ENGINE_VERSION = "0.5.23"
 
-#: families whose pools kvplan prices with 0.5.23's configurators in every release that has them
-_FAMILIES_0523_POOLS: frozenset[Family] = frozenset()  # DSV4: by release since issue 12 (pools/dsv4.py DSV4_ERAS)
-
 
 # The planner's internal records are plain classes with slots, not dataclasses: the dataclass decorator generates and
 # compiles its ``__init__`` at every import (0.3-0.5 ms a class), and ``kvplan fit`` imports this module on every
@@ -474,9 +471,6 @@ def _release_rules(dep: Deployment, model: ModelSpec, log: _Log) -> RuleSet:
         check_family(dep.engine_version, fam)
     log.assumptions.append(f"SGLang {rel.release}: the sizing rules of releases {window.label} "
                            f"(--engine-version {rel.requested})" + (f"; {rel.note}" if rel.note else ""))
-    if window.rules is not _default_rules() and fam in _FAMILIES_0523_POOLS:
-        log.assumptions.append(f"the {fam} pools are priced by SGLang 0.5.23's configurator; {rel.release} may split "
-                               f"them differently")
     override = window.rules.override(fam) if fam is not None else None
     if override is not None and override.dp_attention and not dep.enable_dp_attention:
         log.warnings.append(f"SGLang {rel.release} turns DP attention on (dp = tp) for {override.name}; pass "

@@ -2,6 +2,11 @@
 
 The geometry (layers, compression ratios, kv sources, window) is :mod:`kvplan.geometry.dsv4`.
 
+By release: :data:`DSV4_ERAS` / :func:`dsv4_era` key the configurator of each SGLang release 0.5.12 - 0.5.23
+(``dsv4_pool_sizes(release=...)``): 0.5.12 - 0.5.20 are :mod:`kvplan.engines.sglang.pools.dsv4_legacy` (one
+coefficient over raw 584 B rows), 0.5.21 - 0.5.22 this module without the low-ratio padding (ratio-1/2 rows at 584 B);
+docs/layouts/deepseek-v4.md section 7.  What follows is 0.5.23.
+
 Engine sources (sgl-project/sglang, package paths under ``python/``; wheel 0.5.23, no git commit):
 
 * ``sglang/srt/model_executor/pool_configurator.py`` -- ``DSV4PoolConfigurator`` (``__init__``,
@@ -264,6 +269,104 @@ def dsv4_select_layout(
 
 
 # ----------------------------------------------------------------------------------------------------------
+# Releases: what each SGLang release's DSV4PoolConfigurator prices (issue 12; docs/layouts/deepseek-v4.md §7)
+# ----------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DSV4Era:
+    """One run of SGLang releases whose ``DSV4PoolConfigurator`` does the same arithmetic on CUDA.
+
+    ``paged`` False: the 0.5.12 - 0.5.20 configurator (:mod:`kvplan.engines.sglang.pools.dsv4_legacy`): one
+    coefficient over raw 584 B rows, SWA by ratio only, V4 / V4-Pro only.  True: the 0.5.21+ one
+    (:func:`dsv4_pool_sizes`): paged row bytes, SWA cap mode, V4.1 (ratios 1 / 2), ``(L+1)/L`` on the SWA
+    coefficient too.
+    Sources: ``model_executor/pool_configurator.py`` ``DSV4PoolConfigurator`` of the wheels 0.5.12 - 0.5.23.
+    """
+
+    first: str                       # the first release of the era
+    last: str                        # the last release of the era
+    paged: bool                      # 0.5.21+: the paged-KV configurator (cap mode, V4.1, c2 state)
+    pp_slice: bool = True            # 0.5.13+: counts the PP stage's layers (0.5.12: the config's whole list)
+    c128_state_fixed: bool = True    # 0.5.15+: c128 state as fixed bytes per request slot (else in the coefficient)
+    dspark: bool = True              # 0.5.16+: --speculative-algorithm DSPARK exists
+    ring_check: bool = True          # 0.5.18+: _assert_ring_serves_draft_tokens
+    swa_pool_check: bool = True      # 0.5.20+: validate_swa_pool_size (window + page >= swa refused)
+    trtllm: bool = True              # 0.5.20+: --dsv4-attn-backend trtllm (uniform fp8 rows)
+    low_ratio_padding: bool = True   # 0.5.23: _get_low_ratio_kv_padding_bytes; ratio-1/2 rows priced by the layout
+
+    @property
+    def label(self) -> str:
+        return self.first if self.first == self.last else f"{self.first} - {self.last}"
+
+
+#: The DSV4 configurator eras, oldest first (each release from ``first`` to ``last``; ``.postN`` builds go with
+#: their base release).  Read in the wheels: 0.5.12 -> 0.5.13 slices the stage; 0.5.15 moves the c128 state to
+#: fixed bytes; 0.5.16 adds DSpark; 0.5.18 the ring check; 0.5.20 the SWA floor and trtllm (and, on HIP only, the
+#: unified pool); 0.5.21 the paged configurator; 0.5.23 the low-ratio padding.
+DSV4_ERAS: tuple[DSV4Era, ...] = (
+    DSV4Era("0.5.12", "0.5.12", paged=False, pp_slice=False, c128_state_fixed=False, dspark=False, ring_check=False,
+            swa_pool_check=False, trtllm=False),
+    DSV4Era("0.5.13", "0.5.14", paged=False, c128_state_fixed=False, dspark=False, ring_check=False,
+            swa_pool_check=False, trtllm=False),
+    DSV4Era("0.5.15", "0.5.15", paged=False, dspark=False, ring_check=False, swa_pool_check=False, trtllm=False),
+    DSV4Era("0.5.16", "0.5.17", paged=False, ring_check=False, swa_pool_check=False, trtllm=False),
+    DSV4Era("0.5.18", "0.5.19", paged=False, swa_pool_check=False, trtllm=False),
+    DSV4Era("0.5.20", "0.5.20", paged=False),
+    DSV4Era("0.5.21", "0.5.22", paged=True, low_ratio_padding=False),
+    DSV4Era("0.5.23", "0.5.23", paged=True),
+)
+#: the first release that runs DeepSeek-V4.1 (``model_type == "deepseek_v41"``, compress ratios 1 and 2)
+DSV41_FIRST_RELEASE = "0.5.21"
+
+
+def dsv4_era(release: str | None) -> DSV4Era:
+    """The era of SGLang ``release`` (a release string as ``--engine-version`` resolves it; None = the newest).
+
+    Example: ``"0.5.14"`` -> the 0.5.13 - 0.5.14 era; ``"0.5.22"`` -> 0.5.21 - 0.5.22; None -> 0.5.23.
+    InputError for a release before 0.5.12 (no DeepSeek-V4 pool).
+    """
+    if release is None:
+        return DSV4_ERAS[-1]
+    from kvplan.engines.sglang.releases import version_key
+
+    key = version_key(release)
+    found = [e for e in DSV4_ERAS if version_key(e.first) <= key]
+    if not found:
+        raise InputError(f"SGLang {release} has no DeepSeek-V4 pool (the first release with it is "
+                         f"{DSV4_ERAS[0].first})", field="--engine-version",
+                         hint=f"use --engine-version {DSV4_ERAS[0].first} or newer")
+    return found[-1]
+
+
+def check_dsv4_release(*, era: DSV4Era, is_v41: bool, layout: str, speculative_algorithm: str = "",
+                       release: str | None = None) -> None:
+    """InputError when the release of ``era`` cannot run this model / flag combination (names the first release
+    that can): V4.1 before 0.5.21, DSpark before 0.5.16, the trtllm backend before 0.5.20, the V4.1 row layouts
+    before 0.5.21.
+
+    Sources: ``configs/model_config.py`` (no ``deepseek_v41`` before 0.5.21), ``mem_cache/deepseek_v4_memory_pool.py
+    get_compress_state_ring_size`` (asserts ratio 4 or 128 up to 0.5.20), ``arg_groups/deepseek_v4_hook.py``
+    (EAGLE only in 0.5.12 - 0.5.15), wheels 0.5.12 - 0.5.23.  ``release`` names the release in the message (None:
+    the era's releases).
+    """
+    name = release or era.label
+    if is_v41 and not era.paged:
+        raise InputError(f"SGLang {name} has no DeepSeek-V4.1 (the first release with it is "
+                         f"{DSV41_FIRST_RELEASE})", field="--engine-version",
+                         hint=f"use --engine-version {DSV41_FIRST_RELEASE} or newer for this model")
+    if speculative_algorithm.upper() == "DSPARK" and not era.dspark:
+        raise InputError(f"SGLang {name} has no DSPARK speculative decoding (the first release with it is 0.5.16)",
+                         field="--speculative-algorithm", hint="use --engine-version 0.5.16 or newer, or EAGLE")
+    if layout == "uniform_fp8" and not era.trtllm:
+        raise InputError(f"SGLang {name} has no --dsv4-attn-backend trtllm (the first release with it is 0.5.20)",
+                         field="attention_backend", hint="use --engine-version 0.5.20 or newer")
+    if layout not in ("v4", "uniform_fp8") and not era.paged:
+        raise InputError(f"SGLang {name} stores DeepSeek-V4 rows only in the V4 layout (584 B); the {layout} "
+                         f"layout is first in {DSV41_FIRST_RELEASE}", field="kv_layout_env")
+
+
+# ----------------------------------------------------------------------------------------------------------
 # Pool sizing
 # ----------------------------------------------------------------------------------------------------------
 
@@ -330,8 +433,13 @@ def dsv4_pool_sizes(
     decode_extra_slots: int = 0,
     swa_eviction_interval: int = SWA_EVICTION_INTERVAL,
     draft_layers: int = 0,
+    release: str | None = None,
 ) -> DSV4Pools:
     """Size the DSV4 pools from a KV byte budget, as ``DSV4PoolConfigurator.calculate_pool_sizes`` does.
+
+    ``release`` (None = the newest, 0.5.23) picks the configurator of that SGLang release (:data:`DSV4_ERAS`):
+    0.5.12 - 0.5.20 are :func:`kvplan.engines.sglang.pools.dsv4_legacy.legacy_pool_sizes`; 0.5.21 - 0.5.22 are
+    this function without the low-ratio padding and with ratio-1/2 rows at the raw ``nope + 2*rope + 8`` bytes.
 
     Inputs are the *server flags* (global values): ``max_running_requests`` and ``chunked_prefill_size`` are
     divided by ``attn_dp_size`` here (``DSV4PoolConfigurator.__init__``; ``parallel_hook._handle_data_parallelism``
@@ -355,8 +463,20 @@ def dsv4_pool_sizes(
     Worked example: see the module docstring (V4.1-Flash, 8 GiB -> 4,670,208 full tokens, 41,216 SWA slots).
     """
     g = geometry
+    era = dsv4_era(release)
+    if not era.paged:
+        from kvplan.engines.sglang.pools.dsv4_legacy import legacy_pool_sizes
+
+        _check_pool_inputs(g=g, layout=layout, page_size=page_size, budget_bytes=budget_bytes,
+                           attn_dp_size=attn_dp_size, context_len=context_len)
+        return legacy_pool_sizes(
+            era=era, geometry=g, budget_bytes=budget_bytes, layout=layout, page_size=page_size,
+            max_running_requests=max_running_requests, attn_dp_size=attn_dp_size, context_len=context_len,
+            swa_full_tokens_ratio=swa_full_tokens_ratio, speculative_num_draft_tokens=speculative_num_draft_tokens,
+            stage_layers=stage_layers, family_mrr_default=family_mrr_default, max_total_tokens=max_total_tokens,
+            disaggregation_decode=disaggregation_decode, decode_extra_slots=decode_extra_slots)
     st, mode, bytes_per_swa, bpf, infl, notes = _coefficients(
-        geometry=g, budget_bytes=budget_bytes, layout=layout, page_size=page_size,
+        era=era, geometry=g, budget_bytes=budget_bytes, layout=layout, page_size=page_size,
         max_running_requests=max_running_requests, attn_dp_size=attn_dp_size, context_len=context_len,
         chunked_prefill_size=chunked_prefill_size, radix_cache=radix_cache, overlap_schedule=overlap_schedule,
         swa_full_tokens_ratio=swa_full_tokens_ratio, speculative_num_draft_tokens=speculative_num_draft_tokens,
@@ -437,7 +557,7 @@ def dsv4_pool_sizes(
     )
 
 
-def _coefficients(*, geometry: DSV4Geometry, budget_bytes: int, layout: str, page_size: int,
+def _coefficients(*, era: DSV4Era | None = None, geometry: DSV4Geometry, budget_bytes: int, layout: str, page_size: int,
                   max_running_requests: int | None, attn_dp_size: int, context_len: int, chunked_prefill_size: int,
                   radix_cache: bool, overlap_schedule: bool, swa_full_tokens_ratio: float | None,
                   speculative_num_draft_tokens: int, stage_layers: tuple[int, int] | None,
@@ -452,9 +572,13 @@ def _coefficients(*, geometry: DSV4Geometry, budget_bytes: int, layout: str, pag
     _check_pool_inputs(g=g, layout=layout, page_size=page_size, budget_bytes=budget_bytes,
                        attn_dp_size=attn_dp_size, context_len=context_len)
     drafts = max(0, speculative_num_draft_tokens)
+    era = era or DSV4_ERAS[-1]
     st = _stage(g=g, layout=layout, page_size=page_size, stage_layers=stage_layers, drafts=drafts,
                 spec=speculative_num_draft_tokens > 0, index_page_size=index_page_size,
-                compressed_kv_layout=compressed_kv_layout)
+                compressed_kv_layout=compressed_kv_layout, era=era)
+    if not era.low_ratio_padding:
+        notes.append(f"SGLang {era.label}'s DSV4PoolConfigurator: no low-ratio KV padding; ratio-1/2 rows priced "
+                     f"at {st.kvb[1]:g} / {st.kvb[2]:g} B")
     mode = _swa_mode(
         st, notes, max_running_requests=max_running_requests, family_mrr_default=family_mrr_default,
         attn_dp_size=attn_dp_size, chunked_prefill_size=chunked_prefill_size, radix_cache=radix_cache,
@@ -497,6 +621,7 @@ class _Stage:
     low_idx: int                # fp4 ratio-1/2 indexer key bytes
     index_page_size: int
     compressed_kv_layout: str
+    low_ratio_padding: bool = True  # 0.5.23: _get_low_ratio_kv_padding_bytes (0.5.21 - 0.5.22: none)
 
     @property
     def n_stage(self) -> int:
@@ -584,15 +709,18 @@ def _rings(owners: dict[int, tuple[int, ...]], *, drafts: int, spec: bool) -> di
 
 
 def _stage(*, g: DSV4Geometry, layout: str, page_size: int, stage_layers: tuple[int, int] | None, drafts: int,
-           spec: bool, index_page_size: int, compressed_kv_layout: str) -> _Stage:
+           spec: bool, index_page_size: int, compressed_kv_layout: str, era: DSV4Era) -> _Stage:
     start, end, owners = _stage_owners(g, stage_layers)
     rings = _rings(owners, drafts=drafts, spec=spec)
     kvb = {r: kv_bytes_per_row(layout=layout, ratio=r, page_size=page_size, option=compressed_kv_layout)
            for r in (0, 1, 2, 4, 128)}
+    if not era.low_ratio_padding:  # 0.5.21 - 0.5.22 price ratio-1/2 rows at kv_bytes (trtllm: attn_head_dim)
+        kvb[1] = kvb[2] = 512.0 if layout == "uniform_fp8" else float(g.qk_nope_head_dim + 2 * g.qk_rope_head_dim + 8)
     return _Stage(g=g, layout=layout, page_size=page_size, start=start, end=end, owners=owners, rings=rings, kvb=kvb,
                   c4_idx=indexer_bytes_per_token(index_head_dim=g.index_head_dim, fp4=False),
                   low_idx=indexer_bytes_per_token(index_head_dim=g.index_head_dim, fp4=True),
-                  index_page_size=index_page_size, compressed_kv_layout=compressed_kv_layout)
+                  index_page_size=index_page_size, compressed_kv_layout=compressed_kv_layout,
+                  low_ratio_padding=era.low_ratio_padding)
 
 
 def _bytes_per_swa(st: _Stage) -> float:
@@ -764,8 +892,9 @@ def _c2_state(st: _Stage, n_slots: int) -> int:
 
 
 def _padding(st: _Stage, full: int) -> float:
-    """``_get_low_ratio_kv_padding_bytes``: the ratio-1/2 caches' reserved pages and index-page rounding."""
-    if st.layout == "uniform_fp8":
+    """``_get_low_ratio_kv_padding_bytes``: the ratio-1/2 caches' reserved pages and index-page rounding
+    (0.5.23; none before)."""
+    if st.layout == "uniform_fp8" or not st.low_ratio_padding:
         return 0
     total = 0.0
     page_size, index_page_size = st.page_size, st.index_page_size
@@ -889,6 +1018,8 @@ def _empty(layout: str, page_size: int, mrr: int | None) -> DSV4Pools:
 def _smallest_stage(ctx: PoolContext, geom: DSV4Geometry, layout: str) -> DSV4Pools:
     """:func:`dsv4_pool_sizes` on every PP stage; the stage with the fewest full tokens bounds the pool."""
     f = ctx.flags
+    check_dsv4_release(era=dsv4_era(ctx.release), is_v41=geom.is_v41, layout=layout,
+                       speculative_algorithm=f.speculative_algorithm, release=ctx.release)
     if ctx.pp > 1 and geom.is_v41:
         raise InputError("DeepSeek-V4.1 does not support pipeline parallelism in SGLang", field="--pp-size",
                          hint="use --pp-size 1")
@@ -901,7 +1032,8 @@ def _smallest_stage(ctx: PoolContext, geom: DSV4Geometry, layout: str) -> DSV4Po
             chunked_prefill_size=ctx.chunked_prefill_flag, radix_cache=f.radix_cache,
             overlap_schedule=f.overlap_schedule, swa_full_tokens_ratio=f.swa_full_tokens_ratio,
             speculative_num_draft_tokens=f.speculative_num_draft_tokens, stage_layers=rng if ctx.pp > 1 else None,
-            speculative_num_steps=f.speculative_num_steps, draft_layers=f.speculative_draft_stages)
+            speculative_num_steps=f.speculative_num_steps, draft_layers=f.speculative_draft_stages,
+            release=ctx.release)
         if best is None or res.full_tokens < best.full_tokens:
             best = res
     return best or _empty(layout, ctx.page_size, ctx.max_running_requests)
@@ -957,13 +1089,20 @@ def vector_group(ctx: PoolContext, *, cell: float) -> VectorGroup | None:
         budget <= 0: no pool (0 tokens, cell 0)
 
     The coefficients and the mode come from the group's context (the representative fit's) and do not depend on
-    the numeric axes.  Example: the module docstring's V4.1-Flash at 8 GiB -> 4,670,208 full tokens.
+    the numeric axes; the release's era (:func:`dsv4_era`) is the context's: 0.5.21 - 0.5.23 here, 0.5.12 - 0.5.20
+    in :func:`kvplan.engines.sglang.pools.dsv4_legacy.legacy_vector_group`.  Example: the module docstring's
+    V4.1-Flash at 8 GiB -> 4,670,208 full tokens.
     Source: sgl-project/sglang python/sglang/srt/model_executor/pool_configurator.py ``DSV4PoolConfigurator``;
     mem_cache/kv_cache_configurator.py ``resolve_max_num_reqs``, ``config_from_budget``, v0.5.23.
     """
     from kvplan.engines.sglang.pools.vector import VectorGroup, VectorPools, request_cap_of
 
     f = ctx.flags
+    era = dsv4_era(ctx.release)
+    if not era.paged:  # 0.5.12 - 0.5.20: the one-coefficient configurator
+        from kvplan.engines.sglang.pools.dsv4_legacy import legacy_vector_group
+
+        return legacy_vector_group(ctx, era=era, cell=cell)
     try:
         geom = dsv4_geometry_from_config(ctx.config)
         layout = dsv4_select_layout(sm_major=ctx.sm_major, is_v41=geom.is_v41, kv_cache_dtype=ctx.kv_dtype,
@@ -972,7 +1111,7 @@ def vector_group(ctx: PoolContext, *, cell: float) -> VectorGroup | None:
             return None
         ranges = ctx.rules.pp_layer_ranges(num_layers=geom.num_layers, pp_size=ctx.pp, partition=f.pp_layer_partition)
         setups = [_coefficients(
-            geometry=geom, budget_bytes=1, layout=layout, page_size=ctx.page_size,
+            era=era, geometry=geom, budget_bytes=1, layout=layout, page_size=ctx.page_size,
             max_running_requests=ctx.max_running_requests, attn_dp_size=ctx.attn_dp, context_len=ctx.context_len,
             chunked_prefill_size=ctx.chunked_prefill_flag, radix_cache=f.radix_cache,
             overlap_schedule=f.overlap_schedule, swa_full_tokens_ratio=f.swa_full_tokens_ratio,
