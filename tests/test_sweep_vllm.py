@@ -395,3 +395,25 @@ def test_dsv4_packed_sliding_states_vector_equals_fit(version):
     base = Deployment(engine="vllm", engine_version=version, allow_long_context=True, **FAMILIES["dsv4"])
     g = _group(base, replace(base, context_length=131072))
     _compare(base, g, [{"context_length": c, "target_requests": 4} for c in (4096, 131072, 1048576)])
+
+
+@pytest.mark.parametrize("arch,per_request", [("Mamba2ForCausalLM", 1), ("NemotronHForCausalLM", 3)])
+def test_attention_free_prefix_caching_default_vector_equals_fit(arch, per_request):
+    """Issue 12: an attention-free class keeps prefix caching off by default in 0.34 (Mamba mode "none", 1 block
+    per request; the same layers as an ``IsHybrid`` class: "align" + the Mamba2 checkpoint, 3), and the vectorised
+    point over lengths equals plan_vllm at each length (tests/test_vllm_rules.py has the hand numbers)."""
+    from kvplan.engines.vllm.planner import VllmInputs, plan_vllm, vllm_static
+    from kvplan.engines.vllm.vector import evaluate
+    from tests.test_vllm_rules import _attention_free
+
+    inp = VllmInputs(config=_attention_free(arch), device_bytes=80 * GiB, engine_version="0.34.0",
+                     max_num_batched_tokens=8192, kv_cache_memory_bytes=10 * GiB, max_model_len=32768)
+    static = vllm_static(inp)
+    lengths = np.array([2048, 32768, 262144], dtype=np.int64)
+    pt = evaluate(static, utilization=0.9, max_model_len=lengths)
+    per = np.broadcast_to(pt.per_request, lengths.shape)
+    blocks = np.broadcast_to(pt.num_blocks, lengths.shape)
+    for i, n in enumerate(lengths.tolist()):
+        p = plan_vllm(replace(inp, max_model_len=n))
+        assert (int(per[i]), int(blocks[i])) == (p.blocks_per_request, p.num_blocks), n
+        assert p.blocks_per_request == per_request

@@ -70,6 +70,11 @@ def test_release_rows_are_ordered_and_the_last_is_the_newest():
     ("0.28.1", "0.29.0", "prefill_checkpoint_mixers", frozenset(), frozenset({"flashkda"})),
     # MambaMixer2.get_kv_cache_spec num_prefill_checkpoint_blocks=1: absent in 0.31.0, present in 0.32.0
     ("0.31.1", "0.32.0", "prefill_checkpoint_mixers", frozenset({"flashkda"}), frozenset({"flashkda", "mamba2"})),
+    # _get_kv_cache_bytes_per_block rounds to the lcm of get_block_stride_alignment(): the rounding is in the 0.31.0
+    # wheel but no spec sets an alignment there; MultipleOf kernel-block alignments from 0.32.0
+    ("0.31.1", "0.32.0", "block_stride_alignment", False, True),
+    # attention-free models: is_prefix_caching_supported False in every wheel read (0.26.0 - 0.34.0)
+    ("0.27.1", "0.28.0", "attention_free_prefix_caching", False, False),
 ])
 def test_release_boundaries(before, at, rule, old, new):
     """Each boundary of docs/vllm.md's version table, one release either side."""
@@ -504,3 +509,88 @@ def test_deployment_prefix_caching_reaches_the_planner():
         for k, v in dict(raw_config=LLAMA, config=LLAMA, quantization=None, checkpoint_bytes=None).items():
             object.__setattr__(model, k, v)
         assert _inputs(dep, model, None, 80 * GiB).enable_prefix_caching is given
+
+
+# ------------------------------------------------------------------------------------------------ issue 12 residuals
+
+def test_block_stride_bytes_by_release():
+    """``round_up(bytes_per_block, lcm(alignments))`` from 0.32 (``_get_kv_cache_bytes_per_block``, v0.32.0 / v0.34.0):
+    50,432 B with alignments (656, 1): 50,432 / 656 = 76.9 -> 77 x 656 = 50,512; (64, 96) -> lcm 192, 50,432 =
+    262.67 x 192 -> 263 x 192 = 50,496; a multiple stays; 0.31 and older: unchanged."""
+    r31, r32, r34 = (releases.release_for(v) for v in ("0.31.0", "0.32.0", "0.34.0"))
+    assert r32.block_stride_bytes(bytes_per_block=50_432, alignments=(656, 1)) == 50_512
+    assert r34.block_stride_bytes(bytes_per_block=50_432, alignments=(64, 96)) == 50_496
+    assert r34.block_stride_bytes(bytes_per_block=41_984, alignments=(656,)) == 41_984   # 64 x 656
+    assert r34.block_stride_bytes(bytes_per_block=50_432, alignments=()) == 50_432
+    assert r31.block_stride_bytes(bytes_per_block=50_432, alignments=(656, 1)) == 50_432
+
+
+def test_block_stride_alignment_reaches_the_pool():
+    """A spec with an alignment (here 100,000 B on every layer, not a vLLM value): Llama-8B shape, 4,096 B/token x
+    16 = 65,536 B per page, one group of 32 -> 2,097,152 B per block, rounded up to 2,100,000 from 0.32; 10 GiB ->
+    10,737,418,240 // 2,100,000 = 5,113 blocks (0.32) and // 2,097,152 = 5,120 (0.31)."""
+    from kvplan.engines.vllm import planner
+    from kvplan.engines.vllm.grouping import kv_groups
+
+    model = specs.build_model_kv(config=LLAMA, tp_size=1)
+    model = dataclasses.replace(model, layers=tuple(dataclasses.replace(x, stride_alignment=100_000)
+                                                    for x in model.layers))
+    for v, bpb in (("0.31.0", 2_097_152), ("0.32.0", 2_100_000)):
+        rel = releases.release_for(v)
+        groups = kv_groups(model, 16, [], rel)
+        assert planner._stage_bytes_per_block(model, groups, 1, rel) == [bpb]
+        assert 10 * GiB // bpb == {"0.31.0": 5_120, "0.32.0": 5_113}[v]
+
+
+@pytest.mark.parametrize("name", ["Qwen--Qwen3-8B", "openai--gpt-oss-120b", "deepseek-ai--DeepSeek-V3", "zai-org--GLM-5",
+                                  "deepseek-ai--DeepSeek-V4-Flash", "nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16"])
+def test_block_stride_alignment_changes_no_family_kvplan_prices(name):
+    """The 0.32+ alignment changes none of kvplan's families on CUDA (docs/vllm.md): every spec kvplan builds has
+    alignment 1, so 0.34.0's bytes per block is the largest group's (no rounding).  Why 1 (v0.34.0 wheel): FlashAttention
+    / Triton declare ``MultipleOf(16)`` (not all fixed sizes: no alignment); FlashMLA ``[64]`` and the V3.2 indexer
+    ``[64]`` with block 64 -> gcd(64, 64) = 64 = block -> 1; DeepSeek-V4's MLA / indexer ``[256]`` with block 256 -> 1,
+    its compressor ``MultipleOf(1)`` and SWA ``MultipleOf(32)`` none; Mamba ``state_alignment`` 1 (16 only with
+    FlashInfer ReplaySSM).  The sparse-MLA row alignment (656 B, fp8_ds_mla) divides its 64 x 656 = 41,984 B page in
+    the layer-outer LBNHC layout DeepSeek-V3.2 / GLM-5 get; DeepSeek-V4 (BLHNC, its indexer's layout) has only 1s."""
+    cfg = _hf(name)
+    p = plan_vllm(_measured(cfg, engine_version="0.34.0", tp_size=8 if "V4" in name or "GLM" in name else 1,
+                            max_num_batched_tokens=8192))
+    assert all(x.stride_alignment == 1 for x in specs.build_model_kv(config=cfg, tp_size=1).layers)
+    assert p.bytes_per_block == max(g["group_bytes_per_block"] for g in p.groups)
+
+
+def _attention_free(arch: str) -> dict:
+    """Nemotron-3-Nano with its 6 attention layers (``*``) made MLP layers (``-``): 23 Mamba2 layers, no attention;
+    ``architectures`` = ``arch`` (NemotronHForCausalLM is ``IsHybrid`` whatever its pattern, Mamba2ForCausalLM
+    ``IsAttentionFree``)."""
+    cfg = _hf("nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16")
+    return dict(cfg, hybrid_override_pattern=cfg["hybrid_override_pattern"].replace("*", "-"), architectures=[arch])
+
+
+def test_attention_free_models_keep_prefix_caching_off():
+    """vLLM 0.34.0 ``ModelConfig.is_prefix_caching_supported``: False for ``attn_type == "attention_free"``
+    (``IsAttentionFree``: ``MambaForCausalLM``, ``Mamba2ForCausalLM``), True for "hybrid" -- so with neither flag an
+    attention-free model has Mamba cache mode "none" (1 block per request) where the same layers as an ``IsHybrid``
+    class get "align" with the Mamba2 checkpoint block (3).  One group of 23 Mamba layers; 217 blocks either way
+    (the page is as kvplan sizes it: see docs/vllm.md for what is not modelled for attention-free models).
+    Tokens: int(217 / 1 x 32,768) = 7,110,656 and int(217 / 3 x 32,768) = int(2,370,218.67) = 2,370,218."""
+    free = plan_vllm(_measured(_attention_free("Mamba2ForCausalLM"), engine_version="0.34.0",
+                               max_num_batched_tokens=8192))
+    hyb = plan_vllm(_measured(_attention_free("NemotronHForCausalLM"), engine_version="0.34.0",
+                              max_num_batched_tokens=8192))
+    assert free.num_groups == hyb.num_groups == 1 and free.num_blocks == hyb.num_blocks == 217
+    assert (free.blocks_per_request, hyb.blocks_per_request) == (1, 3)
+    assert (free.gpu_kv_cache_tokens, hyb.gpu_kv_cache_tokens) == (7_110_656, 2_370_218)
+    assert "prefix caching off: the default of vLLM 0.34.0 for attention-free models (--enable-prefix-caching / " \
+           "--no-enable-prefix-caching set it)" in free.assumptions
+    assert "Mamba cache mode none: 1 block(s) per Mamba group per request" in free.assumptions
+    # --enable-prefix-caching still turns it on ("This model does not officially support prefix caching"): align
+    on = plan_vllm(_measured(_attention_free("Mamba2ForCausalLM"), engine_version="0.34.0",
+                             max_num_batched_tokens=8192, enable_prefix_caching=True))
+    assert on.blocks_per_request == 3
+    assert specs.is_attention_free({"architectures": ["FalconMambaForCausalLM"]})
+    assert not specs.is_attention_free({"architectures": ["NemotronHForCausalLM"]}) and not specs.is_attention_free({})
+    for v, free_on, hyb_on in (("0.27.0", False, False), ("0.28.0", False, True), ("0.34.0", False, True)):
+        rel = releases.release_for(v)
+        assert (rel.prefix_caching_default(attention_free=True), rel.prefix_caching_default(attention_free=False)) \
+            == (free_on, hyb_on)

@@ -231,11 +231,13 @@ def _align_hybrid(model: ModelKV, block_size: int, warnings: list[str],
 
 def _mamba_mode(inp: VllmInputs, rel: Release, model: ModelKV) -> str:
     """vLLM's Mamba cache mode: "none" without prefix caching; with it (``--enable-prefix-caching``, on by default
-    for hybrids from 0.28) "all" (one state per block) for a ``SupportsMambaPrefixCaching`` model in 0.11-0.27,
+    for hybrids from 0.28, never for attention-free models: :meth:`Release.prefix_caching_default`) "all" (one
+    state per block) for a ``SupportsMambaPrefixCaching`` model in 0.11-0.27,
     "none" for the others up to 0.14 (prefix caching switched off), else "align" (``MambaModelConfig.
     verify_and_update_config``, ``model_executor/models/config.py``, v0.11.2 / v0.14.0 / v0.15.0 / v0.27.0 /
     v0.28.0)."""
-    pc = inp.enable_prefix_caching if inp.enable_prefix_caching is not None else rel.mamba_align_default
+    pc = (inp.enable_prefix_caching if inp.enable_prefix_caching is not None
+          else rel.prefix_caching_default(attention_free=model.attention_free))
     if not pc:
         return "none"
     if model.mamba_prefix_caching and rel.mamba_all_with_pc:
@@ -245,16 +247,20 @@ def _mamba_mode(inp: VllmInputs, rel: Release, model: ModelKV) -> str:
     return "align"
 
 
-def prefix_caching_note(rel: Release, *, version: str) -> str:
-    """The assumption line of a hybrid planned without ``--enable-prefix-caching`` / ``--no-enable-prefix-caching``:
-    vLLM's own default for hybrid (Mamba / linear-attention) models in that release -- off up to 0.27
+def prefix_caching_note(rel: Release, *, version: str, attention_free: bool = False) -> str:
+    """The assumption line of a model with state layers planned without ``--enable-prefix-caching`` /
+    ``--no-enable-prefix-caching``: vLLM's own default for that model kind in that release
+    (:meth:`Release.prefix_caching_default`).  Hybrid (Mamba / linear-attention) models: off up to 0.27
     (``config/model.py`` ``is_prefix_caching_supported`` False for hybrids to 0.25.1; 0.26.0 / 0.27.0
     ``engine/arg_utils.py`` ``_set_default_chunked_prefill_and_prefix_caching_args`` skips ``is_hybrid``), on from
-    0.28.0 (the V1 default, ``enable_prefix_caching`` None -> True).  Example: "0.34.0" -> "prefix caching on: the
-    default of vLLM 0.34.0 for hybrid models (...)"; "0.25.1" -> "prefix caching off: the default of vLLM
-    0.25.1 ..."."""
-    state = "on" if rel.mamba_align_default else "off"
-    return (f"prefix caching {state}: the default of vLLM {version} for hybrid models "
+    0.28.0 (the V1 default, ``enable_prefix_caching`` None -> True); attention-free models: off in every release
+    (``is_prefix_caching_supported`` False for ``attn_type == "attention_free"``, v0.34.0).  Example: "0.34.0" ->
+    "prefix caching on: the default of vLLM 0.34.0 for hybrid models (...)"; "0.25.1" -> "prefix caching off: the
+    default of vLLM 0.25.1 ..."; "0.34.0", attention-free -> "prefix caching off: the default of vLLM 0.34.0 for
+    attention-free models (...)"."""
+    state = "on" if rel.prefix_caching_default(attention_free=attention_free) else "off"
+    kind = "attention-free" if attention_free else "hybrid"
+    return (f"prefix caching {state}: the default of vLLM {version} for {kind} models "
             "(--enable-prefix-caching / --no-enable-prefix-caching set it)")
 
 
@@ -324,7 +330,8 @@ def _scheduler(inp: VllmInputs, cfg: Mapping[str, Any], rel: Release, model: Mod
         notes.assumptions.append(f"max_model_len {L} from max_position_embeddings")
     mode = _mamba_mode(inp, rel, model)
     if model.has_state_layers and inp.enable_prefix_caching is None:
-        notes.assumptions.append(prefix_caching_note(rel, version=inp.engine_version or NEWEST_VERSION))
+        notes.assumptions.append(prefix_caching_note(rel, version=inp.engine_version or NEWEST_VERSION,
+                                                     attention_free=model.attention_free))
     if mode == "all":   # cdiv(L, mamba block) + these (the speculative blocks from 0.22)
         mamba_blocks = inp.num_speculative_tokens if rel.mamba_all_spec_blocks else 0
         if model.has_state_layers:
@@ -436,16 +443,18 @@ def _budget_terms(b: _BudgetStatic, pt: Point) -> list[tuple[str, int]]:
     return [("requested", int(pt.requested)), *b.terms, ("activation", int(pt.activation)), ("cuda_graph", b.graph)]
 
 
-def _stage_bytes_per_block(model: ModelKV, groups: list[Group], pp_size: int) -> list[int]:
+def _stage_bytes_per_block(model: ModelKV, groups: list[Group], pp_size: int, rel: Release) -> list[int]:
     """Bytes per block on each PP stage's workers (the groups projected on the stage's layers; draft layers sit on
-    the last stage), by vLLM's stage split (``get_pp_indices``, v0.33.0)."""
+    the last stage), by vLLM's stage split (``get_pp_indices``, v0.33.0), rounded to the stage's block-stride
+    alignments from 0.32 (:meth:`Release.block_stride_bytes`)."""
     stages = vllm_pp_layer_ranges(num_layers=model.num_decoder_layers, pp_size=pp_size)
     extra = {x.layer for x in model.layers if x.layer >= model.num_decoder_layers}
     out = []
     for si, (start, end) in enumerate(stages):
         lset = set(range(start, end)) | (extra if si == len(stages) - 1 else set())
         names = {x.name for x in model.layers if x.layer in lset}
-        out.append(max(g.bytes_per_block(names) for g in groups))
+        out.append(rel.block_stride_bytes(bytes_per_block=max(g.bytes_per_block(names) for g in groups),
+                                          alignments=[x.stride_alignment for x in model.layers if x.name in names]))
     return out
 
 
@@ -503,7 +512,7 @@ def _prepare(inp: VllmInputs) -> _Prepared:
         groups = [replace(g, kind="mamba_all", block_size=mamba_bs) if g.kind == "mamba" else g for g in groups]
     if not groups:
         raise InputError("the model has no KV cache layers", field="config")
-    stage_bpb = _stage_bytes_per_block(model, groups, inp.pp_size)
+    stage_bpb = _stage_bytes_per_block(model, groups, inp.pp_size, rel)
     if not any(b > 0 for b in stage_bpb):
         raise InputError("the model's KV cache layers take no memory (every page is 0 bytes)", field="config",
                          hint="pass the model's Hugging Face config.json")

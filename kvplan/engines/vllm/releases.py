@@ -53,7 +53,8 @@ first        what changes from the window before
              (``max_in_flight_tokens``: not used by the specs in 0.24.0 / 0.25.1)
 0.27         weights + non-torch measured as one free-memory drop ("consumed", ``v1/worker/gpu_worker.py``; absent
              in 0.26.0)
-0.28         prefix caching on by default for hybrids, so Mamba cache mode "align" (2 blocks): ``config/model.py``
+0.28         prefix caching on by default for hybrids (never for attention-free ``IsAttentionFree`` models:
+             :meth:`Release.prefix_caching_default`), so Mamba cache mode "align" (2 blocks): ``config/model.py``
              ``is_prefix_caching_supported`` is False for ``attn_type == "hybrid"`` up to 0.25.1; 0.26.0 /
              0.27.0 return True but ``engine/arg_utils.py`` ``_set_default_chunked_prefill_and_prefix_caching_args``
              still excludes ``is_hybrid``; 0.28.0 - 0.34.0 default it on and ``MambaModelConfig`` sets "align"
@@ -74,7 +75,10 @@ first        what changes from the window before
              the same in 0.33.0 / 0.34.0 apart from the EAGLE annotations): ``Release.packed_sliding_states``
 0.32         Mamba2 layers declare one prefill-checkpoint block: "align" takes ``2 + spec + 1`` blocks per Mamba
              group (``model_executor/layers/mamba/mamba_mixer2.py`` ``get_kv_cache_spec``: absent in 0.31.0,
-             present in 0.32.0 / 0.33.0 / 0.34.0): :meth:`Release.align_blocks`
+             present in 0.32.0 / 0.33.0 / 0.34.0): :meth:`Release.align_blocks`.  Also: bytes per block
+             rounded to the lcm of the layers' block-stride alignments (kernel-block pages, ``MultipleOf``; 0.31.0
+             has the rounding but no spec that sets an alignment): :meth:`Release.block_stride_bytes` -- 1 for
+             every spec kvplan builds on CUDA, so no number changes (docs/vllm.md)
 0.34         padding for any non-MLA attention / Mamba page and a full-attention fallback for MLA + SWA (issue-13
              research note); concurrency an explicit per-group sum (same numbers); new specs
              ``CircularBufferSpec``, ``HiSparse*`` (not modelled).  Sliding / chunked admission by
@@ -90,8 +94,9 @@ pp_size=1)`` = 2 × 2048 = 4096; ``release_for("0.10.2")`` gives 2048.
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from types import MappingProxyType
@@ -317,6 +322,10 @@ class Release:
                                        # block in Mamba cache mode "align" (``MambaSpec.
                                        # num_prefill_checkpoint_blocks``): "flashkda" from 0.29, "mamba2" from 0.32
                                        # (see :meth:`align_blocks`)
+    block_stride_alignment: bool = False  # bytes per block rounded to the lcm of the layers' block-stride
+                                       # alignments (block-outermost layout, 0.32+; see :meth:`block_stride_bytes`)
+    attention_free_prefix_caching: bool = False  # prefix caching on by default for attention-free models
+                                       # (``IsAttentionFree``: pure Mamba); off in every release read, 0.10.2 - 0.34.0
     pad_any_page: bool = False         # a page that does not divide the largest is padded for any non-MLA spec
                                        # (0.34); before, only if the backend indexes KV by block stride
     capacity_log: str = ("GPU KV cache size: {tokens:,} tokens / Maximum concurrency for {length:,} tokens per "
@@ -331,6 +340,33 @@ class Release:
         """The capacity line(s) as this release logs them.  Example (0.34): ``GPU KV cache size: 732,896 tokens,
         Maximum concurrency for 132,096 tokens per request: 5.55x``; before 0.34 two lines (joined by " / ")."""
         return self.capacity_log.format(prefix="GPU", tokens=tokens, length=max_model_len, concurrency=concurrency)
+
+    def block_stride_bytes(self, *, bytes_per_block: int, alignments: Iterable[int]) -> int:
+        """Bytes per block after the block-stride alignment: ``round_up(bytes_per_block, lcm(alignments))`` from 0.32
+        (``v1/core/kv_cache_utils.py`` ``_get_kv_cache_bytes_per_block`` in v0.32.0, ``v1/core/kv_cache_planning.py``
+        in v0.33.0 / v0.34.0, for a block-outermost ``KVCacheLayout``), else ``bytes_per_block``.  An alignment is
+        the spec's ``get_block_stride_alignment()``: the page of ``gcd(n, block)`` tokens when the backend only
+        takes kernel blocks of up to ``n`` tokens and ``gcd(n, block) < block`` (``v1/worker/utils.py``
+        ``customize_attention_spec``), a sparse-MLA row size, a Mamba ``state_alignment``; 1 otherwise.  0.31.0
+        rounds to the same lcm but no spec sets an alignment; 0.29.0 / 0.30.0 do not round.  A layer-outer layout
+        (the default ``LBNHC``) rounds each layer's page to its own alignment instead, a no-op when the alignment
+        divides the page, as a kernel-block page always does.  Example: 50,432 B with alignments (656, 1) ->
+        ``round_up(50,432, 656)`` = 77 × 656 = 50,512 under 0.32; 50,432 under 0.31."""
+        if not self.block_stride_alignment:
+            return bytes_per_block
+        step = math.lcm(1, *alignments)
+        return -(-bytes_per_block // step) * step
+
+    def prefix_caching_default(self, *, attention_free: bool) -> bool:
+        """vLLM's ``enable_prefix_caching`` when the user sets neither flag, for a model with state layers:
+        ``ModelConfig.is_prefix_caching_supported`` by ``attn_type`` (``config/model.py``), read by ``engine/
+        arg_utils.py`` ``_set_default_chunked_prefill_and_prefix_caching_args``.  ``attn_type`` is "hybrid" for an
+        ``IsHybrid`` class (Nemotron-H, Jamba, Qwen3-Next ...: :attr:`mamba_align_default`, True from 0.28.0) and
+        "attention_free" for an ``IsAttentionFree`` one (``MambaForCausalLM``, ``Mamba2ForCausalLM``,
+        ``FalconMambaForCausalLM``: "Attention free models do not support prefix caching", False in the 0.26.0,
+        0.28.0, 0.33.0 and 0.34.0 wheels: :attr:`attention_free_prefix_caching`).  Example: under 0.34.0 a hybrid
+        -> True, an attention-free model -> False; under 0.27.0 both False."""
+        return self.attention_free_prefix_caching if attention_free else self.mamba_align_default
 
     def in_flight_tokens(self, *, max_num_batched_tokens: int, pp_size: int) -> int:
         """Tokens a sliding-window / chunked layer must keep for one request beyond its window:
@@ -403,8 +439,8 @@ _V1_0_29 = _after(_V1_0_28, (0, 29, 0), "0.29: DeepSeek-V4 packed groups, FlashK
 _V1_0_30 = _after(_V1_0_29, (0, 30, 0), "0.30-0.31: packed sliding-window state buckets", packed_sliding_states=True)
 # the Mamba2 prefill-checkpoint block: ``MambaMixer2.get_kv_cache_spec`` in the 0.32.0, 0.33.0 and 0.34.0 wheels
 # (absent in 0.31.0); "all" leaves ``MambaSpec`` by 0.33.0 (kvplan's "all" is 0.11-0.27 only)
-_V1_0_32 = _after(_V1_0_30, (0, 32, 0), "0.32-0.33: Mamba2 prefill-checkpoint block",
-                  prefill_checkpoint_mixers=frozenset({"flashkda", "mamba2"}))
+_V1_0_32 = _after(_V1_0_30, (0, 32, 0), "0.32-0.33: Mamba2 prefill-checkpoint block, block-stride alignment",
+                  prefill_checkpoint_mixers=frozenset({"flashkda", "mamba2"}), block_stride_alignment=True)
 _V1_0_34 = _after(_V1_0_32, (0, 34, 0), "0.34: padding for any non-MLA page", pad_any_page=True)
 
 #: every window, oldest first; the last row is the newest release kvplan knows

@@ -100,6 +100,8 @@ class LayerKV:
     block_size: int | None = None   # fixed block size (DSv4 caches); None = the model's
     tokens_per_state: int = 1
     alignment: int = 1              # page rounded up to a multiple of this
+    stride_alignment: int = 1       # ``get_block_stride_alignment()`` of the spec (0.32+, a divisor of its page):
+                                    # 1 for every spec kvplan builds on CUDA (Release.block_stride_bytes)
 
     def page_bytes(self, block_size: int) -> int:
         """Bytes of one block of this tensor (Mamba: one state; its padding is set by grouping)."""
@@ -121,6 +123,7 @@ class ModelKV:
     notes: tuple[str, ...] = field(default_factory=tuple)
     token_bytes_add_up: bool = True  # Σ token_bytes = bytes per token (False: DeepSeek-V4's per-state sizes)
     mamba_prefix_caching: bool = True  # the model class supports Mamba prefix caching (``SupportsMambaPrefixCaching``)
+    attention_free: bool = False     # an ``IsAttentionFree`` class (pure Mamba): prefix caching off by default
     kv_dtype_bytes: int = 2          # bytes of one KV element after ``auto`` is resolved (1 = an fp8 cache)
     qk_nope_head_dim: int | None = None  # MLA: the non-RoPE query/key width (FlashInfer-MLA accepts 64 / 128 / 192)
     state_mixer: str | None = None   # the one mixer of every state layer: "mamba2", "mamba1", "gdn", "kda" or
@@ -459,6 +462,20 @@ MAMBA_PREFIX_CACHING_ARCHS = frozenset({
     "Mamba2ForCausalLM", "MambaForCausalLM", "NemotronHForCausalLM", "Zamba2ForCausalLM"})
 
 
+#: the ``IsAttentionFree`` model classes (``ModelConfig.attn_type`` "attention_free"): ``models/mamba.py``
+#: ``MambaForCausalLM`` (``FalconMambaForCausalLM`` maps to it in ``models/registry.py``), ``models/mamba2.py``
+#: ``Mamba2ForCausalLM``, v0.28.0 / v0.34.0 (``terratorch.py`` is a pooling model, not planned)
+ATTENTION_FREE_ARCHS = frozenset({"FalconMambaForCausalLM", "Mamba2ForCausalLM", "MambaForCausalLM"})
+
+
+def is_attention_free(cfg: Mapping[str, Any]) -> bool:
+    """Whether the config's architecture is an ``IsAttentionFree`` class (``ModelConfig.is_attention_free``,
+    v0.34.0): ``Mamba2ForCausalLM`` yes; ``NemotronHForCausalLM`` no, even with no attention layer in its
+    pattern (an ``IsHybrid`` class: ``attn_type`` "hybrid").  A config without ``architectures``: no."""
+    archs = cfg.get("architectures")
+    return isinstance(archs, list) and any(a in ATTENTION_FREE_ARCHS for a in archs if isinstance(a, str))
+
+
 def supports_mamba_prefix_caching(cfg: Mapping[str, Any]) -> bool:
     """Whether the config's architecture is a ``SupportsMambaPrefixCaching`` class (``ModelConfig.
     supports_mamba_prefix_caching``, v0.22.0): Nemotron-H, Jamba, Falcon-H1 ... yes; Qwen3-Next (GDN), KDA no.
@@ -504,7 +521,7 @@ def build_attention(cfg: Mapping[str, Any], ctx: SpecContext) -> ModelKV:
                      "kv_sharing_target_layer_name)")
     mixers = {_MIXER[k] for k in kinds if k in states}
     return ModelKV(tuple(layers), ctx.num_layers, ctx.family, per_kind["full"][0], tuple(notes),
-                   mamba_prefix_caching=supports_mamba_prefix_caching(cfg),
+                   mamba_prefix_caching=supports_mamba_prefix_caching(cfg), attention_free=is_attention_free(cfg),
                    state_mixer=mixers.pop() if len(mixers) == 1 else None)
 
 
