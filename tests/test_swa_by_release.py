@@ -246,3 +246,86 @@ def test_gpt_oss_b200_page_before_0_5_7(release):
     assert fit(Deployment(model=GPT_OSS, gpu="h100-sxm", engine_version=release)).page_size == 1
     assert fit(Deployment(model=GPT_OSS, gpu="b200", engine_version=release,
                           attention_backend="triton")).page_size == 1
+
+
+# ------------------------------------------------------------------ 5. the request-cap mode by release (issue 12)
+# model_executor/pool_configurator.py ``SWAChunkCapPoolConfigurator.calculate_pool_sizes`` (0.5.14 - 0.5.21),
+# ``SWARequestCapPoolConfigurator.calculate_pool_sizes`` (0.5.22+), read in the wheels:
+#   0.5.14          full_cell_size = F * Lf;                       fixed_swa_bytes = swa_tokens * S * Ls
+#   0.5.15          full_cell_size = F * (Lf + Df)
+#   0.5.16 - 0.5.18 full_cell_size = F * (Lf + Df) + S * Dsf       (Dsf: Inkling's banded MTP depths only)
+#   0.5.19 +        fixed_swa_bytes = swa_tokens * S * (Ls + Ds)
+# and ``num_reqs = max_running_requests // mr.dp_size`` (0.5.14 - 0.5.15; ModelRunner.dp_size = ``dp_size if
+# enable_dp_attention else 1``) / ``// kvc.ps.attn_dp_size`` (0.5.16+; the same expression,
+# layers/dp_attention.py ``compute_dp_attention_world_info``).
+
+
+@pytest.mark.parametrize("release,full,swa_", [
+    ("0.5.14", False, False), ("0.5.15", True, False), ("0.5.16", True, False), ("0.5.18", True, False),
+    ("0.5.19", True, True), ("0.5.22", True, True), ("0.5.23", True, True),
+])
+def test_cap_draft_terms_by_release(release, full, swa_):
+    era = swa.byte_era(release)
+    assert (era.cap_draft_full, era.cap_draft_swa) == (full, swa_)
+
+
+def test_cap_cells_worked_example():
+    # F 640, S 1,280, Lf 9, Ls 39, Df 1, Ds 1: full_cell 640 x 10 = 6,400, swa_cell 1,280 x 40 = 51,200
+    kw = dict(full_cell=6_400, swa_cell=51_200, F=640, S=1_280, draft_full_layers=1, draft_swa_layers=1)
+    assert swa.cap_cells(cap_draft_full=False, cap_draft_swa=False, **kw) == (5_760, 49_920)   # 0.5.14
+    assert swa.cap_cells(cap_draft_full=True, cap_draft_swa=False, **kw) == (6_400, 49_920)    # 0.5.15 - 0.5.18
+    assert swa.cap_cells(cap_draft_full=True, cap_draft_swa=True, **kw) == (6_400, 51_200)     # 0.5.19 +
+
+
+@pytest.mark.parametrize("draft_full,draft_swa,full_tokens,full_cell,swa_cell", [
+    # gpt-oss-120b bf16 TP1: F = S = 8 x (64 + 64) x 2 = 2,048 B, 18 full + 18 SWA layers, one draft layer of each.
+    # cap = (127 + 128 + 1 + 1) x 16 + 2 x 8,192 + 1 = 20,497 SWA slots (page 1)
+    # 0.5.14: full = (12,884,901,888 - 20,497 x 36,864) // 36,864 = 349,525 - 20,497 = 329,028
+    (False, False, 329_028, 36_864, 36_864),
+    # 0.5.15 - 0.5.18: full = (12,884,901,888 - 755,601,408) // 38,912 = 12,129,300,480 // 38,912 = 311,711
+    (True, False, 311_711, 38_912, 36_864),
+    # 0.5.19 +: full = 12,884,901,888 // 38,912 - 20,497 = 331,129 - 20,497 = 310,632
+    (True, True, 310_632, 38_912, 38_912),
+])
+def test_cap_pools_draft_terms(draft_full, draft_swa, full_tokens, full_cell, swa_cell):
+    layers = swa.sglang_swa_geometry(resolve_model(GPT_OSS).raw_config or resolve_model(GPT_OSS).config,
+                                     release="0.5.23")
+    r = swa.swa_pool_sizes(layers=layers, budget_bytes=BUDGET, kv_dtype="bf16", attn_tp_size=1, page_size=1,
+                           swa_full_tokens_ratio=None, radix_cache=False, max_running_requests=16, attn_dp_size=1,
+                           chunked_prefill_size=8_192, overlap_schedule=True, draft_full_layers=1, draft_swa_layers=1,
+                           cap_draft_full=draft_full, cap_draft_swa=draft_swa)
+    assert r.mode == "request-cap"
+    assert (r.swa_tokens, r.full_tokens) == (20_497, full_tokens)
+    assert (r.full_bytes_per_token, r.swa_bytes_per_token) == (full_cell, swa_cell)
+
+
+@pytest.mark.parametrize("release,tokens,full_cell", [
+    # MiMo-V2-Flash TP4 with a separate (path) EAGLE draft of one layer, radix off, 16 requests, page 1, chunk 8,192,
+    # overlap on, no draft-token count (``or 1``): cap = (128 + 128 + 1 + 1) x 16 + 2 x 8,192 + 1 = 20,513;
+    # fixed SWA = 20,513 x 1,280 x 39 = 1,024,008,960 B; free 11,860,892,928 B
+    ("0.5.14", 2_059_182, 5_760),    # // (640 x 9): no draft in the cap's full cell
+    ("0.5.15", 1_853_264, 6_400),    # // (640 x 10): F·Df from 0.5.15
+    ("0.5.19", 1_853_264, 6_400),    # the draft is a full layer (Ds = 0) before 0.5.20: S·Ds adds nothing
+])
+def test_cap_mode_draft_layer_by_release(release, tokens, full_cell):
+    ctx = _ctx(BUDGET, model=MIMO, gpu="h200-sxm", tp=4, speculative_algorithm="EAGLE", engine_version=release,
+               disable_radix_cache=True, max_running_requests=16)
+    assert (ctx.page_size, ctx.chunked_prefill_size, ctx.flags.overlap_schedule) == (1, 8_192, True)
+    plan = swa.plan(ctx)
+    assert (plan.tokens, plan.pools[1].tokens, plan.pools[0].bytes_per_token) == (tokens, 20_513, full_cell)
+
+
+@pytest.mark.parametrize("release", ["0.5.14", "0.5.15", "0.5.16"])
+@pytest.mark.parametrize("kw,chunk,swa_tokens,tokens", [
+    # DP attention (tp 4, dp 4): ModelRunner.dp_size = attn_dp_size = 4 -> 16 // 4 = 4 requests, chunk 8,192 / 4:
+    # cap = 257 x 4 + 2 x 2,048 + 1 = 5,125; full = 349,525 - 5,125 = 344,400
+    (dict(tp=4, dp=4, enable_dp_attention=True), 2_048, 5_125, 344_400),
+    # two replicas without DP attention: ModelRunner.dp_size = 1 (not --dp-size 2) -> 16 requests: 20,497
+    (dict(tp=1, dp=2), 8_192, 20_497, 329_028),
+])
+def test_cap_divisor_is_the_attention_dp_size(release, kw, chunk, swa_tokens, tokens):
+    ctx = _ctx(BUDGET, model=GPT_OSS, gpu="h100-sxm", engine_version=release, disable_radix_cache=True,
+               max_running_requests=16, **kw)
+    assert ctx.chunked_prefill_size == chunk
+    plan = swa.plan(ctx)
+    assert (plan.pools[1].tokens, plan.tokens) == (swa_tokens, tokens)

@@ -47,6 +47,19 @@ BASES = [
                                  chunked_prefill_size=-1)),
     ("openai/gpt-oss-120b", dict(gpu="h100-sxm", tp=4, dp=4, enable_dp_attention=True, engine_version="0.5.22",
                                  disable_radix_cache=True)),
+    # the request-cap mode's draft terms by release (ByteEra.cap_draft_full / cap_draft_swa): no draft in the cap's
+    # full cell at 0.5.14, F·Df from 0.5.15, S·Ds from 0.5.19 (0 for a path draft before 0.5.20); the divisor of
+    # 0.5.14 - 0.5.15 (ModelRunner.dp_size) with DP attention and with plain replicas
+    ("XiaomiMiMo/MiMo-V2-Flash", dict(gpu="h200-sxm", tp=4, speculative_algorithm="EAGLE", engine_version="0.5.14",
+                                      disable_radix_cache=True, max_running_requests=16)),
+    ("XiaomiMiMo/MiMo-V2-Flash", dict(gpu="h200-sxm", tp=4, speculative_algorithm="EAGLE", engine_version="0.5.15",
+                                      disable_radix_cache=True, max_running_requests=16)),
+    ("XiaomiMiMo/MiMo-V2-Flash", dict(gpu="h200-sxm", tp=4, pp=2, speculative_algorithm="EAGLE",
+                                      engine_version="0.5.19", disable_radix_cache=True, max_running_requests=16)),
+    ("openai/gpt-oss-120b", dict(gpu="h100-sxm", tp=4, dp=4, enable_dp_attention=True, engine_version="0.5.15",
+                                 disable_radix_cache=True, max_running_requests=16)),
+    ("openai/gpt-oss-120b", dict(gpu="h100-sxm", dp=2, engine_version="0.5.14", disable_radix_cache=True,
+                                 max_running_requests=16)),
 ]
 
 

@@ -344,12 +344,16 @@ def swa_pool_sizes(
     validate: bool = True,
     cap_chunk_gate: bool = True,
     cap_floor_one: bool = True,
+    cap_draft_full: bool = True,
+    cap_draft_swa: bool = True,
 ) -> SWAPools:
     """Split a KV byte budget into full and SWA pools the way SGLang 0.5.23 does (one rank, one stage).
 
     ``request_cap_mode`` / ``validate``: the release has the request-cap SWA mode (0.5.14+) / refuses an
     SWA pool too small for one request (0.5.16+; :class:`ByteEra`); ``cap_chunk_gate`` / ``cap_floor_one``: a
-    disabled chunk stops the request-cap mode (0.5.22+) / the cap is sized for at least one request (0.5.23).
+    disabled chunk stops the request-cap mode (0.5.22+) / the cap is sized for at least one request (0.5.23);
+    ``cap_draft_full`` / ``cap_draft_swa``: the request-cap cells hold the draft's full layers (0.5.15+) / SWA layers
+    (0.5.19+) (:func:`cap_cells`).
 
     ``F`` = :func:`swa_bytes_per_layer_token` of the full geometry, ``S`` = of the SWA geometry,
     ``Lf`` / ``Ls`` = full / SWA layers of this stage, ``Df`` / ``Ds`` = draft (EAGLE/MTP) full / SWA layers::
@@ -361,6 +365,7 @@ def swa_pool_sizes(
         request cap  : cap  = (window + 128 * max(D, 1) + page + decode_alloc) * max(1, mrr // dp)
                               + (2 if overlap else 1) * chunked_prefill + page
                        swa  = ceil_page(cap);  full = page_floor(int((budget - swa * swa_cell) // full_cell))
+                       (the cells' draft terms by release: :func:`cap_cells`)
         all-SWA (no full layer): tokens = page_floor(budget // (S * Ls + draft)), all in the SWA pool
 
     ``max_total_tokens`` (``--max-total-tokens``, or the MIN over PP stages) re-derives the pools from a
@@ -413,6 +418,10 @@ def swa_pool_sizes(
                                          disaggregation_decode=disaggregation_decode,
                                          decode_extra_slots=decode_extra_slots,
                                          swa_eviction_interval=swa_eviction_interval))
+        cap_full, cap_swa = cap_cells(full_cell=full_cell, swa_cell=swa_cell, F=F, S=S,
+                                      draft_full_layers=draft_full_layers, draft_swa_layers=draft_swa_layers,
+                                      cap_draft_full=cap_draft_full, cap_draft_swa=cap_draft_swa)
+        cells = _Cells(full_cell=cap_full, swa_cell=cap_swa, window=window, page_size=page_size, notes=notes)
         return _request_cap_pools(cells, cap=cap, budget_bytes=budget_bytes, max_total_tokens=max_total_tokens,
                                   max_running_requests=max_running_requests,
                                   chunked_prefill_size=chunked_prefill_size)
@@ -437,6 +446,25 @@ def stage_cells(*, layers: SWALayers, kv_dtype: str, attn_tp_size: int, draft_fu
                                   v_head_dim=layers.swa_v_head_dim, attn_tp_size=attn_tp_size, kv_dtype=kv_dtype,
                                   latent=layers.latent)
     return F * (n_full + draft_full_layers), S * (n_swa + draft_swa_layers), F, S
+
+
+def cap_cells(*, full_cell: int, swa_cell: int, F: int, S: int, draft_full_layers: int, draft_swa_layers: int,
+              cap_draft_full: bool = True, cap_draft_swa: bool = True) -> tuple[int, int]:
+    """Request-cap mode's ``(full cell, fixed SWA cell)`` of one stage by release, from :func:`stage_cells`'s
+    ``full_cell = F (Lf + Df)`` and ``swa_cell = S (Ls + Ds)``::
+
+        full  = F Lf + F Df (0.5.15+: cap_draft_full)          [+ S Dsf, 0.5.16+: Inkling's banded MTP, not planned]
+        fixed = S Ls + S Ds (0.5.19+: cap_draft_swa)
+        full_tokens = page_floor((budget - ceil_page(cap) x fixed) // full)        (:func:`cap_full_tokens`)
+
+    Example: F 640, S 1,280, Lf 9, Ls 39, Df 1, Ds 1 (full_cell 6,400, swa_cell 51,200): 0.5.14 -> (5,760,
+    49,920); 0.5.16 -> (6,400, 49,920); 0.5.19 -> (6,400, 51,200).
+    Source: sgl-project/sglang python/sglang/srt/model_executor/pool_configurator.py
+    ``SWAChunkCapPoolConfigurator.calculate_pool_sizes`` (``full_cell_size``, ``fixed_swa_bytes``), v0.5.14 -
+    v0.5.21; ``SWARequestCapPoolConfigurator.calculate_pool_sizes``, v0.5.22 - v0.5.23.
+    """
+    return (full_cell - (0 if cap_draft_full else F * draft_full_layers),
+            swa_cell - (0 if cap_draft_swa else S * draft_swa_layers))
 
 
 def cap_args(*, window: int, chunked_prefill_size: int, overlap_schedule: bool, speculative_num_draft_tokens: int,
@@ -599,14 +627,23 @@ class ByteEra:
       from a fixed token cap" when ``max_running_requests`` is set and the radix cache is off, 0.5.14 - 0.5.21;
       ``SWARequestCapPoolConfigurator`` 0.5.22+); ``cap_chunk_gate``: a disabled chunked prefill (-1) stops that mode
       (0.5.22+; before, ``is_applicable`` checks only ``chunked_prefill_size is None``); ``cap_floor_one``: the cap
-      is sized for ``max(1, mrr // dp)`` requests (0.5.23; ``mrr // dp`` before).
+      is sized for ``max(1, mrr // dp)`` requests (0.5.23; ``mrr // dp`` before).  The divisor ``dp`` is
+      ``ModelRunner.dp_size`` in 0.5.14 - 0.5.15 and ``kvc.ps.attn_dp_size`` from 0.5.16; both are ``dp_size if
+      enable_dp_attention else 1`` (model_runner.py ``ModelRunner.__init__``, 0.5.14 / 0.5.15;
+      layers/dp_attention.py ``compute_dp_attention_world_info``, 0.5.16), so the attention-DP size is exact in
+      every release with the mode;
+    * ``cap_draft_full`` / ``cap_draft_swa``: the request-cap mode's draft terms (:func:`cap_cells`): the full cell
+      adds the draft's full layers ``F·Df`` from 0.5.15 (``_draft_full_layers_num``), the fixed SWA bytes add the
+      draft's SWA layers ``S·Ds`` from 0.5.19 (``_draft_swa_layers_num``).  The third term, ``S·Dsf`` in the full
+      cell from 0.5.16 (``_draft_swa_full_layers_num``), counts only Inkling's banded MTP depths
+      (``mtp_local_layer_ids``), a draft kvplan does not plan: 0 here.
 
-    Example: ``byte_era("0.5.16")`` -> draft "full", staged, validation, request-cap mode;
-    ``byte_era("0.5.13")`` -> draft "none", staged, no validation, no request-cap mode.
+    Example: ``byte_era("0.5.16")`` -> draft "full", staged, validation, request-cap mode with ``F·Df`` and without
+    ``S·Ds``; ``byte_era("0.5.13")`` -> draft "none", staged, no validation, no request-cap mode.
     """
 
-    __slots__ = ("cap_chunk_gate", "cap_floor_one", "draft", "end_inclusive", "request_cap", "staged", "two_step",
-                 "validate")
+    __slots__ = ("cap_chunk_gate", "cap_draft_full", "cap_draft_swa", "cap_floor_one", "draft", "end_inclusive",
+                 "request_cap", "staged", "two_step", "validate")
 
     def __init__(self, release: str) -> None:
         k = _key(release)
@@ -618,6 +655,8 @@ class ByteEra:
         self.request_cap = k >= (0, 5, 14)
         self.cap_chunk_gate = k >= (0, 5, 22)
         self.cap_floor_one = k >= (0, 5, 23)
+        self.cap_draft_full = k >= (0, 5, 15)
+        self.cap_draft_swa = k >= (0, 5, 19)
 
 
 def byte_era(release: str) -> ByteEra:
@@ -965,7 +1004,8 @@ def plan(ctx: PoolContext) -> PoolPlan:
             layers=layers, pp_size=ctx.pp, partition=f.pp_layer_partition, budget_bytes=ctx.budget,
             max_total_tokens=f.max_total_tokens, staged=era.staged, end_inclusive=era.end_inclusive,
             request_cap_mode=era.request_cap, cap_chunk_gate=era.cap_chunk_gate, cap_floor_one=era.cap_floor_one,
-            validate=era.validate, **_sizing_args(ctx, draft_full, draft_swa))
+            cap_draft_full=era.cap_draft_full, cap_draft_swa=era.cap_draft_swa, validate=era.validate,
+            **_sizing_args(ctx, draft_full, draft_swa))
     mrr, reduced = request_cap(ctx, res.full_tokens)
     layout = (f"hybrid sliding window ({len(layers.full_layers)} full + {len(layers.swa_layers)} SWA layers, "
               f"window {layers.sliding_window}, {res.mode} mode)")
@@ -1084,16 +1124,19 @@ def _vector_stages(ctx: PoolContext) -> _VectorStages | None:
         draft_full, draft_swa = era_draft_layers(ctx, layers, era)
         n = layers.num_hidden_layers or (max(layers.full_layers + layers.swa_layers) + 1)
         ranges = pp_layer_ranges(num_layers=n, pp_size=ctx.pp, partition=f.pp_layer_partition)
-        cells = [stage_cells(layers=layers, kv_dtype=ctx.kv_dtype, attn_tp_size=ctx.attn_tp,
-                             draft_full_layers=draft_full, draft_swa_layers=draft_swa,
-                             stage_layers=_listed(rng, n, era.end_inclusive) if ctx.pp > 1 and era.staged else None)[:2]
-                 for rng in ranges]
+        staged = [stage_cells(layers=layers, kv_dtype=ctx.kv_dtype, attn_tp_size=ctx.attn_tp,
+                              draft_full_layers=draft_full, draft_swa_layers=draft_swa,
+                              stage_layers=_listed(rng, n, era.end_inclusive) if ctx.pp > 1 and era.staged else None)
+                  for rng in ranges]
     except InputError:
         return None
     ratio = _ratio(ctx)
     cap_mode = era.request_cap and swa_request_cap_applies(
         radix_cache=f.radix_cache, max_running_requests=ctx.max_running_requests,
         chunked_prefill_size=ctx.chunked_prefill_size, chunk_gate=era.cap_chunk_gate)
+    cells = [cap_cells(full_cell=fc, swa_cell=sc, F=F, S=S, draft_full_layers=draft_full, draft_swa_layers=draft_swa,
+                       cap_draft_full=era.cap_draft_full, cap_draft_swa=era.cap_draft_swa) if cap_mode else (fc, sc)
+             for fc, sc, F, S in staged]
     if not layers.full_layers or not 0.0 < ratio <= 1.0 or ctx.page_size <= 0 or ctx.attn_dp <= 0:
         return None
     costs = [float(fc) if cap_mode else fc + ratio * sc for fc, sc in cells]
