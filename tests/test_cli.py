@@ -264,33 +264,12 @@ def test_the_console_script_path_runs_models_add_and_the_version_flag():
 
 # --------------------------------------------------------------------------- the console entry's fast paths
 
-_LIST_MODULES = """
-import os, sys
-out = sys.argv.pop(1)
-def _exit(code, _real=os._exit):
-    with open(out, "w") as f:
-        f.write("\\n".join(sorted(sys.modules)))
-    _real(code)
-os._exit = _exit
-from kvplan.cli.app import main
-main()
-"""
-
-
 def _console(args: list[str], tmp_path, **env: str):
     """Run the console entry (``kvplan.cli.app.main``) in a fresh process: (stdout, modules loaded at exit)."""
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
+    from tests.cli_run import console_modules
 
-    listing = tmp_path / "modules.txt"
-    full_env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
-                "KVPLAN_CACHE_DIR": str(tmp_path / "cache"), **env}
-    proc = subprocess.run([sys.executable, "-c", _LIST_MODULES, str(listing), *args], capture_output=True, text=True,
-                          env=full_env, timeout=60)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return proc.stdout, set(listing.read_text().split())
+    return console_modules(args, listing=tmp_path / "modules.txt", env={"KVPLAN_CACHE_DIR": str(tmp_path / "cache"),
+                                                                        **env})
 
 
 def test_version_flag_prints_the_version_line_without_building_a_command(tmp_path):

@@ -74,28 +74,11 @@ def test_version_flag_loads_no_planner(tmp_path):
 # ------------------------------------------------------------------------------- structural guarantees of 0.2.x
 # Each one is a reason `kvplan fit --format json` starts within the budget of docs/performance.md ("Start-up").
 
-_RUN_AND_LIST = """
-import os, sys
-out = sys.argv.pop(1)
-def _exit(code, _real=os._exit):
-    with open(out, "w") as f:
-        f.write("\\n".join(sorted(sys.modules)))
-    _real(code)
-os._exit = _exit
-from kvplan.cli.app import main
-main()
-"""
-
-
 def _modules_after(args: list[str], cache_dir: Path, tmp: Path) -> set[str]:
-    """Every module loaded when ``kvplan ARGS`` leaves (sys.modules at the console entry's ``os._exit``; unlike
-    ``-X importtime`` this also sees imports made inside functions while the command runs)."""
-    listing = tmp / "modules.txt"
-    env = {**os.environ, "KVPLAN_CACHE_DIR": str(cache_dir), "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, "-c", _RUN_AND_LIST, str(listing), *args], capture_output=True, text=True,
-                          env=env, timeout=60)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return set(listing.read_text().split())
+    """Every module loaded when ``kvplan ARGS`` leaves (tests/cli_run.py ``console_modules``)."""
+    from tests.cli_run import console_modules
+
+    return console_modules(args, listing=tmp / "modules.txt", env={"KVPLAN_CACHE_DIR": str(cache_dir)})[1]
 
 
 def test_fit_json_loads_no_table_view_and_no_older_release_rules(tmp_path):
