@@ -1230,6 +1230,24 @@ def vector_group(ctx: PoolContext, *, cell: float) -> VectorGroup | None:
 
     return VectorGroup(family="hybrid_swa", pools=pools, note=f"{'request-cap' if vs.cap_mode else 'ratio'} mode")
 
+
+def _stages_common_tokens(*, budget: Any, costs: list[int], max_total_tokens: Any, page: int) -> Any:
+    """The token count common to every PP stage before the full / SWA split, in the layer-split (0.4.9.post6 -
+    0.5.8) and two-step (0.5.9 - 0.5.10) releases (ints or arrays; the vector groups of both call it)::
+
+        tokens = page_floor(min(min over stages of budget // cost_s, max_total_tokens if set (>= 0)))
+
+    Example: budget 1,000,000, costs [300, 400], no cap, page 64 -> min(3,333, 2,500) = 2,500 -> 2,496.
+    Source: the same steps as :func:`layer_split_pools` and the two-step count's scalar path (SGLang
+    ``ModelRunner.set_num_token_hybrid`` / ``set_num_tokens_hybrid_swa``, 0.4.9.post6 - 0.5.10: the PP MIN over stages,
+    the --max-total-tokens cap, then the page floor)."""
+    common = budget // costs[0]
+    for c in costs[1:]:
+        common = vmin(common, budget // c)
+    if max_total_tokens is not None:
+        common = vwhere((max_total_tokens >= 0) & (max_total_tokens < common), max_total_tokens, common)
+    return common // page * page
+
 def _layer_split_group(ctx: PoolContext, layers: SWALayers, *, cell: float) -> VectorGroup | None:
     """:func:`layer_split_pools` over arrays (the same :func:`layer_split_stages` / :func:`layer_split_tokens`)::
 
@@ -1268,12 +1286,7 @@ def _layer_split_group(ctx: PoolContext, layers: SWALayers, *, cell: float) -> V
 
     def pools(*, budget: Any, context_len: Any, requested: Any, max_total_tokens: Any) -> VectorPools:
         pos = budget > 0
-        common = budget // cells[0]
-        for c in cells[1:]:
-            common = vmin(common, budget // c)
-        if max_total_tokens is not None:
-            common = vwhere((max_total_tokens >= 0) & (max_total_tokens < common), max_total_tokens, common)
-        common = common // page * page
+        common = _stages_common_tokens(budget=budget, costs=cells, max_total_tokens=max_total_tokens, page=page)
         err = pos & (common <= 0)
         full, swa, cost = None, None, None
         for (nf, ns, _), c_s in zip(splits, costs, strict=True):   # min over stages, the first one on ties
@@ -1323,12 +1336,7 @@ def _two_step_group(ctx: PoolContext, layers: SWALayers, *, cell: float) -> Vect
 
     def pools(*, budget: Any, context_len: Any, requested: Any, max_total_tokens: Any) -> VectorPools:
         pos = budget > 0
-        common = budget // profiles[0]
-        for pc in profiles[1:]:
-            common = vmin(common, budget // pc)
-        if max_total_tokens is not None:
-            common = vwhere((max_total_tokens >= 0) & (max_total_tokens < common), max_total_tokens, common)
-        common = common // page * page
+        common = _stages_common_tokens(budget=budget, costs=profiles, max_total_tokens=max_total_tokens, page=page)
         err = pos & (common <= 0)
         full: Any = None
         cost: Any = None
