@@ -48,10 +48,12 @@ def _group(kw: dict) -> S.Group:
 
 
 def _inputs(n: int, rng: np.random.Generator) -> dict:
-    return {"gpu_memory_utilization": rng.choice(np.round(np.arange(0.50, 0.96, 0.01), 2), n),
-            "context_length": rng.choice(np.array([4096 * 2 ** i for i in range(9)]), n),
-            "max_running_requests": rng.choice(np.array([-1, 8, 64, 256, 1024]), n),
-            "target_requests": rng.choice(np.array([1, 4, 16, 64]), n)}
+    return {
+        "gpu_memory_utilization": rng.choice(np.round(np.arange(0.50, 0.96, 0.01), 2), n),
+        "context_length": rng.choice(np.array([4096 * 2**i for i in range(9)]), n),
+        "max_running_requests": rng.choice(np.array([-1, 8, 64, 256, 1024]), n),
+        "target_requests": rng.choice(np.array([1, 4, 16, 64]), n),
+    }
 
 
 def _run(g: S.Group, ins: dict, workload: bool) -> float:
@@ -60,12 +62,17 @@ def _run(g: S.Group, ins: dict, workload: bool) -> float:
     for lo in range(0, n, S.CHUNK_ROWS):
         sl = slice(lo, lo + S.CHUNK_ROWS)
         m = len(ins["context_length"][sl])
-        SV.evaluate_group(g, mem_fraction_static=None, gpu_memory_utilization=ins["gpu_memory_utilization"][sl],
-                          context_length=ins["context_length"][sl],
-                          max_running_requests=ins["max_running_requests"][sl], max_total_tokens=None,
-                          target_requests=ins["target_requests"][sl],
-                          input_len=np.full(m, 8192) if workload else None,
-                          output_len=np.full(m, 1024) if workload else None)
+        SV.evaluate_group(
+            g,
+            mem_fraction_static=None,
+            gpu_memory_utilization=ins["gpu_memory_utilization"][sl],
+            context_length=ins["context_length"][sl],
+            max_running_requests=ins["max_running_requests"][sl],
+            max_total_tokens=None,
+            target_requests=ins["target_requests"][sl],
+            input_len=np.full(m, 8192) if workload else None,
+            output_len=np.full(m, 1024) if workload else None,
+        )
     return n / (time.perf_counter() - t0)
 
 
@@ -73,14 +80,27 @@ def _reasons(g: S.Group, ins: dict) -> float:
     """Reasons per second for the first chunk's rows (``sweep_vllm.vector_reasons``)."""
     sl = slice(0, S.CHUNK_ROWS)
     m = len(ins["context_length"][sl])
-    cols = SV.evaluate_group(g, mem_fraction_static=None, gpu_memory_utilization=ins["gpu_memory_utilization"][sl],
-                             context_length=ins["context_length"][sl],
-                             max_running_requests=ins["max_running_requests"][sl], max_total_tokens=None,
-                             target_requests=ins["target_requests"][sl])
-    cols.update({"mem_fraction_static": np.full(m, np.nan), "context_length": ins["context_length"][sl],
-                 "requested_max_running_requests": ins["max_running_requests"][sl],
-                 "max_total_tokens": np.full(m, -1), "target_requests": ins["target_requests"][sl],
-                 "input_len": np.full(m, -1), "output_len": np.full(m, -1), "kv_bytes_per_token": np.zeros(m)})
+    cols = SV.evaluate_group(
+        g,
+        mem_fraction_static=None,
+        gpu_memory_utilization=ins["gpu_memory_utilization"][sl],
+        context_length=ins["context_length"][sl],
+        max_running_requests=ins["max_running_requests"][sl],
+        max_total_tokens=None,
+        target_requests=ins["target_requests"][sl],
+    )
+    cols.update(
+        {
+            "mem_fraction_static": np.full(m, np.nan),
+            "context_length": ins["context_length"][sl],
+            "requested_max_running_requests": ins["max_running_requests"][sl],
+            "max_total_tokens": np.full(m, -1),
+            "target_requests": ins["target_requests"][sl],
+            "input_len": np.full(m, -1),
+            "output_len": np.full(m, -1),
+            "kv_bytes_per_token": np.zeros(m),
+        }
+    )
     t0 = time.perf_counter()
     SV.vector_reasons(g, cols, S._P)
     return m / (time.perf_counter() - t0)

@@ -56,7 +56,7 @@ def _slowest_imports(cmd: list[str]) -> list[tuple[int, str]]:
     rows = []
     for line in proc.stderr.splitlines():
         if line.startswith("import time:") and "|" in line and "cumulative" not in line:
-            _self, cum, name = line[len("import time:"):].split("|")
+            _self, cum, name = line[len("import time:") :].split("|")
             rows.append((int(cum), name.rstrip()))
     return sorted(rows, reverse=True)[:10]
 
@@ -86,8 +86,10 @@ def main() -> None:
     load1 = os.getloadavg()
     if os.environ.get("PYTHONDONTWRITEBYTECODE"):
         print("note: PYTHONDONTWRITEBYTECODE is set (run with `env -u PYTHONDONTWRITEBYTECODE`)")
-    print(f"python:  {sys.version.split()[0]}; cpus: {os.cpu_count()}; load average {load0[0]:.2f} before, "
-          f"{load1[0]:.2f} after ({a.runs} rounds, builds alternated)")
+    print(
+        f"python:  {sys.version.split()[0]}; cpus: {os.cpu_count()}; load average {load0[0]:.2f} before, "
+        f"{load1[0]:.2f} after ({a.runs} rounds, builds alternated)"
+    )
     for name, cmd in cmds.items():
         bw = statistics.median(w for w, _ in bare[name])
         bc = statistics.mean(c for _, c in bare[name])
@@ -96,8 +98,10 @@ def main() -> None:
         cpu = statistics.mean(c for _, c in runs[name])
         print(f"{name}: {' '.join(cmd)}")
         print(f"  python -c pass   median {bw * 1000:7.1f} ms   CPU {bc * 1000:6.1f} ms")
-        print(f"  command          median {med * 1000:7.1f} ms   p90 {p90 * 1000:7.1f} ms   ratio {med / bw:4.1f}x"
-              f"   CPU {cpu * 1000:6.1f} ms ({cpu / bc:4.1f}x)   (targets: <= 170 ms, <= 7x)")
+        print(
+            f"  command          median {med * 1000:7.1f} ms   p90 {p90 * 1000:7.1f} ms   ratio {med / bw:4.1f}x"
+            f"   CPU {cpu * 1000:6.1f} ms ({cpu / bc:4.1f}x)   (targets: <= 170 ms, <= 7x)"
+        )
     print("slowest imports (cumulative):")
     for us, mod in _slowest_imports(cmds["kvplan"]):
         print(f"  {us / 1000:7.1f} ms  {mod}")

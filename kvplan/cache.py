@@ -51,10 +51,16 @@ def _weights_shape(data: Any) -> bool:
     if not isinstance(data, dict) or set(data) != {"per_gpu_bytes", "method", "notes", "breakdown"}:
         return False
     nbytes, notes, rows = data["per_gpu_bytes"], data["notes"], data["breakdown"]
-    return (isinstance(nbytes, int) and not isinstance(nbytes, bool) and nbytes >= 0
-            and isinstance(data["method"], str) and isinstance(notes, list) and all(isinstance(n, str) for n in notes)
-            and isinstance(rows, list) and all(isinstance(r, list) and len(r) == 2 and isinstance(r[0], str)
-                                               and isinstance(r[1], int) for r in rows))
+    return (
+        isinstance(nbytes, int)
+        and not isinstance(nbytes, bool)
+        and nbytes >= 0
+        and isinstance(data["method"], str)
+        and isinstance(notes, list)
+        and all(isinstance(n, str) for n in notes)
+        and isinstance(rows, list)
+        and all(isinstance(r, list) and len(r) == 2 and isinstance(r[0], str) and isinstance(r[1], int) for r in rows)
+    )
 
 
 #: the shape each kind's data must have to be used (callers may pass their own ``shape`` to :func:`load`)
@@ -65,7 +71,8 @@ def cache_dir(kind: str) -> Path | None:
     if os.environ.get("KVPLAN_NO_CACHE") == "1":
         return None
     base = os.environ.get("KVPLAN_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "kvplan")
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "kvplan"
+    )
     return Path(base) / kind
 
 
@@ -123,16 +130,19 @@ def _read_entry(path: Path) -> bytes | None:
     finally:
         os.close(fd)
     raw = b"".join(parts)
-    return raw if len(raw) <= st.st_size else None       # grew while read: not trusted
+    return raw if len(raw) <= st.st_size else None  # grew while read: not trusted
 
 
 _HEADER_KEYS = {"format", "kvplan", "kind", "ident", "checksum"}
 
 
 def _header_ok(header: Any, kind: str, ident: str) -> bool:
-    return (isinstance(header, dict) and set(header) == _HEADER_KEYS
-            and (header["format"], header["kvplan"], header["kind"], header["ident"])
-            == (FORMAT, __version__, kind, _sha(ident)))
+    return (
+        isinstance(header, dict)
+        and set(header) == _HEADER_KEYS
+        and (header["format"], header["kvplan"], header["kind"], header["ident"])
+        == (FORMAT, __version__, kind, _sha(ident))
+    )
 
 
 def load(kind: str, key: str, ident: str, *, shape: Callable[[Any], bool] | None = None) -> Any | None:
@@ -167,8 +177,11 @@ def store(kind: str, key: str, ident: str, data: Any) -> None:
         body = canonical(data).encode("utf-8")
     except (TypeError, ValueError, RecursionError):
         return
-    header = json.dumps({"format": FORMAT, "kvplan": __version__, "kind": kind, "ident": _sha(ident),
-                         "checksum": digest(body)}, sort_keys=True, separators=(",", ":"))
+    header = json.dumps(
+        {"format": FORMAT, "kvplan": __version__, "kind": kind, "ident": _sha(ident), "checksum": digest(body)},
+        sort_keys=True,
+        separators=(",", ":"),
+    )
     blob = header.encode("utf-8") + b"\n" + body
     if len(blob) > MAX_ENTRY_BYTES:
         return

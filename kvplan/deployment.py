@@ -8,7 +8,6 @@ apply its own default (and say so in ``assumptions``).  With no model given, the
 deployment applies (:data:`DEFAULT_DEPLOYMENT`, the one this project started from).
 """
 
-
 import math
 from dataclasses import dataclass, fields, replace
 from typing import Any
@@ -22,9 +21,18 @@ DEFAULT_GPU = "rtx-pro-6000-maxq"
 # SGLang, TP8/EP8, fp8_e4m3 KV, mem_fraction_static 0.72, 1M context, 16 running requests,
 # chunked prefill 2048, attention backend dsv4 (docs/default-deployment.md).
 DEFAULT_DEPLOYMENT: dict[str, Any] = dict(
-    model=DEFAULT_MODEL, gpu=DEFAULT_GPU, tp=8, ep=8, dp=1, pp=1, context_length=1_048_576,
-    kv_cache_dtype="fp8_e4m3", mem_fraction_static=0.72, max_running_requests=16,
-    chunked_prefill_size=2048, attention_backend="dsv4",
+    model=DEFAULT_MODEL,
+    gpu=DEFAULT_GPU,
+    tp=8,
+    ep=8,
+    dp=1,
+    pp=1,
+    context_length=1_048_576,
+    kv_cache_dtype="fp8_e4m3",
+    mem_fraction_static=0.72,
+    max_running_requests=16,
+    chunked_prefill_size=2048,
+    attention_backend="dsv4",
 )
 
 
@@ -41,7 +49,7 @@ class Deployment:
     model: str | None = None
     gpu: str | None = None
     num_gpus: int | None = None
-    gpu_memory: int | None = None             # device total override, bytes
+    gpu_memory: int | None = None  # device total override, bytes
     engine: str = "sglang"
     engine_version: str | None = None
     tp: int | None = None
@@ -58,13 +66,13 @@ class Deployment:
     chunked_prefill_size: int | None = None
     max_total_tokens: int | None = None
     kv_cache_memory_bytes: int | None = None
-    free_memory: int | None = None            # measured free per GPU at start (bytes)
-    weight_memory: int | None = None          # measured per-GPU weight load (bytes)
+    free_memory: int | None = None  # measured free per GPU at start (bytes)
+    weight_memory: int | None = None  # measured per-GPU weight load (bytes)
     activation_memory: int | None = None
     non_torch_memory: int | None = None
     cuda_graph_memory: int | None = None
     attention_backend: str | None = None
-    dsv4_attn_backend: str | None = None      # SGLang --dsv4-attn-backend (auto | flashmla | flashmla_mega | trtllm)
+    dsv4_attn_backend: str | None = None  # SGLang --dsv4-attn-backend (auto | flashmla | flashmla_mega | trtllm)
     disable_radix_cache: bool = False
     disable_overlap_schedule: bool = False
     disable_cuda_graph: bool = False
@@ -83,32 +91,61 @@ class Deployment:
     moe_dense_tp_size: int | None = None
     enable_dp_lm_head: bool = False
     target_requests: int | None = None
-    input_len: int | None = None              # workload: prompt tokens per request
-    output_len: int | None = None             # workload: generated tokens per request
-    allow_long_context: bool = False          # the engine's long-context override (env var or --allow-long-context)
+    input_len: int | None = None  # workload: prompt tokens per request
+    output_len: int | None = None  # workload: generated tokens per request
+    allow_long_context: bool = False  # the engine's long-context override (env var or --allow-long-context)
 
-    def __init__(self, model: str | None = None, gpu: str | None = None, num_gpus: int | None = None,
-                 gpu_memory: int | None = None, engine: str = "sglang", engine_version: str | None = None,
-                 tp: int | None = None, pp: int | None = None, dp: int | None = None, ep: int | None = None,
-                 enable_dp_attention: bool = False, mem_fraction_static: float | None = None,
-                 gpu_memory_utilization: float | None = None, kv_cache_dtype: str | None = None,
-                 context_length: int | None = None, max_running_requests: int | None = None,
-                 page_size: int | None = None, chunked_prefill_size: int | None = None,
-                 max_total_tokens: int | None = None, kv_cache_memory_bytes: int | None = None,
-                 free_memory: int | None = None, weight_memory: int | None = None, activation_memory: int | None = None,
-                 non_torch_memory: int | None = None, cuda_graph_memory: int | None = None,
-                 attention_backend: str | None = None, dsv4_attn_backend: str | None = None,
-                 disable_radix_cache: bool = False, disable_overlap_schedule: bool = False,
-                 disable_cuda_graph: bool = False, enforce_eager: bool = False,
-                 enable_prefix_caching: bool | None = None,
-                 swa_full_tokens_ratio: float | None = None, dcp_size: int | None = None,
-                 pp_layer_partition: str | None = None, mamba_full_memory_ratio: float | None = None,
-                 max_mamba_cache_size: int | None = None, mamba_ssm_dtype: str | None = None,
-                 speculative_algorithm: str | None = None, speculative_num_draft_tokens: int | None = None,
-                 engram_on_host: bool = False, speculative_dspark_block_size: int | None = None,
-                 moe_dense_tp_size: int | None = None, enable_dp_lm_head: bool = False,
-                 target_requests: int | None = None, input_len: int | None = None, output_len: int | None = None,
-                 allow_long_context: bool = False) -> None:
+    def __init__(
+        self,
+        model: str | None = None,
+        gpu: str | None = None,
+        num_gpus: int | None = None,
+        gpu_memory: int | None = None,
+        engine: str = "sglang",
+        engine_version: str | None = None,
+        tp: int | None = None,
+        pp: int | None = None,
+        dp: int | None = None,
+        ep: int | None = None,
+        enable_dp_attention: bool = False,
+        mem_fraction_static: float | None = None,
+        gpu_memory_utilization: float | None = None,
+        kv_cache_dtype: str | None = None,
+        context_length: int | None = None,
+        max_running_requests: int | None = None,
+        page_size: int | None = None,
+        chunked_prefill_size: int | None = None,
+        max_total_tokens: int | None = None,
+        kv_cache_memory_bytes: int | None = None,
+        free_memory: int | None = None,
+        weight_memory: int | None = None,
+        activation_memory: int | None = None,
+        non_torch_memory: int | None = None,
+        cuda_graph_memory: int | None = None,
+        attention_backend: str | None = None,
+        dsv4_attn_backend: str | None = None,
+        disable_radix_cache: bool = False,
+        disable_overlap_schedule: bool = False,
+        disable_cuda_graph: bool = False,
+        enforce_eager: bool = False,
+        enable_prefix_caching: bool | None = None,
+        swa_full_tokens_ratio: float | None = None,
+        dcp_size: int | None = None,
+        pp_layer_partition: str | None = None,
+        mamba_full_memory_ratio: float | None = None,
+        max_mamba_cache_size: int | None = None,
+        mamba_ssm_dtype: str | None = None,
+        speculative_algorithm: str | None = None,
+        speculative_num_draft_tokens: int | None = None,
+        engram_on_host: bool = False,
+        speculative_dspark_block_size: int | None = None,
+        moe_dense_tp_size: int | None = None,
+        enable_dp_lm_head: bool = False,
+        target_requests: int | None = None,
+        input_len: int | None = None,
+        output_len: int | None = None,
+        allow_long_context: bool = False,
+    ) -> None:
         self.model = model
         self.gpu = gpu
         self.num_gpus = num_gpus
@@ -182,22 +219,55 @@ def _check_fraction(name: str, value: float | None) -> None:
     if value is None:
         return
     if not isinstance(value, (int, float)) or not math.isfinite(value) or not (0 < value <= 1):
-        raise InputError(f"must be a fraction in (0, 1], got {value!r}", field=name,
-                         hint="e.g. 0.85 (a fraction, not a percentage)")
+        raise InputError(
+            f"must be a fraction in (0, 1], got {value!r}", field=name, hint="e.g. 0.85 (a fraction, not a percentage)"
+        )
 
 
 # SGLang v0.5.23 python/sglang/srt/arg_groups/choices.py ATTENTION_BACKEND_CHOICES, plus vLLM spellings kvplan
 # accepts for the same flag (FLASH_ATTN, FLASHINFER, ...: vLLM's attention_backend names, case-insensitive).
-ATTENTION_BACKENDS = frozenset((
-    "triton", "torch_native", "flex_attention", "dsa", "nsa", "qsa", "dsv4", "compressed", "fa3", "fa4",
-    "flashinfer", "llada2_cfg_flashinfer", "flashmla", "trtllm_mla", "cutedsl_mla", "tokenspeed_mla",
-    "trtllm_mha", "hpc_ops", "minicpm_flashattn", "minicpm_flashinfer", "aiter", "wave", "intel_amx", "ascend",
-    "intel_xpu", "flash_attn", "flashmla_sparse", "rocm_attn", "rocm_aiter_fa", "tree_attn", "cutlass_mla",
-    "flash_attn_mla", "flashinfer_mla", "triton_mla",
-))
+ATTENTION_BACKENDS = frozenset(
+    (
+        "triton",
+        "torch_native",
+        "flex_attention",
+        "dsa",
+        "nsa",
+        "qsa",
+        "dsv4",
+        "compressed",
+        "fa3",
+        "fa4",
+        "flashinfer",
+        "llada2_cfg_flashinfer",
+        "flashmla",
+        "trtllm_mla",
+        "cutedsl_mla",
+        "tokenspeed_mla",
+        "trtllm_mha",
+        "hpc_ops",
+        "minicpm_flashattn",
+        "minicpm_flashinfer",
+        "aiter",
+        "wave",
+        "intel_amx",
+        "ascend",
+        "intel_xpu",
+        "flash_attn",
+        "flashmla_sparse",
+        "rocm_attn",
+        "rocm_aiter_fa",
+        "tree_attn",
+        "cutlass_mla",
+        "flash_attn_mla",
+        "flashinfer_mla",
+        "triton_mla",
+    )
+)
 # SGLang v0.5.23 speculative/spec_info.py SpeculativeAlgorithm (builtins) and fields/spec.py; MTP as vLLM spells it.
-SPECULATIVE_ALGORITHMS = frozenset({"EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "DFLASH", "DSPARK", "UNO",
-                                    "FROZEN_KV_MTP", "MTP"})
+SPECULATIVE_ALGORITHMS = frozenset(
+    {"EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "DFLASH", "DSPARK", "UNO", "FROZEN_KV_MTP", "MTP"}
+)
 
 
 def validate(dep: Deployment) -> None:
@@ -218,8 +288,7 @@ def validate(dep: Deployment) -> None:
     _check_int("--speculative-dspark-block-size", dep.speculative_dspark_block_size, maximum=1024)
     _check_int("--moe-dense-tp-size", dep.moe_dense_tp_size, maximum=4096)
     cps = dep.chunked_prefill_size
-    if cps is not None and (isinstance(cps, bool) or not isinstance(cps, int) or cps == 0 or cps < -1
-                            or cps > 1 << 24):
+    if cps is not None and (isinstance(cps, bool) or not isinstance(cps, int) or cps == 0 or cps < -1 or cps > 1 << 24):
         raise InputError(f"must be a positive integer or -1 (disabled), got {cps!r}", field="--chunked-prefill-size")
     _check_fraction("--mem-fraction-static", dep.mem_fraction_static)
     _check_fraction("--gpu-memory-utilization", dep.gpu_memory_utilization)
@@ -228,8 +297,9 @@ def validate(dep: Deployment) -> None:
     if dep.mamba_full_memory_ratio is not None:
         r = dep.mamba_full_memory_ratio
         if not isinstance(r, (int, float)) or not math.isfinite(r) or not (0 < r <= 100):
-            raise InputError(f"must be a positive ratio, got {r!r}", field="--mamba-full-memory-ratio",
-                             hint="e.g. 0.9 (state : KV)")
+            raise InputError(
+                f"must be a positive ratio, got {r!r}", field="--mamba-full-memory-ratio", hint="e.g. 0.9 (state : KV)"
+            )
     _check_int("--max-mamba-cache-size", dep.max_mamba_cache_size, maximum=1 << 24)
     _check_int("--dcp-size", dep.dcp_size, maximum=4096)
     if dep.engine not in ("sglang", "vllm"):
@@ -238,13 +308,21 @@ def validate(dep: Deployment) -> None:
         import difflib
 
         close = difflib.get_close_matches(dep.attention_backend.lower(), sorted(ATTENTION_BACKENDS), n=2)
-        raise InputError(f"unknown attention backend '{dep.attention_backend}'", field="--attention-backend",
-                         hint=("did you mean " + " or ".join(close) + "?") if close else "see sglang --help")
+        raise InputError(
+            f"unknown attention backend '{dep.attention_backend}'",
+            field="--attention-backend",
+            hint=("did you mean " + " or ".join(close) + "?") if close else "see sglang --help",
+        )
     if dep.speculative_algorithm is not None and dep.speculative_algorithm.upper() not in SPECULATIVE_ALGORITHMS:
-        raise InputError(f"unknown speculative algorithm '{dep.speculative_algorithm}'",
-                         field="--speculative-algorithm",
-                         hint="use one of " + ", ".join(sorted(SPECULATIVE_ALGORITHMS)))
+        raise InputError(
+            f"unknown speculative algorithm '{dep.speculative_algorithm}'",
+            field="--speculative-algorithm",
+            hint="use one of " + ", ".join(sorted(SPECULATIVE_ALGORITHMS)),
+        )
     tp, dp = dep.tp or 1, dep.dp or 1
     if dep.enable_dp_attention and tp % dp:
-        raise InputError(f"--tp-size {tp} is not divisible by --dp-size {dp}", field="--dp-size",
-                         hint="with --enable-dp-attention, dp must divide tp")
+        raise InputError(
+            f"--tp-size {tp} is not divisible by --dp-size {dp}",
+            field="--dp-size",
+            hint="with --enable-dp-attention, dp must divide tp",
+        )

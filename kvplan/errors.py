@@ -77,7 +77,7 @@ class KvplanError(Exception):
         if self.hint:
             msg = f"{msg}; {self.hint}"
         line = mask_secrets(" ".join(msg.split()))
-        return line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS - 3] + "..."
+        return line if len(line) <= MAX_LINE_CHARS else line[: MAX_LINE_CHARS - 3] + "..."
 
 
 class InputError(KvplanError):

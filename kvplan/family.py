@@ -12,11 +12,11 @@ from enum import StrEnum
 
 
 class Family(StrEnum):
-    GQA = "gqa"                    # MHA / GQA / MQA: K and V per KV head on every layer
-    MLA = "mla"                    # multi-head latent attention: one compressed latent + RoPE key per token
-    DSA = "dsa"                    # MLA with DeepSeek sparse attention's indexer keys (V3.2, GLM-5)
-    DSV4 = "dsv4"                  # DeepSeek-V4 family: compressed + sliding-window pools
-    HYBRID_SWA = "hybrid_swa"      # full-attention layers beside sliding-window layers
+    GQA = "gqa"  # MHA / GQA / MQA: K and V per KV head on every layer
+    MLA = "mla"  # multi-head latent attention: one compressed latent + RoPE key per token
+    DSA = "dsa"  # MLA with DeepSeek sparse attention's indexer keys (V3.2, GLM-5)
+    DSV4 = "dsv4"  # DeepSeek-V4 family: compressed + sliding-window pools
+    HYBRID_SWA = "hybrid_swa"  # full-attention layers beside sliding-window layers
     HYBRID_MAMBA = "hybrid_mamba"  # attention layers beside Mamba / linear-attention (state) layers
 
     @property
@@ -30,9 +30,12 @@ class Family(StrEnum):
 
 
 _LABELS = {
-    Family.GQA: "grouped-query attention", Family.MLA: "multi-head latent attention",
-    Family.DSA: "DeepSeek sparse attention", Family.DSV4: "DeepSeek-V4 compressed attention",
-    Family.HYBRID_SWA: "sliding-window hybrid", Family.HYBRID_MAMBA: "linear-attention hybrid",
+    Family.GQA: "grouped-query attention",
+    Family.MLA: "multi-head latent attention",
+    Family.DSA: "DeepSeek sparse attention",
+    Family.DSV4: "DeepSeek-V4 compressed attention",
+    Family.HYBRID_SWA: "sliding-window hybrid",
+    Family.HYBRID_MAMBA: "linear-attention hybrid",
 }
 
 #: families whose attention layers are all of one kind (the KV-dtype and page rules take these)

@@ -42,9 +42,7 @@ def sglang_pp_layer_ranges(*, num_layers: int, pp_size: int, partition: str | No
                 hint="comma-separated layer counts, e.g. 30,31",
             ) from err
         if len(parts) != pp_size:
-            raise InputError(
-                f"{len(parts)} partitions for pp_size {pp_size}", field="SGLANG_PP_LAYER_PARTITION"
-            )
+            raise InputError(f"{len(parts)} partitions for pp_size {pp_size}", field="SGLANG_PP_LAYER_PARTITION")
         if sum(parts) != num_layers:
             raise InputError(
                 f"partition sums to {sum(parts)}, model has {num_layers} layers",
@@ -85,8 +83,9 @@ def vllm_pp_layer_ranges(*, num_layers: int, pp_size: int) -> list[tuple[int, in
     return out
 
 
-def pp_layer_ranges(num_layers: int, pp_size: int, *, engine: str = "sglang",
-                    partition: str | None = None) -> list[tuple[int, int]]:
+def pp_layer_ranges(
+    num_layers: int, pp_size: int, *, engine: str = "sglang", partition: str | None = None
+) -> list[tuple[int, int]]:
     """[start, end) layer range of each pipeline stage, by the engine's own rule.
 
     SGLang: L // pp each, the last ``L % pp`` stages one more (``partition`` = SGLANG_PP_LAYER_PARTITION);

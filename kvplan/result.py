@@ -13,16 +13,35 @@ The first block of fields is the JSON contract read by scripts outside this repo
 key or change its meaning; add new keys freely.
 """
 
-
 import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
 CONTRACT_KEYS = (
-    "engine", "engine_version", "model", "gpu", "num_gpus", "tp", "pp", "dp", "ep", "dp_attention",
-    "kv_cache_dtype", "kv_bytes_per_token", "kv_budget_bytes", "kv_pool_tokens", "max_running_requests",
-    "max_concurrency", "max_context_length", "context_length", "fits", "device_bytes", "free_bytes",
-    "weight_bytes", "warnings", "assumptions",
+    "engine",
+    "engine_version",
+    "model",
+    "gpu",
+    "num_gpus",
+    "tp",
+    "pp",
+    "dp",
+    "ep",
+    "dp_attention",
+    "kv_cache_dtype",
+    "kv_bytes_per_token",
+    "kv_budget_bytes",
+    "kv_pool_tokens",
+    "max_running_requests",
+    "max_concurrency",
+    "max_context_length",
+    "context_length",
+    "fits",
+    "device_bytes",
+    "free_bytes",
+    "weight_bytes",
+    "warnings",
+    "assumptions",
 )
 _CONFIG = {"extra": "forbid"}
 
@@ -38,8 +57,9 @@ class Pool:
     bytes_per_token: float | None = None
     note: str = ""
 
-    def __init__(self, name: str, bytes: int, tokens: int | None = None, bytes_per_token: float | None = None,
-                 note: str = "") -> None:
+    def __init__(
+        self, name: str, bytes: int, tokens: int | None = None, bytes_per_token: float | None = None, note: str = ""
+    ) -> None:
         self.name = name
         self.bytes = bytes
         self.tokens = tokens
@@ -74,8 +94,15 @@ class Basis:
     max_concurrency: int
     note: str = ""
 
-    def __init__(self, name: str, kv_bytes_per_token: int, kv_pool_tokens: int, max_context_length: int,
-                 max_concurrency: int, note: str = "") -> None:
+    def __init__(
+        self,
+        name: str,
+        kv_bytes_per_token: int,
+        kv_pool_tokens: int,
+        max_context_length: int,
+        max_concurrency: int,
+        note: str = "",
+    ) -> None:
         self.name = name
         self.kv_bytes_per_token = kv_bytes_per_token
         self.kv_pool_tokens = kv_pool_tokens
@@ -102,19 +129,19 @@ class FitResult:
     ep: int
     dp_attention: bool
     kv_cache_dtype: str
-    kv_bytes_per_token: float          # per GPU, the engine's cell (DeepSeek-V4: bytes_per_full_token)
-    kv_budget_bytes: int               # per GPU
-    kv_pool_tokens: int                # SGLang max_total_num_tokens (per attention-DP rank); vLLM "GPU KV cache size"
-    max_running_requests: int          # the cap the engine applies, given or derived (SGLang: per attention-DP rank)
-    max_concurrency: int | float       # requests of the full context at once, whole deployment: an integer for both
-                                       # engines once planned (kvplan.planning.verdict), capped by
-                                       # max_running_requests; vLLM's printed float is max_concurrency_per_rank
-    max_context_length: int            # longest request one request can use
+    kv_bytes_per_token: float  # per GPU, the engine's cell (DeepSeek-V4: bytes_per_full_token)
+    kv_budget_bytes: int  # per GPU
+    kv_pool_tokens: int  # SGLang max_total_num_tokens (per attention-DP rank); vLLM "GPU KV cache size"
+    max_running_requests: int  # the cap the engine applies, given or derived (SGLang: per attention-DP rank)
+    max_concurrency: int | float  # requests of the full context at once, whole deployment: an integer for both
+    # engines once planned (kvplan.planning.verdict), capped by
+    # max_running_requests; vLLM's printed float is max_concurrency_per_rank
+    max_context_length: int  # longest request one request can use
     context_length: int
-    fits: bool                         # the engine starts and serves one context_length request (reasons: why not)
+    fits: bool  # the engine starts and serves one context_length request (reasons: why not)
     device_bytes: int
-    free_bytes: int                    # free per GPU at start, before weights
-    weight_bytes: int                  # per-GPU weight load
+    free_bytes: int  # free per GPU at start, before weights
+    weight_bytes: int  # per-GPU weight load
     warnings: list[str]
     assumptions: list[str]
 
@@ -122,7 +149,7 @@ class FitResult:
     verdict: str = ""
     family: str = ""
     layout: str = ""
-    mode: str = "cold"                 # "measured" when free/weight memory were given
+    mode: str = "cold"  # "measured" when free/weight memory were given
     mem_fraction_static: float | None = None
     gpu_memory_utilization: float | None = None
     page_size: int = 1
@@ -130,47 +157,90 @@ class FitResult:
     attn_tp: int = 1
     attn_dp: int = 1
     target_requests: int = 1
-    kv_pool_tokens_total: int = 0      # summed over attention-DP ranks / DP engines
+    kv_pool_tokens_total: int = 0  # summed over attention-DP ranks / DP engines
     max_concurrency_per_rank: float = 0.0
-    kv_pool_bytes: int = 0             # bytes the pools take per GPU
-    fixed_pool_bytes: int = 0          # budgeted bytes that do not scale with tokens (SWA cap pool, states ...)
+    kv_pool_bytes: int = 0  # bytes the pools take per GPU
+    fixed_pool_bytes: int = 0  # budgeted bytes that do not scale with tokens (SWA cap pool, states ...)
     weight_source: str = ""
     free_source: str = ""
-    num_blocks: int | None = None      # vLLM
-    block_size: int | None = None      # vLLM
-    groups: list[dict[str, Any]] = field(default_factory=list)   # vLLM KV groups
+    num_blocks: int | None = None  # vLLM
+    block_size: int | None = None  # vLLM
+    groups: list[dict[str, Any]] = field(default_factory=list)  # vLLM KV groups
     pools: list[Pool] = field(default_factory=list)
     memory: list[MemorySlice] = field(default_factory=list)
     bases: list[Basis] = field(default_factory=list)
     # ---- issue 11 (set by kvplan.planning.verdict.apply) -----------------------------------------
-    reasons: list[str] = field(default_factory=list)   # every reason it does not fit, start-up order; [0] = verdict
-    target: str = ""                   # the target the user set ("16 requests of 8,192+1,024 tokens at once")
-    meets_target: bool = False         # fits, and room for the target (what --check tests)
-    target_reason: str = ""            # one line: why the target is met or not
-    max_running_requests_source: str = ""   # given | derived | engine default
-    input_len: int | None = None       # the workload (--input-len / --output-len), None without one
+    reasons: list[str] = field(default_factory=list)  # every reason it does not fit, start-up order; [0] = verdict
+    target: str = ""  # the target the user set ("16 requests of 8,192+1,024 tokens at once")
+    meets_target: bool = False  # fits, and room for the target (what --check tests)
+    target_reason: str = ""  # one line: why the target is met or not
+    max_running_requests_source: str = ""  # given | derived | engine default
+    input_len: int | None = None  # the workload (--input-len / --output-len), None without one
     output_len: int | None = None
-    workload_tokens_per_request: int | None = None   # input + output in whole pages of the token pool
-    workload_concurrency: int | None = None          # such requests at once, whole deployment
+    workload_tokens_per_request: int | None = None  # input + output in whole pages of the token pool
+    workload_concurrency: int | None = None  # such requests at once, whole deployment
     workload_concurrency_per_rank: int | None = None
 
-    def __init__(self, engine: str, engine_version: str, model: str, gpu: str, num_gpus: int, tp: int, pp: int, dp: int,
-                 ep: int, dp_attention: bool, kv_cache_dtype: str, kv_bytes_per_token: float, kv_budget_bytes: int,
-                 kv_pool_tokens: int, max_running_requests: int, max_concurrency: int | float, max_context_length: int,
-                 context_length: int, fits: bool, device_bytes: int, free_bytes: int, weight_bytes: int,
-                 warnings: list[str], assumptions: list[str], verdict: str = "", family: str = "", layout: str = "",
-                 mode: str = "cold", mem_fraction_static: float | None = None,
-                 gpu_memory_utilization: float | None = None, page_size: int = 1,
-                 chunked_prefill_size: int | None = None, attn_tp: int = 1, attn_dp: int = 1, target_requests: int = 1,
-                 kv_pool_tokens_total: int = 0, max_concurrency_per_rank: float = 0.0, kv_pool_bytes: int = 0,
-                 fixed_pool_bytes: int = 0, weight_source: str = "", free_source: str = "",
-                 num_blocks: int | None = None, block_size: int | None = None,
-                 groups: list[dict[str, Any]] | None = None, pools: list[Pool] | None = None,
-                 memory: list[MemorySlice] | None = None, bases: list[Basis] | None = None,
-                 reasons: list[str] | None = None, target: str = "", meets_target: bool = False,
-                 target_reason: str = "", max_running_requests_source: str = "", input_len: int | None = None,
-                 output_len: int | None = None, workload_tokens_per_request: int | None = None,
-                 workload_concurrency: int | None = None, workload_concurrency_per_rank: int | None = None) -> None:
+    def __init__(
+        self,
+        engine: str,
+        engine_version: str,
+        model: str,
+        gpu: str,
+        num_gpus: int,
+        tp: int,
+        pp: int,
+        dp: int,
+        ep: int,
+        dp_attention: bool,
+        kv_cache_dtype: str,
+        kv_bytes_per_token: float,
+        kv_budget_bytes: int,
+        kv_pool_tokens: int,
+        max_running_requests: int,
+        max_concurrency: int | float,
+        max_context_length: int,
+        context_length: int,
+        fits: bool,
+        device_bytes: int,
+        free_bytes: int,
+        weight_bytes: int,
+        warnings: list[str],
+        assumptions: list[str],
+        verdict: str = "",
+        family: str = "",
+        layout: str = "",
+        mode: str = "cold",
+        mem_fraction_static: float | None = None,
+        gpu_memory_utilization: float | None = None,
+        page_size: int = 1,
+        chunked_prefill_size: int | None = None,
+        attn_tp: int = 1,
+        attn_dp: int = 1,
+        target_requests: int = 1,
+        kv_pool_tokens_total: int = 0,
+        max_concurrency_per_rank: float = 0.0,
+        kv_pool_bytes: int = 0,
+        fixed_pool_bytes: int = 0,
+        weight_source: str = "",
+        free_source: str = "",
+        num_blocks: int | None = None,
+        block_size: int | None = None,
+        groups: list[dict[str, Any]] | None = None,
+        pools: list[Pool] | None = None,
+        memory: list[MemorySlice] | None = None,
+        bases: list[Basis] | None = None,
+        reasons: list[str] | None = None,
+        target: str = "",
+        meets_target: bool = False,
+        target_reason: str = "",
+        max_running_requests_source: str = "",
+        input_len: int | None = None,
+        output_len: int | None = None,
+        workload_tokens_per_request: int | None = None,
+        workload_concurrency: int | None = None,
+        workload_concurrency_per_rank: int | None = None,
+    ) -> None:
         self.engine = engine
         self.engine_version = engine_version
         self.model = model

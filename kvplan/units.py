@@ -30,9 +30,18 @@ MiB = 2**20
 
 _UNITS = {
     "b": 1,
-    "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
-    "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
-    "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12,
+    "kb": 10**3,
+    "mb": 10**6,
+    "gb": 10**9,
+    "tb": 10**12,
+    "kib": 2**10,
+    "mib": 2**20,
+    "gib": 2**30,
+    "tib": 2**40,
+    "k": 10**3,
+    "m": 10**6,
+    "g": 10**9,
+    "t": 10**12,
 }
 _SIZE_RE = re.compile(r"\s*([+-]?(?:\d+(?:[_,]\d{3})*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*([A-Za-z]*)\s*", re.ASCII)
 MAX_BYTES = 2**60  # 1 EiB: anything above is nonsense for one GPU
@@ -54,11 +63,13 @@ def check_number(value: Any, *, field: str, where: str = "") -> Any:
         return value
     prefix = f"{where}: " if where else ""
     if isinstance(value, int) and not -_INT_LIMIT < value < _INT_LIMIT:
-        raise InputError(f"{prefix}an integer of more than {MAX_INT_DIGITS} digits", field=field,
-                         hint="no size, count or setting needs that many digits")
+        raise InputError(
+            f"{prefix}an integer of more than {MAX_INT_DIGITS} digits",
+            field=field,
+            hint="no size, count or setting needs that many digits",
+        )
     if isinstance(value, float) and not math.isfinite(value):
-        raise InputError(f"{prefix}{value!r} is not a number kvplan can use", field=field,
-                         hint="write a finite number")
+        raise InputError(f"{prefix}{value!r} is not a number kvplan can use", field=field, hint="write a finite number")
     return value
 
 
@@ -91,8 +102,11 @@ def int_text(text: str, *, field: str) -> int:
     if not (digits.isascii() and digits.isdigit()):
         raise InputError(f"'{echo(text)}' is not a whole number", field=field)
     if len(digits.lstrip("0")) > MAX_INT_DIGITS:
-        raise InputError(f"'{echo(text)}' has more than {MAX_INT_DIGITS} digits", field=field,
-                         hint="no size, count or setting needs that many digits")
+        raise InputError(
+            f"'{echo(text)}' has more than {MAX_INT_DIGITS} digits",
+            field=field,
+            hint="no size, count or setting needs that many digits",
+        )
     return int(t)
 
 
@@ -105,13 +119,18 @@ def parse_size(text: str, *, field: str = "SIZE", allow_zero: bool = False) -> i
         raise InputError("not a size", field=field, hint="write e.g. 80GiB, 79.19 GiB, 85520809984B or 80GB")
     m = _SIZE_RE.fullmatch(text)
     if not m:
-        raise InputError(f"'{echo(text)}' is not a size", field=field,
-                         hint="write a number and a unit: B, KB/MB/GB (10^n) or KiB/MiB/GiB (2^n); "
-                              "a bare number is GiB")
+        raise InputError(
+            f"'{echo(text)}' is not a size",
+            field=field,
+            hint="write a number and a unit: B, KB/MB/GB (10^n) or KiB/MiB/GiB (2^n); a bare number is GiB",
+        )
     number, unit = m.group(1).replace("_", "").replace(",", ""), m.group(2).lower()
     if unit not in _UNITS and unit != "":
-        raise InputError(f"unknown unit '{echo(m.group(2))}' in '{echo(text)}'", field=field,
-                         hint="use B, KB, MB, GB, TB, KiB, MiB, GiB or TiB")
+        raise InputError(
+            f"unknown unit '{echo(m.group(2))}' in '{echo(text)}'",
+            field=field,
+            hint="use B, KB, MB, GB, TB, KiB, MiB, GiB or TiB",
+        )
     mult = _UNITS.get(unit, GiB)
     try:
         value = float(number)

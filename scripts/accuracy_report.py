@@ -32,38 +32,67 @@ SHARED = ROOT / "tests" / "data" / "shared"
 GiB = 2**30
 TOL = 0.005
 
-DTYPE_WORDS = {"auto", "bf16", "bfloat16", "fp16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla", "mxfp8",
-               "nvfp4", "fp4"}
+DTYPE_WORDS = {
+    "auto",
+    "bf16",
+    "bfloat16",
+    "fp16",
+    "float16",
+    "fp8",
+    "fp8_e4m3",
+    "fp8_e5m2",
+    "fp8_ds_mla",
+    "mxfp8",
+    "nvfp4",
+    "fp4",
+}
 
 # Per-case input corrections, each with its reason (same as tests/test_validation_sglang.py / test_vllm.py).
 CASE_FIX: dict[str, tuple[dict, str]] = {
-    "glm5-nvfp4-8x-rtxpro6000-tp8": ({"kv_cache_dtype": "bf16"},
-                                     "patched build forces a bf16 DSA cache on SM120 (author's log line)"),
-    "glm52-nvfp4-4xb200-tp4-ep-fp8kv": ({"gpu": "gb200"},
-                                        "log total 184.31 GiB = GB200 (189,471 MiB); Blackwell (SM10) selects the "
-                                        "fp8 sparse-MLA cache layout, as tests/test_vllm.py passes sm_major=10"),
-    "qwen3-30b-a3b-mi355x-pr18263": ({"gpu": "mi355x"},
-                                     "AMD AITER PR; 287.18 GiB free at TP1 is only possible on a 288 GB "
-                                     "MI355X-class part"),
-    "nemotron3-nano-30b-a3b-bf16-dgxspark": ({"engine_version": "0.21.0"},
-                                             "author says 0.20.2, the log prints the >=0.21 group-aware token line"),
+    "glm5-nvfp4-8x-rtxpro6000-tp8": (
+        {"kv_cache_dtype": "bf16"},
+        "patched build forces a bf16 DSA cache on SM120 (author's log line)",
+    ),
+    "glm52-nvfp4-4xb200-tp4-ep-fp8kv": (
+        {"gpu": "gb200"},
+        "log total 184.31 GiB = GB200 (189,471 MiB); Blackwell (SM10) selects the "
+        "fp8 sparse-MLA cache layout, as tests/test_vllm.py passes sm_major=10",
+    ),
+    "qwen3-30b-a3b-mi355x-pr18263": (
+        {"gpu": "mi355x"},
+        "AMD AITER PR; 287.18 GiB free at TP1 is only possible on a 288 GB MI355X-class part",
+    ),
+    "nemotron3-nano-30b-a3b-bf16-dgxspark": (
+        {"engine_version": "0.21.0"},
+        "author says 0.20.2, the log prints the >=0.21 group-aware token line",
+    ),
 }
 
 # The 16 additional logs: inputs the excerpt lacks, from the issue text (see tests/validation/README.md).
 ADDITIONAL: dict[str, tuple[dict, str]] = {
     "vllm-21348-qwen3-235b-fp8-4xh100-tp4": (
         {"model": "Qwen/Qwen3-235B-A22B-FP8", "tp": 4, "engine_version": "0.10.0", "gpu": "h100-sxm"},
-        "issue #21348: 4x H100, TP4, vLLM of July 2025 (0.10.0 assumed); block 16 default"),
+        "issue #21348: 4x H100, TP4, vLLM of July 2025 (0.10.0 assumed); block 16 default",
+    ),
     "sglang-21348-qwen3-235b-fp8-4xh100-tp4": (
         {"model": "Qwen/Qwen3-235B-A22B-FP8", "tp": 4, "mem_fraction_static": 0.93, "gpu": "h100-sxm"},
-        "issue #21348: TP4, mem_fraction_static 0.93; the excerpt has no free-memory lines"),
+        "issue #21348: TP4, mem_fraction_static 0.93; the excerpt has no free-memory lines",
+    ),
     "vllm-10517-llama31-8b-rtx3090-v0-29k": (
-        {"model": "meta-llama/Llama-3.1-8B", "tp": 1, "engine_version": "0.6.4", "context_length": 29000,
-         "gpu_memory_utilization": 0.9, "gpu": "rtx-3090"},
-        "issue #10517: RTX 3090, V0 (~0.6.4), --max-model-len 29000"),
+        {
+            "model": "meta-llama/Llama-3.1-8B",
+            "tp": 1,
+            "engine_version": "0.6.4",
+            "context_length": 29000,
+            "gpu_memory_utilization": 0.9,
+            "gpu": "rtx-3090",
+        },
+        "issue #10517: RTX 3090, V0 (~0.6.4), --max-model-len 29000",
+    ),
     "vllm-6746-llama31-405b-fp8-8xh100-v0-workers": (
         {"model": "meta-llama/Llama-3.1-405B", "tp": 8, "engine_version": "0.5.3", "gpu": "h100-sxm"},
-        "issue #6746: weight load only; no pool line (weights row only)"),
+        "issue #6746: weight load only; no pool line (weights row only)",
+    ),
 }
 
 
@@ -71,21 +100,31 @@ ADDITIONAL: dict[str, tuple[dict, str]] = {
 # in the 40-log summary; each is checked by the tests/test_families_vllm.py test named last.
 ISSUE13: dict[str, tuple[dict, str, str]] = {
     "vllm-28228-kimi-linear-2x3090-tp2": (
-        {"model": str(LOGS13 / "kimi-linear-48b-a3b.config.json"), "tp": 2, "engine_version": "0.11.1",
-         "gpu": "rtx-3090", "context_length": 120000, "chunked_prefill_size": 64000, "max_running_requests": 8,
-         "gpu_memory_utilization": 0.95},
+        {
+            "model": str(LOGS13 / "kimi-linear-48b-a3b.config.json"),
+            "tp": 2,
+            "engine_version": "0.11.1",
+            "gpu": "rtx-3090",
+            "context_length": 120000,
+            "chunked_prefill_size": 64000,
+            "max_running_requests": 8,
+            "gpu_memory_utilization": 0.95,
+        },
         "vllm#28228: 2x RTX 3090, TP2, 0.11.x, util 0.95, L 120,000, B 64,000, 8 seqs; config from logs_issue13/; "
         "no cold run: the run loads an AWQ 4-bit checkpoint (cyankiwi/...-AWQ-4bit) and kvplan has only the bf16 "
         "geometry, so a cold weight estimate is not comparable",
-        "test_vllm_28228_kimi_linear_log_measured"),
+        "test_vllm_28228_kimi_linear_log_measured",
+    ),
     "vllm-23278-gptoss120b-h100-marlin": (
         {"model": "openai/gpt-oss-120b", "tp": 1, "engine_version": "0.10.1", "gpu": "h100-sxm"},
         "vllm#23278: one H100, 0.10.1 (Marlin MXFP4 MoE); available KV -2.14 GiB, no pool",
-        "test_gptoss120b_h100_weight_logs"),
+        "test_gptoss120b_h100_weight_logs",
+    ),
     "vllm-33155-gptoss120b-h100-triton": (
         {"model": "openai/gpt-oss-120b", "tp": 1, "engine_version": "0.14.1", "gpu": "h100-sxm"},
         "vllm#33155: one H100, 0.14.1 (Triton MoE); the excerpt stops before the KV lines",
-        "test_gptoss120b_h100_weight_logs"),
+        "test_gptoss120b_h100_weight_logs",
+    ),
 }
 
 # Explained exclusions: a mode's error is shown per case but left out of that mode's summary, with the reason.
@@ -93,13 +132,15 @@ EXCLUDED: dict[str, tuple[tuple[str, ...], str]] = {
     "deepseek-v2-lite-h100-v0-premla": (
         ("measured", "cold"),
         "V0 build of Dec 2024 stored DeepSeek-V2 as padded MHA K/V (pre-MLA, vllm PR #10927 'Before'); kvplan "
-        "models the MLA latent layout, ~14x smaller per token"),
+        "models the MLA latent layout, ~14x smaller per token",
+    ),
     "vllm-21348-qwen3-235b-fp8-4xh100-tp4": (
         ("measured",),
         "the two pasted lines come from different TP workers: vLLM 0.10.0 logs 'Available KV cache memory' in "
         "every worker and 'GPU KV cache size' once per worker before unify_kv_cache_configs takes the minimum "
         "(v1/engine/core.py _initialize_kv_caches, v1/core/kv_cache_utils.py _get_kv_cache_config_uniform_type); "
-        "178,880 tokens = 11,180 blocks = a worker with 8.018 GiB, 0.09 GiB below the worker that printed 8.11"),
+        "178,880 tokens = 11,180 blocks = a worker with 8.018 GiB, 0.09 GiB below the worker that printed 8.11",
+    ),
 }
 
 
@@ -121,17 +162,25 @@ def case_overrides(case: dict) -> dict:
             o["ep"] = int(case["ep"])
         if case.get("dp_attention"):
             o["enable_dp_attention"] = True
-        for key, f in (("mem_fraction_static", "mem_fraction_static"), ("page_size", "page_size"),
-                       ("context_length", "context_length"), ("max_running_requests_arg", "max_running_requests"),
-                       ("chunked_prefill_size", "chunked_prefill_size")):
+        for key, f in (
+            ("mem_fraction_static", "mem_fraction_static"),
+            ("page_size", "page_size"),
+            ("context_length", "context_length"),
+            ("max_running_requests_arg", "max_running_requests"),
+            ("chunked_prefill_size", "chunked_prefill_size"),
+        ):
             if case.get(key) is not None and key not in omit:
                 o[f] = case[key]
     else:
         if case.get("enable_expert_parallel"):
             o["ep"] = (case.get("tp") or 1) * (case.get("dp") or 1)
-        for key, f in (("gpu_memory_utilization", "gpu_memory_utilization"), ("block_size", "page_size"),
-                       ("max_model_len", "context_length"), ("max_num_seqs", "max_running_requests"),
-                       ("max_num_batched_tokens", "chunked_prefill_size")):
+        for key, f in (
+            ("gpu_memory_utilization", "gpu_memory_utilization"),
+            ("block_size", "page_size"),
+            ("max_model_len", "context_length"),
+            ("max_num_seqs", "max_running_requests"),
+            ("max_num_batched_tokens", "chunked_prefill_size"),
+        ):
             if case.get(key) is not None and key not in omit:
                 o[f] = case[key]
         if case.get("enforce_eager"):
@@ -177,9 +226,15 @@ def load_cases() -> dict[str, dict]:
     return out
 
 
-_PRIMARY = ("max_total_num_tokens (scheduler)", "pool tokens (KV Cache is allocated #tokens)",
-            "GPU KV cache size (tokens)", "estimated maximum model length (fit error)", "GPU blocks",
-            "KV cache bytes (K + V / KV size)", "available KV cache memory (budget)")
+_PRIMARY = (
+    "max_total_num_tokens (scheduler)",
+    "pool tokens (KV Cache is allocated #tokens)",
+    "GPU KV cache size (tokens)",
+    "estimated maximum model length (fit error)",
+    "GPU blocks",
+    "KV cache bytes (K + V / KV size)",
+    "available KV cache memory (budget)",
+)
 
 
 def primary_row(cal):
@@ -217,9 +272,21 @@ def evaluate(log_path: Path, cases: dict) -> dict:
     from kvplan.planning.calibrate import calibrate, fit_recovered, recover_deployment
 
     log_id = log_path.stem
-    row: dict = {"id": log_id, "engine": None, "measured": None, "cold": None, "measured_why": "", "cold_why": "",
-                 "quantity": "", "logged": None, "free_rows": [], "weight_rows": [], "source": "",
-                 "engine_version": None, "engine_versions_possible": None}
+    row: dict = {
+        "id": log_id,
+        "engine": None,
+        "measured": None,
+        "cold": None,
+        "measured_why": "",
+        "cold_why": "",
+        "quantity": "",
+        "logged": None,
+        "free_rows": [],
+        "weight_rows": [],
+        "source": "",
+        "engine_version": None,
+        "engine_versions_possible": None,
+    }
     model, gpu, over, src = inputs_for(log_id, cases)
     row["source"] = src
     try:
@@ -281,8 +348,14 @@ def _measured(row: dict, cal, case: dict | None):
     if tgt and tgt["kind"] == "kv_bytes" and cal.result is not None:
         from kvplan.planning.calibrate import Row
 
-        pr = Row("KV budget (fixture target)", "bytes", float(tgt["value"]), cal.result.kv_budget_bytes,
-                 resolution=3 * 0.005 * GiB, note=tgt.get("note", ""))
+        pr = Row(
+            "KV budget (fixture target)",
+            "bytes",
+            float(tgt["value"]),
+            cal.result.kv_budget_bytes,
+            resolution=3 * 0.005 * GiB,
+            note=tgt.get("note", ""),
+        )
     if pr is not None:
         row.update(measured=pr.rel, quantity=pr.quantity, logged=pr.logged, measured_ok=not pr.flagged(TOL))
     for r in cal.rows:
@@ -322,8 +395,10 @@ def evaluate_all() -> list[dict]:
 
 
 #: issue-13 logs whose weight load is the check (no pool line): the preset and the GPU's SM major
-_WEIGHT_ONLY = {"vllm-23278-gptoss120b-h100-marlin": ("openai--gpt-oss-120b", 9),
-                "vllm-33155-gptoss120b-h100-triton": ("openai--gpt-oss-120b", 9)}
+_WEIGHT_ONLY = {
+    "vllm-23278-gptoss120b-h100-marlin": ("openai--gpt-oss-120b", 9),
+    "vllm-33155-gptoss120b-h100-triton": ("openai--gpt-oss-120b", 9),
+}
 
 
 def _weight_row(log_id: str, over: dict):
@@ -339,10 +414,21 @@ def _weight_row(log_id: str, over: dict):
     if facts.model_loading_bytes is None:
         return None
     cfg = json.loads((SHARED / "hf-configs" / preset / "config.json").read_text())
-    est = estimate_weight_bytes(config=cfg, quantization=quantization_from_config(cfg), tp_size=int(over["tp"]),
-                                engine="vllm", engine_version=str(over["engine_version"]), sm_major=sm)
-    return Row("weight load (model loading)", "bytes", float(facts.model_loading_bytes), est.per_gpu_bytes,
-               note=f"MoE kernel of {over['engine_version']} on SM{sm}")
+    est = estimate_weight_bytes(
+        config=cfg,
+        quantization=quantization_from_config(cfg),
+        tp_size=int(over["tp"]),
+        engine="vllm",
+        engine_version=str(over["engine_version"]),
+        sm_major=sm,
+    )
+    return Row(
+        "weight load (model loading)",
+        "bytes",
+        float(facts.model_loading_bytes),
+        est.per_gpu_bytes,
+        note=f"MoE kernel of {over['engine_version']} on SM{sm}",
+    )
 
 
 def evaluate_issue13() -> list[dict]:
@@ -372,8 +458,12 @@ def _q(vals: list[float], q: float) -> float:
 
 def summary(vals: list[float]) -> dict:
     a = [abs(v) for v in vals]
-    return {"n": len(a), "median": statistics.median(a) if a else float("nan"), "p90": _q(a, 0.9),
-            "max": max(a) if a else float("nan")}
+    return {
+        "n": len(a),
+        "median": statistics.median(a) if a else float("nan"),
+        "p90": _q(a, 0.9),
+        "max": max(a) if a else float("nan"),
+    }
 
 
 def _pct(v) -> str:
@@ -401,16 +491,24 @@ def _logged(r: dict) -> str:
 def _issue13_section(rows13: list[dict]) -> list[str]:
     """The issue-13 family logs: the same columns as the per-case table, their weight rows and the test that checks
     each one (not part of the summary above)."""
-    out = ["", "## Issue-13 family logs (tests/validation/logs_issue13, not in the summary)", "",
-           "Each is checked by the named test in `tests/test_families_vllm.py`; inputs from `ISSUE13` in "
-           "`scripts/accuracy_report.py` (the release the issue states).", "",
-           "| log | release (log allows) | compared | logged | measured | cold | weight load logged / kvplan | "
-           "checked by | inputs from / why not |", "|---|---|---|---|---|---|---|---|---|"]
+    out = [
+        "",
+        "## Issue-13 family logs (tests/validation/logs_issue13, not in the summary)",
+        "",
+        "Each is checked by the named test in `tests/test_families_vllm.py`; inputs from `ISSUE13` in "
+        "`scripts/accuracy_report.py` (the release the issue states).",
+        "",
+        "| log | release (log allows) | compared | logged | measured | cold | weight load logged / kvplan | "
+        "checked by | inputs from / why not |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows13:
         w = "; ".join(f"{x.logged / GiB:.2f} / {x.predicted / GiB:.2f} GiB ({_pct(x.rel)})" for x in r["weight_rows"])
         why = "; ".join(x for x in (r["source"], r["measured_why"], r["cold_why"]) if x)
-        out.append(f"| {r['id']} | {_release(r)} | {r['quantity'] or '-'} | {_logged(r)} | {_pct(r['measured'])} | "
-                   f"{_pct(r['cold'])} | {w or '-'} | `{ISSUE13[r['id']][2]}` | {why.replace('|', '/')} |")
+        out.append(
+            f"| {r['id']} | {_release(r)} | {r['quantity'] or '-'} | {_logged(r)} | {_pct(r['measured'])} | "
+            f"{_pct(r['cold'])} | {w or '-'} | `{ISSUE13[r['id']][2]}` | {why.replace('|', '/')} |"
+        )
     return out
 
 
@@ -422,56 +520,86 @@ def render(rows: list[dict], keep: str = "", rows13: list[dict] | None = None) -
     cold = [r["cold"] for r in rows if r["cold"] is not None and not excluded(r, "cold")]
     sm, sc = summary(meas), summary(cold)
     within = sum(1 for r in rows if r["measured"] is not None and r.get("measured_ok") and not excluded(r, "measured"))
-    out = ["# Accuracy against public startup logs", "",
-           "Generated by `scripts/accuracy_report.py` from the 40 logs in `tests/validation/logs` "
-           "(do not edit above the explanation section; rerun the script).", "",
-           "Error = (predicted - logged) / logged on the log's pool size: SGLang `max_total_num_tokens` "
-           "(else `#tokens`, else KV GiB), vLLM `GPU KV cache size` tokens (else blocks, the fit error's estimated "
-           "length, or the available KV GiB). **Measured** = the engine's own free-memory / weight / available-KV "
-           "figures from the log (`kvplan calibrate`); **cold** = nothing measured (runtime.py, weights.py, "
-           "vLLM's modelled activation / graph terms).", "",
-           "## Summary", "",
-           "| mode | cases | median abs error | p90 | max | within 0.5% |", "|---|---|---|---|---|---|",
-           f"| measured | {sm['n']} | {sm['median']:.2%} | {sm['p90']:.2%} | {sm['max']:.2%} | {within} of {sm['n']} |",
-           f"| cold | {sc['n']} | {sc['median']:.2%} | {sc['p90']:.2%} | {sc['max']:.2%} | "
-           f"{sum(1 for v in cold if abs(v) <= TOL)} of {sc['n']} |", "",
-           f"Cold within 3%: {sum(1 for v in cold if abs(v) <= 0.03)} of {sc['n']}; within 8%: "
-           f"{sum(1 for v in cold if abs(v) <= 0.08)} of {sc['n']}.", "",
-           "### Excluded from the summary (explained)", "",
-           "| log | mode(s) | error | reason |", "|---|---|---|---|"]
+    out = [
+        "# Accuracy against public startup logs",
+        "",
+        "Generated by `scripts/accuracy_report.py` from the 40 logs in `tests/validation/logs` "
+        "(do not edit above the explanation section; rerun the script).",
+        "",
+        "Error = (predicted - logged) / logged on the log's pool size: SGLang `max_total_num_tokens` "
+        "(else `#tokens`, else KV GiB), vLLM `GPU KV cache size` tokens (else blocks, the fit error's estimated "
+        "length, or the available KV GiB). **Measured** = the engine's own free-memory / weight / available-KV "
+        "figures from the log (`kvplan calibrate`); **cold** = nothing measured (runtime.py, weights.py, "
+        "vLLM's modelled activation / graph terms).",
+        "",
+        "## Summary",
+        "",
+        "| mode | cases | median abs error | p90 | max | within 0.5% |",
+        "|---|---|---|---|---|---|",
+        f"| measured | {sm['n']} | {sm['median']:.2%} | {sm['p90']:.2%} | {sm['max']:.2%} | {within} of {sm['n']} |",
+        f"| cold | {sc['n']} | {sc['median']:.2%} | {sc['p90']:.2%} | {sc['max']:.2%} | "
+        f"{sum(1 for v in cold if abs(v) <= TOL)} of {sc['n']} |",
+        "",
+        f"Cold within 3%: {sum(1 for v in cold if abs(v) <= 0.03)} of {sc['n']}; within 8%: "
+        f"{sum(1 for v in cold if abs(v) <= 0.08)} of {sc['n']}.",
+        "",
+        "### Excluded from the summary (explained)",
+        "",
+        "| log | mode(s) | error | reason |",
+        "|---|---|---|---|",
+    ]
     for r in rows:
         if r["id"] in EXCLUDED:
             modes, why = EXCLUDED[r["id"]]
             errs = ", ".join(f"{m} {_pct(r[m])}" for m in modes if r.get(m) is not None) or "-"
             out.append(f"| {r['id']} | {', '.join(modes)} | {errs} | {why} |")
-    out += ["",
-           "## Per case", "",
-           "Release: the rules applied (the log's stated release, else the newest its line formats allow) and, "
-           "after it, the releases the log's lines allow (`kvplan.inputs.logs.release_window`).", "",
-           "| log | engine | release (log allows) | compared | logged | measured | cold | inputs from / why not |",
-           "|---|---|---|---|---|---|---|---|"]
+    out += [
+        "",
+        "## Per case",
+        "",
+        "Release: the rules applied (the log's stated release, else the newest its line formats allow) and, "
+        "after it, the releases the log's lines allow (`kvplan.inputs.logs.release_window`).",
+        "",
+        "| log | engine | release (log allows) | compared | logged | measured | cold | inputs from / why not |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         lg = _logged(r)
         why = "; ".join(x for x in (r["source"], r["measured_why"], r["cold_why"]) if x)
-        out.append(f"| {r['id']} | {r['engine'] or '-'} | {_release(r)} | {r['quantity'] or '-'} | {lg} | "
-                   f"{_pct(r['measured'])} | {_pct(r['cold'])} | {why.replace('|', '/')} |")
-    out += ["", "## Runtime overhead at start (kvplan.engines.runtime)", "",
-            "Free memory per GPU at the engine's start-up snapshot (SGLang `Load weight begin`, vLLM `Free memory "
-            "on device ... on startup`), modelled as device total - CUDA context - communicators(TP, interconnect), "
-            "against the log, for every log whose GPU is a preset:", "",
-            "| log | logged | modelled | error | model |", "|---|---|---|---|---|"]
+        out.append(
+            f"| {r['id']} | {r['engine'] or '-'} | {_release(r)} | {r['quantity'] or '-'} | {lg} | "
+            f"{_pct(r['measured'])} | {_pct(r['cold'])} | {why.replace('|', '/')} |"
+        )
+    out += [
+        "",
+        "## Runtime overhead at start (kvplan.engines.runtime)",
+        "",
+        "Free memory per GPU at the engine's start-up snapshot (SGLang `Load weight begin`, vLLM `Free memory "
+        "on device ... on startup`), modelled as device total - CUDA context - communicators(TP, interconnect), "
+        "against the log, for every log whose GPU is a preset:",
+        "",
+        "| log | logged | modelled | error | model |",
+        "|---|---|---|---|---|",
+    ]
     fr = [(r["id"], x) for r in rows for x in r["free_rows"]]
     for i, x in fr:
         out.append(f"| {i} | {x.logged / GiB:.2f} GiB | {x.predicted / GiB:.2f} GiB | {_pct(x.rel)} | {x.note} |")
     if fr:
         s = summary([x.rel for _, x in fr])
         out.append(f"\nmedian abs error {s['median']:.2%}, max {s['max']:.2%} over {s['n']} logs.")
-    out += ["", "## Weight estimate (kvplan.weights.estimate) against logged weight loads", "",
-            "| log | logged | estimated | error | method |", "|---|---|---|---|---|"]
+    out += [
+        "",
+        "## Weight estimate (kvplan.weights.estimate) against logged weight loads",
+        "",
+        "| log | logged | estimated | error | method |",
+        "|---|---|---|---|---|",
+    ]
     wr = [(r["id"], x) for r in rows for x in r["weight_rows"]]
     for i, x in wr:
-        out.append(f"| {i} | {x.logged / GiB:.2f} GiB | {x.predicted / GiB:.2f} GiB | {_pct(x.rel)} | "
-                   f"{x.note[:90].replace('|', '/')} |")
+        out.append(
+            f"| {i} | {x.logged / GiB:.2f} GiB | {x.predicted / GiB:.2f} GiB | {_pct(x.rel)} | "
+            f"{x.note[:90].replace('|', '/')} |"
+        )
     if wr:
         s = summary([x.rel for _, x in wr])
         out.append(f"\nmedian abs error {s['median']:.2%}, p90 {s['p90']:.2%}, max {s['max']:.2%} over {s['n']} logs.")

@@ -54,8 +54,16 @@ def main(argv: list[str] | None = None) -> int:
             from kvplan.hfconfig.quant import quantization_from_config
 
             quant = quantization_from_config(cfg)
-        text = preset_toml(cfg, model_id=a.id, source=a.source, config_ref=a.config_ref, aliases=a.alias,
-                           notes=a.notes, quantization=quant, variants=_variants(a.variant, a.source))
+        text = preset_toml(
+            cfg,
+            model_id=a.id,
+            source=a.source,
+            config_ref=a.config_ref,
+            aliases=a.alias,
+            notes=a.notes,
+            quantization=quant,
+            variants=_variants(a.variant, a.source),
+        )
     except (OSError, ValueError, InputError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -11,8 +11,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run_kvplan(args: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None,
-               **kw: Any) -> subprocess.CompletedProcess:
+def run_kvplan(
+    args: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None, **kw: Any
+) -> subprocess.CompletedProcess:
     """``python -m kvplan ARGS`` with ``env`` added to the environment; the timeout is only a hang guard."""
     full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
     return subprocess.run([sys.executable, "-m", "kvplan", *args], cwd=cwd, env=full_env, timeout=120, **kw)
@@ -47,7 +48,12 @@ def console_modules(args: list[str], *, listing: Path, env: dict[str, str]) -> t
     """(stdout, every module loaded when ``kvplan ARGS`` leaves), in a fresh process with ``env`` added and this
     checkout first on the path; a non-zero exit fails the calling test."""
     full_env = {**os.environ, "PYTHONPATH": str(ROOT), **env}
-    proc = subprocess.run([sys.executable, "-c", _RUN_AND_LIST, str(listing), *args], capture_output=True, text=True,
-                          env=full_env, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", _RUN_AND_LIST, str(listing), *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     return proc.stdout, set(listing.read_text().split())

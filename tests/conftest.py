@@ -26,8 +26,9 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT / "tests" / "data" / "shared"
 
 # Deterministic property/fuzz runs in CI: derandomized, no example database, no deadline flakiness.
-settings.register_profile("kvplan", derandomize=True, database=None, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "kvplan", derandomize=True, database=None, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.load_profile("kvplan")
 
 

@@ -32,18 +32,18 @@ COMMIT = "0123456789abcdef0123456789abcdef01234567"
 class Recorded:
     method: str
     path: str
-    headers: dict[str, str]          # names in lower case
+    headers: dict[str, str]  # names in lower case
 
 
 @dataclass
 class HubStub:
-    files: dict[str, dict[str, bytes]] = field(default_factory=dict)    # repo -> {file: body}
-    gated: dict[str, str] = field(default_factory=dict)                 # repo -> the token that opens it
-    slow: dict[str, float] = field(default_factory=dict)                # repo -> delay (s)
-    redirects: dict[str, str] = field(default_factory=dict)             # repo -> base URL it moved to (302)
-    trickle: dict[str, float] = field(default_factory=dict)             # repo -> seconds between body bytes
-    huge: dict[str, tuple[int, bool]] = field(default_factory=dict)     # repo -> (size, announced in Content-Length)
-    sent: dict[str, int] = field(default_factory=dict)                  # repo -> body bytes written (huge, trickle)
+    files: dict[str, dict[str, bytes]] = field(default_factory=dict)  # repo -> {file: body}
+    gated: dict[str, str] = field(default_factory=dict)  # repo -> the token that opens it
+    slow: dict[str, float] = field(default_factory=dict)  # repo -> delay (s)
+    redirects: dict[str, str] = field(default_factory=dict)  # repo -> base URL it moved to (302)
+    trickle: dict[str, float] = field(default_factory=dict)  # repo -> seconds between body bytes
+    huge: dict[str, tuple[int, bool]] = field(default_factory=dict)  # repo -> (size, announced in Content-Length)
+    sent: dict[str, int] = field(default_factory=dict)  # repo -> body bytes written (huge, trickle)
     requests: list[Recorded] = field(default_factory=list)
 
     def add(self, repo: str, name: str, body: bytes | str | dict) -> None:
@@ -128,16 +128,20 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _trickle(self, repo: str, body: bytes, send_body: bool) -> None:
         self.send_response(200)
-        for k, v in {"ETag": '"' + hashlib.sha1(body).hexdigest() + '"', "X-Repo-Commit": COMMIT,
-                     "Content-Type": "application/json", "Content-Length": str(len(body))}.items():
+        for k, v in {
+            "ETag": '"' + hashlib.sha1(body).hexdigest() + '"',
+            "X-Repo-Commit": COMMIT,
+            "Content-Type": "application/json",
+            "Content-Length": str(len(body)),
+        }.items():
             self.send_header(k, v)
         self.end_headers()
         self.wfile.flush()
         for i in range(len(body) if send_body else 0):
             if self.stub._stop.wait(self.stub.trickle.get(repo, 0)) or repo not in self.stub.trickle:
                 self.close_connection = True
-                return                       # released (test over): drop the connection
-            self.wfile.write(body[i:i + 1])
+                return  # released (test over): drop the connection
+            self.wfile.write(body[i : i + 1])
             self.wfile.flush()
             self.stub.sent[repo] = self.stub.sent.get(repo, 0) + 1
 
@@ -167,8 +171,8 @@ class _Handler(BaseHTTPRequestHandler):
         if body is not None and repo in self.stub.trickle and fname == "config.json":
             return self._trickle(repo, body, send_body)
         if body is None:
-            return self._send(404, {"X-Error-Code": "EntryNotFound", "X-Repo-Commit": COMMIT},
-                              b"no entry", send_body)
+            return self._send(404, {"X-Error-Code": "EntryNotFound", "X-Repo-Commit": COMMIT}, b"no entry", send_body)
         etag = '"' + hashlib.sha1(body).hexdigest() + '"'
-        return self._send(200, {"ETag": etag, "X-Repo-Commit": COMMIT,
-                                "Content-Type": "application/json"}, body, send_body)
+        return self._send(
+            200, {"ETag": etag, "X-Repo-Commit": COMMIT, "Content-Type": "application/json"}, body, send_body
+        )

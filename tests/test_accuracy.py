@@ -38,8 +38,8 @@ EXCEPTIONS = {
     "vllm-pr13596-v1-token-format": "model not named",
     "vllm-xinference-4926-qwen3vl-error": "model size not stated",
     "vllm-21348-qwen3-235b-fp8-4xh100-tp4": "+1.1%: the pasted lines come from different TP workers (0.10.0 logs the "
-                                            "available memory per worker and one token line per worker before the "
-                                            "min over workers); see scripts/accuracy_report.py EXCLUDED",
+    "available memory per worker and one token line per worker before the "
+    "min over workers); see scripts/accuracy_report.py EXCLUDED",
 }
 
 
@@ -71,8 +71,9 @@ def test_explained_exclusions_are_listed_not_averaged(rows):
     summary_part, _, _rest = text.partition("## Per case")
     for log_id in EXCLUDED:
         assert log_id in rows and f"| {log_id} |" in summary_part  # listed under the exclusions table
-    n_meas = sum(1 for r in rows.values() if r["measured"] is not None
-                 and "measured" not in EXCLUDED.get(r["id"], ((), ""))[0])
+    n_meas = sum(
+        1 for r in rows.values() if r["measured"] is not None and "measured" not in EXCLUDED.get(r["id"], ((), ""))[0]
+    )
     assert f"| measured | {n_meas} |" in summary_part
 
 

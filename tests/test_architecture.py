@@ -17,8 +17,18 @@ PKG = ROOT / "kvplan"
 # bottom up; docs/architecture.md shows the same table
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("kvplan.__init__", "kvplan.errors", "kvplan.units")),
-    ("core", ("kvplan.cache", "kvplan.result", "kvplan.family", "kvplan.parallel", "kvplan.flags",
-              "kvplan.deployment", "kvplan.supported")),
+    (
+        "core",
+        (
+            "kvplan.cache",
+            "kvplan.result",
+            "kvplan.family",
+            "kvplan.parallel",
+            "kvplan.flags",
+            "kvplan.deployment",
+            "kvplan.supported",
+        ),
+    ),
     ("hfconfig", ("kvplan.hfconfig",)),
     ("inputs", ("kvplan.inputs",)),
     ("geometry", ("kvplan.geometry",)),

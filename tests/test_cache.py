@@ -43,32 +43,41 @@ def test_round_trip_and_every_mismatch_is_a_miss(cdir, monkeypatch):
     data = {"a": [1, 2.5, "x"], "b": {"c": None}}
     cache.store("presets", "k1", "ident-1", data)
     assert cache.load("presets", "k1", "ident-1") == data
-    assert cache.load("presets", "k1", "ident-2") is None          # derived from something else
-    assert cache.load("weights", "k1", "ident-1") is None          # another kind
+    assert cache.load("presets", "k1", "ident-2") is None  # derived from something else
+    assert cache.load("weights", "k1", "ident-1") is None  # another kind
     monkeypatch.setattr(cache, "__version__", "0.0.0-other")
-    assert cache.load("presets", "k1", "ident-1") is None          # another kvplan (and another file name)
+    assert cache.load("presets", "k1", "ident-1") is None  # another kvplan (and another file name)
     monkeypatch.undo()
     monkeypatch.setenv("KVPLAN_CACHE_DIR", str(cdir))
     monkeypatch.setattr(cache, "FORMAT", cache.FORMAT + 1)
-    assert cache.load("presets", "k1", "ident-1") is None          # another entry format
+    assert cache.load("presets", "k1", "ident-1") is None  # another entry format
 
 
 def test_tampered_data_is_a_miss(cdir):
     cache.store("presets", "k", "id", {"total_bytes": 85520809984})
     p = _entry("presets", "k")
     head, body = p.read_bytes().split(b"\n", 1)
-    p.write_bytes(head + b"\n" + body.replace(b"85520809984", b"95520809984"))   # valid JSON, other number
+    p.write_bytes(head + b"\n" + body.replace(b"85520809984", b"95520809984"))  # valid JSON, other number
     assert json.loads(p.read_bytes().split(b"\n", 1)[1]) == {"total_bytes": 95520809984}
     assert cache.load("presets", "k", "id") is None
-    cache.store("presets", "k", "id", {"total_bytes": 85520809984})             # the caller's rewrite heals it
+    cache.store("presets", "k", "id", {"total_bytes": 85520809984})  # the caller's rewrite heals it
     assert cache.load("presets", "k", "id") == {"total_bytes": 85520809984}
 
 
-@pytest.mark.parametrize("content", [
-    b"", b"\n", b"not json\n{}", b'{"format": 2}\n{}', b"\xff\xfe\n\xff", b"[1, 2]\n[3]",
-    b'{"format":2,"ident":"x","kind":"presets","kvplan":"0","sha256":"y"}\n' + b"9" * 5000,
-    b"[" * 100_000 + b"]" * 100_000,
-], ids=["empty", "newline", "text", "header-only", "binary", "lists", "big-int", "deep"])
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",
+        b"\n",
+        b"not json\n{}",
+        b'{"format": 2}\n{}',
+        b"\xff\xfe\n\xff",
+        b"[1, 2]\n[3]",
+        b'{"format":2,"ident":"x","kind":"presets","kvplan":"0","sha256":"y"}\n' + b"9" * 5000,
+        b"[" * 100_000 + b"]" * 100_000,
+    ],
+    ids=["empty", "newline", "text", "header-only", "binary", "lists", "big-int", "deep"],
+)
 def test_garbage_entries_are_misses(cdir, content):
     p = _entry("presets", "k")
     p.parent.mkdir(parents=True, exist_ok=True)
@@ -77,14 +86,14 @@ def test_garbage_entries_are_misses(cdir, content):
 
 
 def test_wrong_shape_is_a_miss(cdir):
-    cache.store("weights", "w", "id", [1, 2, 3])                    # a list where the estimate dict belongs
+    cache.store("weights", "w", "id", [1, 2, 3])  # a list where the estimate dict belongs
     assert cache.load("weights", "w", "id") is None
     cache.store("weights", "w", "id", {"per_gpu_bytes": "many", "method": "x", "notes": [], "breakdown": []})
     assert cache.load("weights", "w", "id") is None
     good = {"per_gpu_bytes": 5, "method": "params", "notes": ["n"], "breakdown": [["attention", 5]]}
     cache.store("weights", "w", "id", good)
     assert cache.load("weights", "w", "id") == good
-    cache.store("presets", "p", "id", "a string")                   # default shape: a JSON object
+    cache.store("presets", "p", "id", "a string")  # default shape: a JSON object
     assert cache.load("presets", "p", "id") is None
     assert cache.load("presets", "p", "id", shape=lambda d: isinstance(d, str)) == "a string"
 
@@ -92,9 +101,9 @@ def test_wrong_shape_is_a_miss(cdir):
 def test_non_regular_entries_are_misses_without_hanging(cdir):
     p = _entry("presets", "k")
     p.parent.mkdir(parents=True, exist_ok=True)
-    os.mkfifo(p)                                                    # nobody writes: a blocking open would hang
+    os.mkfifo(p)  # nobody writes: a blocking open would hang
     assert cache.load("presets", "k", "id") is None
-    cache.store("presets", "k", "id", {"ok": 1})                    # replaced atomically by a regular file
+    cache.store("presets", "k", "id", {"ok": 1})  # replaced atomically by a regular file
     assert cache.load("presets", "k", "id") == {"ok": 1}
     p.unlink()
     p.symlink_to("/dev/zero")
@@ -111,7 +120,7 @@ def test_oversized_entries_are_neither_read_nor_written(cdir, monkeypatch):
     cache.store("presets", "small", "id", {"x": "y"})
     p = _entry("presets", "small")
     with p.open("ab") as fh:
-        fh.truncate(10 * 2**30)                                     # sparse 10 GiB: refused from its size alone
+        fh.truncate(10 * 2**30)  # sparse 10 GiB: refused from its size alone
     assert cache.load("presets", "small", "id") is None
 
 
@@ -123,7 +132,7 @@ def test_no_cache_and_unwritable_cache(tmp_path, monkeypatch):
     blocker = tmp_path / "file"
     blocker.write_text("a file where the cache folder should be")
     monkeypatch.setenv("KVPLAN_CACHE_DIR", str(blocker))
-    cache.store("presets", "k", "id", {"a": 1})                     # ignored, no exception
+    cache.store("presets", "k", "id", {"a": 1})  # ignored, no exception
     assert cache.load("presets", "k", "id") is None
 
 
@@ -177,8 +186,7 @@ def _fit(cache_dir: Path, *, no_cache: bool = False) -> str:
     env.pop("KVPLAN_NO_CACHE", None)
     if no_cache:
         env["KVPLAN_NO_CACHE"] = "1"
-    proc = subprocess.run([sys.executable, "-m", "kvplan", *FIT], capture_output=True, text=True, env=env,
-                          timeout=120)
+    proc = subprocess.run([sys.executable, "-m", "kvplan", *FIT], capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return proc.stdout
 
@@ -209,13 +217,13 @@ def _tamper_numbers(path: Path) -> None:
 
 def test_a_tampered_cache_never_changes_the_answer(tmp_path, truth):
     d = tmp_path / "cache"
-    assert _fit(d) == truth                                          # fills the cache
+    assert _fit(d) == truth  # fills the cache
     entries = sorted(d.rglob("*.json"))
     assert any(p.parent.name == "weights" for p in entries) and any(p.parent.name == "presets" for p in entries)
     for p in entries:
         _tamper_numbers(p)
-    assert _fit(d) == truth                                          # every entry a miss, recomputed
-    for p in entries:                                                # ... and rewritten (healed)
+    assert _fit(d) == truth  # every entry a miss, recomputed
+    for p in entries:  # ... and rewritten (healed)
         head, body = p.read_bytes().split(b"\n", 1)
         assert json.loads(head)["checksum"] == cache.digest(body)
     assert _fit(d) == truth
@@ -241,5 +249,5 @@ def test_a_fifo_in_place_of_an_entry_does_not_hang(tmp_path, truth):
     for p in sorted(d.rglob("*.json")):
         p.unlink()
         os.mkfifo(p)
-    assert _fit(d) == truth                                          # subprocess timeout: 120 s; takes < 5 s
+    assert _fit(d) == truth  # subprocess timeout: 120 s; takes < 5 s
     assert all(p.is_file() for p in d.rglob("*.json") if p.parent.name == "weights")

@@ -47,7 +47,9 @@ def test_recover_sglang_inputs_llama_quickstart():
     d = rec.deployment
     assert d.engine == "sglang" and d.tp == 1 and d.mem_fraction_static == 0.88 and d.chunked_prefill_size == 8192
     assert d.free_memory == round(78.81 * GiB) and d.weight_memory == round(78.81 * GiB) - round(63.72 * GiB)
-    assert d.model == "meta-llama/Meta-Llama-3.1-8B-Instruct"  # the log's id: a published variant of the Llama-3.1-8B preset, kept as the variant (own quantization)
+    assert (
+        d.model == "meta-llama/Meta-Llama-3.1-8B-Instruct"
+    )  # the log's id: a published variant of the Llama-3.1-8B preset, kept as the variant (own quantization)
 
 
 def test_llama_quickstart_agrees_hand_numbers():
@@ -105,9 +107,17 @@ def test_table_flags_cause():
 def test_vllm_tokens_from_available():
     # gpt-oss-120b TP4 on 0.10.1.1: 45.32 GiB available; the log prints 2,640,144 tokens and 330,018 blocks
     f = read_log_file(LOGS / "gptoss120b-4xa100-tp4-u080.log")
-    cal = calibrate(f, model="openai/gpt-oss-120b",
-                    overrides={"tp": 4, "engine_version": "0.10.1.1", "context_length": 16384,
-                               "chunked_prefill_size": 2048, "page_size": 16})
+    cal = calibrate(
+        f,
+        model="openai/gpt-oss-120b",
+        overrides={
+            "tp": 4,
+            "engine_version": "0.10.1.1",
+            "context_length": 16384,
+            "chunked_prefill_size": 2048,
+            "page_size": 16,
+        },
+    )
     rows = {r.quantity: r for r in cal.rows}
     assert rows["GPU KV cache size (tokens)"].logged == 2_640_144
     assert cal.agrees, render_calibration(cal)
@@ -116,9 +126,11 @@ def test_vllm_tokens_from_available():
 def test_vllm_budget_row_from_logged_terms():
     # Qwen3-Next TP2 0.10.2: 0.9 x 139.81 - 74.28 - 5.58 - 1.38 = 44.59 GiB (graph not subtracted before 0.20)
     f = read_log_file(LOGS / "qwen3-next-80b-2xh200-tp2.log")
-    cal = calibrate(f, model="Qwen/Qwen3-Next-80B-A3B-Instruct",
-                    overrides={"tp": 2, "engine_version": "0.10.2", "context_length": 262144,
-                               "chunked_prefill_size": 8192})
+    cal = calibrate(
+        f,
+        model="Qwen/Qwen3-Next-80B-A3B-Instruct",
+        overrides={"tp": 2, "engine_version": "0.10.2", "context_length": 262144, "chunked_prefill_size": 8192},
+    )
     row = {r.quantity: r for r in cal.rows}["available KV cache memory (budget)"]
     assert abs(row.predicted / GiB - 44.59) < 0.02
     assert cal.agrees

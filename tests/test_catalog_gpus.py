@@ -32,29 +32,68 @@ IDS = [g.id for g in GPUS]
 
 # Names issue 14 asks for, spelled the way people type them; each must resolve offline.
 REQUIRED = {
-    "A10": "a10", "A10G": "a10g", "A30": "a30", "A40": "a40",
-    "A100 PCIe 40GB": "a100-pcie-40gb", "A100 SXM 40GB": "a100-sxm-40gb",
-    "A100 PCIe 80GB": "a100-pcie-80gb", "A100 SXM 80GB": "a100-sxm-80gb",
-    "A800 SXM 80GB": "a800-sxm-80gb", "A800 PCIe 80GB": "a800-pcie-80gb",
-    "L4": "l4", "L20": "l20", "L40": "l40", "L40S": "l40s",
-    "H100 PCIe": "h100-pcie", "H100 SXM 80GB": "h100-sxm", "H100 NVL": "h100-nvl", "H800": "h800",
-    "H20": "h20", "H20-3e": "h20-3e", "H200 SXM 141GB": "h200-sxm", "H200 NVL": "h200-nvl",
-    "GH200 96GB": "gh200-96gb", "GH200 144GB": "gh200-144gb",
-    "B200": "b200", "B300": "b300", "GB200": "gb200", "GB300": "gb300", "GB10": "gb10", "DGX Spark": "gb10",
-    "RTX 3090": "rtx-3090", "RTX 3090 Ti": "rtx-3090-ti", "RTX 4080": "rtx-4080", "RTX 4090": "rtx-4090",
-    "RTX 5070 Ti": "rtx-5070-ti", "RTX 5080": "rtx-5080", "RTX 5090": "rtx-5090",
-    "RTX A6000": "rtx-a6000", "RTX 6000 Ada": "rtx-6000-ada",
-    "RTX PRO 4000 Blackwell": "rtx-pro-4000", "RTX PRO 4500 Blackwell": "rtx-pro-4500",
-    "RTX PRO 5000 Blackwell": "rtx-pro-5000", "RTX PRO 6000 Blackwell": "rtx-pro-6000-ws",
-    "RTX PRO 6000 Max-Q": "rtx-pro-6000-maxq", "RTX PRO 6000 SE": "rtx-pro-6000-server",
-    "MI210": "mi210", "MI250": "mi250x", "MI250X": "mi250x", "MI300X": "mi300x", "MI308X": "mi308x",
-    "MI325X": "mi325x", "MI350X": "mi350x", "MI355X": "mi355x",
-    "Gaudi2": "gaudi2", "Gaudi3": "gaudi3", "Arc A770": "arc-a770", "Arc Pro B60": "arc-pro-b60",
+    "A10": "a10",
+    "A10G": "a10g",
+    "A30": "a30",
+    "A40": "a40",
+    "A100 PCIe 40GB": "a100-pcie-40gb",
+    "A100 SXM 40GB": "a100-sxm-40gb",
+    "A100 PCIe 80GB": "a100-pcie-80gb",
+    "A100 SXM 80GB": "a100-sxm-80gb",
+    "A800 SXM 80GB": "a800-sxm-80gb",
+    "A800 PCIe 80GB": "a800-pcie-80gb",
+    "L4": "l4",
+    "L20": "l20",
+    "L40": "l40",
+    "L40S": "l40s",
+    "H100 PCIe": "h100-pcie",
+    "H100 SXM 80GB": "h100-sxm",
+    "H100 NVL": "h100-nvl",
+    "H800": "h800",
+    "H20": "h20",
+    "H20-3e": "h20-3e",
+    "H200 SXM 141GB": "h200-sxm",
+    "H200 NVL": "h200-nvl",
+    "GH200 96GB": "gh200-96gb",
+    "GH200 144GB": "gh200-144gb",
+    "B200": "b200",
+    "B300": "b300",
+    "GB200": "gb200",
+    "GB300": "gb300",
+    "GB10": "gb10",
+    "DGX Spark": "gb10",
+    "RTX 3090": "rtx-3090",
+    "RTX 3090 Ti": "rtx-3090-ti",
+    "RTX 4080": "rtx-4080",
+    "RTX 4090": "rtx-4090",
+    "RTX 5070 Ti": "rtx-5070-ti",
+    "RTX 5080": "rtx-5080",
+    "RTX 5090": "rtx-5090",
+    "RTX A6000": "rtx-a6000",
+    "RTX 6000 Ada": "rtx-6000-ada",
+    "RTX PRO 4000 Blackwell": "rtx-pro-4000",
+    "RTX PRO 4500 Blackwell": "rtx-pro-4500",
+    "RTX PRO 5000 Blackwell": "rtx-pro-5000",
+    "RTX PRO 6000 Blackwell": "rtx-pro-6000-ws",
+    "RTX PRO 6000 Max-Q": "rtx-pro-6000-maxq",
+    "RTX PRO 6000 SE": "rtx-pro-6000-server",
+    "MI210": "mi210",
+    "MI250": "mi250x",
+    "MI250X": "mi250x",
+    "MI300X": "mi300x",
+    "MI308X": "mi308x",
+    "MI325X": "mi325x",
+    "MI350X": "mi350x",
+    "MI355X": "mi355x",
+    "Gaudi2": "gaudi2",
+    "Gaudi3": "gaudi3",
+    "Arc A770": "arc-a770",
+    "Arc Pro B60": "arc-pro-b60",
     "Max 1550": "max-1550",
 }
 
-SMALL_MODEL = "Qwen/Qwen3-8B"     # the plan every GPU must take without an error
-TINY_MODEL = "Qwen/Qwen3-0.6B"    # fits on every GPU of the catalog at a 4k context
+SMALL_MODEL = "Qwen/Qwen3-8B"  # the plan every GPU must take without an error
+TINY_MODEL = "Qwen/Qwen3-0.6B"  # fits on every GPU of the catalog at a 4k context
 
 # (gpu id, engine) -> a substring of the InputError that engine states for that GPU.  None today: every shipped
 # GPU plans both models under both engines.
@@ -66,6 +105,7 @@ def _names(g: presets.HardwarePreset) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------------- loading
+
 
 def test_catalog_size():
     assert len(FILES) == len(GPUS) >= 50
@@ -81,13 +121,14 @@ def test_every_preset_file_validates(path: Path):
 
 # ------------------------------------------------------------------------------------------------- names
 
+
 @pytest.mark.parametrize("gpu_id", IDS)
 def test_resolves_by_every_name(gpu_id: str):
     g = next(x for x in GPUS if x.id == gpu_id)
     for n in _names(g):
         assert resolve_gpu(n).id == gpu_id, n
-    assert resolve_gpu(g.name.upper()).id == gpu_id       # case-blind
-    assert resolve_gpu(f"  {g.name}  ").id == gpu_id      # as pasted from a log
+    assert resolve_gpu(g.name.upper()).id == gpu_id  # case-blind
+    assert resolve_gpu(f"  {g.name}  ").id == gpu_id  # as pasted from a log
 
 
 def test_no_two_presets_claim_a_name():
@@ -111,6 +152,7 @@ def test_unknown_gpu_is_an_input_error():
 
 # ------------------------------------------------------------------------------------------------- sources
 
+
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
 def test_every_preset_names_its_sources(path: Path):
     raw = path.read_text(encoding="utf-8")
@@ -126,10 +168,11 @@ def test_every_preset_names_its_sources(path: Path):
 
 # ------------------------------------------------------------------------------------------------- consistency
 
+
 @pytest.mark.parametrize("gpu_id", IDS)
 def test_facts_are_consistent(gpu_id: str):
     g = next(x for x in GPUS if x.id == gpu_id)
-    if g.cuda_total_bytes is not None:    # the CUDA/HIP total never exceeds the smi total (floor to MiB aside)
+    if g.cuda_total_bytes is not None:  # the CUDA/HIP total never exceeds the smi total (floor to MiB aside)
         assert g.cuda_total_bytes < (g.memory_mib + 1) * 2**20, g.id
         assert g.cuda_total_bytes > g.memory_mib * 2**20 * 0.95, g.id
     assert not (g.fp4 and not g.fp8), "FP4 tensor cores come with FP8 on every sourced part"
@@ -142,12 +185,13 @@ def test_facts_are_consistent(gpu_id: str):
         assert g.interconnect in ("pcie", "other")
     if g.sm_major is not None and g.vendor == "nvidia":
         if g.sm_major < 8 or g.sm in ("8.0", "8.6"):
-            assert not g.fp8, g.id          # no FP8 tensor cores below sm89
+            assert not g.fp8, g.id  # no FP8 tensor cores below sm89
         if g.sm_major in (10, 12):
-            assert g.fp8 and g.fp4, g.id    # Blackwell
+            assert g.fp8 and g.fp4, g.id  # Blackwell
 
 
 # ------------------------------------------------------------------------------------------------- planning
+
 
 def _plan(model: str, gpu_id: str, engine: str, **kw):
     want = EXPECTED_INPUT_ERRORS.get((gpu_id, engine))

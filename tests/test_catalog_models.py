@@ -74,8 +74,11 @@ def _placement(model_id: str) -> tuple[str, int]:
 
     spec = resolve_model(model_id)
     try:
-        total = estimate_weight_bytes(config=spec.raw_config or spec.config, quantization=spec.quantization,
-                                      checkpoint_bytes=spec.checkpoint_bytes).total_bytes
+        total = estimate_weight_bytes(
+            config=spec.raw_config or spec.config,
+            quantization=spec.quantization,
+            checkpoint_bytes=spec.checkpoint_bytes,
+        ).total_bytes
     except InputError:
         total = 8 * H200_BYTES  # the estimate refuses this config: plan it on the largest placement
     for tp in (1, 2, 4, 8):
@@ -106,10 +109,21 @@ def test_every_model_plans(model_id: str, engine: str):
 
 
 _CFG = {
-    "architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "num_hidden_layers": 28, "hidden_size": 1024,
-    "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 151936,
-    "max_position_embeddings": 40960, "rope_theta": 1000000, "rope_scaling": None, "rms_norm_eps": 1e-06,
-    "tie_word_embeddings": True, "torch_dtype": "bfloat16", "sliding_window": None,
+    "architectures": ["Qwen3ForCausalLM"],
+    "model_type": "qwen3",
+    "num_hidden_layers": 28,
+    "hidden_size": 1024,
+    "num_attention_heads": 16,
+    "num_key_value_heads": 8,
+    "head_dim": 128,
+    "vocab_size": 151936,
+    "max_position_embeddings": 40960,
+    "rope_theta": 1000000,
+    "rope_scaling": None,
+    "rms_norm_eps": 1e-06,
+    "tie_word_embeddings": True,
+    "torch_dtype": "bfloat16",
+    "sliding_window": None,
 }
 
 
@@ -120,9 +134,15 @@ def _load_text(tmp_path: Path, model_id: str, text: str) -> p.ModelPreset:
 
 
 def test_writer_round_trips_through_the_strict_loader(tmp_path):
-    text = preset_toml(_CFG, model_id="Qwen/Qwen3-0.6B", source="a copy", config_ref="copy", quantization="bf16",
-                       aliases=["qwen3-0.6b"], variants=[{"id": "Qwen/Qwen3-0.6B-FP8", "quantization": "fp8",
-                                                          "source": "its copy"}])
+    text = preset_toml(
+        _CFG,
+        model_id="Qwen/Qwen3-0.6B",
+        source="a copy",
+        config_ref="copy",
+        quantization="bf16",
+        aliases=["qwen3-0.6b"],
+        variants=[{"id": "Qwen/Qwen3-0.6B-FP8", "quantization": "fp8", "source": "its copy"}],
+    )
     m = _load_text(tmp_path, "Qwen/Qwen3-0.6B", text)
     assert m.config == {k: v for k, v in _CFG.items() if v is not None and k != "rms_norm_eps"}
     assert [(v.id, v.quantization) for v in m.variants] == [("Qwen/Qwen3-0.6B-FP8", "fp8")]
@@ -135,13 +155,22 @@ def test_writer_round_trips_through_the_strict_loader(tmp_path):
 
 
 def test_writer_keeps_nesting_and_trims_long_quantization_lists(tmp_path):
-    cfg = {"architectures": ["KimiK25ForConditionalGeneration"], "model_type": "kimi_k25",
-           "text_config": {"num_hidden_layers": 61, "kv_lora_rank": 512, "not_a_key": 1,
-                           "rope_scaling": {"type": "yarn", "factor": 64.0},
-                           "quantization_config": {"quant_method": "compressed-tensors",
-                                                   "ignore": [f"layer.{i}" for i in range(MAX_QUANT_LIST + 1)],
-                                                   "config_groups": {"g": {"weights": {"num_bits": 4}}}}},
-           "vision_config": {"hidden_size": 1152, "num_hidden_layers": 27, "some_list": [1, 2]}}
+    cfg = {
+        "architectures": ["KimiK25ForConditionalGeneration"],
+        "model_type": "kimi_k25",
+        "text_config": {
+            "num_hidden_layers": 61,
+            "kv_lora_rank": 512,
+            "not_a_key": 1,
+            "rope_scaling": {"type": "yarn", "factor": 64.0},
+            "quantization_config": {
+                "quant_method": "compressed-tensors",
+                "ignore": [f"layer.{i}" for i in range(MAX_QUANT_LIST + 1)],
+                "config_groups": {"g": {"weights": {"num_bits": 4}}},
+            },
+        },
+        "vision_config": {"hidden_size": 1152, "num_hidden_layers": 27, "some_list": [1, 2]},
+    }
     copy = config_copy(cfg)
     assert copy.trimmed == [f"text_config.quantization_config.ignore ({MAX_QUANT_LIST + 1} entries)"]
     assert "text_config.not_a_key" in copy.dropped_keys
@@ -162,9 +191,18 @@ def test_writer_refuses_bad_input():
         preset_toml({"model_type": "x"}, model_id="a/b", source="s", quantization="bf16")
 
 
-@pytest.mark.parametrize(("value", "text"), [(True, "true"), (1e-05, "1e-05"), (float("inf"), "inf"),
-                                             ("a\"b", '"a\\"b"'), ([1, "x"], '[1, "x"]'), ({}, "{}"),
-                                             ({"a b": 1}, '{ "a b" = 1 }')])
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (True, "true"),
+        (1e-05, "1e-05"),
+        (float("inf"), "inf"),
+        ('a"b', '"a\\"b"'),
+        ([1, "x"], '[1, "x"]'),
+        ({}, "{}"),
+        ({"a b": 1}, '{ "a b" = 1 }'),
+    ],
+)
 def test_toml_values(value, text):
     assert toml_value(value) == text
     assert tomllib.loads(f"k = {text}")["k"] == value
@@ -174,9 +212,23 @@ def test_toml_values(value, text):
 def test_script_writes_a_valid_preset(tmp_path):
     src = HF_DIR / "Qwen--Qwen3-8B" / "config.json"
     out = tmp_path / "Qwen--Qwen3-8B.toml"
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "preset_from_config.py"), str(src), "--id", "Qwen/Qwen3-8B",
-                    "--source", "shared/hf-configs/Qwen--Qwen3-8B/config.json", "--alias", "qwen3-8b", "-o", str(out)],
-                   check=True, cwd=ROOT)
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "preset_from_config.py"),
+            str(src),
+            "--id",
+            "Qwen/Qwen3-8B",
+            "--source",
+            "shared/hf-configs/Qwen--Qwen3-8B/config.json",
+            "--alias",
+            "qwen3-8b",
+            "-o",
+            str(out),
+        ],
+        check=True,
+        cwd=ROOT,
+    )
     m = p.load_model_file(out, use_cache=False)
     hf = json.loads(src.read_text())
     assert m.weights.quantization == "bf16"

@@ -66,11 +66,13 @@ def test_hand_checked_targets(tmp_path):
     assert a.passed and a.pool_tokens == 320_398 and a.required_tokens == 314_573 and a.headroom_achieved == 22.22
     assert not b.passed and b.required_tokens == 327_680 and "headroom 22.2% < 25%" in b.reason
     assert not c.passed and c.concurrency == 9 and "room for 9" in c.reason
-    assert c.context == 32768   # the target context became the server's --context-length
+    assert c.context == 32768  # the target context became the server's --context-length
 
 
 def test_shorter_target_context_than_server(tmp_path):
-    text = PLAN.split("[[deployment]]")[0] + """
+    text = (
+        PLAN.split("[[deployment]]")[0]
+        + """
 [[deployment]]
 name = "server-64k-target-16k"
 context_length = "64k"
@@ -79,20 +81,24 @@ allow_long_context = true
 context = "16k"
 requests = 19
 """
+    )
     (r,) = check(load_plan(write(tmp_path, text)))
     # 320,398 // 16,384 = 19 requests of 16k on a 64k server (64k > Qwen3-8B's 40,960: the override is on)
     assert r.passed and r.concurrency == 19
 
 
-@pytest.mark.parametrize("snippet,words", [
-    ('tpp = 2', "deployment 'x' (#1): unknown key 'tpp'; did you mean 'tp'?"),
-    ('tp = "two"', "deployment 'x' (#1): key 'tp': Input should be a valid integer"),
-    ('tp = 2.0', "key 'tp'"),
-    ('mem_fraction_static = 1.5', "key 'mem_fraction_static': must be a fraction in (0, 1]"),
-    ('mem_fraction_static = nan', "key 'mem_fraction_static'"),
-    ('context_length = "12q"', "context_length"),
-    ('engine = "trt"', "key 'engine'"),
-])
+@pytest.mark.parametrize(
+    "snippet,words",
+    [
+        ("tpp = 2", "deployment 'x' (#1): unknown key 'tpp'; did you mean 'tp'?"),
+        ('tp = "two"', "deployment 'x' (#1): key 'tp': Input should be a valid integer"),
+        ("tp = 2.0", "key 'tp'"),
+        ("mem_fraction_static = 1.5", "key 'mem_fraction_static': must be a fraction in (0, 1]"),
+        ("mem_fraction_static = nan", "key 'mem_fraction_static'"),
+        ('context_length = "12q"', "context_length"),
+        ('engine = "trt"', "key 'engine'"),
+    ],
+)
 def test_bad_deployment_keys(tmp_path, snippet, words):
     text = f'[[deployment]]\nname = "x"\nmodel = "Qwen/Qwen3-8B"\n{snippet}\n[deployment.target]\ncontext = 1024\nrequests = 1\n'
     p = write(tmp_path, text)
@@ -101,24 +107,35 @@ def test_bad_deployment_keys(tmp_path, snippet, words):
     assert str(p) in e.value.one_line() and words in e.value.one_line()
 
 
-@pytest.mark.parametrize("text,words", [
-    ('[[deployment]]\nname = "x"\n', "missing key 'target'"),
-    ('[[deployment]]\nname = "x"\n[deployment.target]\ncontext = 1024\n', "missing key 'target.requests'"),
-    ('[[deployment]]\nname = "x"\n[deployment.target]\ncontext = 1024\nrequests = 0\n', "key 'target.requests'"),
-    ('[[deployment]]\nname = "x"\n[deployment.target]\ncontext = 1024\nrequests = 1\nheadroom = -5\n',
-     "key 'target.headroom'"),
-    ('[[deployment]]\nname = "x"\n[deployment.target]\ncontext = 1024\nrequests = 1\nslack = 5\n',
-     "unknown key 'target.slack'"),
-    ('[[deployment]]\nname = "x"\n[deployment.target]\ncontext = "abc"\nrequests = 1\n', "target.context"),
-    ('[[deployment]]\nname = "x"\n[deployment.target]\ncontext = 1\nrequests = 1\n', "at least 2 tokens"),
-    ('[defaults]\ngpus = "h100"\n[[deployment]]\nname = "x"\n[deployment.target]\ncontext = 9\nrequests = 1\n',
-     "unknown key 'defaults.gpus'"),
-    ('owner = "me"\n[[deployment]]\nname = "x"\n[deployment.target]\ncontext = 9\nrequests = 1\n',
-     "unknown key 'owner'"),
-    ('version = 1\n', "missing key 'deployment'"),
-    ('[[deployment]]\nname = "a"\n[deployment.target]\ncontext = 9\nrequests = 1\n' * 2, "duplicate name 'a'"),
-    ('[[deployment]\n', "not valid TOML"),
-])
+@pytest.mark.parametrize(
+    "text,words",
+    [
+        ('[[deployment]]\nname = "x"\n', "missing key 'target'"),
+        ('[[deployment]]\nname = "x"\n[deployment.target]\ncontext = 1024\n', "missing key 'target.requests'"),
+        ('[[deployment]]\nname = "x"\n[deployment.target]\ncontext = 1024\nrequests = 0\n', "key 'target.requests'"),
+        (
+            '[[deployment]]\nname = "x"\n[deployment.target]\ncontext = 1024\nrequests = 1\nheadroom = -5\n',
+            "key 'target.headroom'",
+        ),
+        (
+            '[[deployment]]\nname = "x"\n[deployment.target]\ncontext = 1024\nrequests = 1\nslack = 5\n',
+            "unknown key 'target.slack'",
+        ),
+        ('[[deployment]]\nname = "x"\n[deployment.target]\ncontext = "abc"\nrequests = 1\n', "target.context"),
+        ('[[deployment]]\nname = "x"\n[deployment.target]\ncontext = 1\nrequests = 1\n', "at least 2 tokens"),
+        (
+            '[defaults]\ngpus = "h100"\n[[deployment]]\nname = "x"\n[deployment.target]\ncontext = 9\nrequests = 1\n',
+            "unknown key 'defaults.gpus'",
+        ),
+        (
+            'owner = "me"\n[[deployment]]\nname = "x"\n[deployment.target]\ncontext = 9\nrequests = 1\n',
+            "unknown key 'owner'",
+        ),
+        ("version = 1\n", "missing key 'deployment'"),
+        ('[[deployment]]\nname = "a"\n[deployment.target]\ncontext = 9\nrequests = 1\n' * 2, "duplicate name 'a'"),
+        ("[[deployment]\n", "not valid TOML"),
+    ],
+)
 def test_bad_plan_files(tmp_path, text, words):
     with pytest.raises(InputError) as e:
         load_plan(write(tmp_path, text))
@@ -126,7 +143,9 @@ def test_bad_plan_files(tmp_path, text, words):
 
 
 def test_unknown_model_names_the_deployment(tmp_path):
-    p = write(tmp_path, '[[deployment]]\nname = "x"\nmodel = "no/such"\n[deployment.target]\ncontext = 9\nrequests = 1\n')
+    p = write(
+        tmp_path, '[[deployment]]\nname = "x"\nmodel = "no/such"\n[deployment.target]\ncontext = 9\nrequests = 1\n'
+    )
     with pytest.raises(InputError) as e:
         check(load_plan(p), path=str(p))
     assert "deployment 'x'" in e.value.one_line() and "unknown model 'no/such'" in e.value.one_line()
@@ -198,8 +217,11 @@ def test_golden_check_table(tmp_path):
 
 # ------------------------------------------------------------------------------------------------ issue 11
 
+
 def test_a_context_the_engine_refuses_fails_with_its_reason(tmp_path):
-    text = PLAN.split("[[deployment]]")[0] + """
+    text = (
+        PLAN.split("[[deployment]]")[0]
+        + """
 [[deployment]]
 name = "qwen3-8b-128k"
 context_length = "128k"
@@ -207,16 +229,21 @@ context_length = "128k"
 context = "32k"
 requests = 1
 """
+    )
     (r,) = check(load_plan(write(tmp_path, text)))
     assert not r.passed and not r.fits
-    assert r.reason == ("does not fit: context_length 131,072 exceeds the model's 40,960: SGLang refuses it unless "
-                        "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 (or --allow-long-context)")
+    assert r.reason == (
+        "does not fit: context_length 131,072 exceeds the model's 40,960: SGLang refuses it unless "
+        "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 (or --allow-long-context)"
+    )
     assert r.reasons == [r.reason.removeprefix("does not fit: ")]
 
 
 def test_a_plan_entry_without_a_gpu_is_an_input_error(tmp_path):
-    p = write(tmp_path, '[[deployment]]\nname = "x"\nmodel = "Qwen/Qwen3-8B"\n[deployment.target]\ncontext = "8k"\n'
-                        'requests = 1\n')
+    p = write(
+        tmp_path,
+        '[[deployment]]\nname = "x"\nmodel = "Qwen/Qwen3-8B"\n[deployment.target]\ncontext = "8k"\nrequests = 1\n',
+    )
     with pytest.raises(InputError) as e:
         check(load_plan(p), path=str(p))
     assert "--gpu" in e.value.one_line() and "deployment 'x'" in e.value.one_line()
@@ -230,7 +257,9 @@ def test_a_plan_entry_without_a_gpu_is_an_input_error(tmp_path):
 
 def test_a_workload_target(tmp_path):
     # 320,398 tokens // 9,216 = 34 requests of 8,192 + 1,024 tokens (page 1)
-    text = PLAN.split("[[deployment]]")[0] + """
+    text = (
+        PLAN.split("[[deployment]]")[0]
+        + """
 [[deployment]]
 name = "chat"
 context_length = "32k"
@@ -247,12 +276,15 @@ output_len = 1024
 [deployment.target]
 requests = 35
 """
+    )
     a, b = check(load_plan(write(tmp_path, text)))
     assert a.passed and a.concurrency == 34 and a.context == 9216 and (a.input_len, a.output_len) == (8192, 1024)
     assert a.required_tokens == 34 * 9216
     assert not b.passed and "35 request(s) of 8,192+1,024 tokens wanted, room for 34" in b.reason
-    bad = PLAN.split("[[deployment]]")[0] + '[[deployment]]\nname = "x"\ninput_len = 10\n[deployment.target]\n' \
+    bad = (
+        PLAN.split("[[deployment]]")[0] + '[[deployment]]\nname = "x"\ninput_len = 10\n[deployment.target]\n'
         'context = "8k"\nrequests = 1\n'
+    )
     with pytest.raises(InputError) as e:
         load_plan(write(tmp_path, bad, "bad.toml"))
     assert "not both" in e.value.one_line()

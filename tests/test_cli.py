@@ -33,6 +33,7 @@ def one_line_error(res, code: int = 2) -> str:
 
 # --------------------------------------------------------------------------- the default deployment
 
+
 def test_default_plan_is_the_project_deployment():
     d = fit_json()
     assert set(CONTRACT_KEYS) <= set(d)
@@ -65,23 +66,64 @@ def test_default_deployment_flags_can_be_changed_one_by_one():
 
 def test_measured_mode_uses_the_given_memory():
     # sglang docs log: Load weight begin 78.81 GB, end 63.72 GB (GiB), mfs 0.88 -> 444,500 tokens printed
-    d = fit_json("-m", "meta-llama/Llama-3.1-8B-Instruct", "--mem-fraction-static", "0.88",
-                 "--free-memory", "78.81GiB", "--weight-memory", "15.09GiB")
+    d = fit_json(
+        "-m",
+        "meta-llama/Llama-3.1-8B-Instruct",
+        "--mem-fraction-static",
+        "0.88",
+        "--free-memory",
+        "78.81GiB",
+        "--weight-memory",
+        "15.09GiB",
+    )
     assert d["mode"] == "measured" and d["kv_bytes_per_token"] == 131_072
     assert abs(d["kv_pool_tokens"] - 444_500) / 444_500 < 0.001
 
 
 def test_vllm_spelling_aliases():
-    a = fit_json("-m", "Qwen/Qwen3-32B", "-g", "h100-sxm", "--tp-size", "2", "--context-length", "32768",
-                 "--max-running-requests", "64")
-    b = fit_json("-m", "Qwen/Qwen3-32B", "-g", "h100-sxm", "--tensor-parallel-size", "2", "--max-model-len", "32k",
-                 "--max-num-seqs", "64")
+    a = fit_json(
+        "-m",
+        "Qwen/Qwen3-32B",
+        "-g",
+        "h100-sxm",
+        "--tp-size",
+        "2",
+        "--context-length",
+        "32768",
+        "--max-running-requests",
+        "64",
+    )
+    b = fit_json(
+        "-m",
+        "Qwen/Qwen3-32B",
+        "-g",
+        "h100-sxm",
+        "--tensor-parallel-size",
+        "2",
+        "--max-model-len",
+        "32k",
+        "--max-num-seqs",
+        "64",
+    )
     assert a == b
 
 
 def test_side_by_side_engines_json_is_a_list():
-    res = run("fit", "-m", "Qwen/Qwen3-32B", "-g", "h100-sxm", "--tp", "2", "--engine", "sglang,vllm",
-              "--context-length", "32k", "--format", "json")
+    res = run(
+        "fit",
+        "-m",
+        "Qwen/Qwen3-32B",
+        "-g",
+        "h100-sxm",
+        "--tp",
+        "2",
+        "--engine",
+        "sglang,vllm",
+        "--context-length",
+        "32k",
+        "--format",
+        "json",
+    )
     assert res.exit_code == 0, res.output
     rows = json.loads(res.stdout)
     assert [r["engine"] for r in rows] == ["sglang", "vllm"]
@@ -96,7 +138,7 @@ def test_csv_has_the_contract_columns():
 
 def test_check_exits_3_when_the_target_does_not_fit():
     """--check fails on the target the user set (``meets_target``; before the planner has that key, ``fits``)."""
-    d = fit_json("--requests", "16")                          # 16 x 1M tokens at once do not fit by default
+    d = fit_json("--requests", "16")  # 16 x 1M tokens at once do not fit by default
     met = d.get("meets_target", d["fits"])
     assert met is False
     res = run("fit", "--check", "--requests", "16", "--format", "json")
@@ -114,7 +156,7 @@ def test_check_reads_meets_target_then_fits():
     def res(**kw):
         return SimpleNamespace(**{"fits": True, "verdict": "v", **kw})
 
-    assert _missed_target(res()) == ""                                       # no target key yet: fits decides
+    assert _missed_target(res()) == ""  # no target key yet: fits decides
     assert _missed_target(res(fits=False, verdict="does not fit: x")) == "does not fit: x"
     assert _missed_target(res(meets_target=True, target="4 x 1M")) == ""
     assert _missed_target(res(meets_target=False, target="16 x 1M")) == "target not met: 16 x 1M; v"
@@ -122,9 +164,18 @@ def test_check_reads_meets_target_then_fits():
 
 
 def test_config_json_path_and_model_folder(tmp_path):
-    cfg = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 32,
-           "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256,
-           "intermediate_size": 14336, "max_position_embeddings": 131072, "torch_dtype": "bfloat16"}
+    cfg = {
+        "architectures": ["LlamaForCausalLM"],
+        "model_type": "llama",
+        "num_hidden_layers": 32,
+        "hidden_size": 4096,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "vocab_size": 128256,
+        "intermediate_size": 14336,
+        "max_position_embeddings": 131072,
+        "torch_dtype": "bfloat16",
+    }
     (tmp_path / "config.json").write_text(json.dumps(cfg))
     (tmp_path / "model.safetensors.index.json").write_text(json.dumps({"metadata": {"total_size": 16_060_522_496}}))
     d = fit_json("-m", str(tmp_path / "config.json"), "-g", "h100-sxm")
@@ -135,24 +186,28 @@ def test_config_json_path_and_model_folder(tmp_path):
 
 # --------------------------------------------------------------------------- bad input: exit 2, one line
 
-@pytest.mark.parametrize("args,needle", [
-    (["--tpp", "8"], "--tpp"),                                  # a typo in a flag
-    (["--tp", "x"], "--tp"),
-    (["--tp", "0"], "--tp-size"),
-    (["--mem-fraction-static", "1.5"], "--mem-fraction-static"),
-    (["--mem-fraction-static", "nan"], "--mem-fraction-static"),
-    (["--mem-fraction-static", "0"], "--mem-fraction-static"),
-    (["--kv-cache-dtype", "fp9"], "--kv-cache-dtype"),
-    (["--gpu-memory", "lots"], "--gpu-memory"),
-    (["--gpu-memory", "-5GiB"], "--gpu-memory"),
-    (["--gpu-memory", "80XB"], "--gpu-memory"),
-    (["--free-memory", "1e30GiB"], "--free-memory"),
-    (["-m", "deepseek-v9"], "--model"),
-    (["-g", "h1000"], "--gpu"),
-    (["--context-length", "abc"], "--context-length"),
-    (["--engine", "trt"], "--engine"),
-    (["--num-gpus", "2"], "--num-gpus"),
-])
+
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["--tpp", "8"], "--tpp"),  # a typo in a flag
+        (["--tp", "x"], "--tp"),
+        (["--tp", "0"], "--tp-size"),
+        (["--mem-fraction-static", "1.5"], "--mem-fraction-static"),
+        (["--mem-fraction-static", "nan"], "--mem-fraction-static"),
+        (["--mem-fraction-static", "0"], "--mem-fraction-static"),
+        (["--kv-cache-dtype", "fp9"], "--kv-cache-dtype"),
+        (["--gpu-memory", "lots"], "--gpu-memory"),
+        (["--gpu-memory", "-5GiB"], "--gpu-memory"),
+        (["--gpu-memory", "80XB"], "--gpu-memory"),
+        (["--free-memory", "1e30GiB"], "--free-memory"),
+        (["-m", "deepseek-v9"], "--model"),
+        (["-g", "h1000"], "--gpu"),
+        (["--context-length", "abc"], "--context-length"),
+        (["--engine", "trt"], "--engine"),
+        (["--num-gpus", "2"], "--num-gpus"),
+    ],
+)
 def test_bad_input_is_one_line_exit_2(args, needle):
     err = one_line_error(run("fit", *args, "--format", "json"))
     assert needle in err
@@ -177,9 +232,16 @@ def test_malformed_and_partial_config(tmp_path):
 
 
 def test_heads_the_engine_cannot_split(tmp_path):
-    cfg = {"architectures": ["LlamaForCausalLM"], "num_hidden_layers": 2, "hidden_size": 768,
-           "num_attention_heads": 12, "num_key_value_heads": 12, "max_position_embeddings": 4096,
-           "vocab_size": 32000, "intermediate_size": 3072}
+    cfg = {
+        "architectures": ["LlamaForCausalLM"],
+        "num_hidden_layers": 2,
+        "hidden_size": 768,
+        "num_attention_heads": 12,
+        "num_key_value_heads": 12,
+        "max_position_embeddings": 4096,
+        "vocab_size": 32000,
+        "intermediate_size": 3072,
+    }
     p = tmp_path / "c.json"
     p.write_text(json.dumps(cfg))
     err = one_line_error(run("fit", "-m", str(p), "-g", "h100-sxm", "--tp", "8"))
@@ -199,6 +261,7 @@ def test_help_and_listing_commands():
 
 
 # --------------------------------------------------------------------------- golden tables
+
 
 def _golden_names():
     from tests.golden_views import GOLDENS
@@ -255,8 +318,9 @@ def test_the_console_script_path_runs_models_add_and_the_version_flag():
     from pathlib import Path
 
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-    out = subprocess.run([sys.executable, "-m", "kvplan", "models", "add", "--help"], capture_output=True, text=True,
-                         env=env, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "kvplan", "models", "add", "--help"], capture_output=True, text=True, env=env, timeout=60
+    )
     assert out.returncode == 0 and "CONFIG" in out.stdout, out.stderr
     ver = subprocess.run([sys.executable, "-m", "kvplan", "-V"], capture_output=True, text=True, env=env, timeout=60)
     assert ver.returncode == 0 and ver.stdout.startswith("kvplan ") and len(ver.stdout.splitlines()) == 1
@@ -264,12 +328,14 @@ def test_the_console_script_path_runs_models_add_and_the_version_flag():
 
 # --------------------------------------------------------------------------- the console entry's fast paths
 
+
 def _console(args: list[str], tmp_path, **env: str):
     """Run the console entry (``kvplan.cli.app.main``) in a fresh process: (stdout, modules loaded at exit)."""
     from tests.cli_run import console_modules
 
-    return console_modules(args, listing=tmp_path / "modules.txt", env={"KVPLAN_CACHE_DIR": str(tmp_path / "cache"),
-                                                                        **env})
+    return console_modules(
+        args, listing=tmp_path / "modules.txt", env={"KVPLAN_CACHE_DIR": str(tmp_path / "cache"), **env}
+    )
 
 
 def test_version_flag_prints_the_version_line_without_building_a_command(tmp_path):
@@ -282,13 +348,16 @@ def test_version_flag_prints_the_version_line_without_building_a_command(tmp_pat
     assert run("--version").stdout == version_line() + "\n"  # the whole CLI's eager option says the same
 
 
-@pytest.mark.parametrize(("env", "command"), [
-    ({"_KVPLAN_COMPLETE": "complete_bash", "COMP_WORDS": "kvplan fit --kv", "COMP_CWORD": "2"}, "fit"),
-    ({"_KVPLAN_COMPLETE": "complete_zsh", "_TYPER_COMPLETE_ARGS": "kvplan fit --kv"}, "fit"),
-    ({"_KVPLAN_COMPLETE": "complete_zsh", "_TYPER_COMPLETE_ARGS": "kvplan gpus "}, "gpus"),
-    ({"_KVPLAN_COMPLETE": "complete_bash", "COMP_WORDS": "kvplan sweep --tp", "COMP_CWORD": "2"}, "sweep"),
-    ({"_KVPLAN_COMPLETE": "complete_bash", "COMP_WORDS": "kvplan fi", "COMP_CWORD": "1"}, None),
-])
+@pytest.mark.parametrize(
+    ("env", "command"),
+    [
+        ({"_KVPLAN_COMPLETE": "complete_bash", "COMP_WORDS": "kvplan fit --kv", "COMP_CWORD": "2"}, "fit"),
+        ({"_KVPLAN_COMPLETE": "complete_zsh", "_TYPER_COMPLETE_ARGS": "kvplan fit --kv"}, "fit"),
+        ({"_KVPLAN_COMPLETE": "complete_zsh", "_TYPER_COMPLETE_ARGS": "kvplan gpus "}, "gpus"),
+        ({"_KVPLAN_COMPLETE": "complete_bash", "COMP_WORDS": "kvplan sweep --tp", "COMP_CWORD": "2"}, "sweep"),
+        ({"_KVPLAN_COMPLETE": "complete_bash", "COMP_WORDS": "kvplan fi", "COMP_CWORD": "1"}, None),
+    ],
+)
 def test_completion_inside_a_command_builds_only_that_command(tmp_path, monkeypatch, env, command):
     """A shell-completion request inside a command (``kvplan fit --kv<TAB>``) is answered by the one-command app, with
     the same words as the whole CLI; completing a command's name needs (and builds) the whole CLI."""
@@ -300,10 +369,19 @@ def test_completion_inside_a_command_builds_only_that_command(tmp_path, monkeypa
     from kvplan.cli.app import _completing_command
 
     out, mods = _console([], tmp_path, **env)
-    full_env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
-                "KVPLAN_CACHE_DIR": str(tmp_path / "cache"), **env}
-    whole = subprocess.run([sys.executable, "-c", "from kvplan.cli.app import _full_app; _full_app()()"],
-                           capture_output=True, text=True, env=full_env, timeout=60).stdout
+    full_env = {
+        **os.environ,
+        "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
+        "KVPLAN_CACHE_DIR": str(tmp_path / "cache"),
+        **env,
+    }
+    whole = subprocess.run(
+        [sys.executable, "-c", "from kvplan.cli.app import _full_app; _full_app()()"],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=60,
+    ).stdout
     assert out == whole and out.strip()
     for k in ("COMP_WORDS", "COMP_CWORD", "_TYPER_COMPLETE_ARGS"):
         monkeypatch.delenv(k, raising=False)

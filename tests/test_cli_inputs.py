@@ -20,13 +20,34 @@ def fit_json(*args: str) -> dict:
 
 
 def test_launch_command_after_double_dash_sets_the_deployment():
-    d = fit_json("-g", "h200-sxm", "--", "python", "-m", "sglang.launch_server", "--model-path",
-                 "deepseek-ai/DeepSeek-V3", "--tp-size", "8", "--mem-fraction-static", "0.85",
-                 "--kv-cache-dtype", "fp8_e4m3", "--context-length", "32768", "--foo", "3")
-    assert (d["model"], d["tp"], d["mem_fraction_static"], d["kv_cache_dtype"]) == \
-        ("deepseek-ai/DeepSeek-V3", 8, 0.85, "fp8_e4m3")
+    d = fit_json(
+        "-g",
+        "h200-sxm",
+        "--",
+        "python",
+        "-m",
+        "sglang.launch_server",
+        "--model-path",
+        "deepseek-ai/DeepSeek-V3",
+        "--tp-size",
+        "8",
+        "--mem-fraction-static",
+        "0.85",
+        "--kv-cache-dtype",
+        "fp8_e4m3",
+        "--context-length",
+        "32768",
+        "--foo",
+        "3",
+    )
+    assert (d["model"], d["tp"], d["mem_fraction_static"], d["kv_cache_dtype"]) == (
+        "deepseek-ai/DeepSeek-V3",
+        8,
+        0.85,
+        "fp8_e4m3",
+    )
     assert d["kv_bytes_per_token"] == 35_136 and d["context_length"] == 32_768
-    assert any("--foo" in w for w in d["warnings"])           # unknown engine flags warn, never fail
+    assert any("--foo" in w for w in d["warnings"])  # unknown engine flags warn, never fail
 
 
 def test_flags_given_to_kvplan_override_the_launch_command(tmp_path):
@@ -37,14 +58,17 @@ def test_flags_given_to_kvplan_override_the_launch_command(tmp_path):
 
 
 def test_bad_launch_value_is_one_line_exit_2():
-    res = runner.invoke(app, ["fit", "--", "python", "-m", "sglang.launch_server", "--model-path", "x/y",
-                              "--tp-size", "eight"])
+    res = runner.invoke(
+        app, ["fit", "--", "python", "-m", "sglang.launch_server", "--model-path", "x/y", "--tp-size", "eight"]
+    )
     assert res.exit_code == 2 and "--tp-size" in res.stderr and "Traceback" not in res.output
 
 
 def test_from_log_what_if_keeps_the_measured_baseline():
-    res = runner.invoke(app, ["fit", "--from-log", str(LOGS / "qwq-32b-4xL4-tp4.log"), "--mem-fraction-static",
-                              "0.9", "--format", "json"])
+    res = runner.invoke(
+        app,
+        ["fit", "--from-log", str(LOGS / "qwq-32b-4xL4-tp4.log"), "--mem-fraction-static", "0.9", "--format", "json"],
+    )
     assert res.exit_code == 0, res.output
     d = json.loads(res.stdout)
     assert d["baseline"]["free_bytes"] == d["whatif"]["free_bytes"]
@@ -70,7 +94,9 @@ def test_hybrid_families_report_every_pool():
 def test_dcp_keeps_logical_capacity_for_gqa():
     # a fixed fraction: with DCP SGLang's default heuristic turns the prefill CUDA graph off (another default)
     a = fit_json("-m", "Qwen/Qwen3-32B", "-g", "h100-sxm", "--tp", "4", "--mem-fraction-static", "0.85")
-    b = fit_json("-m", "Qwen/Qwen3-32B", "-g", "h100-sxm", "--tp", "4", "--dcp-size", "2", "--mem-fraction-static", "0.85")
+    b = fit_json(
+        "-m", "Qwen/Qwen3-32B", "-g", "h100-sxm", "--tp", "4", "--dcp-size", "2", "--mem-fraction-static", "0.85"
+    )
     # each rank keeps its DCP group's 4 KV heads (cell x2) and stores half of every request's rows
     assert b["kv_bytes_per_token"] == 2 * a["kv_bytes_per_token"]
     assert abs(b["kv_pool_tokens"] - a["kv_pool_tokens"]) <= 2
@@ -82,8 +108,9 @@ def test_pp_layer_partition_prices_the_largest_stage():
 
 
 def test_family_claimed_without_its_fields(tmp_path):
-    cfg = json.loads((Path(__file__).parent / "data/shared/hf-configs/deepseek-ai--DeepSeek-V4-Flash/config.json")
-                     .read_text())
+    cfg = json.loads(
+        (Path(__file__).parent / "data/shared/hf-configs/deepseek-ai--DeepSeek-V4-Flash/config.json").read_text()
+    )
     cfg["compress_ratios"] = cfg["compress_ratios"][:10]
     p = tmp_path / "config.json"
     p.write_text(json.dumps(cfg))
@@ -92,8 +119,24 @@ def test_family_claimed_without_its_fields(tmp_path):
 
 
 def test_side_by_side_is_one_table():
-    res = runner.invoke(app, ["fit", "-m", "Qwen/Qwen3-32B", "-g", "h100-sxm", "--tp", "2", "--engine", "sglang,vllm",
-                              "--context-length", "32k", "--format", "table"])
+    res = runner.invoke(
+        app,
+        [
+            "fit",
+            "-m",
+            "Qwen/Qwen3-32B",
+            "-g",
+            "h100-sxm",
+            "--tp",
+            "2",
+            "--engine",
+            "sglang,vllm",
+            "--context-length",
+            "32k",
+            "--format",
+            "table",
+        ],
+    )
     assert res.exit_code == 0, res.output
     header = next(line for line in res.stdout.splitlines() if "per GPU" in line)
     assert "SGLang" in header and "vLLM" in header

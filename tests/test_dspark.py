@@ -57,9 +57,17 @@ def v41():
 
 
 def _pool(geom, budget, *, mrr, drafts, stages=3, cps=2048):
-    return dsv4_pool_sizes(geometry=geom, budget_bytes=budget, layout="v4", max_running_requests=mrr,
-                           context_len=CTX, chunked_prefill_size=cps, speculative_num_draft_tokens=drafts,
-                           speculative_num_steps=1 if drafts else None, draft_layers=stages if drafts else 0)
+    return dsv4_pool_sizes(
+        geometry=geom,
+        budget_bytes=budget,
+        layout="v4",
+        max_running_requests=mrr,
+        context_len=CTX,
+        chunked_prefill_size=cps,
+        speculative_num_draft_tokens=drafts,
+        speculative_num_steps=1 if drafts else None,
+        draft_layers=stages if drafts else 0,
+    )
 
 
 # ---------------------------------------------------------------- resolution (_handle_dspark, dspark_config)
@@ -91,7 +99,7 @@ def test_num_draft_tokens_must_be_gamma_plus_one():
         with pytest.raises(InputError) as e:
             resolve_speculative(_req(V41, "DSPARK", dspark_block_size=bad))
         assert e.value.field == "--speculative-dspark-block-size"
-    with pytest.raises(InputError) as e:   # gamma unresolved and 1 draft token: must be >= 2
+    with pytest.raises(InputError) as e:  # gamma unresolved and 1 draft token: must be >= 2
         resolve_speculative(_req(V4, "DSPARK", num_draft_tokens=1))
     assert e.value.field == "--speculative-num-draft-tokens"
 
@@ -109,15 +117,15 @@ def test_v4_takes_eagle_and_dspark_as_typed():
     with pytest.raises(InputError) as e:
         resolve_speculative(_req(V4, "NEXTN"))
     assert e.value.field == "--speculative-algorithm" and "EAGLE or DSPARK" in e.value.one_line()
-    p = resolve_speculative(_req(V4, "EAGLE"))   # _auto_choose_speculative_params: (3, 1, 4)
+    p = resolve_speculative(_req(V4, "EAGLE"))  # _auto_choose_speculative_params: (3, 1, 4)
     assert (p.num_steps, p.topk, p.num_draft_tokens, p.draft_stages) == (3, 1, 4, 1)
 
 
 def test_dspark_refuses_pp_and_non_dsv4_targets():
-    with pytest.raises(InputError) as e:    # V4.1 refuses PP for any feature set
+    with pytest.raises(InputError) as e:  # V4.1 refuses PP for any feature set
         resolve_speculative(_req(V41, "DSPARK", pp=2))
     assert e.value.field == "--pp-size"
-    with pytest.raises(InputError) as e:    # _handle_dspark: PP only on PD prefill
+    with pytest.raises(InputError) as e:  # _handle_dspark: PP only on PD prefill
         resolve_speculative(_req(V4, "DSPARK", pp=2))
     assert e.value.field == "--pp-size" and "PD prefill" in str(e.value)
     llama = SpecRequest(algorithm="DSPARK", config=_cfg("meta-llama/Llama-3.1-8B-Instruct"), family=Family.GQA)
@@ -243,8 +251,9 @@ def test_fit_dspark_measured():
     assert "speculative_num_draft_tokens 7 = gamma + 1" in text and "max_req_input_len 1,048,570" in text
     assert "req_to_token: 17 rows x (context 1,048,576 + 269" in text
     # without speculation the request cap is 256 (apply_deepseek_v4_defaults), DSPARK's 48 never applies
-    unset = fit(Dep(model=V41, gpu="rtx-pro-6000-maxq", tp=8, ep=8, speculative_algorithm="DSPARK",
-                    weight_memory=59 * GiB))
+    unset = fit(
+        Dep(model=V41, gpu="rtx-pro-6000-maxq", tp=8, ep=8, speculative_algorithm="DSPARK", weight_memory=59 * GiB)
+    )
     assert unset.max_running_requests == 256
 
 
@@ -277,17 +286,47 @@ def test_tp4_with_the_draft_weights_counted(v41):
 
     m = resolve_model(V41)
     cfg = copy.deepcopy(m.config)
-    cfg["text_config"].update(dspark_target_layer_ids=[37, 38, 39], dspark_markov_rank=256,
-                              dspark_n_routed_experts=128, dspark_num_experts_per_tok=3, dspark_noise_token_id=128799)
-    w = estimate_weight_bytes(config=cfg, quantization=m.quantization, tp_size=4, ep_size=4, engram_on_host=True,
-                              speculative_algorithm="DSPARK").per_gpu_bytes
+    cfg["text_config"].update(
+        dspark_target_layer_ids=[37, 38, 39],
+        dspark_markov_rank=256,
+        dspark_n_routed_experts=128,
+        dspark_num_experts_per_tok=3,
+        dspark_noise_token_id=128799,
+    )
+    w = estimate_weight_bytes(
+        config=cfg,
+        quantization=m.quantization,
+        tp_size=4,
+        ep_size=4,
+        engram_on_host=True,
+        speculative_algorithm="DSPARK",
+    ).per_gpu_bytes
     assert w == 76_177_789_908 + 334_233_600 + 312_248_320 + 2_199_787_080 == 79_024_058_908
-    res = fit(Dep(tp=4, ep=4, mem_fraction_static=0.82, max_running_requests=8, engram_on_host=True,
-                  speculative_algorithm="DSPARK", speculative_dspark_block_size=6, weight_memory=w))
+    res = fit(
+        Dep(
+            tp=4,
+            ep=4,
+            mem_fraction_static=0.82,
+            max_running_requests=8,
+            engram_on_host=True,
+            speculative_algorithm="DSPARK",
+            speculative_dspark_block_size=6,
+            weight_memory=w,
+        )
+    )
     assert res.kv_pool_tokens == _pool(v41, res.kv_budget_bytes, mrr=8, drafts=7).full_tokens == 1_899_008
     # the same plan with kvplan's own estimate (no --weight-memory): the draft is counted by fit itself
-    own = fit(Dep(tp=4, ep=4, mem_fraction_static=0.82, max_running_requests=8, engram_on_host=True,
-                  speculative_algorithm="DSPARK", speculative_dspark_block_size=6))
+    own = fit(
+        Dep(
+            tp=4,
+            ep=4,
+            mem_fraction_static=0.82,
+            max_running_requests=8,
+            engram_on_host=True,
+            speculative_algorithm="DSPARK",
+            speculative_dspark_block_size=6,
+        )
+    )
     assert own.weight_bytes == w and own.kv_pool_tokens == 1_899_008
     # the report's pool needs a budget below 2,558,031,712 B: 1.19 GiB per GPU stays between kvplan and the report
     assert res.kv_budget_bytes - 2_557_603_344 == 1_273_644_891

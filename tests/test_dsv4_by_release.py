@@ -28,16 +28,30 @@ V4 = "deepseek-ai/DeepSeek-V4-Flash"
 V41 = "deepseek-ai/DeepSeek-V4.1-Flash"
 
 V4_FLASH_CFG = {
-    "architectures": ["DeepseekV4ForCausalLM"], "model_type": "deepseek_v4", "num_hidden_layers": 43,
-    "head_dim": 512, "qk_rope_head_dim": 64, "index_head_dim": 128, "sliding_window": 128,
-    "compress_ratios": [0, 0] + [4, 128] * 20 + [4, 0], "num_nextn_predict_layers": 1,
+    "architectures": ["DeepseekV4ForCausalLM"],
+    "model_type": "deepseek_v4",
+    "num_hidden_layers": 43,
+    "head_dim": 512,
+    "qk_rope_head_dim": 64,
+    "index_head_dim": 128,
+    "sliding_window": 128,
+    "compress_ratios": [0, 0] + [4, 128] * 20 + [4, 0],
+    "num_nextn_predict_layers": 1,
 }
 V41_FLASH_CFG = {
-    "architectures": ["DeepseekV41ForCausalLM"], "model_type": "deepseek_v41",
-    "text_config": {"model_type": "deepseek_v41_text", "num_hidden_layers": 40, "head_dim": 512,
-                    "qk_rope_head_dim": 64, "index_head_dim": 128, "sliding_window": 128,
-                    "compress_ratios": [0, 0] + [2] * 18 + [1] * 20 + [0, 0, 0],
-                    "kv_source_layer_ids": [2, 8, 14, 20], "num_nextn_predict_layers": 3},
+    "architectures": ["DeepseekV41ForCausalLM"],
+    "model_type": "deepseek_v41",
+    "text_config": {
+        "model_type": "deepseek_v41_text",
+        "num_hidden_layers": 40,
+        "head_dim": 512,
+        "qk_rope_head_dim": 64,
+        "index_head_dim": 128,
+        "sliding_window": 128,
+        "compress_ratios": [0, 0] + [2] * 18 + [1] * 20 + [0, 0, 0],
+        "kv_source_layer_ids": [2, 8, 14, 20],
+        "num_nextn_predict_layers": 3,
+    },
 }
 
 
@@ -52,8 +66,15 @@ def v41():
 
 
 def _pool(geom, release, budget=BUDGET, **kw):
-    args = dict(geometry=geom, budget_bytes=budget, layout="v4", max_running_requests=None, context_len=1 << 20,
-                chunked_prefill_size=8192, release=release)
+    args = dict(
+        geometry=geom,
+        budget_bytes=budget,
+        layout="v4",
+        max_running_requests=None,
+        context_len=1 << 20,
+        chunked_prefill_size=8192,
+        release=release,
+    )
     args.update(kw)
     return dsv4_pool_sizes(**args)
 
@@ -63,8 +84,15 @@ def _pool(geom, release, budget=BUDGET, **kw):
 
 def test_eras_cover_every_release_once():
     assert [(e.first, e.last) for e in DSV4_ERAS] == [
-        ("0.5.12", "0.5.12"), ("0.5.13", "0.5.14"), ("0.5.15", "0.5.15"), ("0.5.16", "0.5.17"),
-        ("0.5.18", "0.5.19"), ("0.5.20", "0.5.20"), ("0.5.21", "0.5.22"), ("0.5.23", "0.5.23")]
+        ("0.5.12", "0.5.12"),
+        ("0.5.13", "0.5.14"),
+        ("0.5.15", "0.5.15"),
+        ("0.5.16", "0.5.17"),
+        ("0.5.18", "0.5.19"),
+        ("0.5.20", "0.5.20"),
+        ("0.5.21", "0.5.22"),
+        ("0.5.23", "0.5.23"),
+    ]
     assert dsv4_era("0.5.14").label == "0.5.13 - 0.5.14"
     assert dsv4_era("0.5.22").first == "0.5.21"
     assert dsv4_era(None) is DSV4_ERAS[-1]
@@ -146,10 +174,12 @@ def test_pp_stage_sliced_from_0_5_13(v4f):
     # 0.5.13: 0.1*584*22 + 146*10 + 4.5625*10 + 330 + 0.1*0.0625*8192*10 + 0.1*4096*10 + 0.1*0.0625*2048*10
     #       = 1,284.8 + 1,460 + 45.625 + 330 + 512 + 4,096 + 128 = 7,856.425 B
     # 0.5.12 prices the whole config list in every stage: 15,955.85 B
-    assert legacy_bytes_per_full_token(geometry=v4f, era=dsv4_era("0.5.13"), swa_ratio=0.1,
-                                       stage_layers=(0, 22)) == pytest.approx(7_856.425)
-    assert legacy_bytes_per_full_token(geometry=v4f, era=dsv4_era("0.5.12"), swa_ratio=0.1,
-                                       stage_layers=(0, 22)) == pytest.approx(15_955.85)
+    assert legacy_bytes_per_full_token(
+        geometry=v4f, era=dsv4_era("0.5.13"), swa_ratio=0.1, stage_layers=(0, 22)
+    ) == pytest.approx(7_856.425)
+    assert legacy_bytes_per_full_token(
+        geometry=v4f, era=dsv4_era("0.5.12"), swa_ratio=0.1, stage_layers=(0, 22)
+    ) == pytest.approx(15_955.85)
 
 
 def test_legacy_allocation(v4f):
@@ -190,13 +220,16 @@ def test_v41_0_5_22_without_padding(v41):
 # ---------------------------------------------------------------- end to end: fit on the default GPU, TP8
 
 
-@pytest.mark.parametrize(("release", "bpft", "fixed"), [
-    ("0.5.13", 15_897.45, 0),
-    ("0.5.17", 7_705.45, 2_715_811_840),
-    ("0.5.20", 7_705.45, 2_715_811_840),
-    ("0.5.22", 7_086.75, 2_715_811_840),
-    ("0.5.23", 7_086.75, 2_715_811_840),
-])
+@pytest.mark.parametrize(
+    ("release", "bpft", "fixed"),
+    [
+        ("0.5.13", 15_897.45, 0),
+        ("0.5.17", 7_705.45, 2_715_811_840),
+        ("0.5.20", 7_705.45, 2_715_811_840),
+        ("0.5.22", 7_086.75, 2_715_811_840),
+        ("0.5.23", 7_086.75, 2_715_811_840),
+    ],
+)
 def test_fit_v4_flash_tp8_by_release(release, bpft, fixed):
     # the release's formula on fit's own budget: page_floor(int((budget - fixed) / bpft))
     res = fit(Deployment(model=V4, tp=8, engine_version=release))
@@ -215,17 +248,21 @@ def test_fit_v41_needs_0_5_21():
 # ---------------------------------------------------------------- kvplan sweep: the vector path per era
 
 
-@pytest.mark.parametrize("kw", [
-    dict(engine_version="0.5.13", pp=2),
-    dict(engine_version="0.5.12", pp=2, speculative_algorithm="EAGLE"),
-    dict(engine_version="0.5.18", speculative_algorithm="EAGLE"),
-])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(engine_version="0.5.13", pp=2),
+        dict(engine_version="0.5.12", pp=2, speculative_algorithm="EAGLE"),
+        dict(engine_version="0.5.18", speculative_algorithm="EAGLE"),
+    ],
+)
 def test_sweep_legacy_rows_are_fit(kw):
     from kvplan.planning import sweep as S
     from tests.test_sweep_families import assert_rows_are_fit
 
-    t = S.sweep(Deployment(model=V4, gpu="h200-sxm", tp=8, **kw),
-                {"mem_fraction_static": [0.6, 0.8, 0.9], "max_running_requests": [16, 256],
-                 "context_length": [65536, 1 << 20]})
+    t = S.sweep(
+        Deployment(model=V4, gpu="h200-sxm", tp=8, **kw),
+        {"mem_fraction_static": [0.6, 0.8, 0.9], "max_running_requests": [16, 256], "context_length": [65536, 1 << 20]},
+    )
     assert t.groups and all(g.method == "vector" for g in t.groups), [(g.method, g.error) for g in t.groups]
     assert_rows_are_fit(t)

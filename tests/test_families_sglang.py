@@ -27,12 +27,22 @@ def cli():
 
 
 def _cell(layers, *, tp=1, kv="bf16", ratio=0.8, draft_swa=0):
-    F = pools.swa_bytes_per_layer_token(kv_heads=layers.full_kv_heads, head_dim=layers.full_head_dim,
-                                        v_head_dim=layers.full_v_head_dim, attn_tp_size=tp, kv_dtype=kv,
-                                        latent=layers.latent)
-    S = pools.swa_bytes_per_layer_token(kv_heads=layers.swa_kv_heads, head_dim=layers.swa_head_dim,
-                                        v_head_dim=layers.swa_v_head_dim, attn_tp_size=tp, kv_dtype=kv,
-                                        latent=layers.latent)
+    F = pools.swa_bytes_per_layer_token(
+        kv_heads=layers.full_kv_heads,
+        head_dim=layers.full_head_dim,
+        v_head_dim=layers.full_v_head_dim,
+        attn_tp_size=tp,
+        kv_dtype=kv,
+        latent=layers.latent,
+    )
+    S = pools.swa_bytes_per_layer_token(
+        kv_heads=layers.swa_kv_heads,
+        head_dim=layers.swa_head_dim,
+        v_head_dim=layers.swa_v_head_dim,
+        attn_tp_size=tp,
+        kv_dtype=kv,
+        latent=layers.latent,
+    )
     return F * len(layers.full_layers) + ratio * S * (len(layers.swa_layers) + draft_swa)
 
 
@@ -42,6 +52,7 @@ def _cfg(name):
 
 
 # ---------------------------------------------------------------------------------------------- Gemma-4
+
 
 def test_gemma4_26b_cell_184320():
     # full 2 KV heads x (512 + 512) x 2 B = 4,096 x 5 layers = 20,480
@@ -56,9 +67,19 @@ def test_gemma4_26b_cell_184320():
 def test_gemma4_pools_30gib():
     # 30 GiB = 32,212,254,720 B // 184,320 = 174,762 full tokens; swa = int(0.8 x 174,762) = 139,809
     L = pools.swa_layers_from_config(_cfg("gemma-4-26b-a4b"))
-    r = pools.swa_pool_sizes(layers=L, budget_bytes=30 * 2**30, kv_dtype="bf16", attn_tp_size=1, page_size=1,
-                             swa_full_tokens_ratio=None, radix_cache=True, max_running_requests=None, attn_dp_size=1,
-                             chunked_prefill_size=8192, overlap_schedule=True)
+    r = pools.swa_pool_sizes(
+        layers=L,
+        budget_bytes=30 * 2**30,
+        kv_dtype="bf16",
+        attn_tp_size=1,
+        page_size=1,
+        swa_full_tokens_ratio=None,
+        radix_cache=True,
+        max_running_requests=None,
+        attn_dp_size=1,
+        chunked_prefill_size=8192,
+        overlap_schedule=True,
+    )
     assert (r.full_tokens, r.swa_tokens) == (174_762, 139_809)
 
 
@@ -66,11 +87,22 @@ def _e2b():
     # Gemma-4 E2B text config (third-party transcription, not first-hand): 35 layers, full every 5th from 4,
     # 1 KV head, head_dim 256, global_head_dim 512, no global KV heads, k_eq_v false, 20 KV-shared layers
     lt = ["full_attention" if i % 5 == 4 else "sliding_attention" for i in range(35)]
-    return {"architectures": ["Gemma4ForConditionalGeneration"],
-            "text_config": {"num_hidden_layers": 35, "num_attention_heads": 8, "num_key_value_heads": 1,
-                            "head_dim": 256, "global_head_dim": 512, "num_global_key_value_heads": None,
-                            "attention_k_eq_v": False, "sliding_window": 512, "layer_types": lt,
-                            "num_kv_shared_layers": 20, "hidden_size": 1536}}
+    return {
+        "architectures": ["Gemma4ForConditionalGeneration"],
+        "text_config": {
+            "num_hidden_layers": 35,
+            "num_attention_heads": 8,
+            "num_key_value_heads": 1,
+            "head_dim": 256,
+            "global_head_dim": 512,
+            "num_global_key_value_heads": None,
+            "attention_k_eq_v": False,
+            "sliding_window": 512,
+            "layer_types": lt,
+            "num_kv_shared_layers": 20,
+            "hidden_size": 1536,
+        },
+    }
 
 
 def test_gemma4_e2b_shared_layers_still_reserved():
@@ -111,12 +143,21 @@ def test_gemma4_fit_old_release_exit2(cli):
 def test_gemma3n_default_pool_all_layers():
     # Gemma-3n: not hybrid SWA (the gemma2_gemma3 override disables it); DefaultPoolConfigurator over all
     # num_effective_layers, the 10 KV-shared layers included
-    cfg = {"architectures": ["Gemma3nForConditionalGeneration"], "model_type": "gemma3n",
-           "text_config": {"model_type": "gemma3n_text", "num_hidden_layers": 30, "num_attention_heads": 8,
-                           "num_key_value_heads": 2, "head_dim": 256, "hidden_size": 2048, "sliding_window": 512,
-                           "num_kv_shared_layers": 10,
-                           "layer_types": ["full_attention" if i % 5 == 4 else "sliding_attention"
-                                           for i in range(30)]}}
+    cfg = {
+        "architectures": ["Gemma3nForConditionalGeneration"],
+        "model_type": "gemma3n",
+        "text_config": {
+            "model_type": "gemma3n_text",
+            "num_hidden_layers": 30,
+            "num_attention_heads": 8,
+            "num_key_value_heads": 2,
+            "head_dim": 256,
+            "hidden_size": 2048,
+            "sliding_window": 512,
+            "num_kv_shared_layers": 10,
+            "layer_types": ["full_attention" if i % 5 == 4 else "sliding_attention" for i in range(30)],
+        },
+    }
     from kvplan.hfconfig.normalize import flatten_config
 
     assert detect_family(flatten_config(cfg, engine="sglang")) is Family.GQA
@@ -125,6 +166,7 @@ def test_gemma3n_default_pool_all_layers():
 
 
 # ---------------------------------------------------------------------------------------------- Jamba
+
 
 def test_jamba_sglang_refused_with_reason():
     with pytest.raises(InputError) as e:
@@ -143,6 +185,7 @@ def test_jamba_fit_sglang_names_the_reason(cli):
 
 
 # ---------------------------------------------------------------------------------------------- Llama-4
+
 
 def test_llama4_scout_tp8_cell():
     # Llama4ForConditionalGeneration: full iff (i + 1) % 4 == 0 -> 12 full + 36 chunked, window 8,192
@@ -164,6 +207,7 @@ def test_llama4_causal_lm_is_not_hybrid():
 
 
 # ---------------------------------------------------------------------------------------------- MiMo-V2-Flash
+
 
 def test_mimo_v2_flash_asymmetric_cells():
     # 9 full (pattern 0) + 39 SWA; full 4 x (192 + 128) x 2 = 2,560 x 9 = 23,040; SWA 8 x 320 x 2 = 5,120 x 39
@@ -196,12 +240,24 @@ def test_mimo_mtp_draft_priced_as_swa():
 
 # ---------------------------------------------------------------------------------------------- Dots3
 
+
 def _dots3():
     lt = ["full_attention" if i % 4 == 3 else "sliding_attention" for i in range(8)]
-    return {"architectures": ["Dots3NoteForCausalLM"], "model_type": "dots3", "num_hidden_layers": 8,
-            "num_attention_heads": 32, "hidden_size": 4096, "kv_lora_rank": 512, "qk_rope_head_dim": 64,
-            "qk_nope_head_dim": 128, "v_head_dim": 128, "swa_kv_lora_rank": 256, "swa_qk_rope_head_dim": 64,
-            "layer_types": lt, "sliding_window_size": 512}
+    return {
+        "architectures": ["Dots3NoteForCausalLM"],
+        "model_type": "dots3",
+        "num_hidden_layers": 8,
+        "num_attention_heads": 32,
+        "hidden_size": 4096,
+        "kv_lora_rank": 512,
+        "qk_rope_head_dim": 64,
+        "qk_nope_head_dim": 128,
+        "v_head_dim": 128,
+        "swa_kv_lora_rank": 256,
+        "swa_qk_rope_head_dim": 64,
+        "layer_types": lt,
+        "sliding_window_size": 512,
+    }
 
 
 def test_dots3_mla_swa_cell():
@@ -224,6 +280,7 @@ def test_dots3_with_dsa_indexer_refused():
 # SGLang 0.5.23 budgets (pool_configurator.py _compute_dsa_indexer_cell_size) and allocates (memory_pool.py
 # DSATokenToKVPool skip_topk_layers) the FP8 index-K rows only on the layers that compute their own top-k: GLM-5.2's
 # indexer_types names 21 "full" layers of 78 (0, 1, 2, 6, 10, ..., 74); the 57 "shared" ones get 0-row buffers.
+
 
 def _glm52_fit(cli, *args):
     import json
@@ -283,8 +340,10 @@ def test_dsv32_every_layer_keeps_its_indexer(cli):
     assert json.loads(res.output)["kv_bytes_per_token"] == 61 * (576 + 132) == 43_188
 
 
-@pytest.mark.parametrize("field, value", [("index_topk_freq", 0), ("index_skip_topk_offset", -1),
-                                          ("cli_factor", 0), ("index_topk_freq", "4")])
+@pytest.mark.parametrize(
+    "field, value",
+    [("index_topk_freq", 0), ("index_skip_topk_offset", -1), ("cli_factor", 0), ("index_topk_freq", "4")],
+)
 def test_dsa_skip_fields_validated(field, value):
     from kvplan.geometry.dsa import dsa_skip_fields
 

@@ -28,9 +28,19 @@ def _preset(name: str) -> dict:
 
 
 def _plan(cfg: dict, *, avail: int, version: str, L: int, B: int, tp: int = 1, **kw) -> object:
-    return plan_vllm(VllmInputs(config=cfg, device_bytes=100 * GiB, tp_size=tp, kv_cache_memory_bytes=avail,
-                                engine_version=version, max_model_len=L, max_num_batched_tokens=B,
-                                max_num_seqs=256, **kw))
+    return plan_vllm(
+        VllmInputs(
+            config=cfg,
+            device_bytes=100 * GiB,
+            tp_size=tp,
+            kv_cache_memory_bytes=avail,
+            engine_version=version,
+            max_model_len=L,
+            max_num_batched_tokens=B,
+            max_num_seqs=256,
+            **kw,
+        )
+    )
 
 
 GEMMA4_26B = _preset("google--gemma-4-26B-A4B")
@@ -40,18 +50,33 @@ def _gemma4_31b() -> dict:
     """google/gemma-4-31B-it text geometry (60 layers, full every 6th; full 4 KV heads x 512, sliding 16 x 256;
     window 1024; k_eq_v), as in the research note's table (kvplan has only the NVFP4 variant's preset)."""
     lt = ["full_attention" if (i + 1) % 6 == 0 else "sliding_attention" for i in range(60)]
-    return {"architectures": ["Gemma4ForConditionalGeneration"], "model_type": "gemma4",
-            "text_config": {"model_type": "gemma4_text", "num_hidden_layers": 60, "layer_types": lt,
-                            "hidden_size": 5376, "num_attention_heads": 32, "head_dim": 256, "global_head_dim": 512,
-                            "num_key_value_heads": 16, "num_global_key_value_heads": 4, "attention_k_eq_v": True,
-                            "sliding_window": 1024, "max_position_embeddings": 262144, "num_kv_shared_layers": 0}}
+    return {
+        "architectures": ["Gemma4ForConditionalGeneration"],
+        "model_type": "gemma4",
+        "text_config": {
+            "model_type": "gemma4_text",
+            "num_hidden_layers": 60,
+            "layer_types": lt,
+            "hidden_size": 5376,
+            "num_attention_heads": 32,
+            "head_dim": 256,
+            "global_head_dim": 512,
+            "num_key_value_heads": 16,
+            "num_global_key_value_heads": 4,
+            "attention_k_eq_v": True,
+            "sliding_window": 1024,
+            "max_position_embeddings": 262144,
+            "num_kv_shared_layers": 0,
+        },
+    }
 
 
 # --------------------------------------------------------------------------- geometry by layer type
 
+
 def test_gemma4_geometry_by_layer_type():
     cfg = GEMMA4_26B["text_config"]
-    assert full_layer_geometry(cfg) == HeadGeometry(2, 512, 512)     # global_head_dim, k_eq_v -> global KV heads
+    assert full_layer_geometry(cfg) == HeadGeometry(2, 512, 512)  # global_head_dim, k_eq_v -> global KV heads
     assert sliding_layer_geometry(cfg) == HeadGeometry(8, 256, 256)
     # K and V both stored: 2 x (512 + 512) x 2 = 4,096 B; sliding 8 x (256 + 256) x 2 = 8,192 B per token per layer
     assert full_layer_geometry(cfg).token_bytes(heads_per_rank=2, dtype_bytes=2) == 4096
@@ -70,8 +95,8 @@ def test_mimo_v2_asymmetric_widths_and_pattern():
     assert kinds.count("full") == 9 and kinds.count("swa") == 39
     full = next(x for x in m.layers if x.kind == "full")
     swa = next(x for x in m.layers if x.kind == "swa")
-    assert full.token_bytes == 1 * (192 + 128) * 2 == 640      # 4 KV heads / TP4
-    assert swa.token_bytes == 2 * (192 + 128) * 2 == 1280      # 8 / TP4
+    assert full.token_bytes == 1 * (192 + 128) * 2 == 640  # 4 KV heads / TP4
+    assert swa.token_bytes == 2 * (192 + 128) * 2 == 1280  # 8 / TP4
     assert swa.window == 128
 
 
@@ -93,6 +118,7 @@ def test_kv_shared_layers():
 
 # --------------------------------------------------------------------------- Gemma-4 under vLLM
 
+
 def test_gemma4_26b_vllm_0251_plow_bf16():
     """P = 8 x (256+256) x 2 x 16 = 131,072 (full 2 x 1,024 x 2 x 32 after the block doubles 16 -> 32);
     six groups of five; bytes per block 5 x 131,072 = 655,360; blocks per request
@@ -107,18 +133,22 @@ def test_gemma4_26b_vllm_0251_plow_bf16():
     assert p.kv_bytes_per_token == 5 * 4096 + 25 * 8192
 
 
-@pytest.mark.parametrize(("blocks", "kv", "tokens", "conc"), [
-    (89447, "auto", 1684812, "12.75"),          # --quantization fp8: 54.59 GiB
-    (178894, "fp8", 3369625, "25.51"),          # + --kv-cache-dtype fp8: P 65,536, 327,680 B per block
-])
+@pytest.mark.parametrize(
+    ("blocks", "kv", "tokens", "conc"),
+    [
+        (89447, "auto", 1684812, "12.75"),  # --quantization fp8: 54.59 GiB
+        (178894, "fp8", 3369625, "25.51"),  # + --kv-cache-dtype fp8: P 65,536, 327,680 B per block
+    ],
+)
 def test_gemma4_26b_vllm_0251_plow_fp8(blocks, kv, tokens, conc):
     bpb = 655360 if kv == "auto" else 327680
     p = _plan(GEMMA4_26B, avail=blocks * bpb, version="0.25.1", L=132096, B=8192, kv_cache_dtype=kv)
     assert p.num_blocks == blocks and p.gpu_kv_cache_tokens == tokens and f"{p.max_concurrency:.2f}" == conc
 
 
-@pytest.mark.parametrize(("blocks", "kv", "tokens"), [(10186, "auto", 191862), (21387, "auto", 402842),
-                                                       (42775, "fp8", 805704)])
+@pytest.mark.parametrize(
+    ("blocks", "kv", "tokens"), [(10186, "auto", 191862), (21387, "auto", 402842), (42775, "fp8", 805704)]
+)
 def test_gemma4_31b_vllm_0251_plow(blocks, kv, tokens):
     """31B: P = 16 x 512 x 2 x 16 = 262,144, ten layers per group -> 2,621,440 B per block (fp8 KV: half);
     same 7,013 blocks per request; e.g. 10,186 / 7,013 x 132,096 -> 191,862 [log]."""
@@ -135,8 +165,9 @@ def test_gemma4_26b_other_releases():
     # 4,128 + 5 x 1,089 = 9,573; 53,113 / 9,573 = 5.548; int(5.548 x 132,096) = 732,896
     p = _plan(GEMMA4_26B, avail=avail, version="0.34.0", L=132096, B=8192)
     assert p.blocks_per_request == 9573 and p.gpu_kv_cache_tokens == 732896
-    assert p.capacity_log == ("GPU KV cache size: 732,896 tokens, Maximum concurrency for 132,096 tokens per "
-                              "request: 5.55x")
+    assert p.capacity_log == (
+        "GPU KV cache size: 732,896 tokens, Maximum concurrency for 132,096 tokens per request: 5.55x"
+    )
 
 
 def test_gemma4_31b_vllm_39734_log():
@@ -152,11 +183,22 @@ def _gemma4_e2b() -> dict:
     """Gemma-4 E2B-style config (third-party transcription, research note §1.1): 35 layers, full every 5th,
     full 1 KV head x 512, sliding 1 x 256, window 512, no k_eq_v, the last 20 layers share KV."""
     lt = ["full_attention" if (i + 1) % 5 == 0 else "sliding_attention" for i in range(35)]
-    return {"architectures": ["Gemma4ForConditionalGeneration"], "model_type": "gemma4",
-            "text_config": {"num_hidden_layers": 35, "layer_types": lt, "hidden_size": 1536,
-                            "num_attention_heads": 8, "head_dim": 256, "global_head_dim": 512,
-                            "num_key_value_heads": 1, "attention_k_eq_v": False, "sliding_window": 512,
-                            "num_kv_shared_layers": 20}}
+    return {
+        "architectures": ["Gemma4ForConditionalGeneration"],
+        "model_type": "gemma4",
+        "text_config": {
+            "num_hidden_layers": 35,
+            "layer_types": lt,
+            "hidden_size": 1536,
+            "num_attention_heads": 8,
+            "head_dim": 256,
+            "global_head_dim": 512,
+            "num_key_value_heads": 1,
+            "attention_k_eq_v": False,
+            "sliding_window": 512,
+            "num_kv_shared_layers": 20,
+        },
+    }
 
 
 def test_gemma4_e2b_shared_layers_get_no_kv():
@@ -172,16 +214,30 @@ def test_gemma4_e2b_shared_layers_get_no_kv():
 
 # --------------------------------------------------------------------------- Kimi-Linear (KDA + MLA)
 
+
 def _kimi_linear() -> dict:
     """Kimi-Linear-48B-A3B text geometry (27 layers, 7 MLA at 4, 8, ..., 27; third-party copies of the config
     agree on qk_nope 128 / rope 64 / v 128, which FlashInfer-MLA checks)."""
     mla = {4, 8, 12, 16, 20, 24, 27}
-    return {"architectures": ["KimiLinearForCausalLM"], "model_type": "kimi_linear", "num_hidden_layers": 27,
-            "hidden_size": 2304, "num_attention_heads": 32, "kv_lora_rank": 512, "qk_rope_head_dim": 64,
-            "qk_nope_head_dim": 128, "v_head_dim": 128, "max_position_embeddings": 1048576,
-            "linear_attn_config": {"kda_layers": [i for i in range(1, 28) if i not in mla], "num_heads": 32,
-                                   "head_dim": 128, "short_conv_kernel_size": 4,
-                                   "full_attn_layers": sorted(mla)}}
+    return {
+        "architectures": ["KimiLinearForCausalLM"],
+        "model_type": "kimi_linear",
+        "num_hidden_layers": 27,
+        "hidden_size": 2304,
+        "num_attention_heads": 32,
+        "kv_lora_rank": 512,
+        "qk_rope_head_dim": 64,
+        "qk_nope_head_dim": 128,
+        "v_head_dim": 128,
+        "max_position_embeddings": 1048576,
+        "linear_attn_config": {
+            "kda_layers": [i for i in range(1, 28) if i not in mla],
+            "num_heads": 32,
+            "head_dim": 128,
+            "short_conv_kernel_size": 4,
+            "full_attn_layers": sorted(mla),
+        },
+    }
 
 
 def test_kimi_linear_tp2_vllm_0111_issue_28228():
@@ -190,8 +246,9 @@ def test_kimi_linear_tp2_vllm_0111_issue_28228():
     20 KDA / 7 MLA -> group size 7 (no 1.5x rule in 0.11), KDA cdiv(20, 7) = 3 groups, pad 7 - 20 % 7 = 1
     (1 / 20 = 5.00%); 4 groups; 2.298 GiB // (7 x 1,105,920) = 318 blocks; tokens 318 // 4 x 960 = 75,840 [log];
     blocks per request 125 + 3 = 128 -> 318 / 128 = 2.48x [log]."""
-    p = _plan(_kimi_linear(), avail=int(2.298 * GiB), version="0.11.1", L=120000, B=64000, tp=2,
-              enable_prefix_caching=True)
+    p = _plan(
+        _kimi_linear(), avail=int(2.298 * GiB), version="0.11.1", L=120000, B=64000, tp=2, enable_prefix_caching=True
+    )
     assert p.block_size == 960 and p.num_groups == 4 and p.num_blocks == 318
     assert "Add 1 padding layers, may waste at most 5.00% KV cache memory" in p.warnings
     assert p.gpu_kv_cache_tokens == 75840 and f"{p.max_concurrency:.2f}" == "2.48"
@@ -200,8 +257,16 @@ def test_kimi_linear_tp2_vllm_0111_issue_28228():
 def test_kimi_linear_tp2_vllm_0251():
     """Same blocks under 0.25.1 with a block-960 MLA backend (FLASHINFER_MLA, the SM100 default; prefix caching
     off, the 0.25.1 default for hybrids, so one KDA block per group): int(318 / 128 x 120,000) = 298,125."""
-    p = _plan(_kimi_linear(), avail=int(2.298 * GiB), version="0.25.1", L=120000, B=64000, tp=2,
-              enable_prefix_caching=False, sm_major=10)
+    p = _plan(
+        _kimi_linear(),
+        avail=int(2.298 * GiB),
+        version="0.25.1",
+        L=120000,
+        B=64000,
+        tp=2,
+        enable_prefix_caching=False,
+        sm_major=10,
+    )
     assert p.num_blocks == 318 and p.blocks_per_request == 128 and p.gpu_kv_cache_tokens == 298125
 
 
@@ -224,25 +289,40 @@ def test_kimi_linear_tp2_vllm_0340(sm):
     assert "Add 1 padding layers, may waste at most 5.00% KV cache memory" in p.warnings
 
 
-def _kimi_block(*, version: tuple[int, int, int], sm: int | None, kv: str = "auto", backend: str | None = None,
-                block: int = 64, given: bool = False) -> tuple[str | None, int]:
+def _kimi_block(
+    *,
+    version: tuple[int, int, int],
+    sm: int | None,
+    kv: str = "auto",
+    backend: str | None = None,
+    block: int = 64,
+    given: bool = False,
+) -> tuple[str | None, int]:
     """(MLA backend, attention block) of Kimi-Linear TP2 by grouping.hybrid_alignment + hybrid_block_size."""
     m = specs.build_model_kv(config=_kimi_linear(), tp_size=2, kv_cache_dtype=kv)
-    a = grouping.hybrid_alignment(m, block_size=block, engine_version=version, block_size_given=given,
-                                  sm_major=sm, attention_backend=backend)
-    return a.backend, grouping.hybrid_block_size(attn_token_bytes=m.attn_token_bytes_1layer,
-                                                 mamba_state_bytes=m.max_mamba_state_bytes, block_size=a.block_size,
-                                                 kernel_min_block=a.kernel_min_block, mla=a.mla)
+    a = grouping.hybrid_alignment(
+        m, block_size=block, engine_version=version, block_size_given=given, sm_major=sm, attention_backend=backend
+    )
+    return a.backend, grouping.hybrid_block_size(
+        attn_token_bytes=m.attn_token_bytes_1layer,
+        mamba_state_bytes=m.max_mamba_state_bytes,
+        block_size=a.block_size,
+        kernel_min_block=a.kernel_min_block,
+        mla=a.mla,
+    )
 
 
-@pytest.mark.parametrize(("gpu_sm", "kv", "backend", "block"), [
-    # vLLM 0.25.1 platforms/cuda.py _get_backend_priorities: the first backend the GPU and the KV dtype accept
-    (8, "auto", "TRITON_MLA", 944),       # A100 / RTX 3090: FA-MLA is SM90-only, FlashMLA SM90/SM100
-    (9, "auto", "FLASH_ATTN_MLA", 944),   # H100 / H200: MultipleOf(16) -> align 16
-    (9, "fp8", "FLASHMLA", 1920),         # FA-MLA has no fp8 cache -> FlashMLA [64]
-    (10, "auto", "FLASHINFER_MLA", 960),  # B200: kernel blocks [32, 64] -> preferred 32, align 32
-    (12, "auto", "TRITON_MLA", 944),      # RTX PRO 6000 / RTX 5090
-])
+@pytest.mark.parametrize(
+    ("gpu_sm", "kv", "backend", "block"),
+    [
+        # vLLM 0.25.1 platforms/cuda.py _get_backend_priorities: the first backend the GPU and the KV dtype accept
+        (8, "auto", "TRITON_MLA", 944),  # A100 / RTX 3090: FA-MLA is SM90-only, FlashMLA SM90/SM100
+        (9, "auto", "FLASH_ATTN_MLA", 944),  # H100 / H200: MultipleOf(16) -> align 16
+        (9, "fp8", "FLASHMLA", 1920),  # FA-MLA has no fp8 cache -> FlashMLA [64]
+        (10, "auto", "FLASHINFER_MLA", 960),  # B200: kernel blocks [32, 64] -> preferred 32, align 32
+        (12, "auto", "TRITON_MLA", 944),  # RTX PRO 6000 / RTX 5090
+    ],
+)
 def test_kimi_linear_block_by_gpu_vllm_0251(gpu_sm, kv, backend, block):
     """KDA page 1,085,440 B; MLA 576 x 2 = 1,152 B/token (576 in fp8).  align 16: 16 x cdiv(1,085,440, 16 x 1,152)
     = 16 x 59 = 944; align 32: 32 x cdiv(1,085,440, 36,864) = 32 x 30 = 960; fp8 align 64: 64 x cdiv(1,085,440,
@@ -264,7 +344,7 @@ def test_kimi_linear_block_by_release_and_flag():
     assert _kimi_block(version=(0, 25, 1), sm=10, backend="cutlass_mla") == ("CUTLASS_MLA", 1024)
     assert _kimi_block(version=(0, 25, 1), sm=9, backend="flashinfer") == ("FLASHINFER_MLA", 960)
     assert _kimi_block(version=(0, 25, 1), sm=9, block=64, given=True) == ("FLASH_ATTN_MLA", 960)
-    assert _kimi_block(version=(0, 25, 1), sm=None) == ("FLASH_ATTN_MLA", 944)   # GPU unknown: SM90 assumed
+    assert _kimi_block(version=(0, 25, 1), sm=None) == ("FLASH_ATTN_MLA", 944)  # GPU unknown: SM90 assumed
     with pytest.raises(InputError, match="no dense MLA attention backend 'fa3'"):
         _kimi_block(version=(0, 25, 1), sm=9, backend="fa3")
 
@@ -299,13 +379,21 @@ def test_non_mla_hybrids_align_as_before():
 
 # --------------------------------------------------------------------------- Jamba, Llama-4, gpt-oss
 
+
 def test_jamba_tp2_vllm_0251():
     """Mamba-1 state TP2: 3 x 4,096 x 2 + 4,096 x 16 x 2 = 155,648 B; attention 4 x 256 x 2 = 2,048 B/token;
     block 16 x cdiv(155,648, 32,768) = 80, page 163,840; 28 Mamba / 4 attention -> 8 groups of 4,
     655,360 B per block; mode none: blocks per request cdiv(32,768, 80) + 7 = 410 + 7 = 417;
     10 GiB -> 16,384 blocks; int(16,384 / 417 x 32,768) = 1,287,460."""
-    p = _plan(_preset("ai21labs--Jamba-v0.1"), avail=10 * GiB, version="0.25.1", L=32768, B=8192, tp=2,
-              enable_prefix_caching=False)
+    p = _plan(
+        _preset("ai21labs--Jamba-v0.1"),
+        avail=10 * GiB,
+        version="0.25.1",
+        L=32768,
+        B=8192,
+        tp=2,
+        enable_prefix_caching=False,
+    )
     assert p.block_size == 80 and p.num_groups == 8 and p.bytes_per_block == 655360
     assert p.blocks_per_request == 417 and p.num_blocks == 16384
     assert p.gpu_kv_cache_tokens == int(16384 / 417 * 32768) == 1287460
@@ -357,16 +445,26 @@ def test_v08_sizes_sliding_layers_as_full():
 
 # --------------------------------------------------------------------------- KV quantization overheads
 
-LLAMA = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 32,
-         "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128}
+LLAMA = {
+    "architectures": ["LlamaForCausalLM"],
+    "model_type": "llama",
+    "num_hidden_layers": 32,
+    "hidden_size": 4096,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "head_dim": 128,
+}
 
 
-@pytest.mark.parametrize(("dtype", "per_tok"), [
-    ("fp8_per_token_head", 8 * (256 + 8)),        # + one fp32 scale for K and for V per token per head
-    ("int8_per_token_head", 8 * (256 + 8)),
-    ("int4_per_token_head", 8 * (64 + 64 + 8)),   # packed 2 per byte
-    ("nvfp4", 8 * 2 * (64 + 8)),                  # h/2 packed + h/16 fp8 block scales, K and V
-])
+@pytest.mark.parametrize(
+    ("dtype", "per_tok"),
+    [
+        ("fp8_per_token_head", 8 * (256 + 8)),  # + one fp32 scale for K and for V per token per head
+        ("int8_per_token_head", 8 * (256 + 8)),
+        ("int4_per_token_head", 8 * (64 + 64 + 8)),  # packed 2 per byte
+        ("nvfp4", 8 * 2 * (64 + 8)),  # h/2 packed + h/16 fp8 block scales, K and V
+    ],
+)
 def test_kv_quant_widths(dtype, per_tok):
     m = specs.build_model_kv(config=LLAMA, tp_size=1, kv_cache_dtype=dtype)
     assert {x.token_bytes for x in m.layers} == {per_tok}
@@ -377,8 +475,9 @@ def test_kv_cache_dtype_skip_layers():
     holds 16 x (4,096 + 31 x 2,048) = 1,081,344 B."""
     m = specs.build_model_kv(config=LLAMA, tp_size=1, kv_cache_dtype="fp8", kv_cache_dtype_skip_layers=("0",))
     assert [x.token_bytes for x in m.layers[:2]] == [4096, 2048]
-    p = _plan(LLAMA, avail=GiB, version="0.25.1", L=4096, B=2048, kv_cache_dtype="fp8",
-              kv_cache_dtype_skip_layers=("0",))
+    p = _plan(
+        LLAMA, avail=GiB, version="0.25.1", L=4096, B=2048, kv_cache_dtype="fp8", kv_cache_dtype_skip_layers=("0",)
+    )
     assert p.num_groups == 1 and p.bytes_per_block == 16 * (4096 + 31 * 2048)
 
 
@@ -405,20 +504,33 @@ def test_vllm_28228_kimi_linear_log_measured():
     log = ISSUE13_LOGS / "vllm-28228-kimi-linear-2x3090-tp2.log"
     assert "TritonMLABackend" in log.read_text()
     assert grouping.vllm_mla_backend(sm_major=8)[0].name == "TRITON_MLA"
-    cal = calibrate(read_log_file(log), log=log.stem, model=str(KIMI_LINEAR_CONFIG), gpu="rtx-3090",
-                    overrides={"tp": 2, "engine_version": "0.11.1", "context_length": 120000,
-                               "chunked_prefill_size": 64000, "max_running_requests": 8,
-                               "gpu_memory_utilization": 0.95})
+    cal = calibrate(
+        read_log_file(log),
+        log=log.stem,
+        model=str(KIMI_LINEAR_CONFIG),
+        gpu="rtx-3090",
+        overrides={
+            "tp": 2,
+            "engine_version": "0.11.1",
+            "context_length": 120000,
+            "chunked_prefill_size": 64000,
+            "max_running_requests": 8,
+            "gpu_memory_utilization": 0.95,
+        },
+    )
     rows = {r.quantity: r for r in cal.rows if r.checked and r.logged is not None}
     tokens = rows["GPU KV cache size (tokens)"]
     assert tokens.logged == 75840 and abs(tokens.rel) <= 0.005
     assert cal.result is not None and cal.result.block_size == 960
 
 
-@pytest.mark.parametrize(("log", "version", "kernel"), [
-    ("vllm-23278-gptoss120b-h100-marlin", "0.10.1", "Marlin"),   # vllm#23278: no triton_kernels before 0.12
-    ("vllm-33155-gptoss120b-h100-triton", "0.14.1", "triton"),   # vllm#33155: "Using Triton backend"
-])
+@pytest.mark.parametrize(
+    ("log", "version", "kernel"),
+    [
+        ("vllm-23278-gptoss120b-h100-marlin", "0.10.1", "Marlin"),  # vllm#23278: no triton_kernels before 0.12
+        ("vllm-33155-gptoss120b-h100-triton", "0.14.1", "triton"),  # vllm#33155: "Using Triton backend"
+    ],
+)
 def test_gptoss120b_h100_weight_logs(log, version, kernel):
     """gpt-oss-120b on one H100: both public logs stop before a pool line (23278 prints a negative available KV
     memory, which is no pool), so the logged weight load is what they check: kvplan's estimate for that release
@@ -429,8 +541,14 @@ def test_gptoss120b_h100_weight_logs(log, version, kernel):
 
     facts = read_log_file(ISSUE13_LOGS / f"{log}.log")
     cfg = _preset("openai--gpt-oss-120b")
-    est = estimate_weight_bytes(config=cfg, quantization=quantization_from_config(cfg), tp_size=1, engine="vllm",
-                                engine_version=version, sm_major=9)
+    est = estimate_weight_bytes(
+        config=cfg,
+        quantization=quantization_from_config(cfg),
+        tp_size=1,
+        engine="vllm",
+        engine_version=version,
+        sm_major=9,
+    )
     assert facts.model_loading_bytes is not None
     assert abs(est.per_gpu_bytes / facts.model_loading_bytes - 1) <= 0.005
     assert kernel.lower() in (ISSUE13_LOGS / f"{log}.log").read_text().lower()
@@ -442,8 +560,12 @@ def test_kimi_linear_0251_planner_picks_the_backend_by_gpu():
     --attention-backend CUTLASS_MLA -> block 1,024; the backend is an assumption line."""
     kw = dict(avail=int(2.298 * GiB), version="0.25.1", L=120000, B=64000, tp=2, enable_prefix_caching=False)
     h100 = _plan(_kimi_linear(), sm_major=9, **kw)
-    assert (h100.block_size, h100.num_blocks, h100.blocks_per_request, h100.gpu_kv_cache_tokens) == \
-        (944, 324, 131, 296793)
+    assert (h100.block_size, h100.num_blocks, h100.blocks_per_request, h100.gpu_kv_cache_tokens) == (
+        944,
+        324,
+        131,
+        296793,
+    )
     assert any("MLA attention backend FLASH_ATTN_MLA" in a for a in h100.assumptions)
     assert not any("FlashMLA / sparse-MLA backends" in a for a in h100.assumptions)
     assert _plan(_kimi_linear(), sm_major=10, **kw).block_size == 960

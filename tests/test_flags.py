@@ -32,14 +32,22 @@ from kvplan.flags import (
 from kvplan.inputs import launch
 
 # Deployment annotation (the dataclass is declared in kvplan/deployment.py without `from __future__`) per kind
-_ANNOTATION = {"int": int | None, "float": float | None, "size": int | None, "count": int | None, "bool": bool,
-               "str": str | None, "list": str | None}
+_ANNOTATION = {
+    "int": int | None,
+    "float": float | None,
+    "size": int | None,
+    "count": int | None,
+    "bool": bool,
+    "str": str | None,
+    "list": str | None,
+}
 
 #: bool fields that keep "not given" apart from False (the engine's default differs by release): declared once
 _TRISTATE = TRISTATE
 
 
 # ------------------------------------------------------------------------------------------------ the registry
+
 
 def test_registry_is_well_formed():
     names = [n for f in FLAGS for n in f.names]
@@ -67,13 +75,16 @@ def test_registry_is_well_formed():
 def test_deployment_is_the_registry():
     """Deployment keeps its fields, and each field's type and default are what its registry kind says."""
     fields = {f.name: f for f in dataclasses.fields(Deployment)}
-    assert set(fields) == set(BY_FIELD), (set(fields) ^ set(BY_FIELD))
+    assert set(fields) == set(BY_FIELD), set(fields) ^ set(BY_FIELD)
     hints = typing.get_type_hints(Deployment)
     for name, fld in fields.items():
         f = BY_FIELD[name]
-        assert (hints[name] == _ANNOTATION[f.kind] or (name == "engine" and hints[name] is str)
-                or (name in _TRISTATE and hints[name] == bool | None)), (name, hints[name])
-        if name in _TRISTATE:   # a vLLM BooleanOptionalAction whose default is the release's: None = not given
+        assert (
+            hints[name] == _ANNOTATION[f.kind]
+            or (name == "engine" and hints[name] is str)
+            or (name in _TRISTATE and hints[name] == bool | None)
+        ), (name, hints[name])
+        if name in _TRISTATE:  # a vLLM BooleanOptionalAction whose default is the release's: None = not given
             assert f.kind == "bool" and fld.default is None, name
         elif f.kind == "bool":
             assert fld.default is False, name
@@ -84,13 +95,16 @@ def test_deployment_is_the_registry():
 
 
 def test_registry_is_cheap_to_import():
-    code = "import sys, kvplan.flags; print(sorted(m.split('.')[0] for m in sys.modules if m.split('.')[0] in " \
-           "('typer', 'pydantic', 'rich', 'numpy', 'click')))"
+    code = (
+        "import sys, kvplan.flags; print(sorted(m.split('.')[0] for m in sys.modules if m.split('.')[0] in "
+        "('typer', 'pydantic', 'rich', 'numpy', 'click')))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
 
 # ------------------------------------------------------------------------------------------------ CLI options
+
 
 def _options(name: str) -> dict:
     from kvplan.cli.app import app
@@ -99,11 +113,14 @@ def _options(name: str) -> dict:
     return {p.name: p for p in cmd.params if p.param_type_name == "option"}
 
 
-@pytest.mark.parametrize("command,want", [
-    ("fit", lambda f: True),
-    ("sweep", lambda f: f.sweep is not None or f.kind == "bool"),
-    ("solve", lambda f: f.solve),
-])
+@pytest.mark.parametrize(
+    "command,want",
+    [
+        ("fit", lambda f: True),
+        ("sweep", lambda f: f.sweep is not None or f.kind == "bool"),
+        ("solve", lambda f: f.solve),
+    ],
+)
 def test_command_options_come_from_the_registry(command, want):
     opts = _options(command)
     for f in FLAGS:
@@ -134,6 +151,7 @@ def test_fit_help_lists_every_flag():
 
 
 # ------------------------------------------------------------------------------------------------ launch maps
+
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_launch_maps_come_from_the_registry(engine):
@@ -167,9 +185,11 @@ def test_launch_maps_come_from_the_registry(engine):
 
 
 def test_launch_drifts_are_fixed():
-    p = launch.parse_launch_command("python -m sglang.launch_server --model-path Qwen/Qwen3-Next-80B-A3B-Instruct "
-                                    "--mamba-ssm-dtype bfloat16 --dcp-size 2 --mamba-full-memory-ratio 0.8 "
-                                    "--max-mamba-cache-size 64")
+    p = launch.parse_launch_command(
+        "python -m sglang.launch_server --model-path Qwen/Qwen3-Next-80B-A3B-Instruct "
+        "--mamba-ssm-dtype bfloat16 --dcp-size 2 --mamba-full-memory-ratio 0.8 "
+        "--max-mamba-cache-size 64"
+    )
     assert p.fields["mamba_ssm_dtype"] == "bfloat16"
     assert (p.fields["dcp_size"], p.fields["mamba_full_memory_ratio"], p.fields["max_mamba_cache_size"]) == (2, 0.8, 64)
     assert not any("not modelled" in n for n in p.notes), p.notes
@@ -179,28 +199,33 @@ def test_launch_drifts_are_fixed():
 
 
 def test_launch_fields_are_deployment_fields():
-    p = launch.parse_launch_command("python -m sglang.launch_server --model-path x --tp 2 --dp-size 2 "
-                                    "--enable-dp-attention --disable-cuda-graph --chunked-prefill-size -1")
+    p = launch.parse_launch_command(
+        "python -m sglang.launch_server --model-path x --tp 2 --dp-size 2 "
+        "--enable-dp-attention --disable-cuda-graph --chunked-prefill-size -1"
+    )
     Deployment(**p.fields)
     assert set(p.fields) <= set(BY_FIELD)
 
 
 # ------------------------------------------------------------------------------------------------ plan file, sweep
 
+
 def test_plan_file_keys_come_from_the_registry():
     from kvplan.planning.check import PlanDeployment
 
     assert set(PlanDeployment.model_fields) - {"name", "target"} == {f.plan_key for f in plan_keys()}
-    assert "target_requests" not in PlanDeployment.model_fields          # it is target.requests
+    assert "target_requests" not in PlanDeployment.model_fields  # it is target.requests
 
 
 def test_plan_file_takes_every_fit_flag(tmp_path):
     from kvplan.planning.check import load_plan
 
     p = tmp_path / "plan.toml"
-    p.write_text('[[deployment]]\nname = "x"\nmodel = "Qwen/Qwen3-8B"\ngpu = "h100-sxm"\nmax_total_tokens = "64k"\n'
-                 'dsv4_attn_backend = "auto"\nkv_cache_memory_bytes = "20GiB"\nengram_on_host = true\n'
-                 '[deployment.target]\ncontext = "8k"\nrequests = 1\n')
+    p.write_text(
+        '[[deployment]]\nname = "x"\nmodel = "Qwen/Qwen3-8B"\ngpu = "h100-sxm"\nmax_total_tokens = "64k"\n'
+        'dsv4_attn_backend = "auto"\nkv_cache_memory_bytes = "20GiB"\nengram_on_host = true\n'
+        '[deployment.target]\ncontext = "8k"\nrequests = 1\n'
+    )
     dep = load_plan(p)[0].deployment
     assert (dep.max_total_tokens, dep.kv_cache_memory_bytes, dep.engram_on_host) == (65536, 20 * 2**30, True)
 
@@ -213,20 +238,47 @@ def test_sweep_axes_come_from_the_registry():
         a = AXES[f.field]
         assert (a.flag, a.kind, a.numeric) == (f.flag, f.kind, f.sweep == SWEEP_NUMERIC)
     # issue 11: the workload (--input-len / --output-len) is vectorised too
-    assert NUMERIC_FIELDS == ("mem_fraction_static", "gpu_memory_utilization", "context_length", "max_running_requests", "max_total_tokens",
-                              "target_requests", "input_len", "output_len")
+    assert NUMERIC_FIELDS == (
+        "mem_fraction_static",
+        "gpu_memory_utilization",
+        "context_length",
+        "max_running_requests",
+        "max_total_tokens",
+        "target_requests",
+        "input_len",
+        "output_len",
+    )
 
 
 def test_sweep_and_solve_take_the_flags_they_lacked():
     from tests.test_sweep import run
 
-    base = ["-m", "Qwen/Qwen3-8B", "-g", "h100-sxm", "--free-memory", "80GiB", "--weight-memory", "16GiB",
-            "--context-length", "32k"]
+    base = [
+        "-m",
+        "Qwen/Qwen3-8B",
+        "-g",
+        "h100-sxm",
+        "--free-memory",
+        "80GiB",
+        "--weight-memory",
+        "16GiB",
+        "--context-length",
+        "32k",
+    ]
     r = run("sweep", *base, "--max-num-batched-tokens", "4096,8192", "--format", "jsonl")
     assert r.exit_code == 0, r.output
     assert len(r.stdout.splitlines()) == 2
-    r = run("solve", "concurrency", *base, "--mem-fraction-static", "0.75", "--chunked-prefill-size", "4096",
-            "--format", "json")
+    r = run(
+        "solve",
+        "concurrency",
+        *base,
+        "--mem-fraction-static",
+        "0.75",
+        "--chunked-prefill-size",
+        "4096",
+        "--format",
+        "json",
+    )
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["answer"] == 9
 
@@ -249,7 +301,10 @@ def test_issue_11_flags():
         assert f.sglang is None and f.vllm is None
     f = BY_FIELD["allow_long_context"]
     assert f.kind == "bool" and f.plan_key == "allow_long_context" and f.sweep is None
-    assert (f.sglang.flag, f.vllm.flag) == ("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "VLLM_ALLOW_LONG_MAX_MODEL_LEN")
+    assert (f.sglang.flag, f.vllm.flag) == (
+        "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN",
+        "VLLM_ALLOW_LONG_MAX_MODEL_LEN",
+    )
     assert "never the target" in BY_FIELD["max_running_requests"].help
 
 
@@ -260,14 +315,25 @@ def test_enable_prefix_caching_flag(tmp_path):
     from kvplan.planning.check import load_plan
 
     f = BY_FIELD["enable_prefix_caching"]
-    assert (f.kind, f.engines, f.sweep, f.vllm.flags, f.sglang) == \
-        ("bool", ("vllm",), None, ("--enable-prefix-caching", "--no-enable-prefix-caching"), None)
+    assert (f.kind, f.engines, f.sweep, f.vllm.flags, f.sglang) == (
+        "bool",
+        ("vllm",),
+        None,
+        ("--enable-prefix-caching", "--no-enable-prefix-caching"),
+        None,
+    )
     assert "enable_prefix_caching" in _options("fit") and _options("fit")["enable_prefix_caching"].is_flag
-    for text, want in (("enable_prefix_caching = false\n", False), ("enable_prefix_caching = true\n", True),
-                       ("", None)):
+    for text, want in (
+        ("enable_prefix_caching = false\n", False),
+        ("enable_prefix_caching = true\n", True),
+        ("", None),
+    ):
         p = tmp_path / "plan.toml"
-        p.write_text('[[deployment]]\nname = "x"\nmodel = "Qwen/Qwen3-8B"\ngpu = "h100-sxm"\nengine = "vllm"\n'
-                     + text + '[deployment.target]\ncontext = "8k"\nrequests = 1\n')
+        p.write_text(
+            '[[deployment]]\nname = "x"\nmodel = "Qwen/Qwen3-8B"\ngpu = "h100-sxm"\nengine = "vllm"\n'
+            + text
+            + '[deployment.target]\ncontext = "8k"\nrequests = 1\n'
+        )
         assert load_plan(p)[0].deployment.enable_prefix_caching is want
 
 
@@ -280,14 +346,26 @@ def test_a_tristate_switch_has_both_forms_on_the_command_line():
 
     from kvplan.cli.app import app
 
-    base = ["fit", "--engine", "vllm", "-m", "Qwen/Qwen3-Next-80B-A3B-Instruct", "-g", "h100-sxm", "--tp", "2",
-            "--format", "json"]
+    base = [
+        "fit",
+        "--engine",
+        "vllm",
+        "-m",
+        "Qwen/Qwen3-Next-80B-A3B-Instruct",
+        "-g",
+        "h100-sxm",
+        "--tp",
+        "2",
+        "--format",
+        "json",
+    ]
     out = {}
     for extra in ([], ["--enable-prefix-caching"], ["--no-enable-prefix-caching"]):
         res = CliRunner().invoke(app, base + extra)
         assert res.exit_code == 0, res.output
-        out[tuple(extra)] = " | ".join(a for a in _json.loads(res.output)["assumptions"]
-                                       if "prefix caching" in a or "Mamba cache mode" in a)
+        out[tuple(extra)] = " | ".join(
+            a for a in _json.loads(res.output)["assumptions"] if "prefix caching" in a or "Mamba cache mode" in a
+        )
     # not given: vLLM 0.34's default for hybrids (on -> "align"); given on: align, no default note; off: mode none
     assert "prefix caching on: the default of vLLM 0.34.0" in out[()] and "Mamba cache mode align" in out[()]
     assert "default" not in out[("--enable-prefix-caching",)] and "align" in out[("--enable-prefix-caching",)]

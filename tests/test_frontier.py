@@ -22,8 +22,10 @@ SVG = "{http://www.w3.org/2000/svg}"
 
 
 def series():
-    t = sweep(Deployment(**{**MEASURED.__dict__, "mem_fraction_static": 0.75}),
-              {"kv_cache_dtype": ["bf16", "fp8_e4m3"], "context_length": CTX})
+    t = sweep(
+        Deployment(**{**MEASURED.__dict__, "mem_fraction_static": 0.75}),
+        {"kv_cache_dtype": ["bf16", "fp8_e4m3"], "context_length": CTX},
+    )
     return frontier_series(t)
 
 
@@ -83,22 +85,55 @@ def test_chart_needs_a_context_range():
 
 
 def test_too_many_series():
-    t = sweep(MEASURED, {"mem_fraction_static": [round(0.5 + i / 100, 2) for i in range(len(MARKERS) + 1)],
-                         "context_length": [4096, 8192]})
+    t = sweep(
+        MEASURED,
+        {
+            "mem_fraction_static": [round(0.5 + i / 100, 2) for i in range(len(MARKERS) + 1)],
+            "context_length": [4096, 8192],
+        },
+    )
     with pytest.raises(InputError):
         frontier_series(t)
 
 
 def test_cli_chart_and_plot(tmp_path):
     out = tmp_path / "frontier.svg"
-    r = run("sweep", "-m", "Qwen/Qwen3-8B", "-g", "h100-sxm", "--free-memory", "80GiB", "--weight-memory", "16GiB",
-            "--mem-fraction-static", "0.75", "--kv-cache-dtype", "bf16,fp8_e4m3", "--context-length", "4k:32k:x2",
-            "--format", "table", "--chart", "--plot", str(out))
+    r = run(
+        "sweep",
+        "-m",
+        "Qwen/Qwen3-8B",
+        "-g",
+        "h100-sxm",
+        "--free-memory",
+        "80GiB",
+        "--weight-memory",
+        "16GiB",
+        "--mem-fraction-static",
+        "0.75",
+        "--kv-cache-dtype",
+        "bf16,fp8_e4m3",
+        "--context-length",
+        "4k:32k:x2",
+        "--format",
+        "table",
+        "--chart",
+        "--plot",
+        str(out),
+    )
     assert r.exit_code == 0, r.output
     assert "capacity frontier" in r.stdout and "  o fp8_e4m3" in r.stdout
     assert len(ET.parse(out).getroot().findall(SVG + "polyline")) == 2
     r = run("sweep", "-m", "Qwen/Qwen3-8B", "--context-length", "32k", "--chart", "--format", "csv")
     assert r.exit_code == 2 and "--context-length" in r.stderr
-    r = run("sweep", "-m", "Qwen/Qwen3-8B", "--context-length", "4k,8k", "--plot", str(tmp_path / "x.gif"),
-            "--format", "csv")
+    r = run(
+        "sweep",
+        "-m",
+        "Qwen/Qwen3-8B",
+        "--context-length",
+        "4k,8k",
+        "--plot",
+        str(tmp_path / "x.gif"),
+        "--format",
+        "csv",
+    )
     assert r.exit_code == 2 and "--plot" in r.stderr

@@ -63,8 +63,16 @@ SHARDS = 10
 # 5,000 nines, test_fuzz_config_bytes' 5,000 brackets).  config_fit: bytes of the config.json planned;
 # toml_plan: none of its own (it plans a preset that came from a bounded ``toml`` input).
 # Measured largest (printed by test_zz_fuzz_volume): config 31,492, toml 2,553, size 252, launch 663; depth 7.
-MAX_INPUT = {"config": 64_000, "config_fit": 64_000, "toml": 10_000, "toml_plan": 0, "size": 1_000,
-             "count": 5_000, "log": 2_000_000, "launch": 2_000}
+MAX_INPUT = {
+    "config": 64_000,
+    "config_fit": 64_000,
+    "toml": 10_000,
+    "toml_plan": 0,
+    "size": 1_000,
+    "count": 5_000,
+    "log": 2_000_000,
+    "launch": 2_000,
+}
 MAX_DEPTH = 16  # nesting of dicts and lists in a config dict
 
 
@@ -131,10 +139,46 @@ def shard_seed(seed: int, shard: int) -> int:
 # shared mutation material
 # ------------------------------------------------------------------------------------------------
 
-WEIRD_JSON = [None, True, False, 0, -1, 1, 2, 3, 7, 2**31, 2**63, 10**30, -(10**30), 0.5, -0.5, 1e308, -1e-308,
-              float("nan"), float("inf"), float("-inf"), "", "abc", "128k", "bfloat16", "float8_e4m3fn", [], [0], [1, 2],
-              ["LlamaForCausalLM"], {}, {"factor": 0}, {"factor": -4.0, "rope_type": "yarn"}, {"factor": "x"},
-              {"quant_method": "fp8"}, {"num_hidden_layers": -1}, [[]], "\x00", "é" * 5]
+WEIRD_JSON = [
+    None,
+    True,
+    False,
+    0,
+    -1,
+    1,
+    2,
+    3,
+    7,
+    2**31,
+    2**63,
+    10**30,
+    -(10**30),
+    0.5,
+    -0.5,
+    1e308,
+    -1e-308,
+    float("nan"),
+    float("inf"),
+    float("-inf"),
+    "",
+    "abc",
+    "128k",
+    "bfloat16",
+    "float8_e4m3fn",
+    [],
+    [0],
+    [1, 2],
+    ["LlamaForCausalLM"],
+    {},
+    {"factor": 0},
+    {"factor": -4.0, "rope_type": "yarn"},
+    {"factor": "x"},
+    {"quant_method": "fp8"},
+    {"num_hidden_layers": -1},
+    [[]],
+    "\x00",
+    "é" * 5,
+]
 
 
 def _load_json(p: Path):
@@ -171,17 +215,39 @@ def mutate_config(rng: random.Random, cfg: dict) -> dict:
             if isinstance(v, (int, float)) and not isinstance(v, bool):
                 target[key] = rng.choice([0, -v, v * 1000, v + 1, v // 3 if isinstance(v, int) else v / 3, v * 2**40])
         elif op == 3:
-            target[rng.choice(["text_config", "vision_config", "quantization_config", "rope_scaling",
-                               "compress_ratios", "layer_types", "architectures"])] = copy.deepcopy(rng.choice(WEIRD_JSON))
+            target[
+                rng.choice(
+                    [
+                        "text_config",
+                        "vision_config",
+                        "quantization_config",
+                        "rope_scaling",
+                        "compress_ratios",
+                        "layer_types",
+                        "architectures",
+                    ]
+                )
+            ] = copy.deepcopy(rng.choice(WEIRD_JSON))
         elif op == 4:  # keep only a few keys
             for k in rng.sample(keys, k=max(0, len(keys) - rng.randint(1, 6))):
                 target.pop(k, None)
         else:  # swap an architecture / model type into another family
-            target["architectures"] = [rng.choice(["DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM",
-                                                   "DeepseekV4ForCausalLM", "LlamaForCausalLM", "GptOssForCausalLM",
-                                                   "Qwen3NextForCausalLM", "Foo"])]
-            target["model_type"] = rng.choice(["deepseek_v3", "deepseek_v32", "deepseek_v4", "llama", "qwen3_next",
-                                               "gpt_oss", "", "x"])
+            target["architectures"] = [
+                rng.choice(
+                    [
+                        "DeepseekV3ForCausalLM",
+                        "DeepseekV32ForCausalLM",
+                        "DeepseekV4ForCausalLM",
+                        "LlamaForCausalLM",
+                        "GptOssForCausalLM",
+                        "Qwen3NextForCausalLM",
+                        "Foo",
+                    ]
+                )
+            ]
+            target["model_type"] = rng.choice(
+                ["deepseek_v3", "deepseek_v32", "deepseek_v4", "llama", "qwen3_next", "gpt_oss", "", "x"]
+            )
     return cfg
 
 
@@ -191,18 +257,21 @@ def mutate_text(rng: random.Random, text: str, bits: list[str]) -> str:
         op = rng.randrange(6)
         n = rng.randint(0, 60)
         if op == 0:
-            text = text[:pos] + text[pos + n:]
+            text = text[:pos] + text[pos + n :]
         elif op == 1:
             text = text[:pos] + rng.choice(bits) + text[pos:]
         elif op == 2:
             text = text[:pos]
         elif op == 3:
-            text = text[:pos] + text[pos:pos + n] * rng.randint(2, 4) + text[pos + n:]
+            text = text[:pos] + text[pos : pos + n] * rng.randint(2, 4) + text[pos + n :]
         elif op == 4:
             text = text[:pos] + "".join(rng.choice(string.printable) for _ in range(n % 12)) + text[pos:]
         else:  # replace a number by a weird one
-            text = text[:pos] + rng.choice(["0", "-1", "nan", "inf", "1e999", "9" * 30, "0.0", "-0", "1_000"]) + \
-                text[pos + rng.randint(0, 4):]
+            text = (
+                text[:pos]
+                + rng.choice(["0", "-1", "nan", "inf", "1e999", "9" * 30, "0.0", "-0", "1_000"])
+                + text[pos + rng.randint(0, 4) :]
+            )
     return text
 
 
@@ -220,8 +289,18 @@ _PLAN_ARGS = [
 
 def _spec_checks(spec) -> None:
     """Touch the accessors the planners use: each returns a value or raises InputError."""
-    for attr in ("num_layers", "num_attention_heads", "num_kv_heads", "head_dim", "v_head_dim", "model_dtype",
-                 "kv_cache_quant_algo", "context_length", "is_multimodal", "architecture"):
+    for attr in (
+        "num_layers",
+        "num_attention_heads",
+        "num_kv_heads",
+        "head_dim",
+        "v_head_dim",
+        "model_dtype",
+        "kv_cache_quant_algo",
+        "context_length",
+        "is_multimodal",
+        "architecture",
+    ):
         try:
             getattr(spec, attr)
         except InputError:
@@ -260,18 +339,26 @@ def test_fuzz_mutated_configs(tmp_path_factory, shard, seed):
     _config_batch(tmp_path_factory.getbasetemp(), shard_seed(seed, shard), n=24, plan_every=1)
 
 
-_KEYS = sorted({k for c in BASE_CONFIGS for k in c} | {"num_hidden_layers", "kv_lora_rank", "index_head_dim",
-                                                        "compress_ratios", "text_config"})
-_json_leaf = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=True),
-                       st.text(max_size=8))
-_json = st.recursive(_json_leaf, lambda ch: st.lists(ch, max_size=4) | st.dictionaries(st.text(max_size=6), ch,
-                                                                                          max_size=4), max_leaves=12)
+_KEYS = sorted(
+    {k for c in BASE_CONFIGS for k in c}
+    | {"num_hidden_layers", "kv_lora_rank", "index_head_dim", "compress_ratios", "text_config"}
+)
+_json_leaf = st.one_of(
+    st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=True), st.text(max_size=8)
+)
+_json = st.recursive(
+    _json_leaf,
+    lambda ch: st.lists(ch, max_size=4) | st.dictionaries(st.text(max_size=6), ch, max_size=4),
+    max_leaves=12,
+)
 
 
 @sharded
 @settings(max_examples=600 // SHARDS)
-@given(st.dictionaries(st.sampled_from(_KEYS), _json, max_size=14),
-       st.dictionaries(st.sampled_from(_KEYS), st.integers(-4, 300), max_size=10))
+@given(
+    st.dictionaries(st.sampled_from(_KEYS), _json, max_size=14),
+    st.dictionaries(st.sampled_from(_KEYS), st.integers(-4, 300), max_size=10),
+)
 def test_fuzz_structured_configs(tmp_path_factory, shard, raw, ints):
     from kvplan.hfconfig.spec import spec_from_config
 
@@ -307,17 +394,39 @@ def test_fuzz_config_bytes(tmp_path_factory, shard, seed):
             elif op == 2:
                 data[pos:pos] = rng.choice([b"\xff\xfe", b"\x00", b"[", b"{", b"]" * 3, b'"', b"NaN", b"-"])
             else:
-                data = bytearray(rng.choice([b"", b"[]", b"null", b"1", b'"x"', b"[" * 5000, b"{}"])) if rng.random() < .2 \
+                data = (
+                    bytearray(rng.choice([b"", b"[]", b"null", b"1", b'"x"', b"[" * 5000, b"{}"]))
+                    if rng.random() < 0.2
                     else data
+                )
         (folder / "config.json").write_bytes(bytes(data))
         if rng.random() < 0.3:
-            (folder / "model.safetensors.index.json").write_bytes(rng.choice(
-                [b"{}", b"[]", b'{"metadata": {"total_size": -5}}', b'{"metadata": {"total_size": 1e400}}',
-                 b'{"metadata": []}', b"\xff", b'{"metadata": {"total_size": "big"}}']))
+            (folder / "model.safetensors.index.json").write_bytes(
+                rng.choice(
+                    [
+                        b"{}",
+                        b"[]",
+                        b'{"metadata": {"total_size": -5}}',
+                        b'{"metadata": {"total_size": 1e400}}',
+                        b'{"metadata": []}',
+                        b"\xff",
+                        b'{"metadata": {"total_size": "big"}}',
+                    ]
+                )
+            )
         if rng.random() < 0.2:
-            (folder / "hf_quant_config.json").write_bytes(rng.choice(
-                [b"{}", b"[]", b"null", b'{"quantization": []}', b'{"quantization": {"quant_algo": 5}}',
-                 b'{"quantization": {"quant_algo": "FP4", "kv_cache_quant_algo": "FP8"}}']))
+            (folder / "hf_quant_config.json").write_bytes(
+                rng.choice(
+                    [
+                        b"{}",
+                        b"[]",
+                        b"null",
+                        b'{"quantization": []}',
+                        b'{"quantization": {"quant_algo": 5}}',
+                        b'{"quantization": {"quant_algo": "FP4", "kv_cache_quant_algo": "FP8"}}',
+                    ]
+                )
+            )
         call("config", spec_from_path, folder if rng.random() < 0.5 else folder / "config.json")
         for extra in ("model.safetensors.index.json", "hf_quant_config.json"):
             (folder / extra).unlink(missing_ok=True)
@@ -330,12 +439,52 @@ def test_fuzz_config_bytes(tmp_path_factory, shard, seed):
 MODEL_TOMLS = [p.read_text() for p in sorted(MODELS_DIR.glob("*.toml"))]
 MODEL_TOMLS_SMALL = sorted(MODEL_TOMLS, key=len)[:12]
 HW_TOMLS = [p.read_text() for p in sorted(HW_DIR.glob("*.toml"))]
-TOML_VALUES = ["0", "-1", "1", "1e400", "nan", "inf", "-inf", "true", '""', '"x"', "[]", "[1, 2]", "{}", '{a = 1}',
-               "1979-05-27", "0x10", "99999999999999999999999", '"bf16"', '"nvfp4"', '"pcie"', '"weird"', "1.5",
-               "[[1]]", '"""\nx"""']
-TOML_BITS = ["\n[config]\n", "\n[weights]\n", "\n[[variants]]\nid = \"v\"\nquantization = \"fp8\"\n", "=", "[", "]",
-             "\"", "'", "#", "\n", "\x00", "\ufeff", "\nid = \"dup\"\n", "\nnum_hidden_layers = -3\n",
-             "\nmemory_mib = 0\n", "\ncuda_total_bytes = 1\n", "\nhead_dim = 0\n", "\nfoo = 1\n"]
+TOML_VALUES = [
+    "0",
+    "-1",
+    "1",
+    "1e400",
+    "nan",
+    "inf",
+    "-inf",
+    "true",
+    '""',
+    '"x"',
+    "[]",
+    "[1, 2]",
+    "{}",
+    "{a = 1}",
+    "1979-05-27",
+    "0x10",
+    "99999999999999999999999",
+    '"bf16"',
+    '"nvfp4"',
+    '"pcie"',
+    '"weird"',
+    "1.5",
+    "[[1]]",
+    '"""\nx"""',
+]
+TOML_BITS = [
+    "\n[config]\n",
+    "\n[weights]\n",
+    '\n[[variants]]\nid = "v"\nquantization = "fp8"\n',
+    "=",
+    "[",
+    "]",
+    '"',
+    "'",
+    "#",
+    "\n",
+    "\x00",
+    "\ufeff",
+    '\nid = "dup"\n',
+    "\nnum_hidden_layers = -3\n",
+    "\nmemory_mib = 0\n",
+    "\ncuda_total_bytes = 1\n",
+    "\nhead_dim = 0\n",
+    "\nfoo = 1\n",
+]
 
 
 def mutate_toml(rng: random.Random, text: str) -> str:
@@ -401,13 +550,29 @@ def test_fuzz_mutated_hardware_presets(tmp_path_factory, shard, seed):
     _toml_batch(tmp_path_factory.getbasetemp(), shard_seed(seed, shard), n=20, kind="hardware")
 
 
-_toml_key = st.sampled_from(["id", "name", "memory_mib", "source", "aliases", "cuda_total_bytes", "interconnect",
-                             "sm", "fp8", "vendor", "config", "weights", "variants", "bandwidth_gbps", "x"])
+_toml_key = st.sampled_from(
+    [
+        "id",
+        "name",
+        "memory_mib",
+        "source",
+        "aliases",
+        "cuda_total_bytes",
+        "interconnect",
+        "sm",
+        "fp8",
+        "vendor",
+        "config",
+        "weights",
+        "variants",
+        "bandwidth_gbps",
+        "x",
+    ]
+)
 
 
 @settings(max_examples=500)
-@given(st.lists(st.tuples(_toml_key, st.sampled_from(TOML_VALUES)), max_size=10), st.text(max_size=40),
-       st.booleans())
+@given(st.lists(st.tuples(_toml_key, st.sampled_from(TOML_VALUES)), max_size=10), st.text(max_size=40), st.booleans())
 def test_fuzz_generated_toml(tmp_path_factory, pairs, junk, hardware):
     from kvplan.inputs.presets import load_hardware_file, load_model_file
 
@@ -433,11 +598,41 @@ def test_fuzz_toml_unreadable(tmp_path):
 # SIZE strings and counts
 # ------------------------------------------------------------------------------------------------
 
-_num = st.one_of(st.integers(-(10**25), 10**25).map(str), st.floats(allow_nan=True, allow_infinity=True).map(repr),
-                 st.from_regex(r"\A[+-]?[0-9]{0,4}(\.[0-9]{0,4})?([eE][+-]?[0-9]{1,4})?\Z"),
-                 st.sampled_from(["1,000", "1_000", "١٢", "²", ".", "", "0x10", "1e", "--1", "1.2.3"]))
-_unit = st.sampled_from(["", "B", "b", "KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB", "k", "m", "g", "t", "gib",
-                         "GIB", "iB", "PB", "bytes", "G B", " GiB", "GiB ", "\tMiB", "\u00a0GiB"])
+_num = st.one_of(
+    st.integers(-(10**25), 10**25).map(str),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.from_regex(r"\A[+-]?[0-9]{0,4}(\.[0-9]{0,4})?([eE][+-]?[0-9]{1,4})?\Z"),
+    st.sampled_from(["1,000", "1_000", "١٢", "²", ".", "", "0x10", "1e", "--1", "1.2.3"]),
+)
+_unit = st.sampled_from(
+    [
+        "",
+        "B",
+        "b",
+        "KB",
+        "MB",
+        "GB",
+        "TB",
+        "KiB",
+        "MiB",
+        "GiB",
+        "TiB",
+        "k",
+        "m",
+        "g",
+        "t",
+        "gib",
+        "GIB",
+        "iB",
+        "PB",
+        "bytes",
+        "G B",
+        " GiB",
+        "GiB ",
+        "\tMiB",
+        "\u00a0GiB",
+    ]
+)
 
 
 def _check_size(text: str) -> None:
@@ -490,8 +685,14 @@ def _check_count(text: str) -> None:
 
 @sharded
 @settings(max_examples=2500 // SHARDS)
-@given(st.one_of(st.text(max_size=70), st.from_regex(r"\A\s*[0-9_,]{0,12}[kKmMgG]?\s*\Z"),
-                 st.integers(-(10**20), 10**20).map(str), st.sampled_from(["9" * 5000, "2²", "١٢", "1.5k", "k", "m"])))
+@given(
+    st.one_of(
+        st.text(max_size=70),
+        st.from_regex(r"\A\s*[0-9_,]{0,12}[kKmMgG]?\s*\Z"),
+        st.integers(-(10**20), 10**20).map(str),
+        st.sampled_from(["9" * 5000, "2²", "١٢", "1.5k", "k", "m"]),
+    )
+)
 def test_fuzz_count_text(shard, text):
     _check_count(text)
 
@@ -505,8 +706,15 @@ def test_fuzz_count_batches(seed):
     for _ in range(25):
         n = rng.randint(0, 10**9)
         suffix, mult = rng.choice([("", 1), ("k", 1024), ("K", 1024), ("m", 2**20), ("M", 2**20)])
-        assert call("count", parse_count, f"{n:,}{suffix}" if rng.random() < 0.3 else f"{n}{suffix}",
-                    field="--context-length") == n * mult
+        assert (
+            call(
+                "count",
+                parse_count,
+                f"{n:,}{suffix}" if rng.random() < 0.3 else f"{n}{suffix}",
+                field="--context-length",
+            )
+            == n * mult
+        )
         _check_count(mutate_text(rng, f"{n}{suffix}", ["k", "m", ",", "_", " ", "-", ".", "e"]))
 
 
@@ -515,11 +723,42 @@ def test_fuzz_count_batches(seed):
 # ------------------------------------------------------------------------------------------------
 
 REAL_LOGS = [p.read_text(encoding="utf-8") for p in sorted(LOGS_DIR.glob("*.log"))]
-LOG_BITS = ["Load weight end. avail mem=", "KV Cache is allocated. #tokens: ", "server_args=ServerArgs(",
-            "max_total_num_tokens=", "Available KV cache memory: ", "GPU KV cache size: ", "Maximum concurrency for ",
-            " GB", " GiB", "(", ")", "'", '"', "{", "[", ",", "=", "\\", "\n", "\r", "\x1b[31m", "9" * 400, "-1.5",
-            "nan", "inf", "1e999", "DSV4 memory calculation: a=", "# GPU blocks: ", "\x00", "\ufffd",
-            "INFO 01-01 00:00:00 [gpu_worker.py:1] ", "[2025-01-01 00:00:00 TP0] ", "mem usage=", "Model loading took "]
+LOG_BITS = [
+    "Load weight end. avail mem=",
+    "KV Cache is allocated. #tokens: ",
+    "server_args=ServerArgs(",
+    "max_total_num_tokens=",
+    "Available KV cache memory: ",
+    "GPU KV cache size: ",
+    "Maximum concurrency for ",
+    " GB",
+    " GiB",
+    "(",
+    ")",
+    "'",
+    '"',
+    "{",
+    "[",
+    ",",
+    "=",
+    "\\",
+    "\n",
+    "\r",
+    "\x1b[31m",
+    "9" * 400,
+    "-1.5",
+    "nan",
+    "inf",
+    "1e999",
+    "DSV4 memory calculation: a=",
+    "# GPU blocks: ",
+    "\x00",
+    "\ufffd",
+    "INFO 01-01 00:00:00 [gpu_worker.py:1] ",
+    "[2025-01-01 00:00:00 TP0] ",
+    "mem usage=",
+    "Model loading took ",
+]
 
 
 def _check_log(text: str) -> None:
@@ -540,22 +779,32 @@ def test_fuzz_mutated_logs(shard, seed):
         if rng.random() < 0.5:  # a window of lines around the sizing lines
             lines = text.splitlines()
             i = rng.randrange(len(lines))
-            text = "\n".join(lines[i:i + rng.randint(1, 30)])
+            text = "\n".join(lines[i : i + rng.randint(1, 30)])
         _check_log(mutate_text(rng, text, LOG_BITS))
 
 
 @sharded
 @settings(max_examples=600 // SHARDS)
-@given(st.lists(st.one_of(st.sampled_from(LOG_BITS), st.text(max_size=30),
-                          st.floats(allow_nan=True).map(lambda f: f"{f} GiB")), max_size=20))
+@given(
+    st.lists(
+        st.one_of(st.sampled_from(LOG_BITS), st.text(max_size=30), st.floats(allow_nan=True).map(lambda f: f"{f} GiB")),
+        max_size=20,
+    )
+)
 def test_fuzz_log_fragments(shard, parts):
     _check_log("".join(parts))
 
 
 def test_fuzz_log_pathological():
-    for text in ["(" * 100_000, "{" * 50_000 + "}" * 50_000, "server_args=ServerArgs(" + "a=(" * 20_000,
-                 "Available KV cache memory: " + "9" * 100_000 + " GiB", "\n" * 200_000, "x" * 2_000_000,
-                 ("KV Cache is allocated. #tokens: 1, K size: 1 GB, V size: 1 GB\n" * 20_000)]:
+    for text in [
+        "(" * 100_000,
+        "{" * 50_000 + "}" * 50_000,
+        "server_args=ServerArgs(" + "a=(" * 20_000,
+        "Available KV cache memory: " + "9" * 100_000 + " GiB",
+        "\n" * 200_000,
+        "x" * 2_000_000,
+        ("KV Cache is allocated. #tokens: 1, K size: 1 GB, V size: 1 GB\n" * 20_000),
+    ]:
         _check_log(text)
 
 
@@ -579,12 +828,42 @@ LAUNCH = [
     "export SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE=1\nnohup python -m sglang.launch_server \\\n  --model-path "
     "deepseek-ai/DeepSeek-V4.1-Flash \\\n  --tp 8 > log 2>&1 &",
     "python -m vllm.entrypoints.openai.api_server --model m/x --pipeline-parallel-size 2 "
-    "--speculative-config '{\"method\": \"eagle\", \"num_speculative_tokens\": 3}' --max-num-batched-tokens 8192",
+    '--speculative-config \'{"method": "eagle", "num_speculative_tokens": 3}\' --max-num-batched-tokens 8192',
 ]
-LAUNCH_BITS = [" --tp ", " --tp-size ", " -tp ", " --max-model-len ", " --mem-fraction-static ", " 0 ", " -1 ", " nan ",
-               " 1e999 ", " 8 ", " auto ", " '", "\"", " \\\n ", " ; ", " && ", " | ", " > out ", " 2>&1 ", " vllm serve ",
-               " python -m sglang.launch_server ", " --", "=", " 1.5k ", " 99999999999999999999 ", " -O ",
-               " --speculative-config.num_speculative_tokens ", " {", "}", " $(rm -rf /) ", " `x` ", "\x00"]
+LAUNCH_BITS = [
+    " --tp ",
+    " --tp-size ",
+    " -tp ",
+    " --max-model-len ",
+    " --mem-fraction-static ",
+    " 0 ",
+    " -1 ",
+    " nan ",
+    " 1e999 ",
+    " 8 ",
+    " auto ",
+    " '",
+    '"',
+    " \\\n ",
+    " ; ",
+    " && ",
+    " | ",
+    " > out ",
+    " 2>&1 ",
+    " vllm serve ",
+    " python -m sglang.launch_server ",
+    " --",
+    "=",
+    " 1.5k ",
+    " 99999999999999999999 ",
+    " -O ",
+    " --speculative-config.num_speculative_tokens ",
+    " {",
+    "}",
+    " $(rm -rf /) ",
+    " `x` ",
+    "\x00",
+]
 
 
 def _check_launch(cmd) -> None:
@@ -627,9 +906,13 @@ def test_fuzz_mutated_launch_commands(shard, seed):
 
 @sharded
 @settings(max_examples=800 // SHARDS)
-@given(st.one_of(st.text(max_size=200),
-                 st.lists(st.one_of(st.sampled_from(LAUNCH_BITS), st.text(max_size=12)), max_size=20).map("".join),
-                 st.lists(st.text(max_size=20), max_size=12)))
+@given(
+    st.one_of(
+        st.text(max_size=200),
+        st.lists(st.one_of(st.sampled_from(LAUNCH_BITS), st.text(max_size=12)), max_size=20).map("".join),
+        st.lists(st.text(max_size=20), max_size=12),
+    )
+)
 def test_fuzz_launch_text(shard, cmd):
     _check_launch(cmd)
 

@@ -144,8 +144,9 @@ def test_unknown_model_gpu_and_paths():
 
 def test_tiny_device_is_a_user_error_not_a_crash():
     # SGLang's default reserve (>= 3,712 MiB at TP1) exceeds a 1 KiB "GPU": it used to divide by zero
-    user_error(run("fit", "-m", "meta-llama/Llama-3.1-8B", "--gpu-memory", "1KiB"), "--gpu-memory",
-               "--mem-fraction-static")
+    user_error(
+        run("fit", "-m", "meta-llama/Llama-3.1-8B", "--gpu-memory", "1KiB"), "--gpu-memory", "--mem-fraction-static"
+    )
     user_error(run("fit", "-m", "meta-llama/Llama-3.1-8B", "--free-memory", "1KiB"), "--gpu-memory")
     # tp 4,096: the head split is refused first (SGLang asserts heads % tp == 0 before any memory is sized)
     user_error(run("fit", *M, "--tp", "4096"), "--tp-size", "attention heads")  # 32 heads cannot split 4,096 ways
@@ -153,22 +154,48 @@ def test_tiny_device_is_a_user_error_not_a_crash():
 
 def test_dsv4_bf16_spelling_reported():
     # SGLang's DeepSeek-V4 check accepts only "fp8_e4m3" / "bfloat16": "bf16" is a user error with the fix
-    user_error(run("fit", "-m", "deepseek-ai/DeepSeek-V4-Flash", "-g", "b200", "--tp", "8", "--kv-cache-dtype", "bf16"),
-               "--kv-cache-dtype", "bfloat16")
+    user_error(
+        run("fit", "-m", "deepseek-ai/DeepSeek-V4-Flash", "-g", "b200", "--tp", "8", "--kv-cache-dtype", "bf16"),
+        "--kv-cache-dtype",
+        "bfloat16",
+    )
 
 
 def test_dsv4_bfloat16_is_refused_on_cuda_for_the_right_reason():
     """SGLang's dtype override accepts the 'bfloat16' spelling for DeepSeek-V4 (not 'bf16'), but the CUDA pool
     stores uint8 rows, so only fp8 can start there (kvplan/layouts/dsv4.py dsv4_select_layout)."""
-    res = run("fit", "-m", "deepseek-ai/DeepSeek-V4-Flash", "-g", "b200", "--tp", "8", "--kv-cache-dtype", "bfloat16",
-              "--format", "json")
+    res = run(
+        "fit",
+        "-m",
+        "deepseek-ai/DeepSeek-V4-Flash",
+        "-g",
+        "b200",
+        "--tp",
+        "8",
+        "--kv-cache-dtype",
+        "bfloat16",
+        "--format",
+        "json",
+    )
     assert res.exit_code == 2 and "--kv-cache-dtype" in res.stderr and "fp8" in res.stderr
-    res = run("fit", "-m", "deepseek-ai/DeepSeek-V4-Flash", "-g", "b200", "--tp", "8", "--kv-cache-dtype", "bf16",
-              "--format", "json")
+    res = run(
+        "fit",
+        "-m",
+        "deepseek-ai/DeepSeek-V4-Flash",
+        "-g",
+        "b200",
+        "--tp",
+        "8",
+        "--kv-cache-dtype",
+        "bf16",
+        "--format",
+        "json",
+    )
     assert res.exit_code == 2 and "bf16" in res.stderr
 
 
 # ------------------------------------------------------------------------------------------------ config files
+
 
 def test_malformed_config_files(tmp_path):
     cases = {
@@ -176,12 +203,18 @@ def test_malformed_config_files(tmp_path):
         "list.json": (b"[1, 2]", "JSON object"),
         "binary.json": (b"\xff\xfe\x00\x01", "not valid JSON"),
         "nolayers.json": (b'{"hidden_size": 4096}', "num_hidden_layers"),
-        "hugelayers.json": (json.dumps({"num_hidden_layers": 2**31, "hidden_size": 4096,
-                                        "num_attention_heads": 32}).encode(), "between 1 and 4,096"),
-        "strheads.json": (json.dumps({"num_hidden_layers": 2, "hidden_size": 4096,
-                                      "num_attention_heads": "32"}).encode(), "num_attention_heads"),
-        "nanrope.json": (b'{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, '
-                         b'"rope_scaling": {"factor": NaN}}', "rope_scaling.factor"),
+        "hugelayers.json": (
+            json.dumps({"num_hidden_layers": 2**31, "hidden_size": 4096, "num_attention_heads": 32}).encode(),
+            "between 1 and 4,096",
+        ),
+        "strheads.json": (
+            json.dumps({"num_hidden_layers": 2, "hidden_size": 4096, "num_attention_heads": "32"}).encode(),
+            "num_attention_heads",
+        ),
+        "nanrope.json": (
+            b'{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "rope_scaling": {"factor": NaN}}',
+            "rope_scaling.factor",
+        ),
         "deep.json": (b"[" * 100_000 + b"]" * 100_000, "JSON"),
     }
     for name, (data, needle) in cases.items():
@@ -192,8 +225,11 @@ def test_malformed_config_files(tmp_path):
 
 def test_config_missing_a_field_the_planners_read(tmp_path):
     # a Llama config without intermediate_size: the weight walk needs it; one line, not a KeyError
-    cfg = json.loads((HF / "Qwen--Qwen3-8B" / "config.json").read_text()) if (HF / "Qwen--Qwen3-8B").is_dir() else \
-        json.loads((HF / "Qwen--Qwen3-32B" / "config.json").read_text())
+    cfg = (
+        json.loads((HF / "Qwen--Qwen3-8B" / "config.json").read_text())
+        if (HF / "Qwen--Qwen3-8B").is_dir()
+        else json.loads((HF / "Qwen--Qwen3-32B" / "config.json").read_text())
+    )
     cfg.pop("intermediate_size")
     p = tmp_path / "config.json"
     p.write_text(json.dumps(cfg))
@@ -218,7 +254,7 @@ def test_many_ignore_patterns_plan_fast(monkeypatch):
         return real(path, pat)
 
     monkeypatch.setattr(quant, "_matches", counting)
-    monkeypatch.setenv("KVPLAN_NO_CACHE", "1")   # the estimate really runs
+    monkeypatch.setenv("KVPLAN_NO_CACHE", "1")  # the estimate really runs
     folder = HF / "zai-org--GLM-5-FP8"
     res = run("fit", "-m", str(folder), "-g", "b200", "--tp", "8", "--format", "json")
     assert res.exit_code == 0, res.stderr
@@ -226,6 +262,7 @@ def test_many_ignore_patterns_plan_fast(monkeypatch):
 
 
 # ------------------------------------------------------------------------------------------------ other commands
+
 
 def test_show_models_gpus():
     user_error(run("show", "nosuch"), "--model")
@@ -257,6 +294,7 @@ def test_calibrate_bad_logs(tmp_path):
 
 # ------------------------------------------------------------------------------------------------ internal errors
 
+
 def test_internal_error_is_one_line(monkeypatch):
     import kvplan.planning.plan
 
@@ -275,40 +313,111 @@ def test_internal_error_is_one_line(monkeypatch):
 
 
 def test_debug_prints_the_traceback():
-    code = ("import sys, kvplan.planning.plan as p\n"
-            "def boom(dep): raise RuntimeError('boom')\n"
-            "p.fit = boom\n"
-            "from kvplan.cli.app import app\n"
-            "sys.argv = ['kvplan'] + sys.argv[1:]\n"
-            "app()\n")
+    code = (
+        "import sys, kvplan.planning.plan as p\n"
+        "def boom(dep): raise RuntimeError('boom')\n"
+        "p.fit = boom\n"
+        "from kvplan.cli.app import app\n"
+        "sys.argv = ['kvplan'] + sys.argv[1:]\n"
+        "app()\n"
+    )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     quiet = subprocess.run([sys.executable, "-c", code, "fit"], capture_output=True, text=True, env=env, timeout=60)
     assert quiet.returncode == 1 and "Traceback" not in quiet.stderr
     assert quiet.stderr.strip().splitlines() == [quiet.stderr.strip()]
-    loud = subprocess.run([sys.executable, "-c", code, "fit", "--debug"], capture_output=True, text=True, env=env,
-                          timeout=60)
+    loud = subprocess.run(
+        [sys.executable, "-c", code, "fit", "--debug"], capture_output=True, text=True, env=env, timeout=60
+    )
     assert loud.returncode == 1
     assert "Traceback (most recent call last)" in loud.stderr and "RuntimeError: boom" in loud.stderr
 
 
 # ------------------------------------------------------------------------------------------------ random argv
 
-_FLAGS = ["--tp", "--pp", "--dp", "--ep", "--num-gpus", "--gpu-memory", "--free-memory", "--weight-memory",
-          "--context-length", "--mem-fraction-static", "--gpu-memory-utilization", "--kv-cache-dtype", "--page-size",
-          "--max-running-requests", "--chunked-prefill-size", "--max-total-tokens", "--kv-cache-memory-bytes",
-          "--requests", "--engine", "--engine-version", "--speculative-algorithm", "--speculative-num-draft-tokens",
-          "--swa-full-tokens-ratio", "--attention-backend", "-m", "-g", "--activation-memory"]
-_BOOL_FLAGS = ["--enable-dp-attention", "--disable-radix-cache", "--disable-cuda-graph", "--enforce-eager",
-               "--engram-on-host", "--check"]
-_VALUES = ["0", "1", "2", "3", "8", "-1", "nan", "inf", "-inf", "1e30", "1e308GiB", "80GiB", "0.9", "1.5", "128k",
-           "abc", "", " ", "9" * 40, "sglang", "vllm", "fp8_e4m3", "bf16", "auto", "EAGLE", "h100-sxm", "b200",
-           "deepseek-ai/DeepSeek-V3", "Qwen/Qwen3-32B", "deepseek-ai/DeepSeek-V4-Flash", "\x00", "é"]
+_FLAGS = [
+    "--tp",
+    "--pp",
+    "--dp",
+    "--ep",
+    "--num-gpus",
+    "--gpu-memory",
+    "--free-memory",
+    "--weight-memory",
+    "--context-length",
+    "--mem-fraction-static",
+    "--gpu-memory-utilization",
+    "--kv-cache-dtype",
+    "--page-size",
+    "--max-running-requests",
+    "--chunked-prefill-size",
+    "--max-total-tokens",
+    "--kv-cache-memory-bytes",
+    "--requests",
+    "--engine",
+    "--engine-version",
+    "--speculative-algorithm",
+    "--speculative-num-draft-tokens",
+    "--swa-full-tokens-ratio",
+    "--attention-backend",
+    "-m",
+    "-g",
+    "--activation-memory",
+]
+_BOOL_FLAGS = [
+    "--enable-dp-attention",
+    "--disable-radix-cache",
+    "--disable-cuda-graph",
+    "--enforce-eager",
+    "--engram-on-host",
+    "--check",
+]
+_VALUES = [
+    "0",
+    "1",
+    "2",
+    "3",
+    "8",
+    "-1",
+    "nan",
+    "inf",
+    "-inf",
+    "1e30",
+    "1e308GiB",
+    "80GiB",
+    "0.9",
+    "1.5",
+    "128k",
+    "abc",
+    "",
+    " ",
+    "9" * 40,
+    "sglang",
+    "vllm",
+    "fp8_e4m3",
+    "bf16",
+    "auto",
+    "EAGLE",
+    "h100-sxm",
+    "b200",
+    "deepseek-ai/DeepSeek-V3",
+    "Qwen/Qwen3-32B",
+    "deepseek-ai/DeepSeek-V4-Flash",
+    "\x00",
+    "é",
+]
 
 
 @settings(max_examples=250)
-@given(st.lists(st.one_of(st.tuples(st.sampled_from(_FLAGS), st.one_of(st.sampled_from(_VALUES), st.text(max_size=8))),
-                          st.tuples(st.sampled_from(_BOOL_FLAGS))), max_size=6),
-       st.sampled_from(["fit", "show"]))
+@given(
+    st.lists(
+        st.one_of(
+            st.tuples(st.sampled_from(_FLAGS), st.one_of(st.sampled_from(_VALUES), st.text(max_size=8))),
+            st.tuples(st.sampled_from(_BOOL_FLAGS)),
+        ),
+        max_size=6,
+    ),
+    st.sampled_from(["fit", "show"]),
+)
 def test_no_traceback_for_any_argv(pairs, cmd):
     args = [cmd, *(["meta-llama/Llama-3.1-8B"] if cmd == "show" else [*M[:2], "--format", "json"])]
     for p in pairs:
@@ -328,14 +437,17 @@ def test_no_traceback_for_any_argv(pairs, cmd):
 # ------------------------------------------------------------------------------------------------ the streams
 
 
-
-
-
-
-
-@pytest.mark.parametrize("args", [["fit", "--format", "table"], ["fit", "--format", "json"],
-                                  ["fit", "--format", "table", "--explain"], ["models", "--format", "table"],
-                                  ["gpus", "--format", "csv"], ["version"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["fit", "--format", "table"],
+        ["fit", "--format", "json"],
+        ["fit", "--format", "table", "--explain"],
+        ["models", "--format", "table"],
+        ["gpus", "--format", "csv"],
+        ["version"],
+    ],
+)
 def test_a_closed_pipe_exits_0_without_a_traceback(args):
     """``kvplan fit | head -1``: the reader went away; exit 0 like cat or grep, nothing on stderr."""
     proc = _closed_stdout(args)
@@ -353,15 +465,15 @@ def test_a_closed_pipe_keeps_the_check_failure():
 def test_a_closed_stdout_is_one_line_and_exit_1(args):
     """``kvplan --version >&-``: started with no stdout at all (Python's sys.stdout is None): the answer is lost, so
     one line and exit 1 (as for a full disk), not a traceback."""
-    proc = _kvplan(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                   preexec_fn=lambda: os.close(1))
+    proc = _kvplan(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=lambda: os.close(1))
     assert proc.returncode == 1
     assert proc.stderr.splitlines() == ["kvplan: error: cannot write the output (Bad file descriptor)"]
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
-@pytest.mark.parametrize("args", [["models", "--format", "table"], ["fit", "--format", "json"],
-                                  ["fit", "--format", "table"]])
+@pytest.mark.parametrize(
+    "args", [["models", "--format", "table"], ["fit", "--format", "json"], ["fit", "--format", "table"]]
+)
 def test_a_full_output_is_one_line_and_exit_1(args):
     with open("/dev/full", "w") as full:
         proc = _kvplan(args, stdout=full, stderr=subprocess.PIPE, text=True)
@@ -369,18 +481,29 @@ def test_a_full_output_is_one_line_and_exit_1(args):
     assert proc.stderr.splitlines() == ["kvplan: error: cannot write the output (No space left on device)"]
 
 
-@pytest.mark.parametrize("env", [{"PYTHONIOENCODING": "ascii"}, {"LANG": "C", "LC_ALL": "C"},
-                                 {"LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}])
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"PYTHONIOENCODING": "ascii"},
+        {"LANG": "C", "LC_ALL": "C"},
+        {"LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"},
+    ],
+)
 def test_a_terminal_that_cannot_encode_unicode_gets_ascii(env):
-    for args in (["fit", "--format", "table", "--explain"], ["models", "--format", "table"],
-                 ["fit", "--format", "csv"], ["show", "deepseek-ai/DeepSeek-V3", "--format", "table"]):
+    for args in (
+        ["fit", "--format", "table", "--explain"],
+        ["models", "--format", "table"],
+        ["fit", "--format", "csv"],
+        ["show", "deepseek-ai/DeepSeek-V3", "--format", "table"],
+    ):
         proc = _kvplan(args, env=env, capture_output=True)
         assert proc.returncode == 0, proc.stderr.decode(errors="replace")
         assert b"Traceback" not in proc.stderr
         if env.get("PYTHONIOENCODING") == "ascii" or env.get("PYTHONUTF8") == "0":
-            proc.stdout.decode("ascii")                     # every byte ASCII: fallbacks, ASCII rules
-    ascii_table = _kvplan(["fit", "--format", "table"], env={"PYTHONIOENCODING": "ascii"}, capture_output=True,
-                          text=True).stdout
+            proc.stdout.decode("ascii")  # every byte ASCII: fallbacks, ASCII rules
+    ascii_table = _kvplan(
+        ["fit", "--format", "table"], env={"PYTHONIOENCODING": "ascii"}, capture_output=True, text=True
+    ).stdout
     assert " ----" in ascii_table and "|" not in ascii_table  # the header rule, not a full ASCII grid
 
 

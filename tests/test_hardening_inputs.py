@@ -53,7 +53,7 @@ def _rb(path, cap=1024):
 
 def test_regular_files_only(tmp_path):
     fifo = tmp_path / "fifo"
-    os.mkfifo(fifo)                                   # no writer: a blocking open would hang here
+    os.mkfifo(fifo)  # no writer: a blocking open would hang here
     assert "FIFO" in str(_input_error(_rb, fifo))
     assert "character device" in str(_input_error(_rb, "/dev/zero"))
     assert "folder" in str(_input_error(_rb, tmp_path))
@@ -68,7 +68,7 @@ def test_regular_files_only(tmp_path):
 def test_size_cap_before_reading(tmp_path):
     big = tmp_path / "config.json"
     with big.open("wb") as fh:
-        fh.truncate(6 * 2**30)                        # sparse: 6 GiB by stat, no disk used; never read
+        fh.truncate(6 * 2**30)  # sparse: 6 GiB by stat, no disk used; never read
     e = _input_error(_rb, big, read.MAX_JSON_BYTES)
     assert "6.0 GiB" in str(e) and "64.0 MiB" in str(e)
 
@@ -107,7 +107,7 @@ def test_stdin_is_streamed_under_the_cap(monkeypatch):
     zeros = _Zeros()
     monkeypatch.setattr(sys, "stdin", _Stdin(zeros))
     e = _input_error(read.read_stdin, field="LOG", what="a log", max_bytes=3 * 2**20)
-    assert "standard input" in str(e) and zeros.served == 3 * 2**20 + 1   # never more than cap + 1
+    assert "standard input" in str(e) and zeros.served == 3 * 2**20 + 1  # never more than cap + 1
     monkeypatch.setattr(sys, "stdin", _Stdin(io.BytesIO(b"hello")))
     assert read.read_source("-", field="LOG", what="a log", max_bytes=10) == b"hello"
 
@@ -218,14 +218,14 @@ def test_check_number_and_numbers():
     assert "plan.toml: a[1].b" in str(e) and e.field == "PLAN"
     check_numbers({"a": [1, 2.5, None, "s", {"b": -3}]}, field="PLAN", where="plan.toml")
     deep: list = []
-    for _ in range(5000):                               # iterative: no recursion limit
+    for _ in range(5000):  # iterative: no recursion limit
         deep = [deep]
     check_numbers(deep, field="PLAN", where="x")
 
 
 def test_int_text():
     assert int_text("131072", field="x") == 131072 and int_text("-5", field="x") == -5
-    assert int_text("0" * 100 + "7", field="x") == 7    # leading zeros are not digits of the value
+    assert int_text("0" * 100 + "7", field="x") == 7  # leading zeros are not digits of the value
     for bad in ("9" * 41, "9" * 5000, "1e3", "", "12a", "²"):
         _input_error(int_text, bad, field="--context-length")
 
@@ -249,12 +249,15 @@ def test_echo_truncates_and_escapes():
     assert "\n" not in InputError(f"bad '{echo('x' * 90 + chr(10))}'", field="f").one_line()
 
 
-@pytest.mark.parametrize("text, secret", [
-    ("cannot reach https://alice:pw123@hub.local/x (refused)", "pw123"),
-    ("Authorization: Bearer abcdef0123456789", "abcdef0123456789"),
-    ("token hf_" + "A1b2C3d4E5f6G7h8I9j0K1l2", "A1b2C3d4E5f6G7h8I9j0K1l2"),
-    ("GET https://hub.local/x?token=s3cr3t&x=1", "s3cr3t"),
-])
+@pytest.mark.parametrize(
+    "text, secret",
+    [
+        ("cannot reach https://alice:pw123@hub.local/x (refused)", "pw123"),
+        ("Authorization: Bearer abcdef0123456789", "abcdef0123456789"),
+        ("token hf_" + "A1b2C3d4E5f6G7h8I9j0K1l2", "A1b2C3d4E5f6G7h8I9j0K1l2"),
+        ("GET https://hub.local/x?token=s3cr3t&x=1", "s3cr3t"),
+    ],
+)
 def test_secrets_are_masked_in_every_error_line(text, secret):
     assert secret not in mask_secrets(text) and "***" in mask_secrets(text)
     assert secret not in KvplanError(text, field="HF_ENDPOINT").one_line()
@@ -273,8 +276,10 @@ def _spec(**over):
     return spec_from_config({**QWEN3_8B, **over}, model_id="m", source="test")
 
 
-@pytest.mark.parametrize("heads, kv, ok", [(32, 8, True), (32, 32, True), (32, 1, True), (32, 12, False),
-                                           (32, 64, False), (40, 8, True), (40, 16, False)])
+@pytest.mark.parametrize(
+    "heads, kv, ok",
+    [(32, 8, True), (32, 32, True), (32, 1, True), (32, 12, False), (32, 64, False), (40, 8, True), (40, 16, False)],
+)
 def test_kv_heads_divide_the_attention_heads(heads, kv, ok):
     if ok:
         assert _spec(num_attention_heads=heads, num_key_value_heads=kv, head_dim=128).num_kv_heads == kv
@@ -294,9 +299,17 @@ def test_context_of_two_is_accepted():
     assert _spec(max_position_embeddings=2).context_length == 2
 
 
-@pytest.mark.parametrize("total, trusted", [(1, False), (16_381_470_720 // 9, False), (16_381_470_720 // 7, True),
-                                            (16_381_470_720, True), (16_381_470_720 * 7, True),
-                                            (16_381_470_720 * 9, False)])
+@pytest.mark.parametrize(
+    "total, trusted",
+    [
+        (1, False),
+        (16_381_470_720 // 9, False),
+        (16_381_470_720 // 7, True),
+        (16_381_470_720, True),
+        (16_381_470_720 * 7, True),
+        (16_381_470_720 * 9, False),
+    ],
+)
 def test_implausible_checkpoint_size_is_warned_and_dropped(total, trusted):
     s = spec_from_config(QWEN3_8B, model_id="m", source="t", checkpoint_bytes=total)
     assert (s.checkpoint_bytes == total) is trusted
@@ -310,13 +323,16 @@ def test_checkpoint_size_from_a_folder(tmp_path):
     assert s.checkpoint_bytes is None and "total_size" in " ".join(s.warnings)
 
 
-@pytest.mark.parametrize("over, named", [
-    ({"torch_dtype": "float8_e4m3fn"}, "'float8_e4m3fn'"),
-    ({"layer_types": ["full_attention"] * 35 + ["quantum_attention"]}, "'quantum_attention'"),
-    ({"quantization_config": {"quant_method": "nf5"}}, "'nf5'"),
-    ({"quantization_config": {"quant_method": "modelopt", "quant_algo": "W4A8_XYZ"}}, "'W4A8_XYZ'"),
-    ({"kv_cache_quant_algo": "INT3"}, "'INT3'"),
-])
+@pytest.mark.parametrize(
+    "over, named",
+    [
+        ({"torch_dtype": "float8_e4m3fn"}, "'float8_e4m3fn'"),
+        ({"layer_types": ["full_attention"] * 35 + ["quantum_attention"]}, "'quantum_attention'"),
+        ({"quantization_config": {"quant_method": "nf5"}}, "'nf5'"),
+        ({"quantization_config": {"quant_method": "modelopt", "quant_algo": "W4A8_XYZ"}}, "'W4A8_XYZ'"),
+        ({"kv_cache_quant_algo": "INT3"}, "'INT3'"),
+    ],
+)
 def test_unknown_names_are_warned_not_refused(over, named):
     s = _spec(**over)
     assert any(named in w for w in s.warnings), s.warnings
@@ -349,8 +365,17 @@ def test_checkpoint_estimate_tracks_the_weight_estimate():
     for p in CONFIGS:
         s = spec_from_path(p.parent)
         coarse = checks.estimate_checkpoint_bytes(s.config, quantization=s.quantization)
-        fine = estimate_weight_bytes(config=s.config, quantization=s.quantization, checkpoint_bytes=None, tp_size=1,
-                                     pp_size=1, ep_size=1, attn_dp_size=1, engine="sglang", engram_on_host=False)
+        fine = estimate_weight_bytes(
+            config=s.config,
+            quantization=s.quantization,
+            checkpoint_bytes=None,
+            tp_size=1,
+            pp_size=1,
+            ep_size=1,
+            attn_dp_size=1,
+            engine="sglang",
+            engram_on_host=False,
+        )
         assert coarse and 0.25 <= fine.per_gpu_bytes / coarse <= 2, (p, fine.per_gpu_bytes / coarse)
 
 
@@ -377,8 +402,14 @@ print(json.dumps([p.returncode, p.stdout, p.stderr, resource.getrusage(resource.
 def _cli(args, tmp_path):
     """Run the installed CLI in a fresh wrapper process: (exit code, stdout, stderr, peak RSS of kvplan in KiB)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "KVPLAN_CACHE_DIR": str(tmp_path / "cache")}
-    out = subprocess.run([sys.executable, "-c", _MEASURE, sys.executable, "-m", "kvplan", *args], capture_output=True,
-                         text=True, env=env, timeout=120, cwd=tmp_path)
+    out = subprocess.run(
+        [sys.executable, "-c", _MEASURE, sys.executable, "-m", "kvplan", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=tmp_path,
+    )
     assert out.returncode == 0, out.stderr
     return tuple(json.loads(out.stdout))
 
@@ -391,8 +422,9 @@ def _folder(tmp_path, name, *, text=None, raw=None):
 
 
 REPRODUCERS = {
-    "bits-1e400": lambda: json.dumps({**QWEN3_8B, "quantization_config": {"quant_method": "awq", "bits": 4}})
-    .replace('"bits": 4', '"bits": 1e400'),
+    "bits-1e400": lambda: json.dumps({**QWEN3_8B, "quantization_config": {"quant_method": "awq", "bits": 4}}).replace(
+        '"bits": 4', '"bits": 1e400'
+    ),
     "unused-5000-digits": lambda: json.dumps({**QWEN3_8B, "x": 0}).replace('"x": 0', '"x": ' + "9" * 5000),
     "nested-5000": lambda: json.dumps({**QWEN3_8B, "x": 0}).replace('"x": 0', '"x": ' + "[" * 5000 + "]" * 5000),
     "max-position-1": lambda: json.dumps({**QWEN3_8B, "max_position_embeddings": 1}),

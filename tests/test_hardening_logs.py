@@ -38,11 +38,17 @@ def _cli(*args: str, stdin_cmd: str | None = None, stdin_path: str | None = None
 
     env = {**os.environ, "KVPLAN_NO_CACHE": "1", "COLUMNS": "200"}
     feeder = subprocess.Popen(["sh", "-c", stdin_cmd], stdout=subprocess.PIPE) if stdin_cmd else None
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
-            open(stdin_path or os.devnull, "rb") as fh:
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, open(stdin_path or os.devnull, "rb") as fh:
         stdin = feeder.stdout if feeder is not None else fh
-        p = subprocess.Popen([sys.executable, "-m", "kvplan", *args], stdin=stdin, stdout=out, stderr=err,
-                             preexec_fn=_limit, env=env, cwd=ROOT)
+        p = subprocess.Popen(
+            [sys.executable, "-m", "kvplan", *args],
+            stdin=stdin,
+            stdout=out,
+            stderr=err,
+            preexec_fn=_limit,
+            env=env,
+            cwd=ROOT,
+        )
         if feeder is not None and feeder.stdout is not None:
             feeder.stdout.close()
         deadline = time.monotonic() + HANG_GUARD
@@ -75,6 +81,7 @@ def _one_error_line(code: int, out: str, err: str, *needles: str) -> None:
 
 # ---------------------------------------------------------------------------------------------- bounded reads
 
+
 def test_dev_zero_on_stdin_is_refused_from_its_first_chunk():
     code, out, err, rss = _cli("calibrate", "-", stdin_cmd="head -c 1000000000 /dev/zero")
     _one_error_line(code, out, err, "standard input", "binary")
@@ -85,7 +92,7 @@ def test_a_1gb_log_on_stdin_is_refused_at_the_path_cap():
     # text (not binary), so the cap decides: read up to cap + 1 bytes, then refused; memory is the cap, not 1 GB
     code, out, err, rss = _cli("calibrate", "-", stdin_cmd="yes 'INFO 01-01 request traffic' | head -c 1000000000")
     _one_error_line(code, out, err, "standard input", f"{MAX_LOG_BYTES / 2**20:.1f} MiB")
-    assert rss < 200 * 2**20   # issue 15: under 200 MB although 1 GB is piped in
+    assert rss < 200 * 2**20  # issue 15: under 200 MB although 1 GB is piped in
 
 
 def test_a_large_file_redirected_to_stdin_is_refused_from_its_size(tmp_path):
@@ -95,7 +102,7 @@ def test_a_large_file_redirected_to_stdin_is_refused_from_its_size(tmp_path):
     code, out, err, rss = _cli("calibrate", "-", stdin_path=str(big))
     _one_error_line(code, out, err, "standard input is 1,024.0 MiB", f"{MAX_LOG_BYTES / 2**20:.1f} MiB")
     assert rss < 200 * 2**20
-    code, out, err, rss = _cli("calibrate", str(big))   # the same cap by path, from stat alone
+    code, out, err, rss = _cli("calibrate", str(big))  # the same cap by path, from stat alone
     _one_error_line(code, out, err, "1,024 MiB", f"{MAX_LOG_BYTES // 2**20} MiB")
     assert rss < 200 * 2**20
 
@@ -118,6 +125,7 @@ def test_read_log_file_reads_stdin_the_same_way(monkeypatch):
 
 
 # ---------------------------------------------------------------------------------------------- plausibility
+
 
 def _edited(tmp_path: Path, old: str, new: str, src: Path = LLAMA) -> str:
     text = src.read_text()
@@ -146,8 +154,10 @@ def test_more_free_memory_after_loading_weights_is_refused(tmp_path):
 
 def test_negative_weight_load_and_pool_sizes_are_refused():
     base = LLAMA.read_text()
-    for old, new in (("K size: 27.13", "K size: -27.13"), ("Memory pool end. avail mem=8.34",
-                                                           "Memory pool end. avail mem=-8.34")):
+    for old, new in (
+        ("K size: 27.13", "K size: -27.13"),
+        ("Memory pool end. avail mem=8.34", "Memory pool end. avail mem=-8.34"),
+    ):
         with pytest.raises(InputError, match=r"line 9|line 10"):
             parse_log(base.replace(old, new))
     with pytest.raises(InputError, match=r"weight load \(mem usage\) is -1.00 GiB"):
@@ -158,13 +168,15 @@ def test_free_memory_above_the_device_total(tmp_path):
     smi = "|   0  NVIDIA H100 80GB HBM3   On  |   00000000:18:00.0 Off |   0 |\n| N/A 30C P0 70W / 700W | 1MiB / 40960MiB |\n"
     with pytest.raises(InputError, match="more than the device total the log shows"):
         parse_log(smi + LLAMA.read_text())
-    code, out, err, _ = _cli("calibrate", str(LLAMA), "--gpu", "l4")   # a GPU preset's total (22.49 GiB)
+    code, out, err, _ = _cli("calibrate", str(LLAMA), "--gpu", "l4")  # a GPU preset's total (22.49 GiB)
     _one_error_line(code, out, err, "line 7 (", "device total of NVIDIA L4")
 
 
 def test_vllm_figures_above_the_total_are_refused():
-    text = ("Free memory on device (70.0/79.0 GiB) on startup.\nModel loading took 90.00 GiB and 5 s\n"
-            "Available KV cache memory: 10.00 GiB\n")
+    text = (
+        "Free memory on device (70.0/79.0 GiB) on startup.\nModel loading took 90.00 GiB and 5 s\n"
+        "Available KV cache memory: 10.00 GiB\n"
+    )
     with pytest.raises(InputError, match=r"model loading memory .90.00 GiB. is more than the total GPU memory"):
         parse_log(text)
     # a negative available KV memory is what vLLM prints before refusing to start: kept, not refused
@@ -197,8 +209,18 @@ def test_real_logs_are_plausible():
 
 # ---------------------------------------------------------------------------------------------- bad numbers
 
-_BAD_VALUES = ("9" * 5000, "-" + "9" * 4301, "1" + "0" * 45, "1e400", "-1e400", "[" * 100 + "]" * 100,
-               "(" * 5000 + ")" * 5000, "{'a': " * 70 + "1" + "}" * 70, "[1e400]", "{'x': 1e999}")
+_BAD_VALUES = (
+    "9" * 5000,
+    "-" + "9" * 4301,
+    "1" + "0" * 45,
+    "1e400",
+    "-1e400",
+    "[" * 100 + "]" * 100,
+    "(" * 5000 + ")" * 5000,
+    "{'a': " * 70 + "1" + "}" * 70,
+    "[1e400]",
+    "{'x': 1e999}",
+)
 
 
 def test_bad_numbers_in_server_args_are_named_never_an_internal_error():
@@ -220,12 +242,16 @@ def test_bad_numbers_in_server_args_are_named_never_an_internal_error():
 
 
 def test_bad_numbers_in_vllm_dicts_and_flags(tmp_path):
-    text = ("(APIServer pid=1) INFO non-default args: {'model': 'Qwen/Qwen3-8B', 'max_model_len': 1e400}\n"
-            "Available KV cache memory: 10.00 GiB\n")
+    text = (
+        "(APIServer pid=1) INFO non-default args: {'model': 'Qwen/Qwen3-8B', 'max_model_len': 1e400}\n"
+        "Available KV cache memory: 10.00 GiB\n"
+    )
     with pytest.raises(InputError, match="max_model_len"):
         parse_log(text)
-    launch = ("vllm serve Qwen/Qwen3-8B --max-model-len " + "9" * 300 + "\nAvailable KV cache memory: 10.00 GiB\n"
-              "GPU KV cache size: 72,816 tokens\n")
+    launch = (
+        "vllm serve Qwen/Qwen3-8B --max-model-len " + "9" * 300 + "\nAvailable KV cache memory: 10.00 GiB\n"
+        "GPU KV cache size: 72,816 tokens\n"
+    )
     p = tmp_path / "v.log"
     p.write_text(launch)
     code, out, err, _ = _cli("calibrate", str(p))
@@ -239,6 +265,7 @@ def test_too_many_digits_in_a_sizing_line_is_refused_not_cut():
 
 
 # ---------------------------------------------------------------------------------------------- mangled bytes
+
 
 def test_non_utf8_bytes_are_replaced_never_a_crash(tmp_path):
     """Bytes that are not UTF-8, put at seeded positions of every real log: read_log_file returns facts or an

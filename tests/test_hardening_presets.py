@@ -43,10 +43,6 @@ source = "our lab's nvidia-smi"
 """
 
 
-
-
-
-
 def _one_line(res, code: int = 2) -> str:
     assert res.exit_code == code, (res.exit_code, res.output, res.exception)
     err = res.stderr.strip()
@@ -68,8 +64,12 @@ def test_a_fifo_named_like_a_preset_is_exit_2_not_a_hang(tmp_path, where):
         folder, env = tmp_path / "configs", {"KVPLAN_CONFIGS": str(tmp_path / "configs"), "KVPLAN_PRESETS": ""}
         shutil.copytree(ROOT / "configs", folder)
     os.mkfifo(folder / "hardware" / "zz-fifo.toml")
-    proc = _kvplan(["gpus", "--format", "json"], env={**env, "KVPLAN_CACHE_DIR": str(tmp_path / "cache")},
-                   capture_output=True, text=True)
+    proc = _kvplan(
+        ["gpus", "--format", "json"],
+        env={**env, "KVPLAN_CACHE_DIR": str(tmp_path / "cache")},
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.count("\n") == 1 and "zz-fifo.toml" in proc.stderr and "FIFO" in proc.stderr
     assert "Traceback" not in proc.stderr
@@ -92,16 +92,19 @@ def test_a_folder_named_like_a_preset_is_exit_2(user_dir):
 # ------------------------------------------------------------------------------------------ numbers
 
 
-@pytest.mark.parametrize(("line", "expect"), [
-    ("bits = " + "9" * 5000, "an integer of more than 40 digits"),       # tomllib: ValueError, not TOMLDecodeError
-    ("bits = -" + "9" * 4301, "an integer of more than 40 digits"),
-    ("bits = " + "9" * 41, "bits: an integer of more than 40 digits"),   # parsed: the key is named
-    ("bits = inf", "bits: inf is not a number"),
-    ("bits = -inf", "bits: -inf is not a number"),
-    ("bits = nan", "bits: nan is not a number"),
-    ("bits = 1e400", "bits: inf is not a number"),
-    ("bits = [1, 2, 1e999]", "bits[2]: inf is not a number"),
-])
+@pytest.mark.parametrize(
+    ("line", "expect"),
+    [
+        ("bits = " + "9" * 5000, "an integer of more than 40 digits"),  # tomllib: ValueError, not TOMLDecodeError
+        ("bits = -" + "9" * 4301, "an integer of more than 40 digits"),
+        ("bits = " + "9" * 41, "bits: an integer of more than 40 digits"),  # parsed: the key is named
+        ("bits = inf", "bits: inf is not a number"),
+        ("bits = -inf", "bits: -inf is not a number"),
+        ("bits = nan", "bits: nan is not a number"),
+        ("bits = 1e400", "bits: inf is not a number"),
+        ("bits = [1, 2, 1e999]", "bits[2]: inf is not a number"),
+    ],
+)
 def test_impossible_numbers_in_a_user_preset_are_exit_2_naming_the_file(user_dir, line, expect):
     path = user_dir / "hardware" / "my-gpu.toml"
     path.write_text(GPU_TOML + "\n[extra]\n" + line + "\n")
@@ -114,8 +117,11 @@ def test_impossible_numbers_in_a_user_preset_are_exit_2_naming_the_file(user_dir
 
 def test_an_impossible_number_in_a_config_key_names_the_key(user_dir):
     path = user_dir / "models" / "me--m.toml"
-    text = (ROOT / "configs" / "models" / "Qwen--Qwen3-8B.toml").read_text().replace('id = "Qwen/Qwen3-8B"',
-                                                                                     'id = "me/m"', 1)
+    text = (
+        (ROOT / "configs" / "models" / "Qwen--Qwen3-8B.toml")
+        .read_text()
+        .replace('id = "Qwen/Qwen3-8B"', 'id = "me/m"', 1)
+    )
     path.write_text(text.replace("num_hidden_layers = 36", "num_hidden_layers = nan", 1))
     with pytest.raises(InputError, match=r"me--m\.toml: config\.num_hidden_layers: nan is not a number"):
         p.all_models()
@@ -140,11 +146,14 @@ def test_the_same_numbers_in_a_shipped_preset_name_the_file(tmp_path, monkeypatc
 # ------------------------------------------------------------------------------------------ nesting
 
 
-@pytest.mark.parametrize("text", [
-    "deep = " + "[" * 3000 + "]" * 3000,               # tomllib recursion: RecursionError
-    "deep = " + "[" * 40 + "]" * 40,                   # parses; deeper than MAX_PRESET_DEPTH
-    "[" + ".".join(["a"] * 20000) + "]\nx = 1",        # a dotted header builds any depth without recursion
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "deep = " + "[" * 3000 + "]" * 3000,  # tomllib recursion: RecursionError
+        "deep = " + "[" * 40 + "]" * 40,  # parses; deeper than MAX_PRESET_DEPTH
+        "[" + ".".join(["a"] * 20000) + "]\nx = 1",  # a dotted header builds any depth without recursion
+    ],
+)
 def test_deep_nesting_is_exit_2(user_dir, text):
     (user_dir / "hardware" / "my-gpu.toml").write_text(GPU_TOML + text + "\n")
     err = _one_line(runner.invoke(cli_app.app, ["gpus", "--format", "json"]))
@@ -183,7 +192,7 @@ def test_an_edited_shipped_file_is_never_served_stale(tmp_path, monkeypatch):
     gpu = configs / "hardware" / "h100-sxm.toml"
     assert p._is_shipped(gpu)
     assert p.load_hardware_file(gpu).memory_mib == 81559
-    assert p.load_hardware_file(gpu).memory_mib == 81559           # a cache hit
+    assert p.load_hardware_file(gpu).memory_mib == 81559  # a cache hit
     st = gpu.stat()
     gpu.write_text(gpu.read_text().replace("memory_mib = 81559", "memory_mib = 81558", 1))
     os.utime(gpu, ns=(st.st_atime_ns, st.st_mtime_ns))
@@ -199,7 +208,7 @@ def test_shipped_presets_load_the_same_with_and_without_the_cache(tmp_path, monk
     monkeypatch.setenv("KVPLAN_CACHE_DIR", str(tmp_path / "cache"))
     for path in sorted((p.configs_dir() / "hardware").glob("*.toml"))[:10]:
         fresh = p.load_hardware_file(path, use_cache=False)
-        for _ in range(2):                                         # a miss that stores, then a hit
+        for _ in range(2):  # a miss that stores, then a hit
             assert vars(p.load_hardware_file(path)) == vars(fresh)
 
 
@@ -246,11 +255,18 @@ def test_safe_line_examples():
     assert cli_app.safe_line("w " * 5000, cut_input=False).endswith("(9,999 characters)")
 
 
-@pytest.mark.parametrize("args", [["version", "x" * 20_000], ["models", "--family", "y" * 20_000],
-                                  ["fit", "--engine", "e" * 20_000], ["calibrate", "-", "--tolerance", "9" * 20_000],
-                                  ["calibrate", "-", "--format", "f" * 20_000],
-                                  ["fit", "--tp", "9" * 20_000, "-m", "qwen3-8b", "-g", "h100-sxm"],
-                                  ["fit", "--no-such-" + "z" * 20_000]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["version", "x" * 20_000],
+        ["models", "--family", "y" * 20_000],
+        ["fit", "--engine", "e" * 20_000],
+        ["calibrate", "-", "--tolerance", "9" * 20_000],
+        ["calibrate", "-", "--format", "f" * 20_000],
+        ["fit", "--tp", "9" * 20_000, "-m", "qwen3-8b", "-g", "h100-sxm"],
+        ["fit", "--no-such-" + "z" * 20_000],
+    ],
+)
 def test_error_lines_cut_the_input_they_repeat(args):
     err = _one_line(runner.invoke(cli_app.app, args))
     assert err.startswith("kvplan: error: ") and len(err) < 600, err
@@ -265,9 +281,6 @@ def test_a_kvplan_error_line_escapes_control_characters(user_dir):
 # ------------------------------------------------------------------------------------------ calibrate --check
 
 
-
-
-
 @pytest.mark.parametrize("fmt", ["table", "json"])
 def test_calibrate_check_keeps_exit_3_when_the_reader_closes_the_pipe(fmt):
     bad = ["calibrate", str(LOG), "--check", "--mem-fraction-static", "0.5", "--format", fmt]
@@ -279,8 +292,9 @@ def test_calibrate_check_keeps_exit_3_when_the_reader_closes_the_pipe(fmt):
 
 
 def test_calibrate_check_message_and_exit_code_are_unchanged():
-    res = runner.invoke(cli_app.app, ["calibrate", str(LOG), "--check", "--mem-fraction-static", "0.5",
-                                      "--format", "json"])
+    res = runner.invoke(
+        cli_app.app, ["calibrate", str(LOG), "--check", "--mem-fraction-static", "0.5", "--format", "json"]
+    )
     assert res.exit_code == 3 and res.stderr.startswith("kvplan: log and prediction disagree: pool tokens")
     assert res.stdout.lstrip().startswith("{")
 
@@ -288,13 +302,15 @@ def test_calibrate_check_message_and_exit_code_are_unchanged():
 # ------------------------------------------------------------------------------------------ ASCII terminals
 
 
-@pytest.mark.parametrize("env", [{"PYTHONIOENCODING": "ascii"},
-                                 {"LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}])
+@pytest.mark.parametrize(
+    "env", [{"PYTHONIOENCODING": "ascii"}, {"LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}]
+)
 def test_listings_with_non_ascii_preset_data_on_an_ascii_terminal(tmp_path, env):
     d = tmp_path / "presets"
     (d / "hardware").mkdir(parents=True)
-    (d / "hardware" / "u.toml").write_text(GPU_TOML.replace("my-gpu", "my-gpü").replace(
-        "ACME Tensor 9000", "Ünïcode GPU ✓ 模型"), encoding="utf-8")
+    (d / "hardware" / "u.toml").write_text(
+        GPU_TOML.replace("my-gpu", "my-gpü").replace("ACME Tensor 9000", "Ünïcode GPU ✓ 模型"), encoding="utf-8"
+    )
     env = {**env, "KVPLAN_PRESETS": str(d), "KVPLAN_CACHE_DIR": str(tmp_path / "cache")}
     for args in (["gpus", "--format", "table"], ["models", "--format", "table"], ["gpus", "--format", "json"]):
         proc = _kvplan(args, env=env, capture_output=True)

@@ -18,6 +18,7 @@ from tests.hub_stub import HubStub
 
 try:
     import huggingface_hub  # noqa: F401
+
     BACKENDS = ["urllib", "huggingface_hub"]
 except ImportError:  # pragma: no cover - depends on the environment
     BACKENDS = ["urllib", pytest.param("huggingface_hub", marks=pytest.mark.skip("huggingface_hub not installed"))]
@@ -34,7 +35,7 @@ def stub():
     s.add("org/tiny", "config.json", QWEN3_8B)
     s.add("org/tiny", "model.safetensors.index.json", {"metadata": {"total_size": TOTAL}, "weight_map": {}})
     s.add("org/tiny", "hf_quant_config.json", HF_QUANT)
-    s.add("org/bare", "config.json", QWEN3_8B)                     # no index, no hf_quant_config
+    s.add("org/bare", "config.json", QWEN3_8B)  # no index, no hf_quant_config
     s.add("org/readme-only", "README.md", "# hi")
     s.add("org/gated", "config.json", QWEN3_8B)
     s.gated["org/gated"] = TOKEN
@@ -49,8 +50,16 @@ def stub():
 
 @pytest.fixture
 def env(stub, tmp_path, monkeypatch):
-    for var in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_CACHE",
-                "HUGGINGFACE_HUB_CACHE", "KVPLAN_HUB_BACKEND", "KVPLAN_HUB_TIMEOUT"):
+    for var in (
+        "HF_TOKEN",
+        "HUGGING_FACE_HUB_TOKEN",
+        "HF_HUB_OFFLINE",
+        "TRANSFORMERS_OFFLINE",
+        "HF_HUB_CACHE",
+        "HUGGINGFACE_HUB_CACHE",
+        "KVPLAN_HUB_BACKEND",
+        "KVPLAN_HUB_TIMEOUT",
+    ):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("HF_ENDPOINT", stub.url)
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
@@ -98,7 +107,7 @@ def test_optional_files_absent(stub, env, backend):
     r = fetch_model_files("org/bare", backend=backend)
     assert r["config"] == QWEN3_8B and r["total_size"] is None and r["hf_quant_config"] is None
     env.setenv("HF_HUB_OFFLINE", "1")
-    r2 = fetch_model_files("org/bare", backend=backend)     # the cache remembers the 404s
+    r2 = fetch_model_files("org/bare", backend=backend)  # the cache remembers the 404s
     assert r2["total_size"] is None and r2["notes"] == []
 
 
@@ -167,7 +176,7 @@ def test_unreachable_hub_falls_back_to_cache(stub, env, backend):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_connection_refused(env, backend):
-    with socket.socket() as s:                     # a port nobody listens on
+    with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
@@ -190,7 +199,7 @@ def test_spec_from_hub(stub, env, backend):
     # Qwen3-8B config.json: 36 layers, 8 KV heads of head_dim 128
     assert (spec.id, spec.family, spec.num_layers, spec.num_kv_heads, spec.head_dim) == ("org/tiny", "gqa", 36, 8, 128)
     assert spec.checkpoint_bytes == TOTAL
-    assert spec.quantization == "fp8"                        # hf_quant_config.json quant_algo FP8
+    assert spec.quantization == "fp8"  # hf_quant_config.json quant_algo FP8
     assert spec.kv_cache_quant_algo == "FP8"
     assert spec.source.startswith("Hugging Face Hub: " + stub.url)
 
@@ -213,11 +222,21 @@ def test_bad_settings(env):
     assert ei.value.field == "KVPLAN_HUB_BACKEND"
 
 
-@pytest.mark.parametrize("text, ok", [
-    ("Qwen/Qwen3-8B", True), ("deepseek-ai/DeepSeek-V3", True), ("meta-llama/Llama-3.1-8B-Instruct", True),
-    ("Qwen3-8B", False), ("./config.json", False), ("a/b/c", False), ("org/../x", False), ("org/x.json", False),
-    ("org--x/y", False), ("", False),
-])
+@pytest.mark.parametrize(
+    "text, ok",
+    [
+        ("Qwen/Qwen3-8B", True),
+        ("deepseek-ai/DeepSeek-V3", True),
+        ("meta-llama/Llama-3.1-8B-Instruct", True),
+        ("Qwen3-8B", False),
+        ("./config.json", False),
+        ("a/b/c", False),
+        ("org/../x", False),
+        ("org/x.json", False),
+        ("org--x/y", False),
+        ("", False),
+    ],
+)
 def test_is_hub_id(text, ok):
     assert is_hub_id(text) is ok
     if not ok:
@@ -226,7 +245,7 @@ def test_is_hub_id(text, ok):
 
 
 def test_urllib_is_the_fallback_without_huggingface_hub(stub, env, monkeypatch):
-    monkeypatch.setitem(__import__("sys").modules, "huggingface_hub", None)   # import now fails
+    monkeypatch.setitem(__import__("sys").modules, "huggingface_hub", None)  # import now fails
     r = fetch_model_files("org/bare")
     assert r["backend"] == "urllib" and r["config"] == QWEN3_8B
     env.setenv("KVPLAN_HUB_BACKEND", "huggingface_hub")
@@ -256,7 +275,7 @@ def test_urllib_does_not_forward_the_token_to_another_host(stub, env):
 # Limits (issue 15): the total deadline, the size cap, HF_ENDPOINT checks, masked credentials
 # ------------------------------------------------------------------------------------------------
 
-TRICKLE_EVERY = 0.25          # s between body bytes: the whole config.json would take minutes
+TRICKLE_EVERY = 0.25  # s between body bytes: the whole config.json would take minutes
 
 
 def _gets(stub, repo, since, fname="config.json"):
@@ -275,9 +294,9 @@ def test_trickling_endpoint_gives_up_at_the_total_deadline(stub, env, backend):
     try:
         e = _err("org/trickle", backend)
     finally:
-        del stub.trickle["org/trickle"]                       # releases the stub's connection
+        del stub.trickle["org/trickle"]  # releases the stub's connection
     assert "within 1 s" in str(e) and "KVPLAN_HUB_TIMEOUT" in e.one_line()
-    assert len(_gets(stub, "org/trickle", n0)) == 1           # one transfer, no retries
+    assert len(_gets(stub, "org/trickle", n0)) == 1  # one transfer, no retries
     assert stub.sent.get("org/trickle", 0) < len(json.dumps(QWEN3_8B))
 
 
@@ -294,7 +313,7 @@ def test_oversized_file_is_neither_downloaded_whole_nor_cached(stub, env, backen
     stub.sent.pop(repo, None)
     e = _err(repo, backend)
     assert "larger than 1 MiB" in str(e) and "not a config.json" in str(e)
-    assert stub.sent.get(repo, 0) < 64 * 2**20, stub.sent.get(repo)   # far from the 1 GiB
+    assert stub.sent.get(repo, 0) < 64 * 2**20, stub.sent.get(repo)  # far from the 1 GiB
     big = [p for p in tmp_path.rglob("*") if p.is_file() and p.stat().st_size > 2**20]
     assert big == [], big
     env.setenv("HF_HUB_OFFLINE", "1")
@@ -310,11 +329,11 @@ def test_a_cached_fifo_or_oversized_file_is_refused_not_read(stub, env, backend,
 
     r = fetch_model_files("org/bare", backend=backend)
     cached = Path(r["source"].split(" (", 1)[1].rstrip(")"))
-    target = cached.resolve()                                 # huggingface_hub: snapshot symlink -> blob
+    target = cached.resolve()  # huggingface_hub: snapshot symlink -> blob
     target.unlink()
     os.mkfifo(target)
     env.setenv("HF_HUB_OFFLINE", "1")
-    e = _err("org/bare", backend)                             # no hang: refused, or (huggingface_hub) not a hit
+    e = _err("org/bare", backend)  # no hang: refused, or (huggingface_hub) not a hit
     assert "FIFO" in str(e) or "not in the cache" in str(e), str(e)
     target.unlink()
     target.write_bytes(b" " * (2**20 + 1))
@@ -323,11 +342,18 @@ def test_a_cached_fifo_or_oversized_file_is_refused_not_read(stub, env, backend,
     assert "larger than" in str(e2)
 
 
-@pytest.mark.parametrize("endpoint, why", [
-    ("http://127.0.0.1:99999", "not a valid URL"), ("http://[::1", "not a valid URL"), ("http://:8080", "no host"),
-    ("ftp://hub.local", "http(s) URL"), ("http://hub.local/a b", "spaces"), ("http://h:0", "port 0"),
-    ("http://hub.local/?x=1", "query"),
-])
+@pytest.mark.parametrize(
+    "endpoint, why",
+    [
+        ("http://127.0.0.1:99999", "not a valid URL"),
+        ("http://[::1", "not a valid URL"),
+        ("http://:8080", "no host"),
+        ("ftp://hub.local", "http(s) URL"),
+        ("http://hub.local/a b", "spaces"),
+        ("http://h:0", "port 0"),
+        ("http://hub.local/?x=1", "query"),
+    ],
+)
 def test_malformed_hf_endpoint_is_an_input_error(env, endpoint, why):
     env.setenv("HF_ENDPOINT", endpoint)
     with pytest.raises(InputError) as ei:
@@ -344,10 +370,21 @@ def test_malformed_hf_endpoint_cli_exit_2_one_line(backend, endpoint, tmp_path):
     import subprocess
     import sys
 
-    env = {**os.environ, "HF_ENDPOINT": endpoint, "KVPLAN_HUB_BACKEND": backend, "HF_HOME": str(tmp_path / "hf"),
-           "XDG_CACHE_HOME": str(tmp_path / "xdg"), "KVPLAN_HUB_TIMEOUT": "5"}
-    proc = subprocess.run([sys.executable, "-m", "kvplan", "fit", "-m", "someorg/somemodel", "-g", "h100-sxm",
-                           "--format", "json"], capture_output=True, text=True, env=env, timeout=60)
+    env = {
+        **os.environ,
+        "HF_ENDPOINT": endpoint,
+        "KVPLAN_HUB_BACKEND": backend,
+        "HF_HOME": str(tmp_path / "hf"),
+        "XDG_CACHE_HOME": str(tmp_path / "xdg"),
+        "KVPLAN_HUB_TIMEOUT": "5",
+    }
+    proc = subprocess.run(
+        [sys.executable, "-m", "kvplan", "fit", "-m", "someorg/somemodel", "-g", "h100-sxm", "--format", "json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
     assert proc.stdout == ""
     lines = proc.stderr.strip().splitlines()

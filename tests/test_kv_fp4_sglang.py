@@ -34,6 +34,7 @@ def cli():
 
 # ---------------------------------------------------------------------------------------------- widths (geometry)
 
+
 def test_packed_widths_and_block_scales():
     # E2M1: two values per byte; one scale byte per 16 values
     assert gk.kv_packed_bytes(values=576, dtype="nvfp4") == 288
@@ -45,8 +46,9 @@ def test_packed_widths_and_block_scales():
         gk.kv_packed_bytes(values=-1, dtype="nvfp4")
 
 
-@pytest.mark.parametrize("name, hint", [("mxfp4", "block-32"), ("fp4", "nvfp4 or fp4_mx_block16"),
-                                        ("fp4_e2m1", "E2M1")])
+@pytest.mark.parametrize(
+    "name, hint", [("mxfp4", "block-32"), ("fp4", "nvfp4 or fp4_mx_block16"), ("fp4_e2m1", "E2M1")]
+)
 def test_not_sglang_kv_dtypes(name, hint):
     # argparse choices: auto fp8_e5m2 fp8_e4m3 mxfp8 bf16 bfloat16 nvfp4 fp4_mx_block16 (no mxfp4 / fp4 / fp4_e2m1)
     with pytest.raises(InputError) as e:
@@ -55,6 +57,7 @@ def test_not_sglang_kv_dtypes(name, hint):
 
 
 # ---------------------------------------------------------------------------------------------- MHA / GQA cells
+
 
 def test_nvfp4_sm100_defaults_native_scales_only():
     # prefill trtllm_mha (auto on SM100) + decode trtllm_mha: native HND scales only, no workspace
@@ -102,8 +105,9 @@ def test_same_numbers_as_the_gqa_planner_formula():
 
     for dt in ("nvfp4", "fp4_mx_block16"):
         for sm in (10, 12):
-            want = gqa_bytes_per_token(num_kv_heads=8, head_dim=128, v_head_dim=128, num_layers=32, attn_tp_size=1,
-                                       kv_dtype=dt, sm_major=sm)
+            want = gqa_bytes_per_token(
+                num_kv_heads=8, head_dim=128, v_head_dim=128, num_layers=32, attn_tp_size=1, kv_dtype=dt, sm_major=sm
+            )
             assert sk.fp4_kv_bytes_per_token(kv_dtype=dt, sm_major=sm, **LLAMA8B) == want
 
 
@@ -114,44 +118,107 @@ def test_fit_prices_nvfp4_with_the_gpus_access_pattern(cli):
 
 # ---------------------------------------------------------------------------------------------- MLA
 
+
 def test_fp4_latent_cell():
     # DeepSeek-V3: (576 x 61) // 2 = 17,568 + (576 // 16) x 61 = 2,196 -> 19,764 (both recipes)
     assert sk.fp4_latent_bytes_per_token(kv_dim=576, num_layers=61) == 19_764
     from kvplan.engines.sglang.pools.mla import mla_bytes_per_token
 
-    assert mla_bytes_per_token(kv_lora_rank=512, qk_rope_head_dim=64, num_layers=61,
-                               kv_dtype="fp4_mx_block16") == 19_764
+    assert (
+        mla_bytes_per_token(kv_lora_rank=512, qk_rope_head_dim=64, num_layers=61, kv_dtype="fp4_mx_block16") == 19_764
+    )
 
 
 def test_nvfp4_refused_on_mla():
     # nvfp4 forces decode trtllm_mha, and create_trtllm_mha_backend raises "can only be used with non-MLA models"
     with pytest.raises(InputError) as e:
-        sk.resolve_kv_cache_dtype(requested="nvfp4", model_dtype="bfloat16", kv_cache_quant_algo=None,
-                                  family=Family.MLA, sm_major=10, vendor="nvidia")
+        sk.resolve_kv_cache_dtype(
+            requested="nvfp4",
+            model_dtype="bfloat16",
+            kv_cache_quant_algo=None,
+            family=Family.MLA,
+            sm_major=10,
+            vendor="nvidia",
+        )
     assert e.value.field == "--kv-cache-dtype" and "MLA" in str(e.value)
-    assert sk.resolve_kv_cache_dtype(requested="fp4_mx_block16", model_dtype="bfloat16", kv_cache_quant_algo=None,
-                                     family=Family.MLA, sm_major=10, vendor="nvidia") == "fp4_mx_block16"
-    assert sk.resolve_kv_cache_dtype(requested="nvfp4", model_dtype="bfloat16", kv_cache_quant_algo=None,
-                                     family=Family.GQA, sm_major=10, vendor="nvidia") == "nvfp4"
+    assert (
+        sk.resolve_kv_cache_dtype(
+            requested="fp4_mx_block16",
+            model_dtype="bfloat16",
+            kv_cache_quant_algo=None,
+            family=Family.MLA,
+            sm_major=10,
+            vendor="nvidia",
+        )
+        == "fp4_mx_block16"
+    )
+    assert (
+        sk.resolve_kv_cache_dtype(
+            requested="nvfp4",
+            model_dtype="bfloat16",
+            kv_cache_quant_algo=None,
+            family=Family.GQA,
+            sm_major=10,
+            vendor="nvidia",
+        )
+        == "nvfp4"
+    )
 
 
 def test_nvfp4_on_deepseek_v3_exits_2(cli):
-    res = cli("fit", "-m", "deepseek-ai/DeepSeek-V3", "-g", "b200", "--tp", "8", "--kv-cache-dtype", "nvfp4",
-              "--format", "json")
+    res = cli(
+        "fit",
+        "-m",
+        "deepseek-ai/DeepSeek-V3",
+        "-g",
+        "b200",
+        "--tp",
+        "8",
+        "--kv-cache-dtype",
+        "nvfp4",
+        "--format",
+        "json",
+    )
     assert res.exit_code == 2 and "--kv-cache-dtype" in res.output
 
 
 def test_fp4_mx_on_deepseek_v3_b200_default_backend_refused(cli):
-    res = cli("fit", "-m", "deepseek-ai/DeepSeek-V3", "-g", "b200", "--tp", "8", "--kv-cache-dtype",
-              "fp4_mx_block16", "--format", "json")
+    res = cli(
+        "fit",
+        "-m",
+        "deepseek-ai/DeepSeek-V3",
+        "-g",
+        "b200",
+        "--tp",
+        "8",
+        "--kv-cache-dtype",
+        "fp4_mx_block16",
+        "--format",
+        "json",
+    )
     assert not json.loads(res.output)["fits"]
     assert "TensorRT-LLM MLA" in json.loads(res.output)["verdict"]
     # with the FP4-capable MLA backend given it runs (handle_kv4_compatibility's MLA list: flashinfer)
-    ok = cli("fit", "-m", "deepseek-ai/DeepSeek-V3", "-g", "b200", "--tp", "8", "--kv-cache-dtype", "fp4_mx_block16",
-             "--attention-backend", "flashinfer", "--format", "json")
+    ok = cli(
+        "fit",
+        "-m",
+        "deepseek-ai/DeepSeek-V3",
+        "-g",
+        "b200",
+        "--tp",
+        "8",
+        "--kv-cache-dtype",
+        "fp4_mx_block16",
+        "--attention-backend",
+        "flashinfer",
+        "--format",
+        "json",
+    )
     assert json.loads(ok.output)["fits"]
     # DeepSeek-V2 is not in the DeepSeek-family override list: its SM100 default MLA backend is flashinfer
     from kvplan.engines.sglang.rules import is_deepseek_family
 
     assert is_deepseek_family(architectures=["DeepseekV3ForCausalLM"])
-    assert not is_deepseek_family(architectures=["DeepseekV2ForCausalLM"]) and not is_deepseek_family(architectures=None)
+    assert not is_deepseek_family(architectures=["DeepseekV2ForCausalLM"]) and not is_deepseek_family(
+        architectures=None
+    )

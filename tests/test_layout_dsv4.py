@@ -26,7 +26,9 @@ from kvplan.geometry.dsv4 import (
 )
 
 GiB = 2**30
-HF_V4_FLASH = Path(__file__).resolve().parent.joinpath("data/shared/hf-configs/deepseek-ai--DeepSeek-V4-Flash/config.json")
+HF_V4_FLASH = (
+    Path(__file__).resolve().parent.joinpath("data/shared/hf-configs/deepseek-ai--DeepSeek-V4-Flash/config.json")
+)
 REPO = Path(__file__).resolve().parents[1]
 
 # The released V4.1-Flash config layout (nested), reduced to the fields SGLang's pool reads.
@@ -86,8 +88,14 @@ def v4p() -> DSV4Geometry:
 def _v41_default(budget: int, **kw):
     """V4.1-Flash default deployment: SM120 -> layout v4, page 256, mrr 16, cps 2048, radix+overlap on."""
     geom = dsv4_geometry_from_config(V41_FLASH_CFG)
-    args = dict(geometry=geom, budget_bytes=budget, layout="v4", max_running_requests=16,
-                context_len=1_048_576, chunked_prefill_size=2048)
+    args = dict(
+        geometry=geom,
+        budget_bytes=budget,
+        layout="v4",
+        max_running_requests=16,
+        context_len=1_048_576,
+        chunked_prefill_size=2048,
+    )
     args.update(kw)
     return dsv4_pool_sizes(**args)
 
@@ -148,7 +156,10 @@ def test_naive_v3_basis():
         (dict(sm_major=10, is_v41=False, kv_cache_dtype="fp8_e4m3", attn_tp_size=1), "v4"),  # V4 never mega
         (dict(sm_major=10, is_v41=True, kv_cache_dtype="fp8_e4m3", attn_tp_size=1, kv_layout_env="v4"), "v4"),
         (dict(sm_major=10, is_v41=True, kv_cache_dtype="fp8_e4m3", attn_tp_size=1, kv_layout_env="v41_new"), "v41_new"),
-        (dict(sm_major=10, is_v41=False, kv_cache_dtype="fp8_e4m3", attn_tp_size=8, attention_backend="trtllm"), "uniform_fp8"),
+        (
+            dict(sm_major=10, is_v41=False, kv_cache_dtype="fp8_e4m3", attn_tp_size=8, attention_backend="trtllm"),
+            "uniform_fp8",
+        ),
         (dict(sm_major=9, is_v41=False, kv_cache_dtype="fp8_e4m3", attn_tp_size=8, kv_layout_env="auto"), "v4"),
     ],
 )
@@ -161,8 +172,9 @@ def test_select_layout_errors():
         dsv4_select_layout(sm_major=12, is_v41=True, kv_cache_dtype="bfloat16", attn_tp_size=8)
     assert e.value.field == "--kv-cache-dtype"
     with pytest.raises(InputError) as e:
-        dsv4_select_layout(sm_major=12, is_v41=True, kv_cache_dtype="fp8_e4m3", attn_tp_size=1,
-                           attention_backend="flashmla_mega")
+        dsv4_select_layout(
+            sm_major=12, is_v41=True, kv_cache_dtype="fp8_e4m3", attn_tp_size=1, attention_backend="flashmla_mega"
+        )
     assert e.value.field == "attention_backend"
 
 
@@ -185,8 +197,14 @@ def test_geometry_dspark_fields(v41, v4f):
     assert (v41.dspark_block_size, v41.bundles_dspark_draft, v41.dspark_stages) == (None, False, 3)
     assert (v4f.bundles_dspark_draft, v4f.dspark_stages) == (False, 1)
     # dspark_block_size marks a bundled draft (checkpoint_bundles_dspark_draft); target layer ids set the stages
-    cfg = {**V41_FLASH_CFG, "text_config": {**V41_FLASH_CFG["text_config"], "dspark_block_size": 5,
-                                            "dspark_target_layer_ids": [1, 20, 38, 39]}}
+    cfg = {
+        **V41_FLASH_CFG,
+        "text_config": {
+            **V41_FLASH_CFG["text_config"],
+            "dspark_block_size": 5,
+            "dspark_target_layer_ids": [1, 20, 38, 39],
+        },
+    }
     g = dsv4_geometry_from_config(cfg)
     assert (g.dspark_block_size, g.bundles_dspark_draft, g.dspark_stages) == (5, True, 4)
     for bad in ({"dspark_block_size": 0}, {"dspark_target_layer_ids": []}, {"dspark_target_layer_ids": [40]}):
@@ -204,8 +222,9 @@ def test_draft_pool_component(v41):
     assert not any(name.startswith("draft_worker_reserve") for name in comps)
     # without the stage count the budgeted reserve stays: budgeted x (1 - 40/41)
     q = _v41_default(8 * GiB, speculative_num_draft_tokens=4, speculative_num_steps=3)
-    assert dict(q.components)["draft_worker_reserve (budgeted, (L+1)/L)"] == int(q.budgeted_bytes -
-                                                                                   q.budgeted_bytes / (41 / 40))
+    assert dict(q.components)["draft_worker_reserve (budgeted, (L+1)/L)"] == int(
+        q.budgeted_bytes - q.budgeted_bytes / (41 / 40)
+    )
     assert (p.full_tokens, p.swa_tokens) == (q.full_tokens, q.swa_tokens)
 
 
@@ -377,8 +396,14 @@ def test_v41_sm100_mega_layout():
 
 
 def test_v4_flash_tp8_ratio_mode_10gib(v4f):
-    p = dsv4_pool_sizes(geometry=v4f, budget_bytes=10 * GiB, layout="v4", max_running_requests=16,
-                        context_len=1_048_576, chunked_prefill_size=8192)
+    p = dsv4_pool_sizes(
+        geometry=v4f,
+        budget_bytes=10 * GiB,
+        layout="v4",
+        max_running_requests=16,
+        context_len=1_048_576,
+        chunked_prefill_size=8192,
+    )
     assert p.swa_mode == "ratio" and p.swa_full_tokens_ratio == 0.1  # V4 model override
     # bytes_per_swa = 43*585 + 21 c4 layers * (8/256) * (4*512*4 + 4*128*4 = 10,240) = 25,155 + 6,720 = 31,875
     assert p.bytes_per_swa_token == 31_875.0
@@ -395,8 +420,14 @@ def test_v4_flash_tp8_ratio_mode_10gib(v4f):
 
 
 def test_v4_flash_default_mrr_256(v4f):
-    p = dsv4_pool_sizes(geometry=v4f, budget_bytes=10 * GiB, layout="v4", max_running_requests=None,
-                        context_len=1_048_576, chunked_prefill_size=8192)
+    p = dsv4_pool_sizes(
+        geometry=v4f,
+        budget_bytes=10 * GiB,
+        layout="v4",
+        max_running_requests=None,
+        context_len=1_048_576,
+        chunked_prefill_size=8192,
+    )
     # mrr 256 -> c128 state ceil128(257*128 + 129 = 33,025) = 33,152 rows * 4,096 * 20 = 2,715,811,840 (2.53 GiB)
     assert p.c128_state_bytes == 2_715_811_840
     # (10,737,418,240 - 2,715,811,840) / 7,086.75 = 1,131,937 -> 4,421 pages = 1,131,776 ; swa 113,177 -> 113,152
@@ -406,8 +437,14 @@ def test_v4_flash_default_mrr_256(v4f):
 
 
 def test_v4_pro_ratio_mode(v4p):
-    p = dsv4_pool_sizes(geometry=v4p, budget_bytes=10 * GiB, layout="v4", max_running_requests=16,
-                        context_len=1_048_576, chunked_prefill_size=8192)
+    p = dsv4_pool_sizes(
+        geometry=v4p,
+        budget_bytes=10 * GiB,
+        layout="v4",
+        max_running_requests=16,
+        context_len=1_048_576,
+        chunked_prefill_size=8192,
+    )
     # 61 layers: 30 c4, 31 c128. bps = 61*585 + 30*320 = 35,685 + 9,600 = 45,285
     assert p.bytes_per_swa_token == 45_285.0
     # bpf = 4,528.5 + 30*179.25 + 31*6.75 = 4,528.5 + 5,377.5 + 209.25 = 10,115.25
@@ -419,9 +456,16 @@ def test_v4_pro_ratio_mode(v4p):
 
 
 def test_v4_flash_speculative(v4f):
-    p = dsv4_pool_sizes(geometry=v4f, budget_bytes=10 * GiB, layout="v4", max_running_requests=16,
-                        context_len=1_048_576, chunked_prefill_size=8192, speculative_num_draft_tokens=4,
-                        speculative_num_steps=3)
+    p = dsv4_pool_sizes(
+        geometry=v4f,
+        budget_bytes=10 * GiB,
+        layout="v4",
+        max_running_requests=16,
+        context_len=1_048_576,
+        chunked_prefill_size=8192,
+        speculative_num_draft_tokens=4,
+        speculative_num_steps=3,
+    )
     # rings c4 16, c128 256. bps = 25,155 + 21*(16/256)*10,240 = 38,595 ; bpf = 3,859.5 + 3,899.25 = 7,758.75
     # x 44/43 -> bpf 7,939.186..., bps 39,492.558...
     assert p.bytes_per_full_token == pytest.approx(7758.75 * 44 / 43)
@@ -436,8 +480,15 @@ def test_v4_flash_speculative(v4f):
 def test_v4_flash_spec_too_many_drafts(v4f):
     # c4 ring 16 serves at most 16 - 8 + 2 = 10 draft tokens
     with pytest.raises(InputError) as e:
-        dsv4_pool_sizes(geometry=v4f, budget_bytes=10 * GiB, layout="v4", max_running_requests=16,
-                        context_len=1_048_576, chunked_prefill_size=8192, speculative_num_draft_tokens=11)
+        dsv4_pool_sizes(
+            geometry=v4f,
+            budget_bytes=10 * GiB,
+            layout="v4",
+            max_running_requests=16,
+            context_len=1_048_576,
+            chunked_prefill_size=8192,
+            speculative_num_draft_tokens=11,
+        )
     assert e.value.field == "speculative_num_draft_tokens"
 
 
@@ -464,8 +515,15 @@ def test_cap_leaves_no_room():
 
 def test_pp_stage_slice(v4f):
     # stage [0, 22): layers 2..21 -> c4 at even 2..20 (10 layers), c128 at odd 3..21 (10 layers)
-    p = dsv4_pool_sizes(geometry=v4f, budget_bytes=10 * GiB, layout="v4", max_running_requests=16,
-                        context_len=1_048_576, chunked_prefill_size=8192, stage_layers=(0, 22))
+    p = dsv4_pool_sizes(
+        geometry=v4f,
+        budget_bytes=10 * GiB,
+        layout="v4",
+        max_running_requests=16,
+        context_len=1_048_576,
+        chunked_prefill_size=8192,
+        stage_layers=(0, 22),
+    )
     # bps = 22*585 + 10*320 = 12,870 + 3,200 = 16,070 ; bpf = 1,607 + 10*179.25 + 10*6.75 = 3,467
     assert p.bytes_per_swa_token == 16_070.0
     assert p.bytes_per_full_token == pytest.approx(3467.0)
@@ -473,15 +531,29 @@ def test_pp_stage_slice(v4f):
 
 def test_v41_rejects_pp(v41):
     with pytest.raises(InputError) as e:
-        dsv4_pool_sizes(geometry=v41, budget_bytes=8 * GiB, layout="v4", max_running_requests=16,
-                        context_len=1_048_576, chunked_prefill_size=2048, stage_layers=(0, 20))
+        dsv4_pool_sizes(
+            geometry=v41,
+            budget_bytes=8 * GiB,
+            layout="v4",
+            max_running_requests=16,
+            context_len=1_048_576,
+            chunked_prefill_size=2048,
+            stage_layers=(0, 20),
+        )
     assert e.value.field == "pp_size"
 
 
 def test_page_size_must_be_256(v41):
     with pytest.raises(InputError) as e:
-        dsv4_pool_sizes(geometry=v41, budget_bytes=8 * GiB, layout="v4", page_size=128, max_running_requests=16,
-                        context_len=1_048_576, chunked_prefill_size=2048)
+        dsv4_pool_sizes(
+            geometry=v41,
+            budget_bytes=8 * GiB,
+            layout="v4",
+            page_size=128,
+            max_running_requests=16,
+            context_len=1_048_576,
+            chunked_prefill_size=2048,
+        )
     assert e.value.field == "page_size"
 
 

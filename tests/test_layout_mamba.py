@@ -31,7 +31,9 @@ def qwen3_next():
 
 @pytest.fixture(scope="module")
 def nemotron_nano():
-    cfg = json.loads((SHARED / "hf-configs" / "nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16" / "config.json").read_text())
+    cfg = json.loads(
+        (SHARED / "hf-configs" / "nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16" / "config.json").read_text()
+    )
     return mamba_geometry.mamba_geometry_from_config(cfg)
 
 
@@ -41,8 +43,14 @@ def test_qwen3_next_geometry(qwen3_next):
     # full_attention_interval 4: layers 3, 7, ..., 47 are attention (12), the other 36 are Gated DeltaNet
     assert g.attention_layers == tuple(range(3, 48, 4)) and len(g.linear_layers) == 36
     # intermediate = 128 x 32 value heads; groups = 16 key heads; state = key head dim 128
-    assert (g.intermediate_size, g.n_groups, g.num_heads, g.head_dim, g.state_size, g.conv_kernel) == \
-        (4096, 16, 32, 128, 128, 4)
+    assert (g.intermediate_size, g.n_groups, g.num_heads, g.head_dim, g.state_size, g.conv_kernel) == (
+        4096,
+        16,
+        32,
+        128,
+        128,
+        4,
+    )
 
 
 def test_qwen3_next_tp2_state_and_carve(qwen3_next):
@@ -101,7 +109,9 @@ def test_nemotron3_nano_carve_20gib(nemotron_nano):
 def test_nemotron_pp3_charges_the_largest_stage(nemotron_nano):
     # get_pp_indices(52, pp 3): [0,17) [17,34) [34,52); Mamba layers 8 / 7 / 8 -> largest 8 of 23
     assert R.pp_layer_ranges(num_layers=52, pp_size=3) == [(0, 17), (17, 34), (34, 52)]
-    assert mamba.mamba_state_bytes_per_request(geometry=nemotron_nano, tp_size=1, stage_layers=(17, 34)) == 7 * 2_134_016
+    assert (
+        mamba.mamba_state_bytes_per_request(geometry=nemotron_nano, tp_size=1, stage_layers=(17, 34)) == 7 * 2_134_016
+    )
     # int(49,082,368 x 8 / 23) = 8 x 2,134,016 = 17,072,128 on every stage
     assert mamba.mamba_state_bytes_per_request(geometry=nemotron_nano, tp_size=1, pp_size=3) == 17_072_128
     # attention layers per stage: (5, 12) | (19, 26, 33) | (42,)
@@ -111,17 +121,23 @@ def test_nemotron_pp3_charges_the_largest_stage(nemotron_nano):
 def test_mamba_ratio_rules():
     arch = "Qwen3NextForCausalLM"
     assert mamba.mamba_ratio(radix_cache=False, architecture=arch) == 1
-    assert mamba.mamba_ratio(architecture=arch) == 5                               # extra_buffer + overlap
+    assert mamba.mamba_ratio(architecture=arch) == 5  # extra_buffer + overlap
     assert mamba.mamba_ratio(overlap_schedule=False, page_size=64, architecture=arch) == 4  # extra_buffer, no overlap
-    assert mamba.mamba_ratio(overlap_schedule=False, page_size=1, architecture=arch) == 3   # no_buffer
-    assert mamba.mamba_ratio(architecture="SomethingElse") == 3                    # no extra-buffer support
+    assert mamba.mamba_ratio(overlap_schedule=False, page_size=1, architecture=arch) == 3  # no_buffer
+    assert mamba.mamba_ratio(architecture="SomethingElse") == 3  # no extra-buffer support
     assert mamba.mamba_ratio(architecture=arch, strategy="extra_buffer_lazy") == 4
 
 
 def test_radix_off_and_explicit_sizes(qwen3_next):
     p = 38_633_472
-    pools = mamba.mamba_carve(geometry=qwen3_next, budget_bytes=40 * GIB, tp_size=2, radix_cache=False,
-                              max_running_requests=64, attn_dp_size=2)
+    pools = mamba.mamba_carve(
+        geometry=qwen3_next,
+        budget_bytes=40 * GIB,
+        tp_size=2,
+        radix_cache=False,
+        max_running_requests=64,
+        attn_dp_size=2,
+    )
     # K = max(1, 64 // 2) = 32; ratio 1; state (32 + 1) x p
     assert (pools.mamba_slots, pools.mamba_ratio, pools.max_running_requests_cap) == (32, 1, 32)
     assert pools.kv_budget_bytes == 40 * GIB - 33 * p
@@ -134,8 +150,9 @@ def test_radix_off_and_explicit_sizes(qwen3_next):
 def test_speculative_joint_solve(qwen3_next):
     p = 38_633_472
     budget = 20 * GIB
-    pools = mamba.mamba_carve(geometry=qwen3_next, budget_bytes=budget, tp_size=2, speculative_num_draft_tokens=4,
-                              max_running_requests=48)
+    pools = mamba.mamba_carve(
+        geometry=qwen3_next, budget_bytes=budget, tp_size=2, speculative_num_draft_tokens=4, max_running_requests=48
+    )
     assert mamba.mamba_state_bytes_per_request(geometry=qwen3_next, tp_size=2) == p
     # mb = 21,474,836,480 x 0.9 / 1.9 = 10,172,291,490.5; K = (mb - 5p) // (p x (1 + 4/5)) = 9,979,124,130.5 //
     # 69,540,249.6 = 143
@@ -157,11 +174,22 @@ def test_too_small_budget(qwen3_next):
 
 
 def test_group_padding_and_divisibility():
-    cfg = {"architectures": ["GraniteMoeHybridForCausalLM"], "model_type": "granitemoehybrid",
-           "num_hidden_layers": 4, "hidden_size": 1536, "num_attention_heads": 12, "num_key_value_heads": 4,
-           "layer_types": ["mamba", "mamba", "mamba", "attention"], "mamba_n_heads": 48, "mamba_d_head": 64,
-           "mamba_n_groups": 1, "mamba_d_state": 128, "mamba_d_conv": 4, "mamba_expand": 2,
-           "mamba_ssm_dtype": "bfloat16"}
+    cfg = {
+        "architectures": ["GraniteMoeHybridForCausalLM"],
+        "model_type": "granitemoehybrid",
+        "num_hidden_layers": 4,
+        "hidden_size": 1536,
+        "num_attention_heads": 12,
+        "num_key_value_heads": 4,
+        "layer_types": ["mamba", "mamba", "mamba", "attention"],
+        "mamba_n_heads": 48,
+        "mamba_d_head": 64,
+        "mamba_n_groups": 1,
+        "mamba_d_state": 128,
+        "mamba_d_conv": 4,
+        "mamba_expand": 2,
+        "mamba_ssm_dtype": "bfloat16",
+    }
     g = mamba_geometry.mamba_geometry_from_config(cfg)
     assert g.intermediate_size == 3072 and g.attention_layers == (3,) and g.config_ssm_dtype is None
     # TP1: conv_dim 3,072 + 2 x 1 x 128 = 3,328 -> 3,328 x 3 x 2 = 19,968; ssm 48 x 64 x 128 x 4 (fp32: Granite
@@ -176,19 +204,34 @@ def test_group_padding_and_divisibility():
 
 
 def test_falcon_h1_and_kimi_linear():
-    falcon = {"architectures": ["FalconH1ForCausalLM"], "model_type": "falcon_h1", "num_hidden_layers": 4,
-              "hidden_size": 1024, "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 128,
-              "mamba_d_ssm": 1536, "mamba_n_heads": 24, "mamba_d_head": 64, "mamba_n_groups": 1,
-              "mamba_d_state": 128, "mamba_d_conv": 4}
+    falcon = {
+        "architectures": ["FalconH1ForCausalLM"],
+        "model_type": "falcon_h1",
+        "num_hidden_layers": 4,
+        "hidden_size": 1024,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 2,
+        "head_dim": 128,
+        "mamba_d_ssm": 1536,
+        "mamba_n_heads": 24,
+        "mamba_d_head": 64,
+        "mamba_n_groups": 1,
+        "mamba_d_state": 128,
+        "mamba_d_conv": 4,
+    }
     g = mamba_geometry.mamba_geometry_from_config(falcon)
     # every layer holds both attention KV and a Mamba2 state
     assert g.attention_layers == g.linear_layers == (0, 1, 2, 3)
     # conv (1,536 + 256, 3) x 2 + ssm 24 x 64 x 128 x 4 = 10,752 + 786,432
     assert mamba.mamba_state_bytes_per_layer(geometry=g, tp_size=1) == 797_184
-    kimi = {"architectures": ["KimiLinearForCausalLM"], "model_type": "kimi_linear", "num_hidden_layers": 4,
-            "kv_lora_rank": 512, "qk_rope_head_dim": 64,
-            "linear_attn_config": {"kda_layers": [1, 2, 3], "num_heads": 32, "head_dim": 128,
-                                   "short_conv_kernel_size": 4}}
+    kimi = {
+        "architectures": ["KimiLinearForCausalLM"],
+        "model_type": "kimi_linear",
+        "num_hidden_layers": 4,
+        "kv_lora_rank": 512,
+        "qk_rope_head_dim": 64,
+        "linear_attn_config": {"kda_layers": [1, 2, 3], "num_heads": 32, "head_dim": 128, "short_conv_kernel_size": 4},
+    }
     k = mamba_geometry.mamba_geometry_from_config(kimi)
     assert k.kind == "kda" and k.linear_layers == (0, 1, 2) and k.attention_layers == (3,)
     # conv (3, 3 x 4,096) x 2 = 73,728; ssm 32 x 128 x 128 x 4 = 2,097,152
@@ -199,7 +242,11 @@ def test_falcon_h1_and_kimi_linear():
 
 def test_qwen35_needs_the_interval():
     with pytest.raises(InputError) as err:
-        mamba_geometry.mamba_geometry_from_config({"architectures": ["Qwen3_5ForConditionalGeneration"], "model_type": "qwen3_5",
-                                          "text_config": {"num_hidden_layers": 8,
-                                                          "layer_types": ["linear_attention"] * 8}})
+        mamba_geometry.mamba_geometry_from_config(
+            {
+                "architectures": ["Qwen3_5ForConditionalGeneration"],
+                "model_type": "qwen3_5",
+                "text_config": {"num_hidden_layers": 8, "layer_types": ["linear_attention"] * 8},
+            }
+        )
     assert err.value.field == "full_attention_interval"

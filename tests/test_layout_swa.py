@@ -26,9 +26,19 @@ def gpt_oss_120b():
 
 
 def _ratio(layers, budget, tp, page, **kw):
-    args = dict(layers=layers, budget_bytes=budget, kv_dtype="bf16", attn_tp_size=tp, page_size=page,
-                swa_full_tokens_ratio=None, radix_cache=True, max_running_requests=None, attn_dp_size=1,
-                chunked_prefill_size=8192, overlap_schedule=True)
+    args = dict(
+        layers=layers,
+        budget_bytes=budget,
+        kv_dtype="bf16",
+        attn_tp_size=tp,
+        page_size=page,
+        swa_full_tokens_ratio=None,
+        radix_cache=True,
+        max_running_requests=None,
+        attn_dp_size=1,
+        chunked_prefill_size=8192,
+        overlap_schedule=True,
+    )
     args.update(kw)
     return swa.swa_pool_sizes(**args)
 
@@ -132,9 +142,19 @@ def test_ratio_out_of_range(gpt_oss_120b):
 def test_pp2_halves_the_cell(gpt_oss_120b):
     # stages [0,18) and [18,36) each own 9 full + 9 SWA layers: cell 18,432 x 1.8 = 33,177.6
     res = swa.swa_pool_sizes_over_stages(
-        layers=gpt_oss_120b, pp_size=2, budget_bytes=12 * GIB, kv_dtype="bf16", attn_tp_size=1, page_size=1,
-        swa_full_tokens_ratio=None, radix_cache=True, max_running_requests=None, attn_dp_size=1,
-        chunked_prefill_size=8192, overlap_schedule=True)
+        layers=gpt_oss_120b,
+        pp_size=2,
+        budget_bytes=12 * GIB,
+        kv_dtype="bf16",
+        attn_tp_size=1,
+        page_size=1,
+        swa_full_tokens_ratio=None,
+        radix_cache=True,
+        max_running_requests=None,
+        attn_dp_size=1,
+        chunked_prefill_size=8192,
+        overlap_schedule=True,
+    )
     # 12,884,901,888 / 33,177.6 = 388,361.48 -> 388,361; swa int(310,688.8) = 310,688
     assert res.full_tokens == 388_361 and res.swa_tokens == 310_688
 
@@ -147,37 +167,66 @@ def test_draft_layers_join_their_pools(gpt_oss_120b):
 
 
 def test_fp8_and_mxfp8_cells(gpt_oss_120b):
-    assert swa.swa_bytes_per_layer_token(kv_heads=8, head_dim=64, v_head_dim=64, attn_tp_size=1, kv_dtype="fp8_e4m3") == 1_024
+    assert (
+        swa.swa_bytes_per_layer_token(kv_heads=8, head_dim=64, v_head_dim=64, attn_tp_size=1, kv_dtype="fp8_e4m3")
+        == 1_024
+    )
     # mxfp8: 1,024 + 8 x 128 // 32 = 1,024 + 32
-    assert swa.swa_bytes_per_layer_token(kv_heads=8, head_dim=64, v_head_dim=64, attn_tp_size=1, kv_dtype="mxfp8") == 1_056
+    assert (
+        swa.swa_bytes_per_layer_token(kv_heads=8, head_dim=64, v_head_dim=64, attn_tp_size=1, kv_dtype="mxfp8") == 1_056
+    )
     # TP larger than the KV heads keeps one head per rank
-    assert swa.swa_bytes_per_layer_token(kv_heads=8, head_dim=64, v_head_dim=64, attn_tp_size=16, kv_dtype="bf16") == 256
+    assert (
+        swa.swa_bytes_per_layer_token(kv_heads=8, head_dim=64, v_head_dim=64, attn_tp_size=16, kv_dtype="bf16") == 256
+    )
     # FP4 (issue 13): the hybrid pool has no FP4 quant method -- 1 B per value (float4_e2m1fn_x2's element size),
     # no scales: 8 x 128 x 1 = 1,024, as fp8 (tests/test_swa_by_release.py has the whole plan)
-    assert swa.swa_bytes_per_layer_token(kv_heads=8, head_dim=64, v_head_dim=64, attn_tp_size=1, kv_dtype="nvfp4") == 1_024
+    assert (
+        swa.swa_bytes_per_layer_token(kv_heads=8, head_dim=64, v_head_dim=64, attn_tp_size=1, kv_dtype="nvfp4") == 1_024
+    )
 
 
 def test_gemma2_gemma3_are_not_hybrid_swa_in_sglang():
-    cfg = {"architectures": ["Gemma3ForCausalLM"], "num_hidden_layers": 62, "sliding_window": 1024,
-           "layer_types": ["sliding_attention"] * 5 + ["full_attention"]}
+    cfg = {
+        "architectures": ["Gemma3ForCausalLM"],
+        "num_hidden_layers": 62,
+        "sliding_window": 1024,
+        "layer_types": ["sliding_attention"] * 5 + ["full_attention"],
+    }
     with pytest.raises(InputError, match="disables hybrid SWA"):
         swa.swa_layers_from_config(cfg)
 
 
 def test_llama4_split_every_fourth_layer_full():
-    cfg = {"architectures": ["Llama4ForConditionalGeneration"],
-           "text_config": {"num_hidden_layers": 48, "num_attention_heads": 40, "num_key_value_heads": 8,
-                           "head_dim": 128, "attention_chunk_size": 8192}}
+    cfg = {
+        "architectures": ["Llama4ForConditionalGeneration"],
+        "text_config": {
+            "num_hidden_layers": 48,
+            "num_attention_heads": 40,
+            "num_key_value_heads": 8,
+            "head_dim": 128,
+            "attention_chunk_size": 8192,
+        },
+    }
     g = swa.swa_layers_from_config(cfg)
     assert g.full_layers == tuple(range(3, 48, 4)) and len(g.swa_layers) == 36
     assert g.sliding_window == 8192  # no sliding_window key: attention_chunk_size
 
 
 def test_mimo_v2_pattern_and_swa_heads():
-    cfg = {"architectures": ["MiMoV2FlashForCausalLM"], "num_hidden_layers": 6, "num_attention_heads": 64,
-           "num_key_value_heads": 4, "head_dim": 192, "v_head_dim": 128, "swa_num_key_value_heads": 8,
-           "swa_head_dim": 192, "swa_v_head_dim": 128, "sliding_window": 128,
-           "hybrid_layer_pattern": [0, 1, 1, 1, 1, 0]}
+    cfg = {
+        "architectures": ["MiMoV2FlashForCausalLM"],
+        "num_hidden_layers": 6,
+        "num_attention_heads": 64,
+        "num_key_value_heads": 4,
+        "head_dim": 192,
+        "v_head_dim": 128,
+        "swa_num_key_value_heads": 8,
+        "swa_head_dim": 192,
+        "swa_v_head_dim": 128,
+        "sliding_window": 128,
+        "hybrid_layer_pattern": [0, 1, 1, 1, 1, 0],
+    }
     g = swa.swa_layers_from_config(cfg)
     assert g.full_layers == (0, 5) and g.swa_layers == (1, 2, 3, 4)
     assert (g.full_kv_heads, g.full_head_dim, g.full_v_head_dim) == (4, 192, 128)
@@ -186,11 +235,19 @@ def test_mimo_v2_pattern_and_swa_heads():
 
 
 def test_gemma4_full_geometry_from_global_fields():
-    cfg = {"architectures": ["Gemma4ForConditionalGeneration"],
-           "text_config": {"num_hidden_layers": 6, "num_attention_heads": 32, "num_key_value_heads": 16,
-                           "head_dim": 256, "global_head_dim": 512, "num_global_key_value_heads": 4,
-                           "sliding_window": 1024,
-                           "layer_types": ["sliding_attention"] * 5 + ["full_attention"]}}
+    cfg = {
+        "architectures": ["Gemma4ForConditionalGeneration"],
+        "text_config": {
+            "num_hidden_layers": 6,
+            "num_attention_heads": 32,
+            "num_key_value_heads": 16,
+            "head_dim": 256,
+            "global_head_dim": 512,
+            "num_global_key_value_heads": 4,
+            "sliding_window": 1024,
+            "layer_types": ["sliding_attention"] * 5 + ["full_attention"],
+        },
+    }
     g = swa.swa_layers_from_config(cfg)
     assert (g.full_kv_heads, g.full_head_dim) == (4, 512)
     assert (g.swa_kv_heads, g.swa_head_dim) == (16, 256)
@@ -204,13 +261,26 @@ def test_gemma4_full_geometry_from_global_fields():
 
 def test_missing_fields_raise():
     with pytest.raises(InputError) as err:
-        swa.swa_layers_from_config({"architectures": ["GptOssForCausalLM"], "num_hidden_layers": 2,
-                                    "num_attention_heads": 8, "head_dim": 64, "sliding_window": 128})
+        swa.swa_layers_from_config(
+            {
+                "architectures": ["GptOssForCausalLM"],
+                "num_hidden_layers": 2,
+                "num_attention_heads": 8,
+                "head_dim": 64,
+                "sliding_window": 128,
+            }
+        )
     assert err.value.field == "layer_types"
     with pytest.raises(InputError) as err:
-        swa.swa_layers_from_config({"architectures": ["GptOssForCausalLM"], "num_hidden_layers": 2,
-                                    "num_attention_heads": 8, "head_dim": 64,
-                                    "layer_types": ["sliding_attention", "full_attention"]})
+        swa.swa_layers_from_config(
+            {
+                "architectures": ["GptOssForCausalLM"],
+                "num_hidden_layers": 2,
+                "num_attention_heads": 8,
+                "head_dim": 64,
+                "layer_types": ["sliding_attention", "full_attention"],
+            }
+        )
     assert err.value.field == "sliding_window"
     with pytest.raises(InputError):
         swa.swa_layers_from_config({"architectures": ["LlamaForCausalLM"], "num_hidden_layers": 2})

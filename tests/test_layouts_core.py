@@ -25,7 +25,14 @@ HF = Path(__file__).resolve().parent.joinpath("data/shared/hf-configs")
 
 def test_cli_choices_are_sglangs():
     assert set(kvdtype.KV_CACHE_DTYPES) == {
-        "auto", "fp8_e5m2", "fp8_e4m3", "mxfp8", "bf16", "bfloat16", "nvfp4", "fp4_mx_block16",
+        "auto",
+        "fp8_e5m2",
+        "fp8_e4m3",
+        "mxfp8",
+        "bf16",
+        "bfloat16",
+        "nvfp4",
+        "fp4_mx_block16",
     }
 
 
@@ -57,8 +64,13 @@ def test_resolve_auto_gqa():
 def test_resolve_dsa_by_device():
     def res(req, sm, vendor="nvidia", **kw):
         return kvdtype.resolve_kv_cache_dtype(
-            requested=req, model_dtype="bfloat16", kv_cache_quant_algo="FP8", family="dsa",
-            sm_major=sm, vendor=vendor, **kw,
+            requested=req,
+            model_dtype="bfloat16",
+            kv_cache_quant_algo="FP8",
+            family="dsa",
+            sm_major=sm,
+            vendor=vendor,
+            **kw,
         )
 
     assert res("auto", 10) == "fp8_e4m3"
@@ -76,8 +88,12 @@ def test_resolve_dsa_by_device():
 def test_resolve_dsv4():
     def res(req, vendor="nvidia"):
         return kvdtype.resolve_kv_cache_dtype(
-            requested=req, model_dtype="bfloat16", kv_cache_quant_algo=None, family="dsv4",
-            sm_major=12, vendor=vendor,
+            requested=req,
+            model_dtype="bfloat16",
+            kv_cache_quant_algo=None,
+            family="dsv4",
+            sm_major=12,
+            vendor=vendor,
         )
 
     assert res("auto") == "fp8_e4m3"
@@ -90,7 +106,10 @@ def test_resolve_dsv4():
 
 
 def test_element_bits():
-    assert [kv_names.kv_element_bits(d) for d in ("bf16", "bfloat16", "fp16", "fp8_e4m3", "fp8_e5m2", "mxfp8", "nvfp4", "fp4_mx_block16")] == [16, 16, 16, 8, 8, 8, 4, 4]
+    assert [
+        kv_names.kv_element_bits(d)
+        for d in ("bf16", "bfloat16", "fp16", "fp8_e4m3", "fp8_e5m2", "mxfp8", "nvfp4", "fp4_mx_block16")
+    ] == [16, 16, 16, 8, 8, 8, 4, 4]
     with pytest.raises(InputError):
         kv_names.kv_element_bits("auto")
 
@@ -132,9 +151,12 @@ def test_gqa_refused_splits(kv, tp, heads, dcp):
 def test_gqa_qwen3_235b_from_hf_config():
     cfg = json.loads((HF / "Qwen--Qwen3-235B-A22B-FP8" / "config.json").read_text())
     hd = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
-    assert gqa.gqa_kv_heads_per_rank(
-        num_kv_heads=cfg["num_key_value_heads"], attn_tp_size=8, num_attention_heads=cfg["num_attention_heads"]
-    ) == 1
+    assert (
+        gqa.gqa_kv_heads_per_rank(
+            num_kv_heads=cfg["num_key_value_heads"], attn_tp_size=8, num_attention_heads=cfg["num_attention_heads"]
+        )
+        == 1
+    )
     assert _gqa(cfg["num_key_value_heads"], hd, cfg["num_hidden_layers"], 8) == 48_128
 
 
@@ -163,7 +185,9 @@ def test_gqa_fp4_mx_block16():
 
 def test_mla_deepseek_v3_any_tp():
     cfg = json.loads((HF / "deepseek-ai--DeepSeek-V3" / "config.json").read_text())
-    kw = dict(kv_lora_rank=cfg["kv_lora_rank"], qk_rope_head_dim=cfg["qk_rope_head_dim"], num_layers=cfg["num_hidden_layers"])
+    kw = dict(
+        kv_lora_rank=cfg["kv_lora_rank"], qk_rope_head_dim=cfg["qk_rope_head_dim"], num_layers=cfg["num_hidden_layers"]
+    )
     assert mla.mla_bytes_per_token(kv_dtype="fp8_e4m3", **kw) == 35_136  # 576*61
     assert mla.mla_bytes_per_token(kv_dtype="bf16", **kw) == 70_272  # 576*2*61
     # FP4: 576*61//2 = 17,568 + (576//16)*61 = 2,196
@@ -194,8 +218,10 @@ def test_dsa_v32_by_device():
     assert _v32("auto", 9) == ("bf16", 78_324)  # H100 default: 61*(1152+132)
     assert _v32("fp8_e4m3", 10, prefill_backend="flashmla_kv", decode_backend="flashmla_kv")[0] == "scaled_fp8"
     assert _v32("fp8_e4m3", 10, prefill_backend="flashmla_kv")[0] == "raw_fp8"  # decode still trtllm
-    assert _v32("fp8_e4m3", 10, prefill_backend="trtllm", decode_backend="flashmla_kv",
-                disaggregation_mode="decode")[0] == "scaled_fp8"
+    assert (
+        _v32("fp8_e4m3", 10, prefill_backend="trtllm", decode_backend="flashmla_kv", disaggregation_mode="decode")[0]
+        == "scaled_fp8"
+    )
     assert _v32("fp8_e4m3", None, vendor="amd") == ("raw_fp8", 43_188)  # triton, raw layout
     assert _v32("auto", None, vendor="amd")[0] == "bf16"
     assert _v32("fp8_e4m3", 9, prefill_backend="tilelang", decode_backend="tilelang")[0] == "raw_fp8"
@@ -204,7 +230,10 @@ def test_dsa_v32_by_device():
 def test_dsa_backend_defaults_and_refusals():
     assert dsa.dsa_default_backends(kv_dtype="bf16", sm_major=9, vendor="nvidia") == ("flashmla_sparse", "fa3")
     assert dsa.dsa_default_backends(kv_dtype="bf16", sm_major=10, vendor="nvidia") == ("flashmla_sparse", "trtllm")
-    assert dsa.dsa_default_backends(kv_dtype="fp8_e4m3", sm_major=9, vendor="nvidia", dcp_size=2) == ("trtllm", "trtllm")
+    assert dsa.dsa_default_backends(kv_dtype="fp8_e4m3", sm_major=9, vendor="nvidia", dcp_size=2) == (
+        "trtllm",
+        "trtllm",
+    )
     with pytest.raises(InputError):
         dsa.dsa_default_backends(kv_dtype="fp8_e4m3", sm_major=9, vendor="nvidia", prefill_backend="triton")
     with pytest.raises(InputError):
@@ -215,12 +244,20 @@ def test_glm5_on_sm120_default_is_scaled_fp8():
     cfg = json.loads((HF / "zai-org--GLM-5" / "config.json").read_text())
     layout = dsa.dsa_row_layout(kv_dtype="auto", sm_major=12, vendor="nvidia", model="glm")
     assert dsa.dsa_default_backends(kv_dtype="auto", sm_major=12, vendor="nvidia", model="glm") == (
-        "flashinfer_sparse_mla", "flashinfer_sparse_mla")
+        "flashinfer_sparse_mla",
+        "flashinfer_sparse_mla",
+    )
     assert layout == "scaled_fp8"
-    assert dsa.dsa_bytes_per_token(
-        kv_lora_rank=cfg["kv_lora_rank"], qk_rope_head_dim=cfg["qk_rope_head_dim"],
-        index_head_dim=cfg["index_head_dim"], num_layers=cfg["num_hidden_layers"], layout=layout,
-    ) == 61_464  # 78*(656+132)
+    assert (
+        dsa.dsa_bytes_per_token(
+            kv_lora_rank=cfg["kv_lora_rank"],
+            qk_rope_head_dim=cfg["qk_rope_head_dim"],
+            index_head_dim=cfg["index_head_dim"],
+            num_layers=cfg["num_hidden_layers"],
+            layout=layout,
+        )
+        == 61_464
+    )  # 78*(656+132)
     # the same checkpoint on SM120 as DeepSeek arch would take trtllm -> raw
     assert dsa.dsa_row_layout(kv_dtype="auto", sm_major=12, vendor="nvidia") == "raw_fp8"
 
@@ -230,24 +267,48 @@ def test_glm52_indexer_layers_from_config():
     n = dsa_geometry.dsa_indexer_layer_count(start_layer=0, end_layer=78, indexer_types=cfg["indexer_types"])
     assert n == 21
     # the freq/offset rule gives the same set when indexer_types is absent: layers 0,1,2,6,10,...
-    assert dsa_geometry.dsa_indexer_layer_count(start_layer=0, end_layer=78, index_topk_freq=4, index_skip_topk_offset=3) == 21
-    assert dsa.dsa_bytes_per_token(
-        kv_lora_rank=512, qk_rope_head_dim=64, index_head_dim=128, num_layers=78, layout="raw_fp8",
-        indexer_layers=n,
-    ) == 78 * 576 + 21 * 132  # 44,928 + 2,772 = 47,700
+    assert (
+        dsa_geometry.dsa_indexer_layer_count(start_layer=0, end_layer=78, index_topk_freq=4, index_skip_topk_offset=3)
+        == 21
+    )
+    assert (
+        dsa.dsa_bytes_per_token(
+            kv_lora_rank=512,
+            qk_rope_head_dim=64,
+            index_head_dim=128,
+            num_layers=78,
+            layout="raw_fp8",
+            indexer_layers=n,
+        )
+        == 78 * 576 + 21 * 132
+    )  # 44,928 + 2,772 = 47,700
 
 
 def test_dsa_skip_rules():
     assert not any(dsa_geometry.dsa_layer_skips_topk(layer_id=i) for i in range(61))
     # freq 2, no offset: max(l-1,0) % 2 != 0 -> layers 2, 4, ... skip; 0, 1, 3 do not
-    assert [dsa_geometry.dsa_layer_skips_topk(layer_id=i, index_topk_freq=2) for i in range(5)] == [False, False, True, False, True]
+    assert [dsa_geometry.dsa_layer_skips_topk(layer_id=i, index_topk_freq=2) for i in range(5)] == [
+        False,
+        False,
+        True,
+        False,
+        True,
+    ]
     assert [dsa_geometry.dsa_layer_skips_topk(layer_id=i, cli_factor=2) for i in range(4)] == [False, True, False, True]
-    assert [dsa_geometry.dsa_layer_skips_topk(layer_id=i, index_topk_pattern="FSF") for i in range(4)] == [False, True, False, False]
+    assert [dsa_geometry.dsa_layer_skips_topk(layer_id=i, index_topk_pattern="FSF") for i in range(4)] == [
+        False,
+        True,
+        False,
+        False,
+    ]
 
 
 def test_dsa_dcp_and_draft():
     # indexer replicated under DCP: 61*576 + 61*132*2
     assert dsa.dsa_bytes_per_token(layout="raw_fp8", dcp_size=2, **V32) == 35_136 + 16_104
-    assert dsa.dsa_draft_bytes_per_token(
-        kv_lora_rank=512, qk_rope_head_dim=64, index_head_dim=128, draft_layers=1, layout="raw_fp8"
-    ) == 708
+    assert (
+        dsa.dsa_draft_bytes_per_token(
+            kv_lora_rank=512, qk_rope_head_dim=64, index_head_dim=128, draft_layers=1, layout="raw_fp8"
+        )
+        == 708
+    )

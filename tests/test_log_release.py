@@ -46,8 +46,11 @@ def _contains(win, version: str) -> bool:
 KNOWN: dict[str, tuple[tuple[str, ...], str]] = {
     # SGLang
     "qwen25-0.5b-4070tis-pd-prefill": (("0.5.8",), "sglang_dev.jsonl sglang_version '0.5.8 (author table)'"),
-    "kimi-k2.5-mi355x-tp8": (("0.5.8.post1", "0.5.9"), "sglang_dev.jsonl: docker rocm/sgl-dev:v0.5.8.post1-rocm720-"
-                                                      "mi35x-20260218, a main-branch build after 0.5.8.post1"),
+    "kimi-k2.5-mi355x-tp8": (
+        ("0.5.8.post1", "0.5.9"),
+        "sglang_dev.jsonl: docker rocm/sgl-dev:v0.5.8.post1-rocm720-"
+        "mi35x-20260218, a main-branch build after 0.5.8.post1",
+    ),
     # vLLM
     "qwen2-7b-a100-u025": (("0.10.1.1",), "vllm_dev.jsonl vllm_version 0.10.1.1 (dennislee22/vLLM-benchmarking)"),
     "gptoss120b-4xa100-tp4-u080": (("0.10.1.1",), "vllm_dev.jsonl vllm_version 0.10.1.1"),
@@ -64,11 +67,12 @@ KNOWN: dict[str, tuple[tuple[str, ...], str]] = {
     "kimi-k2-thinking-8xh200-tp8": (("0.11.0", "0.11.1"), "vllm_dev.jsonl: nightly Nov 2025 (~0.11.1)"),
     "gemma3-27b-mi300x-rocm": (("0.10.2", "0.11.0"), "vllm_dev.jsonl: 0.11.0rc2.dev98+g393de22d2 (before 0.11.0)"),
     "qwen3-coder-480b-fp8-8xh20-dp8-ep-u90": (("0.10.0", "0.10.1"), "vllm_dev.jsonl: 0.10.1.dev101+gbda9d0535"),
-    "deepseek-v2-lite-h100-v0-premla": (("0.6.4.post1", "0.6.5"), "vllm_dev.jsonl: V0, main of Dec 2024 "
-                                                                   "(PR #10927)"),
+    "deepseek-v2-lite-h100-v0-premla": (("0.6.4.post1", "0.6.5"), "vllm_dev.jsonl: V0, main of Dec 2024 (PR #10927)"),
     "vllm-39734-gemma4-31b": (("0.19.0", "0.19.1"), "log header: 0.19.1rc1.dev301+g60995c05b (issue #39734)"),
-    "vllm-6746-llama31-405b-fp8-8xh100-v0-workers": (("0.5.1", "0.5.2", "0.5.3", "0.5.3.post1"),
-                                                     "log header: V0, July 2024 (issue #6746)"),
+    "vllm-6746-llama31-405b-fp8-8xh100-v0-workers": (
+        ("0.5.1", "0.5.2", "0.5.3", "0.5.3.post1"),
+        "log header: V0, July 2024 (issue #6746)",
+    ),
     "vllm-pr13596-v1-old-block-format": (("0.7.2", "0.7.3"), "PR #13596 (2025-02-20): V1 main before the PR"),
     "vllm-pr13596-v1-token-format": (("0.7.3", "0.8.0"), "PR #13596 (2025-02-20): V1 main with the PR"),
     "vllm-21348-qwen3-235b-fp8-4xh100-tp4": (("0.9.2", "0.10.0"), "issue #21348 (2025-07-22), V1"),
@@ -101,8 +105,11 @@ def test_known_table_names_real_logs_and_cases():
                 c = json.loads(line)
                 cases[c["id"]] = c
     # every shared case that states a release is in the table
-    stated = {i for i, c in cases.items() if re.search(r"\d+\.\d+", str(c.get("sglang_version") or
-                                                                           c.get("vllm_version") or ""))}
+    stated = {
+        i
+        for i, c in cases.items()
+        if re.search(r"\d+\.\d+", str(c.get("sglang_version") or c.get("vllm_version") or ""))
+    }
     assert stated - {"qwen3.8-27b-fp8-hybrid-gdn-h100-kt"} <= set(KNOWN)  # sglang-kt 0.7.0 is a fork's number
 
 
@@ -154,110 +161,328 @@ def test_calibrate_reports_the_window_on_the_known_logs():
 P = "[2025-01-01 00:00:00 TP0] "
 BOUNDARY = [
     # (log text, engine, oldest, newest)
-    (P + "Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=63.72 GB\n", "sglang", "0.3.0",
-     "0.4.3.post2"),
-    (P + "Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=63.72 GB, mem usage=15.09 GB.\n",
-     "sglang", "0.4.3.post3", "0.5.8.post1"),
-    (P + "Load weight end. elapsed=3.10 s, type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=63.72 GB, "
-         "mem usage=15.09 GB.\n", "sglang", "0.5.9", "0.5.9"),
-    (P + "Load weight end. elapsed=3.10 s, type=LlamaForCausalLM, avail mem=63.72 GB, mem usage=15.09 GB.\n",
-     "sglang", "0.5.10", "0.5.23"),
-    (P + "Init torch distributed ends. mem usage=0.51 GB\n" + P + "Load weight begin. avail mem=78.00 GB\n",
-     "sglang", "0.4.3.post3", "0.5.8.post1"),
-    (P + "Init torch distributed ends. elapsed=1.2 s, mem usage=0.51 GB\n" + P + "Load weight begin. avail mem=78.00 "
-         "GB\n", "sglang", "0.5.9", "0.5.20"),
-    (P + "Memory baseline taken. mem usage=0.51 GB\n" + P + "Load weight begin. avail mem=78.00 GB\n", "sglang",
-     "0.5.21", "0.5.23"),
+    (
+        P + "Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=63.72 GB\n",
+        "sglang",
+        "0.3.0",
+        "0.4.3.post2",
+    ),
+    (
+        P + "Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=63.72 GB, mem usage=15.09 GB.\n",
+        "sglang",
+        "0.4.3.post3",
+        "0.5.8.post1",
+    ),
+    (
+        P + "Load weight end. elapsed=3.10 s, type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=63.72 GB, "
+        "mem usage=15.09 GB.\n",
+        "sglang",
+        "0.5.9",
+        "0.5.9",
+    ),
+    (
+        P + "Load weight end. elapsed=3.10 s, type=LlamaForCausalLM, avail mem=63.72 GB, mem usage=15.09 GB.\n",
+        "sglang",
+        "0.5.10",
+        "0.5.23",
+    ),
+    (
+        P + "Init torch distributed ends. mem usage=0.51 GB\n" + P + "Load weight begin. avail mem=78.00 GB\n",
+        "sglang",
+        "0.4.3.post3",
+        "0.5.8.post1",
+    ),
+    (
+        P
+        + "Init torch distributed ends. elapsed=1.2 s, mem usage=0.51 GB\n"
+        + P
+        + "Load weight begin. avail mem=78.00 "
+        "GB\n",
+        "sglang",
+        "0.5.9",
+        "0.5.20",
+    ),
+    (
+        P + "Memory baseline taken. mem usage=0.51 GB\n" + P + "Load weight begin. avail mem=78.00 GB\n",
+        "sglang",
+        "0.5.21",
+        "0.5.23",
+    ),
     (P + "KV Cache is allocated. K size: 27.13 GB, V size: 27.13 GB.\n", "sglang", "0.4.1.post6", "0.4.3.post2"),
-    (P + "KV Cache is allocated. #tokens: 444500, K size: 27.13 GB, V size: 27.13 GB\n", "sglang", "0.4.3.post3",
-     "0.5.12.post1"),
+    (
+        P + "KV Cache is allocated. #tokens: 444500, K size: 27.13 GB, V size: 27.13 GB\n",
+        "sglang",
+        "0.4.3.post3",
+        "0.5.12.post1",
+    ),
     (P + "KV Cache is allocated. #tokens: 444500, KV size: 27.13 GB\n", "sglang", "0.4.5.post3", "0.5.12.post1"),
-    (P + "KV Cache is allocated. dtype: torch.bfloat16, #tokens: 444500, K size: 27.13 GB, V size: 27.13 GB\n",
-     "sglang", "0.5.13", "0.5.23"),
-    (P + "SWA KV Cache is allocated. dtype: torch.bfloat16, #tokens: 44450, K size: 2.13 GB, V size: 2.13 GB\n" + P + "Load weight begin. avail mem=78.00 GB\n",
-     "sglang", "0.5.17", "0.5.23"),
-    (P + "KV Cache VA upper bound. dtype: torch.bfloat16, #tokens: 900000, K size: 5.00 GB, V size: 5.00 GB\n" + P + "Load weight begin. avail mem=78.00 GB\n",
-     "sglang", "0.5.18", "0.5.23"),
-    (P + "max_total_num_tokens=444500, max_prefill_tokens=16384, max_running_requests=2049, context_len=131072\n",
-     "sglang", "0.3.0", "0.4.1.post7"),
-    (P + "max_total_num_tokens=46611, chunked_prefill_size=2048, max_prefill_tokens=16384, max_running_requests=2049,"
-         " context_len=131072\n", "sglang", "0.4.2", "0.4.6.post5"),
-    (P + "max_total_num_tokens=46611, chunked_prefill_size=2048, max_prefill_tokens=16384, max_running_requests=2049,"
-         " context_len=131072, available_gpu_mem=10.00 GB\n", "sglang", "0.4.7", "0.5.23"),
-    (P + "Capture cuda graph end. Time elapsed: 7.23 s\n" + P + "Load weight begin. avail mem=21.63 GB\n", "sglang",
-     "0.4.0", "0.4.3.post2"),
-    (P + "Capture cuda graph end. Time elapsed: 7.23 s. avail mem=0.53 GB. mem usage=0.93 GB.\n" + P + "Load weight begin. avail mem=78.00 GB\n", "sglang",
-     "0.4.3.post3", "0.4.6"),
-    (P + "Capture cuda graph end. Time elapsed: 7.23 s. mem usage=0.93 GB. avail mem=0.53 GB.\n" + P + "Load weight begin. avail mem=78.00 GB\n", "sglang",
-     "0.4.6.post1", "0.5.13.post1"),
-    (P + "Capture decode cuda graph end. elapsed=7.23 s, mem usage=0.93 GB, avail mem=0.53 GB.\n" + P + "Load weight begin. avail mem=78.00 GB\n", "sglang", "0.5.14",
-     "0.5.23"),
-    ("server_args=ServerArgs(model_path='m', mem_fraction_static=0.88, tp_size=1)\n" + P +
-     "Load weight begin. avail mem=78.00 GB\n", "sglang", "0.3.0", "0.5.18"),
-    ("server_args={'model_path': 'm', 'mem_fraction_static': 0.88, 'tp_size': 1}\n" + P +
-     "Load weight begin. avail mem=78.00 GB\n", "sglang", "0.5.19", "0.5.23"),
+    (
+        P + "KV Cache is allocated. dtype: torch.bfloat16, #tokens: 444500, K size: 27.13 GB, V size: 27.13 GB\n",
+        "sglang",
+        "0.5.13",
+        "0.5.23",
+    ),
+    (
+        P
+        + "SWA KV Cache is allocated. dtype: torch.bfloat16, #tokens: 44450, K size: 2.13 GB, V size: 2.13 GB\n"
+        + P
+        + "Load weight begin. avail mem=78.00 GB\n",
+        "sglang",
+        "0.5.17",
+        "0.5.23",
+    ),
+    (
+        P
+        + "KV Cache VA upper bound. dtype: torch.bfloat16, #tokens: 900000, K size: 5.00 GB, V size: 5.00 GB\n"
+        + P
+        + "Load weight begin. avail mem=78.00 GB\n",
+        "sglang",
+        "0.5.18",
+        "0.5.23",
+    ),
+    (
+        P + "max_total_num_tokens=444500, max_prefill_tokens=16384, max_running_requests=2049, context_len=131072\n",
+        "sglang",
+        "0.3.0",
+        "0.4.1.post7",
+    ),
+    (
+        P
+        + "max_total_num_tokens=46611, chunked_prefill_size=2048, max_prefill_tokens=16384, max_running_requests=2049,"
+        " context_len=131072\n",
+        "sglang",
+        "0.4.2",
+        "0.4.6.post5",
+    ),
+    (
+        P
+        + "max_total_num_tokens=46611, chunked_prefill_size=2048, max_prefill_tokens=16384, max_running_requests=2049,"
+        " context_len=131072, available_gpu_mem=10.00 GB\n",
+        "sglang",
+        "0.4.7",
+        "0.5.23",
+    ),
+    (
+        P + "Capture cuda graph end. Time elapsed: 7.23 s\n" + P + "Load weight begin. avail mem=21.63 GB\n",
+        "sglang",
+        "0.4.0",
+        "0.4.3.post2",
+    ),
+    (
+        P
+        + "Capture cuda graph end. Time elapsed: 7.23 s. avail mem=0.53 GB. mem usage=0.93 GB.\n"
+        + P
+        + "Load weight begin. avail mem=78.00 GB\n",
+        "sglang",
+        "0.4.3.post3",
+        "0.4.6",
+    ),
+    (
+        P
+        + "Capture cuda graph end. Time elapsed: 7.23 s. mem usage=0.93 GB. avail mem=0.53 GB.\n"
+        + P
+        + "Load weight begin. avail mem=78.00 GB\n",
+        "sglang",
+        "0.4.6.post1",
+        "0.5.13.post1",
+    ),
+    (
+        P
+        + "Capture decode cuda graph end. elapsed=7.23 s, mem usage=0.93 GB, avail mem=0.53 GB.\n"
+        + P
+        + "Load weight begin. avail mem=78.00 GB\n",
+        "sglang",
+        "0.5.14",
+        "0.5.23",
+    ),
+    (
+        "server_args=ServerArgs(model_path='m', mem_fraction_static=0.88, tp_size=1)\n"
+        + P
+        + "Load weight begin. avail mem=78.00 GB\n",
+        "sglang",
+        "0.3.0",
+        "0.5.18",
+    ),
+    (
+        "server_args={'model_path': 'm', 'mem_fraction_static': 0.88, 'tp_size': 1}\n"
+        + P
+        + "Load weight begin. avail mem=78.00 GB\n",
+        "sglang",
+        "0.5.19",
+        "0.5.23",
+    ),
     # vLLM
-    ("INFO 12-02 10:00:00 worker.py:233] Memory profiling results: total_gpu_memory=23.58GiB initial_memory_usage="
-     "15.34GiB peak_torch_memory=16.4GiB memory_usage_post_profile=15.5GiB non_torch_memory=0.35GiB "
-     "kv_cache_size=2.89GiB gpu_memory_utilization=0.90\n", "vllm", "0.6.3.post1", "0.6.4.post1"),
-    ("INFO 01-02 10:00:00 worker.py:266] the current vLLM instance can use total_gpu_memory (23.58GiB) x "
-     "gpu_memory_utilization (0.90) = 21.22GiB\nINFO 01-02 10:00:00 Loading model weights took 14.9888 GB\n",
-     "vllm", "0.6.5", "0.10.2"),
-    ("INFO 01-02 10:00:00 gpu_executor.py:122] # GPU blocks: 1478, # CPU blocks: 2048\n", "vllm", "0.5.0",
-     "0.6.6.post1"),
-    ("INFO 01-02 10:00:00 executor_base.py:111] # cuda blocks: 1478, # CPU blocks: 2048\n", "vllm", "0.7.3",
-     "0.11.0"),
+    (
+        "INFO 12-02 10:00:00 worker.py:233] Memory profiling results: total_gpu_memory=23.58GiB initial_memory_usage="
+        "15.34GiB peak_torch_memory=16.4GiB memory_usage_post_profile=15.5GiB non_torch_memory=0.35GiB "
+        "kv_cache_size=2.89GiB gpu_memory_utilization=0.90\n",
+        "vllm",
+        "0.6.3.post1",
+        "0.6.4.post1",
+    ),
+    (
+        "INFO 01-02 10:00:00 worker.py:266] the current vLLM instance can use total_gpu_memory (23.58GiB) x "
+        "gpu_memory_utilization (0.90) = 21.22GiB\nINFO 01-02 10:00:00 Loading model weights took 14.9888 GB\n",
+        "vllm",
+        "0.6.5",
+        "0.10.2",
+    ),
+    (
+        "INFO 01-02 10:00:00 gpu_executor.py:122] # GPU blocks: 1478, # CPU blocks: 2048\n",
+        "vllm",
+        "0.5.0",
+        "0.6.6.post1",
+    ),
+    ("INFO 01-02 10:00:00 executor_base.py:111] # cuda blocks: 1478, # CPU blocks: 2048\n", "vllm", "0.7.3", "0.11.0"),
     ("INFO 01-02 10:00:00 kv_cache_utils.py:522] # GPU blocks: 127626\n", "vllm", "0.6.4", "0.7.3"),
-    ("INFO 01-02 10:00:00 [kv_cache_utils.py:1] Maximum concurrency for 8192 tokens per request: 10.49x\n"
-     "INFO 01-02 10:00:00 Available KV cache memory: 5.01 GiB\n", "vllm", "0.9.1", "0.11.0"),
-    ("INFO [kv_cache_utils.py:864] GPU KV cache size: 93,872 tokens\nINFO [kv_cache_utils.py:868] Maximum "
-     "concurrency for 16,384 tokens per request: 5.73x\n", "vllm", "0.8.0", "0.27.1"),
-    ("INFO [kv_cache_utils.py:1870] GPU KV cache size: 93,872 tokens, Maximum concurrency for 16,384 tokens per "
-     "request: 5.73x\n", "vllm", "0.27.1", "0.34.0"),
-    ("INFO [kv_cache_utils.py:1870] XPU KV cache size: 93,872 tokens, Maximum concurrency for 16,384 tokens per "
-     "request: 5.73x\n", "vllm", "0.30.0", "0.34.0"),
-    ("INFO [gpu_worker.py:1] Free memory on device (43.93/44.42 GiB) on startup. Desired GPU memory utilization is "
-     "(0.9, 39.98 GiB). Actual usage is 27.72 GiB for weight, 1.4 GiB for peak activation, 0.21 GiB for non-torch "
-     "memory, and 3.45 GiB for CUDAGraph memory.\nINFO Available KV cache memory: 10.65 GiB\n", "vllm", "0.10.2",
-     "0.26.0"),
-    ("INFO [gpu_worker.py:1] Free memory on device (43.93/44.42 GiB) on startup. Desired GPU memory utilization is "
-     "(0.92, 39.98 GiB). Actual usage is 27.93 GiB for consumed memory (weights + non-torch), 1.4 GiB for peak "
-     "activation, and 3.45 GiB for CUDAGraph memory.\nINFO Available KV cache memory: 10.65 GiB\n", "vllm", "0.27.0",
-     "0.34.0"),
-    ("INFO [gpu_worker.py:455] CUDA graph memory profiling is enabled (default since v0.21.0). The current "
-     "--gpu-memory-utilization=0.8000 is equivalent to --gpu-memory-utilization=0.7924 without CUDA graph memory "
-     "profiling.\nINFO Available KV cache memory: 34.32 GiB\n", "vllm", "0.20.0", "0.34.0"),
-    ("INFO [gpu_model_runner.py:1] Estimated CUDA graph memory: 4.99 GiB total\nINFO Available KV cache memory: "
-     "34.32 GiB\n", "vllm", "0.18.0", "0.33.0"),
-    ("INFO [gpu_model_runner.py:1] Model loading took 14.2488 GiB and 4.422213 seconds\nINFO Available KV cache "
-     "memory: 5.01 GiB\n", "vllm", "0.9.1", "0.16.0"),
-    ("INFO [gpu_model_runner.py:1] Model loading took 14.25 GiB memory and 4.422213 seconds\nINFO Available KV "
-     "cache memory: 5.01 GiB\n", "vllm", "0.13.0", "0.34.0"),
+    (
+        "INFO 01-02 10:00:00 [kv_cache_utils.py:1] Maximum concurrency for 8192 tokens per request: 10.49x\n"
+        "INFO 01-02 10:00:00 Available KV cache memory: 5.01 GiB\n",
+        "vllm",
+        "0.9.1",
+        "0.11.0",
+    ),
+    (
+        "INFO [kv_cache_utils.py:864] GPU KV cache size: 93,872 tokens\nINFO [kv_cache_utils.py:868] Maximum "
+        "concurrency for 16,384 tokens per request: 5.73x\n",
+        "vllm",
+        "0.8.0",
+        "0.27.1",
+    ),
+    (
+        "INFO [kv_cache_utils.py:1870] GPU KV cache size: 93,872 tokens, Maximum concurrency for 16,384 tokens per "
+        "request: 5.73x\n",
+        "vllm",
+        "0.27.1",
+        "0.34.0",
+    ),
+    (
+        "INFO [kv_cache_utils.py:1870] XPU KV cache size: 93,872 tokens, Maximum concurrency for 16,384 tokens per "
+        "request: 5.73x\n",
+        "vllm",
+        "0.30.0",
+        "0.34.0",
+    ),
+    (
+        "INFO [gpu_worker.py:1] Free memory on device (43.93/44.42 GiB) on startup. Desired GPU memory utilization is "
+        "(0.9, 39.98 GiB). Actual usage is 27.72 GiB for weight, 1.4 GiB for peak activation, 0.21 GiB for non-torch "
+        "memory, and 3.45 GiB for CUDAGraph memory.\nINFO Available KV cache memory: 10.65 GiB\n",
+        "vllm",
+        "0.10.2",
+        "0.26.0",
+    ),
+    (
+        "INFO [gpu_worker.py:1] Free memory on device (43.93/44.42 GiB) on startup. Desired GPU memory utilization is "
+        "(0.92, 39.98 GiB). Actual usage is 27.93 GiB for consumed memory (weights + non-torch), 1.4 GiB for peak "
+        "activation, and 3.45 GiB for CUDAGraph memory.\nINFO Available KV cache memory: 10.65 GiB\n",
+        "vllm",
+        "0.27.0",
+        "0.34.0",
+    ),
+    (
+        "INFO [gpu_worker.py:455] CUDA graph memory profiling is enabled (default since v0.21.0). The current "
+        "--gpu-memory-utilization=0.8000 is equivalent to --gpu-memory-utilization=0.7924 without CUDA graph memory "
+        "profiling.\nINFO Available KV cache memory: 34.32 GiB\n",
+        "vllm",
+        "0.20.0",
+        "0.34.0",
+    ),
+    (
+        "INFO [gpu_model_runner.py:1] Estimated CUDA graph memory: 4.99 GiB total\nINFO Available KV cache memory: "
+        "34.32 GiB\n",
+        "vllm",
+        "0.18.0",
+        "0.33.0",
+    ),
+    (
+        "INFO [gpu_model_runner.py:1] Model loading took 14.2488 GiB and 4.422213 seconds\nINFO Available KV cache "
+        "memory: 5.01 GiB\n",
+        "vllm",
+        "0.9.1",
+        "0.16.0",
+    ),
+    (
+        "INFO [gpu_model_runner.py:1] Model loading took 14.25 GiB memory and 4.422213 seconds\nINFO Available KV "
+        "cache memory: 5.01 GiB\n",
+        "vllm",
+        "0.13.0",
+        "0.34.0",
+    ),
     # the remaining forms, each with one sizing line so that the text is a start-up log
-    (P + "Load weight end. Committed real weights after CUDA graph capture in 3.00 s\n" + P + "Load weight begin. "
-         "avail mem=78.00 GB\n", "sglang", "0.5.18", "0.5.23"),
-    (P + "Post-capture KV sizing: KV cache allocated. #tokens: 900000, K size: 5.00 GB, V size: 5.00 GB, avail "
-         "mem=3.00 GB\n" + P + "Load weight begin. avail mem=78.00 GB\n", "sglang", "0.5.16", "0.5.23"),
-    (P + "max_total_num_tokens=46611, chunked_prefill_size=2048, max_prefill_tokens=16384, max_running_requests=2049,"
-         " context_len=131072, available_cpu_mem=10.00 GB\n", "sglang", "0.5.2", "0.5.23"),
-    (P + "Mamba Cache is allocated. max_mamba_cache_size: 512, conv_state size: 1.00GB, ssm_state size: 2.00GB\n"
-     + P + "Load weight begin. avail mem=78.00 GB\n", "sglang", "0.5.2", "0.5.23"),
+    (
+        P + "Load weight end. Committed real weights after CUDA graph capture in 3.00 s\n" + P + "Load weight begin. "
+        "avail mem=78.00 GB\n",
+        "sglang",
+        "0.5.18",
+        "0.5.23",
+    ),
+    (
+        P + "Post-capture KV sizing: KV cache allocated. #tokens: 900000, K size: 5.00 GB, V size: 5.00 GB, avail "
+        "mem=3.00 GB\n" + P + "Load weight begin. avail mem=78.00 GB\n",
+        "sglang",
+        "0.5.16",
+        "0.5.23",
+    ),
+    (
+        P
+        + "max_total_num_tokens=46611, chunked_prefill_size=2048, max_prefill_tokens=16384, max_running_requests=2049,"
+        " context_len=131072, available_cpu_mem=10.00 GB\n",
+        "sglang",
+        "0.5.2",
+        "0.5.23",
+    ),
+    (
+        P
+        + "Mamba Cache is allocated. max_mamba_cache_size: 512, conv_state size: 1.00GB, ssm_state size: 2.00GB\n"
+        + P
+        + "Load weight begin. avail mem=78.00 GB\n",
+        "sglang",
+        "0.5.2",
+        "0.5.23",
+    ),
     (P + "DSV4 pool sizes: full=1000, swa=2000\n", "sglang", "0.5.12", "0.5.23"),
-    ("INFO [gpu_model_runner.py:1] Model loading took 14.2488 GB and 4.422213 seconds\nINFO [kv_cache_utils.py:1] "
-     "GPU KV cache size: 93,872 tokens\n", "vllm", "0.8.0", "0.8.4"),
-    ("DEBUG [gpu_worker.py:1] Memory profiling takes 3.21 seconds. Total non KV cache memory: 16.2GiB; torch peak "
-     "memory increase: 1.2GiB\nINFO Available KV cache memory: 5.01 GiB\n", "vllm", "0.9.1", "0.34.0"),
-    ("INFO [gpu_worker.py:1] CUDA graph memory profiling is enabled (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1). "
-     "This will become the default in v0.19.\nINFO Available KV cache memory: 5.01 GiB\n", "vllm", "0.18.0",
-     "0.19.1"),
-    ("INFO 10-01 10:00:00 model_runner.py:1300] Graph capturing finished in 5 secs.\nINFO 10-01 10:00:00 "
-     "gpu_executor.py:122] # GPU blocks: 1478, # CPU blocks: 2048\n", "vllm", "0.5.0", "0.6.3.post1"),
-    ("INFO 02-01 10:00:00 executor_base.py:108] # CUDA blocks: 1478, # CPU blocks: 2048\n", "vllm", "0.7.0",
-     "0.7.2"),
-    ("INFO [utils.py:1] non-default args: {'model': 'Qwen/Qwen3-8B'}\nINFO Available KV cache memory: 5.01 GiB\n",
-     "vllm", "0.9.1", "0.34.0"),
-    ("INFO [gpu_worker.py:1] Initial free memory 31.16 GiB, reserved 4.25 GiB memory for KV Cache as specified by "
-     "kv_cache_memory_bytes config and skipped memory profiling.\n", "vllm", "0.10.2", "0.34.0"),
+    (
+        "INFO [gpu_model_runner.py:1] Model loading took 14.2488 GB and 4.422213 seconds\nINFO [kv_cache_utils.py:1] "
+        "GPU KV cache size: 93,872 tokens\n",
+        "vllm",
+        "0.8.0",
+        "0.8.4",
+    ),
+    (
+        "DEBUG [gpu_worker.py:1] Memory profiling takes 3.21 seconds. Total non KV cache memory: 16.2GiB; torch peak "
+        "memory increase: 1.2GiB\nINFO Available KV cache memory: 5.01 GiB\n",
+        "vllm",
+        "0.9.1",
+        "0.34.0",
+    ),
+    (
+        "INFO [gpu_worker.py:1] CUDA graph memory profiling is enabled (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1). "
+        "This will become the default in v0.19.\nINFO Available KV cache memory: 5.01 GiB\n",
+        "vllm",
+        "0.18.0",
+        "0.19.1",
+    ),
+    (
+        "INFO 10-01 10:00:00 model_runner.py:1300] Graph capturing finished in 5 secs.\nINFO 10-01 10:00:00 "
+        "gpu_executor.py:122] # GPU blocks: 1478, # CPU blocks: 2048\n",
+        "vllm",
+        "0.5.0",
+        "0.6.3.post1",
+    ),
+    ("INFO 02-01 10:00:00 executor_base.py:108] # CUDA blocks: 1478, # CPU blocks: 2048\n", "vllm", "0.7.0", "0.7.2"),
+    (
+        "INFO [utils.py:1] non-default args: {'model': 'Qwen/Qwen3-8B'}\nINFO Available KV cache memory: 5.01 GiB\n",
+        "vllm",
+        "0.9.1",
+        "0.34.0",
+    ),
+    (
+        "INFO [gpu_worker.py:1] Initial free memory 31.16 GiB, reserved 4.25 GiB memory for KV Cache as specified by "
+        "kv_cache_memory_bytes config and skipped memory profiling.\n",
+        "vllm",
+        "0.10.2",
+        "0.34.0",
+    ),
 ]
 
 
@@ -293,16 +518,20 @@ def test_marker_ranges_are_real_releases_in_order():
 def test_a_trimmed_line_is_no_evidence_of_an_old_release():
     """A form recognised by something missing (here: no available_gpu_mem) needs the log-record prefix: an author's
     trimmed excerpt without it does not pin the release to 0.4.2 - 0.4.6.post5."""
-    line = "max_total_num_tokens=46611, chunked_prefill_size=2048, max_prefill_tokens=16384, max_running_requests=" \
-           "2049, context_len=131072\n"
+    line = (
+        "max_total_num_tokens=46611, chunked_prefill_size=2048, max_prefill_tokens=16384, max_running_requests="
+        "2049, context_len=131072\n"
+    )
     assert "sg_sched_cps" not in parse_log(line).formats
     assert "sg_sched_cps" in parse_log(P + line).formats
 
 
 def test_contradicting_forms_give_the_releases_between():
     # 0.5.9's weight line (elapsed + dtype) with 0.5.8's baseline line: a main build between 0.5.8.post1 and 0.5.9
-    w = _window(P + "Init torch distributed ends. mem usage=0.51 GB\n" + P + "Load weight end. elapsed=3.10 s, "
-                "type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=63.72 GB, mem usage=15.09 GB.\n")
+    w = _window(
+        P + "Init torch distributed ends. mem usage=0.51 GB\n" + P + "Load weight end. elapsed=3.10 s, "
+        "type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=63.72 GB, mem usage=15.09 GB.\n"
+    )
     assert (w.oldest, w.newest) == ("0.5.8.post1", "0.5.9") and "disagree" in w.reasons[0]
 
 
@@ -317,16 +546,20 @@ def test_no_release_specific_line_allows_every_release():
 
 
 def test_printed_sglang_version_wins_over_the_format():
-    text = ("sglang==0.4.4\n" + P + "KV Cache is allocated. dtype: torch.bfloat16, #tokens: 5, K size: 1.00 GB, "
-            "V size: 1.00 GB\n")
+    text = (
+        "sglang==0.4.4\n" + P + "KV Cache is allocated. dtype: torch.bfloat16, #tokens: 5, K size: 1.00 GB, "
+        "V size: 1.00 GB\n"
+    )
     w = _window(text)
     assert (w.oldest, w.newest) == ("0.4.4", "0.4.4")
     assert "prints the version" in w.reasons[0] and "suggest 0.5.13 to 0.5.23" in w.reasons[1]
 
 
 def test_docker_tag_of_a_main_build_maps_to_the_next_release():
-    text = ("docker run rocm/sgl-dev:v0.5.8.post1-rocm720-mi35x-20260218\n" + P + "Load weight end. elapsed=606.34 "
-            "s, type=KimiK25ForConditionalGeneration, dtype=torch.bfloat16, avail mem=209.96 GB, mem usage=73.58 GB.\n")
+    text = (
+        "docker run rocm/sgl-dev:v0.5.8.post1-rocm720-mi35x-20260218\n" + P + "Load weight end. elapsed=606.34 "
+        "s, type=KimiK25ForConditionalGeneration, dtype=torch.bfloat16, avail mem=209.96 GB, mem usage=73.58 GB.\n"
+    )
     w = _window(text)
     assert (w.oldest, w.newest) == ("0.5.9", "0.5.9") and "main-branch build after 0.5.8.post1" in w.reasons[0]
     assert next_release("sglang", "0.5.8.post1") == "0.5.9"
@@ -356,9 +589,14 @@ def test_version_order():
 # calibrate and fit --from-log use the window
 # --------------------------------------------------------------------------------------------------
 
-SYNTH = (P + "Load weight begin. avail mem=78.50 GB\n"
-         + P + "Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=63.42 GB, mem usage=15.08 GB.\n"
-         + P + "KV Cache is allocated. #tokens: 434000, K size: 26.49 GB, V size: 26.49 GB\n")
+SYNTH = (
+    P
+    + "Load weight begin. avail mem=78.50 GB\n"
+    + P
+    + "Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=63.42 GB, mem usage=15.08 GB.\n"
+    + P
+    + "KV Cache is allocated. #tokens: 434000, K size: 26.49 GB, V size: 26.49 GB\n"
+)
 
 
 def test_calibrate_applies_the_newest_release_of_the_window_and_says_why():
@@ -374,8 +612,9 @@ def test_calibrate_applies_the_newest_release_of_the_window_and_says_why():
     # the older release's request cap is the one the log prints (2049 = req_to_token rows; 0.5.23 would give 2048)
     rows = {r["quantity"]: r for r in d["rows"]}
     assert rows["max_running_requests"]["logged"] == 2049 == rows["max_running_requests"]["predicted"]
-    assert "release: SGLang 0.4.1.post7 rules applied; the log allows 0.4.1.post6 to 0.4.1.post7" in \
-        render_calibration(cal, "table")
+    assert "release: SGLang 0.4.1.post7 rules applied; the log allows 0.4.1.post6 to 0.4.1.post7" in render_calibration(
+        cal, "table"
+    )
 
 
 def test_a_window_across_a_rule_change_lists_the_answer_under_each():
@@ -390,15 +629,17 @@ def test_a_window_across_a_rule_change_lists_the_answer_under_each():
     d = cal.to_dict()
     assert d["engine_version"] == "0.5.8.post1" and d["engine_versions_possible"] == ["0.4.3.post3", "0.5.8.post1"]
     pool = "pool tokens (KV Cache is allocated #tokens)"
-    preds = {a["engine_version"]: next(r["predicted"] for r in a["rows"] if r["quantity"] == pool)
-             for a in d["by_release"]}
+    preds = {
+        a["engine_version"]: next(r["predicted"] for r in a["rows"] if r["quantity"] == pool) for a in d["by_release"]
+    }
     assert d["by_release"][0]["applied"] and len(set(preds.values())) >= 2
     # hand check of the 0.4.4 answer: mfs 0.88 -> 63.42 - 78.50 x 0.12 = 54.0 GiB / 131,072 B = 442,368 tokens
     assert abs(preds["0.4.4.post3"] - int(54.0 * GiB) // 131_072) <= 1
     txt = render_calibration(cal, "table")
     assert "under 0.4.3.post3" in txt and "give --engine-version to settle it" in txt
-    settled = calibrate(facts, model="meta-llama/Llama-3.1-8B-Instruct", gpu="h100-sxm",
-                        overrides={"engine_version": "0.4.4"}).to_dict()
+    settled = calibrate(
+        facts, model="meta-llama/Llama-3.1-8B-Instruct", gpu="h100-sxm", overrides={"engine_version": "0.4.4"}
+    ).to_dict()
     assert settled["engine_version"] == "0.4.4" and len(settled["by_release"]) == 1
     assert settled["engine_versions_possible"] == ["0.4.3.post3", "0.5.8.post1"]
     assert next(r["predicted"] for r in settled["rows"] if r["quantity"] == pool) == preds["0.4.4.post3"]

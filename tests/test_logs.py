@@ -131,9 +131,15 @@ def test_sglang_shared_case_recovered(case):
     assert _check(case["id"], facts, case["reported"], SG_MAP) == []
     # config fields present in the quoted server_args
     sa = facts.server_args
-    for key, case_key in (("mem_fraction_static", "mem_fraction_static"), ("chunked_prefill_size", "chunked_prefill_size"),
-                          ("tp_size", "tp"), ("cuda_graph_max_bs", "cuda_graph_max_bs"), ("page_size", "page_size"),
-                          ("attention_backend", "attention_backend"), ("kv_cache_dtype", "kv_cache_dtype")):
+    for key, case_key in (
+        ("mem_fraction_static", "mem_fraction_static"),
+        ("chunked_prefill_size", "chunked_prefill_size"),
+        ("tp_size", "tp"),
+        ("cuda_graph_max_bs", "cuda_graph_max_bs"),
+        ("page_size", "page_size"),
+        ("attention_backend", "attention_backend"),
+        ("kv_cache_dtype", "kv_cache_dtype"),
+    ):
         if f"{key}=" in excerpt and "server_args=" in excerpt:
             assert key in sa, key
             want = case[case_key]
@@ -172,32 +178,73 @@ def test_known_unrecoverable_list_is_not_stale():
 
 EXTRA = {
     "vllm-10517-llama31-8b-rtx3090-v0-29k": dict(
-        engine="vllm", model_loading_bytes=("gib", 14.9888), available_kv_cache_bytes=("gib", 2.89),
-        total_gpu_memory_bytes=("gib", 23.58), non_torch_bytes=("gib", 0.35), num_gpu_blocks=1478,
-        max_concurrency=0.82, max_concurrency_tokens=29000),
-    "vllm-pr13596-v1-old-block-format": dict(engine="vllm", num_gpu_blocks=127626, max_concurrency=997.08,
-                                             max_concurrency_tokens=2048, gpu_kv_cache_tokens=None),
-    "vllm-pr13596-v1-token-format": dict(engine="vllm", gpu_kv_cache_tokens=2042016, max_concurrency=997.08,
-                                         max_concurrency_tokens=2048, num_gpu_blocks=None),
-    "vllm-39734-gemma4-31b": dict(engine="vllm", gpu_kv_cache_tokens=37392, max_concurrency=1.53,
-                                  max_concurrency_tokens=262144),
+        engine="vllm",
+        model_loading_bytes=("gib", 14.9888),
+        available_kv_cache_bytes=("gib", 2.89),
+        total_gpu_memory_bytes=("gib", 23.58),
+        non_torch_bytes=("gib", 0.35),
+        num_gpu_blocks=1478,
+        max_concurrency=0.82,
+        max_concurrency_tokens=29000,
+    ),
+    "vllm-pr13596-v1-old-block-format": dict(
+        engine="vllm",
+        num_gpu_blocks=127626,
+        max_concurrency=997.08,
+        max_concurrency_tokens=2048,
+        gpu_kv_cache_tokens=None,
+    ),
+    "vllm-pr13596-v1-token-format": dict(
+        engine="vllm",
+        gpu_kv_cache_tokens=2042016,
+        max_concurrency=997.08,
+        max_concurrency_tokens=2048,
+        num_gpu_blocks=None,
+    ),
+    "vllm-39734-gemma4-31b": dict(
+        engine="vllm", gpu_kv_cache_tokens=37392, max_concurrency=1.53, max_concurrency_tokens=262144
+    ),
     "sglang-pr14071-dev-multirank-mla": dict(
-        engine="sglang", kv_tokens=60000, kv_bytes=("gib", 0.13), free_after_pool_bytes=("gib", 39.83),
-        max_total_num_tokens=None, context_len=None),  # 'profiled_max_total_num_tokens=' is not the scheduler line
-    "vllm-21348-qwen3-235b-fp8-4xh100-tp4": dict(engine="vllm", available_kv_cache_bytes=("gib", 8.11),
-                                                 gpu_kv_cache_tokens=178880, model="/path/to/Qwen3-235B-A22B-FP8"),
-    "sglang-21348-qwen3-235b-fp8-4xh100-tp4": dict(engine="sglang", kv_tokens=367404, k_bytes=("gib", 8.23),
-                                                   v_bytes=("gib", 8.23), model="/path/to/Qwen3-235B-A22B-FP8"),
+        engine="sglang",
+        kv_tokens=60000,
+        kv_bytes=("gib", 0.13),
+        free_after_pool_bytes=("gib", 39.83),
+        max_total_num_tokens=None,
+        context_len=None,
+    ),  # 'profiled_max_total_num_tokens=' is not the scheduler line
+    "vllm-21348-qwen3-235b-fp8-4xh100-tp4": dict(
+        engine="vllm",
+        available_kv_cache_bytes=("gib", 8.11),
+        gpu_kv_cache_tokens=178880,
+        model="/path/to/Qwen3-235B-A22B-FP8",
+    ),
+    "sglang-21348-qwen3-235b-fp8-4xh100-tp4": dict(
+        engine="sglang",
+        kv_tokens=367404,
+        k_bytes=("gib", 8.23),
+        v_bytes=("gib", 8.23),
+        model="/path/to/Qwen3-235B-A22B-FP8",
+    ),
     "sglang-club3090-1261-2x5090-nvfp4-mtp": dict(
         # first print of each rank is the target pool (3.46 GB); the draft pool (1.08 GB) follows it
-        engine="sglang", kv_tokens=454112, k_bytes=("gib", 3.46), v_bytes=("gib", 3.46),
-        free_after_pool_bytes=("gib", 7.63)),  # min(TP0 8.40, TP1 7.63)
-    "vllm-25350-fp8kv-100k": dict(engine="vllm", available_kv_cache_bytes=("gib", 10.55), gpu_kv_cache_tokens=230528,
-                                  max_concurrency=2.31, max_concurrency_tokens=100000),
+        engine="sglang",
+        kv_tokens=454112,
+        k_bytes=("gib", 3.46),
+        v_bytes=("gib", 3.46),
+        free_after_pool_bytes=("gib", 7.63),
+    ),  # min(TP0 8.40, TP1 7.63)
+    "vllm-25350-fp8kv-100k": dict(
+        engine="vllm",
+        available_kv_cache_bytes=("gib", 10.55),
+        gpu_kv_cache_tokens=230528,
+        max_concurrency=2.31,
+        max_concurrency_tokens=100000,
+    ),
     "vllm-25350-fp8kv-221k-error": dict(engine="vllm", available_kv_cache_bytes=("gib", 5.59)),
     "vllm-xinference-4926-qwen3vl-error": dict(engine="vllm", available_kv_cache_bytes=("gib", 6.94)),
-    "sglang-29575-scheduler-line-2026": dict(engine="sglang", max_total_num_tokens=2086558, max_running_requests=33,
-                                             context_len=256000),
+    "sglang-29575-scheduler-line-2026": dict(
+        engine="sglang", max_total_num_tokens=2086558, max_running_requests=33, context_len=256000
+    ),
     "vllm-6746-llama31-405b-fp8-8xh100-v0-workers": dict(engine="vllm", model_loading_bytes=("gib", 57.7520)),
     "vllm-intelarc-4-kv-cache-memory-bytes": dict(engine="vllm", available_kv_cache_bytes=("gib", 4.25)),
 }
@@ -297,8 +344,9 @@ def test_sglang_new_dict_server_args_and_2026_lines():
         "[2026-07-01 10:00:11 TP0] DSV4 pool sizes: full=40000000, swa=100000, c4=10000000, c128=312500, "
         "c4_state=512, c128_state=512\n"
         "[2026-07-01 10:00:12 TP0] Memory pool end. avail mem=20.00 GB\n"
-        "[2026-07-01 10:00:30 TP0] Capture decode CUDA graph end. bs=[" + ", ".join(str(i) for i in range(1, 513)) +
-        "], elapsed=10.00 s, mem usage=1.25 GB, avail mem=18.75 GB.\n"
+        "[2026-07-01 10:00:30 TP0] Capture decode CUDA graph end. bs=["
+        + ", ".join(str(i) for i in range(1, 513))
+        + "], elapsed=10.00 s, mem usage=1.25 GB, avail mem=18.75 GB.\n"
         "[2026-07-01 10:00:31 TP0] max_total_num_tokens=40000000, chunked_prefill_size=8192, max_prefill_tokens=16384, "
         "max_running_requests=256, context_len=1048576, available_gpu_mem=18.70 GB\n"
     )
@@ -325,8 +373,13 @@ def test_sglang_wrapped_serverargs_and_labelled_pools():
         "[2025-09-01 10:00:01 TP0] Mamba Cache is allocated. max_mamba_cache_size: 512, conv_state size: 0.10GB, ssm_state size: 2.00GB \n"
     )
     f = parse_log(text)
-    assert f.server_args == {"model_path": "openai/gpt-oss-120b", "tp_size": 2, "mem_fraction_static": 0.8,
-                             "swa_full_tokens_ratio": 0.8, "page_size": 16}
+    assert f.server_args == {
+        "model_path": "openai/gpt-oss-120b",
+        "tp_size": 2,
+        "mem_fraction_static": 0.8,
+        "swa_full_tokens_ratio": 0.8,
+        "page_size": 16,
+    }
     assert f.kv_tokens == 1000000 and f.k_bytes == round(8.58 * GIB)
     assert f.extra["swa_kv_tokens"] == 800000 and f.extra["swa_k_bytes"] == round(6.87 * GIB)
     assert f.extra["full_layer_tokens"] == 1000000 and f.extra["swa_layer_tokens"] == 800000
@@ -343,14 +396,19 @@ def test_docker_prefixes_ansi_crlf_and_json_timestamps():
     f = parse_log("\r\n".join(decorated))
     g = parse_log(SG_OLD)
     assert (f.kv_tokens, f.free_before_weights_bytes, f.max_total_num_tokens) == (
-        g.kv_tokens, g.free_before_weights_bytes, g.max_total_num_tokens)
+        g.kv_tokens,
+        g.free_before_weights_bytes,
+        g.max_total_num_tokens,
+    )
     assert f.server_args == g.server_args
 
 
 def test_bare_sgr_codes_and_carriage_returns():
-    text = ("\x1b[1;36m(EngineCore_DP0 pid=7)\x1b[0;0m INFO [gpu_worker.py:440] Available KV cache memory: 34.32 GiB\r"
-            "[1;36m(EngineCore_DP0 pid=7)[0;0m INFO [kv_cache_utils.py:1708] GPU KV cache size: 5,769,184 tokens\r"
-            "(EngineCore_DP0 pid=7) INFO [kv_cache_utils.py:1709] Maximum concurrency for 262,144 tokens per request: 22.01x")
+    text = (
+        "\x1b[1;36m(EngineCore_DP0 pid=7)\x1b[0;0m INFO [gpu_worker.py:440] Available KV cache memory: 34.32 GiB\r"
+        "[1;36m(EngineCore_DP0 pid=7)[0;0m INFO [kv_cache_utils.py:1708] GPU KV cache size: 5,769,184 tokens\r"
+        "(EngineCore_DP0 pid=7) INFO [kv_cache_utils.py:1709] Maximum concurrency for 262,144 tokens per request: 22.01x"
+    )
     f = parse_log(text)
     assert f.available_kv_cache_bytes == round(34.32 * GIB)
     assert f.gpu_kv_cache_tokens == 5769184 and f.max_concurrency == 22.01 and f.max_concurrency_tokens == 262144
@@ -401,28 +459,34 @@ INFO 03-01 10:00:01 executor_base.py:116] Maximum concurrency for 131072 tokens 
 
 
 def test_versions_gpu_and_cli():
-    text = ("sglang: 0.4.6.post1\n"
-            "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-1234)\n"
-            "|   0  NVIDIA H100 80GB HBM3          On  |   00000000:18:00.0 Off |                    0 |\n"
-            "| N/A   30C    P0             70W /  700W |       1MiB /  81559MiB |      0%      Default |\n"
-            "$ python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 \\\n"
-            "    --tp 8 --mem-fraction-static 0.85 --enable-dp-attention\n"
-            "[2025-05-01 10:00:00 TP0] KV Cache is allocated. #tokens: 100000, KV size: 6.55 GB\n")
+    text = (
+        "sglang: 0.4.6.post1\n"
+        "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-1234)\n"
+        "|   0  NVIDIA H100 80GB HBM3          On  |   00000000:18:00.0 Off |                    0 |\n"
+        "| N/A   30C    P0             70W /  700W |       1MiB /  81559MiB |      0%      Default |\n"
+        "$ python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 \\\n"
+        "    --tp 8 --mem-fraction-static 0.85 --enable-dp-attention\n"
+        "[2025-05-01 10:00:00 TP0] KV Cache is allocated. #tokens: 100000, KV size: 6.55 GB\n"
+    )
     f = parse_log(text)
     assert f.engine_version == "0.4.6.post1" and f.gpu_name == "NVIDIA H100 80GB HBM3"
     assert f.gpu_total_bytes == 81559 * 2**20
     assert f.extra["cli_args"]["tp"] == 8 and f.extra["cli_args"]["mem_fraction_static"] == 0.85
     assert f.extra["cli_args"]["enable_dp_attention"] is True
     assert f.model == "deepseek-ai/DeepSeek-V3"
-    g = parse_log("Using default MoE config. Config file not found at ['/x/E=128,N=384,device_name=NVIDIA_H200.json']\n"
-                  "INFO 07-01 [gpu_worker.py] Available KV cache memory: 44.59 GiB\n")
+    g = parse_log(
+        "Using default MoE config. Config file not found at ['/x/E=128,N=384,device_name=NVIDIA_H200.json']\n"
+        "INFO 07-01 [gpu_worker.py] Available KV cache memory: 44.59 GiB\n"
+    )
     assert g.gpu_name == "NVIDIA H200"
 
 
 def test_post_capture_and_truncated_line():
-    text = ("[TP0] KV Cache VA upper bound. dtype: torch.bfloat16, #tokens: 900000, K size: 40.00 GB, V size: 40.00 GB\n"
-            "[TP0] Post-capture KV sizing: KV cache allocated. dtype: torch.bfloat16, #tokens: 500000, KV size: 44.44 GB, avail mem=3.00 GB\n"
-            "[TP0] Load weight end. type=LlamaForCausalLM, avail mem=63.7")
+    text = (
+        "[TP0] KV Cache VA upper bound. dtype: torch.bfloat16, #tokens: 900000, K size: 40.00 GB, V size: 40.00 GB\n"
+        "[TP0] Post-capture KV sizing: KV cache allocated. dtype: torch.bfloat16, #tokens: 500000, KV size: 44.44 GB, avail mem=3.00 GB\n"
+        "[TP0] Load weight end. type=LlamaForCausalLM, avail mem=63.7"
+    )
     f = parse_log(text)
     assert f.kv_tokens == 500000 and f.kv_bytes == round(44.44 * GIB)
     assert f.extra["va_upper_bound_kv_tokens"] == 900000
@@ -432,19 +496,35 @@ def test_post_capture_and_truncated_line():
 
 def test_missing_for_measured_lists_what_is_absent():
     f = parse_log("[TP0] KV Cache is allocated. #tokens: 10000, KV size: 0.65 GB")
-    assert missing_for_measured(f) == ["free_before_weights_bytes", "free_after_weights_bytes",
-                                       "server_args.mem_fraction_static", "model"]
+    assert missing_for_measured(f) == [
+        "free_before_weights_bytes",
+        "free_after_weights_bytes",
+        "server_args.mem_fraction_static",
+        "model",
+    ]
     g = parse_log("GPU KV cache size: 1,000 tokens")
-    assert missing_for_measured(g) == ["available_kv_cache_bytes", "total_gpu_memory_bytes", "model_loading_bytes",
-                                       "peak_activation_bytes", "non_torch_bytes", "model"]
+    assert missing_for_measured(g) == [
+        "available_kv_cache_bytes",
+        "total_gpu_memory_bytes",
+        "model_loading_bytes",
+        "peak_activation_bytes",
+        "non_torch_bytes",
+        "model",
+    ]
 
 
-@pytest.mark.parametrize("text,needle", [
-    ("", "not an SGLang or vLLM"),
-    ("hello world\nthis is nginx\n", "not an SGLang or vLLM"),
-    ("[2025-01-01] server_args=ServerArgs(model_path='x', tp_size=1)\n[TP0] Init torch distributed begin.\n", "SGLang log"),
-    ("INFO vLLM API server version 0.10.1\n", "vLLM log"),
-])
+@pytest.mark.parametrize(
+    "text,needle",
+    [
+        ("", "not an SGLang or vLLM"),
+        ("hello world\nthis is nginx\n", "not an SGLang or vLLM"),
+        (
+            "[2025-01-01] server_args=ServerArgs(model_path='x', tp_size=1)\n[TP0] Init torch distributed begin.\n",
+            "SGLang log",
+        ),
+        ("INFO vLLM API server version 0.10.1\n", "vLLM log"),
+    ],
+)
 def test_not_a_sizing_log_raises_input_error(text, needle):
     with pytest.raises(InputError) as ei:
         parse_log(text)
@@ -477,9 +557,12 @@ def test_read_log_file_errors(tmp_path):
 # --------------------------------------------------------------------------------------------------
 
 REAL_LOGS = [p.read_text(encoding="utf-8") for p in sorted(LOGS.glob("*.log"))] + [SG_OLD, VL_033]
+
+
 def FUZZ(n: int) -> settings:
-    return settings(max_examples=n, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck),
-                    database=None)
+    return settings(
+        max_examples=n, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck), database=None
+    )
 
 
 class _Work:
@@ -513,8 +596,9 @@ class _Work:
         for name in self.MODULES:
             mod = importlib.import_module(f"kvplan.inputs.logs.{name}")
             self._patches.append(mock.patch.object(mod, "clean_line", clean))
-        self._patches.append(mock.patch.object(importlib.import_module("kvplan.inputs.logs.scan"),
-                                               "candidate_lines", cands))
+        self._patches.append(
+            mock.patch.object(importlib.import_module("kvplan.inputs.logs.scan"), "candidate_lines", cands)
+        )
         for p in self._patches:
             p.start()
         return self
@@ -546,28 +630,59 @@ def test_fuzz_random_text(text):
     _safe_parse(text)
 
 
-_MARKER_BITS = ["Load weight end. avail mem=", "KV Cache is allocated. #tokens: ", "server_args=ServerArgs(",
-                "server_args={", "max_total_num_tokens=", "Available KV cache memory: ", "GPU KV cache size: ",
-                "Maximum concurrency for ", " GB", " GiB", "(", ")", "'", '"', "{", "[", ",", "=", "\\", "\n", "\r",
-                "\x1b[", "1,234", "9" * 40, "-1.5", "nan", "DSV4 memory calculation: a=", "# GPU blocks: "]
+_MARKER_BITS = [
+    "Load weight end. avail mem=",
+    "KV Cache is allocated. #tokens: ",
+    "server_args=ServerArgs(",
+    "server_args={",
+    "max_total_num_tokens=",
+    "Available KV cache memory: ",
+    "GPU KV cache size: ",
+    "Maximum concurrency for ",
+    " GB",
+    " GiB",
+    "(",
+    ")",
+    "'",
+    '"',
+    "{",
+    "[",
+    ",",
+    "=",
+    "\\",
+    "\n",
+    "\r",
+    "\x1b[",
+    "1,234",
+    "9" * 40,
+    "-1.5",
+    "nan",
+    "DSV4 memory calculation: a=",
+    "# GPU blocks: ",
+]
 
 
 @FUZZ(900)
-@given(st.integers(0, len(REAL_LOGS) - 1), st.lists(st.tuples(st.integers(0, 4), st.integers(0, 10**6),
-                                                              st.integers(0, 400), st.integers(0, len(_MARKER_BITS) - 1)),
-                                                    min_size=1, max_size=8))
+@given(
+    st.integers(0, len(REAL_LOGS) - 1),
+    st.lists(
+        st.tuples(st.integers(0, 4), st.integers(0, 10**6), st.integers(0, 400), st.integers(0, len(_MARKER_BITS) - 1)),
+        min_size=1,
+        max_size=8,
+    ),
+)
 def test_fuzz_mutated_real_logs(idx, edits):
     text = REAL_LOGS[idx]
     for op, pos, n, bit in edits:
         pos = pos % (len(text) + 1)
         if op == 0:
-            text = text[:pos] + text[pos + n:]  # delete
+            text = text[:pos] + text[pos + n :]  # delete
         elif op == 1:
             text = text[:pos] + _MARKER_BITS[bit] + text[pos:]  # insert a marker fragment
         elif op == 2:
             text = text[:pos]  # truncate
         elif op == 3:
-            text = text[:pos] + text[pos:pos + n] * 3 + text[pos + n:]  # duplicate
+            text = text[:pos] + text[pos : pos + n] * 3 + text[pos + n :]  # duplicate
         else:
             text = text[:pos] + "".join(chr(0x20 + (pos * 7 + i) % 0x2FF) for i in range(n % 50)) + text[pos:]
     _safe_parse(text)
@@ -598,8 +713,10 @@ def test_fuzz_binary_files(tmp_path):
 
 @pytest.mark.slow
 def test_100mb_synthetic_log(tmp_path):
-    spam = ("[2025-03-08 12:30:00 TP0] Decode batch. #running-req: 12, #token: 40000, token usage: 0.86, "
-            "cuda graph: True, gen throughput (token/s): 1234.56, #queue-req: 0, timestamp: 2025-03-08T12:30:00\n")
+    spam = (
+        "[2025-03-08 12:30:00 TP0] Decode batch. #running-req: 12, #token: 40000, token usage: 0.86, "
+        "cuda graph: True, gen throughput (token/s): 1234.56, #queue-req: 0, timestamp: 2025-03-08T12:30:00\n"
+    )
     block = spam * 10_000
     p = tmp_path / "big.log"
     with p.open("w") as fh:
@@ -638,9 +755,14 @@ def test_a_garbled_300_digit_figure_does_not_crash_the_reader():
     (found by tests/test_fuzz.py's mutated logs)."""
     from kvplan.units import MAX_BYTES
 
-    f = parse_log("Load weight begin. avail mem=" + "9" * 400 + " GB\n"
-                  "Load weight end. type=LlamaForCausalLM, avail mem=63.72 GB, mem usage=15.09 GB\n")
+    f = parse_log(
+        "Load weight begin. avail mem=" + "9" * 400 + " GB\n"
+        "Load weight end. type=LlamaForCausalLM, avail mem=63.72 GB, mem usage=15.09 GB\n"
+    )
     assert f.free_before_weights_bytes == MAX_BYTES and f.free_after_weights_bytes == round(63.72 * GIB)
-    v = parse_log("Free memory on device (70.0/79.0 GiB) on startup. Current kv cache memory in use is "
-                  + "9" * 400 + " bytes\nAvailable KV cache memory: 1.00 GiB\n")
+    v = parse_log(
+        "Free memory on device (70.0/79.0 GiB) on startup. Current kv cache memory in use is "
+        + "9" * 400
+        + " bytes\nAvailable KV cache memory: 1.00 GiB\n"
+    )
     assert v.extra["current_kv_cache_bytes"] == MAX_BYTES

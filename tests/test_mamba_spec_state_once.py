@@ -21,10 +21,10 @@ from __future__ import annotations
 import json
 
 GIB = 2**30
-P = 38_633_472          # Qwen3-Next-80B state per request at TP2 (tests/test_layout_mamba.py)
-D = 4                   # --speculative-num-draft-tokens
-MRR = 48                # --max-running-requests (one attention-DP rank)
-Q = 5                   # mamba state slots per request (radix cache on, overlap schedule on, page 1)
+P = 38_633_472  # Qwen3-Next-80B state per request at TP2 (tests/test_layout_mamba.py)
+D = 4  # --speculative-num-draft-tokens
+MRR = 48  # --max-running-requests (one attention-DP rank)
+Q = 5  # mamba state slots per request (radix cache on, overlap schedule on, page 1)
 
 
 def _fit() -> dict:
@@ -32,9 +32,26 @@ def _fit() -> dict:
 
     from kvplan.cli.app import app
 
-    res = CliRunner().invoke(app, ["fit", "-m", "Qwen/Qwen3-Next-80B-A3B-Instruct", "-g", "h200", "--tp", "2",
-                                   "--speculative-algorithm", "NEXTN", "--speculative-num-draft-tokens", str(D),
-                                   "--max-running-requests", str(MRR), "--format", "json"])
+    res = CliRunner().invoke(
+        app,
+        [
+            "fit",
+            "-m",
+            "Qwen/Qwen3-Next-80B-A3B-Instruct",
+            "-g",
+            "h200",
+            "--tp",
+            "2",
+            "--speculative-algorithm",
+            "NEXTN",
+            "--speculative-num-draft-tokens",
+            str(D),
+            "--max-running-requests",
+            str(MRR),
+            "--format",
+            "json",
+        ],
+    )
     assert res.exit_code == 0, res.output
     out: dict = json.loads(res.output)
     return out
@@ -60,7 +77,7 @@ def test_carve_matches_the_hand_solve():
 def test_intermediate_state_counted_once():
     d = _fit()
     _, state, inter = _hand(d["kv_budget_bytes"])
-    fixed = state + inter                      # 14,255,751,168 + 7,572,160,512 = 21,827,911,680 in the example
+    fixed = state + inter  # 14,255,751,168 + 7,572,160,512 = 21,827,911,680 in the example
     assert d["fixed_pool_bytes"] == fixed
     assert d["kv_pool_bytes"] == d["kv_pool_tokens"] * int(d["kv_bytes_per_token"]) + fixed
     assert {m["name"]: m["bytes"] for m in d["memory"]}["fixed pools"] == fixed

@@ -15,11 +15,19 @@ from kvplan.hfconfig.normalize import (
 
 def _nested() -> dict:
     return {
-        "architectures": ["KimiK25ForConditionalGeneration"], "model_type": "kimi_k25", "dtype": "bfloat16",
-        "tie_word_embeddings": False, "quantization_config": {"quant_method": "compressed-tensors"},
-        "text_config": {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "kimi_k2", "dtype": "float16",
-                        "num_hidden_layers": 61, "kv_lora_rank": 512,
-                        "quantization_config": {"quant_method": "fp8"}},
+        "architectures": ["KimiK25ForConditionalGeneration"],
+        "model_type": "kimi_k25",
+        "dtype": "bfloat16",
+        "tie_word_embeddings": False,
+        "quantization_config": {"quant_method": "compressed-tensors"},
+        "text_config": {
+            "architectures": ["DeepseekV3ForCausalLM"],
+            "model_type": "kimi_k2",
+            "dtype": "float16",
+            "num_hidden_layers": 61,
+            "kv_lora_rank": 512,
+            "quantization_config": {"quant_method": "fp8"},
+        },
         "vision_config": {"num_hidden_layers": 27, "hidden_size": 1152},
     }
 
@@ -28,19 +36,19 @@ def test_sglang_rule_on_a_nested_config():
     flat = flatten_config(_nested(), engine="sglang")
     assert flat["architectures"] == ["KimiK25ForConditionalGeneration"]  # hf_config.architectures
     assert flat["quantization_config"] == {"quant_method": "compressed-tensors"}  # hf_config.quantization_config
-    assert flat["dtype"] == "float16"              # the sub-config's dtype wins; the parent's is a fallback
-    assert flat["model_type"] == "kimi_k2"         # a key in both: the text sub-config wins
+    assert flat["dtype"] == "float16"  # the sub-config's dtype wins; the parent's is a fallback
+    assert flat["model_type"] == "kimi_k2"  # a key in both: the text sub-config wins
     assert flat["num_hidden_layers"] == 61 and flat["kv_lora_rank"] == 512
-    assert flat["tie_word_embeddings"] is False    # top-level-only keys stay
-    assert flat["vision_n_layers"] == 27           # vision tower depth for the multimodal reserve
+    assert flat["tie_word_embeddings"] is False  # top-level-only keys stay
+    assert flat["vision_n_layers"] == 27  # vision tower depth for the multimodal reserve
 
 
 def test_vllm_rule_on_a_nested_config():
     flat = flatten_config(_nested(), engine="vllm")
     assert flat["architectures"] == ["KimiK25ForConditionalGeneration"]
     assert flat["quantization_config"] == {"quant_method": "compressed-tensors"}
-    assert flat["dtype"] == "bfloat16"             # _find_dtype: the top-level dtype first
-    assert flat["model_type"] == "kimi_k2"         # hf_text_config.model_type
+    assert flat["dtype"] == "bfloat16"  # _find_dtype: the top-level dtype first
+    assert flat["model_type"] == "kimi_k2"  # hf_text_config.model_type
     assert flat["num_hidden_layers"] == 61
     assert "vision_n_layers" not in flat
 
@@ -64,7 +72,7 @@ def test_sub_config_names_per_engine():
     assert flatten_config(omni, engine="sglang")["num_hidden_layers"] == 28
     assert "num_hidden_layers" not in flatten_config(omni, engine="vllm")
     points = {"llm_config": {"num_hidden_layers": 7, "num_attention_heads": 8}, "text_config": {"num_hidden_layers": 1}}
-    assert flatten_config(points, engine="sglang")["num_hidden_layers"] == 7   # llm_config before text_config
+    assert flatten_config(points, engine="sglang")["num_hidden_layers"] == 7  # llm_config before text_config
     dec = {"decoder": {"num_hidden_layers": 6}}
     assert flatten_config(dec, engine="vllm")["num_hidden_layers"] == 6
     assert "num_hidden_layers" not in flatten_config(dec, engine="sglang")
@@ -76,8 +84,7 @@ def test_vllm_rejects_two_text_sub_configs():
 
 
 def test_sglang_llava_causal_lm_keeps_the_top_level():
-    cfg = {"architectures": ["LlavaLlamaForCausalLM"], "num_hidden_layers": 32,
-           "text_config": {"num_hidden_layers": 1}}
+    cfg = {"architectures": ["LlavaLlamaForCausalLM"], "num_hidden_layers": 32, "text_config": {"num_hidden_layers": 1}}
     assert flatten_config(cfg, engine="sglang")["num_hidden_layers"] == 32
     assert flatten_config(cfg, engine="vllm")["num_hidden_layers"] == 1
 
@@ -89,9 +96,13 @@ def test_vision_depth_spellings():
 
 
 def test_deepseek_v41_rule_top_level_wins():
-    cfg = {"architectures": ["DeepseekV41ForCausalLM"], "model_type": "deepseek_v41", "dtype": "bfloat16",
-           "text_config": {"model_type": "deepseek_v41_text", "num_hidden_layers": 40, "dtype": "float16"},
-           "vision_config": {"num_hidden_layers": 32, "hidden_size": 1024}}
+    cfg = {
+        "architectures": ["DeepseekV41ForCausalLM"],
+        "model_type": "deepseek_v41",
+        "dtype": "bfloat16",
+        "text_config": {"model_type": "deepseek_v41_text", "num_hidden_layers": 40, "dtype": "float16"},
+        "vision_config": {"num_hidden_layers": 32, "hidden_size": 1024},
+    }
     v = normalize_deepseek_v41_config(cfg)
     assert v["architectures"] == ["DeepseekV4ForCausalLM"] and v["model_type"] == "deepseek_v41"
     assert v["dtype"] == "bfloat16" and v["num_hidden_layers"] == 40

@@ -27,7 +27,7 @@ from kvplan.errors import InputError
 from kvplan.planning.plan import fit
 
 GIB = 2**30
-BUDGET = 12 * GIB                      # 12,884,901,888 B
+BUDGET = 12 * GIB  # 12,884,901,888 B
 
 
 def _ctx(budget: int | None = None, **kw):
@@ -39,6 +39,7 @@ def _ctx(budget: int | None = None, **kw):
 
 
 # ------------------------------------------------------------------------------------------ GPT-OSS by release
+
 
 def test_gpt_oss_under_0_5_3_has_one_pool_over_all_layers():
     # 8 KV heads x (64 + 64) x 36 layers x 2 B = 73,728 B a token; 12,884,901,888 // 73,728 = 174,762
@@ -96,6 +97,7 @@ def test_mimo_v2_flash_two_step_byte_split_of_0_5_9():
     def counts(release):
         p = swa.plan(_ctx(BUDGET, model="XiaomiMiMo/MiMo-V2-Flash", gpu="h200-sxm", tp=4, engine_version=release))
         return p.tokens, [x.tokens for x in p.pools]
+
     assert counts("0.5.9") == (281_968, [281_968, 225_574])
     assert counts("0.5.11") == (281_970, [281_970, 225_576])
 
@@ -113,14 +115,14 @@ def test_request_cap_mode_arrives_in_0_5_14():
     def counts(release):
         p = swa.plan(_ctx(BUDGET, **kw, engine_version=release))
         return p.layout.rsplit(", ", 1)[1], p.tokens, [x.tokens for x in p.pools]
+
     assert counts("0.5.13") == ("ratio mode)", 194_180, [194_180, 155_344])
     for release in ("0.5.14", "0.5.20", "0.5.23"):
         assert counts(release) == ("request-cap mode)", 329_028, [329_028, 20_497])
     era = swa.byte_era("0.5.16")
     assert (era.two_step, era.draft, era.staged, era.validate, era.request_cap) == (False, "full", True, True, True)
     era = swa.byte_era("0.5.13")
-    assert (era.two_step, era.draft, era.staged, era.validate, era.request_cap) == (False, "none", True, False,
-                                                                                   False)
+    assert (era.two_step, era.draft, era.staged, era.validate, era.request_cap) == (False, "none", True, False, False)
 
 
 def test_request_cap_mode_before_0_5_22_ignores_a_disabled_chunk():
@@ -129,16 +131,23 @@ def test_request_cap_mode_before_0_5_22_ignores_a_disabled_chunk():
     # "chunked_prefill_size is None or chunked_prefill_size <= 0" -> ratio mode.
     # 0.5.21, --chunked-prefill-size -1: cap = 257 x 16 + 2 x (-1) + 1 = 4,111 slots; full = 12,884,901,888 // 36,864
     # - 4,111 = 349,525 - 4,111 = 345,414 (4,111 x 36,864 is a whole number of cells)
-    kw = dict(model="openai/gpt-oss-120b", gpu="h100-sxm", disable_radix_cache=True, max_running_requests=16,
-              chunked_prefill_size=-1)
+    kw = dict(
+        model="openai/gpt-oss-120b",
+        gpu="h100-sxm",
+        disable_radix_cache=True,
+        max_running_requests=16,
+        chunked_prefill_size=-1,
+    )
 
     def counts(release):
         p = swa.plan(_ctx(BUDGET, **kw, engine_version=release))
         return p.layout.rsplit(", ", 1)[1], p.tokens, [x.tokens for x in p.pools]
+
     assert counts("0.5.21") == ("request-cap mode)", 345_414, [345_414, 4_111])
     assert counts("0.5.22") == ("ratio mode)", 194_180, [194_180, 155_344])
-    assert swa.swa_request_cap_applies(radix_cache=False, max_running_requests=16, chunked_prefill_size=-1,
-                                       chunk_gate=False)
+    assert swa.swa_request_cap_applies(
+        radix_cache=False, max_running_requests=16, chunked_prefill_size=-1, chunk_gate=False
+    )
     assert not swa.swa_request_cap_applies(radix_cache=False, max_running_requests=16, chunked_prefill_size=-1)
 
 
@@ -178,8 +187,12 @@ def test_layer_split_pp_multiplies_by_the_models_layers_in_0_5_7_0_5_8():
     p = swa.plan(_ctx(BUDGET, model="openai/gpt-oss-120b", gpu="h100-sxm", pp=2, engine_version="0.5.8"))
     assert (p.tokens, [x.tokens for x in p.pools]) == (740_170, [740_170, 592_136])
     assert p.kv_pool_bytes == 25_769_758_720
-    assert len(p.warnings) == 1 and "24.00 GiB" in p.warnings[0] and "2.00x" in p.warnings[0] \
+    assert (
+        len(p.warnings) == 1
+        and "24.00 GiB" in p.warnings[0]
+        and "2.00x" in p.warnings[0]
         and "out of GPU memory" in p.warnings[0]
+    )
     # PP1 is unchanged (one stage = the model): 194,180, no warning
     p1 = swa.plan(_ctx(BUDGET, model="openai/gpt-oss-120b", gpu="h100-sxm", engine_version="0.5.8"))
     assert (p1.tokens, p1.warnings) == (194_180, [])
@@ -202,6 +215,7 @@ def test_pp_stage_lists_hold_the_next_stages_first_layer_until_0_5_21():
     def counts(release):
         p = swa.plan(_ctx(BUDGET, model="openai/gpt-oss-120b", gpu="h100-sxm", pp=2, engine_version=release))
         return p.tokens, [x.tokens for x in p.pools]
+
     assert counts("0.5.20") == (370_085, [370_085, 296_068])
     assert counts("0.5.21") == (388_361, [388_361, 310_688])
     assert counts("0.5.9") == (367_921, [367_921, 294_336])
@@ -235,6 +249,7 @@ def test_ratio_default_is_the_releases():
 
 # ------------------------------------------------------------------------------------------------ Gemma-3
 
+
 @pytest.mark.parametrize("release", ["0.5.6", "0.5.23"])
 def test_gemma_3_is_one_pool_in_every_release(release):
     # both releases turn hybrid SWA memory off for Gemma3ForConditionalGeneration (0.5.6 server_args.py, 0.5.23
@@ -243,8 +258,11 @@ def test_gemma_3_is_one_pool_in_every_release(release):
     rules = rules_for(release).pool_rules
     assert not rules.hybrid_swa_pool(architectures=["Gemma3ForConditionalGeneration"], has_sliding_window=True)
     with pytest.raises(InputError, match="disables hybrid SWA"):
-        swa.swa_layers_from_config({"architectures": ["Gemma3ForCausalLM"], "num_hidden_layers": 2,
-                                    "sliding_window": 1024}, release=release, pool_rules=rules)
+        swa.swa_layers_from_config(
+            {"architectures": ["Gemma3ForCausalLM"], "num_hidden_layers": 2, "sliding_window": 1024},
+            release=release,
+            pool_rules=rules,
+        )
     f = fit(Deployment(model="google/gemma-3-27b-it", gpu="h100-sxm", engine_version=release))
     assert (f.family, f.kv_bytes_per_token) == ("gqa", 507_904)
     assert f.kv_pool_tokens == f.kv_budget_bytes // 507_904 and [p.name for p in f.pools] == ["KV (K + V)"]
@@ -253,7 +271,7 @@ def test_gemma_3_is_one_pool_in_every_release(release):
 # ------------------------------------------------------------------------------------------ Qwen3-Next (Mamba)
 
 QWEN3_NEXT = dict(model="Qwen/Qwen3-Next-80B-A3B-Instruct", gpu="h200-sxm", tp=2)
-MAMBA_BUDGET = 47_878_147_932           # int(44.59 GiB); per request p = 38,633,472 B (36 GDN layers at TP2)
+MAMBA_BUDGET = 47_878_147_932  # int(44.59 GiB); per request p = 38,633,472 B (36 GDN layers at TP2)
 P = 38_633_472
 
 
@@ -271,8 +289,13 @@ def test_qwen3_next_0_5_3_fixed_512_slots():
 def test_qwen3_next_0_5_3_slots_divided_by_dp():
     # --dp 2 --enable-dp-attention: K = 512 // 2 = 256 per rank
     ctx = _ctx(MAMBA_BUDGET, **QWEN3_NEXT, dp=2, enable_dp_attention=True, engine_version="0.5.3")
-    carve = mamba.mamba_carve(geometry=mamba.mamba_geometry_from_config(ctx.config), budget_bytes=MAMBA_BUDGET,
-                              tp_size=ctx.attn_tp, attn_dp_size=2, carve=mamba.CarveRules.of(ctx.rules))
+    carve = mamba.mamba_carve(
+        geometry=mamba.mamba_geometry_from_config(ctx.config),
+        budget_bytes=MAMBA_BUDGET,
+        tp_size=ctx.attn_tp,
+        attn_dp_size=2,
+        carve=mamba.CarveRules.of(ctx.rules),
+    )
     assert (carve.mamba_slots, carve.mamba_ratio) == (256, 1)
 
 
@@ -290,8 +313,14 @@ def test_qwen3_next_0_5_5_ratio_over_the_flag():
 def test_qwen3_next_0_5_5_speculative_multiplies_the_state():
     # D = 3: K = int(22,679,122,704.6 // 38,633,472 // 4) = int(587.0 // 4) = 146; state = 146 x p x 4
     g = mamba.mamba_geometry_from_config(_ctx(**QWEN3_NEXT, engine_version="0.5.5").config)
-    c = mamba.mamba_carve(geometry=g, budget_bytes=MAMBA_BUDGET, tp_size=2, speculative_num_draft_tokens=3,
-                          mamba_radix_cache_strategy="no_buffer", carve=mamba.CarveRules.of(rules_for("0.5.5")))
+    c = mamba.mamba_carve(
+        geometry=g,
+        budget_bytes=MAMBA_BUDGET,
+        tp_size=2,
+        speculative_num_draft_tokens=3,
+        mamba_radix_cache_strategy="no_buffer",
+        carve=mamba.CarveRules.of(rules_for("0.5.5")),
+    )
     assert (c.mamba_slots, c.state_bytes) == (146, 146 * P * 4)
     assert c.kv_budget_bytes == MAMBA_BUDGET - 146 * P * 4
 
@@ -312,22 +341,35 @@ def test_qwen3_next_0_5_23():
 
 
 def test_carve_rules_by_window():
-    got = {v: mamba.CarveRules.of(rules_for(v)) for v in ("0.5.3", "0.5.5", "0.5.7", "0.5.8", "0.5.9", "0.5.16",
-                                                          "0.5.17")}
+    got = {
+        v: mamba.CarveRules.of(rules_for(v)) for v in ("0.5.3", "0.5.5", "0.5.7", "0.5.8", "0.5.9", "0.5.16", "0.5.17")
+    }
     # the values history.py keys (no refinement by release any more: CarveRules.of reads them as they are)
     assert {v: (c.sizing, c.fallback_slots, c.padding) for v, c in got.items()} == {
-        "0.5.3": ("fixed", 512, 0), "0.5.5": ("ratio_0504", 512, 0), "0.5.7": ("ratio_0507", 512, 0),
-        "0.5.8": ("ratio_0508", 512, 0), "0.5.9": ("ratio_0508", None, 0), "0.5.16": ("ratio_0513", None, 0),
-        "0.5.17": ("ratio", None, 1)}
+        "0.5.3": ("fixed", 512, 0),
+        "0.5.5": ("ratio_0504", 512, 0),
+        "0.5.7": ("ratio_0507", 512, 0),
+        "0.5.8": ("ratio_0508", 512, 0),
+        "0.5.9": ("ratio_0508", None, 0),
+        "0.5.16": ("ratio_0513", None, 0),
+        "0.5.17": ("ratio", None, 1),
+    }
 
 
 # ------------------------------------------------------------- Mamba + speculative decoding by release (issue 12)
 
+
 def _spec_carve(release, **kw):
     g = mamba.mamba_geometry_from_config(_ctx(**QWEN3_NEXT).config)
-    return mamba.mamba_carve(geometry=g, budget_bytes=MAMBA_BUDGET, tp_size=2, speculative_num_draft_tokens=3,
-                             mamba_radix_cache_strategy="no_buffer", carve=mamba.CarveRules.of(rules_for(release)),
-                             **kw)
+    return mamba.mamba_carve(
+        geometry=g,
+        budget_bytes=MAMBA_BUDGET,
+        tp_size=2,
+        speculative_num_draft_tokens=3,
+        mamba_radix_cache_strategy="no_buffer",
+        carve=mamba.CarveRules.of(rules_for(release)),
+        **kw,
+    )
 
 
 def test_speculative_states_of_0_5_7_and_0_5_8():
@@ -338,7 +380,11 @@ def test_speculative_states_of_0_5_7_and_0_5_8():
     for release in ("0.5.7", "0.5.8", "0.5.12"):
         c = _spec_carve(release, max_running_requests=64)
         assert (c.mamba_slots, c.intermediate_bytes, c.kv_budget_bytes, c.max_running_requests_cap) == (
-            496, 192 * P, 21_298_319_196, 165), release
+            496,
+            192 * P,
+            21_298_319_196,
+            165,
+        ), release
     # dp 2: 0.5.7 reserves for the flag itself (64 x 3 = 192 p), 0.5.8 for 64 // 2 = 32 (96 p = 3,708,813,312 B):
     # rest 44,169,334,620 -> K = int(541.6) = 541, kv = 44,169,334,620 - 541 p = 23,268,626,268
     assert _spec_carve("0.5.7", max_running_requests=64, attn_dp_size=2).intermediate_bytes == 192 * P
@@ -373,24 +419,41 @@ def test_speculative_joint_solve_of_0_5_13_to_0_5_16():
 def test_radix_cache_switch_offs_by_release():
     def radix(release, arch="Qwen3NextForCausalLM", spec=False, backend=None):
         key = tuple(int(x) for x in release.split("."))
-        return mamba.release_radix_cache(release=key, radix_cache=True, architecture=arch, speculative=spec,
-                                         attention_backend=backend)[0]
+        return mamba.release_radix_cache(
+            release=key, radix_cache=True, architecture=arch, speculative=spec, attention_backend=backend
+        )[0]
+
     # Kimi-Linear: "Disabling Radix Cache for KimiLinearForCausalLM as it is not yet supported" 0.5.5 - 0.5.13
     kimi = "KimiLinearForCausalLM"
     assert [radix(v, kimi) for v in ("0.5.5", "0.5.9", "0.5.13", "0.5.14")] == [False, False, False, True]
     assert (radix("0.5.8", "BailingMoeV2_5ForCausalLM"), radix("0.5.9", "BailingMoeV2_5ForCausalLM")) == (True, False)
     # speculative decoding: Nemotron-H only in 0.5.8, every hybrid in 0.5.9 (no_buffer), refused 0.5.10 - 0.5.13
-    assert (radix("0.5.8", spec=True), radix("0.5.8", "NemotronHForCausalLM", spec=True),
-            radix("0.5.9", spec=True), radix("0.5.14", spec=True)) == (True, False, False, True)
+    assert (
+        radix("0.5.8", spec=True),
+        radix("0.5.8", "NemotronHForCausalLM", spec=True),
+        radix("0.5.9", spec=True),
+        radix("0.5.14", spec=True),
+    ) == (True, False, False, True)
     with pytest.raises(InputError, match="refuses speculative decoding"):
         radix("0.5.10", spec=True)
     # --attention-backend trtllm_mha (page 1 unsupported) 0.5.7 - 0.5.13
-    assert (radix("0.5.6", backend="trtllm_mha"), radix("0.5.7", backend="trtllm_mha"),
-            radix("0.5.14", backend="trtllm_mha")) == (True, False, True)
+    assert (
+        radix("0.5.6", backend="trtllm_mha"),
+        radix("0.5.7", backend="trtllm_mha"),
+        radix("0.5.14", backend="trtllm_mha"),
+    ) == (True, False, True)
     # in a plan: Qwen3-Next + NEXTN under 0.5.9 runs radix off -> q = 1, K = mrr // dp = 48 (the mrr branch),
     # inter = 48 x 3 x p first
-    p = mamba.plan(_ctx(MAMBA_BUDGET, **QWEN3_NEXT, engine_version="0.5.9", speculative_algorithm="NEXTN",
-                        speculative_num_draft_tokens=3, max_running_requests=48))
+    p = mamba.plan(
+        _ctx(
+            MAMBA_BUDGET,
+            **QWEN3_NEXT,
+            engine_version="0.5.9",
+            speculative_algorithm="NEXTN",
+            speculative_num_draft_tokens=3,
+            max_running_requests=48,
+        )
+    )
     assert p.fixed_bytes == (48 + 48 * 3) * P and any("radix cache off for speculative" in n for n in p.notes)
 
 
@@ -401,9 +464,21 @@ def test_qwen3_next_sm100_page_by_release():
     # -> no_buffer -> triton 1.  0.5.6: flashinfer, 1.
     def page(release, **kw):
         return _ctx(**QWEN3_NEXT | dict(gpu="b200"), engine_version=release, **kw).page_size
+
     assert [page(v) for v in ("0.5.6", "0.5.7", "0.5.9", "0.5.13", "0.5.14", "0.5.16", "0.5.22", None)] == [
-        1, 1, 1, 1, 1, 64, 64, 64]
-    assert (page("0.5.9", disable_radix_cache=True), page("0.5.13", disable_radix_cache=True),
-            page("0.5.14", disable_radix_cache=True)) == (1, 64, 64)
+        1,
+        1,
+        1,
+        1,
+        1,
+        64,
+        64,
+        64,
+    ]
+    assert (
+        page("0.5.9", disable_radix_cache=True),
+        page("0.5.13", disable_radix_cache=True),
+        page("0.5.14", disable_radix_cache=True),
+    ) == (1, 64, 64)
     assert (page("0.5.16", disable_overlap_schedule=True), page(None, disable_overlap_schedule=True)) == (1, 1)
     assert page("0.5.13", attention_backend="trtllm_mha", disable_radix_cache=True) == 64

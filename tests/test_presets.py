@@ -173,13 +173,21 @@ def test_geometry_matches_hf_config(dirname):
 @needs_shared
 def test_variant_configs_share_base_geometry():
     """Variants with their own verbatim config (FP8 re-uploads) match the base preset."""
-    for base, variant in [("Qwen/Qwen3-235B-A22B", "Qwen--Qwen3-235B-A22B-FP8"), ("zai-org/GLM-5", "zai-org--GLM-5-FP8")]:
+    for base, variant in [
+        ("Qwen/Qwen3-235B-A22B", "Qwen--Qwen3-235B-A22B-FP8"),
+        ("zai-org/GLM-5", "zai-org--GLM-5-FP8"),
+    ]:
         m = _model_by_name(base)
         assert m.id == base
         assert variant.replace("--", "/", 1) in [v.id for v in m.variants]
         hf = json.loads((HF_DIR / variant / "config.json").read_text())
-        for key in ("num_hidden_layers", "num_key_value_heads", "num_attention_heads", "hidden_size",
-                    "max_position_embeddings"):
+        for key in (
+            "num_hidden_layers",
+            "num_key_value_heads",
+            "num_attention_heads",
+            "hidden_size",
+            "max_position_embeddings",
+        ):
             assert m.config[key] == hf[key], (variant, key)
         assert hf["quantization_config"]["quant_method"] == "fp8"
         assert {v.id: v.quantization for v in m.variants}[variant.replace("--", "/", 1)] == "fp8"
@@ -188,8 +196,12 @@ def test_variant_configs_share_base_geometry():
 def test_spot_geometry_values():
     """Hand-checked against the cited config.json copies."""
     llama = _model_by_name("llama-3.1-8b").config
-    assert (llama["num_hidden_layers"], llama["num_key_value_heads"], llama["hidden_size"],
-            llama["num_attention_heads"]) == (32, 8, 4096, 32)
+    assert (
+        llama["num_hidden_layers"],
+        llama["num_key_value_heads"],
+        llama["hidden_size"],
+        llama["num_attention_heads"],
+    ) == (32, 8, 4096, 32)
     ds = _model_by_name("deepseek-v3").config
     assert (ds["num_hidden_layers"], ds["kv_lora_rank"], ds["qk_rope_head_dim"]) == (61, 512, 64)
     oss = _model_by_name("gpt-oss-120b").config
@@ -203,11 +215,16 @@ def test_llama_geometry_reproduces_sglang_k_size():
     """SGLang docs log (validation case llama31-8b-docs-quickstart-2501): 444500 tokens,
     'K size: 27.13 GB'.  K bytes = tokens x layers x kv_heads x head_dim x 2 (bf16)
     = 444500 x 32 x 8 x 128 x 2 = 29,130,752,000 B = 27.13 GiB."""
-    case = next(json.loads(line) for line in (VALIDATION / "sglang_dev.jsonl").open()
-                if json.loads(line)["id"] == "llama31-8b-docs-quickstart-2501")
+    case = next(
+        json.loads(line)
+        for line in (VALIDATION / "sglang_dev.jsonl").open()
+        if json.loads(line)["id"] == "llama31-8b-docs-quickstart-2501"
+    )
     cfg = _model_by_name(case["fixture"]["model"]).config
     head_dim = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
-    k_bytes = case["reported"]["max_total_num_tokens"] * cfg["num_hidden_layers"] * cfg["num_key_value_heads"] * head_dim * 2
+    k_bytes = (
+        case["reported"]["max_total_num_tokens"] * cfg["num_hidden_layers"] * cfg["num_key_value_heads"] * head_dim * 2
+    )
     assert k_bytes == 29_130_752_000
     assert round(k_bytes / 2**30, 2) == case["reported"]["k_size_gb"]
 
@@ -292,8 +309,11 @@ def test_docs_point_only_inside_the_repository():
     text = DOC.read_text()
     assert "/work/" not in text and "development notes" not in text
     external = re.compile(r"[\w.-]+/[\w.-]+(?: @[0-9a-f]{7,40})? $")  # `path` right after another repository's name
-    paths = {m.group(1) for m in re.finditer(r"`((?:tests|configs|kvplan|scripts|docs|benchmarks)/[^`\s]*)`", text)
-             if not external.search(text[max(0, m.start() - 120):m.start()])}
+    paths = {
+        m.group(1)
+        for m in re.finditer(r"`((?:tests|configs|kvplan|scripts|docs|benchmarks)/[^`\s]*)`", text)
+        if not external.search(text[max(0, m.start() - 120) : m.start()])
+    }
     assert len(paths) > 10
     for path in sorted(paths - {"kvplan/configs"}):  # kvplan/configs: where the wheel ships configs/
         if any(ch in path for ch in "<*"):  # a pattern (configs/models/<org>--<name>.toml), not a file

@@ -41,16 +41,22 @@ from kvplan.views import render
 GiB = 2**30
 
 MODELS = (
-    "meta-llama/Llama-3.1-8B",          # gqa, 32 heads / 8 KV heads
-    "Qwen/Qwen3-32B",                   # gqa, 64 / 8
-    "Qwen/Qwen3-235B-A22B",             # gqa MoE, 64 / 4
-    "deepseek-ai/DeepSeek-V3",          # mla
-    "deepseek-ai/DeepSeek-V3.2",        # dsa
-    "deepseek-ai/DeepSeek-V4-Flash",    # dsv4
+    "meta-llama/Llama-3.1-8B",  # gqa, 32 heads / 8 KV heads
+    "Qwen/Qwen3-32B",  # gqa, 64 / 8
+    "Qwen/Qwen3-235B-A22B",  # gqa MoE, 64 / 4
+    "deepseek-ai/DeepSeek-V3",  # mla
+    "deepseek-ai/DeepSeek-V3.2",  # dsa
+    "deepseek-ai/DeepSeek-V4-Flash",  # dsv4
     "deepseek-ai/DeepSeek-V4.1-Flash",  # dsv4 (V4.1)
 )
-GQA_MODELS = ("meta-llama/Llama-3.1-8B", "Qwen/Qwen3-32B", "Qwen/Qwen3-235B-A22B", "mistralai/Mistral-7B-v0.3",
-              "Qwen/Qwen2.5-72B-Instruct", "meta-llama/Llama-3.1-70B")
+GQA_MODELS = (
+    "meta-llama/Llama-3.1-8B",
+    "Qwen/Qwen3-32B",
+    "Qwen/Qwen3-235B-A22B",
+    "mistralai/Mistral-7B-v0.3",
+    "Qwen/Qwen2.5-72B-Instruct",
+    "meta-llama/Llama-3.1-70B",
+)
 
 
 @cache
@@ -87,8 +93,13 @@ def deployments(draw, *, measured: bool | None = None, models=MODELS):
     model = draw(st.sampled_from(models))
     tp = draw(st.sampled_from(allowed_tp(model)))
     gpu = draw(st.sampled_from(GPUS))
-    kw = dict(model=model, gpu=gpu, tp=tp, context_length=draw(st.sampled_from([4096, 32768, 131072])),
-              mem_fraction_static=draw(st.sampled_from([None, 0.6, 0.75, 0.85, 0.9])))
+    kw = dict(
+        model=model,
+        gpu=gpu,
+        tp=tp,
+        context_length=draw(st.sampled_from([4096, 32768, 131072])),
+        mem_fraction_static=draw(st.sampled_from([None, 0.6, 0.75, 0.85, 0.9])),
+    )
     if measured if measured is not None else draw(st.booleans()):
         free = draw(st.integers(8 * GiB, 300 * GiB))
         kw["free_memory"] = free
@@ -123,8 +134,12 @@ def test_more_free_memory_never_fewer_tokens(dep, extra):
 @PROPS
 @given(deployments(measured=False), st.integers(1, 64 * GiB), st.sampled_from([0.7, 0.8, 0.88, 0.93]))
 def test_larger_device_never_fewer_tokens(dep, extra, mfs):
-    dep = replace(dep, gpu_memory=int(presets.all_gpus()[GPUS.index(dep.gpu)].device_bytes), mem_fraction_static=mfs,
-                  chunked_prefill_size=8192)
+    dep = replace(
+        dep,
+        gpu_memory=int(presets.all_gpus()[GPUS.index(dep.gpu)].device_bytes),
+        mem_fraction_static=mfs,
+        chunked_prefill_size=8192,
+    )
     a, b = plan(dep), plan(replace(dep, gpu_memory=dep.gpu_memory + extra))
     if a is None or b is None:
         return
@@ -168,8 +183,13 @@ def test_fp8_never_fewer_tokens_than_bf16(dep):
 def test_fp8_halves_the_gqa_cell():
     # SGLang MHATokenToKVPool: 2 x layers x kv_heads/tp x head_dim x dtype bytes; Llama-3.1-8B TP1:
     # 2 x 32 x 8 x 128 x 2 = 131,072 B (bf16), 65,536 B (fp8)
-    base = Deployment(model="meta-llama/Llama-3.1-8B", gpu="h100-sxm", free_memory=78 * GiB, weight_memory=15 * GiB,
-                      mem_fraction_static=0.88)
+    base = Deployment(
+        model="meta-llama/Llama-3.1-8B",
+        gpu="h100-sxm",
+        free_memory=78 * GiB,
+        weight_memory=15 * GiB,
+        mem_fraction_static=0.88,
+    )
     assert fit(replace(base, kv_cache_dtype="bf16")).kv_bytes_per_token == 131_072
     assert fit(replace(base, kv_cache_dtype="fp8_e4m3")).kv_bytes_per_token == 65_536
 
@@ -227,6 +247,7 @@ def test_json_round_trips_into_the_result_model(dep, engine):
 
 # ------------------------------------------------------------------------------------------------ vLLM
 
+
 @st.composite
 def vllm_inputs(draw):
     from kvplan.engines.vllm.planner import VllmInputs
@@ -234,10 +255,15 @@ def vllm_inputs(draw):
     model = draw(st.sampled_from(MODELS))
     tp = draw(st.sampled_from(allowed_tp(model)))
     spec = resolve_model(model)
-    return VllmInputs(config=spec.raw_config or spec.config, device_bytes=80 * GiB, tp_size=tp,
-                      kv_cache_dtype=draw(st.sampled_from(["auto", "fp8"])),
-                      max_model_len=draw(st.sampled_from([4096, 32768, 131072])),
-                      kv_cache_memory_bytes=draw(st.integers(GiB // 8, 200 * GiB)), quantization=spec.quantization)
+    return VllmInputs(
+        config=spec.raw_config or spec.config,
+        device_bytes=80 * GiB,
+        tp_size=tp,
+        kv_cache_dtype=draw(st.sampled_from(["auto", "fp8"])),
+        max_model_len=draw(st.sampled_from([4096, 32768, 131072])),
+        kv_cache_memory_bytes=draw(st.integers(GiB // 8, 200 * GiB)),
+        quantization=spec.quantization,
+    )
 
 
 @settings(max_examples=150)
@@ -264,12 +290,14 @@ def test_vllm_blocks_worked_example():
     from kvplan.engines.vllm.planner import VllmInputs, plan_vllm
 
     spec = resolve_model("meta-llama/Llama-3.1-8B")
-    p = plan_vllm(VllmInputs(config=spec.raw_config, device_bytes=80 * GiB, kv_cache_memory_bytes=10 * GiB,
-                             max_model_len=32768))
+    p = plan_vllm(
+        VllmInputs(config=spec.raw_config, device_bytes=80 * GiB, kv_cache_memory_bytes=10 * GiB, max_model_len=32768)
+    )
     assert (p.bytes_per_block, p.num_blocks, p.gpu_kv_cache_tokens) == (2_097_152, 5_120, 81_920)
 
 
 # ------------------------------------------------------------------------------------------------ engine facts
+
 
 def test_default_fraction_is_not_monotone_in_device_memory():
     """SGLang's default heuristic reserves max(reserved, 10,240 MiB) only above 61,440 MiB, so the default
@@ -277,8 +305,9 @@ def test_default_fraction_is_not_monotone_in_device_memory():
     = 0.833 (TP1, chunked prefill 2048, no graphs). This is why the device-total property fixes the fraction."""
     from kvplan.engines.sglang.rules import default_mem_fraction_static
 
-    kw = dict(tp_size=1, pp_size=1, chunked_prefill_size=2048, cuda_graph_max_bs=None, is_mla=False,
-              disable_cuda_graph=True)
+    kw = dict(
+        tp_size=1, pp_size=1, chunked_prefill_size=2048, cuda_graph_max_bs=None, is_mla=False, disable_cuda_graph=True
+    )
     below = default_mem_fraction_static(gpu_memory_mib=61_440, **kw)
     above = default_mem_fraction_static(gpu_memory_mib=61_441, **kw)
     # reserved below the edge: 512 + 1.5 x 2048 + 1/8 x 1024 = 3,712 MiB -> round((61,440 - 3,712) / 61,440, 3)
@@ -290,19 +319,42 @@ def test_default_fraction_is_not_monotone_in_device_memory():
 @pytest.mark.parametrize("model", MODELS)
 def test_every_family_plans_in_both_modes(model):
     cold = fit(Deployment(model=model, gpu="b200", tp=8))
-    warm = fit(Deployment(model=model, gpu="b200", tp=8, free_memory=170 * GiB, weight_memory=60 * GiB,
-                          mem_fraction_static=0.85))
+    warm = fit(
+        Deployment(
+            model=model, gpu="b200", tp=8, free_memory=170 * GiB, weight_memory=60 * GiB, mem_fraction_static=0.85
+        )
+    )
     assert cold.mode == "cold" and warm.mode == "measured"
     assert warm.kv_pool_tokens > 0 and cold.kv_pool_tokens > 0
 
 
 # ------------------------------------------------------------------------------------------------ weights
 
-_comp = st.sampled_from(["model", "layers", "0", "1", "12", "self_attn", "q_proj", "mlp", "experts", "gate", "lm_head",
-                         "embed_tokens", "indexer", "k_norm"])
+_comp = st.sampled_from(
+    [
+        "model",
+        "layers",
+        "0",
+        "1",
+        "12",
+        "self_attn",
+        "q_proj",
+        "mlp",
+        "experts",
+        "gate",
+        "lm_head",
+        "embed_tokens",
+        "indexer",
+        "k_norm",
+    ]
+)
 _path = st.lists(_comp, min_size=1, max_size=7).map(".".join)
-_pat = st.one_of(_path, st.sampled_from(["re:.*q_proj", "re:model\\.layers\\.1\\.", "*.gate", "model.layers.*.mlp",
-                                         "lm_head*", "[ml]*", ".x", "x.", ""]))
+_pat = st.one_of(
+    _path,
+    st.sampled_from(
+        ["re:.*q_proj", "re:model\\.layers\\.1\\.", "*.gate", "model.layers.*.mlp", "lm_head*", "[ml]*", ".x", "x.", ""]
+    ),
+)
 
 
 @settings(max_examples=400)
@@ -316,9 +368,15 @@ def test_indexed_ignore_patterns_agree_with_the_scan(path, pats):
 
 # ------------------------------------------------------------------------------------------------ issue 11
 
+
 @settings(max_examples=120)
-@given(deployments(), st.sampled_from(["sglang", "vllm"]), st.integers(1, 1 << 17), st.integers(0, 1 << 13),
-       st.integers(1, 64))
+@given(
+    deployments(),
+    st.sampled_from(["sglang", "vllm"]),
+    st.integers(1, 1 << 17),
+    st.integers(0, 1 << 13),
+    st.integers(1, 64),
+)
 def test_verdict_invariants(dep, engine, inp, out, n):
     """``meets_target`` implies ``fits``; ``fits`` is exactly "no reason"; the workload never runs more requests than
     the cap allows, nor more than the pool holds; a longer workload never runs more requests at once."""
@@ -332,8 +390,10 @@ def test_verdict_invariants(dep, engine, inp, out, n):
     assert r.meets_target == (r.fits and r.workload_concurrency >= n)
     assert type(r.max_concurrency) is int and r.max_concurrency <= r.max_running_requests * r.dp
     assert r.workload_concurrency <= r.max_running_requests * r.dp
-    assert r.workload_concurrency_per_rank * r.workload_tokens_per_request <= max(r.kv_pool_tokens, 0) or \
-        r.engine == "vllm"
+    assert (
+        r.workload_concurrency_per_rank * r.workload_tokens_per_request <= max(r.kv_pool_tokens, 0)
+        or r.engine == "vllm"
+    )
     assert r.max_running_requests_source in ("given", "derived", "engine default")
     longer = plan(replace(dep, input_len=inp * 2, output_len=out, target_requests=n))
     if longer is not None:

@@ -45,8 +45,9 @@ def test_registry_covers_every_family():
 
 
 def test_every_preset_family_has_a_planner():
-    out = subprocess.run([sys.executable, "-m", "kvplan", "models", "--format", "json"], capture_output=True,
-                         text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "kvplan", "models", "--format", "json"], capture_output=True, text=True, check=True
+    ).stdout
     families = {m["family"] for m in json.loads(out)}
     assert families and all(family_or_none(f) in POOL_PLANNERS for f in families)
 
@@ -100,8 +101,7 @@ def test_a_family_without_a_planner_is_an_input_error(monkeypatch):
     info, rows = show_rows(MODELS[Family.GQA], None)
     assert rows == [] and "not yet available" in info["note"]
     # decode context parallel needs a planner that models it
-    monkeypatch.setitem(POOL_PLANNERS, Family.MLA,
-                        dataclasses.replace(POOL_PLANNERS[Family.MLA], supports_dcp=False))
+    monkeypatch.setitem(POOL_PLANNERS, Family.MLA, dataclasses.replace(POOL_PLANNERS[Family.MLA], supports_dcp=False))
     with pytest.raises(InputError) as err:
         fit(Deployment(model=MODELS[Family.MLA], gpu="h200-sxm", tp=8, dcp_size=2))
     assert err.value.field == "--dcp-size"
@@ -123,7 +123,9 @@ def test_rules_for_the_default_release():
     assert releases.release_warning("0.5.23") is None and releases.release_warning("v0.5.23") is None
 
 
-@pytest.mark.parametrize(("version", "window"), [("0.5.20", "0.5.20"), ("0.5.23.post1", "0.5.23"), ("0.4.6", "0.4.5.post3")])
+@pytest.mark.parametrize(
+    ("version", "window"), [("0.5.20", "0.5.20"), ("0.5.23.post1", "0.5.23"), ("0.4.6", "0.4.5.post3")]
+)
 def test_a_release_in_the_range_gets_its_own_window_and_no_warning(version, window):
     # issue 12: every release 0.3.0-0.5.23 gets the rules of its window (named by its first release; was: 0.5.23's rules + a warning)
     assert releases.rules_for(version).release == window
@@ -155,10 +157,10 @@ def test_overrides_are_data():
 
 def test_plan_reads_rules_through_the_rule_set(monkeypatch):
     """A second window side by side: a deployment of that release gets that window's rules and no warning."""
-    other = dataclasses.replace(releases.DEFAULT_RULES, release="0.5.22",
-                                default_chunked_prefill_size=lambda **_: 1234)
-    monkeypatch.setattr(releases, "RELEASES", (*releases.RELEASES,
-                                               releases.ReleaseWindow(first="0.5.20", last="0.5.22", rules=other)))
+    other = dataclasses.replace(releases.DEFAULT_RULES, release="0.5.22", default_chunked_prefill_size=lambda **_: 1234)
+    monkeypatch.setattr(
+        releases, "RELEASES", (*releases.RELEASES, releases.ReleaseWindow(first="0.5.20", last="0.5.22", rules=other))
+    )
     assert releases.rules_for("0.5.21") is other
     res = fit(Deployment(model=MODELS[Family.GQA], gpu="h100-sxm", engine_version="0.5.21"))
     assert res.chunked_prefill_size == 1234

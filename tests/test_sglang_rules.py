@@ -49,8 +49,9 @@ def test_budget_multimodal_reserve():
     assert s.multimodal_reserve_bytes(is_multimodal=True) == 100 * 2**20
     assert s.multimodal_reserve_bytes(is_multimodal=True, mm_feature_transport="cuda_vmm") == 1124 * 2**20
     base = s.budget_bytes(free_before_bytes=gib(80), free_after_bytes=gib(60), mem_fraction_static=0.9)
-    mm = s.budget_bytes(free_before_bytes=gib(80), free_after_bytes=gib(60), mem_fraction_static=0.9,
-                        mm_reserve_bytes=100 * 2**20)
+    mm = s.budget_bytes(
+        free_before_bytes=gib(80), free_after_bytes=gib(60), mem_fraction_static=0.9, mm_reserve_bytes=100 * 2**20
+    )
     assert base - mm == 100 * 2**20
     assert base == 52 * GIB  # 60 - 80*0.1 = 52 (0.1 slack is exact enough here)
 
@@ -103,8 +104,14 @@ def test_prefill_buckets():
 
 
 def _mfs(**kw):
-    base = dict(gpu_memory_mib=RTX_PRO_6000_MIB, tp_size=8, pp_size=1, chunked_prefill_size=None,
-                cuda_graph_max_bs=None, is_mla=False)
+    base = dict(
+        gpu_memory_mib=RTX_PRO_6000_MIB,
+        tp_size=8,
+        pp_size=1,
+        chunked_prefill_size=None,
+        cuda_graph_max_bs=None,
+        is_mla=False,
+    )
     base.update(kw)
     return s.default_mem_fraction_static(**base)
 
@@ -148,8 +155,9 @@ def test_default_mfs_vlm_factor():
 
 def test_default_page_size():
     def ps(family, sm, vendor="nvidia", **kw):
-        return s.default_page_size(family=family, attention_backend=kw.pop("backend", None), sm_major=sm,
-                                   vendor=vendor, **kw)
+        return s.default_page_size(
+            family=family, attention_backend=kw.pop("backend", None), sm_major=sm, vendor=vendor, **kw
+        )
 
     assert ps("gqa", 9) == 1  # fa3
     assert ps("gqa", 12) == 1  # flashinfer
@@ -194,13 +202,22 @@ def test_page_floor_and_pool_tokens():
     ],
 )
 def test_resolve_max_running_requests(tokens, ctx, req, dp, expected):
-    assert s.resolve_max_running_requests(total_tokens=tokens, context_len=ctx, requested=req, attn_dp_size=dp) == expected
+    assert (
+        s.resolve_max_running_requests(total_tokens=tokens, context_len=ctx, requested=req, attn_dp_size=dp) == expected
+    )
 
 
 def test_max_running_requests_reduction_flag():
-    assert s.max_running_requests_reduction(total_tokens=1_000, context_len=4_096, requested=100_000, attn_dp_size=1) == 100_000
-    assert s.max_running_requests_reduction(total_tokens=1_000, context_len=4_096, requested=300, attn_dp_size=1) is None
-    assert s.max_running_requests_reduction(total_tokens=1_000, context_len=4_096, requested=None, attn_dp_size=1) is None
+    assert (
+        s.max_running_requests_reduction(total_tokens=1_000, context_len=4_096, requested=100_000, attn_dp_size=1)
+        == 100_000
+    )
+    assert (
+        s.max_running_requests_reduction(total_tokens=1_000, context_len=4_096, requested=300, attn_dp_size=1) is None
+    )
+    assert (
+        s.max_running_requests_reduction(total_tokens=1_000, context_len=4_096, requested=None, attn_dp_size=1) is None
+    )
 
 
 def test_max_request_len():
@@ -233,8 +250,14 @@ def test_speculative_cell():
 
 
 def test_aiter_mfs_adjustment():
-    assert s.aiter_mem_fraction_static(mem_fraction_static=0.9, attention_backend="aiter", context_len=131_072) == pytest.approx(0.765)
+    assert s.aiter_mem_fraction_static(
+        mem_fraction_static=0.9, attention_backend="aiter", context_len=131_072
+    ) == pytest.approx(0.765)
     assert s.aiter_mem_fraction_static(mem_fraction_static=0.9, attention_backend="aiter", context_len=8_192) == 0.9
     assert s.aiter_mem_fraction_static(mem_fraction_static=0.9, attention_backend="triton", context_len=131_072) == 0.9
-    assert s.aiter_mem_fraction_static(mem_fraction_static=0.9, attention_backend="aiter", context_len=131_072,
-                                       honor_explicit_env=True) == 0.9
+    assert (
+        s.aiter_mem_fraction_static(
+            mem_fraction_static=0.9, attention_backend="aiter", context_len=131_072, honor_explicit_env=True
+        )
+        == 0.9
+    )

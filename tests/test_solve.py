@@ -59,8 +59,14 @@ def test_most_requests():
 
 def test_fewest_gpus_cross_checked_with_fit():
     # 131,072 is above Qwen3-32B's 40,960: planned with the engine's long-context override (issue 11)
-    base = Deployment(model="Qwen/Qwen3-32B", gpu="h100-sxm", context_length=131072, target_requests=8,
-                      mem_fraction_static=0.85, allow_long_context=True)
+    base = Deployment(
+        model="Qwen/Qwen3-32B",
+        gpu="h100-sxm",
+        context_length=131072,
+        target_requests=8,
+        mem_fraction_static=0.85,
+        allow_long_context=True,
+    )
     r = solve(base, "gpus", max_gpus=16)
     assert r.answer == 8
     for c in r.candidates:
@@ -69,7 +75,7 @@ def test_fewest_gpus_cross_checked_with_fit():
         if c.value < 8:
             assert not c.fits
     best = r.candidates[r.answer_index]
-    assert (best.row["tp"], best.row["dp"]) == (8, 1)   # the largest concurrency among 8-GPU layouts
+    assert (best.row["tp"], best.row["dp"]) == (8, 1)  # the largest concurrency among 8-GPU layouts
 
 
 def test_no_answer_and_bad_question():
@@ -86,10 +92,14 @@ def test_cli_solve_json_and_exit_codes():
     assert json.loads(r.stdout)["answer"] == 35_599
     r = run("solve", "mem-fraction", *CLI_M, "--context-length", "32k", "--requests", "500", "--format", "json")
     assert r.exit_code == 3
-    for args, flag in ((["nonsense"], "QUESTION"), (["gpus", "--context-length", "abc"], "--context-length"),
-                       (["gpus", "--kv-cache-dtype", "fp8"], "--kv-cache-dtype"), (["gpus", "-g", "nosuch"], "--gpu"),
-                       (["gpus", "--mem-fraction-static", "nan"], "--mem-fraction-static"),
-                       (["gpus", "--max-gpus", "0"], "--max-gpus")):
+    for args, flag in (
+        (["nonsense"], "QUESTION"),
+        (["gpus", "--context-length", "abc"], "--context-length"),
+        (["gpus", "--kv-cache-dtype", "fp8"], "--kv-cache-dtype"),
+        (["gpus", "-g", "nosuch"], "--gpu"),
+        (["gpus", "--mem-fraction-static", "nan"], "--mem-fraction-static"),
+        (["gpus", "--max-gpus", "0"], "--max-gpus"),
+    ):
         r = run("solve", *args)
         assert r.exit_code == 2, (args, r.output)
         assert flag in r.stderr and "Traceback" not in r.output
@@ -121,6 +131,7 @@ def test_golden_solve_table():
 
 # ------------------------------------------------------------------------------------------------ issue 11
 
+
 def test_dtype_never_answers_a_format_the_gpu_refuses():
     # 30 requests of 32k: bf16 holds 9, fp8 19, nvfp4 (4 bits + block scales) more -- but an H100 (SM90) runs no
     # FP4 or MX KV cache in SGLang (kv_cache_hook.py), so no dtype answers there; a B200 (SM100) runs nvfp4
@@ -150,8 +161,18 @@ def test_concurrency_and_gpus_take_a_workload():
     assert r.answer == 34 and [(c.value, c.fits) for c in r.candidates] == [(34, True), (35, False)]
     assert r.target == "requests of 8,192+1,024 tokens at once"
     assert fit(Deployment(**{**base.__dict__, "target_requests": 34})).meets_target
-    g = solve(Deployment(model="Qwen/Qwen3-32B", gpu="h100-sxm", context_length=32768, input_len=2000,
-                         output_len=500, target_requests=64), "gpus", max_gpus=8)
+    g = solve(
+        Deployment(
+            model="Qwen/Qwen3-32B",
+            gpu="h100-sxm",
+            context_length=32768,
+            input_len=2000,
+            output_len=500,
+            target_requests=64,
+        ),
+        "gpus",
+        max_gpus=8,
+    )
     assert g.solved and g.target == "64 requests of 2,000+500 tokens at once"
     best = g.candidates[g.answer_index].row
     assert best["workload_concurrency"] >= 64 and best["meets_target"]
@@ -159,6 +180,7 @@ def test_concurrency_and_gpus_take_a_workload():
 
 
 # ------------------------------------------------------------------------------------------------ issue 16
+
 
 def test_bisection_mids_cover_every_path():
     from kvplan.planning.solve import _bisection_mids
@@ -174,18 +196,23 @@ def test_bisection_mids_cover_every_path():
         lo, hi = (mid, hi) if step % 3 else (lo, mid)
 
 
-@pytest.mark.parametrize("dep", [
-    Deployment(**M, target_requests=9, mem_fraction_static=0.75),
-    Deployment(model="Qwen/Qwen3-8B", gpu="h100-sxm", engine="vllm", target_requests=9),
-    Deployment(model="openai/gpt-oss-120b", gpu="h100-sxm", engine="vllm", tp=2, target_requests=20),
-    Deployment(model="openai/gpt-oss-120b", gpu="h100-sxm", tp=2, target_requests=20),
-    Deployment(model="Qwen/Qwen3-8B", gpu="h100-sxm", engine="vllm", target_requests=3, input_len=8000,
-               output_len=2000)])
+@pytest.mark.parametrize(
+    "dep",
+    [
+        Deployment(**M, target_requests=9, mem_fraction_static=0.75),
+        Deployment(model="Qwen/Qwen3-8B", gpu="h100-sxm", engine="vllm", target_requests=9),
+        Deployment(model="openai/gpt-oss-120b", gpu="h100-sxm", engine="vllm", tp=2, target_requests=20),
+        Deployment(model="openai/gpt-oss-120b", gpu="h100-sxm", tp=2, target_requests=20),
+        Deployment(
+            model="Qwen/Qwen3-8B", gpu="h100-sxm", engine="vllm", target_requests=3, input_len=8000, output_len=2000
+        ),
+    ],
+)
 def test_context_on_the_vector_path_answers_as_probe_by_probe(dep, monkeypatch):
     """The contexts evaluated ahead in one sweep give the probes, the answer and the words of one sweep per probe."""
     from kvplan.planning import solve as SO
 
-    def answer() -> str:   # as JSON: vLLM rows hold NaN for mem_fraction_static
+    def answer() -> str:  # as JSON: vLLM rows hold NaN for mem_fraction_static
         return json.dumps(solve(dep, "context").to_dict(), sort_keys=True)
 
     fast = answer()
@@ -197,7 +224,7 @@ def test_context_on_the_vector_path_answers_as_probe_by_probe(dep, monkeypatch):
         return table(base, axes)
 
     monkeypatch.setattr(SO, "_table", counting)
-    monkeypatch.setattr(SO, "PREFETCH_LEVELS", 0)       # nothing ahead but the lower bound: one sweep per probe
+    monkeypatch.setattr(SO, "PREFETCH_LEVELS", 0)  # nothing ahead but the lower bound: one sweep per probe
     assert answer() == fast
     probes = int(json.loads(fast)["notes"][0].split(": ")[-1].split()[0])
     # one sweep per probe (the lower bound 2 excepted: always evaluated ahead, with the upper bound's group)
@@ -215,8 +242,15 @@ def test_smallest_gpu_memory_utilization_under_vllm():
     57,982,058,496 B of KV.  Not KV at util 0.9 (tests/test_sweep_vllm.py::test_one_row_by_hand): 76,521,821,700 -
     51,630,069,252 = 24,891,752,448 B, so requested >= 82,873,810,944 = 0.97471 x the device: 0.974 gives
     ceil(82,813,615,928.3) (11 requests), 0.975 gives 82,898,640,175 -> 58,006,887,727 B = 24,586 blocks (12)."""
-    base = Deployment(model="Qwen/Qwen3-8B", gpu="h100-sxm", engine="vllm", engine_version="0.33.0",
-                      weight_memory=16 * GiB, context_length=32768, target_requests=12)
+    base = Deployment(
+        model="Qwen/Qwen3-8B",
+        gpu="h100-sxm",
+        engine="vllm",
+        engine_version="0.33.0",
+        weight_memory=16 * GiB,
+        context_length=32768,
+        target_requests=12,
+    )
     r = solve(base, "mem-fraction")
     assert r.answer == 0.975 and r.answer_label.startswith("--gpu-memory-utilization 0.975 ")
     rejected = [c for c in r.candidates if not c.fits]
@@ -225,4 +259,4 @@ def test_smallest_gpu_memory_utilization_under_vllm():
     assert fit(replace(base, gpu_memory_utilization=0.975)).meets_target
     assert not fit(replace(base, gpu_memory_utilization=0.974)).meets_target
     assert r.to_dict()["candidates"][-1]["gpu_memory_utilization"] == 0.975
-    assert any("--gpu-memory-utilization 0.92" in n for n in r.notes)   # the 0.33 default
+    assert any("--gpu-memory-utilization 0.92" in n for n in r.notes)  # the 0.33 default

@@ -22,8 +22,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _imported(args: list[str], cache_dir: Path) -> set[str]:
     env = {**os.environ, "KVPLAN_CACHE_DIR": str(cache_dir), "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "kvplan", *args], capture_output=True,
-                          text=True, env=env, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "kvplan", *args], capture_output=True, text=True, env=env, timeout=60
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     mods = set()
     for line in proc.stderr.splitlines():
@@ -33,9 +34,9 @@ def _imported(args: list[str], cache_dir: Path) -> set[str]:
 
 
 def test_fit_json_imports_neither_rich_nor_numpy_nor_pydantic(tmp_path):
-    _imported(["fit", "--format", "json"], tmp_path)            # fills the validated-preset cache
+    _imported(["fit", "--format", "json"], tmp_path)  # fills the validated-preset cache
     mods = _imported(["fit", "--format", "json"], tmp_path)
-    assert "kvplan.engines.sglang.planner" in mods                        # the test sees real imports
+    assert "kvplan.engines.sglang.planner" in mods  # the test sees real imports
     top = {m.split(".")[0] for m in mods}
     assert "rich" not in top, "rich must load only for tables"
     assert "numpy" not in top, "numpy must load only for sweeps"
@@ -74,6 +75,7 @@ def test_version_flag_loads_no_planner(tmp_path):
 # ------------------------------------------------------------------------------- structural guarantees of 0.2.x
 # Each one is a reason `kvplan fit --format json` starts within the budget of docs/performance.md ("Start-up").
 
+
 def _modules_after(args: list[str], cache_dir: Path, tmp: Path) -> set[str]:
     """Every module loaded when ``kvplan ARGS`` leaves (tests/cli_run.py ``console_modules``)."""
     from tests.cli_run import console_modules
@@ -91,18 +93,38 @@ def test_fit_json_loads_no_table_view_and_no_older_release_rules(tmp_path):
     assert "kvplan.views.render" not in mods, "the table view must load only for tables"
     assert "kvplan.engines.sglang.history" not in mods, "older release windows must load only when asked for"
     assert not {m.split(".")[0] for m in mods} & {"rich", "numpy", "pydantic", "tomllib", "hashlib", "csv"}
-    older = _modules_after(["fit", "--format", "json", "-m", "meta-llama/Llama-3.1-8B-Instruct", "-g", "h100-sxm",
-                            "--engine-version", "0.4.4"], tmp_path, tmp_path)
+    older = _modules_after(
+        [
+            "fit",
+            "--format",
+            "json",
+            "-m",
+            "meta-llama/Llama-3.1-8B-Instruct",
+            "-g",
+            "h100-sxm",
+            "--engine-version",
+            "0.4.4",
+        ],
+        tmp_path,
+        tmp_path,
+    )
     assert "kvplan.engines.sglang.history" in older  # the listing does see a lazy import
 
 
 def test_the_release_table_is_built_on_first_use():
-    code = ("import sys; from kvplan.engines.sglang import releases as r; "
-            "assert r.rules_for(None) is r.DEFAULT_RULES; assert 'RELEASES' not in vars(r); "
-            "assert 'kvplan.engines.sglang.history' not in sys.modules; "
-            "assert len(r.RELEASES) > 1 and 'RELEASES' in vars(r)")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    code = (
+        "import sys; from kvplan.engines.sglang import releases as r; "
+        "assert r.rules_for(None) is r.DEFAULT_RULES; assert 'RELEASES' not in vars(r); "
+        "assert 'kvplan.engines.sglang.history' not in sys.modules; "
+        "assert len(r.RELEASES) > 1 and 'RELEASES' in vars(r)"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
 
 
@@ -114,8 +136,21 @@ def _written_out_init_classes() -> list[type]:
     from kvplan.inputs.presets import HardwarePreset, ModelPreset, Variant, WeightsInfo
     from kvplan.result import Basis, MemorySlice, Pool
 
-    return [Deployment, FitResult, Pool, MemorySlice, Basis, ModelSpec, ModelPreset, HardwarePreset, WeightsInfo,
-            Variant, PoolFlags, PoolContext, PoolPlanner]
+    return [
+        Deployment,
+        FitResult,
+        Pool,
+        MemorySlice,
+        Basis,
+        ModelSpec,
+        ModelPreset,
+        HardwarePreset,
+        WeightsInfo,
+        Variant,
+        PoolFlags,
+        PoolContext,
+        PoolPlanner,
+    ]
 
 
 @pytest.mark.parametrize("cls", _written_out_init_classes(), ids=lambda c: c.__name__)
@@ -160,8 +195,15 @@ def test_fit_path_records_generate_no_code():
     from kvplan.engines.sglang import planner
     from kvplan.engines.sglang.pools import base
 
-    for cls in (planner._Log, planner._Parallel, planner._Device, planner._Defaults, planner._Memory,
-                base.PoolPlan, base.Breakdown):
+    for cls in (
+        planner._Log,
+        planner._Parallel,
+        planner._Device,
+        planner._Defaults,
+        planner._Memory,
+        base.PoolPlan,
+        base.Breakdown,
+    ):
         assert not hasattr(cls, "__dataclass_fields__"), cls.__name__
         assert cls.__init__.__code__.co_filename != "<string>", cls.__name__
 
@@ -170,6 +212,11 @@ def test_importing_the_cli_leaves_the_collector_as_found():
     """kvplan.cli.app pauses the cyclic collector while it imports (docs/performance.md) and resumes it as found."""
     for pre in ("", "import gc; gc.disable(); "):
         code = pre + "import gc; was = gc.isenabled(); import kvplan.cli.app; assert gc.isenabled() is was, was"
-        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+        proc = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
         assert proc.returncode == 0, proc.stderr[-2000:]

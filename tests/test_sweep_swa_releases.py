@@ -22,11 +22,15 @@ BASES = [
     ("XiaomiMiMo/MiMo-V2-Flash", dict(gpu="h200-sxm", tp=4, engine_version="0.5.7", disable_radix_cache=True)),
     ("openai/gpt-oss-120b", dict(gpu="b200", engine_version="0.5.10")),
     ("openai/gpt-oss-120b", dict(gpu="b200", engine_version="0.5.12", swa_full_tokens_ratio=0.05)),
-    ("openai/gpt-oss-120b", dict(gpu="h100-sxm", engine_version="0.5.9", speculative_algorithm="EAGLE",
-                                 speculative_num_draft_tokens=4)),
+    (
+        "openai/gpt-oss-120b",
+        dict(gpu="h100-sxm", engine_version="0.5.9", speculative_algorithm="EAGLE", speculative_num_draft_tokens=4),
+    ),
     ("openai/gpt-oss-120b", dict(gpu="b200", kv_cache_dtype="nvfp4")),
-    ("openai/gpt-oss-120b", dict(gpu="b200", kv_cache_dtype="fp4_mx_block16", disable_radix_cache=True,
-                                 max_running_requests=64)),
+    (
+        "openai/gpt-oss-120b",
+        dict(gpu="b200", kv_cache_dtype="fp4_mx_block16", disable_radix_cache=True, max_running_requests=64),
+    ),
     # the path-less MTP draft of 0.5.15 - 0.5.19 needs a config with num_nextn_predict_layers, which no hybrid-SWA
     # preset has, and ``kvplan sweep`` of a config directory stops in planning/sweep.py ``_sglang_group``
     # (``resolve_model(res.model)`` looks the directory's name up as a preset): tests/test_swa_by_release.py has it
@@ -43,23 +47,67 @@ BASES = [
     ("openai/gpt-oss-120b", dict(gpu="h100-sxm", pp=2, engine_version="0.5.20")),
     ("openai/gpt-oss-120b", dict(gpu="h100-sxm", pp=2, engine_version="0.5.21")),
     # the request-cap mode of 0.5.14 - 0.5.22: a disabled chunk does not stop it before 0.5.22; mrr // dp unfloored
-    ("openai/gpt-oss-120b", dict(gpu="h100-sxm", engine_version="0.5.21", disable_radix_cache=True,
-                                 chunked_prefill_size=-1)),
-    ("openai/gpt-oss-120b", dict(gpu="h100-sxm", tp=4, dp=4, enable_dp_attention=True, engine_version="0.5.22",
-                                 disable_radix_cache=True)),
+    (
+        "openai/gpt-oss-120b",
+        dict(gpu="h100-sxm", engine_version="0.5.21", disable_radix_cache=True, chunked_prefill_size=-1),
+    ),
+    (
+        "openai/gpt-oss-120b",
+        dict(gpu="h100-sxm", tp=4, dp=4, enable_dp_attention=True, engine_version="0.5.22", disable_radix_cache=True),
+    ),
     # the request-cap mode's draft terms by release (ByteEra.cap_draft_full / cap_draft_swa): no draft in the cap's
     # full cell at 0.5.14, F·Df from 0.5.15, S·Ds from 0.5.19 (0 for a path draft before 0.5.20); the divisor of
     # 0.5.14 - 0.5.15 (ModelRunner.dp_size) with DP attention and with plain replicas
-    ("XiaomiMiMo/MiMo-V2-Flash", dict(gpu="h200-sxm", tp=4, speculative_algorithm="EAGLE", engine_version="0.5.14",
-                                      disable_radix_cache=True, max_running_requests=16)),
-    ("XiaomiMiMo/MiMo-V2-Flash", dict(gpu="h200-sxm", tp=4, speculative_algorithm="EAGLE", engine_version="0.5.15",
-                                      disable_radix_cache=True, max_running_requests=16)),
-    ("XiaomiMiMo/MiMo-V2-Flash", dict(gpu="h200-sxm", tp=4, pp=2, speculative_algorithm="EAGLE",
-                                      engine_version="0.5.19", disable_radix_cache=True, max_running_requests=16)),
-    ("openai/gpt-oss-120b", dict(gpu="h100-sxm", tp=4, dp=4, enable_dp_attention=True, engine_version="0.5.15",
-                                 disable_radix_cache=True, max_running_requests=16)),
-    ("openai/gpt-oss-120b", dict(gpu="h100-sxm", dp=2, engine_version="0.5.14", disable_radix_cache=True,
-                                 max_running_requests=16)),
+    (
+        "XiaomiMiMo/MiMo-V2-Flash",
+        dict(
+            gpu="h200-sxm",
+            tp=4,
+            speculative_algorithm="EAGLE",
+            engine_version="0.5.14",
+            disable_radix_cache=True,
+            max_running_requests=16,
+        ),
+    ),
+    (
+        "XiaomiMiMo/MiMo-V2-Flash",
+        dict(
+            gpu="h200-sxm",
+            tp=4,
+            speculative_algorithm="EAGLE",
+            engine_version="0.5.15",
+            disable_radix_cache=True,
+            max_running_requests=16,
+        ),
+    ),
+    (
+        "XiaomiMiMo/MiMo-V2-Flash",
+        dict(
+            gpu="h200-sxm",
+            tp=4,
+            pp=2,
+            speculative_algorithm="EAGLE",
+            engine_version="0.5.19",
+            disable_radix_cache=True,
+            max_running_requests=16,
+        ),
+    ),
+    (
+        "openai/gpt-oss-120b",
+        dict(
+            gpu="h100-sxm",
+            tp=4,
+            dp=4,
+            enable_dp_attention=True,
+            engine_version="0.5.15",
+            disable_radix_cache=True,
+            max_running_requests=16,
+        ),
+    ),
+    (
+        "openai/gpt-oss-120b",
+        dict(gpu="h100-sxm", dp=2, engine_version="0.5.14", disable_radix_cache=True, max_running_requests=16),
+    ),
 ]
 
 
@@ -67,16 +115,20 @@ def _sorted_unique(xs):
     return sorted(set(xs))
 
 
-grids = st.fixed_dictionaries({
-    "mem_fraction_static": st.lists(st.sampled_from([0.05, 0.35, 0.62, 0.78, 0.85, 0.93]),
-                                    min_size=1, max_size=3).map(_sorted_unique),
-    "context_length": st.lists(st.sampled_from([4096, 32768, 131072]), min_size=1, max_size=2).map(_sorted_unique),
-    "target_requests": st.lists(st.integers(1, 300), min_size=1, max_size=2).map(_sorted_unique),
-    "input_len": st.lists(st.sampled_from([100, 4000, 60000]), min_size=1, max_size=2).map(_sorted_unique),
-}, optional={
-    "max_running_requests": st.lists(st.sampled_from([3, 16, 512]), min_size=1, max_size=2).map(_sorted_unique),
-    "max_total_tokens": st.lists(st.sampled_from([5000, 100_000]), min_size=1, max_size=2).map(_sorted_unique),
-})
+grids = st.fixed_dictionaries(
+    {
+        "mem_fraction_static": st.lists(
+            st.sampled_from([0.05, 0.35, 0.62, 0.78, 0.85, 0.93]), min_size=1, max_size=3
+        ).map(_sorted_unique),
+        "context_length": st.lists(st.sampled_from([4096, 32768, 131072]), min_size=1, max_size=2).map(_sorted_unique),
+        "target_requests": st.lists(st.integers(1, 300), min_size=1, max_size=2).map(_sorted_unique),
+        "input_len": st.lists(st.sampled_from([100, 4000, 60000]), min_size=1, max_size=2).map(_sorted_unique),
+    },
+    optional={
+        "max_running_requests": st.lists(st.sampled_from([3, 16, 512]), min_size=1, max_size=2).map(_sorted_unique),
+        "max_total_tokens": st.lists(st.sampled_from([5000, 100_000]), min_size=1, max_size=2).map(_sorted_unique),
+    },
+)
 
 
 @pytest.mark.parametrize("model,kw", BASES, ids=[f"{m.rsplit('/')[-1]}-{i}" for i, (m, _) in enumerate(BASES)])
@@ -85,6 +137,5 @@ grids = st.fixed_dictionaries({
 def test_sweep_rows_are_fit_by_release(model, kw, axes, out):
     axes = {**axes, "output_len": [out]}
     t = S.sweep(Deployment(model=model, **kw), axes)
-    assert all(g.method == "vector" for g in t.groups if not g.error), \
-        [(g.family, g.method, g.note) for g in t.groups]
+    assert all(g.method == "vector" for g in t.groups if not g.error), [(g.family, g.method, g.note) for g in t.groups]
     assert_rows_are_fit(t)

@@ -20,9 +20,14 @@ from kvplan.planning import sweep as S
 from kvplan.planning.plan import fit
 
 BASE = Deployment(model="Qwen/Qwen3-8B", gpu="h100-sxm")
-AXES = {"tp": [1, 2], "gpu": ["h100-sxm", "h200-sxm"], "mem_fraction_static": [0.6, 0.7, 0.8, 0.9],
-        "context_length": [4096 * (i + 1) for i in range(40)], "target_requests": [1, 8, 64],
-        "input_len": [1000, 9000]}     # 4 groups x 960 points
+AXES = {
+    "tp": [1, 2],
+    "gpu": ["h100-sxm", "h200-sxm"],
+    "mem_fraction_static": [0.6, 0.7, 0.8, 0.9],
+    "context_length": [4096 * (i + 1) for i in range(40)],
+    "target_requests": [1, 8, 64],
+    "input_len": [1000, 9000],
+}  # 4 groups x 960 points
 
 
 class CountingSink(io.StringIO):
@@ -57,11 +62,11 @@ def test_csv_streams_in_chunks(reference, chunk, monkeypatch):
     monkeypatch.setattr(S, "_evaluate", counting)
     sink = CountingSink()
     assert t.write_csv(sink, chunk_rows=chunk) == len(t) == 3840
-    assert t._cols is None                       # the full columns were never built
-    assert sink.lines_per_write[0] == 1          # the header
+    assert t._cols is None  # the full columns were never built
+    assert sink.lines_per_write[0] == 1  # the header
     assert max(sink.lines_per_write[1:]) <= chunk
     assert sum(sink.lines_per_write[1:]) == len(t)
-    assert seen and max(seen) <= chunk           # the arithmetic never ran on more than one chunk
+    assert seen and max(seen) <= chunk  # the arithmetic never ran on more than one chunk
     assert sink.getvalue() == reference.to_csv()
 
 
@@ -102,7 +107,7 @@ def test_lazy_table_reads_like_the_materialised_one(reference):
 
 
 def test_chunks_cross_block_boundaries():
-    t = S.sweep(BASE, {"tp": [1, 2, 4], "context_length": [4096, 8192, 16384]})   # 3 blocks of 3 rows
+    t = S.sweep(BASE, {"tp": [1, 2, 4], "context_length": [4096, 8192, 16384]})  # 3 blocks of 3 rows
     pieces = list(t.chunks(chunk_rows=4))
     assert [len(r) for r, _ in pieces] == [4, 4, 1]
     assert [list(c["gid"]) for _, c in pieces] == [[0, 0, 0, 1], [1, 1, 2, 2], [2]]
@@ -125,15 +130,25 @@ def test_per_point_groups_stream_too(monkeypatch):
     assert streamed.getvalue() == ref.to_csv()
 
 
-@pytest.mark.parametrize("model,version", [("Qwen/Qwen3-8B", "0.3.0"), ("Qwen/Qwen3-8B", "0.4.1.post7"),
-                                           ("Qwen/Qwen3-8B", "0.4.4"), ("deepseek-ai/DeepSeek-V3", "0.4.10"),
-                                           ("Qwen/Qwen3-VL-8B-Instruct", "0.4.8"), ("Qwen/Qwen3-VL-8B-Instruct", None)])
+@pytest.mark.parametrize(
+    "model,version",
+    [
+        ("Qwen/Qwen3-8B", "0.3.0"),
+        ("Qwen/Qwen3-8B", "0.4.1.post7"),
+        ("Qwen/Qwen3-8B", "0.4.4"),
+        ("deepseek-ai/DeepSeek-V3", "0.4.10"),
+        ("Qwen/Qwen3-VL-8B-Instruct", "0.4.8"),
+        ("Qwen/Qwen3-VL-8B-Instruct", None),
+    ],
+)
 def test_vector_path_uses_the_release_rules(model, version):
     from kvplan.engines.sglang.releases import rules_for
 
     base = Deployment(model=model, gpu="h100-sxm", engine_version=version, tp=8 if "V3" in model else 1)
-    t = S.sweep(base, {"mem_fraction_static": [0.6, 0.88], "context_length": [4096, 65536],
-                       "max_running_requests": [3, 40, 5000]})
+    t = S.sweep(
+        base,
+        {"mem_fraction_static": [0.6, 0.88], "context_length": [4096, 65536], "max_running_requests": [3, 40, 5000]},
+    )
     assert all(g.method == "vector" for g in t.groups)
     assert all(g.rules is rules_for(version) for g in t.groups)
     from dataclasses import replace
@@ -143,8 +158,26 @@ def test_vector_path_uses_the_release_rules(model, version):
         # the value the user gave (the column holds the value fit reports: ModelRunner's cut for a multimodal
         # model up to 0.4.8); the axes are row-major, mem_fraction_static outermost
         f = fit(replace(t.deployment(i), mem_fraction_static=[0.6, 0.88][i // 6]))
-        assert (r["kv_budget_bytes"], r["kv_pool_tokens"], r["max_running_requests"], r["max_concurrency"],
-                r["max_context_length"], r["fits"], r["meets_target"], r["verdict"], r["reason"],
-                r["mem_fraction_static"]) == \
-            (f.kv_budget_bytes, f.kv_pool_tokens, f.max_running_requests, int(f.max_concurrency),
-             f.max_context_length, f.fits, f.meets_target, f.verdict, f.target_reason, f.mem_fraction_static)
+        assert (
+            r["kv_budget_bytes"],
+            r["kv_pool_tokens"],
+            r["max_running_requests"],
+            r["max_concurrency"],
+            r["max_context_length"],
+            r["fits"],
+            r["meets_target"],
+            r["verdict"],
+            r["reason"],
+            r["mem_fraction_static"],
+        ) == (
+            f.kv_budget_bytes,
+            f.kv_pool_tokens,
+            f.max_running_requests,
+            int(f.max_concurrency),
+            f.max_context_length,
+            f.fits,
+            f.meets_target,
+            f.verdict,
+            f.target_reason,
+            f.mem_fraction_static,
+        )

@@ -52,7 +52,6 @@ def _model_toml(model_id: str, *, layers: int = 36, aliases: tuple[str, ...] = (
     return "\n".join(out) + "\n"
 
 
-
 def run(*args: str):
     return runner.invoke(cli_app.app, list(args))
 
@@ -129,19 +128,28 @@ def test_listing_shows_user_presets(user_dir):
     assert "me/qwen-ft" in [row["id"] for row in json.loads(res.stdout)]
 
 
-@pytest.mark.parametrize(("kind", "name", "text", "expect"), [
-    ("hardware", "bad.toml", GPU_TOML + "colour = 'red'\n", "unknown key 'colour'"),
-    ("hardware", "bad.toml", GPU_TOML.replace("memory_mib = 65536", "memory_mib = -1"), "memory_mib"),
-    ("hardware", "bad.toml", "id = [\n", "not valid TOML"),
-    ("models", "bad.toml", _model_toml("me/bad").replace("\n[config]\n", "\n[config]\nnot_a_hf_field = 1\n"),
-     "unknown key 'config.not_a_hf_field'"),
-    ("models", "bad.toml", 'id = "me/x"\nsource = "s"\n', "missing key 'config'"),
-])
+@pytest.mark.parametrize(
+    ("kind", "name", "text", "expect"),
+    [
+        ("hardware", "bad.toml", GPU_TOML + "colour = 'red'\n", "unknown key 'colour'"),
+        ("hardware", "bad.toml", GPU_TOML.replace("memory_mib = 65536", "memory_mib = -1"), "memory_mib"),
+        ("hardware", "bad.toml", "id = [\n", "not valid TOML"),
+        (
+            "models",
+            "bad.toml",
+            _model_toml("me/bad").replace("\n[config]\n", "\n[config]\nnot_a_hf_field = 1\n"),
+            "unknown key 'config.not_a_hf_field'",
+        ),
+        ("models", "bad.toml", 'id = "me/x"\nsource = "s"\n', "missing key 'config'"),
+    ],
+)
 def test_bad_user_preset_is_exit_2_naming_the_file(user_dir, kind, name, text, expect):
     path = user_dir / kind / name
     path.write_text(text)
-    for args in (["fit", "-m", "qwen3-8b", "-g", "h100-sxm", "--format", "json"],
-                 ["models" if kind == "models" else "gpus", "--format", "json"]):
+    for args in (
+        ["fit", "-m", "qwen3-8b", "-g", "h100-sxm", "--format", "json"],
+        ["models" if kind == "models" else "gpus", "--format", "json"],
+    ):
         if kind == "models" and args[0] == "fit":
             args = ["fit", "-m", "no-such-preset-name", "-g", "h100-sxm", "--format", "json"]
         elif args[0] == "fit":  # a GPU given by its id reads only its own file; a name reads every GPU preset
@@ -201,8 +209,9 @@ def test_earlier_user_folder_wins(tmp_path, monkeypatch):
 
 
 def test_user_gpu_shadows_a_shipped_gpu(user_dir):
-    (user_dir / "hardware" / "h100-sxm.toml").write_text(SHIPPED_GPU.read_text().replace(
-        "memory_mib = 81559", "memory_mib = 80000"))
+    (user_dir / "hardware" / "h100-sxm.toml").write_text(
+        SHIPPED_GPU.read_text().replace("memory_mib = 81559", "memory_mib = 80000")
+    )
     assert resolve_gpu("NVIDIA H100 80GB HBM3").memory_mib == 80000
     entry = next(e for e in p.gpu_entries() if e.id == "h100-sxm")
     assert (entry.origin, entry.shadows) == ("user", SHIPPED_GPU)
@@ -250,7 +259,11 @@ def test_models_add_writes_a_loadable_preset(user_dir):
     hf = json.loads(cfg.read_text())
     spec = resolve_model("qft")
     assert (spec.num_layers, spec.num_kv_heads, spec.head_dim, spec.quantization) == (
-        hf["num_hidden_layers"], hf["num_key_value_heads"], hf["head_dim"], "bf16")
+        hf["num_hidden_layers"],
+        hf["num_key_value_heads"],
+        hf["head_dim"],
+        "bf16",
+    )
     fit = runner.invoke(cli_app.app, ["fit", "-m", "me/qwen3-8b-ft", "-g", "h100-sxm", "--format", "json"])
     assert fit.exit_code == 0, fit.output
     assert json.loads(fit.stdout)["model"] == "me/qwen3-8b-ft"
@@ -290,15 +303,21 @@ def test_models_add_reads_a_model_folder(user_dir, tmp_path):
     assert resolve_model("acme/glm-copy").family == Family.DSA
 
 
-@pytest.mark.parametrize(("write", "args", "expect"), [
-    ('{"num_hidden_layers": 2,', ["--id", "me/x"], "not valid JSON"),
-    ('{"model_type": "llama", "hidden_size": 64}', ["--id", "me/x"], "num_hidden_layers"),
-    ('{"num_hidden_layers": "two", "hidden_size": 64, "num_attention_heads": 4}', ["--id", "me/x"],
-     "num_hidden_layers"),
-    (None, ["--id", "not an id"], "--id"),
-    (None, [], "--id"),  # the shipped copy has no _name_or_path
-    (None, ["--id", "me/x", "--quantization", "q3"], "--quantization"),
-])
+@pytest.mark.parametrize(
+    ("write", "args", "expect"),
+    [
+        ('{"num_hidden_layers": 2,', ["--id", "me/x"], "not valid JSON"),
+        ('{"model_type": "llama", "hidden_size": 64}', ["--id", "me/x"], "num_hidden_layers"),
+        (
+            '{"num_hidden_layers": "two", "hidden_size": 64, "num_attention_heads": 4}',
+            ["--id", "me/x"],
+            "num_hidden_layers",
+        ),
+        (None, ["--id", "not an id"], "--id"),
+        (None, [], "--id"),  # the shipped copy has no _name_or_path
+        (None, ["--id", "me/x", "--quantization", "q3"], "--quantization"),
+    ],
+)
 def test_models_add_bad_input_is_exit_2_naming_the_field(user_dir, tmp_path, write, args, expect):
     cfg = HF / "Qwen--Qwen3-8B" / "config.json"
     if write is not None:
@@ -335,8 +354,9 @@ def test_filter_models_by_family_and_text(user_dir):
     mla = p.filter_models(family=Family.MLA)
     assert mla and all(p.model_family(m) is Family.MLA for m in mla)
     assert "deepseek-ai/DeepSeek-V3" in [m.id for m in mla]
-    assert [m.id for m in p.filter_models(family="hybrid-swa")] == [m.id for m in
-                                                                     p.filter_models(family=Family.HYBRID_SWA)]
+    assert [m.id for m in p.filter_models(family="hybrid-swa")] == [
+        m.id for m in p.filter_models(family=Family.HYBRID_SWA)
+    ]
     hits = [m.id for m in p.filter_models(search="QWEN3-8")]
     assert "Qwen/Qwen3-8B" in hits and all("qwen3-8" in m.lower() for m in hits)
     by_variant = [m.id for m in p.filter_models(search="qwen3-32b-fp8")]

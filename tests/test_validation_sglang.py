@@ -26,10 +26,8 @@ SPECIAL = {
     "glm5-nvfp4-8x-rtxpro6000-tp8": ["--kv-cache-dtype", "bf16"],
 }
 SKIP = {
-    "dsv32-exp-8xb200-dp8-main-before-pr11309":
-        "no free-memory lines in the log (only the pool); its cell size is checked in test_dsv32_exp_pre_pr11309_cell",
-    "qwen3.8-27b-fp8-hybrid-gdn-h100-kt":
-        "hybrid Gated-DeltaNet model without a published config (Qwen/Qwen3.8-27B-FP8 config.json not found)",
+    "dsv32-exp-8xb200-dp8-main-before-pr11309": "no free-memory lines in the log (only the pool); its cell size is checked in test_dsv32_exp_pre_pr11309_cell",
+    "qwen3.8-27b-fp8-hybrid-gdn-h100-kt": "hybrid Gated-DeltaNet model without a published config (Qwen/Qwen3.8-27B-FP8 config.json not found)",
 }
 
 
@@ -59,11 +57,11 @@ def test_sglang_measured(case):
 # The release each log came from: the case's own where it states one (fixture engine_version), else the main branch
 # of the log's date (the release built on or before it); None: not known (a patched or forked build).
 RELEASE = {
-    "llama31-8b-docs-quickstart-2501": "main-2025-01-23",   # docs notebook executed 2025-01-23 (0.4.1.post7)
-    "qwq-32b-4xL4-tp4": "main-2025-03-08",                  # log timestamps 2025-03-08 (0.4.3.x)
-    "qwen3-30b-a3b-mi355x-pr18263": "main-2026-07-15",      # PR build of 2026-07-15 (0.5.15)
-    "deepseek-v3-kt-tp2-capped": "main-2026-01-23",         # ktransformers issue of 2026-01-23 (0.5.8)
-    "glm5-nvfp4-8x-rtxpro6000-tp8": None,                   # docker glm5-blackwell, patched: release unknown
+    "llama31-8b-docs-quickstart-2501": "main-2025-01-23",  # docs notebook executed 2025-01-23 (0.4.1.post7)
+    "qwq-32b-4xL4-tp4": "main-2025-03-08",  # log timestamps 2025-03-08 (0.4.3.x)
+    "qwen3-30b-a3b-mi355x-pr18263": "main-2026-07-15",  # PR build of 2026-07-15 (0.5.15)
+    "deepseek-v3-kt-tp2-capped": "main-2026-01-23",  # ktransformers issue of 2026-01-23 (0.5.8)
+    "glm5-nvfp4-8x-rtxpro6000-tp8": None,  # docker glm5-blackwell, patched: release unknown
 }
 
 
@@ -74,7 +72,7 @@ def _release(case: dict) -> str | None:
 def _without_version(args: list[str]) -> list[str]:
     if "--engine-version" in args:
         i = args.index("--engine-version")
-        return args[:i] + args[i + 2:]
+        return args[:i] + args[i + 2 :]
     return args
 
 
@@ -106,8 +104,9 @@ def test_dsv32_exp_pre_pr11309_cell():
     from kvplan.engines.sglang.pools.dsa import dsa_bytes_per_token
 
     tokens = 1_462_784 + 64
-    with_index = dsa_bytes_per_token(kv_lora_rank=512, qk_rope_head_dim=64, index_head_dim=128, num_layers=61,
-                                     layout="scaled_fp8")
+    with_index = dsa_bytes_per_token(
+        kv_lora_rank=512, qk_rope_head_dim=64, index_head_dim=128, num_layers=61, layout="scaled_fp8"
+    )
     assert with_index == 61 * (656 + 132)
     assert round(tokens * with_index / 2**30, 2) == 65.49
     assert round(tokens * 61 * 656 / 2**30, 2) == 54.52

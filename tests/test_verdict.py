@@ -19,8 +19,10 @@ from kvplan.planning.verdict import Facts, cap_source, judge
 
 GiB = 2**30
 QWEN8_128K = dict(model="Qwen/Qwen3-8B", gpu="h100-sxm", context_length=131072)
-CONTEXT_REASON = ("context_length 131,072 exceeds the model's 40,960: SGLang refuses it unless "
-                  "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 (or --allow-long-context)")
+CONTEXT_REASON = (
+    "context_length 131,072 exceeds the model's 40,960: SGLang refuses it unless "
+    "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 (or --allow-long-context)"
+)
 
 
 @pytest.fixture(autouse=True)
@@ -30,6 +32,7 @@ def _no_override_in_the_environment(monkeypatch):
 
 
 # ------------------------------------------------------------------------------------------------ done means
+
 
 def test_the_default_deployment_fits():
     r = fit(Deployment())
@@ -47,8 +50,9 @@ def test_sixteen_full_requests_do_not_meet_the_target():
     assert r.fits and not r.meets_target
     assert r.target == "16 requests of 1,048,576 tokens at once"
     pool = r.kv_pool_tokens
-    assert r.target_reason == (f"16 requests of 1,048,576 tokens need 16,777,216 tokens, the pool holds {pool:,} "
-                               f"(room for 3)")
+    assert r.target_reason == (
+        f"16 requests of 1,048,576 tokens need 16,777,216 tokens, the pool holds {pool:,} (room for 3)"
+    )
 
 
 def test_qwen3_8b_at_128k_does_not_fit_in_fit_sweep_and_check(tmp_path):
@@ -62,8 +66,10 @@ def test_qwen3_8b_at_128k_does_not_fit_in_fit_sweep_and_check(tmp_path):
     from kvplan.planning.check import check, load_plan
 
     p = tmp_path / "plan.toml"
-    p.write_text('[[deployment]]\nname = "q"\nmodel = "Qwen/Qwen3-8B"\ngpu = "h100-sxm"\ncontext_length = "128k"\n'
-                 '[deployment.target]\ncontext = "128k"\nrequests = 1\n')
+    p.write_text(
+        '[[deployment]]\nname = "q"\nmodel = "Qwen/Qwen3-8B"\ngpu = "h100-sxm"\ncontext_length = "128k"\n'
+        '[deployment.target]\ncontext = "128k"\nrequests = 1\n'
+    )
     (c,) = check(load_plan(p))
     assert not c.passed and c.reason == "does not fit: " + CONTEXT_REASON
 
@@ -94,37 +100,46 @@ def test_no_context_given_is_never_refused():
 
 # ------------------------------------------------------------------------------------------------ KV dtype
 
-@pytest.mark.parametrize("engine,dtype,gpu,family,refused", [
-    ("sglang", "nvfp4", "h100-sxm", Family.GQA, "needs Blackwell SM100 or SM120"),
-    ("sglang", "nvfp4", "b200", Family.GQA, None),
-    ("sglang", "nvfp4", "rtx-pro-6000-maxq", Family.GQA, None),          # SM120
-    ("sglang", "nvfp4", "gb10", Family.GQA, None),                       # SM121: major 12
-    ("sglang", "nvfp4", "mi300x", Family.GQA, "CUDA only"),
-    ("sglang", "mxfp8", "h100-sxm", Family.GQA, "needs an SM100+ (Blackwell) GPU"),
-    ("sglang", "mxfp8", "b300", Family.GQA, None),                       # SM103
-    ("sglang", "mxfp8", "rtx-5090", Family.GQA, None),                   # SM120
-    ("sglang", "mxfp8", "mi355x", Family.GQA, "needs an SM100+"),
-    ("sglang", "fp4_mx_block16", "h100-sxm", Family.GQA, "fa3 (SGLang's default"),
-    ("sglang", "fp4_mx_block16", "b200", Family.GQA, None),              # trtllm_mha by default
-    ("sglang", "fp4_mx_block16", "h100-sxm", Family.MLA, "flashinfer / trtllm_mla"),
-    ("sglang", "fp8_e4m3", "a100-sxm-80gb", Family.GQA, None),           # no start-up check in SGLang
-    ("vllm", "fp8", "a100-sxm-80gb", Family.GQA, None),                  # FLASHINFER stores fp8 on SM80
-    ("vllm", "fp8", "t4", Family.GQA, "needs SM80+"),
-    ("vllm", "fp8", "a100-sxm-80gb", Family.MLA, "needs SM89+"),         # TRITON_MLA
-    ("vllm", "fp8_e4m3", "l40s", Family.MLA, None),                      # SM89
-    ("vllm", "fp8_e5m2", "h100-sxm", Family.MLA, "no vLLM MLA attention backend stores fp8_e5m2"),
-    ("vllm", "fp8_inc", "h100-sxm", Family.GQA, "Intel Gaudi"),
-])
+
+@pytest.mark.parametrize(
+    "engine,dtype,gpu,family,refused",
+    [
+        ("sglang", "nvfp4", "h100-sxm", Family.GQA, "needs Blackwell SM100 or SM120"),
+        ("sglang", "nvfp4", "b200", Family.GQA, None),
+        ("sglang", "nvfp4", "rtx-pro-6000-maxq", Family.GQA, None),  # SM120
+        ("sglang", "nvfp4", "gb10", Family.GQA, None),  # SM121: major 12
+        ("sglang", "nvfp4", "mi300x", Family.GQA, "CUDA only"),
+        ("sglang", "mxfp8", "h100-sxm", Family.GQA, "needs an SM100+ (Blackwell) GPU"),
+        ("sglang", "mxfp8", "b300", Family.GQA, None),  # SM103
+        ("sglang", "mxfp8", "rtx-5090", Family.GQA, None),  # SM120
+        ("sglang", "mxfp8", "mi355x", Family.GQA, "needs an SM100+"),
+        ("sglang", "fp4_mx_block16", "h100-sxm", Family.GQA, "fa3 (SGLang's default"),
+        ("sglang", "fp4_mx_block16", "b200", Family.GQA, None),  # trtllm_mha by default
+        ("sglang", "fp4_mx_block16", "h100-sxm", Family.MLA, "flashinfer / trtllm_mla"),
+        ("sglang", "fp8_e4m3", "a100-sxm-80gb", Family.GQA, None),  # no start-up check in SGLang
+        ("vllm", "fp8", "a100-sxm-80gb", Family.GQA, None),  # FLASHINFER stores fp8 on SM80
+        ("vllm", "fp8", "t4", Family.GQA, "needs SM80+"),
+        ("vllm", "fp8", "a100-sxm-80gb", Family.MLA, "needs SM89+"),  # TRITON_MLA
+        ("vllm", "fp8_e4m3", "l40s", Family.MLA, None),  # SM89
+        ("vllm", "fp8_e5m2", "h100-sxm", Family.MLA, "no vLLM MLA attention backend stores fp8_e5m2"),
+        ("vllm", "fp8_inc", "h100-sxm", Family.GQA, "Intel Gaudi"),
+    ],
+)
 def test_kv_dtype_rules(engine, dtype, gpu, family, refused):
-    why = support.kv_dtype_refusal(engine=engine, kv_dtype=dtype, arch=support.arch_of(resolve_gpu(gpu)),
-                                   attention=family)
+    why = support.kv_dtype_refusal(
+        engine=engine, kv_dtype=dtype, arch=support.arch_of(resolve_gpu(gpu)), attention=family
+    )
     assert (why is None) if refused is None else (refused in (why or "")), why
 
 
 def test_kv_dtype_backend_given_and_unknown_capability():
     h100 = support.arch_of(resolve_gpu("h100-sxm"))
-    assert support.kv_dtype_refusal(engine="sglang", kv_dtype="fp4_mx_block16", arch=h100, attention=Family.GQA,
-                                    attention_backend="triton") is None
+    assert (
+        support.kv_dtype_refusal(
+            engine="sglang", kv_dtype="fp4_mx_block16", arch=h100, attention=Family.GQA, attention_backend="triton"
+        )
+        is None
+    )
     unknown = support.Arch(name="some GPU", vendor="nvidia", major=None, minor=None, sm="")
     assert support.kv_dtype_refusal(engine="sglang", kv_dtype="nvfp4", arch=unknown, attention=Family.GQA) is None
     assert "not checked" in support.unchecked_note(engine="sglang", kv_dtype="nvfp4", arch=unknown)
@@ -134,19 +149,28 @@ def test_kv_dtype_backend_given_and_unknown_capability():
 def test_fit_with_a_kv_dtype_the_gpu_refuses():
     r = fit(Deployment(model="Qwen/Qwen3-32B", gpu="h100-sxm", kv_cache_dtype="nvfp4"))
     assert not r.fits and r.reasons[0].startswith("--kv-cache-dtype nvfp4 needs Blackwell SM100 or SM120")
-    assert r.kv_pool_tokens > 0          # still priced: the numbers say what it would hold
+    assert r.kv_pool_tokens > 0  # still priced: the numbers say what it would hold
     assert fit(Deployment(model="Qwen/Qwen3-32B", gpu="b200", kv_cache_dtype="nvfp4")).fits
 
 
 def test_every_reason_in_start_up_order():
-    r = fit(Deployment(model="Qwen/Qwen3-8B", gpu="h100-sxm", context_length=131072, kv_cache_dtype="mxfp8",
-                       free_memory=40 * GiB, weight_memory=41 * GiB))
+    r = fit(
+        Deployment(
+            model="Qwen/Qwen3-8B",
+            gpu="h100-sxm",
+            context_length=131072,
+            kv_cache_dtype="mxfp8",
+            free_memory=40 * GiB,
+            weight_memory=41 * GiB,
+        )
+    )
     assert [x.split(" ")[0] for x in r.reasons] == ["--kv-cache-dtype", "context_length", "the"]
     assert r.reasons[2].startswith("the weights (41.00 GiB per GPU) do not fit in the free memory (40.00 GiB)")
     assert r.verdict == "does not fit: " + r.reasons[0]
 
 
 # ------------------------------------------------------------------------------------------------ context rules
+
 
 def test_vllm_derived_max_model_len():
     assert support.vllm_derived_max_model_len({"max_position_embeddings": 40960}) == (40960, "max_position_embeddings")
@@ -156,8 +180,10 @@ def test_vllm_derived_max_model_len():
     assert support.vllm_derived_max_model_len(yarn) == (131072, "max_position_embeddings")
     smallest = {"max_position_embeddings": 8192, "seq_length": 4096}
     assert support.vllm_derived_max_model_len(smallest) == (4096, "seq_length")
-    assert support.vllm_derived_max_model_len({"model_max_length": 8192, "max_position_embeddings": 4096}) == \
-        (8192, "model_max_length")
+    assert support.vllm_derived_max_model_len({"model_max_length": 8192, "max_position_embeddings": 4096}) == (
+        8192,
+        "model_max_length",
+    )
     assert support.vllm_derived_max_model_len({}) == (None, "")
 
 
@@ -172,12 +198,17 @@ def test_env_parsing_per_engine():
 
 # ------------------------------------------------------------------------------------------------ the request cap
 
+
 def test_request_cap_sources():
     assert fit(Deployment(model="Qwen/Qwen3-8B", gpu="h100-sxm")).max_running_requests_source == "derived"
-    assert fit(Deployment(model="Qwen/Qwen3-8B", gpu="h100-sxm", max_running_requests=64)) \
-        .max_running_requests_source == "given"
-    assert fit(Deployment(model="Qwen/Qwen3-8B", gpu="h100-sxm", engine="vllm")) \
-        .max_running_requests_source == "engine default"
+    assert (
+        fit(Deployment(model="Qwen/Qwen3-8B", gpu="h100-sxm", max_running_requests=64)).max_running_requests_source
+        == "given"
+    )
+    assert (
+        fit(Deployment(model="Qwen/Qwen3-8B", gpu="h100-sxm", engine="vllm")).max_running_requests_source
+        == "engine default"
+    )
     dsv4 = fit(Deployment(model="deepseek-ai/DeepSeek-V4.1-Flash", gpu="rtx-pro-6000-maxq", tp=8, ep=8))
     assert (dsv4.max_running_requests, dsv4.max_running_requests_source) == (256, "engine default")
     # given, then reduced by the engine (tokens // 2): derived
@@ -196,23 +227,36 @@ def test_max_concurrency_is_an_integer_for_both_engines():
     assert type(s.max_concurrency) is int and type(v.max_concurrency) is int
     per = sum(g["blocks_per_request"] for g in v.groups)
     assert v.max_concurrency == min(v.num_blocks // per, v.max_running_requests) * v.dp
-    assert v.max_concurrency == int(v.max_concurrency_per_rank)     # vLLM's printed float stays per rank
+    assert v.max_concurrency == int(v.max_concurrency_per_rank)  # vLLM's printed float stays per rank
 
 
 def test_a_model_without_gpu_names_the_default_gpu_in_the_assumptions():
     r = fit(Deployment(model="Qwen/Qwen3-8B"))
     assert r.assumptions[0].startswith("GPU NVIDIA RTX PRO 6000") and "no --gpu given" in r.assumptions[0]
     assert not any("kvplan's default GPU" in a for a in fit(Deployment()).assumptions)
-    assert not any("kvplan's default GPU" in a for a in fit(Deployment(model="Qwen/Qwen3-8B", gpu="h100-sxm"))
-                   .assumptions)
+    assert not any(
+        "kvplan's default GPU" in a for a in fit(Deployment(model="Qwen/Qwen3-8B", gpu="h100-sxm")).assumptions
+    )
 
 
 # ------------------------------------------------------------------------------------------------ judge (pure)
 
+
 def _facts(**kw):
-    base = dict(engine="sglang", context=32768, dp=1, refusals=(), memory_reason=None, concurrency=9,
-                pool_concurrency=9, pool_tokens_total=320_398, cap=4096, cap_source="derived", target_requests=1,
-                workload=None)
+    base = dict(
+        engine="sglang",
+        context=32768,
+        dp=1,
+        refusals=(),
+        memory_reason=None,
+        concurrency=9,
+        pool_concurrency=9,
+        pool_tokens_total=320_398,
+        cap=4096,
+        cap_source="derived",
+        target_requests=1,
+        workload=None,
+    )
     return Facts(**{**base, **kw})
 
 

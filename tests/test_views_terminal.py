@@ -42,14 +42,22 @@ def test_default_first_screen_is_at_most_25_lines_at_80_columns():
     assert all(len(line) <= 80 for line in lines), out
     d = fit(Deployment())
     assert lines[0].startswith("deepseek-ai/DeepSeek-V4.1-Flash on 8x ")
-    assert d.verdict.split(",")[0] in out                                   # the verdict
-    for needle in ("KV bytes per token", "KV budget", "KV pool", "longest request", "at full context",
-                   "max_running_requests", "memory per GPU", "--explain"):
+    assert d.verdict.split(",")[0] in out  # the verdict
+    for needle in (
+        "KV bytes per token",
+        "KV budget",
+        "KV pool",
+        "longest request",
+        "at full context",
+        "max_running_requests",
+        "memory per GPU",
+        "--explain",
+    ):
         assert needle in out, needle
     assert re.search(r"^max_running_requests\s+16\s+given|^ max_running_requests\s+16\s+given", out, re.M), out
-    assert "oWWW" in out                                                    # the memory bar
-    assert "assumptions" in out.splitlines()[-1]                            # the one-line summary, last
-    for a in d.assumptions:                                                 # assumptions only with --explain
+    assert "oWWW" in out  # the memory bar
+    assert "assumptions" in out.splitlines()[-1]  # the one-line summary, last
+    for a in d.assumptions:  # assumptions only with --explain
         assert a not in out
 
 
@@ -82,7 +90,7 @@ def test_no_trailing_spaces_off_a_terminal_and_hanging_indents():
     assert all(line == line.rstrip() for line in lines)
     warn = next(i for i, line in enumerate(lines) if line.startswith("  ! "))
     assert lines[warn + 1].startswith("    ") and not lines[warn + 1].startswith("     ")  # under the text
-    assert lines[1].startswith("  ")                                       # the title wraps under itself
+    assert lines[1].startswith("  ")  # the title wraps under itself
 
 
 def test_model_names_and_versions_are_never_highlighted():
@@ -98,8 +106,8 @@ def test_model_names_and_versions_are_never_highlighted():
     con._color_system = con._detect_color_system()
     render.table(fit(Deployment()), console=con)
     text = buf.getvalue()
-    assert "\x1b[" in text                                                 # colour is on
-    assert "DeepSeek-V4.1-Flash" in text                                   # no escape inside the name
+    assert "\x1b[" in text  # colour is on
+    assert "DeepSeek-V4.1-Flash" in text  # no escape inside the name
     assert "SGLang 0.5.23" in text and "fp8_e4m3" in text
     assert "[bold]" not in ANSI.sub("", text)
 
@@ -213,7 +221,7 @@ def test_gpus_search_filter():
 
 
 def test_models_listing_keeps_its_json_and_has_add():
-    rows = json.loads(runner.invoke(app, ["models"]).stdout)      # not a terminal: JSON, as before
+    rows = json.loads(runner.invoke(app, ["models"]).stdout)  # not a terminal: JSON, as before
     assert {"id", "family", "layers", "quantization", "aliases", "variants"} <= set(rows[0])
     assert "add" in runner.invoke(app, ["models", "--help"]).stdout
 
@@ -251,8 +259,9 @@ def test_ascii_fallback_spellings():
 
 def test_no_clamp_explanation_for_a_cap_the_clamp_cannot_give():
     r = fit(Deployment(model="deepseek-ai/DeepSeek-V3", gpu="h100-sxm", tp=8, context_length=32768))
-    r.assumptions.append("max_running_requests 0: SGLang's derived default clamp(int(tokens / context x 512), "
-                         "2048, 4096)")
+    r.assumptions.append(
+        "max_running_requests 0: SGLang's derived default clamp(int(tokens / context x 512), 2048, 4096)"
+    )
     out = " ".join(rendered(r, 120, explain=True).split())
     assert "clamp(" not in out and "max_running_requests 0: derived by the engine from a pool of" in out
     ok = "max_running_requests 4096: SGLang's derived default clamp(int(tokens / context x 512), 2048, 4096)"

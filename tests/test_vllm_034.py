@@ -20,8 +20,10 @@ def test_newest_is_034():
     assert releases.release_for(None) is releases.RELEASES[-1]
 
 
-@pytest.mark.parametrize(("version", "v0", "sliding"), [("0.7.3", True, False), ("0.8.0", False, False),
-                                                        ("0.9.2", False, True), ("0.10.2", False, True)])
+@pytest.mark.parametrize(
+    ("version", "v0", "sliding"),
+    [("0.7.3", True, False), ("0.8.0", False, False), ("0.9.2", False, True), ("0.10.2", False, True)],
+)
 def test_v0_v1_boundaries(version, v0, sliding):
     """V1 is the default from 0.8.0 (VLLM_USE_V1 "1"; "0" in 0.7.3); 0.8.0 has no hybrid manager."""
     rel = releases.release_for(version)
@@ -29,15 +31,29 @@ def test_v0_v1_boundaries(version, v0, sliding):
 
 
 def test_token_line_08_is_blocks_times_block():
-    c = releases.PoolCount(num_blocks=1321, blocks_per_request=2048, max_model_len=32768, block_size=16,
-                           num_groups=1, min_group_block_size=16)
+    c = releases.PoolCount(
+        num_blocks=1321,
+        blocks_per_request=2048,
+        max_model_len=32768,
+        block_size=16,
+        num_groups=1,
+        min_group_block_size=16,
+    )
     tokens, conc = releases.release_for("0.8.0").token_line(c)
     assert tokens == 21136 and conc == pytest.approx(21136 / 32768)
 
 
-@pytest.mark.parametrize(("version", "ratio", "chunked"), [("0.11.1", 0.0, False), ("0.12.0", 1.25, False),
-                                                           ("0.13.0", 1.25, False), ("0.14.0", 1.25, True),
-                                                           ("0.18.0", 1.5, True), ("0.25.1", 1.5, True)])
+@pytest.mark.parametrize(
+    ("version", "ratio", "chunked"),
+    [
+        ("0.11.1", 0.0, False),
+        ("0.12.0", 1.25, False),
+        ("0.13.0", 1.25, False),
+        ("0.14.0", 1.25, True),
+        ("0.18.0", 1.5, True),
+        ("0.25.1", 1.5, True),
+    ],
+)
 def test_group_rule_and_chunked_local(version, ratio, chunked):
     """The equal-size group threshold: none in 0.11.1, ``max < 1.25 × min`` in 0.12.0 (``v1/core/kv_cache_utils.py``
     line 1017 of that wheel) to 0.17, ``1.5 ×`` from 0.18 (0.20.0 line 1127, 0.25.1, 0.34.0)."""
@@ -54,7 +70,11 @@ def test_in_flight_and_padding_by_release():
 
 
 def test_capacity_log_format():
-    assert releases.release_for("0.34.0").capacity_lines(tokens=732896, max_model_len=132096, concurrency=5.548) \
+    assert (
+        releases.release_for("0.34.0").capacity_lines(tokens=732896, max_model_len=132096, concurrency=5.548)
         == "GPU KV cache size: 732,896 tokens, Maximum concurrency for 132,096 tokens per request: 5.55x"
-    assert releases.release_for("0.25.1").capacity_lines(tokens=1000429, max_model_len=132096, concurrency=7.5735) \
+    )
+    assert (
+        releases.release_for("0.25.1").capacity_lines(tokens=1000429, max_model_len=132096, concurrency=7.5735)
         == "GPU KV cache size: 1,000,429 tokens / Maximum concurrency for 132,096 tokens per request: 7.57x"
+    )

@@ -52,11 +52,19 @@ def ref(model_id: str, **extra) -> dict:
 
 
 LLAMA31_8B = {
-    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
-    "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
-    "num_key_value_heads": 8, "vocab_size": 128256, "tie_word_embeddings": False,
+    "architectures": ["LlamaForCausalLM"],
+    "model_type": "llama",
+    "hidden_size": 4096,
+    "intermediate_size": 14336,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "vocab_size": 128256,
+    "tie_word_embeddings": False,
     "torch_dtype": "bfloat16",
 }
+
+
 def _preset_config(model_id: str) -> dict:
     """[config] of a kvplan preset (sourced geometry; see the preset's comments)."""
     from kvplan.inputs.resolve import resolve_model
@@ -159,8 +167,7 @@ def test_gpt_oss_attention_stays_bf16():
     mats = 36 * (4096 * 2880 + 2 * 512 * 2880 + 2880 * 4096) * 2
     assert mats < b["attention"] < mats * 1.001
     # experts: 36 * 128 * (gate_up 5760x2880 + down 2880x2880) at 4.25 bits + bf16 biases
-    exp = 36 * 128 * (scheme_bytes("mxfp4", 5760, 2880) + scheme_bytes("mxfp4", 2880, 2880)
-                      + 2 * (5760 + 2880))
+    exp = 36 * 128 * (scheme_bytes("mxfp4", 5760, 2880) + scheme_bytes("mxfp4", 2880, 2880) + 2 * (5760 + 2880))
     assert b["experts"] == exp
 
 
@@ -243,8 +250,7 @@ def test_mtp_loaded_only_with_speculative():
 def test_dsv41_engram_tables():
     # sglang/test/dsv41_flash_common.py: two engram tables, ~384M rows x 264 B (256 fp8 +
     # 8 e8m0 scales), "~189 GiB", "offloading them frees ~94 GiB per GPU" at TP2
-    cfg = dict(hf("deepseek-ai--DeepSeek-V4-Flash"), engram_num_embeddings=[384_000_000] * 2,
-               engram_head_dim=256)
+    cfg = dict(hf("deepseek-ai--DeepSeek-V4-Flash"), engram_num_embeddings=[384_000_000] * 2, engram_head_dim=256)
     on = estimate_weight_bytes(config=cfg, quantization="mixed", tp_size=2, ep_size=2)
     off = estimate_weight_bytes(config=cfg, quantization="mixed", tp_size=2, ep_size=2, engram_on_host=True)
     eng = dict(on.breakdown)["engram"]
@@ -257,18 +263,15 @@ def test_dsv41_engram_tables():
 @needs_shared
 def test_dsv4_dp_attention_replicates_embedding():
     cfg = hf("deepseek-ai--DeepSeek-V4-Flash")
-    dp = dict(estimate_weight_bytes(config=cfg, quantization="mixed", tp_size=8, ep_size=8,
-                                    attn_dp_size=8).breakdown)
+    dp = dict(estimate_weight_bytes(config=cfg, quantization="mixed", tp_size=8, ep_size=8, attn_dp_size=8).breakdown)
     assert dp["embeddings"] == 129280 * 4096 * 2
 
 
 def test_checkpoint_method_scales_share():
     m = estimate_weight_bytes(config=LLAMA31_8B, quantization="bf16", tp_size=2)
-    c = estimate_weight_bytes(config=LLAMA31_8B, quantization="bf16", tp_size=2,
-                              checkpoint_bytes=2 * 8_030_261_248)
+    c = estimate_weight_bytes(config=LLAMA31_8B, quantization="bf16", tp_size=2, checkpoint_bytes=2 * 8_030_261_248)
     assert c.method == "checkpoint" and c.per_gpu_bytes == m.per_gpu_bytes
-    c2 = estimate_weight_bytes(config=LLAMA31_8B, quantization="bf16", tp_size=2,
-                               checkpoint_bytes=4 * 8_030_261_248)
+    c2 = estimate_weight_bytes(config=LLAMA31_8B, quantization="bf16", tp_size=2, checkpoint_bytes=4 * 8_030_261_248)
     assert c2.per_gpu_bytes == 2 * m.per_gpu_bytes
 
 
@@ -292,19 +295,47 @@ def test_errors():
 LOGGED = [
     ("llmd-llama31-8b-h100", lambda: LLAMA31_8B, "bf16", dict(engine="vllm"), 14.99, 0.01),
     ("qwen2-7b-a100-u025", lambda: ref("Qwen/Qwen2.5-7B-Instruct"), "bf16", dict(engine="vllm"), 14.2488, 0.01),
-    ("llmd-qwen3-32b-2xh100-tp2", lambda: hf("Qwen--Qwen3-32B"), "bf16", dict(engine="vllm", tp_size=2),
-     30.59, 0.01),
-    ("qwen3-235b-fp8-8xl40s-tp8-ep", lambda: hf("Qwen--Qwen3-235B-A22B-FP8"), "fp8",
-     dict(engine="vllm", tp_size=8, ep_size=8), 27.72, 0.01),
-    ("qwen3-next-80b-2xh200-tp2",
-     lambda: ref("Qwen/Qwen3-Next-80B-A3B-Instruct", shared_expert_intermediate_size=512), "bf16",
-     dict(engine="vllm", tp_size=2), 74.2812, 0.01),
-    ("glm52-nvfp4-4xb200-tp4-ep-fp8kv", lambda: hf("nvidia--GLM-5.2-NVFP4"), "nvfp4",
-     dict(engine="vllm", tp_size=4, ep_size=4), 106.69, 0.01),
-    ("deepseek-v2-lite-h100-v0-premla", lambda: ref("deepseek-ai/DeepSeek-V2-Lite"), "bf16",
-     dict(engine="vllm"), 29.301, 0.01),
-    ("gptoss120b-4xa100-tp4-u080", lambda: hf("openai--gpt-oss-120b"), "mxfp4",
-     dict(engine="vllm", tp_size=4, expert_padding="vllm-marlin"), 17.2217, 0.01),
+    ("llmd-qwen3-32b-2xh100-tp2", lambda: hf("Qwen--Qwen3-32B"), "bf16", dict(engine="vllm", tp_size=2), 30.59, 0.01),
+    (
+        "qwen3-235b-fp8-8xl40s-tp8-ep",
+        lambda: hf("Qwen--Qwen3-235B-A22B-FP8"),
+        "fp8",
+        dict(engine="vllm", tp_size=8, ep_size=8),
+        27.72,
+        0.01,
+    ),
+    (
+        "qwen3-next-80b-2xh200-tp2",
+        lambda: ref("Qwen/Qwen3-Next-80B-A3B-Instruct", shared_expert_intermediate_size=512),
+        "bf16",
+        dict(engine="vllm", tp_size=2),
+        74.2812,
+        0.01,
+    ),
+    (
+        "glm52-nvfp4-4xb200-tp4-ep-fp8kv",
+        lambda: hf("nvidia--GLM-5.2-NVFP4"),
+        "nvfp4",
+        dict(engine="vllm", tp_size=4, ep_size=4),
+        106.69,
+        0.01,
+    ),
+    (
+        "deepseek-v2-lite-h100-v0-premla",
+        lambda: ref("deepseek-ai/DeepSeek-V2-Lite"),
+        "bf16",
+        dict(engine="vllm"),
+        29.301,
+        0.01,
+    ),
+    (
+        "gptoss120b-4xa100-tp4-u080",
+        lambda: hf("openai--gpt-oss-120b"),
+        "mxfp4",
+        dict(engine="vllm", tp_size=4, expert_padding="vllm-marlin"),
+        17.2217,
+        0.01,
+    ),
     ("qwen3-30b-a3b-mi355x-pr18263", lambda: hf("Qwen--Qwen3-30B-A3B"), "bf16", {}, 56.98, 0.01),
     ("qwq-32b-4xL4-tp4", lambda: _preset_config("Qwen/QwQ-32B"), "bf16", dict(tp_size=4), 15.54, 0.03),
     ("kimi-k2.5-mi355x-tp8", lambda: hf("moonshotai--Kimi-K2.5"), "int4", dict(tp_size=8), 73.58, 0.03),
@@ -317,8 +348,12 @@ LOGGED = [
 def test_logged_weight_loads(case, make, quant, kw, logged, tol):
     cfg = make()
     if case.startswith("glm52"):
-        kw = dict(kw, hf_quant_config=json.loads(
-            (SHARED / "hf-configs" / "nvidia--GLM-5.2-NVFP4" / "hf_quant_config.json").read_text()))
+        kw = dict(
+            kw,
+            hf_quant_config=json.loads(
+                (SHARED / "hf-configs" / "nvidia--GLM-5.2-NVFP4" / "hf_quant_config.json").read_text()
+            ),
+        )
     est = estimate_weight_bytes(config=cfg, quantization=quant, **kw)
     got = est.per_gpu_bytes / GIB
     assert math.isclose(got, logged, rel_tol=tol), f"{case}: {got:.3f} GiB vs logged {logged}"
@@ -341,8 +376,9 @@ def test_logged_cases_exist_in_validation_files():
 def test_gpt_oss_marlin_padding_is_the_gap():
     cfg = hf("openai--gpt-oss-120b")
     plain = estimate_weight_bytes(config=cfg, quantization="mxfp4", engine="vllm", tp_size=4)
-    pad = estimate_weight_bytes(config=cfg, quantization="mxfp4", engine="vllm", tp_size=4,
-                                expert_padding="vllm-marlin")
+    pad = estimate_weight_bytes(
+        config=cfg, quantization="mxfp4", engine="vllm", tp_size=4, expert_padding="vllm-marlin"
+    )
     e0, e1 = dict(plain.breakdown)["experts"], dict(pad.breakdown)["experts"]
     # weights and scales scale with (3072/2880) * (768/720) when hidden 2880->3072, 720->768
     assert e1 / e0 == pytest.approx((3072 / 2880) * (768 / 720), rel=2e-3)

@@ -23,8 +23,13 @@ from kvplan.weights.estimate import estimate_weight_bytes
 from kvplan.weights.inventory import inventory
 
 V41 = "deepseek-ai/DeepSeek-V4.1-Flash"
-RELEASED = {"dspark_noise_token_id": 128799, "dspark_target_layer_ids": [37, 38, 39], "dspark_markov_rank": 256,
-            "dspark_n_routed_experts": 128, "dspark_num_experts_per_tok": 3}
+RELEASED = {
+    "dspark_noise_token_id": 128799,
+    "dspark_target_layer_ids": [37, 38, 39],
+    "dspark_markov_rank": 256,
+    "dspark_n_routed_experts": 128,
+    "dspark_num_experts_per_tok": 3,
+}
 
 
 def _fp8(r: int, c: int) -> int:
@@ -40,8 +45,8 @@ def _v41(released: bool) -> tuple[dict, str]:
     cfg = copy.deepcopy(m.config)
     if released:
         cfg["text_config"].update(RELEASED)
-    else:   # a config with dspark_block_size only (kvplan's preset before the released DSpark keys were added)
-        for key in RELEASED:   # the normalised config keeps the text keys at the top level too
+    else:  # a config with dspark_block_size only (kvplan's preset before the released DSpark keys were added)
+        for key in RELEASED:  # the normalised config keeps the text keys at the top level too
             cfg["text_config"].pop(key, None)
             cfg.pop(key, None)
     return cfg, m.quantization
@@ -49,8 +54,9 @@ def _v41(released: bool) -> tuple[dict, str]:
 
 def _draft(cfg: dict, quant: str, tp: int) -> int:
     off = estimate_weight_bytes(config=cfg, quantization=quant, tp_size=tp, ep_size=tp, engram_on_host=True)
-    on = estimate_weight_bytes(config=cfg, quantization=quant, tp_size=tp, ep_size=tp, engram_on_host=True,
-                               speculative_algorithm="DSPARK")
+    on = estimate_weight_bytes(
+        config=cfg, quantization=quant, tp_size=tp, ep_size=tp, engram_on_host=True, speculative_algorithm="DSPARK"
+    )
     draft = dict(on.breakdown)["draft"]
     assert on.per_gpu_bytes - off.per_gpu_bytes == draft  # nothing else moves
     return draft
@@ -59,16 +65,21 @@ def _draft(cfg: dict, quant: str, tp: int) -> int:
 def _stage_common(tp: int, experts: int) -> int:
     """One DSpark stage on a rank of TP = EP = tp, by hand."""
     g = tp  # attention TP (no DP attention)
-    attention = (_fp8(1280, 5120) + _fp8(512, 5120)                # wq_a, wkv: replicated
-                 + _fp8(64 // g * 512, 1280)                       # wq_b: 64/g heads x 512 rows
-                 + 2 * (8 // g) * 1024 * 4096                      # wo_a: bf16 (wo_a_fp8=False), 8/g groups
-                 + _fp8(5120, 8 * 1024 // g)                       # wo_b: RowParallel
-                 + 4 * (64 // g) + 2 * 1280 + 2 * 512)             # fp32 sink per local head, q_norm, kv_norm
-    shared = 2 * _fp8(2304 // tp, 5120) + _fp8(5120, 2304 // tp)   # gate/up ColumnParallel, down RowParallel
-    router = experts * 5120 * 2                                    # gate weight, bf16
-    hc = 2 * 24 * (4 * 5120) * 4 + 54 * 4                          # hc_attn/ffn_fn [24, 4h] fp32 + bases, scales
+    attention = (
+        _fp8(1280, 5120)
+        + _fp8(512, 5120)  # wq_a, wkv: replicated
+        + _fp8(64 // g * 512, 1280)  # wq_b: 64/g heads x 512 rows
+        + 2 * (8 // g) * 1024 * 4096  # wo_a: bf16 (wo_a_fp8=False), 8/g groups
+        + _fp8(5120, 8 * 1024 // g)  # wo_b: RowParallel
+        + 4 * (64 // g)
+        + 2 * 1280
+        + 2 * 512
+    )  # fp32 sink per local head, q_norm, kv_norm
+    shared = 2 * _fp8(2304 // tp, 5120) + _fp8(5120, 2304 // tp)  # gate/up ColumnParallel, down RowParallel
+    router = experts * 5120 * 2  # gate weight, bf16
+    hc = 2 * 24 * (4 * 5120) * 4 + 54 * 4  # hc_attn/ffn_fn [24, 4h] fp32 + bases, scales
     norms = 2 * 5120 * 2
-    routed = experts // tp * 3 * _fp4(2304, 5120)                  # n/ep whole experts, gate + up + down
+    routed = experts // tp * 3 * _fp4(2304, 5120)  # n/ep whole experts, gate + up + down
     return attention + shared + router + hc + norms + routed
 
 
@@ -78,10 +89,10 @@ def test_dspark_draft_tp4_released_keys():
     # attention 47,045,184 ; shared 8,881,920 ; router 1,310,720 ; hc 3,932,376 ; norms 20,480 ;
     # routed 32 x 3 x 6,266,880 = 601,620,480 -> 662,811,160 per stage
     assert stage == 662_811_160
-    main_proj = _fp8(5120, 5120 * 3)              # [h, h x 3 target layers], replicated: 78,643,200 + 307,200
-    markov = 2 * 129_280 * 256 * 2                # markov_w1 + markov_w2, bf16, replicated: 132,382,720
-    norms = 2 * 5120 * 2                          # main_norm (stage 0), norm (last stage); no hc_head on V4.1
-    assert _draft(cfg, quant, 4) == 3 * stage + main_proj + markov + norms == 2_199_787_080   # 2.05 GiB
+    main_proj = _fp8(5120, 5120 * 3)  # [h, h x 3 target layers], replicated: 78,643,200 + 307,200
+    markov = 2 * 129_280 * 256 * 2  # markov_w1 + markov_w2, bf16, replicated: 132,382,720
+    norms = 2 * 5120 * 2  # main_norm (stage 0), norm (last stage); no hc_head on V4.1
+    assert _draft(cfg, quant, 4) == 3 * stage + main_proj + markov + norms == 2_199_787_080  # 2.05 GiB
 
 
 def test_dspark_draft_tp8_released_keys():
@@ -96,12 +107,15 @@ def test_dspark_draft_without_the_released_keys():
     """A config without dspark_n_routed_experts / dspark_target_layer_ids / dspark_markov_rank: SGLang would build
     target-shaped stages (384 experts), main_proj over all 40 target layers, and refuse for want of a Markov rank."""
     cfg, quant = _v41(released=False)
-    stage = _stage_common(4, 384)      # routed 96 x 18,800,640 = 1,804,861,440 ; router 3,932,160
+    stage = _stage_common(4, 384)  # routed 96 x 18,800,640 = 1,804,861,440 ; router 3,932,160
     assert stage == 1_868_673_560
     main_proj = _fp8(5120, 5120 * 40)  # 1,048,576,000 + 4,096,000
     assert _draft(cfg, quant, 4) == 3 * stage + main_proj + 20_480 == 6_658_713_160
-    notes = " | ".join(estimate_weight_bytes(config=cfg, quantization=quant, tp_size=4, ep_size=4,
-                                             speculative_algorithm="DSPARK").notes)
+    notes = " | ".join(
+        estimate_weight_bytes(
+            config=cfg, quantization=quant, tp_size=4, ep_size=4, speculative_algorithm="DSPARK"
+        ).notes
+    )
     assert "no dspark_markov_rank" in notes and "the target's count" in notes and "num_target_layers" in notes
 
 
@@ -130,8 +144,10 @@ def test_nextn_loads_one_mtp_layer():
     on = estimate_weight_bytes(config=m.config, quantization=m.quantization, tp_size=8, speculative_algorithm="nextn")
     mtp = dict(on.breakdown)["mtp"]
     # the same as the explicit load_mtp (V3 stores one MTP layer), its absorbed MLA copy included
-    assert on.per_gpu_bytes == estimate_weight_bytes(config=m.config, quantization=m.quantization, tp_size=8,
-                                                     load_mtp=True).per_gpu_bytes
+    assert (
+        on.per_gpu_bytes
+        == estimate_weight_bytes(config=m.config, quantization=m.quantization, tp_size=8, load_mtp=True).per_gpu_bytes
+    )
     assert on.per_gpu_bytes - off.per_gpu_bytes > mtp > 0
     # a config with 3 MTP slots: SGLang's NextN draft still builds one layer, vLLM's MTP all three
     cfg = {**m.config, "num_nextn_predict_layers": 3}
@@ -139,8 +155,12 @@ def test_nextn_loads_one_mtp_layer():
     every = estimate_weight_bytes(config=cfg, quantization="fp8", tp_size=8, load_mtp=True)
     assert dict(one.breakdown)["mtp"] * 3 == dict(every.breakdown)["mtp"]
     vllm = estimate_weight_bytes(config=cfg, quantization="fp8", tp_size=8, engine="vllm", speculative_algorithm="MTP")
-    assert dict(vllm.breakdown)["mtp"] == dict(estimate_weight_bytes(
-        config=cfg, quantization="fp8", tp_size=8, engine="vllm", load_mtp=True).breakdown)["mtp"]
+    assert (
+        dict(vllm.breakdown)["mtp"]
+        == dict(
+            estimate_weight_bytes(config=cfg, quantization="fp8", tp_size=8, engine="vllm", load_mtp=True).breakdown
+        )["mtp"]
+    )
 
 
 def test_drafts_kvplan_cannot_see_add_nothing():
@@ -153,8 +173,9 @@ def test_drafts_kvplan_cannot_see_add_nothing():
     # DeepSeek-V4-Flash bundles no DSpark draft (no dspark_* key): the draft is elsewhere, not counted
     v4 = resolve_model("deepseek-ai/DeepSeek-V4-Flash")
     a = estimate_weight_bytes(config=v4.config, quantization=v4.quantization, tp_size=8, ep_size=8)
-    b = estimate_weight_bytes(config=v4.config, quantization=v4.quantization, tp_size=8, ep_size=8,
-                              speculative_algorithm="DSPARK")
+    b = estimate_weight_bytes(
+        config=v4.config, quantization=v4.quantization, tp_size=8, ep_size=8, speculative_algorithm="DSPARK"
+    )
     assert a.per_gpu_bytes == b.per_gpu_bytes
     assert any("no DSpark draft bundled" in n for n in b.notes)
     assert draft_load(inventory(cfg), algorithm=None).tensors == ()
@@ -182,4 +203,4 @@ def test_planner_weight_estimate_keys_the_algorithm():
     # kvplan's preset carries the released DSpark keys: the 2,199,787,080 B draft of test_dspark_draft_tp4_released_keys
     assert dspark["per_gpu_bytes"] - plain["per_gpu_bytes"] == 2_199_787_080
     assert dict(map(tuple, dspark["breakdown"]))["draft"] == 2_199_787_080
-    assert _weight_estimate(m, **kw) == plain   # the key without an algorithm is the one recorded before
+    assert _weight_estimate(m, **kw) == plain  # the key without an algorithm is the one recorded before

@@ -37,18 +37,21 @@ def fp8(r: int, c: int) -> int:
 # ----------------------------------------------------------------------------- MXFP4 backend by GPU
 
 
-@pytest.mark.parametrize("version,sm,vendor,backend", [
-    ("0.25.1", 9, "nvidia", "vllm-triton"),   # H100: OAI triton_kernels, vendored since 0.12
-    ("0.11.1", 9, "nvidia", "vllm-marlin"),   # H100 before triton_kernels shipped with the wheel
-    ("0.25.1", 10, "nvidia", "vllm-trtllm"),  # B200: FlashInfer TRTLLM
-    ("0.11.1", 10, "nvidia", "vllm-trtllm"),
-    ("0.25.1", 12, "nvidia", "vllm-marlin"),  # RTX PRO 6000: FlashInfer CUTLASS W4A16 is SM90-only
-    ("0.25.1", 8, "nvidia", "vllm-marlin"),   # A100 / L40S
-    ("0.25.1", None, "amd", "vllm-rocm"),
-    ("0.11.1", None, "amd", "vllm-rocm-0.11"),
-    (None, 9, "nvidia", "vllm-triton"),       # newest release
-    ("0.25.1", None, "nvidia", None),         # GPU unknown: no default
-])
+@pytest.mark.parametrize(
+    "version,sm,vendor,backend",
+    [
+        ("0.25.1", 9, "nvidia", "vllm-triton"),  # H100: OAI triton_kernels, vendored since 0.12
+        ("0.11.1", 9, "nvidia", "vllm-marlin"),  # H100 before triton_kernels shipped with the wheel
+        ("0.25.1", 10, "nvidia", "vllm-trtllm"),  # B200: FlashInfer TRTLLM
+        ("0.11.1", 10, "nvidia", "vllm-trtllm"),
+        ("0.25.1", 12, "nvidia", "vllm-marlin"),  # RTX PRO 6000: FlashInfer CUTLASS W4A16 is SM90-only
+        ("0.25.1", 8, "nvidia", "vllm-marlin"),  # A100 / L40S
+        ("0.25.1", None, "amd", "vllm-rocm"),
+        ("0.11.1", None, "amd", "vllm-rocm-0.11"),
+        (None, 9, "nvidia", "vllm-triton"),  # newest release
+        ("0.25.1", None, "nvidia", None),  # GPU unknown: no default
+    ],
+)
 def test_vllm_mxfp4_backend_by_gpu(version, sm, vendor, backend):
     assert vllm_mxfp4_backend(engine_version=version, sm_major=sm, vendor=vendor).backend == backend
 
@@ -96,7 +99,8 @@ def test_gptoss_120b_on_one_h100_under_vllm_is_padded_by_default():
     tp4_plain = estimate_weight_bytes(**base, engine_version="0.25.1", tp_size=4, expert_padding=(1, 64))
     assert dict(tp4_plain.breakdown)["experts"] == 36 * _experts(2880, 768)
     assert dict(tp4.breakdown)["experts"] - dict(tp4_plain.breakdown)["experts"] == 36 * 128 * (
-        2 * (2 * 768 + 2880) + (1536 - 1536) * 90 + (3072 - 2880) * 24)
+        2 * (2 * 768 + 2880) + (1536 - 1536) * 90 + (3072 - 2880) * 24
+    )
     # an explicit override still wins, and without a GPU nothing is assumed
     forced = estimate_weight_bytes(**base, engine_version="0.25.1", expert_padding="vllm-marlin")
     assert forced.per_gpu_bytes == marlin.per_gpu_bytes
@@ -106,25 +110,42 @@ def test_gptoss_120b_on_one_h100_under_vllm_is_padded_by_default():
 
 def test_sglang_mxfp4_padding_stays_opt_in():
     cfg = hf("openai--gpt-oss-120b")
-    assert (estimate_weight_bytes(config=cfg, quantization="mxfp4", sm_major=9).per_gpu_bytes
-            == estimate_weight_bytes(config=cfg, quantization="mxfp4").per_gpu_bytes)
+    assert (
+        estimate_weight_bytes(config=cfg, quantization="mxfp4", sm_major=9).per_gpu_bytes
+        == estimate_weight_bytes(config=cfg, quantization="mxfp4").per_gpu_bytes
+    )
 
 
 # ----------------------------------------------------------------------------- engram placement
 
 
-@pytest.mark.parametrize("release,env,tp,where", [
-    ("0.5.23", {}, 8, EngramPlacement.GPU),
-    ("0.5.23", {"SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE": "1"}, 8, EngramPlacement.HOST_SHARED),
-    ("0.5.21", {"SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE": "true",
-                "SGLANG_DSV41_ENGRAM_HOST_TABLE_LAYOUT": "per_rank"}, 8, EngramPlacement.HOST_PER_RANK),
-    ("0.5.23", {"SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE": "1", "SGLANG_OPT_DSV41_ENGRAM_PEER_SHARDS": "1"}, 8,
-     EngramPlacement.GPU_PEER),                         # peer shards take precedence over the host table
-    ("0.5.22", {"SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE": "1", "SGLANG_OPT_DSV41_ENGRAM_PEER_SHARDS": "1"}, 8,
-     EngramPlacement.HOST_SHARED),                      # peer shards are new in 0.5.23
-    ("0.5.23", {"SGLANG_OPT_DSV41_ENGRAM_PEER_SHARDS": "1"}, 1, EngramPlacement.GPU),  # needs tp > 1
-    (None, {"SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE": "no"}, 4, EngramPlacement.GPU),
-])
+@pytest.mark.parametrize(
+    "release,env,tp,where",
+    [
+        ("0.5.23", {}, 8, EngramPlacement.GPU),
+        ("0.5.23", {"SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE": "1"}, 8, EngramPlacement.HOST_SHARED),
+        (
+            "0.5.21",
+            {"SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE": "true", "SGLANG_DSV41_ENGRAM_HOST_TABLE_LAYOUT": "per_rank"},
+            8,
+            EngramPlacement.HOST_PER_RANK,
+        ),
+        (
+            "0.5.23",
+            {"SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE": "1", "SGLANG_OPT_DSV41_ENGRAM_PEER_SHARDS": "1"},
+            8,
+            EngramPlacement.GPU_PEER,
+        ),  # peer shards take precedence over the host table
+        (
+            "0.5.22",
+            {"SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE": "1", "SGLANG_OPT_DSV41_ENGRAM_PEER_SHARDS": "1"},
+            8,
+            EngramPlacement.HOST_SHARED,
+        ),  # peer shards are new in 0.5.23
+        ("0.5.23", {"SGLANG_OPT_DSV41_ENGRAM_PEER_SHARDS": "1"}, 1, EngramPlacement.GPU),  # needs tp > 1
+        (None, {"SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE": "no"}, 4, EngramPlacement.GPU),
+    ],
+)
 def test_engram_placement_rule(release, env, tp, where):
     assert engram_placement(release=release, env=env, tp=tp) == where
 
@@ -135,14 +156,21 @@ def test_engram_placement_errors():
     with pytest.raises(InputError, match="valid boolean"):
         engram_placement(env={"SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE": "on"})
     with pytest.raises(InputError, match="per_rank"):
-        engram_placement(env={"SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE": "1",
-                              "SGLANG_DSV41_ENGRAM_HOST_TABLE_LAYOUT": "numa"})
+        engram_placement(
+            env={"SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE": "1", "SGLANG_DSV41_ENGRAM_HOST_TABLE_LAYOUT": "numa"}
+        )
 
 
 def _dsv41_like() -> dict:
     """DeepSeek-V4-Flash geometry with V4.1's two engram layers (h 4096 here, hc_mult 4, n-gram 4, 8 heads)."""
-    return dict(hf("deepseek-ai--DeepSeek-V4-Flash"), engram_num_embeddings=[384_006_168, 384_016_682],
-                engram_head_dim=256, engram_layer_ids=[1, 14], engram_max_ngram_size=4, engram_n_heads=8)
+    return dict(
+        hf("deepseek-ai--DeepSeek-V4-Flash"),
+        engram_num_embeddings=[384_006_168, 384_016_682],
+        engram_head_dim=256,
+        engram_layer_ids=[1, 14],
+        engram_max_ngram_size=4,
+        engram_n_heads=8,
+    )
 
 
 def test_engram_tables_by_placement_and_the_projection_everywhere():
@@ -153,12 +181,12 @@ def test_engram_tables_by_placement_and_the_projection_everywhere():
     per_rank = estimate_weight_bytes(**kw, engram_placement="host-per-rank")
     peer = estimate_weight_bytes(**kw, engram_placement="gpu-peer")
     rows = [384_006_168, 384_016_682]
-    rank_rows = sum(math.ceil(r / 4) for r in rows)            # 96,001,542 + 96,004,171
+    rank_rows = sum(math.ceil(r / 4) for r in rows)  # 96,001,542 + 96,004,171
     assert dict(gpu.breakdown)["engram"] == rank_rows * (256 + 8) == 50_689_508_232
     assert gpu.per_gpu_bytes - shared.per_gpu_bytes == 50_689_508_232 == gpu.per_gpu_bytes - per_rank.per_gpu_bytes
     assert peer.per_gpu_bytes == gpu.per_gpu_bytes and gpu.host_bytes == 0
-    assert shared.host_bytes == sum(rows) * 264 == 202_758_032_400   # 188.83 GiB, one copy for the TP group
-    assert per_rank.host_bytes == 50_689_508_232                    # the largest rank's rows
+    assert shared.host_bytes == sum(rows) * 264 == 202_758_032_400  # 188.83 GiB, one copy for the TP group
+    assert per_rank.host_bytes == 50_689_508_232  # the largest rank's rows
     # wkv [4096 * (4 + 1), (4 - 1) * 8 * 256] fp8 (this config's 128x128 blocks) + q/k weights [4, 4096] bf16,
     # per engram layer, on the GPU in every placement
     proj = 2 * (fp8(20480, 6144) + 2 * 4 * 4096 * 2)

@@ -18,24 +18,50 @@ SHARED = Path(__file__).resolve().parent / "data" / "shared"
 
 def test_moe_layer_freq_list_marks_each_layer():
     # minimax_m3.py / mimo_v2.py _is_layer_sparse: moe_layer_freq[i] != 0 is a MoE layer
-    cfg = {"architectures": ["MiniMaxM3ForCausalLM"], "model_type": "minimax_m3", "hidden_size": 64,
-           "intermediate_size": 256, "moe_intermediate_size": 32, "num_hidden_layers": 4,
-           "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 1000,
-           "num_local_experts": 8, "num_experts_per_tok": 2, "moe_layer_freq": [0, 1, 0, 1],
-           "first_k_dense_replace": 1, "tie_word_embeddings": False}
+    cfg = {
+        "architectures": ["MiniMaxM3ForCausalLM"],
+        "model_type": "minimax_m3",
+        "hidden_size": 64,
+        "intermediate_size": 256,
+        "moe_intermediate_size": 32,
+        "num_hidden_layers": 4,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "head_dim": 16,
+        "vocab_size": 1000,
+        "num_local_experts": 8,
+        "num_experts_per_tok": 2,
+        "moe_layer_freq": [0, 1, 0, 1],
+        "first_k_dense_replace": 1,
+        "tie_word_embeddings": False,
+    }
     p = count_params(cfg)
-    assert p["dense_mlp"] == 2 * 3 * 256 * 64            # layers 0 and 2
-    assert p["experts"] == 2 * 8 * 3 * 32 * 64           # layers 1 and 3
+    assert p["dense_mlp"] == 2 * 3 * 256 * 64  # layers 0 and 2
+    assert p["experts"] == 2 * 8 * 3 * 32 * 64  # layers 1 and 3
     assert p["router"] == 2 * 8 * 64
 
 
 # ERNIE-4.5-21B-A3B config.json (HF baidu/ERNIE-4.5-21B-A3B-Thinking; the preset's source): MoE keys it names itself
 ERNIE_21B = {
-    "architectures": ["Ernie4_5_MoeForCausalLM"], "model_type": "ernie4_5_moe", "hidden_size": 2560,
-    "intermediate_size": 12288, "moe_intermediate_size": 1536, "num_hidden_layers": 28, "num_attention_heads": 20,
-    "num_key_value_heads": 4, "head_dim": 128, "moe_num_experts": 64, "moe_num_shared_experts": 2, "moe_k": 6,
-    "moe_layer_start_index": 1, "moe_layer_end_index": 27, "moe_layer_interval": 1, "vocab_size": 103424,
-    "tie_word_embeddings": True, "use_bias": False, "torch_dtype": "bfloat16",
+    "architectures": ["Ernie4_5_MoeForCausalLM"],
+    "model_type": "ernie4_5_moe",
+    "hidden_size": 2560,
+    "intermediate_size": 12288,
+    "moe_intermediate_size": 1536,
+    "num_hidden_layers": 28,
+    "num_attention_heads": 20,
+    "num_key_value_heads": 4,
+    "head_dim": 128,
+    "moe_num_experts": 64,
+    "moe_num_shared_experts": 2,
+    "moe_k": 6,
+    "moe_layer_start_index": 1,
+    "moe_layer_end_index": 27,
+    "moe_layer_interval": 1,
+    "vocab_size": 103424,
+    "tie_word_embeddings": True,
+    "use_bias": False,
+    "torch_dtype": "bfloat16",
 }
 
 
@@ -53,8 +79,7 @@ def test_ernie45_21b_params_match_its_checkpoint():
 def test_ernie_moe_layer_rule_differs_by_engine():
     # interval 2 from start 1: SGLang (i - start) % 2 == 0 -> 1, 3, 5; vLLM (i + 1) % 2 == 0 -> 1, 3, 5 as well,
     # but from start 2: SGLang 2, 4 and vLLM 3, 5
-    cfg = dict(ERNIE_21B, num_hidden_layers=6, moe_layer_start_index=2, moe_layer_end_index=5,
-               moe_layer_interval=2)
+    cfg = dict(ERNIE_21B, num_hidden_layers=6, moe_layer_start_index=2, moe_layer_end_index=5, moe_layer_interval=2)
     sg = dict(estimate_weight_bytes(config=cfg, quantization="bf16").breakdown)
     vl = dict(estimate_weight_bytes(config=cfg, quantization="bf16", engine="vllm").breakdown)
     assert sg["experts"] == vl["experts"] == 2 * 64 * 3 * 1536 * 2560 * 2  # two MoE layers either way
@@ -67,12 +92,19 @@ def test_ernie_moe_layer_rule_differs_by_engine():
 def test_gptq_group_size_minus_one_is_per_channel():
     # one group over the 4096 inputs: packed 4096*4096/2 + fp16 scale 2*4096*1 + packed zeros ceil(4096/2)
     # + int32 g_idx 4*4096
-    assert scheme_bytes("int4", 4096, 4096, group=0, zeros=True, g_idx=True) == (
-        8_388_608 + 8_192 + 2_048 + 16_384)
-    llama = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
-             "intermediate_size": 14336, "num_hidden_layers": 1, "num_attention_heads": 32,
-             "num_key_value_heads": 8, "vocab_size": 128256, "tie_word_embeddings": False,
-             "quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": -1, "sym": True}}
+    assert scheme_bytes("int4", 4096, 4096, group=0, zeros=True, g_idx=True) == (8_388_608 + 8_192 + 2_048 + 16_384)
+    llama = {
+        "architectures": ["LlamaForCausalLM"],
+        "model_type": "llama",
+        "hidden_size": 4096,
+        "intermediate_size": 14336,
+        "num_hidden_layers": 1,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "vocab_size": 128256,
+        "tie_word_embeddings": False,
+        "quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": -1, "sym": True},
+    }
     est = estimate_weight_bytes(config=llama, quantization="int4")
     # symmetric: no zeros; q and o [4096, 4096], k and v [1024, 4096]: r*c/2 + 2*r + 4*c each
     attn = sum(r * c // 2 + 2 * r + 4 * c for r, c in ((4096, 4096), (1024, 4096), (1024, 4096), (4096, 4096)))
@@ -101,12 +133,19 @@ def test_qwen3_next_mtp_module_is_counted_and_loaded_only_for_the_draft():
     assert "mtp" not in count_params(_qwen3_next())
     off = estimate_weight_bytes(config=cfg, quantization="bf16", tp_size=2)
     on = estimate_weight_bytes(config=cfg, quantization="bf16", tp_size=2, load_mtp=True)
-    assert off.per_gpu_bytes == estimate_weight_bytes(config=_qwen3_next(), quantization="bf16",
-                                                      tp_size=2).per_gpu_bytes
+    assert (
+        off.per_gpu_bytes == estimate_weight_bytes(config=_qwen3_next(), quantization="bf16", tp_size=2).per_gpu_bytes
+    )
     # on TP2 the MTP layer is sharded like the others (q 16 of 32 heads, k/v 1 of 2, o half its inputs, experts
     # half their intermediate), router, fc and norms whole; 2 B each
-    rank = (4096 * 2048 + 2 * 256 * 2048 + 2048 * 2048 + 512) + 2 * 2048 + 512 * 2048 + 512 * 3 * 256 * 2048 \
-        + 2048 * 4096 + 3 * 2048
+    rank = (
+        (4096 * 2048 + 2 * 256 * 2048 + 2048 * 2048 + 512)
+        + 2 * 2048
+        + 512 * 2048
+        + 512 * 3 * 256 * 2048
+        + 2048 * 4096
+        + 3 * 2048
+    )
     assert dict(on.breakdown)["mtp"] == 2 * rank == 1_656_771_584
     assert on.per_gpu_bytes - off.per_gpu_bytes == 2 * rank
     # with checkpoint_bytes the stored MTP tensors count in the checkpoint's model size: a bf16 checkpoint of

@@ -23,14 +23,30 @@ from kvplan.weights.inventory import LAYER_BUILDERS, weights_family
 runner = CliRunner()
 
 LLAMA = {
-    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
-    "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
-    "num_key_value_heads": 8, "vocab_size": 128256, "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+    "architectures": ["LlamaForCausalLM"],
+    "model_type": "llama",
+    "hidden_size": 4096,
+    "intermediate_size": 14336,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "vocab_size": 128256,
+    "tie_word_embeddings": False,
+    "torch_dtype": "bfloat16",
     "max_position_embeddings": 131072,
 }
-MOE = dict(LLAMA, model_type="deepseek_v3", n_routed_experts=8, moe_intermediate_size=1024,
-           first_k_dense_replace=1, kv_lora_rank=512, q_lora_rank=1536, qk_nope_head_dim=128,
-           qk_rope_head_dim=64, v_head_dim=128)
+MOE = dict(
+    LLAMA,
+    model_type="deepseek_v3",
+    n_routed_experts=8,
+    moe_intermediate_size=1024,
+    first_k_dense_replace=1,
+    kv_lora_rank=512,
+    q_lora_rank=1536,
+    qk_nope_head_dim=128,
+    qk_rope_head_dim=64,
+    v_head_dim=128,
+)
 
 
 def _line(exc: InputError) -> str:
@@ -41,28 +57,57 @@ def _line(exc: InputError) -> str:
 
 MALFORMED = [
     # (case, config, quantization, the field the message must name)
-    ("no intermediate_size", {k: v for k, v in LLAMA.items() if k != "intermediate_size"}, "bf16",
-     "intermediate_size"),
-    ("awq bits not a number", dict(LLAMA, quantization_config={"quant_method": "awq", "bits": "four"}), "int4",
-     "quantization_config.bits"),
-    ("fp8 block of zero", dict(LLAMA, quantization_config={"quant_method": "fp8", "weight_block_size": [0, 128]}),
-     "fp8", "quantization_config.weight_block_size"),
-    ("ignore regex does not compile",
-     dict(LLAMA, quantization_config={"quant_method": "fp8", "ignore": ["re:model.layers.(0"]}), "fp8",
-     "quantization_config.ignore"),
+    ("no intermediate_size", {k: v for k, v in LLAMA.items() if k != "intermediate_size"}, "bf16", "intermediate_size"),
+    (
+        "awq bits not a number",
+        dict(LLAMA, quantization_config={"quant_method": "awq", "bits": "four"}),
+        "int4",
+        "quantization_config.bits",
+    ),
+    (
+        "fp8 block of zero",
+        dict(LLAMA, quantization_config={"quant_method": "fp8", "weight_block_size": [0, 128]}),
+        "fp8",
+        "quantization_config.weight_block_size",
+    ),
+    (
+        "ignore regex does not compile",
+        dict(LLAMA, quantization_config={"quant_method": "fp8", "ignore": ["re:model.layers.(0"]}),
+        "fp8",
+        "quantization_config.ignore",
+    ),
     ("moe_layer_freq a list of non-integers", dict(MOE, moe_layer_freq=[1, "1"]), "bf16", "moe_layer_freq"),
     ("hc_mult a string", dict(LLAMA, hc_mult="4"), "bf16", "hc_mult"),
-    ("vision hidden_size a string",
-     dict(LLAMA, vision_config={"hidden_size": "1152", "num_hidden_layers": 27, "intermediate_size": 4304}),
-     "bf16", "vision_config.hidden_size"),
-    ("engram rows not a list", dict(LLAMA, engram_num_embeddings=384, engram_head_dim=256), "bf16",
-     "engram_num_embeddings"),
-    ("MLA without qk_nope_head_dim", {k: v for k, v in MOE.items() if k != "qk_nope_head_dim"}, "bf16",
-     "qk_nope_head_dim"),
-    ("compressed-tensors num_bits a string",
-     dict(LLAMA, quantization_config={"quant_method": "compressed-tensors",
-                                      "config_groups": {"g": {"weights": {"num_bits": "4", "type": "int"}}}}),
-     "int4", "num_bits"),
+    (
+        "vision hidden_size a string",
+        dict(LLAMA, vision_config={"hidden_size": "1152", "num_hidden_layers": 27, "intermediate_size": 4304}),
+        "bf16",
+        "vision_config.hidden_size",
+    ),
+    (
+        "engram rows not a list",
+        dict(LLAMA, engram_num_embeddings=384, engram_head_dim=256),
+        "bf16",
+        "engram_num_embeddings",
+    ),
+    (
+        "MLA without qk_nope_head_dim",
+        {k: v for k, v in MOE.items() if k != "qk_nope_head_dim"},
+        "bf16",
+        "qk_nope_head_dim",
+    ),
+    (
+        "compressed-tensors num_bits a string",
+        dict(
+            LLAMA,
+            quantization_config={
+                "quant_method": "compressed-tensors",
+                "config_groups": {"g": {"weights": {"num_bits": "4", "type": "int"}}},
+            },
+        ),
+        "int4",
+        "num_bits",
+    ),
 ]
 
 
@@ -135,14 +180,17 @@ def test_every_family_has_a_layer_builder():
     assert set(LAYER_BUILDERS) == set(Family)
 
 
-@pytest.mark.parametrize("extra,family", [
-    ({}, Family.GQA),
-    ({"kv_lora_rank": 512}, Family.MLA),
-    ({"kv_lora_rank": 512, "index_topk": 2048}, Family.DSA),
-    ({"model_type": "deepseek_v4"}, Family.DSV4),
-    ({"hybrid_override_pattern": "M*"}, Family.HYBRID_MAMBA),
-    ({"linear_num_value_heads": 32}, Family.HYBRID_MAMBA),
-])
+@pytest.mark.parametrize(
+    "extra,family",
+    [
+        ({}, Family.GQA),
+        ({"kv_lora_rank": 512}, Family.MLA),
+        ({"kv_lora_rank": 512, "index_topk": 2048}, Family.DSA),
+        ({"model_type": "deepseek_v4"}, Family.DSV4),
+        ({"hybrid_override_pattern": "M*"}, Family.HYBRID_MAMBA),
+        ({"linear_num_value_heads": 32}, Family.HYBRID_MAMBA),
+    ],
+)
 def test_weights_family(extra, family):
     assert weights_family(dict(LLAMA, **extra)) == family
 
@@ -157,8 +205,11 @@ def test_nested_config_follows_the_shared_normaliser():
     from kvplan.hfconfig.quant import quantization_from_config as from_hfconfig
 
     text = dict(LLAMA, quantization_config={"quant_method": "awq", "bits": 4, "group_size": 128})
-    nested = {"architectures": ["LlavaLikeForConditionalGeneration"], "text_config": text,
-              "quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 128]}}
+    nested = {
+        "architectures": ["LlavaLikeForConditionalGeneration"],
+        "text_config": text,
+        "quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 128]},
+    }
     assert quantization_from_config(nested) == from_hfconfig(nested) == "fp8"
     est = estimate_weight_bytes(config=nested, quantization="fp8")
     assert any("128x128 block" in n for n in est.notes)

@@ -39,8 +39,7 @@ def _mla_attention(a: int) -> int:
     """One MLA layer's attention on a rank of attention group a: q_a and kv_a replicated, q_b / kv_b by heads,
     o_proj by input (deepseek_v2.py DeepseekV2AttentionMLA: parallel_group="attn_tp")."""
     heads = 128 // a
-    return (fp8(1536, 7168) + fp8(heads * 192, 1536) + fp8(576, 7168) + fp8(heads * 256, 512)
-            + fp8(7168, heads * 128))
+    return fp8(1536, 7168) + fp8(heads * 192, 1536) + fp8(576, 7168) + fp8(heads * 256, 512) + fp8(7168, heads * 128)
 
 
 def test_deepseek_v3_attention_is_replicated_under_dp_attention():
@@ -80,14 +79,23 @@ def test_enable_dp_lm_head_puts_lm_head_on_attention_tp():
     assert dict(on.breakdown)["lm_head"] == 129280 * 7168 * 2 == 1_853_358_080
     assert on.per_gpu_bytes - off.per_gpu_bytes == 1_853_358_080 - 231_669_760
     # without DP attention SGLang turns --enable-dp-lm-head off (overrides._data_parallelism_defaults)
-    assert (estimate_weight_bytes(config=cfg, quantization="fp8", tp_size=8, enable_dp_lm_head=True).per_gpu_bytes
-            == estimate_weight_bytes(config=cfg, quantization="fp8", tp_size=8).per_gpu_bytes)
+    assert (
+        estimate_weight_bytes(config=cfg, quantization="fp8", tp_size=8, enable_dp_lm_head=True).per_gpu_bytes
+        == estimate_weight_bytes(config=cfg, quantization="fp8", tp_size=8).per_gpu_bytes
+    )
 
 
 LLAMA31_8B = {
-    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
-    "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
-    "num_key_value_heads": 8, "vocab_size": 128256, "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+    "architectures": ["LlamaForCausalLM"],
+    "model_type": "llama",
+    "hidden_size": 4096,
+    "intermediate_size": 14336,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "vocab_size": 128256,
+    "tie_word_embeddings": False,
+    "torch_dtype": "bfloat16",
 }
 
 
@@ -150,9 +158,19 @@ def test_parallel_flag_errors():
 def test_gemma3_embedding_is_an_nn_embedding_in_sglang():
     # gemma3_causal.py Gemma3TextScaledWordEmbedding(nn.Embedding): the whole table on every rank (tied: it is the
     # lm_head too); vLLM's gemma3.py uses VocabParallelEmbedding (over tp)
-    cfg = {"architectures": ["Gemma3ForCausalLM"], "model_type": "gemma3_text", "hidden_size": 1152,
-           "intermediate_size": 6912, "num_hidden_layers": 26, "num_attention_heads": 4, "num_key_value_heads": 1,
-           "head_dim": 256, "vocab_size": 262144, "tie_word_embeddings": True, "torch_dtype": "bfloat16"}
+    cfg = {
+        "architectures": ["Gemma3ForCausalLM"],
+        "model_type": "gemma3_text",
+        "hidden_size": 1152,
+        "intermediate_size": 6912,
+        "num_hidden_layers": 26,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 1,
+        "head_dim": 256,
+        "vocab_size": 262144,
+        "tie_word_embeddings": True,
+        "torch_dtype": "bfloat16",
+    }
     sg = parts(config=cfg, quantization="bf16", tp_size=8)
     vl = parts(config=cfg, quantization="bf16", tp_size=8, engine="vllm")
     assert sg["embeddings"] == 262144 * 1152 * 2 == 603_979_776

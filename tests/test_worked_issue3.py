@@ -44,8 +44,9 @@ def test_pp2_with_an_odd_layer_count():
     # 61 layers over PP2: the last stage gets the extra layer -> 30 + 31
     stages = R.pp_layer_ranges(num_layers=61, pp_size=2)
     assert stages == [(0, 30), (30, 61)]
-    cells = [mla_bytes_per_token(kv_lora_rank=512, qk_rope_head_dim=64, num_layers=e - s, kv_dtype="bf16")
-             for s, e in stages]
+    cells = [
+        mla_bytes_per_token(kv_lora_rank=512, qk_rope_head_dim=64, num_layers=e - s, kv_dtype="bf16") for s, e in stages
+    ]
     assert cells == [34_560, 35_712]  # 30 x 1,152, 31 x 1,152
     # tokens = MIN over stages: the 31-layer stage: 64,424,509,440 // 35,712 = 1,803,998 -> page 64: 1,803,968
     tokens = min(R.pool_tokens(budget_bytes=60 * GIB, cell_bytes=c, page_size=64) for c in cells)
@@ -58,19 +59,27 @@ def test_deepseek_v3_dp_attention_8():
     attn_tp = tp // dp  # --enable-dp-attention: attention TP 1 on each of the 8 DP ranks
     assert attn_tp == 1
     # the MLA latent is replicated, so the per-rank cell does not depend on TP or DP: 61 x 576 x 2
-    cell = mla_bytes_per_token(kv_lora_rank=cfg["kv_lora_rank"], qk_rope_head_dim=cfg["qk_rope_head_dim"],
-                               num_layers=cfg["num_hidden_layers"], kv_dtype="bf16")
+    cell = mla_bytes_per_token(
+        kv_lora_rank=cfg["kv_lora_rank"],
+        qk_rope_head_dim=cfg["qk_rope_head_dim"],
+        num_layers=cfg["num_hidden_layers"],
+        kv_dtype="bf16",
+    )
     assert cell == 70_272
     # each DP rank sizes its own pool from its own 60 GiB: 64,424,509,440 // 70,272 = 916,787 -> page 64: 916,736
     per_rank = R.pool_tokens(budget_bytes=60 * GIB, cell_bytes=cell, page_size=64)
     assert per_rank == 916_736
     # --max-running-requests 1024 is split: 1024 // 8 = 128 per rank; the server holds 8 x 916,736 tokens
-    assert R.resolve_max_running_requests(total_tokens=per_rank, context_len=163_840, requested=1024,
-                                          attn_dp_size=dp) == 128
+    assert (
+        R.resolve_max_running_requests(total_tokens=per_rank, context_len=163_840, requested=1024, attn_dp_size=dp)
+        == 128
+    )
     assert per_rank * dp == 7_333_888
     # unset: int(916,736 / 163,840 x 512) = 2,864 (inside [2048, 4096]) per rank
-    assert R.resolve_max_running_requests(total_tokens=per_rank, context_len=163_840, requested=None,
-                                          attn_dp_size=dp) == 2_864
+    assert (
+        R.resolve_max_running_requests(total_tokens=per_rank, context_len=163_840, requested=None, attn_dp_size=dp)
+        == 2_864
+    )
 
 
 def _validation(case_id: str) -> dict:
@@ -88,11 +97,23 @@ def _validation(case_id: str) -> dict:
 # matches THUDM/slime scripts/models/qwen3.5-27B.sh: 64 layers, 24 heads, 4 query groups, kv-channels 256),
 # and agree with the log's own 32,760 B of K per token (16 x 4 x 256 x 2 B).
 QWEN38_27B_ASSUMED = {
-    "architectures": ["Qwen3_5ForConditionalGeneration"], "model_type": "qwen3_5",
-    "text_config": {"model_type": "qwen3_5_text", "num_hidden_layers": 64, "full_attention_interval": 4,
-                    "num_attention_heads": 24, "num_key_value_heads": 4, "head_dim": 256, "hidden_size": 5120,
-                    "linear_num_key_heads": 16, "linear_num_value_heads": 48, "linear_key_head_dim": 128,
-                    "linear_value_head_dim": 128, "linear_conv_kernel_dim": 4, "mamba_ssm_dtype": "float32"},
+    "architectures": ["Qwen3_5ForConditionalGeneration"],
+    "model_type": "qwen3_5",
+    "text_config": {
+        "model_type": "qwen3_5_text",
+        "num_hidden_layers": 64,
+        "full_attention_interval": 4,
+        "num_attention_heads": 24,
+        "num_key_value_heads": 4,
+        "head_dim": 256,
+        "hidden_size": 5120,
+        "linear_num_key_heads": 16,
+        "linear_num_value_heads": 48,
+        "linear_key_head_dim": 128,
+        "linear_value_head_dim": 128,
+        "linear_conv_kernel_dim": 4,
+        "mamba_ssm_dtype": "float32",
+    },
 }
 
 
@@ -108,8 +129,11 @@ def test_qwen38_27b_hybrid_gdn_log():
     assert mamba.mamba_state_bytes_per_request(geometry=g, tp_size=1) == 153_944_064
     # budget: after weights 39.42 GiB, before = 39.42 + 39.09 = 78.51 GiB, mfs 0.85 -> 39.42 - 78.51 x 0.15
     before = rep["avail_mem_after_weights_gb"] + rep["weight_load_mem_usage_gb"]
-    budget = R.budget_bytes(free_before_bytes=int(before * GIB), free_after_bytes=int(39.42 * GIB),
-                            mem_fraction_static=case["mem_fraction_static"])
+    budget = R.budget_bytes(
+        free_before_bytes=int(before * GIB),
+        free_after_bytes=int(39.42 * GIB),
+        mem_fraction_static=case["mem_fraction_static"],
+    )
     assert budget / GIB == pytest.approx(27.6435, abs=1e-4)
     pools = mamba.mamba_carve(geometry=g, budget_bytes=budget, tp_size=1)
     # state budget 27.6435 x 0.9 / 1.9 = 13.0943 GiB = 91.33 slots -> K = 90, (90 + 1) slots = 13.0467 GiB

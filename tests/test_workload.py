@@ -34,26 +34,51 @@ W = dict(input_len=8192, output_len=1024)
 
 
 def test_gqa_by_hand():
-    r = fit(Deployment(model="Qwen/Qwen3-8B", gpu="h100-sxm", free_memory=80 * GiB, weight_memory=16 * GiB,
-                       mem_fraction_static=0.75, context_length=32768, **W))
+    r = fit(
+        Deployment(
+            model="Qwen/Qwen3-8B",
+            gpu="h100-sxm",
+            free_memory=80 * GiB,
+            weight_memory=16 * GiB,
+            mem_fraction_static=0.75,
+            context_length=32768,
+            **W,
+        )
+    )
     assert (r.kv_pool_tokens, r.page_size, r.max_running_requests) == (320_398, 1, 4096)
     assert r.workload_tokens_per_request == 9216
     assert r.workload_concurrency == min(4096, 320_398 // 9216) == 34
-    assert r.verdict == ("fits: 9 requests of 32,768 tokens at once; 34 requests of 8,192+1,024 tokens fit at once "
-                         "(the KV pool binds); max_running_requests 4,096 (derived)")
+    assert r.verdict == (
+        "fits: 9 requests of 32,768 tokens at once; 34 requests of 8,192+1,024 tokens fit at once "
+        "(the KV pool binds); max_running_requests 4,096 (derived)"
+    )
 
 
 def test_mla_by_hand():
-    r = fit(Deployment(model="deepseek-ai/DeepSeek-V3", gpu="h200-sxm", tp=8, free_memory=140 * GiB,
-                       weight_memory=90 * GiB, mem_fraction_static=0.9, **W))
+    r = fit(
+        Deployment(
+            model="deepseek-ai/DeepSeek-V3",
+            gpu="h200-sxm",
+            tp=8,
+            free_memory=140 * GiB,
+            weight_memory=90 * GiB,
+            mem_fraction_static=0.9,
+            **W,
+        )
+    )
     assert r.family == "mla" and r.kv_budget_bytes == 36 * GiB and r.kv_bytes_per_token == 70_272
     assert r.kv_pool_tokens == 38_654_705_664 // 70_272 == 550_072 and r.max_running_requests == 2048
     assert r.workload_concurrency == min(2048, 550_072 // 9216) == 59
 
 
 def test_sliding_window_by_hand():
-    base = dict(model="openai/gpt-oss-120b", gpu="h100-sxm", free_memory=78 * GiB, weight_memory=62 * GiB,
-                mem_fraction_static=0.9)
+    base = dict(
+        model="openai/gpt-oss-120b",
+        gpu="h100-sxm",
+        free_memory=78 * GiB,
+        weight_memory=62 * GiB,
+        mem_fraction_static=0.9,
+    )
     r = fit(Deployment(**base, **W))
     swa = {p.name: p.tokens for p in r.pools}
     assert r.family == "hybrid_swa" and (r.kv_pool_tokens, swa["sliding-window KV"]) == (132_690, 106_152)
@@ -65,8 +90,17 @@ def test_sliding_window_by_hand():
 
 
 def test_mamba_hybrid_by_hand():
-    r = fit(Deployment(model="Qwen/Qwen3-Next-80B-A3B-Instruct", gpu="h200-sxm", tp=2, free_memory=140 * GiB,
-                       weight_memory=80 * GiB, mem_fraction_static=0.9, **W))
+    r = fit(
+        Deployment(
+            model="Qwen/Qwen3-Next-80B-A3B-Instruct",
+            gpu="h200-sxm",
+            tp=2,
+            free_memory=140 * GiB,
+            weight_memory=80 * GiB,
+            mem_fraction_static=0.9,
+            **W,
+        )
+    )
     assert r.family == "hybrid_mamba" and (r.kv_pool_tokens, r.max_running_requests) == (2_117_421, 120)
     assert r.workload_concurrency == min(120, 2_117_421 // 9216) == 120
     assert "capped at 120 by max_running_requests (derived)" in r.verdict
@@ -77,8 +111,10 @@ def test_the_default_deployment():
     assert (r.page_size, r.max_running_requests, r.max_running_requests_source) == (256, 16, "given")
     assert r.workload_tokens_per_request == 9216 == 36 * 256
     assert r.workload_concurrency == min(16, r.kv_pool_tokens // 9216) == 16
-    assert r.verdict.startswith("fits: 3 requests of 1,048,576 tokens at once; 16 requests of 8,192+1,024 tokens fit "
-                                "at once; capped at 16 by max_running_requests (given)")
+    assert r.verdict.startswith(
+        "fits: 3 requests of 1,048,576 tokens at once; 16 requests of 8,192+1,024 tokens fit "
+        "at once; capped at 16 by max_running_requests (given)"
+    )
     assert r.meets_target and r.target == "1 request of 8,192+1,024 tokens at once"
 
 
@@ -94,8 +130,17 @@ def test_vllm_blocks_by_hand():
 
 
 def test_per_dp_rank_and_in_total():
-    r = fit(Deployment(model="deepseek-ai/DeepSeek-V3", gpu="h200-sxm", tp=8, dp=8, enable_dp_attention=True,
-                       max_running_requests=64, **W))
+    r = fit(
+        Deployment(
+            model="deepseek-ai/DeepSeek-V3",
+            gpu="h200-sxm",
+            tp=8,
+            dp=8,
+            enable_dp_attention=True,
+            max_running_requests=64,
+            **W,
+        )
+    )
     assert r.workload_concurrency_per_rank == min(8, r.kv_pool_tokens // 9216)
     assert r.workload_concurrency == r.workload_concurrency_per_rank * 8
     assert "capped at 8 per DP rank by max_running_requests (given)" in r.verdict

@@ -99,8 +99,10 @@ def _internal_error(exc: Exception) -> str:
     (:func:`safe_line`: an exception may repeat a token, a ``user:pass@`` URL or megabytes of input)."""
     text = str(exc)
     first = safe_line(text.splitlines()[0], 200) if text.strip() else ""
-    return (f"kvplan: internal error: {type(exc).__name__}: {first}"
-            " (rerun with --debug for the traceback, and please report it)")
+    return (
+        f"kvplan: internal error: {type(exc).__name__}: {first}"
+        " (rerun with --debug for the traceback, and please report it)"
+    )
 
 
 def _internal(exc: Exception) -> None:
@@ -126,14 +128,27 @@ class KvplanGroup(TyperGroup):
                 raise _ReaderGone() from None
             raise
 
-    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, complete_var: str | None = None,
-             standalone_mode: bool = True, windows_expand_args: bool = True, **extra: Any) -> Any:
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
         global _DEBUG
         argv = list(sys.argv[1:] if args is None else args)
         _DEBUG = "--debug" in argv or os.environ.get("KVPLAN_DEBUG") == "1"
         try:
-            rv = super().main(args=argv, prog_name=prog_name or "kvplan", complete_var=complete_var,
-                              standalone_mode=False, windows_expand_args=windows_expand_args, **extra)
+            rv = super().main(
+                args=argv,
+                prog_name=prog_name or "kvplan",
+                complete_var=complete_var,
+                standalone_mode=False,
+                windows_expand_args=windows_expand_args,
+                **extra,
+            )
         except KvplanError as exc:
             line = safe_line(exc.one_line(), cut_input=False)
             typer.echo(f"kvplan: error: {line}" if exc.exit_code != 3 else f"kvplan: {line}", err=True)
@@ -170,21 +185,31 @@ class KvplanGroup(TyperGroup):
         return rv
 
 
-_HELP = ("kvplan: how big the KV cache is, the longest context and how many requests run at once, "
-         "the way SGLang and vLLM size them at startup.")
+_HELP = (
+    "kvplan: how big the KV cache is, the longest context and how many requests run at once, "
+    "the way SGLang and vLLM size them at startup."
+)
 
 
 def new_app(*, completion: bool = False) -> typer.Typer:
     """An empty kvplan app: one error translation (:class:`KvplanGroup`), plain help; ``completion`` adds typer's
     ``--install-completion`` / ``--show-completion`` (the whole CLI has them, :func:`_full_app`)."""
-    return typer.Typer(name="kvplan", cls=KvplanGroup, add_completion=completion, no_args_is_help=True,
-                       rich_markup_mode=None, pretty_exceptions_enable=False, help=_HELP)
+    return typer.Typer(
+        name="kvplan",
+        cls=KvplanGroup,
+        add_completion=completion,
+        no_args_is_help=True,
+        rich_markup_mode=None,
+        pretty_exceptions_enable=False,
+        help=_HELP,
+    )
 
 
 _core = new_app()  # fit, models, gpus, show, version; `app` adds the planning commands
 _FORMAT_HELP = "table | json | csv"
-_FormatOption = Annotated[Optional[str], typer.Option("--format", metavar=format_metavar(TABLE_JSON_CSV),
-                                                      help=_FORMAT_HELP)]
+_FormatOption = Annotated[
+    Optional[str], typer.Option("--format", metavar=format_metavar(TABLE_JSON_CSV), help=_FORMAT_HELP)
+]
 
 
 def _engines(engine: str | None) -> list[str]:
@@ -201,14 +226,14 @@ def _launch(args: list[str], from_launch: str | None) -> tuple[str, dict[str, An
     from kvplan.inputs.launch import parse_launch_command, read_launch_text
 
     if args and from_launch is not None:
-        raise InputError("give the launch command either after '--' or with --from-launch, not both",
-                         field="--from-launch")
+        raise InputError(
+            "give the launch command either after '--' or with --from-launch, not both", field="--from-launch"
+        )
     parsed = parse_launch_command(args if args else read_launch_text(str(from_launch)))
     return parsed.engine, {k: v for k, v in parsed.fields.items() if v is not None}, parsed.warnings()
 
 
-def _from_log(log: str, given: dict[str, Any], *, model: str | None, gpu: str | None, out: Format,
-              check: bool) -> None:
+def _from_log(log: str, given: dict[str, Any], *, model: str | None, gpu: str | None, out: Format, check: bool) -> None:
     """``kvplan fit --from-log LOG [flags]``: the log's deployment and the what-if of the flags given
     (``model`` / ``gpu``: the --model / --gpu options, for a log whose model or GPU is not a preset)."""
     from kvplan.inputs.logs import read_log_file
@@ -217,8 +242,10 @@ def _from_log(log: str, given: dict[str, Any], *, model: str | None, gpu: str | 
 
     over = {k: v for k, v in given.items() if k not in ("model", "gpu")}
     w = whatif(read_log_file(log), over, model=model, gpu=gpu)
-    render_then_check(lambda: typer.echo(render_whatif(w, out.value), nl=False),
-                      w.whatif.verdict if check and not w.whatif.fits else "")
+    render_then_check(
+        lambda: typer.echo(render_whatif(w, out.value), nl=False),
+        w.whatif.verdict if check and not w.whatif.fits else "",
+    )
 
 
 @_core.command("fit", context_settings={"allow_extra_args": True})
@@ -227,20 +254,41 @@ def fit_cmd(
     ctx: typer.Context,
     *,
     flags: dict[str, Any],
-    from_launch: Annotated[Optional[str], typer.Option(
-        "--from-launch", metavar="FILE",
-        help="Read an SGLang/vLLM launch command from FILE ('-' = stdin); a command can also follow '--'.")] = None,
-    from_log: Annotated[Optional[str], typer.Option(
-        "--from-log", metavar="LOG",
-        help="Take the deployment and the measured baseline from an SGLang/vLLM startup log; the flags given "
-             "change it (what-if, side by side).")] = None,
-    fmt: Annotated[Optional[str], typer.Option(
-        "--format", metavar=format_metavar(TABLE_JSON_CSV),
-        help="table | json | csv (default: table on a terminal, JSON otherwise).")] = None,
+    from_launch: Annotated[
+        Optional[str],
+        typer.Option(
+            "--from-launch",
+            metavar="FILE",
+            help="Read an SGLang/vLLM launch command from FILE ('-' = stdin); a command can also follow '--'.",
+        ),
+    ] = None,
+    from_log: Annotated[
+        Optional[str],
+        typer.Option(
+            "--from-log",
+            metavar="LOG",
+            help="Take the deployment and the measured baseline from an SGLang/vLLM startup log; the flags given "
+            "change it (what-if, side by side).",
+        ),
+    ] = None,
+    fmt: Annotated[
+        Optional[str],
+        typer.Option(
+            "--format",
+            metavar=format_metavar(TABLE_JSON_CSV),
+            help="table | json | csv (default: table on a terminal, JSON otherwise).",
+        ),
+    ] = None,
     check: Annotated[bool, typer.Option("--check", help="Exit 3 when the target is not met.")] = False,
-    explain: Annotated[bool, typer.Option(
-        "--explain", "-v", help="Table: add the assumptions, the pools, the memory notes and the other KV bases "
-                                "(JSON and CSV always hold them).")] = False,
+    explain: Annotated[
+        bool,
+        typer.Option(
+            "--explain",
+            "-v",
+            help="Table: add the assumptions, the pools, the memory notes and the other KV bases "
+            "(JSON and CSV always hold them).",
+        ),
+    ] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an internal error.")] = False,
 ) -> None:
     """Plan one deployment: KV bytes per token, budget, pool tokens, longest context, concurrency, verdict.
@@ -275,6 +323,7 @@ def fit_cmd(
     results = [fit(replace(dep, engine=e)) for e in engines]
     for r in results:
         r.warnings.extend(launch_warnings)
+
     def show() -> None:
         if out is Format.TABLE:
             from kvplan.views import render
@@ -301,8 +350,16 @@ def _missed_target(r: Any) -> str:
     return ""
 
 
-def _print_rows(rows: list[dict[str, Any]], out: Format, *, title: str, info: dict[str, Any] | None = None,
-                hide: tuple[str, ...] = (), priority: tuple[str, ...] = (), full_listing: str = "") -> None:
+def _print_rows(
+    rows: list[dict[str, Any]],
+    out: Format,
+    *,
+    title: str,
+    info: dict[str, Any] | None = None,
+    hide: tuple[str, ...] = (),
+    priority: tuple[str, ...] = (),
+    full_listing: str = "",
+) -> None:
     from kvplan.views.listing import info_text, print_rows, rows_text
 
     if out is Format.TABLE:
@@ -313,8 +370,12 @@ def _print_rows(rows: list[dict[str, Any]], out: Format, *, title: str, info: di
         typer.echo(rows_text(rows, out, info=info), nl=False)
 
 
-_SearchOption = Annotated[Optional[str], typer.Option(
-    "--search", metavar="TEXT", help="Only presets whose id, name, alias or variant holds TEXT (any case).")]
+_SearchOption = Annotated[
+    Optional[str],
+    typer.Option(
+        "--search", metavar="TEXT", help="Only presets whose id, name, alias or variant holds TEXT (any case)."
+    ),
+]
 
 
 def _listing_title(what: str, shown: int, total: int, *, family: str | None, search: str | None) -> str:
@@ -326,8 +387,12 @@ def _listing_title(what: str, shown: int, total: int, *, family: str | None, sea
 @_core.command("models")  # a group (``models add``): its class is attached on first use, _with_group_classes
 def models_cmd(
     fmt: _FormatOption = None,
-    family: Annotated[Optional[str], typer.Option(
-        "--family", metavar="FAMILY", help="Only models of this KV family (gqa, mla, dsa, hybrid-swa ...).")] = None,
+    family: Annotated[
+        Optional[str],
+        typer.Option(
+            "--family", metavar="FAMILY", help="Only models of this KV family (gqa, mla, dsa, hybrid-swa ...)."
+        ),
+    ] = None,
     search: _SearchOption = None,
 ) -> None:
     """List the model presets (kvplan models add CONFIG writes your own)."""
@@ -342,12 +407,26 @@ def models_cmd(
         if id(e.preset) not in keep:
             continue
         m, cfg = e.preset, flatten_config(e.preset.config)
-        rows.append({"id": m.id, "family": presets.model_family(m), "layers": cfg.get("num_hidden_layers"),
-                     "quantization": m.weights.quantization, "aliases": ", ".join(m.aliases),
-                     "variants": ", ".join(v.id for v in m.variants), "origin": e.origin})
+        rows.append(
+            {
+                "id": m.id,
+                "family": presets.model_family(m),
+                "layers": cfg.get("num_hidden_layers"),
+                "quantization": m.weights.quantization,
+                "aliases": ", ".join(m.aliases),
+                "variants": ", ".join(v.id for v in m.variants),
+                "origin": e.origin,
+            }
+        )
     title = _listing_title("model presets", len(rows), len(entries), family=family, search=search)
-    _print_rows(rows, out, title=title, hide=_uniform(rows, "origin"), full_listing="kvplan models --format json",
-                priority=("origin", "family", "quantization", "layers", "aliases", "variants"))
+    _print_rows(
+        rows,
+        out,
+        title=title,
+        hide=_uniform(rows, "origin"),
+        full_listing="kvplan models --format json",
+        priority=("origin", "family", "quantization", "layers", "aliases", "variants"),
+    )
 
 
 @_core.command("gpus")
@@ -358,13 +437,30 @@ def gpus_cmd(fmt: _FormatOption = None, search: _SearchOption = None) -> None:
 
     entries = presets.gpu_entries()
     keep = {id(g) for g in presets.filter_gpus([e.preset for e in entries], search=search)}
-    rows = [{"id": g.id, "name": g.name, "nvidia_smi_mib": g.memory_mib,
-             "cuda_total_gib": round(g.device_bytes / 2**30, 2) if g.cuda_total_bytes else None,
-             "interconnect": g.interconnect, "sm": g.sm, "fp8": g.fp8, "fp4": g.fp4, "origin": e.origin}
-            for e in entries if id(g := e.preset) in keep]
+    rows = [
+        {
+            "id": g.id,
+            "name": g.name,
+            "nvidia_smi_mib": g.memory_mib,
+            "cuda_total_gib": round(g.device_bytes / 2**30, 2) if g.cuda_total_bytes else None,
+            "interconnect": g.interconnect,
+            "sm": g.sm,
+            "fp8": g.fp8,
+            "fp4": g.fp4,
+            "origin": e.origin,
+        }
+        for e in entries
+        if id(g := e.preset) in keep
+    ]
     title = _listing_title("GPU presets", len(rows), len(entries), family=None, search=search)
-    _print_rows(rows, out, title=title, hide=_uniform(rows, "origin"), full_listing="kvplan gpus --format json",
-                priority=("origin", "name", "nvidia_smi_mib", "cuda_total_gib", "fp8", "fp4", "sm", "interconnect"))
+    _print_rows(
+        rows,
+        out,
+        title=title,
+        hide=_uniform(rows, "origin"),
+        full_listing="kvplan gpus --format json",
+        priority=("origin", "name", "nvidia_smi_mib", "cuda_total_gib", "fp8", "fp4", "sm", "interconnect"),
+    )
 
 
 def _uniform(rows: list[dict[str, Any]], key: str) -> tuple[str, ...]:
@@ -400,8 +496,10 @@ def version_cmd() -> None:
     from kvplan import supported
 
     typer.echo(version_line())
-    typer.echo(f"SGLang releases {supported.SGLANG[0]} to {supported.SGLANG[1]} "
-               "(post, rc and main-branch builds map to their release)")
+    typer.echo(
+        f"SGLang releases {supported.SGLANG[0]} to {supported.SGLANG[1]} "
+        "(post, rc and main-branch builds map to their release)"
+    )
     typer.echo(f"vLLM releases {supported.VLLM[0]} to {supported.VLLM[1]} (V0 engine before 0.8)")
 
 
@@ -412,8 +510,10 @@ def _print_version(value: bool) -> None:
 
 
 def _root(
-    version: Annotated[bool, typer.Option("--version", "-V", is_eager=True, callback=_print_version,
-                                          help="Print the version and exit.")] = False,
+    version: Annotated[
+        bool,
+        typer.Option("--version", "-V", is_eager=True, callback=_print_version, help="Print the version and exit."),
+    ] = False,
 ) -> None:
     """kvplan: how big the KV cache is, the longest context and how many requests run at once, the way SGLang and
     vLLM size them at startup."""
@@ -538,7 +638,7 @@ def _completing_command() -> str | None:
     try:
         words = shlex.split(line)
         if bash is not None:
-            before = words[1:int(os.environ.get("COMP_CWORD", ""))]
+            before = words[1 : int(os.environ.get("COMP_CWORD", ""))]
         else:
             before = words[1:] if line.endswith(" ") else words[1:-1]
     except ValueError:  # an open quote, a COMP_CWORD that is not a number: let the whole CLI answer
@@ -554,7 +654,7 @@ def _flushed(code: int) -> int:
     """Flush stdout and stderr (the text still buffered for a pipe or a file is written here); the exit code after
     it: ``code``, or :func:`kvplan.cli.streams.output_exit`'s when the output cannot take the text."""
     try:
-        if sys.stdout is None:   # started with stdout closed (`>&-`): nothing could be written
+        if sys.stdout is None:  # started with stdout closed (`>&-`): nothing could be written
             raise OSError(errno.EBADF, os.strerror(errno.EBADF))
         sys.stdout.flush()
     except OSError as exc:

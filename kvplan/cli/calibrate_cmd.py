@@ -26,8 +26,9 @@ def _tolerance(text: str) -> float:
     try:
         val = float(t[:-1]) / 100 if t.endswith("%") else float(t)
     except ValueError:
-        raise InputError(f"'{echo(text)}' is not a tolerance", field="--tolerance",
-                         hint="write 0.005 or 0.5%") from None
+        raise InputError(
+            f"'{echo(text)}' is not a tolerance", field="--tolerance", hint="write 0.005 or 0.5%"
+        ) from None
     if not (0 <= val < 1):
         raise InputError(f"tolerance {echo(text)} is outside [0, 1)", field="--tolerance", hint="write 0.005 or 0.5%")
     return val
@@ -35,20 +36,26 @@ def _tolerance(text: str) -> float:
 
 def calibrate_cmd(
     log: str = typer.Argument(..., metavar="LOG", help="SGLang or vLLM startup log file ('-' for stdin)."),
-    fmt: Optional[str] = typer.Option(None, "--format",
-                                      help="table | json | csv (default: table on a terminal, JSON otherwise)."),
-    check: bool = typer.Option(False, "--check",
-                               help="Exit 3 when a checked quantity differs by more than the tolerance."),
+    fmt: Optional[str] = typer.Option(
+        None, "--format", help="table | json | csv (default: table on a terminal, JSON otherwise)."
+    ),
+    check: bool = typer.Option(
+        False, "--check", help="Exit 3 when a checked quantity differs by more than the tolerance."
+    ),
     tolerance: str = typer.Option("0.5%", "--tolerance", help="Relative tolerance, e.g. 0.5% or 0.005."),
-    model: Optional[str] = typer.Option(None, "-m", "--model",
-                                        help="Model preset / config.json when the log's model path is not a preset."),
+    model: Optional[str] = typer.Option(
+        None, "-m", "--model", help="Model preset / config.json when the log's model path is not a preset."
+    ),
     gpu: Optional[str] = typer.Option(None, "-g", "--gpu", help="GPU preset (dtype defaults, runtime-overhead row)."),
     engine_version: Optional[str] = typer.Option(
-        None, "--engine-version",
+        None,
+        "--engine-version",
         help="Release whose rules to apply (default: the version the log prints, else the newest release its "
-             "line formats allow; settles a window that spans a rule change)."),
-    tp: Optional[int] = typer.Option(None, "--tp-size", "--tensor-parallel-size",
-                                     help="When the log lacks server args."),
+        "line formats allow; settles a window that spans a rule change).",
+    ),
+    tp: Optional[int] = typer.Option(
+        None, "--tp-size", "--tensor-parallel-size", help="When the log lacks server args."
+    ),
     pp: Optional[int] = typer.Option(None, "--pp-size", "--pipeline-parallel-size"),
     dp: Optional[int] = typer.Option(None, "--dp-size", "--data-parallel-size"),
     ep: Optional[int] = typer.Option(None, "--ep-size"),
@@ -73,18 +80,33 @@ def calibrate_cmd(
     if fmt is not None and fmt not in TABLE_JSON_CSV:
         raise InputError(f"unknown format '{echo(fmt)}'", field="--format", hint="use table, json or csv")
     facts = read_log(log)  # '-' is standard input: the same bounded reader and cap as a path
-    overrides = {k: v for k, v in dict(
-        engine_version=engine_version, tp=tp, pp=pp, dp=dp, ep=ep, enable_dp_attention=enable_dp_attention,
-        mem_fraction_static=mem_fraction_static, gpu_memory_utilization=gpu_memory_utilization,
-        kv_cache_dtype=kv_cache_dtype, context_length=context_length, max_running_requests=max_running_requests,
-        page_size=page_size, chunked_prefill_size=chunked_prefill_size, max_total_tokens=max_total_tokens,
-    ).items() if v is not None}
+    overrides = {
+        k: v
+        for k, v in dict(
+            engine_version=engine_version,
+            tp=tp,
+            pp=pp,
+            dp=dp,
+            ep=ep,
+            enable_dp_attention=enable_dp_attention,
+            mem_fraction_static=mem_fraction_static,
+            gpu_memory_utilization=gpu_memory_utilization,
+            kv_cache_dtype=kv_cache_dtype,
+            context_length=context_length,
+            max_running_requests=max_running_requests,
+            page_size=page_size,
+            chunked_prefill_size=chunked_prefill_size,
+            max_total_tokens=max_total_tokens,
+        ).items()
+        if v is not None
+    }
     cal = calibrate(facts, log=log, model=model, gpu=gpu, overrides=overrides, tolerance=tol)
     out_fmt = resolve_format(fmt, allowed=TABLE_JSON_CSV, default_when_not_tty=Format.JSON)
     failure = ""
     if check and not cal.agrees:
         failure = "log and prediction disagree: " + "; ".join(
-            f"{r.quantity} {r.rel:+.2%}" if r.rel is not None else r.quantity for r in cal.flagged if r.checked)
+            f"{r.quantity} {r.rel:+.2%}" if r.rel is not None else r.quantity for r in cal.flagged if r.checked
+        )
     try:  # a reader that closes the pipe mid-answer does not hide a --check failure: still exit 3
         render_then_check(lambda: typer.echo(render_calibration(cal, out_fmt), nl=False), failure)
     except DoesNotFitError as exc:

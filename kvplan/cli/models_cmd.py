@@ -22,33 +22,48 @@ from typing import Annotated, Any, Optional
 import typer
 from typer.core import TyperGroup
 
-_HELP_ADD = ("Write a user model preset from a local config.json or model folder (into $KVPLAN_PRESETS, else "
-             "~/.config/kvplan/models) and print its path.")
+_HELP_ADD = (
+    "Write a user model preset from a local config.json or model folder (into $KVPLAN_PRESETS, else "
+    "~/.config/kvplan/models) and print its path."
+)
 
 
 def models_add_cmd(
-    config: Annotated[str, typer.Argument(metavar="CONFIG",
-                                          help="A config.json, or a model folder holding config.json "
-                                               "(and optionally model.safetensors.index.json, hf_quant_config.json).")],
-    model_id: Annotated[Optional[str], typer.Option("--id", help="The preset id, ORG/NAME "
-                                                    "(default: the config's _name_or_path).")] = None,
+    config: Annotated[
+        str,
+        typer.Argument(
+            metavar="CONFIG",
+            help="A config.json, or a model folder holding config.json "
+            "(and optionally model.safetensors.index.json, hf_quant_config.json).",
+        ),
+    ],
+    model_id: Annotated[
+        Optional[str], typer.Option("--id", help="The preset id, ORG/NAME (default: the config's _name_or_path).")
+    ] = None,
     alias: Annotated[Optional[list[str]], typer.Option("--alias", help="A short name to resolve (repeatable).")] = None,
-    quantization: Annotated[Optional[str], typer.Option(
-        "--quantization", help="Weight format: bf16 fp16 fp32 fp8 mxfp4 nvfp4 int4 int8 mixed "
-                               "(default: what the config declares).")] = None,
-    source: Annotated[Optional[str], typer.Option("--source", help="Where the config.json came from "
-                                                  "(default: its path).")] = None,
+    quantization: Annotated[
+        Optional[str],
+        typer.Option(
+            "--quantization",
+            help="Weight format: bf16 fp16 fp32 fp8 mxfp4 nvfp4 int4 int8 mixed (default: what the config declares).",
+        ),
+    ] = None,
+    source: Annotated[
+        Optional[str], typer.Option("--source", help="Where the config.json came from (default: its path).")
+    ] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing user preset file.")] = False,
 ) -> None:
     """Write a user model preset from a local config.json or model folder and print its path."""
     from kvplan.inputs import presets
 
-    added = presets.add_user_model(Path(config), model_id=model_id, aliases=alias or (), quantization=quantization,
-                                   source=source, force=force)
+    added = presets.add_user_model(
+        Path(config), model_id=model_id, aliases=alias or (), quantization=quantization, source=source, force=force
+    )
     typer.echo(str(added.path))
     if added.shadows is not None:
-        typer.echo(f"kvplan: note: {added.id} now resolves to this file, not the shipped preset {added.shadows.name}",
-                   err=True)
+        typer.echo(
+            f"kvplan: note: {added.id} now resolves to this file, not the shipped preset {added.shadows.name}", err=True
+        )
 
 
 def _current_context() -> Any:

@@ -46,7 +46,7 @@ def _parameter(f: Flag, command: str) -> inspect.Parameter:
     annotation: Any = Optional[str]
     metavar: str | None = None
     names: tuple[str, ...] = f.names
-    if f.kind == "bool" and f.field in TRISTATE:   # --x / --no-x; neither: None (the engine's default)
+    if f.kind == "bool" and f.field in TRISTATE:  # --x / --no-x; neither: None (the engine's default)
         annotation = Optional[bool]
         names = tuple(f"{n}/--no-{n[2:]}" for n in f.names)
     elif f.kind == "bool":
@@ -72,8 +72,9 @@ def deployment_options(command: str) -> Callable[[Callable[..., Any]], Callable[
     names = tuple(p.name for p in params)
 
     def wrap(func: Callable[..., Any]) -> Callable[..., Any]:
-        own = [p.replace(kind=_KW) for p in inspect.signature(func, eval_str=True).parameters.values()
-               if p.name != "flags"]
+        own = [
+            p.replace(kind=_KW) for p in inspect.signature(func, eval_str=True).parameters.values() if p.name != "flags"
+        ]
         lead = [p for p in own if p.default is p.empty or isinstance(p.default, ArgumentInfo)]
         tail = [p for p in own if p not in lead]
 

@@ -55,15 +55,22 @@ def _out(text: str, output: str | None) -> None:
 # sweep
 # --------------------------------------------------------------------------------------------------
 
+
 def _sweep_inputs(flags: dict[str, Any]) -> tuple[Any, dict[str, list[Any]]]:
     """(base Deployment holding the switches, axes: Deployment field -> values) in registry order."""
     from kvplan.deployment import Deployment
     from kvplan.planning.sweep import parse_axis
 
-    switches: dict[str, Any] = {f.field: flags[f.field] for f in command_flags("sweep") if f.kind == "bool" and (
-        flags[f.field] or (f.field in TRISTATE and flags[f.field] is False))}
-    axes = {f.field: parse_axis(flags[f.field], field=f.field) for f in command_flags("sweep")
-            if f.kind != "bool" and flags[f.field] is not None}
+    switches: dict[str, Any] = {
+        f.field: flags[f.field]
+        for f in command_flags("sweep")
+        if f.kind == "bool" and (flags[f.field] or (f.field in TRISTATE and flags[f.field] is False))
+    }
+    axes = {
+        f.field: parse_axis(flags[f.field], field=f.field)
+        for f in command_flags("sweep")
+        if f.kind != "bool" and flags[f.field] is not None
+    }
     return Deployment(**switches), axes
 
 
@@ -85,19 +92,33 @@ def _chart(series: Any, *, chart: bool, plot: str | None, to_stderr: bool) -> No
 def sweep_cmd(
     *,
     flags: dict[str, Any],
-    fmt: Annotated[Optional[str], typer.Option(
-        "--format", metavar=format_metavar(TABLE_CSV_JSONL),
-        help="table | csv | jsonl (default: table on a terminal, jsonl otherwise).")] = None,
-    sort: Annotated[Optional[str], typer.Option(
-        "--sort", help="concurrency | gpus | tokens | context | none (table default: concurrency; CSV / JSON lines "
-                       "keep the grid order unless given).")] = None,
+    fmt: Annotated[
+        Optional[str],
+        typer.Option(
+            "--format",
+            metavar=format_metavar(TABLE_CSV_JSONL),
+            help="table | csv | jsonl (default: table on a terminal, jsonl otherwise).",
+        ),
+    ] = None,
+    sort: Annotated[
+        Optional[str],
+        typer.Option(
+            "--sort",
+            help="concurrency | gpus | tokens | context | none (table default: concurrency; CSV / JSON lines "
+            "keep the grid order unless given).",
+        ),
+    ] = None,
     top: Annotated[int, typer.Option("--top", help="Rows in the table (CSV and JSON lines hold every row).")] = 20,
-    output: Annotated[Optional[str], typer.Option(
-        "-o", "--output", help="Write CSV / JSON lines to this file.")] = None,
-    chart: Annotated[bool, typer.Option(
-        "--chart", help="Draw the capacity frontier (concurrency vs context) in the terminal.")] = False,
-    plot: Annotated[Optional[str], typer.Option(
-        "--plot", metavar="FILE", help="Save the frontier as .svg (or .png with matplotlib).")] = None,
+    output: Annotated[
+        Optional[str], typer.Option("-o", "--output", help="Write CSV / JSON lines to this file.")
+    ] = None,
+    chart: Annotated[
+        bool, typer.Option("--chart", help="Draw the capacity frontier (concurrency vs context) in the terminal.")
+    ] = False,
+    plot: Annotated[
+        Optional[str],
+        typer.Option("--plot", metavar="FILE", help="Save the frontier as .svg (or .png with matplotlib)."),
+    ] = None,
     check: Annotated[bool, typer.Option("--check", help="Exit 3 when no point meets its target.")] = False,
 ) -> None:
     """Evaluate a grid of deployments: any flag takes a list (a,b,c) or a range (START:STOP[:STEP], xF = geometric)."""
@@ -153,16 +174,23 @@ def _sweep_failure(table: Any) -> str:
 # solve
 # --------------------------------------------------------------------------------------------------
 
+
 @deployment_options("solve")
 def solve_cmd(
-    question: Annotated[str, typer.Argument(metavar="QUESTION",
-                                            help="gpus | mem-fraction | dtype | context | concurrency")],
+    question: Annotated[
+        str, typer.Argument(metavar="QUESTION", help="gpus | mem-fraction | dtype | context | concurrency")
+    ],
     *,
     flags: dict[str, Any],
     max_gpus: Annotated[int, typer.Option("--max-gpus", help="gpus: the largest deployment to consider.")] = 64,
-    fmt: Annotated[Optional[str], typer.Option(
-        "--format", metavar=format_metavar(TABLE_JSON),
-        help="table | json (default: table on a terminal, JSON otherwise).")] = None,
+    fmt: Annotated[
+        Optional[str],
+        typer.Option(
+            "--format",
+            metavar=format_metavar(TABLE_JSON),
+            help="table | json (default: table on a terminal, JSON otherwise).",
+        ),
+    ] = None,
 ) -> None:
     """Inverse questions: the fewest GPUs, the smallest mem_fraction_static, the cheapest KV dtype, the longest
     context or the most requests that meet a target; every rejected candidate says why. Exit 3 if none does."""
@@ -216,15 +244,23 @@ def _for_validate(dep: Any) -> Any:
 # check
 # --------------------------------------------------------------------------------------------------
 
+
 def check_cmd(
     plan: Annotated[str, typer.Argument(metavar="PLAN.toml", help="Sizing file: deployments and their targets.")],
-    report: Annotated[Optional[str], typer.Option(
-        "--report", metavar="FILE", help="Write a report: FILE.json or FILE.xml (JUnit).")] = None,
-    report_format: Annotated[Optional[str], typer.Option(
-        "--report-format", help="json | junit (default: from the extension).")] = None,
-    fmt: Annotated[Optional[str], typer.Option(
-        "--format", metavar=format_metavar(TABLE_JSON),
-        help="table | json (default: table on a terminal, JSON otherwise).")] = None,
+    report: Annotated[
+        Optional[str], typer.Option("--report", metavar="FILE", help="Write a report: FILE.json or FILE.xml (JUnit).")
+    ] = None,
+    report_format: Annotated[
+        Optional[str], typer.Option("--report-format", help="json | junit (default: from the extension).")
+    ] = None,
+    fmt: Annotated[
+        Optional[str],
+        typer.Option(
+            "--format",
+            metavar=format_metavar(TABLE_JSON),
+            help="table | json (default: table on a terminal, JSON otherwise).",
+        ),
+    ] = None,
 ) -> None:
     """CI sizing check: plan every deployment of PLAN.toml; exit 3 if any misses its target."""
     from kvplan.planning.check import check, load_plan
@@ -247,5 +283,6 @@ def check_cmd(
             view.render(results, path=plan, console=terminal_console())
 
     failed = [r.name for r in results if not r.passed]
-    render_then_check(show, f"{len(failed)} of {len(results)} deployment(s) miss their target: " + ", ".join(failed)
-                      if failed else "")
+    render_then_check(
+        show, f"{len(failed)} of {len(results)} deployment(s) miss their target: " + ", ".join(failed) if failed else ""
+    )

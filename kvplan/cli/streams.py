@@ -19,8 +19,11 @@ from collections.abc import Callable
 from kvplan.errors import DoesNotFitError
 
 #: errno values of a write to stdout / stderr that failed because of where the output goes, not because of kvplan
-OUTPUT_ERRNOS = frozenset(getattr(errno, n) for n in ("ENOSPC", "EIO", "EDQUOT", "EFBIG", "EBADF", "EROFS", "EPIPE",
-                                                      "ECONNRESET") if hasattr(errno, n))
+OUTPUT_ERRNOS = frozenset(
+    getattr(errno, n)
+    for n in ("ENOSPC", "EIO", "EDQUOT", "EFBIG", "EBADF", "EROFS", "EPIPE", "ECONNRESET")
+    if hasattr(errno, n)
+)
 
 
 def closed_pipe(exc: BaseException) -> bool:

@@ -38,8 +38,10 @@ XGMI_COMM_PER_RANK_BYTES = int(0.45 * GiB)
 
 #: communicator buffers by interconnect: (bytes, counted per rank?); any other link is counted like PCIe
 COMMUNICATOR_BYTES: dict[str, tuple[int, bool]] = {
-    "nvlink": (NVLINK_COMM_BYTES, False), "nvlink-c2c": (NVLINK_COMM_BYTES, False),
-    "xgmi": (XGMI_COMM_PER_RANK_BYTES, True), "pcie": (PCIE_COMM_PER_RANK_BYTES, True),
+    "nvlink": (NVLINK_COMM_BYTES, False),
+    "nvlink-c2c": (NVLINK_COMM_BYTES, False),
+    "xgmi": (XGMI_COMM_PER_RANK_BYTES, True),
+    "pcie": (PCIE_COMM_PER_RANK_BYTES, True),
 }
 
 
@@ -47,11 +49,11 @@ class GpuLike(Protocol):
     """What the free-at-start model reads of a GPU (``kvplan.inputs.presets.HardwarePreset`` has it)."""
 
     @property
-    def memory_mib(self) -> int: ...          # nvidia-smi memory.total
+    def memory_mib(self) -> int: ...  # nvidia-smi memory.total
     @property
     def cuda_total_bytes(self) -> int | None: ...  # torch.cuda.mem_get_info()[1], when known
     @property
-    def interconnect(self) -> str: ...        # nvlink | nvlink-c2c | pcie | xgmi | other
+    def interconnect(self) -> str: ...  # nvlink | nvlink-c2c | pcie | xgmi | other
 
 
 def cuda_total_from_nvidia_smi(*, memory_mib: int) -> int:
@@ -94,8 +96,9 @@ def snapshot_includes_communicators(*, engine: str, engine_version: str | None =
     return release_at(version_tuple(engine_version) or (0, 0, 0)).snapshot_after_comm
 
 
-def modelled_free_at_start(*, gpu: GpuLike, world_size: int, engine: str = "sglang",
-                           engine_version: str | None = None) -> tuple[int, str]:
+def modelled_free_at_start(
+    *, gpu: GpuLike, world_size: int, engine: str = "sglang", engine_version: str | None = None
+) -> tuple[int, str]:
     """(free bytes per GPU at the engine's start-up snapshot, how it was modelled) for a hardware preset.
 
     ``free = cuda_total - CONTEXT_BYTES - communicators`` where cuda_total is the preset's CUDA total (else

@@ -52,11 +52,14 @@ if TYPE_CHECKING:
 SGLANG, VLLM = "sglang", "vllm"
 
 #: the environment variable each engine reads to accept a context above the model's maximum
-LONG_CONTEXT_ENV: dict[str, str] = {SGLANG: "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN",
-                                    VLLM: "VLLM_ALLOW_LONG_MAX_MODEL_LEN"}
+LONG_CONTEXT_ENV: dict[str, str] = {
+    SGLANG: "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN",
+    VLLM: "VLLM_ALLOW_LONG_MAX_MODEL_LEN",
+}
 
 
 # ------------------------------------------------------------------------------------------------ the GPU
+
 
 class Arch:
     """A GPU as the engines' platform checks see it: vendor and compute capability (None when unknown).
@@ -75,8 +78,10 @@ class Arch:
         self.sm = sm
 
     def __repr__(self) -> str:
-        return (f"Arch(name={self.name!r}, vendor={self.vendor!r}, major={self.major!r}, minor={self.minor!r}, "
-                f"sm={self.sm!r})")
+        return (
+            f"Arch(name={self.name!r}, vendor={self.vendor!r}, major={self.major!r}, minor={self.minor!r}, "
+            f"sm={self.sm!r})"
+        )
 
     @property
     def cuda(self) -> bool:
@@ -122,20 +127,29 @@ class KvQuery:
 
     __slots__ = ("arch", "attention", "attention_backend", "deepseek_family", "kv_dtype")
 
-    def __init__(self, *, kv_dtype: str, arch: Arch, attention: Family, attention_backend: str | None,
-                 deepseek_family: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        kv_dtype: str,
+        arch: Arch,
+        attention: Family,
+        attention_backend: str | None,
+        deepseek_family: bool = False,
+    ) -> None:
         self.kv_dtype = kv_dtype
-        self.deepseek_family = deepseek_family      # SGLang's DeepSeek-family override applies (trtllm_mla on SM100)
+        self.deepseek_family = deepseek_family  # SGLang's DeepSeek-family override applies (trtllm_mla on SM100)
         self.arch = arch
-        self.attention = attention                  # GQA (MHA/GQA layers) or MLA (latent); DSA / DSV4 as themselves
+        self.attention = attention  # GQA (MHA/GQA layers) or MLA (latent); DSA / DSV4 as themselves
         self.attention_backend = attention_backend  # the user's --attention-backend (None: the engine's default)
 
 
 def _sglang_mxfp8(q: KvQuery) -> str | None:
     if q.arch.cuda and q.arch.major is not None and 10 <= q.arch.major <= 12:
         return None
-    return (f"--kv-cache-dtype mxfp8 needs an SM100+ (Blackwell) GPU: SGLang refuses it on {q.arch.label} "
-            "(handle_mxfp8_kv_cache_compatibility)")
+    return (
+        f"--kv-cache-dtype mxfp8 needs an SM100+ (Blackwell) GPU: SGLang refuses it on {q.arch.label} "
+        "(handle_mxfp8_kv_cache_compatibility)"
+    )
 
 
 def _sglang_nvfp4(q: KvQuery) -> str | None:
@@ -151,18 +165,23 @@ def _sglang_fp4_mx(q: KvQuery) -> str | None:
         return f"FP4 KV caches run on CUDA only: SGLang refuses fp4_mx_block16 on {q.arch.label}"
     from kvplan.engines.sglang.rules import default_attention_backend
 
-    backend = q.attention_backend or default_attention_backend(family=q.attention, sm_major=q.arch.major,
-                                                               vendor=q.arch.vendor, deepseek_family=q.deepseek_family)
+    backend = q.attention_backend or default_attention_backend(
+        family=q.attention, sm_major=q.arch.major, vendor=q.arch.vendor, deepseek_family=q.deepseek_family
+    )
     allowed = KV4_MLA_BACKENDS if q.attention == Family.MLA else KV4_MHA_BACKENDS
     how = "given" if q.attention_backend else f"SGLang's default on {q.arch.label}"
     if backend == "trtllm_mla" and q.kv_dtype not in TRTLLM_MLA_KV_DTYPES:
-        return (f"--kv-cache-dtype {q.kv_dtype}: the TensorRT-LLM MLA backend ({how}) stores only "
-                f"{' / '.join(TRTLLM_MLA_KV_DTYPES)}, so SGLang refuses it (_mla_kv_cache_dtype_checks); "
-                f"--attention-backend flashinfer runs an FP4 MLA cache")
+        return (
+            f"--kv-cache-dtype {q.kv_dtype}: the TensorRT-LLM MLA backend ({how}) stores only "
+            f"{' / '.join(TRTLLM_MLA_KV_DTYPES)}, so SGLang refuses it (_mla_kv_cache_dtype_checks); "
+            f"--attention-backend flashinfer runs an FP4 MLA cache"
+        )
     if backend in allowed:
         return None
-    return (f"--kv-cache-dtype fp4_mx_block16 needs attention backend {' / '.join(allowed)}: SGLang refuses it with "
-            f"{backend} ({how})")
+    return (
+        f"--kv-cache-dtype fp4_mx_block16 needs attention backend {' / '.join(allowed)}: SGLang refuses it with "
+        f"{backend} ({how})"
+    )
 
 
 def _vllm_fp8(q: KvQuery) -> str | None:
@@ -171,12 +190,16 @@ def _vllm_fp8(q: KvQuery) -> str | None:
         if q.kv_dtype == "fp8_e5m2":
             return "no vLLM MLA attention backend stores fp8_e5m2: vLLM refuses --kv-cache-dtype fp8_e5m2 here"
         if cap < (8, 9):
-            return (f"an FP8 MLA cache needs SM89+ in vLLM (TRITON_MLA: native FP8 requires SM89+): vLLM refuses "
-                    f"--kv-cache-dtype {q.kv_dtype} on {q.arch.label}")
+            return (
+                f"an FP8 MLA cache needs SM89+ in vLLM (TRITON_MLA: native FP8 requires SM89+): vLLM refuses "
+                f"--kv-cache-dtype {q.kv_dtype} on {q.arch.label}"
+            )
         return None
     if q.attention == Family.GQA and cap < (8, 0):
-        return (f"an FP8 KV cache needs SM80+ in vLLM (FLASHINFER; TRITON_ATTN needs SM89+): vLLM refuses "
-                f"--kv-cache-dtype {q.kv_dtype} on {q.arch.label}")
+        return (
+            f"an FP8 KV cache needs SM80+ in vLLM (FLASHINFER; TRITON_ATTN needs SM89+): vLLM refuses "
+            f"--kv-cache-dtype {q.kv_dtype} on {q.arch.label}"
+        )
     return None
 
 
@@ -206,21 +229,30 @@ def deepseek_family(model: ModelSpec) -> bool:
     return is_deepseek_family(architectures=(model.raw_config or model.config).get("architectures"))
 
 
-def resolved_kv_dtype(*, engine: str, requested: str | None, result_dtype: str, model: ModelSpec,
-                      arch: Arch | None) -> str:
+def resolved_kv_dtype(
+    *, engine: str, requested: str | None, result_dtype: str, model: ModelSpec, arch: Arch | None
+) -> str:
     """The dtype the engine stores its KV cache in: SGLang's result already holds it; vLLM's ``auto`` follows the
     checkpoint's KV scheme (:func:`kvplan.engines.vllm.specs.resolve_kv_cache_dtype`), else the model dtype."""
     if engine != VLLM:
         return result_dtype
     from kvplan.engines.vllm.specs import resolve_kv_cache_dtype
 
-    kv = resolve_kv_cache_dtype(model.raw_config or model.config, requested or "auto",
-                                arch.major if arch is not None else None)
+    kv = resolve_kv_cache_dtype(
+        model.raw_config or model.config, requested or "auto", arch.major if arch is not None else None
+    )
     return result_dtype if kv == "auto" else kv
 
 
-def kv_dtype_refusal(*, engine: str, kv_dtype: str, arch: Arch | None, attention: Family,
-                     attention_backend: str | None = None, deepseek_family: bool = False) -> str | None:
+def kv_dtype_refusal(
+    *,
+    engine: str,
+    kv_dtype: str,
+    arch: Arch | None,
+    attention: Family,
+    attention_backend: str | None = None,
+    deepseek_family: bool = False,
+) -> str | None:
     """Why ``engine`` refuses to start with a ``kv_dtype`` KV cache on this GPU, or None (it runs, or it cannot be
     told: no GPU preset, an unknown compute capability -- see :func:`unchecked_note`).
 
@@ -234,9 +266,16 @@ def kv_dtype_refusal(*, engine: str, kv_dtype: str, arch: Arch | None, attention
     if rule is None or arch is None or (arch.cuda and arch.major is None):
         return None
     if engine == VLLM and not arch.cuda:
-        return None      # vLLM's ROCm / XPU / HPU backends: not modelled here
-    return rule(KvQuery(kv_dtype=kv_dtype, arch=arch, attention=attention, attention_backend=attention_backend,
-                        deepseek_family=deepseek_family))
+        return None  # vLLM's ROCm / XPU / HPU backends: not modelled here
+    return rule(
+        KvQuery(
+            kv_dtype=kv_dtype,
+            arch=arch,
+            attention=attention,
+            attention_backend=attention_backend,
+            deepseek_family=deepseek_family,
+        )
+    )
 
 
 def unchecked_note(*, engine: str, kv_dtype: str, arch: Arch | None) -> str | None:
@@ -252,8 +291,17 @@ def unchecked_note(*, engine: str, kv_dtype: str, arch: Arch | None) -> str | No
 
 # ------------------------------------------------------------------------------------------------ context
 
-_VLLM_LENGTH_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
-                     "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")
+_VLLM_LENGTH_KEYS = (
+    "max_position_embeddings",
+    "n_positions",
+    "max_seq_len",
+    "seq_length",
+    "model_max_length",
+    "max_target_positions",
+    "max_sequence_length",
+    "max_seq_length",
+    "seq_len",
+)
 #: rope types whose ``factor`` vLLM does not apply to the derived length (max_position_embeddings already scaled)
 _VLLM_UNSCALED_ROPE = frozenset({"su", "longrope", "llama3", "yarn", "deepseek_yarn", "deepseek_llama_scaling"})
 
@@ -346,10 +394,14 @@ def context_refusal(*, engine: str, model: ModelSpec, context_length: int | None
     if engine == VLLM:
         if vllm_model_max_length_allows(config=model.config, max_model_len=context_length):
             return None
-        return (f"max_model_len {context_length:,} exceeds {named}: vLLM refuses it unless "
-                f"{LONG_CONTEXT_ENV[VLLM]}=1 (or --allow-long-context)")
-    return (f"context_length {context_length:,} exceeds {named}: SGLang refuses it unless "
-            f"{LONG_CONTEXT_ENV[SGLANG]}=1 (or --allow-long-context)")
+        return (
+            f"max_model_len {context_length:,} exceeds {named}: vLLM refuses it unless "
+            f"{LONG_CONTEXT_ENV[VLLM]}=1 (or --allow-long-context)"
+        )
+    return (
+        f"context_length {context_length:,} exceeds {named}: SGLang refuses it unless "
+        f"{LONG_CONTEXT_ENV[SGLANG]}=1 (or --allow-long-context)"
+    )
 
 
 def _sglang_env_bool(name: str, raw: str) -> bool:
@@ -359,8 +411,11 @@ def _sglang_env_bool(name: str, raw: str) -> bool:
         return True
     if v in ("false", "0", "no", "n", ""):
         return False
-    raise InputError(f"{name}='{raw[:40]}' is not a boolean SGLang reads (SGLang stops at start-up)", field=name,
-                     hint="set it to 1 or 0")
+    raise InputError(
+        f"{name}='{raw[:40]}' is not a boolean SGLang reads (SGLang stops at start-up)",
+        field=name,
+        hint="set it to 1 or 0",
+    )
 
 
 def _vllm_env_bool(name: str, raw: str) -> bool:
@@ -385,6 +440,7 @@ def env_allows_long_context(*, engine: str, environ: Mapping[str, str]) -> bool:
 
 
 # ------------------------------------------------------------------------------------------------ request cap
+
 
 def family_request_cap(*, engine: str, family: str, engine_version: str | None) -> int | None:
     """The ``max_running_requests`` an SGLang release sets for a family when the user leaves it unset (DeepSeek-V4:

@@ -16,13 +16,21 @@ from kvplan.errors import InputError
 
 #: the config fields that say which DSA layers reuse the previous layer's top-k (read by :func:`dsa_skip_fields`)
 DSA_SKIP_FIELDS: tuple[str, ...] = (
-    "indexer_types", "cli_factor", "index_topk_pattern", "index_topk_freq", "index_skip_topk_offset")
+    "indexer_types",
+    "cli_factor",
+    "index_topk_pattern",
+    "index_topk_freq",
+    "index_skip_topk_offset",
+)
 
 
 def _positive_or_none(name: str, value: object) -> None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value <= 0):
-        raise InputError(f"config field '{name}' must be a positive integer, got {value!r}", field="--model",
-                         hint="SGLang asserts it is > 0")
+        raise InputError(
+            f"config field '{name}' must be a positive integer, got {value!r}",
+            field="--model",
+            hint="SGLang asserts it is > 0",
+        )
 
 
 def dsa_skip_fields(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -40,8 +48,11 @@ def dsa_skip_fields(config: Mapping[str, Any]) -> dict[str, Any]:
         _positive_or_none(key, out[key])
     for key in ("indexer_types", "index_topk_pattern"):
         v = out[key]
-        ok = v is None or (isinstance(v, list) and all(isinstance(x, str) for x in v)) or (
-            key == "index_topk_pattern" and isinstance(v, str))
+        ok = (
+            v is None
+            or (isinstance(v, list) and all(isinstance(x, str) for x in v))
+            or (key == "index_topk_pattern" and isinstance(v, str))
+        )
         if not ok:
             raise InputError(f"config field '{key}' must be a list of strings, got {v!r}", field="--model")
     return out

@@ -129,13 +129,13 @@ def dsv4_geometry_from_config(cfg: Mapping[str, Any]) -> DSV4Geometry:
     model_type = str(cfg.get("model_type") or "")
     text_cfg = cfg.get("text_config")
     text_type = str(text_cfg.get("model_type") or "") if isinstance(text_cfg, Mapping) else ""
-    is_v41 = (
-        model_type == "deepseek_v41"
-        or text_type.startswith("deepseek_v41")
-        or "DeepseekV41ForCausalLM" in archs
-    )
-    known = {"DeepseekV4ForCausalLM", "DeepseekV41ForCausalLM", "DeepseekV4ForCausalLMNextN",
-             "DeepseekV4ForCausalLMDSpark"}
+    is_v41 = model_type == "deepseek_v41" or text_type.startswith("deepseek_v41") or "DeepseekV41ForCausalLM" in archs
+    known = {
+        "DeepseekV4ForCausalLM",
+        "DeepseekV41ForCausalLM",
+        "DeepseekV4ForCausalLMNextN",
+        "DeepseekV4ForCausalLMDSpark",
+    }
     if archs and not (set(archs) & known):
         raise InputError(f"not a DeepSeek-V4 family architecture: {archs}", field="architectures")
     values = normalize_deepseek_v41_config(cfg)
@@ -152,9 +152,7 @@ def dsv4_geometry_from_config(cfg: Mapping[str, Any]) -> DSV4Geometry:
     ratios = tuple(ratios_raw[:num_layers])
     for idx, r in enumerate(ratios_raw):
         if isinstance(r, bool) or r not in DSV4_RATIOS:
-            raise InputError(
-                f"compress_ratios[{idx}] = {r!r} is not one of {DSV4_RATIOS}", field="compress_ratios"
-            )
+            raise InputError(f"compress_ratios[{idx}] = {r!r} is not one of {DSV4_RATIOS}", field="compress_ratios")
 
     sources_raw = values.get("kv_source_layer_ids")
     sources: tuple[int, ...] | None
@@ -165,8 +163,9 @@ def dsv4_geometry_from_config(cfg: Mapping[str, Any]) -> DSV4Geometry:
             raise InputError("kv_source_layer_ids must be a list of layer ids", field="kv_source_layer_ids")
         for s in sources_raw:
             if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < num_layers:
-                raise InputError(f"kv_source_layer_ids entry {s!r} is not a layer id < {num_layers}",
-                                 field="kv_source_layer_ids")
+                raise InputError(
+                    f"kv_source_layer_ids entry {s!r} is not a layer id < {num_layers}", field="kv_source_layer_ids"
+                )
         sources = tuple(sources_raw)
     # DeepSeekV4TokenToKVPool.source_layer_of asserts every ratio-1/2 layer has an earlier (or own) source.
     for idx, r in enumerate(ratios):
@@ -228,11 +227,14 @@ def _dspark_fields(values: Mapping[str, Any], num_layers: int) -> tuple[int | No
     targets: tuple[int, ...] | None = None
     if raw is not None:
         if not isinstance(raw, (list, tuple)) or not raw:
-            raise InputError("dspark_target_layer_ids must be a non-empty list of layer ids",
-                             field="dspark_target_layer_ids")
+            raise InputError(
+                "dspark_target_layer_ids must be a non-empty list of layer ids", field="dspark_target_layer_ids"
+            )
         for t in raw:
             if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t < num_layers:
-                raise InputError(f"dspark_target_layer_ids entry {t!r} is not a layer id < {num_layers}",
-                                 field="dspark_target_layer_ids")
+                raise InputError(
+                    f"dspark_target_layer_ids entry {t!r} is not a layer id < {num_layers}",
+                    field="dspark_target_layer_ids",
+                )
         targets = tuple(raw)
     return block, targets, bundles

@@ -39,5 +39,8 @@ def kv_bytes_per_token(*, kv_heads: int, head_dim: int, v_head_dim: int, num_lay
     Example: Llama-3.1-8B bf16, TP1: 8 x 256 x 32 x 2 = 131,072 B.
     """
     _nonneg("num_layers", num_layers)
-    return kv_values_per_token_layer(kv_heads=kv_heads, head_dim=head_dim, v_head_dim=v_head_dim) * num_layers \
+    return (
+        kv_values_per_token_layer(kv_heads=kv_heads, head_dim=head_dim, v_head_dim=v_head_dim)
+        * num_layers
         * dtype_bytes
+    )

@@ -106,6 +106,8 @@ def kv_shared_layers(c: Mapping[str, Any], num_layers: int) -> frozenset[int]:
     if n is None or n == 0:
         return frozenset()
     if isinstance(n, bool) or not isinstance(n, int) or n < 0 or n >= num_layers:
-        raise InputError(f"config field 'num_kv_shared_layers' must be an integer in [0, {num_layers}), got {n!r}",
-                         field="num_kv_shared_layers")
+        raise InputError(
+            f"config field 'num_kv_shared_layers' must be an integer in [0, {num_layers}), got {n!r}",
+            field="num_kv_shared_layers",
+        )
     return frozenset(range(num_layers - n, num_layers))

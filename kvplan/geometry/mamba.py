@@ -26,8 +26,13 @@ from kvplan.family import Family
 from kvplan.hfconfig.normalize import Engine, flatten_config
 
 _GDN_TYPES = {"qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text"}
-_GDN_ARCHS = {"Qwen3NextForCausalLM", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration",
-              "Qwen3_5ForCausalLM", "Qwen3_5MoeForCausalLM"}
+_GDN_ARCHS = {
+    "Qwen3NextForCausalLM",
+    "Qwen3_5ForConditionalGeneration",
+    "Qwen3_5MoeForConditionalGeneration",
+    "Qwen3_5ForCausalLM",
+    "Qwen3_5MoeForCausalLM",
+}
 
 
 class _AttnFields(TypedDict):
@@ -84,8 +89,11 @@ def _int(c: Mapping[str, Any], key: str, default: int | None = None, *, notes: l
     v = c.get(key)
     if v is None:
         if default is None:
-            raise InputError(f"model config has no '{key}'", field=key,
-                             hint="the linear-attention state size needs it; pass a complete config.json")
+            raise InputError(
+                f"model config has no '{key}'",
+                field=key,
+                hint="the linear-attention state size needs it; pass a complete config.json",
+            )
         if notes is not None:
             notes.append(f"{key} absent: SGLang's config-class default {default}")
         return default
@@ -110,8 +118,11 @@ def _read_gdn(c: Mapping[str, Any], arch: str, mt: str, ssm_cfg: Any) -> MambaGe
     n = _int(c, "num_hidden_layers")
     interval = c.get("full_attention_interval")
     if interval is None:
-        raise InputError("Qwen3-Next/Qwen3.5 config has no 'full_attention_interval'", field="full_attention_interval",
-                         hint="SGLang derives the full/linear split from it (layer_types is not read)")
+        raise InputError(
+            "Qwen3-Next/Qwen3.5 config has no 'full_attention_interval'",
+            field="full_attention_interval",
+            hint="SGLang derives the full/linear split from it (layer_types is not read)",
+        )
     interval = _int(c, "full_attention_interval")
     full = tuple(i for i in range(n) if (i + 1) % interval == 0)
     lin = tuple(i for i in range(n) if (i + 1) % interval != 0)
@@ -124,9 +135,22 @@ def _read_gdn(c: Mapping[str, Any], arch: str, mt: str, ssm_cfg: Any) -> MambaGe
     dv = _int(c, "linear_value_head_dim", 128, notes=notes)
     conv = _int(c, "linear_conv_kernel_dim", 4, notes=notes)
     attn = _attn_geometry(c)
-    return MambaGeometry(kind="gdn", architecture=arch or mt, num_hidden_layers=n, attention_layers=full,
-                         linear_layers=lin, intermediate_size=dv * nv, n_groups=nk, num_heads=nv, head_dim=dv,
-                         state_size=dk, conv_kernel=conv, config_ssm_dtype=ssm_cfg, notes=tuple(notes), **attn)
+    return MambaGeometry(
+        kind="gdn",
+        architecture=arch or mt,
+        num_hidden_layers=n,
+        attention_layers=full,
+        linear_layers=lin,
+        intermediate_size=dv * nv,
+        n_groups=nk,
+        num_heads=nv,
+        head_dim=dv,
+        state_size=dk,
+        conv_kernel=conv,
+        config_ssm_dtype=ssm_cfg,
+        notes=tuple(notes),
+        **attn,
+    )
 
 
 def _read_nemotron_h(c: Mapping[str, Any], arch: str, mt: str, ssm_cfg: Any) -> MambaGeometry:
@@ -139,8 +163,10 @@ def _read_nemotron_h(c: Mapping[str, Any], arch: str, mt: str, ssm_cfg: Any) -> 
     else:
         pat = c.get("hybrid_override_pattern")
     if not isinstance(pat, str) or not pat or set(pat) - set("M*-E"):
-        raise InputError("Nemotron-H config needs 'hybrid_override_pattern' (M, *, -, E) or 'layers_block_type'",
-                         field="hybrid_override_pattern")
+        raise InputError(
+            "Nemotron-H config needs 'hybrid_override_pattern' (M, *, -, E) or 'layers_block_type'",
+            field="hybrid_override_pattern",
+        )
     n = len(pat)
     if c.get("num_hidden_layers") not in (None, n):
         notes.append(f"num_hidden_layers {c.get('num_hidden_layers')} ignored: SGLang uses the pattern length {n}")
@@ -149,12 +175,22 @@ def _read_nemotron_h(c: Mapping[str, Any], arch: str, mt: str, ssm_cfg: Any) -> 
     groups = _int(c, "n_groups") if c.get("n_groups") is not None else _int(c, "mamba_n_groups", 8, notes=notes)
     conv = _int(c, "conv_kernel") if c.get("conv_kernel") is not None else _int(c, "mamba_d_conv", 4, notes=notes)
     attn = _attn_geometry(c)
-    return MambaGeometry(kind="mamba2", architecture=arch or mt, num_hidden_layers=n,
-                         attention_layers=tuple(i for i, ch in enumerate(pat) if ch == "*"),
-                         linear_layers=tuple(i for i, ch in enumerate(pat) if ch == "M"),
-                         intermediate_size=heads * hd, n_groups=groups, num_heads=heads, head_dim=hd,
-                         state_size=_int(c, "ssm_state_size", 128, notes=notes), conv_kernel=conv,
-                         config_ssm_dtype=ssm_cfg, notes=tuple(notes), **attn)
+    return MambaGeometry(
+        kind="mamba2",
+        architecture=arch or mt,
+        num_hidden_layers=n,
+        attention_layers=tuple(i for i, ch in enumerate(pat) if ch == "*"),
+        linear_layers=tuple(i for i, ch in enumerate(pat) if ch == "M"),
+        intermediate_size=heads * hd,
+        n_groups=groups,
+        num_heads=heads,
+        head_dim=hd,
+        state_size=_int(c, "ssm_state_size", 128, notes=notes),
+        conv_kernel=conv,
+        config_ssm_dtype=ssm_cfg,
+        notes=tuple(notes),
+        **attn,
+    )
 
 
 def _read_granite_hybrid(c: Mapping[str, Any], arch: str, mt: str, ssm_cfg: Any) -> MambaGeometry:
@@ -167,24 +203,35 @@ def _read_granite_hybrid(c: Mapping[str, Any], arch: str, mt: str, ssm_cfg: Any)
     alias = {"linear_attention": "mamba", "full_attention": "attention"}
     lt = [alias.get(t, t) for t in lt] if isinstance(lt, list) else lt
     if not isinstance(lt, list) or len(lt) != n or set(lt) - {"mamba", "attention"}:
-        raise InputError("Granite hybrid 'layer_types' must list 'mamba'/'attention' for every layer",
-                         field="layer_types")
+        raise InputError(
+            "Granite hybrid 'layer_types' must list 'mamba'/'attention' for every layer", field="layer_types"
+        )
     lin = tuple(i for i, t in enumerate(lt) if t == "mamba")
     if not lin:
-        raise InputError("this Granite hybrid config has no mamba layer: SGLang sizes it as a plain GQA model",
-                         field="layer_types")
+        raise InputError(
+            "this Granite hybrid config has no mamba layer: SGLang sizes it as a plain GQA model", field="layer_types"
+        )
     heads = _int(c, "mamba_n_heads", 64, notes=notes)
     inter = _int(c, "mamba_expand", 2, notes=notes) * _int(c, "hidden_size")
     attn = _attn_geometry(c)
     if ssm_cfg is not None:
         notes.append("mamba_ssm_dtype in the config is ignored for Granite hybrids (fp32 unless --mamba-ssm-dtype)")
-    return MambaGeometry(kind="mamba2", architecture=arch or mt, num_hidden_layers=n,
-                         attention_layers=tuple(i for i, t in enumerate(lt) if t == "attention"), linear_layers=lin,
-                         intermediate_size=inter, n_groups=_int(c, "mamba_n_groups", 1, notes=notes),
-                         num_heads=heads, head_dim=_int(c, "mamba_d_head", 64, notes=notes),
-                         state_size=_int(c, "mamba_d_state", 128, notes=notes),
-                         conv_kernel=_int(c, "mamba_d_conv", 4, notes=notes), config_ssm_dtype=None,
-                         notes=tuple(notes), **attn)
+    return MambaGeometry(
+        kind="mamba2",
+        architecture=arch or mt,
+        num_hidden_layers=n,
+        attention_layers=tuple(i for i, t in enumerate(lt) if t == "attention"),
+        linear_layers=lin,
+        intermediate_size=inter,
+        n_groups=_int(c, "mamba_n_groups", 1, notes=notes),
+        num_heads=heads,
+        head_dim=_int(c, "mamba_d_head", 64, notes=notes),
+        state_size=_int(c, "mamba_d_state", 128, notes=notes),
+        conv_kernel=_int(c, "mamba_d_conv", 4, notes=notes),
+        config_ssm_dtype=None,
+        notes=tuple(notes),
+        **attn,
+    )
 
 
 def _read_falcon_h1(c: Mapping[str, Any], arch: str, mt: str, ssm_cfg: Any) -> MambaGeometry:
@@ -202,12 +249,22 @@ def _read_falcon_h1(c: Mapping[str, Any], arch: str, mt: str, ssm_cfg: Any) -> M
     hd_raw = c.get("mamba_d_head", "auto")
     hd = inter // heads if hd_raw in (None, "auto") else _int(c, "mamba_d_head")
     attn = _attn_geometry(c)
-    return MambaGeometry(kind="mamba2", architecture=arch or mt, num_hidden_layers=n,
-                         attention_layers=tuple(range(n)), linear_layers=tuple(range(n)), intermediate_size=inter,
-                         n_groups=_int(c, "mamba_n_groups", 1, notes=notes), num_heads=heads, head_dim=hd,
-                         state_size=_int(c, "mamba_d_state", 256, notes=notes),
-                         conv_kernel=_int(c, "mamba_d_conv", 4, notes=notes), config_ssm_dtype=ssm_cfg,
-                         notes=tuple(notes), **attn)
+    return MambaGeometry(
+        kind="mamba2",
+        architecture=arch or mt,
+        num_hidden_layers=n,
+        attention_layers=tuple(range(n)),
+        linear_layers=tuple(range(n)),
+        intermediate_size=inter,
+        n_groups=_int(c, "mamba_n_groups", 1, notes=notes),
+        num_heads=heads,
+        head_dim=hd,
+        state_size=_int(c, "mamba_d_state", 256, notes=notes),
+        conv_kernel=_int(c, "mamba_d_conv", 4, notes=notes),
+        config_ssm_dtype=ssm_cfg,
+        notes=tuple(notes),
+        **attn,
+    )
 
 
 def _read_kimi_linear(c: Mapping[str, Any], arch: str, mt: str, ssm_cfg: Any) -> MambaGeometry:
@@ -220,13 +277,24 @@ def _read_kimi_linear(c: Mapping[str, Any], arch: str, mt: str, ssm_cfg: Any) ->
     kda = set(la["kda_layers"])
     heads, hd = _int(la, "num_heads"), _int(la, "head_dim")
     conv = _int(la, "short_conv_kernel_size", 4, notes=notes)
-    return MambaGeometry(kind="kda", architecture=arch or mt, num_hidden_layers=n,
-                         attention_layers=tuple(i for i in range(n) if i + 1 not in kda),
-                         linear_layers=tuple(i for i in range(n) if i + 1 in kda), intermediate_size=heads * hd,
-                         n_groups=heads, num_heads=heads, head_dim=hd, state_size=hd, conv_kernel=conv,
-                         config_ssm_dtype=None, attention_kind=Family.MLA,
-                         kv_lora_rank=_int(c, "kv_lora_rank"), qk_rope_head_dim=_int(c, "qk_rope_head_dim"),
-                         notes=tuple(notes))
+    return MambaGeometry(
+        kind="kda",
+        architecture=arch or mt,
+        num_hidden_layers=n,
+        attention_layers=tuple(i for i in range(n) if i + 1 not in kda),
+        linear_layers=tuple(i for i in range(n) if i + 1 in kda),
+        intermediate_size=heads * hd,
+        n_groups=heads,
+        num_heads=heads,
+        head_dim=hd,
+        state_size=hd,
+        conv_kernel=conv,
+        config_ssm_dtype=None,
+        attention_kind=Family.MLA,
+        kv_lora_rank=_int(c, "kv_lora_rank"),
+        qk_rope_head_dim=_int(c, "qk_rope_head_dim"),
+        notes=tuple(notes),
+    )
 
 
 _Reader = Callable[[Mapping[str, Any], str, str, Any], MambaGeometry]
@@ -279,8 +347,11 @@ def mamba_geometry_from_config(cfg: Mapping[str, Any], *, engine: Engine = "sgla
     for types, arch_names, reader in _READERS:
         if archs & arch_names or mt in types:
             return reader(c, arch, mt, c.get("mamba_ssm_dtype"))
-    raise InputError(f"{arch or mt or 'this model'}: kvplan reads the linear-attention state of Qwen3-Next/Qwen3.5, "
-                     "Nemotron-H, Granite-4 hybrid, Falcon-H1 and Kimi-Linear only", field="--model")
+    raise InputError(
+        f"{arch or mt or 'this model'}: kvplan reads the linear-attention state of Qwen3-Next/Qwen3.5, "
+        "Nemotron-H, Granite-4 hybrid, Falcon-H1 and Kimi-Linear only",
+        field="--model",
+    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -308,20 +379,29 @@ def mamba_state_shapes(*, geometry: MambaGeometry, tp_size: int) -> tuple[tuple[
 
     def div(a: int, what: str) -> int:
         if a % tp_size:
-            raise InputError(f"{what} {a} is not divisible by attention-TP {tp_size}", field="--tp-size",
-                             hint="SGLang's linear-attention state shape asserts an exact split")
+            raise InputError(
+                f"{what} {a} is not divisible by attention-TP {tp_size}",
+                field="--tp-size",
+                hint="SGLang's linear-attention state shape asserts an exact split",
+            )
         return a // tp_size
 
     if g.kind == "kda":
         proj = g.num_heads * g.head_dim
-        return (g.conv_kernel - 1, div(proj, "KDA projection size") * 3), \
-            (div(g.num_heads, "KDA heads"), g.head_dim, g.head_dim)
+        return (g.conv_kernel - 1, div(proj, "KDA projection size") * 3), (
+            div(g.num_heads, "KDA heads"),
+            g.head_dim,
+            g.head_dim,
+        )
     groups = g.n_groups
     if groups % tp_size:
         groups += tp_size - groups
     conv_dim = g.intermediate_size + 2 * groups * g.state_size
-    return (div(conv_dim, "conv_dim"), g.conv_kernel - 1), (div(g.num_heads, "linear-attention heads"),
-                                                           g.head_dim, g.state_size)
+    return (div(conv_dim, "conv_dim"), g.conv_kernel - 1), (
+        div(g.num_heads, "linear-attention heads"),
+        g.head_dim,
+        g.state_size,
+    )
 
 
 def mamba_state_bytes(*, geometry: MambaGeometry, tp_size: int, conv_bytes: int, ssm_bytes: int) -> int:

@@ -27,33 +27,57 @@ from kvplan.errors import InputError
 from kvplan.hfconfig.normalize import Engine, flatten_config
 
 #: ``is_hybrid_swa_model`` allow-list, v0.5.23 (DeepSeek-V4 archs excluded: see kvplan.geometry.dsv4).
-SWA_SINK_ARCHS = frozenset({"GptOssForCausalLM", "GraniteSWAForCausalLM", "GraniteMoeSWAForCausalLM",
-                            "IQuestQ1ForCausalLM"})
+SWA_SINK_ARCHS = frozenset(
+    {"GptOssForCausalLM", "GraniteSWAForCausalLM", "GraniteMoeSWAForCausalLM", "IQuestQ1ForCausalLM"}
+)
 MIMO_V2_ARCHS = frozenset({"MiMoV2ForCausalLM", "MiMoV2FlashForCausalLM"})
 STEP3P5_ARCHS = frozenset({"Step3p5ForCausalLM", "Step3p7ForConditionalGeneration"})
-LAYER_TYPES_ARCHS = frozenset({
-    "BeamForCausalLM", "Gemma4ForCausalLM", "Gemma4ForConditionalGeneration", "EmbeddingGemma2Model",
-    "Gemma4UnifiedForConditionalGeneration", "DiffusionGemmaForBlockDiffusion", "LagunaForCausalLM",
-    "MellumForCausalLM", "MuseGlimmerForCausalLM", "MuseGlimmerForConditionalGeneration",
-})
-GEMMA4_ARCHS = frozenset({"Gemma4ForCausalLM", "Gemma4ForConditionalGeneration",
-                          "Gemma4UnifiedForConditionalGeneration", "DiffusionGemmaForBlockDiffusion",
-                          "EmbeddingGemma2Model"})
+LAYER_TYPES_ARCHS = frozenset(
+    {
+        "BeamForCausalLM",
+        "Gemma4ForCausalLM",
+        "Gemma4ForConditionalGeneration",
+        "EmbeddingGemma2Model",
+        "Gemma4UnifiedForConditionalGeneration",
+        "DiffusionGemmaForBlockDiffusion",
+        "LagunaForCausalLM",
+        "MellumForCausalLM",
+        "MuseGlimmerForCausalLM",
+        "MuseGlimmerForConditionalGeneration",
+    }
+)
+GEMMA4_ARCHS = frozenset(
+    {
+        "Gemma4ForCausalLM",
+        "Gemma4ForConditionalGeneration",
+        "Gemma4UnifiedForConditionalGeneration",
+        "DiffusionGemmaForBlockDiffusion",
+        "EmbeddingGemma2Model",
+    }
+)
 #: Dots3 (``configs/dots3.py``: ``is_hybrid_swa = True``): MLA on every layer, a sliding window on some (the MLA
 #: branch of ``HybridSWAPoolConfigurator``).
 DOTS3_ARCHS = frozenset({"Dots3NoteForCausalLM", "Dots3NoteForCausalLMNextN"})
-HYBRID_SWA_ARCHS = frozenset(SWA_SINK_ARCHS | MIMO_V2_ARCHS | STEP3P5_ARCHS | LAYER_TYPES_ARCHS | DOTS3_ARCHS
-                             | {"Llama4ForConditionalGeneration", "InklingForConditionalGeneration",
-                                "UnlimitedOCRForCausalLM"})
+HYBRID_SWA_ARCHS = frozenset(
+    SWA_SINK_ARCHS
+    | MIMO_V2_ARCHS
+    | STEP3P5_ARCHS
+    | LAYER_TYPES_ARCHS
+    | DOTS3_ARCHS
+    | {"Llama4ForConditionalGeneration", "InklingForConditionalGeneration", "UnlimitedOCRForCausalLM"}
+)
 #: Models whose ``get_attention_sliding_window_size`` returns ``config.sliding_window - 1``.
-_WINDOW_MINUS_ONE = frozenset(SWA_SINK_ARCHS | GEMMA4_ARCHS | {"BeamForCausalLM", "MellumForCausalLM",
-                                                              "MuseGlimmerForCausalLM",
-                                                              "MuseGlimmerForConditionalGeneration"})
+_WINDOW_MINUS_ONE = frozenset(
+    SWA_SINK_ARCHS
+    | GEMMA4_ARCHS
+    | {"BeamForCausalLM", "MellumForCausalLM", "MuseGlimmerForCausalLM", "MuseGlimmerForConditionalGeneration"}
+)
 #: Models whose ``get_attention_sliding_window_size`` returns ``config.sliding_window_size - 1`` (Inkling, Dots3:
 #: ``models/dots3_common/modeling.py``).
 _WINDOW_SIZE_MINUS_ONE = frozenset(DOTS3_ARCHS | {"InklingForConditionalGeneration"})
-_DSV4_ARCHS = frozenset({"DeepseekV4ForCausalLM", "DeepseekV4ForCausalLMNextN", "DeepseekV4ForCausalLMDSpark",
-                         "DeepseekV41ForCausalLM"})
+_DSV4_ARCHS = frozenset(
+    {"DeepseekV4ForCausalLM", "DeepseekV4ForCausalLMNextN", "DeepseekV4ForCausalLMDSpark", "DeepseekV41ForCausalLM"}
+)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -124,15 +148,19 @@ def _head_dim(c: Mapping[str, Any]) -> int:
 
 def _layer_types_split(lt: Any, n: int, *, cap: bool = False) -> tuple[tuple[int, ...], tuple[int, ...]]:
     if not isinstance(lt, list) or not lt:
-        raise InputError("hybrid sliding-window model config has no 'layer_types' list", field="layer_types",
-                         hint="SGLang reads the full/sliding split from layer_types for this architecture")
+        raise InputError(
+            "hybrid sliding-window model config has no 'layer_types' list",
+            field="layer_types",
+            hint="SGLang reads the full/sliding split from layer_types for this architecture",
+        )
     swa = tuple(i for i, t in enumerate(lt) if t == "sliding_attention" and (not cap or i < n))
     full = tuple(i for i, t in enumerate(lt) if t == "full_attention" and (not cap or i < n))
     return full, swa
 
 
-def swa_layers_from_config(cfg: Mapping[str, Any], *, engine: Engine = "sglang",
-                           global_kv_needs_k_eq_v: bool = True) -> SWALayers:
+def swa_layers_from_config(
+    cfg: Mapping[str, Any], *, engine: Engine = "sglang", global_kv_needs_k_eq_v: bool = True
+) -> SWALayers:
     """Read the full/SWA layer split, head geometry and window of a hybrid-SWA config as SGLang does.
 
     Layer split (``get_hybrid_layer_ids``): Llama-4 -> layer ``i`` is full iff ``(i + 1) % 4 == 0``;
@@ -175,26 +203,44 @@ def swa_layers_from_config(cfg: Mapping[str, Any], *, engine: Engine = "sglang",
     arch = archs[0] if archs else str(c.get("model_type") or "")
     notes: list[str] = []
     if set(archs) & _DSV4_ARCHS:
-        raise InputError(f"{arch} uses the DeepSeek-V4 pool, not the generic hybrid-SWA one", field="--model",
-                         hint="use kvplan.layouts.dsv4")
+        raise InputError(
+            f"{arch} uses the DeepSeek-V4 pool, not the generic hybrid-SWA one",
+            field="--model",
+            hint="use kvplan.layouts.dsv4",
+        )
     n = positive_int(c.get("num_hidden_layers"), "num_hidden_layers")
     aset = set(archs)
     full, swa = _split_layers(c, aset, n, arch)
     if not swa:
-        raise InputError(f"{arch}: no sliding-window layer found", field="layer_types",
-                         hint="SGLang asserts a hybrid SWA model has at least one SWA layer")
+        raise InputError(
+            f"{arch}: no sliding-window layer found",
+            field="layer_types",
+            hint="SGLang asserts a hybrid SWA model has at least one SWA layer",
+        )
     latent = bool(aset & DOTS3_ARCHS) or bool(c.get("kv_lora_rank"))
     if latent:
         full_kv, full_hd, full_vhd, swa_kv, swa_hd, swa_vhd = _latent_geometry(c, notes)
     else:
         full_kv, full_hd, full_vhd, swa_kv, swa_hd, swa_vhd = _head_geometry(
-            c, aset, notes, global_kv_needs_k_eq_v=global_kv_needs_k_eq_v)
+            c, aset, notes, global_kv_needs_k_eq_v=global_kv_needs_k_eq_v
+        )
     window, raw_window = _window(c, aset, arch, notes)
-    return SWALayers(full_layers=full, swa_layers=swa, sliding_window=window, full_kv_heads=full_kv,
-                     full_head_dim=full_hd, full_v_head_dim=full_vhd, swa_kv_heads=swa_kv, swa_head_dim=swa_hd,
-                     swa_v_head_dim=swa_vhd, architecture=arch,
-                     num_hidden_layers=n, config_sliding_window=raw_window if isinstance(raw_window, int) else None,
-                     notes=tuple(notes), latent=latent)
+    return SWALayers(
+        full_layers=full,
+        swa_layers=swa,
+        sliding_window=window,
+        full_kv_heads=full_kv,
+        full_head_dim=full_hd,
+        full_v_head_dim=full_vhd,
+        swa_kv_heads=swa_kv,
+        swa_head_dim=swa_hd,
+        swa_v_head_dim=swa_vhd,
+        architecture=arch,
+        num_hidden_layers=n,
+        config_sliding_window=raw_window if isinstance(raw_window, int) else None,
+        notes=tuple(notes),
+        latent=latent,
+    )
 
 
 def _split_layers(c: Mapping[str, Any], aset: set[str], n: int, arch: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -208,19 +254,25 @@ def _split_layers(c: Mapping[str, Any], aset: set[str], n: int, arch: str) -> tu
     if aset & MIMO_V2_ARCHS or (c.get("is_hybrid_swa") and c.get("hybrid_layer_pattern") is not None):
         pat = c.get("hybrid_layer_pattern")
         if not isinstance(pat, list) or len(pat) < n:
-            raise InputError("MiMo-V2 config needs a 'hybrid_layer_pattern' list with one entry per layer",
-                             field="hybrid_layer_pattern")
+            raise InputError(
+                "MiMo-V2 config needs a 'hybrid_layer_pattern' list with one entry per layer",
+                field="hybrid_layer_pattern",
+            )
         return tuple(i for i in range(n) if pat[i] == 0), tuple(i for i in range(n) if pat[i] == 1)
     if "InklingForConditionalGeneration" in aset:
         loc = c.get("local_layer_ids")
         if not isinstance(loc, list) or len(set(loc)) != len(loc) or not all(0 <= i < n for i in loc):
-            raise InputError("Inkling config needs unique 'local_layer_ids' in [0, num_hidden_layers)",
-                             field="local_layer_ids")
+            raise InputError(
+                "Inkling config needs unique 'local_layer_ids' in [0, num_hidden_layers)", field="local_layer_ids"
+            )
         return tuple(i for i in range(n) if i not in set(loc)), tuple(i for i in range(n) if i in set(loc))
     if "UnlimitedOCRForCausalLM" in aset:
         return (), tuple(range(n))
-    raise InputError(f"{arch or 'this model'} is not a hybrid sliding-window model in SGLang 0.5.23",
-                     field="--model", hint="SGLang sizes it as a plain GQA/MHA pool")
+    raise InputError(
+        f"{arch or 'this model'} is not a hybrid sliding-window model in SGLang 0.5.23",
+        field="--model",
+        hint="SGLang sizes it as a plain GQA/MHA pool",
+    )
 
 
 def _latent_geometry(c: Mapping[str, Any], notes: list[str]) -> tuple[int, int, int, int, int, int]:
@@ -231,21 +283,27 @@ def _latent_geometry(c: Mapping[str, Any], notes: list[str]) -> tuple[int, int, 
     Source: sgl-project/sglang python/sglang/srt/configs/model_config.py (``swa_kv_lora_rank``), configs/dots3.py,
     model_executor/pool_configurator.py ``HybridSWAPoolConfigurator.__init__`` (MLA branch), v0.5.23."""
     if c.get("index_topk") is not None or c.get("index_head_dim") is not None:
-        raise InputError("an MLA sliding-window model with a DSA indexer (index_topk / index_head_dim set) is not "
-                         "modelled: SGLang adds the indexer row to the full layers only", field="--model")
-    full = positive_int(c.get("kv_lora_rank"), "kv_lora_rank") + positive_int(c.get("qk_rope_head_dim"),
-                                                                               "qk_rope_head_dim")
+        raise InputError(
+            "an MLA sliding-window model with a DSA indexer (index_topk / index_head_dim set) is not "
+            "modelled: SGLang adds the indexer row to the full layers only",
+            field="--model",
+        )
+    full = positive_int(c.get("kv_lora_rank"), "kv_lora_rank") + positive_int(
+        c.get("qk_rope_head_dim"), "qk_rope_head_dim"
+    )
     swa_lora = c.get("swa_kv_lora_rank") if c.get("swa_kv_lora_rank") is not None else c.get("kv_lora_rank")
-    swa_rope = (c.get("swa_qk_rope_head_dim") if c.get("swa_qk_rope_head_dim") is not None
-                else c.get("qk_rope_head_dim"))
+    swa_rope = c.get("swa_qk_rope_head_dim") if c.get("swa_qk_rope_head_dim") is not None else c.get("qk_rope_head_dim")
     swa = positive_int(swa_lora, "swa_kv_lora_rank") + positive_int(swa_rope, "swa_qk_rope_head_dim")
-    notes.append(f"MLA sliding window: full rows {full} values (kv_lora_rank + qk_rope_head_dim), sliding rows "
-                 f"{swa} (swa_kv_lora_rank + swa_qk_rope_head_dim), not split by TP")
+    notes.append(
+        f"MLA sliding window: full rows {full} values (kv_lora_rank + qk_rope_head_dim), sliding rows "
+        f"{swa} (swa_kv_lora_rank + swa_qk_rope_head_dim), not split by TP"
+    )
     return 1, full, 0, 1, swa, 0
 
 
-def _head_geometry(c: Mapping[str, Any], aset: set[str], notes: list[str], *,
-                   global_kv_needs_k_eq_v: bool = True) -> tuple[int, int, int, int, int, int]:
+def _head_geometry(
+    c: Mapping[str, Any], aset: set[str], notes: list[str], *, global_kv_needs_k_eq_v: bool = True
+) -> tuple[int, int, int, int, int, int]:
     """(full KV heads, head_dim, v_head_dim, SWA KV heads, head_dim, v_head_dim); Gemma-4 states its shapes
     SWA-first."""
     if aset & GEMMA4_ARCHS:
@@ -255,14 +313,19 @@ def _head_geometry(c: Mapping[str, Any], aset: set[str], notes: list[str], *,
         # transformers 5.19 reads ``getattr(self, "attention_k_eq_v", True)``: a config without the field counts as
         # k_eq_v; only an explicit false keeps the sliding KV heads on the full layers
         use_global = c.get("num_global_key_value_heads") is not None and (
-            c.get("attention_k_eq_v", True) is not False or not global_kv_needs_k_eq_v)
-        full_kv = positive_int(c["num_global_key_value_heads"], "num_global_key_value_heads") if use_global \
-            else swa_kv
-        gate = ("only with attention_k_eq_v (transformers per_layer_config, SGLang 0.5.22+)"
-                if global_kv_needs_k_eq_v else "whenever set (SGLang 0.5.11 - 0.5.21)")
-        notes.append(f"Gemma-4: full layers use global_head_dim {full_hd} and {full_kv} KV heads "
-                     f"(num_global_key_value_heads {gate}), sliding layers head_dim {swa_hd} / {swa_kv} KV heads "
-                     "(SGLang _apply_gemma4_attention_overrides)")
+            c.get("attention_k_eq_v", True) is not False or not global_kv_needs_k_eq_v
+        )
+        full_kv = positive_int(c["num_global_key_value_heads"], "num_global_key_value_heads") if use_global else swa_kv
+        gate = (
+            "only with attention_k_eq_v (transformers per_layer_config, SGLang 0.5.22+)"
+            if global_kv_needs_k_eq_v
+            else "whenever set (SGLang 0.5.11 - 0.5.21)"
+        )
+        notes.append(
+            f"Gemma-4: full layers use global_head_dim {full_hd} and {full_kv} KV heads "
+            f"(num_global_key_value_heads {gate}), sliding layers head_dim {swa_hd} / {swa_kv} KV heads "
+            "(SGLang _apply_gemma4_attention_overrides)"
+        )
         return full_kv, full_hd, full_hd, swa_kv, swa_hd, swa_hd
     full_kv = _total_kv_heads(c)
     full_hd = _head_dim(c)
@@ -281,8 +344,9 @@ def _head_geometry(c: Mapping[str, Any], aset: set[str], notes: list[str], *,
 
 def _window(c: Mapping[str, Any], aset: set[str], arch: str, notes: list[str]) -> tuple[int, Any]:
     """(the window the model code attends over, the config's raw value)."""
-    raw_window = next((c[k] for k in ("sliding_window_size", "sliding_window", "window_size") if c.get(k) is not None),
-                      None)
+    raw_window = next(
+        (c[k] for k in ("sliding_window_size", "sliding_window", "window_size") if c.get(k) is not None), None
+    )
     if aset & _WINDOW_MINUS_ONE:
         raw = c.get("sliding_window")
         window = positive_int(raw, "sliding_window") - 1
@@ -297,5 +361,8 @@ def _window(c: Mapping[str, Any], aset: set[str], arch: str, notes: list[str]) -
         window = positive_int(c["attention_chunk_size"], "attention_chunk_size")
         notes.append(f"window = attention_chunk_size {window} (resolve_sliding_window_size)")
         return window, raw_window
-    raise InputError(f"{arch}: no sliding window in the config", field="sliding_window",
-                     hint="SGLang reads sliding_window_size / sliding_window / window_size")
+    raise InputError(
+        f"{arch}: no sliding window in the config",
+        field="sliding_window",
+        hint="SGLang reads sliding_window_size / sliding_window / window_size",
+    )

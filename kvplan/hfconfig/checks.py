@@ -31,31 +31,72 @@ from kvplan.hfconfig.quant import AWQ_GPTQ_METHODS, TORCH_DTYPES
 MAX_LAYERS = 4096
 _MAX_DIM = 1 << 24
 _INT_FIELDS: dict[str, tuple[int, int]] = {
-    "num_hidden_layers": (1, MAX_LAYERS), "hidden_size": (1, _MAX_DIM), "num_attention_heads": (1, 1 << 16),
-    "num_key_value_heads": (1, 1 << 16), "head_dim": (1, 1 << 16), "v_head_dim": (0, 1 << 16),
-    "intermediate_size": (0, _MAX_DIM), "moe_intermediate_size": (0, _MAX_DIM),
-    "shared_expert_intermediate_size": (0, _MAX_DIM), "vocab_size": (0, _MAX_DIM),
-    "q_lora_rank": (0, _MAX_DIM), "kv_lora_rank": (0, _MAX_DIM), "qk_nope_head_dim": (0, 1 << 16),
-    "qk_rope_head_dim": (0, 1 << 16), "qk_head_dim": (0, 1 << 16), "index_head_dim": (0, 1 << 16),
-    "index_n_heads": (1, 1 << 16), "index_topk": (0, _MAX_DIM), "o_lora_rank": (0, _MAX_DIM), "o_groups": (1, 1 << 16),
-    "num_nextn_predict_layers": (0, 64), "n_routed_experts": (0, 1 << 14), "num_experts": (0, 1 << 14),
-    "num_local_experts": (0, 1 << 14), "n_shared_experts": (0, 1 << 10), "num_experts_per_tok": (0, 1 << 14),
-    "first_k_dense_replace": (0, MAX_LAYERS), "max_window_layers": (0, MAX_LAYERS),
-    "linear_num_key_heads": (1, 1 << 16), "linear_num_value_heads": (1, 1 << 16),
-    "linear_key_head_dim": (0, 1 << 16), "linear_value_head_dim": (0, 1 << 16), "linear_conv_kernel_dim": (0, 1 << 10),
-    "mamba_num_heads": (1, 1 << 16), "mamba_head_dim": (0, 1 << 16), "ssm_state_size": (0, 1 << 16),
-    "n_groups": (1, 1 << 16), "conv_kernel": (0, 1 << 10), "mamba_d_state": (0, 1 << 16), "mamba_d_conv": (0, 1 << 10),
-    "attn_layer_period": (1, MAX_LAYERS), "attn_layer_offset": (0, MAX_LAYERS),
-    "expert_layer_period": (1, MAX_LAYERS), "expert_layer_offset": (0, MAX_LAYERS),
-    "decoder_sparse_step": (1, MAX_LAYERS), "full_attention_interval": (1, MAX_LAYERS),
-    "attention_chunk_size": (0, 1 << 40), "swa_num_key_value_heads": (1, 1 << 16), "swa_head_dim": (0, 1 << 16),
-    "swa_v_head_dim": (0, 1 << 16), "swa_num_attention_heads": (1, 1 << 16), "global_head_dim": (0, 1 << 16),
-    "num_global_key_value_heads": (1, 1 << 16), "vision_n_layers": (0, MAX_LAYERS),
-    "sliding_window_pattern": (0, MAX_LAYERS), "moe_layer_freq": (1, MAX_LAYERS),
-    "max_position_embeddings": (0, 1 << 40), "sliding_window": (0, 1 << 40),
+    "num_hidden_layers": (1, MAX_LAYERS),
+    "hidden_size": (1, _MAX_DIM),
+    "num_attention_heads": (1, 1 << 16),
+    "num_key_value_heads": (1, 1 << 16),
+    "head_dim": (1, 1 << 16),
+    "v_head_dim": (0, 1 << 16),
+    "intermediate_size": (0, _MAX_DIM),
+    "moe_intermediate_size": (0, _MAX_DIM),
+    "shared_expert_intermediate_size": (0, _MAX_DIM),
+    "vocab_size": (0, _MAX_DIM),
+    "q_lora_rank": (0, _MAX_DIM),
+    "kv_lora_rank": (0, _MAX_DIM),
+    "qk_nope_head_dim": (0, 1 << 16),
+    "qk_rope_head_dim": (0, 1 << 16),
+    "qk_head_dim": (0, 1 << 16),
+    "index_head_dim": (0, 1 << 16),
+    "index_n_heads": (1, 1 << 16),
+    "index_topk": (0, _MAX_DIM),
+    "o_lora_rank": (0, _MAX_DIM),
+    "o_groups": (1, 1 << 16),
+    "num_nextn_predict_layers": (0, 64),
+    "n_routed_experts": (0, 1 << 14),
+    "num_experts": (0, 1 << 14),
+    "num_local_experts": (0, 1 << 14),
+    "n_shared_experts": (0, 1 << 10),
+    "num_experts_per_tok": (0, 1 << 14),
+    "first_k_dense_replace": (0, MAX_LAYERS),
+    "max_window_layers": (0, MAX_LAYERS),
+    "linear_num_key_heads": (1, 1 << 16),
+    "linear_num_value_heads": (1, 1 << 16),
+    "linear_key_head_dim": (0, 1 << 16),
+    "linear_value_head_dim": (0, 1 << 16),
+    "linear_conv_kernel_dim": (0, 1 << 10),
+    "mamba_num_heads": (1, 1 << 16),
+    "mamba_head_dim": (0, 1 << 16),
+    "ssm_state_size": (0, 1 << 16),
+    "n_groups": (1, 1 << 16),
+    "conv_kernel": (0, 1 << 10),
+    "mamba_d_state": (0, 1 << 16),
+    "mamba_d_conv": (0, 1 << 10),
+    "attn_layer_period": (1, MAX_LAYERS),
+    "attn_layer_offset": (0, MAX_LAYERS),
+    "expert_layer_period": (1, MAX_LAYERS),
+    "expert_layer_offset": (0, MAX_LAYERS),
+    "decoder_sparse_step": (1, MAX_LAYERS),
+    "full_attention_interval": (1, MAX_LAYERS),
+    "attention_chunk_size": (0, 1 << 40),
+    "swa_num_key_value_heads": (1, 1 << 16),
+    "swa_head_dim": (0, 1 << 16),
+    "swa_v_head_dim": (0, 1 << 16),
+    "swa_num_attention_heads": (1, 1 << 16),
+    "global_head_dim": (0, 1 << 16),
+    "num_global_key_value_heads": (1, 1 << 16),
+    "vision_n_layers": (0, MAX_LAYERS),
+    "sliding_window_pattern": (0, MAX_LAYERS),
+    "moe_layer_freq": (1, MAX_LAYERS),
+    "max_position_embeddings": (0, 1 << 40),
+    "sliding_window": (0, 1 << 40),
 }
-_INT_LIST_FIELDS = ("compress_ratios", "mlp_only_layers", "kv_source_layer_ids", "index_source_layer_ids",
-                    "engram_table_layers")
+_INT_LIST_FIELDS = (
+    "compress_ratios",
+    "mlp_only_layers",
+    "kv_source_layer_ids",
+    "index_source_layer_ids",
+    "engram_table_layers",
+)
 _STR_LIST_FIELDS = ("architectures", "layer_types", "indexer_types")
 _DICT_FIELDS = ("rope_scaling", "quantization_config")
 
@@ -82,8 +123,11 @@ def _check_lists(flat: Mapping[str, Any]) -> None:
         v = flat.get(key)
         if v is None:
             continue
-        if not isinstance(v, list) or len(v) > 2 * MAX_LAYERS or any(
-                x is not None and (not _is_int(x) or not 0 <= x <= _MAX_DIM) for x in v):
+        if (
+            not isinstance(v, list)
+            or len(v) > 2 * MAX_LAYERS
+            or any(x is not None and (not _is_int(x) or not 0 <= x <= _MAX_DIM) for x in v)
+        ):
             raise _bad(key, "must be a list of non-negative integers")
     for key in _STR_LIST_FIELDS:
         v = flat.get(key)
@@ -116,8 +160,9 @@ def _check_kinds(flat: Mapping[str, Any]) -> None:
             raise _bad(key, "must be a string")
     rope = flat.get("rope_scaling") or {}
     factor = rope.get("factor")
-    if factor is not None and (isinstance(factor, bool) or not isinstance(factor, (int, float))
-                               or not 0 < factor <= 1024):
+    if factor is not None and (
+        isinstance(factor, bool) or not isinstance(factor, (int, float)) or not 0 < factor <= 1024
+    ):
         raise _bad("rope_scaling.factor", f"must be a number in (0, 1024], got {str(factor)[:40]!r}")
 
 
@@ -127,8 +172,11 @@ CONTEXT_KEYS = ("max_sequence_length", "seq_length", "max_seq_len", "model_max_l
 MIN_CONTEXT = 2
 
 # (attention heads, KV heads) pairs: the KV heads must divide the attention heads and not be more
-_HEAD_PAIRS = (("num_attention_heads", "num_key_value_heads"), ("swa_num_attention_heads", "swa_num_key_value_heads"),
-               ("num_attention_heads", "num_global_key_value_heads"))
+_HEAD_PAIRS = (
+    ("num_attention_heads", "num_key_value_heads"),
+    ("swa_num_attention_heads", "swa_num_key_value_heads"),
+    ("num_attention_heads", "num_global_key_value_heads"),
+)
 
 
 def _check_heads(flat: Mapping[str, Any]) -> None:
@@ -142,8 +190,10 @@ def _check_heads(flat: Mapping[str, Any]) -> None:
         if kv > heads:
             raise _bad(kv_key, f"({kv}) is more than {heads_key} ({heads}); a KV head serves one or more query heads")
         if heads % kv:
-            raise _bad(kv_key, f"({kv}) does not divide {heads_key} ({heads}); each KV head serves the same number "
-                               "of query heads")
+            raise _bad(
+                kv_key,
+                f"({kv}) does not divide {heads_key} ({heads}); each KV head serves the same number of query heads",
+            )
 
 
 def _check_context(flat: Mapping[str, Any]) -> None:
@@ -155,8 +205,11 @@ def _check_context(flat: Mapping[str, Any]) -> None:
     for key in CONTEXT_KEYS:
         v = flat.get(key)
         if isinstance(v, (int, float)) and not isinstance(v, bool) and v < MIN_CONTEXT:
-            raise _bad(key, f"must be at least {MIN_CONTEXT} (the longest request is one token less than the "
-                            f"context), got {echo(v, 40)}")
+            raise _bad(
+                key,
+                f"must be at least {MIN_CONTEXT} (the longest request is one token less than the "
+                f"context), got {echo(v, 40)}",
+            )
 
 
 def check_geometry(flat: Mapping[str, Any]) -> None:
@@ -182,12 +235,32 @@ def check_geometry(flat: Mapping[str, Any]) -> None:
 # ------------------------------------------------------------------------------------------------ warnings
 
 #: layer_types / indexer_types values the engines (and kvplan's geometry) know; anything else gets a warning
-KNOWN_LAYER_TYPES = frozenset({"full_attention", "sliding_attention", "linear_attention", "chunked_attention",
-                               "attention", "mamba", "deepseek_sparse_attention"})
+KNOWN_LAYER_TYPES = frozenset(
+    {
+        "full_attention",
+        "sliding_attention",
+        "linear_attention",
+        "chunked_attention",
+        "attention",
+        "mamba",
+        "deepseek_sparse_attention",
+    }
+)
 KNOWN_INDEXER_TYPES = frozenset({"full", "shared"})
 #: quant_method values kvplan's rules recognise (kvplan.hfconfig.quant._METHOD_RULES); others are priced "mixed"
-KNOWN_QUANT_METHODS = frozenset({"fp8", "mxfp4", "modelopt", "modelopt_fp4", "modelopt_fp8", "nvfp4",
-                                 "compressed-tensors", "bitsandbytes", *AWQ_GPTQ_METHODS})
+KNOWN_QUANT_METHODS = frozenset(
+    {
+        "fp8",
+        "mxfp4",
+        "modelopt",
+        "modelopt_fp4",
+        "modelopt_fp8",
+        "nvfp4",
+        "compressed-tensors",
+        "bitsandbytes",
+        *AWQ_GPTQ_METHODS,
+    }
+)
 #: kv_cache_quant_algo values an engine reads (SGLang configure_kv_cache_dtype: FP8 -> fp8_e4m3)
 KNOWN_KV_QUANT_ALGOS = frozenset({"FP8"})
 CHECKPOINT_LOW, CHECKPOINT_HIGH = 1 / 8, 8.0
@@ -204,8 +277,10 @@ def _dtype_warnings(flat: Mapping[str, Any]) -> list[str]:
     for key in ("torch_dtype", "dtype"):
         v = flat.get(key)
         if isinstance(v, str) and v.replace("torch.", "") not in TORCH_DTYPES and v != "auto":
-            out.append(f"config field '{key}' is '{echo(v, 40)}', not a dtype kvplan knows "
-                       f"({', '.join(TORCH_DTYPES)}); sized as bfloat16")
+            out.append(
+                f"config field '{key}' is '{echo(v, 40)}', not a dtype kvplan knows "
+                f"({', '.join(TORCH_DTYPES)}); sized as bfloat16"
+            )
     return out
 
 
@@ -216,8 +291,10 @@ def _layer_type_warnings(flat: Mapping[str, Any]) -> list[str]:
         unknown = sorted({x for x in v if isinstance(x, str) and x not in known}) if isinstance(v, list) else []
         if unknown:
             names = ", ".join(f"'{echo(x, 40)}'" for x in unknown[:3]) + (" ..." if len(unknown) > 3 else "")
-            out.append(f"config field '{key}' holds {names}, not a layer type kvplan knows "
-                       f"({', '.join(sorted(known))}); those layers are planned as the engine's default")
+            out.append(
+                f"config field '{key}' holds {names}, not a layer type kvplan knows "
+                f"({', '.join(sorted(known))}); those layers are planned as the engine's default"
+            )
     return out
 
 
@@ -227,16 +304,22 @@ def _quant_warnings(flat: Mapping[str, Any]) -> list[str]:
     if isinstance(qc, Mapping):
         method = str(qc.get("quant_method") or "").lower()
         if method and method not in KNOWN_QUANT_METHODS:
-            out.append(f"quantization_config.quant_method '{echo(method, 40)}' is not a method kvplan knows; "
-                       "the weights are priced as 'mixed'")
+            out.append(
+                f"quantization_config.quant_method '{echo(method, 40)}' is not a method kvplan knows; "
+                "the weights are priced as 'mixed'"
+            )
         algo = qc.get("quant_algo")
         if method == "modelopt" and isinstance(algo, str) and not _known_algo(algo):
-            out.append(f"quantization_config.quant_algo '{echo(algo, 40)}' is not an algorithm kvplan knows; "
-                       "the weights are priced as 'mixed'")
+            out.append(
+                f"quantization_config.quant_algo '{echo(algo, 40)}' is not an algorithm kvplan knows; "
+                "the weights are priced as 'mixed'"
+            )
     kv = flat.get("kv_cache_quant_algo") or (qc.get("kv_cache_quant_algo") if isinstance(qc, Mapping) else None)
     if isinstance(kv, str) and kv.upper() not in KNOWN_KV_QUANT_ALGOS:
-        out.append(f"kv_cache_quant_algo '{echo(kv, 40)}' is not one the engines read (FP8); the KV cache is sized "
-                   "in the model dtype unless --kv-cache-dtype says otherwise")
+        out.append(
+            f"kv_cache_quant_algo '{echo(kv, 40)}' is not one the engines read (FP8); the KV cache is sized "
+            "in the model dtype unless --kv-cache-dtype says otherwise"
+        )
     return out
 
 
@@ -253,8 +336,10 @@ def hf_quant_warnings(hq: Any) -> list[str]:
     out = []
     algo = q.get("quant_algo")
     if isinstance(algo, str) and algo and not _known_algo(algo):
-        out.append(f"hf_quant_config.json quant_algo '{echo(algo, 40)}' is not an algorithm kvplan knows; the "
-                   "weights are priced from config.json")
+        out.append(
+            f"hf_quant_config.json quant_algo '{echo(algo, 40)}' is not an algorithm kvplan knows; the "
+            "weights are priced from config.json"
+        )
     kv = q.get("kv_cache_quant_algo")
     if isinstance(kv, str) and kv and kv.upper() not in KNOWN_KV_QUANT_ALGOS:
         out.append(f"hf_quant_config.json kv_cache_quant_algo '{echo(kv, 40)}' is not one the engines read (FP8)")
@@ -280,8 +365,12 @@ def _attention_params(flat: Mapping[str, Any], hidden: int, heads: int) -> int:
 
 def _mlp_params(flat: Mapping[str, Any], hidden: int) -> int:
     """MLP parameters of one layer: every routed and shared expert, or the dense MLP (gate, up, down)."""
-    experts = _n(flat, "n_routed_experts") or _n(flat, "num_experts") or _n(flat, "num_local_experts") or \
-        _n(flat, "moe_num_experts")
+    experts = (
+        _n(flat, "n_routed_experts")
+        or _n(flat, "num_experts")
+        or _n(flat, "num_local_experts")
+        or _n(flat, "moe_num_experts")
+    )
     inter = _n(flat, "intermediate_size")
     if not experts:
         return 3 * hidden * inter
@@ -291,8 +380,17 @@ def _mlp_params(flat: Mapping[str, Any], hidden: int) -> int:
 
 
 #: bytes per parameter of each weight format, for the plausibility band only (scales and 16-bit layers ignored)
-_BYTES_PER_PARAM = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "mixed": 1.0, "int4": 0.5,
-                    "nvfp4": 0.5, "mxfp4": 0.5}
+_BYTES_PER_PARAM = {
+    "fp32": 4.0,
+    "bf16": 2.0,
+    "fp16": 2.0,
+    "fp8": 1.0,
+    "int8": 1.0,
+    "mixed": 1.0,
+    "int4": 0.5,
+    "nvfp4": 0.5,
+    "mxfp4": 0.5,
+}
 
 
 def estimate_checkpoint_bytes(flat: Mapping[str, Any], *, quantization: str) -> int | None:
@@ -318,8 +416,9 @@ def estimate_checkpoint_bytes(flat: Mapping[str, Any], *, quantization: str) -> 
     return int(params * _BYTES_PER_PARAM.get(quantization, 1.0)) or None
 
 
-def plausible_checkpoint(flat: Mapping[str, Any], *, quantization: str,
-                         checkpoint_bytes: int | None) -> tuple[int | None, str | None]:
+def plausible_checkpoint(
+    flat: Mapping[str, Any], *, quantization: str, checkpoint_bytes: int | None
+) -> tuple[int | None, str | None]:
     """``(checkpoint_bytes, None)`` when it is plausible (or unknown), else ``(None, warning)``: a total_size outside
     ``[CHECKPOINT_LOW, CHECKPOINT_HIGH] x estimate_checkpoint_bytes`` is not trusted and the weights are estimated
     from the geometry instead.
@@ -332,9 +431,11 @@ def plausible_checkpoint(flat: Mapping[str, Any], *, quantization: str,
     est = estimate_checkpoint_bytes(flat, quantization=quantization)
     if est is None or CHECKPOINT_LOW * est <= checkpoint_bytes <= CHECKPOINT_HIGH * est:
         return checkpoint_bytes, None
-    return None, (f"checkpoint size {checkpoint_bytes:,} B (safetensors total_size) is implausible for the geometry "
-                  f"(about {est / 1e9:,.1f} GB, outside {CHECKPOINT_LOW:g}x-{CHECKPOINT_HIGH:g}x); the weights are "
-                  "estimated from the config")
+    return None, (
+        f"checkpoint size {checkpoint_bytes:,} B (safetensors total_size) is implausible for the geometry "
+        f"(about {est / 1e9:,.1f} GB, outside {CHECKPOINT_LOW:g}x-{CHECKPOINT_HIGH:g}x); the weights are "
+        "estimated from the config"
+    )
 
 
 def config_warnings(flat: Mapping[str, Any]) -> list[str]:
@@ -345,4 +446,3 @@ def config_warnings(flat: Mapping[str, Any]) -> list[str]:
     kvplan knows (bfloat16, float16, half, float32, float); sized as bfloat16"].
     """
     return _dtype_warnings(flat) + _layer_type_warnings(flat) + _quant_warnings(flat)
-

@@ -13,23 +13,58 @@ from typing import Any, NamedTuple
 from kvplan.family import Family
 
 # Architectures SGLang (v0.5.23, python/sglang/srt/configs/model_config.py) treats as MLA / DSA / DeepSeek-V4.
-_DSV4_ARCHS = {"DeepseekV4ForCausalLM", "DeepseekV41ForCausalLM", "DeepseekV4ForCausalLMNextN",
-               "DeepseekV4ForCausalLMDSpark"}
+_DSV4_ARCHS = {
+    "DeepseekV4ForCausalLM",
+    "DeepseekV41ForCausalLM",
+    "DeepseekV4ForCausalLMNextN",
+    "DeepseekV4ForCausalLMDSpark",
+}
 _DSV4_MODEL_TYPES = {"deepseek_v4", "deepseek_v41"}
 _DSA_ARCHS = {"DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM"}
 _DSA_MODEL_TYPES = {"deepseek_v32", "glm_moe_dsa"}
-_MAMBA_MODEL_TYPES = {"qwen3_next", "nemotron_h", "falcon_h1", "granitemoehybrid", "kimi_linear", "jamba",
-                      "qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text", "nemotron_nano_v2"}
-_MAMBA_ARCHS = {"KimiLinearForCausalLM", "Qwen3NextForCausalLM", "NemotronHForCausalLM", "FalconH1ForCausalLM",
-                "GraniteMoeHybridForCausalLM"}
+_MAMBA_MODEL_TYPES = {
+    "qwen3_next",
+    "nemotron_h",
+    "falcon_h1",
+    "granitemoehybrid",
+    "kimi_linear",
+    "jamba",
+    "qwen3_5",
+    "qwen3_5_moe",
+    "qwen3_5_text",
+    "qwen3_5_moe_text",
+    "nemotron_nano_v2",
+}
+_MAMBA_ARCHS = {
+    "KimiLinearForCausalLM",
+    "Qwen3NextForCausalLM",
+    "NemotronHForCausalLM",
+    "FalconH1ForCausalLM",
+    "GraniteMoeHybridForCausalLM",
+}
 # SGLang v0.5.23 python/sglang/srt/configs/model_config.py is_hybrid_swa_model (Gemma-2/3 are turned off by a
 # model override and sized as plain GQA).
-_SWA_ARCHS = {"GptOssForCausalLM", "Gemma4ForCausalLM", "Gemma4ForConditionalGeneration",
-              "Gemma4UnifiedForConditionalGeneration", "MiMoV2FlashForCausalLM", "MiMoV2ForCausalLM", "MiMoV2MTP",
-              "Llama4ForConditionalGeneration", "Step3p5ForCausalLM", "Step3p7ForConditionalGeneration",
-              "GraniteSWAForCausalLM", "GraniteMoeSWAForCausalLM", "IQuestQ1ForCausalLM", "MellumForCausalLM",
-              "MuseGlimmerForCausalLM", "MuseGlimmerForConditionalGeneration", "InklingForConditionalGeneration",
-              "UnlimitedOCRForCausalLM", "EmbeddingGemma2Model"}
+_SWA_ARCHS = {
+    "GptOssForCausalLM",
+    "Gemma4ForCausalLM",
+    "Gemma4ForConditionalGeneration",
+    "Gemma4UnifiedForConditionalGeneration",
+    "MiMoV2FlashForCausalLM",
+    "MiMoV2ForCausalLM",
+    "MiMoV2MTP",
+    "Llama4ForConditionalGeneration",
+    "Step3p5ForCausalLM",
+    "Step3p7ForConditionalGeneration",
+    "GraniteSWAForCausalLM",
+    "GraniteMoeSWAForCausalLM",
+    "IQuestQ1ForCausalLM",
+    "MellumForCausalLM",
+    "MuseGlimmerForCausalLM",
+    "MuseGlimmerForConditionalGeneration",
+    "InklingForConditionalGeneration",
+    "UnlimitedOCRForCausalLM",
+    "EmbeddingGemma2Model",
+}
 
 
 # Dots3 (SGLang v0.5.23 python/sglang/srt/configs/dots3.py: ``is_hybrid_swa = True``): MLA on every layer, a sliding
@@ -52,16 +87,23 @@ def _dsv4(f: _Facts) -> Family | None:
 
 
 def _dsa(f: _Facts) -> Family | None:
-    hit = f.archs & _DSA_ARCHS or f.model_type in _DSA_MODEL_TYPES or (
-        f.cfg.get("kv_lora_rank") and f.cfg.get("index_head_dim"))
+    hit = (
+        f.archs & _DSA_ARCHS
+        or f.model_type in _DSA_MODEL_TYPES
+        or (f.cfg.get("kv_lora_rank") and f.cfg.get("index_head_dim"))
+    )
     return Family.DSA if hit else None
 
 
 def _mamba(f: _Facts) -> Family | None:
     lt = f.layer_types
-    hit = f.archs & _MAMBA_ARCHS or f.model_type in _MAMBA_MODEL_TYPES or f.cfg.get("hybrid_override_pattern") \
-        or f.cfg.get("full_attention_interval") \
+    hit = (
+        f.archs & _MAMBA_ARCHS
+        or f.model_type in _MAMBA_MODEL_TYPES
+        or f.cfg.get("hybrid_override_pattern")
+        or f.cfg.get("full_attention_interval")
         or (lt is not None and any(t in ("linear_attention", "mamba") for t in lt))
+    )
     if not hit:
         return None
     if f.model_type == "granitemoehybrid" and lt is not None and "mamba" not in lt:
@@ -82,9 +124,12 @@ def _mla(f: _Facts) -> Family | None:
 
 def _swa(f: _Facts) -> Family | None:
     lt = f.layer_types
-    hit = f.archs & _SWA_ARCHS or f.cfg.get("is_hybrid_swa") is True \
-        or ("BeamForCausalLM" in f.archs and lt is not None and "sliding_attention" in lt) \
+    hit = (
+        f.archs & _SWA_ARCHS
+        or f.cfg.get("is_hybrid_swa") is True
+        or ("BeamForCausalLM" in f.archs and lt is not None and "sliding_attention" in lt)
         or ("LagunaForCausalLM" in f.archs and f.cfg.get("sliding_window"))
+    )
     return Family.HYBRID_SWA if hit else None
 
 
@@ -100,8 +145,12 @@ def detect_family(cfg: Mapping[str, Any]) -> Family:
     Source: SGLang v0.5.23 python/sglang/srt/configs/model_config.py (architecture and model_type sets above).
     """
     lt = cfg.get("layer_types")
-    facts = _Facts(cfg=cfg, archs=frozenset(cfg.get("architectures") or []),
-                   model_type=str(cfg.get("model_type") or ""), layer_types=lt if isinstance(lt, list) else None)
+    facts = _Facts(
+        cfg=cfg,
+        archs=frozenset(cfg.get("architectures") or []),
+        model_type=str(cfg.get("model_type") or ""),
+        layer_types=lt if isinstance(lt, list) else None,
+    )
     for rule in _FAMILY_RULES:
         family = rule(facts)
         if family is not None:

@@ -58,25 +58,32 @@ Engine = Literal["sglang", "vllm"]
 class FlattenRule:
     """How one engine turns ``hf_config`` into ``hf_text_config`` (see the module docstring for sources)."""
 
-    sub_configs: tuple[str, ...]       # where the language-model sub-config may live
-    first_found: bool                  # True: the first present name wins; False: more than one is ambiguous
-    top_level_first: tuple[str, ...]   # keys the engine reads from hf_config (top level wins when set)
-    vision_layers: bool                # record vision_n_layers from vision_config
+    sub_configs: tuple[str, ...]  # where the language-model sub-config may live
+    first_found: bool  # True: the first present name wins; False: more than one is ambiguous
+    top_level_first: tuple[str, ...]  # keys the engine reads from hf_config (top level wins when set)
+    vision_layers: bool  # record vision_n_layers from vision_config
     keep_top_for_arch: tuple[tuple[str, str], ...] = ()  # (prefix, suffix) of architectures[0]: no sub-config
 
 
 RULES: dict[str, FlattenRule] = {
     # SGLang 0.5.23 utils/hf_transformers/common.py get_hf_text_config; configs/model_config.py ModelConfig
     "sglang": FlattenRule(
-        sub_configs=("thinker_config", "llm_config", "language_config", "text_config"), first_found=True,
-        top_level_first=("architectures", "quantization_config"), vision_layers=True,
-        keep_top_for_arch=(("Llava", "ForCausalLM"),)),
+        sub_configs=("thinker_config", "llm_config", "language_config", "text_config"),
+        first_found=True,
+        top_level_first=("architectures", "quantization_config"),
+        vision_layers=True,
+        keep_top_for_arch=(("Llava", "ForCausalLM"),),
+    ),
     # vLLM 0.11.1 transformers_utils/config.py get_hf_text_config (transformers 4.57 get_text_config);
     # config/model.py ModelConfig.architectures, _parse_quant_hf_config, _find_dtype
     "vllm": FlattenRule(
-        sub_configs=("text_encoder", "decoder", "generator", "text_config"), first_found=False,
-        top_level_first=("architectures", "quantization_config", "dtype", "torch_dtype"), vision_layers=False),
+        sub_configs=("text_encoder", "decoder", "generator", "text_config"),
+        first_found=False,
+        top_level_first=("architectures", "quantization_config", "dtype", "torch_dtype"),
+        vision_layers=False,
+    ),
 }
+
 
 def text_sub_config(cfg: Mapping[str, Any], *, engine: Engine = "sglang") -> Mapping[str, Any] | None:
     """The language-model sub-config the engine sizes the KV cache from (its ``hf_text_config``), or None
@@ -96,9 +103,12 @@ def text_sub_config(cfg: Mapping[str, Any], *, engine: Engine = "sglang") -> Map
     if not found:
         return None
     if len(found) > 1 and not rule.first_found:
-        raise InputError(f"the config has more than one text sub-config ({', '.join(found)}); {engine} cannot "
-                         "tell which one is the language model", field="--model",
-                         hint="keep one of them in config.json")
+        raise InputError(
+            f"the config has more than one text sub-config ({', '.join(found)}); {engine} cannot "
+            "tell which one is the language model",
+            field="--model",
+            hint="keep one of them in config.json",
+        )
     sub: Mapping[str, Any] = cfg[found[0]]
     if found[0] == "thinker_config" and isinstance(sub.get("text_config"), Mapping):
         sub = sub["text_config"]
@@ -138,10 +148,16 @@ def flatten_config(cfg: Mapping[str, Any], *, engine: Engine = "sglang") -> dict
 
 # SGLang 0.5.23 configs/deepseek_v41.py _VISION_FIELDS: vision_config key -> flat key
 _DSV41_VISION_FIELDS = {
-    "num_hidden_layers": "vision_n_layers", "hidden_size": "vision_dim", "num_attention_heads": "vision_n_heads",
-    "intermediate_size": "vision_inter_dim", "patch_size": "vision_patch_size", "rope_theta": "vision_rope_theta",
-    "downsample_ratio": "vision_downsample_ratio", "max_image_tokens": "vision_max_n_token",
-    "min_pixels": "vision_min_pixels", "max_wh_ratio": "vision_max_wh_ratio",
+    "num_hidden_layers": "vision_n_layers",
+    "hidden_size": "vision_dim",
+    "num_attention_heads": "vision_n_heads",
+    "intermediate_size": "vision_inter_dim",
+    "patch_size": "vision_patch_size",
+    "rope_theta": "vision_rope_theta",
+    "downsample_ratio": "vision_downsample_ratio",
+    "max_image_tokens": "vision_max_n_token",
+    "min_pixels": "vision_min_pixels",
+    "max_wh_ratio": "vision_max_wh_ratio",
 }
 
 

@@ -24,12 +24,23 @@ from typing import Any
 from kvplan.errors import InputError
 from kvplan.hfconfig.normalize import flatten_config
 
-__all__ = ["AWQ_GPTQ_METHODS", "TORCH_DTYPES", "compressed_tensors_weights", "config_dtype", "expert_dtype",
-           "quant_int", "quantization_from_config"]
+__all__ = [
+    "AWQ_GPTQ_METHODS",
+    "TORCH_DTYPES",
+    "compressed_tensors_weights",
+    "config_dtype",
+    "expert_dtype",
+    "quant_int",
+    "quantization_from_config",
+]
 
 #: ``torch_dtype`` / ``dtype`` spellings -> kvplan's dtype names (anything else reads as bf16)
 TORCH_DTYPES: dict[str, str] = {
-    "bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float32": "fp32", "float": "fp32",
+    "bfloat16": "bf16",
+    "float16": "fp16",
+    "half": "fp16",
+    "float32": "fp32",
+    "float": "fp32",
 }
 
 #: quant_method values of the AWQ / GPTQ family (4-bit unless ``bits`` / ``w_bit`` says 8)
@@ -116,8 +127,9 @@ def _algo(qc: Mapping[str, Any]) -> str:
 
 
 # First match wins: (does this quantization_config use the method?, the format it stores).
-_METHOD_RULES: tuple[tuple[Callable[[Mapping[str, Any]], bool], Callable[[Mapping[str, Any], Mapping[str, Any]], str]],
-                     ...] = (
+_METHOD_RULES: tuple[
+    tuple[Callable[[Mapping[str, Any]], bool], Callable[[Mapping[str, Any], Mapping[str, Any]], str]], ...
+] = (
     (lambda qc: _method(qc) == "fp8" or _algo(qc) == "fp8", _fp8),
     (lambda qc: _method(qc) == "mxfp4", lambda cfg, qc: "mxfp4"),
     (lambda qc: "fp4" in _algo(qc) or _method(qc) in ("modelopt_fp4", "nvfp4"), lambda cfg, qc: "nvfp4"),

@@ -18,8 +18,15 @@ from kvplan.hfconfig.normalize import flatten_config
 from kvplan.hfconfig.quant import quantization_from_config
 from kvplan.units import check_numbers
 
-__all__ = ["MAX_LAYERS", "ModelSpec", "check_geometry", "detect_family", "flatten_config",
-           "quant_from_hf_quant_config", "spec_from_config"]
+__all__ = [
+    "MAX_LAYERS",
+    "ModelSpec",
+    "check_geometry",
+    "detect_family",
+    "flatten_config",
+    "quant_from_hf_quant_config",
+    "spec_from_config",
+]
 
 
 @dataclass(init=False, eq=False)
@@ -31,19 +38,29 @@ class ModelSpec:
     """
 
     id: str
-    config: Mapping[str, Any]            # flattened HF config (text_config merged in)
-    family: Family                       # the KV family the engines see
-    quantization: str                    # weight quantization (bf16, fp8, mxfp4, nvfp4, int4 ...)
-    checkpoint_bytes: int | None         # safetensors total_size when known
-    source: str                          # where the geometry came from
+    config: Mapping[str, Any]  # flattened HF config (text_config merged in)
+    family: Family  # the KV family the engines see
+    quantization: str  # weight quantization (bf16, fp8, mxfp4, nvfp4, int4 ...)
+    checkpoint_bytes: int | None  # safetensors total_size when known
+    source: str  # where the geometry came from
     raw_config: Mapping[str, Any] = field(default_factory=dict)  # as read (may be nested)
     notes: tuple[str, ...] = ()
     preset_id: str | None = None
-    warnings: tuple[str, ...] = ()       # what the config holds that kvplan does not know or does not trust
+    warnings: tuple[str, ...] = ()  # what the config holds that kvplan does not know or does not trust
 
-    def __init__(self, id: str, config: Mapping[str, Any], family: Family, quantization: str,
-                 checkpoint_bytes: int | None, source: str, raw_config: Mapping[str, Any] | None = None,
-                 notes: tuple[str, ...] = (), preset_id: str | None = None, warnings: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        id: str,
+        config: Mapping[str, Any],
+        family: Family,
+        quantization: str,
+        checkpoint_bytes: int | None,
+        source: str,
+        raw_config: Mapping[str, Any] | None = None,
+        notes: tuple[str, ...] = (),
+        preset_id: str | None = None,
+        warnings: tuple[str, ...] = (),
+    ) -> None:
         self.id = id
         self.config = config
         self.family = family
@@ -63,8 +80,11 @@ class ModelSpec:
     def require(self, key: str) -> Any:
         v = self.config.get(key)
         if v is None:
-            raise InputError(f"model config has no '{key}'", field="--model",
-                             hint=f"the {self.family} layout needs {key}; pass a complete config.json")
+            raise InputError(
+                f"model config has no '{key}'",
+                field="--model",
+                hint=f"the {self.family} layout needs {key}; pass a complete config.json",
+            )
         return v
 
     def require_int(self, key: str, *, minimum: int = 1) -> int:
@@ -101,8 +121,11 @@ class ModelSpec:
         hidden = self.require_int("hidden_size")
         heads = self.num_attention_heads
         if hidden % heads:
-            raise InputError(f"hidden_size {hidden} is not divisible by num_attention_heads {heads}",
-                             field="--model", hint="add head_dim to the config")
+            raise InputError(
+                f"hidden_size {hidden} is not divisible by num_attention_heads {heads}",
+                field="--model",
+                hint="add head_dim to the config",
+            )
         return hidden // heads
 
     @property
@@ -119,7 +142,8 @@ class ModelSpec:
     def kv_cache_quant_algo(self) -> str | None:
         qc = self.config.get("quantization_config") or {}
         algo = self.config.get("kv_cache_quant_algo") or (
-            qc.get("kv_cache_quant_algo") if isinstance(qc, dict) else None)
+            qc.get("kv_cache_quant_algo") if isinstance(qc, dict) else None
+        )
         if isinstance(qc, dict) and not algo:
             scheme = qc.get("kv_cache_scheme")
             if isinstance(scheme, dict) and scheme.get("num_bits") == 8 and scheme.get("type") == "float":
@@ -154,9 +178,17 @@ class ModelSpec:
         return archs[0] if archs else str(self.config.get("model_type") or "unknown")
 
 
-def spec_from_config(cfg: Mapping[str, Any], *, model_id: str, source: str, quantization: str | None = None,
-                     checkpoint_bytes: int | None = None, notes: tuple[str, ...] = (),
-                     preset_id: str | None = None, warnings: tuple[str, ...] = ()) -> ModelSpec:
+def spec_from_config(
+    cfg: Mapping[str, Any],
+    *,
+    model_id: str,
+    source: str,
+    quantization: str | None = None,
+    checkpoint_bytes: int | None = None,
+    notes: tuple[str, ...] = (),
+    preset_id: str | None = None,
+    warnings: tuple[str, ...] = (),
+) -> ModelSpec:
     """The :class:`ModelSpec` of a parsed ``config.json``: flattened the SGLang way, geometry checked, family
     detected; ``quantization`` defaults to what the config's ``quantization_config`` declares.  InputError (exit 2)
     for a config that is not a decoder model's, holds a field of the wrong kind, or a number no parser should pass
@@ -173,15 +205,28 @@ def spec_from_config(cfg: Mapping[str, Any], *, model_id: str, source: str, quan
     check_numbers(cfg, field="--model", where="config")
     flat = flatten_config(cfg)
     if "num_hidden_layers" not in flat:
-        raise InputError("model config has no 'num_hidden_layers'", field="--model",
-                         hint="pass a Hugging Face config.json of a decoder model")
+        raise InputError(
+            "model config has no 'num_hidden_layers'",
+            field="--model",
+            hint="pass a Hugging Face config.json of a decoder model",
+        )
     check_geometry(flat)
     family = detect_family(flat)
     quant = quantization or quantization_from_config(flat)
     ckpt, ckpt_warning = plausible_checkpoint(flat, quantization=quant, checkpoint_bytes=checkpoint_bytes)
     found = (*warnings, *config_warnings(flat), *((ckpt_warning,) if ckpt_warning else ()))
-    return ModelSpec(id=model_id, config=flat, family=family, quantization=quant, checkpoint_bytes=ckpt,
-                     source=source, raw_config=dict(cfg), notes=notes, preset_id=preset_id, warnings=found)
+    return ModelSpec(
+        id=model_id,
+        config=flat,
+        family=family,
+        quantization=quant,
+        checkpoint_bytes=ckpt,
+        source=source,
+        raw_config=dict(cfg),
+        notes=notes,
+        preset_id=preset_id,
+        warnings=found,
+    )
 
 
 def quant_from_hf_quant_config(hq: Any) -> tuple[str | None, str | None]:

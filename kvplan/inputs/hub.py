@@ -64,7 +64,7 @@ if TYPE_CHECKING:
     from kvplan.hfconfig.spec import ModelSpec
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
-DEFAULT_TIMEOUT = 30.0        # seconds, the total for one file
+DEFAULT_TIMEOUT = 30.0  # seconds, the total for one file
 REVISION = "main"
 CONFIG = "config.json"
 INDEX = "model.safetensors.index.json"
@@ -87,17 +87,18 @@ def is_hub_id(text: str) -> bool:
 # Settings (read at call time, so tests and long-lived processes see the current environment)
 # ------------------------------------------------------------------------------------------------
 
+
 def _truthy(v: str | None) -> bool:
     return (v or "").strip().upper() in ("1", "ON", "YES", "TRUE", "Y")
 
 
 @dataclass(frozen=True)
 class _Settings:
-    endpoint: str           # as requests are sent (user-info removed; urllib sends it as Basic auth)
-    shown: str              # as messages show it (credentials masked)
+    endpoint: str  # as requests are sent (user-info removed; urllib sends it as Basic auth)
+    shown: str  # as messages show it (credentials masked)
     token: str | None
     offline: bool
-    timeout: float          # seconds, the total for one file
+    timeout: float  # seconds, the total for one file
     userinfo: str | None = None
     raw_endpoint: str = ""  # as given (huggingface_hub gets it with its user-info)
 
@@ -124,8 +125,9 @@ def _endpoint(raw: str) -> tuple[str, str, str | None]:
     except ValueError as exc:
         raise InputError(f"'{shown}' is not a valid URL ({echo(exc)})", field="HF_ENDPOINT", hint=hint) from None
     if not host or port == 0:
-        raise InputError(f"'{shown}' has no host" if not host else f"'{shown}' has port 0", field="HF_ENDPOINT",
-                         hint=hint)
+        raise InputError(
+            f"'{shown}' has no host" if not host else f"'{shown}' has port 0", field="HF_ENDPOINT", hint=hint
+        )
     if parts.query or parts.fragment:
         raise InputError(f"'{shown}' has a query or fragment", field="HF_ENDPOINT", hint=hint)
     userinfo, _, hostport = parts.netloc.rpartition("@")
@@ -142,8 +144,11 @@ def _timeout(raw: str | None) -> float:
     except ValueError:
         timeout = -1.0
     if not 0 < timeout <= 3600:
-        raise InputError(f"must be a number of seconds in (0, 3600], got '{echo(raw)}'", field="KVPLAN_HUB_TIMEOUT",
-                         hint="the total time allowed for one file, e.g. 30")
+        raise InputError(
+            f"must be a number of seconds in (0, 3600], got '{echo(raw)}'",
+            field="KVPLAN_HUB_TIMEOUT",
+            hint="the total time allowed for one file, e.g. 30",
+        )
     return timeout
 
 
@@ -152,8 +157,7 @@ def _settings() -> _Settings:
     endpoint, shown, userinfo = _endpoint(raw)
     token = (os.environ.get("HF_TOKEN") or os.environ.get("HUGGING_FACE_HUB_TOKEN") or "").strip() or None
     offline = _truthy(os.environ.get("HF_HUB_OFFLINE")) or _truthy(os.environ.get("TRANSFORMERS_OFFLINE"))
-    return _Settings(endpoint, shown, token, offline, _timeout(os.environ.get("KVPLAN_HUB_TIMEOUT")), userinfo,
-                     raw)
+    return _Settings(endpoint, shown, token, offline, _timeout(os.environ.get("KVPLAN_HUB_TIMEOUT")), userinfo, raw)
 
 
 def _kvplan_cache_root() -> Path:
@@ -176,6 +180,7 @@ def _hf_cache_dir() -> str:
 # Errors
 # ------------------------------------------------------------------------------------------------
 
+
 class _Absent(Exception):
     """The repository exists but has no such file (HTTP 404 EntryNotFound)."""
 
@@ -189,8 +194,11 @@ class _Unreachable(Exception):
 
 
 def _offline_error(model_id: str, fname: str) -> InputError:
-    return InputError(f"cannot fetch {model_id} {fname}: offline (HF_HUB_OFFLINE=1) and not in the cache",
-                      field=_FIELD, hint="pass a config.json path, or unset HF_HUB_OFFLINE once online")
+    return InputError(
+        f"cannot fetch {model_id} {fname}: offline (HF_HUB_OFFLINE=1) and not in the cache",
+        field=_FIELD,
+        hint="pass a config.json path, or unset HF_HUB_OFFLINE once online",
+    )
 
 
 def _http_error(model_id: str, fname: str, status: int, code: str | None, s: _Settings) -> Exception:
@@ -202,20 +210,29 @@ def _http_error(model_id: str, fname: str, status: int, code: str | None, s: _Se
         return InputError(f"{model_id} has no revision '{REVISION}'", field=_FIELD)
     if code == "GatedRepo" or (status in (401, 403) and code != "RepoNotFound"):
         if s.token:
-            return InputError(f"cannot fetch {model_id}: HF_TOKEN was refused (HTTP {status}), the model is gated "
-                              "or private", field=_FIELD,
-                              hint="accept the model's terms on its Hugging Face page with this account, or use a "
-                                   "token with read access")
-        return InputError(f"cannot fetch {model_id}: access denied (HTTP {status}), the model is gated or private",
-                          field=_FIELD, hint="set HF_TOKEN to a token that has access to it")
+            return InputError(
+                f"cannot fetch {model_id}: HF_TOKEN was refused (HTTP {status}), the model is gated or private",
+                field=_FIELD,
+                hint="accept the model's terms on its Hugging Face page with this account, or use a "
+                "token with read access",
+            )
+        return InputError(
+            f"cannot fetch {model_id}: access denied (HTTP {status}), the model is gated or private",
+            field=_FIELD,
+            hint="set HF_TOKEN to a token that has access to it",
+        )
     if code == "RepoNotFound" or status == 404:
-        hint = "check the id (org/name, as on the model page)" + ("" if s.token else
-                                                                  "; a private model also needs HF_TOKEN")
+        hint = "check the id (org/name, as on the model page)" + (
+            "" if s.token else "; a private model also needs HF_TOKEN"
+        )
         return InputError(f"no such model '{model_id}' on {s.shown} (HTTP {status})", field=_FIELD, hint=hint)
     if status >= 500 or status == 429:
         return _Unreachable(f"{s.shown} answered HTTP {status}", "retry later, or pass a config.json path")
-    return InputError(f"cannot fetch {model_id} {fname}: {s.shown} answered HTTP {status}", field=_FIELD,
-                      hint="pass a config.json path")
+    return InputError(
+        f"cannot fetch {model_id} {fname}: {s.shown} answered HTTP {status}",
+        field=_FIELD,
+        hint="pass a config.json path",
+    )
 
 
 def _is_timeout(exc: BaseException) -> bool:
@@ -232,8 +249,10 @@ def _is_timeout(exc: BaseException) -> bool:
 
 
 def _timed_out(s: _Settings) -> _Unreachable:
-    return _Unreachable(f"no answer from {s.shown} within {s.timeout:g} s",
-                        "retry, raise KVPLAN_HUB_TIMEOUT (the total seconds for one file), or pass a config.json path")
+    return _Unreachable(
+        f"no answer from {s.shown} within {s.timeout:g} s",
+        "retry, raise KVPLAN_HUB_TIMEOUT (the total seconds for one file), or pass a config.json path",
+    )
 
 
 def _unreachable(exc: BaseException, s: _Settings) -> _Unreachable:
@@ -241,9 +260,10 @@ def _unreachable(exc: BaseException, s: _Settings) -> _Unreachable:
         return _timed_out(s)
     reason = getattr(exc, "reason", None) or exc
     text = mask_secrets(echo(" ".join(str(reason).split()), 120)) or type(exc).__name__
-    return _Unreachable(f"cannot reach {s.shown} ({text})",
-                        "check the network or HF_ENDPOINT, set HF_HUB_OFFLINE=1 to use the cache, "
-                        "or pass a config.json path")
+    return _Unreachable(
+        f"cannot reach {s.shown} ({text})",
+        "check the network or HF_ENDPOINT, set HF_HUB_OFFLINE=1 to use the cache, or pass a config.json path",
+    )
 
 
 class _TooLarge(Exception):
@@ -260,8 +280,11 @@ class _PastDeadline(Exception):
 
 def _too_large(url: str, fname: str, size: int | None) -> InputError:
     got = f" ({size:,} B)" if size else ""
-    return InputError(f"{mask_secrets(url)} is larger than {MAX_FILE_BYTES // 2**20} MiB{got}; that is not a {fname}",
-                      field=_FIELD, hint="pass a config.json path")
+    return InputError(
+        f"{mask_secrets(url)} is larger than {MAX_FILE_BYTES // 2**20} MiB{got}; that is not a {fname}",
+        field=_FIELD,
+        hint="pass a config.json path",
+    )
 
 
 def _within(seconds: float, fn: Callable[[], _T], s: _Settings) -> _T:
@@ -323,11 +346,13 @@ def _read_body(resp: Any, *, deadline: float, url: str, fname: str) -> bytes:
 # Transports: get(fname) -> (bytes, url, cache path, note) ; raise _Absent / InputError / _Unreachable
 # ------------------------------------------------------------------------------------------------
 
+
 class _NoAuthOffHost(urllib.request.HTTPRedirectHandler):
     """Follow redirects, but never forward the Authorization header to another host (CDN)."""
 
-    def redirect_request(self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: HTTPMessage,
-                         newurl: str) -> urllib.request.Request | None:
+    def redirect_request(
+        self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: HTTPMessage, newurl: str
+    ) -> urllib.request.Request | None:
         new = super().redirect_request(req, fp, code, msg, headers, newurl)
         if new is not None and urllib.parse.urlsplit(newurl).netloc != urllib.parse.urlsplit(req.full_url).netloc:
             new.remove_header("Authorization")
@@ -355,7 +380,7 @@ class _UrllibHub:
         headers = {"User-Agent": f"kvplan/{__version__}", "Accept-Encoding": "identity"}
         if self.s.token:
             headers["Authorization"] = f"Bearer {self.s.token}"
-        elif self.s.userinfo:                                  # http://user:pass@host: Basic auth, as httpx does
+        elif self.s.userinfo:  # http://user:pass@host: Basic auth, as httpx does
             headers["Authorization"] = "Basic " + base64.b64encode(self.s.userinfo.encode()).decode("ascii")
         return headers
 
@@ -386,7 +411,7 @@ class _UrllibHub:
         except _TooLarge as exc:
             raise _too_large(url, fname, exc.size) from None
         path = self.folder / fname
-        try:                                                   # atomic write; a read-only cache is not an error
+        try:  # atomic write; a read-only cache is not an error
             self.folder.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=f".{fname}.")
             with os.fdopen(fd, "wb") as fh:
@@ -401,7 +426,7 @@ class _UrllibHub:
 
     def get(self, fname: str) -> tuple[bytes, str, str, str | None]:
         url = self.url(fname)
-        marker = self.folder / f".{fname}.absent"           # the hub said 404 EntryNotFound last time
+        marker = self.folder / f".{fname}.absent"  # the hub said 404 EntryNotFound last time
         if self.s.offline:
             p = self.cached(fname)
             if p is None:
@@ -472,8 +497,13 @@ class _HfHub:
 
     def _download(self, fname: str, *, deadline: float) -> str:
         """huggingface_hub's download into its cache, under kvplan's deadline and size cap (worker thread)."""
-        kw: dict[str, Any] = dict(revision=REVISION, cache_dir=self.cache_dir, endpoint=self.s.raw_endpoint,
-                                  token=self.s.token, etag_timeout=_left(deadline))
+        kw: dict[str, Any] = dict(
+            revision=REVISION,
+            cache_dir=self.cache_dir,
+            endpoint=self.s.raw_endpoint,
+            token=self.s.token,
+            etag_timeout=_left(deadline),
+        )
         try:
             return str(self.hh.hf_hub_download(self.model_id, fname, tqdm_class=_guard(deadline), **kw))
         except TypeError as exc:  # pragma: no cover - huggingface_hub without tqdm_class (< 0.29): no in-stream stop
@@ -503,7 +533,7 @@ class _HfHub:
             return None
         if isinstance(hit, str):
             return hit
-        if hit is not None:                                  # huggingface_hub's _CACHED_NO_EXIST sentinel
+        if hit is not None:  # huggingface_hub's _CACHED_NO_EXIST sentinel
             raise _Absent(fname)
         return None
 
@@ -539,12 +569,12 @@ class _HfHub:
             raise  # a kvplan bug (a wrong call into huggingface_hub), not a network answer
         except _TooLarge as exc:
             raise _too_large(url, fname, exc.size) from None
-        except _Unreachable as exc:                          # the deadline passed (raised by _within)
+        except _Unreachable as exc:  # the deadline passed (raised by _within)
             err: Exception = exc
         except Exception as exc:  # huggingface_hub's errors (requests / httpx / its own): classified below
             err = _timed_out(self.s) if isinstance(exc, _PastDeadline) else self._classify(exc, fname)
         if isinstance(err, _Absent):
-            try:                                             # let huggingface_hub record the 404 in its cache
+            try:  # let huggingface_hub record the 404 in its cache
                 left = max(deadline - time.monotonic(), 0.0)
                 _within(left, lambda: self._download(fname, deadline=deadline), self.s)
             except Exception:
@@ -576,11 +606,15 @@ def _backend(name: str | None) -> type[_UrllibHub] | type[_HfHub]:
     if choice in ("", "auto", "huggingface_hub", "hf"):
         try:
             import huggingface_hub  # noqa: F401
+
             return _HfHub
         except ImportError:
             if choice in ("huggingface_hub", "hf"):
-                raise InputError("huggingface_hub is not installed", field="KVPLAN_HUB_BACKEND",
-                                 hint="pip install 'kvplan[hub]', or use KVPLAN_HUB_BACKEND=urllib") from None
+                raise InputError(
+                    "huggingface_hub is not installed",
+                    field="KVPLAN_HUB_BACKEND",
+                    hint="pip install 'kvplan[hub]', or use KVPLAN_HUB_BACKEND=urllib",
+                ) from None
             return _UrllibHub
     if choice == "urllib":
         return _UrllibHub
@@ -590,6 +624,7 @@ def _backend(name: str | None) -> type[_UrllibHub] | type[_HfHub]:
 # ------------------------------------------------------------------------------------------------
 # Public API
 # ------------------------------------------------------------------------------------------------
+
 
 def _parse_json(data: bytes, model_id: str, fname: str) -> Any:
     return parse_json(data, field=_FIELD, where=f"{fname} of {model_id}", hint="pass a config.json path")
@@ -604,8 +639,11 @@ def fetch_model_files(model_id: str, *, backend: str | None = None) -> dict[str,
     """
     model_id = (model_id or "").strip()
     if not is_hub_id(model_id):
-        raise InputError(f"'{model_id}' is not a Hugging Face model id", field=_FIELD,
-                         hint="write org/name, e.g. Qwen/Qwen3-8B, or pass a config.json path")
+        raise InputError(
+            f"'{model_id}' is not a Hugging Face model id",
+            field=_FIELD,
+            hint="write org/name, e.g. Qwen/Qwen3-8B, or pass a config.json path",
+        )
     s = _settings()
     hub = _backend(backend)(model_id, s)
     notes: list[str] = []
@@ -615,8 +653,9 @@ def fetch_model_files(model_id: str, *, backend: str | None = None) -> dict[str,
             data, url, where, note = hub.get(fname)
         except _Absent:
             if required:
-                raise InputError(f"{model_id} has no {fname}", field=_FIELD,
-                                 hint="is it a model repository? pass a config.json path") from None
+                raise InputError(
+                    f"{model_id} has no {fname}", field=_FIELD, hint="is it a model repository? pass a config.json path"
+                ) from None
             return None, None
         except _OfflineMiss:
             if required:
@@ -642,8 +681,14 @@ def fetch_model_files(model_id: str, *, backend: str | None = None) -> dict[str,
         if isinstance(t, (int, float)) and not isinstance(t, bool) and 0 < t < 2**60:
             total_size = int(t)
     hq, _ = get(HF_QUANT, False)
-    return {"config": config, "total_size": total_size, "hf_quant_config": hq if isinstance(hq, dict) else None,
-            "source": source, "backend": hub.name, "notes": notes}
+    return {
+        "config": config,
+        "total_size": total_size,
+        "hf_quant_config": hq if isinstance(hq, dict) else None,
+        "source": source,
+        "backend": hub.name,
+        "notes": notes,
+    }
 
 
 def spec_from_hub(model_id: str) -> ModelSpec:
@@ -660,6 +705,12 @@ def spec_from_hub(model_id: str) -> ModelSpec:
     notes = [f"config from the Hugging Face Hub: {files['source']}", *files["notes"]]
     if files["total_size"]:
         notes.append(f"weights: model.safetensors.index.json total_size = {files['total_size']:,} B")
-    return spec_from_config(cfg, model_id=model_id.strip(), source=f"Hugging Face Hub: {files['source']}",
-                            quantization=quant, checkpoint_bytes=files["total_size"], notes=tuple(notes),
-                            warnings=warnings)
+    return spec_from_config(
+        cfg,
+        model_id=model_id.strip(),
+        source=f"Hugging Face Hub: {files['source']}",
+        quantization=quant,
+        checkpoint_bytes=files["total_size"],
+        notes=tuple(notes),
+        warnings=warnings,
+    )

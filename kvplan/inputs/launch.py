@@ -87,17 +87,20 @@ class LaunchParse:
     ignored: tuple[str, ...] = ()
     unknown: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
-    argv: tuple[str, ...] = field(default=(), repr=False)   # the engine's own arguments, as read
+    argv: tuple[str, ...] = field(default=(), repr=False)  # the engine's own arguments, as read
 
     def warnings(self) -> list[str]:
         """One line per remark, for the CLI to print."""
         out = list(self.notes)
         if self.unknown:
-            out.append(f"{self.engine} launch command: flags kvplan does not know (not used): "
-                       + ", ".join(self.unknown))
+            out.append(
+                f"{self.engine} launch command: flags kvplan does not know (not used): " + ", ".join(self.unknown)
+            )
         if self.ignored:
-            out.append(f"{self.engine} launch command: flags that do not change KV sizing (ignored): "
-                       + ", ".join(self.ignored))
+            out.append(
+                f"{self.engine} launch command: flags that do not change KV sizing (ignored): "
+                + ", ".join(self.ignored)
+            )
         return out
 
 
@@ -122,6 +125,7 @@ def _json_value(text: str, flag: str) -> Any:
 # ------------------------------------------------------------------------------------------------
 # Reading the text
 # ------------------------------------------------------------------------------------------------
+
 
 def read_launch_text(source: str) -> str:
     """Read a launch command from a file path, or from standard input when ``source`` is ``-``, through the bounded
@@ -182,10 +186,10 @@ def _segments(argv_or_text: Sequence[str] | str) -> list[list[str]]:
     else:
         words = [str(w) for w in argv_or_text]
         if len(words) == 1 and any(c in words[0] for c in " \t\n"):
-            text = words[0]                       # the whole command was quoted into one argument
+            text = words[0]  # the whole command was quoted into one argument
         else:
             return [words] if words else []
-    text = re.sub(r"\\[ \t]*\r?\n", " ", text)     # backslash-newline continues the line
+    text = re.sub(r"\\[ \t]*\r?\n", " ", text)  # backslash-newline continues the line
     text = _strip_comments(text)
     text = "\n".join(_REDIRECT.sub(" ", line) for line in text.split("\n"))
     lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|\n()")
@@ -194,9 +198,12 @@ def _segments(argv_or_text: Sequence[str] | str) -> list[list[str]]:
     lexer.whitespace_split = True
     try:
         tokens = list(lexer)
-    except ValueError as exc:                      # "No closing quotation", "No escaped character"
-        raise InputError(f"cannot split the launch command: {str(exc).lower()}", field=_FIELD,
-                         hint="check the quotes around JSON values") from None
+    except ValueError as exc:  # "No closing quotation", "No escaped character"
+        raise InputError(
+            f"cannot split the launch command: {str(exc).lower()}",
+            field=_FIELD,
+            hint="check the quotes around JSON values",
+        ) from None
     segs: list[list[str]] = [[]]
     for tok in tokens:
         if tok and set(tok) <= _SEPARATOR_CHARS:
@@ -221,13 +228,65 @@ _MODULES = {
 # docker run / podman run options that take a value (everything else with a leading dash is a switch
 # unless written --opt=value)
 _DOCKER_VALUE_OPTS = {
-    "-e", "--env", "--env-file", "-v", "--volume", "-p", "--publish", "--name", "--shm-size", "--gpus", "--ipc",
-    "--network", "--net", "--entrypoint", "-w", "--workdir", "--runtime", "--ulimit", "--device", "--cpus",
-    "-m", "--memory", "-u", "--user", "--mount", "-l", "--label", "--restart", "--cap-add", "--cap-drop",
-    "--security-opt", "--platform", "--pull", "-h", "--hostname", "--add-host", "--log-driver", "--log-opt",
-    "--tmpfs", "--group-add", "--cpuset-cpus", "--memory-swap", "--pid", "--uts", "--userns", "--dns",
-    "--health-cmd", "--stop-signal", "--stop-timeout", "--cidfile", "--label-file", "--expose", "--link",
-    "--volumes-from", "--device-cgroup-rule", "--sysctl", "--storage-opt", "--ip", "--mac-address",
+    "-e",
+    "--env",
+    "--env-file",
+    "-v",
+    "--volume",
+    "-p",
+    "--publish",
+    "--name",
+    "--shm-size",
+    "--gpus",
+    "--ipc",
+    "--network",
+    "--net",
+    "--entrypoint",
+    "-w",
+    "--workdir",
+    "--runtime",
+    "--ulimit",
+    "--device",
+    "--cpus",
+    "-m",
+    "--memory",
+    "-u",
+    "--user",
+    "--mount",
+    "-l",
+    "--label",
+    "--restart",
+    "--cap-add",
+    "--cap-drop",
+    "--security-opt",
+    "--platform",
+    "--pull",
+    "-h",
+    "--hostname",
+    "--add-host",
+    "--log-driver",
+    "--log-opt",
+    "--tmpfs",
+    "--group-add",
+    "--cpuset-cpus",
+    "--memory-swap",
+    "--pid",
+    "--uts",
+    "--userns",
+    "--dns",
+    "--health-cmd",
+    "--stop-signal",
+    "--stop-timeout",
+    "--cidfile",
+    "--label-file",
+    "--expose",
+    "--link",
+    "--volumes-from",
+    "--device-cgroup-rule",
+    "--sysctl",
+    "--storage-opt",
+    "--ip",
+    "--mac-address",
 }
 
 
@@ -245,7 +304,7 @@ def _env_assignment(word: str) -> tuple[str, str] | None:
 @dataclass
 class _Entry:
     engine: str
-    style: str            # "module" | "serve" | "router" | "image"
+    style: str  # "module" | "serve" | "router" | "image"
     args: list[str]
 
 
@@ -262,16 +321,16 @@ def _find_entry(words: list[str], env: dict[str, str]) -> _Entry | None:
         base = os.path.basename(w)
         nxt = words[i + 1] if i + 1 < n else None
         if base in ("sglang", "vllm") and nxt == "serve":
-            return _Entry(base, "serve", words[i + 2:])
+            return _Entry(base, "serve", words[i + 2 :])
         if _PYTHON.match(base):
             j = i + 1
             while j < n and words[j].startswith("-"):
                 opt = words[j]
                 if opt == "-m" and j + 1 < n:
-                    mod, rest = words[j + 1], words[j + 2:]
+                    mod, rest = words[j + 1], words[j + 2 :]
                     break
                 if opt.startswith("-m") and len(opt) > 2:
-                    mod, rest = opt[2:], words[j + 1:]
+                    mod, rest = opt[2:], words[j + 1 :]
                     break
                 j += 2 if opt in ("-X", "-W", "-c") else 1
             else:
@@ -282,7 +341,7 @@ def _find_entry(words: list[str], env: dict[str, str]) -> _Entry | None:
             if mod in ("vllm.entrypoints.cli.main", "sglang.cli.main") and rest[:1] == ["serve"]:
                 return _Entry(mod.split(".")[0], "serve", rest[1:])
         if base in ("docker", "podman") and nxt == "run":
-            return _docker_entry(words[i + 2:], env)
+            return _docker_entry(words[i + 2 :], env)
         i += 1
     return None
 
@@ -301,7 +360,7 @@ def _docker_entry(words: list[str], env: dict[str, str]) -> _Entry | None:
         i += 2 if takes else 1
     if i >= n:
         return None
-    image, cmd = words[i], words[i + 1:]
+    image, cmd = words[i], words[i + 1 :]
     inner = _find_entry(cmd, env)
     if inner is not None:
         return inner
@@ -310,8 +369,11 @@ def _docker_entry(words: list[str], env: dict[str, str]) -> _Entry | None:
         # The vllm/vllm-openai image's entrypoint is the OpenAI server: the words after the image are its arguments.
         return _Entry("vllm", "image", cmd[1:] if cmd[:1] == ["serve"] else cmd)
     if "sglang" in repo.lower():
-        raise InputError(f"the {image} image has no server entrypoint: put the launch command after the image name",
-                         field=_FIELD, hint="e.g. docker run ... lmsysorg/sglang python3 -m sglang.launch_server ...")
+        raise InputError(
+            f"the {image} image has no server entrypoint: put the launch command after the image name",
+            field=_FIELD,
+            hint="e.g. docker run ... lmsysorg/sglang python3 -m sglang.launch_server ...",
+        )
     return None
 
 
@@ -319,10 +381,11 @@ def _docker_entry(words: list[str], env: dict[str, str]) -> _Entry | None:
 # Flag tables (names and kinds, from the engines' parsers: see the module docstring)
 # ------------------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class _Flags:
-    kinds: dict[str, str]          # flag -> "bool" | "list" | "opt" | "value"
-    longs: tuple[str, ...]         # long flags, for abbreviation
+    kinds: dict[str, str]  # flag -> "bool" | "list" | "opt" | "value"
+    longs: tuple[str, ...]  # long flags, for abbreviation
 
 
 @cache
@@ -351,6 +414,7 @@ def _resolve_flag(engine: str, name: str) -> tuple[str | None, list[str]]:
 # ------------------------------------------------------------------------------------------------
 # Value converters: each raises InputError naming the flag as the user wrote it
 # ------------------------------------------------------------------------------------------------
+
 
 def _bad(flag: str, msg: str, hint: str | None = None) -> InputError:
     return InputError(msg, field=flag, hint=hint)
@@ -401,8 +465,11 @@ def vllm_human_int(flag: str, raw: str) -> int:
         if suffix.islower():
             return int(float(number) * 1000 ** ("kmgt".index(suffix) + 1))
         if "." in number:
-            raise _bad(flag, f"decimals are not allowed with binary suffixes like {suffix}, got '{raw}'",
-                       f"use {number}{suffix.lower()} (powers of 1000) or a whole number")
+            raise _bad(
+                flag,
+                f"decimals are not allowed with binary suffixes like {suffix}, got '{raw}'",
+                f"use {number}{suffix.lower()} (powers of 1000) or a whole number",
+            )
         return int(number) * 1024 ** ("KMGT".index(suffix) + 1)
     try:
         return int(s)
@@ -424,9 +491,31 @@ def _bool_env(name: str, raw: str) -> bool:
 # python/sglang/srt/arg_groups/choices.py ATTENTION_BACKEND_CHOICES).
 _SG_KV_DTYPES = ("auto", "fp8_e5m2", "fp8_e4m3", "mxfp8", "bf16", "bfloat16", "nvfp4", "fp4_mx_block16")
 _SG_ATTENTION_BACKENDS = (
-    "triton", "torch_native", "flex_attention", "dsa", "nsa", "qsa", "dsv4", "compressed", "fa3", "fa4",
-    "flashinfer", "llada2_cfg_flashinfer", "flashmla", "trtllm_mla", "cutedsl_mla", "tokenspeed_mla", "trtllm_mha",
-    "hpc_ops", "minicpm_flashattn", "minicpm_flashinfer", "aiter", "wave", "intel_amx", "ascend", "intel_xpu",
+    "triton",
+    "torch_native",
+    "flex_attention",
+    "dsa",
+    "nsa",
+    "qsa",
+    "dsv4",
+    "compressed",
+    "fa3",
+    "fa4",
+    "flashinfer",
+    "llada2_cfg_flashinfer",
+    "flashmla",
+    "trtllm_mla",
+    "cutedsl_mla",
+    "tokenspeed_mla",
+    "trtllm_mha",
+    "hpc_ops",
+    "minicpm_flashattn",
+    "minicpm_flashinfer",
+    "aiter",
+    "wave",
+    "intel_amx",
+    "ascend",
+    "intel_xpu",
 )
 _SG_CUDA_GRAPH_BACKENDS = ("full", "breakable", "disabled")
 
@@ -441,13 +530,14 @@ def _choice(flag: str, raw: str, choices: Sequence[str]) -> str:
 # Argument scanning
 # ------------------------------------------------------------------------------------------------
 
+
 @dataclass
 class _Scan:
-    values: dict[str, tuple[str, Any]]         # canonical flag -> (flag as written, value); last wins
+    values: dict[str, tuple[str, Any]]  # canonical flag -> (flag as written, value); last wins
     positionals: list[str]
-    seen: list[str]                            # canonical flags in order
+    seen: list[str]  # canonical flags in order
     unknown: list[str]
-    dotted: dict[str, dict]                    # vLLM --x.y.z merges
+    dotted: dict[str, dict]  # vLLM --x.y.z merges
 
 
 _ENGINE_NAMES = {"sglang": "SGLang", "vllm": "vLLM"}
@@ -572,15 +662,19 @@ def _scan(engine: str, args: list[str]) -> _Scan:
         flag, cands = _resolve_flag(engine, name)
         if flag is None:
             if len(cands) > 1:
-                raise _bad(name, f"is ambiguous in {_ENGINE_NAMES[engine]} (it abbreviates "
-                           f"{', '.join(cands[:4])}{' ...' if len(cands) > 4 else ''})", "write the full flag name")
+                raise _bad(
+                    name,
+                    f"is ambiguous in {_ENGINE_NAMES[engine]} (it abbreviates "
+                    f"{', '.join(cands[:4])}{' ...' if len(cands) > 4 else ''})",
+                    "write the full flag name",
+                )
             sc.unknown.append(_suggest(engine, name))
             # an unknown flag's value, when written as a separate word, is skipped with it
             if not eq and i < n and not args[i].startswith("-"):
                 i += 1
             continue
         value, i = _read_value(_flags(engine).kinds[flag], args, i, name, eq, inline)
-        key = _ALIASES[engine].get(flag, flag)          # aliases share one destination: the last one wins
+        key = _ALIASES[engine].get(flag, flag)  # aliases share one destination: the last one wins
         sc.values.pop(key, None)
         sc.values[key] = (name, value)
         sc.seen.append(flag)
@@ -625,9 +719,13 @@ CHOICES: dict[tuple[str, str], tuple[str, ...]] = {
 }
 
 _SG_ALIASES = {
-    "--model": "--model-path", "--tensor-parallel-size": "--tp-size", "--pipeline-parallel-size": "--pp-size",
-    "--data-parallel-size": "--dp-size", "--attention-data-parallel-size": "--attn-dp-size",
-    "--expert-parallel-size": "--ep-size", "--ep": "--ep-size",
+    "--model": "--model-path",
+    "--tensor-parallel-size": "--tp-size",
+    "--pipeline-parallel-size": "--pp-size",
+    "--data-parallel-size": "--dp-size",
+    "--attention-data-parallel-size": "--attn-dp-size",
+    "--expert-parallel-size": "--ep-size",
+    "--ep": "--ep-size",
 }
 # SGLang flags that are no kvplan field but change its memory plan (a note each; kvplan.flags holds the fields').
 _SG_UNMODELLED = {
@@ -657,10 +755,16 @@ _SG_UNMODELLED = {
 }
 
 _VL_ALIASES = {
-    "-tp": "--tensor-parallel-size", "-pp": "--pipeline-parallel-size", "-dp": "--data-parallel-size",
-    "-ep": "--enable-expert-parallel", "--device-memory-utilization": "--gpu-memory-utilization",
-    "-sc": "--speculative-config", "-q": "--quantization", "-cc": "--compilation-config",
-    "-dcp": "--decode-context-parallel-size", "-pcp": "--prefill-context-parallel-size",
+    "-tp": "--tensor-parallel-size",
+    "-pp": "--pipeline-parallel-size",
+    "-dp": "--data-parallel-size",
+    "-ep": "--enable-expert-parallel",
+    "--device-memory-utilization": "--gpu-memory-utilization",
+    "-sc": "--speculative-config",
+    "-q": "--quantization",
+    "-cc": "--compilation-config",
+    "-dcp": "--decode-context-parallel-size",
+    "-pcp": "--prefill-context-parallel-size",
     "--no-enable-expert-parallel": "--enable-expert-parallel",
 }
 # vLLM flags that are no kvplan field but change its memory plan (a note each; kvplan.flags holds the fields').
@@ -692,9 +796,9 @@ _LOCAL_UNMODELLED = {"sglang": _SG_UNMODELLED, "vllm": _VL_UNMODELLED}
 class EngineMap:
     """One engine's launch-flag tables, built from the flag registry (:func:`engine_map`)."""
 
-    mapping: dict[str, tuple[str, _Conv]]   # canonical flag -> (Deployment field, converter)
-    special: frozenset[str]                 # flags read by this module's own rules (DP attention, CUDA graphs ...)
-    unmodelled: dict[str, str]              # flag -> why kvplan plans without it
+    mapping: dict[str, tuple[str, _Conv]]  # canonical flag -> (Deployment field, converter)
+    special: frozenset[str]  # flags read by this module's own rules (DP attention, CUDA graphs ...)
+    unmodelled: dict[str, str]  # flag -> why kvplan plans without it
 
 
 def _converter(engine: str, sp: Spelling) -> _Conv:
@@ -764,9 +868,12 @@ def _sglang_dp(sc: _Scan, vals: dict[str, tuple[str, Any]], fields: dict[str, An
         attn, dp = (dp or 1), 1
     if attn > 1:
         if dp is not None and dp > 1:
-            raise _bad(_written(sc, "--dp-size"), f"{dp} data-parallel replicas of an attention-DP {attn} group "
-                       "cannot be planned (kvplan models one or the other)",
-                       "plan one replica: drop --dp-size and multiply the result")
+            raise _bad(
+                _written(sc, "--dp-size"),
+                f"{dp} data-parallel replicas of an attention-DP {attn} group "
+                "cannot be planned (kvplan models one or the other)",
+                "plan one replica: drop --dp-size and multiply the result",
+            )
         fields["dp"] = attn
         fields["enable_dp_attention"] = True
     elif dp is not None:
@@ -775,8 +882,10 @@ def _sglang_dp(sc: _Scan, vals: dict[str, tuple[str, Any]], fields: dict[str, An
 
 def _sglang_cuda_graph(vals: dict[str, tuple[str, Any]], fields: dict[str, Any], notes: list[str]) -> None:
     """CUDA graphs: kvplan has one switch; SGLang disables per phase (cuda_graph_hook.py, v0.5.23)."""
-    off = {phase: "--disable-cuda-graph" in vals or f"--disable-{phase}-cuda-graph" in vals
-           for phase in ("decode", "prefill")}
+    off = {
+        phase: "--disable-cuda-graph" in vals or f"--disable-{phase}-cuda-graph" in vals
+        for phase in ("decode", "prefill")
+    }
     for phase in ("decode", "prefill"):
         k = f"--cuda-graph-backend-{phase}"
         if k in vals:
@@ -784,8 +893,10 @@ def _sglang_cuda_graph(vals: dict[str, tuple[str, Any]], fields: dict[str, Any],
     if off["decode"] and off["prefill"]:
         fields["disable_cuda_graph"] = True
     elif off["decode"] or off["prefill"]:
-        notes.append(f"CUDA graphs are off for {'decode' if off['decode'] else 'prefill'} only; kvplan plans with "
-                     "CUDA graphs on (its switch turns both phases off)")
+        notes.append(
+            f"CUDA graphs are off for {'decode' if off['decode'] else 'prefill'} only; kvplan plans with "
+            "CUDA graphs on (its switch turns both phases off)"
+        )
 
 
 def _sglang_fields(entry: _Entry, sc: _Scan, env: dict[str, str]) -> tuple[dict, list, list]:
@@ -802,8 +913,9 @@ def _sglang_fields(entry: _Entry, sc: _Scan, env: dict[str, str]) -> tuple[dict,
     _sglang_dp(sc, vals, fields)
     _sglang_cuda_graph(vals, fields, notes)
     if "SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE" in env:
-        fields["engram_on_host"] = _bool_env("SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE",
-                                             env["SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE"])
+        fields["engram_on_host"] = _bool_env(
+            "SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE", env["SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE"]
+        )
     if _SG_LONG_CONTEXT in env:
         fields["allow_long_context"] = _bool_env(_SG_LONG_CONTEXT, env[_SG_LONG_CONTEXT])
     if _VL_LONG_CONTEXT in env:
@@ -832,8 +944,9 @@ def _vllm_model(sc: _Scan, notes: list[str]) -> None:
     sc.positionals = sc.positionals[1:]
 
 
-def _vllm_expert_parallel(sc: _Scan, vals: dict[str, tuple[str, Any]], fields: dict[str, Any],
-                          notes: list[str]) -> None:
+def _vllm_expert_parallel(
+    sc: _Scan, vals: dict[str, tuple[str, Any]], fields: dict[str, Any], notes: list[str]
+) -> None:
     """Expert parallelism: EP spans TP x DP when --enable-expert-parallel is on
     (vllm/model_executor/layers/fused_moe/config.py FusedMoEParallelConfig.make, v0.33.0)."""
     if not _last_switch(sc, ("--enable-expert-parallel", "-ep"), "--no-enable-expert-parallel"):
@@ -845,8 +958,7 @@ def _vllm_expert_parallel(sc: _Scan, vals: dict[str, tuple[str, Any]], fields: d
         notes.append("expert parallelism also spans prefill context parallelism in vLLM; kvplan uses tp x dp")
 
 
-def _vllm_speculative(sc: _Scan, vals: dict[str, tuple[str, Any]], fields: dict[str, Any],
-                      notes: list[str]) -> None:
+def _vllm_speculative(sc: _Scan, vals: dict[str, tuple[str, Any]], fields: dict[str, Any], notes: list[str]) -> None:
     """Speculative decoding: --speculative-config JSON (or dotted keys), --spec-method, --spec-tokens."""
     spec: dict[str, Any] = {}
     if "--speculative-config" in vals:
@@ -854,8 +966,11 @@ def _vllm_speculative(sc: _Scan, vals: dict[str, tuple[str, Any]], fields: dict[
         try:
             parsed = _json_value(raw, w)
         except _NotJson as exc:
-            raise _bad(w, f"is not valid JSON ({exc})", "quote it: --speculative-config "
-                       "'{\"method\": \"mtp\", \"num_speculative_tokens\": 1}'") from None
+            raise _bad(
+                w,
+                f"is not valid JSON ({exc})",
+                'quote it: --speculative-config \'{"method": "mtp", "num_speculative_tokens": 1}\'',
+            ) from None
         if parsed is not None and not isinstance(parsed, dict):
             raise _bad(w, "must be a JSON object")
         spec.update(parsed or {})
@@ -869,11 +984,14 @@ def _vllm_speculative(sc: _Scan, vals: dict[str, tuple[str, Any]], fields: dict[
         fields["speculative_algorithm"] = str(spec["method"])
     if spec.get("num_speculative_tokens") is not None:
         n = spec["num_speculative_tokens"]
-        fields["speculative_num_draft_tokens"] = _int("--speculative-config num_speculative_tokens",
-                                                      "x" if isinstance(n, bool) else str(n), minimum=0)
+        fields["speculative_num_draft_tokens"] = _int(
+            "--speculative-config num_speculative_tokens", "x" if isinstance(n, bool) else str(n), minimum=0
+        )
     if spec:
-        notes.append("vLLM speculative decoding is recorded (speculative_algorithm, speculative_num_draft_tokens = "
-                     "num_speculative_tokens) but the draft model's memory is not modelled")
+        notes.append(
+            "vLLM speculative decoding is recorded (speculative_algorithm, speculative_num_draft_tokens = "
+            "num_speculative_tokens) but the draft model's memory is not modelled"
+        )
 
 
 def _vllm_fields(entry: _Entry, sc: _Scan, env: dict[str, str]) -> tuple[dict, list, list]:
@@ -893,7 +1011,7 @@ def _vllm_fields(entry: _Entry, sc: _Scan, env: dict[str, str]) -> tuple[dict, l
     if _last_switch(sc, ("--enforce-eager",), "--no-enforce-eager"):
         fields["enforce_eager"] = True
     prefix_caching = _last_switch(sc, ("--enable-prefix-caching",), "--no-enable-prefix-caching")
-    if prefix_caching is not None:   # BooleanOptionalAction, default None (vllm/engine/arg_utils.py, v0.34.0)
+    if prefix_caching is not None:  # BooleanOptionalAction, default None (vllm/engine/arg_utils.py, v0.34.0)
         fields["enable_prefix_caching"] = prefix_caching
     _vllm_expert_parallel(sc, vals, fields, notes)
     _vllm_speculative(sc, vals, fields, notes)
@@ -929,8 +1047,11 @@ def require_gpu(fields: Mapping[str, Any]) -> None:
     returns.
     """
     if fields.get("gpu") is None and fields.get("gpu_memory") is None:
-        raise InputError("a launch command does not say which GPU it runs on", field="--gpu",
-                         hint="add -g/--gpu before '--', e.g. kvplan fit -g h100-sxm -- vllm serve MODEL ...")
+        raise InputError(
+            "a launch command does not say which GPU it runs on",
+            field="--gpu",
+            hint="add -g/--gpu before '--', e.g. kvplan fit -g h100-sxm -- vllm serve MODEL ...",
+        )
 
 
 def parse_launch_command(argv_or_text: Sequence[str] | str) -> LaunchParse:
@@ -948,8 +1069,11 @@ def parse_launch_command(argv_or_text: Sequence[str] | str) -> LaunchParse:
     """
     segs = _segments(argv_or_text)
     if not segs:
-        raise InputError("empty launch command", field=_FIELD,
-                         hint="e.g. kvplan fit -- vllm serve MODEL -tp 8, or --from-launch FILE")
+        raise InputError(
+            "empty launch command",
+            field=_FIELD,
+            hint="e.g. kvplan fit -- vllm serve MODEL -tp 8, or --from-launch FILE",
+        )
     env: dict[str, str] = {}
     entries: list[_Entry] = []
     for words in segs:
@@ -959,7 +1083,7 @@ def parse_launch_command(argv_or_text: Sequence[str] | str) -> LaunchParse:
                 if a:
                     env[a[0]] = a[1]
             continue
-        if words[0] == "env":                                  # env [-i] [-u NAME] NAME=VALUE ... cmd
+        if words[0] == "env":  # env [-i] [-u NAME] NAME=VALUE ... cmd
             k = 1
             while k < len(words) and words[k].startswith("-"):
                 k += 2 if words[k] in ("-u", "--unset", "-C", "--chdir") else 1
@@ -969,12 +1093,16 @@ def parse_launch_command(argv_or_text: Sequence[str] | str) -> LaunchParse:
             entries.append(e)
     if not entries:
         first = " ".join(segs[0][:3])
-        raise InputError(f"'{first[:60]}' is not an SGLang or vLLM launch command", field=_FIELD,
-                         hint="expected python -m sglang.launch_server ..., sglang serve ..., vllm serve ... "
-                              "or python -m vllm.entrypoints.openai.api_server ...")
+        raise InputError(
+            f"'{first[:60]}' is not an SGLang or vLLM launch command",
+            field=_FIELD,
+            hint="expected python -m sglang.launch_server ..., sglang serve ..., vllm serve ... "
+            "or python -m vllm.entrypoints.openai.api_server ...",
+        )
     if len(entries) > 1:
-        raise InputError(f"found {len(entries)} engine launch commands", field=_FIELD,
-                         hint="pass the command of one server")
+        raise InputError(
+            f"found {len(entries)} engine launch commands", field=_FIELD, hint="pass the command of one server"
+        )
     entry = entries[0]
     sc = _scan(entry.engine, entry.args)
     if entry.engine == "sglang":
@@ -983,10 +1111,20 @@ def parse_launch_command(argv_or_text: Sequence[str] | str) -> LaunchParse:
         fields, ignored, notes = _vllm_fields(entry, sc, env)
     unknown = list(sc.unknown) + [f"unexpected argument '{p}'" for p in sc.positionals]
     if "model" not in fields:
-        notes.append("the launch command names no model: " + ("--model-path" if entry.engine == "sglang" else "MODEL")
-                     + " missing")
-    return LaunchParse(engine=entry.engine, fields=fields, env=env, ignored=tuple(dict.fromkeys(ignored)),
-                       unknown=tuple(dict.fromkeys(unknown)), notes=tuple(notes), argv=tuple(entry.args))
+        notes.append(
+            "the launch command names no model: "
+            + ("--model-path" if entry.engine == "sglang" else "MODEL")
+            + " missing"
+        )
+    return LaunchParse(
+        engine=entry.engine,
+        fields=fields,
+        env=env,
+        ignored=tuple(dict.fromkeys(ignored)),
+        unknown=tuple(dict.fromkeys(unknown)),
+        notes=tuple(notes),
+        argv=tuple(entry.args),
+    )
 
 
 # ------------------------------------------------------------------------------------------------

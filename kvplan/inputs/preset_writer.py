@@ -44,29 +44,80 @@ MAX_QUANT_TABLE = 32
 # (flag / string / value).  One place: docs/presets.md shows the comment format.
 _UNIT_KEYS: dict[str, tuple[str, ...]] = {
     "layers": (
-        "num_hidden_layers", "first_k_dense_replace", "max_window_layers", "moe_layer_freq",
-        "num_nextn_predict_layers", "full_attention_interval", "attn_layer_period", "attn_layer_offset",
-        "expert_layer_period", "expert_layer_offset", "decoder_sparse_step", "sliding_window_pattern",
-        "num_kv_shared_layers", "mlp_only_layers", "kv_source_layer_ids", "index_source_layer_ids",
-        "engram_table_layers", "vision_n_layers", "index_topk_freq", "index_skip_topk_offset",
+        "num_hidden_layers",
+        "first_k_dense_replace",
+        "max_window_layers",
+        "moe_layer_freq",
+        "num_nextn_predict_layers",
+        "full_attention_interval",
+        "attn_layer_period",
+        "attn_layer_offset",
+        "expert_layer_period",
+        "expert_layer_offset",
+        "decoder_sparse_step",
+        "sliding_window_pattern",
+        "num_kv_shared_layers",
+        "mlp_only_layers",
+        "kv_source_layer_ids",
+        "index_source_layer_ids",
+        "engram_table_layers",
+        "vision_n_layers",
+        "index_topk_freq",
+        "index_skip_topk_offset",
     ),
     "heads": (
-        "num_attention_heads", "num_key_value_heads", "index_n_heads", "linear_num_key_heads",
-        "linear_num_value_heads", "mamba_num_heads", "swa_num_key_value_heads", "swa_num_attention_heads",
+        "num_attention_heads",
+        "num_key_value_heads",
+        "index_n_heads",
+        "linear_num_key_heads",
+        "linear_num_value_heads",
+        "mamba_num_heads",
+        "swa_num_key_value_heads",
+        "swa_num_attention_heads",
         "num_global_key_value_heads",
     ),
     "groups": ("n_groups", "o_groups"),
     "elements": (
-        "hidden_size", "head_dim", "v_head_dim", "intermediate_size", "moe_intermediate_size", "q_lora_rank",
-        "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "qk_head_dim", "index_head_dim", "o_lora_rank",
-        "linear_key_head_dim", "linear_value_head_dim", "mamba_head_dim", "ssm_state_size", "mamba_d_state",
-        "swa_head_dim", "swa_v_head_dim", "global_head_dim", "shared_expert_intermediate_size",
-        "moe_shared_expert_intermediate_size", "moe_latent_size", "hidden_size_per_layer_input",
+        "hidden_size",
+        "head_dim",
+        "v_head_dim",
+        "intermediate_size",
+        "moe_intermediate_size",
+        "q_lora_rank",
+        "kv_lora_rank",
+        "qk_nope_head_dim",
+        "qk_rope_head_dim",
+        "qk_head_dim",
+        "index_head_dim",
+        "o_lora_rank",
+        "linear_key_head_dim",
+        "linear_value_head_dim",
+        "mamba_head_dim",
+        "ssm_state_size",
+        "mamba_d_state",
+        "swa_head_dim",
+        "swa_v_head_dim",
+        "global_head_dim",
+        "shared_expert_intermediate_size",
+        "moe_shared_expert_intermediate_size",
+        "moe_latent_size",
+        "hidden_size_per_layer_input",
     ),
-    "tokens": ("max_position_embeddings", "sliding_window", "sliding_window_size", "attention_chunk_size",
-               "index_topk"),
-    "experts": ("n_routed_experts", "num_experts", "num_local_experts", "n_shared_experts", "num_experts_per_tok",
-                "top_k_experts"),
+    "tokens": (
+        "max_position_embeddings",
+        "sliding_window",
+        "sliding_window_size",
+        "attention_chunk_size",
+        "index_topk",
+    ),
+    "experts": (
+        "n_routed_experts",
+        "num_experts",
+        "num_local_experts",
+        "n_shared_experts",
+        "num_experts_per_tok",
+        "top_k_experts",
+    ),
     "vocabulary entries": ("vocab_size", "vocab_size_per_layer_input"),
     "RoPE base": ("rope_theta",),
     "kernel width": ("conv_kernel", "linear_conv_kernel_dim", "mamba_d_conv"),
@@ -82,9 +133,9 @@ class ConfigCopy:
     """The ``[config]`` table kvplan keeps of a config.json, and what was left out (for ``notes``)."""
 
     table: dict[str, Any]
-    dropped_keys: list[str] = field(default_factory=list)   # keys outside CONFIG_KEYS (top level and text_config)
-    null_keys: list[str] = field(default_factory=list)      # keys whose value is null
-    trimmed: list[str] = field(default_factory=list)        # long quantization_config entries left out
+    dropped_keys: list[str] = field(default_factory=list)  # keys outside CONFIG_KEYS (top level and text_config)
+    null_keys: list[str] = field(default_factory=list)  # keys whose value is null
+    trimmed: list[str] = field(default_factory=list)  # long quantization_config entries left out
 
 
 def _strip_nulls(value: Any) -> Any:
@@ -130,8 +181,11 @@ def _copy_level(cfg: Mapping[str, Any], where: str, out: ConfigCopy, *, keys: fr
         elif k == "text_config" and isinstance(v, Mapping):
             table[k] = _copy_level(v, name, out, keys=keys)
         elif k == "vision_config" and isinstance(v, Mapping):
-            table[k] = {vk: vv for vk, vv in _strip_nulls(v).items()
-                        if vk in VISION_CONFIG_KEYS and not isinstance(vv, (Mapping, list))}
+            table[k] = {
+                vk: vv
+                for vk, vv in _strip_nulls(v).items()
+                if vk in VISION_CONFIG_KEYS and not isinstance(vv, (Mapping, list))
+            }
         else:
             stripped = _strip_nulls(v)
             if stripped is None:
@@ -156,8 +210,9 @@ def config_copy(config: Mapping[str, Any]) -> ConfigCopy:
     out = ConfigCopy(table={})
     out.table = _copy_level(config, "", out, keys=CONFIG_KEYS)
     if "num_hidden_layers" not in out.table and "num_hidden_layers" not in out.table.get("text_config", {}):
-        raise InputError("config.json has no num_hidden_layers", field="config",
-                         hint="pass the config.json of a decoder model")
+        raise InputError(
+            "config.json has no num_hidden_layers", field="config", hint="pass the config.json of a decoder model"
+        )
     return out
 
 
@@ -234,8 +289,10 @@ def weights_note(config: Mapping[str, Any], quantization: str) -> str:
 
 def _notes(copy: ConfigCopy, notes: str) -> str:
     parts = [notes] if notes else []
-    parts.append("Fields outside kvplan's CONFIG_KEYS are not copied. Keys whose config.json value is null are left "
-                 "out (TOML has no null).")
+    parts.append(
+        "Fields outside kvplan's CONFIG_KEYS are not copied. Keys whose config.json value is null are left "
+        "out (TOML has no null)."
+    )
     if copy.trimmed:
         parts.append("Not copied (long per-layer lists; docs/presets.md): " + ", ".join(copy.trimmed) + ".")
     return " ".join(parts)
@@ -245,23 +302,41 @@ def _variant_lines(variants: Iterable[Mapping[str, Any]]) -> list[str]:
     lines: list[str] = []
     for v in variants:
         if v.get("quantization") not in _QUANTIZATIONS:
-            raise InputError(f"variant {v.get('id')!r}: quantization must be one of {', '.join(_QUANTIZATIONS)}",
-                             field="variants")
-        lines += ["", "[[variants]]", f"id = {toml_value(str(v['id']))}",
-                  f"quantization = {toml_value(v['quantization'])}"]
+            raise InputError(
+                f"variant {v.get('id')!r}: quantization must be one of {', '.join(_QUANTIZATIONS)}", field="variants"
+            )
+        lines += [
+            "",
+            "[[variants]]",
+            f"id = {toml_value(str(v['id']))}",
+            f"quantization = {toml_value(v['quantization'])}",
+        ]
         if v.get("checkpoint_bytes"):
-            lines.append(f"checkpoint_bytes = {int(v['checkpoint_bytes']):_}  # B, checkpoint size; "
-                         f"{v.get('checkpoint_source') or v.get('source', '')}")
+            lines.append(
+                f"checkpoint_bytes = {int(v['checkpoint_bytes']):_}  # B, checkpoint size; "
+                f"{v.get('checkpoint_source') or v.get('source', '')}"
+            )
         for k in ("source", "notes"):
             if v.get(k):
                 lines.append(f"{k} = {toml_value(str(v[k]))}")
     return lines
 
 
-def preset_toml(config: Mapping[str, Any], *, model_id: str, source: str, quantization: str,
-                config_ref: str | None = None, aliases: Sequence[str] = (), notes: str = "",
-                weights_source: str | None = None, weights_notes: str = "", checkpoint_bytes: int | None = None,
-                checkpoint_source: str = "", variants: Sequence[Mapping[str, Any]] = ()) -> str:
+def preset_toml(
+    config: Mapping[str, Any],
+    *,
+    model_id: str,
+    source: str,
+    quantization: str,
+    config_ref: str | None = None,
+    aliases: Sequence[str] = (),
+    notes: str = "",
+    weights_source: str | None = None,
+    weights_notes: str = "",
+    checkpoint_bytes: int | None = None,
+    checkpoint_source: str = "",
+    variants: Sequence[Mapping[str, Any]] = (),
+) -> str:
     """The preset file text for ``config`` (a config.json dict).
 
     ``source`` says where the config.json was copied from (repository, path, commit, the HF id/revision it
@@ -276,17 +351,22 @@ def preset_toml(config: Mapping[str, Any], *, model_id: str, source: str, quanti
     if "/" not in model_id or model_id.startswith("/") or model_id.endswith("/"):
         raise InputError(f"model id {model_id!r} must be ORG/NAME (the Hugging Face id)", field="id")
     if quantization not in _QUANTIZATIONS:
-        raise InputError(f"quantization {quantization!r} must be one of {', '.join(_QUANTIZATIONS)}",
-                         field="quantization")
+        raise InputError(
+            f"quantization {quantization!r} must be one of {', '.join(_QUANTIZATIONS)}", field="quantization"
+        )
     copy = config_copy(config)
     ref = config_ref or source
-    lines = [f"# Model preset: {model_id}",
-             "# Format: docs/presets.md.  [config] holds Hugging Face config.json field names.",
-             f"id = {toml_value(model_id)}",
-             f"aliases = {toml_value(list(aliases))}",
-             f"source = {toml_value(source)}",
-             f"notes = {toml_value(_notes(copy, notes))}",
-             "", "[weights]", f"quantization = {toml_value(quantization)}"]
+    lines = [
+        f"# Model preset: {model_id}",
+        "# Format: docs/presets.md.  [config] holds Hugging Face config.json field names.",
+        f"id = {toml_value(model_id)}",
+        f"aliases = {toml_value(list(aliases))}",
+        f"source = {toml_value(source)}",
+        f"notes = {toml_value(_notes(copy, notes))}",
+        "",
+        "[weights]",
+        f"quantization = {toml_value(quantization)}",
+    ]
     if checkpoint_bytes:
         lines.append(f"checkpoint_bytes = {int(checkpoint_bytes):_}  # B, checkpoint size; {checkpoint_source}")
     lines.append(f"source = {toml_value(weights_source or weights_note(config, quantization))}")

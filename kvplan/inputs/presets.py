@@ -79,7 +79,15 @@ if TYPE_CHECKING:  # the constrained types are bound by _adapter() when pydantic
     PositiveFloat = Annotated[float, Gt(0)]
 
 QUANTIZATIONS = (
-    "bf16", "fp16", "fp32", "fp8", "mxfp4", "nvfp4", "int4", "int8", "mixed",
+    "bf16",
+    "fp16",
+    "fp32",
+    "fp8",
+    "mxfp4",
+    "nvfp4",
+    "int4",
+    "int8",
+    "mixed",
 )
 Quantization = Literal["bf16", "fp16", "fp32", "fp8", "mxfp4", "nvfp4", "int4", "int8", "mixed"]
 
@@ -103,8 +111,14 @@ class WeightsInfo:
     source: str = ""
     notes: str = ""
 
-    def __init__(self, checkpoint_bytes: PositiveInt | None = None, params: PositiveInt | None = None,
-                 quantization: Quantization = "bf16", source: str = "", notes: str = "") -> None:
+    def __init__(
+        self,
+        checkpoint_bytes: PositiveInt | None = None,
+        params: PositiveInt | None = None,
+        quantization: Quantization = "bf16",
+        source: str = "",
+        notes: str = "",
+    ) -> None:
         self.checkpoint_bytes = checkpoint_bytes
         self.params = params
         self.quantization = quantization
@@ -123,8 +137,14 @@ class Variant:
     source: str = ""
     notes: str = ""
 
-    def __init__(self, id: str, quantization: Quantization, checkpoint_bytes: PositiveInt | None = None,
-                 source: str = "", notes: str = "") -> None:
+    def __init__(
+        self,
+        id: str,
+        quantization: Quantization,
+        checkpoint_bytes: PositiveInt | None = None,
+        source: str = "",
+        notes: str = "",
+    ) -> None:
         self.id = id
         self.quantization = quantization
         self.checkpoint_bytes = checkpoint_bytes
@@ -145,8 +165,16 @@ class ModelPreset:
     weights: WeightsInfo = field(default_factory=WeightsInfo)
     variants: list[Variant] = field(default_factory=list)
 
-    def __init__(self, id: str, source: str, config: dict[str, Any], aliases: list[str] | None = None, notes: str = "",
-                 weights: WeightsInfo | None = None, variants: list[Variant] | None = None) -> None:
+    def __init__(
+        self,
+        id: str,
+        source: str,
+        config: dict[str, Any],
+        aliases: list[str] | None = None,
+        notes: str = "",
+        weights: WeightsInfo | None = None,
+        variants: list[Variant] | None = None,
+    ) -> None:
         self.id = id
         self.source = source
         self.config = config
@@ -158,8 +186,13 @@ class ModelPreset:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ModelPreset:
         """Rebuild from an already-validated dict (the cache)."""
-        return cls(**{**d, "weights": WeightsInfo(**d.get("weights", {})),
-                      "variants": [Variant(**v) for v in d.get("variants", [])]})
+        return cls(
+            **{
+                **d,
+                "weights": WeightsInfo(**d.get("weights", {})),
+                "variants": [Variant(**v) for v in d.get("variants", [])],
+            }
+        )
 
 
 @dataclass(init=False, eq=False, repr=False)
@@ -183,13 +216,24 @@ class HardwarePreset:
     fp4: bool = False
     notes: str = ""
 
-    def __init__(self, id: str, name: str, memory_mib: PositiveInt, source: str, aliases: list[str] | None = None,
-                 vendor: Literal['nvidia', 'amd', 'intel', 'other'] = "nvidia",
-                 cuda_total_bytes: PositiveInt | None = None, marketing: str = "",
-                 bandwidth_gbps: PositiveFloat | None = None,
-                 interconnect: Literal['nvlink', 'pcie', 'xgmi', 'nvlink-c2c', 'other'] = "pcie",
-                 interconnect_gbps: PositiveFloat | None = None, sm: str = "", fp8: bool = False, fp4: bool = False,
-                 notes: str = "") -> None:
+    def __init__(
+        self,
+        id: str,
+        name: str,
+        memory_mib: PositiveInt,
+        source: str,
+        aliases: list[str] | None = None,
+        vendor: Literal["nvidia", "amd", "intel", "other"] = "nvidia",
+        cuda_total_bytes: PositiveInt | None = None,
+        marketing: str = "",
+        bandwidth_gbps: PositiveFloat | None = None,
+        interconnect: Literal["nvlink", "pcie", "xgmi", "nvlink-c2c", "other"] = "pcie",
+        interconnect_gbps: PositiveFloat | None = None,
+        sm: str = "",
+        fp8: bool = False,
+        fp4: bool = False,
+        notes: str = "",
+    ) -> None:
         self.id = id
         self.name = name
         self.memory_mib = memory_mib
@@ -276,8 +320,11 @@ def user_models_dir() -> Path:
     """Where ``kvplan models add`` writes: ``models/`` of the first user folder (:func:`user_dirs`)."""
     dirs = user_dirs()
     if not dirs:
-        raise InputError("user presets are turned off (KVPLAN_PRESETS is set but empty)", field="KVPLAN_PRESETS",
-                         hint="set it to a folder, or unset it to use ~/.config/kvplan")
+        raise InputError(
+            "user presets are turned off (KVPLAN_PRESETS is set but empty)",
+            field="KVPLAN_PRESETS",
+            hint="set it to a folder, or unset it to use ~/.config/kvplan",
+        )
     return dirs[0] / "models"
 
 
@@ -338,21 +385,26 @@ def _parse_toml(label: str, raw: bytes) -> dict[str, Any]:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError(f"{label}: not UTF-8 text (byte 0x{raw[exc.start:exc.start + 1].hex()} at offset "
-                         f"{exc.start:,})", field="preset") from None
+        raise InputError(
+            f"{label}: not UTF-8 text (byte 0x{raw[exc.start : exc.start + 1].hex()} at offset {exc.start:,})",
+            field="preset",
+        ) from None
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{label}: not valid TOML ({echo(exc, 200)})", field="preset") from None
     except ValueError:  # int() of more than 4,300 digits
-        raise InputError(f"{label}: holds an integer of more than {MAX_INT_DIGITS} digits", field="preset",
-                         hint="no size, count or setting needs that many digits") from None
+        raise InputError(
+            f"{label}: holds an integer of more than {MAX_INT_DIGITS} digits",
+            field="preset",
+            hint="no size, count or setting needs that many digits",
+        ) from None
     except RecursionError:
-        raise InputError(f"{label}: arrays or tables nested more than {MAX_PRESET_DEPTH} levels deep",
-                         field="preset") from None
+        raise InputError(
+            f"{label}: arrays or tables nested more than {MAX_PRESET_DEPTH} levels deep", field="preset"
+        ) from None
     if _deeper_than(doc, MAX_PRESET_DEPTH):
-        raise InputError(f"{label}: arrays or tables nested more than {MAX_PRESET_DEPTH} levels deep",
-                         field="preset")
+        raise InputError(f"{label}: arrays or tables nested more than {MAX_PRESET_DEPTH} levels deep", field="preset")
     check_numbers(doc, field="preset", where=label)
     return doc
 
@@ -393,8 +445,11 @@ def _validate(cls: type[_Preset], label: str, data: dict[str, Any]) -> _Preset:
     if isinstance(obj, ModelPreset):
         unknown = sorted(set(obj.config) - CONFIG_KEYS)
         if unknown:
-            raise InputError(f"{label}: unknown key 'config.{unknown[0]}'", field="preset",
-                             hint="use Hugging Face config.json field names")
+            raise InputError(
+                f"{label}: unknown key 'config.{unknown[0]}'",
+                field="preset",
+                hint="use Hugging Face config.json field names",
+            )
     return obj
 
 
@@ -476,8 +531,9 @@ def _toml_files(folder: Path) -> list[Path]:
     return sorted(folder.glob("*.toml"))
 
 
-def _user_entries(cls: type[_Preset], kind: str, users: tuple[Path, ...],
-                  shipped: dict[str, Path]) -> list[PresetEntry[_Preset]]:
+def _user_entries(
+    cls: type[_Preset], kind: str, users: tuple[Path, ...], shipped: dict[str, Path]
+) -> list[PresetEntry[_Preset]]:
     """The user presets of ``kind`` (models / hardware): folder order, then file name; an earlier folder wins an id,
     and one id in two files of the same folder is an error (naming both files)."""
     out: list[PresetEntry[_Preset]] = []
@@ -487,8 +543,11 @@ def _user_entries(cls: type[_Preset], kind: str, users: tuple[Path, ...],
         for path in _toml_files(folder / kind):
             obj = _cached(cls, path)
             if obj.id in here:
-                raise InputError(f"{path}: id '{obj.id}' is also the id of {here[obj.id]}", field="preset",
-                                 hint="keep one file per id")
+                raise InputError(
+                    f"{path}: id '{obj.id}' is also the id of {here[obj.id]}",
+                    field="preset",
+                    hint="keep one file per id",
+                )
             here[obj.id] = path
             if obj.id not in taken:
                 out.append(PresetEntry(obj, "user", path, shipped.get(obj.id)))
@@ -496,10 +555,12 @@ def _user_entries(cls: type[_Preset], kind: str, users: tuple[Path, ...],
     return out
 
 
-def _entries(cls: type[_Preset], kind: str, shipped_dir: Path,
-             users: tuple[Path, ...]) -> tuple[PresetEntry[_Preset], ...]:
-    shipped: list[PresetEntry[_Preset]] = [PresetEntry(_cached(cls, p), "shipped", p)
-                                           for p in _toml_files(shipped_dir / kind)]
+def _entries(
+    cls: type[_Preset], kind: str, shipped_dir: Path, users: tuple[Path, ...]
+) -> tuple[PresetEntry[_Preset], ...]:
+    shipped: list[PresetEntry[_Preset]] = [
+        PresetEntry(_cached(cls, p), "shipped", p) for p in _toml_files(shipped_dir / kind)
+    ]
     user: list[PresetEntry[_Preset]] = _user_entries(cls, kind, users, {e.preset.id: e.path for e in shipped})
     replaced: set[str] = {e.preset.id for e in user}
     return tuple(user + [e for e in shipped if e.preset.id not in replaced])
@@ -626,16 +687,17 @@ def gpu_matches(preset: HardwarePreset, *, search: str | None = None) -> bool:
     return True
 
 
-def filter_models(models: Iterable[ModelPreset] | None = None, *, family: Family | str | None = None,
-                  search: str | None = None) -> tuple[ModelPreset, ...]:
+def filter_models(
+    models: Iterable[ModelPreset] | None = None, *, family: Family | str | None = None, search: str | None = None
+) -> tuple[ModelPreset, ...]:
     """The model presets (default :func:`all_models`) that :func:`model_matches`; ``family`` may be CLI text."""
     fam = parse_family(family) if isinstance(family, str) else family
-    return tuple(m for m in (all_models() if models is None else models)
-                 if model_matches(m, family=fam, search=search))
+    return tuple(m for m in (all_models() if models is None else models) if model_matches(m, family=fam, search=search))
 
 
-def filter_gpus(gpus: Iterable[HardwarePreset] | None = None, *,
-                search: str | None = None) -> tuple[HardwarePreset, ...]:
+def filter_gpus(
+    gpus: Iterable[HardwarePreset] | None = None, *, search: str | None = None
+) -> tuple[HardwarePreset, ...]:
     """The hardware presets (default :func:`all_gpus`) that :func:`gpu_matches`."""
     return tuple(g for g in (all_gpus() if gpus is None else gpus) if gpu_matches(g, search=search))
 
@@ -649,7 +711,7 @@ class AddedModel:
     __slots__ = ("id", "path", "shadows")
 
     def __init__(self, *, path: Path, id: str, shadows: Path | None = None) -> None:
-        self.path = path        # the new preset file
+        self.path = path  # the new preset file
         self.id = id
         self.shadows = shadows  # the shipped preset file with the same id, which the new file now replaces
 
@@ -668,7 +730,7 @@ def _default_id(raw_config: Any, folder: Path) -> str | None:
         return name.strip()
     for part in reversed(folder.absolute().parts):
         if part.startswith("models--") and part.count("--") == 2:
-            return part[len("models--"):].replace("--", "/")
+            return part[len("models--") :].replace("--", "/")
     return None
 
 
@@ -680,8 +742,9 @@ def _checked_id(model_id: str | None, default: str | None) -> str:
         raise InputError("config.json names no model id (_name_or_path)", field="--id", hint="pass --id ORG/NAME")
     if not is_hub_id(mid):
         where = "--id" if model_id else "config.json _name_or_path"
-        raise InputError(f"{where} '{echo(mid)}' is not a Hugging Face id ORG/NAME", field="--id",
-                         hint="pass --id ORG/NAME")
+        raise InputError(
+            f"{where} '{echo(mid)}' is not a Hugging Face id ORG/NAME", field="--id", hint="pass --id ORG/NAME"
+        )
     return mid
 
 
@@ -703,8 +766,9 @@ def _spec_of(config: Path) -> Any:
 
     p = config.expanduser()
     if not p.exists():
-        raise InputError(f"no such file or folder: {echo(config, 160)}", field="CONFIG",
-                         hint="give a config.json or a model folder")
+        raise InputError(
+            f"no such file or folder: {echo(config, 160)}", field="CONFIG", hint="give a config.json or a model folder"
+        )
     try:
         return spec_from_path(p)
     except InputError as exc:
@@ -722,8 +786,11 @@ def _write_checked(target: Path, text: str) -> None:
         tmp.write_text(text, encoding="utf-8")
     except OSError as exc:
         tmp.unlink(missing_ok=True)
-        raise InputError(f"cannot write {target} ({exc.strerror or exc})", field="models add",
-                         hint="check the folder's permissions or set KVPLAN_PRESETS") from None
+        raise InputError(
+            f"cannot write {target} ({exc.strerror or exc})",
+            field="models add",
+            hint="check the folder's permissions or set KVPLAN_PRESETS",
+        ) from None
     try:
         preset = _validate(ModelPreset, str(target), _parse_toml(str(target), _read_preset_bytes(tmp)))
         spec_from_config(preset.config, model_id=preset.id, source=str(target))  # plannable geometry
@@ -732,8 +799,15 @@ def _write_checked(target: Path, text: str) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def add_user_model(config: Path, *, model_id: str | None = None, aliases: Sequence[str] = (),
-                   quantization: str | None = None, source: str | None = None, force: bool = False) -> AddedModel:
+def add_user_model(
+    config: Path,
+    *,
+    model_id: str | None = None,
+    aliases: Sequence[str] = (),
+    quantization: str | None = None,
+    source: str | None = None,
+    force: bool = False,
+) -> AddedModel:
     """Write a user model preset from a local config.json (or a model folder holding one, with the optional
     ``model.safetensors.index.json`` and ``hf_quant_config.json`` :func:`kvplan.inputs.resolve.spec_from_path` reads).
 
@@ -753,20 +827,39 @@ def add_user_model(config: Path, *, model_id: str | None = None, aliases: Sequen
     mid = _checked_id(model_id, _default_id(spec.raw_config, folder))
     quant = (quantization or "").strip().lower() or spec.quantization
     if quant not in QUANTIZATIONS:
-        raise InputError(f"quantization '{echo(quant)}' must be one of {', '.join(QUANTIZATIONS)}",
-                         field="--quantization")
+        raise InputError(
+            f"quantization '{echo(quant)}' must be one of {', '.join(QUANTIZATIONS)}", field="--quantization"
+        )
     target = user_models_dir() / preset_file_name(mid)
     if target.exists() and not force:
         raise InputError(f"{target} exists", field="--force", hint="pass --force to overwrite it")
-    _write_checked(target, _user_preset_text(Path(config), spec, model_id=mid, quantization=quant,
-                                             given_quantization=bool(quantization), aliases=aliases, source=source))
+    _write_checked(
+        target,
+        _user_preset_text(
+            Path(config),
+            spec,
+            model_id=mid,
+            quantization=quant,
+            given_quantization=bool(quantization),
+            aliases=aliases,
+            source=source,
+        ),
+    )
     clear_caches()
     shipped = configs_dir() / "models" / target.name
     return AddedModel(path=target, id=mid, shadows=shipped if shipped.is_file() else None)
 
 
-def _user_preset_text(config: Path, spec: Any, *, model_id: str, quantization: str, given_quantization: bool,
-                      aliases: Sequence[str], source: str | None) -> str:
+def _user_preset_text(
+    config: Path,
+    spec: Any,
+    *,
+    model_id: str,
+    quantization: str,
+    given_quantization: bool,
+    aliases: Sequence[str],
+    source: str | None,
+) -> str:
     """The preset text of ``kvplan models add`` (:func:`kvplan.inputs.preset_writer.preset_toml`): source the
     config.json's absolute path unless given, checkpoint size from the folder's safetensors index when read."""
     from kvplan.inputs.preset_writer import preset_toml
@@ -778,8 +871,14 @@ def _user_preset_text(config: Path, spec: Any, *, model_id: str, quantization: s
     else:
         weights_source = f"{hq.name} and config.json in {folder.absolute()} -> {quantization}" if hq.is_file() else None
     return preset_toml(
-        spec.raw_config, model_id=model_id, source=(source or "").strip() or f"local config.json {cfg_path.absolute()}",
-        config_ref="local copy named in source", quantization=quantization, aliases=_checked_aliases(aliases),
-        notes="Written by `kvplan models add` from a local config.json.", weights_source=weights_source,
+        spec.raw_config,
+        model_id=model_id,
+        source=(source or "").strip() or f"local config.json {cfg_path.absolute()}",
+        config_ref="local copy named in source",
+        quantization=quantization,
+        aliases=_checked_aliases(aliases),
+        notes="Written by `kvplan models add` from a local config.json.",
+        weights_source=weights_source,
         checkpoint_bytes=spec.checkpoint_bytes,
-        checkpoint_source=f"metadata.total_size of model.safetensors.index.json in {folder.absolute()}")
+        checkpoint_source=f"metadata.total_size of model.safetensors.index.json in {folder.absolute()}",
+    )

@@ -32,17 +32,31 @@ from typing import IO, Any
 from kvplan.errors import InputError, echo
 from kvplan.units import MAX_INT_DIGITS
 
-__all__ = ["CHUNK_BYTES", "MAX_JSON_BYTES", "MAX_JSON_DEPTH", "decode_utf8", "parse_json", "read_bytes",
-           "read_json", "read_source", "read_stdin", "read_stream", "read_text"]
+__all__ = [
+    "CHUNK_BYTES",
+    "MAX_JSON_BYTES",
+    "MAX_JSON_DEPTH",
+    "decode_utf8",
+    "parse_json",
+    "read_bytes",
+    "read_json",
+    "read_source",
+    "read_stdin",
+    "read_stream",
+    "read_text",
+]
 
 MAX_JSON_BYTES = 64 * 2**20
 MAX_JSON_DEPTH = 64
 CHUNK_BYTES = 1 << 20
-PATH_CHARS = 160          # paths are echoed up to this many characters
+PATH_CHARS = 160  # paths are echoed up to this many characters
 
 _KINDS: tuple[tuple[Callable[[int], bool], str], ...] = (
-    (stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
 )
 
 
@@ -58,8 +72,9 @@ def _size(n: int) -> str:
 
 def _too_large(where: str, what: str, max_bytes: int, size: int | None, field: str) -> InputError:
     got = f" is {_size(size)}," if size is not None else ""
-    return InputError(f"{where}{got} larger than the {_size(max_bytes)} limit for {what}", field=field,
-                      hint=f"is it really {what}?")
+    return InputError(
+        f"{where}{got} larger than the {_size(max_bytes)} limit for {what}", field=field, hint=f"is it really {what}?"
+    )
 
 
 def read_stream(fh: IO[bytes], *, field: str, where: str, what: str, max_bytes: int) -> bytes:
@@ -108,7 +123,7 @@ def read_bytes(path: str | os.PathLike[str], *, field: str, what: str, max_bytes
         raise InputError(f"cannot read {where} ({exc.strerror or exc})", field=field) from None
     with os.fdopen(fd, "rb", buffering=0) as fh:
         st = os.fstat(fh.fileno())
-        if not stat.S_ISREG(st.st_mode):               # replaced between stat and open
+        if not stat.S_ISREG(st.st_mode):  # replaced between stat and open
             raise InputError(f"{where} is {_kind(st.st_mode)}, not a file", field=field, hint=f"give {what} file")
         return read_stream(fh, field=field, where=where, what=what, max_bytes=max_bytes)
 
@@ -124,7 +139,7 @@ def read_stdin(*, field: str, what: str, max_bytes: int) -> bytes:
     if stream is None or getattr(stream, "closed", False):
         raise InputError("standard input is closed", field=field, hint=f"pipe {what} in, or give a file path")
     raw: Any = getattr(stream, "buffer", None)
-    if raw is None:                                    # a text-only stand-in (tests): read characters, same cap
+    if raw is None:  # a text-only stand-in (tests): read characters, same cap
         try:
             text = stream.read(max_bytes + 1)
         except (OSError, ValueError) as exc:
@@ -135,7 +150,7 @@ def read_stdin(*, field: str, what: str, max_bytes: int) -> bytes:
         return data
     try:
         return read_stream(raw, field=field, where="standard input", what=what, max_bytes=max_bytes)
-    except ValueError as exc:                          # I/O operation on a closed file
+    except ValueError as exc:  # I/O operation on a closed file
         raise InputError(f"cannot read standard input ({exc})", field=field) from None
 
 
@@ -156,9 +171,10 @@ def decode_utf8(data: bytes, *, field: str, where: str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        bad = data[exc.start:exc.start + 1]
-        raise InputError(f"{where} is not UTF-8 text (byte 0x{bad.hex()} at offset {exc.start:,})",
-                         field=field) from None
+        bad = data[exc.start : exc.start + 1]
+        raise InputError(
+            f"{where} is not UTF-8 text (byte 0x{bad.hex()} at offset {exc.start:,})", field=field
+        ) from None
 
 
 def read_text(source: str, *, field: str, what: str, max_bytes: int) -> str:
@@ -168,6 +184,7 @@ def read_text(source: str, *, field: str, what: str, max_bytes: int) -> str:
 
 
 # ------------------------------------------------------------------------------------------------ JSON
+
 
 class _Bad:
     """A number outside the limits, kept as text so the walk can name its key path."""
@@ -231,8 +248,9 @@ def _first_problem(doc: Any, max_depth: int) -> tuple[tuple[Any, ...] | None, st
     return None
 
 
-def parse_json(data: bytes | str, *, field: str, where: str, hint: str | None = None,
-               max_depth: int = MAX_JSON_DEPTH) -> Any:
+def parse_json(
+    data: bytes | str, *, field: str, where: str, hint: str | None = None, max_depth: int = MAX_JSON_DEPTH
+) -> Any:
     """JSON text (UTF-8 bytes or str) under the limits of the module docstring; InputError naming ``where`` (and
     the key path for a number or a depth over the limits) otherwise.
 
@@ -248,19 +266,25 @@ def parse_json(data: bytes | str, *, field: str, where: str, hint: str | None = 
         try:
             text = bytes(data).decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise InputError(f"{where} is not valid JSON (not UTF-8: byte 0x{data[exc.start:exc.start + 1].hex()} at "
-                             f"offset {exc.start:,})", field=field, hint=hint) from None
+            raise InputError(
+                f"{where} is not valid JSON (not UTF-8: byte 0x{data[exc.start : exc.start + 1].hex()} at "
+                f"offset {exc.start:,})",
+                field=field,
+                hint=hint,
+            ) from None
     else:
         text = data
     bad: list[_Bad] = []
     try:
         doc = json.loads(text, **_hooks(bad))
     except json.JSONDecodeError as exc:
-        raise InputError(f"{where} is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})",
-                         field=field, hint=hint) from None
+        raise InputError(
+            f"{where} is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})", field=field, hint=hint
+        ) from None
     except RecursionError:
-        raise InputError(f"{where}: the JSON is nested more than {max_depth} levels deep", field=field,
-                         hint=hint) from None
+        raise InputError(
+            f"{where}: the JSON is nested more than {max_depth} levels deep", field=field, hint=hint
+        ) from None
     if bad or text.count("[") + text.count("{") > max_depth:
         problem = _first_problem(doc, max_depth)
         if problem is not None:
@@ -270,9 +294,18 @@ def parse_json(data: bytes | str, *, field: str, where: str, hint: str | None = 
     return doc
 
 
-def read_json(path: str | os.PathLike[str], *, field: str, what: str, where: str | None = None,
-              hint: str | None = None, max_bytes: int = MAX_JSON_BYTES, max_depth: int = MAX_JSON_DEPTH) -> Any:
+def read_json(
+    path: str | os.PathLike[str],
+    *,
+    field: str,
+    what: str,
+    where: str | None = None,
+    hint: str | None = None,
+    max_bytes: int = MAX_JSON_BYTES,
+    max_depth: int = MAX_JSON_DEPTH,
+) -> Any:
     """:func:`read_bytes` then :func:`parse_json` (``where`` names the file in JSON errors; default its path)."""
     data = read_bytes(path, field=field, what=what, max_bytes=max_bytes)
-    return parse_json(data, field=field, where=where or echo(os.fspath(path), PATH_CHARS), hint=hint,
-                      max_depth=max_depth)
+    return parse_json(
+        data, field=field, where=where or echo(os.fspath(path), PATH_CHARS), hint=hint, max_depth=max_depth
+    )

@@ -18,12 +18,29 @@ if TYPE_CHECKING:
 
 _VARIANT_SUFFIXES = [
     # (regex on the name part, quantization it implies or None)
-    (r"-FP8-dynamic$", "fp8"), (r"-FP8-Dynamic$", "fp8"), (r"-FP8$", "fp8"), (r"-fp8$", "fp8"),
-    (r"-NVFP4$", "nvfp4"), (r"-MXFP4$", "mxfp4"), (r"-AWQ$", "int4"), (r"-awq$", "int4"),
-    (r"-GPTQ(-Int4)?$", "int4"), (r"-GPTQ-Int8$", "int8"), (r"-Int4$", "int4"), (r"-int4$", "int4"),
-    (r"-W4A16$", "int4"), (r"-W8A8$", "int8"), (r"-INT8$", "int8"), (r"-bnb-4bit$", "int4"),
-    (r"-Instruct$", None), (r"-instruct$", None), (r"-Chat$", None), (r"-it$", None), (r"-Base$", None),
-    (r"-Thinking$", None), (r"-\d{4}$", None),
+    (r"-FP8-dynamic$", "fp8"),
+    (r"-FP8-Dynamic$", "fp8"),
+    (r"-FP8$", "fp8"),
+    (r"-fp8$", "fp8"),
+    (r"-NVFP4$", "nvfp4"),
+    (r"-MXFP4$", "mxfp4"),
+    (r"-AWQ$", "int4"),
+    (r"-awq$", "int4"),
+    (r"-GPTQ(-Int4)?$", "int4"),
+    (r"-GPTQ-Int8$", "int8"),
+    (r"-Int4$", "int4"),
+    (r"-int4$", "int4"),
+    (r"-W4A16$", "int4"),
+    (r"-W8A8$", "int8"),
+    (r"-INT8$", "int8"),
+    (r"-bnb-4bit$", "int4"),
+    (r"-Instruct$", None),
+    (r"-instruct$", None),
+    (r"-Chat$", None),
+    (r"-it$", None),
+    (r"-Base$", None),
+    (r"-Thinking$", None),
+    (r"-\d{4}$", None),
 ]
 
 
@@ -54,8 +71,11 @@ def spec_from_path(path: Path) -> ModelSpec:
     folder = path if is_dir else path.parent
     cfg_path = path / "config.json" if is_dir else path
     if is_dir and not os.path.lexists(cfg_path):
-        raise InputError(f"{echo(str(path), PATH_CHARS)} has no config.json", field="--model",
-                         hint="point --model at a model folder or config.json")
+        raise InputError(
+            f"{echo(str(path), PATH_CHARS)} has no config.json",
+            field="--model",
+            hint="point --model at a model folder or config.json",
+        )
     cfg = _read_json(cfg_path, "a config.json")
     if not isinstance(cfg, dict):
         raise InputError(f"{cfg_path.name} must hold a JSON object", field="--model")
@@ -76,9 +96,15 @@ def spec_from_path(path: Path) -> ModelSpec:
         if kv_algo and "kv_cache_quant_algo" not in cfg:
             cfg = {**cfg, "kv_cache_quant_algo": kv_algo}
     name = cfg.get("_name_or_path") or (folder.name if is_dir else str(path))
-    return spec_from_config(cfg, model_id=str(name), source=f"config.json: {cfg_path}",
-                            quantization=quant, checkpoint_bytes=ckpt, notes=tuple(notes),
-                            warnings=tuple(warnings))
+    return spec_from_config(
+        cfg,
+        model_id=str(name),
+        source=f"config.json: {cfg_path}",
+        quantization=quant,
+        checkpoint_bytes=ckpt,
+        notes=tuple(notes),
+        warnings=tuple(warnings),
+    )
 
 
 def norm_name(s: str) -> str:
@@ -86,27 +112,35 @@ def norm_name(s: str) -> str:
     return "".join(ch for ch in s.lower() if ch.isalnum())
 
 
-def _preset_spec(preset: ModelPreset, *, variant: Variant | None = None, requested: str | None = None,
-                 note: str | None = None) -> ModelSpec:
+def _preset_spec(
+    preset: ModelPreset, *, variant: Variant | None = None, requested: str | None = None, note: str | None = None
+) -> ModelSpec:
     """The ModelSpec of a preset (or of one of its published variants: same geometry, own weights)."""
     w = preset.weights
     quant = variant.quantization if variant else w.quantization
-    ckpt = (variant.checkpoint_bytes if variant else w.checkpoint_bytes)
+    ckpt = variant.checkpoint_bytes if variant else w.checkpoint_bytes
     notes = []
     if variant:
         notes.append(f"{variant.id}: a published variant of {preset.id} (same geometry), weights {quant}")
     if note:
         notes.append(note)
     mid = variant.id if variant else (requested if requested and note else preset.id)
-    return spec_from_config(preset.config, model_id=mid, source=f"preset {preset.id} ({preset.source})",
-                            quantization=quant, checkpoint_bytes=ckpt, notes=tuple(notes), preset_id=preset.id)
+    return spec_from_config(
+        preset.config,
+        model_id=mid,
+        source=f"preset {preset.id} ({preset.source})",
+        quantization=quant,
+        checkpoint_bytes=ckpt,
+        notes=tuple(notes),
+        preset_id=preset.id,
+    )
 
 
 def _from_path(text: str) -> ModelSpec | None:
     """A config.json file or model folder; None when ``text`` does not name one (InputError when it looks like a
     path that does not exist)."""
     p = Path(text).expanduser()
-    if os.path.lexists(p):         # False, not OSError, for a name too long to be a path
+    if os.path.lexists(p):  # False, not OSError, for a name too long to be a path
         return spec_from_path(p)
     if text.endswith(".json") or text.startswith((".", "/", "~")):
         raise InputError(f"no such file or folder: {echo(text, PATH_CHARS)}", field="--model")
@@ -149,9 +183,12 @@ def _by_variant_rules(text: str, models: tuple[ModelPreset, ...]) -> ModelSpec |
         for m in models:
             cands = [m.id.rpartition("/")[2]] + [a.rpartition("/")[2] for a in m.aliases]
             if any(norm_name(c) == norm_name(stripped) for c in cands):
-                spec = _preset_spec(m, requested=text,
-                                    note=f"{text} resolved to the geometry of preset {m.id}"
-                                         + (f" with {quant} weights" if quant else ""))
+                spec = _preset_spec(
+                    m,
+                    requested=text,
+                    note=f"{text} resolved to the geometry of preset {m.id}"
+                    + (f" with {quant} weights" if quant else ""),
+                )
                 if quant:
                     spec = ModelSpec(**{**spec.__dict__, "quantization": quant, "checkpoint_bytes": None})
                 return spec
@@ -165,18 +202,20 @@ def _unknown_model(text: str, models: tuple[ModelPreset, ...]) -> ModelSpec:
     from kvplan.inputs import hub
 
     choices = [m.id for m in models] + [a for m in models for a in m.aliases]
-    close = difflib.get_close_matches(text, choices, n=3, cutoff=0.5) or \
-        difflib.get_close_matches(text.lower(), [c.lower() for c in choices], n=3, cutoff=0.5)
+    close = difflib.get_close_matches(text, choices, n=3, cutoff=0.5) or difflib.get_close_matches(
+        text.lower(), [c.lower() for c in choices], n=3, cutoff=0.5
+    )
     hint = ("did you mean " + ", ".join(close) + "?") if close else "run `kvplan models`, or pass a config.json path"
     if hub.is_hub_id(text):
         # not a preset: ask the Hugging Face Hub for its config.json (cached; HF_HUB_OFFLINE respected)
         try:
             return hub.spec_from_hub(text)
         except InputError as exc:
-            if exc.field != "--model":        # a hub setting (HF_ENDPOINT, KVPLAN_HUB_TIMEOUT ...) is the mistake
+            if exc.field != "--model":  # a hub setting (HF_ENDPOINT, KVPLAN_HUB_TIMEOUT ...) is the mistake
                 raise
-            raise InputError(f"unknown model '{echo(text)}': not a preset, and {exc}", field="--model",
-                             hint=hint) from None
+            raise InputError(
+                f"unknown model '{echo(text)}': not a preset, and {exc}", field="--model", hint=hint
+            ) from None
     raise InputError(f"unknown model '{echo(text)}'", field="--model", hint=hint)
 
 
@@ -213,7 +252,7 @@ def resolve_gpu(text: str) -> HardwarePreset:
         raise InputError("empty GPU name", field="--gpu", hint="run `kvplan gpus`")
     key = norm_name(text)
     if "/" not in text and os.path.isfile(f := presets.gpu_file_for(text.strip())):
-        g = presets.load_hardware_file(f)          # --gpu ID: its own file, without reading every preset
+        g = presets.load_hardware_file(f)  # --gpu ID: its own file, without reading every preset
         if norm_name(g.id) == key:
             return g
     gpus = presets.all_gpus()
@@ -224,6 +263,9 @@ def resolve_gpu(text: str) -> HardwarePreset:
 
     choices = [g.id for g in gpus] + [g.name for g in gpus] + [a for g in gpus for a in g.aliases]
     close = difflib.get_close_matches(text, choices, n=3, cutoff=0.5)
-    hint = ("did you mean " + ", ".join(dict.fromkeys(close)) + "?") if close else \
-        "run `kvplan gpus`, or give --gpu-memory SIZE"
+    hint = (
+        ("did you mean " + ", ".join(dict.fromkeys(close)) + "?")
+        if close
+        else "run `kvplan gpus`, or give --gpu-memory SIZE"
+    )
     raise InputError(f"unknown GPU '{echo(text)}'", field="--gpu", hint=hint)

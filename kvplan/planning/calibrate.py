@@ -101,11 +101,27 @@ _VLLM_KEYS: dict[str, tuple[str, ...]] = {
     "enforce_eager": ("enforce_eager",),
     "kv_cache_memory_bytes": ("kv_cache_memory_bytes",),
 }
-_INT_FIELDS = {"tp", "pp", "dp", "ep", "context_length", "max_running_requests", "page_size", "chunked_prefill_size",
-               "max_total_tokens", "speculative_num_draft_tokens", "kv_cache_memory_bytes"}
+_INT_FIELDS = {
+    "tp",
+    "pp",
+    "dp",
+    "ep",
+    "context_length",
+    "max_running_requests",
+    "page_size",
+    "chunked_prefill_size",
+    "max_total_tokens",
+    "speculative_num_draft_tokens",
+    "kv_cache_memory_bytes",
+}
 _FLOAT_FIELDS = {"mem_fraction_static", "gpu_memory_utilization", "swa_full_tokens_ratio"}
-_BOOL_FIELDS = {"enable_dp_attention", "disable_radix_cache", "disable_overlap_schedule", "disable_cuda_graph",
-                "enforce_eager"}
+_BOOL_FIELDS = {
+    "enable_dp_attention",
+    "disable_radix_cache",
+    "disable_overlap_schedule",
+    "disable_cuda_graph",
+    "enforce_eager",
+}
 
 
 def _finite(name: str, value: Any, where: str) -> Any:
@@ -166,12 +182,12 @@ class Input:
 class Recovered:
     """The measured-mode deployment recovered from a log."""
 
-    deployment: Any                      # kvplan.deployment.Deployment
+    deployment: Any  # kvplan.deployment.Deployment
     inputs: tuple[Input, ...]
     notes: tuple[str, ...]
-    model_spec: Any = None               # kvplan.hfconfig.spec.ModelSpec
-    gpu_preset: Any = None               # kvplan.inputs.presets.HardwarePreset or None
-    release: LogRelease | None = None    # the release planned and the releases the log allows
+    model_spec: Any = None  # kvplan.hfconfig.spec.ModelSpec
+    gpu_preset: Any = None  # kvplan.inputs.presets.HardwarePreset or None
+    release: LogRelease | None = None  # the release planned and the releases the log allows
 
 
 def resolve_log_model(name: str) -> tuple[ModelSpec, str | None]:
@@ -199,8 +215,11 @@ def resolve_log_model(name: str) -> tuple[ModelSpec, str | None]:
         names = [m.id] + list(m.aliases) + [v.id for v in m.variants]
         if any(norm_name(n.rpartition("/")[2]) == key for n in names):
             return resolve_model(m.id), f"model {name!r} matched preset {m.id} by its name"
-    raise InputError(f"the log's model {name!r} is not a kvplan preset", field="--model",
-                     hint="pass --model with a preset id or a config.json path (run `kvplan models`)")
+    raise InputError(
+        f"the log's model {name!r} is not a kvplan preset",
+        field="--model",
+        hint="pass --model with a preset id or a config.json path (run `kvplan models`)",
+    )
 
 
 def _pick(sources: list[tuple[str, dict[str, Any]]], keys: tuple[str, ...]) -> tuple[Any, str] | None:
@@ -232,8 +251,9 @@ def _recover_model(facts: LogFacts, rc: _Recovery, model: str | None) -> Any:
     if model_name is None:
         model_name, src = facts.model, "log"
     if model_name is None:
-        raise InputError("the log does not name the model", field="--model",
-                         hint="pass --model with a preset id or config.json path")
+        raise InputError(
+            "the log does not name the model", field="--model", hint="pass --model with a preset id or config.json path"
+        )
     spec, note = resolve_log_model(model_name)
     if note:
         rc.notes.append(note)
@@ -270,8 +290,11 @@ def _arg_sources(facts: LogFacts) -> list[tuple[str, dict[str, Any]]]:
     cli = ("command line", dict(extra.get("cli_args") or {}))
     if facts.engine == "sglang":
         return [("server_args", dict(facts.server_args or {})), cli]
-    return [("non-default args", dict(extra.get("non_default_args") or {})),
-            ("engine config", dict(extra.get("engine_config") or facts.server_args or {})), cli]
+    return [
+        ("non-default args", dict(extra.get("non_default_args") or {})),
+        ("engine config", dict(extra.get("engine_config") or facts.server_args or {})),
+        cli,
+    ]
 
 
 def _recover_engine_args(facts: LogFacts, rc: _Recovery) -> None:
@@ -334,12 +357,13 @@ def _default_mfs(facts: LogFacts, rc: _Recovery, missing: list[str]) -> None:
     if "gpu" not in rc.kw and "gpu_memory" not in rc.kw and facts.gpu_total_bytes:
         rc.set("gpu_memory", facts.gpu_total_bytes, "log nvidia-smi total")
     if "gpu" in rc.kw or "gpu_memory" in rc.kw:
-        rc.notes.append(f"mem_fraction_static is not printed: the default of SGLang {rc.kw.get('engine_version')} "
-                        "is used (it depends on the release and the GPU; give --mem-fraction-static or "
-                        "--engine-version to settle it)")
+        rc.notes.append(
+            f"mem_fraction_static is not printed: the default of SGLang {rc.kw.get('engine_version')} "
+            "is used (it depends on the release and the GPU; give --mem-fraction-static or "
+            "--engine-version to settle it)"
+        )
         return
-    missing.append("mem_fraction_static (server_args; give --mem-fraction-static, or --gpu for the release's "
-                   "default)")
+    missing.append("mem_fraction_static (server_args; give --mem-fraction-static, or --gpu for the release's default)")
 
 
 def _measured_vllm(facts: LogFacts, rc: _Recovery) -> list[str]:
@@ -358,10 +382,11 @@ def _measured_vllm(facts: LogFacts, rc: _Recovery) -> list[str]:
 
 
 # measured Deployment field -> (what it is, the LogFacts fields whose line printed it, first found)
-_MEASURED = (("free_memory", "free memory before loading weights",
-              ("free_before_weights_bytes", "free_after_weights_bytes")),
-             ("weight_memory", "weight load", ("free_after_weights_bytes", "weight_load_bytes")),
-             ("kv_cache_memory_bytes", "available KV cache memory", ("available_kv_cache_bytes",)))
+_MEASURED = (
+    ("free_memory", "free memory before loading weights", ("free_before_weights_bytes", "free_after_weights_bytes")),
+    ("weight_memory", "weight load", ("free_after_weights_bytes", "weight_load_bytes")),
+    ("kv_cache_memory_bytes", "available KV cache memory", ("available_kv_cache_bytes",)),
+)
 
 
 def _check_measured(facts: LogFacts, rc: _Recovery, preset: Any) -> None:
@@ -387,13 +412,22 @@ def _check_measured(facts: LogFacts, rc: _Recovery, preset: Any) -> None:
         if value >= MAX_BYTES:
             raise InputError(f"{at}the {what} is not a plausible size (a garbled figure)", field="LOG")
         if name != "weight_memory" and isinstance(total, int) and value > total + GiB // 100:
-            raise InputError(f"{at}the {what} ({value / GiB:,.2f} GiB) is more than the device total of {device} "
-                             f"({total / GiB:,.2f} GiB)", field="LOG",
-                             hint="is --gpu the GPU the log was taken on?")
+            raise InputError(
+                f"{at}the {what} ({value / GiB:,.2f} GiB) is more than the device total of {device} "
+                f"({total / GiB:,.2f} GiB)",
+                field="LOG",
+                hint="is --gpu the GPU the log was taken on?",
+            )
 
 
-def recover_deployment(facts: LogFacts, *, model: str | None = None, gpu: str | None = None,
-                       overrides: dict[str, Any] | None = None, mode: str = "measured") -> Recovered:
+def recover_deployment(
+    facts: LogFacts,
+    *,
+    model: str | None = None,
+    gpu: str | None = None,
+    overrides: dict[str, Any] | None = None,
+    mode: str = "measured",
+) -> Recovered:
     """Build the Deployment a log describes.
 
     Precedence per field: ``overrides`` (flags the user gave) > the log's server_args / vLLM config (and
@@ -418,13 +452,22 @@ def recover_deployment(facts: LogFacts, *, model: str | None = None, gpu: str | 
     if mode == "measured":
         missing = _measured_sglang(facts, rc) if facts.engine == "sglang" else _measured_vllm(facts, rc)
     if missing:
-        raise InputError("the log lacks what a measured-mode prediction needs: " + "; ".join(missing),
-                         field="LOG", hint="paste the full start-up log, or give the value as a flag")
+        raise InputError(
+            "the log lacks what a measured-mode prediction needs: " + "; ".join(missing),
+            field="LOG",
+            hint="paste the full start-up log, or give the value as a flag",
+        )
     if mode == "measured":
         _check_measured(facts, rc, preset)
     dep = Deployment(**{k: v for k, v in rc.kw.items() if k in valid})
-    return Recovered(deployment=dep, inputs=tuple(rc.inputs), notes=tuple(rc.notes), model_spec=spec,
-                     gpu_preset=preset, release=release)
+    return Recovered(
+        deployment=dep,
+        inputs=tuple(rc.inputs),
+        notes=tuple(rc.notes),
+        model_spec=spec,
+        gpu_preset=preset,
+        release=release,
+    )
 
 
 def _vllm_budget_terms(facts: LogFacts) -> dict[str, int] | None:
@@ -433,8 +476,12 @@ def _vllm_budget_terms(facts: LogFacts) -> dict[str, int] | None:
     weights, activation, non_torch = facts.model_loading_bytes, facts.peak_activation_bytes, facts.non_torch_bytes
     if total is None or weights is None or activation is None or non_torch is None:
         return None
-    out = {"gpu_memory": total, "weight_memory": weights, "activation_memory": activation,
-           "non_torch_memory": non_torch}
+    out = {
+        "gpu_memory": total,
+        "weight_memory": weights,
+        "activation_memory": activation,
+        "non_torch_memory": non_torch,
+    }
     graph = (facts.extra or {}).get("estimated_cuda_graph_bytes")
     if graph is None:
         graph = facts.cuda_graph_bytes
@@ -450,12 +497,12 @@ def _vllm_budget_terms(facts: LogFacts) -> dict[str, int] | None:
 @dataclass(frozen=True)
 class Row:
     quantity: str
-    unit: str                      # "tokens" | "bytes" | "count" | "x"
+    unit: str  # "tokens" | "bytes" | "count" | "x"
     logged: float | None
     predicted: float | None
-    checked: bool = True           # counts for agreement / --check
-    resolution: float = 0.0        # what the printed precision explains, in the row's unit
-    cause: str = ""                # likely cause when flagged
+    checked: bool = True  # counts for agreement / --check
+    resolution: float = 0.0  # what the printed precision explains, in the row's unit
+    cause: str = ""  # likely cause when flagged
     note: str = ""
 
     @property
@@ -483,7 +530,7 @@ class Answer:
     engine_version: str
     releases: tuple[str, str]
     rows: list[Row]
-    error: str = ""                  # the release cannot plan this deployment (e.g. no pool layout for the family)
+    error: str = ""  # the release cannot plan this deployment (e.g. no pool layout for the family)
 
     def differs_from(self, other: list[Row]) -> list[Row]:
         """This answer's rows whose prediction differs from the same quantity in ``other``."""
@@ -500,12 +547,12 @@ class Calibration:
     rows: list[Row]
     inputs: list[Input]
     notes: list[str]
-    result: Any = None               # FitResult of the measured run
+    result: Any = None  # FitResult of the measured run
     warnings: list[str] = field(default_factory=list)
-    engine_version: str | None = None                    # the release whose rules were applied
+    engine_version: str | None = None  # the release whose rules were applied
     engine_versions_possible: tuple[str, str] | None = None  # (oldest, newest) the log is consistent with
     release_reasons: list[str] = field(default_factory=list)
-    by_release: list[Answer] = field(default_factory=list)   # the answer under each rule set of the window
+    by_release: list[Answer] = field(default_factory=list)  # the answer under each rule set of the window
 
     @property
     def flagged(self) -> list[Row]:
@@ -520,26 +567,54 @@ class Calibration:
 
     def to_dict(self) -> dict:
         def rd(r: Row) -> dict:
-            return {"quantity": r.quantity, "unit": r.unit, "logged": r.logged, "predicted": r.predicted,
-                    "diff": r.diff, "rel": None if r.rel is None else round(r.rel, 6), "checked": r.checked,
-                    "resolution": r.resolution, "flagged": r.flagged(self.tolerance),
-                    "cause": r.cause if r.flagged(self.tolerance) else "", "note": r.note}
+            return {
+                "quantity": r.quantity,
+                "unit": r.unit,
+                "logged": r.logged,
+                "predicted": r.predicted,
+                "diff": r.diff,
+                "rel": None if r.rel is None else round(r.rel, 6),
+                "checked": r.checked,
+                "resolution": r.resolution,
+                "flagged": r.flagged(self.tolerance),
+                "cause": r.cause if r.flagged(self.tolerance) else "",
+                "note": r.note,
+            }
 
         def ad(a: Answer) -> dict:
-            return {"engine_version": a.engine_version, "releases": list(a.releases),
-                    "applied": a.engine_version == self.engine_version, "agrees": self.agrees_under(a),
-                    "error": a.error, "rows": [{"quantity": r.quantity, "predicted": r.predicted, "diff": r.diff,
-                                                "rel": None if r.rel is None else round(r.rel, 6),
-                                                "flagged": r.flagged(self.tolerance)} for r in a.rows]}
+            return {
+                "engine_version": a.engine_version,
+                "releases": list(a.releases),
+                "applied": a.engine_version == self.engine_version,
+                "agrees": self.agrees_under(a),
+                "error": a.error,
+                "rows": [
+                    {
+                        "quantity": r.quantity,
+                        "predicted": r.predicted,
+                        "diff": r.diff,
+                        "rel": None if r.rel is None else round(r.rel, 6),
+                        "flagged": r.flagged(self.tolerance),
+                    }
+                    for r in a.rows
+                ],
+            }
 
-        return {"log": self.log, "engine": self.engine, "model": self.model, "tolerance": self.tolerance,
-                "agrees": self.agrees, "rows": [rd(r) for r in self.rows],
-                "inputs": [{"name": i.name, "value": i.value, "source": i.source} for i in self.inputs],
-                "notes": self.notes, "warnings": self.warnings,
-                "engine_version": self.engine_version,
-                "engine_versions_possible": list(self.engine_versions_possible or ()),
-                "engine_version_reasons": self.release_reasons,
-                "by_release": [ad(a) for a in self.by_release]}
+        return {
+            "log": self.log,
+            "engine": self.engine,
+            "model": self.model,
+            "tolerance": self.tolerance,
+            "agrees": self.agrees,
+            "rows": [rd(r) for r in self.rows],
+            "inputs": [{"name": i.name, "value": i.value, "source": i.source} for i in self.inputs],
+            "notes": self.notes,
+            "warnings": self.warnings,
+            "engine_version": self.engine_version,
+            "engine_versions_possible": list(self.engine_versions_possible or ()),
+            "engine_version_reasons": self.release_reasons,
+            "by_release": [ad(a) for a in self.by_release],
+        }
 
 
 def fit_recovered(dep: Deployment) -> FitResult:
@@ -562,23 +637,42 @@ def _token_resolution(*, cell: float, mfs: float | None) -> float:
     return math.ceil(PRINT_STEP * (2 - f) / cell) + 1
 
 
-def calibrate(facts: LogFacts, *, log: str = "", model: str | None = None, gpu: str | None = None,
-              overrides: dict[str, Any] | None = None, tolerance: float = DEFAULT_TOLERANCE) -> Calibration:
+def calibrate(
+    facts: LogFacts,
+    *,
+    log: str = "",
+    model: str | None = None,
+    gpu: str | None = None,
+    overrides: dict[str, Any] | None = None,
+    tolerance: float = DEFAULT_TOLERANCE,
+) -> Calibration:
     """Recover the deployment from ``facts`` (a :class:`kvplan.inputs.logs.LogFacts`), predict it in measured mode
     and compare every logged quantity.  InputError when the log lacks what is needed (exit 2)."""
     if not (0 <= tolerance < 1):
-        raise InputError(f"tolerance must be a fraction in [0, 1), got {tolerance}", field="--tolerance",
-                         hint="e.g. 0.005 for 0.5%")
+        raise InputError(
+            f"tolerance must be a fraction in [0, 1), got {tolerance}", field="--tolerance", hint="e.g. 0.005 for 0.5%"
+        )
     rec = recover_deployment(facts, model=model, gpu=gpu, overrides=overrides, mode="measured")
     rows, res = _ENGINE_ROWS[facts.engine](facts, rec)
     engine_rows = list(rows)
     rows += _model_rows(facts, rec)
     if not any(r.checked and r.logged is not None for r in rows):
-        raise InputError("the log prints no pool size to compare (no '#tokens', 'max_total_num_tokens', 'KV size', "
-                         "'GPU KV cache size' or 'Available KV cache memory')", field="LOG")
-    cal = Calibration(log=log, engine=facts.engine, model=rec.deployment.model, tolerance=tolerance, rows=rows,
-                      inputs=list(rec.inputs), notes=list(rec.notes), result=res,
-                      warnings=list(facts.warnings) + list(res.warnings if res is not None else []))
+        raise InputError(
+            "the log prints no pool size to compare (no '#tokens', 'max_total_num_tokens', 'KV size', "
+            "'GPU KV cache size' or 'Available KV cache memory')",
+            field="LOG",
+        )
+    cal = Calibration(
+        log=log,
+        engine=facts.engine,
+        model=rec.deployment.model,
+        tolerance=tolerance,
+        rows=rows,
+        inputs=list(rec.inputs),
+        notes=list(rec.notes),
+        result=res,
+        warnings=list(facts.warnings) + list(res.warnings if res is not None else []),
+    )
     _release_answers(facts, rec, cal, engine_rows)
     return cal
 
@@ -593,16 +687,18 @@ def _release_answers(facts: LogFacts, rec: Recovered, cal: Calibration, engine_r
     assert rel is not None  # recover_deployment always chooses one
     cal.engine_version, cal.engine_versions_possible = rel.applied, rel.possible
     cal.release_reasons = list(rel.reasons)
-    stretches = [(rel.applied, rel.possible[0], rel.possible[1])] if rel.settled else \
-        rule_windows(facts.engine, *rel.possible)
+    stretches = (
+        [(rel.applied, rel.possible[0], rel.possible[1])] if rel.settled else rule_windows(facts.engine, *rel.possible)
+    )
     applied = next((s for s in stretches if s[0] == rel.applied), (rel.applied, *rel.possible))
     cal.by_release = [Answer(rel.applied, (applied[1], applied[2]), engine_rows)]
     for version, first, last in stretches:
         if version == rel.applied:
             continue
         try:
-            alt, _res = _ENGINE_ROWS[facts.engine](facts, replace(rec, deployment=replace(rec.deployment,
-                                                                                        engine_version=version)))
+            alt, _res = _ENGINE_ROWS[facts.engine](
+                facts, replace(rec, deployment=replace(rec.deployment, engine_version=version))
+            )
         except InputError as e:  # this release cannot plan the deployment (bad input for it, e.g. no such layout)
             cal.by_release.append(Answer(version, (first, last), [], error=e.one_line()))
             continue
@@ -613,7 +709,8 @@ def _release_answers(facts: LogFacts, rec: Recovered, cal: Calibration, engine_r
             f"the log allows {ENGINE_NAMES[facts.engine]} {rel.possible[0]} to {rel.possible[1]} and the rules "
             "change inside it: "
             f"the answer under each is listed ({', '.join(a.engine_version for a in cal.by_release)}); give "
-            "--engine-version to settle it")
+            "--engine-version to settle it"
+        )
 
 
 def _sglang_rows(facts: LogFacts, rec: Recovered) -> tuple[list[Row], FitResult]:
@@ -626,41 +723,95 @@ def _sglang_rows(facts: LogFacts, rec: Recovered) -> tuple[list[Row], FitResult]
     if facts.kv_bytes and facts.kv_tokens:
         logged_cell = facts.kv_bytes / (facts.kv_tokens + page)
     cell_ok = logged_cell is None or (cell and abs(logged_cell - cell) / cell < 0.01)
-    tok_cause = ("KV bytes per token differ (kv_cache_dtype, page size, layout or the model geometry): the log implies "
-                 f"{logged_cell:,.0f} B/token, kvplan {cell:,.0f}" if not cell_ok and logged_cell else
-                 "the budget differs (mem_fraction_static, a reserve this build takes such as multimodal or "
-                 "speculative buffers, or a --max-total-tokens cap)")
+    tok_cause = (
+        "KV bytes per token differ (kv_cache_dtype, page size, layout or the model geometry): the log implies "
+        f"{logged_cell:,.0f} B/token, kvplan {cell:,.0f}"
+        if not cell_ok and logged_cell
+        else "the budget differs (mem_fraction_static, a reserve this build takes such as multimodal or "
+        "speculative buffers, or a --max-total-tokens cap)"
+    )
     if facts.kv_tokens is not None:
-        rows.append(Row("pool tokens (KV Cache is allocated #tokens)", "tokens", facts.kv_tokens, res.kv_pool_tokens,
-                        resolution=tok_res, cause=tok_cause))
+        rows.append(
+            Row(
+                "pool tokens (KV Cache is allocated #tokens)",
+                "tokens",
+                facts.kv_tokens,
+                res.kv_pool_tokens,
+                resolution=tok_res,
+                cause=tok_cause,
+            )
+        )
     if facts.max_total_num_tokens is not None:
-        rows.append(Row("max_total_num_tokens (scheduler)", "tokens", facts.max_total_num_tokens, res.kv_pool_tokens,
-                        resolution=tok_res, cause=tok_cause))
+        rows.append(
+            Row(
+                "max_total_num_tokens (scheduler)",
+                "tokens",
+                facts.max_total_num_tokens,
+                res.kv_pool_tokens,
+                resolution=tok_res,
+                cause=tok_cause,
+            )
+        )
     kv_bytes = None
     if facts.kv_bytes is not None:
         # DSV4 prints its pools' bytes; every other family allocates one padding page beyond the budgeted tokens
         kv_bytes = res.kv_pool_bytes if res.family == Family.DSV4 else (res.kv_pool_tokens + page) * cell
         print_terms = 2 if facts.k_bytes is not None else 1  # K and V printed separately, or one KV size
         bytes_res = PRINT_STEP * print_terms + PRINT_STEP * (2 - (res.mem_fraction_static or 0))
-        rows.append(Row("KV cache bytes (K + V / KV size)", "bytes", facts.kv_bytes, kv_bytes,
-                        checked=facts.kv_tokens is None and facts.max_total_num_tokens is None,
-                        resolution=bytes_res, cause=tok_cause, note="(tokens + one padding page) x bytes per token"))
+        rows.append(
+            Row(
+                "KV cache bytes (K + V / KV size)",
+                "bytes",
+                facts.kv_bytes,
+                kv_bytes,
+                checked=facts.kv_tokens is None and facts.max_total_num_tokens is None,
+                resolution=bytes_res,
+                cause=tok_cause,
+                note="(tokens + one padding page) x bytes per token",
+            )
+        )
     if facts.max_running_requests is not None:
-        rows.append(Row("max_running_requests", "count", facts.max_running_requests, res.max_running_requests,
-                        cause="--max-running-requests not recovered, or this build derives the cap differently "
-                              "(0.5.23: clamp(tokens / context x 512, 2048, 4096); "
-                              "older builds: tokens / context x 512)"))
+        rows.append(
+            Row(
+                "max_running_requests",
+                "count",
+                facts.max_running_requests,
+                res.max_running_requests,
+                cause="--max-running-requests not recovered, or this build derives the cap differently "
+                "(0.5.23: clamp(tokens / context x 512, 2048, 4096); "
+                "older builds: tokens / context x 512)",
+            )
+        )
     if facts.context_len is not None:
-        rows.append(Row("context_len", "tokens", facts.context_len, res.context_length,
-                        cause="--context-length not recovered, or the preset's max_position_embeddings is not the "
-                              "checkpoint's (wrong model?)"))
-    if facts.free_after_pool_bytes is not None and facts.free_after_weights_bytes is not None and facts.kv_bytes \
-            and kv_bytes is not None:
-        rows.append(Row("free after pool (Memory pool end)", "bytes", facts.free_after_pool_bytes,
-                        facts.free_after_weights_bytes - kv_bytes, checked=False,
-                        resolution=3 * PRINT_STEP, cause="other allocations between weights and pool end "
-                        "(req_to_token pool, SWA/state pools, allocator slack)",
-                        note="free after weights - KV bytes; informational"))
+        rows.append(
+            Row(
+                "context_len",
+                "tokens",
+                facts.context_len,
+                res.context_length,
+                cause="--context-length not recovered, or the preset's max_position_embeddings is not the "
+                "checkpoint's (wrong model?)",
+            )
+        )
+    if (
+        facts.free_after_pool_bytes is not None
+        and facts.free_after_weights_bytes is not None
+        and facts.kv_bytes
+        and kv_bytes is not None
+    ):
+        rows.append(
+            Row(
+                "free after pool (Memory pool end)",
+                "bytes",
+                facts.free_after_pool_bytes,
+                facts.free_after_weights_bytes - kv_bytes,
+                checked=False,
+                resolution=3 * PRINT_STEP,
+                cause="other allocations between weights and pool end "
+                "(req_to_token pool, SWA/state pools, allocator slack)",
+                note="free after weights - KV bytes; informational",
+            )
+        )
     return rows, res
 
 
@@ -672,43 +823,98 @@ def _vllm_rows(facts: LogFacts, rec: Recovered) -> tuple[list[Row], FitResult]:
     if facts.available_kv_cache_bytes is not None and budget_terms is not None:
         bdep = replace(dep, kv_cache_memory_bytes=None, **budget_terms)
         bres = _fit(bdep)
-        rows.append(Row("available KV cache memory (budget)", "bytes", facts.available_kv_cache_bytes,
-                        bres.kv_budget_bytes, resolution=6 * PRINT_STEP,
-                        cause="a budget term differs: version accounting (graph estimate subtracted from 0.20, "
-                              "'consumed' memory from 0.27) or gpu_memory_utilization",
-                        note="ceil(total x util) - weights - activation - non-torch - graph, from the logged terms"))
+        rows.append(
+            Row(
+                "available KV cache memory (budget)",
+                "bytes",
+                facts.available_kv_cache_bytes,
+                bres.kv_budget_bytes,
+                resolution=6 * PRINT_STEP,
+                cause="a budget term differs: version accounting (graph estimate subtracted from 0.20, "
+                "'consumed' memory from 0.27) or gpu_memory_utilization",
+                note="ceil(total x util) - weights - activation - non-torch - graph, from the logged terms",
+            )
+        )
     res = _fit(dep)
     bpb: int = max((g.get("group_bytes_per_block") or 0 for g in res.groups), default=0)
     blk_res = (PRINT_STEP / bpb + 1) if bpb else 0.0
     bs = res.block_size or 16
-    cause_tok = ("block size, KV dtype, hybrid grouping or the version's token print rule (<0.21: blocks // groups "
-                 "x block; from 0.21: int(concurrency x max_model_len))")
+    cause_tok = (
+        "block size, KV dtype, hybrid grouping or the version's token print rule (<0.21: blocks // groups "
+        "x block; from 0.21: int(concurrency x max_model_len))"
+    )
     v0 = facts.gpu_kv_cache_tokens is None and facts.num_gpu_blocks is not None
     if facts.gpu_kv_cache_tokens is not None:
-        rows.append(Row("GPU KV cache size (tokens)", "tokens", facts.gpu_kv_cache_tokens, res.kv_pool_tokens,
-                        resolution=blk_res * bs * max(1, len(res.groups)), cause=cause_tok))
+        rows.append(
+            Row(
+                "GPU KV cache size (tokens)",
+                "tokens",
+                facts.gpu_kv_cache_tokens,
+                res.kv_pool_tokens,
+                resolution=blk_res * bs * max(1, len(res.groups)),
+                cause=cause_tok,
+            )
+        )
     if facts.num_gpu_blocks is not None:
-        rows.append(Row("GPU blocks", "count", facts.num_gpu_blocks, res.num_blocks, checked=v0 or True,
-                        resolution=blk_res, cause=cause_tok))
+        rows.append(
+            Row(
+                "GPU blocks",
+                "count",
+                facts.num_gpu_blocks,
+                res.num_blocks,
+                checked=v0 or True,
+                resolution=blk_res,
+                cause=cause_tok,
+            )
+        )
     if facts.max_concurrency is not None:
         per_req = None
         if res.num_blocks and res.max_concurrency_per_rank:
             per_req = res.num_blocks / res.max_concurrency_per_rank
         conc_res = 0.005 + (blk_res / per_req if per_req else 0)
         if facts.max_concurrency_tokens is not None and facts.max_concurrency_tokens != res.context_length:
-            rows.append(Row("max_model_len (concurrency line)", "tokens", facts.max_concurrency_tokens,
-                            res.context_length, cause="--max-model-len not recovered"))
-        rows.append(Row("maximum concurrency", "x", facts.max_concurrency, res.max_concurrency_per_rank,
-                        resolution=conc_res, cause="blocks per request (sliding window / Mamba groups, block size) "
-                                                   "or max_model_len"))
+            rows.append(
+                Row(
+                    "max_model_len (concurrency line)",
+                    "tokens",
+                    facts.max_concurrency_tokens,
+                    res.context_length,
+                    cause="--max-model-len not recovered",
+                )
+            )
+        rows.append(
+            Row(
+                "maximum concurrency",
+                "x",
+                facts.max_concurrency,
+                res.max_concurrency_per_rank,
+                resolution=conc_res,
+                cause="blocks per request (sliding window / Mamba groups, block size) or max_model_len",
+            )
+        )
     est = (facts.extra or {}).get("estimated_max_model_len")
     if est is not None:
-        rows.append(Row("estimated maximum model length (fit error)", "tokens", est,
-                        res.max_context_length if not res.fits else res.context_length,
-                        resolution=bs * (blk_res + 1), cause="the pool or the fit check differ (null block held back)"))
+        rows.append(
+            Row(
+                "estimated maximum model length (fit error)",
+                "tokens",
+                est,
+                res.max_context_length if not res.fits else res.context_length,
+                resolution=bs * (blk_res + 1),
+                cause="the pool or the fit check differ (null block held back)",
+            )
+        )
     if facts.available_kv_cache_bytes is not None and budget_terms is None:
-        rows.append(Row("available KV cache memory", "bytes", facts.available_kv_cache_bytes, res.kv_budget_bytes,
-                        checked=False, note="the input of this run (no full memory profile in the log)"))
+        rows.append(
+            Row(
+                "available KV cache memory",
+                "bytes",
+                facts.available_kv_cache_bytes,
+                res.kv_budget_bytes,
+                checked=False,
+                note="the input of this run (no full memory profile in the log)",
+            )
+        )
     return rows, res
 
 
@@ -733,23 +939,49 @@ def _model_rows(facts: LogFacts, rec: Recovered) -> list[Row]:
     if free is not None and rec.gpu_preset is not None:
         from kvplan.engines.runtime import modelled_free_at_start
 
-        pred, why = modelled_free_at_start(gpu=rec.gpu_preset, world_size=tp * pp, engine=facts.engine,
-                                           engine_version=dep.engine_version)
-        rows.append(Row(free_label, "bytes", free, pred, checked=False, resolution=PRINT_STEP,
-                        cause="runtime overhead model (CUDA context, NCCL / custom all-reduce buffers) or the device "
-                              "total of the preset", note=why))
+        pred, why = modelled_free_at_start(
+            gpu=rec.gpu_preset, world_size=tp * pp, engine=facts.engine, engine_version=dep.engine_version
+        )
+        rows.append(
+            Row(
+                free_label,
+                "bytes",
+                free,
+                pred,
+                checked=False,
+                resolution=PRINT_STEP,
+                cause="runtime overhead model (CUDA context, NCCL / custom all-reduce buffers) or the device "
+                "total of the preset",
+                note=why,
+            )
+        )
     if logged_w is not None and spec is not None:
         try:
             from kvplan.weights.estimate import estimate_weight_bytes
 
-            est = estimate_weight_bytes(config=spec.config, quantization=spec.quantization,
-                                        checkpoint_bytes=spec.checkpoint_bytes, tp_size=tp, pp_size=pp, ep_size=ep,
-                                        attn_dp_size=attn_dp if facts.engine == "sglang" else 1,
-                                        engine=facts.engine)
-            rows.append(Row("weight load (kvplan.weights estimate)", "bytes", logged_w, est.per_gpu_bytes,
-                            checked=False, resolution=2 * PRINT_STEP,
-                            cause="weight estimate: quantization scheme, shared/replicated tensors, or a checkpoint "
-                                  "that is not the preset's", note=est.method))
+            est = estimate_weight_bytes(
+                config=spec.config,
+                quantization=spec.quantization,
+                checkpoint_bytes=spec.checkpoint_bytes,
+                tp_size=tp,
+                pp_size=pp,
+                ep_size=ep,
+                attn_dp_size=attn_dp if facts.engine == "sglang" else 1,
+                engine=facts.engine,
+            )
+            rows.append(
+                Row(
+                    "weight load (kvplan.weights estimate)",
+                    "bytes",
+                    logged_w,
+                    est.per_gpu_bytes,
+                    checked=False,
+                    resolution=2 * PRINT_STEP,
+                    cause="weight estimate: quantization scheme, shared/replicated tensors, or a checkpoint "
+                    "that is not the preset's",
+                    note=est.method,
+                )
+            )
         except InputError:  # the estimate cannot size this model: no row (a kvplan bug still surfaces)
             pass
     return rows

@@ -31,11 +31,11 @@ if TYPE_CHECKING:
 class LogRelease:
     """The release a log's deployment is planned with, the releases the log allows, and why."""
 
-    applied: str                      # Deployment.engine_version
-    possible: tuple[str, str]         # (oldest, newest) the log is consistent with
-    source: str                       # where ``applied`` comes from (the Input source)
+    applied: str  # Deployment.engine_version
+    possible: tuple[str, str]  # (oldest, newest) the log is consistent with
+    source: str  # where ``applied`` comes from (the Input source)
     reasons: tuple[str, ...]
-    settled: bool                     # --engine-version, a printed version or a one-release window
+    settled: bool  # --engine-version, a printed version or a one-release window
 
 
 def newest_supported(engine: str) -> str:
@@ -122,8 +122,7 @@ def _sglang_stretches(oldest: str, newest: str) -> list[tuple[str, str]]:
 
     # windows_between lists the windows whose listed releases meet the range; the one that sizes `oldest` (when
     # `oldest` lies between two listed windows) is window_for(oldest)
-    firsts = sorted({window_for(oldest).first} | {w.first for w in windows_between(oldest, newest)},
-                    key=release_key)  # type: ignore[arg-type]
+    firsts = sorted({window_for(oldest).first} | {w.first for w in windows_between(oldest, newest)}, key=release_key)  # type: ignore[arg-type]
     out: list[tuple[str, str]] = []
     for i, first in enumerate(firsts):
         if i + 1 == len(firsts):

@@ -76,8 +76,15 @@ class Target(_Strict):
     headroom: float | int = Field(default=0, ge=0, le=1000)
 
 
-_KEY_TYPES: dict[str, Any] = {"int": int, "float": float, "size": int | str, "count": int | str, "bool": bool,
-                              "str": str, "list": str}
+_KEY_TYPES: dict[str, Any] = {
+    "int": int,
+    "float": float,
+    "size": int | str,
+    "count": int | str,
+    "bool": bool,
+    "str": str,
+    "list": str,
+}
 
 
 def _key_field(f: Flag, default: Any) -> tuple[Any, Any]:
@@ -97,13 +104,18 @@ def _deployment_keys() -> type[BaseModel]:
 
 
 DeploymentKeys = _deployment_keys()
-PlanDeployment = create_model("PlanDeployment", __base__=DeploymentKeys, name=(str, Field(min_length=1)),
-                              target=(Target, ...))
+PlanDeployment = create_model(
+    "PlanDeployment", __base__=DeploymentKeys, name=(str, Field(min_length=1)), target=(Target, ...)
+)
 
 
-PlanFile = create_model("PlanFile", __base__=_Strict, version=(Literal[1], 1),
-                        defaults=(DeploymentKeys, DeploymentKeys()),
-                        deployment=(list[dict[str, Any]], Field(min_length=1)))
+PlanFile = create_model(
+    "PlanFile",
+    __base__=_Strict,
+    version=(Literal[1], 1),
+    defaults=(DeploymentKeys, DeploymentKeys()),
+    deployment=(list[dict[str, Any]], Field(min_length=1)),
+)
 
 
 _ALLOWED = sorted(set(PlanDeployment.model_fields))
@@ -136,11 +148,11 @@ def _plan_key(flag_name: str | None) -> str:
 @dataclass
 class CheckSpec:
     name: str
-    deployment: Any           # kvplan.deployment.Deployment
-    context: int              # tokens per request of the target (the workload's input + output with one)
+    deployment: Any  # kvplan.deployment.Deployment
+    context: int  # tokens per request of the target (the workload's input + output with one)
     requests: int
     headroom: float
-    workload: bool = False    # the target counts requests of input_len + output_len tokens
+    workload: bool = False  # the target counts requests of input_len + output_len tokens
 
 
 #: a plan file is a few dozen deployments: 1 MiB is far beyond any real one
@@ -163,8 +175,9 @@ def _read_toml(p: Path) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"not valid TOML ({exc})", field=str(p)) from None
     except (ValueError, RecursionError) as exc:  # digits over Python's limit, absurd nesting
-        raise InputError(f"not a plan file kvplan can read ({type(exc).__name__}: {str(exc)[:80]})",
-                         field=str(p)) from None
+        raise InputError(
+            f"not a plan file kvplan can read ({type(exc).__name__}: {str(exc)[:80]})", field=str(p)
+        ) from None
     if _depth(doc) > MAX_PLAN_DEPTH:
         raise InputError(f"nested deeper than {MAX_PLAN_DEPTH} levels", field=str(p))
     return doc  # numbers are checked key by key by the plan model and Deployment validation (inf, NaN, ranges)
@@ -209,15 +222,21 @@ def _spec(p: Path, where: str, d: dict[str, Any]) -> CheckSpec:
     workload = d["input_len"] is not None or d["output_len"] is not None
     if workload:
         if target["context"] is not None:
-            raise InputError(f"{where}give key 'target.context' or a workload (input_len / output_len), not both",
-                             field=str(p), hint="a workload target counts requests of input_len + output_len tokens")
+            raise InputError(
+                f"{where}give key 'target.context' or a workload (input_len / output_len), not both",
+                field=str(p),
+                hint="a workload target counts requests of input_len + output_len tokens",
+            )
         if d["input_len"] is None:
             raise InputError(f"{where}key 'output_len' needs 'input_len' (kvplan fit's --input-len)", field=str(p))
         ctx = d["input_len"] + (d["output_len"] or 0)
     else:
         if target["context"] is None:
-            raise InputError(f"{where}missing key 'target.context'", field=str(p),
-                             hint="tokens per request, e.g. context = \"32k\" (or give input_len / output_len)")
+            raise InputError(
+                f"{where}missing key 'target.context'",
+                field=str(p),
+                hint='tokens per request, e.g. context = "32k" (or give input_len / output_len)',
+            )
         ctx = _number(target["context"], field=f"{p}: {where}target.context", size=False)
         if ctx is None or ctx < 2:
             raise InputError(f"{where}key 'target.context' must be at least 2 tokens", field=str(p))
@@ -227,8 +246,14 @@ def _spec(p: Path, where: str, d: dict[str, Any]) -> CheckSpec:
         validate(dep)
     except InputError as exc:
         raise InputError(f"{where}key '{_plan_key(exc.field)}': {exc}", field=str(p), hint=exc.hint) from None
-    return CheckSpec(name=name, deployment=dep, context=ctx, requests=target["requests"],
-                     headroom=float(target["headroom"]), workload=workload)
+    return CheckSpec(
+        name=name,
+        deployment=dep,
+        context=ctx,
+        requests=target["requests"],
+        headroom=float(target["headroom"]),
+        workload=workload,
+    )
 
 
 def load_plan(path: str | Path) -> list[CheckSpec]:
@@ -250,8 +275,9 @@ def load_plan(path: str | Path) -> list[CheckSpec]:
         except ValidationError as exc:
             raise _err(p, where, exc.errors()[0]) from None
         if d["name"] in seen:
-            raise InputError(f"{where}duplicate name '{d['name']}'", field=str(p),
-                             hint="give each deployment its own name")
+            raise InputError(
+                f"{where}duplicate name '{d['name']}'", field=str(p), hint="give each deployment its own name"
+            )
         seen.add(d["name"])
         specs.append(_spec(p, where, d))
     return specs
@@ -264,7 +290,7 @@ class CheckResult:
     gpu: str
     engine: str
     num_gpus: int
-    context: int              # tokens per request of the target (the workload's input + output with one)
+    context: int  # tokens per request of the target (the workload's input + output with one)
     requests: int
     headroom: float
     required_tokens: int
@@ -273,9 +299,9 @@ class CheckResult:
     headroom_achieved: float
     passed: bool
     reason: str
-    fits: bool = True         # fit's verdict: the engine starts and serves one full-context request
-    reasons: list[str] = field(default_factory=list)   # every reason it does not fit (fit's ``reasons``)
-    verdict: str = ""         # fit's verdict line
+    fits: bool = True  # fit's verdict: the engine starts and serves one full-context request
+    reasons: list[str] = field(default_factory=list)  # every reason it does not fit (fit's ``reasons``)
+    verdict: str = ""  # fit's verdict line
     input_len: int | None = None
     output_len: int | None = None
 
@@ -303,11 +329,24 @@ def _judge(s: CheckSpec, r: Any) -> tuple[bool, str, int, int, float]:
     if not r.fits:
         return False, "does not fit: " + r.reasons[0], conc, need, achieved
     if not s.workload and r.context_length < C:
-        return (False, f"target context {C:,} is longer than the server's --context-length {r.context_length:,}",
-                conc, need, achieved)
+        return (
+            False,
+            f"target context {C:,} is longer than the server's --context-length {r.context_length:,}",
+            conc,
+            need,
+            achieved,
+        )
     if conc < R:
-        return False, (f"{R} request(s) of {size} tokens wanted, room for {conc} "
-                       f"(pool {total:,} tokens, max_running_requests {r.max_running_requests})"), conc, need, achieved
+        return (
+            False,
+            (
+                f"{R} request(s) of {size} tokens wanted, room for {conc} "
+                f"(pool {total:,} tokens, max_running_requests {r.max_running_requests})"
+            ),
+            conc,
+            need,
+            achieved,
+        )
     if total < need:
         why = f"headroom {achieved:.1f}% < {s.headroom:g}%: pool {total:,} tokens, needs {need:,}"
         return False, why, conc, need, achieved
@@ -323,8 +362,11 @@ def _require_gpu(s: CheckSpec) -> None:
     if eff.model is not None:
         resolve_model(eff.model)
     if eff.gpu is None and eff.gpu_memory is None:
-        raise InputError("no GPU: a plan entry must name the GPU it runs on (key 'gpu', kvplan fit's --gpu)",
-                         field="--gpu", hint='set gpu = "h100-sxm" (a kvplan gpus id) in the deployment or [defaults]')
+        raise InputError(
+            "no GPU: a plan entry must name the GPU it runs on (key 'gpu', kvplan fit's --gpu)",
+            field="--gpu",
+            hint='set gpu = "h100-sxm" (a kvplan gpus id) in the deployment or [defaults]',
+        )
 
 
 def check(specs: list[CheckSpec], *, path: str = "plan") -> list[CheckResult]:
@@ -339,10 +381,27 @@ def check(specs: list[CheckSpec], *, path: str = "plan") -> list[CheckResult]:
         except InputError as exc:
             raise InputError(f"deployment '{s.name}': {exc.one_line()}", field=str(path)) from None
         ok, why, conc, need, achieved = _judge(s, r)
-        out.append(CheckResult(name=s.name, model=r.model, gpu=r.gpu, engine=r.engine, num_gpus=r.num_gpus,
-                               context=s.context, requests=s.requests, headroom=s.headroom, required_tokens=need,
-                               pool_tokens=r.kv_pool_tokens_total or r.kv_pool_tokens * r.dp, concurrency=conc,
-                               headroom_achieved=round(achieved, 2), passed=ok, reason=why, fits=r.fits,
-                               reasons=list(r.reasons), verdict=r.verdict, input_len=r.input_len,
-                               output_len=r.output_len))
+        out.append(
+            CheckResult(
+                name=s.name,
+                model=r.model,
+                gpu=r.gpu,
+                engine=r.engine,
+                num_gpus=r.num_gpus,
+                context=s.context,
+                requests=s.requests,
+                headroom=s.headroom,
+                required_tokens=need,
+                pool_tokens=r.kv_pool_tokens_total or r.kv_pool_tokens * r.dp,
+                concurrency=conc,
+                headroom_achieved=round(achieved, 2),
+                passed=ok,
+                reason=why,
+                fits=r.fits,
+                reasons=list(r.reasons),
+                verdict=r.verdict,
+                input_len=r.input_len,
+                output_len=r.output_len,
+            )
+        )
     return out

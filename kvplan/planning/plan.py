@@ -45,9 +45,11 @@ def fit(dep: Deployment, *, default_gpu: bool = True) -> FitResult:
     one = replace(dep, target_requests=1)
     if dep.engine == "vllm":
         from kvplan.engines.vllm.adapter import plan as plan_vllm
+
         res = plan_vllm(one, model, gpu)
     else:
         from kvplan.engines.sglang.planner import plan_sglang
+
         res = plan_sglang(one, model, gpu)
     if gpu_note:
         res.assumptions.insert(0, gpu_note)

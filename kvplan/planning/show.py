@@ -32,9 +32,18 @@ if TYPE_CHECKING:
     from kvplan.inputs.presets import HardwarePreset
 
 #: the names ``show`` gives vLLM's spec kinds
-_KIND_NAMES = {"full": "full attention", "swa": "sliding window", "chunked": "chunked local", "mla": "MLA",
-               "indexer": "DSA indexer", "mamba": "Mamba / linear-attention state", "dsv4_c": "DSV4 compressed MLA",
-               "dsv4_idx": "DSV4 indexer", "dsv4_swa": "DSV4 sliding window", "dsv4_state": "DSV4 compressor state"}
+_KIND_NAMES = {
+    "full": "full attention",
+    "swa": "sliding window",
+    "chunked": "chunked local",
+    "mla": "MLA",
+    "indexer": "DSA indexer",
+    "mamba": "Mamba / linear-attention state",
+    "dsv4_c": "DSV4 compressed MLA",
+    "dsv4_idx": "DSV4 indexer",
+    "dsv4_swa": "DSV4 sliding window",
+    "dsv4_state": "DSV4 compressor state",
+}
 
 
 def show_rows(model_text: str, gpu_text: str | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -45,8 +54,13 @@ def show_rows(model_text: str, gpu_text: str | None) -> tuple[dict[str, Any], li
     m = resolve_model(model_text)
     gpu = resolve_gpu(gpu_text) if gpu_text else None
     info: dict[str, Any] = {
-        "model": m.id, "family": m.family, "architecture": m.architecture, "layers": m.num_layers,
-        "context_length": m.context_length, "weights": m.quantization, "source": m.source,
+        "model": m.id,
+        "family": m.family,
+        "architecture": m.architecture,
+        "layers": m.num_layers,
+        "context_length": m.context_length,
+        "weights": m.quantization,
+        "source": m.source,
     }
     if m.notes:
         info["notes"] = " ".join(m.notes)
@@ -78,15 +92,24 @@ def gpu_defaults(m: ModelSpec, gpu: HardwarePreset | None) -> dict[str, Any]:
 
     sm = gpu.sm_major if gpu is not None else None
     vendor = gpu.vendor if gpu is not None else "nvidia"
-    out: dict[str, Any] = {"gpu": f"{gpu.name} (SM{sm}x)" if gpu is not None and sm else
-                           (gpu.name if gpu is not None else "none given (the engines' rules for an unknown GPU)")}
+    out: dict[str, Any] = {
+        "gpu": f"{gpu.name} (SM{sm}x)"
+        if gpu is not None and sm
+        else (gpu.name if gpu is not None else "none given (the engines' rules for an unknown GPU)")
+    }
     fam = attention_family(family=m.family, config=m.config)
     try:
         out["sglang_kv_cache_dtype"] = resolve_kv_cache_dtype(
-            requested="auto", model_dtype=m.model_dtype, kv_cache_quant_algo=m.kv_cache_quant_algo, family=fam,
-            sm_major=sm, vendor=vendor)
-        out["sglang_page_size"] = DEFAULT_RULES.default_page_size(family=fam, attention_backend=None, sm_major=sm,
-                                                                  vendor=vendor)
+            requested="auto",
+            model_dtype=m.model_dtype,
+            kv_cache_quant_algo=m.kv_cache_quant_algo,
+            family=fam,
+            sm_major=sm,
+            vendor=vendor,
+        )
+        out["sglang_page_size"] = DEFAULT_RULES.default_page_size(
+            family=fam, attention_backend=None, sm_major=sm, vendor=vendor
+        )
     except InputError as e:  # the engine refuses this model on this GPU: say so instead of a number
         out["sglang_kv_cache_dtype"] = f"refused: {e}"
     return out
@@ -97,19 +120,26 @@ def _vllm_model(m: ModelSpec, gpu: HardwarePreset | None, info: dict[str, Any]) 
     from kvplan.engines.vllm.specs import build_model_kv
 
     try:
-        model = build_model_kv(config=m.raw_config or m.config, tp_size=1, kv_cache_dtype="auto",
-                               sm_major=gpu.sm_major if gpu is not None else None)
+        model = build_model_kv(
+            config=m.raw_config or m.config,
+            tp_size=1,
+            kv_cache_dtype="auto",
+            sm_major=gpu.sm_major if gpu is not None else None,
+        )
     except InputError as e:
         info["vllm"] = f"refused: {e}"
         return None
-    kvd = next((n.split(" to ", 1)[1] for n in model.notes if n.startswith("kv_cache_dtype auto resolved to ")),
-               "auto (the model dtype)")
+    kvd = next(
+        (n.split(" to ", 1)[1] for n in model.notes if n.startswith("kv_cache_dtype auto resolved to ")),
+        "auto (the model dtype)",
+    )
     info["vllm_kv_cache_dtype"] = kvd
     return model
 
 
-def layer_type_rows(m: ModelSpec, gpu: HardwarePreset | None, vllm_model: ModelKV | None,
-                    sglang_kv_dtype: str) -> list[dict[str, Any]]:
+def layer_type_rows(
+    m: ModelSpec, gpu: HardwarePreset | None, vllm_model: ModelKV | None, sglang_kv_dtype: str
+) -> list[dict[str, Any]]:
     """One entry per layer type: layers, bytes per token per layer at TP1 (vLLM; SGLang's hybrid-SWA cell rows),
     window, KV-sharing layers.
 
@@ -124,22 +154,27 @@ def layer_type_rows(m: ModelSpec, gpu: HardwarePreset | None, vllm_model: ModelK
     if vllm_model is not None:
         for x in vllm_model.layers:
             name = _KIND_NAMES.get(x.kind, x.kind)
-            r = rows.setdefault(name, {"layer_type": name, "layers": 0, "vllm_bytes_per_token_layer": None,
-                                       "window": x.window})
+            r = rows.setdefault(
+                name, {"layer_type": name, "layers": 0, "vllm_bytes_per_token_layer": None, "window": x.window}
+            )
             r["layers"] += 1
             per = x.state_bytes if x.kind == "mamba" else x.token_bytes
             r["vllm_bytes_per_token_layer"] = per if x.kind != "mamba" else f"{per:,} B per request state"
     for name, per, n in _sglang_swa_rows(m, sglang_kv_dtype):
-        r = rows.setdefault(name, {"layer_type": name, "layers": n, "vllm_bytes_per_token_layer": None,
-                                   "window": None})
+        r = rows.setdefault(name, {"layer_type": name, "layers": n, "vllm_bytes_per_token_layer": None, "window": None})
         r["sglang_layers"] = n
         r["sglang_bytes_per_token_layer"] = per
     out = list(rows.values())
     if shared:
-        out.append({"layer_type": "KV-sharing (reads an earlier layer's cache)", "layers": len(shared),
-                    "layer_ids": f"{min(shared)}-{max(shared)}",
-                    "vllm_bytes_per_token_layer": "0 (no spec: vLLM skips kv_sharing_target_layer_name layers)",
-                    "sglang_bytes_per_token_layer": "reserved: counted in the pool, never written (SGLang 0.5.23)"})
+        out.append(
+            {
+                "layer_type": "KV-sharing (reads an earlier layer's cache)",
+                "layers": len(shared),
+                "layer_ids": f"{min(shared)}-{max(shared)}",
+                "vllm_bytes_per_token_layer": "0 (no spec: vLLM skips kv_sharing_target_layer_name layers)",
+                "sglang_bytes_per_token_layer": "reserved: counted in the pool, never written (SGLang 0.5.23)",
+            }
+        )
     return out
 
 
@@ -154,14 +189,21 @@ def _sglang_swa_rows(m: ModelSpec, kv_dtype: str) -> list[tuple[str, int, int]]:
     L = swa_layers_from_config(m.raw_config or m.config)
     dt = kv_dtype if kv_dtype not in ("nvfp4", "fp4_mx_block16") else "bf16"
     out = []
-    for name, n, heads, hd, vhd in (("full attention", len(L.full_layers), L.full_kv_heads, L.full_head_dim,
-                                     L.full_v_head_dim),
-                                    ("sliding window", len(L.swa_layers), L.swa_kv_heads, L.swa_head_dim,
-                                     L.swa_v_head_dim)):
+    for name, n, heads, hd, vhd in (
+        ("full attention", len(L.full_layers), L.full_kv_heads, L.full_head_dim, L.full_v_head_dim),
+        ("sliding window", len(L.swa_layers), L.swa_kv_heads, L.swa_head_dim, L.swa_v_head_dim),
+    ):
         if n:
             name = "MLA" if L.latent and name == "full attention" else name
-            out.append((name, swa_bytes_per_layer_token(kv_heads=heads, head_dim=hd, v_head_dim=vhd, attn_tp_size=1,
-                                                        kv_dtype=dt, latent=L.latent), n))
+            out.append(
+                (
+                    name,
+                    swa_bytes_per_layer_token(
+                        kv_heads=heads, head_dim=hd, v_head_dim=vhd, attn_tp_size=1, kv_dtype=dt, latent=L.latent
+                    ),
+                    n,
+                )
+            )
     return out
 
 
@@ -183,16 +225,22 @@ def vllm_group_rows(model: ModelKV, info: dict[str, Any], *, sm_major: int | Non
     block, _ = rel.block_size(model.family, None)
     warnings: list[str] = []
     if model.max_mamba_state_bytes:
-        align = hybrid_alignment(model, block_size=block, engine_version=parse_version(NEWEST_VERSION),
-                                 sm_major=sm_major)
+        align = hybrid_alignment(
+            model, block_size=block, engine_version=parse_version(NEWEST_VERSION), sm_major=sm_major
+        )
         if align.note:
             info["vllm_hybrid_alignment"] = align.note
-        block = hybrid_block_size(attn_token_bytes=model.attn_token_bytes_1layer,
-                                  mamba_state_bytes=model.max_mamba_state_bytes, block_size=align.block_size,
-                                  kernel_min_block=align.kernel_min_block, mla=align.mla)
+        block = hybrid_block_size(
+            attn_token_bytes=model.attn_token_bytes_1layer,
+            mamba_state_bytes=model.max_mamba_state_bytes,
+            block_size=align.block_size,
+            kernel_min_block=align.kernel_min_block,
+            mla=align.mla,
+        )
         page = block * model.attn_token_bytes_1layer
-        model = replace(model, layers=tuple(replace(x, state_bytes=page) if x.kind == "mamba" else x
-                                            for x in model.layers))
+        model = replace(
+            model, layers=tuple(replace(x, state_bytes=page) if x.kind == "mamba" else x for x in model.layers)
+        )
     try:
         groups = kv_groups(model, block, warnings, rel)
     except InputError as e:
@@ -201,5 +249,13 @@ def vllm_group_rows(model: ModelKV, info: dict[str, Any], *, sm_major: int | Non
     info["vllm_block_size"] = block
     pads = [w for w in warnings if w.startswith("Add ")]
     info["vllm_padding"] = "; ".join(pads) if pads else "no padding layers"
-    return [{"group": i, "kind": _KIND_NAMES.get(g.kind, g.kind), "layers": len(g.layers),
-             "block_size": g.block_size, "bytes_per_block": g.bytes_per_block()} for i, g in enumerate(groups)]
+    return [
+        {
+            "group": i,
+            "kind": _KIND_NAMES.get(g.kind, g.kind),
+            "layers": len(g.layers),
+            "block_size": g.block_size,
+            "bytes_per_block": g.bytes_per_block(),
+        }
+        for i, g in enumerate(groups)
+    ]

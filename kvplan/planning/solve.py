@@ -47,8 +47,8 @@ DTYPE_ORDER = ("bfloat16", "fp8_e4m3", "fp8_e5m2", "mxfp8", "nvfp4", "fp4_mx_blo
 class Candidate:
     label: str
     value: Any
-    fits: bool                 # meets the target (the candidate answers the question)
-    reason: str                # fit's target_reason
+    fits: bool  # meets the target (the candidate answers the question)
+    reason: str  # fit's target_reason
     row: dict = field(default_factory=dict)
 
 
@@ -60,28 +60,64 @@ class SolveResult:
     answer_label: str
     candidates: list[Candidate]
     notes: list[str] = field(default_factory=list)
-    answer_index: int | None = None   # which candidate is the answer
-    longest_request: int | None = None   # context: fit's max_context_length at the answer
+    answer_index: int | None = None  # which candidate is the answer
+    longest_request: int | None = None  # context: fit's max_context_length at the answer
 
     def __post_init__(self):
         if self.answer_index is None and self.answer is not None:
-            self.answer_index = next((i for i, c in enumerate(self.candidates) if c.fits and c.value == self.answer),
-                                     None)
+            self.answer_index = next(
+                (i for i, c in enumerate(self.candidates) if c.fits and c.value == self.answer), None
+            )
 
     @property
     def solved(self) -> bool:
         return self.answer is not None
 
     def to_dict(self) -> dict:
-        keep = ("model", "gpu", "engine", "num_gpus", "tp", "pp", "dp", "kv_cache_dtype", "mem_fraction_static",
-                "gpu_memory_utilization",
-                "context_length", "target_requests", "input_len", "output_len", "kv_bytes_per_token",
-                "kv_budget_bytes", "kv_pool_tokens", "max_running_requests", "max_concurrency", "max_context_length",
-                "workload_tokens_per_request", "workload_concurrency", "fits", "meets_target", "verdict")
-        out = {"question": self.question, "target": self.target, "answer": self.answer,
-               "answer_label": self.answer_label, "notes": self.notes,
-               "candidates": [{"label": c.label, "value": c.value, "fits": c.fits, "reason": c.reason,
-                               **{k: c.row.get(k) for k in keep if k in c.row}} for c in self.candidates]}
+        keep = (
+            "model",
+            "gpu",
+            "engine",
+            "num_gpus",
+            "tp",
+            "pp",
+            "dp",
+            "kv_cache_dtype",
+            "mem_fraction_static",
+            "gpu_memory_utilization",
+            "context_length",
+            "target_requests",
+            "input_len",
+            "output_len",
+            "kv_bytes_per_token",
+            "kv_budget_bytes",
+            "kv_pool_tokens",
+            "max_running_requests",
+            "max_concurrency",
+            "max_context_length",
+            "workload_tokens_per_request",
+            "workload_concurrency",
+            "fits",
+            "meets_target",
+            "verdict",
+        )
+        out = {
+            "question": self.question,
+            "target": self.target,
+            "answer": self.answer,
+            "answer_label": self.answer_label,
+            "notes": self.notes,
+            "candidates": [
+                {
+                    "label": c.label,
+                    "value": c.value,
+                    "fits": c.fits,
+                    "reason": c.reason,
+                    **{k: c.row.get(k) for k in keep if k in c.row},
+                }
+                for c in self.candidates
+            ],
+        }
         if self.question == "context":
             out["longest_request"] = self.longest_request
         return out
@@ -128,7 +164,7 @@ class _ContextProbes:
     def __init__(self, base: Deployment, upper: int) -> None:
         self.base, self.upper = base, upper
         self.rows: dict[int, dict] = {}
-        self._ahead: dict[int, tuple[Any, int]] = {}   # context -> (table, row) evaluated ahead
+        self._ahead: dict[int, tuple[Any, int]] = {}  # context -> (table, row) evaluated ahead
         self.vector = False
 
     def _row(self, c: int) -> dict:
@@ -144,8 +180,11 @@ class _ContextProbes:
         axis starts at the upper bound, so the group is resolved at the point already probed."""
         if not self.vector:
             return
-        todo = [c for c in dict.fromkeys((*first, *_bisection_mids(lo, hi, PREFETCH_LEVELS)))
-                if c not in self.rows and c not in self._ahead]
+        todo = [
+            c
+            for c in dict.fromkeys((*first, *_bisection_mids(lo, hi, PREFETCH_LEVELS)))
+            if c not in self.rows and c not in self._ahead
+        ]
         if not todo:
             return
         t = _table(self.base, {"context_length": [self.upper, *todo]})
@@ -192,8 +231,13 @@ def solve(base: Deployment, question: str, *, max_gpus: int = 64) -> SolveResult
         raise InputError(f"unknown question '{question}'", field="QUESTION", hint="one of " + ", ".join(QUESTIONS))
     if not isinstance(max_gpus, int) or isinstance(max_gpus, bool) or not 1 <= max_gpus <= 4096:
         raise InputError(f"must be an integer between 1 and 4096, got {max_gpus!r}", field="--max-gpus")
-    return {"gpus": _solve_gpus, "mem-fraction": _solve_mfs, "dtype": _solve_dtype, "context": _solve_context,
-            "concurrency": _solve_concurrency}[question](base, max_gpus=max_gpus)
+    return {
+        "gpus": _solve_gpus,
+        "mem-fraction": _solve_mfs,
+        "dtype": _solve_dtype,
+        "context": _solve_context,
+        "concurrency": _solve_concurrency,
+    }[question](base, max_gpus=max_gpus)
 
 
 def _target_text(r: dict) -> str:
@@ -218,16 +262,30 @@ def _solve_gpus(base: Deployment, *, max_gpus: int) -> SolveResult:
     rows.sort(key=lambda r: (r["num_gpus"], not r["meets_target"], -_achieved(r), r["dp"]))
     answer = next((r for r in rows if r["meets_target"]), None)
     shown = [r for r in rows if answer is None or r["num_gpus"] <= answer["num_gpus"]]
-    cands = [Candidate(label=f"{r['num_gpus']} GPU(s): tp {r['tp']} x pp {r['pp']} x dp {r['dp']}",
-                       value=r["num_gpus"], fits=r["meets_target"], reason=r["reason"], row=r) for r in shown]
+    cands = [
+        Candidate(
+            label=f"{r['num_gpus']} GPU(s): tp {r['tp']} x pp {r['pp']} x dp {r['dp']}",
+            value=r["num_gpus"],
+            fits=r["meets_target"],
+            reason=r["reason"],
+            row=r,
+        )
+        for r in shown
+    ]
     gpu = base.gpu or (base.with_defaults().gpu or "GPU")
     return SolveResult(
-        question="gpus", target=target, answer=answer["num_gpus"] if answer else None,
-        answer_label=(f"{answer['num_gpus']} x {gpu} (tp {answer['tp']}, pp {answer['pp']}, dp {answer['dp']}; "
-                      f"room for {_achieved(answer)})" if answer
-                      else f"no layout of up to {max_gpus} {gpu} meets the target"),
+        question="gpus",
+        target=target,
+        answer=answer["num_gpus"] if answer else None,
+        answer_label=(
+            f"{answer['num_gpus']} x {gpu} (tp {answer['tp']}, pp {answer['pp']}, dp {answer['dp']}; "
+            f"room for {_achieved(answer)})"
+            if answer
+            else f"no layout of up to {max_gpus} {gpu} meets the target"
+        ),
         candidates=cands,
-        notes=[f"candidates: tp and dp in powers of two, tp x pp x dp <= {max_gpus} (--max-gpus)"])
+        notes=[f"candidates: tp and dp in powers of two, tp x pp x dp <= {max_gpus} (--max-gpus)"],
+    )
 
 
 def _engine(base: Deployment) -> str:
@@ -259,18 +317,32 @@ def _solve_util(base: Deployment) -> SolveResult:
         return Candidate(f"util {u:g}", u, bool(r["meets_target"]), r["reason"], {**r, "gpu_memory_utilization": u})
 
     if first is None:
-        return SolveResult("mem-fraction", target, None, "no gpu_memory_utilization <= 1.0 meets the target",
-                           [cand(u, r) for u, r in pairs if u in (0.5, 0.8, 0.9, 0.95, 1.0)], notes)
+        return SolveResult(
+            "mem-fraction",
+            target,
+            None,
+            "no gpu_memory_utilization <= 1.0 meets the target",
+            [cand(u, r) for u, r in pairs if u in (0.5, 0.8, 0.9, 0.95, 1.0)],
+            notes,
+        )
     lo = pairs[first - 1][0] if first > 0 else 0.0
     fine = [round(lo + i / 1000, 3) for i in range(1, 11)]
     fine_pairs = list(zip(fine, _rows(base, {"gpu_memory_utilization": fine}), strict=True))
     k = next(i for i, (_, r) in enumerate(fine_pairs) if r["meets_target"])
     ans, ans_row = fine_pairs[k]
-    shown = [(u, r) for u, r in pairs[:first] if round(u * 100) % 10 == 0] + fine_pairs[max(k - 1, 0):k] + \
-        [(ans, ans_row)]
-    return SolveResult("mem-fraction", target, ans,
-                       f"--gpu-memory-utilization {ans:g} (pool {ans_row['kv_pool_tokens']:,} tokens, "
-                       f"room for {_achieved(ans_row)})", [cand(u, r) for u, r in shown], notes)
+    shown = (
+        [(u, r) for u, r in pairs[:first] if round(u * 100) % 10 == 0]
+        + fine_pairs[max(k - 1, 0) : k]
+        + [(ans, ans_row)]
+    )
+    return SolveResult(
+        "mem-fraction",
+        target,
+        ans,
+        f"--gpu-memory-utilization {ans:g} (pool {ans_row['kv_pool_tokens']:,} tokens, room for {_achieved(ans_row)})",
+        [cand(u, r) for u, r in shown],
+        notes,
+    )
 
 
 def _solve_mfs(base: Deployment, *, max_gpus: int) -> SolveResult:
@@ -283,11 +355,16 @@ def _solve_mfs(base: Deployment, *, max_gpus: int) -> SolveResult:
     notes = []
     default = _rows(replace(base, mem_fraction_static=None), {})[0]
     if not default["error"] and default["mem_fraction_static"] == default["mem_fraction_static"]:
-        notes.append(f"SGLang's default for this deployment: {default['mem_fraction_static']:g} "
-                     f"({'meets the target' if default['meets_target'] else 'misses the target'})")
+        notes.append(
+            f"SGLang's default for this deployment: {default['mem_fraction_static']:g} "
+            f"({'meets the target' if default['meets_target'] else 'misses the target'})"
+        )
     if first is None:
-        cands = [Candidate(f"mfs {r['mem_fraction_static']:g}", r["mem_fraction_static"], False, r["reason"], r)
-                 for r in rows if r["mem_fraction_static"] in (0.5, 0.8, 0.9, 0.95, 1.0)]
+        cands = [
+            Candidate(f"mfs {r['mem_fraction_static']:g}", r["mem_fraction_static"], False, r["reason"], r)
+            for r in rows
+            if r["mem_fraction_static"] in (0.5, 0.8, 0.9, 0.95, 1.0)
+        ]
         return SolveResult("mem-fraction", target, None, "no mem_fraction_static <= 1.0 meets the target", cands, notes)
     lo = rows[first - 1]["mem_fraction_static"] if first > 0 else 0.0
     fine = [round(lo + i / 1000, 3) for i in range(1, 11)]
@@ -295,11 +372,19 @@ def _solve_mfs(base: Deployment, *, max_gpus: int) -> SolveResult:
     ans = next(r for r in fine_rows if r["meets_target"])
     below = [r for r in fine_rows if r["mem_fraction_static"] < ans["mem_fraction_static"]]
     shown = [r for r in rows[:first] if round(r["mem_fraction_static"] * 100) % 10 == 0] + below[-1:] + [ans]
-    cands = [Candidate(f"mfs {r['mem_fraction_static']:g}", r["mem_fraction_static"], r["meets_target"], r["reason"],
-                       r) for r in shown]
-    return SolveResult("mem-fraction", target, ans["mem_fraction_static"],
-                       f"--mem-fraction-static {ans['mem_fraction_static']:g} (pool {ans['kv_pool_tokens']:,} tokens, "
-                       f"room for {_achieved(ans)})", cands, notes)
+    cands = [
+        Candidate(f"mfs {r['mem_fraction_static']:g}", r["mem_fraction_static"], r["meets_target"], r["reason"], r)
+        for r in shown
+    ]
+    return SolveResult(
+        "mem-fraction",
+        target,
+        ans["mem_fraction_static"],
+        f"--mem-fraction-static {ans['mem_fraction_static']:g} (pool {ans['kv_pool_tokens']:,} tokens, "
+        f"room for {_achieved(ans)})",
+        cands,
+        notes,
+    )
 
 
 def _solve_dtype(base: Deployment, *, max_gpus: int) -> SolveResult:
@@ -312,11 +397,22 @@ def _solve_dtype(base: Deployment, *, max_gpus: int) -> SolveResult:
         cands.append(Candidate(d, d, r["meets_target"], r["reason"], r))
         if ans is not None and r is ans:
             break
-    return SolveResult("dtype", target, ans and DTYPE_ORDER[rows.index(ans)],
-                       (f"--kv-cache-dtype {DTYPE_ORDER[rows.index(ans)]} ({ans['kv_bytes_per_token']:,.0f} B/token, "
-                        f"room for {_achieved(ans)})") if ans else "no KV dtype meets the target",
-                       cands, ["order: least precision given up first (bf16, fp8, mxfp8, fp4); a dtype the engine "
-                               "refuses on this GPU never answers"])
+    return SolveResult(
+        "dtype",
+        target,
+        ans and DTYPE_ORDER[rows.index(ans)],
+        (
+            f"--kv-cache-dtype {DTYPE_ORDER[rows.index(ans)]} ({ans['kv_bytes_per_token']:,.0f} B/token, "
+            f"room for {_achieved(ans)})"
+        )
+        if ans
+        else "no KV dtype meets the target",
+        cands,
+        [
+            "order: least precision given up first (bf16, fp8, mxfp8, fp4); a dtype the engine "
+            "refuses on this GPU never answers"
+        ],
+    )
 
 
 def _solve_context(base: Deployment, *, max_gpus: int) -> SolveResult:
@@ -347,19 +443,31 @@ def _solve_context(base: Deployment, *, max_gpus: int) -> SolveResult:
                     hi = mid
             ans = lo
     keep = {upper, 2} if ans is None else {ans, ans + 1, upper}
-    cands = [Candidate(f"context {c:,}", c, r["meets_target"], r["reason"], r) for c, r in sorted(probes.items())
-             if c in keep]
+    cands = [
+        Candidate(f"context {c:,}", c, r["meets_target"], r["reason"], r)
+        for c, r in sorted(probes.items())
+        if c in keep
+    ]
     notes = [f"bisection over 2 .. {upper:,} tokens (--context-length, default the model's): {len(probes)} probes"]
     longest = None
     if ans is not None:
         r = probes[ans]
         longest = r["max_context_length"]
-        label = (f"--context-length {ans:,} (longest request {longest:,} tokens, as fit prints it; {requests(req)}; "
-                 f"pool {r['kv_pool_tokens']:,} tokens, room for {_achieved(r)})")
+        label = (
+            f"--context-length {ans:,} (longest request {longest:,} tokens, as fit prints it; {requests(req)}; "
+            f"pool {r['kv_pool_tokens']:,} tokens, room for {_achieved(r)})"
+        )
     else:
         label = f"no context length meets {requests(req)}"
-    return SolveResult("context", f"{requests(req)} at once, up to {upper:,} tokens each", ans, label, cands, notes,
-                       longest_request=longest)
+    return SolveResult(
+        "context",
+        f"{requests(req)} at once, up to {upper:,} tokens each",
+        ans,
+        label,
+        cands,
+        notes,
+        longest_request=longest,
+    )
 
 
 def _solve_concurrency(base: Deployment, *, max_gpus: int) -> SolveResult:
@@ -367,20 +475,38 @@ def _solve_concurrency(base: Deployment, *, max_gpus: int) -> SolveResult:
     if r0["error"]:
         raise InputError(r0["error"], field="solve")
     ctx = r0["context_length"]
-    what = (f"{r0['input_len']:,}+{r0['output_len'] or 0:,} tokens" if r0.get("input_len") is not None
-            else f"{ctx:,} tokens")
+    what = (
+        f"{r0['input_len']:,}+{r0['output_len'] or 0:,} tokens"
+        if r0.get("input_len") is not None
+        else f"{ctx:,} tokens"
+    )
     if not r0["meets_target"]:
-        return SolveResult("concurrency", f"requests of {what}", None, f"not even one request of {what} fits",
-                           [Candidate("1 request", 1, False, r0["reason"], r0)])
+        return SolveResult(
+            "concurrency",
+            f"requests of {what}",
+            None,
+            f"not even one request of {what} fits",
+            [Candidate("1 request", 1, False, r0["reason"], r0)],
+        )
     n = _achieved(r0)
     rows = _rows(base, {"target_requests": [n, n + 1]})
-    cands = [Candidate(f"{r['target_requests']} request(s)", r["target_requests"], r["meets_target"], r["reason"], r)
-             for r in rows]
+    cands = [
+        Candidate(f"{r['target_requests']} request(s)", r["target_requests"], r["meets_target"], r["reason"], r)
+        for r in rows
+    ]
     notes = []
     if r0.get("input_len") is None:
         pool_only = r0["kv_pool_tokens"] // ctx * (r0.get("dp") or 1)
         if pool_only > n:
-            notes.append(f"the pool alone holds {pool_only} such requests; the request cap "
-                         f"(max_running_requests {r0['max_running_requests']} per rank) limits it to {n}")
-    return SolveResult("concurrency", f"requests of {what} at once", n,
-                       f"{n} request(s) of {what} (pool {r0['kv_pool_tokens']:,} tokens)", cands, notes)
+            notes.append(
+                f"the pool alone holds {pool_only} such requests; the request cap "
+                f"(max_running_requests {r0['max_running_requests']} per rank) limits it to {n}"
+            )
+    return SolveResult(
+        "concurrency",
+        f"requests of {what} at once",
+        n,
+        f"{n} request(s) of {what} (pool {r0['kv_pool_tokens']:,} tokens)",
+        cands,
+        notes,
+    )

@@ -89,10 +89,10 @@ MAX_POINT_GROUP = 20_000
 
 @dataclass(frozen=True)
 class Axis:
-    field: str      # Deployment field
-    flag: str       # the CLI flag that names it in errors
-    kind: str       # "str" | "int" | "count" | "float" | "size"
-    numeric: bool   # vectorised inside a group
+    field: str  # Deployment field
+    flag: str  # the CLI flag that names it in errors
+    kind: str  # "str" | "int" | "count" | "float" | "size"
+    numeric: bool  # vectorised inside a group
 
 
 def _axis(f: Flag) -> Axis:
@@ -143,15 +143,21 @@ def _scalar(text: str, kind: str, flag: str):
 def _range(item: str, kind: str, flag: str) -> list:
     parts = item.split(":")
     if kind in ("str", "size") or len(parts) not in (2, 3):
-        raise InputError(f"'{item}' is not a value or a START:STOP[:STEP] range", field=flag,
-                         hint="write e.g. 1:8, 0.70:0.95:0.05 or 4k:1m:x2" if kind != "str" else "ranges need numbers")
+        raise InputError(
+            f"'{item}' is not a value or a START:STOP[:STEP] range",
+            field=flag,
+            hint="write e.g. 1:8, 0.70:0.95:0.05 or 4k:1m:x2" if kind != "str" else "ranges need numbers",
+        )
     start, stop = _scalar(parts[0], kind, flag), _scalar(parts[1], kind, flag)
     step_text = parts[2].strip() if len(parts) == 3 else ("1" if kind in ("int", "count") else "")
     if not step_text:
         raise InputError(f"range '{item}' needs a step", field=flag, hint="write START:STOP:STEP, e.g. 0.70:0.95:0.05")
     if start > stop:
-        raise InputError(f"range '{item}' runs backwards (start {start} > stop {stop})", field=flag,
-                         hint="write the smaller value first")
+        raise InputError(
+            f"range '{item}' runs backwards (start {start} > stop {stop})",
+            field=flag,
+            hint="write the smaller value first",
+        )
     out: list = []
     if step_text.lower().startswith("x"):
         factor = _scalar(step_text[1:], "float", flag)
@@ -199,8 +205,9 @@ def parse_axis(text: str, *, field: str) -> list:
     values: list = []
     for item in items:
         if not item.strip():
-            raise InputError(f"empty item in '{text}'", field=flag,
-                             hint="separate values with single commas, e.g. 1,2,4")
+            raise InputError(
+                f"empty item in '{text}'", field=flag, hint="separate values with single commas, e.g. 1,2,4"
+            )
         if axis.kind != "str" and ":" in item:
             values.extend(_range(item, axis.kind, flag))
         else:
@@ -249,9 +256,9 @@ GROUP_COLS = ("model", "gpu", "engine", "num_gpus", "tp", "pp", "dp", "ep", "kv_
 class Group:
     """One combination of the group axes: what ``fit`` resolved once for it."""
 
-    dep: Deployment                 # group fields set; numeric fields as the user gave them (axes: None)
-    labels: dict[str, Any]          # model, gpu, engine, num_gpus, tp, pp, dp, ep, kv_cache_dtype, page_size
-    method: str = "vector"          # "vector" | "point" | "invalid"
+    dep: Deployment  # group fields set; numeric fields as the user gave them (axes: None)
+    labels: dict[str, Any]  # model, gpu, engine, num_gpus, tp, pp, dp, ep, kv_cache_dtype, page_size
+    method: str = "vector"  # "vector" | "point" | "invalid"
     error: str = ""
     family: str = ""
     cell: int = 0
@@ -264,19 +271,19 @@ class Group:
     note: str = ""
     # the verdict's group-level facts (kvplan.planning.verdict): the same for every point of the group
     engine: str = "sglang"
-    weights: int = 0                # per-GPU weight load
+    weights: int = 0  # per-GPU weight load
     dtype_refusal: str | None = None
-    context_limit: int | None = None   # the longest context the engine accepts (None: no check)
-    context_given: bool = False     # a --context-length is set (an axis or the base), so the engine checks it
+    context_limit: int | None = None  # the longest context the engine accepts (None: no check)
+    context_given: bool = False  # a --context-length is set (an axis or the base), so the engine checks it
     allow_long_context: bool = False
-    family_cap: int | None = None   # SGLang's family default request cap (DeepSeek-V4: 256)
-    model: Any = None               # the ModelSpec
-    rules: Any = None               # the SGLang rule set of the deployment's release (releases.rules_for)
-    context_refusals: dict[int, str | None] = field(default_factory=dict)   # context -> the engine's refusal
-    vector: Any = None              # an engine's per-group vector state (kvplan.planning.sweep_vllm, SGLang's pools)
-    kv_cell: float = 0.0            # the representative fit's kv_bytes_per_token
-    requested: int | None = None    # SGLang: the request cap in force without an axis (the user's or a default)
-    swa_terms: Any = None           # SGLang hybrid SWA: the workload's SWA-pool terms (kvplan.planning.workload)
+    family_cap: int | None = None  # SGLang's family default request cap (DeepSeek-V4: 256)
+    model: Any = None  # the ModelSpec
+    rules: Any = None  # the SGLang rule set of the deployment's release (releases.rules_for)
+    context_refusals: dict[int, str | None] = field(default_factory=dict)  # context -> the engine's refusal
+    vector: Any = None  # an engine's per-group vector state (kvplan.planning.sweep_vllm, SGLang's pools)
+    kv_cell: float = 0.0  # the representative fit's kv_bytes_per_token
+    requested: int | None = None  # SGLang: the request cap in force without an axis (the user's or a default)
+    swa_terms: Any = None  # SGLang hybrid SWA: the workload's SWA-pool terms (kvplan.planning.workload)
 
 
 def _context_refusal(g: Group, ctx: int) -> str | None:
@@ -285,18 +292,29 @@ def _context_refusal(g: Group, ctx: int) -> str | None:
         from kvplan.engines import support
 
         g.context_refusals[ctx] = support.context_refusal(
-            engine=g.engine, model=g.model, context_length=ctx if g.context_given else None,
-            allowed=g.allow_long_context)
+            engine=g.engine,
+            model=g.model,
+            context_length=ctx if g.context_given else None,
+            allowed=g.allow_long_context,
+        )
     return g.context_refusals[ctx]
 
 
 def _invalid_group(dep: Deployment, rep: Deployment, exc: InputError) -> Group:
     eff = rep.with_defaults()
     tp, pp, dp = eff.tp or 1, eff.pp or 1, eff.dp or 1
-    labels = {"model": eff.model, "gpu": eff.gpu, "engine": eff.engine,
-              "num_gpus": eff.num_gpus or tp * pp * (1 if eff.enable_dp_attention else dp), "tp": tp, "pp": pp,
-              "dp": dp, "ep": eff.ep or 1, "kv_cache_dtype": eff.kv_cache_dtype or "auto",
-              "page_size": eff.page_size}
+    labels = {
+        "model": eff.model,
+        "gpu": eff.gpu,
+        "engine": eff.engine,
+        "num_gpus": eff.num_gpus or tp * pp * (1 if eff.enable_dp_attention else dp),
+        "tp": tp,
+        "pp": pp,
+        "dp": dp,
+        "ep": eff.ep or 1,
+        "kv_cache_dtype": eff.kv_cache_dtype or "auto",
+        "page_size": eff.page_size,
+    }
     return Group(dep=dep, labels=labels, method="invalid", error=exc.one_line())
 
 
@@ -312,10 +330,14 @@ def _verdict_facts(g: Group, rep: Deployment, res: Any) -> None:
     gpu, _ = gpu_for(eff)
     g.engine = res.engine
     g.weights = res.weight_bytes
-    g.dtype_refusal = support.kv_dtype_refusal(engine=res.engine, kv_dtype=res.kv_cache_dtype,
-                                               arch=support.arch_of(gpu), attention=support.attention_kind(g.model),
-                                               attention_backend=eff.attention_backend,
-                                               deepseek_family=support.deepseek_family(g.model))
+    g.dtype_refusal = support.kv_dtype_refusal(
+        engine=res.engine,
+        kv_dtype=res.kv_cache_dtype,
+        arch=support.arch_of(gpu),
+        attention=support.attention_kind(g.model),
+        attention_backend=eff.attention_backend,
+        deepseek_family=support.deepseek_family(g.model),
+    )
     g.context_limit = support.model_max_context(engine=res.engine, model=g.model)[0]
     g.allow_long_context = long_context_allowed(eff, res.engine, os.environ)[0]
     g.family_cap = support.family_request_cap(engine=res.engine, family=res.family, engine_version=eff.engine_version)
@@ -333,9 +355,18 @@ def _fit_group(dep: Deployment, first: Mapping[str, Any]) -> tuple[Group, Any]:
             res = fit(rep)
     except InputError as exc:
         return _invalid_group(dep, rep, exc), None
-    labels = {"model": res.model, "gpu": res.gpu, "engine": res.engine, "num_gpus": res.num_gpus, "tp": res.tp,
-              "pp": res.pp, "dp": res.dp, "ep": res.ep, "kv_cache_dtype": res.kv_cache_dtype,
-              "page_size": res.page_size}
+    labels = {
+        "model": res.model,
+        "gpu": res.gpu,
+        "engine": res.engine,
+        "num_gpus": res.num_gpus,
+        "tp": res.tp,
+        "pp": res.pp,
+        "dp": res.dp,
+        "ep": res.ep,
+        "kv_cache_dtype": res.kv_cache_dtype,
+        "page_size": res.page_size,
+    }
     g = Group(dep=dep, labels=labels, family=res.family, engine=res.engine)
     g.kv_cell = float(res.kv_bytes_per_token)
     if res.engine == "vllm":
@@ -371,7 +402,7 @@ def _sglang_group(g: Group, rep: Deployment, res: Any, ctx: Any) -> None:
     if g.vector is None:
         g.method = "point"
         return
-    model = ctx.model   # the spec the group's fit planned (res.model is a display name: a path's is not resolvable)
+    model = ctx.model  # the spec the group's fit planned (res.model is a display name: a path's is not resolvable)
     g.model = model
     g.rules = rules_for(rep.engine_version)
     g.cell = int(res.kv_bytes_per_token) if float(res.kv_bytes_per_token).is_integer() else 0
@@ -382,13 +413,22 @@ def _sglang_group(g: Group, rep: Deployment, res: Any, ctx: Any) -> None:
     g.attn_dp = res.attn_dp
     g.dp = res.dp
     g.requested = ctx.max_running_requests
-    g.swa_terms = sglang_swa_terms(res=res, dep=rep.with_defaults(), model=model) if fam == Family.HYBRID_SWA \
-        else None
+    g.swa_terms = sglang_swa_terms(res=res, dep=rep.with_defaults(), model=model) if fam == Family.HYBRID_SWA else None
     _verdict_facts(g, rep, res)
 
 
-def evaluate_group(g: Group, *, mem_fraction_static, context_length, max_running_requests, max_total_tokens,
-                   target_requests, input_len=None, output_len=None, gpu_memory_utilization=None) -> dict:
+def evaluate_group(
+    g: Group,
+    *,
+    mem_fraction_static,
+    context_length,
+    max_running_requests,
+    max_total_tokens,
+    target_requests,
+    input_len=None,
+    output_len=None,
+    gpu_memory_utilization=None,
+) -> dict:
     """The budget -> pools -> request cap -> concurrency -> verdict arithmetic of one group over numpy arrays.
 
     All inputs are int64/float64 arrays of one length; ``max_running_requests`` is ``None`` when the engine derives
@@ -417,16 +457,31 @@ def evaluate_group(g: Group, *, mem_fraction_static, context_length, max_running
     budget = (64 - 80 x 0.25) GiB = 47,244,640,256 B; tokens = 320,398; at 32k context
     conc = min(320,398 // 32,768, 4096) = 9; a workload of 8,192 + 1,024 tokens: min(320,398 // 9,216, 4,096) = 34.
     """
-    kw = dict(mem_fraction_static=mem_fraction_static, context_length=context_length,
-              max_running_requests=max_running_requests, max_total_tokens=max_total_tokens,
-              target_requests=target_requests, input_len=input_len, output_len=output_len)
+    kw = dict(
+        mem_fraction_static=mem_fraction_static,
+        context_length=context_length,
+        max_running_requests=max_running_requests,
+        max_total_tokens=max_total_tokens,
+        target_requests=target_requests,
+        input_len=input_len,
+        output_len=output_len,
+    )
     if g.engine == "vllm":
         return dict(_vllm_module().evaluate_group(g, gpu_memory_utilization=gpu_memory_utilization, **kw))
     return _evaluate_sglang(g, **kw)
 
 
-def _evaluate_sglang(g: Group, *, mem_fraction_static, context_length, max_running_requests, max_total_tokens,
-                     target_requests, input_len=None, output_len=None) -> dict:
+def _evaluate_sglang(
+    g: Group,
+    *,
+    mem_fraction_static,
+    context_length,
+    max_running_requests,
+    max_total_tokens,
+    target_requests,
+    input_len=None,
+    output_len=None,
+) -> dict:
     """:func:`evaluate_group` for an SGLang group (see there)."""
     import numpy as np
 
@@ -438,8 +493,12 @@ def _evaluate_sglang(g: Group, *, mem_fraction_static, context_length, max_runni
 
         R = rules_for(None)
     ctx = context_length
-    budget = R.budget_bytes(free_before_bytes=g.free, free_after_bytes=g.after,
-                            mem_fraction_static=mem_fraction_static, mm_reserve_bytes=g.mm)
+    budget = R.budget_bytes(
+        free_before_bytes=g.free,
+        free_after_bytes=g.after,
+        mem_fraction_static=mem_fraction_static,
+        mm_reserve_bytes=g.mm,
+    )
     requested = max_running_requests if max_running_requests is not None else g.requested
     vp = g.vector.pools(budget=budget, context_len=ctx, requested=requested, max_total_tokens=max_total_tokens)
     n = len(budget)
@@ -460,17 +519,29 @@ def _evaluate_sglang(g: Group, *, mem_fraction_static, context_length, max_runni
         cap = mrr
         if g.swa_terms is not None and vp.pools:
             swa_tokens = np.broadcast_to(vp.pools[SGLANG_SWA_POOL_NAME], (n,))
-            swa = np.where(swa_tokens >= 0, sglang_swa_bound(swa_tokens=swa_tokens, tokens_per_request=work_tokens,
-                                                             terms=g.swa_terms), -1)
+            swa = np.where(
+                swa_tokens >= 0,
+                sglang_swa_bound(swa_tokens=swa_tokens, tokens_per_request=work_tokens, terms=g.swa_terms),
+                -1,
+            )
             cap = np.where(swa >= 0, np.minimum(mrr, swa), mrr)
         work = single_pool_concurrency(pool_tokens=tokens, tokens=total, page=g.page, cap=cap, longest=max_ctx) * g.dp
         achieved = work
     error = np.zeros(n, dtype=bool) if vp.error is None else np.broadcast_to(vp.error, (n,))
-    return {"kv_bytes_per_token": np.broadcast_to(np.asarray(vp.cell, dtype=np.float64), (n,)),
-            "kv_budget_bytes": budget, "kv_pool_tokens": tokens, "max_running_requests": mrr,
-            "max_concurrency": conc, "max_context_length": max_ctx, "fits": fits,
-            "meets_target": fits & (achieved >= target_requests), "workload_tokens_per_request": work_tokens,
-            "workload_concurrency": work, "_swa": swa, "_error": error}
+    return {
+        "kv_bytes_per_token": np.broadcast_to(np.asarray(vp.cell, dtype=np.float64), (n,)),
+        "kv_budget_bytes": budget,
+        "kv_pool_tokens": tokens,
+        "max_running_requests": mrr,
+        "max_concurrency": conc,
+        "max_context_length": max_ctx,
+        "fits": fits,
+        "meets_target": fits & (achieved >= target_requests),
+        "workload_tokens_per_request": work_tokens,
+        "workload_concurrency": work,
+        "_swa": swa,
+        "_error": error,
+    }
 
 
 def _row_facts(g: Group, d: Mapping[str, Any]) -> Any:
@@ -490,16 +561,37 @@ def _row_facts(g: Group, d: Mapping[str, Any]) -> Any:
         bounds = {POOL: tokens // tpr}
         if d.get("_swa", -1) >= 0:
             bounds[SWA_POOL] = d["_swa"]
-        w = combine(input_len=inp, output_len=out, tokens_per_request=tpr, bounds=bounds, cap=mrr,
-                    longest=d["max_context_length"], dp=g.dp)
+        w = combine(
+            input_len=inp,
+            output_len=out,
+            tokens_per_request=tpr,
+            bounds=bounds,
+            cap=mrr,
+            longest=d["max_context_length"],
+            dp=g.dp,
+        )
     return Facts(
-        engine=g.engine, context=ctx, dp=g.dp, refusals=tuple(refusals),
-        memory_reason=sglang_memory_reason(weight_bytes=g.weights, free_bytes=g.free, budget=d["kv_budget_bytes"],
-                                           tokens=tokens, context=ctx),
-        concurrency=d["max_concurrency"], pool_concurrency=tokens // ctx * g.dp, pool_tokens_total=tokens * g.dp,
-        cap=mrr, cap_source=cap_source(engine=g.engine, requested=d["requested_max_running_requests"], resolved=mrr,
-                                       attn_dp=g.attn_dp, family_default=g.family_cap),
-        target_requests=d["target_requests"], workload=w)
+        engine=g.engine,
+        context=ctx,
+        dp=g.dp,
+        refusals=tuple(refusals),
+        memory_reason=sglang_memory_reason(
+            weight_bytes=g.weights, free_bytes=g.free, budget=d["kv_budget_bytes"], tokens=tokens, context=ctx
+        ),
+        concurrency=d["max_concurrency"],
+        pool_concurrency=tokens // ctx * g.dp,
+        pool_tokens_total=tokens * g.dp,
+        cap=mrr,
+        cap_source=cap_source(
+            engine=g.engine,
+            requested=d["requested_max_running_requests"],
+            resolved=mrr,
+            attn_dp=g.attn_dp,
+            family_default=g.family_cap,
+        ),
+        target_requests=d["target_requests"],
+        workload=w,
+    )
 
 
 def _row_reason(g: Group, d: Mapping[str, Any]) -> str:
@@ -521,8 +613,13 @@ def _vector_reason(g: Group, v: Sequence[Any], swa: int = -1) -> str:
 
     c = {k: np.array([v[i]]) for k, i in _P.items()}
     c["_swa"] = np.array([swa], dtype=np.int64)
-    w = ReasonWriter(engine=g.engine, dp=g.dp, weights=g.weights, free=g.free,
-                     first_refusal=lambda ctx: g.dtype_refusal or _context_refusal(g, ctx))
+    w = ReasonWriter(
+        engine=g.engine,
+        dp=g.dp,
+        weights=g.weights,
+        free=g.free,
+        first_refusal=lambda ctx: g.dtype_refusal or _context_refusal(g, ctx),
+    )
     return str(w.texts(np, c, np.arange(1))[0])
 
 
@@ -530,16 +627,41 @@ def _vector_reason(g: Group, v: Sequence[Any], swa: int = -1) -> str:
 # The table
 # ------------------------------------------------------------------------------------------------
 
-_IN_COLS = ("mem_fraction_static", "context_length", "requested_max_running_requests", "max_total_tokens",
-            "target_requests", "input_len", "output_len")
-_OUT_COLS = ("kv_bytes_per_token", "kv_budget_bytes", "kv_pool_tokens", "max_running_requests", "max_concurrency",
-             "max_context_length", "fits", "meets_target", "workload_tokens_per_request", "workload_concurrency")
+_IN_COLS = (
+    "mem_fraction_static",
+    "context_length",
+    "requested_max_running_requests",
+    "max_total_tokens",
+    "target_requests",
+    "input_len",
+    "output_len",
+)
+_OUT_COLS = (
+    "kv_bytes_per_token",
+    "kv_budget_bytes",
+    "kv_pool_tokens",
+    "max_running_requests",
+    "max_concurrency",
+    "max_context_length",
+    "fits",
+    "meets_target",
+    "workload_tokens_per_request",
+    "workload_concurrency",
+)
 #: integer columns where -1 means "not set" (None in rows, empty in CSV, null in JSON lines)
-_NULLABLE = frozenset({"requested_max_running_requests", "max_total_tokens", "input_len", "output_len",
-                       "workload_tokens_per_request", "workload_concurrency"})
+_NULLABLE = frozenset(
+    {
+        "requested_max_running_requests",
+        "max_total_tokens",
+        "input_len",
+        "output_len",
+        "workload_tokens_per_request",
+        "workload_concurrency",
+    }
+)
 _BOOLS = frozenset({"fits", "meets_target"})
 CSV_COLUMNS = (*GROUP_COLS, *_IN_COLS, *_OUT_COLS, "reason", "method", "error")
-_P = {k: i for i, k in enumerate(_IN_COLS + _OUT_COLS)}   # a column's place in a row's values
+_P = {k: i for i, k in enumerate(_IN_COLS + _OUT_COLS)}  # a column's place in a row's values
 
 
 class SweepTable:
@@ -552,17 +674,25 @@ class SweepTable:
     and kept.
     """
 
-    def __init__(self, groups: list[Group], cols: dict | None, row_errors: dict[int, str], axes: Mapping[str, list],
-                 row_text: dict[int, tuple[str, str, list[str]]] | None = None, *, blocks: list[_Block] | None = None,
-                 n: int | None = None):
+    def __init__(
+        self,
+        groups: list[Group],
+        cols: dict | None,
+        row_errors: dict[int, str],
+        axes: Mapping[str, list],
+        row_text: dict[int, tuple[str, str, list[str]]] | None = None,
+        *,
+        blocks: list[_Block] | None = None,
+        n: int | None = None,
+    ):
         self.groups = groups
-        self._cols = cols           # numpy arrays, one per _IN_COLS / _OUT_COLS and "gid" (None: not built yet)
+        self._cols = cols  # numpy arrays, one per _IN_COLS / _OUT_COLS and "gid" (None: not built yet)
         self.blocks = blocks or []
         self._n = int(cols["gid"].shape[0]) if cols is not None else int(n or 0)
         self.row_errors = row_errors
         self.axes = dict(axes)
-        self.row_text = row_text or {}   # per-point rows: (verdict, target reason, reasons) as fit said them
-        self._writers: dict[tuple[int, bool], Any] = {}   # (gid, JSON?) -> the group's reason templates
+        self.row_text = row_text or {}  # per-point rows: (verdict, target reason, reasons) as fit said them
+        self._writers: dict[tuple[int, bool], Any] = {}  # (gid, JSON?) -> the group's reason templates
         self._counts: tuple[int, int] | None = None
 
     def __len__(self) -> int:
@@ -591,7 +721,7 @@ class SweepTable:
             idx = np.arange(len(self)) if idx is None else np.asarray(idx)
             c = self.cols
             for lo in range(0, len(idx), chunk_rows):
-                sel = idx[lo:lo + chunk_rows]
+                sel = idx[lo : lo + chunk_rows]
                 yield sel, {k: v[sel] for k, v in c.items()}
             return
         pieces: list[dict] = []
@@ -656,11 +786,11 @@ class SweepTable:
         import numpy as np
 
         if self._cols is not None:
-            return {k: v[i:i + 1] for k, v in self._cols.items()}
+            return {k: v[i : i + 1] for k, v in self._cols.items()}
         if not 0 <= i < len(self):
             raise IndexError(i)
         lo, hi = 0, len(self.blocks)
-        while hi - lo > 1:       # the block holding row i: the last one starting at or before it
+        while hi - lo > 1:  # the block holding row i: the last one starting at or before it
             mid = (lo + hi) // 2
             if self.blocks[mid].offset <= i:
                 lo = mid
@@ -710,7 +840,7 @@ class SweepTable:
             for j, i in enumerate(rows.tolist()):
                 g = self.groups[int(c["gid"][j])]
                 d: dict[str, Any] = dict(g.labels)
-                d.update(self._values(i, {k: v[j:j + 1] for k, v in c.items()}))
+                d.update(self._values(i, {k: v[j : j + 1] for k, v in c.items()}))
                 d["method"] = g.method
                 d["error"] = g.error or self.row_errors.get(i, "")
                 d["verdict"], d["reason"], d["reasons"] = self._text(i, g, d, d["error"])
@@ -745,7 +875,7 @@ class SweepTable:
             if g.error:
                 out[sel] = q("invalid: " + g.error)
             elif g.method != "vector":
-                continue        # per-point rows: fit's words, below
+                continue  # per-point rows: fit's words, below
             elif g.engine == "vllm":
                 out[sel] = self._row_reasons(g, c, sel, quote)
             else:
@@ -772,9 +902,9 @@ class SweepTable:
             def first_refusal(ctx: int, g: Group = g) -> str | None:
                 return g.dtype_refusal or _context_refusal(g, ctx)
 
-            w = self._writers[(gid, as_json)] = ReasonWriter(engine=g.engine, dp=g.dp, weights=g.weights,
-                                                             free=g.free, first_refusal=first_refusal,
-                                                             as_json=as_json)
+            w = self._writers[(gid, as_json)] = ReasonWriter(
+                engine=g.engine, dp=g.dp, weights=g.weights, free=g.free, first_refusal=first_refusal, as_json=as_json
+            )
         return w
 
     @staticmethod
@@ -792,7 +922,7 @@ class SweepTable:
             if f in self.axes:
                 col = "requested_max_running_requests" if f == "max_running_requests" else f
                 v = c[col][0].item()
-                if v == v:   # NaN: a flag the row's engine ignores (vLLM's mem_fraction_static), left unset
+                if v == v:  # NaN: a flag the row's engine ignores (vLLM's mem_fraction_static), left unset
                     upd[f] = v
         return replace(g.dep, **upd)
 
@@ -805,8 +935,9 @@ class SweepTable:
         if sort == "none" or n == 0:
             return np.arange(n)
         if sort not in ("concurrency", "gpus", "tokens", "context"):
-            raise InputError(f"unknown sort '{sort}'", field="--sort",
-                             hint="concurrency, gpus, tokens, context or none")
+            raise InputError(
+                f"unknown sort '{sort}'", field="--sort", hint="concurrency, gpus, tokens, context or none"
+            )
         c = self._columns(("kv_pool_tokens", "max_concurrency", "max_context_length", "meets_target", "gid"))
         gpus = np.array([g.labels.get("num_gpus") or 0 for g in self.groups], dtype=np.int64)[c["gid"]]
         meets = c["meets_target"].astype(np.int8)
@@ -827,9 +958,12 @@ class SweepTable:
         mask = np.zeros(len(idx), dtype=bool)
         if len(idx) == 0:
             return mask
-        keys = {"concurrency": ("max_concurrency", "num_gpus", "kv_pool_tokens"),
-                "gpus": ("num_gpus", "max_concurrency", "kv_pool_tokens"),
-                "tokens": ("kv_pool_tokens",), "context": ("max_context_length",)}.get(sort, ("max_concurrency",))
+        keys = {
+            "concurrency": ("max_concurrency", "num_gpus", "kv_pool_tokens"),
+            "gpus": ("num_gpus", "max_concurrency", "kv_pool_tokens"),
+            "tokens": ("kv_pool_tokens",),
+            "context": ("max_context_length",),
+        }.get(sort, ("max_concurrency",))
 
         def key(c):
             g = self.groups[int(c["gid"][0])]
@@ -877,8 +1011,9 @@ class SweepTable:
         """The CSV lines of one chunk, in its order (one template per group: sweep_text.csv_lines)."""
         from kvplan.planning.sweep_text import csv_lines, csv_quote
 
-        return self._lines(rows, c, affixes, csv_lines, self._reasons(rows, c, csv_quote),
-                           lambda err: "point," + _csv_field(err))
+        return self._lines(
+            rows, c, affixes, csv_lines, self._reasons(rows, c, csv_quote), lambda err: "point," + _csv_field(err)
+        )
 
     def to_csv(self, idx=None) -> str:
         """CSV (header + one line per row, in ``idx`` order; all rows in grid order by default) as one string
@@ -891,11 +1026,24 @@ class SweepTable:
         """The JSON lines of one chunk, in its order (one template per group: sweep_text.jsonl_lines)."""
         from kvplan.planning.sweep_text import jsonl_lines
 
-        return self._lines(rows, c, affixes, jsonl_lines, self._reasons(rows, c, json.dumps),
-                           lambda err: f', "method": "point", "error": {json.dumps(err)}}}')
+        return self._lines(
+            rows,
+            c,
+            affixes,
+            jsonl_lines,
+            self._reasons(rows, c, json.dumps),
+            lambda err: f', "method": "point", "error": {json.dumps(err)}}}',
+        )
 
-    def _lines(self, rows, c: Mapping[str, Any], affixes: tuple[list[str], list[str]], make: Any,
-               reasons: list[str], error_tail: Any) -> list[str]:
+    def _lines(
+        self,
+        rows,
+        c: Mapping[str, Any],
+        affixes: tuple[list[str], list[str]],
+        make: Any,
+        reasons: list[str],
+        error_tail: Any,
+    ) -> list[str]:
         """Lines of one chunk by ``make`` (sweep_text.csv_lines / jsonl_lines) per group, in the chunk's order;
         a refused row's tail (method, error) is ``error_tail(its error)``."""
         import numpy as np
@@ -907,21 +1055,27 @@ class SweepTable:
         kw = dict(names=_IN_COLS + _OUT_COLS, nullable=_NULLABLE, bools=_BOOLS)
         if (gid == gid[0]).all():
             g0 = int(gid[0])
-            lines = make(np, c, np.arange(len(gid)), prefix=prefixes[g0], suffix=suffixes[g0], reasons=reasons,
-                         **kw)
+            lines = make(np, c, np.arange(len(gid)), prefix=prefixes[g0], suffix=suffixes[g0], reasons=reasons, **kw)
         else:
             order = np.argsort(gid, kind="stable")
             out = np.empty(len(gid), dtype=object)
             for sel in np.split(order, np.flatnonzero(np.diff(gid[order])) + 1):
                 g0 = int(gid[sel[0]])
-                out[sel] = make(np, c, sel, prefix=prefixes[g0], suffix=suffixes[g0],
-                                reasons=[reasons[j] for j in sel.tolist()], **kw)
+                out[sel] = make(
+                    np,
+                    c,
+                    sel,
+                    prefix=prefixes[g0],
+                    suffix=suffixes[g0],
+                    reasons=[reasons[j] for j in sel.tolist()],
+                    **kw,
+                )
             lines = out.tolist()
         if self.row_errors:
             for j, i in enumerate(rows.tolist()):
                 if i in self.row_errors:
                     tail = suffixes[int(gid[j])]
-                    lines[j] = lines[j][:len(lines[j]) - len(tail)] + error_tail(self.row_errors[i])
+                    lines[j] = lines[j][: len(lines[j]) - len(tail)] + error_tail(self.row_errors[i])
         return lines
 
     def write_jsonl(self, fh: Any, idx=None, *, chunk_rows: int = CHUNK_ROWS) -> int:
@@ -947,8 +1101,15 @@ class SweepTable:
     def varying(self) -> list[str]:
         """Columns whose value differs between rows (for the table)."""
         out = [k for k in GROUP_COLS if len({str(g.labels.get(k)) for g in self.groups}) > 1]
-        names = ("mem_fraction_static", "context_length", "requested_max_running_requests", "max_total_tokens",
-                 "target_requests", "input_len", "output_len")
+        names = (
+            "mem_fraction_static",
+            "context_length",
+            "requested_max_running_requests",
+            "max_total_tokens",
+            "target_requests",
+            "input_len",
+            "output_len",
+        )
         first: dict[str, Any] = {}
         differ: set[str] = set()
         for _, c in self.chunks():
@@ -980,12 +1141,17 @@ def _csv_field(text: str) -> str:
 # The sweep
 # ------------------------------------------------------------------------------------------------
 
+
 def _check_workload(base: Deployment, values: Mapping[str, list]) -> None:
     """--output-len without --input-len is an input error of the whole sweep."""
-    if (base.output_len is not None or "output_len" in values) and not (base.input_len is not None
-                                                                          or "input_len" in values):
-        raise InputError("--output-len needs --input-len (the prompt tokens of each request)", field="--input-len",
-                         hint="e.g. --input-len 8192 --output-len 1024")
+    if (base.output_len is not None or "output_len" in values) and not (
+        base.input_len is not None or "input_len" in values
+    ):
+        raise InputError(
+            "--output-len needs --input-len (the prompt tokens of each request)",
+            field="--input-len",
+            hint="e.g. --input-len 8192 --output-len 1024",
+        )
 
 
 def sweep(base: Deployment, axes: Mapping[str, Sequence], *, max_points: int = MAX_POINTS) -> SweepTable:
@@ -1011,12 +1177,17 @@ def sweep(base: Deployment, axes: Mapping[str, Sequence], *, max_points: int = M
     n_group = math.prod(len(values[f]) for f in group_fields) if group_fields else 1
     n_num = math.prod(len(values[f]) for f in numeric_fields) if numeric_fields else 1
     if n_group > MAX_GROUPS:
-        raise InputError(f"{n_group:,} combinations of model / GPU / parallelism / dtype flags "
-                         f"(at most {MAX_GROUPS:,})",
-                         field="sweep", hint="each combination is resolved by one fit() call; sweep fewer of them")
+        raise InputError(
+            f"{n_group:,} combinations of model / GPU / parallelism / dtype flags (at most {MAX_GROUPS:,})",
+            field="sweep",
+            hint="each combination is resolved by one fit() call; sweep fewer of them",
+        )
     if n_group * n_num > max_points:
-        raise InputError(f"{n_group * n_num:,} points is more than the {max_points:,} one sweep may hold",
-                         field="sweep", hint="narrow a range or split the sweep")
+        raise InputError(
+            f"{n_group * n_num:,} points is more than the {max_points:,} one sweep may hold",
+            field="sweep",
+            hint="narrow a range or split the sweep",
+        )
 
     groups: list[Group] = []
     blocks: list[_Block] = []
@@ -1028,8 +1199,11 @@ def sweep(base: Deployment, axes: Mapping[str, Sequence], *, max_points: int = M
         # SGLang's default mem_fraction_static depends on the request cap and on --max-total-tokens (which caps
         # the prefill CUDA-graph batch): make them group axes then
         split = []
-        if "mem_fraction_static" not in values and gdep.with_defaults().mem_fraction_static is None \
-                and gdep.engine == "sglang":
+        if (
+            "mem_fraction_static" not in values
+            and gdep.with_defaults().mem_fraction_static is None
+            and gdep.engine == "sglang"
+        ):
             split = [f for f in ("max_running_requests", "max_total_tokens") if f in values]
         inner_num = [f for f in numeric_fields if f not in split]
         for sub in itertools.product(*(values[f] for f in split)):
@@ -1040,11 +1214,21 @@ def sweep(base: Deployment, axes: Mapping[str, Sequence], *, max_points: int = M
             if g.method == "vector" and not _self_check(np, g, res, dep, first):
                 g.method = "point"
                 g.note = "vectorised result disagreed with fit; evaluated per point"
-            b = _Block(g=g, res=res, dep=dep, names=list(inner_num), values=[values[f] for f in inner_num],
-                       offset=offset, n=n, gid=len(groups), sinks=(row_errors, row_text))
-            if g.method == "point":   # one fit() per point, evaluated once here (at most MAX_POINT_GROUP rows)
-                b.done = _block(np, g, res, dep, _block_values(np, b, 0, n), n, inner_num, (row_errors, row_text),
-                                offset)
+            b = _Block(
+                g=g,
+                res=res,
+                dep=dep,
+                names=list(inner_num),
+                values=[values[f] for f in inner_num],
+                offset=offset,
+                n=n,
+                gid=len(groups),
+                sinks=(row_errors, row_text),
+            )
+            if g.method == "point":  # one fit() per point, evaluated once here (at most MAX_POINT_GROUP rows)
+                b.done = _block(
+                    np, g, res, dep, _block_values(np, b, 0, n), n, inner_num, (row_errors, row_text), offset
+                )
             groups.append(g)
             blocks.append(b)
             offset += n
@@ -1055,8 +1239,9 @@ def sweep(base: Deployment, axes: Mapping[str, Sequence], *, max_points: int = M
 REPRESENTATIVE_TRIES = 8
 
 
-def _representative(dep: Deployment, inner_num: Sequence[str],
-                    values: Mapping[str, list]) -> tuple[Group, Any, dict[str, Any]]:
+def _representative(
+    dep: Deployment, inner_num: Sequence[str], values: Mapping[str, list]
+) -> tuple[Group, Any, dict[str, Any]]:
     """The group resolved at its first numeric point; when ``fit`` refuses that point (a budget too small for the
     family's pools, ...), at up to :data:`REPRESENTATIVE_TRIES` points spread over the grid (the last included), so
     the rows that plan are planned and only the refused ones carry an error.  A group no tried point plans is
@@ -1067,8 +1252,9 @@ def _representative(dep: Deployment, inner_num: Sequence[str],
         return g, res, first
     shape = [len(values[f]) for f in inner_num]
     total = math.prod(shape)
-    for k in sorted({total - 1 - (total - 1) * t // REPRESENTATIVE_TRIES for t in range(REPRESENTATIVE_TRIES)}
-                    - {0}, reverse=True):
+    for k in sorted(
+        {total - 1 - (total - 1) * t // REPRESENTATIVE_TRIES for t in range(REPRESENTATIVE_TRIES)} - {0}, reverse=True
+    ):
         coords, rest = [], k
         for size in reversed(shape):
             coords.append(rest % size)
@@ -1087,14 +1273,14 @@ class _Block:
     g: Group
     res: Any
     dep: Deployment
-    names: list[str]            # the inner numeric axes
-    values: list[list]          # their values
-    offset: int                 # the block's first row in the table
+    names: list[str]  # the inner numeric axes
+    values: list[list]  # their values
+    offset: int  # the block's first row in the table
     n: int
     gid: int
-    done: dict | None = None    # a per-point block's columns (evaluated once, by fit)
-    sinks: tuple[dict, dict] = field(default_factory=lambda: ({}, {}))   # the table's row_errors, row_text
-    refused: dict = field(default_factory=dict)   # a vector block's refused inputs -> fit's one-line error
+    done: dict | None = None  # a per-point block's columns (evaluated once, by fit)
+    sinks: tuple[dict, dict] = field(default_factory=lambda: ({}, {}))  # the table's row_errors, row_text
+    refused: dict = field(default_factory=dict)  # a vector block's refused inputs -> fit's one-line error
 
 
 def _block_values(np, b: _Block, lo: int, hi: int) -> dict[str, Any]:
@@ -1113,8 +1299,7 @@ def _block_rows(np, b: _Block, lo: int, hi: int) -> dict[str, Any]:
         out = {k: v[lo:hi] for k, v in b.done.items()}
     else:
         n = hi - lo
-        out = _block(np, b.g, b.res, b.dep, _block_values(np, b, lo, hi), n, b.names, b.sinks, b.offset + lo,
-                     b.refused)
+        out = _block(np, b.g, b.res, b.dep, _block_values(np, b, lo, hi), n, b.names, b.sinks, b.offset + lo, b.refused)
     out["gid"] = np.full(hi - lo, b.gid, dtype=np.int32)
     return out
 
@@ -1131,23 +1316,31 @@ def _numeric_inputs(np, dep: Deployment, vals: Mapping[str, Any], n: int, res, g
     def unset(v):
         return -1 if v is None else v
 
-    mfs_default = eff.mem_fraction_static if eff.mem_fraction_static is not None else \
-        (res.mem_fraction_static if res is not None and res.mem_fraction_static is not None else math.nan)
+    mfs_default = (
+        eff.mem_fraction_static
+        if eff.mem_fraction_static is not None
+        else (res.mem_fraction_static if res is not None and res.mem_fraction_static is not None else math.nan)
+    )
     mfs = col("mem_fraction_static", mfs_default, np.float64)
     if g is not None and g.rules is not None and ("mem_fraction_static" in vals or eff.mem_fraction_static is not None):
         # ModelRunner's cut of any given value for a multimodal model (SGLang up to 0.4.8); fit reports the cut value
-        mfs = np.asarray(g.rules.runner_mem_fraction_factor(mem_fraction_static=mfs,
-                                                              is_multimodal=g.model.is_multimodal), dtype=np.float64)
+        mfs = np.asarray(
+            g.rules.runner_mem_fraction_factor(mem_fraction_static=mfs, is_multimodal=g.model.is_multimodal),
+            dtype=np.float64,
+        )
     ctx_default = eff.context_length or (res.context_length if res is not None else 0)
     inp = col("input_len", unset(eff.input_len), np.int64)
     out = col("output_len", unset(eff.output_len), np.int64)
-    return {"mem_fraction_static": mfs,
-            "gpu_memory_utilization": col("gpu_memory_utilization", math.nan, np.float64),
-            "context_length": col("context_length", ctx_default, np.int64),
-            "requested_max_running_requests": col("max_running_requests", unset(eff.max_running_requests), np.int64),
-            "max_total_tokens": col("max_total_tokens", unset(eff.max_total_tokens), np.int64),
-            "target_requests": col("target_requests", eff.target_requests or 1, np.int64),
-            "input_len": inp, "output_len": np.where((inp >= 0) & (out < 0), 0, out)}
+    return {
+        "mem_fraction_static": mfs,
+        "gpu_memory_utilization": col("gpu_memory_utilization", math.nan, np.float64),
+        "context_length": col("context_length", ctx_default, np.int64),
+        "requested_max_running_requests": col("max_running_requests", unset(eff.max_running_requests), np.int64),
+        "max_total_tokens": col("max_total_tokens", unset(eff.max_total_tokens), np.int64),
+        "target_requests": col("target_requests", eff.target_requests or 1, np.int64),
+        "input_len": inp,
+        "output_len": np.where((inp >= 0) & (out < 0), 0, out),
+    }
 
 
 def _evaluate(g: Group, ins: Mapping[str, Any]) -> dict:
@@ -1157,12 +1350,17 @@ def _evaluate(g: Group, ins: Mapping[str, Any]) -> dict:
 
     req, mtt, inp = ins["requested_max_running_requests"], ins["max_total_tokens"], ins["input_len"]
     util = ins["gpu_memory_utilization"]
-    return evaluate_group(g, mem_fraction_static=ins["mem_fraction_static"], context_length=ins["context_length"],
-                          gpu_memory_utilization=None if np.isnan(util).all() else util,
-                          max_running_requests=None if (req < 0).all() else req,
-                          max_total_tokens=None if (mtt < 0).all() else mtt, target_requests=ins["target_requests"],
-                          input_len=None if (inp < 0).all() else inp,
-                          output_len=None if (inp < 0).all() else ins["output_len"])
+    return evaluate_group(
+        g,
+        mem_fraction_static=ins["mem_fraction_static"],
+        context_length=ins["context_length"],
+        gpu_memory_utilization=None if np.isnan(util).all() else util,
+        max_running_requests=None if (req < 0).all() else req,
+        max_total_tokens=None if (mtt < 0).all() else mtt,
+        target_requests=ins["target_requests"],
+        input_len=None if (inp < 0).all() else inp,
+        output_len=None if (inp < 0).all() else ins["output_len"],
+    )
 
 
 def _copy_fit(out: dict, ins: dict, j: int, fr) -> None:
@@ -1175,8 +1373,9 @@ def _copy_fit(out: dict, ins: dict, j: int, fr) -> None:
     out["max_context_length"][j] = fr.max_context_length
     out["fits"][j] = fr.fits
     out["meets_target"][j] = fr.meets_target
-    out["workload_tokens_per_request"][j] = -1 if fr.workload_tokens_per_request is None \
-        else fr.workload_tokens_per_request
+    out["workload_tokens_per_request"][j] = (
+        -1 if fr.workload_tokens_per_request is None else fr.workload_tokens_per_request
+    )
     out["workload_concurrency"][j] = -1 if fr.workload_concurrency is None else fr.workload_concurrency
     ins["mem_fraction_static"][j] = fr.mem_fraction_static if fr.mem_fraction_static is not None else math.nan
     ins["context_length"][j] = fr.context_length
@@ -1194,13 +1393,27 @@ def _block(np, g: Group, res, dep: Deployment, vals, n: int, inner_num, sinks, o
         if "kv_bytes_per_token" not in got:
             out["kv_bytes_per_token"] = np.full(n, g.kv_cell)
         if error is not None and error.any():
-            _refused_rows(np, g, dep, ins, out, np.flatnonzero(error), inner_num, vals, sinks, offset,
-                          {} if refused is None else refused)
+            _refused_rows(
+                np,
+                g,
+                dep,
+                ins,
+                out,
+                np.flatnonzero(error),
+                inner_num,
+                vals,
+                sinks,
+                offset,
+                {} if refused is None else refused,
+            )
     elif g.method == "point":
         if n > MAX_POINT_GROUP:
-            raise InputError(f"{n:,} points for {g.labels.get('model')} ({g.family or g.labels.get('engine')}), which "
-                             f"is evaluated one fit() per point; at most {MAX_POINT_GROUP:,}", field="sweep",
-                             hint="narrow the ranges for these deployments")
+            raise InputError(
+                f"{n:,} points for {g.labels.get('model')} ({g.family or g.labels.get('engine')}), which "
+                f"is evaluated one fit() per point; at most {MAX_POINT_GROUP:,}",
+                field="sweep",
+                hint="narrow the ranges for these deployments",
+            )
         lists = {f: vals[f].tolist() for f in inner_num}
         _fit_rows(g, dep, ins, out, range(n), lists, inner_num, sinks, offset)
     return {**ins, **out}
@@ -1217,8 +1430,9 @@ def _empty_out(np, n: int) -> dict:
     return out
 
 
-def _fit_rows(g: Group, dep: Deployment, ins: dict, out: dict, rows, lists: Mapping[str, list], inner_num,
-              sinks, offset: int) -> dict[int, str]:
+def _fit_rows(
+    g: Group, dep: Deployment, ins: dict, out: dict, rows, lists: Mapping[str, list], inner_num, sinks, offset: int
+) -> dict[int, str]:
     """One ``fit`` per row ``j`` of ``rows``: its numbers into ``out`` / ``ins``, its words into ``row_text``, an
     InputError's line into ``row_errors`` (returned too, by row)."""
     from kvplan.planning.plan import fit
@@ -1242,8 +1456,9 @@ def _fit_rows(g: Group, dep: Deployment, ins: dict, out: dict, rows, lists: Mapp
 _REFUSAL_KEYS = ("mem_fraction_static", "requested_max_running_requests", "max_total_tokens")
 
 
-def _refused_rows(np, g: Group, dep: Deployment, ins: dict, out: dict, rows, inner_num, vals, sinks, offset: int,
-                  refused: dict) -> None:
+def _refused_rows(
+    np, g: Group, dep: Deployment, ins: dict, out: dict, rows, inner_num, vals, sinks, offset: int, refused: dict
+) -> None:
     """Rows a vectorised family's planner refuses (its formulas flag them): ``fit``'s one-line error, asked once per
     distinct pool input (remembered in ``refused``); the row's outputs are the unplanned row's (zeros)."""
     row_errors, _ = sinks
@@ -1258,12 +1473,15 @@ def _refused_rows(np, g: Group, dep: Deployment, ins: dict, out: dict, rows, inn
         if key not in refused:
             firsts.setdefault(key, j)
     if len(refused) + len(firsts) > MAX_POINT_GROUP:
-        raise InputError(f"more than {MAX_POINT_GROUP:,} distinct refused points for {g.labels.get('model')} "
-                         f"({g.family}), each asked of fit() for its error", field="sweep",
-                         hint="narrow --mem-fraction-static / --max-running-requests / --max-total-tokens")
+        raise InputError(
+            f"more than {MAX_POINT_GROUP:,} distinct refused points for {g.labels.get('model')} "
+            f"({g.family}), each asked of fit() for its error",
+            field="sweep",
+            hint="narrow --mem-fraction-static / --max-running-requests / --max-total-tokens",
+        )
     errors = _fit_rows(g, dep, ins, out, sorted(firsts.values()), lists, inner_num, sinks, offset) if todo else {}
     for key, j in firsts.items():
-        if j not in errors:   # the formulas flagged a row fit plans: a bug (the internal-error path)
+        if j not in errors:  # the formulas flagged a row fit plans: a bug (the internal-error path)
             raise AssertionError(f"sweep: the {g.family} vector formulas refused a point fit plans")
         refused[key] = errors[j]
     for j, key in zip(rows.tolist(), keys, strict=True):
@@ -1282,17 +1500,26 @@ def _self_check(np, g: Group, res, dep: Deployment, first) -> bool:
         one[k] = None if one[k] < 0 else one[k]
     v = judge(_row_facts(g, one))
     work = None if res.workload_concurrency is None else res.workload_concurrency
-    mfs_ok = math.isnan(one["mem_fraction_static"]) if res.mem_fraction_static is None \
+    mfs_ok = (
+        math.isnan(one["mem_fraction_static"])
+        if res.mem_fraction_static is None
         else one["mem_fraction_static"] == res.mem_fraction_static
-    return (mfs_ok and one["kv_budget_bytes"] == res.kv_budget_bytes and one["kv_pool_tokens"] == res.kv_pool_tokens
-            and one["kv_bytes_per_token"] == float(res.kv_bytes_per_token)
-            and one["max_running_requests"] == res.max_running_requests
-            and one["max_concurrency"] == int(res.max_concurrency) and bool(one["fits"]) == res.fits
-            and one["max_context_length"] == res.max_context_length
-            and bool(one["meets_target"]) == res.meets_target and one["workload_concurrency"] == work
-            and (v.fits, v.verdict, v.target_reason, v.meets_target)
-            == (res.fits, res.verdict, res.target_reason, res.meets_target)
-            and _row_reason(g, one) == res.target_reason)
+    )
+    return (
+        mfs_ok
+        and one["kv_budget_bytes"] == res.kv_budget_bytes
+        and one["kv_pool_tokens"] == res.kv_pool_tokens
+        and one["kv_bytes_per_token"] == float(res.kv_bytes_per_token)
+        and one["max_running_requests"] == res.max_running_requests
+        and one["max_concurrency"] == int(res.max_concurrency)
+        and bool(one["fits"]) == res.fits
+        and one["max_context_length"] == res.max_context_length
+        and bool(one["meets_target"]) == res.meets_target
+        and one["workload_concurrency"] == work
+        and (v.fits, v.verdict, v.target_reason, v.meets_target)
+        == (res.fits, res.verdict, res.target_reason, res.meets_target)
+        and _row_reason(g, one) == res.target_reason
+    )
 
 
 def _preresolve(base: Deployment, axes: Mapping[str, list]) -> None:
@@ -1308,6 +1535,7 @@ def _preresolve(base: Deployment, axes: Mapping[str, list]) -> None:
 # ------------------------------------------------------------------------------------------------
 # Verdicts
 # ------------------------------------------------------------------------------------------------
+
 
 def reason(row: Mapping[str, Any]) -> str:
     """Why a row meets its target or not, in the words ``kvplan fit`` uses (its ``target_reason``); the row's

@@ -55,13 +55,21 @@ def classify(np: Any, c: Mapping[str, Any], sel: Any, dp: int) -> tuple[Any, Any
     swa = c["_swa"][sel]
     pool = tokens // np.maximum(c["workload_tokens_per_request"][sel], 1)
     no_swa = swa < 0
-    bound = np.where(inp + out > c["max_context_length"][sel], 3,
-                     np.where((mrr <= pool) & (no_swa | (mrr <= swa)), 0, np.where(no_swa | (pool <= swa), 1, 2)))
+    bound = np.where(
+        inp + out > c["max_context_length"][sel],
+        3,
+        np.where((mrr <= pool) & (no_swa | (mrr <= swa)), 0, np.where(no_swa | (pool <= swa), 1, 2)),
+    )
     pool_conc = tokens // np.maximum(ctx, 1) * dp
-    cls = np.where(~fits, NOFIT,
-                   np.where(inp >= 0, np.where(c["workload_concurrency"][sel] >= n, WL_MET, WL_MISSED),
-                            np.where(c["max_concurrency"][sel] >= n, MET,
-                                     np.where(pool_conc >= n, CAP_MISSED, POOL_MISSED))))
+    cls = np.where(
+        ~fits,
+        NOFIT,
+        np.where(
+            inp >= 0,
+            np.where(c["workload_concurrency"][sel] >= n, WL_MET, WL_MISSED),
+            np.where(c["max_concurrency"][sel] >= n, MET, np.where(pool_conc >= n, CAP_MISSED, POOL_MISSED)),
+        ),
+    )
     return cls, bound
 
 
@@ -71,11 +79,19 @@ class ReasonWriter:
     ``first_refusal(ctx)``: the group's start-up refusal for a context (KV dtype, then the context), None when none;
     ``weights`` / ``free``: the memory chain's first step; ``engine``, ``dp``: the words' engine and DP size."""
 
-    def __init__(self, *, engine: str, dp: int, weights: int, free: int,
-                 first_refusal: Callable[[int], str | None], as_json: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        engine: str,
+        dp: int,
+        weights: int,
+        free: int,
+        first_refusal: Callable[[int], str | None],
+        as_json: bool = False,
+    ) -> None:
         self.engine, self.dp, self.weights, self.free = engine, dp, weights, free
         self.first_refusal = first_refusal
-        self.as_json = as_json      # every text as a JSON string literal (the JSON-lines writer)
+        self.as_json = as_json  # every text as a JSON string literal (the JSON-lines writer)
         self._templates: dict[tuple, Any] = {}
 
     def _t(self, text: str, sentinels: Sequence[int]) -> str:
@@ -95,8 +111,9 @@ class ReasonWriter:
 
     def _memory(self, ctx: int, budget_ok: bool, tokens: int) -> str | None:
         """The memory chain's first failing step (:func:`kvplan.planning.verdict.sglang_memory_reason`)."""
-        return sglang_memory_reason(weight_bytes=self.weights, free_bytes=self.free, budget=1 if budget_ok else 0,
-                                    tokens=tokens, context=ctx)
+        return sglang_memory_reason(
+            weight_bytes=self.weights, free_bytes=self.free, budget=1 if budget_ok else 0, tokens=tokens, context=ctx
+        )
 
     def texts(self, np: Any, c: Mapping[str, Any], sel: Any, *, csv: bool = False) -> list[str]:
         """The reason of every row ``sel`` of chunk ``c``, in order (the verdict's words; ``csv``: as CSV cells).
@@ -113,8 +130,7 @@ class ReasonWriter:
                 return c[name][rows]
 
             if k == NOFIT:
-                out[m] = self._nofit_rows(np, col("context_length"), col("kv_pool_tokens"),
-                                          col("kv_budget_bytes") > 0)
+                out[m] = self._nofit_rows(np, col("context_length"), col("kv_pool_tokens"), col("kv_budget_bytes") > 0)
                 continue
             n = col("target_requests")
             if k in (WL_MET, WL_MISSED):
@@ -166,9 +182,12 @@ class ReasonWriter:
         failing step (the weights, no budget, or a per-context template for the pool's tokens)."""
         uniq, inv = np.unique(ctx, return_inverse=True)
         kinds = [self._nofit_kind(x) for x in uniq.tolist()]
-        return [const if const is not None else (fmt(t) if ok else none)
-                for (const, fmt, none), t, ok in zip(map(kinds.__getitem__, inv.ravel().tolist()), tokens.tolist(),
-                                                     budget_ok.tolist(), strict=True)]
+        return [
+            const if const is not None else (fmt(t) if ok else none)
+            for (const, fmt, none), t, ok in zip(
+                map(kinds.__getitem__, inv.ravel().tolist()), tokens.tolist(), budget_ok.tolist(), strict=True
+            )
+        ]
 
     def _nofit_kind(self, ctx: int) -> tuple[str | None, Any, str]:
         """(the text when it is the same for every row of the context, the pool template's ``format``, the no-budget
@@ -182,8 +201,7 @@ class ReasonWriter:
                 fmt = None
             else:
                 const = None
-                fmt = self._t("does not fit: " + str(self._memory(ctx, True, -_SENTINELS[0])),
-                              [-_SENTINELS[0]]).format
+                fmt = self._t("does not fit: " + str(self._memory(ctx, True, -_SENTINELS[0])), [-_SENTINELS[0]]).format
             got = self._templates[key] = (const, fmt, self._c("does not fit: " + str(self._memory(ctx, False, 0))))
         return got
 
@@ -192,7 +210,7 @@ def few_keys(np: Any, cols: Sequence[Any]) -> tuple[Any, list[tuple]]:
     """(each row's key index, the distinct keys) of the rows' values in the few-valued columns ``cols``: a mixed
     radix of the columns' distinct-value indices, then one 1-D ``np.unique``."""
     code = np.zeros(len(cols[0]), dtype=np.int64)
-    for a in cols:   # code stays a dense index (< rows): no overflow whatever the columns
+    for a in cols:  # code stays a dense index (< rows): no overflow whatever the columns
         u, i = np.unique(a, return_inverse=True)
         code = np.unique(code * len(u) + i.ravel(), return_inverse=True)[1].ravel()
     first = np.unique(code, return_index=True)[1]
@@ -203,8 +221,10 @@ def few_keys(np: Any, cols: Sequence[Any]) -> tuple[Any, list[tuple]]:
 
 def csv_cells(texts: list[str]) -> list[str]:
     """:func:`csv_quote` of every text (one comprehension: the writers' hot path)."""
-    return [('"' + (t.replace('"', '""') if '"' in t else t) + '"') if ("," in t or '"' in t or "\n" in t) else t
-            for t in texts]
+    return [
+        ('"' + (t.replace('"', '""') if '"' in t else t) + '"') if ("," in t or '"' in t or "\n" in t) else t
+        for t in texts
+    ]
 
 
 def csv_quote(text: str) -> str:
@@ -219,13 +239,28 @@ def float_cells(np: Any, a: Any, *, integer_as_int: bool) -> list[str]:
     """A float column as CSV text, each distinct value formatted once: NaN -> "", else ``repr`` (an integer value as
     an int when ``integer_as_int``: the per-token cell)."""
     uniq, inv = np.unique(a, return_inverse=True)
-    strs = np.array(["" if math.isnan(u) else (str(int(u)) if integer_as_int and u.is_integer() else repr(u))
-                     for u in uniq.tolist()], dtype=object)
+    strs = np.array(
+        [
+            "" if math.isnan(u) else (str(int(u)) if integer_as_int and u.is_integer() else repr(u))
+            for u in uniq.tolist()
+        ],
+        dtype=object,
+    )
     return strs[inv.ravel()].tolist()
 
 
-def csv_lines(np: Any, c: Mapping[str, Any], sel: Any, *, names: Sequence[str], nullable: frozenset[str],
-              bools: frozenset[str], prefix: str, suffix: str, reasons: list[str]) -> list[str]:
+def csv_lines(
+    np: Any,
+    c: Mapping[str, Any],
+    sel: Any,
+    *,
+    names: Sequence[str],
+    nullable: frozenset[str],
+    bools: frozenset[str],
+    prefix: str,
+    suffix: str,
+    reasons: list[str],
+) -> list[str]:
     """The CSV lines (no newline) of the rows ``sel`` of chunk ``c`` (one group): ``prefix`` (the group's columns,
     CSV-escaped), the columns ``names``, the quoted ``reasons``, ``suffix`` (method, error).  One ``%`` template for
     the rows: a column with one value in every row is written into the template once, the others are ``%s`` fields
@@ -242,10 +277,11 @@ def csv_lines(np: Any, c: Mapping[str, Any], sel: Any, *, names: Sequence[str], 
                 args.append(cells)
             continue
         lo, hi = (a.min(), a.max()) if len(a) else (0, 0)
-        if lo == hi:      # one value: into the template
+        if lo == hi:  # one value: into the template
             v = lo.item() if hasattr(lo, "item") else lo
-            parts.append(_lit(("True" if v else "False") if k in bools else
-                              ("" if k in nullable and v < 0 else str(v))))
+            parts.append(
+                _lit(("True" if v else "False") if k in bools else ("" if k in nullable and v < 0 else str(v)))
+            )
         elif k in nullable and lo < 0:
             parts.append("%s")
             args.append(["" if v < 0 else str(v) for v in a.tolist()])
@@ -263,8 +299,18 @@ def _lit(text: str) -> str:
     return text.replace("%", "%%")
 
 
-def jsonl_lines(np: Any, c: Mapping[str, Any], sel: Any, *, names: Sequence[str], nullable: frozenset[str],
-                bools: frozenset[str], prefix: str, suffix: str, reasons: list[str]) -> list[str]:
+def jsonl_lines(
+    np: Any,
+    c: Mapping[str, Any],
+    sel: Any,
+    *,
+    names: Sequence[str],
+    nullable: frozenset[str],
+    bools: frozenset[str],
+    prefix: str,
+    suffix: str,
+    reasons: list[str],
+) -> list[str]:
     """The JSON lines of the rows ``sel`` of chunk ``c`` (one group): ``prefix`` (the group's keys, an object left
     open), ``"name": value`` per column (booleans true / false, null for a not-set integer or a NaN, numbers as
     Python writes them), ``"reason"`` (``reasons``: JSON string literals), ``suffix`` (method, error, the brace).
@@ -285,8 +331,12 @@ def jsonl_lines(np: Any, c: Mapping[str, Any], sel: Any, *, names: Sequence[str]
         lo, hi = (a.min(), a.max()) if len(a) else (0, 0)
         if lo == hi:
             v = lo.item() if hasattr(lo, "item") else lo
-            parts.append(_lit(key + (("true" if v else "false") if k in bools else
-                                     ("null" if k in nullable and v < 0 else str(v)))))
+            parts.append(
+                _lit(
+                    key
+                    + (("true" if v else "false") if k in bools else ("null" if k in nullable and v < 0 else str(v)))
+                )
+            )
         elif k in bools:
             parts.append(_lit(key) + "%s")
             args.append(np.where(a, "true", "false").tolist())
@@ -296,7 +346,7 @@ def jsonl_lines(np: Any, c: Mapping[str, Any], sel: Any, *, names: Sequence[str]
         else:
             parts.append(_lit(key) + "%s")
             args.append(a.tolist())
-    parts.append(", \"reason\": %s")
+    parts.append(', "reason": %s')
     args.append(reasons)
     fmt = "".join(parts) + _lit(suffix)
     return list(map(fmt.__mod__, zip(*args, strict=True)))

@@ -50,18 +50,18 @@ from kvplan.units import fmt_gib
 class VllmVector:
     """What a vLLM group's rows need beyond the numeric axes (``Group.vector``)."""
 
-    st: Any                          # kvplan.engines.vllm.vector.VllmStatic (max_num_seqs left to the rows)
-    device: int                      # the device total per GPU
-    weights: int                     # per-GPU weight load (the verdict's first memory check)
+    st: Any  # kvplan.engines.vllm.vector.VllmStatic (max_num_seqs left to the rows)
+    device: int  # the device total per GPU
+    weights: int  # per-GPU weight load (the verdict's first memory check)
     dp: int
-    page: int                        # a workload's tokens are rounded to this block size
-    model: Any                       # the ModelSpec
+    page: int  # a workload's tokens are rounded to this block size
+    model: Any  # the ModelSpec
     dtype_refusal: str | None
     context_given: bool
     allow_long_context: bool
-    refusals: dict[int, str | None] = field(default_factory=dict)   # max_model_len -> the context refusal
-    points: dict[tuple[int, int], Any] = field(default_factory=dict)   # (available, max_model_len) -> _RowPoint
-    templates: dict[tuple, Any] = field(default_factory=dict)   # (reason class, few-valued key) -> template.format
+    refusals: dict[int, str | None] = field(default_factory=dict)  # max_model_len -> the context refusal
+    points: dict[tuple[int, int], Any] = field(default_factory=dict)  # (available, max_model_len) -> _RowPoint
+    templates: dict[tuple, Any] = field(default_factory=dict)  # (reason class, few-valued key) -> template.format
 
     def context_refusal(self, ctx: int) -> str | None:
         """:func:`kvplan.engines.support.context_refusal` for one max_model_len (remembered)."""
@@ -69,12 +69,16 @@ class VllmVector:
             from kvplan.engines import support
 
             self.refusals[ctx] = support.context_refusal(
-                engine="vllm", model=self.model, context_length=ctx if self.context_given else None,
-                allowed=self.allow_long_context)
+                engine="vllm",
+                model=self.model,
+                context_length=ctx if self.context_given else None,
+                allowed=self.allow_long_context,
+            )
         return self.refusals[ctx]
 
 
 # ------------------------------------------------------------------------------------------------ the group
+
 
 def prepare_group(g: Any, rep: Deployment, res: Any) -> bool:
     """Resolve a vLLM group for the vector path (``g.vector`` and the verdict's group facts); False leaves the group
@@ -99,15 +103,27 @@ def prepare_group(g: Any, rep: Deployment, res: Any) -> bool:
     if not has_token_line(st.release):
         return False
     arch = support.arch_of(gpu)
-    kv = support.resolved_kv_dtype(engine="vllm", requested=eff.kv_cache_dtype, result_dtype=res.kv_cache_dtype,
-                                   model=model, arch=arch)
-    dtype_why = support.kv_dtype_refusal(engine="vllm", kv_dtype=kv, arch=arch,
-                                         attention=support.attention_kind(model),
-                                         attention_backend=eff.attention_backend)
-    vec = VllmVector(st=replace(st, max_num_seqs=None), device=device, weights=res.weight_bytes, dp=res.dp,
-                     page=st.workload_page, model=model, dtype_refusal=dtype_why,
-                     context_given=eff.context_length is not None,
-                     allow_long_context=long_context_allowed(eff, "vllm", os.environ)[0])
+    kv = support.resolved_kv_dtype(
+        engine="vllm", requested=eff.kv_cache_dtype, result_dtype=res.kv_cache_dtype, model=model, arch=arch
+    )
+    dtype_why = support.kv_dtype_refusal(
+        engine="vllm",
+        kv_dtype=kv,
+        arch=arch,
+        attention=support.attention_kind(model),
+        attention_backend=eff.attention_backend,
+    )
+    vec = VllmVector(
+        st=replace(st, max_num_seqs=None),
+        device=device,
+        weights=res.weight_bytes,
+        dp=res.dp,
+        page=st.workload_page,
+        model=model,
+        dtype_refusal=dtype_why,
+        context_given=eff.context_length is not None,
+        allow_long_context=long_context_allowed(eff, "vllm", os.environ)[0],
+    )
     g.vector = vec
     g.engine, g.model, g.weights, g.dtype_refusal = "vllm", model, res.weight_bytes, dtype_why
     g.context_limit = support.model_max_context(engine="vllm", model=model)[0]
@@ -125,21 +141,49 @@ def _reproduces(g: Any, eff: Deployment, res: Any) -> bool:
 
     inp = -1 if eff.input_len is None else eff.input_len
     out = -1 if eff.input_len is None else (eff.output_len or 0)
-    ins = {"mem_fraction_static": np.array([np.nan]), "context_length": np.array([res.context_length]),
-           "requested_max_running_requests": np.array([-1 if eff.max_running_requests is None
-                                                       else eff.max_running_requests]),
-           "max_total_tokens": np.array([-1]), "target_requests": np.array([eff.target_requests or 1]),
-           "input_len": np.array([inp]), "output_len": np.array([out])}
-    r = evaluate_group(g, mem_fraction_static=None, context_length=ins["context_length"],
-                       max_running_requests=ins["requested_max_running_requests"], max_total_tokens=None,
-                       target_requests=ins["target_requests"], input_len=None if inp < 0 else ins["input_len"],
-                       output_len=None if inp < 0 else ins["output_len"])
+    ins = {
+        "mem_fraction_static": np.array([np.nan]),
+        "context_length": np.array([res.context_length]),
+        "requested_max_running_requests": np.array(
+            [-1 if eff.max_running_requests is None else eff.max_running_requests]
+        ),
+        "max_total_tokens": np.array([-1]),
+        "target_requests": np.array([eff.target_requests or 1]),
+        "input_len": np.array([inp]),
+        "output_len": np.array([out]),
+    }
+    r = evaluate_group(
+        g,
+        mem_fraction_static=None,
+        context_length=ins["context_length"],
+        max_running_requests=ins["requested_max_running_requests"],
+        max_total_tokens=None,
+        target_requests=ins["target_requests"],
+        input_len=None if inp < 0 else ins["input_len"],
+        output_len=None if inp < 0 else ins["output_len"],
+    )
     one = {k: v[0].item() for k, v in {**ins, **r}.items()}
     work = -1 if res.workload_concurrency is None else res.workload_concurrency
-    numbers = (one["kv_budget_bytes"], one["kv_pool_tokens"], one["max_running_requests"], one["max_concurrency"],
-               one["max_context_length"], bool(one["fits"]), bool(one["meets_target"]), one["workload_concurrency"])
-    want = (res.kv_budget_bytes, res.kv_pool_tokens, res.max_running_requests, int(res.max_concurrency),
-            res.max_context_length, res.fits, res.meets_target, work)
+    numbers = (
+        one["kv_budget_bytes"],
+        one["kv_pool_tokens"],
+        one["max_running_requests"],
+        one["max_concurrency"],
+        one["max_context_length"],
+        bool(one["fits"]),
+        bool(one["meets_target"]),
+        one["workload_concurrency"],
+    )
+    want = (
+        res.kv_budget_bytes,
+        res.kv_pool_tokens,
+        res.max_running_requests,
+        int(res.max_concurrency),
+        res.max_context_length,
+        res.fits,
+        res.meets_target,
+        work,
+    )
     if numbers != want:
         return False
     from kvplan.planning.sweep import _IN_COLS, _OUT_COLS, _P
@@ -151,9 +195,19 @@ def _reproduces(g: Any, eff: Deployment, res: Any) -> bool:
 
 # ------------------------------------------------------------------------------------------------ the arrays
 
-def evaluate_group(g: Any, *, mem_fraction_static: Any, context_length: Any, max_running_requests: Any,
-                   max_total_tokens: Any, target_requests: Any, input_len: Any = None,
-                   output_len: Any = None, gpu_memory_utilization: Any = None) -> dict:
+
+def evaluate_group(
+    g: Any,
+    *,
+    mem_fraction_static: Any,
+    context_length: Any,
+    max_running_requests: Any,
+    max_total_tokens: Any,
+    target_requests: Any,
+    input_len: Any = None,
+    output_len: Any = None,
+    gpu_memory_utilization: Any = None,
+) -> dict:
     """vLLM's budget -> blocks -> printed capacity -> verdict over numpy arrays (the formulas of the module
     docstring); the keys of :func:`kvplan.planning.sweep.evaluate_group` and ``mem_fraction_static`` (NaN: vLLM
     ignores SGLang's flag, as ``fit`` does).  ``gpu_memory_utilization``: None or NaN = the group's;
@@ -189,16 +243,24 @@ def evaluate_group(g: Any, *, mem_fraction_static: Any, context_length: Any, max
     if input_len is not None:
         total = np.asarray(input_len, dtype=np.int64) + (np.maximum(output_len, 0) if output_len is not None else 0)
         work_tokens = page_round(tokens=total, page=vec.page)
-        wper = blocks_for_length(st.groups, length=np.minimum(total, ctx), in_flight=pt.in_flight,
-                                 mamba_blocks=st.mamba_blocks)
+        wper = blocks_for_length(
+            st.groups, length=np.minimum(total, ctx), in_flight=pt.in_flight, mamba_blocks=st.mamba_blocks
+        )
         wbound = np.where(wper > 0, nb // np.maximum(wper, 1), 0)
         work = np.where(total <= max_ctx, np.minimum(seqs, wbound), 0) * vec.dp
         achieved = work
-    return {"mem_fraction_static": np.full(n, np.nan), "kv_budget_bytes": avail, "kv_pool_tokens": full(pt.tokens),
-            "max_running_requests": seqs,
-            "max_concurrency": conc, "max_context_length": max_ctx, "fits": fits,
-            "meets_target": fits & (achieved >= target_requests), "workload_tokens_per_request": work_tokens,
-            "workload_concurrency": work}
+    return {
+        "mem_fraction_static": np.full(n, np.nan),
+        "kv_budget_bytes": avail,
+        "kv_pool_tokens": full(pt.tokens),
+        "max_running_requests": seqs,
+        "max_concurrency": conc,
+        "max_context_length": max_ctx,
+        "fits": fits,
+        "meets_target": fits & (achieved >= target_requests),
+        "workload_tokens_per_request": work_tokens,
+        "workload_concurrency": work,
+    }
 
 
 def _no_refusal(vec: VllmVector, ctx: Any) -> Any:
@@ -228,6 +290,7 @@ def _no_refusal(vec: VllmVector, ctx: Any) -> Any:
 #: entries of a group's memo of row facts before it is emptied (memory bounded whatever the grid)
 _MEMO = 65_536
 
+
 @dataclass(frozen=True)
 class _RowPoint:
     """One row's engine facts recomputed from its budget and max_model_len (the words need them)."""
@@ -252,8 +315,9 @@ def _row_point(vec: VllmVector, available: int, ctx: int) -> _RowPoint:
         inflight = st.in_flight(st.scheduler(ctx)[0])
         per = blocks_for_length(st.groups, length=ctx, in_flight=inflight, mamba_blocks=st.mamba_blocks)
         nb = num_blocks(available=available, stage_bytes_per_block=st.stage_bytes_per_block)
-        fits, needed, _ = engine_check(available=available, stage_bytes_per_block=st.stage_bytes_per_block,
-                                       per_request=per)
+        fits, needed, _ = engine_check(
+            available=available, stage_bytes_per_block=st.stage_bytes_per_block, per_request=per
+        )
         _, conc = token_line(st, num_blocks=nb, per_request=per, max_model_len=ctx)
         p = _RowPoint(bool(fits), int(needed), int(nb), int(per), float(conc), int(inflight))
         if len(vec.points) > _MEMO:
@@ -271,10 +335,18 @@ def _memory_reason(vec: VllmVector, available: int, ctx: int, longest: int) -> s
         conc_total = p.concurrency * vec.dp
         if p.engine_fits and conc_total >= 1:
             return None
-        return _memory_words(vec, ctx=ctx, available=available, longest=longest, engine_fits=p.engine_fits,
-                             needed=p.needed, concurrency=conc_total)
-    return _memory_words(vec, ctx=ctx, available=available, longest=longest, engine_fits=False, needed=0,
-                         concurrency=0.0)
+        return _memory_words(
+            vec,
+            ctx=ctx,
+            available=available,
+            longest=longest,
+            engine_fits=p.engine_fits,
+            needed=p.needed,
+            concurrency=conc_total,
+        )
+    return _memory_words(
+        vec, ctx=ctx, available=available, longest=longest, engine_fits=False, needed=0, concurrency=0.0
+    )
 
 
 def _unset(x: Any) -> bool:
@@ -287,8 +359,9 @@ def _workload_bound(vec: VllmVector, available: int, ctx: int, tokens: int) -> i
     from kvplan.engines.vllm.vector import blocks_for_length
 
     p = _row_point(vec, available, ctx)
-    per = blocks_for_length(vec.st.groups, length=min(tokens, ctx), in_flight=p.in_flight,
-                            mamba_blocks=vec.st.mamba_blocks)
+    per = blocks_for_length(
+        vec.st.groups, length=min(tokens, ctx), in_flight=p.in_flight, mamba_blocks=vec.st.mamba_blocks
+    )
     return p.num_blocks // per if per > 0 else 0
 
 
@@ -302,8 +375,9 @@ def vector_reason(g: Any, v: Sequence[Any], P: Mapping[str, int]) -> str:
     return vector_reasons(g, cols, P)[0]
 
 
-def vector_reasons(g: Any, columns: Mapping[str, Any], P: Mapping[str, int] | None = None, *,
-                   quote: Callable[[str], str] | None = None) -> list[str]:
+def vector_reasons(
+    g: Any, columns: Mapping[str, Any], P: Mapping[str, int] | None = None, *, quote: Callable[[str], str] | None = None
+) -> list[str]:
     """The target reason of every row of a vLLM group's chunk (``columns``: column name -> numpy array of those
     rows, -1 = not set), in :func:`kvplan.planning.verdict.judge`'s words (its text functions), classified over the
     arrays (:func:`_reason_classes`): a refusal (KV dtype, context, the memory chain: weights, budget, vLLM's own
@@ -368,8 +442,9 @@ def _fill(np: Any, fmts: Sequence[Any], inv: Any, many: Sequence[Any], q: Callab
         width = max(hi, 1).bit_length()
         bits += width
         if lo < 0 or bits > 62:
-            texts = [f(*nums) for f, *nums in zip([fmts[i] for i in inv.tolist()], *(x.tolist() for x in many),
-                                                  strict=True)]
+            texts = [
+                f(*nums) for f, *nums in zip([fmts[i] for i in inv.tolist()], *(x.tolist() for x in many), strict=True)
+            ]
             return texts if q is str else _quoted(q, texts)
         code = (code << width) | a
     _, first, where = np.unique(code, return_index=True, return_inverse=True)
@@ -420,8 +495,15 @@ def _refusal_text(vec: VllmVector, key: tuple) -> str:
     """``does not fit: `` and a refused row's first reason, from its (context, budget, longest, vLLM's check, bytes
     needed, concurrency x dp)."""
     ctx, available, longest, engine_fits, needed, conc = key
-    return "does not fit: " + _refusal(vec, ctx=int(ctx), available=int(available), longest=int(longest),
-                                       engine_fits=bool(engine_fits), needed=int(needed), concurrency=float(conc))
+    return "does not fit: " + _refusal(
+        vec,
+        ctx=int(ctx),
+        available=int(available),
+        longest=int(longest),
+        engine_fits=bool(engine_fits),
+        needed=int(needed),
+        concurrency=float(conc),
+    )
 
 
 def _reason_classes(vec: VllmVector, columns: Mapping[str, Any]) -> dict[str, Any]:
@@ -436,9 +518,21 @@ def _reason_classes(vec: VllmVector, columns: Mapping[str, Any]) -> dict[str, An
     from kvplan.engines.vllm.vector import batch_knobs, blocks_for_length, engine_check, num_blocks, token_line
 
     st = vec.st
-    c = {k: np.asarray(columns[k]).astype(np.int64) for k in (
-        "context_length", "target_requests", "kv_budget_bytes", "input_len", "output_len", "max_running_requests",
-        "workload_concurrency", "max_context_length", "max_concurrency", "kv_pool_tokens")}
+    c = {
+        k: np.asarray(columns[k]).astype(np.int64)
+        for k in (
+            "context_length",
+            "target_requests",
+            "kv_budget_bytes",
+            "input_len",
+            "output_len",
+            "max_running_requests",
+            "workload_concurrency",
+            "max_context_length",
+            "max_concurrency",
+            "kv_pool_tokens",
+        )
+    }
     ctx, n, avail, mrr = c["context_length"], c["target_requests"], c["kv_budget_bytes"], c["max_running_requests"]
     fits, work = np.asarray(columns["fits"], dtype=bool), c["input_len"] >= 0
     total = c["input_len"] + np.maximum(c["output_len"], 0)
@@ -446,32 +540,63 @@ def _reason_classes(vec: VllmVector, columns: Mapping[str, Any]) -> dict[str, An
     inflight = st.in_flight(batch_knobs(st, ctx)[0])
     per = blocks_for_length(st.groups, length=ctx, in_flight=inflight, mamba_blocks=st.mamba_blocks)
     nb = num_blocks(available=avail, stage_bytes_per_block=st.stage_bytes_per_block)
-    engine_fits, needed, _ = engine_check(available=avail, stage_bytes_per_block=st.stage_bytes_per_block,
-                                          per_request=per)
+    engine_fits, needed, _ = engine_check(
+        available=avail, stage_bytes_per_block=st.stage_bytes_per_block, per_request=per
+    )
     conc = token_line(st, num_blocks=nb, per_request=per, max_model_len=ctx)[1] * vec.dp
     pool = np.where(per > 0, nb // np.maximum(per, 1), 0) * vec.dp
-    wper = blocks_for_length(st.groups, length=np.minimum(total, ctx), in_flight=inflight,
-                             mamba_blocks=st.mamba_blocks)
-    bound = np.where(total > c["max_context_length"], 0,
-                     np.where(mrr <= np.where(wper > 0, nb // np.maximum(wper, 1), 0), 1, 2))
-    cls = np.where(~fits, _REFUSED, np.where(fits & (room >= n), _MET, np.where(
-        work, _WORKLOAD_MISSED, np.where(pool >= n, _CAP_MISSED, _POOL_MISSED))))
-    arrays = {"cls": cls, "ctx": ctx, "n": n, "avail": avail, "inp": c["input_len"], "out": c["output_len"],
-              "mrr": mrr, "room": room, "longest": c["max_context_length"], "tokens": c["kv_pool_tokens"],
-              "engine_fits": engine_fits, "needed": needed, "conc": conc, "bound": bound}
+    wper = blocks_for_length(st.groups, length=np.minimum(total, ctx), in_flight=inflight, mamba_blocks=st.mamba_blocks)
+    bound = np.where(
+        total > c["max_context_length"], 0, np.where(mrr <= np.where(wper > 0, nb // np.maximum(wper, 1), 0), 1, 2)
+    )
+    cls = np.where(
+        ~fits,
+        _REFUSED,
+        np.where(
+            fits & (room >= n), _MET, np.where(work, _WORKLOAD_MISSED, np.where(pool >= n, _CAP_MISSED, _POOL_MISSED))
+        ),
+    )
+    arrays = {
+        "cls": cls,
+        "ctx": ctx,
+        "n": n,
+        "avail": avail,
+        "inp": c["input_len"],
+        "out": c["output_len"],
+        "mrr": mrr,
+        "room": room,
+        "longest": c["max_context_length"],
+        "tokens": c["kv_pool_tokens"],
+        "engine_fits": engine_fits,
+        "needed": needed,
+        "conc": conc,
+        "bound": bound,
+    }
     return {k: np.broadcast_to(a, ctx.shape) for k, a in arrays.items()}
 
 
-def _refusal(vec: VllmVector, *, ctx: int, available: int, longest: int, engine_fits: bool, needed: int,
-             concurrency: float) -> str:
+def _refusal(
+    vec: VllmVector, *, ctx: int, available: int, longest: int, engine_fits: bool, needed: int, concurrency: float
+) -> str:
     """A refused row's first reason: the KV dtype, the context, then vLLM's memory chain (:func:`_memory_words`)."""
-    return vec.dtype_refusal or vec.context_refusal(ctx) or _memory_words(
-        vec, ctx=ctx, available=available, longest=longest, engine_fits=engine_fits, needed=needed,
-        concurrency=concurrency)
+    return (
+        vec.dtype_refusal
+        or vec.context_refusal(ctx)
+        or _memory_words(
+            vec,
+            ctx=ctx,
+            available=available,
+            longest=longest,
+            engine_fits=engine_fits,
+            needed=needed,
+            concurrency=concurrency,
+        )
+    )
 
 
-def _memory_words(vec: VllmVector, *, ctx: int, available: int, longest: int, engine_fits: bool, needed: int,
-                  concurrency: float) -> str:
+def _memory_words(
+    vec: VllmVector, *, ctx: int, available: int, longest: int, engine_fits: bool, needed: int, concurrency: float
+) -> str:
     """The first failing step of vLLM's memory chain in :func:`kvplan.planning.verdict.vllm_memory_reason`'s words:
     the weights load, a positive budget, vLLM's own check (:func:`kvplan.engines.vllm.adapter.engine_refusal`;
     ``concurrency``: x dp)."""
@@ -481,8 +606,14 @@ def _memory_words(vec: VllmVector, *, ctx: int, available: int, longest: int, en
         return f"the weights ({fmt_gib(vec.weights)} per GPU) do not fit in the GPU ({fmt_gib(vec.device)})"
     if available <= 0:
         return "the weights leave no KV budget"
-    return engine_refusal(fits=bool(engine_fits), max_model_len=ctx, needed=needed, available=available,
-                          estimated=None if engine_fits else longest, concurrency=concurrency)
+    return engine_refusal(
+        fits=bool(engine_fits),
+        max_model_len=ctx,
+        needed=needed,
+        available=available,
+        estimated=None if engine_fits else longest,
+        concurrency=concurrency,
+    )
 
 
 def row_facts(g: Any, d: Mapping[str, Any]) -> Facts:
@@ -500,14 +631,33 @@ def row_facts(g: Any, d: Mapping[str, Any]) -> Facts:
     if not _unset(d["input_len"]):
         inp = int(d["input_len"])
         out = 0 if _unset(d["output_len"]) else int(d["output_len"])
-        w = combine(input_len=inp, output_len=out, tokens_per_request=page_round(tokens=inp + out, page=vec.page),
-                    bounds={POOL: _workload_bound(vec, avail, ctx, inp + out)}, cap=seqs,
-                    longest=int(d["max_context_length"]), dp=vec.dp)
+        w = combine(
+            input_len=inp,
+            output_len=out,
+            tokens_per_request=page_round(tokens=inp + out, page=vec.page),
+            bounds={POOL: _workload_bound(vec, avail, ctx, inp + out)},
+            cap=seqs,
+            longest=int(d["max_context_length"]),
+            dp=vec.dp,
+        )
     requested = d["requested_max_running_requests"]
-    return Facts(engine="vllm", context=ctx, dp=vec.dp, refusals=tuple(refusals), memory_reason=memory,
-                 concurrency=int(d["max_concurrency"]), pool_concurrency=pool,
-                 pool_tokens_total=int(d["kv_pool_tokens"]) * vec.dp, cap=seqs,
-                 cap_source=cap_source(engine="vllm", requested=None if _unset(requested) else int(requested),
-                                       resolved=seqs, attn_dp=1, family_default=None),
-                 target_requests=int(d["target_requests"]), workload=w)
-
+    return Facts(
+        engine="vllm",
+        context=ctx,
+        dp=vec.dp,
+        refusals=tuple(refusals),
+        memory_reason=memory,
+        concurrency=int(d["max_concurrency"]),
+        pool_concurrency=pool,
+        pool_tokens_total=int(d["kv_pool_tokens"]) * vec.dp,
+        cap=seqs,
+        cap_source=cap_source(
+            engine="vllm",
+            requested=None if _unset(requested) else int(requested),
+            resolved=seqs,
+            attn_dp=1,
+            family_default=None,
+        ),
+        target_requests=int(d["target_requests"]),
+        workload=w,
+    )

@@ -48,22 +48,47 @@ GIVEN, DERIVED, ENGINE_DEFAULT = "given", "derived", "engine default"
 class Facts:
     """What the verdict is made of (per DP rank unless said otherwise)."""
 
-    __slots__ = ("cap", "cap_source", "concurrency", "context", "dp", "engine", "memory_reason", "pool_concurrency",
-                 "pool_tokens_total", "refusals", "target_requests", "workload")
+    __slots__ = (
+        "cap",
+        "cap_source",
+        "concurrency",
+        "context",
+        "dp",
+        "engine",
+        "memory_reason",
+        "pool_concurrency",
+        "pool_tokens_total",
+        "refusals",
+        "target_requests",
+        "workload",
+    )
 
-    def __init__(self, *, engine: str, context: int, dp: int, refusals: tuple[str, ...], memory_reason: str | None,
-                 concurrency: int, pool_concurrency: int, pool_tokens_total: int, cap: int, cap_source: str,
-                 target_requests: int, workload: Workload | None) -> None:
+    def __init__(
+        self,
+        *,
+        engine: str,
+        context: int,
+        dp: int,
+        refusals: tuple[str, ...],
+        memory_reason: str | None,
+        concurrency: int,
+        pool_concurrency: int,
+        pool_tokens_total: int,
+        cap: int,
+        cap_source: str,
+        target_requests: int,
+        workload: Workload | None,
+    ) -> None:
         self.engine = engine
         self.context = context
         self.dp = dp
-        self.refusals = refusals                  # start-up refusals, in the engine's order (KV dtype, context)
-        self.memory_reason = memory_reason        # the first failing step of weights -> budget -> pool, None: all hold
-        self.concurrency = concurrency            # full-context requests at once, whole deployment (capped)
+        self.refusals = refusals  # start-up refusals, in the engine's order (KV dtype, context)
+        self.memory_reason = memory_reason  # the first failing step of weights -> budget -> pool, None: all hold
+        self.concurrency = concurrency  # full-context requests at once, whole deployment (capped)
         self.pool_concurrency = pool_concurrency  # full-context requests the pool alone holds, whole deployment
         self.pool_tokens_total = pool_tokens_total  # tokens of the pool over every DP rank
-        self.cap = cap                            # the request cap per DP rank
-        self.cap_source = cap_source              # given | derived | engine default
+        self.cap = cap  # the request cap per DP rank
+        self.cap_source = cap_source  # given | derived | engine default
         self.target_requests = target_requests
         self.workload = workload
 
@@ -73,8 +98,9 @@ class Verdict:
 
     __slots__ = ("fits", "meets_target", "reasons", "target", "target_reason", "verdict")
 
-    def __init__(self, *, fits: bool, reasons: tuple[str, ...], verdict: str, target: str, meets_target: bool,
-                 target_reason: str) -> None:
+    def __init__(
+        self, *, fits: bool, reasons: tuple[str, ...], verdict: str, target: str, meets_target: bool, target_reason: str
+    ) -> None:
         self.fits = fits
         self.reasons = reasons
         self.verdict = verdict
@@ -116,8 +142,10 @@ def cap_missed_text(*, engine: str, n: int, context: int, cap: int, dp: int, roo
 
 
 def pool_missed_text(*, n: int, context: int, pool_tokens_total: int, room: int) -> str:
-    return (f"{requests(n)} of {context:,} tokens need {n * context:,} tokens, the pool holds "
-            f"{pool_tokens_total:,} (room for {room:,})")
+    return (
+        f"{requests(n)} of {context:,} tokens need {n * context:,} tokens, the pool holds "
+        f"{pool_tokens_total:,} (room for {room:,})"
+    )
 
 
 def _cap_text(f: Facts) -> str:
@@ -127,8 +155,7 @@ def _cap_text(f: Facts) -> str:
 
 def _workload_text(f: Facts, w: Workload) -> str:
     if w.bound == LONGEST:
-        return (f"no request of {w.label} = {w.tokens:,} tokens runs: longer than the longest request; "
-                f"{_cap_text(f)}")
+        return f"no request of {w.label} = {w.tokens:,} tokens runs: longer than the longest request; {_cap_text(f)}"
     head = f"{requests(w.total)} of {w.label} tokens fit at once"
     if w.bound == CAP:
         per = " per DP rank" if f.dp > 1 else ""
@@ -147,10 +174,8 @@ def _target_reason(f: Facts, *, fits: bool, reasons: tuple[str, ...], target: st
     if f.concurrency >= n:
         return True, met_text(target, f.concurrency)
     if f.pool_concurrency >= n:
-        return False, cap_missed_text(engine=f.engine, n=n, context=f.context, cap=f.cap, dp=f.dp,
-                                      room=f.concurrency)
-    return False, pool_missed_text(n=n, context=f.context, pool_tokens_total=f.pool_tokens_total,
-                                   room=f.concurrency)
+        return False, cap_missed_text(engine=f.engine, n=n, context=f.context, cap=f.cap, dp=f.dp, room=f.concurrency)
+    return False, pool_missed_text(n=n, context=f.context, pool_tokens_total=f.pool_tokens_total, room=f.concurrency)
 
 
 def judge(f: Facts) -> Verdict:
@@ -177,8 +202,8 @@ def judge(f: Facts) -> Verdict:
 
 # ------------------------------------------------------------------------------------------------ the parts
 
-def cap_source(*, engine: str, requested: int | None, resolved: int, attn_dp: int,
-               family_default: int | None) -> str:
+
+def cap_source(*, engine: str, requested: int | None, resolved: int, attn_dp: int, family_default: int | None) -> str:
     """Where the request cap in force came from: ``given`` (the user's, as the engine keeps it), ``engine default``
     (vLLM's max_num_seqs default; an SGLang family default such as DeepSeek-V4's 256) or ``derived`` (SGLang's
     formula, or the user's value reduced by the engine: tokens // 2, the Mamba state slots)."""
@@ -192,13 +217,11 @@ def cap_source(*, engine: str, requested: int | None, resolved: int, attn_dp: in
     return DERIVED
 
 
-def sglang_memory_reason(*, weight_bytes: int, free_bytes: int, budget: int, tokens: int,
-                         context: int) -> str | None:
+def sglang_memory_reason(*, weight_bytes: int, free_bytes: int, budget: int, tokens: int, context: int) -> str | None:
     """SGLang's memory chain: the weights load, a positive budget (``rest`` of ``_profile_available_bytes``), a
     pool of at least one full-context request (below it SGLang only warns, and refuses the longer requests)."""
     if weight_bytes >= free_bytes:
-        return (f"the weights ({fmt_gib(weight_bytes)} per GPU) do not fit in the free memory "
-                f"({fmt_gib(free_bytes)})")
+        return f"the weights ({fmt_gib(weight_bytes)} per GPU) do not fit in the free memory ({fmt_gib(free_bytes)})"
     if budget <= 0:
         return "the weights leave no KV budget"
     if tokens < context:
@@ -210,8 +233,7 @@ def vllm_memory_reason(res: FitResult, *, engine_fits: bool) -> str | None:
     """vLLM's chain: the weights load, a positive "Available KV cache memory", and its own refusal (one
     max_model_len request must fit: ``_check_enough_kv_cache_memory``), in the engine adapter's words."""
     if res.weight_bytes >= res.device_bytes:
-        return (f"the weights ({fmt_gib(res.weight_bytes)} per GPU) do not fit in the GPU "
-                f"({fmt_gib(res.device_bytes)})")
+        return f"the weights ({fmt_gib(res.weight_bytes)} per GPU) do not fit in the GPU ({fmt_gib(res.device_bytes)})"
     if res.kv_budget_bytes <= 0:
         return "the weights leave no KV budget"
     if not engine_fits:
@@ -239,19 +261,27 @@ def long_context_allowed(dep: Deployment, engine: str, environ: Mapping[str, str
 
 # ------------------------------------------------------------------------------------------------ fit
 
-def _refusals(res: FitResult, dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None,
-              env: Mapping[str, str]) -> list[str]:
+
+def _refusals(
+    res: FitResult, dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None, env: Mapping[str, str]
+) -> list[str]:
     """The start-up refusals (KV dtype on the GPU, context above the model's maximum), in the engine's order; the
     assumptions say when a dtype could not be checked or the long-context override is on."""
     from kvplan.engines import support
 
     engine, arch = res.engine, support.arch_of(gpu)
-    kv = support.resolved_kv_dtype(engine=engine, requested=dep.kv_cache_dtype, result_dtype=res.kv_cache_dtype,
-                                   model=model, arch=arch)
+    kv = support.resolved_kv_dtype(
+        engine=engine, requested=dep.kv_cache_dtype, result_dtype=res.kv_cache_dtype, model=model, arch=arch
+    )
     out = []
-    dtype_why = support.kv_dtype_refusal(engine=engine, kv_dtype=kv, arch=arch, attention=support.attention_kind(model),
-                                         attention_backend=dep.attention_backend,
-                                         deepseek_family=support.deepseek_family(model))
+    dtype_why = support.kv_dtype_refusal(
+        engine=engine,
+        kv_dtype=kv,
+        arch=arch,
+        attention=support.attention_kind(model),
+        attention_backend=dep.attention_backend,
+        deepseek_family=support.deepseek_family(model),
+    )
     if dtype_why:
         out.append(dtype_why)
     note = support.unchecked_note(engine=engine, kv_dtype=kv, arch=arch)
@@ -260,8 +290,9 @@ def _refusals(res: FitResult, dep: Deployment, model: ModelSpec, gpu: HardwarePr
     allowed, how = long_context_allowed(dep, engine, env)
     ctx_why = support.context_refusal(engine=engine, model=model, context_length=dep.context_length, allowed=False)
     if ctx_why and allowed:
-        res.assumptions.append(f"context_length {dep.context_length:,} above the model's maximum: the engine's "
-                               f"override is on ({how})")
+        res.assumptions.append(
+            f"context_length {dep.context_length:,} above the model's maximum: the engine's override is on ({how})"
+        )
     elif ctx_why:
         out.append(ctx_why)
     return out
@@ -276,14 +307,25 @@ def _memory(res: FitResult) -> tuple[str | None, int, int]:
             return memory, 0, 0
         bound = vllm_full_context_bound(res)
         return None, min(bound, res.max_running_requests) * res.dp, bound * res.dp
-    memory = sglang_memory_reason(weight_bytes=res.weight_bytes, free_bytes=res.free_bytes,
-                                  budget=res.kv_budget_bytes, tokens=res.kv_pool_tokens, context=res.context_length)
+    memory = sglang_memory_reason(
+        weight_bytes=res.weight_bytes,
+        free_bytes=res.free_bytes,
+        budget=res.kv_budget_bytes,
+        tokens=res.kv_pool_tokens,
+        context=res.context_length,
+    )
     pool = (res.kv_pool_tokens // res.context_length) * res.dp if res.context_length > 0 else 0
     return memory, int(res.max_concurrency), pool
 
 
-def apply(res: FitResult, *, dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None,
-          environ: Mapping[str, str] | None = None) -> FitResult:
+def apply(
+    res: FitResult,
+    *,
+    dep: Deployment,
+    model: ModelSpec,
+    gpu: HardwarePreset | None,
+    environ: Mapping[str, str] | None = None,
+) -> FitResult:
     """Set the verdict keys of an engine's result (the engine planned ``dep`` with a target of one request, so its
     own ``fits`` says whether it starts): ``fits``, ``verdict``, ``reasons``, ``target``, ``target_requests``,
     ``meets_target``, ``target_reason``, ``max_concurrency`` (an integer for both engines),
@@ -294,15 +336,30 @@ def apply(res: FitResult, *, dep: Deployment, model: ModelSpec, gpu: HardwarePre
 
     refusals = _refusals(res, dep, model, gpu, os.environ if environ is None else environ)
     memory, conc, pool_conc = _memory(res)
-    source = cap_source(engine=res.engine, requested=dep.max_running_requests, resolved=res.max_running_requests,
-                        attn_dp=res.attn_dp, family_default=family_request_cap(
-                            engine=res.engine, family=res.family, engine_version=dep.engine_version))
+    source = cap_source(
+        engine=res.engine,
+        requested=dep.max_running_requests,
+        resolved=res.max_running_requests,
+        attn_dp=res.attn_dp,
+        family_default=family_request_cap(engine=res.engine, family=res.family, engine_version=dep.engine_version),
+    )
     w = workload(res, dep, model)
-    v = judge(Facts(engine=res.engine, context=res.context_length, dp=res.dp, refusals=tuple(refusals),
-                    memory_reason=memory, concurrency=conc, pool_concurrency=pool_conc,
-                    pool_tokens_total=res.kv_pool_tokens_total or res.kv_pool_tokens * res.dp,
-                    cap=res.max_running_requests, cap_source=source, target_requests=dep.target_requests or 1,
-                    workload=w))
+    v = judge(
+        Facts(
+            engine=res.engine,
+            context=res.context_length,
+            dp=res.dp,
+            refusals=tuple(refusals),
+            memory_reason=memory,
+            concurrency=conc,
+            pool_concurrency=pool_conc,
+            pool_tokens_total=res.kv_pool_tokens_total or res.kv_pool_tokens * res.dp,
+            cap=res.max_running_requests,
+            cap_source=source,
+            target_requests=dep.target_requests or 1,
+            workload=w,
+        )
+    )
     res.fits, res.verdict, res.reasons = v.fits, v.verdict, list(v.reasons)
     res.target, res.meets_target, res.target_reason = v.target, v.meets_target, v.target_reason
     res.target_requests = dep.target_requests or 1

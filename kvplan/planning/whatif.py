@@ -42,11 +42,11 @@ _PARALLEL = ("tp", "pp", "ep", "dp", "enable_dp_attention")
 
 @dataclass
 class WhatIf:
-    baseline: FitResult                # measured mode, from the log
-    whatif: FitResult                  # with the overrides
+    baseline: FitResult  # measured mode, from the log
+    whatif: FitResult  # with the overrides
     notes: list[str] = field(default_factory=list)
     changed: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # field -> (old, new)
-    engine_version: str | None = None                        # the release whose rules both sides use
+    engine_version: str | None = None  # the release whose rules both sides use
     engine_versions_possible: tuple[str, str] | None = None  # (oldest, newest) the log is consistent with
     release_reasons: list[str] = field(default_factory=list)
 
@@ -56,9 +56,16 @@ def _weight_estimate(spec: ModelSpec, dep: Deployment, engine: str) -> int:
 
     tp, pp, ep = dep.tp or 1, dep.pp or 1, dep.ep or 1
     attn_dp = (dep.dp or 1) if (dep.enable_dp_attention and engine == "sglang") else 1
-    return estimate_weight_bytes(config=spec.config, quantization=spec.quantization,
-                                 checkpoint_bytes=spec.checkpoint_bytes, tp_size=tp, pp_size=pp, ep_size=ep,
-                                 attn_dp_size=attn_dp, engine=engine).per_gpu_bytes
+    return estimate_weight_bytes(
+        config=spec.config,
+        quantization=spec.quantization,
+        checkpoint_bytes=spec.checkpoint_bytes,
+        tp_size=tp,
+        pp_size=pp,
+        ep_size=ep,
+        attn_dp_size=attn_dp,
+        engine=engine,
+    ).per_gpu_bytes
 
 
 def _overhead(dep: Deployment, gpu: HardwarePreset | None, engine: str) -> int:
@@ -68,8 +75,9 @@ def _overhead(dep: Deployment, gpu: HardwarePreset | None, engine: str) -> int:
     return runtime_overhead_bytes(world_size=world, interconnect=gpu.interconnect if gpu is not None else "pcie")
 
 
-def whatif(log_facts: LogFacts, overrides: dict[str, Any], *, model: str | None = None,
-           gpu: str | None = None) -> WhatIf:
+def whatif(
+    log_facts: LogFacts, overrides: dict[str, Any], *, model: str | None = None, gpu: str | None = None
+) -> WhatIf:
     """Baseline (measured from the log) and what-if FitResults; ``overrides`` keys are Deployment fields
     (``None`` values are ignored).  ``model`` / ``gpu`` name the log's model / GPU when it does not."""
     from kvplan.deployment import Deployment
@@ -81,15 +89,19 @@ def whatif(log_facts: LogFacts, overrides: dict[str, Any], *, model: str | None 
     if bad:
         raise InputError(f"unknown deployment field(s): {', '.join(bad)}", field="--from-log")
     if "engine" in over and over["engine"] != log_facts.engine:
-        raise InputError(f"the log is a {log_facts.engine} startup; --engine {over['engine']} cannot reuse its "
-                         f"measurements", field="--engine", hint="drop --engine, or plan the other engine cold")
+        raise InputError(
+            f"the log is a {log_facts.engine} startup; --engine {over['engine']} cannot reuse its measurements",
+            field="--engine",
+            hint="drop --engine, or plan the other engine cold",
+        )
     over.pop("engine", None)
     if "model" in over:
         model = model or over["model"]
     # the release is a fact of the log's deployment, not a change: --engine-version settles it for both sides
     version = over.pop("engine_version", None)
-    rec = recover_deployment(log_facts, model=model, gpu=gpu, mode="measured",
-                             overrides={"engine_version": version} if version else None)
+    rec = recover_deployment(
+        log_facts, model=model, gpu=gpu, mode="measured", overrides={"engine_version": version} if version else None
+    )
     base_dep = rec.deployment
     engine = base_dep.engine
     from_log = ", ".join(i.name for i in rec.inputs if i.source.startswith("log"))
@@ -100,25 +112,45 @@ def whatif(log_facts: LogFacts, overrides: dict[str, Any], *, model: str | None 
     release = rec.release
     assert release is not None  # recover_deployment always chooses one
     if not release.settled:
-        notes.append(f"the log allows {ENGINE_NAMES[engine]} {release.possible[0]} to {release.possible[1]}: both "
-                     f"sides use the "
-                     f"rules of {release.applied} (give --engine-version to choose another)")
+        notes.append(
+            f"the log allows {ENGINE_NAMES[engine]} {release.possible[0]} to {release.possible[1]}: both "
+            f"sides use the "
+            f"rules of {release.applied} (give --engine-version to choose another)"
+        )
     baseline = fit_recovered(base_dep)
 
     changed = {k: (getattr(base_dep, k), v) for k, v in over.items() if getattr(base_dep, k) != v}
     if "model" in changed:
-        raise InputError("--model changes the model: the log's measurements do not apply to another model",
-                         field="--model", hint="plan the other model without --from-log")
+        raise InputError(
+            "--model changes the model: the log's measurements do not apply to another model",
+            field="--model",
+            hint="plan the other model without --from-log",
+        )
     new = replace(base_dep, **{k: v for k, v in over.items() if k != "model"})
-    ch = _Change(facts=log_facts, rec=rec, base=base_dep, new=new, changed=changed,
-                 par_changed=any(k in changed for k in _PARALLEL),
-                 gpu_changed="gpu" in changed or "gpu_memory" in changed, old_gpu=rec.gpu_preset,
-                 new_gpu=resolve_gpu(new.gpu) if new.gpu else None, notes=notes)
+    ch = _Change(
+        facts=log_facts,
+        rec=rec,
+        base=base_dep,
+        new=new,
+        changed=changed,
+        par_changed=any(k in changed for k in _PARALLEL),
+        gpu_changed="gpu" in changed or "gpu_memory" in changed,
+        old_gpu=rec.gpu_preset,
+        new_gpu=resolve_gpu(new.gpu) if new.gpu else None,
+        notes=notes,
+    )
     result = fit_recovered(_ENGINE_WHATIF[engine](ch))
     for fit in (baseline, result):  # the log's implausible-but-possible figures (kvplan.inputs.logs.plausible)
         fit.warnings.extend(w for w in log_facts.implausible if w not in fit.warnings)
-    return WhatIf(baseline=baseline, whatif=result, notes=notes, changed=changed, engine_version=release.applied,
-                  engine_versions_possible=release.possible, release_reasons=list(release.reasons))
+    return WhatIf(
+        baseline=baseline,
+        whatif=result,
+        notes=notes,
+        changed=changed,
+        engine_version=release.applied,
+        engine_versions_possible=release.possible,
+        release_reasons=list(release.reasons),
+    )
 
 
 @dataclass
@@ -149,26 +181,35 @@ def _sglang_whatif(ch: _Change) -> Deployment:
             w_old = _weight_estimate(ch.rec.model_spec, base_dep, engine)
             w_new = _weight_estimate(ch.rec.model_spec, new, engine)
         except InputError as e:  # a kvplan bug in the estimate is not bad input: it reaches the internal-error path
-            raise InputError(f"cannot re-estimate the weights for the new parallelism: {e}",
-                             field="--from-log") from None
+            raise InputError(
+                f"cannot re-estimate the weights for the new parallelism: {e}", field="--from-log"
+            ) from None
         w = round(base_dep.weight_memory * w_new / w_old) if w_old else w_new
         new = replace(new, weight_memory=w)
-        notes.append(f"weights re-estimated: logged {fmt_gib(base_dep.weight_memory)} x kvplan.weights ratio "
-                     f"{fmt_gib(w_new)} / {fmt_gib(w_old)} (new / old parallelism) = {fmt_gib(w)} per GPU")
+        notes.append(
+            f"weights re-estimated: logged {fmt_gib(base_dep.weight_memory)} x kvplan.weights ratio "
+            f"{fmt_gib(w_new)} / {fmt_gib(w_old)} (new / old parallelism) = {fmt_gib(w)} per GPU"
+        )
     if gpu_changed:
         new = replace(new, free_memory=None, weight_memory=new.weight_memory)
-        notes.append("free memory at start re-modelled for the new GPU (device total minus kvplan.runtime's "
-                     "overhead); the weight load is kept from the log" + (" (scaled)" if par_changed else ""))
+        notes.append(
+            "free memory at start re-modelled for the new GPU (device total minus kvplan.runtime's "
+            "overhead); the weight load is kept from the log" + (" (scaled)" if par_changed else "")
+        )
     elif par_changed:
         d_old, d_new = _overhead(base_dep, old_gpu, engine), _overhead(new, old_gpu, engine)
         free = base_dep.free_memory + d_old - d_new
         new = replace(new, free_memory=free)
-        notes.append(f"free memory at start re-modelled: logged {fmt_gib(base_dep.free_memory)} + runtime overhead "
-                     f"{fmt_gib(d_old)} (old) - {fmt_gib(d_new)} (new) = {fmt_gib(free)}"
-                     + ("" if old_gpu else " (GPU unknown: PCIe communicators assumed; give --gpu)"))
+        notes.append(
+            f"free memory at start re-modelled: logged {fmt_gib(base_dep.free_memory)} + runtime overhead "
+            f"{fmt_gib(d_old)} (old) - {fmt_gib(d_new)} (new) = {fmt_gib(free)}"
+            + ("" if old_gpu else " (GPU unknown: PCIe communicators assumed; give --gpu)")
+        )
     if not par_changed and not gpu_changed:
-        notes.append(f"measured free memory ({fmt_gib(base_dep.free_memory)}) and weight load "
-                     f"({fmt_gib(base_dep.weight_memory)}) kept from the log")
+        notes.append(
+            f"measured free memory ({fmt_gib(base_dep.free_memory)}) and weight load "
+            f"({fmt_gib(base_dep.weight_memory)}) kept from the log"
+        )
     if gpu_changed and new.free_memory is None and new.gpu is None and new.gpu_memory is None:
         raise InputError("a new GPU needs --gpu or --gpu-memory", field="--gpu")
     return new
@@ -202,48 +243,68 @@ def _vllm_whatif(ch: _Change) -> Deployment:
     if par_changed or gpu_changed:
         # re-plan the budget: logged weights scaled, other terms kept where the GPU is the same
         if total is None and not gpu_changed:
-            raise InputError("the device total is needed to re-plan vLLM's budget for another parallelism",
-                             field="--gpu", hint="give --gpu (the log's GPU)")
+            raise InputError(
+                "the device total is needed to re-plan vLLM's budget for another parallelism",
+                field="--gpu",
+                hint="give --gpu (the log's GPU)",
+            )
         u_old = base_dep.gpu_memory_utilization or rules.default_utilization
         w_log = facts.model_loading_bytes
         if w_log is None:
-            raise InputError("the log does not print the weight load ('Model loading took'), which a change of "
-                             "parallelism or GPU must rescale", field="--from-log")
+            raise InputError(
+                "the log does not print the weight load ('Model loading took'), which a change of "
+                "parallelism or GPU must rescale",
+                field="--from-log",
+            )
         w_old = _weight_estimate(rec.model_spec, base_dep, "vllm")
         w_new = _weight_estimate(rec.model_spec, new, "vllm") if par_changed else w_old
         w = round(w_log * w_new / w_old)
-        other = (vllm_requested_bytes(device_bytes=total, gpu_memory_utilization=u_old) - w_log - avail
-                 if total else None)
+        other = (
+            vllm_requested_bytes(device_bytes=total, gpu_memory_utilization=u_old) - w_log - avail if total else None
+        )
         new = replace(new, kv_cache_memory_bytes=None, weight_memory=w)
         if other is not None and not gpu_changed:
             # activation + non-torch + graph of the log, kept as one term
-            new = replace(new, gpu_memory=total, activation_memory=max(other, 0), non_torch_memory=0,
-                          cuda_graph_memory=0)
-            notes.append(f"activation + non-torch + CUDA-graph terms kept from the log as one term "
-                         f"({fmt_gib(max(other, 0))} = requested - weights - available)")
+            new = replace(
+                new, gpu_memory=total, activation_memory=max(other, 0), non_torch_memory=0, cuda_graph_memory=0
+            )
+            notes.append(
+                f"activation + non-torch + CUDA-graph terms kept from the log as one term "
+                f"({fmt_gib(max(other, 0))} = requested - weights - available)"
+            )
         else:
             new = replace(new, gpu_memory=None)
             notes.append("new GPU: activation, non-torch and CUDA-graph terms estimated (cold)")
-        notes.append(f"weights: logged {fmt_gib(w_log)} x kvplan.weights ratio {fmt_gib(w_new)} / {fmt_gib(w_old)} "
-                     f"= {fmt_gib(w)} per GPU")
+        notes.append(
+            f"weights: logged {fmt_gib(w_log)} x kvplan.weights ratio {fmt_gib(w_new)} / {fmt_gib(w_old)} "
+            f"= {fmt_gib(w)} per GPU"
+        )
         return new
     if "gpu_memory_utilization" in changed:
         if total is None:
-            raise InputError("changing --gpu-memory-utilization needs the device total, which the log does not print",
-                             field="--gpu", hint="give --gpu (the log's GPU)")
+            raise InputError(
+                "changing --gpu-memory-utilization needs the device total, which the log does not print",
+                field="--gpu",
+                hint="give --gpu (the log's GPU)",
+            )
         u_old = changed["gpu_memory_utilization"][0] or rules.default_utilization
         u_new = changed["gpu_memory_utilization"][1]
-        delta = (vllm_requested_bytes(device_bytes=total, gpu_memory_utilization=u_new)
-                 - vllm_requested_bytes(device_bytes=total, gpu_memory_utilization=u_old))
+        delta = vllm_requested_bytes(device_bytes=total, gpu_memory_utilization=u_new) - vllm_requested_bytes(
+            device_bytes=total, gpu_memory_utilization=u_old
+        )
         avail = avail + delta
         new = replace(new, kv_cache_memory_bytes=avail)
-        notes.append(f"available KV memory moved by the requested memory: ceil({fmt_gib(total)} x {u_new}) - "
-                     f"ceil({fmt_gib(total)} x {u_old}) = {fmt_gib(delta)}")
+        notes.append(
+            f"available KV memory moved by the requested memory: ceil({fmt_gib(total)} x {u_new}) - "
+            f"ceil({fmt_gib(total)} x {u_old}) = {fmt_gib(delta)}"
+        )
     else:
         notes.append(f"measured available KV memory ({fmt_gib(avail)}) kept from the log")
     if "max_running_requests" in changed or "chunked_prefill_size" in changed:
-        notes.append("max_num_seqs / max_num_batched_tokens change vLLM's profiled activation peak; "
-                     "it is not re-estimated here (the available KV memory is kept)")
+        notes.append(
+            "max_num_seqs / max_num_batched_tokens change vLLM's profiled activation peak; "
+            "it is not re-estimated here (the available KV memory is kept)"
+        )
     return new
 
 
@@ -287,5 +348,11 @@ def _cell(r: FitResult, attr: str | None, how: Any) -> Any:
 
 def side_by_side(w: WhatIf) -> list[dict]:
     """Rows ``{"quantity", "baseline", "whatif"}`` shared by the three renderers."""
-    return [{"quantity": q + (" (GiB)" if how == "gib" else ""), "baseline": _cell(w.baseline, a, how),
-             "whatif": _cell(w.whatif, a, how)} for q, a, how in _SIDE_BY_SIDE]
+    return [
+        {
+            "quantity": q + (" (GiB)" if how == "gib" else ""),
+            "baseline": _cell(w.baseline, a, how),
+            "whatif": _cell(w.whatif, a, how),
+        }
+        for q, a, how in _SIDE_BY_SIDE
+    ]

@@ -57,11 +57,11 @@ class Workload(NamedTuple):
 
     input_len: int
     output_len: int
-    tokens_per_request: int   # input + output, rounded up to whole pages of the token pool
-    per_rank: int             # such requests at once on one DP rank
-    total: int                # ... in the whole deployment
-    bound: str                # what binds: max_running_requests | KV pool | SWA pool | longest request
-    bounds: tuple[tuple[str, int], ...] = ()   # every bound, requests per rank
+    tokens_per_request: int  # input + output, rounded up to whole pages of the token pool
+    per_rank: int  # such requests at once on one DP rank
+    total: int  # ... in the whole deployment
+    bound: str  # what binds: max_running_requests | KV pool | SWA pool | longest request
+    bounds: tuple[tuple[str, int], ...] = ()  # every bound, requests per rank
 
     @property
     def tokens(self) -> int:
@@ -70,15 +70,18 @@ class Workload(NamedTuple):
     @property
     def label(self) -> str:
         """``8,192+1,024``: how the verdict names a request of the workload."""
-        return f"{self.input_len:,}+{self.output_len:,}"   # kvplan.planning.verdict.workload_label
+        return f"{self.input_len:,}+{self.output_len:,}"  # kvplan.planning.verdict.workload_label
 
 
 def request_size(dep: Deployment) -> tuple[int, int] | None:
     """(input_len, output_len) of the deployment's workload, None without one; InputError for --output-len alone."""
     if dep.input_len is None:
         if dep.output_len is not None:
-            raise InputError("--output-len needs --input-len (the prompt tokens of each request)",
-                             field="--input-len", hint="e.g. --input-len 8192 --output-len 1024")
+            raise InputError(
+                "--output-len needs --input-len (the prompt tokens of each request)",
+                field="--input-len",
+                hint="e.g. --input-len 8192 --output-len 1024",
+            )
         return None
     return dep.input_len, dep.output_len or 0
 
@@ -120,6 +123,7 @@ def _maximum(a: Any, b: Any) -> Any:
 
 # ------------------------------------------------------------------------------------------------ per engine
 
+
 class _Ctx(NamedTuple):
     res: FitResult
     dep: Deployment
@@ -138,8 +142,11 @@ def _sglang_swa(c: _Ctx) -> dict[str, int]:
     swa = next((p for p in c.res.pools if p.name == SGLANG_SWA_POOL_NAME and p.tokens is not None), None)
     if swa is None or swa.tokens is None:
         return out
-    out[SWA_POOL] = int(sglang_swa_bound(swa_tokens=swa.tokens, tokens_per_request=c.tpr,
-                                         terms=sglang_swa_terms(res=c.res, dep=c.dep, model=c.model)))
+    out[SWA_POOL] = int(
+        sglang_swa_bound(
+            swa_tokens=swa.tokens, tokens_per_request=c.tpr, terms=sglang_swa_terms(res=c.res, dep=c.dep, model=c.model)
+        )
+    )
     return out
 
 
@@ -163,10 +170,16 @@ def sglang_swa_terms(*, res: FitResult, dep: Deployment, model: ModelSpec) -> tu
     window = swa_layers_from_config(model.raw_config or model.config).sliding_window
     spec = bool(dep.speculative_algorithm)
     drafts = (dep.speculative_num_draft_tokens or 0) if spec else 0
-    return swa_request_terms(release=resolve(dep.engine_version)[0].release, page_size=res.page_size, window=window,
-                             chunked_prefill_size=max(res.chunked_prefill_size or 0, 0),
-                             overlap_schedule=not dep.disable_overlap_schedule, num_draft_tokens=drafts,
-                             num_steps=max(1, drafts - 1), radix_cache=not dep.disable_radix_cache)
+    return swa_request_terms(
+        release=resolve(dep.engine_version)[0].release,
+        page_size=res.page_size,
+        window=window,
+        chunked_prefill_size=max(res.chunked_prefill_size or 0, 0),
+        overlap_schedule=not dep.disable_overlap_schedule,
+        num_draft_tokens=drafts,
+        num_steps=max(1, drafts - 1),
+        radix_cache=not dep.disable_radix_cache,
+    )
 
 
 def sglang_swa_bound(*, swa_tokens: Any, tokens_per_request: Any, terms: tuple[int, int]) -> Any:
@@ -196,8 +209,17 @@ def vllm_block_bound(*, groups: list[dict[str, Any]], num_blocks: int, tokens: i
     :func:`kvplan.engines.vllm.vector.blocks_from_max` from its blocks at max_model_len; 0 without groups."""
     from kvplan.engines.vllm.vector import blocks_from_max
 
-    per = sum(int(blocks_from_max(kind=str(g.get("kind")), block_size=int(g["block_size"]),
-                                  blocks_at_max=int(g["blocks_per_request"]), length=tokens)) for g in groups)
+    per = sum(
+        int(
+            blocks_from_max(
+                kind=str(g.get("kind")),
+                block_size=int(g["block_size"]),
+                blocks_at_max=int(g["blocks_per_request"]),
+                length=tokens,
+            )
+        )
+        for g in groups
+    )
     return num_blocks // per if per > 0 else 0
 
 
@@ -206,11 +228,13 @@ def vllm_tokens_per_request(*, groups: list[dict[str, Any]], tokens: int, block_
     :func:`kvplan.engines.vllm.vector.workload_page`)."""
     from kvplan.engines.vllm.vector import workload_page
 
-    return page_round(tokens=tokens, page=workload_page([(str(g.get("kind")), int(g["block_size"])) for g in groups],
-                                                        block_size))
+    return page_round(
+        tokens=tokens, page=workload_page([(str(g.get("kind")), int(g["block_size"])) for g in groups], block_size)
+    )
 
 
 # ------------------------------------------------------------------------------------------------ the answer
+
 
 def workload(res: FitResult, dep: Deployment, model: ModelSpec) -> Workload | None:
     """The :class:`Workload` of ``dep``'s ``--input-len`` / ``--output-len`` on a planned result (None without)."""
@@ -228,18 +252,47 @@ def workload(res: FitResult, dep: Deployment, model: ModelSpec) -> Workload | No
         fam = family_or_none(res.family)
         rule = _SGLANG_BOUNDS.get(fam, _sglang_token_pool) if fam is not None else _sglang_token_pool
         bounds = rule(_Ctx(res=res, dep=dep, model=model, tokens=tokens, tpr=tpr))
-    return combine(input_len=inp, output_len=out, tokens_per_request=tpr, bounds=bounds, cap=cap,
-                   longest=res.max_context_length, dp=res.dp)
+    return combine(
+        input_len=inp,
+        output_len=out,
+        tokens_per_request=tpr,
+        bounds=bounds,
+        cap=cap,
+        longest=res.max_context_length,
+        dp=res.dp,
+    )
 
 
-def combine(*, input_len: int, output_len: int, tokens_per_request: int, bounds: Mapping[str, int], cap: int,
-            longest: int, dp: int) -> Workload:
+def combine(
+    *,
+    input_len: int,
+    output_len: int,
+    tokens_per_request: int,
+    bounds: Mapping[str, int],
+    cap: int,
+    longest: int,
+    dp: int,
+) -> Workload:
     """The binding bound wins (the request cap on a tie); nothing runs when a request exceeds ``longest``."""
     tokens = input_len + output_len
     every = ((CAP, cap), *bounds.items())
     if tokens > longest:
-        return Workload(input_len=input_len, output_len=output_len, tokens_per_request=tokens_per_request,
-                        per_rank=0, total=0, bound=LONGEST, bounds=every)
+        return Workload(
+            input_len=input_len,
+            output_len=output_len,
+            tokens_per_request=tokens_per_request,
+            per_rank=0,
+            total=0,
+            bound=LONGEST,
+            bounds=every,
+        )
     name, per = min(every, key=lambda kv: kv[1])
-    return Workload(input_len=input_len, output_len=output_len, tokens_per_request=tokens_per_request,
-                    per_rank=per, total=per * dp, bound=name, bounds=every)
+    return Workload(
+        input_len=input_len,
+        output_len=output_len,
+        tokens_per_request=tokens_per_request,
+        per_rank=per,
+        total=per * dp,
+        bound=name,
+        bounds=every,
+    )

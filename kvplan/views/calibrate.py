@@ -71,8 +71,19 @@ def _csv(cal: Calibration) -> str:
     for r in cal.rows:
         for name, x in [(r.quantity, r)] + [(f"{r.quantity} ({label})", alt) for label, alt in _alternatives(cal, r)]:
             fl = x.flagged(cal.tolerance)
-            w.writerow([name, x.unit, x.logged, x.predicted, x.diff,
-                        "" if x.rel is None else f"{x.rel:.6f}", x.checked, fl, x.cause if fl else ""])
+            w.writerow(
+                [
+                    name,
+                    x.unit,
+                    x.logged,
+                    x.predicted,
+                    x.diff,
+                    "" if x.rel is None else f"{x.rel:.6f}",
+                    x.checked,
+                    fl,
+                    x.cause if fl else "",
+                ]
+            )
     return buf.getvalue()
 
 
@@ -90,8 +101,9 @@ def _release_lines(cal: Calibration) -> list[str]:
 
     lo, hi = cal.engine_versions_possible or (cal.engine_version, cal.engine_version)
     span = lo if lo == hi else f"{lo} to {hi}"
-    out = [f"release: {ENGINE_NAMES.get(cal.engine, cal.engine)} {cal.engine_version} rules applied; "
-           f"the log allows {span}"]
+    out = [
+        f"release: {ENGINE_NAMES.get(cal.engine, cal.engine)} {cal.engine_version} rules applied; the log allows {span}"
+    ]
     out += [f"  why: {why}" for why in cal.release_reasons]
     out += [f"  {_under(*a.releases)}: cannot plan: {a.error}" for a in cal.by_release[1:] if a.error]
     return out
@@ -101,22 +113,37 @@ def _table(cal: Calibration) -> str:
     head = ["quantity", "logged", "predicted", "difference", ""]
     body = []
     for r in cal.rows:
-        body.append([r.quantity + ("" if r.checked else " *"), _fmt_val(r.logged, r.unit),
-                     _fmt_val(r.predicted, r.unit), _fmt_diff(r), _mark(r, cal.tolerance)])
-        body += [["  " + label, "", _fmt_val(alt.predicted, alt.unit), _fmt_diff(alt), _mark(alt, cal.tolerance)]
-                 for label, alt in _alternatives(cal, r)]
+        body.append(
+            [
+                r.quantity + ("" if r.checked else " *"),
+                _fmt_val(r.logged, r.unit),
+                _fmt_val(r.predicted, r.unit),
+                _fmt_diff(r),
+                _mark(r, cal.tolerance),
+            ]
+        )
+        body += [
+            ["  " + label, "", _fmt_val(alt.predicted, alt.unit), _fmt_diff(alt), _mark(alt, cal.tolerance)]
+            for label, alt in _alternatives(cal, r)
+        ]
     widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(head))]
-    out = [f"kvplan calibrate: {cal.log or 'log'} ({cal.engine}, model {cal.model}, measured mode, "
-           f"tolerance {cal.tolerance:.2%})", ""]
+    out = [
+        f"kvplan calibrate: {cal.log or 'log'} ({cal.engine}, model {cal.model}, measured mode, "
+        f"tolerance {cal.tolerance:.2%})",
+        "",
+    ]
     out.append("  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)).rstrip())
     out.append("  ".join("-" * w for w in widths))
     for b in body:
-        cells = (c.ljust(w) if i == 0 else c.rjust(w) if i < 4 else c
-                 for i, (c, w) in enumerate(zip(b, widths, strict=True)))
+        cells = (
+            c.ljust(w) if i == 0 else c.rjust(w) if i < 4 else c for i, (c, w) in enumerate(zip(b, widths, strict=True))
+        )
         out.append("  ".join(cells).rstrip())
     out.append("")
-    out.append("* informational: kvplan's cold-mode models (runtime overhead, weight estimate) on this log; "
-               "not part of --check")
+    out.append(
+        "* informational: kvplan's cold-mode models (runtime overhead, weight estimate) on this log; "
+        "not part of --check"
+    )
     out += [f"{'DIFFERS' if r.checked else 'note'}: {r.quantity}: {r.cause}" for r in cal.flagged]
     out.append("inputs: " + "; ".join(f"{i.name}={_short(i.value)} ({i.source})" for i in cal.inputs))
     out += [f"note: {n}" for n in cal.notes]

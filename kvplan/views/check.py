@@ -22,15 +22,26 @@ def render(results: list[CheckResult], *, path: str = "", console: Any = None) -
 
     console = console or terminal_console()
     n_fail = sum(not r.passed for r in results)
-    t = Table(title=f"kvplan check {path}: {len(results) - n_fail} passed, {n_fail} failed", title_justify="left",
-              box=table_box(console), pad_edge=False, padding=(0, 1, 0, 0))
+    t = Table(
+        title=f"kvplan check {path}: {len(results) - n_fail} passed, {n_fail} failed",
+        title_justify="left",
+        box=table_box(console),
+        pad_edge=False,
+        padding=(0, 1, 0, 0),
+    )
     for name in ("deployment", "GPUs", "target", "room", "pool tokens", "headroom", "result"):
         t.add_column(name, justify="left" if name in ("deployment", "result") else "right", no_wrap=True)
     for r in results:
-        t.add_row(r.name, str(r.num_gpus),
-                  f"{r.requests} x {fmt_count(r.context)} +{r.headroom:g}%", str(r.concurrency), f"{r.pool_tokens:,}",
-                  f"{r.headroom_achieved:.1f}%", "PASS" if r.passed else "FAIL",
-                  style=None if r.passed else "bold red")
+        t.add_row(
+            r.name,
+            str(r.num_gpus),
+            f"{r.requests} x {fmt_count(r.context)} +{r.headroom:g}%",
+            str(r.concurrency),
+            f"{r.pool_tokens:,}",
+            f"{r.headroom_achieved:.1f}%",
+            "PASS" if r.passed else "FAIL",
+            style=None if r.passed else "bold red",
+        )
     console.print(t)
     for r in results:
         if not r.passed:
@@ -39,9 +50,18 @@ def render(results: list[CheckResult], *, path: str = "", console: Any = None) -
 
 def to_json(results: list[CheckResult], *, path: str = "") -> str:
     """The JSON document ``kvplan check --format json`` prints (and ``--report FILE.json`` writes)."""
-    return json.dumps({"plan": path, "passed": all(r.passed for r in results),
-                       "failures": sum(not r.passed for r in results),
-                       "deployments": [r.to_dict() for r in results]}, indent=2) + "\n"
+    return (
+        json.dumps(
+            {
+                "plan": path,
+                "passed": all(r.passed for r in results),
+                "failures": sum(not r.passed for r in results),
+                "deployments": [r.to_dict() for r in results],
+            },
+            indent=2,
+        )
+        + "\n"
+    )
 
 
 def to_junit(results: list[CheckResult], *, path: str = "") -> str:
@@ -50,14 +70,18 @@ def to_junit(results: list[CheckResult], *, path: str = "") -> str:
 
     suite = Path(path).stem if path else "plan"
     fails = sum(not r.passed for r in results)
-    lines = ['<?xml version="1.0" encoding="UTF-8"?>',
-             f'<testsuites name="kvplan check" tests="{len(results)}" failures="{fails}" errors="0">',
-             f'  <testsuite name={quoteattr("kvplan check " + (path or suite))} tests="{len(results)}" '
-             f'failures="{fails}" errors="0" skipped="0">']
+    lines = [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        f'<testsuites name="kvplan check" tests="{len(results)}" failures="{fails}" errors="0">',
+        f'  <testsuite name={quoteattr("kvplan check " + (path or suite))} tests="{len(results)}" '
+        f'failures="{fails}" errors="0" skipped="0">',
+    ]
     for r in results:
-        details = (f"model {r.model}, gpu {r.gpu} x {r.num_gpus}, engine {r.engine}; target {r.requests} request(s) "
-                   f"of {r.context:,} tokens +{r.headroom:g}% headroom; pool {r.pool_tokens:,} tokens, room for "
-                   f"{r.concurrency}, headroom {r.headroom_achieved:.1f}%")
+        details = (
+            f"model {r.model}, gpu {r.gpu} x {r.num_gpus}, engine {r.engine}; target {r.requests} request(s) "
+            f"of {r.context:,} tokens +{r.headroom:g}% headroom; pool {r.pool_tokens:,} tokens, room for "
+            f"{r.concurrency}, headroom {r.headroom_achieved:.1f}%"
+        )
         lines.append(f'    <testcase classname={quoteattr("kvplan.check." + suite)} name={quoteattr(r.name)} time="0">')
         if not r.passed:
             lines.append(f'      <failure message={quoteattr(r.reason)} type="DoesNotFit">{escape(details)}</failure>')
@@ -72,8 +96,11 @@ def write_report(results: list[CheckResult], report: str | Path, *, fmt: str | N
     rp = Path(report)
     fmt = fmt or {".json": "json", ".xml": "junit"}.get(rp.suffix.lower())
     if fmt not in ("json", "junit"):
-        raise InputError(f"cannot tell the report format of '{rp.name}'", field="--report",
-                         hint="name it .json or .xml, or give --report-format json|junit")
+        raise InputError(
+            f"cannot tell the report format of '{rp.name}'",
+            field="--report",
+            hint="name it .json or .xml, or give --report-format json|junit",
+        )
     text = to_json(results, path=path) if fmt == "json" else to_junit(results, path=path)
     try:
         rp.write_text(text, encoding="utf-8")

@@ -24,9 +24,36 @@ GOLDEN_WIDTH = 100
 
 #: what a character prints as on a stream that cannot encode it (:func:`install_ascii_fallback`)
 ASCII_FALLBACK: dict[str, str] = {
-    "×": "x", "−": "-", "–": "-", "—": "--", "≥": ">=", "≤": "<=", "·": ".", "≈": "~", "±": "+-", "Σ": "sum",
-    "²": "^2", "³": "^3", "§": "S", "…": "...", "→": "->", "←": "<-", "µ": "u", "‘": "'", "’": "'", "“": '"',
-    "”": '"', "─": "-", "━": "-", "│": "|", "┃": "|", "•": "*", "✓": "ok", "✗": "x", "█": "#", "▏": "|",
+    "×": "x",
+    "−": "-",
+    "–": "-",
+    "—": "--",
+    "≥": ">=",
+    "≤": "<=",
+    "·": ".",
+    "≈": "~",
+    "±": "+-",
+    "Σ": "sum",
+    "²": "^2",
+    "³": "^3",
+    "§": "S",
+    "…": "...",
+    "→": "->",
+    "←": "<-",
+    "µ": "u",
+    "‘": "'",
+    "’": "'",
+    "“": '"',
+    "”": '"',
+    "─": "-",
+    "━": "-",
+    "│": "|",
+    "┃": "|",
+    "•": "*",
+    "✓": "ok",
+    "✗": "x",
+    "█": "#",
+    "▏": "|",
 }
 _ERROR_HANDLER = "kvplan-ascii"
 
@@ -35,7 +62,7 @@ def _ascii_replace(err: UnicodeError) -> tuple[str, int]:
     """codecs error handler: the :data:`ASCII_FALLBACK` spelling of each unencodable character, else ``?``."""
     if not isinstance(err, UnicodeEncodeError):
         raise err
-    bad = err.object[err.start:err.end]
+    bad = err.object[err.start : err.end]
     return "".join(ASCII_FALLBACK.get(ch, "?") for ch in bad), err.end
 
 
@@ -137,8 +164,9 @@ def fixed_console(width: int = GOLDEN_WIDTH) -> Any:
     """
     from rich.console import Console
 
-    return Console(width=width, record=True, color_system=None, force_terminal=False, file=io.StringIO(),
-                   highlight=False)
+    return Console(
+        width=width, record=True, color_system=None, force_terminal=False, file=io.StringIO(), highlight=False
+    )
 
 
 def recorded_text(console: Any, *, strip_lines: bool = True) -> str:

@@ -44,8 +44,9 @@ def format_metavar(allowed: Sequence[Format]) -> str:
     return "[" + "|".join(allowed) + "]"
 
 
-def resolve_format(requested: str | None, *, allowed: Sequence[Format], default_when_not_tty: Format,
-                   isatty: bool | None = None) -> Format:
+def resolve_format(
+    requested: str | None, *, allowed: Sequence[Format], default_when_not_tty: Format, isatty: bool | None = None
+) -> Format:
     """The format to write: ``requested`` when given (it must be one of ``allowed``), else ``table`` on a
     terminal and ``default_when_not_tty`` otherwise.
 

@@ -21,16 +21,15 @@ from kvplan.errors import InputError
 from kvplan.views.sweep import SHORT, fmt_count, fmt_value, short_label
 
 MARKERS = "*o+x#@%&=~"
-COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f",
-          "#bcbd22")
+COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22")
 MAX_SERIES = len(MARKERS)
 
 
 @dataclass
 class Series:
     label: str
-    x: list[int]      # context lengths, ascending
-    y: list[int]      # max concurrency (requests of that context at once, whole deployment)
+    x: list[int]  # context lengths, ascending
+    y: list[int]  # max concurrency (requests of that context at once, whole deployment)
     fits: list[bool]
 
 
@@ -38,8 +37,11 @@ def frontier_series(table) -> list[Series]:
     """One series per combination of the varying columns other than the context length."""
     vary = [k for k in table.varying() if k not in ("context_length", "page_size")]
     if "context_length" not in table.axes or len(table.axes["context_length"]) < 2:
-        raise InputError("the chart needs at least two context lengths", field="--context-length",
-                         hint="e.g. --context-length 4k:1m:x2")
+        raise InputError(
+            "the chart needs at least two context lengths",
+            field="--context-length",
+            hint="e.g. --context-length 4k:1m:x2",
+        )
     groups: dict[tuple, Series] = {}
     for i in range(len(table)):
         r = table.row(i)
@@ -47,16 +49,23 @@ def frontier_series(table) -> list[Series]:
             continue
         g = table.groups[int(table.cols["gid"][i])]
         key = tuple(short_label(g, k) if k in g.labels else fmt_value(r.get(k)) for k in vary)
-        label = " ".join(v if k in ("model", "gpu", "engine", "kv_cache_dtype") else f"{SHORT.get(k, k)}={v}"
-                         for k, v in zip(vary, key, strict=True)) \
+        label = (
+            " ".join(
+                v if k in ("model", "gpu", "engine", "kv_cache_dtype") else f"{SHORT.get(k, k)}={v}"
+                for k, v in zip(vary, key, strict=True)
+            )
             or f"{short_label(g, 'model')} on {short_label(g, 'gpu')}"
+        )
         s = groups.setdefault(key, Series(label=label, x=[], y=[], fits=[]))
         s.x.append(r["context_length"])
         s.y.append(r["max_concurrency"])
         s.fits.append(r["fits"])
     if len(groups) > MAX_SERIES:
-        raise InputError(f"{len(groups)} series is more than a chart can show ({MAX_SERIES})", field="--chart",
-                         hint="sweep fewer combinations of the other flags")
+        raise InputError(
+            f"{len(groups)} series is more than a chart can show ({MAX_SERIES})",
+            field="--chart",
+            hint="sweep fewer combinations of the other flags",
+        )
     out = []
     for s in groups.values():
         order = sorted(range(len(s.x)), key=lambda j: s.x[j])
@@ -124,7 +133,7 @@ def render_terminal(series: list[Series], *, width: int = 100, height: int = 16,
         c = col(x)
         start = max(0, min(c - len(t) // 2, w - len(t)))
         if start > last_end + 1:
-            labels[start:start + len(t)] = t
+            labels[start : start + len(t)] = t
             last_end = start + len(t)
     lines.append(" " * (left + 1) + "".join(labels).rstrip())
     lines.append(" " * (left + 1) + "context length (tokens, log scale)".center(w).rstrip())
@@ -148,10 +157,12 @@ def to_svg(series: list[Series], *, title: str = "KV capacity frontier", width: 
     def Y(y):
         return mt + ph - _ymap(y, ymax) * ph
 
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{h}" viewBox="0 0 {width} {h}" '
-           f'font-family="sans-serif" font-size="12">',
-           f'<rect width="{width}" height="{h}" fill="white"/>',
-           f'<text x="{width / 2:.1f}" y="22" text-anchor="middle" font-size="15">{escape(title)}</text>']
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{h}" viewBox="0 0 {width} {h}" '
+        f'font-family="sans-serif" font-size="12">',
+        f'<rect width="{width}" height="{h}" fill="white"/>',
+        f'<text x="{width / 2:.1f}" y="22" text-anchor="middle" font-size="15">{escape(title)}</text>',
+    ]
     for t in _yticks(ymax):
         y = Y(t)
         out.append(f'<line x1="{ml}" y1="{y:.1f}" x2="{ml + pw}" y2="{y:.1f}" stroke="#ddd"/>')
@@ -162,17 +173,22 @@ def to_svg(series: list[Series], *, title: str = "KV capacity frontier", width: 
         out.append(f'<line x1="{px:.1f}" y1="{mt}" x2="{px:.1f}" y2="{mt + ph}" stroke="#eee"/>')
         out.append(f'<text x="{px:.1f}" y="{mt + ph + 16}" text-anchor="middle">{escape(_ctx_label(x))}</text>')
     out.append(f'<rect x="{ml}" y="{mt}" width="{pw}" height="{ph}" fill="none" stroke="#333"/>')
-    out.append(f'<text x="{ml + pw / 2:.1f}" y="{mt + ph + 36}" text-anchor="middle">context length (tokens, log scale)'
-               f'</text>')
-    out.append(f'<text transform="translate(16 {mt + ph / 2:.1f}) rotate(-90)" text-anchor="middle">'
-               f'requests at once (log scale)</text>')
+    out.append(
+        f'<text x="{ml + pw / 2:.1f}" y="{mt + ph + 36}" text-anchor="middle">context length (tokens, log scale)</text>'
+    )
+    out.append(
+        f'<text transform="translate(16 {mt + ph / 2:.1f}) rotate(-90)" text-anchor="middle">'
+        f"requests at once (log scale)</text>"
+    )
     for si, s in enumerate(series):
         color = COLORS[si % len(COLORS)]
         pts = " ".join(f"{X(x):.1f},{Y(y):.1f}" for x, y in zip(s.x, s.y, strict=True))
         out.append(f'<polyline fill="none" stroke="{color}" stroke-width="2" points="{pts}"/>')
         for x, y, f in zip(s.x, s.y, s.fits, strict=True):
-            out.append(f'<circle cx="{X(x):.1f}" cy="{Y(y):.1f}" r="3.5" fill="{color if f else "white"}" '
-                       f'stroke="{color}"><title>{escape(s.label)}: {x:,} tokens, {y:,} requests</title></circle>')
+            out.append(
+                f'<circle cx="{X(x):.1f}" cy="{Y(y):.1f}" r="3.5" fill="{color if f else "white"}" '
+                f'stroke="{color}"><title>{escape(s.label)}: {x:,} tokens, {y:,} requests</title></circle>'
+            )
         ly = mt + ph + 54 + 16 * si
         out.append(f'<line x1="{ml}" y1="{ly - 4}" x2="{ml + 24}" y2="{ly - 4}" stroke="{color}" stroke-width="2"/>')
         out.append(f'<text x="{ml + 30}" y="{ly}">{escape(s.label)}</text>')
@@ -195,8 +211,11 @@ def save_plot(series: list[Series], path: str | Path, *, title: str = "KV capaci
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise InputError("PNG output needs matplotlib, which is not installed", field="--plot",
-                         hint="pip install matplotlib, or write an .svg file") from None
+        raise InputError(
+            "PNG output needs matplotlib, which is not installed",
+            field="--plot",
+            hint="pip install matplotlib, or write an .svg file",
+        ) from None
     fig, ax = plt.subplots(figsize=(8, 4.8))
     for si, s in enumerate(series):
         ax.plot(s.x, s.y, marker="o", color=COLORS[si % len(COLORS)], label=s.label)

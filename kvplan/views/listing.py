@@ -71,8 +71,9 @@ def _share(full: Sequence[int], floor: Sequence[int], budget: int) -> list[int]:
     return [min(w, max(f, cap)) for w, f in zip(full, floor, strict=True)]
 
 
-def fit_columns(rows: Sequence[Mapping[str, Any]], width: int, *, hide: Sequence[str] = (),
-                priority: Sequence[str] = ()) -> tuple[dict[str, int], list[str]]:
+def fit_columns(
+    rows: Sequence[Mapping[str, Any]], width: int, *, hide: Sequence[str] = (), priority: Sequence[str] = ()
+) -> tuple[dict[str, int], list[str]]:
     """(shown column -> its content width, columns left out) for a table of ``rows`` on ``width`` columns.
 
     The first column keeps its full width (its longest cell or header).  Every other column may fold down to
@@ -101,8 +102,15 @@ def fit_columns(rows: Sequence[Mapping[str, Any]], width: int, *, hide: Sequence
     return widths, [k for k in others if k not in widths]
 
 
-def print_rows(rows: Sequence[Mapping[str, Any]], *, title: str, console: Any = None, hide: Sequence[str] = (),
-               priority: Sequence[str] = (), full_listing: str = "") -> None:
+def print_rows(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    title: str,
+    console: Any = None,
+    hide: Sequence[str] = (),
+    priority: Sequence[str] = (),
+    full_listing: str = "",
+) -> None:
     """The rows as a rich table titled ``title``, the first column never truncated (:func:`fit_columns`);
     ``full_listing`` is the command that shows the columns left out (e.g. ``kvplan models --format json``)."""
     from rich.table import Table
@@ -121,5 +129,9 @@ def print_rows(rows: Sequence[Mapping[str, Any]], *, title: str, console: Any = 
     con.print(t)
     if dropped:
         where = f" ({full_listing} has them)" if full_listing else ""
-        hanging(con, f"{len(rows):,} rows; left out at {con.width} columns: {', '.join(dropped)}{where}", rest="  ",
-                style="dim")
+        hanging(
+            con,
+            f"{len(rows):,} rows; left out at {con.width} columns: {', '.join(dropped)}{where}",
+            rest="  ",
+            style="dim",
+        )

@@ -110,16 +110,23 @@ def _knob(r: Any) -> str:
 
 def parallel_label(r: Any) -> str:
     """``TP8 EP8``, ``TP4 PP2 DP2 (DP attention)``: the parallel layout as a launch command would give it."""
-    return (f"TP{r.tp}" + (f" PP{r.pp}" if r.pp > 1 else "") + (f" DP{r.dp}" if r.dp > 1 else "")
-            + (f" EP{r.ep}" if r.ep > 1 else "") + (" (DP attention)" if r.dp_attention else ""))
+    return (
+        f"TP{r.tp}"
+        + (f" PP{r.pp}" if r.pp > 1 else "")
+        + (f" DP{r.dp}" if r.dp > 1 else "")
+        + (f" EP{r.ep}" if r.ep > 1 else "")
+        + (" (DP attention)" if r.dp_attention else "")
+    )
 
 
 def _title(r: Any) -> Any:
     from rich.text import Text
 
     text = Text().append(r.model, style="bold")
-    text.append(f" on {r.num_gpus}x {r.gpu} - {engine_label(r.engine)} {r.engine_version}, {parallel_label(r)}, "
-                f"KV {r.kv_cache_dtype}, {r.mode} mode")
+    text.append(
+        f" on {r.num_gpus}x {r.gpu} - {engine_label(r.engine)} {r.engine_version}, {parallel_label(r)}, "
+        f"KV {r.kv_cache_dtype}, {r.mode} mode"
+    )
     return text
 
 
@@ -136,8 +143,10 @@ def cap_source(r: Any) -> str | None:
     if source:
         return str(source)
     if r.engine == "sglang":
-        derived = any(a.startswith(f"max_running_requests {r.max_running_requests}:") and "derived default" in a
-                      for a in r.assumptions)
+        derived = any(
+            a.startswith(f"max_running_requests {r.max_running_requests}:") and "derived default" in a
+            for a in r.assumptions
+        )
         return "derived" if derived else "given"
     return None
 
@@ -187,8 +196,10 @@ def _target_lines(con: Any, results: Sequence[Any]) -> None:
             state = "met" if met == {True} else "not met (--check exits 3)"
             by = "" if len(results) == 1 else " (" + ", ".join(engine_label(r.engine) for r in same) + ")"
         else:
-            state = ", ".join(("met by " if r.meets_target else "not met by ") + engine_label(r.engine)
-                              for r in same) + " (--check exits 3)"
+            state = (
+                ", ".join(("met by " if r.meets_target else "not met by ") + engine_label(r.engine) for r in same)
+                + " (--check exits 3)"
+            )
             by = ""
         hanging(con, f"target {text}: {state}{by}", first="", rest="  ", style="green" if met == {True} else "yellow")
 
@@ -199,16 +210,24 @@ def _main_rows(r: Any, *, explain: bool) -> list[tuple[str, str, str]]:
     rows = [
         ("KV bytes per token", f"{r.kv_bytes_per_token:,.1f} B", r.layout),
         ("KV budget", _g(r.kv_budget_bytes), _knob(r)),
-        ("KV pool", f"{r.kv_pool_tokens:,} tokens",
-         _terms(r).pool + (f"; {r.kv_pool_tokens_total:,} over {r.dp} ranks" if r.dp > 1 else "")),
+        (
+            "KV pool",
+            f"{r.kv_pool_tokens:,} tokens",
+            _terms(r).pool + (f"; {r.kv_pool_tokens_total:,} over {r.dp} ranks" if r.dp > 1 else ""),
+        ),
         ("longest request", f"{r.max_context_length:,} tokens", f"context_length {r.context_length:,}"),
         ("at full context", f"{_num(r.max_concurrency)} requests", f"of {r.context_length:,} tokens at once"),
     ]
     work = _workload(r)
     if work is not None:
         per, conc = work
-        rows.append(("at the workload", f"{_num(conc)} requests",
-                     f"holding {per:,} tokens each at once" if isinstance(per, int) else "at once"))
+        rows.append(
+            (
+                "at the workload",
+                f"{_num(conc)} requests",
+                f"holding {per:,} tokens each at once" if isinstance(per, int) else "at once",
+            )
+        )
     rows.append((cap_name(r), f"{r.max_running_requests:,}", _cap_note(r)))
     if explain:
         if r.num_blocks is not None:
@@ -325,8 +344,12 @@ def _bases_table(con: Any, r: Any) -> Any:
     bt.add_column("B/token", justify="right", no_wrap=True)
     bt.add_column("pool tokens", justify="right", no_wrap=True)
     bt.add_column(f"requests of {r.context_length:,}", justify="right")
-    bt.add_row(f"engine ({r.engine} allocates)", f"{r.kv_bytes_per_token:,.1f}", f"{r.kv_pool_tokens:,}",
-               _num(r.max_concurrency))
+    bt.add_row(
+        f"engine ({r.engine} allocates)",
+        f"{r.kv_bytes_per_token:,.1f}",
+        f"{r.kv_pool_tokens:,}",
+        _num(r.max_concurrency),
+    )
     for b in r.bases:
         bt.add_row(Text(b.name), f"{b.kv_bytes_per_token:,}", f"{b.kv_pool_tokens:,}", _num(b.max_concurrency))
     return bt
@@ -339,10 +362,16 @@ def _plural(n: int, word: str) -> str:
 def explain_summary(results: Sequence[Any]) -> str:
     """The one line that says what ``--explain`` adds, e.g. ``"14 assumptions, 6 pools, 2 other KV bases: add
     --explain (-v) to see them"``; empty when it would add nothing."""
-    counts = [(sum(len(r.assumptions) for r in results), "assumption"), (sum(len(r.pools) for r in results), "pool"),
-              (sum(len(r.bases) for r in results), "other KV basis")]
-    parts = [_plural(n, w) if w != "other KV basis" else f"{n} other KV bas{'is' if n == 1 else 'es'}"
-             for n, w in counts if n]
+    counts = [
+        (sum(len(r.assumptions) for r in results), "assumption"),
+        (sum(len(r.pools) for r in results), "pool"),
+        (sum(len(r.bases) for r in results), "other KV basis"),
+    ]
+    parts = [
+        _plural(n, w) if w != "other KV basis" else f"{n} other KV bas{'is' if n == 1 else 'es'}"
+        for n, w in counts
+        if n
+    ]
     return (", ".join(parts) + ": add --explain (-v) to see them") if parts else ""
 
 
@@ -365,9 +394,11 @@ def assumption_text(r: Any, text: str) -> str:
         value, lo, hi = (int(g.replace(",", "")) for g in m.groups())
     if m is None or lo <= value <= hi:
         return text
-    return (f"max_running_requests {value:,}: derived by the engine from a pool of {r.kv_pool_tokens:,} tokens "
-            f"({'below' if value < lo else 'above'} the clamp's {'floor' if value < lo else 'ceiling'} of "
-            f"{lo if value < lo else hi})")
+    return (
+        f"max_running_requests {value:,}: derived by the engine from a pool of {r.kv_pool_tokens:,} tokens "
+        f"({'below' if value < lo else 'above'} the clamp's {'floor' if value < lo else 'ceiling'} of "
+        f"{lo if value < lo else hi})"
+    )
 
 
 def _print_explained(con: Any, r: Any) -> None:
@@ -445,8 +476,12 @@ def compare_table(results: Sequence[Any], console: Any = None, *, explain: bool 
     con = console or terminal_console()
     r0 = results[0]
     title = Text().append(r0.model, style="bold")
-    title.append(f" on {r0.num_gpus}x {r0.gpu}, TP{r0.tp}" + (f" PP{r0.pp}" if r0.pp > 1 else "")
-                 + (f" DP{r0.dp}" if r0.dp > 1 else "") + f", context {r0.context_length:,}")
+    title.append(
+        f" on {r0.num_gpus}x {r0.gpu}, TP{r0.tp}"
+        + (f" PP{r0.pp}" if r0.pp > 1 else "")
+        + (f" DP{r0.dp}" if r0.dp > 1 else "")
+        + f", context {r0.context_length:,}"
+    )
     hanging(con, title, rest="  ")
     t = Table(box=table_box(con), pad_edge=False)
     t.add_column("per GPU", no_wrap=True)

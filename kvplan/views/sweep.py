@@ -12,10 +12,23 @@ from typing import Any
 
 from kvplan.planning.sweep import GROUP_COLS, Group, SweepTable
 
-SHORT = {"model": "model", "gpu": "gpu", "engine": "engine", "num_gpus": "GPUs", "tp": "tp", "pp": "pp", "dp": "dp",
-         "ep": "ep", "kv_cache_dtype": "kv dtype", "page_size": "page", "mem_fraction_static": "mfs",
-         "context_length": "context", "requested_max_running_requests": "--mrr", "max_total_tokens": "max tok",
-         "target_requests": "target"}
+SHORT = {
+    "model": "model",
+    "gpu": "gpu",
+    "engine": "engine",
+    "num_gpus": "GPUs",
+    "tp": "tp",
+    "pp": "pp",
+    "dp": "dp",
+    "ep": "ep",
+    "kv_cache_dtype": "kv dtype",
+    "page_size": "page",
+    "mem_fraction_static": "mfs",
+    "context_length": "context",
+    "requested_max_running_requests": "--mrr",
+    "max_total_tokens": "max tok",
+    "target_requests": "target",
+}
 
 
 def fmt_value(v: Any) -> str:
@@ -66,8 +79,14 @@ def _cells(table: SweepTable, r: dict, g: Group, vary: list[str], errs: list[str
         if r["error"] not in errs:
             errs.append(r["error"])
         return [*cells, "-", "-", "-", "-", f"invalid [{errs.index(r['error']) + 1}]"]
-    return [*cells, fmt_value(r["kv_bytes_per_token"]), fmt_value(r["kv_pool_tokens"]),
-            fmt_value(r["max_running_requests"]), fmt_value(r["max_concurrency"]), fmt_value(r["fits"])]
+    return [
+        *cells,
+        fmt_value(r["kv_bytes_per_token"]),
+        fmt_value(r["kv_pool_tokens"]),
+        fmt_value(r["max_running_requests"]),
+        fmt_value(r["max_concurrency"]),
+        fmt_value(r["fits"]),
+    ]
 
 
 def render_table(table: SweepTable, *, sort: str = "concurrency", top: int = 20, console: Any = None) -> None:
@@ -86,8 +105,11 @@ def render_table(table: SweepTable, *, sort: str = "concurrency", top: int = 20,
     t = Table(title=title, title_justify="left", box=table_box(console), pad_edge=False, padding=(0, 1, 0, 0))
     t.add_column("", no_wrap=True)
     for k in vary:
-        t.add_column(SHORT.get(k, k), justify="left" if k in ("model", "gpu", "engine", "kv_cache_dtype") else "right",
-                     no_wrap=True)
+        t.add_column(
+            SHORT.get(k, k),
+            justify="left" if k in ("model", "gpu", "engine", "kv_cache_dtype") else "right",
+            no_wrap=True,
+        )
     for name in ("B/token", "pool tokens", "mrr", "conc.", "fit"):
         t.add_column(name, justify="right", no_wrap=True)
     errs: list[str] = []

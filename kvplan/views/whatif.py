@@ -48,11 +48,20 @@ def render_whatif(w: WhatIf, fmt: str = "table") -> str:
     """Baseline and what-if side by side: ``fmt`` = table | json | csv."""
     rows = side_by_side(w)
     if fmt == "json":
-        return json.dumps({"baseline": w.baseline.model_dump(mode="json"), "whatif": w.whatif.model_dump(mode="json"),
-                           "changed": {k: list(v) for k, v in w.changed.items()}, "notes": w.notes,
-                           "side_by_side": rows, "engine_version": w.engine_version,
-                           "engine_versions_possible": list(w.engine_versions_possible or ()),
-                           "engine_version_reasons": w.release_reasons}, indent=2, default=str)
+        return json.dumps(
+            {
+                "baseline": w.baseline.model_dump(mode="json"),
+                "whatif": w.whatif.model_dump(mode="json"),
+                "changed": {k: list(v) for k, v in w.changed.items()},
+                "notes": w.notes,
+                "side_by_side": rows,
+                "engine_version": w.engine_version,
+                "engine_versions_possible": list(w.engine_versions_possible or ()),
+                "engine_version_reasons": w.release_reasons,
+            },
+            indent=2,
+            default=str,
+        )
     if fmt == "csv":
         buf = io.StringIO()
         wr = csv.DictWriter(buf, fieldnames=["quantity", "baseline", "whatif"], lineterminator="\n")

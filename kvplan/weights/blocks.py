@@ -27,12 +27,23 @@ from kvplan.family import Family
 from kvplan.weights.fields import first_int, need_int, opt_int
 from kvplan.weights.tensor import Group, Split, Tensor, fixed, lin, vec
 
-__all__ = ["Arch", "dsv4_attention", "gated_deltanet", "gqa_attention", "is_moe_layer", "mamba1_mixer", "mamba2_mixer",
-           "mla_attention", "mlp", "moe_block", "num_experts"]
+__all__ = [
+    "Arch",
+    "dsv4_attention",
+    "gated_deltanet",
+    "gqa_attention",
+    "is_moe_layer",
+    "mamba1_mixer",
+    "mamba2_mixer",
+    "mla_attention",
+    "mlp",
+    "moe_block",
+    "num_experts",
+]
 
 GPT_OSS = "gpt_oss"
-_QKV_BIAS_MODEL_TYPES = ("qwen2", "qwen2_moe", "qwen2_vl")      # q/k/v biases without attention_bias
-_QK_NORM_PREFIXES = ("qwen3", "gemma3", "olmo2")                 # per-head q_norm / k_norm
+_QKV_BIAS_MODEL_TYPES = ("qwen2", "qwen2_moe", "qwen2_vl")  # q/k/v biases without attention_bias
+_QK_NORM_PREFIXES = ("qwen3", "gemma3", "olmo2")  # per-head q_norm / k_norm
 _SCORE_BIAS_PREFIXES = ("deepseek_v3", "deepseek_v32", "kimi", "glm")  # noaux_tc routers (fp32 correction bias)
 _SCORE_BIAS_FAMILIES = frozenset({Family.MLA, Family.DSA, Family.DSV4})
 GLM4_MOE = "glm4_moe"
@@ -45,11 +56,11 @@ class Arch:
     """What the tensor builders read: the flat config and the facts derived from it once."""
 
     cfg: Mapping[str, Any]
-    family: Family          # the weight-layout family (:func:`kvplan.weights.inventory.weights_family`)
-    model_type: str         # lower-case ``model_type``
-    hidden: int             # hidden_size
-    num_layers: int         # num_hidden_layers
-    vocab: int              # vocab_size
+    family: Family  # the weight-layout family (:func:`kvplan.weights.inventory.weights_family`)
+    model_type: str  # lower-case ``model_type``
+    hidden: int  # hidden_size
+    num_layers: int  # num_hidden_layers
+    vocab: int  # vocab_size
     indexer_layers: frozenset[int] = frozenset()  # DSA layers with their own indexer
     engine: str = "sglang"  # whose model file the layout follows where the engines differ (ERNIE MoE layers)
 
@@ -141,16 +152,27 @@ def mlp(a: Arch, i: int, prefix: str, inter: int, comp: str, group: Group, *, ga
 def _experts(a: Arch, i: int, prefix: str, n: int, inter: int, *, gated: bool, bias: bool) -> list[Tensor]:
     h = a.hidden
     p = f"{prefix}.experts"
-    out = [lin("experts", f"{p}.gate_proj", inter, h, Split.OUT, Group.MOE, i, copies=n, expert=True)] if gated \
-        else []
+    out = [lin("experts", f"{p}.gate_proj", inter, h, Split.OUT, Group.MOE, i, copies=n, expert=True)] if gated else []
     out.append(lin("experts", f"{p}.up_proj", inter, h, Split.OUT, Group.MOE, i, copies=n, expert=True))
     out.append(lin("experts", f"{p}.down_proj", h, inter, Split.IN, Group.MOE, i, copies=n, expert=True))
     if bias:  # gpt-oss expert biases (bf16, sglang mxfp4.py Mxfp4MoEMethod.create_weights): the fused
         # w13_bias [E, 2 * intermediate] is listed as its gate and up halves so each pads like its weight
-        out += [fixed("experts", f"{p}.gate_up_bias.{half}", inter, 1, i, split=Split.OUT, group=Group.MOE,
-                      copies=n, expert=True, dtype="bf16") for half in (("gate", "up") if gated else ("up",))]
-        out.append(fixed("experts", f"{p}.down_bias", h, 1, i, group=Group.MOE, copies=n, expert=True,
-                         dtype="bf16"))
+        out += [
+            fixed(
+                "experts",
+                f"{p}.gate_up_bias.{half}",
+                inter,
+                1,
+                i,
+                split=Split.OUT,
+                group=Group.MOE,
+                copies=n,
+                expert=True,
+                dtype="bf16",
+            )
+            for half in (("gate", "up") if gated else ("up",))
+        ]
+        out.append(fixed("experts", f"{p}.down_bias", h, 1, i, group=Group.MOE, copies=n, expert=True, dtype="bf16"))
     return out
 
 
@@ -214,8 +236,10 @@ def gqa_attention(a: Arch, i: int, prefix: str, *, gated_q: bool = False) -> lis
         lin("attention", f"{prefix}.o_proj", h, nh * hd, Split.IN, Group.ATTN, i),
     ]
     if mt in _QKV_BIAS_MODEL_TYPES or cfg.get("attention_bias"):
-        out += [fixed("attention", f"{prefix}.{name}.bias", rows, 1, i, split=Split.HEADS, group=Group.ATTN, head=hd)
-                for name, rows in (("q_proj", nq), ("k_proj", nkv), ("v_proj", nkv))]
+        out += [
+            fixed("attention", f"{prefix}.{name}.bias", rows, 1, i, split=Split.HEADS, group=Group.ATTN, head=hd)
+            for name, rows in (("q_proj", nq), ("k_proj", nkv), ("v_proj", nkv))
+        ]
         if cfg.get("attention_bias"):
             out.append(vec("attention", f"{prefix}.o_proj.bias", h, i))
     if mt.startswith(_QK_NORM_PREFIXES):
@@ -293,8 +317,11 @@ def _dsv4_wo_a(a: Arch, i: int, path: str, groups: int, cols: int, o_lora: int) 
     Example: V4.1-Flash (32x32 blocks) at attention TP 4 -> 2,048 x 4,096 x 2 B; V4-Flash (128x128) -> fp8."""
     t = lin("attention", path, groups, cols, Split.HEADS, Group.ATTN, i, head=o_lora)
     qc = a.cfg.get("quantization_config")
-    fp8_other_blocks = isinstance(qc, Mapping) and qc.get("quant_method") == "fp8" and list(
-        qc.get("weight_block_size") or (128, 128)) != [128, 128]
+    fp8_other_blocks = (
+        isinstance(qc, Mapping)
+        and qc.get("quant_method") == "fp8"
+        and list(qc.get("weight_block_size") or (128, 128)) != [128, 128]
+    )
     return replace(t, dtype="bf16") if a.engine == "sglang" and fp8_other_blocks else t
 
 
@@ -405,4 +432,3 @@ def gated_deltanet(a: Arch, i: int, prefix: str) -> list[Tensor]:
         vec("norms", f"{prefix}.norm", dv, i),
         lin("linear_attention", f"{prefix}.out_proj", h, nv * dv, Split.IN, Group.MIXER, i),
     ]
-

@@ -53,16 +53,18 @@ __all__ = ["DRAFT_RULES", "DSPARK_BUNDLE_KEYS", "DraftLoad", "draft_load", "dspa
 DSPARK_BUNDLE_KEYS = ("dspark_block_size", "dspark_markov_rank", "dspark_noise_token_id", "dspark_target_layer_ids")
 #: spellings SGLang resolves to another algorithm (``spec_registry._RESERVED_ALIASES``), and vLLM's MTP
 _ALIASES = MappingProxyType({"NEXTN": "EAGLE", "MTP": "EAGLE"})
-_EXTERNAL = ("the draft is another checkpoint (--speculative-draft-model-path), which kvplan does not read: its "
-             "weights are not counted (pass --weight-memory with the measured target + draft load)")
+_EXTERNAL = (
+    "the draft is another checkpoint (--speculative-draft-model-path), which kvplan does not read: its "
+    "weights are not counted (pass --weight-memory with the measured target + draft load)"
+)
 
 
 @dataclass(frozen=True)
 class DraftLoad:
     """What a speculative algorithm's draft adds to the GPU: MTP layers of the checkpoint, extra tensors, notes."""
 
-    algorithm: str = ""               # SGLang's name after the alias ("" = speculation off)
-    mtp_layers: int | None = 0        # MTP (NextN) layers the draft loads: 0 none, None every one
+    algorithm: str = ""  # SGLang's name after the alias ("" = speculation off)
+    mtp_layers: int | None = 0  # MTP (NextN) layers the draft loads: 0 none, None every one
     tensors: tuple[Tensor, ...] = ()  # the draft's own tensors (Stage.DRAFT): the DSpark stages
     notes: tuple[str, ...] = ()
 
@@ -85,10 +87,15 @@ def _target_layer_ids(cfg: Mapping[str, Any]) -> tuple[int, ...] | None:
         raw = cfg["dflash_config"].get("target_layer_ids")
     if raw is None:
         return None
-    if not isinstance(raw, (list, tuple)) or not raw or not all(
-            isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in raw):
-        raise InputError(f"dspark_target_layer_ids must be a non-empty list of layer ids, got {raw!r}",
-                         field="dspark_target_layer_ids")
+    if (
+        not isinstance(raw, (list, tuple))
+        or not raw
+        or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in raw)
+    ):
+        raise InputError(
+            f"dspark_target_layer_ids must be a non-empty list of layer ids, got {raw!r}",
+            field="dspark_target_layer_ids",
+        )
     return tuple(raw)
 
 
@@ -129,8 +136,11 @@ def dspark_draft_tensors(a: Arch) -> tuple[list[Tensor], list[str]]:
     stages = len(targets) if targets else max(1, opt_int(cfg, "num_nextn_predict_layers", 0))
     raw_dflash = cfg.get("dflash_config")
     flat_dflash: Mapping[str, Any] = raw_dflash if isinstance(raw_dflash, Mapping) else {}
-    features = len(targets) if targets else (opt_int(flat_dflash, "num_target_layers", 0)
-                                             or opt_int(cfg, "num_target_layers", 0) or a.num_layers)
+    features = (
+        len(targets)
+        if targets
+        else (opt_int(flat_dflash, "num_target_layers", 0) or opt_int(cfg, "num_target_layers", 0) or a.num_layers)
+    )
     n_routed = opt_int(cfg, "dspark_n_routed_experts", 0) or num_experts(cfg)
     stage_arch = replace(a, cfg={**cfg, "n_routed_experts": n_routed, "compress_ratios": []})
     build = LAYER_BUILDERS[Family.DSV4]
@@ -139,30 +149,44 @@ def dspark_draft_tensors(a: Arch) -> tuple[list[Tensor], list[str]]:
         i, pfx = a.num_layers + s, f"mtp.{s}"
         out += [replace(t, dtype="bf16") if t.path.endswith(".wo_a") else t for t in build(stage_arch, i, pfx)]
         if s == 0:
-            out += [lin("draft", f"{pfx}.main_proj", h, h * features, Split.NONE, Group.NONE, i),
-                    vec("draft", f"{pfx}.main_norm", h, i)]
+            out += [
+                lin("draft", f"{pfx}.main_proj", h, h * features, Split.NONE, Group.NONE, i),
+                vec("draft", f"{pfx}.main_norm", h, i),
+            ]
         if s == stages - 1:
             out.append(vec("draft", f"{pfx}.norm", h, i))
             hc = dsv4_hc_mult(cfg)
             if hc and not _pre_from_prev(a):
                 out.append(fixed("draft", f"{pfx}.hc_head", hc * hc * h + hc + 1, 1, i, dtype="fp32"))
-    notes = [f"DSpark draft: {stages} stage(s) of SWA-only DeepSeek-V4 decoder layers with {n_routed} routed "
-             f"experts" + ("" if cfg.get("dspark_n_routed_experts") else " (no dspark_n_routed_experts: the "
-                           "target's count, _dspark_stage_config)")
-             + f", main_proj over {features} target layer(s)" + ("" if targets else " (no dspark_target_layer_ids: "
-                                                                 "num_target_layers / num_hidden_layers)")
-             + ", wo_a in bf16; embedding and lm_head shared with the target (deepseek_v4_dspark.py)"]
+    notes = [
+        f"DSpark draft: {stages} stage(s) of SWA-only DeepSeek-V4 decoder layers with {n_routed} routed "
+        f"experts"
+        + (
+            ""
+            if cfg.get("dspark_n_routed_experts")
+            else " (no dspark_n_routed_experts: the target's count, _dspark_stage_config)"
+        )
+        + f", main_proj over {features} target layer(s)"
+        + ("" if targets else " (no dspark_target_layer_ids: num_target_layers / num_hidden_layers)")
+        + ", wo_a in bf16; embedding and lm_head shared with the target (deepseek_v4_dspark.py)"
+    ]
     rank = _markov_rank(cfg)
     last = a.num_layers + stages - 1
     if rank:
-        out += [fixed("draft", "mtp.markov_head.markov_w1", a.vocab, rank, last, split=Split.VOCAB, dtype="bf16"),
-                fixed("draft", "mtp.markov_head.markov_w2", a.vocab, rank, last, dtype="bf16")]
-        notes.append(f"DSpark Markov head: markov_w1 and markov_w2 [{a.vocab}, {rank}] bf16, whole on every GPU "
-                     f"(SGLANG_DSPARK_OPT_MARKOV_W2_BF16 default; no confidence head under "
-                     f"SGLANG_RAGGED_VERIFY_MODE=static)")
+        out += [
+            fixed("draft", "mtp.markov_head.markov_w1", a.vocab, rank, last, split=Split.VOCAB, dtype="bf16"),
+            fixed("draft", "mtp.markov_head.markov_w2", a.vocab, rank, last, dtype="bf16"),
+        ]
+        notes.append(
+            f"DSpark Markov head: markov_w1 and markov_w2 [{a.vocab}, {rank}] bf16, whole on every GPU "
+            f"(SGLANG_DSPARK_OPT_MARKOV_W2_BF16 default; no confidence head under "
+            f"SGLANG_RAGGED_VERIFY_MODE=static)"
+        )
     else:
-        notes.append("DSpark Markov head not counted: the config has no dspark_markov_rank, and SGLang refuses a "
-                     "DSpark V4 draft without markov_rank > 0 (DeepseekV4ForCausalLMDSpark.__init__)")
+        notes.append(
+            "DSpark Markov head not counted: the config has no dspark_markov_rank, and SGLang refuses a "
+            "DSpark V4 draft without markov_rank > 0 (DeepseekV4ForCausalLMDSpark.__init__)"
+        )
     return [replace(t, comp="draft", stage=Stage.DRAFT) for t in out], notes
 
 
@@ -170,23 +194,36 @@ def _eagle(inv: Inventory, engine: str) -> DraftLoad:
     if not any(t.stage == Stage.MTP for t in inv.tensors):
         return DraftLoad(notes=(f"speculative EAGLE: {_EXTERNAL}",))
     if engine == "vllm":
-        return DraftLoad(mtp_layers=None, notes=("speculative MTP: the draft loads every MTP layer of the "
-                                                 "checkpoint, sharing the target's embedding and lm_head",))
-    return DraftLoad(mtp_layers=1, notes=("speculative EAGLE/NEXTN: the draft loads the checkpoint's first MTP "
-                                          "(NextN) layer, one decoder layer sharing the target's embedding and "
-                                          "lm_head (deepseek_nextn.py / deepseek_v4_nextn.py), before the KV "
-                                          "budget is profiled",))
+        return DraftLoad(
+            mtp_layers=None,
+            notes=(
+                "speculative MTP: the draft loads every MTP layer of the "
+                "checkpoint, sharing the target's embedding and lm_head",
+            ),
+        )
+    return DraftLoad(
+        mtp_layers=1,
+        notes=(
+            "speculative EAGLE/NEXTN: the draft loads the checkpoint's first MTP "
+            "(NextN) layer, one decoder layer sharing the target's embedding and "
+            "lm_head (deepseek_nextn.py / deepseek_v4_nextn.py), before the KV "
+            "budget is profiled",
+        ),
+    )
 
 
 def _dspark(inv: Inventory, engine: str) -> DraftLoad:
     del engine
     bundled = any(inv.cfg.get(k) is not None for k in DSPARK_BUNDLE_KEYS)
     if inv.family != Family.DSV4 or not bundled:
-        return DraftLoad(notes=(f"speculative DSPARK: no DSpark draft bundled in this config (no dspark_* key): "
-                                f"{_EXTERNAL}",))
+        return DraftLoad(
+            notes=(f"speculative DSPARK: no DSpark draft bundled in this config (no dspark_* key): {_EXTERNAL}",)
+        )
     tensors, notes = dspark_draft_tensors(inv.arch)
-    return DraftLoad(tensors=tuple(tensors), notes=(*notes, "DSpark draft loaded before the KV budget is profiled "
-                                                            "(scheduler.py init_model_worker)"))
+    return DraftLoad(
+        tensors=tuple(tensors),
+        notes=(*notes, "DSpark draft loaded before the KV budget is profiled (scheduler.py init_model_worker)"),
+    )
 
 
 def _external(inv: Inventory, engine: str) -> DraftLoad:
@@ -196,21 +233,27 @@ def _external(inv: Inventory, engine: str) -> DraftLoad:
 
 def _none(inv: Inventory, engine: str) -> DraftLoad:
     del inv, engine
-    return DraftLoad(notes=("speculative decoding without a draft model (NGRAM: a token trie; UNO: the target "
-                            "with a LoRA adapter, not counted): no draft weights",))
+    return DraftLoad(
+        notes=(
+            "speculative decoding without a draft model (NGRAM: a token trie; UNO: the target "
+            "with a LoRA adapter, not counted): no draft weights",
+        )
+    )
 
 
 #: algorithm (SGLang's name after the alias) -> how its draft's weights are found
-DRAFT_RULES = MappingProxyType({
-    "EAGLE": _eagle,
-    "DSPARK": _dspark,
-    "EAGLE3": _external,
-    "STANDALONE": _external,
-    "DFLASH": _external,
-    "FROZEN_KV_MTP": _external,
-    "NGRAM": _none,
-    "UNO": _none,
-})
+DRAFT_RULES = MappingProxyType(
+    {
+        "EAGLE": _eagle,
+        "DSPARK": _dspark,
+        "EAGLE3": _external,
+        "STANDALONE": _external,
+        "DFLASH": _external,
+        "FROZEN_KV_MTP": _external,
+        "NGRAM": _none,
+        "UNO": _none,
+    }
+)
 
 
 def draft_load(inv: Inventory, *, algorithm: str | None, engine: str = "sglang") -> DraftLoad:
@@ -225,6 +268,9 @@ def draft_load(inv: Inventory, *, algorithm: str | None, engine: str = "sglang")
         return DraftLoad()
     rule = DRAFT_RULES.get(_ALIASES.get(name, name))
     if rule is None:
-        raise InputError(f"unknown speculative algorithm {algorithm!r}", field="--speculative-algorithm",
-                         hint="use one of " + ", ".join(sorted({*DRAFT_RULES, *_ALIASES})))
+        raise InputError(
+            f"unknown speculative algorithm {algorithm!r}",
+            field="--speculative-algorithm",
+            hint="use one of " + ", ".join(sorted({*DRAFT_RULES, *_ALIASES})),
+        )
     return replace(rule(inv, engine), algorithm=_ALIASES.get(name, name))

@@ -31,7 +31,7 @@ from kvplan.weights.kernels import parse_release
 
 __all__ = ["ENGRAM_SINCE", "PEER_SHARDS_SINCE", "EngramPlacement", "engram_placement", "placement_note"]
 
-ENGRAM_SINCE = (0, 5, 21)       # layers/engram.py, SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE and its layout
+ENGRAM_SINCE = (0, 5, 21)  # layers/engram.py, SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE and its layout
 PEER_SHARDS_SINCE = (0, 5, 23)  # SGLANG_OPT_DSV41_ENGRAM_PEER_SHARDS
 
 HOST_TABLE = "SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE"
@@ -45,9 +45,9 @@ _FALSE = ("false", "0", "no", "n")
 class EngramPlacement(StrEnum):
     """Where the engram tables live."""
 
-    GPU = "gpu"                      # device memory, rows split over TP (the default)
-    GPU_PEER = "gpu-peer"            # device memory, peer-mapped shards (same bytes per GPU)
-    HOST_SHARED = "host-shared"      # one pinned host copy for the TP group
+    GPU = "gpu"  # device memory, rows split over TP (the default)
+    GPU_PEER = "gpu-peer"  # device memory, peer-mapped shards (same bytes per GPU)
+    HOST_SHARED = "host-shared"  # one pinned host copy for the TP group
     HOST_PER_RANK = "host-per-rank"  # each rank's rows in its own pinned host mapping
 
     @property
@@ -64,12 +64,14 @@ def _env_bool(env: Mapping[str, str], name: str) -> bool:
         return True
     if v in _FALSE:
         return False
-    raise InputError(f'{name}="{raw}" is not a valid boolean value (SGLang reads true/1/yes/y or false/0/no/n)',
-                     field=name)
+    raise InputError(
+        f'{name}="{raw}" is not a valid boolean value (SGLang reads true/1/yes/y or false/0/no/n)', field=name
+    )
 
 
-def engram_placement(*, release: str | None = None, env: Mapping[str, str] | None = None, tp: int = 1,
-                     cuda: bool = True) -> EngramPlacement:
+def engram_placement(
+    *, release: str | None = None, env: Mapping[str, str] | None = None, tp: int = 1, cuda: bool = True
+) -> EngramPlacement:
     """The placement SGLang ``release`` (None = 0.5.23, the newest modelled) gives the tables under ``env``.
 
     Rule: before 0.5.21 InputError (no DeepSeek-V4.1 support); ``SGLANG_OPT_DSV41_ENGRAM_PEER_SHARDS`` true with
@@ -83,8 +85,11 @@ def engram_placement(*, release: str | None = None, env: Mapping[str, str] | Non
     """
     rel = parse_release(release)
     if rel < ENGRAM_SINCE:
-        raise InputError(f"SGLang {release} has no DeepSeek-V4.1 engram support (layers/engram.py is new in 0.5.21)",
-                         field="--engine-version", hint="use SGLang 0.5.21 or later")
+        raise InputError(
+            f"SGLang {release} has no DeepSeek-V4.1 engram support (layers/engram.py is new in 0.5.21)",
+            field="--engine-version",
+            hint="use SGLang 0.5.21 or later",
+        )
     e = env or {}
     if rel >= PEER_SHARDS_SINCE and _env_bool(e, PEER_SHARDS) and tp > 1 and cuda:
         return EngramPlacement.GPU_PEER
@@ -103,7 +108,7 @@ _WHY = {
     EngramPlacement.GPU_PEER: f"on GPU, rows split over TP in peer-mapped shards ({PEER_SHARDS}=1)",
     EngramPlacement.HOST_SHARED: f"in host memory ({HOST_TABLE}=1)",
     EngramPlacement.HOST_PER_RANK: f"in host memory, each rank's rows in its own mapping ({HOST_TABLE}=1, "
-                                   f"{HOST_LAYOUT}=per_rank)",
+    f"{HOST_LAYOUT}=per_rank)",
 }
 
 

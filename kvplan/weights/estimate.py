@@ -152,15 +152,23 @@ class _Tally:
     """Bytes per component on one rank of each stage, and the whole-model sums."""
 
     per_stage: list[dict[str, int]]
-    host: int = 0          # bytes in pinned host memory (engram host table: whole, or the largest rank's rows)
+    host: int = 0  # bytes in pinned host memory (engram host table: whole, or the largest rank's rows)
     total_loaded: int = 0  # every loaded tensor once (replicas counted once)
-    ckpt_total: int = 0    # model bytes of everything the checkpoint stores
+    ckpt_total: int = 0  # model bytes of everything the checkpoint stores
     params: int = 0
     notes: list[str] = field(default_factory=list)
 
 
-def _tally(tensors: Sequence[Tensor], extra: Sequence[Tensor], *, quant: QuantPlan, shard: Sharding,
-           pad: tuple[int, int] | None, ranges: Sequence[tuple[int, int]], loading: _Loading) -> _Tally:
+def _tally(
+    tensors: Sequence[Tensor],
+    extra: Sequence[Tensor],
+    *,
+    quant: QuantPlan,
+    shard: Sharding,
+    pad: tuple[int, int] | None,
+    ranges: Sequence[tuple[int, int]],
+    loading: _Loading,
+) -> _Tally:
     """Per-rank bytes of every loaded tensor on the stages that load it; whole-model sums.  ``tensors`` are stored
     in the checkpoint (their params and bytes count), ``extra`` only loaded (the PP lm_head of tied embeddings)."""
     tally = _Tally(per_stage=[{} for _ in ranges])
@@ -185,8 +193,9 @@ def _tally(tensors: Sequence[Tensor], extra: Sequence[Tensor], *, quant: QuantPl
     return tally
 
 
-def _add_mla_absorbed(tally: _Tally, cfg: Mapping[str, Any], *, attn_tp: int,
-                      ranges: Sequence[tuple[int, int]], loading: _Loading) -> None:
+def _add_mla_absorbed(
+    tally: _Tally, cfg: Mapping[str, Any], *, attn_tp: int, ranges: Sequence[tuple[int, int]], loading: _Loading
+) -> None:
     """MLA keeps w_kc / w_vc, a bf16 copy of the rank's kv_b_proj: per layer
     ``ceil(heads / attn_tp) * kv_lora_rank * (qk_nope_head_dim + v_head_dim) * 2`` bytes (the MTP layer too when
     loaded), on top of kv_b_proj itself (deepseek_weight_loader.py post_load_weights)."""
@@ -200,8 +209,10 @@ def _add_mla_absorbed(tally: _Tally, cfg: Mapping[str, Any], *, attn_tp: int,
         n = b - a + (mtp if s == last else 0)
         tally.per_stage[s]["mla_absorbed"] = tally.per_stage[s].get("mla_absorbed", 0) + n * per_layer
     tally.total_loaded += need_int(cfg, "num_hidden_layers") * nh * width
-    tally.notes.append("MLA: w_kc/w_vc absorbed copy of kv_b_proj kept in bf16 next to kv_b_proj "
-                       "(deepseek_weight_loader.py post_load_weights)")
+    tally.notes.append(
+        "MLA: w_kc/w_vc absorbed copy of kv_b_proj kept in bf16 next to kv_b_proj "
+        "(deepseek_weight_loader.py post_load_weights)"
+    )
 
 
 def _walk_notes(inv: Inventory, quant: QuantPlan, loading: _Loading, padded: bool, draft: DraftLoad) -> list[str]:
@@ -210,25 +221,32 @@ def _walk_notes(inv: Inventory, quant: QuantPlan, loading: _Loading, padded: boo
     if draft.tensors:
         notes.append("the checkpoint's MTP slots (mtp.*) are loaded as the DSpark draft, counted as 'draft'")
     elif (opt_int(inv.cfg, "num_nextn_predict_layers", 0) or opt_int(inv.cfg, "mtp_num_hidden_layers", 0)) and any(
-            t.stage == Stage.MTP for t in ts):
+        t.stage == Stage.MTP for t in ts
+    ):
         if loading.load_mtp:
             notes.append("MTP layer loaded (speculative decoding)")
         elif draft.algorithm:
             notes.append(f"MTP layer not loaded: the {draft.algorithm} draft does not use it")
         else:
-            notes.append("MTP layer not loaded: speculative decoding off skips layers >= num_hidden_layers "
-                         "(deepseek_weight_loader.py, NextNDisabledConfig)")
+            notes.append(
+                "MTP layer not loaded: speculative decoding off skips layers >= num_hidden_layers "
+                "(deepseek_weight_loader.py, NextNDisabledConfig)"
+            )
     notes.extend(draft.notes)
     if any(t.comp == "engram" for t in ts):
         notes.append(placement_note(loading.engram))
     if any(t.comp == "engram_proj" for t in ts):
-        notes.append("engram projections (wkv, q/k weights) replicated on every GPU in every engram placement "
-                     "(layers/engram.py Engram.__init__)")
+        notes.append(
+            "engram projections (wkv, q/k weights) replicated on every GPU in every engram placement "
+            "(layers/engram.py Engram.__init__)"
+        )
     if any(t.comp == "vision" for t in ts):
         notes.append("vision tower counted as a generic ViT, replicated, 16-bit, on the first stage")
     if quant.expert is not None and quant.expert.name == "mxfp4" and not padded:
-        notes.append("MXFP4 MoE kernels may pad expert buffers (gpt-oss on Marlin: hidden 2880 -> 3072, "
-                     "720 -> 768 per rank); pass expert_padding to model it")
+        notes.append(
+            "MXFP4 MoE kernels may pad expert buffers (gpt-oss on Marlin: hidden 2880 -> 3072, "
+            "720 -> 768 per rank); pass expert_padding to model it"
+        )
     return notes
 
 
@@ -241,14 +259,23 @@ class _Kernel:
     triton: TritonExtras | None = None
 
 
-def _kernel(expert_padding: Any, *, inv: Inventory, quant: QuantPlan, engine: str, engine_version: str | None,
-            sm_major: int | None, vendor: str) -> _Kernel:
+def _kernel(
+    expert_padding: Any,
+    *,
+    inv: Inventory,
+    quant: QuantPlan,
+    engine: str,
+    engine_version: str | None,
+    sm_major: int | None,
+    vendor: str,
+) -> _Kernel:
     """``expert_padding`` when given, else for gpt-oss MXFP4 experts under vLLM the backend vLLM picks on the GPU
     (:func:`kvplan.weights.kernels.vllm_mxfp4_backend`; other MXFP4 MoE models go through vLLM's DeepSeek-V4
     selector, not modelled), else no padding."""
     if sm_major is not None and (isinstance(sm_major, bool) or not isinstance(sm_major, int) or sm_major < 0):
-        raise InputError(f"sm_major must be a compute-capability major number such as 9, not {sm_major!r}",
-                         field="sm_major")
+        raise InputError(
+            f"sm_major must be a compute-capability major number such as 9, not {sm_major!r}", field="sm_major"
+        )
     if expert_padding == "vllm-triton" and engine == "vllm" and inv.arch.gpt_oss:  # what the backend keeps too
         extras = vllm_triton_extras(engine_version=engine_version, sm_major=sm_major)
         return _Kernel(*expert_padding_multiples(expert_padding), extras)
@@ -264,16 +291,18 @@ def _kernel(expert_padding: Any, *, inv: Inventory, quant: QuantPlan, engine: st
     return _Kernel(pad, (choice.note, *pad_notes), choice.triton)
 
 
-def _add_triton_extras(tally: _Tally, inv: Inventory, kernel: _Kernel, *, shard: Sharding,
-                       ranges: Sequence[tuple[int, int]]) -> None:
+def _add_triton_extras(
+    tally: _Tally, inv: Inventory, kernel: _Kernel, *, shard: Sharding, ranges: Sequence[tuple[int, int]]
+) -> None:
     """Add :func:`~kvplan.weights.kernels.triton_expert_extra_bytes` of every MoE layer to its stage's experts."""
     extras = kernel.triton
     if extras is None or kernel.pad is None:
         return
     n = num_experts(inv.cfg)
     experts = math.ceil(n / shard.ep)
-    inter = -(-math.ceil(need_int(inv.cfg, "intermediate_size") / shard.groups[Group.MOE]) // kernel.pad[1]) \
-        * kernel.pad[1]
+    inter = (
+        -(-math.ceil(need_int(inv.cfg, "intermediate_size") / shard.groups[Group.MOE]) // kernel.pad[1]) * kernel.pad[1]
+    )
     per_layer = triton_expert_extra_bytes(extras=extras, experts=experts, hidden=inv.arch.hidden, inter=inter)
     moe_layers = {t.layer for t in inv.tensors if t.expert and t.stage == Stage.LAYER and t.layer is not None}
     for s, (a, b) in enumerate(ranges):
@@ -290,8 +319,10 @@ def _engram_placement(placement: str | None, engram_on_host: bool) -> EngramPlac
     try:
         where = EngramPlacement(placement)
     except ValueError:
-        raise InputError(f"engram_placement must be one of {', '.join(p.value for p in EngramPlacement)}, not "
-                         f"{placement!r}", field="engram_placement") from None
+        raise InputError(
+            f"engram_placement must be one of {', '.join(p.value for p in EngramPlacement)}, not {placement!r}",
+            field="engram_placement",
+        ) from None
     if engram_on_host and where.on_gpu:
         raise InputError(f"engram_on_host contradicts engram_placement {where.value!r}", field="engram_placement")
     return where
@@ -310,25 +341,37 @@ def _result(tally: _Tally, notes: list[str], checkpoint_bytes: int | None) -> We
     per_gpu_model = stage_tot[big]
     breakdown = tuple(sorted(tally.per_stage[big].items(), key=lambda kv: -kv[1]))
     if tally.host:
-        notes.append(f"engram host table: {tally.host} B ({tally.host / GIB:.2f} GiB) of pinned host memory, "
-                     "not on the GPU")
+        notes.append(
+            f"engram host table: {tally.host} B ({tally.host / GIB:.2f} GiB) of pinned host memory, not on the GPU"
+        )
     if checkpoint_bytes is None:
-        return WeightEstimate(per_gpu_model, tally.total_loaded, tally.params, "params", breakdown, tuple(notes),
-                              tally.host)
+        return WeightEstimate(
+            per_gpu_model, tally.total_loaded, tally.params, "params", breakdown, tuple(notes), tally.host
+        )
     num, den = checkpoint_bytes, max(1, tally.ckpt_total)
-    notes.append(f"checkpoint {checkpoint_bytes} B scaled by the modelled share of the largest rank "
-                 f"({per_gpu_model}/{tally.ckpt_total}); model/checkpoint ratio "
-                 f"{tally.ckpt_total / checkpoint_bytes:.4f}")
-    return WeightEstimate(per_gpu_model * num // den, tally.total_loaded * num // den, tally.params, "checkpoint",
-                          tuple((k, v * num // den) for k, v in breakdown), tuple(notes), tally.host)
+    notes.append(
+        f"checkpoint {checkpoint_bytes} B scaled by the modelled share of the largest rank "
+        f"({per_gpu_model}/{tally.ckpt_total}); model/checkpoint ratio "
+        f"{tally.ckpt_total / checkpoint_bytes:.4f}"
+    )
+    return WeightEstimate(
+        per_gpu_model * num // den,
+        tally.total_loaded * num // den,
+        tally.params,
+        "checkpoint",
+        tuple((k, v * num // den) for k, v in breakdown),
+        tuple(notes),
+        tally.host,
+    )
 
 
 def _check_checkpoint_bytes(checkpoint_bytes: Any) -> None:
     if checkpoint_bytes is None:
         return
     if isinstance(checkpoint_bytes, bool) or not isinstance(checkpoint_bytes, int):
-        raise InputError(f"checkpoint_bytes must be an integer (bytes), not {checkpoint_bytes!r}",
-                         field="checkpoint_bytes")
+        raise InputError(
+            f"checkpoint_bytes must be an integer (bytes), not {checkpoint_bytes!r}", field="checkpoint_bytes"
+        )
     if checkpoint_bytes <= 0:
         raise InputError("checkpoint_bytes must be positive", field="checkpoint_bytes")
 
@@ -394,30 +437,57 @@ def estimate_weight_bytes(
     Errors: InputError (exit 2) for a bad argument or a config field the estimate cannot read (named); any other
     exception is a kvplan bug and is not converted.
     """
-    check_parallel(engine=engine, tp=tp_size, pp=pp_size, ep=ep_size, attn_dp=attn_dp_size,
-                   moe_dense_tp_size=moe_dense_tp_size)
+    check_parallel(
+        engine=engine, tp=tp_size, pp=pp_size, ep=ep_size, attn_dp=attn_dp_size, moe_dense_tp_size=moe_dense_tp_size
+    )
     _check_checkpoint_bytes(checkpoint_bytes)
     inv = inventory(config, engine=engine, hf_quant_config=hf_quant_config)
     quant = plan_quantization(cfg=inv.cfg, quantization=quantization, hf_quant_config=hf_quant_config)
-    shard = plan_sharding(engine=engine, family=inv.family, tp=tp_size, ep=ep_size, attn_dp=attn_dp_size,
-                          dp_lm_head=enable_dp_lm_head, has_experts=bool(num_experts(inv.cfg)),
-                          kv_heads=opt_int(inv.cfg, "num_key_value_heads", 0), architecture=_architecture(inv.cfg),
-                          moe_dense_tp_size=moe_dense_tp_size)
-    kernel = _kernel(expert_padding, inv=inv, quant=quant, engine=engine, engine_version=engine_version,
-                     sm_major=sm_major, vendor=gpu_vendor)
+    shard = plan_sharding(
+        engine=engine,
+        family=inv.family,
+        tp=tp_size,
+        ep=ep_size,
+        attn_dp=attn_dp_size,
+        dp_lm_head=enable_dp_lm_head,
+        has_experts=bool(num_experts(inv.cfg)),
+        kv_heads=opt_int(inv.cfg, "num_key_value_heads", 0),
+        architecture=_architecture(inv.cfg),
+        moe_dense_tp_size=moe_dense_tp_size,
+    )
+    kernel = _kernel(
+        expert_padding,
+        inv=inv,
+        quant=quant,
+        engine=engine,
+        engine_version=engine_version,
+        sm_major=sm_major,
+        vendor=gpu_vendor,
+    )
     pad = kernel.pad
     draft = draft_load(inv, algorithm=speculative_algorithm, engine=engine)
-    loading = _Loading(load_mtp=load_mtp or draft.mtp_layers != 0,
-                       engram=_engram_placement(engram_placement, engram_on_host), experts_on_host=experts_on_host,
-                       mtp_below=None if load_mtp or not draft.mtp_layers else inv.arch.num_layers + draft.mtp_layers)
+    loading = _Loading(
+        load_mtp=load_mtp or draft.mtp_layers != 0,
+        engram=_engram_placement(engram_placement, engram_on_host),
+        experts_on_host=experts_on_host,
+        mtp_below=None if load_mtp or not draft.mtp_layers else inv.arch.num_layers + draft.mtp_layers,
+    )
     ranges = pp_layer_ranges(inv.arch.num_layers, pp_size, engine=engine)
     extra_lm, lm_notes = pp_lm_head(inv.arch, pp_size)
 
-    tally = _tally(inv.tensors, [*extra_lm, *draft.tensors], quant=quant, shard=shard, pad=pad, ranges=ranges,
-                   loading=loading)
+    tally = _tally(
+        inv.tensors, [*extra_lm, *draft.tensors], quant=quant, shard=shard, pad=pad, ranges=ranges, loading=loading
+    )
     _add_triton_extras(tally, inv, kernel, shard=shard, ranges=ranges)
     if inv.family in _LATENT:
         _add_mla_absorbed(tally, inv.cfg, attn_tp=shard.attn_tp, ranges=ranges, loading=loading)
-    notes = [*quant.notes, *shard.notes, *kernel.notes, *loading.notes(), *lm_notes, *tally.notes,
-             *_walk_notes(inv, quant, loading, padded=pad is not None, draft=draft)]
+    notes = [
+        *quant.notes,
+        *shard.notes,
+        *kernel.notes,
+        *loading.notes(),
+        *lm_notes,
+        *tally.notes,
+        *_walk_notes(inv, quant, loading, padded=pad is not None, draft=draft),
+    ]
     return _result(tally, notes, checkpoint_bytes)

@@ -31,18 +31,30 @@ REQUIRED = ("hidden_size", "num_hidden_layers", "vocab_size")
 
 #: integer fields only the weight walk reads (check_geometry bounds the shared geometry ones): (min, max)
 WEIGHT_INT_FIELDS: dict[str, tuple[int, int]] = {
-    "hc_mult": (0, 64), "engram_head_dim": (0, _MAX_DIM), "moe_shared_expert_intermediate_size": (0, _MAX_DIM),
-    "engram_max_ngram_size": (0, 64), "engram_n_heads": (0, 4096), "mtp_num_hidden_layers": (0, 64),
-    "moe_num_experts": (0, 1 << 16), "moe_num_shared_experts": (0, 1 << 16), "moe_layer_interval": (1, 4096),
+    "hc_mult": (0, 64),
+    "engram_head_dim": (0, _MAX_DIM),
+    "moe_shared_expert_intermediate_size": (0, _MAX_DIM),
+    "engram_max_ngram_size": (0, 64),
+    "engram_n_heads": (0, 4096),
+    "mtp_num_hidden_layers": (0, 64),
+    "moe_num_experts": (0, 1 << 16),
+    "moe_num_shared_experts": (0, 1 << 16),
+    "moe_layer_interval": (1, 4096),
     # ERNIE-4.5 MoE layer range; both engines read -1 literally (no layer is >= 0 and <= -1)
-    "moe_layer_start_index": (-1, 1 << 16), "moe_layer_end_index": (-1, 1 << 16),
+    "moe_layer_start_index": (-1, 1 << 16),
+    "moe_layer_end_index": (-1, 1 << 16),
 }
 
 #: vision_config integers the generic ViT count reads: (min, max)
 VISION_INT_FIELDS: dict[str, tuple[int, int]] = {
-    "hidden_size": (0, _MAX_DIM), "vt_hidden_size": (0, _MAX_DIM), "num_hidden_layers": (0, 4096),
-    "vt_num_hidden_layers": (0, 4096), "intermediate_size": (0, _MAX_DIM), "vt_intermediate_size": (0, _MAX_DIM),
-    "patch_size": (0, 1 << 16), "image_size": (0, 1 << 20),
+    "hidden_size": (0, _MAX_DIM),
+    "vt_hidden_size": (0, _MAX_DIM),
+    "num_hidden_layers": (0, 4096),
+    "vt_num_hidden_layers": (0, 4096),
+    "intermediate_size": (0, _MAX_DIM),
+    "vt_intermediate_size": (0, _MAX_DIM),
+    "patch_size": (0, 1 << 16),
+    "image_size": (0, 1 << 20),
 }
 
 #: the quantization-config keys that list modules left unquantized (one declaration: kvplan.weights.quant reads it)
@@ -59,8 +71,11 @@ def bad_field(key: str, what: str) -> InputError:
 
 
 def _missing(key: str) -> InputError:
-    return InputError(f"config.json has no '{key}', which the weight estimate reads for this model's layers",
-                      field="--model", hint="pass a complete Hugging Face config.json")
+    return InputError(
+        f"config.json has no '{key}', which the weight estimate reads for this model's layers",
+        field="--model",
+        hint="pass a complete Hugging Face config.json",
+    )
 
 
 def _as_int(key: str, v: Any, minimum: int) -> int:
@@ -103,8 +118,9 @@ def _check_bounded(src: Mapping[str, Any], fields: Mapping[str, tuple[int, int]]
 
 def _check_lists(cfg: Mapping[str, Any]) -> None:
     rows = cfg.get("engram_num_embeddings")
-    if rows is not None and (not isinstance(rows, list) or len(rows) > 64
-                             or not all(_is_int(r) and 0 <= r <= _MAX_ROWS for r in rows)):
+    if rows is not None and (
+        not isinstance(rows, list) or len(rows) > 64 or not all(_is_int(r) and 0 <= r <= _MAX_ROWS for r in rows)
+    ):
         raise bad_field("engram_num_embeddings", "must be a list of non-negative integers (rows per table)")
     ratios = cfg.get("compress_ratios")
     if isinstance(ratios, list) and any(r is None for r in ratios):
@@ -116,8 +132,9 @@ def _check_lists(cfg: Mapping[str, Any]) -> None:
     if isinstance(freq, list) and not all(_is_int(f) and f >= 0 for f in freq):
         raise bad_field("moe_layer_freq", "as a list must hold one non-negative integer per layer (0 = dense)")
     ids = cfg.get("engram_layer_ids")
-    if ids is not None and (not isinstance(ids, list) or len(ids) > 4096
-                            or not all(_is_int(i) and 0 <= i < (1 << 16) for i in ids)):
+    if ids is not None and (
+        not isinstance(ids, list) or len(ids) > 4096 or not all(_is_int(i) and 0 <= i < (1 << 16) for i in ids)
+    ):
         raise bad_field("engram_layer_ids", "must be a list of layer indices")
 
 
@@ -142,8 +159,9 @@ def _check_patterns(src: Any, where: str) -> None:
                     raise bad_field(f"{where}.{key}", f"holds an invalid regular expression {p!r} ({err})") from None
 
 
-def check_weight_config(cfg: Mapping[str, Any], *, top: Mapping[str, Any],
-                        hf_quant_config: Mapping[str, Any] | None = None) -> None:
+def check_weight_config(
+    cfg: Mapping[str, Any], *, top: Mapping[str, Any], hf_quant_config: Mapping[str, Any] | None = None
+) -> None:
     """Reject a flat config the weight walk cannot read, before any arithmetic (InputError on ``--model``).
 
     ``cfg`` is the flattened config, ``top`` the config as given (its ``vision_config`` is read),

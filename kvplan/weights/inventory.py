@@ -40,8 +40,7 @@ from kvplan.weights.blocks import (
 from kvplan.weights.fields import check_weight_config, first_int, need_int, opt_int
 from kvplan.weights.tensor import Group, Split, Stage, Tensor, fixed, lin, vec
 
-__all__ = ["DSV4_HC_MULT", "LAYER_BUILDERS", "Inventory", "count_params", "dsv4_hc_mult", "inventory",
-           "weights_family"]
+__all__ = ["DSV4_HC_MULT", "LAYER_BUILDERS", "Inventory", "count_params", "dsv4_hc_mult", "inventory", "weights_family"]
 
 LayerBuilder = Callable[[Arch, int, str], list[Tensor]]
 
@@ -57,12 +56,18 @@ def _model_type(cfg: Mapping[str, Any]) -> str:
 
 # First match wins; GQA otherwise.  DSA = MLA with the DeepSeek sparse-attention indexer (index_topk).
 _FAMILY_RULES: tuple[tuple[Callable[[Mapping[str, Any], str], Any], Family], ...] = (
-    (lambda cfg, mt: mt.startswith("deepseek_v4") or (cfg.get("compress_ratios") and cfg.get("o_groups")),
-     Family.DSV4),
+    (lambda cfg, mt: mt.startswith("deepseek_v4") or (cfg.get("compress_ratios") and cfg.get("o_groups")), Family.DSV4),
     (lambda cfg, mt: cfg.get("kv_lora_rank") and cfg.get("index_topk"), Family.DSA),
     (lambda cfg, mt: cfg.get("kv_lora_rank"), Family.MLA),
-    (lambda cfg, mt: cfg.get("hybrid_override_pattern") or cfg.get("linear_num_value_heads")
-     or mt.startswith(("qwen3_next", "qwen3_5")) or _jamba(cfg), Family.HYBRID_MAMBA),
+    (
+        lambda cfg, mt: (
+            cfg.get("hybrid_override_pattern")
+            or cfg.get("linear_num_value_heads")
+            or mt.startswith(("qwen3_next", "qwen3_5"))
+            or _jamba(cfg)
+        ),
+        Family.HYBRID_MAMBA,
+    ),
 )
 
 
@@ -114,8 +119,7 @@ def _gqa_layer(a: Arch, i: int, prefix: str) -> list[Tensor]:
 
 
 def _latent_layer(a: Arch, i: int, prefix: str) -> list[Tensor]:
-    return _standard_layer(a, i, prefix,
-                           mla_attention(a, i, f"{prefix}.self_attn", indexer=i in a.indexer_layers))
+    return _standard_layer(a, i, prefix, mla_attention(a, i, f"{prefix}.self_attn", indexer=i in a.indexer_layers))
 
 
 def _full_attention(cfg: Mapping[str, Any], i: int) -> bool:
@@ -146,8 +150,9 @@ def _hybrid_layer(a: Arch, i: int, prefix: str) -> list[Tensor]:
     if _jamba(a.cfg):
         period = opt_int(a.cfg, "attn_layer_period", 1, minimum=1)
         attn = i % period == opt_int(a.cfg, "attn_layer_offset", 0)
-        return _standard_layer(a, i, prefix, gqa_attention(a, i, f"{prefix}.self_attn") if attn
-                               else mamba1_mixer(a, i, f"{prefix}.mamba"))
+        return _standard_layer(
+            a, i, prefix, gqa_attention(a, i, f"{prefix}.self_attn") if attn else mamba1_mixer(a, i, f"{prefix}.mamba")
+        )
     if pattern:
         mixer = _PATTERN_MIXERS.get(str(pattern)[i])
         ts = [vec("norms", f"{prefix}.norm", a.hidden, i)]
@@ -228,10 +233,26 @@ def _mtp_layers(a: Arch) -> list[Tensor]:
             # the checkpoint's MTP layer carries its own embed_tokens and shared_head.head;
             # the draft loader skips both and shares the target's (deepseek_weight_loader.py)
             out += [
-                fixed("mtp", f"{pfx}.embed_tokens", a.vocab, h, i, split=Split.VOCAB, group=Group.EMB,
-                      stage=Stage.CKPT_ONLY),
-                fixed("mtp", f"{pfx}.shared_head.head", a.vocab, h, i, split=Split.VOCAB, group=Group.LM,
-                      stage=Stage.CKPT_ONLY),
+                fixed(
+                    "mtp",
+                    f"{pfx}.embed_tokens",
+                    a.vocab,
+                    h,
+                    i,
+                    split=Split.VOCAB,
+                    group=Group.EMB,
+                    stage=Stage.CKPT_ONLY,
+                ),
+                fixed(
+                    "mtp",
+                    f"{pfx}.shared_head.head",
+                    a.vocab,
+                    h,
+                    i,
+                    split=Split.VOCAB,
+                    group=Group.LM,
+                    stage=Stage.CKPT_ONLY,
+                ),
             ]
     return out
 
@@ -252,12 +273,19 @@ def _gdn_mtp_layers(a: Arch) -> list[Tensor]:
         ts = [
             *gqa_attention(a, i, f"{pfx}.self_attn", gated_q=True),
             *_norms(a, i, pfx),
-            *(moe_block(a, i, f"{pfx}.mlp") if num_experts(a.cfg) else
-              mlp(a, i, f"{pfx}.mlp", need_int(a.cfg, "intermediate_size"), "dense_mlp", Group.DENSE)),
+            *(
+                moe_block(a, i, f"{pfx}.mlp")
+                if num_experts(a.cfg)
+                else mlp(a, i, f"{pfx}.mlp", need_int(a.cfg, "intermediate_size"), "dense_mlp", Group.DENSE)
+            ),
         ]
         if j == 0:
-            ts += [fixed("mtp", "mtp.fc", h, 2 * h, i), vec("norms", "mtp.pre_fc_norm_embedding", h, i),
-                   vec("norms", "mtp.pre_fc_norm_hidden", h, i), vec("norms", "mtp.norm", h, i)]
+            ts += [
+                fixed("mtp", "mtp.fc", h, 2 * h, i),
+                vec("norms", "mtp.pre_fc_norm_embedding", h, i),
+                vec("norms", "mtp.pre_fc_norm_hidden", h, i),
+                vec("norms", "mtp.norm", h, i),
+            ]
         out += [replace(t, comp="mtp", stage=Stage.MTP) for t in ts]
     return out
 
@@ -304,8 +332,10 @@ def _dsv41_vision(a: Arch, v: Mapping[str, Any]) -> list[Tensor]:
     p, r, h = opt_int(v, "patch_size", 14), opt_int(v, "downsample_ratio", 1), a.hidden
     bf16 = (3 * p * p * d + d) + n * (3 * d * d + 3 * d + d * d + d + 3 * d * i) + (d * r * r * h + h) + (h * h + h)
     fp32 = 2 * n * d + d
-    return [fixed("vision", "vision_tower", bf16, 1, None, dtype="bf16", stage=Stage.FIRST),
-            fixed("vision", "vision_tower.norms", fp32, 1, None, dtype="fp32", stage=Stage.FIRST)]
+    return [
+        fixed("vision", "vision_tower", bf16, 1, None, dtype="bf16", stage=Stage.FIRST),
+        fixed("vision", "vision_tower.norms", fp32, 1, None, dtype="fp32", stage=Stage.FIRST),
+    ]
 
 
 def _engram(a: Arch) -> list[Tensor]:
@@ -316,10 +346,34 @@ def _engram(a: Arch) -> list[Tensor]:
     dim = opt_int(a.cfg, "engram_head_dim", 0)
     if not rows or not dim:
         return []
-    tables = [fixed("engram", f"engram.{k}.table", int(r), dim, None, split=Split.OUT, group=Group.TP, dtype="fp8",
-                    stage=Stage.EXTRA) for k, r in enumerate(rows)]
-    scales = [fixed("engram", f"engram.{k}.scale", int(r), math.ceil(dim / 32), None, split=Split.OUT,
-                    group=Group.TP, dtype="fp8", stage=Stage.EXTRA) for k, r in enumerate(rows)]
+    tables = [
+        fixed(
+            "engram",
+            f"engram.{k}.table",
+            int(r),
+            dim,
+            None,
+            split=Split.OUT,
+            group=Group.TP,
+            dtype="fp8",
+            stage=Stage.EXTRA,
+        )
+        for k, r in enumerate(rows)
+    ]
+    scales = [
+        fixed(
+            "engram",
+            f"engram.{k}.scale",
+            int(r),
+            math.ceil(dim / 32),
+            None,
+            split=Split.OUT,
+            group=Group.TP,
+            dtype="fp8",
+            stage=Stage.EXTRA,
+        )
+        for k, r in enumerate(rows)
+    ]
     return tables + scales + _engram_projection(a, dim)
 
 
@@ -356,16 +410,16 @@ def tied_embeddings(a: Arch) -> bool:
 
 def _model_tensors(a: Arch, top: Mapping[str, Any]) -> list[Tensor]:
     h, V = a.hidden, a.vocab
-    ts = [fixed("embeddings", "model.embed_tokens", V, h, None, split=Split.VOCAB, group=Group.EMB,
-                stage=Stage.FIRST)]
+    ts = [fixed("embeddings", "model.embed_tokens", V, h, None, split=Split.VOCAB, group=Group.EMB, stage=Stage.FIRST)]
     build = LAYER_BUILDERS[a.family]
     for i in range(a.num_layers):
         ts += build(a, i, f"model.layers.{i}")
     ts.append(vec("norms", "model.norm", h, None, stage=Stage.LAST))
     hc = dsv4_hc_mult(a.cfg) if a.family == Family.DSV4 else 0
     if hc:
-        ts.append(fixed("hyper_connections", "model.hc_head", hc * hc * h + hc + 1, 1, None, dtype="fp32",
-                        stage=Stage.LAST))
+        ts.append(
+            fixed("hyper_connections", "model.hc_head", hc * hc * h + hc + 1, 1, None, dtype="fp32", stage=Stage.LAST)
+        )
     if not tied_embeddings(a):
         ts.append(fixed("lm_head", "lm_head", V, h, None, split=Split.VOCAB, group=Group.LM, stage=Stage.LAST))
     mtp = _gdn_mtp_layers(a) if a.family == Family.HYBRID_MAMBA else _mtp_layers(a)
@@ -401,8 +455,9 @@ class Inventory:
         return self.arch.family
 
 
-def inventory(config: Mapping[str, Any], *, engine: str = "sglang",
-              hf_quant_config: Mapping[str, Any] | None = None) -> Inventory:
+def inventory(
+    config: Mapping[str, Any], *, engine: str = "sglang", hf_quant_config: Mapping[str, Any] | None = None
+) -> Inventory:
     """Every weight tensor of ``config`` (a parsed config.json, nested or flat), flattened by ``engine``'s rule.
 
     Example: Llama-3.1-8B -> 1 embedding + 32 x (4 attention + 2 norms + 3 MLP) + final norm + lm_head = 291
@@ -415,9 +470,16 @@ def inventory(config: Mapping[str, Any], *, engine: str = "sglang",
     family = weights_family(cfg)
     n_layers = need_int(cfg, "num_hidden_layers", minimum=1)
     indexer = _dsa_indexer_layers(cfg, n_layers) if family in (Family.MLA, Family.DSA) else frozenset()
-    arch = Arch(cfg=cfg, family=family, model_type=_model_type(cfg), hidden=need_int(cfg, "hidden_size", minimum=1),
-                num_layers=n_layers, vocab=need_int(cfg, "vocab_size", minimum=1), indexer_layers=indexer,
-                engine="vllm" if engine == "vllm" else "sglang")
+    arch = Arch(
+        cfg=cfg,
+        family=family,
+        model_type=_model_type(cfg),
+        hidden=need_int(cfg, "hidden_size", minimum=1),
+        num_layers=n_layers,
+        vocab=need_int(cfg, "vocab_size", minimum=1),
+        indexer_layers=indexer,
+        engine="vllm" if engine == "vllm" else "sglang",
+    )
     return Inventory(arch, _model_tensors(arch, config))
 
 

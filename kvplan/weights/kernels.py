@@ -37,8 +37,16 @@ from dataclasses import dataclass
 
 from kvplan.errors import InputError
 
-__all__ = ["VLLM_TRITON_FREES_SCALES_SINCE", "VLLM_TRITON_KERNELS_SINCE", "KernelChoice", "TritonExtras",
-           "parse_release", "triton_expert_extra_bytes", "vllm_mxfp4_backend", "vllm_triton_extras"]
+__all__ = [
+    "VLLM_TRITON_FREES_SCALES_SINCE",
+    "VLLM_TRITON_KERNELS_SINCE",
+    "KernelChoice",
+    "TritonExtras",
+    "parse_release",
+    "triton_expert_extra_bytes",
+    "vllm_mxfp4_backend",
+    "vllm_triton_extras",
+]
 
 #: the first vLLM release whose wheel vendors triton_kernels (vllm-project/vllm PR 28788; absent in 0.11.1)
 VLLM_TRITON_KERNELS_SINCE = (0, 12, 0)
@@ -73,7 +81,7 @@ class TritonExtras:
     """What vLLM's OAI Triton MXFP4 path keeps beyond the padded expert buffers."""
 
     hopper_scale_rows: bool  # swizzled scale rows padded to 256 (SM90)
-    kept_scales: bool        # the checkpoint-layout scales stay next to the swizzled copy (before 0.25)
+    kept_scales: bool  # the checkpoint-layout scales stay next to the swizzled copy (before 0.25)
 
 
 @dataclass(frozen=True)
@@ -93,8 +101,9 @@ def _round_up(x: int, m: int) -> int:
 def vllm_triton_extras(*, engine_version: str | None, sm_major: int | None) -> TritonExtras:
     """What the Triton path of ``engine_version`` keeps on a GPU of ``sm_major``: scale rows padded on SM90,
     checkpoint scales kept before 0.25."""
-    return TritonExtras(hopper_scale_rows=sm_major == 9,
-                        kept_scales=parse_release(engine_version) < VLLM_TRITON_FREES_SCALES_SINCE)
+    return TritonExtras(
+        hopper_scale_rows=sm_major == 9, kept_scales=parse_release(engine_version) < VLLM_TRITON_FREES_SCALES_SINCE
+    )
 
 
 def triton_expert_extra_bytes(*, extras: TritonExtras, experts: int, hidden: int, inter: int) -> int:
@@ -129,8 +138,9 @@ def _cuda_choice(sm_major: int, new: bool) -> tuple[str, str]:
     return "vllm-marlin", f"Marlin on SM{sm_major}x (no native MXFP4 MoE kernel for it)"
 
 
-def vllm_mxfp4_backend(*, engine_version: str | None = None, sm_major: int | None = None,
-                       vendor: str = "nvidia") -> KernelChoice:
+def vllm_mxfp4_backend(
+    *, engine_version: str | None = None, sm_major: int | None = None, vendor: str = "nvidia"
+) -> KernelChoice:
     """The MXFP4 MoE backend vLLM picks by default on a GPU (see the module docstring).
 
     Examples: H100 (SM 9) under 0.25.1 -> "vllm-triton" (intermediate per rank to a multiple of 64, hidden as is);
@@ -144,13 +154,19 @@ def vllm_mxfp4_backend(*, engine_version: str | None = None, sm_major: int | Non
         backend = "vllm-rocm" if new else "vllm-rocm-0.11"
         return KernelChoice(backend, f"MXFP4 MoE backend: ROCm ({backend}), {release}'s default")
     if vendor != "nvidia" or sm_major is None:
-        return KernelChoice(None, f"MXFP4 MoE backend: not known for this GPU ({vendor}, SM {sm_major}); no "
-                                  "kernel padding applied (pass expert_padding to model it)")
+        return KernelChoice(
+            None,
+            f"MXFP4 MoE backend: not known for this GPU ({vendor}, SM {sm_major}); no "
+            "kernel padding applied (pass expert_padding to model it)",
+        )
     backend, why = _cuda_choice(sm_major, new)
     note = f"MXFP4 MoE backend: {why}, {release}'s default ({backend})"
     if backend != "vllm-triton":
         return KernelChoice(backend, note)
     extras = vllm_triton_extras(engine_version=engine_version, sm_major=sm_major)
-    keeps = "fp32 expert biases" + (", scale rows padded to 256" if extras.hopper_scale_rows else "") + (
-        ", checkpoint scales kept next to the swizzled copy (before 0.25)" if extras.kept_scales else "")
+    keeps = (
+        "fp32 expert biases"
+        + (", scale rows padded to 256" if extras.hopper_scale_rows else "")
+        + (", checkpoint scales kept next to the swizzled copy (before 0.25)" if extras.kept_scales else "")
+    )
     return KernelChoice(backend, f"{note}; the Triton path keeps {keeps}", extras)

@@ -34,8 +34,18 @@ from kvplan.hfconfig.quant import (
 from kvplan.weights.fields import bad_field, pattern_lists
 from kvplan.weights.tensor import Tensor
 
-__all__ = ["DTYPE_BYTES", "SCHEME_RULES", "Patterns", "QuantPlan", "Scheme", "ignore_patterns", "ignored",
-           "plan_quantization", "scheme_bytes", "storage_bytes"]
+__all__ = [
+    "DTYPE_BYTES",
+    "SCHEME_RULES",
+    "Patterns",
+    "QuantPlan",
+    "Scheme",
+    "ignore_patterns",
+    "ignored",
+    "plan_quantization",
+    "scheme_bytes",
+    "storage_bytes",
+]
 
 DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4, "fp8": 1, "int8": 1}
 _SIXTEEN_BIT = ("bf16", "fp16", "fp32")
@@ -62,8 +72,16 @@ def _int4_bytes(n: int, rows: int, cols: int, group: int, zeros: bool, g_idx: bo
     return b
 
 
-def scheme_bytes(scheme: str, rows: int, cols: int, *, block: tuple[int, int] = (128, 128),
-                 group: int = 128, zeros: bool = True, g_idx: bool = False) -> int:
+def scheme_bytes(
+    scheme: str,
+    rows: int,
+    cols: int,
+    *,
+    block: tuple[int, int] = (128, 128),
+    group: int = 128,
+    zeros: bool = True,
+    g_idx: bool = False,
+) -> int:
     """Bytes of one ``rows x cols`` Linear weight stored as ``scheme`` (incl. its scales).
 
     * bf16/fp16: 2*r*c; fp32: 4*r*c.
@@ -156,7 +174,7 @@ class QuantPlan:
     """Which storage scheme each tensor gets: ``dense`` for Linear layers, ``expert`` for routed experts
     (None = the base dtype), except tensors matching ``patterns`` and tensors with a forced dtype."""
 
-    base: str                  # the 16-bit dtype of everything not quantized
+    base: str  # the 16-bit dtype of everything not quantized
     dense: Scheme | None
     expert: Scheme | None
     patterns: Patterns
@@ -214,8 +232,11 @@ def _block(c: _Ctx) -> tuple[int, int] | None:
     blk = c.q.get("weight_block_size") if c.from_ckpt else None
     if not blk:
         return None
-    if not isinstance(blk, (list, tuple)) or len(blk) < 2 or not all(
-            isinstance(b, int) and not isinstance(b, bool) and b > 0 for b in blk[:2]):
+    if (
+        not isinstance(blk, (list, tuple))
+        or len(blk) < 2
+        or not all(isinstance(b, int) and not isinstance(b, bool) and b > 0 for b in blk[:2])
+    ):
         raise bad_field("quantization_config.weight_block_size", f"must be two positive integers, got {blk!r}"[:120])
     return int(blk[0]), int(blk[1])
 
@@ -230,8 +251,10 @@ def _fp8(c: _Ctx) -> Schemes:
         c.notes.append("fp8 weights, one fp32 scale per tensor (per-tensor checkpoint)")
     else:
         dense = Scheme("fp8_tensor")
-        c.notes.append("fp8 weights without a quantization_config to read their scale layout from (online fp8 "
-                       "on a 16-bit checkpoint, or a preset's [weights] quantization): one fp32 scale per tensor")
+        c.notes.append(
+            "fp8 weights without a quantization_config to read their scale layout from (online fp8 "
+            "on a 16-bit checkpoint, or a preset's [weights] quantization): one fp32 scale per tensor"
+        )
     expert = dense
     if expert_dtype(c.cfg) in ("fp4", "mxfp4"):
         expert = Scheme("mxfp4")
@@ -240,8 +263,10 @@ def _fp8(c: _Ctx) -> Schemes:
 
 
 def _mxfp4(c: _Ctx) -> Schemes:
-    c.notes.append("experts MXFP4: 4.25 bits/param incl. e8m0 scales per 32; dense Linear layers "
-                   "unquantized (sglang mxfp4.py Mxfp4Config.get_quant_method)")
+    c.notes.append(
+        "experts MXFP4: 4.25 bits/param incl. e8m0 scales per 32; dense Linear layers "
+        "unquantized (sglang mxfp4.py Mxfp4Config.get_quant_method)"
+    )
     return None, Scheme("mxfp4")
 
 
@@ -254,8 +279,11 @@ def _nvfp4(c: _Ctx) -> Schemes:
 def _compressed_tensors(c: _Ctx, w: Mapping[str, Any]) -> Schemes:
     where = "quantization_config.config_groups.weights"
     bits = quant_int(w, "num_bits", default=4, where=where)
-    gs = 0 if w.get("strategy") == "channel" else _group_size(quant_int(w, "group_size", default=128, where=where),
-                                                                  f"{where}.group_size")
+    gs = (
+        0
+        if w.get("strategy") == "channel"
+        else _group_size(quant_int(w, "group_size", default=128, where=where), f"{where}.group_size")
+    )
     sym = bool(w.get("symmetric", True))
     if w.get("type") == "float":
         s = Scheme("fp8_channel" if bits == 8 else "nvfp4")
@@ -263,8 +291,10 @@ def _compressed_tensors(c: _Ctx, w: Mapping[str, Any]) -> Schemes:
         s = Scheme("int4", group=gs, zeros=not sym)
     else:
         s = Scheme("int8")
-    c.notes.append(f"compressed-tensors {w.get('type')}{bits} {_group_name(gs)}, "
-                   f"{'symmetric (no zero points)' if sym else 'with zero points'}")
+    c.notes.append(
+        f"compressed-tensors {w.get('type')}{bits} {_group_name(gs)}, "
+        f"{'symmetric (no zero points)' if sym else 'with zero points'}"
+    )
     return s, s
 
 
@@ -298,10 +328,12 @@ def _awq_gptq(c: _Ctx) -> Schemes:
     sym = bool(q.get("sym", False)) if gptq else not bool(q.get("zero_point", True))
     desc = bool(q.get("desc_act", False))
     s = Scheme("int4", group=gs, zeros=not sym, g_idx=gptq)
-    c.notes.append(f"int4 {_group_name(gs)}: 16-bit scale per group"
-                   f"{'' if sym else ' + 4-bit packed zero point'}"
-                   f"{' + int32 g_idx per input feature (GPTQ)' if gptq else ''}"
-                   f"{' (desc_act)' if desc else ''}")
+    c.notes.append(
+        f"int4 {_group_name(gs)}: 16-bit scale per group"
+        f"{'' if sym else ' + 4-bit packed zero point'}"
+        f"{' + int32 g_idx per input feature (GPTQ)' if gptq else ''}"
+        f"{' (desc_act)' if desc else ''}"
+    )
     return s, s
 
 
@@ -322,8 +354,15 @@ def _mixed(c: _Ctx) -> Schemes:
 
 #: --quantization name -> the rule that picks (dense, expert) schemes and writes their notes
 SCHEME_RULES: dict[str, Callable[[_Ctx], Schemes]] = {
-    "bf16": _unquantized, "fp16": _unquantized, "fp32": _unquantized,
-    "fp8": _fp8, "mxfp4": _mxfp4, "nvfp4": _nvfp4, "int4": _integer, "int8": _integer, "mixed": _mixed,
+    "bf16": _unquantized,
+    "fp16": _unquantized,
+    "fp32": _unquantized,
+    "fp8": _fp8,
+    "mxfp4": _mxfp4,
+    "nvfp4": _nvfp4,
+    "int4": _integer,
+    "int8": _integer,
+    "mixed": _mixed,
 }
 
 
@@ -339,8 +378,9 @@ def _base_dtype(cfg: Mapping[str, Any], quantization: str, notes: list[str]) -> 
     return base
 
 
-def plan_quantization(*, cfg: Mapping[str, Any], quantization: str,
-                      hf_quant_config: Mapping[str, Any] | None = None) -> QuantPlan:
+def plan_quantization(
+    *, cfg: Mapping[str, Any], quantization: str, hf_quant_config: Mapping[str, Any] | None = None
+) -> QuantPlan:
     """The :class:`QuantPlan` of a flat config under ``quantization`` (bf16 fp16 fp32 fp8 mxfp4 nvfp4 int4 int8
     mixed; InputError otherwise).
 
@@ -361,7 +401,9 @@ def plan_quantization(*, cfg: Mapping[str, Any], quantization: str,
     ctx = _Ctx(cfg, quantization, qc, str((qc or {}).get("quant_method") or "").lower(), from_ckpt, notes)
     dense, expert = rule(ctx)
     if patterns:
-        notes.append(f"{len(patterns)} ignore/modules_to_not_convert pattern(s) from the "
-                     "quantization config keep matching layers in " + base)
+        notes.append(
+            f"{len(patterns)} ignore/modules_to_not_convert pattern(s) from the "
+            "quantization config keep matching layers in " + base
+        )
     notes.append("embeddings, lm_head, norms, router gates and biases stay " + base)
     return QuantPlan(base, dense, expert, patterns, tuple(notes))

@@ -43,9 +43,24 @@ from kvplan.weights.blocks import Arch
 from kvplan.weights.inventory import tied_embeddings
 from kvplan.weights.tensor import Group, Split, Stage, Tensor, fixed
 
-__all__ = ["DP_ATTENTION_EMBEDDING", "ENGINE_SHARDING", "MXFP4_EXPERT_PADDING", "SGLANG_MODEL_LAYOUTS", "VOCAB_PAD",
-           "EngineSharding", "ModelLayout", "Sharding", "check_parallel", "expert_padding_multiples",
-           "model_layout", "padded_vocab_per_rank", "plan_sharding", "pp_lm_head", "rank_shape", "stages_of"]
+__all__ = [
+    "DP_ATTENTION_EMBEDDING",
+    "ENGINE_SHARDING",
+    "MXFP4_EXPERT_PADDING",
+    "SGLANG_MODEL_LAYOUTS",
+    "VOCAB_PAD",
+    "EngineSharding",
+    "ModelLayout",
+    "Sharding",
+    "check_parallel",
+    "expert_padding_multiples",
+    "model_layout",
+    "padded_vocab_per_rank",
+    "plan_sharding",
+    "pp_lm_head",
+    "rank_shape",
+    "stages_of",
+]
 
 VOCAB_PAD = 64  # DEFAULT_VOCAB_PADDING_SIZE, sglang layers/vocab_parallel_embedding.py (vLLM: same)
 
@@ -55,16 +70,16 @@ VOCAB_PAD = 64  # DEFAULT_VOCAB_PADDING_SIZE, sglang layers/vocab_parallel_embed
 # same multiples); SGLang v0.5.23 layers/quantization/mxfp4.py Mxfp4MoEMethod.create_weights (marlin 256/128,
 # SM100 flashinfer 128/128, triton_kernels -/64).
 MXFP4_EXPERT_PADDING: dict[str, tuple[int, int]] = {
-    "vllm-marlin": (256, 128),   # MARLIN / BATCHED_MARLIN (CUDA; XPU rounds hidden to 128)
-    "vllm-trtllm": (256, 256),   # FlashInfer TRTLLM (SM100): hidden and intermediate to 256
+    "vllm-marlin": (256, 128),  # MARLIN / BATCHED_MARLIN (CUDA; XPU rounds hidden to 128)
+    "vllm-trtllm": (256, 256),  # FlashInfer TRTLLM (SM100): hidden and intermediate to 256
     "vllm-flashinfer-cutlass": (128, 128),
     "vllm-cutlass": (128, 128),
     "vllm-deepgemm": (128, 128),
-    "vllm-triton": (1, 64),      # OAI triton_kernels (SM90 / SM100 without FlashInfer): intermediate to 64
-    "vllm-rocm": (256, 256),     # any other backend on ROCm (AITER, triton_kernels)
+    "vllm-triton": (1, 64),  # OAI triton_kernels (SM90 / SM100 without FlashInfer): intermediate to 64
+    "vllm-rocm": (256, 256),  # any other backend on ROCm (AITER, triton_kernels)
     "vllm-rocm-0.11": (128, 128),  # v0.11 ROCm triton_kernels: get_padding_alignment (256 on gfx950)
     "vllm-cpu": (32, 32),
-    "vllm-emulation": (1, 64),   # falls to the default branch (intermediate to 64)
+    "vllm-emulation": (1, 64),  # falls to the default branch (intermediate to 64)
     "sglang-marlin": (256, 128),
     "sglang-flashinfer-sm100": (128, 128),
     "sglang-triton-kernels": (1, 64),
@@ -99,13 +114,23 @@ class ModelLayout:
     mixer: AttnGroup = "attn_tp"
 
 
-_DEEPSEEK_V2 = ModelLayout("deepseek_v2.py", "DP attention: input embedding split over attention TP "
-                           "(get_embedding_tp_kwargs)", dense_dp=True)
-_DEEPSEEK_V4 = ModelLayout("deepseek_v4.py", "DP attention: DeepSeek-V4 input embedding replicated "
-                           "(DeepseekV4Model.__init__)", dp_embedding="replicated")
+_DEEPSEEK_V2 = ModelLayout(
+    "deepseek_v2.py", "DP attention: input embedding split over attention TP (get_embedding_tp_kwargs)", dense_dp=True
+)
+_DEEPSEEK_V4 = ModelLayout(
+    "deepseek_v4.py",
+    "DP attention: DeepSeek-V4 input embedding replicated (DeepseekV4Model.__init__)",
+    dp_embedding="replicated",
+)
 _LLAMA = ModelLayout("llama.py", attention="tp", dp_embedding="tp", mixer="tp")
-_GEMMA3 = ModelLayout("gemma3_causal.py (Gemma3TextScaledWordEmbedding is an nn.Embedding)", attention="tp",
-                      embedding="replicated", dp_embedding="replicated", dp_lm_head=False, mixer="tp")
+_GEMMA3 = ModelLayout(
+    "gemma3_causal.py (Gemma3TextScaledWordEmbedding is an nn.Embedding)",
+    attention="tp",
+    embedding="replicated",
+    dp_embedding="replicated",
+    dp_lm_head=False,
+    mixer="tp",
+)
 _QWEN3_5 = ModelLayout("qwen3_5.py", dp_embedding="replicated")
 
 #: SGLang v0.5.23 model layouts by architecture (the config's ``architectures[0]``, the wrapper's when nested)
@@ -139,33 +164,42 @@ SGLANG_MODEL_LAYOUTS: dict[str, ModelLayout] = {
     "LlamaForCausalLM": _LLAMA,
     "MistralForCausalLM": _LLAMA,  # mistral.py: class MistralForCausalLM(LlamaForCausalLM)
     "Phi3ForCausalLM": _LLAMA,  # llama.py
-    "MixtralForCausalLM": ModelLayout("mixtral.py", attention="tp", dp_embedding="tp", dp_lm_head=False,
-                                      mixer="tp"),
-    "Gemma2ForCausalLM": ModelLayout("gemma2.py", attention="tp", dp_embedding="tp", dp_lm_head=False,
-                                     mixer="tp"),
+    "MixtralForCausalLM": ModelLayout("mixtral.py", attention="tp", dp_embedding="tp", dp_lm_head=False, mixer="tp"),
+    "Gemma2ForCausalLM": ModelLayout("gemma2.py", attention="tp", dp_embedding="tp", dp_lm_head=False, mixer="tp"),
     "Gemma3ForCausalLM": _GEMMA3,
     "Gemma3ForConditionalGeneration": _GEMMA3,
-    "Gemma4ForConditionalGeneration": ModelLayout("gemma4_causal.py (Gemma4TextScaledWordEmbedding = "
-                                                  "Gemma3TextScaledWordEmbedding)", attention="tp",
-                                                  embedding="replicated", dp_embedding="replicated",
-                                                  dp_lm_head=False, mixer="tp"),
-    "Ernie4_5_MoeForCausalLM": ModelLayout("ernie4.py (LlamaAttention)", attention="tp", dp_embedding="tp",
-                                           dp_lm_head=False, dense_dp=True, mixer="tp"),
+    "Gemma4ForConditionalGeneration": ModelLayout(
+        "gemma4_causal.py (Gemma4TextScaledWordEmbedding = Gemma3TextScaledWordEmbedding)",
+        attention="tp",
+        embedding="replicated",
+        dp_embedding="replicated",
+        dp_lm_head=False,
+        mixer="tp",
+    ),
+    "Ernie4_5_MoeForCausalLM": ModelLayout(
+        "ernie4.py (LlamaAttention)", attention="tp", dp_embedding="tp", dp_lm_head=False, dense_dp=True, mixer="tp"
+    ),
 }
 
 #: family -> (the input embedding's group given attn_tp, the note) under SGLang DP attention, for an architecture
 #: not in :data:`SGLANG_MODEL_LAYOUTS`; others: full TP
 DP_ATTENTION_EMBEDDING: dict[Family, tuple[Callable[[int], int], str]] = {
-    Family.DSV4: (lambda attn_tp: 1,
-                  "DP attention: DeepSeek-V4 input embedding replicated (DeepseekV4Model.__init__)"),
-    Family.MLA: (lambda attn_tp: attn_tp,
-                 "DP attention: input embedding split over attention TP (get_embedding_tp_kwargs)"),
-    Family.DSA: (lambda attn_tp: attn_tp,
-                 "DP attention: input embedding split over attention TP (get_embedding_tp_kwargs)"),
+    Family.DSV4: (lambda attn_tp: 1, "DP attention: DeepSeek-V4 input embedding replicated (DeepseekV4Model.__init__)"),
+    Family.MLA: (
+        lambda attn_tp: attn_tp,
+        "DP attention: input embedding split over attention TP (get_embedding_tp_kwargs)",
+    ),
+    Family.DSA: (
+        lambda attn_tp: attn_tp,
+        "DP attention: input embedding split over attention TP (get_embedding_tp_kwargs)",
+    ),
 }
 
-_FALLBACK_DP_EMBEDDING: dict[Family, EmbGroup] = {Family.DSV4: "replicated", Family.MLA: "attn_tp",
-                                                  Family.DSA: "attn_tp"}
+_FALLBACK_DP_EMBEDDING: dict[Family, EmbGroup] = {
+    Family.DSV4: "replicated",
+    Family.MLA: "attn_tp",
+    Family.DSA: "attn_tp",
+}
 
 
 def model_layout(architecture: str | None, family: Family) -> tuple[ModelLayout, bool]:
@@ -179,23 +213,28 @@ def model_layout(architecture: str | None, family: Family) -> tuple[ModelLayout,
     if found is not None:
         return found, True
     rule = DP_ATTENTION_EMBEDDING.get(family)
-    return ModelLayout(f"no layout read for {architecture or 'this architecture'}", rule[1] if rule else "",
-                       dp_embedding=_FALLBACK_DP_EMBEDDING.get(family, "tp"), mixer="tp"), False
+    return ModelLayout(
+        f"no layout read for {architecture or 'this architecture'}",
+        rule[1] if rule else "",
+        dp_embedding=_FALLBACK_DP_EMBEDDING.get(family, "tp"),
+        mixer="tp",
+    ), False
 
 
 @dataclass(frozen=True)
 class EngineSharding:
     """One engine's parallel-size rules: the sizes that must divide tp and the flags it has."""
 
-    dp_attention: bool            # --enable-dp-attention splits the attention group (SGLang)
-    dp_lm_head: bool              # --enable-dp-lm-head puts lm_head on attention TP (SGLang)
-    moe_dense_tp: bool            # --moe-dense-tp-size exists (SGLang)
-    divides_tp: tuple[str, ...]   # sizes that must divide tp
+    dp_attention: bool  # --enable-dp-attention splits the attention group (SGLang)
+    dp_lm_head: bool  # --enable-dp-lm-head puts lm_head on attention TP (SGLang)
+    moe_dense_tp: bool  # --moe-dense-tp-size exists (SGLang)
+    divides_tp: tuple[str, ...]  # sizes that must divide tp
 
 
 ENGINE_SHARDING: dict[str, EngineSharding] = {
-    "sglang": EngineSharding(dp_attention=True, dp_lm_head=True, moe_dense_tp=True,
-                             divides_tp=("attn_dp_size", "ep_size")),
+    "sglang": EngineSharding(
+        dp_attention=True, dp_lm_head=True, moe_dense_tp=True, divides_tp=("attn_dp_size", "ep_size")
+    ),
     "vllm": EngineSharding(dp_attention=False, dp_lm_head=False, moe_dense_tp=False, divides_tp=()),
 }
 
@@ -205,8 +244,9 @@ _DIVIDES_MESSAGE = {
 }
 
 
-def check_parallel(*, engine: str, tp: int, pp: int, ep: int, attn_dp: int,
-                   moe_dense_tp_size: int | None = None) -> EngineSharding:
+def check_parallel(
+    *, engine: str, tp: int, pp: int, ep: int, attn_dp: int, moe_dense_tp_size: int | None = None
+) -> EngineSharding:
     """The engine's rules, after checking the parallel sizes (positive integers; SGLang: attn_dp and ep divide tp,
     ``moe_dense_tp_size`` None, 1 or tp, as ``arg_groups/validation_hook.py`` asserts; vLLM has no such flag)."""
     rules = ENGINE_SHARDING.get(engine) if isinstance(engine, str) else None
@@ -223,8 +263,11 @@ def check_parallel(*, engine: str, tp: int, pp: int, ep: int, attn_dp: int,
         if not rules.moe_dense_tp:
             raise InputError(f"moe_dense_tp_size is an SGLang flag; {engine} has none", field="moe_dense_tp_size")
         if isinstance(moe_dense_tp_size, bool) or moe_dense_tp_size not in (1, tp):
-            raise InputError(f"moe_dense_tp_size only supports None, 1, or tp_size ({tp}) currently (SGLang), not "
-                             f"{moe_dense_tp_size!r}", field="moe_dense_tp_size")
+            raise InputError(
+                f"moe_dense_tp_size only supports None, 1, or tp_size ({tp}) currently (SGLang), not "
+                f"{moe_dense_tp_size!r}",
+                field="moe_dense_tp_size",
+            )
     return rules
 
 
@@ -239,12 +282,15 @@ class Sharding:
 
 
 _EMB_SIZE: dict[EmbGroup, Callable[[int, int], int]] = {
-    "attn_tp": lambda tp, attn_tp: attn_tp, "tp": lambda tp, attn_tp: tp, "replicated": lambda tp, attn_tp: 1,
+    "attn_tp": lambda tp, attn_tp: attn_tp,
+    "tp": lambda tp, attn_tp: tp,
+    "replicated": lambda tp, attn_tp: 1,
 }
 
 
-def _sglang_groups(*, layout: ModelLayout, tp: int, ep: int, attn_dp: int, dp_lm_head: bool,
-                   moe_dense_tp_size: int | None) -> dict[Group, int]:
+def _sglang_groups(
+    *, layout: ModelLayout, tp: int, ep: int, attn_dp: int, dp_lm_head: bool, moe_dense_tp_size: int | None
+) -> dict[Group, int]:
     """SGLang's group sizes for one model layout (see :class:`ModelLayout`)."""
     attn_tp = tp // attn_dp
     dp = attn_dp > 1
@@ -270,9 +316,19 @@ def _vllm_groups(*, tp: int, ep: int, dp: int) -> dict[Group, int]:
     return groups
 
 
-def plan_sharding(*, engine: str, family: Family, tp: int, ep: int, attn_dp: int, dp_lm_head: bool,
-                  has_experts: bool, kv_heads: int, architecture: str | None = None,
-                  moe_dense_tp_size: int | None = None) -> Sharding:
+def plan_sharding(
+    *,
+    engine: str,
+    family: Family,
+    tp: int,
+    ep: int,
+    attn_dp: int,
+    dp_lm_head: bool,
+    has_experts: bool,
+    kv_heads: int,
+    architecture: str | None = None,
+    moe_dense_tp_size: int | None = None,
+) -> Sharding:
     """Group sizes of one engine (see the module docstring).
 
     Example: SGLang, DeepSeek-V3 (``DeepseekV3ForCausalLM``), tp 8, attn_dp 8, ep 1: attn 1, tp 8, dense 8 (1 with
@@ -283,21 +339,26 @@ def plan_sharding(*, engine: str, family: Family, tp: int, ep: int, attn_dp: int
     if engine == "vllm":
         groups = _vllm_groups(tp=tp, ep=ep, dp=attn_dp)
         if attn_dp > 1:
-            notes.append(f"vLLM data parallelism {attn_dp}: attention, dense layers, embedding and lm_head "
-                         f"replicated per DP rank (over tp={tp}); MoE over tp x dp = {tp * attn_dp} "
-                         "(fused_moe/config.py FusedMoEParallelConfig.make)")
+            notes.append(
+                f"vLLM data parallelism {attn_dp}: attention, dense layers, embedding and lm_head "
+                f"replicated per DP rank (over tp={tp}); MoE over tp x dp = {tp * attn_dp} "
+                "(fused_moe/config.py FusedMoEParallelConfig.make)"
+            )
     else:
         layout, read = model_layout(architecture, family)
-        groups = _sglang_groups(layout=layout, tp=tp, ep=ep, attn_dp=attn_dp, dp_lm_head=dp_lm_head,
-                                moe_dense_tp_size=moe_dense_tp_size)
+        groups = _sglang_groups(
+            layout=layout, tp=tp, ep=ep, attn_dp=attn_dp, dp_lm_head=dp_lm_head, moe_dense_tp_size=moe_dense_tp_size
+        )
         if attn_dp > 1:
             notes.append(_dp_attention_note(layout, read, groups, attn_dp))
         if moe_dense_tp_size == 1 and tp > 1:
-            notes.append("--moe-dense-tp-size 1: dense MLP layers " + ("replicated (is_dense_ffn_fully_dp)"
-                                                                       if layout.dense_dp else
-                                                                       "still over tp (this model ignores it)"))
-    notes.append(_groups_note(groups, tp=tp, attn_tp=tp // attn_dp if engine == "sglang" else tp,
-                              ep=ep if has_experts else 1))
+            notes.append(
+                "--moe-dense-tp-size 1: dense MLP layers "
+                + ("replicated (is_dense_ffn_fully_dp)" if layout.dense_dp else "still over tp (this model ignores it)")
+            )
+    notes.append(
+        _groups_note(groups, tp=tp, attn_tp=tp // attn_dp if engine == "sglang" else tp, ep=ep if has_experts else 1)
+    )
     attn = groups[Group.ATTN]
     if kv_heads and family in _KV_HEAD_FAMILIES and attn > kv_heads:
         notes.append(f"{kv_heads} KV heads < attention group {attn}: one KV head replicated per rank")
@@ -309,8 +370,10 @@ def _dp_attention_note(layout: ModelLayout, read: bool, groups: Mapping[Group, i
         return layout.dp_note
     if not read:
         return f"DP attention {attn_dp}: {layout.source}; assumed attention over attention TP, embedding over tp"
-    return (f"DP attention {attn_dp}: attention over {groups[Group.ATTN]}, input embedding over {groups[Group.EMB]}, "
-            f"lm_head over {groups[Group.LM]} (sglang models/{layout.source})")
+    return (
+        f"DP attention {attn_dp}: attention over {groups[Group.ATTN]}, input embedding over {groups[Group.EMB]}, "
+        f"lm_head over {groups[Group.LM]} (sglang models/{layout.source})"
+    )
 
 
 def _groups_note(groups: Mapping[Group, int], *, tp: int, attn_tp: int, ep: int) -> str:
@@ -318,10 +381,15 @@ def _groups_note(groups: Mapping[Group, int], *, tp: int, attn_tp: int, ep: int)
     attn = groups[Group.ATTN]
     head = f"attention over attn_tp={attn}" if attn == attn_tp else f"attention over tp={attn}"
     dense = groups[Group.DENSE]
-    mlp = (f"dense MLP/shared experts over tp={tp}" if dense == tp else
-           f"dense MLP over {dense}, shared experts over tp={tp}")
-    return (f"{head}; {mlp}; experts /{ep} per rank, each split by moe_tp={groups[Group.MOE]}; vocab over "
-            f"{groups[Group.EMB]}/{groups[Group.LM]}")
+    mlp = (
+        f"dense MLP/shared experts over tp={tp}"
+        if dense == tp
+        else f"dense MLP over {dense}, shared experts over tp={tp}"
+    )
+    return (
+        f"{head}; {mlp}; experts /{ep} per rank, each split by moe_tp={groups[Group.MOE]}; vocab over "
+        f"{groups[Group.EMB]}/{groups[Group.LM]}"
+    )
 
 
 def expert_padding_multiples(expert_padding: Any) -> tuple[tuple[int, int] | None, tuple[str, ...]]:
@@ -331,17 +399,26 @@ def expert_padding_multiples(expert_padding: Any) -> tuple[tuple[int, int] | Non
         return None, ()
     if isinstance(expert_padding, str):
         if expert_padding not in MXFP4_EXPERT_PADDING:
-            raise InputError(f"unknown expert_padding {expert_padding!r}; one of "
-                             + ", ".join(MXFP4_EXPERT_PADDING), field="expert_padding")
+            raise InputError(
+                f"unknown expert_padding {expert_padding!r}; one of " + ", ".join(MXFP4_EXPERT_PADDING),
+                field="expert_padding",
+            )
         pad = MXFP4_EXPERT_PADDING[expert_padding]
-    elif isinstance(expert_padding, Sequence) and len(expert_padding) == 2 and all(
-            isinstance(m, int) and not isinstance(m, bool) and m >= 1 for m in expert_padding):
+    elif (
+        isinstance(expert_padding, Sequence)
+        and len(expert_padding) == 2
+        and all(isinstance(m, int) and not isinstance(m, bool) and m >= 1 for m in expert_padding)
+    ):
         pad = (int(expert_padding[0]), int(expert_padding[1]))
     else:
-        raise InputError(f"expert_padding must be a backend name or two positive integers, not {expert_padding!r}",
-                         field="expert_padding")
-    return pad, (f"expert buffers padded: hidden to a multiple of {pad[0]}, per-rank "
-                 f"intermediate to a multiple of {pad[1]} ({expert_padding})",)
+        raise InputError(
+            f"expert_padding must be a backend name or two positive integers, not {expert_padding!r}",
+            field="expert_padding",
+        )
+    return pad, (
+        f"expert buffers padded: hidden to a multiple of {pad[0]}, per-rank "
+        f"intermediate to a multiple of {pad[1]} ({expert_padding})",
+    )
 
 
 def padded_vocab_per_rank(vocab: int, group: int) -> int:
@@ -378,8 +455,9 @@ def _pad_expert(t: Tensor, rows: int, cols: int, pad: tuple[int, int]) -> tuple[
     return _round_up(rows, ph), cols  # down bias
 
 
-def rank_shape(t: Tensor, groups: Mapping[Group, int], ep: int,
-               pad: tuple[int, int] | None = None) -> tuple[int, int, int]:
+def rank_shape(
+    t: Tensor, groups: Mapping[Group, int], ep: int, pad: tuple[int, int] | None = None
+) -> tuple[int, int, int]:
     """(rows, cols, copies) of this tensor on the largest rank: ``split`` over its group's size, experts
     ``ceil(copies / ep)``, expert buffers rounded up to ``pad``."""
     rows, cols = _split_shape(t, groups.get(t.group, 1))
@@ -410,7 +488,6 @@ def pp_lm_head(a: Arch, pp: int) -> tuple[list[Tensor], tuple[str, ...]]:
     if not tied_embeddings(a):
         return [], ()
     if pp > 1:
-        head = fixed("lm_head", "lm_head", a.vocab, a.hidden, None, split=Split.VOCAB, group=Group.LM,
-                     stage=Stage.LAST)
+        head = fixed("lm_head", "lm_head", a.vocab, a.hidden, None, split=Split.VOCAB, group=Group.LM, stage=Stage.LAST)
         return [head], ("tied embeddings with PP > 1: the last stage holds its own lm_head",)
     return [], ("tied embeddings: lm_head shares the embedding table",)

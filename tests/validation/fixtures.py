@@ -10,8 +10,20 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 CASES = HERE.parent / "data" / "shared" / "validation"
-DTYPE_WORDS = {"auto", "bf16", "bfloat16", "fp16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla", "mxfp8",
-               "nvfp4", "fp4"}
+DTYPE_WORDS = {
+    "auto",
+    "bf16",
+    "bfloat16",
+    "fp16",
+    "float16",
+    "fp8",
+    "fp8_e4m3",
+    "fp8_e5m2",
+    "fp8_ds_mla",
+    "mxfp8",
+    "nvfp4",
+    "fp4",
+}
 
 
 def load_cases(engine: str) -> list[dict]:
@@ -36,9 +48,12 @@ def common_args(case: dict) -> list[str]:
             args += ["--ep-size", str(case["ep"])]
         if case.get("dp_attention"):
             args += ["--enable-dp-attention"]
-        for key, flag in (("mem_fraction_static", "--mem-fraction-static"), ("page_size", "--page-size"),
-                          ("context_length", "--context-length"),
-                          ("max_running_requests_arg", "--max-running-requests")):
+        for key, flag in (
+            ("mem_fraction_static", "--mem-fraction-static"),
+            ("page_size", "--page-size"),
+            ("context_length", "--context-length"),
+            ("max_running_requests_arg", "--max-running-requests"),
+        ):
             if case.get(key) is not None and key not in omit:
                 args += [flag, str(case[key])]
         cps = case.get("chunked_prefill_size")
@@ -47,9 +62,13 @@ def common_args(case: dict) -> list[str]:
     else:
         if case.get("enable_expert_parallel"):
             args += ["--ep-size", str((case.get("tp") or 1) * (case.get("dp") or 1))]
-        for key, flag in (("gpu_memory_utilization", "--gpu-memory-utilization"), ("block_size", "--block-size"),
-                          ("max_model_len", "--max-model-len"), ("max_num_seqs", "--max-num-seqs"),
-                          ("max_num_batched_tokens", "--max-num-batched-tokens")):
+        for key, flag in (
+            ("gpu_memory_utilization", "--gpu-memory-utilization"),
+            ("block_size", "--block-size"),
+            ("max_model_len", "--max-model-len"),
+            ("max_num_seqs", "--max-num-seqs"),
+            ("max_num_batched_tokens", "--max-num-batched-tokens"),
+        ):
             if case.get(key) is not None and key not in omit:
                 args += [flag, str(case[key])]
         if case.get("enforce_eager"):
@@ -59,8 +78,11 @@ def common_args(case: dict) -> list[str]:
 
 def sglang_measured_args(case: dict) -> list[str] | None:
     rep = case["reported"]
-    before, after, usage = (rep.get("avail_mem_before_weights_gb"), rep.get("avail_mem_after_weights_gb"),
-                            rep.get("weight_load_mem_usage_gb"))
+    before, after, usage = (
+        rep.get("avail_mem_before_weights_gb"),
+        rep.get("avail_mem_after_weights_gb"),
+        rep.get("weight_load_mem_usage_gb"),
+    )
     if before is None and after is not None and usage is not None:
         before = round(after + usage, 2)
     if before is None:

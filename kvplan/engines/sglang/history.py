@@ -89,8 +89,15 @@ def mfs_ladder_13g(*, gpu_memory_mib: int | None, tp_size: int, **_: Any) -> flo
     return (gpu_memory_mib - 1024 * 13) / gpu_memory_mib
 
 
-def mfs_ladder_48g(*, gpu_memory_mib: int | None, tp_size: int, pp_size: int, speculative_algorithm: str = "",
-                   b200_079: bool = False, **_: Any) -> float:
+def mfs_ladder_48g(
+    *,
+    gpu_memory_mib: int | None,
+    tp_size: int,
+    pp_size: int,
+    speculative_algorithm: str = "",
+    b200_079: bool = False,
+    **_: Any,
+) -> float:
     """0.4.6.post2 - 0.4.7: the ladder of tp x pp up to 81,920 MiB (0.88 above), then for GPUs over 96 GiB::
 
         m = min(m + 48 x 1024 x (1 - m) / gpu, (gpu - R) / gpu)      R = 18 x 1024 (20 x 1024 with speculative, 0.4.7)
@@ -133,8 +140,16 @@ def reserved_bucket_mib(*, gpu_memory_mib: int, parallel_size: int) -> float:
     return 32 * 1024
 
 
-def mfs_reserved_buckets(*, gpu_memory_mib: int | None, tp_size: int, pp_size: int, attn_dp_size: int = 1,
-                         speculative_algorithm: str = "", standalone_mib: int = 0, **_: Any) -> float:
+def mfs_reserved_buckets(
+    *,
+    gpu_memory_mib: int | None,
+    tp_size: int,
+    pp_size: int,
+    attn_dp_size: int = 1,
+    speculative_algorithm: str = "",
+    standalone_mib: int = 0,
+    **_: Any,
+) -> float:
     """0.4.7.post1 - 0.5.2: ``round((gpu - reserved) / gpu, 3)``; 0.88 when the GPU memory is unknown.
 
     ``reserved`` = :func:`reserved_bucket_mib` ``+ 2048`` with speculative decoding (``standalone_mib``, 6,144 from
@@ -162,16 +177,16 @@ def mfs_reserved_buckets(*, gpu_memory_mib: int | None, tp_size: int, pp_size: i
 class MemoryEra:
     """What ``_handle_gpu_memory_settings`` did in one range of releases (data; the functions below read it)."""
 
-    cps_20_35: int = 2048           # chunked prefill on a 20 - 35 GiB GPU (4096 from 0.5.20)
-    bs_20_35: int = 16              # decode CUDA-graph max bs there at tp < 4 (24 from 0.5.5, 48 from 0.5.20)
-    bs_20_35_tp4: int = 80          # ... at tp >= 4 (160 from 0.5.20)
-    prefill_graph: bool = False     # the prefill (piecewise) graph is on by default and reserved for (0.5.10+)
+    cps_20_35: int = 2048  # chunked prefill on a 20 - 35 GiB GPU (4096 from 0.5.20)
+    bs_20_35: int = 16  # decode CUDA-graph max bs there at tp < 4 (24 from 0.5.5, 48 from 0.5.20)
+    bs_20_35_tp4: int = 80  # ... at tp >= 4 (160 from 0.5.20)
+    prefill_graph: bool = False  # the prefill (piecewise) graph is on by default and reserved for (0.5.10+)
     prefill_context_cap: bool = False  # its max tokens are capped by --context-length (0.5.13 - 0.5.16)
-    spec_mib: int = 2048            # reserve for EAGLE-like speculative decoding (4096 in 0.5.10-0.5.13, 0 after)
-    standalone_mib: int = 6144      # reserve for STANDALONE (0 from 0.5.14)
-    graph_gated: bool = False       # the decode-graph reserve needs decode graphs on (0.5.15+)
-    mrr_caps_bs: bool = False       # an unset decode max bs is capped at --max-running-requests (0.5.22+)
-    fallback: float = 0.88          # mem_fraction_static when the GPU memory is unknown (0.95 from 0.5.20)
+    spec_mib: int = 2048  # reserve for EAGLE-like speculative decoding (4096 in 0.5.10-0.5.13, 0 after)
+    standalone_mib: int = 6144  # reserve for STANDALONE (0 from 0.5.14)
+    graph_gated: bool = False  # the decode-graph reserve needs decode graphs on (0.5.15+)
+    mrr_caps_bs: bool = False  # an unset decode max bs is capped at --max-running-requests (0.5.22+)
+    fallback: float = 0.88  # mem_fraction_static when the GPU memory is unknown (0.95 from 0.5.20)
 
 
 def memory_settings_cps(*, era: MemoryEra, gpu_memory_mib: int | None, **_: Any) -> int:
@@ -192,8 +207,9 @@ def memory_settings_cps(*, era: MemoryEra, gpu_memory_mib: int | None, **_: Any)
     return 8192 if g < 160 * 1024 else 16384
 
 
-def memory_settings_bs(*, era: MemoryEra, gpu_memory_mib: int | None, tp_size: int,
-                       max_running_requests: int | None = None, **_: Any) -> int:
+def memory_settings_bs(
+    *, era: MemoryEra, gpu_memory_mib: int | None, tp_size: int, max_running_requests: int | None = None, **_: Any
+) -> int:
     """Decode CUDA-graph max bs when unset, 0.5.3+: ``< 20 GiB 8; < 35 GiB era.bs_20_35 (tp >= 4: era.bs_20_35_tp4);
     < 60 GiB 32 / 160; < 160 GiB 256 / 512; else 512``; 160 when unknown; from 0.5.22 capped at
     ``--max-running-requests``.  Example: RTX 4090 TP1 -> 16 (0.5.3), 24 (0.5.5), 48 (0.5.20).
@@ -215,24 +231,37 @@ def memory_settings_bs(*, era: MemoryEra, gpu_memory_mib: int | None, tp_size: i
     return bs
 
 
-def piecewise_graph_0510(*, vendor: str = "nvidia", pp_size: int = 1, attn_dp_size: int = 1,
-                         speculative_algorithm: str = "", is_multimodal: bool = False, **_: Any) -> bool:
+def piecewise_graph_0510(
+    *,
+    vendor: str = "nvidia",
+    pp_size: int = 1,
+    attn_dp_size: int = 1,
+    speculative_algorithm: str = "",
+    is_multimodal: bool = False,
+    **_: Any,
+) -> bool:
     """0.5.10 - 0.5.13: the piecewise prefill CUDA graph is on unless ``_handle_piecewise_cuda_graph`` turns it off:
     speculative decoding, DP attention, PP > 1, a non-CUDA device, multimodal models (and LoRA, torch.compile, PD,
     ... that kvplan does not model).  Example: Llama TP1 on CUDA -> True; with EAGLE -> False.
 
     Source: server_args.py ``ServerArgs._handle_piecewise_cuda_graph``, wheel 0.5.10.
     """
-    return (platform_of(vendor) == "cuda" and pp_size == 1 and attn_dp_size == 1 and not speculative_algorithm
-            and not is_multimodal)
+    return (
+        platform_of(vendor) == "cuda"
+        and pp_size == 1
+        and attn_dp_size == 1
+        and not speculative_algorithm
+        and not is_multimodal
+    )
 
 
 def _no_prefill_graph(**_: Any) -> bool:
     return False
 
 
-def _prefill_max_tokens(*, era: MemoryEra, cps: int, max_total_tokens: int | None, context_length: int | None,
-                        model_path: str) -> int:
+def _prefill_max_tokens(
+    *, era: MemoryEra, cps: int, max_total_tokens: int | None, context_length: int | None, model_path: str
+) -> int:
     pbs = cps
     if max_total_tokens is not None:
         pbs = min(pbs, max_total_tokens)
@@ -243,13 +272,26 @@ def _prefill_max_tokens(*, era: MemoryEra, cps: int, max_total_tokens: int | Non
     return pbs
 
 
-def memory_settings_mfs(*, era: MemoryEra, gpu_memory_mib: int | None, tp_size: int, pp_size: int,
-                        chunked_prefill_size: int | None = None, cuda_graph_max_bs: int | None = None,
-                        is_mla: bool = False, attn_dp_size: int = 1, disable_cuda_graph: bool = False,
-                        prefill_cuda_graph: bool | None = None, max_total_tokens: int | None = None,
-                        context_length: int | None = None, model_path: str = "", speculative_algorithm: str = "",
-                        max_prefill_tokens: int = 16384, max_running_requests: int | None = None,
-                        **_: Any) -> float:
+def memory_settings_mfs(
+    *,
+    era: MemoryEra,
+    gpu_memory_mib: int | None,
+    tp_size: int,
+    pp_size: int,
+    chunked_prefill_size: int | None = None,
+    cuda_graph_max_bs: int | None = None,
+    is_mla: bool = False,
+    attn_dp_size: int = 1,
+    disable_cuda_graph: bool = False,
+    prefill_cuda_graph: bool | None = None,
+    max_total_tokens: int | None = None,
+    context_length: int | None = None,
+    model_path: str = "",
+    speculative_algorithm: str = "",
+    max_prefill_tokens: int = 16384,
+    max_running_requests: int | None = None,
+    **_: Any,
+) -> float:
     """Default ``mem_fraction_static``, 0.5.3 - 0.5.19. In MiB::
 
         reserved = 512 + 1.5 x max(cps, 2048) + 2 x max_bs + tp x pp / 8 x 1024
@@ -265,10 +307,18 @@ def memory_settings_mfs(*, era: MemoryEra, gpu_memory_mib: int | None, tp_size: 
     Source: sgl-project/sglang python/sglang/srt/server_args.py ``ServerArgs._handle_gpu_memory_settings``, wheels
     0.5.3 - 0.5.18 (``reserve_for_graph_mb`` from 0.5.16); arg_groups/memory_hook.py, 0.5.19.
     """
-    cps = chunked_prefill_size if chunked_prefill_size is not None else memory_settings_cps(
-        era=era, gpu_memory_mib=gpu_memory_mib)
-    bs = cuda_graph_max_bs if cuda_graph_max_bs is not None else memory_settings_bs(
-        era=era, gpu_memory_mib=gpu_memory_mib, tp_size=tp_size, max_running_requests=max_running_requests)
+    cps = (
+        chunked_prefill_size
+        if chunked_prefill_size is not None
+        else memory_settings_cps(era=era, gpu_memory_mib=gpu_memory_mib)
+    )
+    bs = (
+        cuda_graph_max_bs
+        if cuda_graph_max_bs is not None
+        else memory_settings_bs(
+            era=era, gpu_memory_mib=gpu_memory_mib, tp_size=tp_size, max_running_requests=max_running_requests
+        )
+    )
     act = max(cps, 2048) if cps > 0 else max(max_prefill_tokens, 2048)
     reserved = 512 + act * 1.5 + tp_size * pp_size / 8 * 1024
     if not (era.graph_gated and disable_cuda_graph):
@@ -276,8 +326,9 @@ def memory_settings_mfs(*, era: MemoryEra, gpu_memory_mib: int | None, tp_size: 
     if attn_dp_size > 1:
         reserved += bs * attn_dp_size * 3 + (bs * attn_dp_size * 1.5 if bs > 300 else 0)
     if era.prefill_graph and prefill_cuda_graph:
-        pbs = _prefill_max_tokens(era=era, cps=cps, max_total_tokens=max_total_tokens,
-                                  context_length=context_length, model_path=model_path)
+        pbs = _prefill_max_tokens(
+            era=era, cps=cps, max_total_tokens=max_total_tokens, context_length=context_length, model_path=model_path
+        )
         reserved += 1.5 * 1024 if is_mla else 8 * len(r0523.prefill_cuda_graph_buckets(max_bs=pbs))
     if gpu_memory_mib is not None and gpu_memory_mib > 60 * 1024:
         reserved = max(reserved, 10 * 1024)
@@ -288,9 +339,12 @@ def memory_settings_mfs(*, era: MemoryEra, gpu_memory_mib: int | None, tp_size: 
     if gpu_memory_mib is None:
         return era.fallback
     if gpu_memory_mib <= reserved:
-        raise InputError(f"SGLang's default reserve of {reserved:,.0f} MiB leaves nothing of a {gpu_memory_mib:,} "
-                         f"MiB GPU (tp {tp_size} x pp {pp_size})", field="--gpu-memory",
-                         hint="use a larger GPU or fewer tp x pp ranks, or set --mem-fraction-static")
+        raise InputError(
+            f"SGLang's default reserve of {reserved:,.0f} MiB leaves nothing of a {gpu_memory_mib:,} "
+            f"MiB GPU (tp {tp_size} x pp {pp_size})",
+            field="--gpu-memory",
+            hint="use a larger GPU or fewer tp x pp ranks, or set --mem-fraction-static",
+        )
     return round((gpu_memory_mib - reserved) / gpu_memory_mib, 3)
 
 
@@ -299,8 +353,9 @@ def memory_settings_mfs(*, era: MemoryEra, gpu_memory_mib: int | None, tp_size: 
 # ================================================================================================
 
 
-def cps_before_0_5_3(*, gpu_memory_mib: int | None, small_mib: int = 0, b200_16k: bool = False,
-                     buckets_35_160: bool = False, **_: Any) -> int:
+def cps_before_0_5_3(
+    *, gpu_memory_mib: int | None, small_mib: int = 0, b200_16k: bool = False, buckets_35_160: bool = False, **_: Any
+) -> int:
     """``--chunked-prefill-size`` when unset, before 0.5.3.
 
     * 0.3.0 - 0.3.5: 8192 (``small_mib`` 0);
@@ -323,8 +378,16 @@ def cps_before_0_5_3(*, gpu_memory_mib: int | None, small_mib: int = 0, b200_16k
     return 8192
 
 
-def bs_before_0_5_3(*, gpu_memory_mib: int | None, tp_size: int, small_mib: int = 25_000, small_bs: int = 8,
-                    small_bs_tp4: int = 8, large_bs: int | None = 160, **_: Any) -> int | None:
+def bs_before_0_5_3(
+    *,
+    gpu_memory_mib: int | None,
+    tp_size: int,
+    small_mib: int = 25_000,
+    small_bs: int = 8,
+    small_bs_tp4: int = 8,
+    large_bs: int | None = 160,
+    **_: Any,
+) -> int | None:
     """``--cuda-graph-max-bs`` when unset, before 0.5.3 (None: the CUDA-graph runner's own list decides).
 
     * 0.3.0 - 0.3.4: None (no such flag); 0.3.5: 160; 0.3.6: ``< 25,000 MiB -> 4``, else 160;
@@ -346,8 +409,9 @@ def bs_before_0_5_3(*, gpu_memory_mib: int | None, tp_size: int, small_mib: int 
 # ================================================================================================
 
 
-def runner_multimodal_factor(*, mem_fraction_static: float, is_multimodal: bool = False, factor: float = 1.0,
-                             **_: Any) -> float:
+def runner_multimodal_factor(
+    *, mem_fraction_static: float, is_multimodal: bool = False, factor: float = 1.0, **_: Any
+) -> float:
     """ModelRunner's cut for multimodal models, applied to every value (the user's too), up to 0.4.8.
 
     ``mfs x factor`` for a multimodal model: 0.95 (0.3.0 - 0.4.4.post3), 0.90 (0.4.4.post4 - 0.4.8).
@@ -358,9 +422,14 @@ def runner_multimodal_factor(*, mem_fraction_static: float, is_multimodal: bool 
     return mem_fraction_static * factor if is_multimodal else mem_fraction_static
 
 
-def vlm_default_factor(*, mem_fraction_static: float, is_multimodal: bool = False,
-                       vision_config: Mapping[str, Any] | None = None, fixed: float | None = None,
-                       **_: Any) -> float:
+def vlm_default_factor(
+    *,
+    mem_fraction_static: float,
+    is_multimodal: bool = False,
+    vision_config: Mapping[str, Any] | None = None,
+    fixed: float | None = None,
+    **_: Any,
+) -> float:
     """The cut of the *default* mem_fraction_static for multimodal models, 0.4.9 - 0.5.19.
 
     0.4.9 - 0.4.9.post5 (``fixed`` 0.90): ``mfs x 0.90``.  0.4.9.post6+: ``adjust_mem_fraction_for_vlm``, only when the
@@ -406,8 +475,9 @@ def no_multimodal_reserve(**_: Any) -> int:
 TRTLLM_MHA_SM100_ARCHS = frozenset({"GptOssForCausalLM"})
 
 
-def model_picks_trtllm_mha(*, architectures: Any, attention_backend: str | None, sm_major: int | None,
-                           vendor: str) -> bool:
+def model_picks_trtllm_mha(
+    *, architectures: Any, attention_backend: str | None, sm_major: int | None, vendor: str
+) -> bool:
     """GPT-OSS on a CUDA SM100 GPU with no ``--attention-backend``: its model override sets ``trtllm_mha``, whose
     page constraint then makes the page 64 (16 / 32 / 64 kept).  Example: gpt-oss-120b on a B200 -> True; on an H100
     or with ``--attention-backend triton`` -> False.
@@ -422,9 +492,18 @@ def model_picks_trtllm_mha(*, architectures: Any, attention_backend: str | None,
     return bool(TRTLLM_MHA_SM100_ARCHS.intersection(architectures or ()))
 
 
-def page_size_before_0_5_3(*, attention_backend: str | None = None, flashmla: bool = False, cutlass: bool = False,
-                           requested: int | None = None, gpt_oss_sm100: bool = False, architectures: Any = None,
-                           sm_major: int | None = None, vendor: str = "nvidia", **_: Any) -> int:
+def page_size_before_0_5_3(
+    *,
+    attention_backend: str | None = None,
+    flashmla: bool = False,
+    cutlass: bool = False,
+    requested: int | None = None,
+    gpt_oss_sm100: bool = False,
+    architectures: Any = None,
+    sm_major: int | None = None,
+    vendor: str = "nvidia",
+    **_: Any,
+) -> int:
     """Page size 0.4.4 - 0.5.2: ``requested`` (``--page-size``; 1 when not given), unless the named backend forces
     its own over it (``flashmla`` -> 64 from 0.4.5.post3, ``cutlass_mla`` -> 128 from 0.4.6.post2; ``trtllm_mha``,
     GPT-OSS's own pick on SM100 from 0.5.0rc2 (``gpt_oss_sm100``, :func:`model_picks_trtllm_mha`) -> 64 unless 16 /
@@ -440,8 +519,9 @@ def page_size_before_0_5_3(*, attention_backend: str | None = None, flashmla: bo
         return 64
     if cutlass and attention_backend == "cutlass_mla":
         return 128
-    if gpt_oss_sm100 and model_picks_trtllm_mha(architectures=architectures, attention_backend=attention_backend,
-                                                sm_major=sm_major, vendor=vendor):
+    if gpt_oss_sm100 and model_picks_trtllm_mha(
+        architectures=architectures, attention_backend=attention_backend, sm_major=sm_major, vendor=vendor
+    ):
         return requested if requested in (16, 32, 64) else 64
     return requested or 1
 
@@ -464,28 +544,36 @@ class PageEra:
     ``_page_size_default``.
     """
 
-    gqa_sm100_trtllm_mha: bool = False   # GQA on SM100 defaults to trtllm_mha (0.5.7+; flashinfer before)
-    fa4_for_asymmetric: bool = False     # ... fa4 when K and V widths differ (0.5.17+)
-    deepseek_trtllm_mla: bool = False    # DeepSeek-family MLA on SM100 defaults to trtllm_mla (0.5.4+)
+    gqa_sm100_trtllm_mha: bool = False  # GQA on SM100 defaults to trtllm_mha (0.5.7+; flashinfer before)
+    fa4_for_asymmetric: bool = False  # ... fa4 when K and V widths differ (0.5.17+)
+    deepseek_trtllm_mla: bool = False  # DeepSeek-family MLA on SM100 defaults to trtllm_mla (0.5.4+)
     trtllm_mha_pages: tuple[int, ...] = (16, 32, 64)  # pages trtllm_mha keeps ((16, 32, 64, 128) from 0.5.17)
-    cutlass_mla_128: bool = True         # cutlass_mla forces 128 (to 0.5.19)
-    tokenspeed_mla: bool = False         # tokenspeed_mla -> 64 unless 32 / 64 (0.5.12 - 0.5.22)
-    cutedsl_mla: bool = False            # cutedsl_mla -> 64 unless 32 / 64 (0.5.13+)
-    hpc_ops: bool = False                # hpc_ops -> 64 (0.5.17+)
-    fa4: str = "refused"                 # --attention-backend fa4: "refused" (0.5.4 - 0.5.7: prefill only),
-                                         # "no-page" (0.5.8 - 0.5.14: only the prefill flag forces 128), "128"
-    intel_xpu: str = ""                  # "": no rule (0.5.3); "any-32-64-128" (0.5.4 - 0.5.10); "mla" (0.5.11+)
-    musa_64: bool = False                # an unset page is 64 on MUSA (0.5.11+)
-    vectorized_5d: bool = False          # ... and on ROCm with SGLANG_AITER_KV_CACHE_LAYOUT=vectorized_5d (0.5.13+)
-    qwen3_next_sm100: str = ""           # Qwen3-Next / Qwen3.5 SM100 backend override: "triton" (0.5.7 - 0.5.9),
-                                         # "pick" (0.5.10 - 0.5.13), "force" (0.5.14+; releases.qwen3_next_sm100_page)
-    dsa: str = "64"                      # DSA page: "64" everywhere but NPU (0.5.3 - 0.5.7); "hip-1" (0.5.8 -
-                                         # 0.5.11); "preshuffle" (ROCm 1 without the aiter path, 0.5.12 - 0.5.20);
-                                         # "xpu-128" (0.5.21); "kpool" (64 x index_kpool, 0.5.22+)
+    cutlass_mla_128: bool = True  # cutlass_mla forces 128 (to 0.5.19)
+    tokenspeed_mla: bool = False  # tokenspeed_mla -> 64 unless 32 / 64 (0.5.12 - 0.5.22)
+    cutedsl_mla: bool = False  # cutedsl_mla -> 64 unless 32 / 64 (0.5.13+)
+    hpc_ops: bool = False  # hpc_ops -> 64 (0.5.17+)
+    fa4: str = "refused"  # --attention-backend fa4: "refused" (0.5.4 - 0.5.7: prefill only),
+    # "no-page" (0.5.8 - 0.5.14: only the prefill flag forces 128), "128"
+    intel_xpu: str = ""  # "": no rule (0.5.3); "any-32-64-128" (0.5.4 - 0.5.10); "mla" (0.5.11+)
+    musa_64: bool = False  # an unset page is 64 on MUSA (0.5.11+)
+    vectorized_5d: bool = False  # ... and on ROCm with SGLANG_AITER_KV_CACHE_LAYOUT=vectorized_5d (0.5.13+)
+    qwen3_next_sm100: str = ""  # Qwen3-Next / Qwen3.5 SM100 backend override: "triton" (0.5.7 - 0.5.9),
+    # "pick" (0.5.10 - 0.5.13), "force" (0.5.14+; releases.qwen3_next_sm100_page)
+    dsa: str = "64"  # DSA page: "64" everywhere but NPU (0.5.3 - 0.5.7); "hip-1" (0.5.8 -
+    # 0.5.11); "preshuffle" (ROCm 1 without the aiter path, 0.5.12 - 0.5.20);
+    # "xpu-128" (0.5.21); "kpool" (64 x index_kpool, 0.5.22+)
 
 
-def _era_backend(*, era: PageEra, fam: Family, plat: str, sm_major: int | None, deepseek_family: bool,
-                 has_asymmetric_kv: bool, topk_ok: bool) -> str | None:
+def _era_backend(
+    *,
+    era: PageEra,
+    fam: Family,
+    plat: str,
+    sm_major: int | None,
+    deepseek_family: bool,
+    has_asymmetric_kv: bool,
+    topk_ok: bool,
+) -> str | None:
     """The default backend where it decides the page (None: one that forces nothing, fa3 / flashinfer / ...)."""
     if plat != "cuda" or sm_major != 10:
         return None
@@ -517,19 +605,24 @@ def _xpu_page(*, era: PageEra, fam: Family, page: int | None) -> int | None:
     return page if page in ok else 128
 
 
-def _fa4_page(*, era: PageEra, fam: Family, plat: str, sm_major: int | None, topk_ok: bool,
-              page: int | None) -> int | None:
+def _fa4_page(
+    *, era: PageEra, fam: Family, plat: str, sm_major: int | None, topk_ok: bool, page: int | None
+) -> int | None:
     if era.fa4 == "refused":
-        raise InputError("this SGLang release runs fa4 only as --prefill-attention-backend fa4 ('FA4 backend is "
-                         "only supported for prefill')", field="--attention-backend",
-                         hint="use --engine-version 0.5.8 or newer, or another attention backend")
+        raise InputError(
+            "this SGLang release runs fa4 only as --prefill-attention-backend fa4 ('FA4 backend is "
+            "only supported for prefill')",
+            field="--attention-backend",
+            hint="use --engine-version 0.5.8 or newer, or another attention backend",
+        )
     if era.fa4 == "128" and fam != Family.MLA and plat == "cuda" and sm_major == 10 and topk_ok:
         return 128
     return page
 
 
-def _era_constraints(*, era: PageEra, backend: str | None, fam: Family, plat: str, sm_major: int | None,
-                     topk_ok: bool, page: int | None) -> int | None:
+def _era_constraints(
+    *, era: PageEra, backend: str | None, fam: Family, plat: str, sm_major: int | None, topk_ok: bool, page: int | None
+) -> int | None:
     """``page`` (the requested one, None when unset) after the named backend's constraint."""
     keep_32_64 = {"trtllm_mla": True, "tokenspeed_mla": era.tokenspeed_mla, "cutedsl_mla": era.cutedsl_mla}
     if backend == "flashmla":
@@ -549,12 +642,27 @@ def _era_constraints(*, era: PageEra, backend: str | None, fam: Family, plat: st
     return page
 
 
-def page_size_by_era(*, era: PageEra, family: str, attention_backend: str | None, sm_major: int | None,
-                     vendor: str, requested: int | None = None, deepseek_family: bool = False,
-                     has_asymmetric_kv: bool = False, speculative_eagle_topk: int | None = None, index_kpool: int = 1,
-                     hip_dsa_preshuffle: bool = True, hip_vectorized_5d: bool = False,
-                     release: tuple[int, int, int] = (0, 5, 22), architectures: Any = None, radix_cache: bool = True,
-                     speculative: bool = False, overlap_schedule: bool = True, **_: Any) -> int:
+def page_size_by_era(
+    *,
+    era: PageEra,
+    family: str,
+    attention_backend: str | None,
+    sm_major: int | None,
+    vendor: str,
+    requested: int | None = None,
+    deepseek_family: bool = False,
+    has_asymmetric_kv: bool = False,
+    speculative_eagle_topk: int | None = None,
+    index_kpool: int = 1,
+    hip_dsa_preshuffle: bool = True,
+    hip_vectorized_5d: bool = False,
+    release: tuple[int, int, int] = (0, 5, 22),
+    architectures: Any = None,
+    radix_cache: bool = True,
+    speculative: bool = False,
+    overlap_schedule: bool = True,
+    **_: Any,
+) -> int:
     """Page size when ``--page-size`` is not given, 0.5.3 - 0.5.22 (0.5.23: ``rules.default_page_size``)::
 
         DeepSeek-V4 (0.5.12+)  256 (NPU 128), the model override
@@ -588,11 +696,19 @@ def page_size_by_era(*, era: PageEra, family: str, attention_backend: str | None
     fam = Family(family)
     plat = platform_of(vendor)
     topk_ok = speculative_eagle_topk is None or speculative_eagle_topk <= 1
-    forced = qwen3_next_sm100_page(rule=era.qwen3_next_sm100, release=release, architectures=architectures,
-                                   sm_major=sm_major, vendor=vendor, attention_backend=attention_backend,
-                                   requested=requested, radix_cache=radix_cache, speculative=speculative,
-                                   overlap_schedule=overlap_schedule,
-                                   trtllm_default=era.gqa_sm100_trtllm_mha and topk_ok)
+    forced = qwen3_next_sm100_page(
+        rule=era.qwen3_next_sm100,
+        release=release,
+        architectures=architectures,
+        sm_major=sm_major,
+        vendor=vendor,
+        attention_backend=attention_backend,
+        requested=requested,
+        radix_cache=radix_cache,
+        speculative=speculative,
+        overlap_schedule=overlap_schedule,
+        trtllm_default=era.gqa_sm100_trtllm_mha and topk_ok,
+    )
     if forced is not None:
         return forced
     if fam == Family.DSV4:
@@ -601,14 +717,22 @@ def page_size_by_era(*, era: PageEra, family: str, attention_backend: str | None
         page = _era_dsa_page(era=era, plat=plat, index_kpool=index_kpool, hip_dsa_preshuffle=hip_dsa_preshuffle)
         if page is not None:
             return page
-    backend = attention_backend or _era_backend(era=era, fam=fam, plat=plat, sm_major=sm_major,
-                                                deepseek_family=deepseek_family, has_asymmetric_kv=has_asymmetric_kv,
-                                                topk_ok=topk_ok)
-    if backend is None and model_picks_trtllm_mha(architectures=architectures, attention_backend=attention_backend,
-                                                  sm_major=sm_major, vendor=vendor):
-        backend = "trtllm_mha"   # GPT-OSS's own override (0.5.3 - 0.5.6; from 0.5.7 every SM100 GQA model's default)
-    page = _era_constraints(era=era, backend=backend, fam=fam, plat=plat, sm_major=sm_major, topk_ok=topk_ok,
-                            page=requested)
+    backend = attention_backend or _era_backend(
+        era=era,
+        fam=fam,
+        plat=plat,
+        sm_major=sm_major,
+        deepseek_family=deepseek_family,
+        has_asymmetric_kv=has_asymmetric_kv,
+        topk_ok=topk_ok,
+    )
+    if backend is None and model_picks_trtllm_mha(
+        architectures=architectures, attention_backend=attention_backend, sm_major=sm_major, vendor=vendor
+    ):
+        backend = "trtllm_mha"  # GPT-OSS's own override (0.5.3 - 0.5.6; from 0.5.7 every SM100 GQA model's default)
+    page = _era_constraints(
+        era=era, backend=backend, fam=fam, plat=plat, sm_major=sm_major, topk_ok=topk_ok, page=requested
+    )
     if page is not None:
         return page
     if (era.musa_64 and plat == "musa") or (era.vectorized_5d and plat == "hip" and hip_vectorized_5d):
@@ -645,8 +769,9 @@ def mrr_0_3_0(*, total_tokens: Any, context_len: Any, requested: Any, attn_dp_si
     return _minimum(want, n - 1)
 
 
-def mrr_req_pool(*, total_tokens: Any, context_len: Any, requested: Any, attn_dp_size: int = 1, extra: int = 0,
-                 per_dp: bool = False) -> Any:
+def mrr_req_pool(
+    *, total_tokens: Any, context_len: Any, requested: Any, attn_dp_size: int = 1, extra: int = 0, per_dp: bool = False
+) -> Any:
     """0.3.1 - 0.5.9: the request pool has ``N = (R or clamp(int(tokens / context x 512), 2048, 4096)) + extra``
     slots and the scheduler runs ``min(tokens // 2 if R is unset else R [// dp], N)``.
 
@@ -693,8 +818,9 @@ def mrr_reduction_token_cap(*, total_tokens: Any, context_len: Any, requested: A
     if requested is None:
         return None
     per = _per_dp(requested, attn_dp_size, True)
-    got = mrr_token_cap(total_tokens=total_tokens, context_len=context_len, requested=requested,
-                        attn_dp_size=attn_dp_size)
+    got = mrr_token_cap(
+        total_tokens=total_tokens, context_len=context_len, requested=requested, attn_dp_size=attn_dp_size
+    )
     return per if got < per else None
 
 
@@ -747,8 +873,15 @@ _SWA_ADDED: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("0.5.12", ("DeepseekV4ForCausalLM", "DeepseekV4ForCausalLMNextN", "LagunaForCausalLM")),
     ("0.5.13", ("Gemma4UnifiedForConditionalGeneration", "Step3p7ForConditionalGeneration")),
     ("0.5.15", ("UnlimitedOCRForCausalLM",)),
-    ("0.5.16", ("DeepseekV4ForCausalLMDSpark", "InklingForConditionalGeneration",
-                "InklingForConditionalGenerationMTP", "MellumForCausalLM")),
+    (
+        "0.5.16",
+        (
+            "DeepseekV4ForCausalLMDSpark",
+            "InklingForConditionalGeneration",
+            "InklingForConditionalGenerationMTP",
+            "MellumForCausalLM",
+        ),
+    ),
     ("0.5.18", ("MuseGlimmerForCausalLM", "MuseGlimmerForConditionalGeneration")),
     ("0.5.19", ("GraniteMoeSWAForCausalLM", "GraniteSWAForCausalLM")),
     ("0.5.21", ("DiffusionGemmaForBlockDiffusion", "IQuestQ1ForCausalLM", "IQuestQ1MTP")),
@@ -778,8 +911,13 @@ def _swa_archs(release: str) -> dict[str, Any]:
     return dict(pool=dict(hybrid_swa_archs=swa_archs_at(release)))
 
 
-_GEMMA_2_3 = ("Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration", "Gemma3nForCausalLM",
-              "Gemma3nForConditionalGeneration")
+_GEMMA_2_3 = (
+    "Gemma2ForCausalLM",
+    "Gemma3ForCausalLM",
+    "Gemma3ForConditionalGeneration",
+    "Gemma3nForCausalLM",
+    "Gemma3nForConditionalGeneration",
+)
 #: hybrid-SWA switch-offs by release (server_args.py ``_handle_model_specific_adjustments``): Gemma-2/3 and GPT-OSS
 #: always (0.5.0rc2 - 0.5.7), Olmo-2 from 0.5.4, GPT-OSS with trtllm_mha or speculative decoding in 0.5.8, with
 #: trtllm_mha only in 0.5.9 (its GptOssForCausalLM branch has no speculative switch-off), not at all from 0.5.10,
@@ -787,9 +925,13 @@ _GEMMA_2_3 = ("Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGen
 _SWA_OFF_050 = MappingProxyType(dict.fromkeys((*_GEMMA_2_3, "GptOssForCausalLM"), "always"))
 _SWA_OFF_054 = MappingProxyType({**_SWA_OFF_050, "Olmo2ForCausalLM": "always"})
 _SWA_OFF_058 = MappingProxyType({**_SWA_OFF_054, "GptOssForCausalLM": "trtllm_mha-or-speculative"})
-_SWA_OFF_059 = MappingProxyType({**_SWA_OFF_058, "GptOssForCausalLM": "trtllm_mha",
-                                 **dict.fromkeys(("Exaone4ForCausalLM", "ExaoneMoEForCausalLM"),
-                                                 "sliding_window_pattern")})
+_SWA_OFF_059 = MappingProxyType(
+    {
+        **_SWA_OFF_058,
+        "GptOssForCausalLM": "trtllm_mha",
+        **dict.fromkeys(("Exaone4ForCausalLM", "ExaoneMoEForCausalLM"), "sliding_window_pattern"),
+    }
+)
 
 #: the Mamba state carve by release (``mamba_cache_sizing``; the formulas: kvplan.engines.sglang.pools.mamba
 #: ``mamba_state_slots``), read in model_executor/model_runner_kv_cache_mixin.py ``handle_max_mamba_cache`` (0.5.7 -
@@ -797,31 +939,52 @@ _SWA_OFF_059 = MappingProxyType({**_SWA_OFF_058, "GptOssForCausalLM": "trtllm_mh
 #: speculative states (mrr x D, mrr not divided by dp) only in its ratio branch; 0.5.8 reserves them (mrr // dp)
 #: before every branch; 0.5.9 takes the flag first and drops the 512 fallback (same formulas to 0.5.12); 0.5.13
 #: solves the slots and the speculative states jointly; 0.5.17 adds the padding slot and the PP share (0.5.23's)
-_POOL_058 = dict(hybrid_swa_archs=swa_archs_at("0.5.8"), swa_disabled_archs=_SWA_OFF_058,
-                 mamba_cache_sizing="ratio_0508")
-_POOL_059 = dict(hybrid_swa_archs=swa_archs_at("0.5.9"), swa_split="bytes", swa_disabled_archs=_SWA_OFF_059,
-                 mamba_cache_sizing="ratio_0508", mamba_fallback_slots=None)
+_POOL_058 = dict(
+    hybrid_swa_archs=swa_archs_at("0.5.8"), swa_disabled_archs=_SWA_OFF_058, mamba_cache_sizing="ratio_0508"
+)
+_POOL_059 = dict(
+    hybrid_swa_archs=swa_archs_at("0.5.9"),
+    swa_split="bytes",
+    swa_disabled_archs=_SWA_OFF_059,
+    mamba_cache_sizing="ratio_0508",
+    mamba_fallback_slots=None,
+)
 
 
 def _era(era: MemoryEra) -> dict[str, Any]:
-    return dict(default_mem_fraction_static=partial(memory_settings_mfs, era=era),
-                default_chunked_prefill_size=partial(memory_settings_cps, era=era),
-                default_cuda_graph_max_bs=partial(memory_settings_bs, era=era))
+    return dict(
+        default_mem_fraction_static=partial(memory_settings_mfs, era=era),
+        default_chunked_prefill_size=partial(memory_settings_cps, era=era),
+        default_cuda_graph_max_bs=partial(memory_settings_bs, era=era),
+    )
 
 
 #: the oldest window, complete; every later row is (first release, what that release changed)
 _OLDEST = replace(
-    SGLANG_0_5_23, release="0.3.0",
+    SGLANG_0_5_23,
+    release="0.3.0",
     default_mem_fraction_static=partial(mfs_tp_ladder, tp8_fraction=0.83),
     default_chunked_prefill_size=partial(cps_before_0_5_3),
     default_cuda_graph_max_bs=partial(bs_before_0_5_3, small_mib=0, large_bs=None),
-    default_prefill_cuda_graph=_no_prefill_graph, default_page_size=page_size_before_0_5_3,
-    multimodal_reserve_bytes=no_multimodal_reserve, resolve_max_running_requests=mrr_0_3_0,
-    max_running_requests_reduction=no_reduction, overrides=MappingProxyType({}), has_page_size=False,
-    runner_mem_fraction_factor=partial(runner_multimodal_factor, factor=0.95), dsa_indexer_budget=False,
-    pool_rules=PoolRules(hybrid_swa_archs=frozenset(), swa_config_opt_in=False, swa_disabled_archs=MappingProxyType({}),
-                         swa_split="layers", mamba_cache_sizing="fixed", mamba_full_memory_ratio=None,
-                         mamba_fallback_slots=512, gqa_cell_v_head_dim=False),
+    default_prefill_cuda_graph=_no_prefill_graph,
+    default_page_size=page_size_before_0_5_3,
+    multimodal_reserve_bytes=no_multimodal_reserve,
+    resolve_max_running_requests=mrr_0_3_0,
+    max_running_requests_reduction=no_reduction,
+    overrides=MappingProxyType({}),
+    has_page_size=False,
+    runner_mem_fraction_factor=partial(runner_multimodal_factor, factor=0.95),
+    dsa_indexer_budget=False,
+    pool_rules=PoolRules(
+        hybrid_swa_archs=frozenset(),
+        swa_config_opt_in=False,
+        swa_disabled_archs=MappingProxyType({}),
+        swa_split="layers",
+        mamba_cache_sizing="fixed",
+        mamba_full_memory_ratio=None,
+        mamba_fallback_slots=512,
+        gqa_cell_v_head_dim=False,
+    ),
 )
 
 _DSA_053 = FamilyOverride(name="DeepSeek NSA", mem_fraction_static=0.8, dp_attention=True)
@@ -832,68 +995,145 @@ _CHANGES: tuple[tuple[str, dict[str, Any]], ...] = (
     ("0.3.1", dict(resolve_max_running_requests=partial(mrr_req_pool))),
     ("0.3.2", dict(resolve_max_running_requests=partial(mrr_req_pool, extra=1))),
     ("0.3.5", dict(default_cuda_graph_max_bs=partial(bs_before_0_5_3, small_mib=0))),
-    ("0.3.6", dict(default_mem_fraction_static=partial(mfs_tp_ladder, tp8_fraction=0.82),
-                   default_chunked_prefill_size=partial(cps_before_0_5_3, small_mib=25_000),
-                   default_cuda_graph_max_bs=partial(bs_before_0_5_3, small_bs=4, small_bs_tp4=4))),
-    ("0.4.0", dict(default_mem_fraction_static=partial(mfs_tp_ladder, tp8_fraction=0.81),
-                   default_cuda_graph_max_bs=partial(bs_before_0_5_3))),
+    (
+        "0.3.6",
+        dict(
+            default_mem_fraction_static=partial(mfs_tp_ladder, tp8_fraction=0.82),
+            default_chunked_prefill_size=partial(cps_before_0_5_3, small_mib=25_000),
+            default_cuda_graph_max_bs=partial(bs_before_0_5_3, small_bs=4, small_bs_tp4=4),
+        ),
+    ),
+    (
+        "0.4.0",
+        dict(
+            default_mem_fraction_static=partial(mfs_tp_ladder, tp8_fraction=0.81),
+            default_cuda_graph_max_bs=partial(bs_before_0_5_3),
+        ),
+    ),
     ("0.4.0.post2", dict(default_cuda_graph_max_bs=partial(bs_before_0_5_3, small_bs_tp4=80))),
     ("0.4.1.post7", dict(resolve_max_running_requests=partial(mrr_req_pool, extra=1, per_dp=True))),
     ("0.4.4", dict(has_page_size=True)),
     ("0.4.4.post4", dict(runner_mem_fraction_factor=partial(runner_multimodal_factor, factor=0.90))),
-    ("0.4.5.post3", dict(default_mem_fraction_static=mfs_ladder_13g,
-                         default_cuda_graph_max_bs=partial(bs_before_0_5_3, small_bs_tp4=80, large_bs=None),
-                         default_page_size=partial(page_size_before_0_5_3, flashmla=True))),
-    ("0.4.6.post2", dict(default_mem_fraction_static=mfs_ladder_48g,
-                         default_page_size=partial(page_size_before_0_5_3, flashmla=True, cutlass=True))),
-    ("0.4.7", dict(default_mem_fraction_static=partial(mfs_ladder_48g, b200_079=True),
-                   default_chunked_prefill_size=partial(cps_before_0_5_3, small_mib=25_000, b200_16k=True),
-                   resolve_max_running_requests=partial(mrr_req_pool, per_dp=True))),
-    ("0.4.7.post1", dict(default_mem_fraction_static=mfs_reserved_buckets,
-                         default_chunked_prefill_size=partial(cps_before_0_5_3, buckets_35_160=True),
-                         default_cuda_graph_max_bs=partial(bs_before_0_5_3, small_mib=35 * 1024, small_bs_tp4=80,
-                                                           large_bs=None))),
-    ("0.4.9", dict(runner_mem_fraction_factor=_identity_factor,
-                   default_mem_fraction_vlm=partial(vlm_default_factor, fixed=0.90))),
+    (
+        "0.4.5.post3",
+        dict(
+            default_mem_fraction_static=mfs_ladder_13g,
+            default_cuda_graph_max_bs=partial(bs_before_0_5_3, small_bs_tp4=80, large_bs=None),
+            default_page_size=partial(page_size_before_0_5_3, flashmla=True),
+        ),
+    ),
+    (
+        "0.4.6.post2",
+        dict(
+            default_mem_fraction_static=mfs_ladder_48g,
+            default_page_size=partial(page_size_before_0_5_3, flashmla=True, cutlass=True),
+        ),
+    ),
+    (
+        "0.4.7",
+        dict(
+            default_mem_fraction_static=partial(mfs_ladder_48g, b200_079=True),
+            default_chunked_prefill_size=partial(cps_before_0_5_3, small_mib=25_000, b200_16k=True),
+            resolve_max_running_requests=partial(mrr_req_pool, per_dp=True),
+        ),
+    ),
+    (
+        "0.4.7.post1",
+        dict(
+            default_mem_fraction_static=mfs_reserved_buckets,
+            default_chunked_prefill_size=partial(cps_before_0_5_3, buckets_35_160=True),
+            default_cuda_graph_max_bs=partial(bs_before_0_5_3, small_mib=35 * 1024, small_bs_tp4=80, large_bs=None),
+        ),
+    ),
+    (
+        "0.4.9",
+        dict(
+            runner_mem_fraction_factor=_identity_factor,
+            default_mem_fraction_vlm=partial(vlm_default_factor, fixed=0.90),
+        ),
+    ),
     # 0.4.9.post6: any model with a sliding window gets the SWA pool; the Gemma-2/3 / GPT-OSS switch-off is from
     # 0.5.0rc2 (0.4.9.post6 - 0.4.10 had none; kvplan applies 0.5.0's from 0.4.9.post6)
-    ("0.4.9.post6", dict(default_mem_fraction_vlm=vlm_default_factor,
-                         default_page_size=partial(page_size_before_0_5_3, flashmla=True, cutlass=True,
-                                                   gpt_oss_sm100=True),
-                         pool=dict(hybrid_swa_archs=None, swa_disabled_archs=_SWA_OFF_050))),
+    (
+        "0.4.9.post6",
+        dict(
+            default_mem_fraction_vlm=vlm_default_factor,
+            default_page_size=partial(page_size_before_0_5_3, flashmla=True, cutlass=True, gpt_oss_sm100=True),
+            pool=dict(hybrid_swa_archs=None, swa_disabled_archs=_SWA_OFF_050),
+        ),
+    ),
     ("0.5.2", dict(default_mem_fraction_static=partial(mfs_reserved_buckets, standalone_mib=6144))),
-    ("0.5.3", dict(**_era(_ERA_053), **_pages(_PAGE_053, "0.5.3"),
-                   overrides=MappingProxyType({Family.DSA: _DSA_053}))),
-    ("0.5.4", dict(dsa_indexer_budget=True, overrides=MappingProxyType({Family.DSA: _DSA_054}),
-                   **_pages(_PAGE_054, "0.5.4"), pool=dict(swa_disabled_archs=_SWA_OFF_054,
-                                                           mamba_cache_sizing="ratio_0504",
-                                                           mamba_full_memory_ratio=0.9))),
+    ("0.5.3", dict(**_era(_ERA_053), **_pages(_PAGE_053, "0.5.3"), overrides=MappingProxyType({Family.DSA: _DSA_053}))),
+    (
+        "0.5.4",
+        dict(
+            dsa_indexer_budget=True,
+            overrides=MappingProxyType({Family.DSA: _DSA_054}),
+            **_pages(_PAGE_054, "0.5.4"),
+            pool=dict(swa_disabled_archs=_SWA_OFF_054, mamba_cache_sizing="ratio_0504", mamba_full_memory_ratio=0.9),
+        ),
+    ),
     ("0.5.5", dict(**_era(_ERA_055))),
-    ("0.5.7", dict(**_pages(_PAGE_057, "0.5.7"),
-                   pool=dict(hybrid_swa_archs=frozenset({"MiMoV2FlashForCausalLM", "MiMoV2MTP"}),
-                             gqa_cell_v_head_dim=True, mamba_cache_sizing="ratio_0507"))),
+    (
+        "0.5.7",
+        dict(
+            **_pages(_PAGE_057, "0.5.7"),
+            pool=dict(
+                hybrid_swa_archs=frozenset({"MiMoV2FlashForCausalLM", "MiMoV2MTP"}),
+                gqa_cell_v_head_dim=True,
+                mamba_cache_sizing="ratio_0507",
+            ),
+        ),
+    ),
     ("0.5.8", dict(overrides=MappingProxyType({}), **_pages(_PAGE_058, "0.5.8"), pool=_POOL_058)),
     ("0.5.9", dict(**_pages(_PAGE_058, "0.5.9"), pool=_POOL_059)),
-    ("0.5.10", dict(**_era(_ERA_0510), **_pages(_PAGE_0510, "0.5.10"),
-                    default_prefill_cuda_graph=piecewise_graph_0510,
-                    resolve_max_running_requests=mrr_estimate_cap, pool=dict(swa_disabled_archs=SWA_DISABLED_0523))),
+    (
+        "0.5.10",
+        dict(
+            **_era(_ERA_0510),
+            **_pages(_PAGE_0510, "0.5.10"),
+            default_prefill_cuda_graph=piecewise_graph_0510,
+            resolve_max_running_requests=mrr_estimate_cap,
+            pool=dict(swa_disabled_archs=SWA_DISABLED_0523),
+        ),
+    ),
     ("0.5.11", dict(**_pages(_PAGE_0511, "0.5.11"), **_swa_archs("0.5.11"))),
     ("0.5.12", dict(overrides=SGLANG_0_5_23.overrides, **_pages(_PAGE_0512, "0.5.12"), **_swa_archs("0.5.12"))),
-    ("0.5.13", dict(**_era(_ERA_0513), **_pages(_PAGE_0513, "0.5.13"),
-                    pool=dict(hybrid_swa_archs=swa_archs_at("0.5.13"), swa_config_opt_in=True,
-                              mamba_cache_sizing="ratio_0513"))),
-    ("0.5.14", dict(**_era(_ERA_0514), **_pages(_PAGE_0514, "0.5.14"), default_prefill_cuda_graph=_prefill_0523,
-                    resolve_max_running_requests=mrr_token_cap,
-                    max_running_requests_reduction=mrr_reduction_token_cap)),
+    (
+        "0.5.13",
+        dict(
+            **_era(_ERA_0513),
+            **_pages(_PAGE_0513, "0.5.13"),
+            pool=dict(hybrid_swa_archs=swa_archs_at("0.5.13"), swa_config_opt_in=True, mamba_cache_sizing="ratio_0513"),
+        ),
+    ),
+    (
+        "0.5.14",
+        dict(
+            **_era(_ERA_0514),
+            **_pages(_PAGE_0514, "0.5.14"),
+            default_prefill_cuda_graph=_prefill_0523,
+            resolve_max_running_requests=mrr_token_cap,
+            max_running_requests_reduction=mrr_reduction_token_cap,
+        ),
+    ),
     ("0.5.15", dict(**_era(_ERA_0515), **_pages(_PAGE_0515, "0.5.15"), **_swa_archs("0.5.15"))),
     ("0.5.16", dict(**_pages(_PAGE_0515, "0.5.16"), **_swa_archs("0.5.16"))),
     ("0.5.17", dict(**_era(_ERA_0517), **_pages(_PAGE_0517, "0.5.17"), pool=dict(mamba_cache_sizing="ratio"))),
     ("0.5.18", dict(multimodal_reserve_bytes=r0523.multimodal_reserve_bytes, **_swa_archs("0.5.18"))),
     ("0.5.19", dict(**_swa_archs("0.5.19"))),
-    ("0.5.20", dict(default_mem_fraction_static=_mfs_0523, default_chunked_prefill_size=_cps_0523,
-                    default_cuda_graph_max_bs=partial(memory_settings_bs, era=replace(
-                        _ERA_0517, cps_20_35=4096, bs_20_35=48, bs_20_35_tp4=160, fallback=0.95)),
-                    default_mem_fraction_vlm=_identity_factor, **_pages(_PAGE_0520, "0.5.20"))),
+    (
+        "0.5.20",
+        dict(
+            default_mem_fraction_static=_mfs_0523,
+            default_chunked_prefill_size=_cps_0523,
+            default_cuda_graph_max_bs=partial(
+                memory_settings_bs, era=replace(_ERA_0517, cps_20_35=4096, bs_20_35=48, bs_20_35_tp4=160, fallback=0.95)
+            ),
+            default_mem_fraction_vlm=_identity_factor,
+            **_pages(_PAGE_0520, "0.5.20"),
+        ),
+    ),
     ("0.5.21", dict(**_pages(_PAGE_0521, "0.5.21"), **_swa_archs("0.5.21"))),
     ("0.5.22", dict(default_cuda_graph_max_bs=_bs_0523, **_pages(_PAGE_0522, "0.5.22"), **_swa_archs("0.5.22"))),
 )
@@ -913,7 +1153,7 @@ def build_windows() -> tuple[ReleaseWindow, ...]:
     for i, (first, changes) in enumerate(rows):
         rest = dict(changes)
         pool = rest.pop("pool", None)
-        if pool is not None:   # the pool planners' values change field by field (PoolRules.replace)
+        if pool is not None:  # the pool planners' values change field by field (PoolRules.replace)
             rest["pool_rules"] = rules.pool_rules.replace(**pool)
         rules = replace(rules, release=first, **rest)
         out.append(ReleaseWindow(first=first, last=_last_before(firsts[i + 1]), rules=rules))

@@ -51,14 +51,23 @@ from kvplan.geometry.kvdtype import (
     kv_packed_bytes,
 )
 
-__all__ = ["KV_CACHE_DTYPES", "attention_family", "canonical_kv_dtype", "check_release_kv_dtype", "fp4_kv_access",
-           "fp4_kv_bytes_per_token", "fp4_latent_bytes_per_token", "kv_dtype_choices", "resolve_kv_cache_dtype"]
+__all__ = [
+    "KV_CACHE_DTYPES",
+    "attention_family",
+    "canonical_kv_dtype",
+    "check_release_kv_dtype",
+    "fp4_kv_access",
+    "fp4_kv_bytes_per_token",
+    "fp4_latent_bytes_per_token",
+    "kv_dtype_choices",
+    "resolve_kv_cache_dtype",
+]
 
 
 @dataclass(repr=False)  # not frozen: a frozen dataclass costs ~0.4 ms more to create at every start
 class _Request:
-    raw: str          # the value as given (DeepSeek-V4 checks the spelling)
-    req: str          # canonical spelling (auto | bf16 | fp8_e4m3 ...)
+    raw: str  # the value as given (DeepSeek-V4 checks the spelling)
+    req: str  # canonical spelling (auto | bf16 | fp8_e4m3 ...)
     model_dtype: str  # bf16 | fp16 | fp32
     kv_cache_quant_algo: str | None
     sm_major: int | None
@@ -144,8 +153,9 @@ def _attention(family: str) -> Family:
     except ValueError:
         fam = None
     if fam not in ATTENTION_FAMILIES:
-        raise InputError(f"unknown attention family {family!r}", field="family",
-                         hint="one of " + ", ".join(ATTENTION_FAMILIES))
+        raise InputError(
+            f"unknown attention family {family!r}", field="family", hint="one of " + ", ".join(ATTENTION_FAMILIES)
+        )
     assert fam is not None
     return fam
 
@@ -190,9 +200,15 @@ def resolve_kv_cache_dtype(
     python/sglang/srt/mem_cache/kv_cache_dtype.py ``configure_kv_cache_dtype``, v0.5.23.
     """
     fam = _attention(family)
-    r = _Request(raw=requested, req=canonical_kv_dtype(requested), model_dtype=canonical_model_dtype(model_dtype),
-                 kv_cache_quant_algo=kv_cache_quant_algo, sm_major=sm_major, plat=platform_of(vendor),
-                 learnable_sink=learnable_sink)
+    r = _Request(
+        raw=requested,
+        req=canonical_kv_dtype(requested),
+        model_dtype=canonical_model_dtype(model_dtype),
+        kv_cache_quant_algo=kv_cache_quant_algo,
+        sm_major=sm_major,
+        plat=platform_of(vendor),
+        learnable_sink=learnable_sink,
+    )
     return _OVERRIDES.get(fam, _configure_kv_cache_dtype)(r)
 
 
@@ -226,8 +242,10 @@ KV_DTYPE_CHOICES_BY_RELEASE: tuple[tuple[str, tuple[str, ...], tuple[str, ...]],
 )
 
 #: choices a release accepts that kvplan does not price (InputError naming the reason, not the choices)
-_UNPRICED_KV_DTYPES = {"fp4_e2m1": "SGLang {release}'s fp4_e2m1 KV pool (float4_e2m1fn_x2 with a scale buffer per "
-                                   "16 values) is not modelled by kvplan"}
+_UNPRICED_KV_DTYPES = {
+    "fp4_e2m1": "SGLang {release}'s fp4_e2m1 KV pool (float4_e2m1fn_x2 with a scale buffer per "
+    "16 values) is not modelled by kvplan"
+}
 
 
 def kv_dtype_choices(release: str) -> tuple[str, ...]:
@@ -263,11 +281,17 @@ def check_release_kv_dtype(*, requested: str, release: str | None) -> None:
     value = (requested or "auto").strip().lower()
     choices = kv_dtype_choices(release)
     if value not in choices:
-        raise InputError(f"SGLang {release} has no --kv-cache-dtype {requested!r}", field="--kv-cache-dtype",
-                         hint=f"SGLang {release} accepts: {', '.join(choices)}")
+        raise InputError(
+            f"SGLang {release} has no --kv-cache-dtype {requested!r}",
+            field="--kv-cache-dtype",
+            hint=f"SGLang {release} accepts: {', '.join(choices)}",
+        )
     if value in _UNPRICED_KV_DTYPES:
-        raise InputError(_UNPRICED_KV_DTYPES[value].format(release=release), field="--kv-cache-dtype",
-                         hint="use one of " + ", ".join(c for c in choices if c not in _UNPRICED_KV_DTYPES))
+        raise InputError(
+            _UNPRICED_KV_DTYPES[value].format(release=release),
+            field="--kv-cache-dtype",
+            hint="use one of " + ", ".join(c for c in choices if c not in _UNPRICED_KV_DTYPES),
+        )
 
 
 # ------------------------------------------------------------------------------------------------ FP4 recipes
@@ -276,13 +300,18 @@ def check_release_kv_dtype(*, requested: str, release: str | None) -> None:
 def _fp4(kv_dtype: str) -> str:
     dt = canonical_kv_dtype(kv_dtype)
     if dt not in FP4_KV_DTYPES:
-        raise InputError(f"{kv_dtype!r} is not an FP4 KV recipe", field="--kv-cache-dtype",
-                         hint="one of " + ", ".join(FP4_KV_DTYPES))
+        raise InputError(
+            f"{kv_dtype!r} is not an FP4 KV recipe", field="--kv-cache-dtype", hint="one of " + ", ".join(FP4_KV_DTYPES)
+        )
     return dt
 
 
 def fp4_kv_access(
-    *, kv_dtype: str, sm_major: int | None, prefill_backend: str | None = None, decode_backend: str | None = None,
+    *,
+    kv_dtype: str,
+    sm_major: int | None,
+    prefill_backend: str | None = None,
+    decode_backend: str | None = None,
 ) -> tuple[int, bool]:
     """``(scale_layouts, dequant_workspace)`` of an FP4 MHA/GQA pool.
 
@@ -303,20 +332,30 @@ def fp4_kv_access(
     prefill = prefill_backend or ("trtllm_mha" if sm100 else "flashinfer")
     decode = decode_backend or "trtllm_mha"
     if decode != "trtllm_mha":
-        raise InputError(f"NVFP4 decode requires --decode-attention-backend=trtllm_mha, got {decode!r}",
-                         field="--decode-attention-backend")
+        raise InputError(
+            f"NVFP4 decode requires --decode-attention-backend=trtllm_mha, got {decode!r}",
+            field="--decode-attention-backend",
+        )
     if prefill not in ("trtllm_mha", "flashinfer"):
-        raise InputError(f"NVFP4 prefill reads native FP4 (trtllm_mha) or an FP8 workspace (flashinfer), not "
-                         f"{prefill!r}", field="--prefill-attention-backend")
+        raise InputError(
+            f"NVFP4 prefill reads native FP4 (trtllm_mha) or an FP8 workspace (flashinfer), not {prefill!r}",
+            field="--prefill-attention-backend",
+        )
     dequant = prefill == "flashinfer"
-    native_layout = sm100   # decode is trtllm_mha: native access always
+    native_layout = sm100  # decode is trtllm_mha: native access always
     linear = dequant or not sm100
     return int(linear) + int(native_layout), dequant
 
 
 def fp4_kv_bytes_per_token(
-    *, kv_dtype: str, kv_heads_per_rank: int, head_dim: int, num_layers: int, sm_major: int | None = None,
-    prefill_backend: str | None = None, decode_backend: str | None = None,
+    *,
+    kv_dtype: str,
+    kv_heads_per_rank: int,
+    head_dim: int,
+    num_layers: int,
+    sm_major: int | None = None,
+    prefill_backend: str | None = None,
+    decode_backend: str | None = None,
 ) -> int:
     """Bytes one token costs in an FP4 MHA/GQA pool on one attention rank (``n`` KV heads, ``L`` layers).
 
@@ -335,12 +374,16 @@ def fp4_kv_bytes_per_token(
     python/sglang/srt/model_executor/pool_configurator.py ``DefaultPoolConfigurator._compute_cell_size``, v0.5.23.
     """
     dt = _fp4(kv_dtype)
-    layouts, dequant = fp4_kv_access(kv_dtype=dt, sm_major=sm_major, prefill_backend=prefill_backend,
-                                     decode_backend=decode_backend)
+    layouts, dequant = fp4_kv_access(
+        kv_dtype=dt, sm_major=sm_major, prefill_backend=prefill_backend, decode_backend=decode_backend
+    )
     n, hd, L = kv_heads_per_rank, head_dim, num_layers
     if dt == "nvfp4" and sm_major == 10 and hd % 64:
-        raise InputError(f"native NVFP4 (SM100) needs head_dim divisible by 64, got {hd}", field="--kv-cache-dtype",
-                         hint="use fp4_mx_block16 or fp8_e4m3")
+        raise InputError(
+            f"native NVFP4 (SM100) needs head_dim divisible by 64, got {hd}",
+            field="--kv-cache-dtype",
+            hint="use fp4_mx_block16 or fp8_e4m3",
+        )
     values = n * hd * L * 2
     if dt == "fp4_mx_block16":
         scales = fp4_block_scale_bytes(values=n * hd) * L * 2

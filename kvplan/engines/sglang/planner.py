@@ -62,8 +62,9 @@ class _Parallel:
 
     __slots__ = ("attn_dp", "attn_tp", "dcp", "dp", "ep", "num_gpus", "pp", "tp")
 
-    def __init__(self, *, tp: int, pp: int, dp: int, ep: int, attn_dp: int, attn_tp: int, dcp: int,
-                 num_gpus: int) -> None:
+    def __init__(
+        self, *, tp: int, pp: int, dp: int, ep: int, attn_dp: int, attn_tp: int, dcp: int, num_gpus: int
+    ) -> None:
         self.tp, self.pp, self.dp, self.ep = tp, pp, dp, ep
         self.attn_dp, self.attn_tp, self.dcp, self.num_gpus = attn_dp, attn_tp, dcp, num_gpus
 
@@ -73,10 +74,11 @@ class _Device:
 
     __slots__ = ("interconnect", "label", "mib", "sm_major", "total", "vendor")
 
-    def __init__(self, *, total: int, mib: int | None, label: str, sm_major: int | None, vendor: str,
-                 interconnect: str) -> None:
-        self.total = total                # device bytes
-        self.mib = mib                    # nvidia-smi MiB (the default-flag heuristics' input)
+    def __init__(
+        self, *, total: int, mib: int | None, label: str, sm_major: int | None, vendor: str, interconnect: str
+    ) -> None:
+        self.total = total  # device bytes
+        self.mib = mib  # nvidia-smi MiB (the default-flag heuristics' input)
         self.label = label
         self.sm_major = sm_major
         self.vendor = vendor
@@ -90,8 +92,8 @@ class _Defaults:
 
     def __init__(self, *, page: int, cps: int, cps_global: int, mrr_requested: int | None, mfs: float) -> None:
         self.page = page
-        self.cps = cps                    # chunked prefill per attention-DP rank
-        self.cps_global = cps_global      # the flag
+        self.cps = cps  # chunked prefill per attention-DP rank
+        self.cps_global = cps_global  # the flag
         self.mrr_requested = mrr_requested  # the user's, else the family default
         self.mfs = mfs
 
@@ -101,8 +103,18 @@ class _Memory:
 
     __slots__ = ("budget", "free", "free_source", "measured", "mm", "reserve", "weight_source", "weights")
 
-    def __init__(self, *, free: int, free_source: str, weights: int, weight_source: str, measured: bool, mm: int,
-                 budget: int, reserve: int) -> None:
+    def __init__(
+        self,
+        *,
+        free: int,
+        free_source: str,
+        weights: int,
+        weight_source: str,
+        measured: bool,
+        mm: int,
+        budget: int,
+        reserve: int,
+    ) -> None:
         self.free, self.free_source = free, free_source
         self.weights, self.weight_source = weights, weight_source
         self.measured, self.mm, self.budget, self.reserve = measured, mm, budget, reserve
@@ -115,8 +127,11 @@ def _parallelism(dep: Deployment, model: ModelSpec, planner: PoolPlanner | None,
     heads = model.config.get("num_attention_heads")
     if isinstance(heads, int) and not isinstance(heads, bool) and heads > 0 and heads % attn_tp:
         # every attention layer asserts total_num_heads % tp_size == 0 (e.g. models/deepseek_v2.py, llama.py)
-        raise InputError(f"{heads} attention heads cannot be split over attention-TP {attn_tp}", field="--tp-size",
-                         hint="use a tp (or tp / dp with DP attention) that divides the head count")
+        raise InputError(
+            f"{heads} attention heads cannot be split over attention-TP {attn_tp}",
+            field="--tp-size",
+            hint="use a tp (or tp / dp with DP attention) that divides the head count",
+        )
     dcp = dep.dcp_size or 1
     if dcp > 1:
         if attn_tp % dcp:
@@ -127,8 +142,11 @@ def _parallelism(dep: Deployment, model: ModelSpec, planner: PoolPlanner | None,
     needed = tp * pp * replicas
     num_gpus = dep.num_gpus or needed
     if num_gpus < needed:
-        raise InputError(f"{num_gpus} GPUs cannot hold tp {tp} x pp {pp} x dp {replicas} = {needed} ranks",
-                         field="--num-gpus", hint=f"use --num-gpus {needed} or lower the parallelism")
+        raise InputError(
+            f"{num_gpus} GPUs cannot hold tp {tp} x pp {pp} x dp {replicas} = {needed} ranks",
+            field="--num-gpus",
+            hint=f"use --num-gpus {needed} or lower the parallelism",
+        )
     if num_gpus > needed:
         log.warnings.append(f"{num_gpus} GPUs given but the deployment uses {needed} (tp x pp x dp)")
     if ep > 1 and tp % ep and ep != tp * dp:
@@ -149,24 +167,34 @@ def _device_total(dep: Deployment, gpu: HardwarePreset | None, log: _Log) -> tup
 
         assert dep.free_memory is not None  # plan.fit picks a GPU unless --gpu-memory or --free-memory is given
         dev = dep.free_memory + runtime_overhead_bytes(world_size=(dep.tp or 1) * (dep.pp or 1), interconnect="pcie")
-        log.assumptions.append(f"device total unknown (no --gpu): taken as the measured free memory plus the "
-                               f"modelled runtime overhead, {fmt_gib(dev)}")
+        log.assumptions.append(
+            f"device total unknown (no --gpu): taken as the measured free memory plus the "
+            f"modelled runtime overhead, {fmt_gib(dev)}"
+        )
         return dev, dev // 2**20, "unknown GPU"
     if gpu.cuda_total_bytes:
-        log.assumptions.append(f"device total {fmt_gib(gpu.device_bytes)}: CUDA-visible total of {gpu.name} "
-                               f"(preset {gpu.id})")
+        log.assumptions.append(
+            f"device total {fmt_gib(gpu.device_bytes)}: CUDA-visible total of {gpu.name} (preset {gpu.id})"
+        )
         return gpu.cuda_total_bytes, gpu.memory_mib, gpu.name
     dev = cuda_total_from_nvidia_smi(memory_mib=gpu.memory_mib)
-    log.assumptions.append(f"device total {fmt_gib(dev)}: {gpu.name} nvidia-smi {gpu.memory_mib:,} MiB minus the "
-                           f"0.57 GiB driver reservation seen on other parts (no CUDA total recorded for it)")
+    log.assumptions.append(
+        f"device total {fmt_gib(dev)}: {gpu.name} nvidia-smi {gpu.memory_mib:,} MiB minus the "
+        f"0.57 GiB driver reservation seen on other parts (no CUDA total recorded for it)"
+    )
     return dev, gpu.memory_mib, gpu.name
 
 
 def _device(dep: Deployment, gpu: HardwarePreset | None, log: _Log) -> _Device:
     total, mib, label = _device_total(dep, gpu, log)
-    return _Device(total=total, mib=mib, label=label, sm_major=gpu.sm_major if gpu is not None else None,
-                   vendor=gpu.vendor if gpu is not None else "nvidia",
-                   interconnect=gpu.interconnect if gpu is not None else "pcie")
+    return _Device(
+        total=total,
+        mib=mib,
+        label=label,
+        sm_major=gpu.sm_major if gpu is not None else None,
+        vendor=gpu.vendor if gpu is not None else "nvidia",
+        interconnect=gpu.interconnect if gpu is not None else "pcie",
+    )
 
 
 def _kv_dtype(dep: Deployment, model: ModelSpec, dev: _Device, log: _Log) -> str:
@@ -180,12 +208,19 @@ def _kv_dtype(dep: Deployment, model: ModelSpec, dev: _Device, log: _Log) -> str
     check_release_kv_dtype(requested=dep.kv_cache_dtype or "auto", release=_exact_release(dep))
     requested = canonical_kv_dtype(dep.kv_cache_dtype or "auto")
     kv_dtype = resolve_kv_cache_dtype(
-        requested=dep.kv_cache_dtype or "auto", model_dtype=model.model_dtype,
+        requested=dep.kv_cache_dtype or "auto",
+        model_dtype=model.model_dtype,
         kv_cache_quant_algo=model.kv_cache_quant_algo,
-        family=attention_family(family=model.family, config=model.config), sm_major=dev.sm_major, vendor=dev.vendor)
+        family=attention_family(family=model.family, config=model.config),
+        sm_major=dev.sm_major,
+        vendor=dev.vendor,
+    )
     if requested == "auto":
-        log.assumptions.append(f"kv_cache_dtype auto -> {kv_dtype} (SGLang's rule for a {model.family} model"
-                               + (f" on SM{dev.sm_major}x" if dev.sm_major else "") + ")")
+        log.assumptions.append(
+            f"kv_cache_dtype auto -> {kv_dtype} (SGLang's rule for a {model.family} model"
+            + (f" on SM{dev.sm_major}x" if dev.sm_major else "")
+            + ")"
+        )
     return kv_dtype
 
 
@@ -195,8 +230,10 @@ def _context(dep: Deployment, model: ModelSpec, log: _Log) -> int:
     if dep.context_length is None:
         log.assumptions.append(f"context_length {context:,} from the model config")
     elif dep.context_length > ctx_model:
-        log.warnings.append(f"--context-length {context:,} exceeds the model's {ctx_model:,}: SGLang refuses it unless "
-                            f"SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1")
+        log.warnings.append(
+            f"--context-length {context:,} exceeds the model's {ctx_model:,}: SGLang refuses it unless "
+            f"SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1"
+        )
     return context
 
 
@@ -207,34 +244,44 @@ def _page_size(dep: Deployment, model: ModelSpec, rules: RuleSet, dev: _Device, 
     # the release's backend rules start from the given page (None: unset) and may rewrite it (flashmla -> 64 ...);
     # the architecture and the radix / speculative / overlap flags feed the Qwen3-Next SM100 model override
     archs = (model.raw_config or model.config).get("architectures")
-    page_default = rules.default_page_size(family=attention_family(family=model.family, config=model.config),
-                                           attention_backend=dep.attention_backend, sm_major=dev.sm_major,
-                                           vendor=dev.vendor, requested=dep.page_size,
-                                           deepseek_family=is_deepseek_family(architectures=archs),
-                                           has_asymmetric_kv=_asymmetric_kv(model), architectures=archs,
-                                           radix_cache=not dep.disable_radix_cache,
-                                           speculative=bool(dep.speculative_algorithm),
-                                           overlap_schedule=not dep.disable_overlap_schedule)
+    page_default = rules.default_page_size(
+        family=attention_family(family=model.family, config=model.config),
+        attention_backend=dep.attention_backend,
+        sm_major=dev.sm_major,
+        vendor=dev.vendor,
+        requested=dep.page_size,
+        deepseek_family=is_deepseek_family(architectures=archs),
+        has_asymmetric_kv=_asymmetric_kv(model),
+        architectures=archs,
+        radix_cache=not dep.disable_radix_cache,
+        speculative=bool(dep.speculative_algorithm),
+        overlap_schedule=not dep.disable_overlap_schedule,
+    )
     fam = family_or_none(model.family)
     override = rules.override(fam) if fam is not None else None
     if override is not None and override.page_size is not None:
         page = override.page_size
         if dep.page_size not in (None, page):
-            log.warnings.append(f"--page-size {dep.page_size} ignored: SGLang forces {page} for the {override.name} "
-                                f"family")
+            log.warnings.append(
+                f"--page-size {dep.page_size} ignored: SGLang forces {page} for the {override.name} family"
+            )
         log.assumptions.append(f"page_size {page} (forced by SGLang for {override.name})")
         return page
     if not rules.has_page_size:
         if dep.page_size not in (None, 1):
-            log.warnings.append(f"--page-size {dep.page_size} ignored: SGLang {rules.release} has no paged KV cache "
-                                f"(pages arrived in 0.4.4)")
+            log.warnings.append(
+                f"--page-size {dep.page_size} ignored: SGLang {rules.release} has no paged KV cache "
+                f"(pages arrived in 0.4.4)"
+            )
         return 1
     page = page_default
     if dep.page_size is None and page != 1:
         log.assumptions.append(f"page_size {page} (SGLang's default for this model/backend)")
     elif dep.page_size is not None and page != dep.page_size:
-        log.warnings.append(f"--page-size {dep.page_size} becomes {page}: the attention backend SGLang {rules.release} "
-                            f"runs here takes only that page size")
+        log.warnings.append(
+            f"--page-size {dep.page_size} becomes {page}: the attention backend SGLang {rules.release} "
+            f"runs here takes only that page size"
+        )
     return page
 
 
@@ -252,15 +299,24 @@ def _forced_mem_fraction(dep: Deployment, override: FamilyOverride | None, log: 
     if override is None or override.mem_fraction_static is None:
         return None
     if dep.mem_fraction_static not in (None, override.mem_fraction_static):
-        log.warnings.append(f"--mem-fraction-static {dep.mem_fraction_static} ignored: this SGLang release forces "
-                            f"{override.mem_fraction_static} for {override.name}")
-    log.assumptions.append(f"mem_fraction_static {override.mem_fraction_static} (forced by SGLang for "
-                           f"{override.name})")
+        log.warnings.append(
+            f"--mem-fraction-static {dep.mem_fraction_static} ignored: this SGLang release forces "
+            f"{override.mem_fraction_static} for {override.name}"
+        )
+    log.assumptions.append(f"mem_fraction_static {override.mem_fraction_static} (forced by SGLang for {override.name})")
     return override.mem_fraction_static
 
 
-def _mem_fraction(dep: Deployment, model: ModelSpec, rules: RuleSet, dev: _Device, par: _Parallel, cps_global: int,
-                  spec_plan: SpecPlan | None, log: _Log) -> float:
+def _mem_fraction(
+    dep: Deployment,
+    model: ModelSpec,
+    rules: RuleSet,
+    dev: _Device,
+    par: _Parallel,
+    cps_global: int,
+    spec_plan: SpecPlan | None,
+    log: _Log,
+) -> float:
     fam = family_or_none(model.family)
     override = rules.override(fam) if fam is not None else None
     forced = _forced_mem_fraction(dep, override, log)
@@ -270,28 +326,50 @@ def _mem_fraction(dep: Deployment, model: ModelSpec, rules: RuleSet, dev: _Devic
         return _runner_factor(model, rules, float(dep.mem_fraction_static), log)
     spec = spec_plan.algorithm if spec_plan is not None else ""
     # the user's --max-running-requests only: a family default (DeepSeek-V4: 256) is declared after this heuristic
-    max_bs = rules.default_cuda_graph_max_bs(gpu_memory_mib=dev.mib, tp_size=par.tp,
-                                             max_running_requests=dep.max_running_requests)
+    max_bs = rules.default_cuda_graph_max_bs(
+        gpu_memory_mib=dev.mib, tp_size=par.tp, max_running_requests=dep.max_running_requests
+    )
     prefill_graph = rules.default_prefill_cuda_graph(
-        vendor=dev.vendor, pp_size=par.pp, dcp_size=par.dcp, disable_cuda_graph=dep.disable_cuda_graph,
-        is_multimodal=model.is_multimodal, is_deepseek_v4=override is not None and not override.prefill_cuda_graph,
-        attn_dp_size=par.attn_dp, speculative_algorithm=spec)
+        vendor=dev.vendor,
+        pp_size=par.pp,
+        dcp_size=par.dcp,
+        disable_cuda_graph=dep.disable_cuda_graph,
+        is_multimodal=model.is_multimodal,
+        is_deepseek_v4=override is not None and not override.prefill_cuda_graph,
+        attn_dp_size=par.attn_dp,
+        speculative_algorithm=spec,
+    )
     mfs = rules.default_mem_fraction_static(
-        gpu_memory_mib=dev.mib, tp_size=par.tp, pp_size=par.pp,
-        chunked_prefill_size=cps_global if cps_global > 0 else 16384, cuda_graph_max_bs=max_bs,
-        is_mla=model.family in rules.mla_families, attn_dp_size=par.attn_dp,
-        disable_cuda_graph=dep.disable_cuda_graph, vendor=dev.vendor, dcp_size=par.dcp,
-        max_running_requests=dep.max_running_requests, max_total_tokens=dep.max_total_tokens,
-        prefill_cuda_graph=prefill_graph, speculative_algorithm=spec, context_length=dep.context_length,
-        is_multimodal=model.is_multimodal)
+        gpu_memory_mib=dev.mib,
+        tp_size=par.tp,
+        pp_size=par.pp,
+        chunked_prefill_size=cps_global if cps_global > 0 else 16384,
+        cuda_graph_max_bs=max_bs,
+        is_mla=model.family in rules.mla_families,
+        attn_dp_size=par.attn_dp,
+        disable_cuda_graph=dep.disable_cuda_graph,
+        vendor=dev.vendor,
+        dcp_size=par.dcp,
+        max_running_requests=dep.max_running_requests,
+        max_total_tokens=dep.max_total_tokens,
+        prefill_cuda_graph=prefill_graph,
+        speculative_algorithm=spec,
+        context_length=dep.context_length,
+        is_multimodal=model.is_multimodal,
+    )
     bs = f"{max_bs}" if max_bs is not None else "the runner's default"
-    log.assumptions.append(f"mem_fraction_static {mfs} (SGLang's default heuristic: {dev.mib or 0:,} MiB, tp {par.tp}, "
-                           f"chunked prefill {cps_global}, CUDA-graph max bs {bs})")
-    vlm = rules.default_mem_fraction_vlm(mem_fraction_static=mfs, is_multimodal=model.is_multimodal,
-                                         vision_config=model.raw_config.get("vision_config"))
+    log.assumptions.append(
+        f"mem_fraction_static {mfs} (SGLang's default heuristic: {dev.mib or 0:,} MiB, tp {par.tp}, "
+        f"chunked prefill {cps_global}, CUDA-graph max bs {bs})"
+    )
+    vlm = rules.default_mem_fraction_vlm(
+        mem_fraction_static=mfs, is_multimodal=model.is_multimodal, vision_config=model.raw_config.get("vision_config")
+    )
     if vlm != mfs:
-        log.assumptions.append(f"mem_fraction_static {mfs} -> {vlm:.4f}: this release's cut of the default for a "
-                               f"multimodal model (SGLang 0.4.9 - 0.5.19)")
+        log.assumptions.append(
+            f"mem_fraction_static {mfs} -> {vlm:.4f}: this release's cut of the default for a "
+            f"multimodal model (SGLang 0.4.9 - 0.5.19)"
+        )
         mfs = vlm
     return _runner_factor(model, rules, mfs, log)
 
@@ -300,13 +378,16 @@ def _runner_factor(model: ModelSpec, rules: RuleSet, mfs: float, log: _Log) -> f
     """ModelRunner's multiplier on any mem_fraction_static (multimodal models up to SGLang 0.4.8)."""
     out = rules.runner_mem_fraction_factor(mem_fraction_static=mfs, is_multimodal=model.is_multimodal)
     if out != mfs:
-        log.assumptions.append(f"mem_fraction_static {mfs} -> {out:.4f}: this release's ModelRunner cuts it for a "
-                               f"multimodal model, the user's value too (SGLang up to 0.4.8)")
+        log.assumptions.append(
+            f"mem_fraction_static {mfs} -> {out:.4f}: this release's ModelRunner cuts it for a "
+            f"multimodal model, the user's value too (SGLang up to 0.4.8)"
+        )
     return float(out)
 
 
-def _defaults(dep: Deployment, model: ModelSpec, rules: RuleSet, dev: _Device, par: _Parallel,
-              spec: SpecPlan | None, log: _Log) -> _Defaults:
+def _defaults(
+    dep: Deployment, model: ModelSpec, rules: RuleSet, dev: _Device, par: _Parallel, spec: SpecPlan | None, log: _Log
+) -> _Defaults:
     """Page size, chunked prefill, the request cap in force and mem_fraction_static, as SGLang defaults them (the
     family's request-cap default first, then the speculative handler's: the model hook runs before it)."""
     page = _page_size(dep, model, rules, dev, log)
@@ -326,8 +407,10 @@ def _defaults(dep: Deployment, model: ModelSpec, rules: RuleSet, dev: _Device, p
         log.assumptions.append(f"max_running_requests {mrr_requested} (SGLang's {override.name} default when unset)")
     if mrr_requested is None and spec is not None and spec.mrr_default is not None:
         mrr_requested = spec.mrr_default
-        log.assumptions.append(f"max_running_requests {mrr_requested} (SGLang's {spec.algorithm} default when unset: "
-                               f"'Max running requests is reset to {mrr_requested} for speculative decoding')")
+        log.assumptions.append(
+            f"max_running_requests {mrr_requested} (SGLang's {spec.algorithm} default when unset: "
+            f"'Max running requests is reset to {mrr_requested} for speculative decoding')"
+        )
     mfs = _mem_fraction(dep, model, rules, dev, par, cps_global, spec, log)
     return _Defaults(page=page, cps=cps, cps_global=cps_global, mrr_requested=mrr_requested, mfs=mfs)
 
@@ -339,28 +422,42 @@ def _free_memory(dep: Deployment, dev: _Device, par: _Parallel, log: _Log) -> tu
         return dep.free_memory, "measured (--free-memory)"
     overhead = runtime_overhead_bytes(world_size=par.tp * par.pp, interconnect=dev.interconnect)
     free = dev.total - overhead
-    free_source = (f"device total minus {fmt_gib(overhead)} runtime overhead (CUDA context + {dev.interconnect} "
-                   f"communicators, tp x pp = {par.tp * par.pp})")
+    free_source = (
+        f"device total minus {fmt_gib(overhead)} runtime overhead (CUDA context + {dev.interconnect} "
+        f"communicators, tp x pp = {par.tp * par.pp})"
+    )
     log.assumptions.append(f"free at start {fmt_gib(free)}: {free_source}")
     return free, free_source
 
 
-def _weights(dep: Deployment, model: ModelSpec, par: _Parallel, spec: SpecPlan | None,
-             log: _Log) -> tuple[int, str, dict[str, Any] | None]:
+def _weights(
+    dep: Deployment, model: ModelSpec, par: _Parallel, spec: SpecPlan | None, log: _Log
+) -> tuple[int, str, dict[str, Any] | None]:
     """(per-GPU weight bytes, where they came from, the estimate when kvplan made one)."""
     if dep.weight_memory is not None:
         return dep.weight_memory, "measured (--weight-memory)", None
     placement = getattr(dep, "engram_placement", None)
-    est = _weight_estimate(model, tp=par.tp, pp=par.pp, ep=par.ep, attn_dp=par.attn_dp,
-                           engram_on_host=dep.engram_on_host, engram_placement=placement,
-                           moe_dense_tp_size=dep.moe_dense_tp_size, enable_dp_lm_head=dep.enable_dp_lm_head,
-                           speculative_algorithm=_draft_algorithm(spec))
+    est = _weight_estimate(
+        model,
+        tp=par.tp,
+        pp=par.pp,
+        ep=par.ep,
+        attn_dp=par.attn_dp,
+        engram_on_host=dep.engram_on_host,
+        engram_placement=placement,
+        moe_dense_tp_size=dep.moe_dense_tp_size,
+        enable_dp_lm_head=dep.enable_dp_lm_head,
+        speculative_algorithm=_draft_algorithm(spec),
+    )
     weights = est["per_gpu_bytes"]
     source = f"estimated from {est['method']} ({model.quantization} weights)"
-    parts = ", ".join(f"{name} {nbytes / GiB:.2f}" for name, nbytes in
-                      sorted(est.get("breakdown", []), key=lambda x: -x[1])[:6])
-    log.assumptions.append(f"weights {fmt_gib(weights)} per GPU, {source}, sharded tp {par.tp} / ep {par.ep} / "
-                           f"pp {par.pp}" + (f" (GiB: {parts})" if parts else ""))
+    parts = ", ".join(
+        f"{name} {nbytes / GiB:.2f}" for name, nbytes in sorted(est.get("breakdown", []), key=lambda x: -x[1])[:6]
+    )
+    log.assumptions.append(
+        f"weights {fmt_gib(weights)} per GPU, {source}, sharded tp {par.tp} / ep {par.ep} / "
+        f"pp {par.pp}" + (f" (GiB: {parts})" if parts else "")
+    )
     log.assumptions.extend(est["notes"])  # the engram placement among them (kvplan.weights.engram.placement_note)
     return weights, source, est
 
@@ -373,9 +470,11 @@ def _engram_hint(weights: dict[str, Any] | None, *, free: int) -> str:
     on_gpu = dict(weights.get("breakdown", [])).get("engram", 0)
     if not on_gpu or weights["per_gpu_bytes"] - on_gpu >= free:
         return ""
-    return (f"the engram tables take {fmt_gib(on_gpu)} per GPU in SGLang's default placement (device memory, rows "
-            f"split over TP); --engram-on-host (SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE=1; a launcher's 'offload mode "
-            f"ram/nvme' row store is the same for the GPU) keeps them in pinned host memory and the rest fits")
+    return (
+        f"the engram tables take {fmt_gib(on_gpu)} per GPU in SGLang's default placement (device memory, rows "
+        f"split over TP); --engram-on-host (SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE=1; a launcher's 'offload mode "
+        f"ram/nvme' row store is the same for the GPU) keeps them in pinned host memory and the rest fits"
+    )
 
 
 def _draft_algorithm(spec: SpecPlan | None) -> str | None:
@@ -385,33 +484,51 @@ def _draft_algorithm(spec: SpecPlan | None) -> str | None:
     return spec.algorithm if spec is not None and spec.on else None
 
 
-def _memory(dep: Deployment, model: ModelSpec, rules: RuleSet, dev: _Device, par: _Parallel, mfs: float,
-            spec: SpecPlan | None, log: _Log) -> _Memory:
+def _memory(
+    dep: Deployment,
+    model: ModelSpec,
+    rules: RuleSet,
+    dev: _Device,
+    par: _Parallel,
+    mfs: float,
+    spec: SpecPlan | None,
+    log: _Log,
+) -> _Memory:
     """Free memory at start, weights, the multimodal reserve and the KV budget of one rank."""
     free, free_source = _free_memory(dep, dev, par, log)
     if free > dev.total:
         log.warnings.append(f"free memory {fmt_gib(free)} exceeds the device total {fmt_gib(dev.total)}")
     weights, weight_source, est = _weights(dep, model, par, spec, log)
     if weights >= free:
-        log.warnings.append(f"the weights ({fmt_gib(weights)} per GPU) do not fit in the free memory "
-                            f"({fmt_gib(free)})")
+        log.warnings.append(f"the weights ({fmt_gib(weights)} per GPU) do not fit in the free memory ({fmt_gib(free)})")
         hint = _engram_hint(est, free=free)
         if hint:
             log.warnings.append(hint)
     after = free - weights
     mm = rules.multimodal_reserve_bytes(is_multimodal=model.is_multimodal)
     if mm:
-        log.assumptions.append(f"multimodal reserve {fmt_gib(mm)} (SGLANG_VLM_CACHE_SIZE_MB; SGLang counts "
-                               f"{model.id} as multimodal)")
-    budget = rules.budget_bytes(free_before_bytes=free, free_after_bytes=after, mem_fraction_static=mfs,
-                                mm_reserve_bytes=mm)
+        log.assumptions.append(
+            f"multimodal reserve {fmt_gib(mm)} (SGLANG_VLM_CACHE_SIZE_MB; SGLang counts {model.id} as multimodal)"
+        )
+    budget = rules.budget_bytes(
+        free_before_bytes=free, free_after_bytes=after, mem_fraction_static=mfs, mm_reserve_bytes=mm
+    )
     if budget <= 0:
         need = 1 - after / free if free > 0 else 1.0
-        log.warnings.append(f"no KV budget: SGLang stops with 'Loaded weights leave no GPU memory'; "
-                            f"--mem-fraction-static must exceed {need:.3f}")
-    return _Memory(free=free, free_source=free_source, weights=weights, weight_source=weight_source,
-                   measured=dep.free_memory is not None or dep.weight_memory is not None, mm=mm, budget=budget,
-                   reserve=free - int(free * mfs))
+        log.warnings.append(
+            f"no KV budget: SGLang stops with 'Loaded weights leave no GPU memory'; "
+            f"--mem-fraction-static must exceed {need:.3f}"
+        )
+    return _Memory(
+        free=free,
+        free_source=free_source,
+        weights=weights,
+        weight_source=weight_source,
+        measured=dep.free_memory is not None or dep.weight_memory is not None,
+        mm=mm,
+        budget=budget,
+        reserve=free - int(free * mfs),
+    )
 
 
 def _verdict(*, tokens: int, context: int, target: int, total_conc: int, budget: int, dp: int) -> tuple[bool, str]:
@@ -422,16 +539,21 @@ def _verdict(*, tokens: int, context: int, target: int, total_conc: int, budget:
         return fits, "does not fit: the weights leave no KV budget"
     if tokens < context:
         return fits, f"does not fit: one {context:,}-token request needs {context:,} tokens, the pool holds {tokens:,}"
-    return fits, (f"does not fit: {target} request(s) of {context:,} tokens need {target * context:,} tokens, "
-                  f"the pool holds {tokens * dp:,} ({total_conc} such request(s))")
+    return fits, (
+        f"does not fit: {target} request(s) of {context:,} tokens need {target * context:,} tokens, "
+        f"the pool holds {tokens * dp:,} ({total_conc} such request(s))"
+    )
 
 
 def _memory_slices(dev: _Device, mem: _Memory, plan: PoolPlan) -> list[MemorySlice]:
     """Where one GPU's memory goes: overhead, weights, the pools, the slack and the reserve."""
     budget_pos = max(mem.budget, 0)
     memory = [
-        MemorySlice(name="runtime overhead", bytes=max(dev.total - mem.free, 0),
-                    note="CUDA context, NCCL / all-reduce buffers, driver"),
+        MemorySlice(
+            name="runtime overhead",
+            bytes=max(dev.total - mem.free, 0),
+            note="CUDA context, NCCL / all-reduce buffers, driver",
+        ),
         MemorySlice(name="weights", bytes=mem.weights, note=mem.weight_source),
         MemorySlice(name="KV pool", bytes=plan.kv_slice_bytes, note=f"{plan.tokens:,} tokens x {plan.cell:,.1f} B"),
     ]
@@ -443,11 +565,17 @@ def _memory_slices(dev: _Device, mem: _Memory, plan: PoolPlan) -> list[MemorySli
     slack = budget_pos - (used - mem.mm)
     if slack > 0:
         memory.append(MemorySlice(name="budget left unpooled", bytes=slack, note="page rounding"))
-    memory.append(MemorySlice(name="reserve (1 - mem_fraction_static)", bytes=max(mem.reserve, 0),
-                              note="activations, CUDA graphs, req_to_token"))
+    memory.append(
+        MemorySlice(
+            name="reserve (1 - mem_fraction_static)",
+            bytes=max(mem.reserve, 0),
+            note="activations, CUDA graphs, req_to_token",
+        )
+    )
     if mem.budget < 0:
-        memory.append(MemorySlice(name="over-commit", bytes=-mem.budget,
-                                  note="weights exceed mem_fraction_static x free"))
+        memory.append(
+            MemorySlice(name="over-commit", bytes=-mem.budget, note="weights exceed mem_fraction_static x free")
+        )
     return memory
 
 
@@ -469,12 +597,16 @@ def _release_rules(dep: Deployment, model: ModelSpec, log: _Log) -> RuleSet:
     fam = family_or_none(model.family)
     if fam is not None:
         check_family(dep.engine_version, fam)
-    log.assumptions.append(f"SGLang {rel.release}: the sizing rules of releases {window.label} "
-                           f"(--engine-version {rel.requested})" + (f"; {rel.note}" if rel.note else ""))
+    log.assumptions.append(
+        f"SGLang {rel.release}: the sizing rules of releases {window.label} "
+        f"(--engine-version {rel.requested})" + (f"; {rel.note}" if rel.note else "")
+    )
     override = window.rules.override(fam) if fam is not None else None
     if override is not None and override.dp_attention and not dep.enable_dp_attention:
-        log.warnings.append(f"SGLang {rel.release} turns DP attention on (dp = tp) for {override.name}; pass "
-                            f"--dp-size {dep.tp or 1} --enable-dp-attention to plan what it runs")
+        log.warnings.append(
+            f"SGLang {rel.release} turns DP attention on (dp = tp) for {override.name}; pass "
+            f"--dp-size {dep.tp or 1} --enable-dp-attention to plan what it runs"
+        )
     return window.rules
 
 
@@ -510,13 +642,33 @@ def plan_sglang(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None) -
     d = _defaults(dep, model, rules, dev, par, spec, log)
     mem = _memory(dep, model, rules, dev, par, d.mfs, spec, log)
     if planner is None:
-        raise InputError(f"{model.id} is a {str(model.family).replace('_', ' ')} model, which kvplan does not size yet",
-                         field="--model", hint="see docs/ for the supported layouts")
-    plan = planner.plan(PoolContext(
-        model=model, rules=rules, budget=mem.budget, page_size=d.page, kv_dtype=kv_dtype, attn_tp=par.attn_tp,
-        attn_dp=par.attn_dp, dp=par.dp, pp=par.pp, dcp=par.dcp, context_len=context, chunked_prefill_size=d.cps,
-        chunked_prefill_flag=d.cps_global, max_running_requests=d.mrr_requested, sm_major=dev.sm_major,
-        vendor=dev.vendor, flags=PoolFlags.from_deployment(dep, spec), release=_exact_release(dep)))
+        raise InputError(
+            f"{model.id} is a {str(model.family).replace('_', ' ')} model, which kvplan does not size yet",
+            field="--model",
+            hint="see docs/ for the supported layouts",
+        )
+    plan = planner.plan(
+        PoolContext(
+            model=model,
+            rules=rules,
+            budget=mem.budget,
+            page_size=d.page,
+            kv_dtype=kv_dtype,
+            attn_tp=par.attn_tp,
+            attn_dp=par.attn_dp,
+            dp=par.dp,
+            pp=par.pp,
+            dcp=par.dcp,
+            context_len=context,
+            chunked_prefill_size=d.cps,
+            chunked_prefill_flag=d.cps_global,
+            max_running_requests=d.mrr_requested,
+            sm_major=dev.sm_major,
+            vendor=dev.vendor,
+            flags=PoolFlags.from_deployment(dep, spec),
+            release=_exact_release(dep),
+        )
+    )
     log.warnings.extend(plan.warnings)
     log.assumptions.extend(plan.notes)
     if spec is not None and spec.on and not spec.legacy and plan.tokens > 0:
@@ -533,51 +685,89 @@ def _speculative(dep: Deployment, model: ModelSpec, par: _Parallel, dev: _Device
         return None
     from kvplan.engines.sglang.speculative import SpecRequest, resolve_speculative
 
-    spec = resolve_speculative(SpecRequest(
-        algorithm=dep.speculative_algorithm, num_draft_tokens=dep.speculative_num_draft_tokens,
-        dspark_block_size=getattr(dep, "speculative_dspark_block_size", None), config=model.raw_config or model.config,
-        family=family_or_none(model.family), engine_version=dep.engine_version, tp=par.tp, pp=par.pp,
-        attn_dp=par.attn_dp, vendor=dev.vendor, attention_backend=dep.attention_backend))
+    spec = resolve_speculative(
+        SpecRequest(
+            algorithm=dep.speculative_algorithm,
+            num_draft_tokens=dep.speculative_num_draft_tokens,
+            dspark_block_size=getattr(dep, "speculative_dspark_block_size", None),
+            config=model.raw_config or model.config,
+            family=family_or_none(model.family),
+            engine_version=dep.engine_version,
+            tp=par.tp,
+            pp=par.pp,
+            attn_dp=par.attn_dp,
+            vendor=dev.vendor,
+            attention_backend=dep.attention_backend,
+        )
+    )
     log.warnings.extend(spec.warnings)
     log.assumptions.extend(spec.notes)
     return spec
 
 
-def _speculative_notes(dep: Deployment, rules: RuleSet, dev: _Device, par: _Parallel, spec: SpecPlan, d: _Defaults,
-                       context: int, plan: PoolPlan) -> list[str]:
+def _speculative_notes(
+    dep: Deployment,
+    rules: RuleSet,
+    dev: _Device,
+    par: _Parallel,
+    spec: SpecPlan,
+    d: _Defaults,
+    context: int,
+    plan: PoolPlan,
+) -> list[str]:
     """What the draft tokens reserve outside the KV budget, for a plan with a pool: the decode CUDA graphs, the
     ``req_to_token`` rows and the input limit (SGLang 0.5.23; see :mod:`kvplan.engines.sglang.speculative`)."""
     from kvplan.engines.sglang.speculative import req_to_token_bytes, req_to_token_extra_len
 
     out = []
-    max_bs = rules.default_cuda_graph_max_bs(gpu_memory_mib=dev.mib, tp_size=par.tp,
-                                             max_running_requests=dep.max_running_requests)
+    max_bs = rules.default_cuda_graph_max_bs(
+        gpu_memory_mib=dev.mib, tp_size=par.tp, max_running_requests=dep.max_running_requests
+    )
     n = spec.num_draft_tokens
     if not dep.disable_cuda_graph and max_bs:
         graphs = min(max_bs, plan.max_running_requests)
         width = f"; each {spec.algorithm} verify graph is batch x {n} tokens wide" if n else ""
-        out.append(f"decode CUDA graphs up to batch {graphs} (max bs {max_bs}, captured up to the request slots)"
-                   f"{width}; their memory is in the (1 - mem_fraction_static) reserve")
+        out.append(
+            f"decode CUDA graphs up to batch {graphs} (max bs {max_bs}, captured up to the request slots)"
+            f"{width}; their memory is in the (1 - mem_fraction_static) reserve"
+        )
     extra = req_to_token_extra_len(plan=spec, page_size=d.page)
-    rows = req_to_token_bytes(plan=spec, page_size=d.page, context_len=context,
-                              max_running_requests=plan.max_running_requests)
-    out.append(f"req_to_token: {plan.max_running_requests + 1} rows x (context {context:,} + {extra}"
-               + (f" for {n} draft tokens" if n else "") + f") x 4 B = {fmt_gib(rows)}, in the reserve")
+    rows = req_to_token_bytes(
+        plan=spec, page_size=d.page, context_len=context, max_running_requests=plan.max_running_requests
+    )
+    out.append(
+        f"req_to_token: {plan.max_running_requests + 1} rows x (context {context:,} + {extra}"
+        + (f" for {n} draft tokens" if n else "")
+        + f") x 4 B = {fmt_gib(rows)}, in the reserve"
+    )
     limit = rules.max_request_len(context_len=context, total_tokens=plan.tokens) - 5
     out.append(f"max_req_input_len {limit:,} = min(context - 1, pool - 1) - 5 (no draft-token term)")
     return out
 
 
-def _result(dep: Deployment, model: ModelSpec, rules: RuleSet, log: _Log, par: _Parallel, dev: _Device,
-            kv_dtype: str, context: int, d: _Defaults, mem: _Memory, plan: PoolPlan) -> FitResult:
+def _result(
+    dep: Deployment,
+    model: ModelSpec,
+    rules: RuleSet,
+    log: _Log,
+    par: _Parallel,
+    dev: _Device,
+    kv_dtype: str,
+    context: int,
+    d: _Defaults,
+    mem: _Memory,
+    plan: PoolPlan,
+) -> FitResult:
     """The shared epilogue: request-cap notes, the verdict, the memory slices, the FitResult."""
     tokens, mrr = plan.tokens, plan.max_running_requests
     if plan.reduced and tokens > 0:
-        log.warnings.append(f"max_running_requests reduced to {mrr} (the pool holds {tokens:,} tokens; SGLang caps "
-                            f"at tokens // 2)")
+        log.warnings.append(
+            f"max_running_requests reduced to {mrr} (the pool holds {tokens:,} tokens; SGLang caps at tokens // 2)"
+        )
     if d.mrr_requested is None:
-        log.assumptions.append(f"max_running_requests {mrr}: SGLang's derived default clamp(int(tokens / context x "
-                               f"512), 2048, 4096)")
+        log.assumptions.append(
+            f"max_running_requests {mrr}: SGLang's derived default clamp(int(tokens / context x 512), 2048, 4096)"
+        )
     max_ctx = rules.max_request_len(context_len=context, total_tokens=tokens) if tokens > 0 else 0
     per_rank_conc = min(tokens // context, mrr) if context > 0 else 0
     total_conc = per_rank_conc * par.dp
@@ -585,27 +775,73 @@ def _result(dep: Deployment, model: ModelSpec, rules: RuleSet, log: _Log, par: _
     # a workload) is judged once, engine-neutrally, in kvplan.planning.verdict
     target = 1
     if 0 < tokens < context:
-        log.warnings.append(f"KV pool holds {tokens:,} tokens, fewer than --context-length {context:,}: SGLang only "
-                            f"warns; requests longer than {max_ctx:,} tokens are refused")
-    fits, verdict = _verdict(tokens=tokens, context=context, target=target, total_conc=total_conc, budget=mem.budget,
-                             dp=par.dp)
+        log.warnings.append(
+            f"KV pool holds {tokens:,} tokens, fewer than --context-length {context:,}: SGLang only "
+            f"warns; requests longer than {max_ctx:,} tokens are refused"
+        )
+    fits, verdict = _verdict(
+        tokens=tokens, context=context, target=target, total_conc=total_conc, budget=mem.budget, dp=par.dp
+    )
     return FitResult(
-        engine="sglang", engine_version=dep.engine_version or ENGINE_VERSION, model=model.id, gpu=dev.label,
-        num_gpus=par.num_gpus, tp=par.tp, pp=par.pp, dp=par.dp, ep=par.ep, dp_attention=dep.enable_dp_attention,
-        kv_cache_dtype=kv_dtype, kv_bytes_per_token=plan.cell, kv_budget_bytes=mem.budget, kv_pool_tokens=tokens,
-        max_running_requests=mrr, max_concurrency=total_conc, max_context_length=max_ctx, context_length=context,
-        fits=fits, device_bytes=dev.total, free_bytes=mem.free, weight_bytes=mem.weights, warnings=log.warnings,
-        assumptions=log.assumptions, verdict=verdict, family=model.family, layout=plan.layout,
-        mode="measured" if mem.measured else "cold", mem_fraction_static=d.mfs, page_size=d.page,
-        chunked_prefill_size=d.cps, attn_tp=par.attn_tp, attn_dp=par.attn_dp, target_requests=target,
-        kv_pool_tokens_total=tokens * par.dp, max_concurrency_per_rank=per_rank_conc,
-        kv_pool_bytes=plan.kv_pool_bytes, fixed_pool_bytes=plan.fixed_bytes, weight_source=mem.weight_source,
-        free_source=mem.free_source, pools=plan.pools, memory=_memory_slices(dev, mem, plan), bases=plan.bases)
+        engine="sglang",
+        engine_version=dep.engine_version or ENGINE_VERSION,
+        model=model.id,
+        gpu=dev.label,
+        num_gpus=par.num_gpus,
+        tp=par.tp,
+        pp=par.pp,
+        dp=par.dp,
+        ep=par.ep,
+        dp_attention=dep.enable_dp_attention,
+        kv_cache_dtype=kv_dtype,
+        kv_bytes_per_token=plan.cell,
+        kv_budget_bytes=mem.budget,
+        kv_pool_tokens=tokens,
+        max_running_requests=mrr,
+        max_concurrency=total_conc,
+        max_context_length=max_ctx,
+        context_length=context,
+        fits=fits,
+        device_bytes=dev.total,
+        free_bytes=mem.free,
+        weight_bytes=mem.weights,
+        warnings=log.warnings,
+        assumptions=log.assumptions,
+        verdict=verdict,
+        family=model.family,
+        layout=plan.layout,
+        mode="measured" if mem.measured else "cold",
+        mem_fraction_static=d.mfs,
+        page_size=d.page,
+        chunked_prefill_size=d.cps,
+        attn_tp=par.attn_tp,
+        attn_dp=par.attn_dp,
+        target_requests=target,
+        kv_pool_tokens_total=tokens * par.dp,
+        max_concurrency_per_rank=per_rank_conc,
+        kv_pool_bytes=plan.kv_pool_bytes,
+        fixed_pool_bytes=plan.fixed_bytes,
+        weight_source=mem.weight_source,
+        free_source=mem.free_source,
+        pools=plan.pools,
+        memory=_memory_slices(dev, mem, plan),
+        bases=plan.bases,
+    )
 
 
-def _weight_estimate(model: ModelSpec, *, tp: int, pp: int, ep: int, attn_dp: int, engram_on_host: bool,
-                     engram_placement: str | None = None, moe_dense_tp_size: int | None = None,
-                     enable_dp_lm_head: bool = False, speculative_algorithm: str | None = None) -> dict[str, Any]:
+def _weight_estimate(
+    model: ModelSpec,
+    *,
+    tp: int,
+    pp: int,
+    ep: int,
+    attn_dp: int,
+    engram_on_host: bool,
+    engram_placement: str | None = None,
+    moe_dense_tp_size: int | None = None,
+    enable_dp_lm_head: bool = False,
+    speculative_algorithm: str | None = None,
+) -> dict[str, Any]:
     """kvplan.weights.estimate.estimate_weight_bytes for SGLang, remembered on disk (kvplan.cache) per model content
     and sharding: the estimate walks every tensor of the model, which is most of a warm ``fit``'s own work.
 
@@ -619,8 +855,19 @@ def _weight_estimate(model: ModelSpec, *, tp: int, pp: int, ep: int, attn_dp: in
     from kvplan.weights import ESTIMATE_REVISION
 
     # the estimate's own revision is part of the key: a changed estimator never reads an older answer
-    key_parts: list[Any] = [ESTIMATE_REVISION, model.config, model.quantization, model.checkpoint_bytes, tp, pp, ep,
-                            attn_dp, engram_on_host, moe_dense_tp_size, enable_dp_lm_head]
+    key_parts: list[Any] = [
+        ESTIMATE_REVISION,
+        model.config,
+        model.quantization,
+        model.checkpoint_bytes,
+        tp,
+        pp,
+        ep,
+        attn_dp,
+        engram_on_host,
+        moe_dense_tp_size,
+        enable_dp_lm_head,
+    ]
     if engram_placement is not None:
         key_parts.append(engram_placement)
     if speculative_algorithm:
@@ -635,12 +882,25 @@ def _weight_estimate(model: ModelSpec, *, tp: int, pp: int, ep: int, attn_dp: in
     kw: dict[str, Any] = {"engram_placement": engram_placement} if engram_placement is not None else {}
     if speculative_algorithm:
         kw["speculative_algorithm"] = speculative_algorithm
-    est = estimate_weight_bytes(config=model.config, quantization=model.quantization,
-                                checkpoint_bytes=model.checkpoint_bytes, tp_size=tp, pp_size=pp, ep_size=ep,
-                                attn_dp_size=attn_dp, engine="sglang", engram_on_host=engram_on_host,
-                                moe_dense_tp_size=moe_dense_tp_size, enable_dp_lm_head=enable_dp_lm_head, **kw)
-    out = {"per_gpu_bytes": est.per_gpu_bytes, "method": est.method, "notes": list(est.notes),
-           "breakdown": [[name, nbytes] for name, nbytes in est.breakdown if nbytes]}
+    est = estimate_weight_bytes(
+        config=model.config,
+        quantization=model.quantization,
+        checkpoint_bytes=model.checkpoint_bytes,
+        tp_size=tp,
+        pp_size=pp,
+        ep_size=ep,
+        attn_dp_size=attn_dp,
+        engine="sglang",
+        engram_on_host=engram_on_host,
+        moe_dense_tp_size=moe_dense_tp_size,
+        enable_dp_lm_head=enable_dp_lm_head,
+        **kw,
+    )
+    out = {
+        "per_gpu_bytes": est.per_gpu_bytes,
+        "method": est.method,
+        "notes": list(est.notes),
+        "breakdown": [[name, nbytes] for name, nbytes in est.breakdown if nbytes],
+    }
     cache.store("weights", key, ident, out)
     return out
-

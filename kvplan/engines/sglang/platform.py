@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
-_PLATFORMS = {"amd": "hip", "hip": "hip", "rocm": "hip", "intel": "xpu", "xpu": "xpu", "npu": "npu",
-              "ascend": "npu", "musa": "musa", "cpu": "cpu"}
+_PLATFORMS = {
+    "amd": "hip",
+    "hip": "hip",
+    "rocm": "hip",
+    "intel": "xpu",
+    "xpu": "xpu",
+    "npu": "npu",
+    "ascend": "npu",
+    "musa": "musa",
+    "cpu": "cpu",
+}
 
 
 def platform_of(vendor: str) -> str:

@@ -122,25 +122,60 @@ class RuleSet:
         """The family's model override, or None when SGLang applies none."""
         return self.overrides.get(family)
 
+
 #: ``is_hybrid_swa_model``'s allow-list in 0.5.23 (``configs/model_config.py``, with ``SWA_SINK_ARCHS`` and
 #: ``MIMO_V2_MODEL_ARCHS``)
-SWA_ARCHS_0523: frozenset[str] = frozenset({
-    "BeamForCausalLM", "DeepseekV4ForCausalLM", "DeepseekV4ForCausalLMDSpark", "DeepseekV4ForCausalLMNextN",
-    "DiffusionGemmaForBlockDiffusion", "EmbeddingGemma2Model", "Gemma4ForCausalLM", "Gemma4ForConditionalGeneration",
-    "Gemma4UnifiedForConditionalGeneration", "GptOssForCausalLM", "GraniteMoeSWAForCausalLM", "GraniteSWAForCausalLM",
-    "IQuestQ1ForCausalLM", "IQuestQ1MTP", "InklingForConditionalGeneration", "InklingForConditionalGenerationMTP",
-    "LagunaForCausalLM", "Llama4ForConditionalGeneration", "MellumForCausalLM", "MiMoV2FlashForCausalLM",
-    "MiMoV2ForCausalLM", "MiMoV2MTP", "MuseGlimmerForCausalLM", "MuseGlimmerForConditionalGeneration",
-    "Step3p5ForCausalLM", "Step3p5MTP", "Step3p7ForConditionalGeneration", "UnlimitedOCRForCausalLM",
-})
+SWA_ARCHS_0523: frozenset[str] = frozenset(
+    {
+        "BeamForCausalLM",
+        "DeepseekV4ForCausalLM",
+        "DeepseekV4ForCausalLMDSpark",
+        "DeepseekV4ForCausalLMNextN",
+        "DiffusionGemmaForBlockDiffusion",
+        "EmbeddingGemma2Model",
+        "Gemma4ForCausalLM",
+        "Gemma4ForConditionalGeneration",
+        "Gemma4UnifiedForConditionalGeneration",
+        "GptOssForCausalLM",
+        "GraniteMoeSWAForCausalLM",
+        "GraniteSWAForCausalLM",
+        "IQuestQ1ForCausalLM",
+        "IQuestQ1MTP",
+        "InklingForConditionalGeneration",
+        "InklingForConditionalGenerationMTP",
+        "LagunaForCausalLM",
+        "Llama4ForConditionalGeneration",
+        "MellumForCausalLM",
+        "MiMoV2FlashForCausalLM",
+        "MiMoV2ForCausalLM",
+        "MiMoV2MTP",
+        "MuseGlimmerForCausalLM",
+        "MuseGlimmerForConditionalGeneration",
+        "Step3p5ForCausalLM",
+        "Step3p5MTP",
+        "Step3p7ForConditionalGeneration",
+        "UnlimitedOCRForCausalLM",
+    }
+)
 
 #: model overrides that turn hybrid SWA memory off in 0.5.23 (``arg_groups/model_overrides/gemma2_gemma3.py``,
 #: ``olmo2.py``, ``exaone.py``); hierarchical-cache switch-offs (Step3p5) are not defaults and are left out
-SWA_DISABLED_0523: Mapping[str, str] = MappingProxyType({
-    **dict.fromkeys(("Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration", "Gemma3nForCausalLM",
-                     "Gemma3nForConditionalGeneration", "Olmo2ForCausalLM"), "always"),
-    **dict.fromkeys(("Exaone4ForCausalLM", "ExaoneMoEForCausalLM"), "sliding_window_pattern"),
-})
+SWA_DISABLED_0523: Mapping[str, str] = MappingProxyType(
+    {
+        **dict.fromkeys(
+            (
+                "Gemma2ForCausalLM",
+                "Gemma3ForCausalLM",
+                "Gemma3ForConditionalGeneration",
+                "Gemma3nForCausalLM",
+                "Gemma3nForConditionalGeneration",
+                "Olmo2ForCausalLM",
+            ),
+            "always",
+        ),
+        **dict.fromkeys(("Exaone4ForCausalLM", "ExaoneMoEForCausalLM"), "sliding_window_pattern"),
+    }
+)
 
 
 class PoolRules:
@@ -178,17 +213,37 @@ class PoolRules:
       ``heads x head_dim x L x 2 x e`` (``ModelRunner.profile_max_num_token``, 0.3.0 - 0.5.6).
     """
 
-    __slots__ = ("gqa_cell_v_head_dim", "hybrid_swa_archs", "mamba_cache_sizing", "mamba_fallback_slots",
-                 "mamba_full_memory_ratio", "swa_config_opt_in", "swa_disabled_archs", "swa_full_tokens_ratio",
-                 "swa_split")
+    __slots__ = (
+        "gqa_cell_v_head_dim",
+        "hybrid_swa_archs",
+        "mamba_cache_sizing",
+        "mamba_fallback_slots",
+        "mamba_full_memory_ratio",
+        "swa_config_opt_in",
+        "swa_disabled_archs",
+        "swa_full_tokens_ratio",
+        "swa_split",
+    )
 
-    def __init__(self, *, hybrid_swa_archs: frozenset[str] | None, swa_config_opt_in: bool = True,
-                 swa_disabled_archs: Mapping[str, str], swa_split: str = "bytes", swa_full_tokens_ratio: float = 0.8,
-                 mamba_cache_sizing: str = "ratio", mamba_full_memory_ratio: float | None = 0.9,
-                 mamba_fallback_slots: int | None = None, gqa_cell_v_head_dim: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        hybrid_swa_archs: frozenset[str] | None,
+        swa_config_opt_in: bool = True,
+        swa_disabled_archs: Mapping[str, str],
+        swa_split: str = "bytes",
+        swa_full_tokens_ratio: float = 0.8,
+        mamba_cache_sizing: str = "ratio",
+        mamba_full_memory_ratio: float | None = 0.9,
+        mamba_fallback_slots: int | None = None,
+        gqa_cell_v_head_dim: bool = True,
+    ) -> None:
         self.hybrid_swa_archs, self.swa_config_opt_in = hybrid_swa_archs, swa_config_opt_in
-        self.swa_disabled_archs, self.swa_split, self.swa_full_tokens_ratio = (swa_disabled_archs, swa_split,
-                                                                               swa_full_tokens_ratio)
+        self.swa_disabled_archs, self.swa_split, self.swa_full_tokens_ratio = (
+            swa_disabled_archs,
+            swa_split,
+            swa_full_tokens_ratio,
+        )
         self.mamba_cache_sizing, self.mamba_full_memory_ratio = mamba_cache_sizing, mamba_full_memory_ratio
         self.mamba_fallback_slots, self.gqa_cell_v_head_dim = mamba_fallback_slots, gqa_cell_v_head_dim
 
@@ -199,9 +254,16 @@ class PoolRules:
     def __repr__(self) -> str:
         return "PoolRules(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__) + ")"
 
-    def hybrid_swa_pool(self, *, architectures: list[str] | tuple[str, ...], has_sliding_window: bool,
-                        config_opt_in: bool = False, trtllm_mha: bool = False,
-                        speculative: bool = False, sliding_window_pattern: bool = False) -> bool:
+    def hybrid_swa_pool(
+        self,
+        *,
+        architectures: list[str] | tuple[str, ...],
+        has_sliding_window: bool,
+        config_opt_in: bool = False,
+        trtllm_mha: bool = False,
+        speculative: bool = False,
+        sliding_window_pattern: bool = False,
+    ) -> bool:
         """Whether this release sizes the model with the hybrid sliding-window pool (else one pool over all layers).
 
         ``has_sliding_window``: the model's layers carry a window (the 0.4.9.post6 - 0.5.6 rule);
@@ -211,8 +273,12 @@ class PoolRules:
         with EAGLE on an H100, True under 0.5.23.
         """
         archs = set(architectures)
-        cond = {"always": True, "trtllm_mha-or-speculative": trtllm_mha or speculative, "trtllm_mha": trtllm_mha,
-                "sliding_window_pattern": sliding_window_pattern}
+        cond = {
+            "always": True,
+            "trtllm_mha-or-speculative": trtllm_mha or speculative,
+            "trtllm_mha": trtllm_mha,
+            "sliding_window_pattern": sliding_window_pattern,
+        }
         if any(cond.get(self.swa_disabled_archs.get(a, ""), False) for a in archs):
             return False
         if self.hybrid_swa_archs is None:
@@ -224,17 +290,18 @@ class PoolRules:
 POOL_RULES_0523: PoolRules = PoolRules(hybrid_swa_archs=SWA_ARCHS_0523, swa_disabled_archs=SWA_DISABLED_0523)
 
 
-def _mfs_0523(*, speculative_algorithm: str = "", context_length: int | None = None, is_multimodal: bool = False,
-              **kw: Any) -> float:
+def _mfs_0523(
+    *, speculative_algorithm: str = "", context_length: int | None = None, is_multimodal: bool = False, **kw: Any
+) -> float:
     """0.5.23's heuristic (``rules.default_mem_fraction_static``) called with the planner's keyword set."""
     del speculative_algorithm, context_length, is_multimodal
     return r0523.default_mem_fraction_static(**kw)
 
 
-def _bs_0523(*, gpu_memory_mib: int | None, tp_size: int, max_running_requests: int | None = None,
-             **_: Any) -> int:
-    return r0523.default_cuda_graph_max_bs(gpu_memory_mib=gpu_memory_mib, tp_size=tp_size,
-                                           max_running_requests=max_running_requests)
+def _bs_0523(*, gpu_memory_mib: int | None, tp_size: int, max_running_requests: int | None = None, **_: Any) -> int:
+    return r0523.default_cuda_graph_max_bs(
+        gpu_memory_mib=gpu_memory_mib, tp_size=tp_size, max_running_requests=max_running_requests
+    )
 
 
 def _cps_0523(*, gpu_memory_mib: int | None, tp_size: int = 1, **_: Any) -> int:
@@ -257,10 +324,20 @@ QWEN3_NEXT_SM100_ADDED: tuple[tuple[tuple[int, int, int], tuple[str, ...]], ...]
 )
 
 
-def qwen3_next_sm100_page(*, rule: str, release: tuple[int, int, int], architectures: Any, sm_major: int | None,
-                          vendor: str, attention_backend: str | None, requested: int | None, radix_cache: bool = True,
-                          speculative: bool = False, overlap_schedule: bool = True,
-                          trtllm_default: bool = True) -> int | None:
+def qwen3_next_sm100_page(
+    *,
+    rule: str,
+    release: tuple[int, int, int],
+    architectures: Any,
+    sm_major: int | None,
+    vendor: str,
+    attention_backend: str | None,
+    requested: int | None,
+    radix_cache: bool = True,
+    speculative: bool = False,
+    overlap_schedule: bool = True,
+    trtllm_default: bool = True,
+) -> int | None:
     """The page a Qwen3-Next / Qwen3.5 hybrid runs with on SM100 when ``--attention-backend`` is unset (None: the
     override does not apply: another GPU, another model, a backend given, or ``rule`` "")::
 
@@ -300,13 +377,26 @@ def qwen3_next_sm100_page(*, rule: str, release: tuple[int, int, int], architect
     return requested or 1
 
 
-def _page_0523(*, architectures: Any = None, radix_cache: bool = True, speculative: bool = False,
-               overlap_schedule: bool = True, **kw: Any) -> int:
-    forced = qwen3_next_sm100_page(rule="force", release=(0, 5, 23), architectures=architectures,
-                                   sm_major=kw.get("sm_major"), vendor=kw.get("vendor", "nvidia"),
-                                   attention_backend=kw.get("attention_backend"), requested=kw.get("requested"),
-                                   radix_cache=radix_cache, speculative=speculative,
-                                   overlap_schedule=overlap_schedule)
+def _page_0523(
+    *,
+    architectures: Any = None,
+    radix_cache: bool = True,
+    speculative: bool = False,
+    overlap_schedule: bool = True,
+    **kw: Any,
+) -> int:
+    forced = qwen3_next_sm100_page(
+        rule="force",
+        release=(0, 5, 23),
+        architectures=architectures,
+        sm_major=kw.get("sm_major"),
+        vendor=kw.get("vendor", "nvidia"),
+        attention_backend=kw.get("attention_backend"),
+        requested=kw.get("requested"),
+        radix_cache=radix_cache,
+        speculative=speculative,
+        overlap_schedule=overlap_schedule,
+    )
     return r0523.default_page_size(**kw) if forced is None else forced
 
 
@@ -330,8 +420,13 @@ SGLANG_0_5_23 = RuleSet(
     mla_families=frozenset({Family.MLA, Family.DSA}),
     # arg_groups/model_overrides/deepseek_v4.py _deepseek_v4_overrides (page 256); deepseek_v4_hook.py
     # apply_deepseek_v4_defaults (max_running_requests 256); cuda_graph_hook.py (no prefill graph for DSV4)
-    overrides=MappingProxyType({Family.DSV4: FamilyOverride(name="DeepSeek-V4", page_size=256,
-                                                            max_running_requests=256, prefill_cuda_graph=False)}),
+    overrides=MappingProxyType(
+        {
+            Family.DSV4: FamilyOverride(
+                name="DeepSeek-V4", page_size=256, max_running_requests=256, prefill_cuda_graph=False
+            )
+        }
+    ),
 )
 
 
@@ -362,38 +457,83 @@ class ReleaseWindow:
 
 #: build dates stored in the wheels (zipfile date_time of sglang/version.py), for main-branch builds by date
 RELEASE_DATES: dict[str, str] = {
-    "0.3.0": "2024-09-03", "0.3.1": "2024-09-15", "0.3.2": "2024-09-25", "0.3.3": "2024-10-08",
-    "0.3.4": "2024-10-19", "0.3.4.post1": "2024-10-22", "0.3.5": "2024-11-03", "0.3.6": "2024-11-22",
-    "0.4.0": "2024-12-03", "0.4.0.post2": "2024-12-21", "0.4.1": "2024-12-25", "0.4.1.post7": "2025-01-20",
-    "0.4.3.post2": "2025-02-17", "0.4.4": "2025-03-13", "0.4.4.post1": "2025-03-14", "0.4.4.post2": "2025-03-27",
-    "0.4.4.post3": "2025-03-29", "0.4.4.post4": "2025-04-05", "0.4.5": "2025-04-07", "0.4.5.post2": "2025-04-20",
-    "0.4.5.post3": "2025-04-22", "0.4.6.post1": "2025-04-28", "0.4.6.post2": "2025-05-01",
-    "0.4.6.post5": "2025-05-24", "0.4.7": "2025-06-10", "0.4.7.post1": "2025-06-16", "0.4.8": "2025-06-24",
-    "0.4.9": "2025-07-06", "0.4.9.post6": "2025-07-29", "0.4.10": "2025-07-31", "0.5.0rc2": "2025-08-14",
-    "0.5.1.post3": "2025-08-27", "0.5.2": "2025-09-11", "0.5.3": "2025-10-06", "0.5.4": "2025-10-24",
-    "0.5.5": "2025-11-06", "0.5.6": "2025-12-03", "0.5.7": "2026-01-01", "0.5.8": "2026-01-23",
-    "0.5.9": "2026-02-23", "0.5.10": "2026-04-05", "0.5.11": "2026-05-07", "0.5.12": "2026-05-16",
-    "0.5.13": "2026-06-11", "0.5.14": "2026-06-26", "0.5.15": "2026-07-10", "0.5.16": "2026-07-25",
-    "0.5.17": "2026-08-08", "0.5.18": "2026-08-21", "0.5.19": "2026-09-04", "0.5.20": "2026-09-18",
-    "0.5.21": "2026-10-01", "0.5.22": "2026-10-15", "0.5.23": "2026-10-30",
+    "0.3.0": "2024-09-03",
+    "0.3.1": "2024-09-15",
+    "0.3.2": "2024-09-25",
+    "0.3.3": "2024-10-08",
+    "0.3.4": "2024-10-19",
+    "0.3.4.post1": "2024-10-22",
+    "0.3.5": "2024-11-03",
+    "0.3.6": "2024-11-22",
+    "0.4.0": "2024-12-03",
+    "0.4.0.post2": "2024-12-21",
+    "0.4.1": "2024-12-25",
+    "0.4.1.post7": "2025-01-20",
+    "0.4.3.post2": "2025-02-17",
+    "0.4.4": "2025-03-13",
+    "0.4.4.post1": "2025-03-14",
+    "0.4.4.post2": "2025-03-27",
+    "0.4.4.post3": "2025-03-29",
+    "0.4.4.post4": "2025-04-05",
+    "0.4.5": "2025-04-07",
+    "0.4.5.post2": "2025-04-20",
+    "0.4.5.post3": "2025-04-22",
+    "0.4.6.post1": "2025-04-28",
+    "0.4.6.post2": "2025-05-01",
+    "0.4.6.post5": "2025-05-24",
+    "0.4.7": "2025-06-10",
+    "0.4.7.post1": "2025-06-16",
+    "0.4.8": "2025-06-24",
+    "0.4.9": "2025-07-06",
+    "0.4.9.post6": "2025-07-29",
+    "0.4.10": "2025-07-31",
+    "0.5.0rc2": "2025-08-14",
+    "0.5.1.post3": "2025-08-27",
+    "0.5.2": "2025-09-11",
+    "0.5.3": "2025-10-06",
+    "0.5.4": "2025-10-24",
+    "0.5.5": "2025-11-06",
+    "0.5.6": "2025-12-03",
+    "0.5.7": "2026-01-01",
+    "0.5.8": "2026-01-23",
+    "0.5.9": "2026-02-23",
+    "0.5.10": "2026-04-05",
+    "0.5.11": "2026-05-07",
+    "0.5.12": "2026-05-16",
+    "0.5.13": "2026-06-11",
+    "0.5.14": "2026-06-26",
+    "0.5.15": "2026-07-10",
+    "0.5.16": "2026-07-25",
+    "0.5.17": "2026-08-08",
+    "0.5.18": "2026-08-21",
+    "0.5.19": "2026-09-04",
+    "0.5.20": "2026-09-18",
+    "0.5.21": "2026-10-01",
+    "0.5.22": "2026-10-15",
+    "0.5.23": "2026-10-30",
 }
 
 #: the first release with each family's pool layout (a plan of an older release is refused)
-FAMILY_SINCE: Mapping[Family, str] = MappingProxyType({
-    Family.GQA: "0.3.0", Family.MLA: "0.3.0",
-    # mem_cache/memory_pool.py SWAKVPool is in 0.4.9, but only for Llama-4 with --hybrid-kvcache-ratio (opt-in,
-    # not the ratio pool kvplan sizes); model_runner.py gives every sliding-window model the pool from 0.4.9.post6
-    Family.HYBRID_SWA: "0.4.9.post6",
-    Family.HYBRID_MAMBA: "0.5.2",   # mem_cache/memory_pool.py HybridReqToTokenPool / MambaPool (Qwen3-Next)
-    Family.DSA: "0.5.3",            # mem_cache/memory_pool.py NSATokenToKVPool (DeepSeek-V3.2)
-    Family.DSV4: "0.5.12",          # mem_cache/deepseek_v4_memory_pool.py
-})
+FAMILY_SINCE: Mapping[Family, str] = MappingProxyType(
+    {
+        Family.GQA: "0.3.0",
+        Family.MLA: "0.3.0",
+        # mem_cache/memory_pool.py SWAKVPool is in 0.4.9, but only for Llama-4 with --hybrid-kvcache-ratio (opt-in,
+        # not the ratio pool kvplan sizes); model_runner.py gives every sliding-window model the pool from 0.4.9.post6
+        Family.HYBRID_SWA: "0.4.9.post6",
+        Family.HYBRID_MAMBA: "0.5.2",  # mem_cache/memory_pool.py HybridReqToTokenPool / MambaPool (Qwen3-Next)
+        Family.DSA: "0.5.3",  # mem_cache/memory_pool.py NSATokenToKVPool (DeepSeek-V3.2)
+        Family.DSV4: "0.5.12",  # mem_cache/deepseek_v4_memory_pool.py
+    }
+)
 
 Key = tuple[int, int, int, int, int]  # major, minor, patch, stage (-2 dev, -1 rc, 0 final, 1 post), n
 
 # patterns, compiled by re's cache on first use (a plan with the default release never parses a version)
-_RELEASE = (r"v?(0|[1-9]\d*)\.(0|[1-9]\d*)(?:\.(0|[1-9]\d*))?(?:rc(\d+)|\.post(\d+))?(?:\.dev(\d+))?"
-                      r"(?:[+-][0-9A-Za-z][0-9A-Za-z._-]*)?")
+_RELEASE = (
+    r"v?(0|[1-9]\d*)\.(0|[1-9]\d*)(?:\.(0|[1-9]\d*))?(?:rc(\d+)|\.post(\d+))?(?:\.dev(\d+))?"
+    r"(?:[+-][0-9A-Za-z][0-9A-Za-z._-]*)?"
+)
 _MAIN = r"main[-_]?(\d{4})-?(\d{2})-?(\d{2})"
 _STRICT = r"v?(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
 
@@ -431,9 +571,11 @@ def version_key(version: str) -> Key:
 
 def _bad(version: str, why: str) -> InputError:
     lo, hi = SUPPORTED
-    return InputError(f"SGLang {why}: kvplan has the rules of SGLang {lo} - {hi}", field="--engine-version",
-                      hint=f"give a release from {lo} to {hi} (e.g. 0.4.7.post1, 0.5.0rc2, main-2025-08-01); "
-                           f"see docs/sglang.md")
+    return InputError(
+        f"SGLang {why}: kvplan has the rules of SGLang {lo} - {hi}",
+        field="--engine-version",
+        hint=f"give a release from {lo} to {hi} (e.g. 0.4.7.post1, 0.5.0rc2, main-2025-08-01); see docs/sglang.md",
+    )
 
 
 def _by_date(date: str, requested: str, below: Key | None = None) -> Release:
@@ -443,9 +585,12 @@ def _by_date(date: str, requested: str, below: Key | None = None) -> Release:
     if date > RELEASE_DATES[SUPPORTED[1]]:
         raise _bad(requested, f"build {requested!r} is newer than {SUPPORTED[1]}")
     _, rel = max(known, key=lambda dv: (dv[0], version_key(dv[1])))
-    return Release(requested=requested, release=rel, key=version_key(rel),
-                   note=f"{requested} is a main-branch build: sized as {rel}, the newest release built on or before "
-                        f"{date}")
+    return Release(
+        requested=requested,
+        release=rel,
+        key=version_key(rel),
+        note=f"{requested} is a main-branch build: sized as {rel}, the newest release built on or before {date}",
+    )
 
 
 def parse_release(version: str) -> Release:
@@ -555,9 +700,11 @@ def check_family(version: str | None, family: Family) -> None:
         return
     rel = parse_release(version)
     if rel.key < version_key(since):
-        raise InputError(f"SGLang {rel.requested} has no {family.value} pool layout (the first release with it is "
-                         f"{since})", field="--engine-version",
-                         hint=f"use --engine-version {since} or newer for this model")
+        raise InputError(
+            f"SGLang {rel.requested} has no {family.value} pool layout (the first release with it is {since})",
+            field="--engine-version",
+            hint=f"use --engine-version {since} or newer for this model",
+        )
 
 
 def release_warning(version: str | None) -> str | None:
@@ -567,6 +714,8 @@ def release_warning(version: str | None) -> str | None:
     try:
         parse_release(version)
     except InputError:
-        return (f"kvplan models SGLang {SUPPORTED[0]} - {SUPPORTED[1]}; {version} may size some layouts "
-                f"differently (see docs/sglang.md)")
+        return (
+            f"kvplan models SGLang {SUPPORTED[0]} - {SUPPORTED[1]}; {version} may size some layouts "
+            f"differently (see docs/sglang.md)"
+        )
     return None

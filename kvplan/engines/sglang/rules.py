@@ -187,9 +187,7 @@ def default_chunked_prefill_size(*, gpu_memory_mib: int | None, tp_size: int) ->
     return 16384
 
 
-def default_cuda_graph_max_bs(
-    *, gpu_memory_mib: int | None, tp_size: int, max_running_requests: int | None
-) -> int:
+def default_cuda_graph_max_bs(*, gpu_memory_mib: int | None, tp_size: int, max_running_requests: int | None) -> int:
     """Decode CUDA-graph ``max_bs`` when unset.
 
     < 20,480 MiB -> 8; < 35,840 -> 48 (tp < 4) / 160; < 61,440 -> 32 / 160; < 163,840 -> 256 / 512;
@@ -447,11 +445,22 @@ def default_mem_fraction_static(
 #: architectures SGLang's DeepSeek-family model override applies to (on SM100 it makes ``trtllm_mla`` the default MLA
 #: backend).  Source: sgl-project/sglang python/sglang/srt/arg_groups/model_overrides/deepseek_v2.py, the
 #: ``_register_for`` list of ``_deepseek_family_overrides``, v0.5.23.
-DEEPSEEK_FAMILY_ARCHITECTURES = frozenset({
-    "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "KimiK25ForConditionalGeneration", "MistralLarge3ForCausalLM",
-    "PixtralForConditionalGeneration", "GlmMoeDsaForCausalLM", "Glm5NextForConditionalGeneration", "HYV4ForCausalLM",
-    "HYV4ForCausalLMNextN", "LongcatFlashForCausalLM", "LongcatFlashForCausalLMNextN", "Dots3NoteForCausalLM",
-})
+DEEPSEEK_FAMILY_ARCHITECTURES = frozenset(
+    {
+        "DeepseekV3ForCausalLM",
+        "DeepseekV32ForCausalLM",
+        "KimiK25ForConditionalGeneration",
+        "MistralLarge3ForCausalLM",
+        "PixtralForConditionalGeneration",
+        "GlmMoeDsaForCausalLM",
+        "Glm5NextForConditionalGeneration",
+        "HYV4ForCausalLM",
+        "HYV4ForCausalLMNextN",
+        "LongcatFlashForCausalLM",
+        "LongcatFlashForCausalLMNextN",
+        "Dots3NoteForCausalLM",
+    }
+)
 
 
 def is_deepseek_family(*, architectures: Any) -> bool:
@@ -469,8 +478,15 @@ def _attention_family(family: str) -> Family:
     return Family(family)
 
 
-def _gqa_backend(*, plat: str, sm_major: int | None, topk_ok: bool, has_asymmetric_kv: bool,
-                 has_attention_sinks: bool, deepseek_family: bool) -> str:
+def _gqa_backend(
+    *,
+    plat: str,
+    sm_major: int | None,
+    topk_ok: bool,
+    has_asymmetric_kv: bool,
+    has_attention_sinks: bool,
+    deepseek_family: bool,
+) -> str:
     del deepseek_family
     if plat == "cuda" and sm_major == 9 and topk_ok:
         return "fa3"
@@ -481,8 +497,15 @@ def _gqa_backend(*, plat: str, sm_major: int | None, topk_ok: bool, has_asymmetr
     return "triton" if has_attention_sinks else "flashinfer"
 
 
-def _mla_backend(*, plat: str, sm_major: int | None, topk_ok: bool, has_asymmetric_kv: bool,
-                 has_attention_sinks: bool, deepseek_family: bool) -> str:
+def _mla_backend(
+    *,
+    plat: str,
+    sm_major: int | None,
+    topk_ok: bool,
+    has_asymmetric_kv: bool,
+    has_attention_sinks: bool,
+    deepseek_family: bool,
+) -> str:
     del topk_ok, has_asymmetric_kv, has_attention_sinks
     if deepseek_family and plat == "cuda" and sm_major == 10:
         return "trtllm_mla"
@@ -504,7 +527,9 @@ def _fixed_backend(name: str) -> Callable[..., str]:
 
 #: each attention family's default-backend rule (DSA and DeepSeek-V4 have a backend of their own)
 _DEFAULT_BACKEND: dict[Family, Callable[..., str]] = {
-    Family.GQA: _gqa_backend, Family.MLA: _mla_backend, Family.DSA: _fixed_backend("dsa"),
+    Family.GQA: _gqa_backend,
+    Family.MLA: _mla_backend,
+    Family.DSA: _fixed_backend("dsa"),
     Family.DSV4: _fixed_backend("dsv4"),
 }
 
@@ -533,9 +558,13 @@ def default_attention_backend(
     """
     fam = _attention_family(family)
     return _DEFAULT_BACKEND[fam](
-        plat=_plat(vendor), sm_major=sm_major,
+        plat=_plat(vendor),
+        sm_major=sm_major,
         topk_ok=speculative_eagle_topk is None or speculative_eagle_topk <= 1,
-        has_asymmetric_kv=has_asymmetric_kv, has_attention_sinks=has_attention_sinks, deepseek_family=deepseek_family)
+        has_asymmetric_kv=has_asymmetric_kv,
+        has_attention_sinks=has_attention_sinks,
+        deepseek_family=deepseek_family,
+    )
 
 
 def _dsv4_page(*, plat: str, index_kpool: int, hip_dsa_preshuffle: bool) -> int | None:

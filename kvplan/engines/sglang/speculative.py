@@ -78,10 +78,10 @@ LEGACY_EAGLE_FAMILY = frozenset({"EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "MTP"
 class SpecRequest:
     """What the user asked for, and the deployment facts the handlers check."""
 
-    algorithm: str | None = None            # --speculative-algorithm as given
-    num_draft_tokens: int | None = None      # --speculative-num-draft-tokens
-    dspark_block_size: int | None = None     # --speculative-dspark-block-size
-    config: Mapping[str, Any] = field(default_factory=dict)   # the target's (flattened) config
+    algorithm: str | None = None  # --speculative-algorithm as given
+    num_draft_tokens: int | None = None  # --speculative-num-draft-tokens
+    dspark_block_size: int | None = None  # --speculative-dspark-block-size
+    config: Mapping[str, Any] = field(default_factory=dict)  # the target's (flattened) config
     family: Family | None = None
     engine_version: str | None = None
     tp: int = 1
@@ -95,16 +95,16 @@ class SpecRequest:
 class SpecPlan:
     """The resolved speculative configuration (``algorithm == ""``: speculation off)."""
 
-    algorithm: str = ""               # the engine's name after the alias (NEXTN -> EAGLE)
-    requested: str = ""               # as given, upper-case
-    num_draft_tokens: int = 0         # speculative_num_draft_tokens (0: none resolved / off)
+    algorithm: str = ""  # the engine's name after the alias (NEXTN -> EAGLE)
+    requested: str = ""  # as given, upper-case
+    num_draft_tokens: int = 0  # speculative_num_draft_tokens (0: none resolved / off)
     num_steps: int | None = None
     topk: int | None = None
-    block_size: int | None = None     # DSpark gamma (num_draft_tokens = gamma + 1)
-    draft_kv: str = "none"            # eagle | dflash | none: what the pool configurator prices
-    mrr_default: int | None = None    # what the handler sets an unset --max-running-requests to
-    draft_stages: int = 0             # DeepSeek-V4: layers of the draft worker's SWA-only pool
-    legacy: bool = False              # resolved as recorded before issue 17 (LEGACY_EAGLE_FAMILY): pools read as given
+    block_size: int | None = None  # DSpark gamma (num_draft_tokens = gamma + 1)
+    draft_kv: str = "none"  # eagle | dflash | none: what the pool configurator prices
+    mrr_default: int | None = None  # what the handler sets an unset --max-running-requests to
+    draft_stages: int = 0  # DeepSeek-V4: layers of the draft worker's SWA-only pool
+    legacy: bool = False  # resolved as recorded before issue 17 (LEGACY_EAGLE_FAMILY): pools read as given
     notes: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
 
@@ -117,8 +117,8 @@ class SpecPlan:
 class FamilyRule:
     """A family's model-hook rule on speculative decoding (``handle_model_specific_adjustments``)."""
 
-    check: Callable[[SpecRequest, str], SpecPlan]   # (request, upper-case name) -> a partial plan, or InputError
-    legacy_eagle: bool = True                       # keep the pre-issue-17 EAGLE resolution (LEGACY_EAGLE_FAMILY)
+    check: Callable[[SpecRequest, str], SpecPlan]  # (request, upper-case name) -> a partial plan, or InputError
+    legacy_eagle: bool = True  # keep the pre-issue-17 EAGLE resolution (LEGACY_EAGLE_FAMILY)
 
 
 def _fail(message: str, *, field: str = "--speculative-algorithm", hint: str = "") -> InputError:
@@ -137,30 +137,47 @@ def _eagle(req: SpecRequest, base: SpecPlan, *, legacy: bool) -> SpecPlan:
     top-k 1 (SGLang asserts the draft tokens are unset when it auto-chooses the steps)."""
     n = req.num_draft_tokens
     if legacy:  # the pools read the name and the draft tokens as given, as before issue 17
-        return replace(base, algorithm=base.requested, num_draft_tokens=n or 0, num_steps=None, topk=None,
-                       legacy=True)
+        return replace(base, algorithm=base.requested, num_draft_tokens=n or 0, num_steps=None, topk=None, legacy=True)
     notes = list(base.notes)
     if n:
         steps = max(1, n - 1)
-        notes.append(f"speculative {base.algorithm}: {n} draft tokens read as steps {steps}, top-k 1 (kvplan has no "
-                     f"--speculative-num-steps)")
+        notes.append(
+            f"speculative {base.algorithm}: {n} draft tokens read as steps {steps}, top-k 1 (kvplan has no "
+            f"--speculative-num-steps)"
+        )
     else:
         steps, _, n = EAGLE_AUTO_PARAMS
-        notes.append(f"speculative {base.algorithm}: steps {steps}, top-k 1, {n} draft tokens "
-                     f"(SGLang's _auto_choose_speculative_params)")
-    return replace(base, num_draft_tokens=n, num_steps=steps, topk=1, mrr_default=SPEC_DEFAULT_MAX_RUNNING_REQUESTS,
-                   notes=tuple(notes))
+        notes.append(
+            f"speculative {base.algorithm}: steps {steps}, top-k 1, {n} draft tokens "
+            f"(SGLang's _auto_choose_speculative_params)"
+        )
+    return replace(
+        base,
+        num_draft_tokens=n,
+        num_steps=steps,
+        topk=1,
+        mrr_default=SPEC_DEFAULT_MAX_RUNNING_REQUESTS,
+        notes=tuple(notes),
+    )
 
 
 def _frozen_kv_mtp(req: SpecRequest, base: SpecPlan, *, legacy: bool) -> SpecPlan:
     """``_handle_frozen_kv_mtp``: only the 48 request cap; the pool prices it as EAGLE (``is_eagle`` includes it)."""
     del legacy
     n = req.num_draft_tokens or 0
-    note = ("speculative FROZEN_KV_MTP (a Gemma4 assistant draft): the pool prices it as EAGLE (is_eagle() includes "
-            "it); the draft's layer count comes from the draft checkpoint, which kvplan does not read: one layer of "
-            "the target's shape assumed")
-    return replace(base, num_draft_tokens=n, num_steps=max(1, n - 1) if n else None, topk=1 if n else None,
-                   mrr_default=SPEC_DEFAULT_MAX_RUNNING_REQUESTS, notes=(*base.notes, note))
+    note = (
+        "speculative FROZEN_KV_MTP (a Gemma4 assistant draft): the pool prices it as EAGLE (is_eagle() includes "
+        "it); the draft's layer count comes from the draft checkpoint, which kvplan does not read: one layer of "
+        "the target's shape assumed"
+    )
+    return replace(
+        base,
+        num_draft_tokens=n,
+        num_steps=max(1, n - 1) if n else None,
+        topk=1 if n else None,
+        mrr_default=SPEC_DEFAULT_MAX_RUNNING_REQUESTS,
+        notes=(*base.notes, note),
+    )
 
 
 def _ngram(req: SpecRequest, base: SpecPlan, *, legacy: bool) -> SpecPlan:
@@ -168,25 +185,41 @@ def _ngram(req: SpecRequest, base: SpecPlan, *, legacy: bool) -> SpecPlan:
     KV; no DP attention; CUDA/CPU/XPU only."""
     del legacy
     if req.attn_dp > 1:
-        raise _fail("Currently ngram speculative decoding does not support dp attention (SGLang)",
-                    hint="drop --enable-dp-attention or the speculative algorithm")
+        raise _fail(
+            "Currently ngram speculative decoding does not support dp attention (SGLang)",
+            hint="drop --enable-dp-attention or the speculative algorithm",
+        )
     n = req.num_draft_tokens or NGRAM_DEFAULT_DRAFT_TOKENS
     topk = NGRAM_DEFAULT_BFS_BREADTH
-    note = (f"speculative NGRAM: {n} draft tokens, top-k {topk}, steps {n // topk}; no draft KV (the tree lives in "
-            f"the verify mask, has_draft_kv() is False)")
-    return replace(base, num_draft_tokens=n, num_steps=max(1, n // topk), topk=topk,
-                   mrr_default=SPEC_DEFAULT_MAX_RUNNING_REQUESTS, notes=(*base.notes, note))
+    note = (
+        f"speculative NGRAM: {n} draft tokens, top-k {topk}, steps {n // topk}; no draft KV (the tree lives in "
+        f"the verify mask, has_draft_kv() is False)"
+    )
+    return replace(
+        base,
+        num_draft_tokens=n,
+        num_steps=max(1, n // topk),
+        topk=topk,
+        mrr_default=SPEC_DEFAULT_MAX_RUNNING_REQUESTS,
+        notes=(*base.notes, note),
+    )
 
 
 def _dflash(req: SpecRequest, base: SpecPlan, *, legacy: bool) -> SpecPlan:
     """``_handle_dflash``: PP 1 only; a separate draft checkpoint is required (its config sizes the draft KV)."""
     del base, legacy
     if req.pp != 1:
-        raise _fail("Currently DFLASH speculative decoding only supports pp_size == 1 (SGLang)", field="--pp-size",
-                    hint="use --pp-size 1")
-    raise _fail("DFLASH speculative decoding requires setting --speculative-draft-model-path (SGLang); its draft KV "
-                "(kv heads x (head_dim + v_head_dim) x draft layers per token) comes from that checkpoint's config, "
-                "which kvplan does not read", hint="plan without speculation, or with EAGLE / NGRAM")
+        raise _fail(
+            "Currently DFLASH speculative decoding only supports pp_size == 1 (SGLang)",
+            field="--pp-size",
+            hint="use --pp-size 1",
+        )
+    raise _fail(
+        "DFLASH speculative decoding requires setting --speculative-draft-model-path (SGLang); its draft KV "
+        "(kv heads x (head_dim + v_head_dim) x draft layers per token) comes from that checkpoint's config, "
+        "which kvplan does not read",
+        hint="plan without speculation, or with EAGLE / NGRAM",
+    )
 
 
 def _dspark(req: SpecRequest, base: SpecPlan, *, legacy: bool) -> SpecPlan:
@@ -194,39 +227,65 @@ def _dspark(req: SpecRequest, base: SpecPlan, *, legacy: bool) -> SpecPlan:
     else (with the draft tokens unset too) 7; draft tokens = gamma + 1 (>= 2); PP only on PD prefill; 48 requests."""
     del legacy
     if req.pp != 1:
-        raise _fail("DSpark pipeline parallelism requires PD prefill; decode and non-disaggregated serving require "
-                    "pp_size == 1 (SGLang)", field="--pp-size", hint="use --pp-size 1")
+        raise _fail(
+            "DSpark pipeline parallelism requires PD prefill; decode and non-disaggregated serving require "
+            "pp_size == 1 (SGLang)",
+            field="--pp-size",
+            hint="use --pp-size 1",
+        )
     gamma, source = _dspark_gamma(req, checkpoint=base.block_size)
     n = req.num_draft_tokens
     if gamma is not None:
         if n is not None and n != gamma + 1:
-            raise _fail(f"DSpark speculative_num_draft_tokens must equal gamma + 1 (= {gamma + 1} for gamma={gamma}), "
-                        f"but got speculative_num_draft_tokens={n} (SGLang)", field="--speculative-num-draft-tokens",
-                        hint=f"drop it, or set --speculative-dspark-block-size {n - 1}" if n > 1 else "drop it")
+            raise _fail(
+                f"DSpark speculative_num_draft_tokens must equal gamma + 1 (= {gamma + 1} for gamma={gamma}), "
+                f"but got speculative_num_draft_tokens={n} (SGLang)",
+                field="--speculative-num-draft-tokens",
+                hint=f"drop it, or set --speculative-dspark-block-size {n - 1}" if n > 1 else "drop it",
+            )
         n = gamma + 1
     assert n is not None  # _dspark_gamma returns a gamma whenever the draft tokens are unset
     if n < 2:
-        raise _fail(f"DSpark speculative_num_draft_tokens must be >= 2 (= gamma + 1), got {n} (SGLang)",
-                    field="--speculative-num-draft-tokens")
-    notes = [f"speculative DSPARK: block size (gamma) {gamma if gamma is not None else n - 1} ({source}) -> "
-             f"speculative_num_draft_tokens {n} = gamma + 1, steps 1, top-k 1"]
+        raise _fail(
+            f"DSpark speculative_num_draft_tokens must be >= 2 (= gamma + 1), got {n} (SGLang)",
+            field="--speculative-num-draft-tokens",
+        )
+    notes = [
+        f"speculative DSPARK: block size (gamma) {gamma if gamma is not None else n - 1} ({source}) -> "
+        f"speculative_num_draft_tokens {n} = gamma + 1, steps 1, top-k 1"
+    ]
     warnings: list[str] = []
     if req.attn_dp > 1:
-        warnings.append("DSpark with DP attention requires --enable-dp-lm-head (SGLang refuses without it); kvplan "
-                        "plans as if it were given")
-    return replace(base, num_draft_tokens=n, num_steps=1, topk=1, block_size=gamma if gamma is not None else n - 1,
-                   mrr_default=SPEC_DEFAULT_MAX_RUNNING_REQUESTS, notes=(*base.notes, *notes),
-                   warnings=(*base.warnings, *warnings))
+        warnings.append(
+            "DSpark with DP attention requires --enable-dp-lm-head (SGLang refuses without it); kvplan "
+            "plans as if it were given"
+        )
+    return replace(
+        base,
+        num_draft_tokens=n,
+        num_steps=1,
+        topk=1,
+        block_size=gamma if gamma is not None else n - 1,
+        mrr_default=SPEC_DEFAULT_MAX_RUNNING_REQUESTS,
+        notes=(*base.notes, *notes),
+        warnings=(*base.warnings, *warnings),
+    )
 
 
 def _dspark_gamma(req: SpecRequest, *, checkpoint: int | None) -> tuple[int | None, str]:
     """(gamma, where it came from); ``checkpoint`` = the bundled draft's ``dspark_block_size`` (the family rule read
     it); gamma None only when the draft tokens were given and nothing else sets it."""
     if req.dspark_block_size is not None:
-        if isinstance(req.dspark_block_size, bool) or not isinstance(req.dspark_block_size, int) \
-                or req.dspark_block_size <= 0:
-            raise _fail(f"DSpark requires --speculative-dspark-block-size to be positive, got "
-                        f"{req.dspark_block_size!r} (SGLang)", field="--speculative-dspark-block-size")
+        if (
+            isinstance(req.dspark_block_size, bool)
+            or not isinstance(req.dspark_block_size, int)
+            or req.dspark_block_size <= 0
+        ):
+            raise _fail(
+                f"DSpark requires --speculative-dspark-block-size to be positive, got "
+                f"{req.dspark_block_size!r} (SGLang)",
+                field="--speculative-dspark-block-size",
+            )
         return req.dspark_block_size, "--speculative-dspark-block-size"
     if checkpoint is not None:
         return checkpoint, "the checkpoint's dspark_block_size"
@@ -246,14 +305,22 @@ def _uno(req: SpecRequest, base: SpecPlan, *, legacy: bool) -> SpecPlan:
     if req.attn_dp > 1:
         raise _fail("UNO does not support DP attention or context parallelism (SGLang)")
     if req.attention_backend is not None and req.attention_backend.lower() != "fa3":
-        raise _fail(f"UNO requires FA3 for both prefill and decode attention; got {req.attention_backend!r} (SGLang)",
-                    field="--attention-backend", hint="use --attention-backend fa3")
+        raise _fail(
+            f"UNO requires FA3 for both prefill and decode attention; got {req.attention_backend!r} (SGLang)",
+            field="--attention-backend",
+            hint="use --attention-backend fa3",
+        )
     n = req.num_draft_tokens
     if not n or n < 1:
-        raise _fail("UNO requires --speculative-num-draft-tokens to be a positive integer denoting the linear width "
-                    "or tree verify width Q (SGLang)", field="--speculative-num-draft-tokens")
-    note = (f"speculative UNO: verify width {n}, no draft model and no draft KV (the target with --uno-lora-path; "
-            f"the LoRA weights are not counted), {n + 1} slots per decode step")
+        raise _fail(
+            "UNO requires --speculative-num-draft-tokens to be a positive integer denoting the linear width "
+            "or tree verify width Q (SGLang)",
+            field="--speculative-num-draft-tokens",
+        )
+    note = (
+        f"speculative UNO: verify width {n}, no draft model and no draft KV (the target with --uno-lora-path; "
+        f"the LoRA weights are not counted), {n + 1} slots per decode step"
+    )
     return replace(base, num_draft_tokens=n, num_steps=1, topk=1, notes=(*base.notes, note))
 
 
@@ -264,19 +331,24 @@ class Algorithm:
     name: str
     handler: Callable[..., SpecPlan]
     draft_kv: str
-    since: str | None = None   # None: as old as speculative decoding in the releases kvplan models
+    since: str | None = None  # None: as old as speculative decoding in the releases kvplan models
 
 
-ALGORITHMS: Mapping[str, Algorithm] = MappingProxyType({a.name: a for a in (
-    Algorithm("EAGLE", _eagle, "eagle"),
-    Algorithm("EAGLE3", _eagle, "eagle", since="0.4.4.post2"),
-    Algorithm("STANDALONE", _eagle, "eagle", since="0.5.2"),
-    Algorithm("FROZEN_KV_MTP", _frozen_kv_mtp, "eagle", since="0.5.12"),
-    Algorithm("NGRAM", _ngram, "none", since="0.5.3"),
-    Algorithm("DFLASH", _dflash, "dflash", since="0.5.11"),
-    Algorithm("DSPARK", _dspark, "dflash", since="0.5.16"),
-    Algorithm("UNO", _uno, "none", since="0.5.20"),
-)})
+ALGORITHMS: Mapping[str, Algorithm] = MappingProxyType(
+    {
+        a.name: a
+        for a in (
+            Algorithm("EAGLE", _eagle, "eagle"),
+            Algorithm("EAGLE3", _eagle, "eagle", since="0.4.4.post2"),
+            Algorithm("STANDALONE", _eagle, "eagle", since="0.5.2"),
+            Algorithm("FROZEN_KV_MTP", _frozen_kv_mtp, "eagle", since="0.5.12"),
+            Algorithm("NGRAM", _ngram, "none", since="0.5.3"),
+            Algorithm("DFLASH", _dflash, "dflash", since="0.5.11"),
+            Algorithm("DSPARK", _dspark, "dflash", since="0.5.16"),
+            Algorithm("UNO", _uno, "none", since="0.5.20"),
+        )
+    }
+)
 #: spellings SGLang resolves to another algorithm (``spec_registry._RESERVED_ALIASES``), and vLLM's MTP
 ALIASES: Mapping[str, str] = MappingProxyType({"NEXTN": "EAGLE", "MTP": "EAGLE"})
 
@@ -294,40 +366,58 @@ def _dsv4_rule(req: SpecRequest, name: str) -> SpecPlan:
     g = dsv4_geometry_from_config(req.config)
     allowed = ("DSPARK",) if g.is_v41 else ("EAGLE", "DSPARK")
     if name not in allowed:
-        why = ("DeepSeek-V4.1 does not support speculative decoding other than DSpark yet; disable it to serve this "
-               "model (SGLang)" if g.is_v41 else
-               "Only EAGLE and DSPARK speculative algorithms are supported for DeepseekV4ForCausalLM (SGLang checks "
-               "the name as given, before NEXTN becomes EAGLE)")
+        why = (
+            "DeepSeek-V4.1 does not support speculative decoding other than DSpark yet; disable it to serve this "
+            "model (SGLang)"
+            if g.is_v41
+            else "Only EAGLE and DSPARK speculative algorithms are supported for DeepseekV4ForCausalLM (SGLang checks "
+            "the name as given, before NEXTN becomes EAGLE)"
+        )
         raise _fail(f"--speculative-algorithm {name}: {why}", hint="use " + " or ".join(allowed))
     if g.is_v41 and req.pp > 1:
-        raise _fail("DeepSeek-V4.1 does not support pipeline parallelism yet (SGLang)", field="--pp-size",
-                    hint="use --pp-size 1")
+        raise _fail(
+            "DeepSeek-V4.1 does not support pipeline parallelism yet (SGLang)",
+            field="--pp-size",
+            hint="use --pp-size 1",
+        )
     notes: list[str] = []
     stages = g.dspark_stages if name == "DSPARK" else max(1, g.num_nextn_predict_layers)
     if name == "DSPARK":
-        where = ("bundled in the target checkpoint (dspark_* keys): --speculative-draft-model-path defaults to the "
-                 "model path" if g.bundles_dspark_draft else
-                 "not bundled in this config: SGLang takes --speculative-draft-model-path or the checkpoint's dspark/ "
-                 "subfolder and refuses without one (kvplan cannot see it and assumes it is there)")
-        notes.append(f"DSpark draft {where}; {stages} DeepSeek-V4 decoder stage(s), SWA-only KV "
-                     f"(deepseek_v4_dspark.py DSparkAttention, compress_ratio 0)")
+        where = (
+            "bundled in the target checkpoint (dspark_* keys): --speculative-draft-model-path defaults to the "
+            "model path"
+            if g.bundles_dspark_draft
+            else "not bundled in this config: SGLang takes --speculative-draft-model-path or the checkpoint's dspark/ "
+            "subfolder and refuses without one (kvplan cannot see it and assumes it is there)"
+        )
+        notes.append(
+            f"DSpark draft {where}; {stages} DeepSeek-V4 decoder stage(s), SWA-only KV "
+            f"(deepseek_v4_dspark.py DSparkAttention, compress_ratio 0)"
+        )
     else:
-        notes.append(f"EAGLE draft: the checkpoint's NextN layer(s) ({stages}), SWA-only KV "
-                     f"(DeepseekV4ForCausalLMNextN, compress_ratio 0)")
-    return SpecPlan(draft_stages=stages, block_size=g.dspark_block_size if name == "DSPARK" else None,
-                    notes=tuple(notes))
+        notes.append(
+            f"EAGLE draft: the checkpoint's NextN layer(s) ({stages}), SWA-only KV "
+            f"(DeepseekV4ForCausalLMNextN, compress_ratio 0)"
+        )
+    return SpecPlan(
+        draft_stages=stages, block_size=g.dspark_block_size if name == "DSPARK" else None, notes=tuple(notes)
+    )
 
 
-FAMILY_RULES: Mapping[Family, FamilyRule] = MappingProxyType({
-    Family.DSV4: FamilyRule(check=_dsv4_rule, legacy_eagle=False),
-})
+FAMILY_RULES: Mapping[Family, FamilyRule] = MappingProxyType(
+    {
+        Family.DSV4: FamilyRule(check=_dsv4_rule, legacy_eagle=False),
+    }
+)
 
 
 def _non_dsv4_dspark(req: SpecRequest, name: str) -> None:
     if name == "DSPARK" and (req.family is None or req.family not in FAMILY_RULES):
-        raise _fail("kvplan sizes DSPARK only for DeepSeek-V4-family targets: elsewhere its draft KV (SGLang's "
-                    "DFLASH-family cell) comes from the draft checkpoint's config, which kvplan does not read",
-                    hint="plan without speculation, or with EAGLE / NGRAM")
+        raise _fail(
+            "kvplan sizes DSPARK only for DeepSeek-V4-family targets: elsewhere its draft KV (SGLang's "
+            "DFLASH-family cell) comes from the draft checkpoint's config, which kvplan does not read",
+            hint="plan without speculation, or with EAGLE / NGRAM",
+        )
 
 
 def _check_release(name: str, engine_version: str | None) -> None:
@@ -338,8 +428,11 @@ def _check_release(name: str, engine_version: str | None) -> None:
 
     rel = parse_release(engine_version)
     if rel.key < version_key(algo.since):
-        raise InputError(f"SGLang {rel.requested} has no {name} speculative algorithm (the first release with it is "
-                         f"{algo.since})", field="--engine-version", hint=f"use --engine-version {algo.since} or newer")
+        raise InputError(
+            f"SGLang {rel.requested} has no {name} speculative algorithm (the first release with it is {algo.since})",
+            field="--engine-version",
+            hint=f"use --engine-version {algo.since} or newer",
+        )
 
 
 def resolve_speculative(req: SpecRequest) -> SpecPlan:
@@ -355,8 +448,10 @@ def resolve_speculative(req: SpecRequest) -> SpecPlan:
         return SpecPlan()
     name = ALIASES.get(requested, requested)
     if name not in ALGORITHMS:
-        raise _fail(f"unknown speculative algorithm {req.algorithm!r}", hint="use one of "
-                    + ", ".join(sorted({*ALGORITHMS, *ALIASES})))
+        raise _fail(
+            f"unknown speculative algorithm {req.algorithm!r}",
+            hint="use one of " + ", ".join(sorted({*ALGORITHMS, *ALIASES})),
+        )
     rule = FAMILY_RULES.get(req.family) if req.family is not None else None
     base = rule.check(req, requested) if rule is not None else SpecPlan()
     _non_dsv4_dspark(req, name)
@@ -365,12 +460,23 @@ def resolve_speculative(req: SpecRequest) -> SpecPlan:
     legacy = requested in LEGACY_EAGLE_FAMILY and (rule is None or rule.legacy_eagle)
     base = replace(base, algorithm=name, requested=requested, draft_kv=algo.draft_kv)
     if requested == "MTP":
-        base = replace(base, warnings=(*base.warnings, "SGLang has no speculative algorithm named MTP (vLLM's name; "
-                                       "SpeculativeAlgorithm.from_string raises): planned as NEXTN (EAGLE)"))
+        base = replace(
+            base,
+            warnings=(
+                *base.warnings,
+                "SGLang has no speculative algorithm named MTP (vLLM's name; "
+                "SpeculativeAlgorithm.from_string raises): planned as NEXTN (EAGLE)",
+            ),
+        )
     plan: SpecPlan = algo.handler(req, base, legacy=legacy)
     if req.dspark_block_size is not None and name != "DSPARK":
-        plan = replace(plan, warnings=(*plan.warnings, f"--speculative-dspark-block-size ignored: only DSPARK reads it "
-                                                       f"(the algorithm is {name})"))
+        plan = replace(
+            plan,
+            warnings=(
+                *plan.warnings,
+                f"--speculative-dspark-block-size ignored: only DSPARK reads it (the algorithm is {name})",
+            ),
+        )
     return plan
 
 

@@ -41,8 +41,11 @@ def _device(dep: Deployment, gpu: HardwarePreset | None, assumptions: list[str])
         return dep.gpu_memory, gpu.name if gpu is not None and dep.gpu is not None else "custom"
     if gpu is not None:
         device = gpu.cuda_total_bytes or cuda_total_from_nvidia_smi(memory_mib=gpu.memory_mib)
-        how = ("CUDA-visible total of the preset" if gpu.cuda_total_bytes
-               else f"nvidia-smi {gpu.memory_mib:,} MiB minus the 0.57 GiB driver reservation")
+        how = (
+            "CUDA-visible total of the preset"
+            if gpu.cuda_total_bytes
+            else f"nvidia-smi {gpu.memory_mib:,} MiB minus the 0.57 GiB driver reservation"
+        )
         assumptions.append(f"device total {fmt_gib(device)}: {how}")
         return device, gpu.name
     if dep.kv_cache_memory_bytes is None:
@@ -56,31 +59,56 @@ def _inputs(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None, devic
 
     batched = dep.chunked_prefill_size if (dep.chunked_prefill_size or 0) > 0 else None
     return VllmInputs(
-        config=model.raw_config or model.config, device_bytes=device, tp_size=dep.tp or 1, pp_size=dep.pp or 1,
-        dp_size=dep.dp or 1, gpu_memory_utilization=dep.gpu_memory_utilization,
-        kv_cache_dtype=dep.kv_cache_dtype or "auto", block_size=dep.page_size, max_model_len=dep.context_length,
-        max_num_seqs=dep.max_running_requests, max_num_batched_tokens=batched, enforce_eager=dep.enforce_eager,
-        kv_cache_memory_bytes=dep.kv_cache_memory_bytes, weight_bytes=dep.weight_memory,
-        activation_bytes=dep.activation_memory, non_torch_bytes=dep.non_torch_memory,
-        cuda_graph_bytes=dep.cuda_graph_memory, engine_version=dep.engine_version, ep_size=dep.ep or 1,
-        quantization=model.quantization, checkpoint_bytes=model.checkpoint_bytes,
-        sm_major=gpu.sm_major if gpu is not None else None, gpu_name=gpu.name if gpu is not None else None,
+        config=model.raw_config or model.config,
+        device_bytes=device,
+        tp_size=dep.tp or 1,
+        pp_size=dep.pp or 1,
+        dp_size=dep.dp or 1,
+        gpu_memory_utilization=dep.gpu_memory_utilization,
+        kv_cache_dtype=dep.kv_cache_dtype or "auto",
+        block_size=dep.page_size,
+        max_model_len=dep.context_length,
+        max_num_seqs=dep.max_running_requests,
+        max_num_batched_tokens=batched,
+        enforce_eager=dep.enforce_eager,
+        kv_cache_memory_bytes=dep.kv_cache_memory_bytes,
+        weight_bytes=dep.weight_memory,
+        activation_bytes=dep.activation_memory,
+        non_torch_bytes=dep.non_torch_memory,
+        cuda_graph_bytes=dep.cuda_graph_memory,
+        engine_version=dep.engine_version,
+        ep_size=dep.ep or 1,
+        quantization=model.quantization,
+        checkpoint_bytes=model.checkpoint_bytes,
+        sm_major=gpu.sm_major if gpu is not None else None,
+        gpu_name=gpu.name if gpu is not None else None,
         gpu_vendor=gpu.vendor if gpu is not None else "nvidia",
-        interconnect=gpu.interconnect if gpu is not None else None, attention_backend=dep.attention_backend,
+        interconnect=gpu.interconnect if gpu is not None else None,
+        attention_backend=dep.attention_backend,
         enable_prefix_caching=dep.enable_prefix_caching,
     )
 
 
-def engine_refusal(*, fits: bool, max_model_len: int, needed: int, available: int, estimated: int | None,
-                   concurrency: float, target: int = 1) -> str:
+def engine_refusal(
+    *,
+    fits: bool,
+    max_model_len: int,
+    needed: int,
+    available: int,
+    estimated: int | None,
+    concurrency: float,
+    target: int = 1,
+) -> str:
     """Why vLLM does not serve ``target`` request(s) of max_model_len (no "does not fit: " prefix): it refuses to
     start (``_check_enough_kv_cache_memory``), or the maximum concurrency (x dp) is below the target.  Example:
     "vLLM refuses to start, one 131,072-token request needs 16.00 GiB of KV, 9.50 GiB available; estimated maximum
     model length 77,824"."""
     if not fits:
         est = f"; estimated maximum model length {estimated:,}" if estimated else ""
-        return (f"vLLM refuses to start, one {max_model_len:,}-token request needs {fmt_gib(needed)} of KV, "
-                f"{fmt_gib(available)} available{est}")
+        return (
+            f"vLLM refuses to start, one {max_model_len:,}-token request needs {fmt_gib(needed)} of KV, "
+            f"{fmt_gib(available)} available{est}"
+        )
     return f"{target} request(s) of {max_model_len:,} tokens, maximum concurrency {concurrency:.2f}x"
 
 
@@ -88,30 +116,56 @@ def _verdict(p: VllmPlan, target: int, conc_total: float, fits: bool) -> str:
     """The one-line answer: vLLM refuses to start, the target fits, or the concurrency falls short."""
     if fits:
         return f"fits: {target} request(s) of {p.max_model_len:,} tokens (maximum concurrency {conc_total:.2f}x)"
-    return "does not fit: " + engine_refusal(fits=p.fits, max_model_len=p.max_model_len, needed=p.needed_bytes,
-                                             available=p.available_kv_bytes, estimated=p.estimated_max_model_len,
-                                             concurrency=conc_total, target=target)
+    return "does not fit: " + engine_refusal(
+        fits=p.fits,
+        max_model_len=p.max_model_len,
+        needed=p.needed_bytes,
+        available=p.available_kv_bytes,
+        estimated=p.estimated_max_model_len,
+        concurrency=conc_total,
+        target=target,
+    )
 
 
 def _memory(p: VllmPlan, device: int) -> list[MemorySlice]:
     """Where each GPU's memory goes: outside the utilization, each budget term, the KV pool."""
-    memory = [MemorySlice(name=_TERM_NAMES.get(k, (k, ""))[0], bytes=v, note=_TERM_NAMES.get(k, ("", k))[1])
-              for k, v in p.budget_terms if k not in ("requested",)]
+    memory = [
+        MemorySlice(name=_TERM_NAMES.get(k, (k, ""))[0], bytes=v, note=_TERM_NAMES.get(k, ("", k))[1])
+        for k, v in p.budget_terms
+        if k not in ("requested",)
+    ]
     requested = dict(p.budget_terms).get("requested")
     if requested:
-        memory.insert(0, MemorySlice(name="outside gpu_memory_utilization", bytes=max(device - requested, 0),
-                                     note="1 - utilization"))
-    memory.append(MemorySlice(name="KV pool", bytes=p.num_blocks * p.bytes_per_block,
-                              note=f"{p.num_blocks:,} blocks x {p.bytes_per_block:,} B"))
+        memory.insert(
+            0,
+            MemorySlice(
+                name="outside gpu_memory_utilization", bytes=max(device - requested, 0), note="1 - utilization"
+            ),
+        )
+    memory.append(
+        MemorySlice(
+            name="KV pool",
+            bytes=p.num_blocks * p.bytes_per_block,
+            note=f"{p.num_blocks:,} blocks x {p.bytes_per_block:,} B",
+        )
+    )
     return memory
 
 
 def _pools(p: VllmPlan) -> list[Pool]:
     """The one block pool every KV group shares."""
-    groups_txt = "; ".join(f"{g.get('kind')} x{g.get('layers')} layers"
-                           + (f" (window {g.get('window')})" if g.get("window") else "") for g in p.groups)
-    return [Pool(name=f"KV blocks, {p.num_groups} group(s): {groups_txt}", tokens=p.gpu_kv_cache_tokens,
-                 bytes=p.num_blocks * p.bytes_per_block, bytes_per_token=p.kv_bytes_per_token)]
+    groups_txt = "; ".join(
+        f"{g.get('kind')} x{g.get('layers')} layers" + (f" (window {g.get('window')})" if g.get("window") else "")
+        for g in p.groups
+    )
+    return [
+        Pool(
+            name=f"KV blocks, {p.num_groups} group(s): {groups_txt}",
+            tokens=p.gpu_kv_cache_tokens,
+            bytes=p.num_blocks * p.bytes_per_block,
+            bytes_per_token=p.kv_bytes_per_token,
+        )
+    ]
 
 
 def static(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None) -> tuple[VllmStatic, int]:
@@ -157,25 +211,52 @@ def plan(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None) -> FitRe
     pool_bytes = p.num_blocks * p.bytes_per_block
     measured = any(x is not None for x in (dep.kv_cache_memory_bytes, dep.weight_memory))
     return FitResult(
-        engine="vllm", engine_version=p.engine_version, model=model.id, gpu=label,
-        num_gpus=dep.num_gpus or tp * pp * dp, tp=tp, pp=pp, dp=dp, ep=dep.ep or 1, dp_attention=False,
+        engine="vllm",
+        engine_version=p.engine_version,
+        model=model.id,
+        gpu=label,
+        num_gpus=dep.num_gpus or tp * pp * dp,
+        tp=tp,
+        pp=pp,
+        dp=dp,
+        ep=dep.ep or 1,
+        dp_attention=False,
         kv_cache_dtype=(dep.kv_cache_dtype if dep.kv_cache_dtype not in (None, "auto") else model.model_dtype),
         kv_bytes_per_token=p.kv_bytes_per_token or (p.bytes_per_block / p.block_size if p.block_size else 0.0),
-        kv_budget_bytes=p.available_kv_bytes, kv_pool_tokens=p.gpu_kv_cache_tokens,
-        max_running_requests=p.max_num_seqs, max_concurrency=round(conc_total, 2),
+        kv_budget_bytes=p.available_kv_bytes,
+        kv_pool_tokens=p.gpu_kv_cache_tokens,
+        max_running_requests=p.max_num_seqs,
+        max_concurrency=round(conc_total, 2),
         max_context_length=p.max_model_len if p.fits else (p.estimated_max_model_len or 0),
-        context_length=p.max_model_len, fits=fits, device_bytes=device,
-        free_bytes=requested or device, weight_bytes=weights, warnings=warnings, assumptions=assumptions,
-        verdict=_verdict(p, target, conc_total, fits), family=model.family,
-        layout=", ".join(str(g.get("kind")) for g in p.groups), mode="measured" if measured else "cold",
-        gpu_memory_utilization=dep.gpu_memory_utilization if dep.gpu_memory_utilization is not None
-        else _default_util(p), page_size=p.block_size, chunked_prefill_size=p.max_num_batched_tokens,
-        attn_tp=tp, attn_dp=1, target_requests=target,
+        context_length=p.max_model_len,
+        fits=fits,
+        device_bytes=device,
+        free_bytes=requested or device,
+        weight_bytes=weights,
+        warnings=warnings,
+        assumptions=assumptions,
+        verdict=_verdict(p, target, conc_total, fits),
+        family=model.family,
+        layout=", ".join(str(g.get("kind")) for g in p.groups),
+        mode="measured" if measured else "cold",
+        gpu_memory_utilization=dep.gpu_memory_utilization
+        if dep.gpu_memory_utilization is not None
+        else _default_util(p),
+        page_size=p.block_size,
+        chunked_prefill_size=p.max_num_batched_tokens,
+        attn_tp=tp,
+        attn_dp=1,
+        target_requests=target,
         kv_pool_tokens_total=p.dp_total_tokens or p.gpu_kv_cache_tokens * dp,
-        max_concurrency_per_rank=round(p.max_concurrency, 2), kv_pool_bytes=pool_bytes,
+        max_concurrency_per_rank=round(p.max_concurrency, 2),
+        kv_pool_bytes=pool_bytes,
         weight_source="measured (--weight-memory)" if dep.weight_memory is not None else "estimated (kvplan.weights)",
-        free_source="ceil(gpu_memory_utilization x device total)", num_blocks=p.num_blocks,
-        block_size=p.block_size, groups=[dict(g) for g in p.groups], pools=_pools(p), memory=_memory(p, device),
+        free_source="ceil(gpu_memory_utilization x device total)",
+        num_blocks=p.num_blocks,
+        block_size=p.block_size,
+        groups=[dict(g) for g in p.groups],
+        pools=_pools(p),
+        memory=_memory(p, device),
     )
 
 

@@ -100,13 +100,24 @@ def vllm_default_activation_bytes(
     = 0.84 GiB; sampler = 1024·128256·39 = 4.77 GiB -> 4.77 GiB (H100 log: 4.76 GiB).
     """
     forward_per_token, sampler_per_row = vllm_activation_coefficients(
-        config=config, tp_size=tp_size, ep_size=ep_size, v0=v0, sampler_bytes_per_logit=sampler_bytes_per_logit)
-    return vllm_activation_peak(forward_bytes_per_token=forward_per_token, sampler_bytes_per_row=sampler_per_row,
-                                max_num_batched_tokens=int(max_num_batched_tokens), max_num_seqs=int(max_num_seqs))
+        config=config, tp_size=tp_size, ep_size=ep_size, v0=v0, sampler_bytes_per_logit=sampler_bytes_per_logit
+    )
+    return vllm_activation_peak(
+        forward_bytes_per_token=forward_per_token,
+        sampler_bytes_per_row=sampler_per_row,
+        max_num_batched_tokens=int(max_num_batched_tokens),
+        max_num_seqs=int(max_num_seqs),
+    )
 
 
-def vllm_activation_coefficients(*, config: Mapping[str, Any], tp_size: int = 1, ep_size: int = 1, v0: bool = False,
-                                 sampler_bytes_per_logit: int | None = None) -> tuple[int, int]:
+def vllm_activation_coefficients(
+    *,
+    config: Mapping[str, Any],
+    tp_size: int = 1,
+    ep_size: int = 1,
+    v0: bool = False,
+    sampler_bytes_per_logit: int | None = None,
+) -> tuple[int, int]:
     """(forward bytes per batched token, sampler bytes per sampled row) of :func:`vllm_default_activation_bytes`:
     ``2 × (3·H + max(3·I/tp, topk × (3·N + H)))`` and ``V × bytes per logit`` (the config part of the peak, which
     does not depend on the scheduler knobs).  Example: Llama-3.1-8B TP1 -> (2 × (3·4,096 + 3·14,336), 128,256 × 39)
@@ -116,8 +127,9 @@ def vllm_activation_coefficients(*, config: Mapping[str, Any], tp_size: int = 1,
     V = int_if_set(cfg, "vocab_size")
     inter = int_if_set(cfg, "intermediate_size")
     moe_i = int_if_set(cfg, "moe_intermediate_size")
-    n_exp = int_if_set(cfg, "n_routed_experts") or int_if_set(cfg, "num_experts") or \
-        int_if_set(cfg, "num_local_experts")
+    n_exp = (
+        int_if_set(cfg, "n_routed_experts") or int_if_set(cfg, "num_experts") or int_if_set(cfg, "num_local_experts")
+    )
     topk = int_if_set(cfg, "num_experts_per_tok")
     mlp_live = 3 * inter // max(tp_size, 1)
     moe_ws = 0
@@ -128,8 +140,9 @@ def vllm_activation_coefficients(*, config: Mapping[str, Any], tp_size: int = 1,
     return 2 * (3 * H + max(mlp_live, moe_ws)), V * per_logit
 
 
-def vllm_activation_peak(*, forward_bytes_per_token: int, sampler_bytes_per_row: int, max_num_batched_tokens: Any,
-                         max_num_seqs: Any) -> Any:
+def vllm_activation_peak(
+    *, forward_bytes_per_token: int, sampler_bytes_per_row: int, max_num_batched_tokens: Any, max_num_seqs: Any
+) -> Any:
     """``max(B × forward, min(B, S) × sampler)``: the profile run's peak (see :func:`vllm_default_activation_bytes`);
     ``B`` / ``S`` may be numpy arrays (``kvplan sweep``: max_num_seqs is a numeric axis).
     Example: Llama-3.1-8B TP1, B 8,192, S 1,024: max(905,969,664, 5,122,031,616) = 5,122,031,616 B (4.77 GiB)."""
@@ -142,8 +155,9 @@ def vllm_activation_peak(*, forward_bytes_per_token: int, sampler_bytes_per_row:
     return max(forward, min(rows, max_num_seqs) * sampler_bytes_per_row)
 
 
-def vllm_default_non_torch_bytes(*, tp_size: int = 1, pp_size: int = 1, engine_version: str | None = None,
-                                 interconnect: str | None = None) -> int:
+def vllm_default_non_torch_bytes(
+    *, tp_size: int = 1, pp_size: int = 1, engine_version: str | None = None, interconnect: str | None = None
+) -> int:
     """Cold estimate of the memory allocated outside torch after vLLM's start-up snapshot (bytes).
 
     Mechanism: the CUDA context exists before the snapshot (``Worker.init_device``) and is outside
@@ -174,6 +188,7 @@ def vllm_default_non_torch_bytes(*, tp_size: int = 1, pp_size: int = 1, engine_v
     if kind not in ("nvlink", "nvlink-c2c", "xgmi"):
         return base
     from kvplan.engines.runtime import NVLINK_COMM_BYTES, snapshot_includes_communicators
+
     if not snapshot_includes_communicators(engine="vllm", engine_version=engine_version or NEWEST_VERSION):
         return base + NVLINK_COMM_BYTES
     return base + 512 * MiB

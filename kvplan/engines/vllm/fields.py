@@ -24,7 +24,7 @@ from typing import Any
 from kvplan.errors import InputError
 from kvplan.hfconfig.spec import MAX_LAYERS
 
-MAX_INT = 1 << 40       # far above any real dimension or length; keeps the arithmetic sane
+MAX_INT = 1 << 40  # far above any real dimension or length; keeps the arithmetic sane
 _HINT = "pass the model's Hugging Face config.json"
 
 
@@ -41,8 +41,9 @@ def _checked(key: str, v: Any, minimum: int, maximum: int) -> int:
     return v
 
 
-def req_int(cfg: Mapping[str, Any], key: str, default: int | None = None, *, minimum: int = 0,
-            maximum: int = MAX_INT) -> int:
+def req_int(
+    cfg: Mapping[str, Any], key: str, default: int | None = None, *, minimum: int = 0, maximum: int = MAX_INT
+) -> int:
     """``cfg[key]`` (``default`` when the key is absent); a missing or null value is an error."""
     v = cfg.get(key, default)
     if v is None:
@@ -56,8 +57,7 @@ def int_or(cfg: Mapping[str, Any], key: str, default: int, *, minimum: int = 0, 
     return default if v is None else _checked(key, v, minimum, maximum)
 
 
-def int_if_set(cfg: Mapping[str, Any], key: str, fallback: int = 0, *, minimum: int = 0,
-               maximum: int = MAX_INT) -> int:
+def int_if_set(cfg: Mapping[str, Any], key: str, fallback: int = 0, *, minimum: int = 0, maximum: int = MAX_INT) -> int:
     """``cfg[key]``, or ``fallback`` when it is absent, null, false or 0."""
     v = cfg.get(key)
     if v is None or v is False or (isinstance(v, int) and v == 0):

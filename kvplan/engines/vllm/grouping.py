@@ -39,7 +39,7 @@ class Group:
     kind: str
     layers: list[LayerKV]
     block_size: int
-    page: int                 # page bytes of one layer of the group (uniform page)
+    page: int  # page bytes of one layer of the group (uniform page)
     window: int | None = None
     pages: dict[str, int] = field(default_factory=dict)  # per-layer page (uniform-type groups)
     bpb_override: int | None = None
@@ -79,8 +79,9 @@ def _attn_kind(kind: str) -> str:
     return "full" if kind in ("full", "mla", "indexer") else kind
 
 
-def hybrid_block_size(*, attn_token_bytes: int, mamba_state_bytes: int, block_size: int,
-                      kernel_min_block: int = 16, mla: bool = False) -> int:
+def hybrid_block_size(
+    *, attn_token_bytes: int, mamba_state_bytes: int, block_size: int, kernel_min_block: int = 16, mla: bool = False
+) -> int:
     """Attention block size that makes the attention page ≥ the Mamba page
     (``Platform._align_hybrid_block_size``, v0.33.0)::
 
@@ -98,8 +99,9 @@ def hybrid_block_size(*, attn_token_bytes: int, mamba_state_bytes: int, block_si
     return max(bs, block_size)
 
 
-def mamba_all_block_sizes(*, attn_token_bytes: int, mamba_state_bytes: int, block_size: int, chunk_size: int,
-                          kernel_min_block: int = 16) -> tuple[int, int]:
+def mamba_all_block_sizes(
+    *, attn_token_bytes: int, mamba_state_bytes: int, block_size: int, chunk_size: int, kernel_min_block: int = 16
+) -> tuple[int, int]:
     """(attention block, Mamba block) when prefix caching keeps one Mamba state per block (cache mode "all",
     ``HybridAttentionMambaModelConfig.verify_and_update_config`` v0.11.2 - v0.19.0 ``model_executor/models/
     config.py``, ``Platform._align_hybrid_block_size`` v0.22.0)::
@@ -118,6 +120,7 @@ def mamba_all_block_sizes(*, attn_token_bytes: int, mamba_state_bytes: int, bloc
 
 
 # --------------------------------------------------------------------------- MLA hybrids: the backend picks the block
+
 
 @dataclass(frozen=True)
 class MlaBackend:
@@ -147,24 +150,31 @@ class MlaBackend:
         ``v1/attention/backend.py``).  Example: FLASHINFER_MLA (32, 64) -> 32; FLASH_ATTN_MLA -> 16."""
         return default if self.supports_block_size(default) else self.min_kernel_block
 
-    def accepts(self, *, sm_major: int, kv_quantized: bool, qk_nope_head_dim: int | None,
-                block_size: int | None) -> bool:
+    def accepts(
+        self, *, sm_major: int, kv_quantized: bool, qk_nope_head_dim: int | None, block_size: int | None
+    ) -> bool:
         """The selector's checks for this backend (``validate_configuration``, v0.25.1)."""
-        return ((self.sm_majors is None or sm_major in self.sm_majors) and (self.fp8_kv or not kv_quantized)
-                and (self.nope_dims is None or qk_nope_head_dim in self.nope_dims)
-                and (block_size is None or self.supports_block_size(block_size)))
+        return (
+            (self.sm_majors is None or sm_major in self.sm_majors)
+            and (self.fp8_kv or not kv_quantized)
+            and (self.nope_dims is None or qk_nope_head_dim in self.nope_dims)
+            and (block_size is None or self.supports_block_size(block_size))
+        )
 
 
 #: vLLM's dense MLA backends (v0.25.1; the same kernel block sizes in 0.20.0 and 0.34.0).  TOKENSPEED_MLA (SM100,
 #: after FLASHINFER_MLA) needs the optional ``tokenspeed_mla`` package and is never reached before FLASHINFER_MLA
 #: for DeepSeek-style dims, so it is left out.
-MLA_BACKENDS: Mapping[str, MlaBackend] = {b.name: b for b in (
-    MlaBackend("FLASH_ATTN_MLA", multiple_of=16, sm_majors=frozenset({9}), fp8_kv=False),
-    MlaBackend("FLASHMLA", sizes=(64,), sm_majors=frozenset({9, 10})),
-    MlaBackend("FLASHINFER_MLA", sizes=(32, 64), sm_majors=frozenset({10}), nope_dims=frozenset({64, 128, 192})),
-    MlaBackend("CUTLASS_MLA", sizes=(128,), sm_majors=frozenset({10})),
-    MlaBackend("TRITON_MLA", multiple_of=16),
-)}
+MLA_BACKENDS: Mapping[str, MlaBackend] = {
+    b.name: b
+    for b in (
+        MlaBackend("FLASH_ATTN_MLA", multiple_of=16, sm_majors=frozenset({9}), fp8_kv=False),
+        MlaBackend("FLASHMLA", sizes=(64,), sm_majors=frozenset({9, 10})),
+        MlaBackend("FLASHINFER_MLA", sizes=(32, 64), sm_majors=frozenset({10}), nope_dims=frozenset({64, 128, 192})),
+        MlaBackend("CUTLASS_MLA", sizes=(128,), sm_majors=frozenset({10})),
+        MlaBackend("TRITON_MLA", multiple_of=16),
+    )
+}
 
 #: the dense MLA priority list per SM major (``platforms/cuda.py`` ``_get_backend_priorities``, v0.25.1; 0.20.0
 #: has no SM12 row, its default list ends in TRITON_MLA on SM12 all the same); other majors take ``None``'s row
@@ -188,8 +198,14 @@ def _backend_name(requested: str) -> str:
     return name if name in MLA_BACKENDS else f"{name}_MLA"
 
 
-def vllm_mla_backend(*, sm_major: int | None, kv_quantized: bool = False, qk_nope_head_dim: int | None = None,
-                     block_size: int | None = None, requested: str | None = None) -> tuple[MlaBackend, str]:
+def vllm_mla_backend(
+    *,
+    sm_major: int | None,
+    kv_quantized: bool = False,
+    qk_nope_head_dim: int | None = None,
+    block_size: int | None = None,
+    requested: str | None = None,
+) -> tuple[MlaBackend, str]:
     """The MLA backend vLLM picks (the first of :data:`MLA_PRIORITIES` for the GPU that accepts the deployment,
     ``CudaPlatform.get_valid_backends`` / ``get_attn_backend_cls``, v0.25.1) and why; ``requested`` (the
     ``--attention-backend`` flag) wins.  An unknown GPU (``sm_major`` None) is taken as SM90.
@@ -199,17 +215,21 @@ def vllm_mla_backend(*, sm_major: int | None, kv_quantized: bool = False, qk_nop
     if requested:
         name = _backend_name(requested)
         if name not in MLA_BACKENDS:
-            raise InputError(f"vLLM has no dense MLA attention backend '{requested}'", field="--attention-backend",
-                             hint="use one of " + ", ".join(sorted(MLA_BACKENDS)))
+            raise InputError(
+                f"vLLM has no dense MLA attention backend '{requested}'",
+                field="--attention-backend",
+                hint="use one of " + ", ".join(sorted(MLA_BACKENDS)),
+            )
         return MLA_BACKENDS[name], "given (--attention-backend)"
     sm = 9 if sm_major is None else sm_major
     for name in MLA_PRIORITIES.get(sm, MLA_PRIORITIES[None]):
         b = MLA_BACKENDS[name]
-        if b.accepts(sm_major=sm, kv_quantized=kv_quantized, qk_nope_head_dim=qk_nope_head_dim,
-                     block_size=block_size):
+        if b.accepts(sm_major=sm, kv_quantized=kv_quantized, qk_nope_head_dim=qk_nope_head_dim, block_size=block_size):
             where = "GPU unknown, SM90 assumed" if sm_major is None else f"SM{sm}x"
-            return b, (f"vLLM's first MLA backend for {where}{', fp8 KV' if kv_quantized else ''}; "
-                       "--attention-backend overrides")
+            return b, (
+                f"vLLM's first MLA backend for {where}{', fp8 KV' if kv_quantized else ''}; "
+                "--attention-backend overrides"
+            )
     return MLA_BACKENDS["TRITON_MLA"], "no other MLA backend accepts this deployment"
 
 
@@ -217,15 +237,22 @@ def vllm_mla_backend(*, sm_major: int | None, kv_quantized: bool = False, qk_nop
 class HybridAlignment:
     """The arguments :func:`hybrid_block_size` gets for one deployment, and the assumption line behind them."""
 
-    block_size: int               # the attention block before alignment (the backend's preferred, or --block-size)
-    kernel_min_block: int         # alignment of the raised block
-    mla: bool = False             # the ≥0.27 floor of 128 for MLA hybrids
+    block_size: int  # the attention block before alignment (the backend's preferred, or --block-size)
+    kernel_min_block: int  # alignment of the raised block
+    mla: bool = False  # the ≥0.27 floor of 128 for MLA hybrids
     backend: str | None = None
     note: str | None = None
 
 
-def hybrid_alignment(model: ModelKV, *, block_size: int, engine_version: Version, block_size_given: bool = False,
-                     sm_major: int | None = None, attention_backend: str | None = None) -> HybridAlignment:
+def hybrid_alignment(
+    model: ModelKV,
+    *,
+    block_size: int,
+    engine_version: Version,
+    block_size_given: bool = False,
+    sm_major: int | None = None,
+    attention_backend: str | None = None,
+) -> HybridAlignment:
     """How a Mamba / KDA hybrid's attention block is aligned to hold one state page, by release.
 
     Only MLA hybrids (Kimi-Linear) depend on the GPU; other hybrids keep ``(block_size, 16)``:
@@ -247,15 +274,25 @@ def hybrid_alignment(model: ModelKV, *, block_size: int, engine_version: Version
     if engine_version < MLA_BACKEND_RULE_FROM:
         cutlass = attention_backend is not None and _backend_name(attention_backend) == "CUTLASS_MLA"
         align = 128 if cutlass else 64
-        return HybridAlignment(block_size, align, backend="CUTLASS_MLA" if cutlass else None,
-                               note=f"MLA hybrid block aligned to {align} (vLLM <0.20: 128 with CUTLASS_MLA, else 64)")
-    backend, why = vllm_mla_backend(sm_major=sm_major, kv_quantized=kvq, qk_nope_head_dim=model.qk_nope_head_dim,
-                                    block_size=block_size if block_size_given else None, requested=attention_backend)
+        return HybridAlignment(
+            block_size,
+            align,
+            backend="CUTLASS_MLA" if cutlass else None,
+            note=f"MLA hybrid block aligned to {align} (vLLM <0.20: 128 with CUTLASS_MLA, else 64)",
+        )
+    backend, why = vllm_mla_backend(
+        sm_major=sm_major,
+        kv_quantized=kvq,
+        qk_nope_head_dim=model.qk_nope_head_dim,
+        block_size=block_size if block_size_given else None,
+        requested=attention_backend,
+    )
     start = block_size if block_size_given else backend.preferred_block_size(16)
     floor = engine_version >= MLA_128_FLOOR_FROM
     align = max(backend.min_kernel_block, start, 128 if floor else 0)
-    note = (f"MLA attention backend {backend.name} ({why}): hybrid block aligned "
-            f"to {align}" + (" (the ≥0.27 floor of 128 for MLA hybrids)" if floor and align == 128 else ""))
+    note = f"MLA attention backend {backend.name} ({why}): hybrid block aligned to {align}" + (
+        " (the ≥0.27 floor of 128 for MLA hybrids)" if floor and align == 128 else ""
+    )
     return HybridAlignment(start, backend.min_kernel_block, mla=floor, backend=backend.name, note=note)
 
 
@@ -267,15 +304,24 @@ def _one_group(layers: list[LayerKV], block_size: int) -> list[Group] | None:
         return None
     pages = {x.name: x.page_bytes(block_size) for x in layers}
     uniform = len(set(pages.values())) == 1
-    return [Group(kinds.pop(), layers, block_size, next(iter(pages.values())) if uniform else 0,
-                  layers[0].window, {} if uniform else pages)]
+    return [
+        Group(
+            kinds.pop(),
+            layers,
+            block_size,
+            next(iter(pages.values())) if uniform else 0,
+            layers[0].window,
+            {} if uniform else pages,
+        )
+    ]
 
 
 _Key = tuple[str, int | None, int]
 
 
-def _buckets(layers: list[LayerKV], block_size: int, max_page: int, warnings: list[str],
-             release: Release) -> tuple[dict[_Key, list[LayerKV]], dict[_Key, int]]:
+def _buckets(
+    layers: list[LayerKV], block_size: int, max_page: int, warnings: list[str], release: Release
+) -> tuple[dict[_Key, list[LayerKV]], dict[_Key, int]]:
     """Layers by identical spec, and each bucket's block size after page unification (``P % p == 0`` ->
     ``block_size × P / p``; otherwise the page is padded, logged: ≤0.33 only for a backend that indexes KV by
     the block stride, else vLLM raises NotImplementedError, ``unify_kv_cache_spec_page_size`` v0.25.1; 0.34 for
@@ -291,9 +337,15 @@ def _buckets(layers: list[LayerKV], block_size: int, max_page: int, warnings: li
             p = x.page_bytes(block_size)
             bs = block_size * (max_page // p) if max_page % p == 0 else block_size
             if max_page % p:
-                warnings.append(f"{x.name}: page {p} B padded to {max_page} B" + (
-                    "" if release.pad_any_page else " (this release pads only when the attention backend "
-                    "indexes KV by block stride; otherwise vLLM raises NotImplementedError)"))
+                warnings.append(
+                    f"{x.name}: page {p} B padded to {max_page} B"
+                    + (
+                        ""
+                        if release.pad_any_page
+                        else " (this release pads only when the attention backend "
+                        "indexes KV by block stride; otherwise vLLM raises NotImplementedError)"
+                    )
+                )
             key = (_attn_kind(x.kind), x.window, x.token_bytes)
             bs_of[key] = bs
         buckets.setdefault(key, []).append(x)
@@ -356,8 +408,11 @@ def group_dsv4(model: ModelKV, block_size: int, warnings: list[str], release: Re
         balanced = len({len(v) for v in pp.values()}) == 1
         info.append((key, ls, pp, balanced))
     floor_rep = max((max(len(v) for v in pp.values()) for _, _, pp, bal in info if bal and len(pp) > 1), default=0)
-    reps = approximate_gcd([max(len(v) for v in pp.values()) for _, _, pp, bal in info if bal],
-                           floor_rep) if floor_rep else None
+    reps = (
+        approximate_gcd([max(len(v) for v in pp.values()) for _, _, pp, bal in info if bal], floor_rep)
+        if floor_rep
+        else None
+    )
     caps = _state_caps(info, release) if reps is None else {}
     groups: list[Group] = []
     for key, ls, pp, bal in info:
@@ -370,8 +425,12 @@ def group_dsv4(model: ModelKV, block_size: int, warnings: list[str], release: Re
             part = [x for r in repeats[i::n] for x in r] if n > 1 else ls
             groups.append(Group(kind, part, bs, 0, window, {x.name: x.page_bytes(0) for x in part}))
     if release.dsv4_grouping is DsV4Grouping.TUPLES and reps:
-        distinct = sorted({x.page_bytes(0) for x in buckets.get(("c", None), []) + [
-            y for k, v in buckets.items() if k[0] == "dsv4_swa" for y in v]})
+        distinct = sorted(
+            {
+                x.page_bytes(0)
+                for x in buckets.get(("c", None), []) + [y for k, v in buckets.items() if k[0] == "dsv4_swa" for y in v]
+            }
+        )
         bpb = sum(distinct) * reps
         for g in groups:
             g.bpb_override = bpb
@@ -383,8 +442,9 @@ def _widest_group_bytes(pp: Mapping[int, list[LayerKV]], n: int) -> int:
     return sum(cdiv(len(v), n) * page for page, v in pp.items())
 
 
-def _state_caps(info: list[tuple[tuple[str, int | None], list[LayerKV], dict[int, list[LayerKV]], bool]],
-                release: Release) -> dict[tuple[str, int | None], int]:
+def _state_caps(
+    info: list[tuple[tuple[str, int | None], list[LayerKV], dict[int, list[LayerKV]], bool]], release: Release
+) -> dict[tuple[str, int | None], int]:
     """Groups per sliding-window bucket when no bucket mixes page sizes (no repeat pattern), ≥0.30.
 
     ``_get_packed_kv_cache_groups`` (``is_state_bucket``, v0.30.0 ``v1/core/kv_cache_utils.py``, the same in
@@ -402,8 +462,7 @@ def _state_caps(info: list[tuple[tuple[str, int | None], list[LayerKV], dict[int
         return {}
     state = {key for key, _, _, _ in info if key[0] in ("dsv4_swa", "dsv4_state")}
     anchor = max(_widest_group_bytes(pp, len(ls) if key in state else 1) for key, ls, pp, _ in info)
-    return {key: max(1, cdiv(len(ls), max(anchor // ls[0].page_bytes(0), 1)))
-            for key, ls, _, _ in info if key in state}
+    return {key: max(1, cdiv(len(ls), max(anchor // ls[0].page_bytes(0), 1))) for key, ls, _, _ in info if key in state}
 
 
 Grouper = Callable[[ModelKV, int, list[str], Release], list[Group]]
@@ -419,6 +478,7 @@ def kv_groups(model: ModelKV, block_size: int, warnings: list[str], release: Rel
 
 # --------------------------------------------------------------------------- blocks per request
 
+
 def blocks_per_request(g: Group, length: int, in_flight: int, mamba_blocks: int) -> int:
     """Blocks one ``length``-token request takes from group g (``KVCacheSpec.max_memory_usage_bytes``
     / page, v0.33.0): full ``cdiv(L, bs)``; sliding ``cdiv(min(W−1+I, L), bs) + 1``; chunked
@@ -428,5 +488,13 @@ def blocks_per_request(g: Group, length: int, in_flight: int, mamba_blocks: int)
     The formula: :func:`kvplan.engines.vllm.vector.request_blocks` (the one ``kvplan fit`` and ``kvplan sweep`` use)."""
     from kvplan.engines.vllm.vector import request_blocks
 
-    return int(request_blocks(kind=g.kind, block_size=g.block_size, window=g.window, length=length,
-                              in_flight=in_flight, mamba_blocks=mamba_blocks))
+    return int(
+        request_blocks(
+            kind=g.kind,
+            block_size=g.block_size,
+            window=g.window,
+            length=length,
+            in_flight=in_flight,
+            mamba_blocks=mamba_blocks,
+        )
+    )

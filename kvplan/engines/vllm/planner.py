@@ -78,10 +78,25 @@ from kvplan.parallel import vllm_pp_layer_ranges
 from kvplan.units import GiB, MiB
 
 __all__ = [  # names other modules import from here (the formulas live in budget / releases / grouping)
-    "NEWEST_VERSION", "SAMPLER_BYTES_PER_LOGIT", "V0_SAMPLER_BYTES_PER_LOGIT", "GiB", "MiB",
-    "VersionRules", "VllmInputs", "VllmPlan", "hybrid_block_size", "parse_version", "plan_vllm", "version_rules",
-    "vllm_available_kv_bytes", "vllm_batch_defaults", "vllm_default_activation_bytes",
-    "vllm_default_cuda_graph_bytes", "vllm_default_non_torch_bytes", "vllm_requested_bytes", "vllm_static",
+    "NEWEST_VERSION",
+    "SAMPLER_BYTES_PER_LOGIT",
+    "V0_SAMPLER_BYTES_PER_LOGIT",
+    "GiB",
+    "MiB",
+    "VersionRules",
+    "VllmInputs",
+    "VllmPlan",
+    "hybrid_block_size",
+    "parse_version",
+    "plan_vllm",
+    "version_rules",
+    "vllm_available_kv_bytes",
+    "vllm_batch_defaults",
+    "vllm_default_activation_bytes",
+    "vllm_default_cuda_graph_bytes",
+    "vllm_default_non_torch_bytes",
+    "vllm_requested_bytes",
+    "vllm_static",
     "vllm_v0_batch_tokens",
 ]
 
@@ -97,17 +112,18 @@ def version_rules(engine_version: str | None) -> Release:
 
 # --------------------------------------------------------------------------- inputs / outputs
 
+
 @dataclass(frozen=True)
 class VllmInputs:
     """One vLLM engine's deployment: the config, the GPU, the ``vllm serve`` flags, and any measured budget term
     (None = the release's default / kvplan's cold estimate)."""
 
-    config: Mapping[str, Any]          # the HF config.json dict (may have text_config nesting)
-    device_bytes: int                  # CUDA-visible total per GPU
+    config: Mapping[str, Any]  # the HF config.json dict (may have text_config nesting)
+    device_bytes: int  # CUDA-visible total per GPU
     tp_size: int = 1
     pp_size: int = 1
     dp_size: int = 1
-    gpu_memory_utilization: float | None = None   # None = the version's default
+    gpu_memory_utilization: float | None = None  # None = the version's default
     kv_cache_dtype: str = "auto"
     block_size: int | None = None
     max_model_len: int | None = None
@@ -125,18 +141,18 @@ class VllmInputs:
     ep_size: int = 1
     quantization: str | None = None
     checkpoint_bytes: int | None = None
-    sm_major: int | None = None        # GPU compute capability major (backend choice)
-    gpu_vendor: str = "nvidia"         # nvidia | amd | intel (MoE kernel choice)
-    gpu_name: str | None = None        # for the A100 / GB10 exclusions of the batch defaults
-    interconnect: str | None = None    # nvlink | pcie | xgmi (cold non-torch); None = from gpu_name's preset
-    sparse_mla_format: str | None = None   # "fp8_ds_mla" | "fp8" (DSA models, quantized KV)
+    sm_major: int | None = None  # GPU compute capability major (backend choice)
+    gpu_vendor: str = "nvidia"  # nvidia | amd | intel (MoE kernel choice)
+    gpu_name: str | None = None  # for the A100 / GB10 exclusions of the batch defaults
+    interconnect: str | None = None  # nvlink | pcie | xgmi (cold non-torch); None = from gpu_name's preset
+    sparse_mla_format: str | None = None  # "fp8_ds_mla" | "fp8" (DSA models, quantized KV)
     enable_prefix_caching: bool | None = None
     cuda_graph_estimate: bool | None = None  # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS
     mamba_ssm_cache_dtype: str = "auto"
     num_speculative_tokens: int = 0
     num_draft_layers: int = 0
-    kv_cache_dtype_skip_layers: tuple[str, ...] = ()   # layer indices / "sliding_window" kept at the model dtype
-    attention_backend: str | None = None   # --attention-backend (MLA hybrids: picks the block alignment)
+    kv_cache_dtype_skip_layers: tuple[str, ...] = ()  # layer indices / "sliding_window" kept at the model dtype
+    attention_backend: str | None = None  # --attention-backend (MLA hybrids: picks the block alignment)
 
 
 @dataclass(frozen=True)
@@ -144,27 +160,27 @@ class VllmPlan:
     """What that engine computes and prints at startup (per GPU; tokens per DP engine)."""
 
     engine_version: str
-    available_kv_bytes: int            # "Available KV cache memory"
+    available_kv_bytes: int  # "Available KV cache memory"
     num_blocks: int
     block_size: int
     num_groups: int
     bytes_per_block: int
-    kv_bytes_per_token: int            # per GPU, summed over layers (the cell), for display
-    gpu_kv_cache_tokens: int           # as that version prints "GPU KV cache size: N tokens"
-    max_concurrency: float             # "Maximum concurrency for L tokens per request: X"
+    kv_bytes_per_token: int  # per GPU, summed over layers (the cell), for display
+    gpu_kv_cache_tokens: int  # as that version prints "GPU KV cache size: N tokens"
+    max_concurrency: float  # "Maximum concurrency for L tokens per request: X"
     max_model_len: int
-    fits: bool                         # False when vLLM would refuse to start
+    fits: bool  # False when vLLM would refuse to start
     estimated_max_model_len: int | None
     groups: tuple[dict[str, Any], ...]
     assumptions: tuple[str, ...]
     warnings: tuple[str, ...]
     budget_terms: tuple[tuple[str, int], ...]
     blocks_per_request: int = 0
-    needed_bytes: int = 0              # KV one max_model_len request needs (fit check)
-    dp_total_tokens: int = 0           # gpu_kv_cache_tokens × dp_size
+    needed_bytes: int = 0  # KV one max_model_len request needs (fit check)
+    dp_total_tokens: int = 0  # gpu_kv_cache_tokens × dp_size
     max_num_batched_tokens: int = 0
     max_num_seqs: int = 0
-    capacity_log: str = ""             # the capacity line(s) as this release prints them
+    capacity_log: str = ""  # the capacity line(s) as this release prints them
 
 
 @dataclass(frozen=True)
@@ -174,8 +190,8 @@ class _Scheduler:
     max_model_len: int
     max_num_batched_tokens: int
     max_num_seqs: int
-    in_flight: int                     # tokens a sliding / chunked layer keeps beyond its window
-    mamba_blocks: int                  # blocks per request of each Mamba group
+    in_flight: int  # tokens a sliding / chunked layer keeps beyond its window
+    mamba_blocks: int  # blocks per request of each Mamba group
 
 
 @dataclass
@@ -187,6 +203,7 @@ class _Notes:
 
 
 # --------------------------------------------------------------------------- steps
+
 
 def _check_inputs(inp: VllmInputs) -> dict[str, Any]:
     """Parallel sizes, device total, the normalised config and the head split vLLM checks before anything is
@@ -202,29 +219,41 @@ def _check_inputs(inp: VllmInputs) -> dict[str, Any]:
     heads = cfg.get("num_attention_heads")
     if isinstance(heads, int) and not isinstance(heads, bool) and heads > 0 and heads % inp.tp_size:
         # vllm/config/model.py ModelConfig.verify_with_parallel_config, v0.33.0
-        raise InputError(f"vLLM needs the {heads} attention heads divisible by the tensor parallel size {inp.tp_size}",
-                         field="--tp-size", hint="use a TP size that divides the attention heads")
+        raise InputError(
+            f"vLLM needs the {heads} attention heads divisible by the tensor parallel size {inp.tp_size}",
+            field="--tp-size",
+            hint="use a TP size that divides the attention heads",
+        )
     return cfg
 
 
-def _align_hybrid(model: ModelKV, block_size: int, warnings: list[str],
-                  align: HybridAlignment | None = None) -> tuple[ModelKV, int]:
+def _align_hybrid(
+    model: ModelKV, block_size: int, warnings: list[str], align: HybridAlignment | None = None
+) -> tuple[ModelKV, int]:
     """Mamba hybrids: the attention block grows until its page holds the largest state, and every state page is
     padded to the attention page (``Platform._align_hybrid_block_size``, v0.33.0; the two log lines it prints)."""
     max_mamba = model.max_mamba_state_bytes
     if not max_mamba:
         return model, block_size
     a = align or HybridAlignment(block_size, 16)
-    new_bs = hybrid_block_size(attn_token_bytes=model.attn_token_bytes_1layer, mamba_state_bytes=max_mamba,
-                               block_size=a.block_size, kernel_min_block=a.kernel_min_block, mla=a.mla)
+    new_bs = hybrid_block_size(
+        attn_token_bytes=model.attn_token_bytes_1layer,
+        mamba_state_bytes=max_mamba,
+        block_size=a.block_size,
+        kernel_min_block=a.kernel_min_block,
+        mla=a.mla,
+    )
     if new_bs != block_size:
-        warnings.append(f"Setting attention block size to {new_bs} tokens to ensure that attention page size is "
-                        ">= mamba page size.")
+        warnings.append(
+            f"Setting attention block size to {new_bs} tokens to ensure that attention page size is >= mamba page size."
+        )
         block_size = new_bs
     attn_page = block_size * model.attn_token_bytes_1layer
     if attn_page > max_mamba:
-        warnings.append(f"Padding mamba page size by {100 * (attn_page - max_mamba) / max_mamba:.2f}% to ensure "
-                        "that mamba page size and attention page size are exactly equal.")
+        warnings.append(
+            f"Padding mamba page size by {100 * (attn_page - max_mamba) / max_mamba:.2f}% to ensure "
+            "that mamba page size and attention page size are exactly equal."
+        )
     layers = tuple(replace(x, state_bytes=attn_page) if x.kind == "mamba" else x for x in model.layers)
     return replace(model, layers=layers), block_size
 
@@ -236,14 +265,17 @@ def _mamba_mode(inp: VllmInputs, rel: Release, model: ModelKV) -> str:
     "none" for the others up to 0.14 (prefix caching switched off), else "align" (``MambaModelConfig.
     verify_and_update_config``, ``model_executor/models/config.py``, v0.11.2 / v0.14.0 / v0.15.0 / v0.27.0 /
     v0.28.0)."""
-    pc = (inp.enable_prefix_caching if inp.enable_prefix_caching is not None
-          else rel.prefix_caching_default(attention_free=model.attention_free))
+    pc = (
+        inp.enable_prefix_caching
+        if inp.enable_prefix_caching is not None
+        else rel.prefix_caching_default(attention_free=model.attention_free)
+    )
     if not pc:
         return "none"
     if model.mamba_prefix_caching and rel.mamba_all_with_pc:
         return "all"
     if rel.mamba_pc_needs_model_support and not model.mamba_prefix_caching:
-        return "none"   # MambaModelConfig turns prefix caching off for this model class (0.11.1 - 0.14)
+        return "none"  # MambaModelConfig turns prefix caching off for this model class (0.11.1 - 0.14)
     return "align"
 
 
@@ -260,8 +292,10 @@ def prefix_caching_note(rel: Release, *, version: str, attention_free: bool = Fa
     attention-free models (...)"."""
     state = "on" if rel.prefix_caching_default(attention_free=attention_free) else "off"
     kind = "attention-free" if attention_free else "hybrid"
-    return (f"prefix caching {state}: the default of vLLM {version} for {kind} models "
-            "(--enable-prefix-caching / --no-enable-prefix-caching set it)")
+    return (
+        f"prefix caching {state}: the default of vLLM {version} for {kind} models "
+        "(--enable-prefix-caching / --no-enable-prefix-caching set it)"
+    )
 
 
 def _mamba_chunk_size(cfg: Mapping[str, Any]) -> int:
@@ -273,40 +307,62 @@ def _mamba_chunk_size(cfg: Mapping[str, Any]) -> int:
     return 2048
 
 
-def _align_mamba_all(model: ModelKV, block_size: int, cfg: Mapping[str, Any], warnings: list[str],
-                     align: HybridAlignment) -> tuple[ModelKV, int, int]:
+def _align_mamba_all(
+    model: ModelKV, block_size: int, cfg: Mapping[str, Any], warnings: list[str], align: HybridAlignment
+) -> tuple[ModelKV, int, int]:
     """Cache mode "all": the chunk-aligned block (:func:`mamba_all_block_sizes`), every state page padded to the
     attention page; returns (model, attention block, Mamba block)."""
     attn_bs, mamba_bs = mamba_all_block_sizes(
-        attn_token_bytes=model.attn_token_bytes_1layer, mamba_state_bytes=model.max_mamba_state_bytes,
-        block_size=align.block_size, chunk_size=_mamba_chunk_size(cfg), kernel_min_block=align.kernel_min_block)
+        attn_token_bytes=model.attn_token_bytes_1layer,
+        mamba_state_bytes=model.max_mamba_state_bytes,
+        block_size=align.block_size,
+        chunk_size=_mamba_chunk_size(cfg),
+        kernel_min_block=align.kernel_min_block,
+    )
     if attn_bs != block_size:
-        warnings.append(f"Setting attention block size to {attn_bs} tokens to ensure that attention page size is "
-                        ">= mamba page size.")
+        warnings.append(
+            f"Setting attention block size to {attn_bs} tokens to ensure that attention page size is "
+            ">= mamba page size."
+        )
     attn_page = attn_bs * model.attn_token_bytes_1layer
     max_mamba = model.max_mamba_state_bytes
     if attn_page > max_mamba:
-        warnings.append(f"Padding mamba page size by {100 * (attn_page - max_mamba) / max_mamba:.2f}% to ensure "
-                        "that mamba page size and attention page size are exactly equal.")
+        warnings.append(
+            f"Padding mamba page size by {100 * (attn_page - max_mamba) / max_mamba:.2f}% to ensure "
+            "that mamba page size and attention page size are exactly equal."
+        )
     layers = tuple(replace(x, state_bytes=attn_page) if x.kind == "mamba" else x for x in model.layers)
     return replace(model, layers=layers), attn_bs, mamba_bs
 
 
-def _model_and_block_size(inp: VllmInputs, rel: Release, cfg: Mapping[str, Any],
-                          notes: _Notes) -> tuple[ModelKV, int, int | None]:
+def _model_and_block_size(
+    inp: VllmInputs, rel: Release, cfg: Mapping[str, Any], notes: _Notes
+) -> tuple[ModelKV, int, int | None]:
     """The per-rank specs (the family's builder), the attention block size (the release's rule per family) and,
     in Mamba cache mode "all", the Mamba block size (else None)."""
-    model = build_model_kv(config=inp.config, tp_size=inp.tp_size, kv_cache_dtype=inp.kv_cache_dtype,
-                           sm_major=inp.sm_major, sparse_mla_format=inp.sparse_mla_format,
-                           mamba_ssm_cache_dtype=inp.mamba_ssm_cache_dtype, num_draft_layers=inp.num_draft_layers,
-                           chunked_local_hybrid=rel.chunked_local_hybrid, sliding_hybrid=rel.sliding_hybrid,
-                           kv_cache_dtype_skip_layers=tuple(inp.kv_cache_dtype_skip_layers))
+    model = build_model_kv(
+        config=inp.config,
+        tp_size=inp.tp_size,
+        kv_cache_dtype=inp.kv_cache_dtype,
+        sm_major=inp.sm_major,
+        sparse_mla_format=inp.sparse_mla_format,
+        mamba_ssm_cache_dtype=inp.mamba_ssm_cache_dtype,
+        num_draft_layers=inp.num_draft_layers,
+        chunked_local_hybrid=rel.chunked_local_hybrid,
+        sliding_hybrid=rel.sliding_hybrid,
+        kv_cache_dtype_skip_layers=tuple(inp.kv_cache_dtype_skip_layers),
+    )
     notes.assumptions.extend(model.notes)
     block_size, note = rel.block_size(model.family, inp.block_size)
-    align = hybrid_alignment(model, block_size=block_size, engine_version=parse_version(inp.engine_version),
-                             block_size_given=inp.block_size is not None, sm_major=inp.sm_major,
-                             attention_backend=inp.attention_backend)
-    if align.backend is None and note:   # an MLA hybrid's block comes from its backend, not the FlashMLA default
+    align = hybrid_alignment(
+        model,
+        block_size=block_size,
+        engine_version=parse_version(inp.engine_version),
+        block_size_given=inp.block_size is not None,
+        sm_major=inp.sm_major,
+        attention_backend=inp.attention_backend,
+    )
+    if align.backend is None and note:  # an MLA hybrid's block comes from its backend, not the FlashMLA default
         notes.assumptions.append(note)
     if align.note:
         notes.assumptions.append(align.note)
@@ -330,17 +386,23 @@ def _scheduler(inp: VllmInputs, cfg: Mapping[str, Any], rel: Release, model: Mod
         notes.assumptions.append(f"max_model_len {L} from max_position_embeddings")
     mode = _mamba_mode(inp, rel, model)
     if model.has_state_layers and inp.enable_prefix_caching is None:
-        notes.assumptions.append(prefix_caching_note(rel, version=inp.engine_version or NEWEST_VERSION,
-                                                     attention_free=model.attention_free))
-    if mode == "all":   # cdiv(L, mamba block) + these (the speculative blocks from 0.22)
+        notes.assumptions.append(
+            prefix_caching_note(rel, version=inp.engine_version or NEWEST_VERSION, attention_free=model.attention_free)
+        )
+    if mode == "all":  # cdiv(L, mamba block) + these (the speculative blocks from 0.22)
         mamba_blocks = inp.num_speculative_tokens if rel.mamba_all_spec_blocks else 0
         if model.has_state_layers:
-            notes.assumptions.append(f"Mamba cache mode all (prefix caching, one state per block): cdiv(L, Mamba "
-                                     f"block) + {mamba_blocks} block(s) per Mamba group per request")
+            notes.assumptions.append(
+                f"Mamba cache mode all (prefix caching, one state per block): cdiv(L, Mamba "
+                f"block) + {mamba_blocks} block(s) per Mamba group per request"
+            )
     else:
         spec = inp.num_speculative_tokens
-        mamba_blocks = (rel.align_blocks(state_mixer=model.state_mixer, num_speculative_tokens=spec)
-                        if mode == "align" else 1 + spec)
+        mamba_blocks = (
+            rel.align_blocks(state_mixer=model.state_mixer, num_speculative_tokens=spec)
+            if mode == "align"
+            else 1 + spec
+        )
         if model.has_state_layers:
             notes.assumptions.append(f"Mamba cache mode {mode}: {mamba_blocks} block(s) per Mamba group per request")
     return _Scheduler(L, B, S, rel.in_flight_tokens(max_num_batched_tokens=B, pp_size=inp.pp_size), mamba_blocks)
@@ -352,6 +414,7 @@ def _interconnect(inp: VllmInputs) -> str | None:
     if inp.interconnect or not inp.gpu_name:
         return inp.interconnect
     from kvplan.inputs.resolve import resolve_gpu  # lazy: presets are only needed in cold mode
+
     try:
         return str(resolve_gpu(inp.gpu_name).interconnect)
     except InputError:
@@ -362,17 +425,27 @@ def _weights_from_helper(inp: VllmInputs, cfg: Mapping[str, Any], version: str) 
     """The cold weight estimate as this release of vLLM loads it on this GPU: the release and the GPU pick the
     MoE kernel and its padding (``kvplan.weights.kernels``), data parallelism splits the experts over tp x dp."""
     from kvplan.weights import estimate as weights  # lazy: only cold mode estimates weights
+
     quant = inp.quantization or weights.quantization_from_config(cfg)
     est = weights.estimate_weight_bytes(
-        config=cfg, quantization=quant, checkpoint_bytes=inp.checkpoint_bytes,
-        tp_size=inp.tp_size, pp_size=inp.pp_size, ep_size=inp.ep_size,
-        attn_dp_size=inp.dp_size, engine="vllm", engine_version=version, sm_major=inp.sm_major,
-        gpu_vendor=inp.gpu_vendor)
+        config=cfg,
+        quantization=quant,
+        checkpoint_bytes=inp.checkpoint_bytes,
+        tp_size=inp.tp_size,
+        pp_size=inp.pp_size,
+        ep_size=inp.ep_size,
+        attn_dp_size=inp.dp_size,
+        engine="vllm",
+        engine_version=version,
+        sm_major=inp.sm_major,
+        gpu_vendor=inp.gpu_vendor,
+    )
     return int(est.per_gpu_bytes), [f"weights estimated ({quant}) by kvplan.weights", *est.notes]
 
 
-def _weights_and_non_torch(inp: VllmInputs, cfg: Mapping[str, Any], version: str, terms: list[tuple[str, int]],
-                           notes: _Notes) -> int:
+def _weights_and_non_torch(
+    inp: VllmInputs, cfg: Mapping[str, Any], version: str, terms: list[tuple[str, int]], notes: _Notes
+) -> int:
     """Weights + non-torch: the measured "consumed" drop (≥0.27 logs), else each term measured or estimated."""
     if inp.consumed_bytes is not None:
         consumed = int(inp.consumed_bytes)
@@ -386,8 +459,9 @@ def _weights_and_non_torch(inp: VllmInputs, cfg: Mapping[str, Any], version: str
     if inp.non_torch_bytes is not None:
         N = int(inp.non_torch_bytes)
     else:
-        N = vllm_default_non_torch_bytes(tp_size=inp.tp_size, pp_size=inp.pp_size, engine_version=version,
-                                         interconnect=_interconnect(inp))
+        N = vllm_default_non_torch_bytes(
+            tp_size=inp.tp_size, pp_size=inp.pp_size, engine_version=version, interconnect=_interconnect(inp)
+        )
         notes.assumptions.append("non-torch memory estimated (cold)")
     terms.append(("weights", W))
     terms.append(("non_torch", N))
@@ -411,29 +485,40 @@ class _BudgetStatic:
 
     kv_cache_memory_bytes: int | None
     not_kv: int = 0
-    activation: int | None = None      # measured
-    forward_per_token: int = 0         # cold activation coefficients (budget.vllm_activation_coefficients)
+    activation: int | None = None  # measured
+    forward_per_token: int = 0  # cold activation coefficients (budget.vllm_activation_coefficients)
     sampler_per_row: int = 0
     graph: int = 0
-    terms: tuple[tuple[str, int], ...] = ()   # weights + non-torch (or consumed), in vLLM's order
+    terms: tuple[tuple[str, int], ...] = ()  # weights + non-torch (or consumed), in vLLM's order
 
 
-def _budget_static(inp: VllmInputs, cfg: Mapping[str, Any], rel: Release, version: str,
-                   notes: _Notes) -> _BudgetStatic:
+def _budget_static(inp: VllmInputs, cfg: Mapping[str, Any], rel: Release, version: str, notes: _Notes) -> _BudgetStatic:
     """The budget's fixed terms (weights + non-torch, measured or cold activation, graph), notes in vLLM's order;
     ``kv_cache_memory_bytes`` replaces the whole budget."""
     if inp.kv_cache_memory_bytes is not None:
         return _BudgetStatic(kv_cache_memory_bytes=int(inp.kv_cache_memory_bytes))
     terms: list[tuple[str, int]] = []
     not_kv = _weights_and_non_torch(inp, cfg, version, terms, notes)
-    fwd, spr = vllm_activation_coefficients(config=inp.config, tp_size=inp.tp_size, ep_size=inp.ep_size, v0=rel.v0,
-                                            sampler_bytes_per_logit=rel.sampler_bytes_per_logit)
+    fwd, spr = vllm_activation_coefficients(
+        config=inp.config,
+        tp_size=inp.tp_size,
+        ep_size=inp.ep_size,
+        v0=rel.v0,
+        sampler_bytes_per_logit=rel.sampler_bytes_per_logit,
+    )
     A = int(inp.activation_bytes) if inp.activation_bytes is not None else None
     if A is None:
         notes.assumptions.append("activation peak estimated (cold)")
     G = _graph_bytes(inp, rel, notes)
-    return _BudgetStatic(kv_cache_memory_bytes=None, not_kv=not_kv, activation=A, forward_per_token=fwd,
-                         sampler_per_row=spr, graph=G, terms=tuple(terms))
+    return _BudgetStatic(
+        kv_cache_memory_bytes=None,
+        not_kv=not_kv,
+        activation=A,
+        forward_per_token=fwd,
+        sampler_per_row=spr,
+        graph=G,
+        terms=tuple(terms),
+    )
 
 
 def _budget_terms(b: _BudgetStatic, pt: Point) -> list[tuple[str, int]]:
@@ -453,19 +538,36 @@ def _stage_bytes_per_block(model: ModelKV, groups: list[Group], pp_size: int, re
     for si, (start, end) in enumerate(stages):
         lset = set(range(start, end)) | (extra if si == len(stages) - 1 else set())
         names = {x.name for x in model.layers if x.layer in lset}
-        out.append(rel.block_stride_bytes(bytes_per_block=max(g.bytes_per_block(names) for g in groups),
-                                          alignments=[x.stride_alignment for x in model.layers if x.name in names]))
+        out.append(
+            rel.block_stride_bytes(
+                bytes_per_block=max(g.bytes_per_block(names) for g in groups),
+                alignments=[x.stride_alignment for x in model.layers if x.name in names],
+            )
+        )
     return out
 
 
 def _group_rows(groups: list[Group], sched: _Scheduler) -> tuple[dict[str, Any], ...]:
     """One description per group for the result (kind, layers, block, page, bytes per block, window, blocks)."""
-    return tuple({"kind": g.kind, "layers": len(g.layers), "block_size": g.block_size,
-                  "page_bytes": g.page if not g.pages else max(g.pages.values()),
-                  "group_bytes_per_block": g.bytes_per_block(), "window": g.window,
-                  "blocks_per_request": request_blocks(kind=g.kind, block_size=g.block_size, window=g.window,
-                                                       length=sched.max_model_len, in_flight=sched.in_flight,
-                                                       mamba_blocks=sched.mamba_blocks)} for g in groups)
+    return tuple(
+        {
+            "kind": g.kind,
+            "layers": len(g.layers),
+            "block_size": g.block_size,
+            "page_bytes": g.page if not g.pages else max(g.pages.values()),
+            "group_bytes_per_block": g.bytes_per_block(),
+            "window": g.window,
+            "blocks_per_request": request_blocks(
+                kind=g.kind,
+                block_size=g.block_size,
+                window=g.window,
+                length=sched.max_model_len,
+                in_flight=sched.in_flight,
+                mamba_blocks=sched.mamba_blocks,
+            ),
+        }
+        for g in groups
+    )
 
 
 def _kv_bytes_per_token(model: ModelKV, pp_size: int) -> int:
@@ -474,11 +576,13 @@ def _kv_bytes_per_token(model: ModelKV, pp_size: int) -> int:
     if not model.token_bytes_add_up:
         return 0
     start, end = vllm_pp_layer_ranges(num_layers=model.num_decoder_layers, pp_size=pp_size)[0]
-    return sum((x.token_bytes if x.kind != "mamba" else 0) for x in model.layers
-               if start <= x.layer < end or pp_size == 1)
+    return sum(
+        (x.token_bytes if x.kind != "mamba" else 0) for x in model.layers if start <= x.layer < end or pp_size == 1
+    )
 
 
 # --------------------------------------------------------------------------- main entry
+
 
 @dataclass(frozen=True)
 class _Prepared:
@@ -508,24 +612,40 @@ def _prepare(inp: VllmInputs) -> _Prepared:
     sched = _scheduler(inp, cfg, rel, model, notes)
     budget = _budget_static(inp, cfg, rel, version, notes)
     groups = kv_groups(model, block_size, notes.warnings, rel)
-    if mamba_bs is not None:   # cache mode "all": the Mamba groups take one state per Mamba block
+    if mamba_bs is not None:  # cache mode "all": the Mamba groups take one state per Mamba block
         groups = [replace(g, kind="mamba_all", block_size=mamba_bs) if g.kind == "mamba" else g for g in groups]
     if not groups:
         raise InputError("the model has no KV cache layers", field="config")
     stage_bpb = _stage_bytes_per_block(model, groups, inp.pp_size, rel)
     if not any(b > 0 for b in stage_bpb):
-        raise InputError("the model's KV cache layers take no memory (every page is 0 bytes)", field="config",
-                         hint="pass the model's Hugging Face config.json")
+        raise InputError(
+            "the model's KV cache layers take no memory (every page is 0 bytes)",
+            field="config",
+            hint="pass the model's Hugging Face config.json",
+        )
     util = inp.gpu_memory_utilization if inp.gpu_memory_utilization is not None else rel.default_utilization
     st = VllmStatic(
-        release=rel, device_bytes=inp.device_bytes, utilization=util,
-        kv_cache_memory_bytes=budget.kv_cache_memory_bytes, not_kv_bytes=budget.not_kv, graph_bytes=budget.graph,
-        activation_bytes=budget.activation, forward_bytes_per_token=budget.forward_per_token,
-        sampler_bytes_per_row=budget.sampler_per_row, groups=_shapes(groups), num_groups=len(groups),
-        stage_bytes_per_block=tuple(stage_bpb), block_size=block_size,
-        min_group_block_size=min(g.block_size for g in groups), mamba_blocks=sched.mamba_blocks,
-        pp_size=inp.pp_size, dp_size=inp.dp_size, max_num_batched_tokens=inp.max_num_batched_tokens or None,
-        max_num_seqs=inp.max_num_seqs or None, gpu_name=inp.gpu_name)
+        release=rel,
+        device_bytes=inp.device_bytes,
+        utilization=util,
+        kv_cache_memory_bytes=budget.kv_cache_memory_bytes,
+        not_kv_bytes=budget.not_kv,
+        graph_bytes=budget.graph,
+        activation_bytes=budget.activation,
+        forward_bytes_per_token=budget.forward_per_token,
+        sampler_bytes_per_row=budget.sampler_per_row,
+        groups=_shapes(groups),
+        num_groups=len(groups),
+        stage_bytes_per_block=tuple(stage_bpb),
+        block_size=block_size,
+        min_group_block_size=min(g.block_size for g in groups),
+        mamba_blocks=sched.mamba_blocks,
+        pp_size=inp.pp_size,
+        dp_size=inp.dp_size,
+        max_num_batched_tokens=inp.max_num_batched_tokens or None,
+        max_num_seqs=inp.max_num_seqs or None,
+        gpu_name=inp.gpu_name,
+    )
     return _Prepared(st, model, groups, sched, notes, budget, version)
 
 
@@ -568,17 +688,32 @@ def plan_vllm(inp: VllmInputs) -> VllmPlan:
     _remember(replace(inp, max_model_len=None, max_num_seqs=None), replace(st, max_num_seqs=None))
     pt = evaluate(st, utilization=st.utilization, max_model_len=L)
     if not pt.fits:
-        notes.warnings.append(f"vLLM refuses to start: one {L}-token request needs {pt.needed / GiB:.2f} GiB, "
-                              f"estimated maximum model length {pt.estimated_max_len}")
+        notes.warnings.append(
+            f"vLLM refuses to start: one {L}-token request needs {pt.needed / GiB:.2f} GiB, "
+            f"estimated maximum model length {pt.estimated_max_len}"
+        )
     tokens, conc = int(pt.tokens), pt.concurrency
     return VllmPlan(
-        engine_version=pr.version, available_kv_bytes=int(pt.available), num_blocks=int(pt.num_blocks),
-        block_size=st.block_size, num_groups=st.num_groups, bytes_per_block=int(st.max_bytes_per_block),
-        kv_bytes_per_token=_kv_bytes_per_token(pr.model, inp.pp_size), gpu_kv_cache_tokens=tokens,
-        max_concurrency=conc, max_model_len=L, fits=bool(pt.fits), estimated_max_model_len=pt.estimated_max_len,
-        groups=_group_rows(pr.groups, sched), assumptions=tuple(notes.assumptions), warnings=tuple(notes.warnings),
-        budget_terms=tuple(_budget_terms(pr.budget, pt)), blocks_per_request=int(pt.per_request),
-        needed_bytes=int(pt.needed), dp_total_tokens=tokens * inp.dp_size,
-        max_num_batched_tokens=sched.max_num_batched_tokens, max_num_seqs=sched.max_num_seqs,
+        engine_version=pr.version,
+        available_kv_bytes=int(pt.available),
+        num_blocks=int(pt.num_blocks),
+        block_size=st.block_size,
+        num_groups=st.num_groups,
+        bytes_per_block=int(st.max_bytes_per_block),
+        kv_bytes_per_token=_kv_bytes_per_token(pr.model, inp.pp_size),
+        gpu_kv_cache_tokens=tokens,
+        max_concurrency=conc,
+        max_model_len=L,
+        fits=bool(pt.fits),
+        estimated_max_model_len=pt.estimated_max_len,
+        groups=_group_rows(pr.groups, sched),
+        assumptions=tuple(notes.assumptions),
+        warnings=tuple(notes.warnings),
+        budget_terms=tuple(_budget_terms(pr.budget, pt)),
+        blocks_per_request=int(pt.per_request),
+        needed_bytes=int(pt.needed),
+        dp_total_tokens=tokens * inp.dp_size,
+        max_num_batched_tokens=sched.max_num_batched_tokens,
+        max_num_seqs=sched.max_num_seqs,
         capacity_log=st.release.capacity_lines(tokens=tokens, max_model_len=L, concurrency=conc),
     )

@@ -113,10 +113,11 @@ Version = tuple[int, int, int]
 
 # bytes per (row × vocab) element alive at the sampler peak (see budget.vllm_default_activation_bytes)
 SAMPLER_BYTES_PER_LOGIT = 2 + 4 + 4 + 4 + 4 + 8 + 4 + 1 + 4 + 4
-V0_SAMPLER_BYTES_PER_LOGIT = 2 + 4 + 4 + 4   # bf16 logits, fp32 logits, probs, logprobs (V0 Sampler)
+V0_SAMPLER_BYTES_PER_LOGIT = 2 + 4 + 4 + 4  # bf16 logits, fp32 logits, probs, logprobs (V0 Sampler)
 
 
 # --------------------------------------------------------------------------- versions
+
 
 def version_tuple(text: str) -> Version | None:
     """The first three numbers of a version string, zero-padded, or None when it holds no number.
@@ -144,18 +145,19 @@ def parse_version(v: str | None) -> Version:
 
 # --------------------------------------------------------------------------- rule vocabulary
 
+
 class Accounting(StrEnum):
     """How the profile run measures what is not KV (``gpu_worker.py`` ``determine_available_memory``)."""
 
-    SUMMED = "summed"      # ≤0.26: weight-load delta + torch peak increase + non-torch increase
+    SUMMED = "summed"  # ≤0.26: weight-load delta + torch peak increase + non-torch increase
     CONSUMED = "consumed"  # ≥0.27: one free-memory drop, weights + non-torch ("consumed memory")
 
 
 class DsV4Grouping(StrEnum):
     """How DeepSeek-V4's block-256 / SWA / state buckets become bytes per block (see grouping._group_dsv4)."""
 
-    TUPLES = "tuples"      # ≤0.32: Σ distinct MLA-type pages × layer tuples (reference, 0.22 wheel)
-    PACKED = "packed"      # ≥0.33: packed groups, max bucket (``_get_packed_kv_cache_groups``, v0.33.0)
+    TUPLES = "tuples"  # ≤0.32: Σ distinct MLA-type pages × layer tuples (reference, 0.22 wheel)
+    PACKED = "packed"  # ≥0.33: packed groups, max bucket (``_get_packed_kv_cache_groups``, v0.33.0)
 
 
 @dataclass(frozen=True)
@@ -173,9 +175,9 @@ class PoolCount:
     """What the printed capacity lines are computed from (one DP engine, after the min over workers)."""
 
     num_blocks: int
-    blocks_per_request: int        # Σ over groups of blocks one max_model_len request takes
+    blocks_per_request: int  # Σ over groups of blocks one max_model_len request takes
     max_model_len: int
-    block_size: int                # the attention block size
+    block_size: int  # the attention block size
     num_groups: int
     min_group_block_size: int
 
@@ -190,8 +192,9 @@ def tokens_v0(c: PoolCount) -> tuple[int, float]:
     tokens, 31,200 / 20,000 = 1.56x.  The formula: :func:`kvplan.engines.vllm.vector.v0_line` (ints or arrays)."""
     from kvplan.engines.vllm.vector import v0_line
 
-    return v0_line(c.num_blocks, c.blocks_per_request, c.max_model_len, c.block_size, c.num_groups,
-                   c.min_group_block_size)
+    return v0_line(
+        c.num_blocks, c.blocks_per_request, c.max_model_len, c.block_size, c.num_groups, c.min_group_block_size
+    )
 
 
 def tokens_per_group(c: PoolCount) -> tuple[int, float]:
@@ -201,8 +204,9 @@ def tokens_per_group(c: PoolCount) -> tuple[int, float]:
     tokens.  The formula: :func:`kvplan.engines.vllm.vector.group_line`."""
     from kvplan.engines.vllm.vector import group_line
 
-    return group_line(c.num_blocks, c.blocks_per_request, c.max_model_len, c.block_size, c.num_groups,
-                      c.min_group_block_size)
+    return group_line(
+        c.num_blocks, c.blocks_per_request, c.max_model_len, c.block_size, c.num_groups, c.min_group_block_size
+    )
 
 
 def tokens_from_concurrency(c: PoolCount) -> tuple[int, float]:
@@ -211,8 +215,9 @@ def tokens_from_concurrency(c: PoolCount) -> tuple[int, float]:
     formula: :func:`kvplan.engines.vllm.vector.concurrency_line`."""
     from kvplan.engines.vllm.vector import concurrency_line
 
-    return concurrency_line(c.num_blocks, c.blocks_per_request, c.max_model_len, c.block_size, c.num_groups,
-                            c.min_group_block_size)
+    return concurrency_line(
+        c.num_blocks, c.blocks_per_request, c.max_model_len, c.block_size, c.num_groups, c.min_group_block_size
+    )
 
 
 # --------------------------------------------------------------------------- scheduler defaults
@@ -233,8 +238,9 @@ def vllm_batch_defaults(*, device_bytes: int, gpu_name: str | None = None, offli
     return (8192 if offline else 2048), 256
 
 
-def vllm_v0_batch_tokens(*, max_model_len: int, enable_chunked_prefill: bool | None = None,
-                         chunked_batch: int = 512) -> int:
+def vllm_v0_batch_tokens(
+    *, max_model_len: int, enable_chunked_prefill: bool | None = None, chunked_batch: int = 512
+) -> int:
     """V0 default ``max_num_batched_tokens`` (the profile batch), vLLM ≤0.7.
 
     (``vllm/config.py`` ``SchedulerConfig.__init__`` and ``vllm/engine/arg_utils.py``
@@ -258,17 +264,22 @@ def serve_batch_defaults(*, max_model_len: int, device_bytes: int, gpu_name: str
 def v0_batch_defaults(*, max_model_len: int, device_bytes: int, gpu_name: str | None) -> tuple[int, int, str]:
     """V0 up to 0.6.4: :func:`vllm_v0_batch_tokens` and 256 sequences (``SchedulerConfig`` default
     ``max_num_seqs``, v0.6.4)."""
-    return (vllm_v0_batch_tokens(max_model_len=max_model_len), 256,
-            "V0 default: max(max_model_len, 2048), 512 with chunked prefill above 32K")
+    return (
+        vllm_v0_batch_tokens(max_model_len=max_model_len),
+        256,
+        "V0 default: max(max_model_len, 2048), 512 with chunked prefill above 32K",
+    )
 
 
-def v0_batch_defaults_0_6_5(*, max_model_len: int, device_bytes: int,
-                            gpu_name: str | None) -> tuple[int, int, str]:
+def v0_batch_defaults_0_6_5(*, max_model_len: int, device_bytes: int, gpu_name: str | None) -> tuple[int, int, str]:
     """V0 0.6.5 - 0.7.x: as :func:`v0_batch_defaults` but a chunked-prefill batch of 2048 tokens
     (``vllm/config.py`` ``SchedulerConfig.__post_init__`` ``self.max_num_batched_tokens = 2048``, wheels 0.6.5,
     0.6.6.post1, 0.7.0, 0.7.2, 0.7.3).  Example: ``max_model_len=40000`` -> (2048, 256)."""
-    return (vllm_v0_batch_tokens(max_model_len=max_model_len, chunked_batch=2048), 256,
-            "V0 default: max(max_model_len, 2048), 2048 with chunked prefill above 32K")
+    return (
+        vllm_v0_batch_tokens(max_model_len=max_model_len, chunked_batch=2048),
+        256,
+        "V0 default: max(max_model_len, 2048), 2048 with chunked prefill above 32K",
+    )
 
 
 # --------------------------------------------------------------------------- block sizes
@@ -277,59 +288,67 @@ _MLA_NOTE = "MLA block size 64 (FlashMLA / sparse-MLA backends); pass block_size
 
 #: attention block size per family (``CacheConfig.DEFAULT_BLOCK_SIZE`` 16; FlashMLA / sparse-MLA 64,
 #: ``platforms/cuda.py``; DeepSeek-V4 caches fixed at 256, ``models/deepseek_v4``), v0.33.0
-BLOCK_RULES: Mapping[Family, BlockRule] = MappingProxyType({
-    Family.GQA: BlockRule(16), Family.HYBRID_SWA: BlockRule(16), Family.HYBRID_MAMBA: BlockRule(16),
-    Family.MLA: BlockRule(64, note=_MLA_NOTE), Family.DSA: BlockRule(64, note=_MLA_NOTE),
-    Family.DSV4: BlockRule(256, user_may_set=False),
-})
+BLOCK_RULES: Mapping[Family, BlockRule] = MappingProxyType(
+    {
+        Family.GQA: BlockRule(16),
+        Family.HYBRID_SWA: BlockRule(16),
+        Family.HYBRID_MAMBA: BlockRule(16),
+        Family.MLA: BlockRule(64, note=_MLA_NOTE),
+        Family.DSA: BlockRule(64, note=_MLA_NOTE),
+        Family.DSV4: BlockRule(256, user_may_set=False),
+    }
+)
 
 
 # --------------------------------------------------------------------------- the release row
+
 
 @dataclass(frozen=True)
 class Release:
     """The sizing rules of one window of vLLM releases (see the module docstring for sources)."""
 
-    first: Version                     # first release of the window
+    first: Version  # first release of the window
     label: str
-    v0: bool                           # legacy V0 engine (no KV groups, no CUDA-graph term)
-    default_utilization: float         # ``gpu_memory_utilization`` default (config/cache.py)
-    ceil_requested: bool               # requested = ceil(u·T), else the float product truncated
-    accounting: Accounting             # what the logged budget terms mean (same arithmetic for the planner)
-    snapshot_after_comm: bool          # free-at-start snapshot taken after NCCL / custom all-reduce
-    graph_term: bool                   # this engine can subtract a CUDA-graph estimate at all
-    graph_estimate_default: bool       # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS default
-    sampler_bytes_per_logit: int       # activation: bytes per (row × vocab) at the sampler peak
-    batch_defaults: BatchDefaults      # (max_num_batched_tokens, max_num_seqs, why) when not given
-    token_line: TokenLine              # "GPU KV cache size" tokens and "Maximum concurrency"
-    async_in_flight: bool              # SWA / chunked admission counts (pp + 1) batches in flight
-    mamba_align_default: bool          # prefix caching on for hybrids by default, so Mamba cache mode "align"
-                                       # (2 blocks) unless --enable-prefix-caching says otherwise (0.28+)
+    v0: bool  # legacy V0 engine (no KV groups, no CUDA-graph term)
+    default_utilization: float  # ``gpu_memory_utilization`` default (config/cache.py)
+    ceil_requested: bool  # requested = ceil(u·T), else the float product truncated
+    accounting: Accounting  # what the logged budget terms mean (same arithmetic for the planner)
+    snapshot_after_comm: bool  # free-at-start snapshot taken after NCCL / custom all-reduce
+    graph_term: bool  # this engine can subtract a CUDA-graph estimate at all
+    graph_estimate_default: bool  # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS default
+    sampler_bytes_per_logit: int  # activation: bytes per (row × vocab) at the sampler peak
+    batch_defaults: BatchDefaults  # (max_num_batched_tokens, max_num_seqs, why) when not given
+    token_line: TokenLine  # "GPU KV cache size" tokens and "Maximum concurrency"
+    async_in_flight: bool  # SWA / chunked admission counts (pp + 1) batches in flight
+    mamba_align_default: bool  # prefix caching on for hybrids by default, so Mamba cache mode "align"
+    # (2 blocks) unless --enable-prefix-caching says otherwise (0.28+)
     dsv4_grouping: DsV4Grouping
-    group_size_ratio: float = 1.5      # equal-size groups: max bucket when max < ratio × min, else min (0: min;
-                                       # 1.25 in 0.12-0.17, 1.5 from 0.18)
+    group_size_ratio: float = 1.5  # equal-size groups: max bucket when max < ratio × min, else min (0: min;
+    # 1.25 in 0.12-0.17, 1.5 from 0.18)
     chunked_local_hybrid: bool = True  # chunked-local layers keep their own spec (else promoted to full)
-    sliding_hybrid: bool = True        # sliding-window layers keep their own spec (False: 0.8, all full attention)
+    sliding_hybrid: bool = True  # sliding-window layers keep their own spec (False: 0.8, all full attention)
     mamba_pc_needs_model_support: bool = False  # prefix caching turned off for hybrids without
-                                       # SupportsMambaPrefixCaching (``MambaModelConfig``, 0.11.1 - 0.14.0;
-                                       # 0.15.0+ gives them "align" instead)
+    # SupportsMambaPrefixCaching (``MambaModelConfig``, 0.11.1 - 0.14.0;
+    # 0.15.0+ gives them "align" instead)
     packed_sliding_states: bool = False  # packed split: an unsplit sliding-window bucket (no repeat pattern) is a
-                                       # state bucket, capped at the states one block already holds (0.30+)
-    mamba_all_with_pc: bool = False    # prefix caching on + a SupportsMambaPrefixCaching model: one Mamba state per
-                                       # block ("all": cdiv(L, mamba block) blocks, chunk-aligned block; 0.11-0.27)
+    # state bucket, capped at the states one block already holds (0.30+)
+    mamba_all_with_pc: bool = False  # prefix caching on + a SupportsMambaPrefixCaching model: one Mamba state per
+    # block ("all": cdiv(L, mamba block) blocks, chunk-aligned block; 0.11-0.27)
     mamba_all_spec_blocks: bool = False  # "all" adds the speculative blocks (0.22+)
     prefill_checkpoint_mixers: frozenset[str] = frozenset()  # state mixers that declare one prefill-checkpoint
-                                       # block in Mamba cache mode "align" (``MambaSpec.
-                                       # num_prefill_checkpoint_blocks``): "flashkda" from 0.29, "mamba2" from 0.32
-                                       # (see :meth:`align_blocks`)
+    # block in Mamba cache mode "align" (``MambaSpec.
+    # num_prefill_checkpoint_blocks``): "flashkda" from 0.29, "mamba2" from 0.32
+    # (see :meth:`align_blocks`)
     block_stride_alignment: bool = False  # bytes per block rounded to the lcm of the layers' block-stride
-                                       # alignments (block-outermost layout, 0.32+; see :meth:`block_stride_bytes`)
+    # alignments (block-outermost layout, 0.32+; see :meth:`block_stride_bytes`)
     attention_free_prefix_caching: bool = False  # prefix caching on by default for attention-free models
-                                       # (``IsAttentionFree``: pure Mamba); off in every release read, 0.10.2 - 0.34.0
-    pad_any_page: bool = False         # a page that does not divide the largest is padded for any non-MLA spec
-                                       # (0.34); before, only if the backend indexes KV by block stride
-    capacity_log: str = ("GPU KV cache size: {tokens:,} tokens / Maximum concurrency for {length:,} tokens per "
-                         "request: {concurrency:.2f}x")  # the capacity lines as this release prints them
+    # (``IsAttentionFree``: pure Mamba); off in every release read, 0.10.2 - 0.34.0
+    pad_any_page: bool = False  # a page that does not divide the largest is padded for any non-MLA spec
+    # (0.34); before, only if the backend indexes KV by block stride
+    capacity_log: str = (
+        "GPU KV cache size: {tokens:,} tokens / Maximum concurrency for {length:,} tokens per "
+        "request: {concurrency:.2f}x"
+    )  # the capacity lines as this release prints them
     block_rules: Mapping[Family, BlockRule] = field(default_factory=lambda: BLOCK_RULES)
 
     @property
@@ -399,54 +418,127 @@ def _after(prev: Release, first: Version, label: str, **changes: Any) -> Release
 
 
 _V0 = Release(
-    first=(0, 5, 0), label="V0 engine (0.5-0.6.4)", v0=True, default_utilization=0.9, ceil_requested=False,
-    accounting=Accounting.SUMMED, snapshot_after_comm=False, graph_term=False, graph_estimate_default=False,
-    sampler_bytes_per_logit=V0_SAMPLER_BYTES_PER_LOGIT, batch_defaults=v0_batch_defaults, token_line=tokens_v0,
-    async_in_flight=False, mamba_align_default=False, dsv4_grouping=DsV4Grouping.TUPLES, group_size_ratio=0.0,
-    chunked_local_hybrid=False, sliding_hybrid=False, mamba_pc_needs_model_support=True,
+    first=(0, 5, 0),
+    label="V0 engine (0.5-0.6.4)",
+    v0=True,
+    default_utilization=0.9,
+    ceil_requested=False,
+    accounting=Accounting.SUMMED,
+    snapshot_after_comm=False,
+    graph_term=False,
+    graph_estimate_default=False,
+    sampler_bytes_per_logit=V0_SAMPLER_BYTES_PER_LOGIT,
+    batch_defaults=v0_batch_defaults,
+    token_line=tokens_v0,
+    async_in_flight=False,
+    mamba_align_default=False,
+    dsv4_grouping=DsV4Grouping.TUPLES,
+    group_size_ratio=0.0,
+    chunked_local_hybrid=False,
+    sliding_hybrid=False,
+    mamba_pc_needs_model_support=True,
 )
-_V0_0_6_5 = _after(_V0, (0, 6, 5), "V0 engine, chunked-prefill batch 2048 (0.6.5-0.7)",
-                   batch_defaults=v0_batch_defaults_0_6_5)
-_V1_0_8 = _after(_V0_0_6_5, (0, 8, 0), "V1 engine, no hybrid manager (0.8-0.9.0)", v0=False, graph_term=True,
-                 sampler_bytes_per_logit=SAMPLER_BYTES_PER_LOGIT, batch_defaults=serve_batch_defaults)
-_V1_0_9_1 = _after(_V1_0_8, (0, 9, 1), "V1 hybrid KV manager (0.9.1-0.10)", token_line=tokens_per_group,
-                   sliding_hybrid=True)
-_V1_0_11 = _after(_V1_0_9_1, (0, 11, 0), "0.11: snapshot after the communicators", snapshot_after_comm=True,
-                  mamba_all_with_pc=True)
+_V0_0_6_5 = _after(
+    _V0, (0, 6, 5), "V0 engine, chunked-prefill batch 2048 (0.6.5-0.7)", batch_defaults=v0_batch_defaults_0_6_5
+)
+_V1_0_8 = _after(
+    _V0_0_6_5,
+    (0, 8, 0),
+    "V1 engine, no hybrid manager (0.8-0.9.0)",
+    v0=False,
+    graph_term=True,
+    sampler_bytes_per_logit=SAMPLER_BYTES_PER_LOGIT,
+    batch_defaults=serve_batch_defaults,
+)
+_V1_0_9_1 = _after(
+    _V1_0_8, (0, 9, 1), "V1 hybrid KV manager (0.9.1-0.10)", token_line=tokens_per_group, sliding_hybrid=True
+)
+_V1_0_11 = _after(
+    _V1_0_9_1, (0, 11, 0), "0.11: snapshot after the communicators", snapshot_after_comm=True, mamba_all_with_pc=True
+)
 _V1_0_12 = _after(_V1_0_11, (0, 12, 0), "0.12-0.13: 1.25x group-size rule", group_size_ratio=1.25)
-_V1_0_14 = _after(_V1_0_12, (0, 14, 0), "0.14: ceil(total x util), chunked-local layers in the hybrid manager",
-                  ceil_requested=True, chunked_local_hybrid=True)
-_V1_0_15 = _after(_V1_0_14, (0, 15, 0), "0.15-0.17: prefix caching kept for hybrids without Mamba prefix support",
-                  mamba_pc_needs_model_support=False)
+_V1_0_14 = _after(
+    _V1_0_12,
+    (0, 14, 0),
+    "0.14: ceil(total x util), chunked-local layers in the hybrid manager",
+    ceil_requested=True,
+    chunked_local_hybrid=True,
+)
+_V1_0_15 = _after(
+    _V1_0_14,
+    (0, 15, 0),
+    "0.15-0.17: prefix caching kept for hybrids without Mamba prefix support",
+    mamba_pc_needs_model_support=False,
+)
 _V1_0_18 = _after(_V1_0_15, (0, 18, 0), "0.18-0.19: 1.5x group-size rule", group_size_ratio=1.5)
-_V1_0_20 = _after(_V1_0_18, (0, 20, 0), "0.20: util 0.92, CUDA-graph estimate", default_utilization=0.92,
-                  graph_estimate_default=True)
+_V1_0_20 = _after(
+    _V1_0_18, (0, 20, 0), "0.20: util 0.92, CUDA-graph estimate", default_utilization=0.92, graph_estimate_default=True
+)
 # mamba_all_spec_blocks: the wheels add the speculative blocks to mode "all" from 0.22.0 (absent in 0.21.0); kept in
 # the 0.21 row, since a row of its own would split a window that every calibrate answer lists (contract goldens)
-_V1_0_21 = _after(_V1_0_20, (0, 21, 0), "0.21-0.25: token line int(concurrency x L)",
-                  token_line=tokens_from_concurrency, mamba_all_spec_blocks=True)
+_V1_0_21 = _after(
+    _V1_0_20,
+    (0, 21, 0),
+    "0.21-0.25: token line int(concurrency x L)",
+    token_line=tokens_from_concurrency,
+    mamba_all_spec_blocks=True,
+)
 _V1_0_26 = _after(_V1_0_21, (0, 26, 0), "0.26: (pp+1) batches in flight", async_in_flight=True)
 _V1_0_27 = _after(_V1_0_26, (0, 27, 0), "0.27: consumed-memory accounting", accounting=Accounting.CONSUMED)
-_V1_0_28 = _after(_V1_0_27, (0, 28, 0), "0.28: prefix caching on for hybrids (Mamba align), one capacity log line",
-                  mamba_align_default=True, mamba_all_with_pc=False,
-                  capacity_log=("{prefix} KV cache size: {tokens:,} tokens, Maximum concurrency for {length:,} tokens "
-                                "per request: {concurrency:.2f}x"))
-_V1_0_29 = _after(_V1_0_28, (0, 29, 0), "0.29: DeepSeek-V4 packed groups, FlashKDA checkpoint block",
-                  dsv4_grouping=DsV4Grouping.PACKED, prefill_checkpoint_mixers=frozenset({"flashkda"}))
+_V1_0_28 = _after(
+    _V1_0_27,
+    (0, 28, 0),
+    "0.28: prefix caching on for hybrids (Mamba align), one capacity log line",
+    mamba_align_default=True,
+    mamba_all_with_pc=False,
+    capacity_log=(
+        "{prefix} KV cache size: {tokens:,} tokens, Maximum concurrency for {length:,} tokens "
+        "per request: {concurrency:.2f}x"
+    ),
+)
+_V1_0_29 = _after(
+    _V1_0_28,
+    (0, 29, 0),
+    "0.29: DeepSeek-V4 packed groups, FlashKDA checkpoint block",
+    dsv4_grouping=DsV4Grouping.PACKED,
+    prefill_checkpoint_mixers=frozenset({"flashkda"}),
+)
 # packed_sliding_states: ``is_state_bucket`` in ``_get_packed_kv_cache_groups`` takes unsplit sliding-window buckets
 # in the 0.30.0, 0.31.0, 0.32.0 (``v1/core/kv_cache_utils.py``), 0.33.0 and 0.34.0 (``kv_cache_planning.py``) wheels;
 # absent in 0.29.0
 _V1_0_30 = _after(_V1_0_29, (0, 30, 0), "0.30-0.31: packed sliding-window state buckets", packed_sliding_states=True)
 # the Mamba2 prefill-checkpoint block: ``MambaMixer2.get_kv_cache_spec`` in the 0.32.0, 0.33.0 and 0.34.0 wheels
 # (absent in 0.31.0); "all" leaves ``MambaSpec`` by 0.33.0 (kvplan's "all" is 0.11-0.27 only)
-_V1_0_32 = _after(_V1_0_30, (0, 32, 0), "0.32-0.33: Mamba2 prefill-checkpoint block, block-stride alignment",
-                  prefill_checkpoint_mixers=frozenset({"flashkda", "mamba2"}), block_stride_alignment=True)
+_V1_0_32 = _after(
+    _V1_0_30,
+    (0, 32, 0),
+    "0.32-0.33: Mamba2 prefill-checkpoint block, block-stride alignment",
+    prefill_checkpoint_mixers=frozenset({"flashkda", "mamba2"}),
+    block_stride_alignment=True,
+)
 _V1_0_34 = _after(_V1_0_32, (0, 34, 0), "0.34: padding for any non-MLA page", pad_any_page=True)
 
 #: every window, oldest first; the last row is the newest release kvplan knows
-RELEASES: tuple[Release, ...] = (_V0, _V0_0_6_5, _V1_0_8, _V1_0_9_1, _V1_0_11, _V1_0_12, _V1_0_14, _V1_0_15,
-                                 _V1_0_18, _V1_0_20, _V1_0_21, _V1_0_26, _V1_0_27, _V1_0_28, _V1_0_29, _V1_0_30,
-                                 _V1_0_32, _V1_0_34)
+RELEASES: tuple[Release, ...] = (
+    _V0,
+    _V0_0_6_5,
+    _V1_0_8,
+    _V1_0_9_1,
+    _V1_0_11,
+    _V1_0_12,
+    _V1_0_14,
+    _V1_0_15,
+    _V1_0_18,
+    _V1_0_20,
+    _V1_0_21,
+    _V1_0_26,
+    _V1_0_27,
+    _V1_0_28,
+    _V1_0_29,
+    _V1_0_30,
+    _V1_0_32,
+    _V1_0_34,
+)
 
 
 #: architectures vLLM did not have before a release: (first release kvplan accepts, evidence).  Gemma-4: no
@@ -454,7 +546,8 @@ RELEASES: tuple[Release, ...] = (_V0, _V0_0_6_5, _V1_0_8, _V1_0_9_1, _V1_0_11, _
 #: in a 0.18.2rc1 log (vllm#40002) -- the first release is between 0.12 and 0.18 (not bisected), 0.12 accepted.
 _NO_GEMMA4 = ((0, 12, 0), "no Gemma-4 model in vLLM 0.11.1 (vllm/model_executor/models/gemma4.py absent)")
 ARCH_FIRST_RELEASE: Mapping[str, tuple[Version, str]] = MappingProxyType(
-    dict.fromkeys(("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration"), _NO_GEMMA4))
+    dict.fromkeys(("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration"), _NO_GEMMA4)
+)
 
 
 def check_architecture(architectures: list[str], version: Version) -> None:
@@ -463,9 +556,11 @@ def check_architecture(architectures: list[str], version: Version) -> None:
     for arch in architectures:
         first = ARCH_FIRST_RELEASE.get(arch)
         if first is not None and version < first[0]:
-            raise InputError(f"vLLM {'.'.join(map(str, version))} cannot serve {arch}: {first[1]}",
-                             field="engine_version",
-                             hint=f"use vLLM {'.'.join(map(str, first[0]))} or newer")
+            raise InputError(
+                f"vLLM {'.'.join(map(str, version))} cannot serve {arch}: {first[1]}",
+                field="engine_version",
+                hint=f"use vLLM {'.'.join(map(str, first[0]))} or newer",
+            )
 
 
 def release_at(version: Version) -> Release:
@@ -488,9 +583,11 @@ def check_supported(engine_version: str) -> None:
     v = parse_version(engine_version)
     oldest, newest = parse_version(SUPPORTED[0]), parse_version(SUPPORTED[1])
     if v < oldest or v[:2] > newest[:2]:
-        raise InputError(f"vLLM {engine_version!r} is outside the releases kvplan has rules for",
-                         field="--engine-version", hint=f"use a vLLM release from {SUPPORTED[0]} to "
-                                                         f"{SUPPORTED[1]} (or leave it out for the newest)")
+        raise InputError(
+            f"vLLM {engine_version!r} is outside the releases kvplan has rules for",
+            field="--engine-version",
+            hint=f"use a vLLM release from {SUPPORTED[0]} to {SUPPORTED[1]} (or leave it out for the newest)",
+        )
 
 
 def release_for(engine_version: str | None) -> Release:

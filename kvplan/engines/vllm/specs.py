@@ -56,10 +56,23 @@ from kvplan.geometry.layers import HeadGeometry, full_layer_geometry, kv_shared_
 from kvplan.hfconfig.normalize import flatten_config
 
 DTYPE_BYTES = {
-    "auto": None, "bfloat16": 2, "float16": 2, "half": 2, "bf16": 2, "fp16": 2,
-    "fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "fp8_inc": 1, "float32": 4, "fp32": 4,
+    "auto": None,
+    "bfloat16": 2,
+    "float16": 2,
+    "half": 2,
+    "bf16": 2,
+    "fp16": 2,
+    "fp8": 1,
+    "fp8_e4m3": 1,
+    "fp8_e5m2": 1,
+    "fp8_inc": 1,
+    "float32": 4,
+    "fp32": 4,
     "fp8_ds_mla": 1,
-    "fp8_per_token_head": 1, "int8_per_token_head": 1, "int4_per_token_head": 1, "nvfp4": 1,
+    "fp8_per_token_head": 1,
+    "int8_per_token_head": 1,
+    "int4_per_token_head": 1,
+    "nvfp4": 1,
 }
 
 #: bytes per KV head per token of the quantized modes whose width is not ``(hk + hv) × element``
@@ -75,10 +88,20 @@ KV_QUANT_HEAD_BYTES: Mapping[str, Callable[[int, int], int]] = {
     "nvfp4": lambda hk, hv: hk // 2 + hk // 16 + hv // 2 + hv // 16,
 }
 
-MLA_MODEL_TYPES = frozenset({
-    "deepseek_v2", "deepseek_v3", "deepseek_v32", "deepseek_mtp", "kimi_k2", "kimi_linear",
-    "glm_moe_dsa", "longcat_flash", "pangu_ultra_moe", "mistral_large_3",
-})
+MLA_MODEL_TYPES = frozenset(
+    {
+        "deepseek_v2",
+        "deepseek_v3",
+        "deepseek_v32",
+        "deepseek_mtp",
+        "kimi_k2",
+        "kimi_linear",
+        "glm_moe_dsa",
+        "longcat_flash",
+        "pangu_ultra_moe",
+        "mistral_large_3",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -93,15 +116,15 @@ class LayerKV:
 
     name: str
     kind: str
-    layer: int                      # decoder-layer index (for PP placement)
+    layer: int  # decoder-layer index (for PP placement)
     token_bytes: int = 0
     state_bytes: int = 0
-    window: int | None = None       # sliding window / chunk size
-    block_size: int | None = None   # fixed block size (DSv4 caches); None = the model's
+    window: int | None = None  # sliding window / chunk size
+    block_size: int | None = None  # fixed block size (DSv4 caches); None = the model's
     tokens_per_state: int = 1
-    alignment: int = 1              # page rounded up to a multiple of this
-    stride_alignment: int = 1       # ``get_block_stride_alignment()`` of the spec (0.32+, a divisor of its page):
-                                    # 1 for every spec kvplan builds on CUDA (Release.block_stride_bytes)
+    alignment: int = 1  # page rounded up to a multiple of this
+    stride_alignment: int = 1  # ``get_block_stride_alignment()`` of the spec (0.32+, a divisor of its page):
+    # 1 for every spec kvplan builds on CUDA (Release.block_stride_bytes)
 
     def page_bytes(self, block_size: int) -> int:
         """Bytes of one block of this tensor (Mamba: one state; its padding is set by grouping)."""
@@ -119,15 +142,15 @@ class ModelKV:
     layers: tuple[LayerKV, ...]
     num_decoder_layers: int
     family: Family
-    attn_token_bytes_1layer: int    # one attention layer's bytes/token (hybrid block unification)
+    attn_token_bytes_1layer: int  # one attention layer's bytes/token (hybrid block unification)
     notes: tuple[str, ...] = field(default_factory=tuple)
     token_bytes_add_up: bool = True  # Σ token_bytes = bytes per token (False: DeepSeek-V4's per-state sizes)
     mamba_prefix_caching: bool = True  # the model class supports Mamba prefix caching (``SupportsMambaPrefixCaching``)
-    attention_free: bool = False     # an ``IsAttentionFree`` class (pure Mamba): prefix caching off by default
-    kv_dtype_bytes: int = 2          # bytes of one KV element after ``auto`` is resolved (1 = an fp8 cache)
+    attention_free: bool = False  # an ``IsAttentionFree`` class (pure Mamba): prefix caching off by default
+    kv_dtype_bytes: int = 2  # bytes of one KV element after ``auto`` is resolved (1 = an fp8 cache)
     qk_nope_head_dim: int | None = None  # MLA: the non-RoPE query/key width (FlashInfer-MLA accepts 64 / 128 / 192)
-    state_mixer: str | None = None   # the one mixer of every state layer: "mamba2", "mamba1", "gdn", "kda" or
-                                     # "flashkda" (KDA on the FlashKDA prefill); None: no state layers, or mixed
+    state_mixer: str | None = None  # the one mixer of every state layer: "mamba2", "mamba1", "gdn", "kda" or
+    # "flashkda" (KDA on the FlashKDA prefill); None: no state layers, or mixed
 
     @property
     def has_state_layers(self) -> bool:
@@ -146,17 +169,17 @@ class SpecContext:
 
     num_layers: int
     tp_size: int
-    kv_cache_dtype: str              # as given (``auto`` ...)
-    resolved_kv_dtype: str           # after the checkpoint / platform rule (:func:`resolve_kv_cache_dtype`)
-    dtype_bytes: int                 # bytes of one KV element
+    kv_cache_dtype: str  # as given (``auto`` ...)
+    resolved_kv_dtype: str  # after the checkpoint / platform rule (:func:`resolve_kv_cache_dtype`)
+    dtype_bytes: int  # bytes of one KV element
     sm_major: int | None = None
     sparse_mla_format: str | None = None
     mamba_ssm_cache_dtype: str = "auto"
     num_draft_layers: int = 0
     family: Family = Family.GQA
-    chunked_local_hybrid: bool = True   # chunked-local layers keep their own spec (hybrid KV manager on, ≥0.14)
-    sliding_hybrid: bool = True         # sliding-window layers keep their own spec (False: 0.8)
-    skip_layers: tuple[str, ...] = ()   # ``kv_cache_dtype_skip_layers``: indices or "sliding_window"
+    chunked_local_hybrid: bool = True  # chunked-local layers keep their own spec (hybrid KV manager on, ≥0.14)
+    sliding_hybrid: bool = True  # sliding-window layers keep their own spec (False: 0.8)
+    skip_layers: tuple[str, ...] = ()  # ``kv_cache_dtype_skip_layers``: indices or "sliding_window"
 
 
 SpecBuilder = Callable[[Mapping[str, Any], SpecContext], ModelKV]
@@ -189,8 +212,11 @@ def kv_dtype_bytes(kv_cache_dtype: str) -> int:
     """Bytes of one element of a KV dtype name (``--kv-cache-dtype``); ``auto`` is resolved by the caller."""
     b = DTYPE_BYTES.get(kv_cache_dtype)
     if b is None:
-        raise InputError(f"unsupported kv_cache_dtype '{kv_cache_dtype}'", field="kv_cache_dtype",
-                         hint="use auto, bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2 or fp8_ds_mla")
+        raise InputError(
+            f"unsupported kv_cache_dtype '{kv_cache_dtype}'",
+            field="kv_cache_dtype",
+            hint="use auto, bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2 or fp8_ds_mla",
+        )
     return b
 
 
@@ -219,7 +245,8 @@ def kv_heads_per_rank(total_kv_heads: int, tp: int) -> int:
 def is_mla(cfg: Mapping[str, Any]) -> bool:
     """vLLM's ``is_deepseek_mla``: a ``kv_lora_rank`` on an MLA model type (or with a RoPE key width)."""
     return cfg.get("kv_lora_rank") is not None and (
-        model_type(cfg) in MLA_MODEL_TYPES or cfg.get("qk_rope_head_dim") is not None)
+        model_type(cfg) in MLA_MODEL_TYPES or cfg.get("qk_rope_head_dim") is not None
+    )
 
 
 def dsa_indexer_layers(cfg: Mapping[str, Any]) -> list[int]:
@@ -244,9 +271,15 @@ def dsa_indexer_layers(cfg: Mapping[str, Any]) -> list[int]:
     return out
 
 
-_LAYER_TYPE_KINDS = {"full_attention": "full", "sliding_attention": "swa", "linear_attention": "gdn",
-                     "chunked_attention": "chunked", "attention": "full", "mamba": "mamba",
-                     "deepseek_sparse_attention": "full"}
+_LAYER_TYPE_KINDS = {
+    "full_attention": "full",
+    "sliding_attention": "swa",
+    "linear_attention": "gdn",
+    "chunked_attention": "chunked",
+    "attention": "full",
+    "mamba": "mamba",
+    "deepseek_sparse_attention": "full",
+}
 
 
 def _kinds_from_layer_types(cfg: Mapping[str, Any], lt: list[Any], n: int) -> list[str]:
@@ -385,6 +418,7 @@ def resolve_kv_cache_dtype(cfg: Mapping[str, Any], kv_cache_dtype: str, sm_major
 
 # --------------------------------------------------------------------------- family rule
 
+
 def vllm_family(cfg: Mapping[str, Any]) -> Family:
     """The family vLLM's model classes give a (normalised) config, which picks its spec builder.
 
@@ -406,6 +440,7 @@ def vllm_family(cfg: Mapping[str, Any]) -> Family:
 
 # --------------------------------------------------------------------------- builders
 
+
 def _skipped(ctx: SpecContext, i: int, kind: str) -> bool:
     """Layer ``i`` is kept at the model dtype by ``kv_cache_dtype_skip_layers`` (its index, or
     ``sliding_window`` for a sliding layer; ``model_executor/layers/attention/attention.py``, v0.25.1)."""
@@ -423,8 +458,9 @@ def attention_token_bytes(geom: HeadGeometry, *, tp: int, kv_dtype: str, dtype_b
     return geom.token_bytes(heads_per_rank=heads, dtype_bytes=dtype_bytes)
 
 
-def _attention_layer(kind: str, i: int, per_tok: int, window: int | None, chunk: int | None,
-                     ctx: SpecContext) -> LayerKV | None:
+def _attention_layer(
+    kind: str, i: int, per_tok: int, window: int | None, chunk: int | None, ctx: SpecContext
+) -> LayerKV | None:
     """One attention layer of a given kind (state layers are built by the caller)."""
     if kind == "swa" and ctx.sliding_hybrid:
         return LayerKV(f"l{i}.attn", "swa", i, token_bytes=per_tok, window=window)
@@ -446,20 +482,33 @@ def _per_kind_token_bytes(cfg: Mapping[str, Any], ctx: SpecContext) -> dict[str,
     model_b = model_dtype_bytes(cfg)
     out = {}
     for kind, geom in (("full", full), ("swa", sliding), ("chunked", sliding)):
-        out[kind] = (attention_token_bytes(geom, tp=ctx.tp_size, kv_dtype=ctx.resolved_kv_dtype,
-                                           dtype_bytes=ctx.dtype_bytes),
-                     attention_token_bytes(geom, tp=ctx.tp_size, kv_dtype="auto", dtype_bytes=model_b))
+        out[kind] = (
+            attention_token_bytes(geom, tp=ctx.tp_size, kv_dtype=ctx.resolved_kv_dtype, dtype_bytes=ctx.dtype_bytes),
+            attention_token_bytes(geom, tp=ctx.tp_size, kv_dtype="auto", dtype_bytes=model_b),
+        )
     if out["full"][0] <= 0 or out["swa"][0] <= 0:
-        raise bad_field("head_dim", "gives the attention layers no KV bytes (head_dim or "
-                        "hidden_size // num_attention_heads must be at least 1)")
+        raise bad_field(
+            "head_dim",
+            "gives the attention layers no KV bytes (head_dim or "
+            "hidden_size // num_attention_heads must be at least 1)",
+        )
     return out
 
 
 #: model classes that declare ``SupportsMambaPrefixCaching`` (``model_executor/models/*.py``, the same eight in the
 #: 0.11.1, 0.14.0, 0.15.0, 0.22.0 and 0.23.0 wheels; Bamba's class no longer declares it from 0.24.0)
-MAMBA_PREFIX_CACHING_ARCHS = frozenset({
-    "BambaForCausalLM", "FalconH1ForCausalLM", "GraniteMoeHybridForCausalLM", "JambaForCausalLM",
-    "Mamba2ForCausalLM", "MambaForCausalLM", "NemotronHForCausalLM", "Zamba2ForCausalLM"})
+MAMBA_PREFIX_CACHING_ARCHS = frozenset(
+    {
+        "BambaForCausalLM",
+        "FalconH1ForCausalLM",
+        "GraniteMoeHybridForCausalLM",
+        "JambaForCausalLM",
+        "Mamba2ForCausalLM",
+        "MambaForCausalLM",
+        "NemotronHForCausalLM",
+        "Zamba2ForCausalLM",
+    }
+)
 
 
 #: the ``IsAttentionFree`` model classes (``ModelConfig.attn_type`` "attention_free"): ``models/mamba.py``
@@ -513,16 +562,26 @@ def build_attention(cfg: Mapping[str, Any], ctx: SpecContext) -> ModelKV:
             layers.append(lay)
     notes = []
     if "chunked" in kinds:
-        notes.append("chunked-local layers keep their own spec (chunk + batched tokens; hybrid KV manager on, "
-                     "≥0.14)" if ctx.chunked_local_hybrid else
-                     "chunked-local layers allocated as full attention (hybrid KV manager disabled before 0.14)")
+        notes.append(
+            "chunked-local layers keep their own spec (chunk + batched tokens; hybrid KV manager on, ≥0.14)"
+            if ctx.chunked_local_hybrid
+            else "chunked-local layers allocated as full attention (hybrid KV manager disabled before 0.14)"
+        )
     if shared:
-        notes.append(f"{len(shared)} KV-sharing layers store no KV (vLLM skips layers with "
-                     "kv_sharing_target_layer_name)")
+        notes.append(
+            f"{len(shared)} KV-sharing layers store no KV (vLLM skips layers with kv_sharing_target_layer_name)"
+        )
     mixers = {_MIXER[k] for k in kinds if k in states}
-    return ModelKV(tuple(layers), ctx.num_layers, ctx.family, per_kind["full"][0], tuple(notes),
-                   mamba_prefix_caching=supports_mamba_prefix_caching(cfg), attention_free=is_attention_free(cfg),
-                   state_mixer=mixers.pop() if len(mixers) == 1 else None)
+    return ModelKV(
+        tuple(layers),
+        ctx.num_layers,
+        ctx.family,
+        per_kind["full"][0],
+        tuple(notes),
+        mamba_prefix_caching=supports_mamba_prefix_caching(cfg),
+        attention_free=is_attention_free(cfg),
+        state_mixer=mixers.pop() if len(mixers) == 1 else None,
+    )
 
 
 #: the state mixer of each state-layer kind of :func:`_layer_kinds` (``Release.prefill_checkpoint_mixers``)
@@ -530,7 +589,7 @@ _MIXER = {"mamba": "mamba2", "mamba1": "mamba1", "gdn": "gdn"}
 
 
 def kda_mixer(lac: Mapping[str, Any], *, sm_major: int | None) -> str:
-    """"flashkda" when vLLM's KDA layer takes the FlashKDA prefill (and so declares a prefill-checkpoint block from
+    """ "flashkda" when vLLM's KDA layer takes the FlashKDA prefill (and so declares a prefill-checkpoint block from
     0.29), else "kda".  FlashKDA needs CUDA SM 9 / 10 / 12, ``head_dim`` 128, bf16 activations (kvplan's model
     dtype) and a bounded gate (``linear_attn_config.gate_lower_bound`` set); the recurrent state is fp32
     (``models/kimi_k3/nvidia/kda.py`` ``is_flashkda_supported`` / ``resolve_kda_prefill_backend``, v0.29.0 /
@@ -576,12 +635,22 @@ def _latent_layers(cfg: Mapping[str, Any], ctx: SpecContext, *, indexer: bool) -
         if indexer and (i in idx_layers or i >= n):
             layers.append(LayerKV(f"l{i}.indexer", "indexer", i, token_bytes=idx_bytes))
     if kda:
-        notes.append(f"{len(kda)} KDA (linear-attention) layers priced as Mamba state pages; the model class has no "
-                     "SupportsMambaPrefixCaching (0.11: prefix caching off)")
+        notes.append(
+            f"{len(kda)} KDA (linear-attention) layers priced as Mamba state pages; the model class has no "
+            "SupportsMambaPrefixCaching (0.11: prefix caching off)"
+        )
     lac = cfg.get("linear_attn_config")
     mixer = kda_mixer(lac, sm_major=ctx.sm_major) if kda and isinstance(lac, Mapping) else None
-    return ModelKV(tuple(layers), n, ctx.family, main, tuple(notes), mamba_prefix_caching=not kda,
-                   qk_nope_head_dim=int_if_set(cfg, "qk_nope_head_dim") or None, state_mixer=mixer)
+    return ModelKV(
+        tuple(layers),
+        n,
+        ctx.family,
+        main,
+        tuple(notes),
+        mamba_prefix_caching=not kda,
+        qk_nope_head_dim=int_if_set(cfg, "qk_nope_head_dim") or None,
+        state_mixer=mixer,
+    )
 
 
 def _kda_layers(cfg: Mapping[str, Any], ctx: SpecContext) -> tuple[frozenset[int], int]:
@@ -628,14 +697,33 @@ def _dsv4_layer(i: int, r: int, hd: int, ihd: int, window: int, slot: int) -> li
     if r <= 1:
         return out
     coff = 2 if r == 4 else 1
-    out += [LayerKV(f"l{i}.ckv", "dsv4_c", i, token_bytes=slot, block_size=256, tokens_per_state=r, alignment=576),
-            LayerKV(f"l{i}.cstate", "dsv4_state", i, token_bytes=2 * coff * hd * 4, window=coff * r,
-                    block_size=4 if r == 4 else 8, alignment=576)]
+    out += [
+        LayerKV(f"l{i}.ckv", "dsv4_c", i, token_bytes=slot, block_size=256, tokens_per_state=r, alignment=576),
+        LayerKV(
+            f"l{i}.cstate",
+            "dsv4_state",
+            i,
+            token_bytes=2 * coff * hd * 4,
+            window=coff * r,
+            block_size=4 if r == 4 else 8,
+            alignment=576,
+        ),
+    ]
     if r == 4:
-        out += [LayerKV(f"l{i}.idx", "dsv4_c", i, token_bytes=ihd + ihd // 128 * 4, block_size=256,
-                        tokens_per_state=4, alignment=576),
-                LayerKV(f"l{i}.idxstate", "dsv4_state", i, token_bytes=2 * 2 * ihd * 4, window=8, block_size=4,
-                        alignment=576)]
+        out += [
+            LayerKV(
+                f"l{i}.idx",
+                "dsv4_c",
+                i,
+                token_bytes=ihd + ihd // 128 * 4,
+                block_size=256,
+                tokens_per_state=4,
+                alignment=576,
+            ),
+            LayerKV(
+                f"l{i}.idxstate", "dsv4_state", i, token_bytes=2 * 2 * ihd * 4, window=8, block_size=4, alignment=576
+            ),
+        ]
     return out
 
 
@@ -696,11 +784,21 @@ def build_model_kv(
     kvd = resolve_kv_cache_dtype(cfg, kv_cache_dtype, sm_major)
     b = model_dtype_bytes(cfg) if kvd == "auto" else kv_dtype_bytes(kvd)
     family = vllm_family(cfg)
-    ctx = SpecContext(num_layers=n, tp_size=tp_size, kv_cache_dtype=kv_cache_dtype, resolved_kv_dtype=kvd,
-                      dtype_bytes=b, sm_major=sm_major, sparse_mla_format=sparse_mla_format,
-                      mamba_ssm_cache_dtype=mamba_ssm_cache_dtype, num_draft_layers=num_draft_layers, family=family,
-                      chunked_local_hybrid=chunked_local_hybrid, sliding_hybrid=sliding_hybrid,
-                      skip_layers=tuple(kv_cache_dtype_skip_layers))
+    ctx = SpecContext(
+        num_layers=n,
+        tp_size=tp_size,
+        kv_cache_dtype=kv_cache_dtype,
+        resolved_kv_dtype=kvd,
+        dtype_bytes=b,
+        sm_major=sm_major,
+        sparse_mla_format=sparse_mla_format,
+        mamba_ssm_cache_dtype=mamba_ssm_cache_dtype,
+        num_draft_layers=num_draft_layers,
+        family=family,
+        chunked_local_hybrid=chunked_local_hybrid,
+        sliding_hybrid=sliding_hybrid,
+        skip_layers=tuple(kv_cache_dtype_skip_layers),
+    )
     model = replace(SPEC_BUILDERS[family](cfg, ctx), kv_dtype_bytes=b)
     if kvd != kv_cache_dtype:
         return replace(model, notes=(f"kv_cache_dtype auto resolved to {kvd}", *model.notes))

@@ -44,6 +44,7 @@ SLIDING_KINDS = frozenset({"swa", "dsv4_swa", "dsv4_state"})
 
 # --------------------------------------------------------------------------- element-wise helpers
 
+
 def _is_array(*xs: Any) -> bool:
     return any(hasattr(x, "shape") for x in xs)
 
@@ -94,6 +95,7 @@ def cdiv(a: Any, b: Any) -> Any:
 
 # --------------------------------------------------------------------------- the resolved deployment
 
+
 @dataclass(frozen=True)
 class GroupShape:
     """What a request's block count needs of one KV group: its kind, block size and window (sliding / chunk)."""
@@ -109,23 +111,23 @@ class VllmStatic:
 
     release: Release
     device_bytes: int
-    utilization: float                 # given or the release's default
+    utilization: float  # given or the release's default
     kv_cache_memory_bytes: int | None  # replaces the budget outright
-    not_kv_bytes: int                  # weights + non-torch (or the measured "consumed")
-    graph_bytes: int                   # the CUDA-graph estimate subtracted (0 when not)
-    activation_bytes: int | None       # measured; None = the cold estimate from the coefficients
+    not_kv_bytes: int  # weights + non-torch (or the measured "consumed")
+    graph_bytes: int  # the CUDA-graph estimate subtracted (0 when not)
+    activation_bytes: int | None  # measured; None = the cold estimate from the coefficients
     forward_bytes_per_token: int
     sampler_bytes_per_row: int
-    groups: tuple[tuple[GroupShape, int], ...]   # distinct group shapes and how many groups have each
+    groups: tuple[tuple[GroupShape, int], ...]  # distinct group shapes and how many groups have each
     num_groups: int
-    stage_bytes_per_block: tuple[int, ...]       # per PP stage (0: no KV on that stage)
+    stage_bytes_per_block: tuple[int, ...]  # per PP stage (0: no KV on that stage)
     block_size: int
     min_group_block_size: int
     mamba_blocks: int
     pp_size: int
     dp_size: int
     max_num_batched_tokens: int | None  # given (else the release's default for L)
-    max_num_seqs: int | None            # given (else the release's default)
+    max_num_seqs: int | None  # given (else the release's default)
     gpu_name: str | None = None
 
     @property
@@ -150,8 +152,9 @@ class VllmStatic:
     def scheduler(self, max_model_len: int) -> tuple[int, int, str]:
         """(max_num_batched_tokens, max_num_seqs, why the batch default) for one ``max_model_len``: the given knobs,
         else the release's defaults (``EngineArgs.get_batch_defaults``, v0.33.0; V0 ``SchedulerConfig``)."""
-        b, s, why = self.release.batch_defaults(max_model_len=int(max_model_len), device_bytes=self.device_bytes,
-                                                gpu_name=self.gpu_name)
+        b, s, why = self.release.batch_defaults(
+            max_model_len=int(max_model_len), device_bytes=self.device_bytes, gpu_name=self.gpu_name
+        )
         return self.max_num_batched_tokens or b, self.max_num_seqs or s, why
 
     def in_flight(self, max_num_batched_tokens: Any) -> Any:
@@ -161,8 +164,10 @@ class VllmStatic:
 
 # --------------------------------------------------------------------------- formulas
 
-def request_blocks(*, kind: str, block_size: int, window: int | None, length: Any, in_flight: Any,
-                   mamba_blocks: int) -> Any:
+
+def request_blocks(
+    *, kind: str, block_size: int, window: int | None, length: Any, in_flight: Any, mamba_blocks: int
+) -> Any:
     """Blocks one ``length``-token request takes from one group (``KVCacheSpec.max_memory_usage_bytes`` / page,
     v0.33.0): full ``cdiv(L, bs)``; sliding ``cdiv(min(W − 1 + I, L), bs) + 1``; chunked ``cdiv(min(C + I, L), bs)``;
     Mamba ``mamba_blocks`` (cache mode "none" / "align"); ``mamba_all`` (cache mode "all", one state per block)
@@ -195,12 +200,13 @@ def blocks_from_max(*, kind: str, block_size: int, blocks_at_max: Any, length: A
         window = (blocks_at_max - 1) * block_size + 1
     elif kind == "chunked":
         window = blocks_at_max * block_size
-    elif kind == "mamba_all":   # per-block Mamba states grow like full attention (speculative blocks not kept)
+    elif kind == "mamba_all":  # per-block Mamba states grow like full attention (speculative blocks not kept)
         return minimum(cdiv(length, block_size), blocks_at_max)
     else:
         window = None
-    return request_blocks(kind=kind, block_size=block_size, window=window, length=length, in_flight=0,
-                          mamba_blocks=blocks_at_max)
+    return request_blocks(
+        kind=kind, block_size=block_size, window=window, length=length, in_flight=0, mamba_blocks=blocks_at_max
+    )
 
 
 def workload_page(shapes: Sequence[tuple[str, int]], block_size: int | None) -> int:
@@ -210,28 +216,44 @@ def workload_page(shapes: Sequence[tuple[str, int]], block_size: int | None) -> 
     return max(sizes) if sizes else (block_size or 1)
 
 
-def blocks_for_length(groups: Sequence[tuple[GroupShape, int]], *, length: Any, in_flight: Any,
-                      mamba_blocks: int) -> Any:
+def blocks_for_length(
+    groups: Sequence[tuple[GroupShape, int]], *, length: Any, in_flight: Any, mamba_blocks: int
+) -> Any:
     """``Σ_g blocks_g(length)`` over the groups (each distinct shape once, times its count).
     Example: Gemma-3-27B (1 full + 6 sliding groups, W 1,024, bs 16), I 8,192, L 32,768: 2,048 + 6 × 577."""
     total: Any = 0 * length
     for g, count in groups:
-        total = total + count * request_blocks(kind=g.kind, block_size=g.block_size, window=g.window, length=length,
-                                               in_flight=in_flight, mamba_blocks=mamba_blocks)
+        total = total + count * request_blocks(
+            kind=g.kind,
+            block_size=g.block_size,
+            window=g.window,
+            length=length,
+            in_flight=in_flight,
+            mamba_blocks=mamba_blocks,
+        )
     return total
 
 
-def available_bytes(st: VllmStatic, *, utilization: Any, max_num_batched_tokens: Any,
-                    max_num_seqs: Any) -> tuple[Any, Any, Any]:
+def available_bytes(
+    st: VllmStatic, *, utilization: Any, max_num_batched_tokens: Any, max_num_seqs: Any
+) -> tuple[Any, Any, Any]:
     """(available KV bytes, requested, activation): ``requested − not_kv − activation − graph``
     (``Worker.determine_available_memory``, v0.33.0), or ``kv_cache_memory_bytes`` as given (requested 0)."""
     if st.kv_cache_memory_bytes is not None:
         return st.kv_cache_memory_bytes, 0, 0
-    requested = vllm_requested_bytes(device_bytes=st.device_bytes, gpu_memory_utilization=utilization,
-                                     ceil=st.release.ceil_requested)
-    act = st.activation_bytes if st.activation_bytes is not None else vllm_activation_peak(
-        forward_bytes_per_token=st.forward_bytes_per_token, sampler_bytes_per_row=st.sampler_bytes_per_row,
-        max_num_batched_tokens=max_num_batched_tokens, max_num_seqs=max_num_seqs)
+    requested = vllm_requested_bytes(
+        device_bytes=st.device_bytes, gpu_memory_utilization=utilization, ceil=st.release.ceil_requested
+    )
+    act = (
+        st.activation_bytes
+        if st.activation_bytes is not None
+        else vllm_activation_peak(
+            forward_bytes_per_token=st.forward_bytes_per_token,
+            sampler_bytes_per_row=st.sampler_bytes_per_row,
+            max_num_batched_tokens=max_num_batched_tokens,
+            max_num_seqs=max_num_seqs,
+        )
+    )
     return requested - st.not_kv_bytes - act - st.graph_bytes, requested, act
 
 
@@ -247,8 +269,15 @@ def num_blocks(*, available: Any, stage_bytes_per_block: Sequence[int]) -> Any:
     return out
 
 
-def estimate_max_len(*, bytes_per_block: int, check: Any, max_len: Any, blocks_for: Callable[[Any], Any],
-                     full: tuple[int, int] | None = None, rest_at_max: Any = 0) -> Any:
+def estimate_max_len(
+    *,
+    bytes_per_block: int,
+    check: Any,
+    max_len: Any,
+    blocks_for: Callable[[Any], Any],
+    full: tuple[int, int] | None = None,
+    rest_at_max: Any = 0,
+) -> Any:
     """Largest length in [1, max_len] whose blocks fit in ``check`` bytes, 0 when not even one token fits
     (``_estimate_max_model_len_from_groups``: binary search, v0.33.0), element-wise for arrays.
 
@@ -283,7 +312,7 @@ def estimate_max_len(*, bytes_per_block: int, check: Any, max_len: Any, blocks_f
     return where(none, 0, res)
 
 
-BlocksFor = Callable[[Any, Any], Any]   # (lengths, rows or None) -> Σ_g blocks_g(lengths) of those rows
+BlocksFor = Callable[[Any, Any], Any]  # (lengths, rows or None) -> Σ_g blocks_g(lengths) of those rows
 
 
 def _rest(full: tuple[int, int] | None, per_request: Any, max_len: Any) -> Any:
@@ -291,8 +320,9 @@ def _rest(full: tuple[int, int] | None, per_request: Any, max_len: Any) -> Any:
     return 0 if full is None else per_request - full[0] * cdiv(max_len, full[1])
 
 
-def engine_check(*, available: Any, stage_bytes_per_block: Sequence[int],
-                 per_request: Any) -> tuple[Any, Any, list[tuple[int, Any]]]:
+def engine_check(
+    *, available: Any, stage_bytes_per_block: Sequence[int], per_request: Any
+) -> tuple[Any, Any, list[tuple[int, Any]]]:
     """(fits, bytes one request of ``per_request`` blocks needs, [(bpb, refused) per stage holding KV]): vLLM starts
     when ``available > 0`` and ``bpb × per_request <= available − bpb`` on every stage
     (``_check_enough_kv_cache_memory``, v0.33.0)."""
@@ -310,21 +340,34 @@ def engine_check(*, available: Any, stage_bytes_per_block: Sequence[int],
     return fits, needed, fails
 
 
-def fit_check(*, available: Any, stage_bytes_per_block: Sequence[int], max_len: Any, per_request: Any,
-              blocks_for: BlocksFor, full: tuple[int, int] | None = None) -> tuple[Any, Any, Any]:
+def fit_check(
+    *,
+    available: Any,
+    stage_bytes_per_block: Sequence[int],
+    max_len: Any,
+    per_request: Any,
+    blocks_for: BlocksFor,
+    full: tuple[int, int] | None = None,
+) -> tuple[Any, Any, Any]:
     """(fits, estimated maximum model length, bytes one max_len request needs) over the workers: refuse when
     ``bpb × blocks(L) > available − bpb`` (``_check_enough_kv_cache_memory``, v0.33.0); the estimate is the minimum
     over the stages that refuse (one point: None where it fits; arrays: -1 there, computed on the refused rows only).
     Example: 2,097,152 B/block, L 32,768 (2,048 blocks), 1 GiB available -> refused, estimated 8,176."""
-    fits, needed, fails = engine_check(available=available, stage_bytes_per_block=stage_bytes_per_block,
-                                       per_request=per_request)
+    fits, needed, fails = engine_check(
+        available=available, stage_bytes_per_block=stage_bytes_per_block, per_request=per_request
+    )
     if not _is_array(fits):
         est_i: int | None = None
         for b, bad in fails:
             if bad:
-                r = estimate_max_len(bytes_per_block=b, check=available - b, max_len=max_len,
-                                     blocks_for=lambda x: blocks_for(x, None), full=full,
-                                     rest_at_max=_rest(full, per_request, max_len))
+                r = estimate_max_len(
+                    bytes_per_block=b,
+                    check=available - b,
+                    max_len=max_len,
+                    blocks_for=lambda x: blocks_for(x, None),
+                    full=full,
+                    rest_at_max=_rest(full, per_request, max_len),
+                )
                 est_i = r if est_i is None else min(est_i, r)
         return fits, est_i, needed
     import numpy as np
@@ -337,8 +380,14 @@ def fit_check(*, available: Any, stage_bytes_per_block: Sequence[int], max_len: 
         rest_s = _rest(full, np.broadcast_to(per_request, np.shape(fits))[sub], len_s)
         best = np.full(len(sub), np.iinfo(np.int64).max, dtype=np.int64)
         for b, bad in fails:
-            r = estimate_max_len(bytes_per_block=b, check=avail_s - b, max_len=len_s,
-                                 blocks_for=lambda x: blocks_for(x, sub), full=full, rest_at_max=rest_s)
+            r = estimate_max_len(
+                bytes_per_block=b,
+                check=avail_s - b,
+                max_len=len_s,
+                blocks_for=lambda x: blocks_for(x, sub),
+                full=full,
+                rest_at_max=rest_s,
+            )
             best = np.where(np.broadcast_to(bad, np.shape(fits))[sub], np.minimum(best, r), best)
         est[sub] = best
     return fits, est, needed
@@ -386,7 +435,9 @@ TokenLineFn = Callable[[Any, Any, Any, int, int, int], tuple[Any, Any]]
 
 #: the release's token line (kvplan.engines.vllm.releases) -> the same formula, array-friendly
 TOKEN_LINES: dict[Callable[[PoolCount], tuple[int, float]], TokenLineFn] = {
-    tokens_v0: v0_line, tokens_per_group: group_line, tokens_from_concurrency: concurrency_line,
+    tokens_v0: v0_line,
+    tokens_per_group: group_line,
+    tokens_from_concurrency: concurrency_line,
 }
 
 
@@ -399,10 +450,17 @@ def token_line(st: VllmStatic, *, num_blocks: Any, per_request: Any, max_model_l
     """("GPU KV cache size" tokens, "Maximum concurrency") as the release prints them
     (:mod:`kvplan.engines.vllm.releases` ``tokens_v0`` / ``tokens_per_group`` / ``tokens_from_concurrency``)."""
     fn = TOKEN_LINES.get(st.release.token_line)
-    if fn is None:   # a release line without an array form: the release's own function (ints only)
-        tokens, conc = st.release.token_line(PoolCount(
-            num_blocks=int(num_blocks), blocks_per_request=int(per_request), max_model_len=int(max_model_len),
-            block_size=st.block_size, num_groups=st.num_groups, min_group_block_size=st.min_group_block_size))
+    if fn is None:  # a release line without an array form: the release's own function (ints only)
+        tokens, conc = st.release.token_line(
+            PoolCount(
+                num_blocks=int(num_blocks),
+                blocks_per_request=int(per_request),
+                max_model_len=int(max_model_len),
+                block_size=st.block_size,
+                num_groups=st.num_groups,
+                min_group_block_size=st.min_group_block_size,
+            )
+        )
         return tokens, conc
     return fn(num_blocks, per_request, max_model_len, st.block_size, st.num_groups, st.min_group_block_size)
 
@@ -420,7 +478,7 @@ class Point:
     per_request: Any
     num_blocks: Any
     fits: Any
-    estimated_max_len: Any       # -1 (arrays) / None (one point) where it fits
+    estimated_max_len: Any  # -1 (arrays) / None (one point) where it fits
     needed: Any
     tokens: Any
     concurrency: Any
@@ -457,9 +515,27 @@ def evaluate(st: VllmStatic, *, utilization: Any, max_model_len: Any, max_num_se
 
     per = blocks_for(max_model_len, None)
     nb = num_blocks(available=avail, stage_bytes_per_block=st.stage_bytes_per_block)
-    fits, est, needed = fit_check(available=avail, stage_bytes_per_block=st.stage_bytes_per_block,
-                                  max_len=max_model_len, per_request=per, blocks_for=blocks_for, full=st.full_part)
+    fits, est, needed = fit_check(
+        available=avail,
+        stage_bytes_per_block=st.stage_bytes_per_block,
+        max_len=max_model_len,
+        per_request=per,
+        blocks_for=blocks_for,
+        full=st.full_part,
+    )
     tokens, conc = token_line(st, num_blocks=nb, per_request=per, max_model_len=max_model_len)
-    return Point(available=avail, requested=requested, activation=act, max_num_batched_tokens=B, max_num_seqs=S,
-                 in_flight=inflight, per_request=per, num_blocks=nb, fits=fits, estimated_max_len=est,
-                 needed=needed, tokens=tokens, concurrency=conc)
+    return Point(
+        available=avail,
+        requested=requested,
+        activation=act,
+        max_num_batched_tokens=B,
+        max_num_seqs=S,
+        in_flight=inflight,
+        per_request=per,
+        num_blocks=nb,
+        fits=fits,
+        estimated_max_len=est,
+        needed=needed,
+        tokens=tokens,
+        concurrency=conc,
+    )

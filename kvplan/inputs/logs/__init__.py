@@ -36,5 +36,14 @@ from kvplan.inputs.logs.release import ReleaseWindow, release_window
 from kvplan.units import GiB as GIB
 from kvplan.units import MiB as MIB
 
-__all__ = ["GIB", "MIB", "LogFacts", "ReleaseWindow", "missing_for_measured", "parse_log", "read_log",
-           "read_log_file", "release_window"]
+__all__ = [
+    "GIB",
+    "MIB",
+    "LogFacts",
+    "ReleaseWindow",
+    "missing_for_measured",
+    "parse_log",
+    "read_log",
+    "read_log_file",
+    "release_window",
+]

@@ -72,18 +72,43 @@ class LogFacts:
 
 
 # The keys that make a log a sizing log of each engine (at least one must be present).
-_SG_SIZING = ("free_before_weights", "free_after_weights", "weight_load", "kv_tokens", "k_bytes", "kv_bytes",
-              "free_after_pool", "sched_max_total_num_tokens", "post_kv_tokens")
-_VL_SIZING = ("vl_loading", "vl_avail_kv", "vl_tokens", "vl_conc", "vl_blocks", "vl_usage_peak_activation",
-              "v0prof_kv_cache_size", "vlprof_kv", "vl_avail_kv_error", "vl_total")
+_SG_SIZING = (
+    "free_before_weights",
+    "free_after_weights",
+    "weight_load",
+    "kv_tokens",
+    "k_bytes",
+    "kv_bytes",
+    "free_after_pool",
+    "sched_max_total_num_tokens",
+    "post_kv_tokens",
+)
+_VL_SIZING = (
+    "vl_loading",
+    "vl_avail_kv",
+    "vl_tokens",
+    "vl_conc",
+    "vl_blocks",
+    "vl_usage_peak_activation",
+    "v0prof_kv_cache_size",
+    "vlprof_kv",
+    "vl_avail_kv_error",
+    "vl_total",
+)
 
-_SG_EXPECTED = ("an SGLang log, but none of its KV sizing lines were found: expected 'Load weight begin/end. avail "
-                "mem=...', 'KV Cache is allocated. #tokens: ...', 'Memory pool end. avail mem=...' or "
-                "'max_total_num_tokens=...'")
-_VL_EXPECTED = ("a vLLM log, but none of its KV sizing lines were found: expected 'Model loading took X GiB', "
-                "'Available KV cache memory: X GiB', 'GPU KV cache size: N tokens' or 'Maximum concurrency for ...'")
-_NEITHER = ("not an SGLang or vLLM start-up log: none of 'Load weight end', 'KV Cache is allocated', "
-            "'max_total_num_tokens=', 'Available KV cache memory', 'GPU KV cache size' was found")
+_SG_EXPECTED = (
+    "an SGLang log, but none of its KV sizing lines were found: expected 'Load weight begin/end. avail "
+    "mem=...', 'KV Cache is allocated. #tokens: ...', 'Memory pool end. avail mem=...' or "
+    "'max_total_num_tokens=...'"
+)
+_VL_EXPECTED = (
+    "a vLLM log, but none of its KV sizing lines were found: expected 'Model loading took X GiB', "
+    "'Available KV cache memory: X GiB', 'GPU KV cache size: N tokens' or 'Maximum concurrency for ...'"
+)
+_NEITHER = (
+    "not an SGLang or vLLM start-up log: none of 'Load weight end', 'KV Cache is allocated', "
+    "'max_total_num_tokens=', 'Available KV cache memory', 'GPU KV cache size' was found"
+)
 
 
 class _Picker:
@@ -165,10 +190,13 @@ def parse_log(text: str) -> LogFacts:
 
 
 # LogFacts field -> the per-rank keys that print it (first found wins)
-_LINE_KEYS = (("free_before_weights_bytes", ("free_before_weights",)),
-              ("free_after_weights_bytes", ("free_after_weights",)), ("weight_load_bytes", ("weight_load",)),
-              ("available_kv_cache_bytes", ("vl_avail_kv", "vlprof_kv", "v0prof_kv_cache_size", "vl_avail_kv_error")),
-              ("model_loading_bytes", ("vl_loading", "vl_usage_weight", "vlprof_weights")))
+_LINE_KEYS = (
+    ("free_before_weights_bytes", ("free_before_weights",)),
+    ("free_after_weights_bytes", ("free_after_weights",)),
+    ("weight_load_bytes", ("weight_load",)),
+    ("available_kv_cache_bytes", ("vl_avail_kv", "vlprof_kv", "v0prof_kv_cache_size", "vl_avail_kv_error")),
+    ("model_loading_bytes", ("vl_loading", "vl_usage_weight", "vlprof_weights")),
+)
 
 
 def _lines(c: Collector, facts: LogFacts) -> dict[str, str]:
@@ -266,10 +294,14 @@ def _sglang_facts(c: Collector, pick: _Picker, extra: dict[str, Any]) -> LogFact
 # --------------------------------------------------------------------------------------------------
 
 # per-rank key -> extra key, for the figures kept as context only
-_VL_EXTRAS = (("vl_free_startup", "free_on_startup_bytes"), ("vl_requested", "requested_memory_bytes"),
-              ("vl_current_kv", "current_kv_cache_bytes"), ("vl_usage_consumed", "consumed_memory_bytes"),
-              ("v0prof_peak_torch_memory", "v0_peak_torch_memory_bytes"),
-              ("v0prof_initial_memory_usage", "v0_initial_memory_usage_bytes"))
+_VL_EXTRAS = (
+    ("vl_free_startup", "free_on_startup_bytes"),
+    ("vl_requested", "requested_memory_bytes"),
+    ("vl_current_kv", "current_kv_cache_bytes"),
+    ("vl_usage_consumed", "consumed_memory_bytes"),
+    ("v0prof_peak_torch_memory", "v0_peak_torch_memory_bytes"),
+    ("v0prof_initial_memory_usage", "v0_initial_memory_usage_bytes"),
+)
 _VL_EXTRAS_MAX = ("vl_usage_consumed", "v0prof_peak_torch_memory")
 
 
@@ -328,6 +360,7 @@ def _vllm_facts(c: Collector, pick: _Picker, extra: dict[str, Any]) -> LogFacts:
 # Files
 # --------------------------------------------------------------------------------------------------
 
+
 def read_log(source: str, *, max_bytes: int = MAX_LOG_BYTES) -> LogFacts:
     """Read the log at ``source`` (a path, or ``-`` for standard input) through the bounded reader and
     :func:`parse_log` it (limits and decoding: :mod:`kvplan.inputs.logs.source`).
@@ -380,6 +413,9 @@ def _missing_sglang(facts: LogFacts) -> list[str]:
 def _missing_vllm(facts: LogFacts) -> list[str]:
     if facts.available_kv_cache_bytes is not None:
         return []
-    parts = [name for name in ("total_gpu_memory_bytes", "model_loading_bytes", "peak_activation_bytes",
-                               "non_torch_bytes") if getattr(facts, name) is None]
+    parts = [
+        name
+        for name in ("total_gpu_memory_bytes", "model_loading_bytes", "peak_activation_bytes", "non_torch_bytes")
+        if getattr(facts, name) is None
+    ]
     return ["available_kv_cache_bytes", *parts] if parts else []

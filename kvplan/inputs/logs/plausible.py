@@ -43,20 +43,33 @@ _SIZES = {
     "post_free_after_pool": "free memory after the resized KV pool",
     "free_after_graph": "free memory after CUDA graph capture",
     "sched_available_gpu_mem": "available GPU memory at ready",
-    "k_bytes": "K cache size", "v_bytes": "V cache size", "kv_bytes": "KV cache size",
-    "vl_total": "total GPU memory", "v0prof_total_gpu_memory": "total GPU memory",
+    "k_bytes": "K cache size",
+    "v_bytes": "V cache size",
+    "kv_bytes": "KV cache size",
+    "vl_total": "total GPU memory",
+    "v0prof_total_gpu_memory": "total GPU memory",
     "vl_free_startup": "free memory on start-up",
-    "vl_loading": "model loading memory", "vl_usage_weight": "model weights memory",
+    "vl_loading": "model loading memory",
+    "vl_usage_weight": "model weights memory",
     "vlprof_weights": "model weights memory",
-    "vl_usage_peak_activation": "peak activation memory", "vlprof_peak_activation": "peak activation memory",
-    "vl_usage_non_torch": "non-torch memory", "vlprof_non_torch": "non-torch memory",
+    "vl_usage_peak_activation": "peak activation memory",
+    "vlprof_peak_activation": "peak activation memory",
+    "vl_usage_non_torch": "non-torch memory",
+    "vlprof_non_torch": "non-torch memory",
     "v0prof_non_torch_memory": "non-torch memory",
 }
 _POSITIVE = ("free_before_weights", "vl_total", "v0prof_total_gpu_memory")
 # vLLM figures bounded by the total GPU memory of the same rank
 _VL_TOTALS = ("vl_total", "v0prof_total_gpu_memory")
-_VL_UNDER_TOTAL = ("vl_free_startup", "vl_loading", "vl_usage_weight", "vlprof_weights", "vl_avail_kv",
-                   "vlprof_kv", "v0prof_kv_cache_size")
+_VL_UNDER_TOTAL = (
+    "vl_free_startup",
+    "vl_loading",
+    "vl_usage_weight",
+    "vlprof_weights",
+    "vl_avail_kv",
+    "vlprof_kv",
+    "v0prof_kv_cache_size",
+)
 
 
 def line_ref(text: str, at: int) -> str:
@@ -68,7 +81,7 @@ def line_ref(text: str, at: int) -> str:
     if at < 0 or at > len(text):
         return ""
     end = text.find("\n", at, at + 4 * LINE_CHARS)
-    line = text[at:end if end >= 0 else at + 4 * LINE_CHARS].strip()
+    line = text[at : end if end >= 0 else at + 4 * LINE_CHARS].strip()
     return f"line {text.count(chr(10), 0, at) + 1:,} ('{echo(line, LINE_CHARS)}')"
 
 
@@ -96,9 +109,11 @@ def _value(c: Collector, key: str, rank: str) -> tuple[int, int] | None:
 
 def _refuse(c: Collector, at: int, what: str) -> InputError:
     ref = line_ref(c.text, at)
-    return InputError(f"{ref + ': ' if ref else ''}{what}", field="LOG",
-                      hint="is this the unedited start-up log of one run? fix or cut the line, or give the value "
-                           "as a flag")
+    return InputError(
+        f"{ref + ': ' if ref else ''}{what}",
+        field="LOG",
+        hint="is this the unedited start-up log of one run? fix or cut the line, or give the value as a flag",
+    )
 
 
 def _key_of(key: str) -> str:
@@ -106,8 +121,8 @@ def _key_of(key: str) -> str:
     if key.startswith("label:"):
         return key.rsplit(":", 1)[-1]
     for prefix in ("va_", "post_"):
-        if key.startswith(prefix) and key[len(prefix):] in _SIZES and key != "post_free_after_pool":
-            return key[len(prefix):]
+        if key.startswith(prefix) and key[len(prefix) :] in _SIZES and key != "post_free_after_pool":
+            return key[len(prefix) :]
     return key
 
 
@@ -122,8 +137,9 @@ def _check_sizes(c: Collector) -> None:
             continue
         for _rank, v, at in _ranks(c, key):
             if v < 0 or (v == 0 and base in _POSITIVE):
-                raise _refuse(c, at, f"the {what} is {_gib(v)}; it must be "
-                                     f"{'positive' if base in _POSITIVE else 'zero or more'}")
+                raise _refuse(
+                    c, at, f"the {what} is {_gib(v)}; it must be {'positive' if base in _POSITIVE else 'zero or more'}"
+                )
 
 
 def _check_sglang(c: Collector) -> None:
@@ -131,34 +147,52 @@ def _check_sglang(c: Collector) -> None:
     total = c.gpu_total
     for rank, p, at_p in _ranks(c, "free_before_weights"):
         if total is not None and p > total + RES:
-            raise _refuse(c, at_p, f"the free memory before loading weights ({_gib(p)}) is more than the device "
-                                   f"total the log shows ({_gib(total)})")
+            raise _refuse(
+                c,
+                at_p,
+                f"the free memory before loading weights ({_gib(p)}) is more than the device "
+                f"total the log shows ({_gib(total)})",
+            )
         after = _value(c, "free_after_weights", rank)
         if after is not None and after[0] > p + RES:
             begin = line_ref(c.text, at_p)
-            raise _refuse(c, after[1], f"the free memory after loading weights ({_gib(after[0])}) is more than "
-                                       f"before ({_gib(p)}{', ' + begin if begin else ''}): the weights would "
-                                       f"weigh {_gib(p - after[0])}")
+            raise _refuse(
+                c,
+                after[1],
+                f"the free memory after loading weights ({_gib(after[0])}) is more than "
+                f"before ({_gib(p)}{', ' + begin if begin else ''}): the weights would "
+                f"weigh {_gib(p - after[0])}",
+            )
         usage = _value(c, "weight_load", rank)
         if after is not None and usage is not None and abs(usage[0] - (p - after[0])) > 2 * RES:
-            c.warnings.append(f"implausible log: {line_ref(c.text, usage[1])}: mem usage {_gib(usage[0])} is not "
-                              f"'Load weight begin' - 'end' avail ({_gib(p - after[0])})")
+            c.warnings.append(
+                f"implausible log: {line_ref(c.text, usage[1])}: mem usage {_gib(usage[0])} is not "
+                f"'Load weight begin' - 'end' avail ({_gib(p - after[0])})"
+            )
     for rank, a, at_a in _ranks(c, "free_after_weights"):
         if total is not None and a > total + RES:
-            raise _refuse(c, at_a, f"the free memory after loading weights ({_gib(a)}) is more than the device "
-                                   f"total the log shows ({_gib(total)})")
+            raise _refuse(
+                c,
+                at_a,
+                f"the free memory after loading weights ({_gib(a)}) is more than the device "
+                f"total the log shows ({_gib(total)})",
+            )
         end = _value(c, "free_after_pool", rank)
         if end is not None and end[0] > a + RES:
-            c.warnings.append(f"implausible log: {line_ref(c.text, end[1])}: 'Memory pool end' avail "
-                              f"({_gib(end[0])}) is more than the free memory after loading weights ({_gib(a)}); "
-                              f"the measured figures may come from different runs")
+            c.warnings.append(
+                f"implausible log: {line_ref(c.text, end[1])}: 'Memory pool end' avail "
+                f"({_gib(end[0])}) is more than the free memory after loading weights ({_gib(a)}); "
+                f"the measured figures may come from different runs"
+            )
         kv = _value(c, "kv_bytes", rank)
         k, v = _value(c, "k_bytes", rank), _value(c, "v_bytes", rank)
         if kv is None and k is not None and v is not None:
             kv = (k[0] + v[0], k[1])
         if kv is not None and kv[0] > a + 2 * RES:
-            c.warnings.append(f"implausible log: {line_ref(c.text, kv[1])}: a KV pool of {_gib(kv[0])} is more "
-                              f"than the free memory after loading weights ({_gib(a)})")
+            c.warnings.append(
+                f"implausible log: {line_ref(c.text, kv[1])}: a KV pool of {_gib(kv[0])} is more "
+                f"than the free memory after loading weights ({_gib(a)})"
+            )
 
 
 def _check_vllm(c: Collector) -> None:
@@ -168,8 +202,12 @@ def _check_vllm(c: Collector) -> None:
             for key in _VL_UNDER_TOTAL:
                 got = _value(c, key, rank)
                 if got is not None and got[0] > total + RES:
-                    raise _refuse(c, got[1], f"the {_SIZES.get(key, 'KV cache memory')} ({_gib(got[0])}) is more "
-                                             f"than the total GPU memory ({_gib(total)})")
+                    raise _refuse(
+                        c,
+                        got[1],
+                        f"the {_SIZES.get(key, 'KV cache memory')} ({_gib(got[0])}) is more "
+                        f"than the total GPU memory ({_gib(total)})",
+                    )
 
 
 def check(c: Collector) -> None:

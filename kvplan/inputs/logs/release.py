@@ -76,8 +76,10 @@ def format_window(engine: str, ids: tuple[str, ...] | list[str]) -> ReleaseWindo
     if release_key(lo) <= release_key(hi):  # type: ignore[operator]
         return ReleaseWindow(lo, hi, reasons)
     # contradicting forms: a build between the releases `hi` (newest "up to") and `lo` (oldest "from")
-    why = (f"the forms disagree (printed up to {hi} / from {lo}): a main-branch or patched build between "
-           f"{ENGINE_NAMES[engine]} {hi} and {lo}")
+    why = (
+        f"the forms disagree (printed up to {hi} / from {lo}): a main-branch or patched build between "
+        f"{ENGINE_NAMES[engine]} {hi} and {lo}"
+    )
     return ReleaseWindow(hi, lo, (why, *reasons))
 
 
@@ -100,8 +102,11 @@ def _printed_window(facts: LogFacts, fmt: ReleaseWindow) -> ReleaseWindow | None
         return None
     if "sgl-dev" in text:
         after = next_release(engine, version) or version
-        dev = ReleaseWindow(version, after, (f"docker image tag {text!r}: a main-branch build after {version}, "
-                                             f"nearest releases {version} to {after}",))
+        dev = ReleaseWindow(
+            version,
+            after,
+            (f"docker image tag {text!r}: a main-branch build after {version}, nearest releases {version} to {after}",),
+        )
         return _intersect(dev, fmt) or ReleaseWindow(dev.oldest, dev.newest, dev.reasons + fmt.reasons)
     reasons = [f"the log prints the version: {text!r}"]
     lo, hi = release_key(fmt.oldest), release_key(fmt.newest)
@@ -121,7 +126,9 @@ def release_window(facts: LogFacts) -> ReleaseWindow:
         return printed
     if facts.engine_version:
         rel = RELEASES[facts.engine]
-        note = (f"the log names version {facts.engine_version!r}, not a {ENGINE_NAMES[facts.engine]} release "
-                f"{rel[0]} to {rel[-1]} (a fork's own number?): the line formats decide")
+        note = (
+            f"the log names version {facts.engine_version!r}, not a {ENGINE_NAMES[facts.engine]} release "
+            f"{rel[0]} to {rel[-1]} (a fork's own number?): the line formats decide"
+        )
         return ReleaseWindow(fmt.oldest, fmt.newest, (note, *fmt.reasons))
     return fmt

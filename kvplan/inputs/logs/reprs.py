@@ -78,12 +78,12 @@ def split_top_level(s: str, start: int, closer: str | None) -> tuple[list[str], 
                 if st.stack[-1] == ch:
                     st.stack.pop()
             elif closer is not None and ch == closer:
-                pieces.append(s[st.piece_start:i])
+                pieces.append(s[st.piece_start : i])
                 return pieces, i, True
         elif ch == "," and not st.stack:
-            pieces.append(s[st.piece_start:i])
+            pieces.append(s[st.piece_start : i])
             st.piece_start = i + 1
-    pieces.append(s[st.piece_start:])
+    pieces.append(s[st.piece_start :])
     return pieces, len(s), False
 
 
@@ -109,8 +109,11 @@ def nesting_depth(s: str) -> int:
 
 
 def _refuse(name: str, what: str) -> InputError:
-    return InputError(f"the log's {echo(name, 80)} {what}", field="LOG",
-                      hint="is this the engine's unedited start-up log? fix or cut that line")
+    return InputError(
+        f"the log's {echo(name, 80)} {what}",
+        field="LOG",
+        hint="is this the engine's unedited start-up log? fix or cut that line",
+    )
 
 
 def _guard(t: str, name: str) -> None:
@@ -119,8 +122,7 @@ def _guard(t: str, name: str) -> None:
         raise _refuse(name, f"is nested more than {MAX_DEPTH} levels deep")
     m = _DIGITS_RE.fullmatch(t)
     if m and len(m.group(1).replace("_", "").lstrip("0")) > MAX_INT_DIGITS:
-        raise _refuse(name, f"holds an integer of {len(m.group(1)):,} digits (kvplan reads at most "
-                            f"{MAX_INT_DIGITS})")
+        raise _refuse(name, f"holds an integer of {len(m.group(1)):,} digits (kvplan reads at most {MAX_INT_DIGITS})")
 
 
 def literal(text: str, name: str = "value") -> Any:
@@ -162,7 +164,7 @@ def parse_kv_pieces(pieces: list[str], *, quoted_keys: bool) -> dict[str, Any]:
         if not m:
             continue
         key = m.group(2) if quoted_keys else m.group(1)
-        out[key] = literal(p[m.end():], key)
+        out[key] = literal(p[m.end() :], key)
     return out
 
 

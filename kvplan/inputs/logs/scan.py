@@ -18,7 +18,9 @@ from kvplan.inputs.logs.text import HEADER_RE, MAX_LINE, Candidate, candidate_li
 
 # Readers of the long argument lines: None = not this kind, else the offset the scan resumes at (-1: next line).
 _ARGS_READERS: tuple[Callable[[Collector, Candidate], int | None], ...] = (
-    sglang.read_server_args, vllm.read_engine_config, vllm.read_non_default_args,
+    sglang.read_server_args,
+    vllm.read_engine_config,
+    vllm.read_non_default_args,
 )
 
 

@@ -76,8 +76,11 @@ _MAMBA_CONV_RE = re.compile(r"conv_state size:\s*" + NUM + r"\s*GB")
 _MAMBA_SSM_RE = re.compile(r"ssm_state size:\s*" + NUM + r"\s*GB")
 _SWA_RE = re.compile(r"(full|swa)_layer_tokens=\s*(\d{1,15})")
 VERSION_RES = (
-    re.compile(r"\bsglang(?:[ -]kt)?\s*(?:==|version:?|:)\s*v?"
-               r"(\d+\.\d+(?:\.\d+)?(?:\.?post\d+|rc\d+|\.dev\d+)?)", re.I),
+    re.compile(
+        r"\bsglang(?:[ -]kt)?\s*(?:==|version:?|:)\s*v?"
+        r"(\d+\.\d+(?:\.\d+)?(?:\.?post\d+|rc\d+|\.dev\d+)?)",
+        re.I,
+    ),
     re.compile(r"\bsglang:v?(\d+\.\d+\.\d+(?:\.?post\d+|rc\d+)?)"),  # docker image tag lmsysorg/sglang:v0.5.8
     re.compile(r"\bsgl-dev:v?(\d+\.\d+\.\d+(?:\.?post\d+|rc\d+)?)"),
     re.compile(r"\bsglang-(\d+\.\d+\.\d+(?:\.?post\d+|rc\d+)?)(?:[-.](?:py|tar|whl)|\s|$)"),
@@ -238,8 +241,11 @@ def _scheduler(c: Collector, line: str) -> bool:
     for key, rx in _SCHED_RE.items():
         if m := rx.search(win):
             if win[m.end() : m.end() + 1].isdigit():  # 15 digits of a longer number: refuse, never cut it
-                raise InputError(f"{line_ref(c.text, c.at) or 'the scheduler line'}: {key} has more than 15 "
-                                 "digits", field="LOG", hint="is this the engine's unedited start-up log?")
+                raise InputError(
+                    f"{line_ref(c.text, c.at) or 'the scheduler line'}: {key} has more than 15 digits",
+                    field="LOG",
+                    hint="is this the engine's unedited start-up log?",
+                )
             c.add("sched_" + key, rank, int(m.group(1)))
     if m := _SCHED_MEM_RE.search(win):
         c.add("sched_available_gpu_mem", rank, gib_to_bytes(float(m.group(1))))

@@ -69,8 +69,11 @@ def _stdin(max_bytes: int) -> bytes:
     except (OSError, ValueError, AttributeError):  # not a real file descriptor (a pipe without tell, a stand-in)
         left = 0
     if left > max_bytes:
-        raise InputError(f"standard input is {left / 2**20:,.1f} MiB, larger than the {max_bytes / 2**20:,.1f} MiB "
-                         f"limit for {WHAT}", field=FIELD, hint=_HINT)
+        raise InputError(
+            f"standard input is {left / 2**20:,.1f} MiB, larger than the {max_bytes / 2**20:,.1f} MiB limit for {WHAT}",
+            field=FIELD,
+            hint=_HINT,
+        )
     try:
         sniffed = cast("IO[bytes]", _Sniffed(raw, "standard input"))
         return read.read_stream(sniffed, field=FIELD, where="standard input", what=WHAT, max_bytes=max_bytes)
@@ -79,8 +82,13 @@ def _stdin(max_bytes: int) -> bytes:
 
 
 def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"),
-                       (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket")):
+    for test, name in (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a device"),
+        (stat.S_ISBLK, "a device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
         if test(mode):
             return name
     return "not a file"
@@ -102,11 +110,17 @@ def read_log_bytes(source: str, *, max_bytes: int = MAX_LOG_BYTES) -> bytes:
     except OSError as e:
         raise InputError(f"cannot read log file {name}: {e.strerror or e}", field=FIELD) from None
     if not stat.S_ISREG(st.st_mode):
-        raise InputError(f"log path {name} is not a regular file ({_kind(st.st_mode)})", field=FIELD,
-                         hint="give the log as a file, or pipe it in with '-'")
+        raise InputError(
+            f"log path {name} is not a regular file ({_kind(st.st_mode)})",
+            field=FIELD,
+            hint="give the log as a file, or pipe it in with '-'",
+        )
     if st.st_size > max_bytes:
-        raise InputError(f"log file {name} is {st.st_size / 2**20:,.0f} MiB, more than the "
-                         f"{max_bytes / 2**20:,.0f} MiB limit", field=FIELD, hint=_HINT)
+        raise InputError(
+            f"log file {name} is {st.st_size / 2**20:,.0f} MiB, more than the {max_bytes / 2**20:,.0f} MiB limit",
+            field=FIELD,
+            hint=_HINT,
+        )
     data = read.read_bytes(path, field=FIELD, what=WHAT, max_bytes=max_bytes)
     err = _binary(data[:BINARY_SAMPLE], name)
     if err is not None:

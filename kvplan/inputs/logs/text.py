@@ -58,21 +58,61 @@ def clean_line(line: str) -> str:
 # Marker texts that make a line worth looking at. Found with str.find over the whole text, so a 100 MB log of
 # request traffic costs a few passes of memchr-speed search, not a regex per line.
 MARKERS = (
-    "server_args=", "LLM engine (v", "non-default args:",
-    "Load weight begin", "Load weight end", "KV Cache is allocated", "KV Cache VA upper bound",
-    "KV cache allocated", "Memory pool end", "max_total_num_tokens=", "DSV4 ", "DSv4 ", "Mamba Cache is allocated",
-    "Use sliding window memory pool", "Memory profiling", "graph end", "Using KV cache dtype:",
-    "Model loading took", "Loading model weights took", "Available KV cache memory", "KV cache size:",
-    "Maximum concurrency for", "GPU blocks:", "cuda blocks:", "CUDA blocks:", "num_gpu_blocks",
-    "Graph capturing finished", "Estimated CUDA graph memory",
-    "Free memory on device", "total_gpu_memory (", "memory for KV Cache as specified", "model weights take",
+    "server_args=",
+    "LLM engine (v",
+    "non-default args:",
+    "Load weight begin",
+    "Load weight end",
+    "KV Cache is allocated",
+    "KV Cache VA upper bound",
+    "KV cache allocated",
+    "Memory pool end",
+    "max_total_num_tokens=",
+    "DSV4 ",
+    "DSv4 ",
+    "Mamba Cache is allocated",
+    "Use sliding window memory pool",
+    "Memory profiling",
+    "graph end",
+    "Using KV cache dtype:",
+    "Model loading took",
+    "Loading model weights took",
+    "Available KV cache memory",
+    "KV cache size:",
+    "Maximum concurrency for",
+    "GPU blocks:",
+    "cuda blocks:",
+    "CUDA blocks:",
+    "num_gpu_blocks",
+    "Graph capturing finished",
+    "Estimated CUDA graph memory",
+    "Free memory on device",
+    "total_gpu_memory (",
+    "memory for KV Cache as specified",
+    "model weights take",
     "non_torch_memory takes",
-    "activation peak memory takes", "reserved for KV Cache", "KV cache is needed", "Total non KV cache memory",
-    "device_name=", "(UUID", "MiB /", "AMD Instinct",
-    "launch_server", "sglang serve", "vllm serve", "vllm.entrypoints", "\u2588  version", "server version",
-    "API version", "sgl-dev:", "sglang==", "sglang:",
+    "activation peak memory takes",
+    "reserved for KV Cache",
+    "KV cache is needed",
+    "Total non KV cache memory",
+    "device_name=",
+    "(UUID",
+    "MiB /",
+    "AMD Instinct",
+    "launch_server",
+    "sglang serve",
+    "vllm serve",
+    "vllm.entrypoints",
+    "\u2588  version",
+    "server version",
+    "API version",
+    "sgl-dev:",
+    "sglang==",
+    "sglang:",
     # lines that only bound the release (kvplan.inputs.logs.formats)
-    "Init torch distributed ends", "Memory baseline taken", "CUDA graph memory profiling is enabled",
+    "Init torch distributed ends",
+    "Memory baseline taken",
+    "CUDA graph memory profiling is enabled",
 )
 # Frequent, weak markers: only their first few hundred hits are looked at.
 WEAK_MARKERS = ("sglang", "SGLang", "vllm", "vLLM", "NVIDIA")
@@ -84,8 +124,15 @@ _MAX_CANDIDATES = 20000
 # restart) is searched for the few markers that every start-up prints. This keeps a 100 MB log near one second.
 _HEAD = 8 * 2**20
 _TAIL = 4 * 2**20
-_MIDDLE_MARKERS = ("KV Cache is allocated", "KV cache size:", "KV cache memory", "Load weight",
-                   "max_total_num_tokens=", "server_args=", "Model loading took")
+_MIDDLE_MARKERS = (
+    "KV Cache is allocated",
+    "KV cache size:",
+    "KV cache memory",
+    "Load weight",
+    "max_total_num_tokens=",
+    "server_args=",
+    "Model loading took",
+)
 
 
 @dataclass(frozen=True)
@@ -118,8 +165,11 @@ class Candidate:
 def _regions(n: int) -> list[tuple[int, int, tuple[str, ...]]]:
     if n <= _HEAD + _TAIL:
         return [(0, n, MARKERS + WEAK_MARKERS)]
-    return [(0, _HEAD, MARKERS + WEAK_MARKERS), (_HEAD - 200, n - _TAIL + 200, _MIDDLE_MARKERS),
-            (n - _TAIL, n, MARKERS + WEAK_MARKERS)]
+    return [
+        (0, _HEAD, MARKERS + WEAK_MARKERS),
+        (_HEAD - 200, n - _TAIL + 200, _MIDDLE_MARKERS),
+        (n - _TAIL, n, MARKERS + WEAK_MARKERS),
+    ]
 
 
 def _mark_hits(text: str, mk: str, start: int, end: int, found: dict[int, tuple[int, int]]) -> bool:

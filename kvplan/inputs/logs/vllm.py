@@ -80,8 +80,11 @@ _DEBUG_PROFILE_RES = {
     "weights": re.compile(r"weights memory:\s*" + NUM + r"\s*GiB"),
 }
 _NEEDED_RE = re.compile(
-    r"\(\s*" + NUM + r"\s*GiB KV cache is needed, which is larger than the available KV cache memory \(\s*"
-    + NUM + r"\s*GiB\)"
+    r"\(\s*"
+    + NUM
+    + r"\s*GiB KV cache is needed, which is larger than the available KV cache memory \(\s*"
+    + NUM
+    + r"\s*GiB\)"
 )
 _RESERVED_RE = re.compile(
     r"Initial free memory\s*" + NUM + r"\s*GiB, reserved\s*" + NUM + r"\s*GiB memory for KV Cache as specified"

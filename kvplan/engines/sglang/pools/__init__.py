@@ -31,8 +31,18 @@ if TYPE_CHECKING:
     from kvplan.engines.sglang.pools.vector import VectorGroup
     from kvplan.hfconfig.spec import ModelSpec
 
-__all__ = ["POOL_PLANNERS", "SWEEP_VECTORS", "VECTOR_FAMILIES", "Breakdown", "PoolContext", "PoolFlags", "PoolPlan",
-           "PoolPlanner", "capturing_contexts", "vector_group"]
+__all__ = [
+    "POOL_PLANNERS",
+    "SWEEP_VECTORS",
+    "VECTOR_FAMILIES",
+    "Breakdown",
+    "PoolContext",
+    "PoolFlags",
+    "PoolPlan",
+    "PoolPlanner",
+    "capturing_contexts",
+    "vector_group",
+]
 
 #: the contexts the planners were called with, while :func:`capturing_contexts` is open (else None)
 _CAPTURE: list[PoolContext] | None = None

@@ -39,28 +39,39 @@ SPEC_DRAFT_ALGOS = frozenset({"EAGLE", "EAGLE3", "NEXTN", "MTP", "STANDALONE", "
 class PoolFlags:
     """The server flags the pool planners read (SGLang's spelling in the comments)."""
 
-    max_total_tokens: int | None = None        # --max-total-tokens
-    radix_cache: bool = True                   # not --disable-radix-cache
-    overlap_schedule: bool = True              # not --disable-overlap-schedule
+    max_total_tokens: int | None = None  # --max-total-tokens
+    radix_cache: bool = True  # not --disable-radix-cache
+    overlap_schedule: bool = True  # not --disable-overlap-schedule
     swa_full_tokens_ratio: float | None = None  # --swa-full-tokens-ratio
-    speculative_algorithm: str = ""            # --speculative-algorithm, upper-case ("" when off)
-    speculative_num_draft_tokens: int = 0      # --speculative-num-draft-tokens (0 when speculation is off)
-    speculative_num_steps: int | None = None   # speculative_num_steps as resolved (None: the pool's own default)
-    speculative_draft_stages: int = 0          # DeepSeek-V4: SWA layers of the draft worker's own pool
-    pp_layer_partition: str | None = None      # SGLANG_PP_LAYER_PARTITION
-    dsv4_attn_backend: str | None = None       # --dsv4-attn-backend
-    mamba_full_memory_ratio: float = 0.9       # --mamba-full-memory-ratio
-    max_mamba_cache_size: int | None = None    # --max-mamba-cache-size
-    mamba_ssm_dtype: str | None = None         # --mamba-ssm-dtype
-    attention_backend: str | None = None       # --attention-backend (None: the engine's default for the GPU)
+    speculative_algorithm: str = ""  # --speculative-algorithm, upper-case ("" when off)
+    speculative_num_draft_tokens: int = 0  # --speculative-num-draft-tokens (0 when speculation is off)
+    speculative_num_steps: int | None = None  # speculative_num_steps as resolved (None: the pool's own default)
+    speculative_draft_stages: int = 0  # DeepSeek-V4: SWA layers of the draft worker's own pool
+    pp_layer_partition: str | None = None  # SGLANG_PP_LAYER_PARTITION
+    dsv4_attn_backend: str | None = None  # --dsv4-attn-backend
+    mamba_full_memory_ratio: float = 0.9  # --mamba-full-memory-ratio
+    max_mamba_cache_size: int | None = None  # --max-mamba-cache-size
+    mamba_ssm_dtype: str | None = None  # --mamba-ssm-dtype
+    attention_backend: str | None = None  # --attention-backend (None: the engine's default for the GPU)
 
-    def __init__(self, *, max_total_tokens: int | None = None, radix_cache: bool = True,
-                 overlap_schedule: bool = True, swa_full_tokens_ratio: float | None = None,
-                 speculative_algorithm: str = "", speculative_num_draft_tokens: int = 0,
-                 speculative_num_steps: int | None = None, speculative_draft_stages: int = 0,
-                 pp_layer_partition: str | None = None, dsv4_attn_backend: str | None = None,
-                 mamba_full_memory_ratio: float = 0.9, max_mamba_cache_size: int | None = None,
-                 mamba_ssm_dtype: str | None = None, attention_backend: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        max_total_tokens: int | None = None,
+        radix_cache: bool = True,
+        overlap_schedule: bool = True,
+        swa_full_tokens_ratio: float | None = None,
+        speculative_algorithm: str = "",
+        speculative_num_draft_tokens: int = 0,
+        speculative_num_steps: int | None = None,
+        speculative_draft_stages: int = 0,
+        pp_layer_partition: str | None = None,
+        dsv4_attn_backend: str | None = None,
+        mamba_full_memory_ratio: float = 0.9,
+        max_mamba_cache_size: int | None = None,
+        mamba_ssm_dtype: str | None = None,
+        attention_backend: str | None = None,
+    ) -> None:
         self.max_total_tokens = max_total_tokens
         self.radix_cache = radix_cache
         self.overlap_schedule = overlap_schedule
@@ -81,19 +92,24 @@ class PoolFlags:
         """The deployment's flags; ``spec`` (:func:`kvplan.engines.sglang.speculative.resolve_speculative`) gives the
         speculative fields as SGLang resolves them, else they are read as given."""
         if spec is not None:
-            algo, drafts, steps, stages = (spec.algorithm, spec.num_draft_tokens, spec.num_steps,
-                                           spec.draft_stages)
+            algo, drafts, steps, stages = (spec.algorithm, spec.num_draft_tokens, spec.num_steps, spec.draft_stages)
         else:
             algo = (dep.speculative_algorithm or "").upper()
             drafts, steps, stages = ((dep.speculative_num_draft_tokens or 0) if algo else 0), None, 0
         return cls(
-            max_total_tokens=dep.max_total_tokens, radix_cache=not dep.disable_radix_cache,
-            overlap_schedule=not dep.disable_overlap_schedule, swa_full_tokens_ratio=dep.swa_full_tokens_ratio,
-            speculative_algorithm=algo, speculative_num_draft_tokens=drafts, speculative_num_steps=steps,
+            max_total_tokens=dep.max_total_tokens,
+            radix_cache=not dep.disable_radix_cache,
+            overlap_schedule=not dep.disable_overlap_schedule,
+            swa_full_tokens_ratio=dep.swa_full_tokens_ratio,
+            speculative_algorithm=algo,
+            speculative_num_draft_tokens=drafts,
+            speculative_num_steps=steps,
             speculative_draft_stages=stages,
-            pp_layer_partition=dep.pp_layer_partition, dsv4_attn_backend=dep.dsv4_attn_backend,
+            pp_layer_partition=dep.pp_layer_partition,
+            dsv4_attn_backend=dep.dsv4_attn_backend,
             mamba_full_memory_ratio=dep.mamba_full_memory_ratio if dep.mamba_full_memory_ratio is not None else 0.9,
-            max_mamba_cache_size=dep.max_mamba_cache_size, mamba_ssm_dtype=dep.mamba_ssm_dtype,
+            max_mamba_cache_size=dep.max_mamba_cache_size,
+            mamba_ssm_dtype=dep.mamba_ssm_dtype,
             attention_backend=dep.attention_backend,
         )
 
@@ -104,27 +120,45 @@ class PoolContext:
 
     model: ModelSpec
     rules: RuleSet
-    budget: int                       # KV byte budget (<= 0: nothing to pool; the planner returns an empty plan)
+    budget: int  # KV byte budget (<= 0: nothing to pool; the planner returns an empty plan)
     page_size: int
-    kv_dtype: str                     # resolved (auto already applied)
+    kv_dtype: str  # resolved (auto already applied)
     attn_tp: int
     attn_dp: int
     dp: int
     pp: int
     dcp: int
     context_len: int
-    chunked_prefill_size: int         # per attention-DP rank (after the DP division)
-    chunked_prefill_flag: int         # the global flag (the DSV4 configurator divides it itself)
+    chunked_prefill_size: int  # per attention-DP rank (after the DP division)
+    chunked_prefill_flag: int  # the global flag (the DSV4 configurator divides it itself)
     max_running_requests: int | None  # the request cap in force: the user's, else the family default, else None
     sm_major: int | None = None
     vendor: str = "nvidia"
     flags: PoolFlags = field(default_factory=PoolFlags)
-    release: str | None = None        # the release asked for (None: the newest); rules hold its window
+    release: str | None = None  # the release asked for (None: the newest); rules hold its window
 
-    def __init__(self, *, model: ModelSpec, rules: RuleSet, budget: int, page_size: int, kv_dtype: str, attn_tp: int,
-                 attn_dp: int, dp: int, pp: int, dcp: int, context_len: int, chunked_prefill_size: int,
-                 chunked_prefill_flag: int, max_running_requests: int | None, sm_major: int | None = None,
-                 vendor: str = "nvidia", flags: PoolFlags | None = None, release: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        model: ModelSpec,
+        rules: RuleSet,
+        budget: int,
+        page_size: int,
+        kv_dtype: str,
+        attn_tp: int,
+        attn_dp: int,
+        dp: int,
+        pp: int,
+        dcp: int,
+        context_len: int,
+        chunked_prefill_size: int,
+        chunked_prefill_flag: int,
+        max_running_requests: int | None,
+        sm_major: int | None = None,
+        vendor: str = "nvidia",
+        flags: PoolFlags | None = None,
+        release: str | None = None,
+    ) -> None:
         self.model, self.rules, self.budget, self.page_size, self.kv_dtype = model, rules, budget, page_size, kv_dtype
         self.attn_tp, self.attn_dp, self.dp, self.pp, self.dcp = attn_tp, attn_dp, dp, pp, dcp
         self.context_len = context_len
@@ -143,24 +177,50 @@ class PoolContext:
 class PoolPlan:
     """One family's pools for one rank: what the shared epilogue reports."""
 
-    __slots__ = ("bases", "cell", "fixed_bytes", "fixed_note", "kv_pool_bytes", "kv_slice_bytes", "layout",
-                 "max_running_requests", "notes", "pools", "reduced", "tokens", "warnings")
+    __slots__ = (
+        "bases",
+        "cell",
+        "fixed_bytes",
+        "fixed_note",
+        "kv_pool_bytes",
+        "kv_slice_bytes",
+        "layout",
+        "max_running_requests",
+        "notes",
+        "pools",
+        "reduced",
+        "tokens",
+        "warnings",
+    )
 
-    def __init__(self, *, tokens: int, cell: float, layout: str, max_running_requests: int, reduced: bool,
-                 kv_pool_bytes: int, kv_slice_bytes: int, pools: list[Pool] | None = None, fixed_bytes: int = 0,
-                 fixed_note: str = "", notes: list[str] | None = None, warnings: list[str] | None = None,
-                 bases: list[Basis] | None = None) -> None:
-        self.tokens = tokens                    # max_total_num_tokens (after the caps and the PP MIN)
-        self.cell = cell                        # bytes one token costs (the engine's cell; DeepSeek-V4: per full token)
+    def __init__(
+        self,
+        *,
+        tokens: int,
+        cell: float,
+        layout: str,
+        max_running_requests: int,
+        reduced: bool,
+        kv_pool_bytes: int,
+        kv_slice_bytes: int,
+        pools: list[Pool] | None = None,
+        fixed_bytes: int = 0,
+        fixed_note: str = "",
+        notes: list[str] | None = None,
+        warnings: list[str] | None = None,
+        bases: list[Basis] | None = None,
+    ) -> None:
+        self.tokens = tokens  # max_total_num_tokens (after the caps and the PP MIN)
+        self.cell = cell  # bytes one token costs (the engine's cell; DeepSeek-V4: per full token)
         self.layout = layout
         self.max_running_requests = max_running_requests  # per attention-DP rank
-        self.reduced = reduced                  # SGLang cut the requested request cap to tokens // 2
-        self.kv_pool_bytes = kv_pool_bytes      # FitResult.kv_pool_bytes
-        self.kv_slice_bytes = kv_slice_bytes    # the "KV pool" slice of the memory breakdown
+        self.reduced = reduced  # SGLang cut the requested request cap to tokens // 2
+        self.kv_pool_bytes = kv_pool_bytes  # FitResult.kv_pool_bytes
+        self.kv_slice_bytes = kv_slice_bytes  # the "KV pool" slice of the memory breakdown
         self.pools: list[Pool] = [] if pools is None else pools
-        self.fixed_bytes = fixed_bytes          # budgeted bytes that do not scale with tokens
-        self.fixed_note = fixed_note            # what the fixed bytes are (the memory breakdown's note)
-        self.notes: list[str] = [] if notes is None else notes          # assumptions
+        self.fixed_bytes = fixed_bytes  # budgeted bytes that do not scale with tokens
+        self.fixed_note = fixed_note  # what the fixed bytes are (the memory breakdown's note)
+        self.notes: list[str] = [] if notes is None else notes  # assumptions
         self.warnings: list[str] = [] if warnings is None else warnings
         self.bases: list[Basis] = [] if bases is None else bases
 
@@ -187,8 +247,13 @@ class PoolPlanner:
     breakdown: Callable[[ModelSpec], Breakdown]
     supports_dcp: bool = False
 
-    def __init__(self, family: Family, plan: Callable[[PoolContext], PoolPlan],
-                 breakdown: Callable[[ModelSpec], Breakdown], supports_dcp: bool = False) -> None:
+    def __init__(
+        self,
+        family: Family,
+        plan: Callable[[PoolContext], PoolPlan],
+        breakdown: Callable[[ModelSpec], Breakdown],
+        supports_dcp: bool = False,
+    ) -> None:
         self.family = family
         self.plan = plan
         self.breakdown = breakdown
@@ -198,10 +263,10 @@ class PoolPlanner:
 def request_cap(ctx: PoolContext, tokens: int) -> tuple[int, bool]:
     """(max_running_requests per attention-DP rank, whether SGLang reduced the requested value), by the rule set's
     ``resolve_max_running_requests`` / ``max_running_requests_reduction``."""
-    kw: dict[str, Any] = dict(total_tokens=tokens, context_len=ctx.context_len, requested=ctx.max_running_requests,
-                              attn_dp_size=ctx.attn_dp)
-    return (ctx.rules.resolve_max_running_requests(**kw),
-            ctx.rules.max_running_requests_reduction(**kw) is not None)
+    kw: dict[str, Any] = dict(
+        total_tokens=tokens, context_len=ctx.context_len, requested=ctx.max_running_requests, attn_dp_size=ctx.attn_dp
+    )
+    return (ctx.rules.resolve_max_running_requests(**kw), ctx.rules.max_running_requests_reduction(**kw) is not None)
 
 
 def draft_layers(model: ModelSpec, spec_algo: str) -> int:
@@ -222,8 +287,15 @@ def draft_layers(model: ModelSpec, spec_algo: str) -> int:
 def empty_plan(*, layout: str, ctx: PoolContext, tokens: int = 0) -> PoolPlan:
     """No budget: no pool (SGLang would stop at start-up); the request cap as SGLang would resolve it."""
     mrr, reduced = request_cap(ctx, tokens)
-    return PoolPlan(tokens=tokens, cell=0, layout=layout, max_running_requests=mrr, reduced=reduced,
-                    kv_pool_bytes=0, kv_slice_bytes=0)
+    return PoolPlan(
+        tokens=tokens,
+        cell=0,
+        layout=layout,
+        max_running_requests=mrr,
+        reduced=reduced,
+        kv_pool_bytes=0,
+        kv_slice_bytes=0,
+    )
 
 
 #: the TP sizes ``kvplan show`` tabulates

@@ -25,8 +25,9 @@ CellFn = Callable[[PoolContext, int], int]
 LayoutFn = Callable[[PoolContext], str]
 
 
-def _stage_cells(ctx: PoolContext, cell: CellFn, layout: LayoutFn,
-                 notes: list[str]) -> tuple[list[tuple[int, int]], list[int], str]:
+def _stage_cells(
+    ctx: PoolContext, cell: CellFn, layout: LayoutFn, notes: list[str]
+) -> tuple[list[tuple[int, int]], list[int], str]:
     R, model, f = ctx.rules, ctx.model, ctx.flags
     stages = R.pp_layer_ranges(num_layers=model.num_layers, pp_size=ctx.pp, partition=f.pp_layer_partition)
     text = layout(ctx)
@@ -34,8 +35,9 @@ def _stage_cells(ctx: PoolContext, cell: CellFn, layout: LayoutFn,
     n_draft = draft_layers(model, f.speculative_algorithm)
     if n_draft:
         cells = [R.speculative_cell(cell=c, draft_layers=n_draft, num_layers=model.num_layers) for c in cells]
-        notes.append(f"speculative {f.speculative_algorithm}: draft KV pool of {n_draft} layer(s) shares the "
-                     f"token count")
+        notes.append(
+            f"speculative {f.speculative_algorithm}: draft KV pool of {n_draft} layer(s) shares the token count"
+        )
     return stages, cells, text
 
 
@@ -50,8 +52,9 @@ def plan_default(ctx: PoolContext, *, cell: CellFn, layout: LayoutFn, pool_name:
     if ctx.dcp > 1:
         # each rank of a decode-context-parallel group stores 1/dcp of every request's rows; the scheduler's
         # logical capacity (max_total_num_tokens) is rows x dcp (model_runner.logical_max_total_num_tokens)
-        notes.append(f"decode context parallel {ctx.dcp}: {tokens:,} rows per rank = {tokens * ctx.dcp:,} logical "
-                     f"tokens")
+        notes.append(
+            f"decode context parallel {ctx.dcp}: {tokens:,} rows per rank = {tokens * ctx.dcp:,} logical tokens"
+        )
         tokens *= ctx.dcp
     if ctx.pp > 1:
         notes.append("PP stages " + ", ".join(f"{e - s} layers" for s, e in stages) + "; tokens = MIN over stages")
@@ -61,11 +64,20 @@ def plan_default(ctx: PoolContext, *, cell: CellFn, layout: LayoutFn, pool_name:
             tokens = R.page_floor(tokens=cap, page_size=page)
             warnings.append(f"pool capped at {tokens:,} tokens by --max-total-tokens (no capacity signal)")
         else:
-            warnings.append(f"--max-total-tokens {cap:,} is above the profiled {tokens:,}; SGLang uses the profiled "
-                            f"value")
+            warnings.append(
+                f"--max-total-tokens {cap:,} is above the profiled {tokens:,}; SGLang uses the profiled value"
+            )
     kv_bytes = tokens * worst
     mrr, reduced = request_cap(ctx, tokens)
-    return PoolPlan(tokens=tokens, cell=worst, layout=text, max_running_requests=mrr, reduced=reduced,
-                    kv_pool_bytes=kv_bytes, kv_slice_bytes=kv_bytes,
-                    pools=[Pool(name=pool_name, tokens=tokens, bytes=kv_bytes, bytes_per_token=worst)],
-                    notes=notes, warnings=warnings)
+    return PoolPlan(
+        tokens=tokens,
+        cell=worst,
+        layout=text,
+        max_running_requests=mrr,
+        reduced=reduced,
+        kv_pool_bytes=kv_bytes,
+        kv_slice_bytes=kv_bytes,
+        pools=[Pool(name=pool_name, tokens=tokens, bytes=kv_bytes, bytes_per_token=worst)],
+        notes=notes,
+        warnings=warnings,
+    )

@@ -113,9 +113,7 @@ def dsa_default_backends(
     if learnable_sink:
         for side, val in (("--dsa-prefill-backend", prefill_backend), ("--dsa-decode-backend", decode_backend)):
             if val is not None and val != "flashmla_sparse":
-                raise InputError(
-                    f"models with learnable attention sinks need flashmla_sparse, got {val!r}", field=side
-                )
+                raise InputError(f"models with learnable attention sinks need flashmla_sparse, got {val!r}", field=side)
         return "flashmla_sparse", "flashmla_sparse"
     if _is_glm(model) and major == 12 and dt == "fp8_e4m3" and plat != "hip":
         return prefill_backend or "flashinfer_sparse_mla", decode_backend or "flashinfer_sparse_mla"
@@ -214,9 +212,7 @@ def dsa_row_bytes(*, kv_lora_rank: int, qk_rope_head_dim: int, layout: str) -> i
         raise InputError(f"unknown DSA layout {layout!r}", field="layout", hint="one of " + ", ".join(DSA_LAYOUTS))
     if layout == "scaled_fp8":
         if kv_lora_rank % _QUANT_BLOCK:
-            raise InputError(
-                f"kv_lora_rank {kv_lora_rank} is not a multiple of {_QUANT_BLOCK}", field="kv_lora_rank"
-            )
+            raise InputError(f"kv_lora_rank {kv_lora_rank} is not a multiple of {_QUANT_BLOCK}", field="kv_lora_rank")
         return kv_lora_rank + kv_lora_rank // _QUANT_BLOCK * 4 + qk_rope_head_dim * _ROPE_BYTES
     if layout == "raw_fp8":
         return kv_lora_rank + qk_rope_head_dim
@@ -303,8 +299,12 @@ def dsa_draft_bytes_per_token(
 
 def _row_layout(ctx: PoolContext) -> str:
     model_type = str(ctx.model.get("model_type", "")).lower()
-    return dsa_row_layout(kv_dtype=ctx.kv_dtype, sm_major=ctx.sm_major, vendor=ctx.vendor,
-                          model="glm" if "glm" in model_type else "deepseek")
+    return dsa_row_layout(
+        kv_dtype=ctx.kv_dtype,
+        sm_major=ctx.sm_major,
+        vendor=ctx.vendor,
+        model="glm" if "glm" in model_type else "deepseek",
+    )
 
 
 def _layout(ctx: PoolContext) -> str:
@@ -313,8 +313,9 @@ def _layout(ctx: PoolContext) -> str:
     return f"dsa ({_row_layout(ctx)} row + fp8 indexer key)"
 
 
-def dsa_budget_bytes_before_0_5_4(*, kv_lora_rank: int, qk_rope_head_dim: int, num_layers: int,
-                                  element_bytes: int) -> int:
+def dsa_budget_bytes_before_0_5_4(
+    *, kv_lora_rank: int, qk_rope_head_dim: int, num_layers: int, element_bytes: int
+) -> int:
     """The cell SGLang 0.5.3 budgets a DSA (NSA) pool with: the MLA latent only, at the KV dtype's element size.
 
     Formula: ``(kv_lora_rank + qk_rope_head_dim) x L x element_bytes`` -- no indexer key and no FP8 scale bytes (the
@@ -345,14 +346,21 @@ def _cell(ctx: PoolContext, layers: int) -> int:
     if not ctx.rules.dsa_indexer_budget:
         from kvplan.geometry.kvdtype import kv_element_bytes
 
-        return dsa_budget_bytes_before_0_5_4(kv_lora_rank=m.require_int("kv_lora_rank"),
-                                             qk_rope_head_dim=m.require_int("qk_rope_head_dim"), num_layers=layers,
-                                             element_bytes=kv_element_bytes(ctx.kv_dtype))
+        return dsa_budget_bytes_before_0_5_4(
+            kv_lora_rank=m.require_int("kv_lora_rank"),
+            qk_rope_head_dim=m.require_int("qk_rope_head_dim"),
+            num_layers=layers,
+            element_bytes=kv_element_bytes(ctx.kv_dtype),
+        )
     row = _row_layout(ctx)
-    return dsa_bytes_per_token(kv_lora_rank=m.require_int("kv_lora_rank"),
-                               qk_rope_head_dim=m.require_int("qk_rope_head_dim"),
-                               index_head_dim=m.require_int("index_head_dim"), num_layers=layers, layout=row,
-                               dcp_size=ctx.dcp)
+    return dsa_bytes_per_token(
+        kv_lora_rank=m.require_int("kv_lora_rank"),
+        qk_rope_head_dim=m.require_int("qk_rope_head_dim"),
+        index_head_dim=m.require_int("index_head_dim"),
+        num_layers=layers,
+        layout=row,
+        dcp_size=ctx.dcp,
+    )
 
 
 def dsa_stage_indexer_layers(*, config: Mapping[str, Any], start_layer: int, end_layer: int) -> int:
@@ -383,10 +391,13 @@ def dsa_stage_bytes_per_token(ctx: PoolContext, *, start_layer: int, end_layer: 
     ``_compute_dsa_indexer_cell_size``, v0.5.23.
     """
     m = ctx.model
-    geo: dict[str, Any] = dict(kv_lora_rank=m.require_int("kv_lora_rank"),
-                               qk_rope_head_dim=m.require_int("qk_rope_head_dim"),
-                               index_head_dim=m.require_int("index_head_dim"), layout=_row_layout(ctx),
-                               dcp_size=ctx.dcp)
+    geo: dict[str, Any] = dict(
+        kv_lora_rank=m.require_int("kv_lora_rank"),
+        qk_rope_head_dim=m.require_int("qk_rope_head_dim"),
+        index_head_dim=m.require_int("index_head_dim"),
+        layout=_row_layout(ctx),
+        dcp_size=ctx.dcp,
+    )
     idx = dsa_stage_indexer_layers(config=m.config, start_layer=start_layer, end_layer=end_layer)
     cell = dsa_bytes_per_token(num_layers=end_layer - start_layer, indexer_layers=idx, **geo)
     return cell + (dsa_draft_bytes_per_token(draft_layers=draft_layers, **geo) if draft_layers else 0)
@@ -408,11 +419,15 @@ def _plan_compact(ctx: PoolContext) -> PoolPlan:
     out = plan_default(plain, cell=lambda _c, n: by_count[n], layout=_layout, pool_name="DSA latent + indexer keys")
     idx = dsa_stage_indexer_layers(config=m.config, start_layer=0, end_layer=m.num_layers)
     if idx < m.num_layers:
-        out.notes.append(f"DSA indexer keys on {idx} of {m.num_layers} layers: the other layers reuse the previous "
-                         f"layer's top-k and get no index-K rows (SGLang >= {COMPACT_INDEXER_SINCE})")
+        out.notes.append(
+            f"DSA indexer keys on {idx} of {m.num_layers} layers: the other layers reuse the previous "
+            f"layer's top-k and get no index-K rows (SGLang >= {COMPACT_INDEXER_SINCE})"
+        )
     if n_draft:
-        out.notes.append(f"speculative {f.speculative_algorithm}: draft KV pool of {n_draft} layer(s) shares the "
-                         f"token count (latent + indexer key on every draft layer)")
+        out.notes.append(
+            f"speculative {f.speculative_algorithm}: draft KV pool of {n_draft} layer(s) shares the "
+            f"token count (latent + indexer key on every draft layer)"
+        )
     return out
 
 
@@ -424,8 +439,11 @@ def plan(ctx: PoolContext) -> PoolPlan:
     return plan_default(ctx, cell=_cell, layout=_layout, pool_name="DSA latent + indexer keys")
 
 
-_SHOW_LAYOUTS = (("bf16", "bf16", "SM90 default (auto)"), ("scaled_fp8", "fp8_e4m3", "SM90 fp8 (flashmla_kv)"),
-                 ("raw_fp8", "fp8_e4m3", "SM100/SM120 default (trtllm)"))
+_SHOW_LAYOUTS = (
+    ("bf16", "bf16", "SM90 default (auto)"),
+    ("scaled_fp8", "fp8_e4m3", "SM90 fp8 (flashmla_kv)"),
+    ("raw_fp8", "fp8_e4m3", "SM100/SM120 default (trtllm)"),
+)
 
 
 def breakdown(m: ModelSpec) -> Breakdown:
@@ -433,12 +451,22 @@ def breakdown(m: ModelSpec) -> Breakdown:
     layers that compute their own top-k (0.5.23)."""
     c = m.config
     idx = dsa_stage_indexer_layers(config=c, start_layer=0, end_layer=m.num_layers)
-    out = Breakdown(info=dict(kv_lora_rank=c.get("kv_lora_rank"), qk_rope_head_dim=c.get("qk_rope_head_dim"),
-                              index_head_dim=c.get("index_head_dim"), indexer_layers=idx))
+    out = Breakdown(
+        info=dict(
+            kv_lora_rank=c.get("kv_lora_rank"),
+            qk_rope_head_dim=c.get("qk_rope_head_dim"),
+            index_head_dim=c.get("index_head_dim"),
+            indexer_layers=idx,
+        )
+    )
     for layout, dt, when in _SHOW_LAYOUTS:
-        b = dsa_bytes_per_token(kv_lora_rank=c["kv_lora_rank"], qk_rope_head_dim=c["qk_rope_head_dim"],
-                                index_head_dim=c["index_head_dim"], num_layers=m.num_layers, layout=layout,
-                                indexer_layers=idx)
+        b = dsa_bytes_per_token(
+            kv_lora_rank=c["kv_lora_rank"],
+            qk_rope_head_dim=c["qk_rope_head_dim"],
+            index_head_dim=c["index_head_dim"],
+            num_layers=m.num_layers,
+            layout=layout,
+            indexer_layers=idx,
+        )
         out.rows.append({"kv_cache_dtype": dt, "tp": "any", "layout": layout, "bytes_per_token": b, "note": when})
     return out
-

@@ -225,11 +225,15 @@ def dsv4_select_layout(
     elif dtype in ("bfloat16", "bf16"):
         raise InputError(
             "DeepSeek-V4 on CUDA stores its KV pool as fp8 (uint8 rows); bfloat16 is NPU/HIP-unified only",
-            field="--kv-cache-dtype", hint="use --kv-cache-dtype fp8_e4m3 (or auto)",
+            field="--kv-cache-dtype",
+            hint="use --kv-cache-dtype fp8_e4m3 (or auto)",
         )
     else:
-        raise InputError(f"kv_cache_dtype {kv_cache_dtype!r} is not supported for DeepSeek-V4",
-                         field="--kv-cache-dtype", hint="use fp8_e4m3 (or auto)")
+        raise InputError(
+            f"kv_cache_dtype {kv_cache_dtype!r} is not supported for DeepSeek-V4",
+            field="--kv-cache-dtype",
+            hint="use fp8_e4m3 (or auto)",
+        )
     is_sm100 = sm_major == 10
     env = kv_layout_env.lower() if kv_layout_env is not None else None
     backend = (attention_backend or "auto").lower()
@@ -243,11 +247,15 @@ def dsv4_select_layout(
         )
         backend = "flashmla" if blocked else "flashmla_mega"
     if backend not in ("flashmla", "flashmla_mega", "trtllm"):
-        raise InputError(f"unknown --dsv4-attn-backend {attention_backend!r}", field="attention_backend",
-                         hint="auto, flashmla, flashmla_mega or trtllm")
+        raise InputError(
+            f"unknown --dsv4-attn-backend {attention_backend!r}",
+            field="attention_backend",
+            hint="auto, flashmla, flashmla_mega or trtllm",
+        )
     if backend == "flashmla_mega" and not (is_v41 and is_sm100):
-        raise InputError("--dsv4-attn-backend flashmla_mega requires DeepSeek-V4.1 on SM100/SM103",
-                         field="attention_backend")
+        raise InputError(
+            "--dsv4-attn-backend flashmla_mega requires DeepSeek-V4.1 on SM100/SM103", field="attention_backend"
+        )
     if backend == "trtllm":
         if not is_sm100:
             raise InputError("--dsv4-attn-backend trtllm requires an SM100/SM103 GPU", field="attention_backend")
@@ -284,16 +292,16 @@ class DSV4Era:
     Sources: ``model_executor/pool_configurator.py`` ``DSV4PoolConfigurator`` of the wheels 0.5.12 - 0.5.23.
     """
 
-    first: str                       # the first release of the era
-    last: str                        # the last release of the era
-    paged: bool                      # 0.5.21+: the paged-KV configurator (cap mode, V4.1, c2 state)
-    pp_slice: bool = True            # 0.5.13+: counts the PP stage's layers (0.5.12: the config's whole list)
-    c128_state_fixed: bool = True    # 0.5.15+: c128 state as fixed bytes per request slot (else in the coefficient)
-    dspark: bool = True              # 0.5.16+: --speculative-algorithm DSPARK exists
-    ring_check: bool = True          # 0.5.18+: _assert_ring_serves_draft_tokens
-    swa_pool_check: bool = True      # 0.5.20+: validate_swa_pool_size (window + page >= swa refused)
-    trtllm: bool = True              # 0.5.20+: --dsv4-attn-backend trtllm (uniform fp8 rows)
-    low_ratio_padding: bool = True   # 0.5.23: _get_low_ratio_kv_padding_bytes; ratio-1/2 rows priced by the layout
+    first: str  # the first release of the era
+    last: str  # the last release of the era
+    paged: bool  # 0.5.21+: the paged-KV configurator (cap mode, V4.1, c2 state)
+    pp_slice: bool = True  # 0.5.13+: counts the PP stage's layers (0.5.12: the config's whole list)
+    c128_state_fixed: bool = True  # 0.5.15+: c128 state as fixed bytes per request slot (else in the coefficient)
+    dspark: bool = True  # 0.5.16+: --speculative-algorithm DSPARK exists
+    ring_check: bool = True  # 0.5.18+: _assert_ring_serves_draft_tokens
+    swa_pool_check: bool = True  # 0.5.20+: validate_swa_pool_size (window + page >= swa refused)
+    trtllm: bool = True  # 0.5.20+: --dsv4-attn-backend trtllm (uniform fp8 rows)
+    low_ratio_padding: bool = True  # 0.5.23: _get_low_ratio_kv_padding_bytes; ratio-1/2 rows priced by the layout
 
     @property
     def label(self) -> str:
@@ -305,10 +313,27 @@ class DSV4Era:
 #: fixed bytes; 0.5.16 adds DSpark; 0.5.18 the ring check; 0.5.20 the SWA floor and trtllm (and, on HIP only, the
 #: unified pool); 0.5.21 the paged configurator; 0.5.23 the low-ratio padding.
 DSV4_ERAS: tuple[DSV4Era, ...] = (
-    DSV4Era("0.5.12", "0.5.12", paged=False, pp_slice=False, c128_state_fixed=False, dspark=False, ring_check=False,
-            swa_pool_check=False, trtllm=False),
-    DSV4Era("0.5.13", "0.5.14", paged=False, c128_state_fixed=False, dspark=False, ring_check=False,
-            swa_pool_check=False, trtllm=False),
+    DSV4Era(
+        "0.5.12",
+        "0.5.12",
+        paged=False,
+        pp_slice=False,
+        c128_state_fixed=False,
+        dspark=False,
+        ring_check=False,
+        swa_pool_check=False,
+        trtllm=False,
+    ),
+    DSV4Era(
+        "0.5.13",
+        "0.5.14",
+        paged=False,
+        c128_state_fixed=False,
+        dspark=False,
+        ring_check=False,
+        swa_pool_check=False,
+        trtllm=False,
+    ),
     DSV4Era("0.5.15", "0.5.15", paged=False, dspark=False, ring_check=False, swa_pool_check=False, trtllm=False),
     DSV4Era("0.5.16", "0.5.17", paged=False, ring_check=False, swa_pool_check=False, trtllm=False),
     DSV4Era("0.5.18", "0.5.19", paged=False, swa_pool_check=False, trtllm=False),
@@ -333,14 +358,17 @@ def dsv4_era(release: str | None) -> DSV4Era:
     key = version_key(release)
     found = [e for e in DSV4_ERAS if version_key(e.first) <= key]
     if not found:
-        raise InputError(f"SGLang {release} has no DeepSeek-V4 pool (the first release with it is "
-                         f"{DSV4_ERAS[0].first})", field="--engine-version",
-                         hint=f"use --engine-version {DSV4_ERAS[0].first} or newer")
+        raise InputError(
+            f"SGLang {release} has no DeepSeek-V4 pool (the first release with it is {DSV4_ERAS[0].first})",
+            field="--engine-version",
+            hint=f"use --engine-version {DSV4_ERAS[0].first} or newer",
+        )
     return found[-1]
 
 
-def check_dsv4_release(*, era: DSV4Era, is_v41: bool, layout: str, speculative_algorithm: str = "",
-                       release: str | None = None) -> None:
+def check_dsv4_release(
+    *, era: DSV4Era, is_v41: bool, layout: str, speculative_algorithm: str = "", release: str | None = None
+) -> None:
     """InputError when the release of ``era`` cannot run this model / flag combination (names the first release
     that can): V4.1 before 0.5.21, DSpark before 0.5.16, the trtllm backend before 0.5.20, the V4.1 row layouts
     before 0.5.21.
@@ -352,18 +380,29 @@ def check_dsv4_release(*, era: DSV4Era, is_v41: bool, layout: str, speculative_a
     """
     name = release or era.label
     if is_v41 and not era.paged:
-        raise InputError(f"SGLang {name} has no DeepSeek-V4.1 (the first release with it is "
-                         f"{DSV41_FIRST_RELEASE})", field="--engine-version",
-                         hint=f"use --engine-version {DSV41_FIRST_RELEASE} or newer for this model")
+        raise InputError(
+            f"SGLang {name} has no DeepSeek-V4.1 (the first release with it is {DSV41_FIRST_RELEASE})",
+            field="--engine-version",
+            hint=f"use --engine-version {DSV41_FIRST_RELEASE} or newer for this model",
+        )
     if speculative_algorithm.upper() == "DSPARK" and not era.dspark:
-        raise InputError(f"SGLang {name} has no DSPARK speculative decoding (the first release with it is 0.5.16)",
-                         field="--speculative-algorithm", hint="use --engine-version 0.5.16 or newer, or EAGLE")
+        raise InputError(
+            f"SGLang {name} has no DSPARK speculative decoding (the first release with it is 0.5.16)",
+            field="--speculative-algorithm",
+            hint="use --engine-version 0.5.16 or newer, or EAGLE",
+        )
     if layout == "uniform_fp8" and not era.trtllm:
-        raise InputError(f"SGLang {name} has no --dsv4-attn-backend trtllm (the first release with it is 0.5.20)",
-                         field="attention_backend", hint="use --engine-version 0.5.20 or newer")
+        raise InputError(
+            f"SGLang {name} has no --dsv4-attn-backend trtllm (the first release with it is 0.5.20)",
+            field="attention_backend",
+            hint="use --engine-version 0.5.20 or newer",
+        )
     if layout not in ("v4", "uniform_fp8") and not era.paged:
-        raise InputError(f"SGLang {name} stores DeepSeek-V4 rows only in the V4 layout (584 B); the {layout} "
-                         f"layout is first in {DSV41_FIRST_RELEASE}", field="kv_layout_env")
+        raise InputError(
+            f"SGLang {name} stores DeepSeek-V4 rows only in the V4 layout (584 B); the {layout} "
+            f"layout is first in {DSV41_FIRST_RELEASE}",
+            field="kv_layout_env",
+        )
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -467,23 +506,55 @@ def dsv4_pool_sizes(
     if not era.paged:
         from kvplan.engines.sglang.pools.dsv4_legacy import legacy_pool_sizes
 
-        _check_pool_inputs(g=g, layout=layout, page_size=page_size, budget_bytes=budget_bytes,
-                           attn_dp_size=attn_dp_size, context_len=context_len)
+        _check_pool_inputs(
+            g=g,
+            layout=layout,
+            page_size=page_size,
+            budget_bytes=budget_bytes,
+            attn_dp_size=attn_dp_size,
+            context_len=context_len,
+        )
         return legacy_pool_sizes(
-            era=era, geometry=g, budget_bytes=budget_bytes, layout=layout, page_size=page_size,
-            max_running_requests=max_running_requests, attn_dp_size=attn_dp_size, context_len=context_len,
-            swa_full_tokens_ratio=swa_full_tokens_ratio, speculative_num_draft_tokens=speculative_num_draft_tokens,
-            stage_layers=stage_layers, family_mrr_default=family_mrr_default, max_total_tokens=max_total_tokens,
-            disaggregation_decode=disaggregation_decode, decode_extra_slots=decode_extra_slots)
+            era=era,
+            geometry=g,
+            budget_bytes=budget_bytes,
+            layout=layout,
+            page_size=page_size,
+            max_running_requests=max_running_requests,
+            attn_dp_size=attn_dp_size,
+            context_len=context_len,
+            swa_full_tokens_ratio=swa_full_tokens_ratio,
+            speculative_num_draft_tokens=speculative_num_draft_tokens,
+            stage_layers=stage_layers,
+            family_mrr_default=family_mrr_default,
+            max_total_tokens=max_total_tokens,
+            disaggregation_decode=disaggregation_decode,
+            decode_extra_slots=decode_extra_slots,
+        )
     st, mode, bytes_per_swa, bpf, infl, notes = _coefficients(
-        era=era, geometry=g, budget_bytes=budget_bytes, layout=layout, page_size=page_size,
-        max_running_requests=max_running_requests, attn_dp_size=attn_dp_size, context_len=context_len,
-        chunked_prefill_size=chunked_prefill_size, radix_cache=radix_cache, overlap_schedule=overlap_schedule,
-        swa_full_tokens_ratio=swa_full_tokens_ratio, speculative_num_draft_tokens=speculative_num_draft_tokens,
-        stage_layers=stage_layers, speculative_num_steps=speculative_num_steps, swa_prefix_tails=swa_prefix_tails,
-        compressed_kv_layout=compressed_kv_layout, index_page_size=index_page_size,
-        family_mrr_default=family_mrr_default, disaggregation_decode=disaggregation_decode,
-        decode_extra_slots=decode_extra_slots, swa_eviction_interval=swa_eviction_interval)
+        era=era,
+        geometry=g,
+        budget_bytes=budget_bytes,
+        layout=layout,
+        page_size=page_size,
+        max_running_requests=max_running_requests,
+        attn_dp_size=attn_dp_size,
+        context_len=context_len,
+        chunked_prefill_size=chunked_prefill_size,
+        radix_cache=radix_cache,
+        overlap_schedule=overlap_schedule,
+        swa_full_tokens_ratio=swa_full_tokens_ratio,
+        speculative_num_draft_tokens=speculative_num_draft_tokens,
+        stage_layers=stage_layers,
+        speculative_num_steps=speculative_num_steps,
+        swa_prefix_tails=swa_prefix_tails,
+        compressed_kv_layout=compressed_kv_layout,
+        index_page_size=index_page_size,
+        family_mrr_default=family_mrr_default,
+        disaggregation_decode=disaggregation_decode,
+        decode_extra_slots=decode_extra_slots,
+        swa_eviction_interval=swa_eviction_interval,
+    )
 
     # --- request-scoped fixed bytes ------------------------------------------------------------------------
     if mode.mrr_w_requested is not None:
@@ -498,8 +569,14 @@ def dsv4_pool_sizes(
     swa_fixed = mode.cap_tokens * bytes_per_swa if mode.cap_tokens is not None else 0
     fixed = dsv4_fixed_bytes(st, n_slots=mrr_w + 1 + extra, cap_tokens=mode.cap_tokens, bytes_per_swa=bytes_per_swa)
 
-    full = _full_tokens(st, avail=max(budget_bytes - fixed, 0), bpf=bpf, cap_tokens=mode.cap_tokens,
-                        swa_fixed=swa_fixed, budget_bytes=budget_bytes)
+    full = _full_tokens(
+        st,
+        avail=max(budget_bytes - fixed, 0),
+        bpf=bpf,
+        cap_tokens=mode.cap_tokens,
+        swa_fixed=swa_fixed,
+        budget_bytes=budget_bytes,
+    )
     pad_at_full = _padding(st, full)
     budgeted = full * bpf + pad_at_full + fixed
     if max_total_tokens is not None and max_total_tokens < full:
@@ -522,11 +599,14 @@ def dsv4_pool_sizes(
 
     comps = _components(st, full=full, swa=swa, c4_state_pool=c4_state_pool, alloc_slots=final_mrr + 1 + extra)
     if speculative_num_draft_tokens > 0:
-        comps.append(_draft_component(st, notes, reserve=int(budgeted - budgeted / infl), swa=swa,
-                                      draft_layers=draft_layers))
+        comps.append(
+            _draft_component(st, notes, reserve=int(budgeted - budgeted / infl), swa=swa, draft_layers=draft_layers)
+        )
     kvb = st.kvb
-    notes.append(f"layout {layout}: SWA row {kvb[0]:g} B/layer, c4 {kvb[4]:g}, c128 {kvb[128]:g}, "
-                 f"ratio-1/2 {kvb[1]:g}/{kvb[2]:g} B/row")
+    notes.append(
+        f"layout {layout}: SWA row {kvb[0]:g} B/layer, c4 {kvb[4]:g}, c128 {kvb[128]:g}, "
+        f"ratio-1/2 {kvb[1]:g}/{kvb[2]:g} B/row"
+    )
 
     return DSV4Pools(
         full_tokens=full,
@@ -557,35 +637,78 @@ def dsv4_pool_sizes(
     )
 
 
-def _coefficients(*, era: DSV4Era | None = None, geometry: DSV4Geometry, budget_bytes: int, layout: str, page_size: int,
-                  max_running_requests: int | None, attn_dp_size: int, context_len: int, chunked_prefill_size: int,
-                  radix_cache: bool, overlap_schedule: bool, swa_full_tokens_ratio: float | None,
-                  speculative_num_draft_tokens: int, stage_layers: tuple[int, int] | None,
-                  speculative_num_steps: int | None, swa_prefix_tails: int | None, compressed_kv_layout: str,
-                  index_page_size: int, family_mrr_default: int | None, disaggregation_decode: bool,
-                  decode_extra_slots: int,
-                  swa_eviction_interval: int) -> tuple[_Stage, _Mode, float, float, float, list[str]]:
+def _coefficients(
+    *,
+    era: DSV4Era | None = None,
+    geometry: DSV4Geometry,
+    budget_bytes: int,
+    layout: str,
+    page_size: int,
+    max_running_requests: int | None,
+    attn_dp_size: int,
+    context_len: int,
+    chunked_prefill_size: int,
+    radix_cache: bool,
+    overlap_schedule: bool,
+    swa_full_tokens_ratio: float | None,
+    speculative_num_draft_tokens: int,
+    stage_layers: tuple[int, int] | None,
+    speculative_num_steps: int | None,
+    swa_prefix_tails: int | None,
+    compressed_kv_layout: str,
+    index_page_size: int,
+    family_mrr_default: int | None,
+    disaggregation_decode: bool,
+    decode_extra_slots: int,
+    swa_eviction_interval: int,
+) -> tuple[_Stage, _Mode, float, float, float, list[str]]:
     """The stage, the SWA mode and the two coefficients (bytes per SWA token, bytes per full token, after the
     speculative inflation) of :func:`dsv4_pool_sizes`: what does not depend on the budget."""
     g = geometry
     notes: list[str] = []
-    _check_pool_inputs(g=g, layout=layout, page_size=page_size, budget_bytes=budget_bytes,
-                       attn_dp_size=attn_dp_size, context_len=context_len)
+    _check_pool_inputs(
+        g=g,
+        layout=layout,
+        page_size=page_size,
+        budget_bytes=budget_bytes,
+        attn_dp_size=attn_dp_size,
+        context_len=context_len,
+    )
     drafts = max(0, speculative_num_draft_tokens)
     era = era or DSV4_ERAS[-1]
-    st = _stage(g=g, layout=layout, page_size=page_size, stage_layers=stage_layers, drafts=drafts,
-                spec=speculative_num_draft_tokens > 0, index_page_size=index_page_size,
-                compressed_kv_layout=compressed_kv_layout, era=era)
+    st = _stage(
+        g=g,
+        layout=layout,
+        page_size=page_size,
+        stage_layers=stage_layers,
+        drafts=drafts,
+        spec=speculative_num_draft_tokens > 0,
+        index_page_size=index_page_size,
+        compressed_kv_layout=compressed_kv_layout,
+        era=era,
+    )
     if not era.low_ratio_padding:
-        notes.append(f"SGLang {era.label}'s DSV4PoolConfigurator: no low-ratio KV padding; ratio-1/2 rows priced "
-                     f"at {st.kvb[1]:g} / {st.kvb[2]:g} B")
+        notes.append(
+            f"SGLang {era.label}'s DSV4PoolConfigurator: no low-ratio KV padding; ratio-1/2 rows priced "
+            f"at {st.kvb[1]:g} / {st.kvb[2]:g} B"
+        )
     mode = _swa_mode(
-        st, notes, max_running_requests=max_running_requests, family_mrr_default=family_mrr_default,
-        attn_dp_size=attn_dp_size, chunked_prefill_size=chunked_prefill_size, radix_cache=radix_cache,
-        overlap_schedule=overlap_schedule, swa_full_tokens_ratio=swa_full_tokens_ratio, drafts=drafts,
+        st,
+        notes,
+        max_running_requests=max_running_requests,
+        family_mrr_default=family_mrr_default,
+        attn_dp_size=attn_dp_size,
+        chunked_prefill_size=chunked_prefill_size,
+        radix_cache=radix_cache,
+        overlap_schedule=overlap_schedule,
+        swa_full_tokens_ratio=swa_full_tokens_ratio,
+        drafts=drafts,
         steps=speculative_num_steps if speculative_num_steps is not None else max(1, drafts - 1),
-        swa_prefix_tails=swa_prefix_tails, disaggregation_decode=disaggregation_decode,
-        decode_extra_slots=decode_extra_slots, swa_eviction_interval=swa_eviction_interval)
+        swa_prefix_tails=swa_prefix_tails,
+        disaggregation_decode=disaggregation_decode,
+        decode_extra_slots=decode_extra_slots,
+        swa_eviction_interval=swa_eviction_interval,
+    )
 
     # --- coefficients (same float order as the engine) --------------------------------------------------
     bytes_per_swa = _bytes_per_swa(st)
@@ -616,9 +739,9 @@ class _Stage:
     end: int
     owners: dict[int, tuple[int, ...]]
     rings: dict[int, int]
-    kvb: dict[int, float]       # budgeted bytes per row, by ratio (0 = the SWA cache)
-    c4_idx: int                 # fp8 c4 indexer key bytes
-    low_idx: int                # fp4 ratio-1/2 indexer key bytes
+    kvb: dict[int, float]  # budgeted bytes per row, by ratio (0 = the SWA cache)
+    c4_idx: int  # fp8 c4 indexer key bytes
+    low_idx: int  # fp4 ratio-1/2 indexer key bytes
     index_page_size: int
     compressed_kv_layout: str
     low_ratio_padding: bool = True  # 0.5.23: _get_low_ratio_kv_padding_bytes (0.5.21 - 0.5.22: none)
@@ -644,19 +767,21 @@ class _Mode:
     cap_tokens: int | None
     tails: int
     swa_ratio: float
-    cap_kw: dict[str, Any] | None = None   # the dsv4_swa_cap_tokens arguments but mrr_w (cap mode), else None
+    cap_kw: dict[str, Any] | None = None  # the dsv4_swa_cap_tokens arguments but mrr_w (cap mode), else None
 
     @property
     def swa_mode(self) -> str:
         return "cap" if self.cap_tokens is not None else "ratio"
 
 
-def _check_pool_inputs(*, g: DSV4Geometry, layout: str, page_size: int, budget_bytes: int, attn_dp_size: int,
-                       context_len: int) -> None:
+def _check_pool_inputs(
+    *, g: DSV4Geometry, layout: str, page_size: int, budget_bytes: int, attn_dp_size: int, context_len: int
+) -> None:
     if page_size != DSV4_PAGE_SIZE:
         raise InputError(
             f"page_size={page_size}: SGLang forces 256 for DeepSeek-V4 on CUDA "
-            "(kv_cache_configurator._build_dsv4_kv_pool asserts it)", field="page_size",
+            "(kv_cache_configurator._build_dsv4_kv_pool asserts it)",
+            field="page_size",
         )
     if layout not in MAIN_LAYOUTS:
         raise InputError(f"unknown DSV4 main layout {layout!r}", field="layout", hint=f"one of {MAIN_LAYOUTS}")
@@ -668,8 +793,11 @@ def _check_pool_inputs(*, g: DSV4Geometry, layout: str, page_size: int, budget_b
     if layout != "v4" and g.head_dim != 512:
         raise InputError(f"the {layout} layout needs head_dim 512, got {g.head_dim}", field="head_dim")
     if budget_bytes <= 0:
-        raise InputError(f"KV budget is {budget_bytes} B; nothing left for the pool", field="mem_fraction_static",
-                         hint="raise --mem-fraction-static or use more/larger GPUs")
+        raise InputError(
+            f"KV budget is {budget_bytes} B; nothing left for the pool",
+            field="mem_fraction_static",
+            hint="raise --mem-fraction-static or use more/larger GPUs",
+        )
     if attn_dp_size < 1:
         raise InputError("attn_dp_size must be >= 1", field="attn_dp_size")
     if context_len <= 0:
@@ -687,8 +815,9 @@ def _stage_owners(g: DSV4Geometry, stage_layers: tuple[int, int] | None) -> tupl
     for idx in range(start, end):  # source_layer_of asserts a source inside the stage
         r = g.compress_ratios[idx]
         if r in (1, 2) and not any(s <= idx for s in owners.get(r, ())):
-            raise InputError(f"layer {idx} (ratio {r}) has no kv_source layer inside PP stage [{start}, {end})",
-                             field="stage_layers")
+            raise InputError(
+                f"layer {idx} (ratio {r}) has no kv_source layer inside PP stage [{start}, {end})", field="stage_layers"
+            )
     return start, end, owners
 
 
@@ -708,19 +837,41 @@ def _rings(owners: dict[int, tuple[int, ...]], *, drafts: int, spec: bool) -> di
     return rings
 
 
-def _stage(*, g: DSV4Geometry, layout: str, page_size: int, stage_layers: tuple[int, int] | None, drafts: int,
-           spec: bool, index_page_size: int, compressed_kv_layout: str, era: DSV4Era) -> _Stage:
+def _stage(
+    *,
+    g: DSV4Geometry,
+    layout: str,
+    page_size: int,
+    stage_layers: tuple[int, int] | None,
+    drafts: int,
+    spec: bool,
+    index_page_size: int,
+    compressed_kv_layout: str,
+    era: DSV4Era,
+) -> _Stage:
     start, end, owners = _stage_owners(g, stage_layers)
     rings = _rings(owners, drafts=drafts, spec=spec)
-    kvb = {r: kv_bytes_per_row(layout=layout, ratio=r, page_size=page_size, option=compressed_kv_layout)
-           for r in (0, 1, 2, 4, 128)}
+    kvb = {
+        r: kv_bytes_per_row(layout=layout, ratio=r, page_size=page_size, option=compressed_kv_layout)
+        for r in (0, 1, 2, 4, 128)
+    }
     if not era.low_ratio_padding:  # 0.5.21 - 0.5.22 price ratio-1/2 rows at kv_bytes (trtllm: attn_head_dim)
         kvb[1] = kvb[2] = 512.0 if layout == "uniform_fp8" else float(g.qk_nope_head_dim + 2 * g.qk_rope_head_dim + 8)
-    return _Stage(g=g, layout=layout, page_size=page_size, start=start, end=end, owners=owners, rings=rings, kvb=kvb,
-                  c4_idx=indexer_bytes_per_token(index_head_dim=g.index_head_dim, fp4=False),
-                  low_idx=indexer_bytes_per_token(index_head_dim=g.index_head_dim, fp4=True),
-                  index_page_size=index_page_size, compressed_kv_layout=compressed_kv_layout,
-                  low_ratio_padding=era.low_ratio_padding)
+    return _Stage(
+        g=g,
+        layout=layout,
+        page_size=page_size,
+        start=start,
+        end=end,
+        owners=owners,
+        rings=rings,
+        kvb=kvb,
+        c4_idx=indexer_bytes_per_token(index_head_dim=g.index_head_dim, fp4=False),
+        low_idx=indexer_bytes_per_token(index_head_dim=g.index_head_dim, fp4=True),
+        index_page_size=index_page_size,
+        compressed_kv_layout=compressed_kv_layout,
+        low_ratio_padding=era.low_ratio_padding,
+    )
 
 
 def _bytes_per_swa(st: _Stage) -> float:
@@ -738,18 +889,33 @@ def _comp(st: _Stage, r: int) -> float:
     return 1 / 128 * st.kvb[128]
 
 
-def _swa_mode(st: _Stage, notes: list[str], *, max_running_requests: int | None, family_mrr_default: int | None,
-              attn_dp_size: int, chunked_prefill_size: int, radix_cache: bool, overlap_schedule: bool,
-              swa_full_tokens_ratio: float | None, drafts: int, steps: int, swa_prefix_tails: int | None,
-              disaggregation_decode: bool, decode_extra_slots: int, swa_eviction_interval: int) -> _Mode:
+def _swa_mode(
+    st: _Stage,
+    notes: list[str],
+    *,
+    max_running_requests: int | None,
+    family_mrr_default: int | None,
+    attn_dp_size: int,
+    chunked_prefill_size: int,
+    radix_cache: bool,
+    overlap_schedule: bool,
+    swa_full_tokens_ratio: float | None,
+    drafts: int,
+    steps: int,
+    swa_prefix_tails: int | None,
+    disaggregation_decode: bool,
+    decode_extra_slots: int,
+    swa_eviction_interval: int,
+) -> _Mode:
     """The per-rank request cap and the SWA mode (``_resolve_swa_cap_tokens``, ``_resolve_swa_prefix_tails``)."""
     g, page_size = st.g, st.page_size
     requested = max_running_requests if max_running_requests is not None else family_mrr_default
     mrr_w_requested = max(1, requested // attn_dp_size) if requested is not None else None
     cps = chunked_prefill_size // attn_dp_size if chunked_prefill_size and chunked_prefill_size > 0 else 0
     if max_running_requests is None and family_mrr_default is not None:
-        notes.append(f"max_running_requests unset -> {family_mrr_default} "
-                     f"(deepseek_v4_hook.apply_deepseek_v4_defaults)")
+        notes.append(
+            f"max_running_requests unset -> {family_mrr_default} (deepseek_v4_hook.apply_deepseek_v4_defaults)"
+        )
 
     operator_ratio = swa_full_tokens_ratio
     if operator_ratio is None and not g.is_v41:
@@ -768,20 +934,31 @@ def _swa_mode(st: _Stage, notes: list[str], *, max_running_requests: int | None,
     cap_tokens: int | None = None
     cap_kw: dict[str, Any] | None = None
     if operator_ratio is None and mrr_w_requested is not None and (disaggregation_decode or cps > 0):
-        cap_kw = dict(page_size=page_size, window=g.sliding_window, swa_prefix_tails=swa_prefix_tails,
-                      radix_cache=radix_cache, chunked_prefill_size=cps, overlap_schedule=overlap_schedule,
-                      num_draft_tokens=drafts, num_steps=steps, disagg_decode=disaggregation_decode,
-                      decode_extra_slots=decode_extra_slots, eviction_interval=swa_eviction_interval)
+        cap_kw = dict(
+            page_size=page_size,
+            window=g.sliding_window,
+            swa_prefix_tails=swa_prefix_tails,
+            radix_cache=radix_cache,
+            chunked_prefill_size=cps,
+            overlap_schedule=overlap_schedule,
+            num_draft_tokens=drafts,
+            num_steps=steps,
+            disagg_decode=disaggregation_decode,
+            decode_extra_slots=decode_extra_slots,
+            eviction_interval=swa_eviction_interval,
+        )
         cap_tokens = dsv4_swa_cap_tokens(mrr_w=mrr_w_requested, **cap_kw)
     if cap_tokens is None and operator_ratio is None:
         notes.append("V4.1 ratio mode at the configurator default 0.1 (cap mode needs mrr and chunked prefill)")
     swa_ratio = operator_ratio if operator_ratio is not None else DSV4_DEFAULT_SWA_RATIO
-    return _Mode(mrr_w_requested=mrr_w_requested, cap_tokens=cap_tokens, tails=tails, swa_ratio=swa_ratio,
-                 cap_kw=cap_kw)
+    return _Mode(
+        mrr_w_requested=mrr_w_requested, cap_tokens=cap_tokens, tails=tails, swa_ratio=swa_ratio, cap_kw=cap_kw
+    )
 
 
-def dsv4_swa_cap_tokens(*, mrr_w: Any, page_size: int, window: int, swa_prefix_tails: int | None,
-                        radix_cache: bool, **cap: Any) -> Any:
+def dsv4_swa_cap_tokens(
+    *, mrr_w: Any, page_size: int, window: int, swa_prefix_tails: int | None, radix_cache: bool, **cap: Any
+) -> Any:
     """Cap mode's SWA slots for ``mrr_w`` requests per rank (an int or an array)::
 
         tails = --swa-prefix-tails | 4 * mrr_w (radix cache on) | 0
@@ -837,9 +1014,11 @@ def dsv4_full_tokens(st: _Stage, *, avail: Any, bpf: float) -> Any:
 def _max_padding_steps(st: _Stage, bpf: float) -> int:
     """An upper bound of :func:`dsv4_full_tokens`' page steps (+2): the largest padding over one page of full tokens.
     Per ratio r in (1, 2): ``n_r * (page * kvb_r + (page // r + 1 + 2 * index_page) * low_idx)``."""
-    most = sum(st.n_owner.get(r, 0) * (st.page_size * st.kvb[r]
-                                        + (st.page_size // r + 1 + 2 * st.index_page_size) * st.low_idx)
-               for r in (1, 2))
+    most = sum(
+        st.n_owner.get(r, 0)
+        * (st.page_size * st.kvb[r] + (st.page_size // r + 1 + 2 * st.index_page_size) * st.low_idx)
+        for r in (1, 2)
+    )
     return int(most // (st.page_size * bpf)) + 3
 
 
@@ -849,9 +1028,11 @@ def _draft_component(st: _Stage, notes: list[str], *, reserve: int, swa: int, dr
     if draft_layers <= 0:
         return ("draft_worker_reserve (budgeted, (L+1)/L)", reserve)
     draft = draft_swa_pool_bytes(layout=st.layout, page_size=st.page_size, swa_tokens=swa, layers=draft_layers)
-    notes.append(f"draft worker: reserved {reserve:,} B by the ({st.n_stage}+1)/{st.n_stage} factor (one layer's "
-                 f"share of every token), allocates {draft:,} B ({draft_layers} SWA-only layers x {swa:,} SWA slots; "
-                 f"no compressed, indexer or state pools)")
+    notes.append(
+        f"draft worker: reserved {reserve:,} B by the ({st.n_stage}+1)/{st.n_stage} factor (one layer's "
+        f"share of every token), allocates {draft:,} B ({draft_layers} SWA-only layers x {swa:,} SWA slots; "
+        f"no compressed, indexer or state pools)"
+    )
     return (f"draft swa_kv ({draft_layers} draft layers, the draft worker's own pool)", draft)
 
 
@@ -909,8 +1090,9 @@ def _padding(st: _Stage, full: int) -> float:
     return total
 
 
-def _full_tokens(st: _Stage, *, avail: float, bpf: float, cap_tokens: int | None, swa_fixed: float,
-                 budget_bytes: int) -> int:
+def _full_tokens(
+    st: _Stage, *, avail: float, bpf: float, cap_tokens: int | None, swa_fixed: float, budget_bytes: int
+) -> int:
     """``calculate_pool_sizes``: page-floored full tokens, stepped down one page while the padding overflows."""
     full = dsv4_full_tokens(st, avail=avail, bpf=bpf)
     if full > 0:
@@ -922,8 +1104,11 @@ def _full_tokens(st: _Stage, *, avail: float, bpf: float, cap_tokens: int | None
             field="max_running_requests",
             hint="reduce --max-running-requests or --swa-prefix-tails, or raise --mem-fraction-static",
         )
-    raise InputError("Not enough memory for the DeepSeek-V4 KV pool", field="mem_fraction_static",
-                     hint="increase --mem-fraction-static")
+    raise InputError(
+        "Not enough memory for the DeepSeek-V4 KV pool",
+        field="mem_fraction_static",
+        hint="increase --mem-fraction-static",
+    )
 
 
 def _swa_tokens(st: _Stage, *, full: int, mode: _Mode) -> int:
@@ -935,7 +1120,8 @@ def _swa_tokens(st: _Stage, *, full: int, mode: _Mode) -> int:
     if window + page_size >= swa:  # validate_swa_pool_size
         raise InputError(
             f"SWA pool ({swa} tokens) cannot hold even one request: the prefill floor is window "
-            f"({window}) + page ({page_size})", field="swa_full_tokens_ratio",
+            f"({window}) + page ({page_size})",
+            field="swa_full_tokens_ratio",
             hint="increase --swa-full-tokens-ratio or the KV budget",
         )
     return swa
@@ -954,8 +1140,9 @@ def dsv4_ratio_swa_tokens(*, full: Any, ratio: float, page_size: int) -> Any:
 def _page_bytes(st: _Stage, ratio: int, rows: int) -> int:
     if st.layout == "uniform_fp8":
         return 512 * rows
-    return layout_page_bytes(layout=compressed_layout(main_layout=st.layout, ratio=ratio,
-                                                      option=st.compressed_kv_layout), page_tokens=rows)
+    return layout_page_bytes(
+        layout=compressed_layout(main_layout=st.layout, ratio=ratio, option=st.compressed_kv_layout), page_tokens=rows
+    )
 
 
 def _components(st: _Stage, *, full: int, swa: int, c4_state_pool: int, alloc_slots: int) -> list[tuple[str, int]]:
@@ -966,10 +1153,11 @@ def _components(st: _Stage, *, full: int, swa: int, c4_state_pool: int, alloc_sl
         return _ceil_div(size + global_page, page_rows)
 
     comps: list[tuple[str, int]] = []
-    swa_page_bytes = 512 * page_size if st.layout == "uniform_fp8" else layout_page_bytes(layout=st.layout,
-                                                                                         page_tokens=page_size)
+    swa_page_bytes = (
+        512 * page_size if st.layout == "uniform_fp8" else layout_page_bytes(layout=st.layout, page_tokens=page_size)
+    )
     comps.append((f"swa_kv ({st.n_stage} layers)", st.n_stage * pages(swa, page_size, page_size) * swa_page_bytes))
-    stage_ratios = st.g.compress_ratios[st.start:st.end]
+    stage_ratios = st.g.compress_ratios[st.start : st.end]
     c128_tokens = full // 128
     for r in (4, 128):
         if r not in set(st.g.compress_ratios):
@@ -994,8 +1182,9 @@ def _components(st: _Stage, *, full: int, swa: int, c4_state_pool: int, alloc_sl
     if n_owner.get(4):
         rows4 = ceil_align(c4_state_pool + st.rings[4] + 1, 4)
         comps.append((f"c4_state fp32 ({n_owner[4]} layers)", n_owner[4] * rows4 * 4 * st.latent * _STATE_DT))
-        comps.append((f"c4_indexer_state fp32 ({n_owner[4]} layers)",
-                      n_owner[4] * rows4 * 4 * st.g.index_head_dim * _STATE_DT))
+        comps.append(
+            (f"c4_indexer_state fp32 ({n_owner[4]} layers)", n_owner[4] * rows4 * 4 * st.g.index_head_dim * _STATE_DT)
+        )
     if n_owner.get(128):
         comps.append((f"c128_state fp32 ({n_owner[128]} layers)", _c128_state(st, alloc_slots)))
     if n_owner.get(2):
@@ -1010,30 +1199,58 @@ def _components(st: _Stage, *, full: int, swa: int, c4_state_pool: int, alloc_sl
 
 def _empty(layout: str, page_size: int, mrr: int | None) -> DSV4Pools:
     """Stand-in pool result when there is no budget at all (SGLang would stop at startup)."""
-    return DSV4Pools(full_tokens=0, swa_tokens=0, c4_tokens=0, c128_tokens=0, bytes_per_full_token=0.0,
-                     bytes_per_swa_token=0.0, fixed_bytes=0, swa_mode="none", layout=layout, page_size=page_size,
-                     max_running_requests=mrr or 1, components=(), notes=())
+    return DSV4Pools(
+        full_tokens=0,
+        swa_tokens=0,
+        c4_tokens=0,
+        c128_tokens=0,
+        bytes_per_full_token=0.0,
+        bytes_per_swa_token=0.0,
+        fixed_bytes=0,
+        swa_mode="none",
+        layout=layout,
+        page_size=page_size,
+        max_running_requests=mrr or 1,
+        components=(),
+        notes=(),
+    )
 
 
 def _smallest_stage(ctx: PoolContext, geom: DSV4Geometry, layout: str) -> DSV4Pools:
     """:func:`dsv4_pool_sizes` on every PP stage; the stage with the fewest full tokens bounds the pool."""
     f = ctx.flags
-    check_dsv4_release(era=dsv4_era(ctx.release), is_v41=geom.is_v41, layout=layout,
-                       speculative_algorithm=f.speculative_algorithm, release=ctx.release)
+    check_dsv4_release(
+        era=dsv4_era(ctx.release),
+        is_v41=geom.is_v41,
+        layout=layout,
+        speculative_algorithm=f.speculative_algorithm,
+        release=ctx.release,
+    )
     if ctx.pp > 1 and geom.is_v41:
-        raise InputError("DeepSeek-V4.1 does not support pipeline parallelism in SGLang", field="--pp-size",
-                         hint="use --pp-size 1")
+        raise InputError(
+            "DeepSeek-V4.1 does not support pipeline parallelism in SGLang", field="--pp-size", hint="use --pp-size 1"
+        )
     stages = ctx.rules.pp_layer_ranges(num_layers=geom.num_layers, pp_size=ctx.pp, partition=f.pp_layer_partition)
     best: DSV4Pools | None = None
-    for rng in (stages if ctx.budget > 0 else []):
+    for rng in stages if ctx.budget > 0 else []:
         res = dsv4_pool_sizes(
-            geometry=geom, budget_bytes=max(ctx.budget, 0), layout=layout, page_size=ctx.page_size,
-            max_running_requests=ctx.max_running_requests, attn_dp_size=ctx.attn_dp, context_len=ctx.context_len,
-            chunked_prefill_size=ctx.chunked_prefill_flag, radix_cache=f.radix_cache,
-            overlap_schedule=f.overlap_schedule, swa_full_tokens_ratio=f.swa_full_tokens_ratio,
-            speculative_num_draft_tokens=f.speculative_num_draft_tokens, stage_layers=rng if ctx.pp > 1 else None,
-            speculative_num_steps=f.speculative_num_steps, draft_layers=f.speculative_draft_stages,
-            release=ctx.release)
+            geometry=geom,
+            budget_bytes=max(ctx.budget, 0),
+            layout=layout,
+            page_size=ctx.page_size,
+            max_running_requests=ctx.max_running_requests,
+            attn_dp_size=ctx.attn_dp,
+            context_len=ctx.context_len,
+            chunked_prefill_size=ctx.chunked_prefill_flag,
+            radix_cache=f.radix_cache,
+            overlap_schedule=f.overlap_schedule,
+            swa_full_tokens_ratio=f.swa_full_tokens_ratio,
+            speculative_num_draft_tokens=f.speculative_num_draft_tokens,
+            stage_layers=rng if ctx.pp > 1 else None,
+            speculative_num_steps=f.speculative_num_steps,
+            draft_layers=f.speculative_draft_stages,
+            release=ctx.release,
+        )
         if best is None or res.full_tokens < best.full_tokens:
             best = res
     return best or _empty(layout, ctx.page_size, ctx.max_running_requests)
@@ -1045,10 +1262,16 @@ def _v3_bases(ctx: PoolContext, mrr: int) -> list[Basis]:
     for nb, label in ((1, "fp8"), (2, "bf16")):
         b = dsv4_naive_v3_bytes_per_token(kv_dtype_bytes=nb)
         t = ctx.rules.page_floor(tokens=max(ctx.budget, 0) // b, page_size=ctx.page_size)
-        bases.append(Basis(name=f"DeepSeek-V3 MLA formula, {label} (61 x 576 x {nb} B)", kv_bytes_per_token=b,
-                           kv_pool_tokens=t, max_context_length=max(0, min(ctx.context_len - 1, t - 1)),
-                           max_concurrency=min(t // ctx.context_len, mrr) * ctx.dp if t else 0,
-                           note="the published record's basis; not what SGLang allocates for V4.x"))
+        bases.append(
+            Basis(
+                name=f"DeepSeek-V3 MLA formula, {label} (61 x 576 x {nb} B)",
+                kv_bytes_per_token=b,
+                kv_pool_tokens=t,
+                max_context_length=max(0, min(ctx.context_len - 1, t - 1)),
+                max_concurrency=min(t // ctx.context_len, mrr) * ctx.dp if t else 0,
+                note="the published record's basis; not what SGLang allocates for V4.x",
+            )
+        )
     return bases
 
 
@@ -1056,8 +1279,13 @@ def plan(ctx: PoolContext) -> PoolPlan:
     """The DeepSeek-V4 pools: the main layout SGLang selects, :func:`dsv4_pool_sizes` per PP stage (MIN), then
     ``--max-total-tokens`` and the request cap; the V3 formula is reported beside it as a basis."""
     geom = dsv4_geometry_from_config(ctx.config)
-    layout = dsv4_select_layout(sm_major=ctx.sm_major, is_v41=geom.is_v41, kv_cache_dtype=ctx.kv_dtype,
-                                attn_tp_size=ctx.attn_tp, attention_backend=ctx.flags.dsv4_attn_backend)
+    layout = dsv4_select_layout(
+        sm_major=ctx.sm_major,
+        is_v41=geom.is_v41,
+        kv_cache_dtype=ctx.kv_dtype,
+        attn_tp_size=ctx.attn_tp,
+        attention_backend=ctx.flags.dsv4_attn_backend,
+    )
     res = _smallest_stage(ctx, geom, layout)
     tokens = res.full_tokens
     warnings = [n for n in res.notes if n.startswith("warning:")]
@@ -1068,12 +1296,20 @@ def plan(ctx: PoolContext) -> PoolPlan:
     mrr, reduced = request_cap(ctx, tokens)
     cell = res.bytes_per_full_token
     return PoolPlan(
-        tokens=tokens, cell=cell, layout=f"deepseek-v4 ({res.layout} rows, SWA {res.swa_mode} mode)",
-        max_running_requests=mrr, reduced=reduced, kv_pool_bytes=sum(b for _, b in res.components),
+        tokens=tokens,
+        cell=cell,
+        layout=f"deepseek-v4 ({res.layout} rows, SWA {res.swa_mode} mode)",
+        max_running_requests=mrr,
+        reduced=reduced,
+        kv_pool_bytes=sum(b for _, b in res.components),
         kv_slice_bytes=min(int(tokens * cell), max(ctx.budget, 0)),
-        pools=[Pool(name=name, bytes=nbytes) for name, nbytes in res.components], fixed_bytes=res.fixed_bytes,
+        pools=[Pool(name=name, bytes=nbytes) for name, nbytes in res.components],
+        fixed_bytes=res.fixed_bytes,
         fixed_note="sliding-window slots and compressor states",
-        notes=[n for n in res.notes if not n.startswith("warning:")], warnings=warnings, bases=_v3_bases(ctx, mrr))
+        notes=[n for n in res.notes if not n.startswith("warning:")],
+        warnings=warnings,
+        bases=_v3_bases(ctx, mrr),
+    )
 
 
 def vector_group(ctx: PoolContext, *, cell: float) -> VectorGroup | None:
@@ -1105,21 +1341,43 @@ def vector_group(ctx: PoolContext, *, cell: float) -> VectorGroup | None:
         return legacy_vector_group(ctx, era=era, cell=cell)
     try:
         geom = dsv4_geometry_from_config(ctx.config)
-        layout = dsv4_select_layout(sm_major=ctx.sm_major, is_v41=geom.is_v41, kv_cache_dtype=ctx.kv_dtype,
-                                    attn_tp_size=ctx.attn_tp, attention_backend=f.dsv4_attn_backend)
+        layout = dsv4_select_layout(
+            sm_major=ctx.sm_major,
+            is_v41=geom.is_v41,
+            kv_cache_dtype=ctx.kv_dtype,
+            attn_tp_size=ctx.attn_tp,
+            attention_backend=f.dsv4_attn_backend,
+        )
         if ctx.pp > 1 and geom.is_v41:
             return None
         ranges = ctx.rules.pp_layer_ranges(num_layers=geom.num_layers, pp_size=ctx.pp, partition=f.pp_layer_partition)
-        setups = [_coefficients(
-            era=era, geometry=geom, budget_bytes=1, layout=layout, page_size=ctx.page_size,
-            max_running_requests=ctx.max_running_requests, attn_dp_size=ctx.attn_dp, context_len=ctx.context_len,
-            chunked_prefill_size=ctx.chunked_prefill_flag, radix_cache=f.radix_cache,
-            overlap_schedule=f.overlap_schedule, swa_full_tokens_ratio=f.swa_full_tokens_ratio,
-            speculative_num_draft_tokens=f.speculative_num_draft_tokens, stage_layers=rng if ctx.pp > 1 else None,
-            speculative_num_steps=f.speculative_num_steps, swa_prefix_tails=None, compressed_kv_layout="auto",
-            index_page_size=DSV41_INDEX_PAGE_SIZE, family_mrr_default=DSV4_DEFAULT_MAX_RUNNING_REQUESTS,
-            disaggregation_decode=False, decode_extra_slots=0, swa_eviction_interval=SWA_EVICTION_INTERVAL)[:4]
-            for rng in ranges]
+        setups = [
+            _coefficients(
+                era=era,
+                geometry=geom,
+                budget_bytes=1,
+                layout=layout,
+                page_size=ctx.page_size,
+                max_running_requests=ctx.max_running_requests,
+                attn_dp_size=ctx.attn_dp,
+                context_len=ctx.context_len,
+                chunked_prefill_size=ctx.chunked_prefill_flag,
+                radix_cache=f.radix_cache,
+                overlap_schedule=f.overlap_schedule,
+                swa_full_tokens_ratio=f.swa_full_tokens_ratio,
+                speculative_num_draft_tokens=f.speculative_num_draft_tokens,
+                stage_layers=rng if ctx.pp > 1 else None,
+                speculative_num_steps=f.speculative_num_steps,
+                swa_prefix_tails=None,
+                compressed_kv_layout="auto",
+                index_page_size=DSV41_INDEX_PAGE_SIZE,
+                family_mrr_default=DSV4_DEFAULT_MAX_RUNNING_REQUESTS,
+                disaggregation_decode=False,
+                decode_extra_slots=0,
+                swa_eviction_interval=SWA_EVICTION_INTERVAL,
+            )[:4]
+            for rng in ranges
+        ]
     except InputError:
         return None
     if not setups or any(m.mrr_w_requested is None or bpf <= 0 for _, m, _, bpf in setups):
@@ -1169,16 +1427,33 @@ def breakdown(m: ModelSpec) -> Breakdown:
     ratios: dict[int, int] = {}
     for r in g.compress_ratios:
         ratios[r] = ratios.get(r, 0) + 1
-    out = Breakdown(info=dict(compress_ratios=", ".join(f"ratio {r}: {n} layers" for r, n in sorted(ratios.items())),
-                              sliding_window=g.sliding_window, v41=g.is_v41))
+    out = Breakdown(
+        info=dict(
+            compress_ratios=", ".join(f"ratio {r}: {n} layers" for r, n in sorted(ratios.items())),
+            sliding_window=g.sliding_window,
+            v41=g.is_v41,
+        )
+    )
     for sm_major, attn_tp in _SHOW_POINTS:
-        layout = dsv4_select_layout(sm_major=sm_major, is_v41=g.is_v41, kv_cache_dtype="fp8_e4m3",
-                                    attn_tp_size=attn_tp)
-        res = dsv4_pool_sizes(geometry=g, budget_bytes=10 * 2**30, layout=layout, page_size=256,
-                              max_running_requests=16, context_len=min(m.context_length, 1 << 20),
-                              chunked_prefill_size=2048)
-        out.rows.append({"gpu": f"SM{sm_major}x", "attention_tp": attn_tp, "layout": layout, "swa_mode": res.swa_mode,
-                         "bytes_per_full_token": res.bytes_per_full_token,
-                         "bytes_per_swa_token": res.bytes_per_swa_token, "full_tokens_per_10GiB": res.full_tokens})
+        layout = dsv4_select_layout(sm_major=sm_major, is_v41=g.is_v41, kv_cache_dtype="fp8_e4m3", attn_tp_size=attn_tp)
+        res = dsv4_pool_sizes(
+            geometry=g,
+            budget_bytes=10 * 2**30,
+            layout=layout,
+            page_size=256,
+            max_running_requests=16,
+            context_len=min(m.context_length, 1 << 20),
+            chunked_prefill_size=2048,
+        )
+        out.rows.append(
+            {
+                "gpu": f"SM{sm_major}x",
+                "attention_tp": attn_tp,
+                "layout": layout,
+                "swa_mode": res.swa_mode,
+                "bytes_per_full_token": res.bytes_per_full_token,
+                "bytes_per_swa_token": res.bytes_per_swa_token,
+                "full_tokens_per_10GiB": res.full_tokens,
+            }
+        )
     return out
-

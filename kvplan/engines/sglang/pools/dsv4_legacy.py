@@ -64,8 +64,14 @@ def legacy_kv_row_bytes(*, geometry: DSV4Geometry) -> int:
     return geometry.qk_nope_head_dim + 2 * geometry.qk_rope_head_dim + 8
 
 
-def legacy_bytes_per_full_token(*, geometry: DSV4Geometry, era: DSV4Era, swa_ratio: float,
-                                stage_layers: tuple[int, int] | None = None, num_draft_tokens: int = 0) -> float:
+def legacy_bytes_per_full_token(
+    *,
+    geometry: DSV4Geometry,
+    era: DSV4Era,
+    swa_ratio: float,
+    stage_layers: tuple[int, int] | None = None,
+    num_draft_tokens: int = 0,
+) -> float:
     """``DSV4PoolConfigurator.bytes_per_full_token`` of releases 0.5.12 - 0.5.20 (the module docstring's ``bpft``),
     summed in the engine's order, times ``(L + 1) / L`` under speculative decoding.
 
@@ -84,8 +90,13 @@ def legacy_bytes_per_full_token(*, geometry: DSV4Geometry, era: DSV4Era, swa_rat
     c128_state = 2 * 1 * g.head_dim * _STATE_DT
     c4_idx_state = 2 * 2 * g.index_head_dim * _STATE_DT
     c4_ratio = ring4 / window
-    bpft = (swa_ratio * kv * L + 1 / 4 * kv * L4 + 1 / 128 * kv * L128 + 1 / 4 * idx * L4
-            + swa_ratio * c4_ratio * c4_state * L4)
+    bpft = (
+        swa_ratio * kv * L
+        + 1 / 4 * kv * L4
+        + 1 / 128 * kv * L128
+        + 1 / 4 * idx * L4
+        + swa_ratio * c4_ratio * c4_state * L4
+    )
     if not era.c128_state_fixed:
         bpft += swa_ratio * (ring128 / window) * c128_state * L128
     bpft += swa_ratio * c4_ratio * c4_idx_state * L4
@@ -114,8 +125,9 @@ def legacy_c128_state_bytes(*, geometry: DSV4Geometry, n_slots: Any, ring: int, 
     return rows * 2 * geometry.head_dim * _STATE_DT * layers
 
 
-def legacy_fixed_bytes(*, geometry: DSV4Geometry, era: DSV4Era, stage_layers: tuple[int, int] | None, n_slots: Any,
-                       ring128: int) -> Any:
+def legacy_fixed_bytes(
+    *, geometry: DSV4Geometry, era: DSV4Era, stage_layers: tuple[int, int] | None, n_slots: Any, ring128: int
+) -> Any:
     """The bytes ``calculate_pool_sizes`` takes off the budget first: 0 in 0.5.12 - 0.5.14, the c128 state of
     ``n_slots`` (= mrr_w + 1 (+ PD decode slots)) request slots from 0.5.15 (:func:`legacy_c128_state_bytes`;
     an int or an array).
@@ -139,12 +151,24 @@ def legacy_full_tokens(*, avail: Any, bpf: float, page_size: int) -> Any:
     return vint(avail / bpf) // page_size * page_size
 
 
-def legacy_pool_sizes(*, era: DSV4Era, geometry: DSV4Geometry, budget_bytes: int, layout: str, page_size: int,
-                      max_running_requests: int | None, attn_dp_size: int, context_len: int,
-                      swa_full_tokens_ratio: float | None, speculative_num_draft_tokens: int,
-                      stage_layers: tuple[int, int] | None, family_mrr_default: int | None,
-                      max_total_tokens: int | None, disaggregation_decode: bool,
-                      decode_extra_slots: int) -> DSV4Pools:
+def legacy_pool_sizes(
+    *,
+    era: DSV4Era,
+    geometry: DSV4Geometry,
+    budget_bytes: int,
+    layout: str,
+    page_size: int,
+    max_running_requests: int | None,
+    attn_dp_size: int,
+    context_len: int,
+    swa_full_tokens_ratio: float | None,
+    speculative_num_draft_tokens: int,
+    stage_layers: tuple[int, int] | None,
+    family_mrr_default: int | None,
+    max_total_tokens: int | None,
+    disaggregation_decode: bool,
+    decode_extra_slots: int,
+) -> DSV4Pools:
     """Size the pools as 0.5.12 - 0.5.20's ``DSV4PoolConfigurator.calculate_pool_sizes`` does (module docstring).
 
     The arguments are :func:`kvplan.engines.sglang.pools.dsv4.dsv4_pool_sizes`'s (the flags 0.5.12 - 0.5.20 do not
@@ -157,29 +181,37 @@ def legacy_pool_sizes(*, era: DSV4Era, geometry: DSV4Geometry, budget_bytes: int
     ratio = swa_full_tokens_ratio if swa_full_tokens_ratio is not None else DSV4_DEFAULT_SWA_RATIO
     if not 0 < ratio <= 1.0:
         raise InputError("--swa-full-tokens-ratio should be in range (0, 1.0]", field="swa_full_tokens_ratio")
-    notes = [f"SGLang {era.label}'s DSV4PoolConfigurator: one coefficient over {legacy_kv_row_bytes(geometry=g)} B "
-             f"rows, SWA ratio {ratio:g}" + ("" if era.c128_state_fixed else ", c128 state per SWA slot")]
+    notes = [
+        f"SGLang {era.label}'s DSV4PoolConfigurator: one coefficient over {legacy_kv_row_bytes(geometry=g)} B "
+        f"rows, SWA ratio {ratio:g}" + ("" if era.c128_state_fixed else ", c128 state per SWA slot")
+    ]
     if swa_full_tokens_ratio is None:
         notes.append("swa_full_tokens_ratio 0.1 from the DeepSeek-V4 model override")
     rings = _legacy_rings(g, era, stage_layers, drafts)
-    bpf = legacy_bytes_per_full_token(geometry=g, era=era, swa_ratio=ratio, stage_layers=stage_layers,
-                                      num_draft_tokens=drafts)
+    bpf = legacy_bytes_per_full_token(
+        geometry=g, era=era, swa_ratio=ratio, stage_layers=stage_layers, num_draft_tokens=drafts
+    )
     requested = max_running_requests if max_running_requests is not None else family_mrr_default
     if max_running_requests is None and family_mrr_default is not None:
-        notes.append(f"max_running_requests unset -> {family_mrr_default} "
-                     f"(deepseek_v4_hook.apply_deepseek_v4_defaults)")
+        notes.append(
+            f"max_running_requests unset -> {family_mrr_default} (deepseek_v4_hook.apply_deepseek_v4_defaults)"
+        )
     if requested is not None:
         mrr_w = requested // attn_dp_size
     else:  # the configurator's estimate (0.5.15+: _get_c128_state_fixed_bytes_for_token_capacity)
         est_full = int(budget_bytes / bpf)
         mrr_w = min(max(min(int(est_full / context_len * 512), 4096), 2048), est_full // 2)
     extra = decode_extra_slots if disaggregation_decode else 0
-    fixed = legacy_fixed_bytes(geometry=g, era=era, stage_layers=stage_layers, n_slots=mrr_w + 1 + extra,
-                               ring128=rings[128])
+    fixed = legacy_fixed_bytes(
+        geometry=g, era=era, stage_layers=stage_layers, n_slots=mrr_w + 1 + extra, ring128=rings[128]
+    )
     full = legacy_full_tokens(avail=vmax(budget_bytes - fixed, 0), bpf=bpf, page_size=page_size)
     if full <= 0:
-        raise InputError("Not enough memory for the DeepSeek-V4 KV pool", field="mem_fraction_static",
-                         hint="increase --mem-fraction-static")
+        raise InputError(
+            "Not enough memory for the DeepSeek-V4 KV pool",
+            field="mem_fraction_static",
+            hint="increase --mem-fraction-static",
+        )
     budgeted = full * bpf + fixed
     if max_total_tokens is not None and max_total_tokens < full:
         full = max_total_tokens // page_size * page_size
@@ -188,25 +220,53 @@ def legacy_pool_sizes(*, era: DSV4Era, geometry: DSV4Geometry, budget_bytes: int
             raise InputError("max_total_tokens leaves no full page", field="max_total_tokens")
     swa = int(full * ratio) // page_size * page_size
     if era.swa_pool_check and g.sliding_window + page_size >= swa:
-        raise InputError(f"SWA pool ({swa} tokens) cannot hold even one request: the prefill floor is window "
-                         f"({g.sliding_window}) + page ({page_size})", field="swa_full_tokens_ratio",
-                         hint="increase --swa-full-tokens-ratio or the KV budget")
+        raise InputError(
+            f"SWA pool ({swa} tokens) cannot hold even one request: the prefill floor is window "
+            f"({g.sliding_window}) + page ({page_size})",
+            field="swa_full_tokens_ratio",
+            hint="increase --swa-full-tokens-ratio or the KV budget",
+        )
     final_mrr = min(mrr_w, full // 2)
     c4_state_pool = swa // g.sliding_window * rings[4]
-    c128_state_pool = ((final_mrr + 1 + extra) * rings[128] if era.c128_state_fixed
-                       else swa // g.sliding_window * rings[128])
-    comps = _legacy_components(g, stage_layers=stage_layers, layout=layout, page_size=page_size, full=full, swa=swa,
-                               c4_state_pool=c4_state_pool, c128_state_pool=c128_state_pool, rings=rings)
+    c128_state_pool = (
+        (final_mrr + 1 + extra) * rings[128] if era.c128_state_fixed else swa // g.sliding_window * rings[128]
+    )
+    comps = _legacy_components(
+        g,
+        stage_layers=stage_layers,
+        layout=layout,
+        page_size=page_size,
+        full=full,
+        swa=swa,
+        c4_state_pool=c4_state_pool,
+        c128_state_pool=c128_state_pool,
+        rings=rings,
+    )
     if drafts > 0:
         L = _layer_counts(g, era, stage_layers)[0]
         comps.append(("draft_worker_reserve (budgeted, (L+1)/L)", int(full * bpf - full * bpf * L / (L + 1))))
         notes.append(f"speculative: bytes_per_full_token x ({L}+1)/{L} for the draft worker")
     return DSV4Pools(
-        full_tokens=full, swa_tokens=swa, c4_tokens=full // 4, c128_tokens=full // 128, bytes_per_full_token=bpf,
-        bytes_per_swa_token=0.0, fixed_bytes=int(fixed), swa_mode="ratio", layout=layout, page_size=page_size,
-        max_running_requests=final_mrr, components=tuple(comps), notes=tuple(notes), budget_mrr=mrr_w,
-        swa_full_tokens_ratio=ratio, c128_state_bytes=int(fixed), budgeted_bytes=budgeted,
-        c4_state_pool_size=c4_state_pool, ring_sizes=tuple(sorted(rings.items())))
+        full_tokens=full,
+        swa_tokens=swa,
+        c4_tokens=full // 4,
+        c128_tokens=full // 128,
+        bytes_per_full_token=bpf,
+        bytes_per_swa_token=0.0,
+        fixed_bytes=int(fixed),
+        swa_mode="ratio",
+        layout=layout,
+        page_size=page_size,
+        max_running_requests=final_mrr,
+        components=tuple(comps),
+        notes=tuple(notes),
+        budget_mrr=mrr_w,
+        swa_full_tokens_ratio=ratio,
+        c128_state_bytes=int(fixed),
+        budgeted_bytes=budgeted,
+        c4_state_pool_size=c4_state_pool,
+        ring_sizes=tuple(sorted(rings.items())),
+    )
 
 
 def _legacy_rings(g: DSV4Geometry, era: DSV4Era, stage_layers: tuple[int, int] | None, drafts: int) -> dict[int, int]:
@@ -219,14 +279,26 @@ def _legacy_rings(g: DSV4Geometry, era: DSV4Era, stage_layers: tuple[int, int] |
             window_rows = 2 * r if r == 4 else r
             pad = rings[r] - window_rows + 2 if rings[r] > window_rows else 0
             if n and drafts > pad:
-                raise InputError(f"speculative_num_draft_tokens={drafts} exceeds what the c{r} ring (size "
-                                 f"{rings[r]}) serves ({pad})", field="speculative_num_draft_tokens")
+                raise InputError(
+                    f"speculative_num_draft_tokens={drafts} exceeds what the c{r} ring (size "
+                    f"{rings[r]}) serves ({pad})",
+                    field="speculative_num_draft_tokens",
+                )
     return rings
 
 
-def _legacy_components(g: DSV4Geometry, *, stage_layers: tuple[int, int] | None, layout: str, page_size: int,
-                       full: int, swa: int, c4_state_pool: int, c128_state_pool: int,
-                       rings: dict[int, int]) -> list[tuple[str, int]]:
+def _legacy_components(
+    g: DSV4Geometry,
+    *,
+    stage_layers: tuple[int, int] | None,
+    layout: str,
+    page_size: int,
+    full: int,
+    swa: int,
+    c4_state_pool: int,
+    c128_state_pool: int,
+    rings: dict[int, int],
+) -> list[tuple[str, int]]:
     """What 0.5.12 - 0.5.20's ``DeepSeekV4TokenToKVPool`` allocates on CUDA: every KV pool ``(size + page + 1) //
     page`` pages of ``ceil(page * 584 / 576) * 576`` B (trtllm: 512 B rows), the SWA pool in window-sized pages
     (128 rows), c4 / c128 in ``page // 4`` / ``page // 128``-row pages, the c4 indexer (``c128 * 32`` rows,
@@ -248,14 +320,18 @@ def _legacy_components(g: DSV4Geometry, *, stage_layers: tuple[int, int] | None,
     comps = [(f"swa_kv ({n} layers)", kv_pool(swa, window, n))]
     if n4:
         rows4 = ceil_align(c4_state_pool + rings[4] + 1, 4)
-        comps += [(f"c4_kv ({n4} layers)", kv_pool(full // 4, page_size // 4, n4)),
-                  (f"c4_indexer_k ({n4} layers)", n4 * ((c128 * 32 + idx_rows + 1) // idx_rows) * idx_rows * idx),
-                  (f"c4_state fp32 ({n4} layers)", n4 * rows4 * 4 * g.head_dim * _STATE_DT),
-                  (f"c4_indexer_state fp32 ({n4} layers)", n4 * rows4 * 4 * g.index_head_dim * _STATE_DT)]
+        comps += [
+            (f"c4_kv ({n4} layers)", kv_pool(full // 4, page_size // 4, n4)),
+            (f"c4_indexer_k ({n4} layers)", n4 * ((c128 * 32 + idx_rows + 1) // idx_rows) * idx_rows * idx),
+            (f"c4_state fp32 ({n4} layers)", n4 * rows4 * 4 * g.head_dim * _STATE_DT),
+            (f"c4_indexer_state fp32 ({n4} layers)", n4 * rows4 * 4 * g.index_head_dim * _STATE_DT),
+        ]
     if n128:
         rows128 = ceil_align(c128_state_pool + rings[128] + 1, 128)
-        comps += [(f"c128_kv ({n128} layers)", kv_pool(c128, page_size // 128, n128)),
-                  (f"c128_state fp32 ({n128} layers)", n128 * rows128 * 2 * g.head_dim * _STATE_DT)]
+        comps += [
+            (f"c128_kv ({n128} layers)", kv_pool(c128, page_size // 128, n128)),
+            (f"c128_state fp32 ({n128} layers)", n128 * rows128 * 2 * g.head_dim * _STATE_DT),
+        ]
     return comps
 
 
@@ -282,16 +358,28 @@ def legacy_vector_group(ctx: PoolContext, *, era: DSV4Era, cell: float) -> Vecto
     f = ctx.flags
     try:
         g = dsv4_geometry_from_config(ctx.config)
-        layout = dsv4_select_layout(sm_major=ctx.sm_major, is_v41=g.is_v41, kv_cache_dtype=ctx.kv_dtype,
-                                    attn_tp_size=ctx.attn_tp, attention_backend=f.dsv4_attn_backend)
+        layout = dsv4_select_layout(
+            sm_major=ctx.sm_major,
+            is_v41=g.is_v41,
+            kv_cache_dtype=ctx.kv_dtype,
+            attn_tp_size=ctx.attn_tp,
+            attention_backend=f.dsv4_attn_backend,
+        )
         check_dsv4_release(era=era, is_v41=g.is_v41, layout=layout, speculative_algorithm=f.speculative_algorithm)
         ratio = f.swa_full_tokens_ratio if f.swa_full_tokens_ratio is not None else DSV4_DEFAULT_SWA_RATIO
         drafts = max(0, f.speculative_num_draft_tokens)
         ranges = ctx.rules.pp_layer_ranges(num_layers=g.num_layers, pp_size=ctx.pp, partition=f.pp_layer_partition)
         stages = [(rng if ctx.pp > 1 else None) for rng in ranges]
-        setups = [(st, legacy_bytes_per_full_token(geometry=g, era=era, swa_ratio=ratio, stage_layers=st,
-                                                   num_draft_tokens=drafts),
-                   _legacy_rings(g, era, st, drafts)[128]) for st in stages]
+        setups = [
+            (
+                st,
+                legacy_bytes_per_full_token(
+                    geometry=g, era=era, swa_ratio=ratio, stage_layers=st, num_draft_tokens=drafts
+                ),
+                _legacy_rings(g, era, st, drafts)[128],
+            )
+            for st in stages
+        ]
     except InputError:
         return None
     if not setups or not 0 < ratio <= 1.0 or ctx.page_size != 256 or ctx.attn_dp < 1:

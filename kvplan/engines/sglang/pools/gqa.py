@@ -182,15 +182,18 @@ def gqa_bytes_per_token(
         )
         fp4 = n * (head_dim // 2) * num_layers * 2
         scales = layouts * n * (head_dim // _FP4_SCALE_BLOCK) * num_layers * 2
-        return fp4 + scales + gqa_fp4_dequant_bytes_per_token(
-            kv_heads_per_rank=n, head_dim=head_dim, dequant_workspace=dequant
+        return (
+            fp4
+            + scales
+            + gqa_fp4_dequant_bytes_per_token(kv_heads_per_rank=n, head_dim=head_dim, dequant_workspace=dequant)
         )
     if dt == "fp4_mx_block16":
         fp4 = n * (head_dim // 2) * num_layers * 2
         scales = (n * head_dim // _FP4_SCALE_BLOCK) * num_layers * 2
         return fp4 + scales
-    cell = kv_bytes_per_token(kv_heads=n, head_dim=head_dim, v_head_dim=v_head_dim, num_layers=num_layers,
-                              dtype_bytes=kv_element_bytes(dt))
+    cell = kv_bytes_per_token(
+        kv_heads=n, head_dim=head_dim, v_head_dim=v_head_dim, num_layers=num_layers, dtype_bytes=kv_element_bytes(dt)
+    )
     if dt == "mxfp8":
         values = kv_values_per_token_layer(kv_heads=n, head_dim=head_dim, v_head_dim=v_head_dim) * num_layers
         cell += values // _MXFP8_SCALE_BLOCK
@@ -210,9 +213,16 @@ def _cell(ctx: PoolContext, layers: int) -> int:
     m = ctx.model
     v_head_dim = m.v_head_dim if ctx.rules.pool_rules.gqa_cell_v_head_dim else m.head_dim
     # the GPU's SM decides the fp4 pools' scale layout (SM100 native, else linear scales + an fp8 workspace)
-    return gqa_bytes_per_token(num_kv_heads=m.num_kv_heads, head_dim=m.head_dim, v_head_dim=v_head_dim,
-                               num_layers=layers, attn_tp_size=ctx.attn_tp, kv_dtype=ctx.kv_dtype, dcp_size=ctx.dcp,
-                               sm_major=ctx.sm_major)
+    return gqa_bytes_per_token(
+        num_kv_heads=m.num_kv_heads,
+        head_dim=m.head_dim,
+        v_head_dim=v_head_dim,
+        num_layers=layers,
+        attn_tp_size=ctx.attn_tp,
+        kv_dtype=ctx.kv_dtype,
+        dcp_size=ctx.dcp,
+        sm_major=ctx.sm_major,
+    )
 
 
 def plan(ctx: PoolContext) -> PoolPlan:
@@ -232,11 +242,23 @@ def breakdown(m: ModelSpec) -> Breakdown:
         for tp in SHOW_TPS:
             try:
                 heads = gqa_kv_heads_per_rank(num_kv_heads=m.num_kv_heads, attn_tp_size=tp)
-                b = gqa_bytes_per_token(num_kv_heads=m.num_kv_heads, head_dim=m.head_dim, v_head_dim=m.v_head_dim,
-                                        num_layers=m.num_layers, attn_tp_size=tp, kv_dtype=dt)
+                b = gqa_bytes_per_token(
+                    num_kv_heads=m.num_kv_heads,
+                    head_dim=m.head_dim,
+                    v_head_dim=m.v_head_dim,
+                    num_layers=m.num_layers,
+                    attn_tp_size=tp,
+                    kv_dtype=dt,
+                )
             except InputError:
                 continue
-            out.rows.append({"kv_cache_dtype": dt, "tp": tp, "kv_heads_per_gpu": heads, "bytes_per_token": b,
-                             "note": "replicated (tp > kv heads)" if tp > m.num_kv_heads else "split by tp"})
+            out.rows.append(
+                {
+                    "kv_cache_dtype": dt,
+                    "tp": tp,
+                    "kv_heads_per_gpu": heads,
+                    "bytes_per_token": b,
+                    "note": "replicated (tp > kv heads)" if tp > m.num_kv_heads else "split by tp",
+                }
+            )
     return out
-

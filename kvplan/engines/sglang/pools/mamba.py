@@ -69,12 +69,23 @@ _DTYPE_BYTES = {"float32": 4, "fp32": 4, "bfloat16": 2, "bf16": 2, "float16": 2,
 MAMBA_BASE_RATIO = 3
 
 #: ``_MAMBA_EXTRA_BUFFER_ARCHS`` (arg_groups/overrides.py, v0.5.23), the hybrids kvplan reads.
-EXTRA_BUFFER_ARCHS = frozenset({
-    "KimiLinearForCausalLM", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration",
-    "Qwen3_5MoeForCausalLM", "Qwen3_5ForCausalLM", "Qwen3NextForCausalLM", "FalconH1ForCausalLM",
-    "GraniteMoeHybridForCausalLM", "NemotronHForCausalLM", "NemotronHPuzzleForCausalLM",
-    "NemotronH_Omni_Reasoning_V3", "InternS2PreviewForConditionalGeneration", "Qwen4ExpForConditionalGeneration",
-})
+EXTRA_BUFFER_ARCHS = frozenset(
+    {
+        "KimiLinearForCausalLM",
+        "Qwen3_5ForConditionalGeneration",
+        "Qwen3_5MoeForConditionalGeneration",
+        "Qwen3_5MoeForCausalLM",
+        "Qwen3_5ForCausalLM",
+        "Qwen3NextForCausalLM",
+        "FalconH1ForCausalLM",
+        "GraniteMoeHybridForCausalLM",
+        "NemotronHForCausalLM",
+        "NemotronHPuzzleForCausalLM",
+        "NemotronH_Omni_Reasoning_V3",
+        "InternS2PreviewForConditionalGeneration",
+        "Qwen4ExpForConditionalGeneration",
+    }
+)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -89,8 +100,9 @@ def _dtype_bytes(name: str, field: str) -> int:
     return _DTYPE_BYTES[key]
 
 
-def mamba_state_dtypes(*, geometry: MambaGeometry, ssm_dtype: str | None = None,
-                       conv_dtype: str = "bfloat16") -> tuple[int, int]:
+def mamba_state_dtypes(
+    *, geometry: MambaGeometry, ssm_dtype: str | None = None, conv_dtype: str = "bfloat16"
+) -> tuple[int, int]:
     """``(conv_bytes, ssm_bytes)`` per element. SSM: ``--mamba-ssm-dtype`` (env ``SGLANG_MAMBA_SSM_DTYPE``)
     > the config's ``mamba_ssm_dtype`` (only for classes that pass it) > float32; an unknown config value
     falls back to float32 (SGLang warns). Conv: ``SGLANG_MAMBA_CONV_DTYPE`` (bfloat16).
@@ -115,8 +127,14 @@ def mamba_state_bytes_per_layer(*, geometry: MambaGeometry, tp_size: int, ssm_dt
     return mamba_state_bytes(geometry=geometry, tp_size=tp_size, conv_bytes=conv_b, ssm_bytes=ssm_b)
 
 
-def mamba_state_bytes_per_request(*, geometry: MambaGeometry, tp_size: int, ssm_dtype: str | None = None,
-                                  stage_layers: tuple[int, int] | None = None, pp_size: int = 1) -> int:
+def mamba_state_bytes_per_request(
+    *,
+    geometry: MambaGeometry,
+    tp_size: int,
+    ssm_dtype: str | None = None,
+    stage_layers: tuple[int, int] | None = None,
+    pp_size: int = 1,
+) -> int:
     """Per-request state bytes one rank budgets (``stage_per_req``).
 
     ``per_req = per_layer * len(linear_layers)`` (``mamba_cache_per_req``). Under PP SGLang charges every
@@ -150,8 +168,15 @@ def mamba_state_bytes_per_request(*, geometry: MambaGeometry, tp_size: int, ssm_
 # --------------------------------------------------------------------------------------------------
 
 
-def mamba_ratio(*, radix_cache: bool = True, overlap_schedule: bool = True, page_size: int = 1,
-                architecture: str = "", strategy: str = "auto", skip_decode_lock: bool = False) -> int:
+def mamba_ratio(
+    *,
+    radix_cache: bool = True,
+    overlap_schedule: bool = True,
+    page_size: int = 1,
+    architecture: str = "",
+    strategy: str = "auto",
+    skip_decode_lock: bool = False,
+) -> int:
     """State slots SGLang reserves per running request (``max_running_requests <= K // ratio``).
 
     Radix cache off -> 1. Otherwise ``--mamba-radix-cache-strategy auto`` resolves to ``extra_buffer``
@@ -181,24 +206,27 @@ def mamba_ratio(*, radix_cache: bool = True, overlap_schedule: bool = True, page
         return base + (2 if overlap_schedule else 1)
     if strategy == "no_buffer":
         return base + (1 if skip_decode_lock else 0)
-    raise InputError(f"unknown --mamba-radix-cache-strategy {strategy!r}", field="--mamba-radix-cache-strategy",
-                     hint="auto, no_buffer, extra_buffer or extra_buffer_lazy")
+    raise InputError(
+        f"unknown --mamba-radix-cache-strategy {strategy!r}",
+        field="--mamba-radix-cache-strategy",
+        hint="auto, no_buffer, extra_buffer or extra_buffer_lazy",
+    )
 
 
 @dataclass(frozen=True)
 class MambaPools:
     """Result of :func:`mamba_carve` for one attention rank."""
 
-    mamba_slots: int               # max_mamba_cache_size per rank (K); the pool allocates K + 1 slots
-    state_bytes: int               # (K + 1) * per_request_bytes (+ speculative intermediate states)
+    mamba_slots: int  # max_mamba_cache_size per rank (K); the pool allocates K + 1 slots
+    state_bytes: int  # (K + 1) * per_request_bytes (+ speculative intermediate states)
     per_request_bytes: int
-    kv_budget_bytes: int           # what is left for the attention KV pool (int(rest * 2^30))
+    kv_budget_bytes: int  # what is left for the attention KV pool (int(rest * 2^30))
     mamba_ratio: int
     max_running_requests_cap: int  # K // mamba_ratio
     notes: tuple[str, ...]
-    mode: str = "ratio"            # "ratio" | "explicit" | "max-running-requests" | "fallback"
-    intermediate_bytes: int = 0    # speculative intermediate SSM states
-    padding_slots: int = 1         # the pool's padding slot in the budget (0 before SGLang 0.5.17)
+    mode: str = "ratio"  # "ratio" | "explicit" | "max-running-requests" | "fallback"
+    intermediate_bytes: int = 0  # speculative intermediate SSM states
+    padding_slots: int = 1  # the pool's padding slot in the budget (0 before SGLang 0.5.17)
 
     @property
     def components(self) -> tuple[tuple[str, int], ...]:
@@ -250,12 +278,15 @@ EXTRA_BUFFER_AUTO_SINCE = (0, 5, 14)
 #: server_args.py "Disabling Radix Cache for {arch} as it is not yet supported": Kimi-Linear 0.5.5 - 0.5.13
 #: (``_handle_model_specific_adjustments``; ``_handle_mamba_radix_cache(support_mamba_cache=False)`` from 0.5.9, with
 #: Bailing-MoE-V2.5); 0.5.14's ``_handle_mamba_radix_cache`` has no such switch-off
-RADIX_UNSUPPORTED = (((0, 5, 5), (0, 5, 13), frozenset({"KimiLinearForCausalLM"})),
-                     ((0, 5, 9), (0, 5, 13), frozenset({"BailingMoeV2_5ForCausalLM"})))
+RADIX_UNSUPPORTED = (
+    ((0, 5, 5), (0, 5, 13), frozenset({"KimiLinearForCausalLM"})),
+    ((0, 5, 9), (0, 5, 13), frozenset({"BailingMoeV2_5ForCausalLM"})),
+)
 
 
-def release_radix_cache(*, release: tuple[int, ...], radix_cache: bool, architecture: str, speculative: bool,
-                        attention_backend: str | None) -> tuple[bool, str | None]:
+def release_radix_cache(
+    *, release: tuple[int, ...], radix_cache: bool, architecture: str, speculative: bool, attention_backend: str | None
+) -> tuple[bool, str | None]:
     """(the radix cache as server_args leaves it for a Mamba hybrid, why it was turned off) in 0.5.5 - 0.5.13
     (0.5.14+ and the carve's own rules, :func:`carve_radix_cache`, are not here)::
 
@@ -276,10 +307,13 @@ def release_radix_cache(*, release: tuple[int, ...], radix_cache: bool, architec
         return False, f"SGLang turns the radix cache off for {architecture} (not supported before 0.5.14)"
     if speculative and (release >= (0, 5, 9) or (release >= (0, 5, 8) and architecture == "NemotronHForCausalLM")):
         if release >= (0, 5, 10):
-            raise InputError("this SGLang release refuses speculative decoding on a Mamba hybrid with the radix cache "
-                             "on ('not compatible with radix cache when using --mamba-scheduler-strategy "
-                             "no_buffer')", field="--disable-radix-cache",
-                             hint="pass --disable-radix-cache, or use --engine-version 0.5.14 or newer")
+            raise InputError(
+                "this SGLang release refuses speculative decoding on a Mamba hybrid with the radix cache "
+                "on ('not compatible with radix cache when using --mamba-scheduler-strategy "
+                "no_buffer')",
+                field="--disable-radix-cache",
+                hint="pass --disable-radix-cache, or use --engine-version 0.5.14 or newer",
+            )
         return False, "SGLang turns the radix cache off for speculative decoding on this hybrid"
     if not speculative and release >= (0, 5, 7) and attention_backend == "trtllm_mha":
         return False, "SGLang turns the radix cache off: trtllm_mha does not support page size 1 (MambaRadixCache)"
@@ -344,57 +378,107 @@ def mamba_carve(
     """
     cr = _RATIO_0523 if carve is None else carve
     if not float(mamba_full_memory_ratio) > 0.0:
-        raise InputError(f"--mamba-full-memory-ratio must be positive, got {mamba_full_memory_ratio}",
-                         field="--mamba-full-memory-ratio")
+        raise InputError(
+            f"--mamba-full-memory-ratio must be positive, got {mamba_full_memory_ratio}",
+            field="--mamba-full-memory-ratio",
+        )
     if attn_dp_size <= 0:
         raise InputError(f"attn_dp_size must be positive, got {attn_dp_size}", field="--dp-size")
-    p = mamba_state_bytes_per_request(geometry=geometry, tp_size=tp_size, ssm_dtype=ssm_dtype,
-                                      pp_size=pp_size if cr.pp_scaled else 1)
+    p = mamba_state_bytes_per_request(
+        geometry=geometry, tp_size=tp_size, ssm_dtype=ssm_dtype, pp_size=pp_size if cr.pp_scaled else 1
+    )
     if p <= 0:
         raise InputError("the model has no linear-attention layer", field="--model")
     radix = carve_radix_cache(carve=cr, radix_cache=radix_cache, architecture=geometry.architecture)
-    q = mamba_ratio(radix_cache=radix, overlap_schedule=overlap_schedule, page_size=page_size,
-                    architecture=geometry.architecture, strategy=mamba_radix_cache_strategy)
+    q = mamba_ratio(
+        radix_cache=radix,
+        overlap_schedule=overlap_schedule,
+        page_size=page_size,
+        architecture=geometry.architecture,
+        strategy=mamba_radix_cache_strategy,
+    )
     spec = speculative_num_draft_tokens > 0 and cr.sizing != "fixed"
-    mode = mamba_carve_mode(max_mamba_cache_size=max_mamba_cache_size, radix_cache=radix,
-                            max_running_requests=max_running_requests, carve=cr)
+    mode = mamba_carve_mode(
+        max_mamba_cache_size=max_mamba_cache_size,
+        radix_cache=radix,
+        max_running_requests=max_running_requests,
+        carve=cr,
+    )
     if spec and max_running_requests is None and spec_needs_mrr(sizing=cr.sizing, mode=mode):
-        raise InputError("speculative decoding on a Mamba hybrid needs --max-running-requests",
-                         field="--max-running-requests", hint="SGLang asserts it is set when sizing the state pool")
+        raise InputError(
+            "speculative decoding on a Mamba hybrid needs --max-running-requests",
+            field="--max-running-requests",
+            hint="SGLang asserts it is set when sizing the state pool",
+        )
     notes: list[str] = []
     mrr_rank = max(1, max_running_requests // attn_dp_size) if max_running_requests is not None else 0
     K, inter, kv_budget = mamba_state_slots(
-        mode=mode, budget_bytes=budget_bytes, per_request_bytes=p, slots_per_request=q,
+        mode=mode,
+        budget_bytes=budget_bytes,
+        per_request_bytes=p,
+        slots_per_request=q,
         mamba_full_memory_ratio=float(mamba_full_memory_ratio),
-        explicit_slots=carve_given_slots(carve=cr, mode=mode, max_mamba_cache_size=max_mamba_cache_size,
-                                         max_running_requests=max_running_requests, attn_dp_size=attn_dp_size,
-                                         architecture=geometry.architecture),
-        mrr_per_rank=mrr_rank, draft_tokens=speculative_num_draft_tokens if spec else 0, sizing=cr.sizing,
-        mrr_total=max_running_requests or 0)
-    notes.append(_carve_note(cr, mode=mode, K=K, p=p, r=float(mamba_full_memory_ratio),
-                             flag=max_mamba_cache_size, radix_forced=radix != radix_cache))
+        explicit_slots=carve_given_slots(
+            carve=cr,
+            mode=mode,
+            max_mamba_cache_size=max_mamba_cache_size,
+            max_running_requests=max_running_requests,
+            attn_dp_size=attn_dp_size,
+            architecture=geometry.architecture,
+        ),
+        mrr_per_rank=mrr_rank,
+        draft_tokens=speculative_num_draft_tokens if spec else 0,
+        sizing=cr.sizing,
+        mrr_total=max_running_requests or 0,
+    )
+    notes.append(
+        _carve_note(
+            cr,
+            mode=mode,
+            K=K,
+            p=p,
+            r=float(mamba_full_memory_ratio),
+            flag=max_mamba_cache_size,
+            radix_forced=radix != radix_cache,
+        )
+    )
     if K <= 0:
         raise InputError(
             f"not enough memory for the linear-attention state cache (max_mamba_cache_size={K}, "
-            f"{p / 2**20:.2f} MiB per request)", field="--mem-fraction-static",
-            hint="reduce --max-running-requests, raise --mem-fraction-static, or use more GPUs")
+            f"{p / 2**20:.2f} MiB per request)",
+            field="--mem-fraction-static",
+            hint="reduce --max-running-requests, raise --mem-fraction-static, or use more GPUs",
+        )
     state = (K + cr.padding) * p
     cap = K // q
     if cap <= 0:
-        raise InputError(f"the state cache ({K} slots, {q} per request) cannot serve one request",
-                         field="--mem-fraction-static",
-                         hint="raise --mamba-full-memory-ratio or --max-mamba-cache-size")
+        raise InputError(
+            f"the state cache ({K} slots, {q} per request) cannot serve one request",
+            field="--mem-fraction-static",
+            hint="raise --mamba-full-memory-ratio or --max-mamba-cache-size",
+        )
     notes.append(f"max_running_requests <= {K} // {q} = {cap} (mamba state slots per request: {q})")
     if kv_budget <= 0:
-        raise InputError("the linear-attention state leaves no memory for the attention KV cache",
-                         field="--mem-fraction-static", hint="raise --mem-fraction-static or lower the state pool")
-    return MambaPools(mamba_slots=K, state_bytes=state + inter, per_request_bytes=p, kv_budget_bytes=kv_budget,
-                      mamba_ratio=q, max_running_requests_cap=cap, notes=tuple(notes), mode=mode,
-                      intermediate_bytes=inter, padding_slots=cr.padding)
+        raise InputError(
+            "the linear-attention state leaves no memory for the attention KV cache",
+            field="--mem-fraction-static",
+            hint="raise --mem-fraction-static or lower the state pool",
+        )
+    return MambaPools(
+        mamba_slots=K,
+        state_bytes=state + inter,
+        per_request_bytes=p,
+        kv_budget_bytes=kv_budget,
+        mamba_ratio=q,
+        max_running_requests_cap=cap,
+        notes=tuple(notes),
+        mode=mode,
+        intermediate_bytes=inter,
+        padding_slots=cr.padding,
+    )
 
 
-def _carve_note(cr: CarveRules, *, mode: str, K: int, p: int, r: float, flag: int | None,
-                radix_forced: bool) -> str:
+def _carve_note(cr: CarveRules, *, mode: str, K: int, p: int, r: float, flag: int | None, radix_forced: bool) -> str:
     """The assumption line of the carve (which rule sized the slots)."""
     if mode == "explicit":
         out = f"max_mamba_cache_size {K} per rank (--max-mamba-cache-size {flag})"
@@ -421,8 +505,13 @@ def spec_needs_mrr(*, sizing: str, mode: str) -> bool:
     return mode == "ratio" if sizing == "ratio_0507" else True
 
 
-def mamba_carve_mode(*, max_mamba_cache_size: int | None, radix_cache: bool, max_running_requests: int | None,
-                     carve: CarveRules | None = None) -> str:
+def mamba_carve_mode(
+    *,
+    max_mamba_cache_size: int | None,
+    radix_cache: bool,
+    max_running_requests: int | None,
+    carve: CarveRules | None = None,
+) -> str:
     """How SGLang sizes the state pool: ``explicit`` (--max-mamba-cache-size), ``max-running-requests`` (radix cache
     off and --max-running-requests), ``fallback`` (radix cache off, neither set: 512 up to 0.5.8) or ``ratio``
     (--mamba-full-memory-ratio of the budget).  By release (``carve``): 0.5.2 - 0.5.3 never use the ratio (the
@@ -444,15 +533,25 @@ def mamba_carve_mode(*, max_mamba_cache_size: int | None, radix_cache: bool, max
     return "ratio"
 
 
-def carve_given_slots(*, carve: CarveRules, mode: str, max_mamba_cache_size: int | None,
-                      max_running_requests: int | None, attn_dp_size: int, architecture: str) -> int:
+def carve_given_slots(
+    *,
+    carve: CarveRules,
+    mode: str,
+    max_mamba_cache_size: int | None,
+    max_running_requests: int | None,
+    attn_dp_size: int,
+    architecture: str,
+) -> int:
     """The slots of a carve that does not use the ratio (``explicit`` / ``fallback``; ``max-running-requests`` before
     0.5.9 too): the flag / the fallback, divided by the DP size (0.5.4 - 0.5.6: only for Qwen3-Next).  0 in
     ``ratio`` mode.  Example: 0.5.3, no flags, dp 2 -> 512 // 2 = 256."""
     if mode == "ratio":
         return 0
-    given = {"explicit": max_mamba_cache_size, "fallback": carve.fallback_slots,
-             "max-running-requests": max_running_requests}[mode]
+    given = {
+        "explicit": max_mamba_cache_size,
+        "fallback": carve.fallback_slots,
+        "max-running-requests": max_running_requests,
+    }[mode]
     return int(given or 0) // carve_dp_divisor(carve=carve, attn_dp_size=attn_dp_size, architecture=architecture)
 
 
@@ -462,9 +561,19 @@ def carve_dp_divisor(*, carve: CarveRules, attn_dp_size: int, architecture: str)
     return attn_dp_size if carve.sizing != "ratio_0504" or architecture in DP_SPLIT_0504 else 1
 
 
-def mamba_state_slots(*, mode: str, budget_bytes: Any, per_request_bytes: int, slots_per_request: int,
-                      mamba_full_memory_ratio: float, explicit_slots: Any, mrr_per_rank: Any,
-                      draft_tokens: int, sizing: str = "ratio", mrr_total: Any = None) -> tuple[Any, Any, Any]:
+def mamba_state_slots(
+    *,
+    mode: str,
+    budget_bytes: Any,
+    per_request_bytes: int,
+    slots_per_request: int,
+    mamba_full_memory_ratio: float,
+    explicit_slots: Any,
+    mrr_per_rank: Any,
+    draft_tokens: int,
+    sizing: str = "ratio",
+    mrr_total: Any = None,
+) -> tuple[Any, Any, Any]:
     """``(K, intermediate_bytes, kv_budget)`` of the state carve (ints, or numpy arrays of the budget / request cap;
     the GiB floats in the engine's order).  ``p`` = per_request_bytes, ``q`` = slots_per_request, ``D`` =
     draft_tokens, ``r`` = mamba_full_memory_ratio, ``rest = budget / 2^30``, ``mb = rest * r / (1 + r) * 2^30``,
@@ -500,10 +609,18 @@ def mamba_state_slots(*, mode: str, budget_bytes: Any, per_request_bytes: int, s
     model_executor/model_runner.py ``handle_max_mamba_cache``, v0.5.5, ``profile_max_num_token``, v0.5.3.
     """
     if sizing != "ratio":
-        return _old_state_slots(mode=mode, budget_bytes=budget_bytes, p=per_request_bytes,
-                                r=mamba_full_memory_ratio, given=explicit_slots, mrr=mrr_per_rank, D=draft_tokens,
-                                sizing=sizing, q=slots_per_request,
-                                mrr_total=mrr_per_rank if mrr_total is None else mrr_total)
+        return _old_state_slots(
+            mode=mode,
+            budget_bytes=budget_bytes,
+            p=per_request_bytes,
+            r=mamba_full_memory_ratio,
+            given=explicit_slots,
+            mrr=mrr_per_rank,
+            D=draft_tokens,
+            sizing=sizing,
+            q=slots_per_request,
+            mrr_total=mrr_per_rank if mrr_total is None else mrr_total,
+        )
     p, q, D = per_request_bytes, slots_per_request, draft_tokens
     rest = budget_bytes / GIB
     inter: Any = 0
@@ -529,8 +646,9 @@ def mamba_state_slots(*, mode: str, budget_bytes: Any, per_request_bytes: int, s
     return K, inter, vint(rest * GIB)
 
 
-def _old_state_slots(*, mode: str, budget_bytes: Any, p: int, r: float, given: Any, mrr: Any, D: int,
-                     sizing: str, q: int, mrr_total: Any) -> tuple[Any, Any, Any]:
+def _old_state_slots(
+    *, mode: str, budget_bytes: Any, p: int, r: float, given: Any, mrr: Any, D: int, sizing: str, q: int, mrr_total: Any
+) -> tuple[Any, Any, Any]:
     """:func:`mamba_state_slots` of the releases before 0.5.17 (no padding slot; see its formula)."""
     if sizing == "ratio_0513":
         return _joint_0513(mode=mode, budget_bytes=budget_bytes, p=p, r=r, given=given, mrr=mrr, D=D, q=q)
@@ -550,8 +668,9 @@ def _old_state_slots(*, mode: str, budget_bytes: Any, p: int, r: float, given: A
     return K, inter, vint(rest * GIB)
 
 
-def _joint_0513(*, mode: str, budget_bytes: Any, p: int, r: float, given: Any, mrr: Any, D: int,
-                q: int) -> tuple[Any, Any, Any]:
+def _joint_0513(
+    *, mode: str, budget_bytes: Any, p: int, r: float, given: Any, mrr: Any, D: int, q: int
+) -> tuple[Any, Any, Any]:
     """The "ratio_0513" carve (0.5.13 - 0.5.16) of :func:`mamba_state_slots`."""
     rest = budget_bytes / GIB
     inter: Any = 0
@@ -566,8 +685,14 @@ def _joint_0513(*, mode: str, budget_bytes: Any, p: int, r: float, given: Any, m
     return K, inter, vint(rest * GIB)
 
 
-def mamba_hybrid_kv_cell(*, geometry: MambaGeometry, attn_tp_size: int, kv_dtype: str,
-                         stage_layers: tuple[int, int] | None = None, dcp_size: int = 1) -> int:
+def mamba_hybrid_kv_cell(
+    *,
+    geometry: MambaGeometry,
+    attn_tp_size: int,
+    kv_dtype: str,
+    stage_layers: tuple[int, int] | None = None,
+    dcp_size: int = 1,
+) -> int:
     """Per-token KV bytes of a hybrid's *attention* layers in one PP stage (0 if the stage has none).
 
     GQA attention: :func:`kvplan.engines.sglang.pools.gqa.gqa_bytes_per_token` with ``num_layers`` = the attention
@@ -585,11 +710,21 @@ def mamba_hybrid_kv_cell(*, geometry: MambaGeometry, attn_tp_size: int, kv_dtype
     if layers == 0:
         return 0
     if geometry.attention_kind == Family.MLA:
-        return mla_bytes_per_token(kv_lora_rank=geometry.kv_lora_rank, qk_rope_head_dim=geometry.qk_rope_head_dim,
-                                   num_layers=layers, kv_dtype=kv_dtype)
-    return gqa_bytes_per_token(num_kv_heads=geometry.num_kv_heads, head_dim=geometry.attn_head_dim,
-                               v_head_dim=geometry.attn_v_head_dim, num_layers=layers, attn_tp_size=attn_tp_size,
-                               kv_dtype=kv_dtype, dcp_size=dcp_size)
+        return mla_bytes_per_token(
+            kv_lora_rank=geometry.kv_lora_rank,
+            qk_rope_head_dim=geometry.qk_rope_head_dim,
+            num_layers=layers,
+            kv_dtype=kv_dtype,
+        )
+    return gqa_bytes_per_token(
+        num_kv_heads=geometry.num_kv_heads,
+        head_dim=geometry.attn_head_dim,
+        v_head_dim=geometry.attn_v_head_dim,
+        num_layers=layers,
+        attn_tp_size=attn_tp_size,
+        kv_dtype=kv_dtype,
+        dcp_size=dcp_size,
+    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -614,15 +749,19 @@ def attention_tokens(*, rules: Any, kv_budget_bytes: Any, cells: list[int], page
 
 def _stage_cells(ctx: PoolContext, geom: MambaGeometry) -> list[int]:
     """The attention cells of the PP stages that hold attention layers ([0] when none does)."""
-    stages = ctx.rules.pp_layer_ranges(num_layers=geom.num_hidden_layers, pp_size=ctx.pp,
-                                       partition=ctx.flags.pp_layer_partition)
-    cells = [mamba_hybrid_kv_cell(geometry=geom, attn_tp_size=ctx.attn_tp, kv_dtype=ctx.kv_dtype,
-                                  stage_layers=r if ctx.pp > 1 else None) for r in stages]
+    stages = ctx.rules.pp_layer_ranges(
+        num_layers=geom.num_hidden_layers, pp_size=ctx.pp, partition=ctx.flags.pp_layer_partition
+    )
+    cells = [
+        mamba_hybrid_kv_cell(
+            geometry=geom, attn_tp_size=ctx.attn_tp, kv_dtype=ctx.kv_dtype, stage_layers=r if ctx.pp > 1 else None
+        )
+        for r in stages
+    ]
     return [c for c in cells if c] or [0]
 
 
-def _attention_pool(ctx: PoolContext, geom: MambaGeometry, carve: MambaPools | None,
-                    plan: PoolPlan) -> None:
+def _attention_pool(ctx: PoolContext, geom: MambaGeometry, carve: MambaPools | None, plan: PoolPlan) -> None:
     """The attention layers' KV pool from what the state carve left (MIN over PP stages), into ``plan``."""
     R, f = ctx.rules, ctx.flags
     cells = _stage_cells(ctx, geom)
@@ -638,11 +777,17 @@ def _attention_pool(ctx: PoolContext, geom: MambaGeometry, carve: MambaPools | N
     # mem_cache/memory_pool.py MambaPool with its speculative intermediate buffers)
     plan.fixed_bytes = carve.state_bytes
     plan.kv_pool_bytes = tokens * int(plan.cell) + plan.fixed_bytes
-    plan.pools.append(Pool(name="attention KV", tokens=tokens, bytes=tokens * int(plan.cell),
-                           bytes_per_token=plan.cell))
+    plan.pools.append(
+        Pool(name="attention KV", tokens=tokens, bytes=tokens * int(plan.cell), bytes_per_token=plan.cell)
+    )
     for name, nbytes in carve.components:
-        plan.pools.append(Pool(name=name, bytes=nbytes,
-                               note=f"{carve.mamba_slots + carve.padding_slots} slots x {carve.per_request_bytes:,} B"))
+        plan.pools.append(
+            Pool(
+                name=name,
+                bytes=nbytes,
+                note=f"{carve.mamba_slots + carve.padding_slots} slots x {carve.per_request_bytes:,} B",
+            )
+        )
     plan.notes.extend(carve.notes)
 
 
@@ -660,8 +805,13 @@ def _strategy(ctx: PoolContext) -> str:
 def _radix_cache(ctx: PoolContext, geom: MambaGeometry) -> tuple[bool, str | None]:
     """:func:`release_radix_cache` of the planned release (the user's --disable-radix-cache, then server_args)."""
     f = ctx.flags
-    return release_radix_cache(release=_release_key(ctx), radix_cache=f.radix_cache, architecture=geom.architecture,
-                               speculative=bool(f.speculative_algorithm), attention_backend=f.attention_backend)
+    return release_radix_cache(
+        release=_release_key(ctx),
+        radix_cache=f.radix_cache,
+        architecture=geom.architecture,
+        speculative=bool(f.speculative_algorithm),
+        attention_backend=f.attention_backend,
+    )
 
 
 def plan(ctx: PoolContext) -> PoolPlan:
@@ -671,23 +821,46 @@ def plan(ctx: PoolContext) -> PoolPlan:
     geom = mamba_geometry_from_config(ctx.config)
     cr = CarveRules.of(ctx.rules)
     radix, radix_note = _radix_cache(ctx, geom)
-    carve = mamba_carve(
-        geometry=geom, budget_bytes=max(ctx.budget, 0), tp_size=ctx.attn_tp,
-        mamba_full_memory_ratio=f.mamba_full_memory_ratio, max_mamba_cache_size=f.max_mamba_cache_size,
-        radix_cache=radix, max_running_requests=ctx.max_running_requests, attn_dp_size=ctx.attn_dp,
-        page_size=ctx.page_size, pp_size=ctx.pp, speculative_num_draft_tokens=f.speculative_num_draft_tokens,
-        overlap_schedule=f.overlap_schedule, ssm_dtype=f.mamba_ssm_dtype, mamba_radix_cache_strategy=_strategy(ctx),
-        carve=cr) if ctx.budget > 0 else None
-    out = PoolPlan(tokens=0, cell=0, layout=f"hybrid linear attention ({len(geom.attention_layers)} attention layers "
-                   f"+ state)", max_running_requests=0, reduced=False, kv_pool_bytes=0, kv_slice_bytes=0,
-                   fixed_note="linear-attention state slots")
+    carve = (
+        mamba_carve(
+            geometry=geom,
+            budget_bytes=max(ctx.budget, 0),
+            tp_size=ctx.attn_tp,
+            mamba_full_memory_ratio=f.mamba_full_memory_ratio,
+            max_mamba_cache_size=f.max_mamba_cache_size,
+            radix_cache=radix,
+            max_running_requests=ctx.max_running_requests,
+            attn_dp_size=ctx.attn_dp,
+            page_size=ctx.page_size,
+            pp_size=ctx.pp,
+            speculative_num_draft_tokens=f.speculative_num_draft_tokens,
+            overlap_schedule=f.overlap_schedule,
+            ssm_dtype=f.mamba_ssm_dtype,
+            mamba_radix_cache_strategy=_strategy(ctx),
+            carve=cr,
+        )
+        if ctx.budget > 0
+        else None
+    )
+    out = PoolPlan(
+        tokens=0,
+        cell=0,
+        layout=f"hybrid linear attention ({len(geom.attention_layers)} attention layers + state)",
+        max_running_requests=0,
+        reduced=False,
+        kv_pool_bytes=0,
+        kv_slice_bytes=0,
+        fixed_note="linear-attention state slots",
+    )
     _attention_pool(ctx, geom, carve, out)
     out.kv_slice_bytes = min(int(out.tokens * out.cell), max(ctx.budget, 0))
     out.max_running_requests, out.reduced = request_cap(ctx, out.tokens)
     if carve is not None and carve.max_running_requests_cap < out.max_running_requests:
         out.max_running_requests = carve.max_running_requests_cap
-        out.warnings.append(f"max_running_requests capped at {out.max_running_requests} by the state slots "
-                            f"({carve.mamba_slots} slots / {carve.mamba_ratio} per request)")
+        out.warnings.append(
+            f"max_running_requests capped at {out.max_running_requests} by the state slots "
+            f"({carve.mamba_slots} slots / {carve.mamba_ratio} per request)"
+        )
     if radix_note is not None:
         out.notes.append(radix_note)
     if cr.sizing != "ratio":
@@ -697,13 +870,13 @@ def plan(ctx: PoolContext) -> PoolPlan:
 
 _SIZING_TEXT = {
     "fixed": "0.5.2 - 0.5.3: radix cache off, --max-mamba-cache-size or --max-running-requests or 512 slots, no "
-             "padding slot",
+    "padding slot",
     "ratio_0504": "0.5.4 - 0.5.6: with the radix cache the ratio sets the slots (over --max-mamba-cache-size), "
-                  "a draft token multiplies the state, no padding slot",
+    "a draft token multiplies the state, no padding slot",
     "ratio_0507": "0.5.7: int(ratio budget // per request) slots, no padding slot; speculative states for "
-                  "--max-running-requests in ratio mode only",
+    "--max-running-requests in ratio mode only",
     "ratio_0508": "0.5.8 - 0.5.12: int(ratio budget // per request) slots, no padding slot; speculative states for "
-                  "--max-running-requests // dp taken first",
+    "--max-running-requests // dp taken first",
     "ratio_0513": "0.5.13 - 0.5.16: the slots and the speculative states solved together, no padding slot",
 }
 
@@ -727,35 +900,64 @@ def vector_group(ctx: PoolContext, *, cell: float) -> VectorGroup | None:
     cr = CarveRules.of(R)
     try:
         geom = mamba_geometry_from_config(ctx.config)
-        p = mamba_state_bytes_per_request(geometry=geom, tp_size=ctx.attn_tp, ssm_dtype=f.mamba_ssm_dtype,
-                                          pp_size=ctx.pp if cr.pp_scaled else 1)
+        p = mamba_state_bytes_per_request(
+            geometry=geom, tp_size=ctx.attn_tp, ssm_dtype=f.mamba_ssm_dtype, pp_size=ctx.pp if cr.pp_scaled else 1
+        )
         radix = carve_radix_cache(carve=cr, radix_cache=_radix_cache(ctx, geom)[0], architecture=geom.architecture)
-        q = mamba_ratio(radix_cache=radix, overlap_schedule=f.overlap_schedule, page_size=page,
-                        architecture=geom.architecture, strategy=_strategy(ctx))
+        q = mamba_ratio(
+            radix_cache=radix,
+            overlap_schedule=f.overlap_schedule,
+            page_size=page,
+            architecture=geom.architecture,
+            strategy=_strategy(ctx),
+        )
         cells = _stage_cells(ctx, geom)
     except InputError:
         return None
     D = f.speculative_num_draft_tokens if cr.sizing != "fixed" else 0
-    mode = mamba_carve_mode(max_mamba_cache_size=f.max_mamba_cache_size, radix_cache=radix,
-                            max_running_requests=ctx.max_running_requests, carve=cr)
+    mode = mamba_carve_mode(
+        max_mamba_cache_size=f.max_mamba_cache_size,
+        radix_cache=radix,
+        max_running_requests=ctx.max_running_requests,
+        carve=cr,
+    )
     needs_mrr = D > 0 and spec_needs_mrr(sizing=cr.sizing, mode=mode)
-    if p <= 0 or not f.mamba_full_memory_ratio > 0 or ctx.attn_dp <= 0 or max(cells) <= 0 or cell != max(cells) \
-            or (needs_mrr and ctx.max_running_requests is None):
+    if (
+        p <= 0
+        or not f.mamba_full_memory_ratio > 0
+        or ctx.attn_dp <= 0
+        or max(cells) <= 0
+        or cell != max(cells)
+        or (needs_mrr and ctx.max_running_requests is None)
+    ):
         return None
-    old_mrr = mode == "max-running-requests" and cr.sizing != "ratio"   # before 0.5.17 K = the request cap // dp
+    old_mrr = mode == "max-running-requests" and cr.sizing != "ratio"  # before 0.5.17 K = the request cap // dp
     dp_div = carve_dp_divisor(carve=cr, attn_dp_size=ctx.attn_dp, architecture=geom.architecture)
-    explicit = carve_given_slots(carve=cr, mode=mode, max_mamba_cache_size=f.max_mamba_cache_size,
-                                 max_running_requests=ctx.max_running_requests, attn_dp_size=ctx.attn_dp,
-                                 architecture=geom.architecture)
+    explicit = carve_given_slots(
+        carve=cr,
+        mode=mode,
+        max_mamba_cache_size=f.max_mamba_cache_size,
+        max_running_requests=ctx.max_running_requests,
+        attn_dp_size=ctx.attn_dp,
+        architecture=geom.architecture,
+    )
 
     def pools(*, budget: Any, context_len: Any, requested: Any, max_total_tokens: Any) -> VectorPools:
         pos = budget > 0
         mrr_rank = vmax(1, requested // ctx.attn_dp) if requested is not None else 0
         given = requested // dp_div if old_mrr and requested is not None else explicit
-        K, _, kv_budget = mamba_state_slots(mode=mode, budget_bytes=budget, per_request_bytes=p, slots_per_request=q,
-                                            mamba_full_memory_ratio=float(f.mamba_full_memory_ratio),
-                                            explicit_slots=given, mrr_per_rank=mrr_rank, draft_tokens=D,
-                                            sizing=cr.sizing, mrr_total=requested if requested is not None else 0)
+        K, _, kv_budget = mamba_state_slots(
+            mode=mode,
+            budget_bytes=budget,
+            per_request_bytes=p,
+            slots_per_request=q,
+            mamba_full_memory_ratio=float(f.mamba_full_memory_ratio),
+            explicit_slots=given,
+            mrr_per_rank=mrr_rank,
+            draft_tokens=D,
+            sizing=cr.sizing,
+            mrr_total=requested if requested is not None else 0,
+        )
         err = pos & ((K <= 0) | (K // q <= 0) | (kv_budget <= 0))
         tokens = attention_tokens(rules=R, kv_budget_bytes=kv_budget, cells=cells, page_size=page)
         if max_total_tokens is not None:
@@ -771,15 +973,21 @@ def vector_group(ctx: PoolContext, *, cell: float) -> VectorGroup | None:
 def breakdown(m: ModelSpec) -> Breakdown:
     """``kvplan show``: per TP, the attention layers' bf16 bytes per token and the state bytes per request."""
     g = mamba_geometry_from_config(m.raw_config or m.config)
-    out = Breakdown(info=dict(attention_layers=len(g.attention_layers), linear_layers=len(g.linear_layers),
-                              state_kind=g.kind))
+    out = Breakdown(
+        info=dict(attention_layers=len(g.attention_layers), linear_layers=len(g.linear_layers), state_kind=g.kind)
+    )
     for tp in SHOW_TPS:
         try:
             kv = mamba_hybrid_kv_cell(geometry=g, attn_tp_size=tp, kv_dtype="bf16")
             state = mamba_state_bytes_per_request(geometry=g, tp_size=tp)
         except InputError:
             continue
-        out.rows.append({"tp": tp, "attention_kv_bytes_per_token_bf16": kv, "state_bytes_per_request": state,
-                         "note": "KV heads split by tp (replicated past the head count); state heads split by tp"})
+        out.rows.append(
+            {
+                "tp": tp,
+                "attention_kv_bytes_per_token_bf16": kv,
+                "state_bytes_per_request": state,
+                "note": "KV heads split by tp (replicated past the head count); state heads split by tp",
+            }
+        )
     return out
-

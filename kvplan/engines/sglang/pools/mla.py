@@ -50,9 +50,12 @@ def mla_bytes_per_token(*, kv_lora_rank: int, qk_rope_head_dim: int, num_layers:
 
 def _cell(ctx: PoolContext, layers: int) -> int:
     m = ctx.model
-    return mla_bytes_per_token(kv_lora_rank=m.require_int("kv_lora_rank"),
-                               qk_rope_head_dim=m.require_int("qk_rope_head_dim"), num_layers=layers,
-                               kv_dtype=ctx.kv_dtype)
+    return mla_bytes_per_token(
+        kv_lora_rank=m.require_int("kv_lora_rank"),
+        qk_rope_head_dim=m.require_int("qk_rope_head_dim"),
+        num_layers=layers,
+        kv_dtype=ctx.kv_dtype,
+    )
 
 
 def plan(ctx: PoolContext) -> PoolPlan:
@@ -70,9 +73,10 @@ def breakdown(m: ModelSpec) -> Breakdown:
     c = m.config
     out = Breakdown(info=dict(kv_lora_rank=c.get("kv_lora_rank"), qk_rope_head_dim=c.get("qk_rope_head_dim")))
     for dt in ("bf16", "fp8_e4m3"):
-        b = mla_bytes_per_token(kv_lora_rank=c["kv_lora_rank"], qk_rope_head_dim=c["qk_rope_head_dim"],
-                                num_layers=m.num_layers, kv_dtype=dt)
-        out.rows.append({"kv_cache_dtype": dt, "tp": "any", "bytes_per_token": b,
-                         "note": "latent replicated on every TP rank"})
+        b = mla_bytes_per_token(
+            kv_lora_rank=c["kv_lora_rank"], qk_rope_head_dim=c["qk_rope_head_dim"], num_layers=m.num_layers, kv_dtype=dt
+        )
+        out.rows.append(
+            {"kv_cache_dtype": dt, "tp": "any", "bytes_per_token": b, "note": "latent replicated on every TP rank"}
+        )
     return out
-

@@ -106,8 +106,9 @@ def _key(release: str) -> tuple[int, ...]:
     return tuple(int(p) for p in release.split(".")[:3])
 
 
-def swa_layers_from_config(cfg: Mapping[str, Any], *, release: str | None = None,
-                           pool_rules: PoolRules | None = None) -> SWALayers:
+def swa_layers_from_config(
+    cfg: Mapping[str, Any], *, release: str | None = None, pool_rules: PoolRules | None = None
+) -> SWALayers:
     """The full/SWA split SGLang sizes: :func:`kvplan.geometry.swa.swa_layers_from_config`, after SGLang's model
     overrides (an architecture whose override always turns hybrid SWA memory off -- Gemma-2/3 -- is sized as a plain
     GQA pool: refused here; ``pool_rules`` = the release's, None = 0.5.23's) and the release's Gemma-4 rules
@@ -124,9 +125,12 @@ def swa_layers_from_config(cfg: Mapping[str, Any], *, release: str | None = None
     if isinstance(cfg, Mapping):
         archs = _architectures(cfg)
         if set(archs) & always_disabled_archs(pool_rules):
-            raise InputError(f"{archs[0]}: SGLang {release or '0.5.23'} disables hybrid SWA memory for it "
-                             "(model override sets disable_hybrid_swa_memory)", field="--model",
-                             hint="size it as a plain GQA pool over all layers")
+            raise InputError(
+                f"{archs[0]}: SGLang {release or '0.5.23'} disables hybrid SWA memory for it "
+                "(model override sets disable_hybrid_swa_memory)",
+                field="--model",
+                hint="size it as a plain GQA pool over all layers",
+            )
     return sglang_swa_geometry(cfg, release=release)
 
 
@@ -143,8 +147,11 @@ def sglang_swa_geometry(cfg: Mapping[str, Any], *, release: str | None = None) -
         archs = _architectures(cfg)
         if set(archs) & geometry.GEMMA4_ARCHS:
             if _key(release) < _key(GEMMA4_SINCE):
-                raise InputError(f"SGLang {release} has no {archs[0]} model (Gemma-4 arrived in {GEMMA4_SINCE})",
-                                 field="--engine-version", hint=f"use --engine-version {GEMMA4_SINCE} or newer")
+                raise InputError(
+                    f"SGLang {release} has no {archs[0]} model (Gemma-4 arrived in {GEMMA4_SINCE})",
+                    field="--engine-version",
+                    hint=f"use --engine-version {GEMMA4_SINCE} or newer",
+                )
             gated = _key(release) >= _key(GEMMA4_K_EQ_V_GATE_SINCE)
     return geometry.swa_layers_from_config(cfg, engine="sglang", global_kv_needs_k_eq_v=gated)
 
@@ -161,8 +168,9 @@ def _release(ctx: PoolContext) -> str:
 # --------------------------------------------------------------------------------------------------
 
 
-def swa_bytes_per_layer_token(*, kv_heads: int, head_dim: int, v_head_dim: int, attn_tp_size: int,
-                              kv_dtype: str, latent: bool = False) -> int:
+def swa_bytes_per_layer_token(
+    *, kv_heads: int, head_dim: int, v_head_dim: int, attn_tp_size: int, kv_dtype: str, latent: bool = False
+) -> int:
     """Bytes one token costs in ONE layer of a hybrid-SWA sub-pool (full or SWA) on one attention rank.
 
     Formula: ``max(1, kv_heads // attn_tp) * (head_dim + v_head_dim) * e``; mxfp8 adds
@@ -190,8 +198,11 @@ def swa_bytes_per_layer_token(*, kv_heads: int, head_dim: int, v_head_dim: int, 
     dt = kv_dtype.strip().lower()
     if latent:
         if dt == "mxfp8":
-            raise InputError("mxfp8 KV on an MLA sliding-window model is not modelled", field="--kv-cache-dtype",
-                             hint="use auto, bf16, fp8_e4m3 or fp8_e5m2")
+            raise InputError(
+                "mxfp8 KV on an MLA sliding-window model is not modelled",
+                field="--kv-cache-dtype",
+                hint="use auto, bf16, fp8_e4m3 or fp8_e5m2",
+            )
         return head_dim * kv_element_bytes(dt)
     n = kv_heads_per_rank(num_kv_heads=kv_heads, shards=attn_tp_size)
     values = kv_values_per_token_layer(kv_heads=n, head_dim=head_dim, v_head_dim=v_head_dim)
@@ -212,28 +223,34 @@ class SWAPools:
 
     full_tokens: int
     swa_tokens: int
-    full_bytes_per_token: int      # full-pool bytes of one token over this stage's full layers (+ draft)
-    swa_bytes_per_token: int       # SWA-pool bytes of one token over this stage's SWA layers (+ draft)
-    cell: float                    # bytes budgeted per full token (ratio mode: full + r * swa)
-    mode: str                      # "ratio" | "request-cap" | "all-swa"
+    full_bytes_per_token: int  # full-pool bytes of one token over this stage's full layers (+ draft)
+    swa_bytes_per_token: int  # SWA-pool bytes of one token over this stage's SWA layers (+ draft)
+    cell: float  # bytes budgeted per full token (ratio mode: full + r * swa)
+    mode: str  # "ratio" | "request-cap" | "all-swa"
     components: tuple[tuple[str, int], ...]
     notes: tuple[str, ...]
     swa_full_tokens_ratio: float | None = None
     swa_cap_tokens: int | None = None
-    fixed_bytes: int = 0           # request-cap mode: the SWA pool taken off the budget first
+    fixed_bytes: int = 0  # request-cap mode: the SWA pool taken off the budget first
     profiled_full_tokens: int = 0  # before --max-total-tokens / the PP MIN
     page_size: int = 1
     sliding_window: int = 0
-    stage_pool_bytes: int = 0      # 0.5.7 - 0.5.8 PP: the largest stage's pool bytes (may exceed the budget)
+    stage_pool_bytes: int = 0  # 0.5.7 - 0.5.8 PP: the largest stage's pool bytes (may exceed the budget)
 
     @property
     def pool_bytes(self) -> int:
         return sum(b for _, b in self.components)
 
 
-def swa_request_cap_applies(*, radix_cache: bool, max_running_requests: int | None, chunked_prefill_size: int,
-                            has_full_layers: bool = True, disaggregation_decode: bool = False,
-                            chunk_gate: bool = True) -> bool:
+def swa_request_cap_applies(
+    *,
+    radix_cache: bool,
+    max_running_requests: int | None,
+    chunked_prefill_size: int,
+    has_full_layers: bool = True,
+    disaggregation_decode: bool = False,
+    chunk_gate: bool = True,
+) -> bool:
     """Whether SGLang picks ``SWARequestCapPoolConfigurator`` over the ratio split.
 
     True iff ``--max-running-requests`` is set, the radix cache is disabled, chunked prefill is on
@@ -294,8 +311,9 @@ def cap_requests(*, max_running_requests: Any, attn_dp_size: int, floor_one: boo
     return vmax(1, per) if floor_one else per
 
 
-def cap_swa_tokens(*, max_running_requests: Any, attn_dp_size: int, page_size: int, floor_one: bool = True,
-                   **cap: Any) -> Any:
+def cap_swa_tokens(
+    *, max_running_requests: Any, attn_dp_size: int, page_size: int, floor_one: bool = True, **cap: Any
+) -> Any:
     """Request-cap mode's SWA pool: ``ceil_page(compute_swa_request_cap(max(1, mrr // dp)))`` (``cap``: the other
     :func:`kvplan.engines.sglang.pools.swa_cap.swa_request_cap` arguments; ``floor_one``: :func:`cap_requests`).
 
@@ -303,8 +321,13 @@ def cap_swa_tokens(*, max_running_requests: Any, attn_dp_size: int, page_size: i
     Source: sgl-project/sglang python/sglang/srt/model_executor/pool_configurator.py
     ``SWARequestCapPoolConfigurator.calculate_pool_sizes``, ``compute_swa_request_cap``, v0.5.23.
     """
-    slots = swa_request_cap(page_size=page_size, mrr_per_rank=cap_requests(
-        max_running_requests=max_running_requests, attn_dp_size=attn_dp_size, floor_one=floor_one), **cap)
+    slots = swa_request_cap(
+        page_size=page_size,
+        mrr_per_rank=cap_requests(
+            max_running_requests=max_running_requests, attn_dp_size=attn_dp_size, floor_one=floor_one
+        ),
+        **cap,
+    )
     return ceil_align(slots, page_size)
 
 
@@ -384,53 +407,95 @@ def swa_pool_sizes(
     positive_int(attn_dp_size, "attn_dp_size")
     ratio = DEFAULT_SWA_FULL_TOKENS_RATIO if swa_full_tokens_ratio is None else float(swa_full_tokens_ratio)
     if not 0.0 < ratio <= 1.0:
-        raise InputError(f"--swa-full-tokens-ratio {ratio} is outside (0, 1]", field="--swa-full-tokens-ratio",
-                         hint="SGLang refuses it: --swa-full-tokens-ratio should be in range (0, 1.0]")
+        raise InputError(
+            f"--swa-full-tokens-ratio {ratio} is outside (0, 1]",
+            field="--swa-full-tokens-ratio",
+            hint="SGLang refuses it: --swa-full-tokens-ratio should be in range (0, 1.0]",
+        )
     if budget_bytes <= 0:
-        raise InputError(f"KV budget is {budget_bytes} B; nothing left for the pools", field="--mem-fraction-static",
-                         hint="raise --mem-fraction-static or free GPU memory")
-    full_cell, swa_cell, F, S = stage_cells(layers=layers, kv_dtype=kv_dtype, attn_tp_size=attn_tp_size,
-                                            draft_full_layers=draft_full_layers, draft_swa_layers=draft_swa_layers,
-                                            stage_layers=stage_layers)
+        raise InputError(
+            f"KV budget is {budget_bytes} B; nothing left for the pools",
+            field="--mem-fraction-static",
+            hint="raise --mem-fraction-static or free GPU memory",
+        )
+    full_cell, swa_cell, F, S = stage_cells(
+        layers=layers,
+        kv_dtype=kv_dtype,
+        attn_tp_size=attn_tp_size,
+        draft_full_layers=draft_full_layers,
+        draft_swa_layers=draft_swa_layers,
+        stage_layers=stage_layers,
+    )
     n_swa = layers.stage(stage_layers)[1]
     window = layers.sliding_window
     notes: list[str] = list(layers.notes)
     if draft_full_layers or draft_swa_layers:
         notes.append(f"draft pool: {draft_full_layers} full + {draft_swa_layers} SWA layer(s) share the token counts")
 
-    cells = _Cells(full_cell=full_cell, swa_cell=swa_cell, window=layers.sliding_window, page_size=page_size,
-                   notes=notes)
+    cells = _Cells(
+        full_cell=full_cell, swa_cell=swa_cell, window=layers.sliding_window, page_size=page_size, notes=notes
+    )
     # ---- all-SWA (no full layer anywhere in the model) -------------------------------------------
     if not layers.full_layers:
         cell = S * n_swa + F * draft_full_layers + S * draft_swa_layers
         return _all_swa_pools(cells, cell=cell, budget_bytes=budget_bytes, max_total_tokens=max_total_tokens)
-    if request_cap_mode and swa_request_cap_applies(radix_cache=radix_cache, max_running_requests=max_running_requests,
-                                                    chunked_prefill_size=chunked_prefill_size,
-                                                    disaggregation_decode=disaggregation_decode,
-                                                    chunk_gate=cap_chunk_gate):
+    if request_cap_mode and swa_request_cap_applies(
+        radix_cache=radix_cache,
+        max_running_requests=max_running_requests,
+        chunked_prefill_size=chunked_prefill_size,
+        disaggregation_decode=disaggregation_decode,
+        chunk_gate=cap_chunk_gate,
+    ):
         assert max_running_requests is not None
-        cap = swa_request_cap(page_size=page_size, mrr_per_rank=cap_requests(
-            max_running_requests=max_running_requests, attn_dp_size=attn_dp_size, floor_one=cap_floor_one),
-                              **cap_args(window=window, chunked_prefill_size=chunked_prefill_size,
-                                         overlap_schedule=overlap_schedule,
-                                         speculative_num_draft_tokens=speculative_num_draft_tokens,
-                                         speculative_num_steps=speculative_num_steps,
-                                         disaggregation_decode=disaggregation_decode,
-                                         decode_extra_slots=decode_extra_slots,
-                                         swa_eviction_interval=swa_eviction_interval))
-        cap_full, cap_swa = cap_cells(full_cell=full_cell, swa_cell=swa_cell, F=F, S=S,
-                                      draft_full_layers=draft_full_layers, draft_swa_layers=draft_swa_layers,
-                                      cap_draft_full=cap_draft_full, cap_draft_swa=cap_draft_swa)
+        cap = swa_request_cap(
+            page_size=page_size,
+            mrr_per_rank=cap_requests(
+                max_running_requests=max_running_requests, attn_dp_size=attn_dp_size, floor_one=cap_floor_one
+            ),
+            **cap_args(
+                window=window,
+                chunked_prefill_size=chunked_prefill_size,
+                overlap_schedule=overlap_schedule,
+                speculative_num_draft_tokens=speculative_num_draft_tokens,
+                speculative_num_steps=speculative_num_steps,
+                disaggregation_decode=disaggregation_decode,
+                decode_extra_slots=decode_extra_slots,
+                swa_eviction_interval=swa_eviction_interval,
+            ),
+        )
+        cap_full, cap_swa = cap_cells(
+            full_cell=full_cell,
+            swa_cell=swa_cell,
+            F=F,
+            S=S,
+            draft_full_layers=draft_full_layers,
+            draft_swa_layers=draft_swa_layers,
+            cap_draft_full=cap_draft_full,
+            cap_draft_swa=cap_draft_swa,
+        )
         cells = _Cells(full_cell=cap_full, swa_cell=cap_swa, window=window, page_size=page_size, notes=notes)
-        return _request_cap_pools(cells, cap=cap, budget_bytes=budget_bytes, max_total_tokens=max_total_tokens,
-                                  max_running_requests=max_running_requests,
-                                  chunked_prefill_size=chunked_prefill_size)
-    return _ratio_pools(cells, ratio=ratio, budget_bytes=budget_bytes, max_total_tokens=max_total_tokens,
-                        validate=validate)
+        return _request_cap_pools(
+            cells,
+            cap=cap,
+            budget_bytes=budget_bytes,
+            max_total_tokens=max_total_tokens,
+            max_running_requests=max_running_requests,
+            chunked_prefill_size=chunked_prefill_size,
+        )
+    return _ratio_pools(
+        cells, ratio=ratio, budget_bytes=budget_bytes, max_total_tokens=max_total_tokens, validate=validate
+    )
 
 
-def stage_cells(*, layers: SWALayers, kv_dtype: str, attn_tp_size: int, draft_full_layers: int = 0,
-                draft_swa_layers: int = 0, stage_layers: tuple[int, int] | None = None) -> tuple[int, int, int, int]:
+def stage_cells(
+    *,
+    layers: SWALayers,
+    kv_dtype: str,
+    attn_tp_size: int,
+    draft_full_layers: int = 0,
+    draft_swa_layers: int = 0,
+    stage_layers: tuple[int, int] | None = None,
+) -> tuple[int, int, int, int]:
     """``(full_cell, swa_cell, F, S)`` of one PP stage: ``F`` / ``S`` = :func:`swa_bytes_per_layer_token` of the full
     / SWA geometry, ``full_cell = F * (Lf + Df)``, ``swa_cell = S * (Ls + Ds)`` (this stage's layers + the draft's).
 
@@ -439,17 +504,36 @@ def stage_cells(*, layers: SWALayers, kv_dtype: str, attn_tp_size: int, draft_fu
     ``HybridSWAPoolConfigurator.__init__`` / ``_recompute_cell_size``, v0.5.23.
     """
     n_full, n_swa = layers.stage(stage_layers)
-    F = swa_bytes_per_layer_token(kv_heads=layers.full_kv_heads, head_dim=layers.full_head_dim,
-                                  v_head_dim=layers.full_v_head_dim, attn_tp_size=attn_tp_size, kv_dtype=kv_dtype,
-                                  latent=layers.latent)
-    S = swa_bytes_per_layer_token(kv_heads=layers.swa_kv_heads, head_dim=layers.swa_head_dim,
-                                  v_head_dim=layers.swa_v_head_dim, attn_tp_size=attn_tp_size, kv_dtype=kv_dtype,
-                                  latent=layers.latent)
+    F = swa_bytes_per_layer_token(
+        kv_heads=layers.full_kv_heads,
+        head_dim=layers.full_head_dim,
+        v_head_dim=layers.full_v_head_dim,
+        attn_tp_size=attn_tp_size,
+        kv_dtype=kv_dtype,
+        latent=layers.latent,
+    )
+    S = swa_bytes_per_layer_token(
+        kv_heads=layers.swa_kv_heads,
+        head_dim=layers.swa_head_dim,
+        v_head_dim=layers.swa_v_head_dim,
+        attn_tp_size=attn_tp_size,
+        kv_dtype=kv_dtype,
+        latent=layers.latent,
+    )
     return F * (n_full + draft_full_layers), S * (n_swa + draft_swa_layers), F, S
 
 
-def cap_cells(*, full_cell: int, swa_cell: int, F: int, S: int, draft_full_layers: int, draft_swa_layers: int,
-              cap_draft_full: bool = True, cap_draft_swa: bool = True) -> tuple[int, int]:
+def cap_cells(
+    *,
+    full_cell: int,
+    swa_cell: int,
+    F: int,
+    S: int,
+    draft_full_layers: int,
+    draft_swa_layers: int,
+    cap_draft_full: bool = True,
+    cap_draft_swa: bool = True,
+) -> tuple[int, int]:
     """Request-cap mode's ``(full cell, fixed SWA cell)`` of one stage by release, from :func:`stage_cells`'s
     ``full_cell = F (Lf + Df)`` and ``swa_cell = S (Ls + Ds)``::
 
@@ -463,27 +547,42 @@ def cap_cells(*, full_cell: int, swa_cell: int, F: int, S: int, draft_full_layer
     ``SWAChunkCapPoolConfigurator.calculate_pool_sizes`` (``full_cell_size``, ``fixed_swa_bytes``), v0.5.14 -
     v0.5.21; ``SWARequestCapPoolConfigurator.calculate_pool_sizes``, v0.5.22 - v0.5.23.
     """
-    return (full_cell - (0 if cap_draft_full else F * draft_full_layers),
-            swa_cell - (0 if cap_draft_swa else S * draft_swa_layers))
+    return (
+        full_cell - (0 if cap_draft_full else F * draft_full_layers),
+        swa_cell - (0 if cap_draft_swa else S * draft_swa_layers),
+    )
 
 
-def cap_args(*, window: int, chunked_prefill_size: int, overlap_schedule: bool, speculative_num_draft_tokens: int,
-             speculative_num_steps: int | None, disaggregation_decode: bool, decode_extra_slots: int,
-             swa_eviction_interval: int | None) -> dict[str, Any]:
+def cap_args(
+    *,
+    window: int,
+    chunked_prefill_size: int,
+    overlap_schedule: bool,
+    speculative_num_draft_tokens: int,
+    speculative_num_steps: int | None,
+    disaggregation_decode: bool,
+    decode_extra_slots: int,
+    swa_eviction_interval: int | None,
+) -> dict[str, Any]:
     """The :func:`kvplan.engines.sglang.pools.swa_cap.swa_request_cap` arguments besides the page size and the
     request count, as :func:`swa_pool_sizes` resolves them (steps default ``max(1, drafts - 1)``)."""
     drafts = speculative_num_draft_tokens
-    return dict(window=window, chunked_prefill_size=chunked_prefill_size, overlap_schedule=overlap_schedule,
-                num_draft_tokens=drafts,
-                num_steps=speculative_num_steps if speculative_num_steps is not None else max(1, drafts - 1),
-                disagg_decode=disaggregation_decode, decode_extra_slots=decode_extra_slots,
-                eviction_interval=SWA_EVICTION_INTERVAL if swa_eviction_interval is None else swa_eviction_interval)
+    return dict(
+        window=window,
+        chunked_prefill_size=chunked_prefill_size,
+        overlap_schedule=overlap_schedule,
+        num_draft_tokens=drafts,
+        num_steps=speculative_num_steps if speculative_num_steps is not None else max(1, drafts - 1),
+        disagg_decode=disaggregation_decode,
+        decode_extra_slots=decode_extra_slots,
+        eviction_interval=SWA_EVICTION_INTERVAL if swa_eviction_interval is None else swa_eviction_interval,
+    )
 
 
 @dataclass(frozen=True)
 class _Cells:
-    full_cell: int   # full-pool bytes of one token (this stage's full layers + draft)
-    swa_cell: int    # SWA-pool bytes of one token (this stage's SWA layers + draft)
+    full_cell: int  # full-pool bytes of one token (this stage's full layers + draft)
+    swa_cell: int  # SWA-pool bytes of one token (this stage's SWA layers + draft)
     window: int
     page_size: int
     notes: list[str]
@@ -505,41 +604,78 @@ def _all_swa_pools(c: _Cells, *, cell: int, budget_bytes: int, max_total_tokens:
     profiled = tokens
     if max_total_tokens is not None and max_total_tokens < tokens:
         tokens = max_total_tokens // page_size * page_size
-    return SWAPools(full_tokens=0, swa_tokens=tokens, full_bytes_per_token=0, swa_bytes_per_token=cell,
-                    cell=float(cell), mode="all-swa", components=(("sliding-window KV", tokens * cell),),
-                    notes=tuple(c.notes), profiled_full_tokens=profiled, page_size=page_size,
-                    sliding_window=c.window)
+    return SWAPools(
+        full_tokens=0,
+        swa_tokens=tokens,
+        full_bytes_per_token=0,
+        swa_bytes_per_token=cell,
+        cell=float(cell),
+        mode="all-swa",
+        components=(("sliding-window KV", tokens * cell),),
+        notes=tuple(c.notes),
+        profiled_full_tokens=profiled,
+        page_size=page_size,
+        sliding_window=c.window,
+    )
 
 
-def _request_cap_pools(c: _Cells, *, cap: int, budget_bytes: int, max_total_tokens: int | None,
-                       max_running_requests: int, chunked_prefill_size: int) -> SWAPools:
+def _request_cap_pools(
+    c: _Cells,
+    *,
+    cap: int,
+    budget_bytes: int,
+    max_total_tokens: int | None,
+    max_running_requests: int,
+    chunked_prefill_size: int,
+) -> SWAPools:
     """``SWARequestCapPoolConfigurator``: the SWA pool for the worst case first, the rest to the full pool."""
     page_size = c.page_size
     swa_tokens = ceil_align(cap, page_size)
     fixed = swa_tokens * c.swa_cell
     if c.full_cell <= 0:
         raise InputError("this PP stage holds no full-attention layer", field="--pp-size")
-    full = cap_full_tokens(budget_bytes=budget_bytes, swa_tokens=swa_tokens, full_cell=c.full_cell,
-                           swa_cell=c.swa_cell, page_size=page_size)
+    full = cap_full_tokens(
+        budget_bytes=budget_bytes,
+        swa_tokens=swa_tokens,
+        full_cell=c.full_cell,
+        swa_cell=c.swa_cell,
+        page_size=page_size,
+    )
     if full <= 0:
         raise InputError(
             f"the SWA request cap ({swa_tokens:,} tokens, {fixed / 2**30:.2f} GiB) leaves no room for the full "
-            f"KV pool in {budget_bytes / 2**30:.2f} GiB", field="--max-running-requests",
-            hint="reduce --max-running-requests, lower SGLANG_SWA_EVICTION_INTERVAL or raise --mem-fraction-static")
+            f"KV pool in {budget_bytes / 2**30:.2f} GiB",
+            field="--max-running-requests",
+            hint="reduce --max-running-requests, lower SGLANG_SWA_EVICTION_INTERVAL or raise --mem-fraction-static",
+        )
     profiled = full
     if max_total_tokens is not None and max_total_tokens < full:
         full = max_total_tokens // page_size * page_size
         swa_tokens = min(swa_tokens, max_total_tokens)
-    c.notes.append(f"SWA pool sized from the request cap: {cap:,} slots -> {swa_tokens:,} (radix cache off, "
-                   f"--max-running-requests {max_running_requests}, chunked prefill {chunked_prefill_size})")
-    return SWAPools(full_tokens=full, swa_tokens=swa_tokens, full_bytes_per_token=c.full_cell,
-                    swa_bytes_per_token=c.swa_cell, cell=float(c.full_cell), mode="request-cap",
-                    components=c.components(full, swa_tokens), notes=tuple(c.notes), swa_cap_tokens=cap,
-                    fixed_bytes=fixed, profiled_full_tokens=profiled, page_size=page_size, sliding_window=c.window)
+    c.notes.append(
+        f"SWA pool sized from the request cap: {cap:,} slots -> {swa_tokens:,} (radix cache off, "
+        f"--max-running-requests {max_running_requests}, chunked prefill {chunked_prefill_size})"
+    )
+    return SWAPools(
+        full_tokens=full,
+        swa_tokens=swa_tokens,
+        full_bytes_per_token=c.full_cell,
+        swa_bytes_per_token=c.swa_cell,
+        cell=float(c.full_cell),
+        mode="request-cap",
+        components=c.components(full, swa_tokens),
+        notes=tuple(c.notes),
+        swa_cap_tokens=cap,
+        fixed_bytes=fixed,
+        profiled_full_tokens=profiled,
+        page_size=page_size,
+        sliding_window=c.window,
+    )
 
 
-def _ratio_pools(c: _Cells, *, ratio: float, budget_bytes: int, max_total_tokens: int | None,
-                 validate: bool = True) -> SWAPools:
+def _ratio_pools(
+    c: _Cells, *, ratio: float, budget_bytes: int, max_total_tokens: int | None, validate: bool = True
+) -> SWAPools:
     """``HybridSWAPoolConfigurator``: one full token costs ``full_cell + ratio * swa_cell``."""
     page_size, window = c.page_size, c.window
     cell = c.full_cell + ratio * c.swa_cell
@@ -562,16 +698,35 @@ def _ratio_pools(c: _Cells, *, ratio: float, budget_bytes: int, max_total_tokens
         raise InputError(
             f"SWA pool ({swa_tokens:,} tokens) cannot hold even one request: SGLang needs more than "
             f"sliding_window_size ({window}) + page_size ({page_size}) = {window + page_size} tokens",
-            field=field, hint=hint)
-    return SWAPools(full_tokens=full, swa_tokens=swa_tokens, full_bytes_per_token=c.full_cell,
-                    swa_bytes_per_token=c.swa_cell, cell=cell, mode="ratio", components=c.components(full, swa_tokens),
-                    notes=tuple(c.notes), swa_full_tokens_ratio=ratio, profiled_full_tokens=profiled,
-                    page_size=page_size, sliding_window=window)
+            field=field,
+            hint=hint,
+        )
+    return SWAPools(
+        full_tokens=full,
+        swa_tokens=swa_tokens,
+        full_bytes_per_token=c.full_cell,
+        swa_bytes_per_token=c.swa_cell,
+        cell=cell,
+        mode="ratio",
+        components=c.components(full, swa_tokens),
+        notes=tuple(c.notes),
+        swa_full_tokens_ratio=ratio,
+        profiled_full_tokens=profiled,
+        page_size=page_size,
+        sliding_window=window,
+    )
 
 
-def swa_pool_sizes_over_stages(*, layers: SWALayers, pp_size: int, partition: str | None = None,
-                               max_total_tokens: int | None = None, staged: bool = True,
-                               end_inclusive: bool = False, **kwargs: Any) -> SWAPools:
+def swa_pool_sizes_over_stages(
+    *,
+    layers: SWALayers,
+    pp_size: int,
+    partition: str | None = None,
+    max_total_tokens: int | None = None,
+    staged: bool = True,
+    end_inclusive: bool = False,
+    **kwargs: Any,
+) -> SWAPools:
     """:func:`swa_pool_sizes` for every PP stage, then the MIN full count re-applied to all stages.
 
     Each rank sizes its own stage; ``_apply_token_constraints`` takes ``min(profiled, --max-total-tokens)``
@@ -588,14 +743,20 @@ def swa_pool_sizes_over_stages(*, layers: SWALayers, pp_size: int, partition: st
     n = layers.num_hidden_layers or (max(layers.full_layers + layers.swa_layers) + 1)
     ranges = pp_layer_ranges(num_layers=n, pp_size=pp_size, partition=partition)
     split = pp_size > 1 and staged
-    stages = [(rng, swa_pool_sizes(layers=layers, stage_layers=_listed(rng, n, end_inclusive) if split else None,
-                                   **kwargs)) for rng in ranges]
+    stages = [
+        (rng, swa_pool_sizes(layers=layers, stage_layers=_listed(rng, n, end_inclusive) if split else None, **kwargs))
+        for rng in ranges
+    ]
     common = min(r.full_tokens if r.mode != "all-swa" else r.swa_tokens for _, r in stages)
     if max_total_tokens is not None:
         common = min(common, max_total_tokens)
     worst_rng, _ = max(stages, key=lambda t: t[1].cell)
-    final = swa_pool_sizes(layers=layers, stage_layers=_listed(worst_rng, n, end_inclusive) if split else None,
-                           max_total_tokens=common, **kwargs)
+    final = swa_pool_sizes(
+        layers=layers,
+        stage_layers=_listed(worst_rng, n, end_inclusive) if split else None,
+        max_total_tokens=common,
+        **kwargs,
+    )
     if pp_size > 1:
         per = ", ".join(f"layers [{s},{e}): {r.profiled_full_tokens:,}" for (s, e), r in stages)
         final = SWAPools(**{**final.__dict__, "notes": (*final.notes, f"PP stages profiled {per}; MIN {common:,}")})
@@ -642,8 +803,18 @@ class ByteEra:
     ``S·Ds``; ``byte_era("0.5.13")`` -> draft "none", staged, no validation, no request-cap mode.
     """
 
-    __slots__ = ("cap_chunk_gate", "cap_draft_full", "cap_draft_swa", "cap_floor_one", "draft", "end_inclusive",
-                 "request_cap", "staged", "two_step", "validate")
+    __slots__ = (
+        "cap_chunk_gate",
+        "cap_draft_full",
+        "cap_draft_swa",
+        "cap_floor_one",
+        "draft",
+        "end_inclusive",
+        "request_cap",
+        "staged",
+        "two_step",
+        "validate",
+    )
 
     def __init__(self, release: str) -> None:
         k = _key(release)
@@ -703,9 +874,17 @@ def two_step_full_tokens(*, tokens: Any, profile_cell: int, split_cell: float, p
     return vint(tokens * profile_cell / split_cell) // page_size * page_size
 
 
-def two_step_pools(*, layers: SWALayers, budget_bytes: int, kv_dtype: str, attn_tp_size: int, page_size: int,
-                   ratio: float, max_total_tokens: int | None = None,
-                   stage_layers: list[tuple[int, int]] | None = None) -> SWAPools:
+def two_step_pools(
+    *,
+    layers: SWALayers,
+    budget_bytes: int,
+    kv_dtype: str,
+    attn_tp_size: int,
+    page_size: int,
+    ratio: float,
+    max_total_tokens: int | None = None,
+    stage_layers: list[tuple[int, int]] | None = None,
+) -> SWAPools:
     """The hybrid-SWA pools of SGLang 0.5.9 - 0.5.10 (no draft)::
 
         per stage s: P_s = F Lf_s + S Ls_s;  Q_s = F Lf_s + r S Ls_s
@@ -723,8 +902,9 @@ def two_step_pools(*, layers: SWALayers, budget_bytes: int, kv_dtype: str, attn_
     if not 0.0 < ratio <= 1.0:
         raise InputError(f"--swa-full-tokens-ratio {ratio} is outside (0, 1]", field="--swa-full-tokens-ratio")
     ranges: list[tuple[int, int] | None] = list(stage_layers) if stage_layers else [None]
-    cells = [stage_cells(layers=layers, kv_dtype=kv_dtype, attn_tp_size=attn_tp_size, stage_layers=rng)[:2]
-             for rng in ranges]
+    cells = [
+        stage_cells(layers=layers, kv_dtype=kv_dtype, attn_tp_size=attn_tp_size, stage_layers=rng)[:2] for rng in ranges
+    ]
     if min(fc + sc for fc, sc in cells) <= 0:
         raise InputError("this PP stage holds no attention layer", field="--pp-size")
     tokens = min(budget_bytes // (fc + sc) for fc, sc in cells)
@@ -733,33 +913,57 @@ def two_step_pools(*, layers: SWALayers, budget_bytes: int, kv_dtype: str, attn_
         tokens = min(tokens, max_total_tokens)
     tokens = tokens // page_size * page_size
     if tokens <= 0:
-        raise InputError(f"KV budget {budget_bytes:,} B holds no token of the {max(fc + sc for fc, sc in cells):,} B "
-                         "cell", field="--mem-fraction-static", hint="raise --mem-fraction-static or free GPU memory")
-    fulls = [two_step_full_tokens(tokens=tokens, profile_cell=fc + sc, split_cell=fc + ratio * sc, page_size=page_size)
-             for fc, sc in cells]
+        raise InputError(
+            f"KV budget {budget_bytes:,} B holds no token of the {max(fc + sc for fc, sc in cells):,} B cell",
+            field="--mem-fraction-static",
+            hint="raise --mem-fraction-static or free GPU memory",
+        )
+    fulls = [
+        two_step_full_tokens(tokens=tokens, profile_cell=fc + sc, split_cell=fc + ratio * sc, page_size=page_size)
+        for fc, sc in cells
+    ]
     i = fulls.index(min(fulls))
     (full_cell, swa_cell), full = cells[i], fulls[i]
     profile_cell, split_cell = full_cell + swa_cell, full_cell + ratio * swa_cell
     swa = ratio_swa_tokens(full_tokens=full, ratio=ratio, page_size=page_size)
-    c = _Cells(full_cell=full_cell, swa_cell=swa_cell, window=layers.sliding_window, page_size=page_size,
-               notes=list(layers.notes))
-    c.notes.append(f"pools of SGLang 0.5.9 - 0.5.10: {tokens:,} tokens of the {profile_cell:,} B cell -> full "
-                   f"int({tokens:,} x {profile_cell:,} / {split_cell:,.1f}) = {full:,}, SWA {swa:,}"
-                   + (f" (PP stage {i}, the fewest full tokens)" if len(cells) > 1 else ""))
-    return SWAPools(full_tokens=full, swa_tokens=swa, full_bytes_per_token=full_cell, swa_bytes_per_token=swa_cell,
-                    cell=split_cell, mode="ratio", components=c.components(full, swa), notes=tuple(c.notes),
-                    swa_full_tokens_ratio=ratio, profiled_full_tokens=profiled, page_size=page_size,
-                    sliding_window=layers.sliding_window)
+    c = _Cells(
+        full_cell=full_cell,
+        swa_cell=swa_cell,
+        window=layers.sliding_window,
+        page_size=page_size,
+        notes=list(layers.notes),
+    )
+    c.notes.append(
+        f"pools of SGLang 0.5.9 - 0.5.10: {tokens:,} tokens of the {profile_cell:,} B cell -> full "
+        f"int({tokens:,} x {profile_cell:,} / {split_cell:,.1f}) = {full:,}, SWA {swa:,}"
+        + (f" (PP stage {i}, the fewest full tokens)" if len(cells) > 1 else "")
+    )
+    return SWAPools(
+        full_tokens=full,
+        swa_tokens=swa,
+        full_bytes_per_token=full_cell,
+        swa_bytes_per_token=swa_cell,
+        cell=split_cell,
+        mode="ratio",
+        components=c.components(full, swa),
+        notes=tuple(c.notes),
+        swa_full_tokens_ratio=ratio,
+        profiled_full_tokens=profiled,
+        page_size=page_size,
+        sliding_window=layers.sliding_window,
+    )
 
 
-def listed_stages(*, layers: SWALayers, pp_size: int, partition: str | None,
-                  end_inclusive: bool) -> list[tuple[int, int]] | None:
+def listed_stages(
+    *, layers: SWALayers, pp_size: int, partition: str | None, end_inclusive: bool
+) -> list[tuple[int, int]] | None:
     """The ``[start, end)`` whose layers each PP rank lists (None at PP 1: the model's layers)."""
     if pp_size <= 1:
         return None
     n = layers.num_hidden_layers or (max(layers.full_layers + layers.swa_layers) + 1)
-    return [_listed(rng, n, end_inclusive) for rng in pp_layer_ranges(num_layers=n, pp_size=pp_size,
-                                                                      partition=partition)]
+    return [
+        _listed(rng, n, end_inclusive) for rng in pp_layer_ranges(num_layers=n, pp_size=pp_size, partition=partition)
+    ]
 
 
 # ---- SGLang 0.4.9.post6 - 0.5.8: the split by layer count ---------------------------------------------------------
@@ -771,8 +975,9 @@ LAYER_SPLIT_SWA_EXTRA = frozenset({"MiMoV2FlashForCausalLM"})
 LAYER_SPLIT_FLOOR_SINCE = "0.5.7"
 
 
-def layer_split_cell(*, full_per_layer: int, swa_per_layer: int, stage_layers: int, swa_layers_total: int,
-                     swa_extra: bool = False) -> int:
+def layer_split_cell(
+    *, full_per_layer: int, swa_per_layer: int, stage_layers: int, swa_layers_total: int, swa_extra: bool = False
+) -> int:
     """The cell the layer-split releases budget per token: every layer of the stage at the full-attention geometry
     (``heads x (head_dim + v_head_dim) x L x e``), plus MiMo-V2-Flash's SWA term (:data:`LAYER_SPLIT_SWA_EXTRA`).
 
@@ -783,8 +988,9 @@ def layer_split_cell(*, full_per_layer: int, swa_per_layer: int, stage_layers: i
     return full_per_layer * stage_layers + (swa_per_layer * swa_layers_total if swa_extra else 0)
 
 
-def layer_split_tokens(*, tokens: Any, num_layers: int, full_layers: int, swa_layers: int, ratio: float,
-                       page_size: int, floor: bool = True) -> tuple[Any, Any]:
+def layer_split_tokens(
+    *, tokens: Any, num_layers: int, full_layers: int, swa_layers: int, ratio: float, page_size: int, floor: bool = True
+) -> tuple[Any, Any]:
     """``(full, swa)`` pools from the single-pool token count ``T`` (ints or numpy arrays)::
 
         full = int(T x L / (r x L_swa + L_full));  swa = int(full x r);  both page-floored from 0.5.7
@@ -811,11 +1017,11 @@ LAYER_SPLIT_FULL_IDS_CELL = "0.5.7"
 class _SplitStage:
     """One PP stage of the layer-split releases: its cell, its sub-pool cells and the layer counts the split uses."""
 
-    cell_l: int       # bytes per token of T (the profiled single-pool count)
-    full_cell: int    # F x full layers of the stage
-    swa_cell: int     # S x SWA layers of the stage
-    n_full: int       # full layers in the split's denominator
-    n_swa: int        # SWA layers in the split's denominator
+    cell_l: int  # bytes per token of T (the profiled single-pool count)
+    full_cell: int  # F x full layers of the stage
+    swa_cell: int  # S x SWA layers of the stage
+    n_full: int  # full layers in the split's denominator
+    n_swa: int  # SWA layers in the split's denominator
 
 
 def engine_stage_ids(*, layers: SWALayers, rng: tuple[int, int], num_layers: int) -> tuple[int, int]:
@@ -836,9 +1042,16 @@ def _listed(rng: tuple[int, int], num_layers: int, end_inclusive: bool) -> tuple
     return (rng[0], min(rng[1] + 1, num_layers)) if end_inclusive else rng
 
 
-def layer_split_stages(*, layers: SWALayers, pp_size: int, partition: str | None, kv_dtype: str,
-                       attn_tp_size: int, staged: bool = False,
-                       full_ids_cell: bool = False) -> tuple[int, list[_SplitStage]]:
+def layer_split_stages(
+    *,
+    layers: SWALayers,
+    pp_size: int,
+    partition: str | None,
+    kv_dtype: str,
+    attn_tp_size: int,
+    staged: bool = False,
+    full_ids_cell: bool = False,
+) -> tuple[int, list[_SplitStage]]:
     """``(num_layers, [_SplitStage per PP stage])`` of the layer-split releases (:func:`layer_split_cell` and
     :func:`stage_cells` of each stage, no draft layers).
 
@@ -853,29 +1066,47 @@ def layer_split_stages(*, layers: SWALayers, pp_size: int, partition: str | None
     extra = layers.architecture in LAYER_SPLIT_SWA_EXTRA
     out = []
     for rng in ranges:
-        full_cell, swa_cell, F, S = stage_cells(layers=layers, kv_dtype=kv_dtype, attn_tp_size=attn_tp_size,
-                                                stage_layers=rng if pp_size > 1 else None)
+        full_cell, swa_cell, F, S = stage_cells(
+            layers=layers, kv_dtype=kv_dtype, attn_tp_size=attn_tp_size, stage_layers=rng if pp_size > 1 else None
+        )
         if staged and pp_size > 1:
             n_full, n_swa = engine_stage_ids(layers=layers, rng=rng, num_layers=n)
         else:
             n_full, n_swa = len(layers.full_layers), len(layers.swa_layers)
-        if full_ids_cell and n_full:   # 0.5.7: len(full_attention_layer_ids)
+        if full_ids_cell and n_full:  # 0.5.7: len(full_attention_layer_ids)
             counted = n_full
         elif staged or full_ids_cell:  # 0.5.8: num_effective_layers = end_layer - start_layer
             counted = rng[1] - rng[0]
-        else:                          # before 0.5.7: the stage's attention layers (kvplan's reading, as before)
+        else:  # before 0.5.7: the stage's attention layers (kvplan's reading, as before)
             counted = sum(layers.stage(rng))
-        cell_l = layer_split_cell(full_per_layer=F, swa_per_layer=S, stage_layers=counted,
-                                  swa_layers_total=n_swa if staged else len(layers.swa_layers), swa_extra=extra)
-        if staged and pp_size > 1:   # the stage's pools hold its layers as SGLang lists them
+        cell_l = layer_split_cell(
+            full_per_layer=F,
+            swa_per_layer=S,
+            stage_layers=counted,
+            swa_layers_total=n_swa if staged else len(layers.swa_layers),
+            swa_extra=extra,
+        )
+        if staged and pp_size > 1:  # the stage's pools hold its layers as SGLang lists them
             full_cell, swa_cell = F * n_full, S * n_swa
         out.append(_SplitStage(cell_l=cell_l, full_cell=full_cell, swa_cell=swa_cell, n_full=n_full, n_swa=n_swa))
     return n, out
 
 
-def layer_split_pools(*, layers: SWALayers, pp_size: int, partition: str | None, budget_bytes: int, kv_dtype: str,
-                      attn_tp_size: int, page_size: int, ratio: float, max_total_tokens: int | None = None,
-                      floor: bool = True, staged: bool = False, full_ids_cell: bool = False) -> SWAPools:
+def layer_split_pools(
+    *,
+    layers: SWALayers,
+    pp_size: int,
+    partition: str | None,
+    budget_bytes: int,
+    kv_dtype: str,
+    attn_tp_size: int,
+    page_size: int,
+    ratio: float,
+    max_total_tokens: int | None = None,
+    floor: bool = True,
+    staged: bool = False,
+    full_ids_cell: bool = False,
+) -> SWAPools:
     """The hybrid-SWA pools of SGLang 0.4.9.post6 - 0.5.8 (``pool_rules.swa_split == "layers"``): one token count
     as if every layer were full attention, then split by layer count::
 
@@ -899,35 +1130,75 @@ def layer_split_pools(*, layers: SWALayers, pp_size: int, partition: str | None,
     """
     if not 0.0 < ratio <= 1.0:
         raise InputError(f"--swa-full-tokens-ratio {ratio} is outside (0, 1]", field="--swa-full-tokens-ratio")
-    n, cells = layer_split_stages(layers=layers, pp_size=pp_size, partition=partition, kv_dtype=kv_dtype,
-                                  attn_tp_size=attn_tp_size, staged=staged, full_ids_cell=full_ids_cell)
+    n, cells = layer_split_stages(
+        layers=layers,
+        pp_size=pp_size,
+        partition=partition,
+        kv_dtype=kv_dtype,
+        attn_tp_size=attn_tp_size,
+        staged=staged,
+        full_ids_cell=full_ids_cell,
+    )
     tokens = min(budget_bytes // c.cell_l if c.cell_l > 0 else 0 for c in cells)
     profiled = tokens
     if max_total_tokens is not None:
         tokens = min(tokens, max_total_tokens)
     tokens = tokens // page_size * page_size
     if tokens <= 0:
-        raise InputError(f"KV budget {budget_bytes:,} B holds no token of the {n}-layer cell",
-                         field="--mem-fraction-static", hint="raise --mem-fraction-static or free GPU memory")
-    splits = [(layer_split_tokens(tokens=tokens, num_layers=n, full_layers=c.n_full, swa_layers=c.n_swa,
-                                  ratio=ratio, page_size=page_size, floor=floor), c) for c in cells]
+        raise InputError(
+            f"KV budget {budget_bytes:,} B holds no token of the {n}-layer cell",
+            field="--mem-fraction-static",
+            hint="raise --mem-fraction-static or free GPU memory",
+        )
+    splits = [
+        (
+            layer_split_tokens(
+                tokens=tokens,
+                num_layers=n,
+                full_layers=c.n_full,
+                swa_layers=c.n_swa,
+                ratio=ratio,
+                page_size=page_size,
+                floor=floor,
+            ),
+            c,
+        )
+        for c in cells
+    ]
     if staged and pp_size > 1:
         (full, swa), st = min(splits, key=lambda t: t[0][0])
-    else:   # one split for every stage; the stage with the largest cell reported (as before)
+    else:  # one split for every stage; the stage with the largest cell reported (as before)
         st = max(cells, key=lambda c: (c.cell_l, c.full_cell, c.swa_cell))
         full, swa = splits[0][0]
-    c = _Cells(full_cell=st.full_cell, swa_cell=st.swa_cell, window=layers.sliding_window, page_size=page_size,
-               notes=list(layers.notes))
+    c = _Cells(
+        full_cell=st.full_cell,
+        swa_cell=st.swa_cell,
+        window=layers.sliding_window,
+        page_size=page_size,
+        notes=list(layers.notes),
+    )
     kind = "full-layer" if full_ids_cell else "all-layer"
-    c.notes.append(f"pools split by layer count (SGLang before 0.5.9): {tokens:,} tokens of the {st.cell_l:,} B "
-                   f"{kind} cell -> full int({tokens:,} x {n} / ({ratio} x {st.n_swa} + {st.n_full})) = {full:,}, "
-                   f"SWA int(full x {ratio}) = {swa:,}" + ("" if floor else " (not page-floored)"))
+    c.notes.append(
+        f"pools split by layer count (SGLang before 0.5.9): {tokens:,} tokens of the {st.cell_l:,} B "
+        f"{kind} cell -> full int({tokens:,} x {n} / ({ratio} x {st.n_swa} + {st.n_full})) = {full:,}, "
+        f"SWA int(full x {ratio}) = {swa:,}" + ("" if floor else " (not page-floored)")
+    )
     stage_bytes = max(f * x.full_cell + w * x.swa_cell for (f, w), x in splits) if staged and pp_size > 1 else 0
-    return SWAPools(full_tokens=full, swa_tokens=swa, full_bytes_per_token=st.full_cell,
-                    swa_bytes_per_token=st.swa_cell, cell=st.cell_l * (ratio * st.n_swa + st.n_full) / n,
-                    mode="layers", components=c.components(full, swa), notes=tuple(c.notes),
-                    swa_full_tokens_ratio=ratio, profiled_full_tokens=profiled, page_size=page_size,
-                    sliding_window=layers.sliding_window, stage_pool_bytes=stage_bytes)
+    return SWAPools(
+        full_tokens=full,
+        swa_tokens=swa,
+        full_bytes_per_token=st.full_cell,
+        swa_bytes_per_token=st.swa_cell,
+        cell=st.cell_l * (ratio * st.n_swa + st.n_full) / n,
+        mode="layers",
+        components=c.components(full, swa),
+        notes=tuple(c.notes),
+        swa_full_tokens_ratio=ratio,
+        profiled_full_tokens=profiled,
+        page_size=page_size,
+        sliding_window=layers.sliding_window,
+        stage_pool_bytes=stage_bytes,
+    )
 
 
 def layer_split_warning(*, res: SWAPools, budget_bytes: int, num_layers: int) -> str | None:
@@ -936,10 +1207,12 @@ def layer_split_warning(*, res: SWAPools, budget_bytes: int, num_layers: int) ->
     worst = res.stage_pool_bytes
     if worst <= budget_bytes:
         return None
-    return (f"SGLang 0.5.7 - 0.5.8 split a PP stage's hybrid SWA pools by the whole model's {num_layers} layers but "
-            f"the stage's own layer counts: a PP rank allocates {worst / 2**30:,.2f} GiB of KV pools for a "
-            f"{budget_bytes / 2**30:,.2f} GiB budget ({worst / budget_bytes:.2f}x); kvplan sizes what the engine "
-            f"allocates, and the start-up may then run out of GPU memory (0.5.9+ split by bytes)")
+    return (
+        f"SGLang 0.5.7 - 0.5.8 split a PP stage's hybrid SWA pools by the whole model's {num_layers} layers but "
+        f"the stage's own layer counts: a PP rank allocates {worst / 2**30:,.2f} GiB of KV pools for a "
+        f"{budget_bytes / 2**30:,.2f} GiB budget ({worst / budget_bytes:.2f}x); kvplan sizes what the engine "
+        f"allocates, and the start-up may then run out of GPU memory (0.5.9+ split by bytes)"
+    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -961,9 +1234,11 @@ def hybrid_pool_on(ctx: PoolContext, layers: SWALayers) -> bool:
     return ctx.rules.pool_rules.hybrid_swa_pool(
         architectures=[str(a) for a in (flat.get("architectures") or [])],
         has_sliding_window=bool(layers.swa_layers) and layers.sliding_window > 0,
-        config_opt_in=bool(flat.get("is_hybrid_swa")), trtllm_mha=_trtllm_mha(ctx),
+        config_opt_in=bool(flat.get("is_hybrid_swa")),
+        trtllm_mha=_trtllm_mha(ctx),
         speculative=bool(ctx.flags.speculative_algorithm),
-        sliding_window_pattern=flat.get("sliding_window_pattern") is not None)
+        sliding_window_pattern=flat.get("sliding_window_pattern") is not None,
+    )
 
 
 def _trtllm_mha(ctx: PoolContext) -> bool:
@@ -986,47 +1261,106 @@ def plan(ctx: PoolContext) -> PoolPlan:
     draft_full, draft_swa = era_draft_layers(ctx, layers, era)
     if ctx.budget <= 0:
         mrr, reduced = request_cap(ctx, 0)
-        return PoolPlan(tokens=0, cell=0.0, layout="", max_running_requests=mrr, reduced=reduced, kv_pool_bytes=0,
-                        kv_slice_bytes=0, fixed_note=_FIXED_NOTE)
+        return PoolPlan(
+            tokens=0,
+            cell=0.0,
+            layout="",
+            max_running_requests=mrr,
+            reduced=reduced,
+            kv_pool_bytes=0,
+            kv_slice_bytes=0,
+            fixed_note=_FIXED_NOTE,
+        )
     if ctx.rules.pool_rules.swa_split == "layers":
-        res = layer_split_pools(layers=layers, pp_size=ctx.pp, partition=f.pp_layer_partition,
-                                budget_bytes=ctx.budget, kv_dtype=ctx.kv_dtype, attn_tp_size=ctx.attn_tp,
-                                page_size=ctx.page_size, ratio=_ratio(ctx), max_total_tokens=f.max_total_tokens,
-                                floor=_key(_release(ctx)) >= _key(LAYER_SPLIT_FLOOR_SINCE), staged=era.staged,
-                                full_ids_cell=_release(ctx) == LAYER_SPLIT_FULL_IDS_CELL)
+        res = layer_split_pools(
+            layers=layers,
+            pp_size=ctx.pp,
+            partition=f.pp_layer_partition,
+            budget_bytes=ctx.budget,
+            kv_dtype=ctx.kv_dtype,
+            attn_tp_size=ctx.attn_tp,
+            page_size=ctx.page_size,
+            ratio=_ratio(ctx),
+            max_total_tokens=f.max_total_tokens,
+            floor=_key(_release(ctx)) >= _key(LAYER_SPLIT_FLOOR_SINCE),
+            staged=era.staged,
+            full_ids_cell=_release(ctx) == LAYER_SPLIT_FULL_IDS_CELL,
+        )
     elif era.two_step:
-        res = two_step_pools(layers=layers, budget_bytes=ctx.budget, kv_dtype=ctx.kv_dtype, attn_tp_size=ctx.attn_tp,
-                             page_size=ctx.page_size, ratio=_ratio(ctx), max_total_tokens=f.max_total_tokens,
-                             stage_layers=listed_stages(layers=layers, pp_size=ctx.pp, partition=f.pp_layer_partition,
-                                                        end_inclusive=era.end_inclusive))
+        res = two_step_pools(
+            layers=layers,
+            budget_bytes=ctx.budget,
+            kv_dtype=ctx.kv_dtype,
+            attn_tp_size=ctx.attn_tp,
+            page_size=ctx.page_size,
+            ratio=_ratio(ctx),
+            max_total_tokens=f.max_total_tokens,
+            stage_layers=listed_stages(
+                layers=layers, pp_size=ctx.pp, partition=f.pp_layer_partition, end_inclusive=era.end_inclusive
+            ),
+        )
     else:
         res = swa_pool_sizes_over_stages(
-            layers=layers, pp_size=ctx.pp, partition=f.pp_layer_partition, budget_bytes=ctx.budget,
-            max_total_tokens=f.max_total_tokens, staged=era.staged, end_inclusive=era.end_inclusive,
-            request_cap_mode=era.request_cap, cap_chunk_gate=era.cap_chunk_gate, cap_floor_one=era.cap_floor_one,
-            cap_draft_full=era.cap_draft_full, cap_draft_swa=era.cap_draft_swa, validate=era.validate,
-            **_sizing_args(ctx, draft_full, draft_swa))
+            layers=layers,
+            pp_size=ctx.pp,
+            partition=f.pp_layer_partition,
+            budget_bytes=ctx.budget,
+            max_total_tokens=f.max_total_tokens,
+            staged=era.staged,
+            end_inclusive=era.end_inclusive,
+            request_cap_mode=era.request_cap,
+            cap_chunk_gate=era.cap_chunk_gate,
+            cap_floor_one=era.cap_floor_one,
+            cap_draft_full=era.cap_draft_full,
+            cap_draft_swa=era.cap_draft_swa,
+            validate=era.validate,
+            **_sizing_args(ctx, draft_full, draft_swa),
+        )
     mrr, reduced = request_cap(ctx, res.full_tokens)
-    layout = (f"hybrid sliding window ({len(layers.full_layers)} full + {len(layers.swa_layers)} SWA layers, "
-              f"window {layers.sliding_window}, {res.mode} mode)")
-    pools = [Pool(name="full-attention KV", tokens=res.full_tokens, bytes=res.full_tokens * res.full_bytes_per_token,
-                  bytes_per_token=res.full_bytes_per_token),
-             Pool(name=SWA_POOL_NAME, tokens=res.swa_tokens, bytes=res.swa_tokens * res.swa_bytes_per_token,
-                  bytes_per_token=res.swa_bytes_per_token)]
+    layout = (
+        f"hybrid sliding window ({len(layers.full_layers)} full + {len(layers.swa_layers)} SWA layers, "
+        f"window {layers.sliding_window}, {res.mode} mode)"
+    )
+    pools = [
+        Pool(
+            name="full-attention KV",
+            tokens=res.full_tokens,
+            bytes=res.full_tokens * res.full_bytes_per_token,
+            bytes_per_token=res.full_bytes_per_token,
+        ),
+        Pool(
+            name=SWA_POOL_NAME,
+            tokens=res.swa_tokens,
+            bytes=res.swa_tokens * res.swa_bytes_per_token,
+            bytes_per_token=res.swa_bytes_per_token,
+        ),
+    ]
     notes = list(res.notes)
     if ctx.kv_dtype.strip().lower() in FP4_KV_DTYPES:
         notes.append(FP4_NOTE.format(dtype=ctx.kv_dtype))
     warning = layer_split_warning(res=res, budget_bytes=ctx.budget, num_layers=layers.num_hidden_layers or 0)
-    return PoolPlan(tokens=res.full_tokens, cell=res.cell, layout=layout, max_running_requests=mrr, reduced=reduced,
-                    kv_pool_bytes=res.pool_bytes, kv_slice_bytes=min(int(res.full_tokens * res.cell), ctx.budget),
-                    pools=pools, fixed_bytes=res.fixed_bytes, fixed_note=_FIXED_NOTE, notes=notes,
-                    warnings=[warning] if warning else [])
+    return PoolPlan(
+        tokens=res.full_tokens,
+        cell=res.cell,
+        layout=layout,
+        max_running_requests=mrr,
+        reduced=reduced,
+        kv_pool_bytes=res.pool_bytes,
+        kv_slice_bytes=min(int(res.full_tokens * res.cell), ctx.budget),
+        pools=pools,
+        fixed_bytes=res.fixed_bytes,
+        fixed_note=_FIXED_NOTE,
+        notes=notes,
+        warnings=[warning] if warning else [],
+    )
 
 
 #: the assumption an FP4 KV cache on the hybrid pool adds (see :func:`swa_bytes_per_layer_token`)
-FP4_NOTE = ("{dtype} KV on SGLang's hybrid sliding-window pool: both sub-pools are plain float4_e2m1fn_x2 buffers, "
-            "1 byte per value (as fp8), with no FP4 scales and no prefill dequant workspace -- SWAKVPool passes no "
-            "FP4 quant method (kv_cache_configurator.py _build_hybrid_swa_kv_pool, 0.5.23); not verified by a run")
+FP4_NOTE = (
+    "{dtype} KV on SGLang's hybrid sliding-window pool: both sub-pools are plain float4_e2m1fn_x2 buffers, "
+    "1 byte per value (as fp8), with no FP4 scales and no prefill dequant workspace -- SWAKVPool passes no "
+    "FP4 quant method (kv_cache_configurator.py _build_hybrid_swa_kv_pool, 0.5.23); not verified by a run"
+)
 
 
 def _ratio(ctx: PoolContext) -> float:
@@ -1052,31 +1386,66 @@ def one_pool_plan(ctx: PoolContext, layers: SWALayers) -> PoolPlan:
 
     def cell(c: PoolContext, n_layers: int) -> int:
         if layers.latent:
-            return swa_bytes_per_layer_token(kv_heads=1, head_dim=layers.full_head_dim, v_head_dim=0,
-                                             attn_tp_size=c.attn_tp, kv_dtype=c.kv_dtype, latent=True) * n_layers
+            return (
+                swa_bytes_per_layer_token(
+                    kv_heads=1,
+                    head_dim=layers.full_head_dim,
+                    v_head_dim=0,
+                    attn_tp_size=c.attn_tp,
+                    kv_dtype=c.kv_dtype,
+                    latent=True,
+                )
+                * n_layers
+            )
         vhd = layers.full_v_head_dim if c.rules.pool_rules.gqa_cell_v_head_dim else layers.full_head_dim
-        return swa_bytes_per_layer_token(kv_heads=layers.full_kv_heads, head_dim=layers.full_head_dim,
-                                         v_head_dim=vhd, attn_tp_size=c.attn_tp, kv_dtype=c.kv_dtype) * n_layers
+        return (
+            swa_bytes_per_layer_token(
+                kv_heads=layers.full_kv_heads,
+                head_dim=layers.full_head_dim,
+                v_head_dim=vhd,
+                attn_tp_size=c.attn_tp,
+                kv_dtype=c.kv_dtype,
+            )
+            * n_layers
+        )
 
     arch = layers.architecture or "this model"
     n = layers.num_hidden_layers or len(layers.full_layers) + len(layers.swa_layers)
     if ctx.kv_dtype.strip().lower() in FP4_KV_DTYPES:
-        raise InputError(f"SGLang {_release(ctx)} sizes {arch} in one KV pool over all layers; its FP4 "
-                         f"({ctx.kv_dtype}) cell there is not modelled", field="--kv-cache-dtype",
-                         hint="use auto, bf16, fp8_e4m3 or fp8_e5m2")
-    out = plan_default(ctx, cell=cell, pool_name="KV (K + V)",
-                       layout=lambda c: f"one KV pool over all {n} layers (no hybrid sliding-window pool in SGLang "
-                                        f"{_release(c)} for {arch})")
+        raise InputError(
+            f"SGLang {_release(ctx)} sizes {arch} in one KV pool over all layers; its FP4 "
+            f"({ctx.kv_dtype}) cell there is not modelled",
+            field="--kv-cache-dtype",
+            hint="use auto, bf16, fp8_e4m3 or fp8_e5m2",
+        )
+    out = plan_default(
+        ctx,
+        cell=cell,
+        pool_name="KV (K + V)",
+        layout=lambda c: (
+            f"one KV pool over all {n} layers (no hybrid sliding-window pool in SGLang {_release(c)} for {arch})"
+        ),
+    )
     cond = ctx.rules.pool_rules.swa_disabled_archs.get(arch)
-    why = ("the release does not list it for the hybrid pool" if cond is None
-           else "its model override sets disable_hybrid_swa_memory" if cond == "always"
-           else f"its model override sets disable_hybrid_swa_memory with {cond.replace('-', ' ')}"
-           + (" (GPT-OSS's default backend on SM100)" if _trtllm_mha(ctx) else ""))
+    why = (
+        "the release does not list it for the hybrid pool"
+        if cond is None
+        else "its model override sets disable_hybrid_swa_memory"
+        if cond == "always"
+        else f"its model override sets disable_hybrid_swa_memory with {cond.replace('-', ' ')}"
+        + (" (GPT-OSS's default backend on SM100)" if _trtllm_mha(ctx) else "")
+    )
     since = swa_pool_since(arch)
-    out.notes.insert(0, f"SGLang {_release(ctx)} sizes {arch} without the hybrid sliding-window pool ({why}): one KV "
-                        f"pool over all {n} layers at the full-attention cell; "
-                        + (f"SGLang lists it for the hybrid pool from {since}" if since else
-                           "no SGLang release up to 0.5.23 lists it for the hybrid pool"))
+    out.notes.insert(
+        0,
+        f"SGLang {_release(ctx)} sizes {arch} without the hybrid sliding-window pool ({why}): one KV "
+        f"pool over all {n} layers at the full-attention cell; "
+        + (
+            f"SGLang lists it for the hybrid pool from {since}"
+            if since
+            else "no SGLang release up to 0.5.23 lists it for the hybrid pool"
+        ),
+    )
     return out
 
 
@@ -1089,12 +1458,20 @@ def _sizing_args(ctx: PoolContext, draft_full: int, draft_swa: int) -> dict[str,
     """The :func:`swa_pool_sizes` arguments the planner takes from its context (all but the budget, the stage and
     ``--max-total-tokens``)."""
     f = ctx.flags
-    return dict(kv_dtype=ctx.kv_dtype, attn_tp_size=ctx.attn_tp, page_size=ctx.page_size,
-                swa_full_tokens_ratio=_ratio(ctx), radix_cache=f.radix_cache,
-                max_running_requests=ctx.max_running_requests, attn_dp_size=ctx.attn_dp,
-                chunked_prefill_size=ctx.chunked_prefill_size, overlap_schedule=f.overlap_schedule,
-                speculative_num_draft_tokens=f.speculative_num_draft_tokens, draft_full_layers=draft_full,
-                draft_swa_layers=draft_swa)
+    return dict(
+        kv_dtype=ctx.kv_dtype,
+        attn_tp_size=ctx.attn_tp,
+        page_size=ctx.page_size,
+        swa_full_tokens_ratio=_ratio(ctx),
+        radix_cache=f.radix_cache,
+        max_running_requests=ctx.max_running_requests,
+        attn_dp_size=ctx.attn_dp,
+        chunked_prefill_size=ctx.chunked_prefill_size,
+        overlap_schedule=f.overlap_schedule,
+        speculative_num_draft_tokens=f.speculative_num_draft_tokens,
+        draft_full_layers=draft_full,
+        draft_swa_layers=draft_swa,
+    )
 
 
 @dataclass(frozen=True)
@@ -1103,15 +1480,15 @@ class _VectorStages:
 
     full_cells: tuple[int, ...]
     swa_cells: tuple[int, ...]
-    worst: int              # the stage with the largest cost per full token (the one the plan reports)
-    cell: float             # FitResult.kv_bytes_per_token when the budget is positive
+    worst: int  # the stage with the largest cost per full token (the one the plan reports)
+    cell: float  # FitResult.kv_bytes_per_token when the budget is positive
     cap_mode: bool
     ratio: float
     window: int
     page_size: int
-    cap: dict[str, Any]     # swa_request_cap arguments (request-cap mode)
-    validate: bool = True   # the release refuses an SWA pool too small for one request (0.5.16+)
-    cap_floor_one: bool = True   # the cap is sized for max(1, mrr // dp) requests (0.5.23; mrr // dp before)
+    cap: dict[str, Any]  # swa_request_cap arguments (request-cap mode)
+    validate: bool = True  # the release refuses an SWA pool too small for one request (0.5.16+)
+    cap_floor_one: bool = True  # the cap is sized for max(1, mrr // dp) requests (0.5.23; mrr // dp before)
 
 
 def _vector_stages(ctx: PoolContext) -> _VectorStages | None:
@@ -1124,19 +1501,41 @@ def _vector_stages(ctx: PoolContext) -> _VectorStages | None:
         draft_full, draft_swa = era_draft_layers(ctx, layers, era)
         n = layers.num_hidden_layers or (max(layers.full_layers + layers.swa_layers) + 1)
         ranges = pp_layer_ranges(num_layers=n, pp_size=ctx.pp, partition=f.pp_layer_partition)
-        staged = [stage_cells(layers=layers, kv_dtype=ctx.kv_dtype, attn_tp_size=ctx.attn_tp,
-                              draft_full_layers=draft_full, draft_swa_layers=draft_swa,
-                              stage_layers=_listed(rng, n, era.end_inclusive) if ctx.pp > 1 and era.staged else None)
-                  for rng in ranges]
+        staged = [
+            stage_cells(
+                layers=layers,
+                kv_dtype=ctx.kv_dtype,
+                attn_tp_size=ctx.attn_tp,
+                draft_full_layers=draft_full,
+                draft_swa_layers=draft_swa,
+                stage_layers=_listed(rng, n, era.end_inclusive) if ctx.pp > 1 and era.staged else None,
+            )
+            for rng in ranges
+        ]
     except InputError:
         return None
     ratio = _ratio(ctx)
     cap_mode = era.request_cap and swa_request_cap_applies(
-        radix_cache=f.radix_cache, max_running_requests=ctx.max_running_requests,
-        chunked_prefill_size=ctx.chunked_prefill_size, chunk_gate=era.cap_chunk_gate)
-    cells = [cap_cells(full_cell=fc, swa_cell=sc, F=F, S=S, draft_full_layers=draft_full, draft_swa_layers=draft_swa,
-                       cap_draft_full=era.cap_draft_full, cap_draft_swa=era.cap_draft_swa) if cap_mode else (fc, sc)
-             for fc, sc, F, S in staged]
+        radix_cache=f.radix_cache,
+        max_running_requests=ctx.max_running_requests,
+        chunked_prefill_size=ctx.chunked_prefill_size,
+        chunk_gate=era.cap_chunk_gate,
+    )
+    cells = [
+        cap_cells(
+            full_cell=fc,
+            swa_cell=sc,
+            F=F,
+            S=S,
+            draft_full_layers=draft_full,
+            draft_swa_layers=draft_swa,
+            cap_draft_full=era.cap_draft_full,
+            cap_draft_swa=era.cap_draft_swa,
+        )
+        if cap_mode
+        else (fc, sc)
+        for fc, sc, F, S in staged
+    ]
     if not layers.full_layers or not 0.0 < ratio <= 1.0 or ctx.page_size <= 0 or ctx.attn_dp <= 0:
         return None
     costs = [float(fc) if cap_mode else fc + ratio * sc for fc, sc in cells]
@@ -1145,13 +1544,27 @@ def _vector_stages(ctx: PoolContext) -> _VectorStages | None:
     worst = costs.index(max(costs))
     args = _sizing_args(ctx, draft_full, draft_swa)
     return _VectorStages(
-        full_cells=tuple(fc for fc, _ in cells), swa_cells=tuple(sc for _, sc in cells), worst=worst,
-        cell=costs[worst], cap_mode=cap_mode, ratio=ratio, window=layers.sliding_window, page_size=ctx.page_size,
-        cap=cap_args(window=layers.sliding_window, chunked_prefill_size=args["chunked_prefill_size"],
-                     overlap_schedule=args["overlap_schedule"],
-                     speculative_num_draft_tokens=args["speculative_num_draft_tokens"], speculative_num_steps=None,
-                     disaggregation_decode=False, decode_extra_slots=0, swa_eviction_interval=None),
-        validate=era.validate, cap_floor_one=era.cap_floor_one)
+        full_cells=tuple(fc for fc, _ in cells),
+        swa_cells=tuple(sc for _, sc in cells),
+        worst=worst,
+        cell=costs[worst],
+        cap_mode=cap_mode,
+        ratio=ratio,
+        window=layers.sliding_window,
+        page_size=ctx.page_size,
+        cap=cap_args(
+            window=layers.sliding_window,
+            chunked_prefill_size=args["chunked_prefill_size"],
+            overlap_schedule=args["overlap_schedule"],
+            speculative_num_draft_tokens=args["speculative_num_draft_tokens"],
+            speculative_num_steps=None,
+            disaggregation_decode=False,
+            decode_extra_slots=0,
+            swa_eviction_interval=None,
+        ),
+        validate=era.validate,
+        cap_floor_one=era.cap_floor_one,
+    )
 
 
 def vector_group(ctx: PoolContext, *, cell: float) -> VectorGroup | None:
@@ -1178,7 +1591,7 @@ def vector_group(ctx: PoolContext, *, cell: float) -> VectorGroup | None:
         layers = sglang_swa_geometry(ctx.config, release=_release(ctx))
     except InputError:
         return None
-    if not hybrid_pool_on(ctx, layers):   # the release's one pool over all layers: the single-cell formula
+    if not hybrid_pool_on(ctx, layers):  # the release's one pool over all layers: the single-cell formula
         return single_cell_group(ctx, cell=cell)
     if ctx.rules.pool_rules.swa_split == "layers":
         return _layer_split_group(ctx, layers, cell=cell)
@@ -1195,20 +1608,27 @@ def vector_group(ctx: PoolContext, *, cell: float) -> VectorGroup | None:
         fulls = []
         swa_cap: Any = None
         if vs.cap_mode:
-            swa_cap = cap_swa_tokens(max_running_requests=requested, attn_dp_size=ctx.attn_dp, page_size=page,
-                                     floor_one=vs.cap_floor_one,
-                                     **vs.cap)
+            swa_cap = cap_swa_tokens(
+                max_running_requests=requested,
+                attn_dp_size=ctx.attn_dp,
+                page_size=page,
+                floor_one=vs.cap_floor_one,
+                **vs.cap,
+            )
         for fc, sc in zip(vs.full_cells, vs.swa_cells, strict=True):
             if vs.cap_mode:
-                full_s = cap_full_tokens(budget_bytes=budget, swa_tokens=swa_cap, full_cell=fc, swa_cell=sc,
-                                         page_size=page)
+                full_s = cap_full_tokens(
+                    budget_bytes=budget, swa_tokens=swa_cap, full_cell=fc, swa_cell=sc, page_size=page
+                )
                 err = err | (full_s <= 0)
             else:
                 full_s = ratio_full_tokens(budget_bytes=budget, cell=fc + vs.ratio * sc, page_size=page)
                 if vs.validate:
-                    err = err | swa_pool_too_small(swa_tokens=ratio_swa_tokens(full_tokens=full_s, ratio=vs.ratio,
-                                                                               page_size=page),
-                                                   window=vs.window, page_size=page)
+                    err = err | swa_pool_too_small(
+                        swa_tokens=ratio_swa_tokens(full_tokens=full_s, ratio=vs.ratio, page_size=page),
+                        window=vs.window,
+                        page_size=page,
+                    )
             fulls.append(full_s)
         common = fulls[0]
         for full_s in fulls[1:]:
@@ -1224,9 +1644,13 @@ def vector_group(ctx: PoolContext, *, cell: float) -> VectorGroup | None:
             if vs.validate:
                 err = err | swa_pool_too_small(swa_tokens=swa, window=vs.window, page_size=page)
         tokens = vwhere(pos, full, 0)
-        return VectorPools(tokens=tokens, cell=vwhere(pos, vs.cell, 0.0),
-                           mrr=request_cap_of(ctx, tokens=tokens, context_len=context_len, requested=requested),
-                           error=err & pos, pools={SWA_POOL_NAME: vwhere(pos, swa, -1)})
+        return VectorPools(
+            tokens=tokens,
+            cell=vwhere(pos, vs.cell, 0.0),
+            mrr=request_cap_of(ctx, tokens=tokens, context_len=context_len, requested=requested),
+            error=err & pos,
+            pools={SWA_POOL_NAME: vwhere(pos, swa, -1)},
+        )
 
     return VectorGroup(family="hybrid_swa", pools=pools, note=f"{'request-cap' if vs.cap_mode else 'ratio'} mode")
 
@@ -1248,6 +1672,7 @@ def _stages_common_tokens(*, budget: Any, costs: list[int], max_total_tokens: An
         common = vwhere((max_total_tokens >= 0) & (max_total_tokens < common), max_total_tokens, common)
     return common // page * page
 
+
 def _layer_split_group(ctx: PoolContext, layers: SWALayers, *, cell: float) -> VectorGroup | None:
     """:func:`layer_split_pools` over arrays (the same :func:`layer_split_stages` / :func:`layer_split_tokens`)::
 
@@ -1263,13 +1688,19 @@ def _layer_split_group(ctx: PoolContext, layers: SWALayers, *, cell: float) -> V
     ratio, page = _ratio(ctx), ctx.page_size
     staged = byte_era(_release(ctx)).staged
     try:
-        n, stages = layer_split_stages(layers=layers, pp_size=ctx.pp, partition=ctx.flags.pp_layer_partition,
-                                       kv_dtype=ctx.kv_dtype, attn_tp_size=ctx.attn_tp, staged=staged,
-                                       full_ids_cell=_release(ctx) == LAYER_SPLIT_FULL_IDS_CELL)
+        n, stages = layer_split_stages(
+            layers=layers,
+            pp_size=ctx.pp,
+            partition=ctx.flags.pp_layer_partition,
+            kv_dtype=ctx.kv_dtype,
+            attn_tp_size=ctx.attn_tp,
+            staged=staged,
+            full_ids_cell=_release(ctx) == LAYER_SPLIT_FULL_IDS_CELL,
+        )
     except InputError:
         return None
     cells = [st.cell_l for st in stages]
-    per_stage = staged and ctx.pp > 1   # 0.5.7 - 0.5.8 PP: each stage splits by its own counts, the fewest reported
+    per_stage = staged and ctx.pp > 1  # 0.5.7 - 0.5.8 PP: each stage splits by its own counts, the fewest reported
     if not per_stage:
         top = max(stages, key=lambda st: (st.cell_l, st.full_cell, st.swa_cell))
         splits = [(len(layers.full_layers), len(layers.swa_layers), top.cell_l)]
@@ -1279,7 +1710,7 @@ def _layer_split_group(ctx: PoolContext, layers: SWALayers, *, cell: float) -> V
     if not 0.0 < ratio <= 1.0 or min(cells) <= 0 or page <= 0:
         return None
     dens = [ratio * ns + nf for nf, ns, _ in splits]
-    static = costs[dens.index(max(dens))]   # the stage of the fewest full tokens (ties: see pools())
+    static = costs[dens.index(max(dens))]  # the stage of the fewest full tokens (ties: see pools())
     if cell and static != cell:
         return None
     floor = _key(_release(ctx)) >= _key(LAYER_SPLIT_FLOOR_SINCE)
@@ -1289,18 +1720,23 @@ def _layer_split_group(ctx: PoolContext, layers: SWALayers, *, cell: float) -> V
         common = _stages_common_tokens(budget=budget, costs=cells, max_total_tokens=max_total_tokens, page=page)
         err = pos & (common <= 0)
         full, swa, cost = None, None, None
-        for (nf, ns, _), c_s in zip(splits, costs, strict=True):   # min over stages, the first one on ties
-            full_s, swa_s = layer_split_tokens(tokens=common, num_layers=n, full_layers=nf, swa_layers=ns,
-                                               ratio=ratio, page_size=page, floor=floor)
+        for (nf, ns, _), c_s in zip(splits, costs, strict=True):  # min over stages, the first one on ties
+            full_s, swa_s = layer_split_tokens(
+                tokens=common, num_layers=n, full_layers=nf, swa_layers=ns, ratio=ratio, page_size=page, floor=floor
+            )
             if full is None:
                 full, swa, cost = full_s, swa_s, c_s
             else:
                 take = full_s < full
                 full, swa, cost = vwhere(take, full_s, full), vwhere(take, swa_s, swa), vwhere(take, c_s, cost)
         tokens = vwhere(pos & ~err, full, 0)
-        return VectorPools(tokens=tokens, cell=vwhere(pos, cost, 0.0),
-                           mrr=request_cap_of(ctx, tokens=tokens, context_len=context_len, requested=requested),
-                           error=err, pools={SWA_POOL_NAME: vwhere(pos, swa, -1)})
+        return VectorPools(
+            tokens=tokens,
+            cell=vwhere(pos, cost, 0.0),
+            mrr=request_cap_of(ctx, tokens=tokens, context_len=context_len, requested=requested),
+            error=err,
+            pools={SWA_POOL_NAME: vwhere(pos, swa, -1)},
+        )
 
     return VectorGroup(family="hybrid_swa", pools=pools, note="layer-split mode")
 
@@ -1318,12 +1754,18 @@ def _two_step_group(ctx: PoolContext, layers: SWALayers, *, cell: float) -> Vect
     from kvplan.engines.sglang.pools.vector import VectorGroup, VectorPools, request_cap_of
 
     ratio, page = _ratio(ctx), ctx.page_size
-    stages = listed_stages(layers=layers, pp_size=ctx.pp, partition=ctx.flags.pp_layer_partition,
-                           end_inclusive=byte_era(_release(ctx)).end_inclusive)
+    stages = listed_stages(
+        layers=layers,
+        pp_size=ctx.pp,
+        partition=ctx.flags.pp_layer_partition,
+        end_inclusive=byte_era(_release(ctx)).end_inclusive,
+    )
     try:
         ranges: list[tuple[int, int] | None] = list(stages) if stages else [None]
-        cells = [stage_cells(layers=layers, kv_dtype=ctx.kv_dtype, attn_tp_size=ctx.attn_tp, stage_layers=rng)[:2]
-                 for rng in ranges]
+        cells = [
+            stage_cells(layers=layers, kv_dtype=ctx.kv_dtype, attn_tp_size=ctx.attn_tp, stage_layers=rng)[:2]
+            for rng in ranges
+        ]
     except InputError:
         return None
     profiles = [fc + sc for fc, sc in cells]
@@ -1331,7 +1773,7 @@ def _two_step_group(ctx: PoolContext, layers: SWALayers, *, cell: float) -> Vect
     if not 0.0 < ratio <= 1.0 or min(profiles) <= 0 or page <= 0:
         return None
     gains = [pc / sp for pc, sp in zip(profiles, splits, strict=True)]
-    if cell and splits[gains.index(min(gains))] != cell:   # the stage of the fewest full tokens (ties: pools())
+    if cell and splits[gains.index(min(gains))] != cell:  # the stage of the fewest full tokens (ties: pools())
         return None
 
     def pools(*, budget: Any, context_len: Any, requested: Any, max_total_tokens: Any) -> VectorPools:
@@ -1340,7 +1782,7 @@ def _two_step_group(ctx: PoolContext, layers: SWALayers, *, cell: float) -> Vect
         err = pos & (common <= 0)
         full: Any = None
         cost: Any = None
-        for pc, sp in zip(profiles, splits, strict=True):   # min over stages, the first one on ties
+        for pc, sp in zip(profiles, splits, strict=True):  # min over stages, the first one on ties
             full_s = two_step_full_tokens(tokens=common, profile_cell=pc, split_cell=sp, page_size=page)
             if full is None:
                 full, cost = full_s, sp
@@ -1349,9 +1791,13 @@ def _two_step_group(ctx: PoolContext, layers: SWALayers, *, cell: float) -> Vect
                 full, cost = vwhere(take, full_s, full), vwhere(take, sp, cost)
         swa = ratio_swa_tokens(full_tokens=full, ratio=ratio, page_size=page)
         tokens = vwhere(pos & ~err, full, 0)
-        return VectorPools(tokens=tokens, cell=vwhere(pos, cost, 0.0),
-                           mrr=request_cap_of(ctx, tokens=tokens, context_len=context_len, requested=requested),
-                           error=err, pools={SWA_POOL_NAME: vwhere(pos, swa, -1)})
+        return VectorPools(
+            tokens=tokens,
+            cell=vwhere(pos, cost, 0.0),
+            mrr=request_cap_of(ctx, tokens=tokens, context_len=context_len, requested=requested),
+            error=err,
+            pools={SWA_POOL_NAME: vwhere(pos, swa, -1)},
+        )
 
     return VectorGroup(family="hybrid_swa", pools=pools, note="0.5.9 two-step mode")
 
@@ -1386,17 +1832,28 @@ def split_draft_layers(model: ModelSpec, layers: SWALayers, spec_algo: str) -> t
 def breakdown(m: ModelSpec) -> Breakdown:
     """``kvplan show``: per layer group (full / sliding window) and TP, the bf16 bytes per token of its pool."""
     L = swa_layers_from_config(m.raw_config or m.config)
-    out = Breakdown(info=dict(full_layers=len(L.full_layers), swa_layers=len(L.swa_layers),
-                              sliding_window=L.sliding_window))
-    groups = (("full attention", len(L.full_layers), L.full_kv_heads, L.full_head_dim, L.full_v_head_dim),
-              ("sliding window", len(L.swa_layers), L.swa_kv_heads, L.swa_head_dim, L.swa_v_head_dim))
+    out = Breakdown(
+        info=dict(full_layers=len(L.full_layers), swa_layers=len(L.swa_layers), sliding_window=L.sliding_window)
+    )
+    groups = (
+        ("full attention", len(L.full_layers), L.full_kv_heads, L.full_head_dim, L.full_v_head_dim),
+        ("sliding window", len(L.swa_layers), L.swa_kv_heads, L.swa_head_dim, L.swa_v_head_dim),
+    )
     for group, n, heads, hd, vhd in groups:
         for tp in SHOW_TPS:
-            per_layer = swa_bytes_per_layer_token(kv_heads=heads, head_dim=hd, v_head_dim=vhd, attn_tp_size=tp,
-                                                  kv_dtype="bf16", latent=L.latent)
-            out.rows.append({"group": group, "layers": n, "tp": tp, "kv_heads_per_gpu": max(1, heads // tp),
-                             "bytes_per_token_bf16": per_layer * n,
-                             "pool": "full pool (max_total_num_tokens)" if group == "full attention"
-                             else "SWA pool (ratio x full tokens)"})
+            per_layer = swa_bytes_per_layer_token(
+                kv_heads=heads, head_dim=hd, v_head_dim=vhd, attn_tp_size=tp, kv_dtype="bf16", latent=L.latent
+            )
+            out.rows.append(
+                {
+                    "group": group,
+                    "layers": n,
+                    "tp": tp,
+                    "kv_heads_per_gpu": max(1, heads // tp),
+                    "bytes_per_token_bf16": per_layer * n,
+                    "pool": "full pool (max_total_num_tokens)"
+                    if group == "full attention"
+                    else "SWA pool (ratio x full tokens)",
+                }
+            )
     return out
-

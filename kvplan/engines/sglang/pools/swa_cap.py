@@ -23,6 +23,7 @@ def ceil_align(a: Any, b: int) -> Any:
 # ---- ints or numpy arrays: the pool formulas take both (``kvplan fit`` passes ints and never loads numpy; ``kvplan
 # sweep`` passes arrays, numpy is then already imported) ---------------------------------------------------------
 
+
 def is_array(x: Any) -> bool:
     """``x`` is a numpy array (not a Python number)."""
     return getattr(x, "ndim", 0) > 0
@@ -51,7 +52,7 @@ def vmax(a: Any, b: Any) -> Any:
 def vint(x: Any) -> Any:
     """``int(x)`` (truncation toward zero) for a number or element-wise for an array (int64)."""
     if is_array(x):
-        return x.astype("int64") if x.dtype.kind == "f" else x   # astype truncates toward zero, as int() does
+        return x.astype("int64") if x.dtype.kind == "f" else x  # astype truncates toward zero, as int() does
     return int(x)
 
 
@@ -74,7 +75,7 @@ def swa_decode_alloc(*, page_size: int, overlap_schedule: bool, num_draft_tokens
         return page_size
     if not overlap_schedule:  # spec-v1: spec_decode_alloc_len_per_request, topk 1, page > 1
         return int(max(ceil_align(max(num_steps, 1), page_size), ceil_align(num_draft_tokens, page_size)))
-    return 2 * max(num_steps, num_draft_tokens)   # spec-v2: 2 * get_alloc_len_per_decode()
+    return 2 * max(num_steps, num_draft_tokens)  # spec-v2: 2 * get_alloc_len_per_decode()
 
 
 def swa_request_cap(
@@ -108,8 +109,9 @@ def swa_request_cap(
     """
     draft = num_draft_tokens if num_draft_tokens > 0 else 1
     trailing = window + max(1, eviction_interval) * draft + page_size
-    per_request = trailing + swa_decode_alloc(page_size=page_size, overlap_schedule=overlap_schedule,
-                                              num_draft_tokens=num_draft_tokens, num_steps=num_steps)
+    per_request = trailing + swa_decode_alloc(
+        page_size=page_size, overlap_schedule=overlap_schedule, num_draft_tokens=num_draft_tokens, num_steps=num_steps
+    )
     if disagg_decode:
         return per_request * mrr_per_rank + (window + page_size) * decode_extra_slots
     chunks_in_flight = 2 if overlap_schedule else 1
@@ -156,9 +158,18 @@ def swa_eviction_interval(*, release: str, window: int, page_size: int, radix_ca
     return SWA_EVICTION_INTERVAL
 
 
-def swa_request_terms(*, release: str, page_size: int, window: int, chunked_prefill_size: int,
-                      overlap_schedule: bool, num_draft_tokens: int, num_steps: int, radix_cache: bool,
-                      eviction_interval: int | None = None) -> tuple[int, int]:
+def swa_request_terms(
+    *,
+    release: str,
+    page_size: int,
+    window: int,
+    chunked_prefill_size: int,
+    overlap_schedule: bool,
+    num_draft_tokens: int,
+    num_steps: int,
+    radix_cache: bool,
+    eviction_interval: int | None = None,
+) -> tuple[int, int]:
     """``(reserve, per_request)``: the SWA slots one rank holds for its running requests, as ``reserve +
     per_request x requests`` (``per_request`` :data:`WHOLE_REQUEST`: each request holds all its tokens).
 
@@ -180,12 +191,23 @@ def swa_request_terms(*, release: str, page_size: int, window: int, chunked_pref
     if interval is None:
         return 0, WHOLE_REQUEST
     chunk = max(chunked_prefill_size, 0)
-    kw: dict[str, Any] = dict(page_size=page_size, window=window, chunked_prefill_size=chunk,
-                              overlap_schedule=overlap_schedule, num_draft_tokens=num_draft_tokens,
-                              num_steps=num_steps, disagg_decode=False, decode_extra_slots=0)
-    if _release_key(release) < (0, 5, 8):   # 0.5.7's chunk cache: every step, exact window, one chunk
-        return chunk, window + swa_decode_alloc(page_size=page_size, overlap_schedule=overlap_schedule,
-                                                num_draft_tokens=num_draft_tokens, num_steps=num_steps)
+    kw: dict[str, Any] = dict(
+        page_size=page_size,
+        window=window,
+        chunked_prefill_size=chunk,
+        overlap_schedule=overlap_schedule,
+        num_draft_tokens=num_draft_tokens,
+        num_steps=num_steps,
+        disagg_decode=False,
+        decode_extra_slots=0,
+    )
+    if _release_key(release) < (0, 5, 8):  # 0.5.7's chunk cache: every step, exact window, one chunk
+        return chunk, window + swa_decode_alloc(
+            page_size=page_size,
+            overlap_schedule=overlap_schedule,
+            num_draft_tokens=num_draft_tokens,
+            num_steps=num_steps,
+        )
     if eviction_interval is not None and _release_key(release) >= (0, 5, 14):
         interval = eviction_interval
     reserve = swa_request_cap(mrr_per_rank=0, eviction_interval=interval, **kw)

@@ -17,9 +17,11 @@ from kvplan.errors import InputError
 
 #: architecture -> why SGLang cannot serve it
 SGLANG_NO_MODEL_CLASS: Mapping[str, str] = {
-    "JambaForCausalLM": ("JambaForCausalLM has no SGLang implementation and the Transformers implementation is not "
-                         "compatible with SGLang (JambaPreTrainedModel does not support SGLang's attention backend; "
-                         "SGLang has no Mamba-1 state pool)"),
+    "JambaForCausalLM": (
+        "JambaForCausalLM has no SGLang implementation and the Transformers implementation is not "
+        "compatible with SGLang (JambaPreTrainedModel does not support SGLang's attention backend; "
+        "SGLang has no Mamba-1 state pool)"
+    ),
 }
 
 
@@ -33,5 +35,8 @@ def check_sglang_architecture(config: Mapping[str, Any]) -> None:
     for arch in archs if isinstance(archs, list) else []:
         reason = SGLANG_NO_MODEL_CLASS.get(arch) if isinstance(arch, str) else None
         if reason:
-            raise InputError(f"SGLang 0.5.23 cannot serve this model: {reason}", field="--model",
-                             hint="plan it with --engine vllm (vLLM has a JambaForCausalLM model)")
+            raise InputError(
+                f"SGLang 0.5.23 cannot serve this model: {reason}",
+                field="--model",
+                hint="plan it with --engine vllm (vLLM has a JambaForCausalLM model)",
+            )

@@ -22,8 +22,7 @@ from kvplan.engines.sglang.pools.swa_cap import is_array, vint, vmax, vmin, vwhe
 if TYPE_CHECKING:
     from kvplan.engines.sglang.pools.base import PoolContext
 
-__all__ = ["VectorGroup", "VectorPools", "is_array", "request_cap_of", "vector_group", "vint", "vmax", "vmin",
-           "vwhere"]
+__all__ = ["VectorGroup", "VectorPools", "is_array", "request_cap_of", "vector_group", "vint", "vmax", "vmin", "vwhere"]
 
 
 @dataclass
@@ -57,8 +56,9 @@ class VectorGroup:
 def request_cap_of(ctx: PoolContext, *, tokens: Any, context_len: Any, requested: Any) -> Any:
     """``max_running_requests`` per rank as :func:`kvplan.engines.sglang.pools.base.request_cap` resolves it, for
     arrays (the rule set's ``resolve_max_running_requests``)."""
-    return ctx.rules.resolve_max_running_requests(total_tokens=tokens, context_len=context_len, requested=requested,
-                                                  attn_dp_size=ctx.attn_dp)
+    return ctx.rules.resolve_max_running_requests(
+        total_tokens=tokens, context_len=context_len, requested=requested, attn_dp_size=ctx.attn_dp
+    )
 
 
 def vector_group(ctx: PoolContext, *, cell: float) -> VectorGroup | None:
