@@ -51,6 +51,22 @@ Hardware preset file::
     fp8 = true
     fp4 = false
     source = "..."
+
+    [perf]                                         # optional: what a speed model needs (PerfFigures)
+    arch = "hopper"
+    form = "sxm"
+    tflops_bf16 = 989.4                            # dense TFLOPS (a sparse figure halved), at `clock`
+    tflops_fp8 = 1978.9
+    clock = "boost"
+    memory_bandwidth_gbs = 3350                    # GB/s
+    power_w = 700                                  # W, board power limit
+    link = "nvlink"
+    link_generation = "NVLink 4"
+    link_gbs = 450                                 # GB/s per direction per GPU
+    p2p = true
+    [perf.sources]                                 # every figure present: its field name or a group key
+    tflops = "..."
+    memory_bandwidth_gbs = "..."
 """
 
 from __future__ import annotations
@@ -77,6 +93,8 @@ if TYPE_CHECKING:  # the constrained types are bound by _adapter() when pydantic
 
     PositiveInt = Annotated[int, Gt(0)]
     PositiveFloat = Annotated[float, Gt(0)]
+    PresetMiB = Annotated[int, Gt(0)]  # <= MAX_BYTES // MiB at validation (kvplan.units, the --gpu-memory cap)
+    PresetBytes = Annotated[int, Gt(0)]  # <= MAX_BYTES at validation
 
 QUANTIZATIONS = (
     "bf16",
@@ -195,6 +213,165 @@ class ModelPreset:
         )
 
 
+GpuArch = Literal[
+    "turing",
+    "ampere",
+    "ada",
+    "hopper",
+    "blackwell",
+    "blackwell-ultra",
+    "cdna2",
+    "cdna3",
+    "cdna4",
+    "rdna3",
+    "rdna4",
+    "gaudi2",
+    "gaudi3",
+    "xe-hpc",
+    "xe-hpg",
+    "xe2",
+]
+GpuForm = Literal["sxm", "pcie", "superchip", "unified", "oam"]
+PerfClock = Literal["boost", "base", "sustained"]
+PerfLink = Literal["nvlink", "pcie", "xgmi", "nvlink-c2c", "none"]
+
+#: the ``[perf]`` figures that need a ``[perf.sources]`` entry (every number, and ``p2p``)
+PERF_SOURCED = (
+    "tflops_bf16",
+    "tflops_fp16",
+    "tflops_fp8",
+    "tflops_fp4",
+    "tflops_int8",
+    "memory_bandwidth_gbs",
+    "power_w",
+    "pcie_gen",
+    "pcie_lanes",
+    "link_gbs",
+    "p2p",
+)
+#: group keys of ``[perf.sources]``: one entry that sources every figure of the group
+PERF_SOURCE_GROUPS = {
+    "tflops": ("tflops_bf16", "tflops_fp16", "tflops_fp8", "tflops_fp4", "tflops_int8"),
+    "link": ("link_gbs", "pcie_gen", "pcie_lanes", "p2p"),
+    "pcie": ("pcie_gen", "pcie_lanes"),
+}
+
+
+@dataclass(init=False, eq=False, repr=False)
+class PerfFigures:
+    """A hardware preset's ``[perf]`` table: the figures a speed model needs, each with its source.
+
+    Units: ``tflops_*`` are dense (no 2:4 sparsity) TFLOPS (TOPS for int8) of the tensor cores at the clock named
+    by ``clock``, with FP32 accumulate where the vendor distinguishes; ``memory_bandwidth_gbs`` GB/s (10^9 B/s);
+    ``power_w`` the board power limit in W; ``link_gbs`` GB/s per direction per GPU over ``link`` (NVLink: the
+    aggregate of the GPU's links; PCIe: the slot's rate); ``p2p`` whether GPU peer-to-peer over the link works
+    with the stock driver.
+
+    Sources rule: every figure of :data:`PERF_SOURCED` that is present has an entry in ``sources``, keyed by its
+    field name or by a group key of :data:`PERF_SOURCE_GROUPS` (``tflops`` covers every ``tflops_*``; ``link``
+    covers ``link_gbs``, ``pcie_gen``, ``pcie_lanes`` and ``p2p``; ``pcie`` covers ``pcie_gen`` and
+    ``pcie_lanes``).  A key that is neither a figure nor a group, or an empty source, is refused too.  pydantic
+    calls :meth:`__post_init__` after validating the fields; its ValueError becomes the loader's one-line error.
+
+    Example: ``tflops_bf16 = 989.4`` with ``sources = {"tflops": "H100 datasheet: 1,979 sparse, halved"}`` loads;
+    without ``sources`` it is refused ("perf.tflops_bf16 has no source ...").
+    """
+
+    __pydantic_config__ = _STRICT
+    arch: GpuArch | None = None
+    form: GpuForm | None = None
+    tflops_bf16: PositiveFloat | None = None
+    tflops_fp16: PositiveFloat | None = None
+    tflops_fp8: PositiveFloat | None = None
+    tflops_fp4: PositiveFloat | None = None
+    tflops_int8: PositiveFloat | None = None
+    clock: PerfClock | None = None
+    memory_bandwidth_gbs: PositiveFloat | None = None
+    power_w: PositiveFloat | None = None
+    link: PerfLink | None = None
+    link_generation: str | None = None
+    pcie_gen: PositiveInt | None = None
+    pcie_lanes: PositiveInt | None = None
+    link_gbs: PositiveFloat | None = None
+    p2p: bool | None = None
+    sources: dict[str, str] = field(default_factory=dict)
+    notes: str = ""
+
+    def __init__(
+        self,
+        arch: GpuArch | None = None,
+        form: GpuForm | None = None,
+        tflops_bf16: PositiveFloat | None = None,
+        tflops_fp16: PositiveFloat | None = None,
+        tflops_fp8: PositiveFloat | None = None,
+        tflops_fp4: PositiveFloat | None = None,
+        tflops_int8: PositiveFloat | None = None,
+        clock: PerfClock | None = None,
+        memory_bandwidth_gbs: PositiveFloat | None = None,
+        power_w: PositiveFloat | None = None,
+        link: PerfLink | None = None,
+        link_generation: str | None = None,
+        pcie_gen: PositiveInt | None = None,
+        pcie_lanes: PositiveInt | None = None,
+        link_gbs: PositiveFloat | None = None,
+        p2p: bool | None = None,
+        sources: dict[str, str] | None = None,
+        notes: str = "",
+    ) -> None:
+        self.arch = arch
+        self.form = form
+        self.tflops_bf16 = tflops_bf16
+        self.tflops_fp16 = tflops_fp16
+        self.tflops_fp8 = tflops_fp8
+        self.tflops_fp4 = tflops_fp4
+        self.tflops_int8 = tflops_int8
+        self.clock = clock
+        self.memory_bandwidth_gbs = memory_bandwidth_gbs
+        self.power_w = power_w
+        self.link = link
+        self.link_generation = link_generation
+        self.pcie_gen = pcie_gen
+        self.pcie_lanes = pcie_lanes
+        self.link_gbs = link_gbs
+        self.p2p = p2p
+        self.sources = {} if sources is None else sources
+        self.notes = notes
+
+    def __post_init__(self) -> None:
+        """The sources rule (pydantic calls this after validating the fields; the written-out ``__init__`` and
+        :meth:`HardwarePreset.from_dict` do not, so a cached preset is not checked twice)."""
+        self.check_sources()
+
+    def check_sources(self) -> None:
+        """ValueError naming the first figure without a source, or the first ``sources`` key that is unknown."""
+        for key, text in self.sources.items():
+            if key not in PERF_SOURCED and key not in PERF_SOURCE_GROUPS:
+                raise ValueError(
+                    f"perf.sources key '{key}' is neither a figure nor a group ({', '.join(PERF_SOURCE_GROUPS)})"
+                )
+            if not text.strip():
+                raise ValueError(f"perf.sources.{key} is empty: name the datasheet or page")
+        for name in PERF_SOURCED:
+            if getattr(self, name) is None or name in self.sources:
+                continue
+            groups = [g for g, members in PERF_SOURCE_GROUPS.items() if name in members]
+            if not any(g in self.sources for g in groups):
+                raise ValueError(
+                    f"perf.{name} has no source: add perf.sources.{name}"
+                    + (f" (or the group key {' / '.join(groups)})" if groups else "")
+                )
+
+    def figure(self, name: str) -> Any:
+        """A figure by field name (None when the preset does not give it)."""
+        return getattr(self, name) if name in self.__dataclass_fields__ else None
+
+    def source_of(self, name: str) -> str | None:
+        """The source text of figure ``name``: its own entry, else its group's (None when not sourced)."""
+        if name in self.sources:
+            return self.sources[name]
+        return next((self.sources[g] for g, m in PERF_SOURCE_GROUPS.items() if name in m and g in self.sources), None)
+
+
 @dataclass(init=False, eq=False, repr=False)
 class HardwarePreset:
     """A hardware preset file: one GPU as nvidia-smi and CUDA report it, with its interconnect and formats."""
@@ -202,11 +379,11 @@ class HardwarePreset:
     __pydantic_config__ = _STRICT
     id: str
     name: str
-    memory_mib: PositiveInt
+    memory_mib: PresetMiB
     source: str
     aliases: list[str] = field(default_factory=list)
     vendor: Literal["nvidia", "amd", "intel", "other"] = "nvidia"
-    cuda_total_bytes: PositiveInt | None = None
+    cuda_total_bytes: PresetBytes | None = None
     marketing: str = ""
     bandwidth_gbps: PositiveFloat | None = None
     interconnect: Literal["nvlink", "pcie", "xgmi", "nvlink-c2c", "other"] = "pcie"
@@ -215,16 +392,17 @@ class HardwarePreset:
     fp8: bool = False
     fp4: bool = False
     notes: str = ""
+    perf: PerfFigures | None = None
 
     def __init__(
         self,
         id: str,
         name: str,
-        memory_mib: PositiveInt,
+        memory_mib: PresetMiB,
         source: str,
         aliases: list[str] | None = None,
         vendor: Literal["nvidia", "amd", "intel", "other"] = "nvidia",
-        cuda_total_bytes: PositiveInt | None = None,
+        cuda_total_bytes: PresetBytes | None = None,
         marketing: str = "",
         bandwidth_gbps: PositiveFloat | None = None,
         interconnect: Literal["nvlink", "pcie", "xgmi", "nvlink-c2c", "other"] = "pcie",
@@ -233,6 +411,7 @@ class HardwarePreset:
         fp8: bool = False,
         fp4: bool = False,
         notes: str = "",
+        perf: PerfFigures | None = None,
     ) -> None:
         self.id = id
         self.name = name
@@ -249,10 +428,13 @@ class HardwarePreset:
         self.fp8 = fp8
         self.fp4 = fp4
         self.notes = notes
+        self.perf = perf
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> HardwarePreset:
-        return cls(**d)
+        """Rebuild from an already-validated dict (the cache): ``perf`` as a :class:`PerfFigures` again."""
+        perf = d.get("perf")
+        return cls(**{**d, "perf": None if perf is None else PerfFigures(**perf)})
 
     @property
     def device_bytes(self) -> int:
@@ -423,11 +605,16 @@ def _adapter(cls: type[_Preset]) -> TypeAdapter[_Preset]:
     if adapter is None:
         from typing import Annotated
 
-        from annotated_types import Gt
+        from annotated_types import Gt, Le
         from pydantic import TypeAdapter
+
+        from kvplan.units import MAX_BYTES, MiB
 
         globals().setdefault("PositiveInt", Annotated[int, Gt(0)])
         globals().setdefault("PositiveFloat", Annotated[float, Gt(0)])
+        # a user GPU preset under the cap of --gpu-memory (kvplan.units.parse_size: MAX_BYTES)
+        globals().setdefault("PresetMiB", Annotated[int, Gt(0), Le(MAX_BYTES // MiB)])
+        globals().setdefault("PresetBytes", Annotated[int, Gt(0), Le(MAX_BYTES)])
         adapter = _ADAPTERS[cls] = TypeAdapter(cls)
     return adapter
 
