@@ -94,6 +94,9 @@ class Deployment:
     input_len: int | None = None  # workload: prompt tokens per request
     output_len: int | None = None  # workload: generated tokens per request
     allow_long_context: bool = False  # the engine's long-context override (env var or --allow-long-context)
+    speculative_num_steps: int | None = None  # speed only: draft forwards per speculative step
+    speculative_eagle_topk: int | None = None  # speed only: EAGLE draft branches
+    moe_runner_backend: str | None = None  # speed only: the MoE kernel backend
 
     def __init__(
         self,
@@ -145,6 +148,9 @@ class Deployment:
         input_len: int | None = None,
         output_len: int | None = None,
         allow_long_context: bool = False,
+        speculative_num_steps: int | None = None,
+        speculative_eagle_topk: int | None = None,
+        moe_runner_backend: str | None = None,
     ) -> None:
         self.model = model
         self.gpu = gpu
@@ -194,6 +200,9 @@ class Deployment:
         self.input_len = input_len
         self.output_len = output_len
         self.allow_long_context = allow_long_context
+        self.speculative_num_steps = speculative_num_steps
+        self.speculative_eagle_topk = speculative_eagle_topk
+        self.moe_runner_backend = moe_runner_backend
 
     def with_defaults(self) -> "Deployment":
         """Apply the project's default deployment when no model was named."""
@@ -286,6 +295,8 @@ def validate(dep: Deployment) -> None:
     _check_int("--output-len", dep.output_len, minimum=0, maximum=1 << 34)
     _check_int("--speculative-num-draft-tokens", dep.speculative_num_draft_tokens, minimum=0, maximum=1024)
     _check_int("--speculative-dspark-block-size", dep.speculative_dspark_block_size, maximum=1024)
+    _check_int("--speculative-num-steps", dep.speculative_num_steps, minimum=0, maximum=1024)
+    _check_int("--speculative-eagle-topk", dep.speculative_eagle_topk, maximum=1024)
     _check_int("--moe-dense-tp-size", dep.moe_dense_tp_size, maximum=4096)
     cps = dep.chunked_prefill_size
     if cps is not None and (isinstance(cps, bool) or not isinstance(cps, int) or cps == 0 or cps < -1 or cps > 1 << 24):

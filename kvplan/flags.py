@@ -636,6 +636,35 @@ FLAGS: tuple[Flag, ...] = (
         sglang=_special("SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE"),
         sweep_help="DeepSeek-V4.1: engram tables in host memory.",
     ),
+    # speed knobs (kvplan speed, issue 22): read by the step model only, not by the memory plan (a launch command's
+    # spelling of them stays "not modelled" in kvplan.inputs.launch, so they carry no launch spelling here)
+    Flag(
+        "speculative_num_steps",
+        ("--speculative-num-steps",),
+        "int",
+        "Speed: draft forwards per speculative step (default: --speculative-num-draft-tokens - 1, else 3).",
+        sweep=None,
+        solve=False,
+        plan=False,
+    ),
+    Flag(
+        "speculative_eagle_topk",
+        ("--speculative-eagle-topk",),
+        "int",
+        "Speed: EAGLE draft branches per step (the model runs the chain, topk 1).",
+        sweep=None,
+        solve=False,
+        plan=False,
+    ),
+    Flag(
+        "moe_runner_backend",
+        ("--moe-runner-backend",),
+        "str",
+        "Speed: the MoE kernel backend (flashinfer_mxfp4, marlin, triton, ...): recorded in the assumptions.",
+        sweep=None,
+        solve=False,
+        plan=False,
+    ),
 )
 
 BY_FIELD: dict[str, Flag] = {f.field: f for f in FLAGS}

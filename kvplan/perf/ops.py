@@ -1,0 +1,441 @@
+"""A model's work per engine step, per family: linear FLOPs, weight bytes, attention FLOPs and KV bytes, states.
+
+:func:`model_ops` reads a :class:`kvplan.hfconfig.spec.ModelSpec` once into a :class:`ModelOps` (plain numbers);
+the functions below evaluate one step from it.  They take floats and use only arithmetic and :func:`lo` / :func:`hi`
+(``min`` / ``max`` written as arithmetic), so the same calls evaluate numpy arrays of tokens or contexts.
+
+Linear layers (every family): 2 FLOPs per parameter per token for the dense part (attention projections, dense
+MLP, shared experts, router, hyper-connections, lm_head in decode) and for the ``k`` routed experts a token picks;
+weights streamed per step = dense bytes + routed-expert bytes x the fraction of experts the step's ``B`` tokens
+touch, ``1 - (1 - k/E) ** B`` (each token picks k of E experts; the expected number of distinct experts is
+``E (1 - (1 - k/E) ** B)``).  Parameters come from the tensor inventory (:mod:`kvplan.weights.inventory`), bytes
+per rank from the weight estimate (:func:`kvplan.weights.estimate.estimate_weight_bytes`, the same one ``fit``
+uses): the quantization each checkpoint stores is priced there, not here.
+
+Attention (per :class:`AttnGroup`, one per layer kind): a query at position ``p`` attends ``keys(p)`` keys,
+``keys = lo(lo(p, window) / ratio, topk) + extra``; FLOPs per (query head, key) = ``2 (d_qk + d_v)`` (QK^T and PV).
+Per family:
+
+* GQA/MHA: every layer, ``d_qk = head_dim``, ``d_v = v_head_dim``; KV bytes per key = 2 x kv heads per rank x
+  head_dim x dtype bytes (kv heads split over attention TP, at least one per rank);
+* sliding window (hybrid SWA): the sliding layers' keys capped at the window;
+* MLA: prefill non-absorbed (``d_qk = qk_nope + qk_rope``, ``d_v = v_head_dim``), decode absorbed
+  (``2 d_c + d_rope`` per key per head, d_c = kv_lora_rank); the latent (d_c + d_rope per key) is replicated on
+  every rank, so every rank reads all of it;
+* DSA (V3.2, GLM-5): MLA absorbed over the top-k (``index_topk``) keys, plus an indexer that scores every prefix
+  token (``2 x index_n_heads x index_head_dim`` FLOPs, ``index_head_dim + 4`` bytes per key: fp8 + a scale);
+* DeepSeek-V4: every layer attends its sliding window (``sliding_window`` keys) plus its compressed pool: ratio-r
+  layers hold one entry per r tokens; layers with an indexer attend the top ``index_topk`` entries (V4: ratio 4;
+  V4.1: every compressed layer, the indexer running on ``index_source_layer_ids``); ratio-128 layers attend all;
+  one KV head of ``head_dim`` (MQA), ``d_qk = d_v = head_dim``;
+* Mamba / Gated-DeltaNet layers: no KV; a state per request read and written each decode step
+  (``heads x head_dim x state_size`` fp32 values), ``4 x heads x head_dim x state_size`` FLOPs per token.
+
+Kernel counts per layer (the per-kernel overhead term of :mod:`kvplan.perf.schedule`) are counted from SGLang's
+model forwards (sgl-project/sglang v0.5.23 ``python/sglang/srt/models/llama.py`` ``LlamaDecoderLayer.forward``,
+``deepseek_v2.py`` ``DeepseekV2AttentionMLA``, ``deepseek_v4.py`` ``DeepseekV4DecoderLayer``, ``qwen3_next.py``):
+norms, projections, rotary, KV store, attention, residual adds, the MoE router / top-k / sort / two grouped GEMMs /
+combine.  On SM120 SGLang runs DeepSeek-V4's indexer logits in torch and turns its TileLang mHC pre and top-k v2
+paths off (``arg_groups/model_hook.py``, the ``is_sm120`` branch for DeepseekV4ForCausalLM): those layers launch
+the unfused ops (:data:`DSV4_SM120_FALLBACK_KERNELS`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kvplan.family import Family
+
+# ---------------------------------------------------------------------------------------------- arithmetic helpers
+
+
+def lo(a: Any, b: Any) -> Any:
+    """min(a, b) as arithmetic (numpy-safe): ``(a + b - |a - b|) / 2``.  Example: lo(3, 5) = 3."""
+    return (a + b - abs(a - b)) / 2
+
+
+def hi(a: Any, b: Any) -> Any:
+    """max(a, b) as arithmetic (numpy-safe): ``(a + b + |a - b|) / 2``.  Example: hi(3, 5) = 5."""
+    return (a + b + abs(a - b)) / 2
+
+
+def experts_touched_fraction(*, tokens: Any, topk: int, experts: int) -> Any:
+    """Fraction of a layer's routed experts that ``tokens`` tokens touch: ``1 - (1 - k/E) ** B``.
+
+    Example: k = 6, E = 384, B = 1 -> 0.0156 (6 of 384); B = 2048 -> 1.0 (every expert is read).
+    """
+    if experts <= 0:
+        return 0.0 * tokens
+    return 1 - (1 - topk / experts) ** tokens
+
+
+# ---------------------------------------------------------------------------------------------- the decomposition
+
+KERNELS_ATTENTION = {"gqa": 8, "mla": 13, "dsa": 19, "dsv4": 30, "linear": 14}
+KERNELS_MLP = 5  # norm, gate_up, activation, down, residual add
+KERNELS_MOE = 10  # norm, router GEMM, top-k, align/sort, two grouped GEMMs, activation, combine, shared, add
+DSV4_SM120_FALLBACK_KERNELS = 60  # torch indexer logits + unfused mHC pre (hc_mult x Sinkhorn) per layer
+
+
+@dataclass(frozen=True)
+class AttnGroup:
+    """One kind of layer's attention, whole layer (before attention-TP splitting unless said)."""
+
+    kind: str  # label: full, sliding, mla, dsa, dsv4 c4, linear ...
+    layers: int
+    q_heads: int  # query heads per rank
+    flops_per_key_prefill: float  # per query head per key (QK + PV)
+    flops_per_key_decode: float
+    kv_bytes_per_key: float  # per rank per layer, at decode
+    window: int = 0  # 0 = none
+    ratio: int = 1
+    topk: int = 0  # 0 = all
+    extra_keys: int = 0  # keys attended besides the compressed pool (DeepSeek-V4 window)
+    index_flops_per_key: float = 0.0  # indexer per token per scanned entry (rank's share)
+    index_bytes_per_key: float = 0.0
+    index_layers: int = 0  # layers of this group that run the indexer
+    state_bytes: float = 0.0  # per request per layer per rank (linear attention)
+    state_flops: float = 0.0  # per token per layer per rank
+
+
+@dataclass(frozen=True)
+class ModelOps:
+    """A model on one rank of a deployment, as plain numbers (see the module docstring)."""
+
+    family: str
+    hidden: int
+    layers: int
+    dense_params: float  # per token active, non-expert, decoder layers (whole model)
+    lm_head_params: float
+    expert_params: float  # one routed expert of one layer
+    moe_layers: int
+    experts: int
+    topk: int
+    dense_bytes: float  # per rank: weights streamed every step besides routed experts (lm_head included)
+    expert_bytes: float  # per rank: routed experts
+    draft_layer_params: float  # one MTP / draft layer, per token active (dense + k experts)
+    groups: tuple[AttnGroup, ...]
+    kernels_per_layer: float
+    tp: int
+    attn_tp: int
+    weight_dtype: str  # compute dtype of the dense GEMMs
+    expert_dtype: str  # compute dtype of the routed-expert GEMMs
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _i(cfg: Any, key: str, default: int = 0) -> int:
+    v = cfg.get(key)
+    return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 else default
+
+
+def _kv_bytes(kv_dtype: str) -> float:
+    from kvplan.geometry.kvdtype import kv_element_bits
+
+    try:
+        return kv_element_bits(kv_dtype) / 8
+    except Exception:  # noqa: BLE001 - an unknown spelling: bf16
+        return 2.0
+
+
+def _gqa_group(cfg: Any, *, kind: str, layers: int, attn_tp: int, kvb: float, window: int = 0) -> AttnGroup:
+    heads = _i(cfg, "num_attention_heads", 1)
+    hd = _i(cfg, "head_dim") or _i(cfg, "hidden_size", 1) // heads
+    vd = _i(cfg, "v_head_dim", hd)
+    kv = _i(cfg, "num_key_value_heads", heads)
+    kv_rank = -(-kv // attn_tp)
+    q_rank = heads / attn_tp
+    return AttnGroup(
+        kind=kind,
+        layers=layers,
+        q_heads=q_rank,
+        flops_per_key_prefill=2.0 * (hd + vd),
+        flops_per_key_decode=2.0 * (hd + vd),
+        kv_bytes_per_key=kv_rank * (hd + vd) * kvb,
+        window=window,
+    )
+
+
+def _attention_groups(spec: Any, *, attn_tp: int, kv_dtype: str, engine: str) -> tuple[list[AttnGroup], list[str]]:
+    cfg = spec.config
+    fam = str(spec.family)
+    kvb = _kv_bytes(kv_dtype)
+    n = spec.num_layers
+    notes: list[str] = []
+    heads = _i(cfg, "num_attention_heads", 1)
+    if fam in (Family.MLA, Family.DSA):
+        dc, dr = _i(cfg, "kv_lora_rank", 512), _i(cfg, "qk_rope_head_dim", 64)
+        dn, dv = _i(cfg, "qk_nope_head_dim", 128), _i(cfg, "v_head_dim", 128)
+        q = heads / attn_tp
+        absorbed = 2.0 * (2 * dc + dr)
+        if fam == Family.DSA:
+            ih, idim, topk = _i(cfg, "index_n_heads", 64), _i(cfg, "index_head_dim", 128), _i(cfg, "index_topk", 2048)
+            g = AttnGroup(
+                kind="dsa",
+                layers=n,
+                q_heads=q,
+                flops_per_key_prefill=absorbed,
+                flops_per_key_decode=absorbed,
+                kv_bytes_per_key=(dc + dr) * kvb,
+                topk=topk,
+                index_flops_per_key=2.0 * ih * idim / attn_tp,
+                index_bytes_per_key=idim + 4.0,
+                index_layers=n,
+            )
+            notes.append(f"DSA: attention over the top {topk:,} keys, an indexer of {ih} x {idim} over every key")
+            return [g], notes
+        return [
+            AttnGroup(
+                kind="mla",
+                layers=n,
+                q_heads=q,
+                flops_per_key_prefill=2.0 * (dn + dr + dv),
+                flops_per_key_decode=absorbed,
+                kv_bytes_per_key=(dc + dr) * kvb,
+            )
+        ], ["MLA: prefill non-absorbed, decode absorbed (latent replicated on every rank)"]
+    if fam == Family.DSV4:
+        from kvplan.geometry.dsv4 import dsv4_geometry_from_config
+
+        g4 = dsv4_geometry_from_config(cfg)
+        hd = g4.head_dim
+        topk = _i(cfg, "index_topk", 512)
+        ih, idim = _i(cfg, "index_n_heads", 64), g4.index_head_dim or 128
+        idx_src = cfg.get("index_source_layer_ids")
+        idx_layers = set(idx_src) if isinstance(idx_src, list) else None
+        q = heads / attn_tp
+        per = 2.0 * (hd + hd)
+        key_bytes = hd * kvb
+        by_ratio: dict[int, list[int]] = {}
+        for i, r in enumerate(g4.compress_ratios):
+            by_ratio.setdefault(int(r), []).append(i)
+        out: list[AttnGroup] = []
+        for r, ids in sorted(by_ratio.items()):
+            if r == 0:
+                out.append(AttnGroup("dsv4 window", len(ids), q, per, per, key_bytes, window=g4.sliding_window))
+                continue
+            selected = r != 128  # ratio-128 layers attend every compressed entry; the others the indexer's top-k
+            n_idx = (
+                sum(1 for i in ids if i in idx_layers) if idx_layers is not None else (len(ids) if selected else 0)
+            )
+            out.append(
+                AttnGroup(
+                    kind=f"dsv4 ratio {r}",
+                    layers=len(ids),
+                    q_heads=q,
+                    flops_per_key_prefill=per,
+                    flops_per_key_decode=per,
+                    kv_bytes_per_key=key_bytes,
+                    ratio=r,
+                    topk=topk if selected else 0,
+                    extra_keys=g4.sliding_window,
+                    index_flops_per_key=2.0 * ih * idim / attn_tp if n_idx else 0.0,
+                    index_bytes_per_key=(idim + 4.0) if n_idx else 0.0,
+                    index_layers=n_idx,
+                )
+            )
+        notes.append(
+            f"DeepSeek-V4: window {g4.sliding_window} + compressed pools (ratios {sorted(by_ratio)}), top-{topk} "
+            f"selection, indexer {ih} x {idim}"
+        )
+        return out, notes
+    if fam == Family.HYBRID_SWA:
+        from kvplan.geometry.swa import swa_layers_from_config
+
+        s = swa_layers_from_config(cfg, engine="vllm" if engine == "vllm" else "sglang")
+        full = _gqa_group(cfg, kind="full", layers=len(s.full_layers), attn_tp=attn_tp, kvb=kvb)
+        slid = _gqa_group(cfg, kind="sliding", layers=len(s.swa_layers), attn_tp=attn_tp, kvb=kvb,
+                          window=s.sliding_window)
+        return [full, slid], [f"sliding window {s.sliding_window} on {len(s.swa_layers)} of {n} layers"]
+    if fam == Family.HYBRID_MAMBA:
+        from kvplan.geometry.mamba import mamba_geometry_from_config
+
+        m = mamba_geometry_from_config(cfg, engine="vllm" if engine == "vllm" else "sglang")
+        attn = _gqa_group(cfg, kind="full", layers=len(m.attention_layers), attn_tp=attn_tp, kvb=kvb)
+        if m.attention_kind == Family.MLA:
+            attn = AttnGroup("mla", len(m.attention_layers), heads / attn_tp, 2.0 * 384, 2.0 * 1088,
+                             (m.kv_lora_rank + m.qk_rope_head_dim) * kvb)
+        state = m.num_heads * m.head_dim * max(m.state_size, 1) / attn_tp
+        lin = AttnGroup(
+            kind=f"linear ({m.kind})",
+            layers=len(m.linear_layers),
+            q_heads=0,
+            flops_per_key_prefill=0.0,
+            flops_per_key_decode=0.0,
+            kv_bytes_per_key=0.0,
+            state_bytes=state * 4.0,
+            state_flops=4.0 * state,
+        )
+        return [attn, lin], [f"{m.kind}: {len(m.linear_layers)} state layers, {len(m.attention_layers)} attention"]
+    window = _i(cfg, "sliding_window") if cfg.get("use_sliding_window") else 0
+    return [_gqa_group(cfg, kind="full", layers=n, attn_tp=attn_tp, kvb=kvb, window=window)], notes
+
+
+_SKIP_COMPS = {"embeddings", "engram", "vision", "mtp", "draft"}
+_DENSE_SKIP_BYTES = {"embeddings", "engram", "vision", "mtp", "draft", "experts"}
+
+
+def compute_dtype(quantization: str, *, gpu_fp8: bool, gpu_fp4: bool) -> tuple[str, str]:
+    """(dense GEMM dtype, routed-expert GEMM dtype) for a checkpoint quantization.
+
+    fp8 checkpoints run fp8 GEMMs on GPUs with fp8 tensor cores; nvfp4 runs fp4 where the GPU has fp4; mxfp4 and
+    int4 (w4a16 kernels: Marlin, the MXFP4 MoE runners with bf16 activations) run at the bf16 rate; "mixed"
+    (DeepSeek-V4: fp8 dense, fp4 experts) runs fp8 dense and bf16-rate experts.  Everything else bf16.
+    """
+    q = (quantization or "bf16").lower()
+    f8 = "fp8" if gpu_fp8 else "bf16"
+    if q in ("fp8", "fp8_e4m3", "fbgemm_fp8", "compressed-tensors-fp8", "w8a8_fp8", "modelopt_fp8"):
+        return f8, f8
+    if q in ("nvfp4", "modelopt_fp4", "modelopt_nvfp4"):
+        return f8, ("fp4" if gpu_fp4 else "bf16")
+    if q == "mixed":
+        return f8, "bf16"
+    return "bf16", "bf16"
+
+
+def model_ops(spec: Any, dep: Any, *, gpu_fp8: bool, gpu_fp4: bool, weights: Any, sm: str = "") -> ModelOps:
+    """Read ``spec`` (a ModelSpec) for deployment ``dep`` (tp, ep, dp attention, kv dtype, engine) into
+    :class:`ModelOps`.  ``weights``: the :class:`kvplan.weights.estimate.WeightEstimate` of that deployment."""
+    from kvplan.weights.inventory import inventory
+    from kvplan.weights.tensor import Stage
+
+    inv = inventory(spec.raw_config or spec.config, engine=dep.engine)
+    dense = 0.0
+    lm = 0.0
+    per_expert: dict[int, float] = {}
+    copies: dict[int, int] = {}
+    mtp_dense = 0.0
+    mtp_expert = 0.0
+    mtp_copies = 0
+    for t in inv.tensors:
+        if t.stage == Stage.MTP:
+            if t.expert:
+                mtp_expert += t.params
+                mtp_copies = max(mtp_copies, t.copies)
+            else:
+                mtp_dense += t.params
+            continue
+        if t.comp in _SKIP_COMPS or t.stage in (Stage.CKPT_ONLY, Stage.DRAFT):
+            continue
+        if t.comp == "lm_head":
+            lm += t.params
+        elif t.expert and t.layer is not None:
+            per_expert[t.layer] = per_expert.get(t.layer, 0.0) + t.params / max(t.copies, 1)
+            copies[t.layer] = max(copies.get(t.layer, 0), t.copies)
+        elif t.layer is not None:
+            dense += t.params
+    if lm == 0.0:  # tied embeddings: the embedding matrix is the head
+        lm = float(sum(t.params for t in inv.tensors if t.comp == "embeddings"))
+    cfg = spec.config
+    topk = _i(cfg, "num_experts_per_tok") or _i(cfg, "moe_topk") or _i(cfg, "num_experts_per_token") or 0
+    moe_layers = len(per_expert)
+    e_params = sum(per_expert.values()) / moe_layers if moe_layers else 0.0
+    experts = max(copies.values()) if copies else 0
+    tp = int(dep.tp or 1)
+    dp = int(dep.dp or 1)
+    attn_tp = tp // dp if (dep.enable_dp_attention and dep.engine == "sglang" and dp > 0) else tp
+    br = dict(weights.breakdown)
+    expert_bytes = float(br.get("experts", 0))
+    dense_bytes = float(sum(v for k, v in br.items() if k not in _DENSE_SKIP_BYTES))
+    kv_dtype = str(dep.kv_cache_dtype or "auto")
+    if kv_dtype in ("auto", "bfloat16", "float16"):
+        kv_dtype = "bf16"
+    groups, notes = _attention_groups(spec, attn_tp=attn_tp, kv_dtype=kv_dtype, engine=dep.engine)
+    fam = str(spec.family)
+    key = {"mla": "mla", "dsa": "dsa", "dsv4": "dsv4"}.get(fam, "gqa")
+    k_attn = sum(g.layers * KERNELS_ATTENTION["linear" if g.state_bytes else key] for g in groups)
+    k_ffn = moe_layers * KERNELS_MOE + (spec.num_layers - moe_layers) * KERNELS_MLP
+    if fam == Family.DSV4 and sm.startswith("12"):
+        k_attn += spec.num_layers * DSV4_SM120_FALLBACK_KERNELS
+        notes.append(
+            f"SM120: DeepSeek-V4 indexer logits in torch and unfused mHC pre (+{DSV4_SM120_FALLBACK_KERNELS} kernels "
+            "per layer; SGLang arg_groups/model_hook.py)"
+        )
+    wdt, edt = compute_dtype(spec.quantization, gpu_fp8=gpu_fp8, gpu_fp4=gpu_fp4)
+    draft = mtp_dense + (mtp_expert / mtp_copies * topk if mtp_copies else 0.0)
+    n_mtp = _i(cfg, "num_nextn_predict_layers", 1) or 1
+    return ModelOps(
+        family=fam,
+        hidden=_i(cfg, "hidden_size", 1),
+        layers=spec.num_layers,
+        dense_params=dense,
+        lm_head_params=lm,
+        expert_params=e_params,
+        moe_layers=moe_layers,
+        experts=experts,
+        topk=topk,
+        dense_bytes=dense_bytes,
+        expert_bytes=expert_bytes,
+        draft_layer_params=draft / n_mtp if draft else 0.0,
+        groups=tuple(groups),
+        kernels_per_layer=(k_attn + k_ffn) / max(spec.num_layers, 1),
+        tp=tp,
+        attn_tp=attn_tp,
+        weight_dtype=wdt,
+        expert_dtype=edt,
+        notes=tuple(notes),
+    )
+
+
+# ---------------------------------------------------------------------------------------------- per-step terms
+
+
+def linear_flops(ops: ModelOps, *, tokens: Any, lm_head_tokens: Any) -> tuple[Any, Any]:
+    """(dense FLOPs, routed-expert FLOPs) per rank for ``tokens`` tokens: ``2 N_dense B / tp`` (+ the lm_head for
+    ``lm_head_tokens``) and ``2 k N_expert L_moe B / tp`` (EP and MoE-TP share a token's experts over the ranks).
+
+    Example (DeepSeek-V4.1-Flash, TP8): N_dense ~ 6.6e9 -> a 2,048-token chunk costs 2 x 6.6e9 x 2048 / 8 =
+    3.4e12 dense FLOPs per rank.
+    """
+    dense = 2.0 * ops.dense_params * tokens / ops.tp + 2.0 * ops.lm_head_params * lm_head_tokens / ops.tp
+    expert = 2.0 * ops.topk * ops.expert_params * ops.moe_layers * tokens / ops.tp
+    return dense, expert
+
+
+def weight_bytes(ops: ModelOps, *, tokens: Any) -> tuple[Any, Any]:
+    """(dense bytes, routed-expert bytes) streamed per rank by one step of ``tokens`` tokens.
+
+    Example: 384 experts, top-6, a decode step of 1 token: 1.6% of the rank's expert bytes; a chunk of 2,048
+    tokens: all of them.
+    """
+    frac = experts_touched_fraction(tokens=tokens, topk=ops.topk, experts=ops.experts)
+    return ops.dense_bytes + 0.0 * tokens, ops.expert_bytes * frac
+
+
+def keys_attended(g: AttnGroup, *, position: Any) -> Any:
+    """Keys a query at ``position`` attends in group ``g``: ``lo(lo(p, window) / ratio, topk) + lo(p, extra)``."""
+    p = position
+    k = lo(p, g.window) if g.window else p
+    k = k / g.ratio
+    if g.topk:
+        k = lo(k, g.topk)
+    if g.extra_keys:
+        k = k + lo(p, g.extra_keys)
+    return k
+
+
+def attention_flops(g: AttnGroup, *, tokens: Any, position: Any, decode: bool) -> Any:
+    """Attention FLOPs per rank for ``tokens`` queries whose mean position is ``position`` (causal: a chunk of n
+    tokens starting at p0 has mean position p0 + n/2), all layers of the group, indexer and state updates included.
+
+    ``layers x tokens x (q_heads x keys x flops_per_key + index_flops x p / ratio [indexer layers] + state)``.
+    Example: GQA 32 heads of 128, one rank, 1,000 queries at mean position 500, 32 layers:
+    32 x 1000 x 32 x 500 x 512 = 2.6e11 FLOPs.
+    """
+    per_key = g.flops_per_key_decode if decode else g.flops_per_key_prefill
+    attn = g.layers * tokens * g.q_heads * keys_attended(g, position=position) * per_key
+    index = g.index_layers * tokens * g.index_flops_per_key * position / g.ratio if g.index_flops_per_key else 0.0
+    state = g.layers * tokens * g.state_flops
+    return attn + index + state
+
+
+def kv_read_bytes(g: AttnGroup, *, requests: Any, context: Any) -> Any:
+    """KV (and state) bytes one decode step reads per rank: ``requests x layers x keys(L) x bytes per key`` + the
+    indexer's keys + linear-attention states read and written.
+
+    Example: GQA 8 KV heads of 128, fp8, TP1, 32 layers, one request at 8,192: 8192 x 32 x 2048 B = 537 MB.
+    """
+    kv = g.layers * keys_attended(g, position=context) * g.kv_bytes_per_key
+    idx = g.index_layers * context / g.ratio * g.index_bytes_per_key if g.index_bytes_per_key else 0.0
+    state = g.layers * 2.0 * g.state_bytes
+    return requests * (kv + idx + state)

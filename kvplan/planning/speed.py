@@ -1,0 +1,381 @@
+"""``speed(Deployment, ...) -> SpeedResult``: how fast a deployment serves a workload, with the bound named.
+
+The capacity side is kvplan's own plan (:func:`kvplan.planning.plan.fit`): it caps the concurrency at what fits
+and says when the asked concurrency does not.  The speed side is the step model of :mod:`kvplan.perf`
+(docs/speed.md): a cold prefill of ``input_len`` tokens in the engine's chunks, decode steps at concurrency C and
+the mean context ``input_len + output_len / 2``, speculative steps.
+
+Definitions (the JSON contract, units in brackets):
+
+* ``prefill_tokens_per_s`` [tok/s]: input_len / the prefill time of one cold request alone on the server;
+* ``ttft_s`` [s]: prefill time + one decode step + the mean wait behind other requests' prefills at C
+  (M/D/1: ``rho T_p / (2 (1 - rho))``, rho the fraction of time the server spends in prefill);
+* ``tpot_s`` [s]: mean time per output token after the first at C: decode step / tokens per step, plus the stalls
+  other requests' prefills cause (SGLang and vLLM run a prefill chunk as its own step, so each of the other C - 1
+  requests' prefills delays every running request by its duration, once per request cycle);
+* ``decode_tokens_per_s_per_request`` [tok/s] = 1 / tpot_s;
+* ``output_tokens_per_s`` / ``total_tokens_per_s`` [tok/s]: aggregate over C requests in steady state,
+  requests/s x output_len (x (input_len + output_len)); requests/s = C / (request latency);
+* ``total_tokens_per_s_per_gpu`` [tok/s per GPU] = total_tokens_per_s / GPUs;
+* ``bound`` / ``shares``: per phase, which of compute / memory / communication / overhead takes the largest share
+  of the step's time, and every share.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from kvplan.deployment import Deployment
+from kvplan.errors import InputError
+
+#: the JSON contract's speed keys (docs/speed.md documents each with its unit)
+SPEED_KEYS = (
+    "prefill_tokens_per_s",
+    "ttft_s",
+    "tpot_s",
+    "decode_tokens_per_s_per_request",
+    "output_tokens_per_s",
+    "total_tokens_per_s",
+    "total_tokens_per_s_per_gpu",
+    "bound",
+    "shares",
+)
+
+DEFAULT_INPUT_LEN = 8192
+DEFAULT_OUTPUT_LEN = 1024
+
+#: SGLang's default speculative steps / draft tokens per algorithm when not given (v0.5.23
+#: ``arg_groups/speculative_hook.py`` auto-choice for EAGLE-class drafts: 3 steps, topk 1, 4 draft tokens)
+_SPEC_DEFAULT_STEPS = 3
+_DSPARK_DEFAULT_BLOCK = 7
+
+
+@dataclass(frozen=True)
+class SpeedInputs:
+    """What the speed question adds to a deployment: concurrency, accept length, hardware overrides."""
+
+    concurrency: int = 1
+    accept_length: float | None = None
+    power_limit: float | None = None
+    gpu_tflops: float | None = None
+    gpu_bandwidth: float | None = None
+    link_bandwidth: float | None = None
+
+
+@dataclass(frozen=True)
+class PhaseBreakdown:
+    """One phase's step: ``parts`` rows (name, flops, bytes, collective bytes, seconds, bound)."""
+
+    seconds: float
+    parts: tuple[dict[str, Any], ...]
+    shares: dict[str, float]
+    bound: str
+
+
+@dataclass(frozen=True)
+class SpeedResult:
+    """One speed answer (JSON contract: :data:`SPEED_KEYS`, then the context and the breakdown)."""
+
+    prefill_tokens_per_s: float
+    ttft_s: float
+    tpot_s: float
+    decode_tokens_per_s_per_request: float
+    output_tokens_per_s: float
+    total_tokens_per_s: float
+    total_tokens_per_s_per_gpu: float
+    bound: dict[str, str]
+    shares: dict[str, dict[str, float]]
+    # context
+    engine: str
+    model: str
+    gpu: str
+    gpu_class: str
+    num_gpus: int
+    tp: int
+    ep: int
+    dp: int
+    attn_tp: int
+    family: str
+    kv_cache_dtype: str
+    input_len: int
+    output_len: int
+    concurrency: int  # as run (capped by what fits)
+    concurrency_asked: int
+    concurrency_fits: int
+    chunk_tokens: int
+    prefill_chunks: int
+    prefill_s: float
+    prefill_graph: bool
+    decode_graph: bool
+    decode_step_s: float
+    tokens_per_step: float
+    speculative: str | None
+    # per step breakdowns: a prefill chunk (the last full one) and a decode step
+    prefill_chunk: PhaseBreakdown
+    prefill_total: PhaseBreakdown
+    decode_step: PhaseBreakdown
+    sentences: dict[str, str]
+    levers: tuple[str, ...]
+    assumptions: tuple[str, ...]
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+
+    def to_dict(self) -> dict[str, Any]:
+        from dataclasses import asdict
+
+        return asdict(self)
+
+
+def _phase(s: Any) -> PhaseBreakdown:
+    parts = tuple(
+        {
+            "name": p.name,
+            "flops": float(p.flops),
+            "bytes": float(p.nbytes),
+            "collective_bytes": float(p.coll_bytes),
+            "seconds": float(p.seconds),
+            "bound": p.bound,
+        }
+        for p in s.parts
+    )
+    return PhaseBreakdown(float(s.seconds), parts, s.shares(), s.bound())
+
+
+def _spec_knobs(dep: Deployment, ins: SpeedInputs) -> tuple[str | None, int, int, float, str]:
+    """(algorithm, draft forwards, verify width, accept length, its source)."""
+    from kvplan.perf.schedule import default_accept_length
+
+    algo = (dep.speculative_algorithm or "").upper() or None
+    if algo is None:
+        if ins.accept_length is not None:
+            raise InputError(
+                "--accept-length needs speculative decoding",
+                field="--accept-length",
+                hint="add --speculative-algorithm (EAGLE, DSPARK, ...)",
+            )
+        return None, 0, 1, 1.0, ""
+    steps = getattr(dep, "speculative_num_steps", None)
+    draft = dep.speculative_num_draft_tokens
+    if algo == "DSPARK":
+        block = dep.speculative_dspark_block_size or _DSPARK_DEFAULT_BLOCK
+        steps, draft, drafted = 1, block + 1, block
+    elif algo == "NGRAM":
+        draft = draft or 8
+        steps, drafted = 0, draft - 1
+    else:
+        if steps is None:
+            steps = (draft - 1) if draft else _SPEC_DEFAULT_STEPS
+        draft = draft or steps + 1
+        drafted = steps
+    if ins.accept_length is not None:
+        acc, src = float(ins.accept_length), "--accept-length (given)"
+    else:
+        acc = default_accept_length(drafted)
+        src = f"default: (1 - 0.7^{drafted + 1}) / 0.3 for {drafted} drafted tokens at acceptance 0.7 (docs/speed.md)"
+    acc = min(acc, float(draft))
+    return algo, int(steps), int(draft), acc, src
+
+
+def _sentence(phase: str, b: PhaseBreakdown, *, tp: int, link: str, chunk: int | None) -> str:
+    top = max((p for p in b.parts if p["bound"] == b.bound), key=lambda p: p["seconds"], default=None)
+    share = b.shares[b.bound]
+    what = top["name"].split(" x")[0] if top else b.bound
+    unit = f"each {chunk:,}-token chunk" if chunk else "each step"
+    if b.bound == "communication":
+        return f"{phase}: communication-bound, the {what} over {link.upper()} is {share:.0%} of {unit}"
+    if b.bound == "overhead":
+        return f"{phase}: overhead-bound, kernel launches and host work are {share:.0%} of {unit}"
+    return f"{phase}: {b.bound}-bound, {what} is {share:.0%} of {unit}"
+
+
+def _levers(b_pre: PhaseBreakdown, b_dec: PhaseBreakdown, *, link: str, p2p: bool, graph_pre: bool) -> tuple[str, ...]:
+    out: list[str] = []
+    for phase, b in (("prefill", b_pre), ("decode", b_dec)):
+        if b.bound == "communication":
+            out.append(
+                f"{phase}: a faster link (NVLink) or fewer TP ranks (--tp-size smaller, --enable-dp-attention)"
+                + ("" if p2p else "; enabling P2P")
+            )
+        elif b.bound == "overhead":
+            out.append(
+                f"{phase}: CUDA graphs for this phase"
+                + (" (prefill graphs)" if phase == "prefill" and not graph_pre else "")
+                + ", larger chunks or batches (more work per kernel), speculative decoding"
+            )
+        elif b.bound == "memory":
+            out.append(f"{phase}: more concurrency per step (weights read once per step), fp8/fp4 weights or KV")
+        else:
+            out.append(f"{phase}: fp8/fp4 compute, more GPUs")
+    return tuple(out)
+
+
+def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
+    """Plan ``dep`` (capacity) and run the step model for its workload (``dep.input_len`` / ``dep.output_len``,
+    defaults 8,192 / 1,024) at ``inputs.concurrency``.  InputError (exit 2) for bad input or a GPU figure the
+    preset lacks (named, with its override flag)."""
+    from kvplan.perf.efficiency import efficiency_for, gpu_class
+    from kvplan.perf.hardware import Overrides, resolve_hardware
+    from kvplan.perf.ops import model_ops
+    from kvplan.perf.schedule import Knobs, decode, prefill
+    from kvplan.planning.plan import fit, gpu_for
+
+    ins = inputs or SpeedInputs()
+    c = ins.concurrency
+    if isinstance(c, bool) or not isinstance(c, int) or not (1 <= c <= 1 << 20):
+        raise InputError(f"must be an integer between 1 and 1,048,576, got {c!r}", field="--concurrency")
+    a = ins.accept_length
+    if a is not None and (isinstance(a, bool) or not isinstance(a, (int, float)) or not (1.0 <= a <= 64.0)):
+        raise InputError(f"must be a number between 1 and 64, got {a!r}", field="--accept-length")
+    assumptions: list[str] = []
+    warnings: list[str] = []
+    dep = dep.with_defaults()
+    if dep.input_len is None:
+        dep = replace(dep, input_len=DEFAULT_INPUT_LEN, output_len=dep.output_len or DEFAULT_OUTPUT_LEN)
+        assumptions.append(f"workload: --input-len {DEFAULT_INPUT_LEN:,} (default)")
+    if dep.output_len is None:
+        dep = replace(dep, output_len=DEFAULT_OUTPUT_LEN)
+        assumptions.append(f"workload: --output-len {DEFAULT_OUTPUT_LEN:,} (default)")
+    input_len, output_len = int(dep.input_len or 1), int(dep.output_len or 0)
+    res = fit(dep)
+    gpu, _ = gpu_for(dep)
+    if gpu is None:  # pragma: no cover - fit names the default GPU
+        raise InputError("the speed model needs a GPU", field="--gpu", hint="pass --gpu")
+    from kvplan.inputs.resolve import resolve_model
+    from kvplan.weights.estimate import estimate_weight_bytes
+
+    spec = resolve_model(dep.model or "")
+    ov = Overrides(ins.gpu_tflops, ins.gpu_bandwidth, ins.link_bandwidth, ins.power_limit)
+    hw = resolve_hardware(gpu, ov, num_gpus=res.num_gpus)
+    eff = efficiency_for(hw)
+    cls = gpu_class(vendor=hw.vendor, arch=hw.arch, form=hw.form, link=hw.link, p2p=hw.p2p)
+    est = estimate_weight_bytes(
+        config=spec.raw_config or spec.config,
+        quantization=spec.quantization,
+        checkpoint_bytes=spec.checkpoint_bytes,
+        tp_size=res.tp,
+        pp_size=res.pp,
+        ep_size=res.ep,
+        attn_dp_size=res.attn_dp,
+        engine=dep.engine,
+        moe_dense_tp_size=dep.moe_dense_tp_size,
+    )
+    ops = model_ops(spec, dep, gpu_fp8=bool(hw.tflops.get("fp8")), gpu_fp4=bool(hw.tflops.get("fp4")), weights=est,
+                    sm=hw.sm)
+    # capacity: what fits at this workload
+    fits_c = int(res.workload_concurrency or 0) if res.fits else 0
+    if res.max_running_requests:
+        cap = int(res.max_running_requests) * max(res.attn_dp, 1) * max(res.dp if dep.engine == "vllm" else 1, 1)
+        fits_c = min(fits_c, cap) if fits_c else cap
+    run_c = c
+    if not res.fits:
+        warnings.append(f"the deployment does not fit: {res.verdict}")
+    elif fits_c and c > fits_c:
+        run_c = fits_c
+        warnings.append(
+            f"--concurrency {c:,} does not fit: {fits_c:,} requests of {input_len + output_len:,} tokens run at "
+            f"once; the rest queue (speed shown at {fits_c:,})"
+        )
+    # engine knobs
+    chunk = res.chunked_prefill_size if res.chunked_prefill_size and res.chunked_prefill_size > 0 else input_len
+    eager = dep.disable_cuda_graph or dep.enforce_eager
+    sm120 = hw.sm.startswith("12")
+    if dep.engine == "vllm":
+        prefill_graph = not eager and chunk <= 512
+    else:
+        prefill_graph = not eager and not sm120
+    algo, steps, draft, acc, acc_src = _spec_knobs(dep, ins)
+    knobs = Knobs(
+        engine=dep.engine,
+        chunk=int(chunk),
+        prefill_graph=prefill_graph,
+        decode_graph=not eager,
+        spec_algorithm=algo,
+        spec_steps=steps,
+        spec_draft_tokens=draft,
+        accept_length=acc,
+        accept_source=acc_src,
+    )
+    pre = prefill(ops, hw, eff, knobs, input_len=input_len)
+    context = input_len + output_len / 2
+    dec = decode(ops, hw, eff, knobs, concurrency=float(run_c), context=float(context))
+    t_p = pre.seconds
+    s = dec.step_seconds
+    per_tok = s / dec.tokens_per_step
+    # steady state at C: request latency R = C_eff_prefill x T_p + out x s / A (prefills run as their own steps)
+    dp_par = max(res.attn_dp, 1)
+    out_n = max(output_len, 1)
+    latency = run_c * t_p / dp_par + out_n * per_tok + (t_p - t_p / dp_par)
+    rps = run_c / latency
+    rho = min(rps * t_p / dp_par, 0.95)
+    wait = rho * t_p / (2 * (1 - rho)) if run_c > 1 else 0.0
+    ttft = t_p + s + wait
+    tpot = (latency - t_p - s) / (out_n - 1) if out_n > 1 else per_tok
+    tpot = max(tpot, per_tok)
+    b_pre, b_dec = _phase(pre.chunk_step), _phase(dec.step)
+    link = hw.link if hw.link != "none" else "pcie"
+    sentences = {
+        "prefill": _sentence("prefill", b_pre, tp=res.tp, link=link, chunk=int(chunk)),
+        "decode": _sentence("decode", b_dec, tp=res.tp, link=link, chunk=None),
+    }
+    assumptions += [
+        f"GPU class {cls}: " + "; ".join(eff.sources),
+        *(f"hardware: {x}" for x in hw.sources),
+        f"prefill: {pre.chunks} chunk(s) of up to {int(chunk):,} tokens, "
+        + ("CUDA graphs" if prefill_graph else "eager (no prefill CUDA graph)")
+        + (" (SGLang on SM120 runs DeepSeek-V4 prefill eager)" if sm120 and dep.engine == "sglang" else ""),
+        "decode: " + ("CUDA graphs" if not eager else "eager") + f", context {context:,.0f} (input + output / 2)",
+        f"compute dtypes: dense {ops.weight_dtype}, routed experts {ops.expert_dtype} "
+        f"(checkpoint quantization {spec.quantization})",
+        *ops.notes,
+        "left out: queueing beyond the M/D/1 prefill wait, prefix-cache hits, kernel tile effects, PP bubbles",
+    ]
+    if hw.power_scale < 1.0:
+        assumptions.append(f"--power-limit: compute x {hw.power_scale:.3f} (clock ~ power^(1/3))")
+    if algo:
+        assumptions.append(f"speculative {algo}: {steps} draft forward(s), verify {draft} tokens, accept {acc:.2f} "
+                           f"tokens/step ({acc_src})")
+    if res.pp > 1:
+        warnings.append("pipeline parallelism: stages are summed per step (no micro-batch overlap modelled)")
+    total = rps * (input_len + output_len)
+    return SpeedResult(
+        prefill_tokens_per_s=input_len / t_p,
+        ttft_s=ttft,
+        tpot_s=tpot,
+        decode_tokens_per_s_per_request=1.0 / tpot,
+        output_tokens_per_s=rps * output_len,
+        total_tokens_per_s=total,
+        total_tokens_per_s_per_gpu=total / max(res.num_gpus, 1),
+        bound={"prefill": b_pre.bound, "decode": b_dec.bound},
+        shares={"prefill": b_pre.shares, "decode": b_dec.shares},
+        engine=res.engine,
+        model=res.model,
+        gpu=hw.gpu_id,
+        gpu_class=cls,
+        num_gpus=res.num_gpus,
+        tp=res.tp,
+        ep=res.ep,
+        dp=res.dp,
+        attn_tp=ops.attn_tp,
+        family=ops.family,
+        kv_cache_dtype=res.kv_cache_dtype,
+        input_len=input_len,
+        output_len=output_len,
+        concurrency=run_c,
+        concurrency_asked=c,
+        concurrency_fits=fits_c,
+        chunk_tokens=int(chunk),
+        prefill_chunks=pre.chunks,
+        prefill_s=t_p,
+        prefill_graph=prefill_graph,
+        decode_graph=not eager,
+        decode_step_s=s,
+        tokens_per_step=dec.tokens_per_step,
+        speculative=algo,
+        prefill_chunk=b_pre,
+        prefill_total=_phase(pre.step),
+        decode_step=b_dec,
+        sentences=sentences,
+        levers=_levers(b_pre, b_dec, link=link, p2p=hw.p2p, graph_pre=prefill_graph),
+        assumptions=tuple(assumptions),
+        warnings=tuple(warnings + list(res.warnings)),
+    )
