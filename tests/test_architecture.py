@@ -2,6 +2,11 @@
 
 A module may import kvplan modules of its own layer or of a layer below it, never above; rich only in views and
 cli, typer only in cli.  The layer of a module is the first entry of LAYERS that its dotted name starts with.
+
+One edge is by design and checked apart (:func:`test_package_root_reaches_up_only_to_the_api`): the package root
+``kvplan/__init__.py`` (base layer: every module imports it) hands the public names of ``kvplan.__all__`` over from
+``kvplan.api`` on first use, through a module ``__getattr__`` and the module's name as a string, never an import
+statement.
 """
 
 from __future__ import annotations
@@ -34,7 +39,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("geometry", ("kvplan.geometry",)),
     ("weights", ("kvplan.weights",)),
     ("engines", ("kvplan.engines",)),
+    ("perf", ("kvplan.perf",)),  # the speed model: reads engines and below; planning builds on it
     ("planning", ("kvplan.planning",)),
+    ("api", ("kvplan.api",)),  # the Python API (docs/api.md): planning and below; views and cli never need it
     ("views", ("kvplan.views",)),
     ("cli", ("kvplan.cli", "kvplan.__main__")),
 ]
@@ -100,3 +107,15 @@ def test_imports_point_down(path: Path):
         if _rank(target) > mine:
             bad.append(f"line {line}: {target} is in layer {LAYERS[_rank(target)][0]}, above {LAYERS[mine][0]}")
     assert not bad, f"{me} imports upward:\n" + "\n".join(bad)
+
+
+def test_package_root_reaches_up_only_to_the_api():
+    """``kvplan/__init__.py`` imports no kvplan module; its lazy names come from kvplan.api and nowhere else."""
+    import kvplan
+
+    init = PKG / "__init__.py"
+    assert [t for _, t in _imports(init) if t.split(".")[0] == "kvplan"] == []
+    assert kvplan._API_MODULE == "kvplan.api"
+    assert LAYERS[_rank(kvplan._API_MODULE)][0] == "api"
+    strings = {n.value for n in ast.walk(ast.parse(init.read_text())) if isinstance(n, ast.Constant)}
+    assert not {s for s in strings if isinstance(s, str) and s.startswith("kvplan.") and s != "kvplan.api"}
