@@ -1,6 +1,14 @@
-"""The KV family of a Hugging Face config: an ordered table of rules over its architectures, ``model_type`` and
-per-layer types (``detect_family``).  Each rule names one :class:`kvplan.family.Family`; the first that matches
-wins, GQA otherwise.
+"""Every family detection of kvplan, in one place.
+
+* :func:`detect_family`: the KV family of a Hugging Face config, as SGLang's ``ModelConfig`` reads it (what kvplan
+  plans, shows and sweeps): the first matching rule of the families' :class:`~kvplan.family.DetectRule` rows
+  (``kvplan.family.FAMILY_SPECS``), in their ``order``; GQA otherwise.
+* :func:`vllm_family`: the family vLLM's model classes give a config (which picks vLLM's KV-spec builder);
+* :func:`weights_family`: the family whose tensor layout the checkpoint's weights follow (the weight inventory);
+* :func:`attention_family`: the attention kind SGLang's KV-dtype and page rules see for a family.
+
+A family declared with ``archs`` / ``model_types`` in its :class:`~kvplan.family.DetectRule` (``shared``) is found by
+all three readers; the built-in families' rules are predicates of this module.
 
 Source: SGLang v0.5.23 python/sglang/srt/configs/model_config.py (the architecture and model_type sets below).
 """
@@ -8,9 +16,10 @@ Source: SGLang v0.5.23 python/sglang/srt/configs/model_config.py (the architectu
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import cache
 from typing import Any, NamedTuple
 
-from kvplan.family import Family
+from kvplan.family import ATTENTION_FAMILIES, FAMILY_SPECS, DetectRule, Family
 
 # Architectures SGLang (v0.5.23, python/sglang/srt/configs/model_config.py) treats as MLA / DSA / DeepSeek-V4.
 _DSV4_ARCHS = {
@@ -81,12 +90,22 @@ class _Facts(NamedTuple):
     layer_types: list[Any] | None
 
 
-def _dsv4(f: _Facts) -> Family | None:
+def _facts(cfg: Mapping[str, Any]) -> _Facts:
+    lt = cfg.get("layer_types")
+    return _Facts(
+        cfg=cfg,
+        archs=frozenset(cfg.get("architectures") or []),
+        model_type=str(cfg.get("model_type") or ""),
+        layer_types=lt if isinstance(lt, list) else None,
+    )
+
+
+def dsv4_rule(f: _Facts) -> Family | None:
     hit = f.archs & _DSV4_ARCHS or f.model_type in _DSV4_MODEL_TYPES or f.cfg.get("compress_ratios")
     return Family.DSV4 if hit else None
 
 
-def _dsa(f: _Facts) -> Family | None:
+def dsa_rule(f: _Facts) -> Family | None:
     hit = (
         f.archs & _DSA_ARCHS
         or f.model_type in _DSA_MODEL_TYPES
@@ -95,7 +114,7 @@ def _dsa(f: _Facts) -> Family | None:
     return Family.DSA if hit else None
 
 
-def _mamba(f: _Facts) -> Family | None:
+def mamba_rule(f: _Facts) -> Family | None:
     lt = f.layer_types
     hit = (
         f.archs & _MAMBA_ARCHS
@@ -111,18 +130,18 @@ def _mamba(f: _Facts) -> Family | None:
     return Family.HYBRID_MAMBA
 
 
-def _mla_swa(f: _Facts) -> Family | None:
+def mla_swa_rule(f: _Facts) -> Family | None:
     """MLA with sliding-window layers (Dots3): hybrid SWA, checked before the DSA / MLA rules that its
     ``kv_lora_rank`` would otherwise match."""
     hit = f.archs & _MLA_SWA_ARCHS or (f.cfg.get("is_hybrid_swa") is True and f.cfg.get("kv_lora_rank"))
     return Family.HYBRID_SWA if hit else None
 
 
-def _mla(f: _Facts) -> Family | None:
+def mla_rule(f: _Facts) -> Family | None:
     return Family.MLA if f.cfg.get("kv_lora_rank") else None
 
 
-def _swa(f: _Facts) -> Family | None:
+def swa_rule(f: _Facts) -> Family | None:
     lt = f.layer_types
     hit = (
         f.archs & _SWA_ARCHS
@@ -133,26 +152,147 @@ def _swa(f: _Facts) -> Family | None:
     return Family.HYBRID_SWA if hit else None
 
 
-# First match wins, in SGLang's order (ModelConfig checks DSV4, then DSA / MLA, then the hybrids); GQA otherwise.
-_FAMILY_RULES: tuple[Callable[[_Facts], Family | None], ...] = (_dsv4, _mla_swa, _dsa, _mamba, _mla, _swa)
+Rule = Callable[[_Facts], "Family | None"]
+
+
+def _declared(family: Family, rule: DetectRule) -> Rule:
+    """The rule of a :class:`DetectRule`: its declared architectures / model types, then its predicate."""
+    predicate: Rule | None = globals()[rule.predicate] if rule.predicate else None
+
+    def match(f: _Facts) -> Family | None:
+        if f.archs & rule.archs or f.model_type in rule.model_types:
+            return family
+        return predicate(f) if predicate is not None else None
+
+    return match
+
+
+@cache
+def _rules() -> tuple[Rule, ...]:
+    """Every family's rules in one first-match order (SGLang's: ModelConfig checks DSV4, then DSA / MLA, then the
+    hybrids); built on first use from ``FAMILY_SPECS``."""
+    rows = sorted((r.order, s.family, r) for s in FAMILY_SPECS.values() for r in s.detect)
+    return tuple(_declared(family, r) for _, family, r in rows)
+
+
+def _first(rules: tuple[Rule, ...], f: _Facts) -> Family | None:
+    for rule in rules:
+        family = rule(f)
+        if family is not None:
+            return family
+    return None
 
 
 def detect_family(cfg: Mapping[str, Any]) -> Family:
-    """The KV family of a flat config (:func:`flatten_config`): the first rule of ``_FAMILY_RULES`` that matches.
+    """The KV family of a flat config (:func:`flatten_config`): the first of the families' rules that matches.
 
     Example: DeepSeek-V3 (``kv_lora_rank`` 512, no indexer) -> ``Family.MLA``; Llama-3.1 -> ``Family.GQA``;
     Dots3NoteForCausalLM (MLA + ``layer_types``) -> ``Family.HYBRID_SWA``.
     Source: SGLang v0.5.23 python/sglang/srt/configs/model_config.py (architecture and model_type sets above).
     """
-    lt = cfg.get("layer_types")
-    facts = _Facts(
-        cfg=cfg,
-        archs=frozenset(cfg.get("architectures") or []),
-        model_type=str(cfg.get("model_type") or ""),
-        layer_types=lt if isinstance(lt, list) else None,
-    )
-    for rule in _FAMILY_RULES:
-        family = rule(facts)
-        if family is not None:
+    return _first(_rules(), _facts(cfg)) or Family.GQA
+
+
+@cache
+def _shared_rules() -> tuple[Rule, ...]:
+    rows = sorted((r.order, s.family, r) for s in FAMILY_SPECS.values() for r in s.detect if r.shared)
+    return tuple(_declared(family, r) for _, family, r in rows)
+
+
+def declared_family(cfg: Mapping[str, Any]) -> Family | None:
+    """The family whose ``shared`` :class:`DetectRule` declares the config's architecture or model type (every
+    reader -- SGLang's, vLLM's, the weight inventory's -- finds such a family the same way), else None."""
+    return _first(_shared_rules(), _facts(cfg))
+
+
+# ------------------------------------------------------------------------------------------------------------ vLLM
+
+
+def vllm_family(cfg: Mapping[str, Any]) -> Family:
+    """The family vLLM's model classes give a (normalised) config, which picks its spec builder.
+
+    A declared family (:func:`declared_family`) first; DeepSeek-V4 caches (``compress_ratios`` or a ``deepseek_v4*``
+    model type); MLA when :func:`~kvplan.hfconfig.layer_kinds.is_mla` (DSA with an ``index_topk``); otherwise by
+    layer types: Mamba / GDN state layers -> hybrid Mamba, sliding-window layers -> hybrid SWA, else GQA
+    (chunked-local layers count as full: the hybrid manager is off for them).  Example: Qwen3-Next
+    (``full_attention_interval`` 4) -> hybrid_mamba; Gemma-3 (``sliding_window_pattern`` 6) -> hybrid_swa; Kimi-K2
+    (``kv_lora_rank``) -> mla.  Source: vllm-project/vllm ``model_executor/models/*``, v0.33.0.
+    """
+    from kvplan.hfconfig.fields import model_type
+    from kvplan.hfconfig.layer_kinds import STATE_KINDS, is_mla, layer_kinds
+
+    declared = declared_family(cfg)
+    if declared is not None:
+        return declared
+    if cfg.get("compress_ratios") is not None or model_type(cfg).startswith("deepseek_v4"):
+        return Family.DSV4
+    if is_mla(cfg):
+        return Family.DSA if cfg.get("index_topk") is not None else Family.MLA
+    kinds = set(layer_kinds(cfg))
+    if kinds & STATE_KINDS:
+        return Family.HYBRID_MAMBA
+    return Family.HYBRID_SWA if "swa" in kinds else Family.GQA
+
+
+# --------------------------------------------------------------------------------------------------------- weights
+
+
+def _jamba(cfg: Mapping[str, Any]) -> bool:
+    """Jamba: attention every ``attn_layer_period``-th layer (at ``attn_layer_offset``), Mamba-1 elsewhere."""
+    return cfg.get("attn_layer_period") is not None and cfg.get("mamba_expand") is not None
+
+
+# First match wins; GQA otherwise.  DSA = MLA with the DeepSeek sparse-attention indexer (index_topk).
+_WEIGHT_RULES: tuple[tuple[Callable[[Mapping[str, Any], str], Any], Family], ...] = (
+    (lambda cfg, mt: mt.startswith("deepseek_v4") or (cfg.get("compress_ratios") and cfg.get("o_groups")), Family.DSV4),
+    (lambda cfg, mt: cfg.get("kv_lora_rank") and cfg.get("index_topk"), Family.DSA),
+    (lambda cfg, mt: cfg.get("kv_lora_rank"), Family.MLA),
+    (
+        lambda cfg, mt: (
+            cfg.get("hybrid_override_pattern")
+            or cfg.get("linear_num_value_heads")
+            or mt.startswith(("qwen3_next", "qwen3_5"))
+            or _jamba(cfg)
+        ),
+        Family.HYBRID_MAMBA,
+    ),
+)
+
+
+def weights_family(cfg: Mapping[str, Any]) -> Family:
+    """The family whose tensor layout the model's weights follow: a declared family (:func:`declared_family`),
+    else the first rule of ``_WEIGHT_RULES``.
+
+    DSV4: ``model_type`` deepseek_v4* or compress_ratios with o_groups; DSA: ``kv_lora_rank`` and ``index_topk``;
+    MLA: ``kv_lora_rank``; HYBRID_MAMBA: a Nemotron-H ``hybrid_override_pattern`` or Gated DeltaNet heads
+    (Qwen3-Next / Qwen3.5); else GQA.  This is the layout of the weights, not the KV family
+    (:func:`detect_family`): sliding-window models store GQA tensors, and Kimi-Linear (``kv_lora_rank`` beside
+    linear attention) is inventoried as MLA.
+
+    Example: DeepSeek-V3 -> ``Family.MLA``; GLM-5 (index_topk 2048) -> ``Family.DSA``; gpt-oss -> ``Family.GQA``.
+    """
+    declared = declared_family(cfg)
+    if declared is not None:
+        return declared
+    mt = str(cfg.get("model_type") or "").lower()
+    for matches, family in _WEIGHT_RULES:
+        if matches(cfg, mt):
             return family
     return Family.GQA
+
+
+# ------------------------------------------------------------------------------------------------------- attention
+
+
+def attention_family(*, family: Family | str, config: Mapping[str, Any]) -> Family:
+    """The family SGLang's KV-dtype and page rules see: an attention family as is; a hybrid resolves like its
+    attention layers (MLA when the config has a ``kv_lora_rank``, else GQA).
+
+    Example: Qwen3-Next (hybrid_mamba, GQA attention) -> ``Family.GQA``; Kimi-Linear (MLA layers) -> ``Family.MLA``.
+
+    This is kvplan's reading (the hybrids' attention layers are plain MHA/GQA or MLA layers, which the rules
+    treat by their attention kind); it is not one engine function.
+    """
+    if family in ATTENTION_FAMILIES:
+        return Family(family)
+    return Family.MLA if config.get("kv_lora_rank") else Family.GQA

@@ -35,9 +35,8 @@ MLA latent (both)   ``dim/2`` B + ``dim/16`` scale B per layer    see above: in 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from kvplan.engines.sglang.platform import platform_of
 from kvplan.errors import InputError
@@ -50,6 +49,7 @@ from kvplan.geometry.kvdtype import (
     fp4_block_scale_bytes,
     kv_packed_bytes,
 )
+from kvplan.hfconfig.detect import attention_family
 
 __all__ = [
     "KV_CACHE_DTYPES",
@@ -210,20 +210,6 @@ def resolve_kv_cache_dtype(
         learnable_sink=learnable_sink,
     )
     return _OVERRIDES.get(fam, _configure_kv_cache_dtype)(r)
-
-
-def attention_family(*, family: Family | str, config: Mapping[str, Any]) -> Family:
-    """The family SGLang's KV-dtype and page rules see: an attention family as is; a hybrid resolves like its
-    attention layers (MLA when the config has a ``kv_lora_rank``, else GQA).
-
-    Example: Qwen3-Next (hybrid_mamba, GQA attention) -> ``Family.GQA``; Kimi-Linear (MLA layers) -> ``Family.MLA``.
-
-    This is kvplan's reading (the hybrids' attention layers are plain MHA/GQA or MLA layers, which the rules
-    above treat by their attention kind); it is not one engine function.
-    """
-    if family in ATTENTION_FAMILIES:
-        return Family(family)
-    return Family.MLA if config.get("kv_lora_rank") else Family.GQA
 
 
 # ------------------------------------------------------------------------------------------------ choices by release

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from kvplan.engines.vllm.releases import DsV4Grouping, Release, Version
 from kvplan.engines.vllm.specs import LayerKV, ModelKV
 from kvplan.errors import InputError
-from kvplan.family import Family
+from kvplan.family import FAMILY_SPECS, Family, resolve
 
 
 @dataclass
@@ -467,8 +467,21 @@ def _state_caps(
 
 Grouper = Callable[[ModelKV, int, list[str], Release], list[Group]]
 
-#: families with a grouping of their own; every other family takes :func:`group_layers`
-GROUPERS: Mapping[Family, Grouper] = {Family.DSV4: group_dsv4}
+
+def _lazy_grouper(path: str) -> Grouper:
+    """The grouper a :class:`~kvplan.family.FamilySpec` names (``"module:function"``), resolved on first call."""
+
+    def group(model: ModelKV, block_size: int, warnings: list[str], release: Release) -> list[Group]:
+        grouper: Grouper = resolve(path)
+        return grouper(model, block_size, warnings, release)
+
+    return group
+
+
+#: families with a grouping of their own (``FamilySpec.vllm_grouper``); every other family takes :func:`group_layers`
+GROUPERS: Mapping[Family, Grouper] = {
+    f: _lazy_grouper(s.vllm_grouper) for f, s in FAMILY_SPECS.items() if s.vllm_grouper is not None
+}
 
 
 def kv_groups(model: ModelKV, block_size: int, warnings: list[str], release: Release) -> list[Group]:

@@ -22,11 +22,12 @@ commit 4ba787ec9); the code is not copied, only the arithmetic is restated.
 * Mamba / Gated-DeltaNet state (``model_executor/layers/mamba/mamba_utils.py``
   ``MambaStateShapeCalculator.mamba2_state_shape`` / ``gated_delta_net_state_shape``).
 
-The family of a config is decided the way vLLM's model classes decide it (:func:`vllm_family`: DeepSeek-V4
-caches, MLA with or without the DSA indexer, else attention layers by type, with Mamba / GDN state layers), and
-:data:`SPEC_BUILDERS` maps it to its builder.  vLLM's reading can differ from SGLang's (``kvplan.hfconfig``
-``detect_family``): Gemma-2/3 are sliding-window hybrids here, Llama-4's chunked layers are full attention.
-Adding a family = one builder + one :data:`SPEC_BUILDERS` line (+ its rule in :func:`vllm_family`).
+The family of a config is decided the way vLLM's model classes decide it (:func:`kvplan.hfconfig.detect.vllm_family`:
+DeepSeek-V4 caches, MLA with or without the DSA indexer, else attention layers by type, with Mamba / GDN state layers,
+from :func:`kvplan.hfconfig.layer_kinds.layer_kinds`), and :data:`SPEC_BUILDERS` maps it to its builder.  vLLM's
+reading can differ from SGLang's (``kvplan.hfconfig.detect.detect_family``): Gemma-2/3 are sliding-window hybrids
+here, Llama-4's chunked layers are full attention.  Adding a family = one builder named by its
+:class:`~kvplan.family.FamilySpec` row (``vllm_spec``); :data:`SPEC_BUILDERS` is derived from the rows.
 
 The config is normalised once by the shared reader (``kvplan.hfconfig.normalize.flatten_config`` with
 ``engine="vllm"``: vLLM's ``hf_text_config`` over the top level), and every field is read through
@@ -51,8 +52,10 @@ from kvplan.engines.vllm.fields import (
     str_or,
 )
 from kvplan.errors import InputError
-from kvplan.family import Family
+from kvplan.family import FAMILY_SPECS, Family, resolve
 from kvplan.geometry.layers import HeadGeometry, full_layer_geometry, kv_shared_layers, sliding_layer_geometry
+from kvplan.hfconfig.detect import vllm_family
+from kvplan.hfconfig.layer_kinds import layer_kinds as _layer_kinds
 from kvplan.hfconfig.normalize import flatten_config
 
 DTYPE_BYTES = {
@@ -87,21 +90,6 @@ KV_QUANT_HEAD_BYTES: Mapping[str, Callable[[int, int], int]] = {
     "int4_per_token_head": lambda hk, hv: hk // 2 + hv // 2 + 8,
     "nvfp4": lambda hk, hv: hk // 2 + hk // 16 + hv // 2 + hv // 16,
 }
-
-MLA_MODEL_TYPES = frozenset(
-    {
-        "deepseek_v2",
-        "deepseek_v3",
-        "deepseek_v32",
-        "deepseek_mtp",
-        "kimi_k2",
-        "kimi_linear",
-        "glm_moe_dsa",
-        "longcat_flash",
-        "pangu_ultra_moe",
-        "mistral_large_3",
-    }
-)
 
 
 @dataclass(frozen=True)
@@ -242,13 +230,6 @@ def kv_heads_per_rank(total_kv_heads: int, tp: int) -> int:
     return max(1, total_kv_heads // tp)
 
 
-def is_mla(cfg: Mapping[str, Any]) -> bool:
-    """vLLM's ``is_deepseek_mla``: a ``kv_lora_rank`` on an MLA model type (or with a RoPE key width)."""
-    return cfg.get("kv_lora_rank") is not None and (
-        model_type(cfg) in MLA_MODEL_TYPES or cfg.get("qk_rope_head_dim") is not None
-    )
-
-
 def dsa_indexer_layers(cfg: Mapping[str, Any]) -> list[int]:
     """Layers that own an indexer K cache (``DeepseekV2MLAAttention.__init__``, v0.33.0):
     skipped when ``max(i - offset + 1, 0) % freq != 0`` (or pattern[i] == "S").
@@ -269,85 +250,6 @@ def dsa_indexer_layers(cfg: Mapping[str, Any]) -> list[int]:
         if not skip:
             out.append(i)
     return out
-
-
-_LAYER_TYPE_KINDS = {
-    "full_attention": "full",
-    "sliding_attention": "swa",
-    "linear_attention": "gdn",
-    "chunked_attention": "chunked",
-    "attention": "full",
-    "mamba": "mamba",
-    "deepseek_sparse_attention": "full",
-}
-
-
-def _kinds_from_layer_types(cfg: Mapping[str, Any], lt: list[Any], n: int) -> list[str]:
-    if not all(isinstance(t, str) for t in lt):
-        raise bad_field("layer_types", "must be a list of strings")
-    kinds = [_LAYER_TYPE_KINDS.get(t, "full") for t in lt[:n]]
-    if cfg.get("sliding_window") is None:
-        kinds = ["full" if k == "swa" else k for k in kinds]
-    return kinds
-
-
-def _sliding_kinds(cfg: Mapping[str, Any], n: int) -> list[str]:
-    """Sliding-window models without ``layer_types``: by pattern, then by model type."""
-    p = int_if_set(cfg, "sliding_window_pattern", minimum=1)
-    mt = model_type(cfg)
-    if p:
-        return ["full" if (i + 1) % p == 0 else "swa" for i in range(n)]
-    if mt.startswith("gemma3"):
-        return ["full" if (i + 1) % 6 == 0 else "swa" for i in range(n)]
-    if mt.startswith("gemma2"):
-        return ["swa" if i % 2 == 0 else "full" for i in range(n)]
-    if cfg.get("max_window_layers") is not None and mt.startswith("qwen"):
-        mwl = req_int(cfg, "max_window_layers")
-        return ["full" if i < mwl else "swa" for i in range(n)]
-    return ["swa"] * n
-
-
-def _pattern_kinds(cfg: Mapping[str, Any], n: int) -> list[str] | None:
-    """Kinds from a per-layer pattern field, or None when the config has none:
-
-    * ``hybrid_layer_pattern`` (MiMo-V2: 1 = sliding window, 0 = full; ``models/mimo_v2.py``, v0.25.1);
-    * ``attn_layer_period`` / ``attn_layer_offset`` (Jamba: layer i is attention iff
-      ``i % period == offset``, else Mamba-1; transformers ``JambaConfig.layers_block_type``).
-
-    Example: Jamba-v0.1 (32 layers, period 8, offset 4) -> attention at 4, 12, 20, 28, Mamba-1 elsewhere."""
-    pat = cfg.get("hybrid_layer_pattern")
-    if pat is not None:
-        if not isinstance(pat, list) or len(pat) < n or any(p not in (0, 1) for p in pat[:n]):
-            raise bad_field("hybrid_layer_pattern", f"must list 0 (full) or 1 (sliding) for each of the {n} layers")
-        return ["swa" if p == 1 else "full" for p in pat[:n]]
-    if cfg.get("attn_layer_period") is not None and cfg.get("mamba_expand") is not None:
-        period = req_int(cfg, "attn_layer_period", minimum=1)
-        offset = req_int(cfg, "attn_layer_offset", 0)
-        return ["full" if i % period == offset else "mamba1" for i in range(n)]
-    return None
-
-
-def _layer_kinds(cfg: Mapping[str, Any]) -> list[str]:
-    """Per decoder layer: ``full``, ``swa``, ``chunked``, ``mamba`` (Mamba2), ``mamba1``, ``gdn`` or ``none``."""
-    n = num_layers(cfg)
-    pattern = cfg.get("hybrid_override_pattern")
-    if isinstance(pattern, str) and pattern:
-        return [{"M": "mamba", "*": "full"}.get(c, "none") for c in pattern]
-    lt = cfg.get("layer_types")
-    if isinstance(lt, list) and lt:
-        return _kinds_from_layer_types(cfg, lt, n)
-    if cfg.get("full_attention_interval") and cfg.get("linear_num_value_heads"):
-        k = req_int(cfg, "full_attention_interval", minimum=1)
-        return ["full" if (i + 1) % k == 0 else "gdn" for i in range(n)]
-    pattern_kinds = _pattern_kinds(cfg, n)
-    if pattern_kinds is not None:
-        return pattern_kinds
-    if int_if_set(cfg, "attention_chunk_size"):
-        # Llama-4: every 4th layer is global (no RoPE), the others chunked-local.
-        return ["full" if (i + 1) % 4 == 0 else "chunked" for i in range(n)]
-    if int_if_set(cfg, "sliding_window") and cfg.get("use_sliding_window", True) is not False:
-        return _sliding_kinds(cfg, n)
-    return ["full"] * n
 
 
 def _mamba2_state_bytes(cfg: Mapping[str, Any], tp: int, conv_b: int, ssm_b: int) -> int:
@@ -414,28 +316,6 @@ def resolve_kv_cache_dtype(cfg: Mapping[str, Any], kv_cache_dtype: str, sm_major
     if cfg.get("model_type") == "glm_moe_dsa" and sm_major == 10:
         return "fp8_e4m3"
     return "auto"
-
-
-# --------------------------------------------------------------------------- family rule
-
-
-def vllm_family(cfg: Mapping[str, Any]) -> Family:
-    """The family vLLM's model classes give a (normalised) config, which picks its spec builder.
-
-    DeepSeek-V4 caches (``compress_ratios`` or a ``deepseek_v4*`` model type); MLA when
-    :func:`is_mla` (DSA with an ``index_topk``); otherwise by layer types: Mamba / GDN state layers ->
-    hybrid Mamba, sliding-window layers -> hybrid SWA, else GQA (chunked-local layers count as full: the
-    hybrid manager is off for them).  Example: Qwen3-Next (``full_attention_interval`` 4) -> hybrid_mamba;
-    Gemma-3 (``sliding_window_pattern`` 6) -> hybrid_swa; Kimi-K2 (``kv_lora_rank``) -> mla.
-    """
-    if cfg.get("compress_ratios") is not None or model_type(cfg).startswith("deepseek_v4"):
-        return Family.DSV4
-    if is_mla(cfg):
-        return Family.DSA if cfg.get("index_topk") is not None else Family.MLA
-    kinds = set(_layer_kinds(cfg))
-    if kinds & set(_STATE_BYTES):
-        return Family.HYBRID_MAMBA
-    return Family.HYBRID_SWA if "swa" in kinds else Family.GQA
 
 
 # --------------------------------------------------------------------------- builders
@@ -746,15 +626,19 @@ def build_dsv4(cfg: Mapping[str, Any], ctx: SpecContext) -> ModelKV:
     return ModelKV(tuple(layers), n, Family.DSV4, slot, notes, token_bytes_add_up=False)
 
 
-#: the spec builder of each family (the family comes from :func:`vllm_family`)
-SPEC_BUILDERS: dict[Family, SpecBuilder] = {
-    Family.GQA: build_attention,
-    Family.HYBRID_SWA: build_attention,
-    Family.HYBRID_MAMBA: build_attention,
-    Family.MLA: build_mla,
-    Family.DSA: build_dsa,
-    Family.DSV4: build_dsv4,
-}
+def _lazy_builder(path: str) -> SpecBuilder:
+    """The builder a :class:`~kvplan.family.FamilySpec` names (``"module:function"``), imported on first call."""
+
+    def build(cfg: Mapping[str, Any], ctx: SpecContext) -> ModelKV:
+        builder: SpecBuilder = resolve(path)
+        return builder(cfg, ctx)
+
+    return build
+
+
+#: the spec builder of each family (``FamilySpec.vllm_spec``; the family comes from
+#: :func:`kvplan.hfconfig.detect.vllm_family`)
+SPEC_BUILDERS: dict[Family, SpecBuilder] = {f: _lazy_builder(s.vllm_spec) for f, s in FAMILY_SPECS.items()}
 
 
 def build_model_kv(

@@ -5,16 +5,18 @@ prologue (parallelism, device, KV dtype, context, default flags, budget) into a
 :class:`~kvplan.engines.sglang.pools.base.PoolContext`, calls the family's planner, then the shared epilogue
 (verdict, memory breakdown, FitResult); ``kvplan show`` asks the same planner for its breakdown.
 
-Adding a family: its geometry in ``kvplan/geometry/<family>.py``, one planner module here (``plan(ctx) ->
-PoolPlan`` and ``breakdown(model) -> Breakdown``), one line in :data:`POOL_PLANNERS`.  A planner module is imported
-the first time its family is planned (``kvplan fit`` loads only the family it sizes: start-up is a feature).
+Every registry here is derived from the families' rows (:data:`kvplan.family.FAMILY_SPECS`): adding a family is one
+planner module here (``plan(ctx) -> PoolPlan`` and ``breakdown(model) -> Breakdown``) named by its row's
+``sglang_pools``, and nothing in this file.  A planner module is imported the first time its family is planned
+(``kvplan fit`` loads only the family it sizes: start-up is a feature).
 
 ``kvplan sweep`` evaluates every family's budget -> pools -> request-cap arithmetic in bulk over numpy arrays:
-:data:`SWEEP_VECTORS` names, per family, the module whose ``vector_group(ctx)`` turns the planner's
-:class:`PoolContext` of a group's representative ``fit`` into a :class:`~kvplan.engines.sglang.pools.vector.VectorGroup`
-(the single-cell families: :func:`kvplan.engines.sglang.pools.vector.single_cell_group`).  The sweep captures that
-context with :func:`capturing_contexts` (nothing is recorded outside it).  ``VECTOR_FAMILIES`` are the families with a
-single per-token cell and no fixed pools (``DefaultPoolConfigurator``, :mod:`kvplan.engines.sglang.pools.default`).
+:data:`SWEEP_VECTORS` names, per family, the module (``FamilySpec.sglang_sweep``) whose ``vector_group(ctx)`` turns
+the planner's :class:`PoolContext` of a group's representative ``fit`` into a
+:class:`~kvplan.engines.sglang.pools.vector.VectorGroup` (the single-cell families:
+:func:`kvplan.engines.sglang.pools.vector.single_cell_group`).  The sweep captures that context with
+:func:`capturing_contexts` (nothing is recorded outside it).  ``VECTOR_FAMILIES`` are the families with a single
+per-token cell and no fixed pools (``DefaultPoolConfigurator``, :mod:`kvplan.engines.sglang.pools.default`).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 from kvplan.engines.sglang.pools.base import Breakdown, PoolContext, PoolFlags, PoolPlan, PoolPlanner
-from kvplan.family import Family
+from kvplan.family import FAMILY_SPECS, Family
 
 if TYPE_CHECKING:
     from kvplan.engines.sglang.pools.vector import VectorGroup
@@ -61,44 +63,35 @@ def capturing_contexts() -> Iterator[list[PoolContext]]:
 
 
 def _planner(family: Family, module: str, *, supports_dcp: bool = False) -> PoolPlanner:
-    """The planner whose ``plan`` / ``breakdown`` live in ``kvplan.engines.sglang.pools.<module>``."""
-    name = f"{__name__}.{module}"
+    """The planner whose ``plan`` / ``breakdown`` live in the module ``module`` (a dotted path of the family's
+    :class:`~kvplan.family.FamilySpec`), imported on first use."""
 
     def plan(ctx: PoolContext) -> PoolPlan:
         if _CAPTURE is not None:
             _CAPTURE.append(ctx)
-        result: PoolPlan = import_module(name).plan(ctx)
+        result: PoolPlan = import_module(module).plan(ctx)
         return result
 
     def breakdown(model: ModelSpec) -> Breakdown:
-        result: Breakdown = import_module(name).breakdown(model)
+        result: Breakdown = import_module(module).breakdown(model)
         return result
 
     return PoolPlanner(family=family, plan=plan, breakdown=breakdown, supports_dcp=supports_dcp)
 
 
+#: family -> its SGLang pool planner (``FamilySpec.sglang_pools``, ``FamilySpec.sglang_dcp``)
 POOL_PLANNERS: dict[Family, PoolPlanner] = {
-    Family.GQA: _planner(Family.GQA, "gqa", supports_dcp=True),
-    Family.MLA: _planner(Family.MLA, "mla", supports_dcp=True),
-    Family.DSA: _planner(Family.DSA, "dsa", supports_dcp=True),
-    Family.DSV4: _planner(Family.DSV4, "dsv4"),
-    Family.HYBRID_SWA: _planner(Family.HYBRID_SWA, "swa"),
-    Family.HYBRID_MAMBA: _planner(Family.HYBRID_MAMBA, "mamba"),
+    f: _planner(f, s.sglang_pools, supports_dcp=s.sglang_dcp) for f, s in FAMILY_SPECS.items()
 }
 
 #: the single-cell families (tokens = page_floor(budget // cell), no fixed pool): one sweep formula for all three
-VECTOR_FAMILIES: frozenset[Family] = frozenset({Family.GQA, Family.MLA, Family.DSA})
+#: (``FamilySpec.single_cell``)
+VECTOR_FAMILIES: frozenset[Family] = frozenset(f for f, s in FAMILY_SPECS.items() if s.single_cell)
 
-#: family -> the module (``kvplan.engines.sglang.pools.<module>``) whose ``vector_group(ctx, cell=)`` evaluates the
-#: family in ``kvplan sweep``; ``vector`` holds the single-cell formula of :data:`VECTOR_FAMILIES`
-SWEEP_VECTORS: dict[Family, str] = {
-    Family.GQA: "vector",
-    Family.MLA: "vector",
-    Family.DSA: "vector",
-    Family.HYBRID_SWA: "swa",
-    Family.HYBRID_MAMBA: "mamba",
-    Family.DSV4: "dsv4",
-}
+#: family -> the module whose ``vector_group(ctx, cell=)`` evaluates the family in ``kvplan sweep``
+#: (``FamilySpec.sglang_sweep``; ``kvplan.engines.sglang.pools.vector`` holds the single-cell formula of
+#: :data:`VECTOR_FAMILIES`); a family absent here is evaluated one ``fit`` per point
+SWEEP_VECTORS: dict[Family, str] = {f: s.sglang_sweep for f, s in FAMILY_SPECS.items() if s.sglang_sweep is not None}
 
 
 def vector_group(family: Family, ctx: PoolContext, *, cell: float) -> VectorGroup | None:
@@ -107,5 +100,5 @@ def vector_group(family: Family, ctx: PoolContext, *, cell: float) -> VectorGrou
     module = SWEEP_VECTORS.get(family)
     if module is None:
         return None
-    out: VectorGroup | None = import_module(f"{__name__}.{module}").vector_group(ctx, cell=cell)
+    out: VectorGroup | None = import_module(module).vector_group(ctx, cell=cell)
     return out
