@@ -520,7 +520,7 @@ def _root(
 
 
 _FULL: typer.Typer | None = None
-_PLAN_COMMANDS = ("sweep", "solve", "check", "calibrate")
+_PLAN_COMMANDS = ("sweep", "solve", "check", "calibrate", "speed")
 
 
 #: command name -> (module, class) of the click class that makes it a group; imported only when the command is built
@@ -542,6 +542,7 @@ def _full_app() -> typer.Typer:
     if _FULL is None:
         from kvplan.cli.calibrate_cmd import calibrate_cmd
         from kvplan.cli.plan_cmds import check_cmd, solve_cmd, sweep_cmd
+        from kvplan.cli.speed_cmd import speed_cmd
 
         full = new_app(completion=True)
         full.callback()(_root)
@@ -552,6 +553,7 @@ def _full_app() -> typer.Typer:
         full.command("solve")(solve_cmd)
         full.command("check")(check_cmd)
         full.command("calibrate")(calibrate_cmd)
+        full.command("speed")(speed_cmd)
         _FULL = full
     return _FULL
 

@@ -84,7 +84,7 @@ class AttnGroup:
 
     kind: str  # label: full, sliding, mla, dsa, dsv4 c4, linear ...
     layers: int
-    q_heads: int  # query heads per rank
+    q_heads: float  # query heads per rank
     flops_per_key_prefill: float  # per query head per key (QK + PV)
     flops_per_key_decode: float
     kv_bytes_per_key: float  # per rank per layer, at decode
@@ -134,7 +134,7 @@ def _kv_bytes(kv_dtype: str) -> float:
 
     try:
         return kv_element_bits(kv_dtype) / 8
-    except Exception:  # noqa: BLE001 - an unknown spelling: bf16
+    except Exception:
         return 2.0
 
 
@@ -215,9 +215,7 @@ def _attention_groups(spec: Any, *, attn_tp: int, kv_dtype: str, engine: str) ->
                 out.append(AttnGroup("dsv4 window", len(ids), q, per, per, key_bytes, window=g4.sliding_window))
                 continue
             selected = r != 128  # ratio-128 layers attend every compressed entry; the others the indexer's top-k
-            n_idx = (
-                sum(1 for i in ids if i in idx_layers) if idx_layers is not None else (len(ids) if selected else 0)
-            )
+            n_idx = sum(1 for i in ids if i in idx_layers) if idx_layers is not None else (len(ids) if selected else 0)
             out.append(
                 AttnGroup(
                     kind=f"dsv4 ratio {r}",
@@ -244,8 +242,9 @@ def _attention_groups(spec: Any, *, attn_tp: int, kv_dtype: str, engine: str) ->
 
         s = swa_layers_from_config(cfg, engine="vllm" if engine == "vllm" else "sglang")
         full = _gqa_group(cfg, kind="full", layers=len(s.full_layers), attn_tp=attn_tp, kvb=kvb)
-        slid = _gqa_group(cfg, kind="sliding", layers=len(s.swa_layers), attn_tp=attn_tp, kvb=kvb,
-                          window=s.sliding_window)
+        slid = _gqa_group(
+            cfg, kind="sliding", layers=len(s.swa_layers), attn_tp=attn_tp, kvb=kvb, window=s.sliding_window
+        )
         return [full, slid], [f"sliding window {s.sliding_window} on {len(s.swa_layers)} of {n} layers"]
     if fam == Family.HYBRID_MAMBA:
         from kvplan.geometry.mamba import mamba_geometry_from_config
@@ -253,8 +252,14 @@ def _attention_groups(spec: Any, *, attn_tp: int, kv_dtype: str, engine: str) ->
         m = mamba_geometry_from_config(cfg, engine="vllm" if engine == "vllm" else "sglang")
         attn = _gqa_group(cfg, kind="full", layers=len(m.attention_layers), attn_tp=attn_tp, kvb=kvb)
         if m.attention_kind == Family.MLA:
-            attn = AttnGroup("mla", len(m.attention_layers), heads / attn_tp, 2.0 * 384, 2.0 * 1088,
-                             (m.kv_lora_rank + m.qk_rope_head_dim) * kvb)
+            attn = AttnGroup(
+                "mla",
+                len(m.attention_layers),
+                heads / attn_tp,
+                2.0 * 384,
+                2.0 * 1088,
+                (m.kv_lora_rank + m.qk_rope_head_dim) * kvb,
+            )
         state = m.num_heads * m.head_dim * max(m.state_size, 1) / attn_tp
         lin = AttnGroup(
             kind=f"linear ({m.kind})",

@@ -33,7 +33,6 @@ the first MTP token; acceptance falls along a chain, and 0.7 gives EAGLE-3's rep
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from kvplan.perf.comm import allreduce_time, layer_collectives
 from kvplan.perf.efficiency import Efficiency
@@ -159,8 +158,13 @@ def step(
     per_kernel = eff.kernel_graph_s if graph else eff.kernel_eager_s
     kernels = ops.kernels_per_layer * ops.layers
     label = "graph replay" if graph else "eager launch"
-    parts.append(Part(f"kernels: {kernels:,.0f} x {per_kernel * 1e6:.1f} us ({label})", seconds=kernels * per_kernel,
-                      bound="overhead"))
+    parts.append(
+        Part(
+            f"kernels: {kernels:,.0f} x {per_kernel * 1e6:.1f} us ({label})",
+            seconds=kernels * per_kernel,
+            bound="overhead",
+        )
+    )
     parts.append(Part("scheduler + sampling per step", seconds=eff.step_s, bound="overhead"))
     return Step(parts)
 
@@ -195,8 +199,16 @@ def prefill(ops: ModelOps, hw: Hardware, eff: Efficiency, knobs: Knobs, *, input
         last_full = s
         done += count
     if rest:
-        s = step(ops, hw, eff, tokens=float(rest), requests=1.0, position=n_full * chunk + rest / 2, decode=False,
-                 graph=graph)
+        s = step(
+            ops,
+            hw,
+            eff,
+            tokens=float(rest),
+            requests=1.0,
+            position=n_full * chunk + rest / 2,
+            decode=False,
+            graph=graph,
+        )
         total.add(s)
         last_full = last_full or s
     assert last_full is not None
@@ -214,27 +226,33 @@ def decode(ops: ModelOps, hw: Hardware, eff: Efficiency, knobs: Knobs, *, concur
     """One decode step at ``concurrency`` requests at context ``context``, speculative steps included."""
     graph = knobs.decode_graph
     width = float(knobs.spec_draft_tokens) if knobs.spec_algorithm else 1.0
-    total = step(ops, hw, eff, tokens=concurrency * width, requests=concurrency, position=context, decode=True,
-                 graph=graph)
+    total = step(
+        ops, hw, eff, tokens=concurrency * width, requests=concurrency, position=context, decode=True, graph=graph
+    )
     if knobs.spec_algorithm and knobs.spec_steps and ops.draft_layer_params:
         bw = hw.memory_gbs * 1e9 * eff.memory
         peak = hw.peak_flops(ops.weight_dtype) * eff.compute
         per_kernel = eff.kernel_graph_s if graph else eff.kernel_eager_s
         for _ in range(int(knobs.spec_steps)):
             fl = 2.0 * (ops.draft_layer_params + ops.lm_head_params) * concurrency / ops.tp
-            by = (ops.draft_layer_params + ops.lm_head_params) * ops.dense_bytes / max(
-                ops.dense_params + ops.lm_head_params, 1.0
+            by = (
+                (ops.draft_layer_params + ops.lm_head_params)
+                * ops.dense_bytes
+                / max(ops.dense_params + ops.lm_head_params, 1.0)
             )
-            d = Step([
-                _op("draft forward", fl, by, peak=peak, bw=bw),
-                Part("draft kernels", seconds=DRAFT_KERNELS * per_kernel, bound="overhead"),
-            ])
+            d = Step(
+                [
+                    _op("draft forward", fl, by, peak=peak, bw=bw),
+                    Part("draft kernels", seconds=DRAFT_KERNELS * per_kernel, bound="overhead"),
+                ]
+            )
             for name, ranks, nbytes, count in layer_collectives(
                 tokens=concurrency, hidden=ops.hidden, tp=ops.tp, attn_tp=ops.attn_tp
             ):
                 t = allreduce_time(nbytes=nbytes, ranks=ranks, bus_gbs=hw.link_gbs * eff.link, alpha_s=eff.alpha_s)
-                d.parts.append(Part(f"draft {name}", 0.0, 0.0, float(nbytes * count), float(t * count),
-                                    "communication"))
+                d.parts.append(
+                    Part(f"draft {name}", 0.0, 0.0, float(nbytes * count), float(t * count), "communication")
+                )
             total.add(d)
     return Decode(total.seconds, knobs.accept_length, total)
 

@@ -8,11 +8,13 @@ the mean context ``input_len + output_len / 2``, speculative steps.
 Definitions (the JSON contract, units in brackets):
 
 * ``prefill_tokens_per_s`` [tok/s]: input_len / the prefill time of one cold request alone on the server;
-* ``ttft_s`` [s]: prefill time + one decode step + the mean wait behind other requests' prefills at C
-  (M/D/1: ``rho T_p / (2 (1 - rho))``, rho the fraction of time the server spends in prefill);
-* ``tpot_s`` [s]: mean time per output token after the first at C: decode step / tokens per step, plus the stalls
-  other requests' prefills cause (SGLang and vLLM run a prefill chunk as its own step, so each of the other C - 1
-  requests' prefills delays every running request by its duration, once per request cycle);
+* ``ttft_s`` [s]: prefill time + one decode step + the wait behind the other requests' prefills at C: benchmark
+  clients (``bench_serving --max-concurrency C``) open C requests at once, and with equal output lengths each wave
+  arrives together, so a request waits for (C - 1) / 2 prompts on average, prefilled together in chunk-sized
+  steps (divided over the attention-DP ranks);
+* ``tpot_s`` [s]: mean time per output token at C: decode step / tokens per step, plus the stall of the prefills
+  queued behind the request (the same (C - 1) / 2 prefills: a prefill chunk runs as its own step) spread over the
+  output;
 * ``decode_tokens_per_s_per_request`` [tok/s] = 1 / tpot_s;
 * ``output_tokens_per_s`` / ``total_tokens_per_s`` [tok/s]: aggregate over C requests in steady state,
   requests/s x output_len (x (input_len + output_len)); requests/s = C / (request latency);
@@ -216,7 +218,7 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
     from kvplan.perf.efficiency import efficiency_for, gpu_class
     from kvplan.perf.hardware import Overrides, resolve_hardware
     from kvplan.perf.ops import model_ops
-    from kvplan.perf.schedule import Knobs, decode, prefill
+    from kvplan.perf.schedule import Knobs, decode, prefill, step
     from kvplan.planning.plan import fit, gpu_for
 
     ins = inputs or SpeedInputs()
@@ -259,8 +261,9 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
         engine=dep.engine,
         moe_dense_tp_size=dep.moe_dense_tp_size,
     )
-    ops = model_ops(spec, dep, gpu_fp8=bool(hw.tflops.get("fp8")), gpu_fp4=bool(hw.tflops.get("fp4")), weights=est,
-                    sm=hw.sm)
+    ops = model_ops(
+        spec, dep, gpu_fp8=bool(hw.tflops.get("fp8")), gpu_fp4=bool(hw.tflops.get("fp4")), weights=est, sm=hw.sm
+    )
     # capacity: what fits at this workload
     fits_c = int(res.workload_concurrency or 0) if res.fits else 0
     if res.max_running_requests:
@@ -279,10 +282,8 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
     chunk = res.chunked_prefill_size if res.chunked_prefill_size and res.chunked_prefill_size > 0 else input_len
     eager = dep.disable_cuda_graph or dep.enforce_eager
     sm120 = hw.sm.startswith("12")
-    if dep.engine == "vllm":
-        prefill_graph = not eager and chunk <= 512
-    else:
-        prefill_graph = not eager and not sm120
+    # vLLM: piecewise graphs up to its largest capture size; SGLang: prefill graphs, except DeepSeek-V4 on SM120
+    prefill_graph = not eager and (chunk <= 512 if dep.engine == "vllm" else not sm120)
     algo, steps, draft, acc, acc_src = _spec_knobs(dep, ins)
     knobs = Knobs(
         engine=dep.engine,
@@ -301,16 +302,28 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
     t_p = pre.seconds
     s = dec.step_seconds
     per_tok = s / dec.tokens_per_step
-    # steady state at C: request latency R = C_eff_prefill x T_p + out x s / A (prefills run as their own steps)
+    # benchmark clients open the C requests at once and, with equal output lengths, every wave arrives together:
+    # a request waits on average for (C - 1) / 2 other prefills (spread over the attention-DP ranks), and the
+    # prefills queued behind it stall its decode by as much (each prefill chunk runs as its own step)
     dp_par = max(res.attn_dp, 1)
     out_n = max(output_len, 1)
-    latency = run_c * t_p / dp_par + out_n * per_tok + (t_p - t_p / dp_par)
-    rps = run_c / latency
-    rho = min(rps * t_p / dp_par, 0.95)
-    wait = rho * t_p / (2 * (1 - rho)) if run_c > 1 else 0.0
+    # the queued prompts are prefilled together, chunk-sized steps of several requests (weights read once per step)
+    full = step(
+        ops,
+        hw,
+        eff,
+        tokens=float(chunk),
+        requests=float(chunk) / input_len,
+        position=input_len / 2,
+        decode=False,
+        graph=prefill_graph,
+    )
+    per_token_batched = min(full.seconds / chunk, t_p / input_len)
+    wait = (run_c - 1) / 2 * input_len * per_token_batched / dp_par
     ttft = t_p + s + wait
-    tpot = (latency - t_p - s) / (out_n - 1) if out_n > 1 else per_tok
-    tpot = max(tpot, per_tok)
+    tpot = (out_n * per_tok + wait) / out_n if out_n > 1 else per_tok
+    latency = ttft + (out_n - 1) * tpot
+    rps = run_c / latency
     b_pre, b_dec = _phase(pre.chunk_step), _phase(dec.step)
     link = hw.link if hw.link != "none" else "pcie"
     sentences = {
@@ -332,8 +345,10 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
     if hw.power_scale < 1.0:
         assumptions.append(f"--power-limit: compute x {hw.power_scale:.3f} (clock ~ power^(1/3))")
     if algo:
-        assumptions.append(f"speculative {algo}: {steps} draft forward(s), verify {draft} tokens, accept {acc:.2f} "
-                           f"tokens/step ({acc_src})")
+        assumptions.append(
+            f"speculative {algo}: {steps} draft forward(s), verify {draft} tokens, accept {acc:.2f} "
+            f"tokens/step ({acc_src})"
+        )
     if res.pp > 1:
         warnings.append("pipeline parallelism: stages are summed per step (no micro-batch overlap modelled)")
     total = rps * (input_len + output_len)

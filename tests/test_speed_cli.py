@@ -1,0 +1,100 @@
+"""``kvplan speed``: the default deployment's answer, the JSON contract keys, one-line exit-2 errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from kvplan.cli.app import app
+from kvplan.planning.speed import SPEED_KEYS
+
+SEED = ["speed", "--input-len", "131072", "--output-len", "1", "--chunked-prefill-size", "2048", "--format", "json"]
+
+
+def _run(args):
+    return CliRunner().invoke(app, args)
+
+
+def test_json_keys_and_bounds():
+    r = _run(SEED)
+    assert r.exit_code == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert list(d)[: len(SPEED_KEYS)] == list(SPEED_KEYS)
+    assert set(d["bound"]) == {"prefill", "decode"}
+    for phase in ("prefill", "decode"):
+        assert d["bound"][phase] in ("compute", "memory", "communication", "overhead")
+        assert set(d["shares"][phase]) == {"compute", "memory", "communication", "overhead"}
+        assert sum(d["shares"][phase].values()) == pytest.approx(1.0)
+    # the seed: 6,853 tok/s measured; the model's number is reported in docs/speed.md (not within 15% yet)
+    assert 6853 * 0.7 < d["prefill_tokens_per_s"] < 6853 * 1.4
+    assert d["bound"]["prefill"] == "communication"
+    assert d["ttft_s"] == pytest.approx(131072 / d["prefill_tokens_per_s"] + d["decode_step_s"])
+
+
+def test_default_decode_without_speculation():
+    r = _run(["speed", "--input-len", "64", "--output-len", "256", "--format", "json"])
+    d = json.loads(r.stdout)
+    assert d["speculative"] is None and d["tokens_per_step"] == 1.0
+    # measured 36.5 tok/s (seed, no speculation): within 30%
+    assert 36.5 * 0.7 < d["decode_tokens_per_s_per_request"] < 36.5 * 1.3
+    assert d["bound"]["decode"] == "overhead"
+
+
+def test_ladder_rises_then_falls_and_chunk_1024_is_slower():
+    rates = []
+    for n in (2700, 5200, 21000, 32768, 131072):
+        d = json.loads(_run(["speed", "--input-len", str(n), "--output-len", "1", "--format", "json"]).stdout)
+        rates.append(d["prefill_tokens_per_s"])
+    peak = rates.index(max(rates))
+    assert 0 < peak < len(rates) - 1, rates
+    assert rates[: peak + 1] == sorted(rates[: peak + 1]) and rates[peak:] == sorted(rates[peak:], reverse=True)
+    c1024 = json.loads(_run([*SEED[:-2], "--chunked-prefill-size", "1024", "--format", "json"]).stdout)
+    assert c1024["prefill_tokens_per_s"] < rates[-1]
+
+
+def test_speculative_raises_tokens_per_step():
+    base = ["speed", "--input-len", "64", "--output-len", "256", "--format", "json"]
+    plain = json.loads(_run(base).stdout)
+    spec = json.loads(_run([*base, "--speculative-algorithm", "DSPARK", "--speculative-dspark-block-size", "6"]).stdout)
+    assert spec["tokens_per_step"] == pytest.approx((1 - 0.7**7) / 0.3)
+    assert spec["decode_tokens_per_s_per_request"] > plain["decode_tokens_per_s_per_request"]
+    given = json.loads(_run([*base, "--speculative-algorithm", "DSPARK", "--accept-length", "2.5"]).stdout)
+    assert given["tokens_per_step"] == 2.5
+
+
+def test_concurrency_capped_by_what_fits():
+    d = json.loads(
+        _run(
+            ["speed", "--input-len", "1000000", "--output-len", "1000", "--concurrency", "64", "--format", "json"]
+        ).stdout
+    )
+    assert d["concurrency"] == d["concurrency_fits"] < 64
+    assert any("does not fit" in w for w in d["warnings"])
+
+
+@pytest.mark.parametrize(
+    "args,flag",
+    [
+        (["--concurrency", "0"], "--concurrency"),
+        (["--accept-length", "2"], "--accept-length"),
+        (["--gpu-tflops", "-5"], "--gpu-tflops"),
+        (["--power-limit", "0"], "--power-limit"),
+        (["--speculative-num-steps", "-1"], "--speculative-num-steps"),
+        (["--format", "xml"], "--format"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(args, flag):
+    r = _run(["speed", "--input-len", "1000", *args])
+    assert r.exit_code == 2
+    lines = [x for x in r.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and flag in lines[0], r.stderr
+
+
+def test_csv_and_table():
+    csv_out = _run([*SEED[:-1], "csv"]).stdout.splitlines()
+    assert len(csv_out) == 2 and "prefill_tokens_per_s" in csv_out[0] and "bound_prefill" in csv_out[0]
+    table = _run([*SEED[:-2], "--format", "table", "--explain"]).stdout
+    assert "prefill: communication-bound" in table and "what would move it" in table and "assumptions" in table
+    assert max(len(x) for x in table.splitlines()) <= 80

@@ -1,0 +1,200 @@
+"""Hand-derived checks of the speed model's terms (kvplan.perf): each expected number is worked out in the test."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from kvplan.perf.comm import allreduce_time, layer_collectives
+from kvplan.perf.efficiency import gpu_class
+from kvplan.perf.hardware import Overrides, power_scale
+from kvplan.perf.ops import (
+    AttnGroup,
+    attention_flops,
+    experts_touched_fraction,
+    hi,
+    keys_attended,
+    kv_read_bytes,
+    lo,
+)
+from kvplan.perf.schedule import default_accept_length
+
+
+def test_lo_hi_are_min_max():
+    assert (lo(3, 5), hi(3, 5), lo(7.5, 2), hi(-1, -4)) == (3, 5, 2, -1)
+
+
+def test_experts_touched():
+    # one token picks 6 of 384: 6/384 = 0.015625
+    assert experts_touched_fraction(tokens=1, topk=6, experts=384) == pytest.approx(6 / 384)
+    # two tokens: 1 - (378/384)^2 = 1 - 0.968994 = 0.031006
+    assert experts_touched_fraction(tokens=2, topk=6, experts=384) == pytest.approx(1 - (378 / 384) ** 2)
+    # a 2,048-token chunk reads every expert (1 - 0.984375^2048 ~ 1 - 1e-14)
+    assert experts_touched_fraction(tokens=2048, topk=6, experts=384) > 0.999999
+    assert experts_touched_fraction(tokens=5, topk=2, experts=0) == 0.0  # dense model
+
+
+def test_allreduce_alpha_beta():
+    # 2,048 tokens x 4,096 x 2 B = 16,777,216 B over 8 GPUs at 22 GB/s, alpha 20 us:
+    # 20e-6 + 2 x 7/8 x 16,777,216 / 22e9 = 20e-6 + 1.33456e-3 = 1.35456e-3 s
+    t = allreduce_time(nbytes=16_777_216, ranks=8, bus_gbs=22.0, alpha_s=20e-6)
+    assert t == pytest.approx(20e-6 + 1.75 * 16_777_216 / 22e9)
+    assert t == pytest.approx(1.35456e-3, rel=1e-4)
+    assert allreduce_time(nbytes=1e9, ranks=1, bus_gbs=1.0, alpha_s=1.0) == 0.0
+
+
+def test_layer_collectives_tp_and_dp_attention():
+    # TP8: two all-reduces of tokens x hidden x 2 B per layer
+    assert layer_collectives(tokens=2048, hidden=4096, tp=8, attn_tp=8) == [("TP8 all-reduce", 8, 16_777_216, 2)]
+    # DP attention 4 of TP8 (attn TP 2): attention all-reduce over 2 ranks of a quarter of the tokens' bytes
+    # (8 x ... / 4 DP ranks: msg x 2 / 8), then one gather/scatter over 8
+    got = layer_collectives(tokens=2048, hidden=4096, tp=8, attn_tp=2)
+    assert got[0] == ("attention TP2 all-reduce", 2, 16_777_216 * 2 / 8, 1)
+    assert got[1] == ("DP-attention gather/scatter over 8", 8, 16_777_216, 1)
+    assert layer_collectives(tokens=10, hidden=10, tp=1, attn_tp=1) == []
+
+
+def _gqa(**kw):
+    base = dict(
+        kind="full",
+        layers=32,
+        q_heads=32,
+        flops_per_key_prefill=2.0 * (128 + 128),
+        flops_per_key_decode=2.0 * (128 + 128),
+        kv_bytes_per_key=8 * 256 * 2,
+    )
+    base.update(kw)
+    return AttnGroup(**base)
+
+
+def test_gqa_prefill_attention_flops():
+    # Llama-3.1-8B-like, TP1: 32 layers x 1,000 queries x 32 heads x 500 keys (causal mean) x 2 (128 + 128)
+    # = 32 x 1000 x 32 x 500 x 512 = 2.62144e11
+    g = _gqa()
+    assert attention_flops(g, tokens=1000, position=500, decode=False) == pytest.approx(2.62144e11)
+
+
+def test_sliding_window_caps_keys():
+    g = _gqa(kind="sliding", window=4096)
+    assert keys_attended(g, position=100_000) == pytest.approx(4096)
+    assert keys_attended(g, position=1000) == pytest.approx(1000)
+
+
+def test_gqa_decode_kv_bytes():
+    # 8 KV heads x (128 + 128) x 2 B (bf16) = 4,096 B per key per layer; 32 layers, 2 requests at 8,192:
+    # 2 x 32 x 8192 x 4096 = 2,147,483,648 B
+    g = _gqa()
+    assert kv_read_bytes(g, requests=2, context=8192) == pytest.approx(2 * 32 * 8192 * 4096)
+
+
+def test_mla_prefill_non_absorbed_decode_absorbed():
+    # DeepSeek-V3: 128 heads / TP8 = 16 per rank; prefill per key 2 (128 + 64 + 128) = 640, decode absorbed
+    # 2 (2 x 512 + 64) = 2,176; 61 layers
+    g = AttnGroup("mla", 61, 16, 640.0, 2176.0, (512 + 64) * 1.0)
+    # prefill 2,048 queries at mean position 1,024: 61 x 2048 x 16 x 1024 x 640 = 1.3099e12
+    assert attention_flops(g, tokens=2048, position=1024, decode=False) == pytest.approx(61 * 2048 * 16 * 1024 * 640)
+    # decode 1 query at 4,096: 61 x 16 x 4096 x 2176
+    assert attention_flops(g, tokens=1, position=4096, decode=True) == pytest.approx(61 * 16 * 4096 * 2176)
+    # the fp8 latent (576 B per key) is read whole on every rank: 61 x 4096 x 576
+    assert kv_read_bytes(g, requests=1, context=4096) == pytest.approx(61 * 4096 * 576)
+
+
+def test_dsa_topk_and_indexer():
+    # DSA: attention over at most 2,048 keys; indexer 64 heads x 128 dims scanning every key:
+    # per token at position 100,000 and one layer: 16 heads x 2048 x 2176 + (2 x 64 x 128 / 8) x 100,000
+    g = AttnGroup(
+        "dsa",
+        1,
+        16,
+        2176.0,
+        2176.0,
+        576.0,
+        topk=2048,
+        index_flops_per_key=2.0 * 64 * 128 / 8,
+        index_bytes_per_key=132.0,
+        index_layers=1,
+    )
+    want = 16 * 2048 * 2176 + 2 * 64 * 128 / 8 * 100_000
+    assert attention_flops(g, tokens=1, position=100_000, decode=True) == pytest.approx(want)
+    # decode bytes: 2,048 selected latents x 576 + 100,000 indexer keys x 132
+    assert kv_read_bytes(g, requests=1, context=100_000) == pytest.approx(2048 * 576 + 100_000 * 132)
+
+
+def test_dsv4_compressed_layer_keys():
+    # a ratio-4 layer with top-512 selection and a 128-token window at position 131,072:
+    # lo(131072 / 4, 512) + lo(131072, 128) = 512 + 128 = 640 keys; a ratio-128 layer: 1,024 + 128 = 1,152
+    c4 = AttnGroup("dsv4 ratio 4", 1, 8, 2048.0, 2048.0, 512.0, ratio=4, topk=512, extra_keys=128)
+    c128 = AttnGroup("dsv4 ratio 128", 1, 8, 2048.0, 2048.0, 512.0, ratio=128, extra_keys=128)
+    assert keys_attended(c4, position=131_072) == pytest.approx(640)
+    assert keys_attended(c128, position=131_072) == pytest.approx(1152)
+
+
+def test_linear_attention_state():
+    # GDN: 32 value heads x 128 x 128 state per layer on one rank, fp32: 2,097,152 B; read + written per step
+    st = 32 * 128 * 128
+    g = AttnGroup("linear (gdn)", 48, 0, 0.0, 0.0, 0.0, state_bytes=st * 4.0, state_flops=4.0 * st)
+    assert kv_read_bytes(g, requests=3, context=10_000) == pytest.approx(3 * 48 * 2 * st * 4)
+    assert attention_flops(g, tokens=10, position=5000, decode=False) == pytest.approx(48 * 10 * 4 * st)
+
+
+def test_accept_length_default():
+    # 3 drafted tokens at acceptance 0.7: 1 + 0.7 + 0.49 + 0.343 = 2.533
+    assert default_accept_length(3) == pytest.approx(2.533)
+    assert default_accept_length(0) == pytest.approx(1.0)
+
+
+def test_power_scale():
+    # 600 W capped at 300 W: 0.5^(1/3) = 0.7937; no cap / above the limit: 1
+    assert power_scale(power_w=600, limit_w=300) == pytest.approx(0.5 ** (1 / 3))
+    assert power_scale(power_w=600, limit_w=None) == 1.0
+    assert power_scale(power_w=300, limit_w=450) == 1.0
+
+
+@pytest.mark.parametrize(
+    "facts,want",
+    [
+        (dict(vendor="nvidia", arch="hopper", form="sxm", link="nvlink", p2p=True), "nvlink-datacenter"),
+        (dict(vendor="nvidia", arch="blackwell", form="pcie", link="pcie", p2p=True), "pcie-p2p"),
+        (dict(vendor="nvidia", arch="blackwell", form="pcie", link="pcie", p2p=False), "pcie-no-p2p"),
+        (dict(vendor="amd", arch="cdna3", form="oam", link="xgmi", p2p=True), "amd-instinct"),
+        (dict(vendor="intel", arch="xe-hpc", form="oam", link="none", p2p=True), "other"),
+    ],
+)
+def test_gpu_class(facts, want):
+    assert gpu_class(**facts) == want
+
+
+def test_overrides_are_checked():
+    from kvplan.errors import InputError
+    from kvplan.perf.hardware import check_overrides
+
+    with pytest.raises(InputError) as e1:
+        check_overrides(Overrides(gpu_tflops=-1))
+    assert "--gpu-tflops" in e1.value.one_line()
+    with pytest.raises(InputError) as e2:
+        check_overrides(Overrides(power_limit=math.inf))
+    assert "--power-limit" in e2.value.one_line()
+
+
+def test_missing_figure_names_the_override():
+    from kvplan.errors import InputError
+    from kvplan.perf.hardware import resolve_hardware
+
+    class Bare:
+        id = "bare-gpu"
+        name = "Bare"
+        vendor = "nvidia"
+        interconnect = "pcie"
+        perf = None
+
+    for ov, n, flag in (
+        (Overrides(), 1, "--gpu-tflops"),
+        (Overrides(gpu_tflops=100), 1, "--gpu-bandwidth"),
+        (Overrides(gpu_tflops=100, gpu_bandwidth=1000), 2, "--link-bandwidth"),
+    ):
+        with pytest.raises(InputError) as e:
+            resolve_hardware(Bare(), ov, num_gpus=n)
+        assert flag in e.value.one_line() and "bare-gpu" in e.value.one_line()
+    hw = resolve_hardware(Bare(), Overrides(gpu_tflops=100, gpu_bandwidth=1000, link_bandwidth=64), num_gpus=2)
+    assert hw.peak_flops("fp8") == pytest.approx(100e12)  # falls back to bf16
