@@ -11,6 +11,22 @@ Two helpers keep that line safe to print, whatever the input held:
   characters escaped (no terminal escape sequences, no line breaks).  Every message that repeats input uses it.
 * :func:`mask_secrets` -- credentials in URLs (``https://user:pass@host``), ``Bearer`` tokens and Hugging Face
   tokens (``hf_...``) replaced by ``***``.  :meth:`KvplanError.one_line` applies it to every error line.
+
+The one sanitiser of untrusted text on its way OUT (a model name or alias from a config.json or a preset, a GPU
+name, a plan's deployment name), one function per kind of sink; it lives in the base layer because the sweep's CSV
+writer (planning) needs it as much as the views do:
+
+* :func:`terminal_text` -- a table cell, a title, a line of plain text: C0 controls (tab and CR included), ESC, DEL,
+  C1 controls, bidi overrides / isolates / marks and the Unicode line separators shown escaped (``\\x1b``,
+  ``\\u202e``), so no escape sequence (OSC 52 clipboard writes, OSC 8 links, screen clears) and no reordering of
+  the line reaches a terminal or a CI log.
+* :func:`csv_cell` -- a CSV cell: :func:`terminal_text`, then a cell that a spreadsheet would read as a formula
+  (first character ``=``, ``+``, ``-``, ``@``, tab or CR, as OWASP's CSV-injection guidance lists them) gets a
+  leading ``'``; plain numbers (``-1``, ``+2.5e3``) and non-strings are left as they are.  Quoting is the csv
+  writer's.
+* :func:`xml_text` -- JUnit / XML text and attributes: :func:`terminal_text`, and the characters XML 1.0 forbids
+  (surrogates, U+FFFE, U+FFFF) replaced, so the report is well-formed whatever a name held.
+* JSON needs nothing: ``json.dumps`` escapes every control character.
 """
 
 from __future__ import annotations
@@ -56,6 +72,61 @@ def echo(value: object, limit: int = ECHO_CHARS) -> str:
     if not head.isprintable():
         head = "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in head)
     return head if n <= limit else f"{head}... ({n:,} characters)"
+
+
+#: what a terminal must never get raw: C0 but the newline (tab and CR too), DEL, C1, bidi marks / overrides /
+#: isolates, the Unicode line and paragraph separators
+_UNSAFE_BUT_NL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+_UNSAFE_ALL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+#: XML 1.0 forbids these (its Char production) on top of the C0 controls :func:`terminal_text` escapes
+_XML_FORBIDDEN = re.compile("[\ud800-\udfff\ufffe\uffff]")
+#: a CSV cell starting with one of these is a formula to a spreadsheet (OWASP CSV injection)
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+#: ... unless it is a number, perhaps with a unit (``-1``, ``+2.5e3``, ``-1,024``, ``-0.5 GiB``, ``+3%``) or a lone
+#: ``-`` (the views' "not set"): a spreadsheet reads those as values
+_PLAIN_NUMBER = re.compile(r"-|[-+]?(?=\.?\d)[\d,]*\.?\d*(?:[eE][-+]?\d+)?(?: ?[A-Za-z%/]{1,8})?")
+
+
+def _escaped(m: re.Match[str]) -> str:
+    ch = m.group()
+    return ch.encode("unicode_escape").decode("ascii") if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"
+
+
+def terminal_text(text: str, *, newlines: bool = False) -> str:
+    """``text`` safe to print on a terminal: every control character (ESC, BEL, CR, tab, DEL, C1), bidi control and
+    line separator shown escaped; ``newlines=True`` keeps ``\\n`` (a multi-line text block), else it is escaped too.
+
+    Example: ``terminal_text("\\x1b]52;c;ZXZpbA==\\x07")`` is ``"\\\\x1b]52;c;ZXZpbA==\\\\x07"`` (the
+    backslash sequences as visible text); ``terminal_text("ab\\u202ec")`` is ``"ab\\\\u202ec"``;
+    ``terminal_text("Qwen3-8B")`` is ``"Qwen3-8B"`` (the same object: printable text is never copied).
+    """
+    pattern = _UNSAFE_BUT_NL if newlines else _UNSAFE_ALL
+    return pattern.sub(_escaped, text) if pattern.search(text) else text
+
+
+def csv_cell(value: object) -> object:
+    """``value`` as a CSV cell: a string :func:`terminal_text`-escaped and, when a spreadsheet would read it as a
+    formula (it starts with ``= + - @``, a tab or a CR) and it is not a plain number, prefixed with ``'``; anything
+    else (numbers, None, booleans) as it is.
+
+    Example: ``csv_cell("=HYPERLINK(\\"http://x\\")")`` is ``"'=HYPERLINK(\\"http://x\\")"``; ``csv_cell("-1")`` is
+    ``"-1"``; ``csv_cell("\\tq")`` is ``"'\\\\tq"``; ``csv_cell(5)`` is ``5``.
+    """
+    if not isinstance(value, str) or not value:
+        return value
+    if value.startswith(_FORMULA_START) and not _PLAIN_NUMBER.fullmatch(value):
+        return "'" + terminal_text(value)
+    return terminal_text(value)
+
+
+def xml_text(text: str) -> str:
+    """``text`` safe inside XML 1.0 text or an attribute (before ``xml.sax.saxutils`` escaping): the
+    :func:`terminal_text` escapes plus the characters XML 1.0 forbids (lone surrogates, U+FFFE, U+FFFF) escaped.
+
+    Example: ``xml_text("a\\x1bb\\ufffe")`` is ``"a\\\\x1bb\\\\ufffe"``.
+    """
+    text = terminal_text(text)
+    return _XML_FORBIDDEN.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if _XML_FORBIDDEN.search(text) else text
 
 
 class KvplanError(Exception):

@@ -156,6 +156,8 @@ def render_calibration(cal: Calibration, fmt: str = "table") -> str:
     """Table (plain text), JSON or CSV of a :class:`Calibration`."""
     if fmt == "json":
         return json.dumps(cal.to_dict(), indent=2, default=str)
+    from kvplan.views.sanitize import block
+
     if fmt == "csv":
-        return _csv(cal)
-    return _table(cal)
+        return block(_csv(cal))
+    return block(_table(cal))

@@ -19,11 +19,12 @@ def render(results: list[CheckResult], *, path: str = "", console: Any = None) -
     from rich.table import Table
 
     from kvplan.views.console import table_box, terminal_console
+    from kvplan.views.sanitize import text
 
     console = console or terminal_console()
     n_fail = sum(not r.passed for r in results)
     t = Table(
-        title=f"kvplan check {path}: {len(results) - n_fail} passed, {n_fail} failed",
+        title=text(f"kvplan check {path}: {len(results) - n_fail} passed, {n_fail} failed"),
         title_justify="left",
         box=table_box(console),
         pad_edge=False,
@@ -33,7 +34,7 @@ def render(results: list[CheckResult], *, path: str = "", console: Any = None) -
         t.add_column(name, justify="left" if name in ("deployment", "result") else "right", no_wrap=True)
     for r in results:
         t.add_row(
-            r.name,
+            text(r.name),
             str(r.num_gpus),
             f"{r.requests} x {fmt_count(r.context)} +{r.headroom:g}%",
             str(r.concurrency),
@@ -45,7 +46,7 @@ def render(results: list[CheckResult], *, path: str = "", console: Any = None) -
     console.print(t)
     for r in results:
         if not r.passed:
-            console.print(f"FAIL {r.name}: {r.reason}", markup=False, highlight=False)
+            console.print(text(f"FAIL {r.name}: {r.reason}"))
 
 
 def to_json(results: list[CheckResult], *, path: str = "") -> str:
@@ -66,7 +67,16 @@ def to_json(results: list[CheckResult], *, path: str = "") -> str:
 
 def to_junit(results: list[CheckResult], *, path: str = "") -> str:
     """JUnit XML (one ``testcase`` per deployment; a ``failure`` element when its target is missed)."""
-    from xml.sax.saxutils import escape, quoteattr
+    from xml.sax.saxutils import escape as _escape
+    from xml.sax.saxutils import quoteattr as _quoteattr
+
+    from kvplan.errors import xml_text
+
+    def escape(s: str) -> str:
+        return _escape(xml_text(s))
+
+    def quoteattr(s: str) -> str:
+        return _quoteattr(xml_text(s))
 
     suite = Path(path).stem if path else "plan"
     fails = sum(not r.passed for r in results)

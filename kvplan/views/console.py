@@ -1,6 +1,7 @@
 """rich consoles and the terminal conventions every table view shares.
 
-* :func:`terminal_console`: the Console the commands print tables on: stdout's width and colours, no
+* :func:`terminal_console`: the Console the commands print tables on (it escapes control characters in the text it
+  renders: :func:`kvplan.views.sanitize.console_class`): stdout's width and colours, no
   auto-highlighting (rich would colour the digits inside "DeepSeek-V4.1-Flash" or "0.5.23"), and no trailing
   spaces on any line when stdout is not a terminal (a file or a pipe gets clean lines).
 * :func:`fixed_console`: the fixed-width recording Console the golden tests render on (no colour, no terminal).
@@ -129,14 +130,15 @@ class _TrimmedLines(io.TextIOBase):
 def terminal_console(file: Any = None) -> Any:
     """A rich Console on ``file`` (default stdout): the terminal's width and colours on a terminal; off a terminal
     80 columns (or ``$COLUMNS``), no colour, no trailing spaces.  Never auto-highlights numbers in plain text."""
-    from rich.console import Console
+    from kvplan.views.sanitize import console_class
 
+    Console = console_class()
     stream = sys.stdout if file is None else file
     isatty = getattr(stream, "isatty", None)
     if not (isatty is not None and isatty()):
         stream = _TrimmedLines(stream)
     console = Console(file=stream, highlight=False)
-    console.on_broken_pipe = lambda: _closed_pipe(console)  # type: ignore[method-assign]
+    console.on_broken_pipe = lambda: _closed_pipe(console)
     return console
 
 
@@ -162,7 +164,9 @@ def fixed_console(width: int = GOLDEN_WIDTH) -> Any:
 
     Read what was printed with :func:`recorded_text`.
     """
-    from rich.console import Console
+    from kvplan.views.sanitize import console_class
+
+    Console = console_class()
 
     return Console(
         width=width, record=True, color_system=None, force_terminal=False, file=io.StringIO(), highlight=False

@@ -55,7 +55,9 @@ def resolve_format(
     ``InputError("--format: unknown format 'xml'; table, csv or jsonl")`` (exit 2).
     """
     if requested is None:
-        tty = sys.stdout.isatty() if isatty is None else isatty
+        if isatty is None:  # a closed stdout (`kvplan fit >&-`) is no terminal: the write then fails as one line
+            isatty = bool(sys.stdout is not None and getattr(sys.stdout, "isatty", None) and sys.stdout.isatty())
+        tty = isatty
         return Format.TABLE if tty else default_when_not_tty
     if requested not in allowed:
         raise InputError(f"unknown format '{requested}'", field="--format", hint=_or([str(a) for a in allowed]))

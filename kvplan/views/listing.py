@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kvplan.errors import terminal_text
 from kvplan.views.formats import Format
 
 #: the narrowest a folded column may become before it is left out instead (its header stays whole too)
@@ -30,11 +31,13 @@ def rows_text(rows: Sequence[Mapping[str, Any]], fmt: Format, *, info: Mapping[s
         import csv
         import io
 
+        from kvplan.views.sanitize import csv_row
+
         buf = io.StringIO()
         if rows:
             w = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
             w.writeheader()
-            w.writerows(rows)
+            w.writerows(csv_row(r) for r in rows)
         return buf.getvalue()
     raise ValueError(f"rows_text writes json or csv, not {fmt}")
 
@@ -48,7 +51,7 @@ def info_text(info: Mapping[str, Any]) -> str:
             lines.append(f"{k}:")
             lines.extend("  " + ", ".join(f"{rk}={_cell(rv)}" for rk, rv in r.items() if rv is not None) for r in v)
         else:
-            lines.append(f"{k}: {v}")
+            lines.append(f"{k}: {terminal_text(str(v))}")
     return "\n".join(lines) + "\n"
 
 
@@ -59,7 +62,7 @@ def _cell(v: Any) -> str:
         return "yes" if v else "no"
     if isinstance(v, int):
         return f"{v:,}"
-    return str(v)
+    return terminal_text(str(v))
 
 
 def _share(full: Sequence[int], floor: Sequence[int], budget: int) -> list[int]:
@@ -121,7 +124,9 @@ def print_rows(
     con = console or terminal_console()
     widths, dropped = fit_columns(rows, con.width, hide=hide, priority=priority)
     shown = list(widths)
-    t = Table(title=title, title_justify="left", box=table_box(con), pad_edge=False, show_edge=False)
+    t = Table(
+        title=Text(terminal_text(title)), title_justify="left", box=table_box(con), pad_edge=False, show_edge=False
+    )
     for i, k in enumerate(shown):
         t.add_column(k, overflow="fold", min_width=widths[k] if i == 0 else None, max_width=widths[k])
     for r in rows:

@@ -122,10 +122,14 @@ def parallel_label(r: Any) -> str:
 def _title(r: Any) -> Any:
     from rich.text import Text
 
-    text = Text().append(r.model, style="bold")
+    from kvplan.errors import terminal_text
+
+    text = Text().append(terminal_text(r.model), style="bold")
     text.append(
-        f" on {r.num_gpus}x {r.gpu} - {engine_label(r.engine)} {r.engine_version}, {parallel_label(r)}, "
-        f"KV {r.kv_cache_dtype}, {r.mode} mode"
+        terminal_text(
+            f" on {r.num_gpus}x {r.gpu} - {engine_label(r.engine)} {r.engine_version}, {parallel_label(r)}, "
+            f"KV {r.kv_cache_dtype}, {r.mode} mode"
+        )
     )
     return text
 

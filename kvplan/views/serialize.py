@@ -46,7 +46,9 @@ def to_csv(results: Sequence[Any]) -> str:
     import csv
     import io
 
-    rows = [_flat(r) for r in results]
+    from kvplan.views.sanitize import csv_row
+
+    rows = [csv_row(_flat(r)) for r in results]
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
     w.writeheader()

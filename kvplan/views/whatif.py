@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 from kvplan.planning.whatif import WhatIf, side_by_side
+from kvplan.views.sanitize import block, csv_row
 
 
 def _s(v: Any) -> str:
@@ -66,6 +67,6 @@ def render_whatif(w: WhatIf, fmt: str = "table") -> str:
         buf = io.StringIO()
         wr = csv.DictWriter(buf, fieldnames=["quantity", "baseline", "whatif"], lineterminator="\n")
         wr.writeheader()
-        wr.writerows(rows)
+        wr.writerows(csv_row(r) for r in rows)
         return buf.getvalue()
-    return _table(w, rows)
+    return block(_table(w, rows))
