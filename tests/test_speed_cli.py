@@ -27,10 +27,13 @@ def test_json_keys_and_bounds():
         assert d["bound"][phase] in ("compute", "memory", "communication", "overhead")
         assert set(d["shares"][phase]) == {"compute", "memory", "communication", "overhead"}
         assert sum(d["shares"][phase].values()) == pytest.approx(1.0)
-    # the seed: 6,853 tok/s measured; the model's number is reported in docs/speed.md (not within 15% yet)
-    assert 6853 * 0.7 < d["prefill_tokens_per_s"] < 6853 * 1.4
+    # the seed: 6,853 tok/s measured (the bar: within 15%)
+    assert 6853 * 0.85 < d["prefill_tokens_per_s"] < 6853 * 1.15
     assert d["bound"]["prefill"] == "communication"
-    assert d["ttft_s"] == pytest.approx(131072 / d["prefill_tokens_per_s"] + d["decode_step_s"])
+    # alone on the server: TTFT = prefill + one decode step + the per-request host work
+    from kvplan.planning.speed import REQUEST_S
+
+    assert d["ttft_s"] == pytest.approx(131072 / d["prefill_tokens_per_s"] + d["decode_step_s"] + REQUEST_S)
 
 
 def test_default_decode_without_speculation():

@@ -41,11 +41,11 @@ def test_no_row_refused_for_a_gpu_in_the_catalog(records):
             assert "GPU preset" not in r["refused"], (r["id"], r["refused"])
 
 
-#: (metric, median |error| bound, p90 |error| bound).  The issue's bar is 25% / 60% for all three; tpot_s meets it.
-#: prefill_tokens_per_s (the seed's SM120 rows, +28% alike) and ttft_s (c=1 rows under-predicted, high-concurrency
-#: rows over- and under-predicted) do not yet: their bounds pin today's measured errors (docs/speed-accuracy.md)
-#: so that a change cannot make them worse unnoticed.
-BOUNDS = [("tpot_s", 0.25, 0.60), ("prefill_tokens_per_s", 0.30, 0.35), ("ttft_s", 0.62, 2.0)]
+#: (metric, median |error| bound, p90 |error| bound).  The issue's bar is 25% / 60% for all three; prefill_tokens_per_s
+#: and tpot_s meet it.  ttft_s does not yet (c=1 rows under-predicted by ~20-50%, high-concurrency rows by more: the
+#: benchmarks' first-wave queueing is not modelled, docs/speed.md); its bounds pin today's measured errors
+#: (docs/speed-accuracy.md) so that a change cannot make it worse unnoticed.
+BOUNDS = [("prefill_tokens_per_s", 0.25, 0.60), ("tpot_s", 0.25, 0.60), ("ttft_s", 0.56, 0.90)]
 
 
 @pytest.mark.parametrize("metric,median_bound,p90_bound", BOUNDS)

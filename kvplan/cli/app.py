@@ -520,7 +520,9 @@ def _root(
 
 
 _FULL: typer.Typer | None = None
-_PLAN_COMMANDS = ("sweep", "solve", "check", "calibrate", "speed")
+_PLAN_COMMANDS = ("sweep", "solve", "check", "calibrate")
+#: commands built alone from their own module (``kvplan speed`` loads neither sweep's nor solve's modules)
+_OWN_MODULE = {"speed": ("kvplan.cli.speed_cmd", "speed_cmd")}
 
 
 #: command name -> (module, class) of the click class that makes it a group; imported only when the command is built
@@ -569,6 +571,12 @@ def _single_command_app(name: str, *, completion: bool = False) -> typer.Typer |
     """An app holding only the command being run: typer builds every registered command's parameters at each
     start, so ``kvplan fit`` should not pay for sweep's, solve's, check's and calibrate's (a few ms each).
     ``completion``: for a shell-completion request inside that command (typer's completion support on)."""
+    if name in _OWN_MODULE:
+        one = new_app(completion=completion)
+        one.callback()(_root)
+        module, attr = _OWN_MODULE[name]
+        one.command(name)(getattr(importlib.import_module(module), attr))
+        return one
     source = _full_app() if name in _PLAN_COMMANDS else _core
     one = new_app(completion=completion)
     one.callback()(_root)  # keeps the group form: `kvplan NAME ...`

@@ -121,6 +121,7 @@ class ModelOps:
     attn_tp: int
     weight_dtype: str  # compute dtype of the dense GEMMs
     expert_dtype: str  # compute dtype of the routed-expert GEMMs
+    act_bytes_per_token: float = 0.0  # activation traffic per token, all layers, per rank (see activation_bytes)
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
@@ -298,20 +299,19 @@ def compute_dtype(quantization: str, *, gpu_fp8: bool, gpu_fp4: bool) -> tuple[s
     return "bf16", "bf16"
 
 
-def model_ops(spec: Any, dep: Any, *, gpu_fp8: bool, gpu_fp4: bool, weights: Any, sm: str = "") -> ModelOps:
-    """Read ``spec`` (a ModelSpec) for deployment ``dep`` (tp, ep, dp attention, kv dtype, engine) into
-    :class:`ModelOps`.  ``weights``: the :class:`kvplan.weights.estimate.WeightEstimate` of that deployment."""
+def inventory_sums(config: Any, *, engine: str) -> dict[str, float]:
+    """The parameter sums the step model needs from the tensor inventory (plain numbers, cacheable):
+    ``dense`` (decoder layers' non-expert parameters), ``lm_head``, ``expert`` (one routed expert of one layer,
+    mean over the MoE layers), ``moe_layers``, ``experts`` (routed experts per layer), ``mtp_dense``,
+    ``mtp_expert``, ``mtp_copies`` (the MTP / NextN layers the checkpoint stores)."""
     from kvplan.weights.inventory import inventory
     from kvplan.weights.tensor import Stage
 
-    inv = inventory(spec.raw_config or spec.config, engine=dep.engine)
-    dense = 0.0
-    lm = 0.0
+    inv = inventory(config, engine=engine)
+    dense = lm = mtp_dense = mtp_expert = 0.0
+    mtp_copies = 0
     per_expert: dict[int, float] = {}
     copies: dict[int, int] = {}
-    mtp_dense = 0.0
-    mtp_expert = 0.0
-    mtp_copies = 0
     for t in inv.tensors:
         if t.stage == Stage.MTP:
             if t.expert:
@@ -331,17 +331,40 @@ def model_ops(spec: Any, dep: Any, *, gpu_fp8: bool, gpu_fp4: bool, weights: Any
             dense += t.params
     if lm == 0.0:  # tied embeddings: the embedding matrix is the head
         lm = float(sum(t.params for t in inv.tensors if t.comp == "embeddings"))
+    n_moe = len(per_expert)
+    return {
+        "dense": dense,
+        "lm_head": lm,
+        "expert": sum(per_expert.values()) / n_moe if n_moe else 0.0,
+        "moe_layers": float(n_moe),
+        "experts": float(max(copies.values()) if copies else 0),
+        "mtp_dense": mtp_dense,
+        "mtp_expert": mtp_expert,
+        "mtp_copies": float(mtp_copies),
+    }
+
+
+def model_ops(
+    spec: Any,
+    dep: Any,
+    *,
+    gpu_fp8: bool,
+    gpu_fp4: bool,
+    sums: dict[str, float],
+    breakdown: dict[str, int],
+    sm: str = "",
+) -> ModelOps:
+    """Read ``spec`` (a ModelSpec) for deployment ``dep`` (tp, dp attention, kv dtype, engine) into
+    :class:`ModelOps`.  ``sums``: :func:`inventory_sums`; ``breakdown``: the weight estimate's per-GPU bytes per
+    component (:class:`kvplan.weights.estimate.WeightEstimate` ``breakdown``)."""
     cfg = spec.config
     topk = _i(cfg, "num_experts_per_tok") or _i(cfg, "moe_topk") or _i(cfg, "num_experts_per_token") or 0
-    moe_layers = len(per_expert)
-    e_params = sum(per_expert.values()) / moe_layers if moe_layers else 0.0
-    experts = max(copies.values()) if copies else 0
+    moe_layers = int(sums["moe_layers"])
     tp = int(dep.tp or 1)
     dp = int(dep.dp or 1)
     attn_tp = tp // dp if (dep.enable_dp_attention and dep.engine == "sglang" and dp > 0) else tp
-    br = dict(weights.breakdown)
-    expert_bytes = float(br.get("experts", 0))
-    dense_bytes = float(sum(v for k, v in br.items() if k not in _DENSE_SKIP_BYTES))
+    expert_bytes = float(breakdown.get("experts", 0))
+    dense_bytes = float(sum(v for k, v in breakdown.items() if k not in _DENSE_SKIP_BYTES))
     kv_dtype = str(dep.kv_cache_dtype or "auto")
     if kv_dtype in ("auto", "bfloat16", "float16"):
         kv_dtype = "bf16"
@@ -357,17 +380,35 @@ def model_ops(spec: Any, dep: Any, *, gpu_fp8: bool, gpu_fp4: bool, weights: Any
             "per layer; SGLang arg_groups/model_hook.py)"
         )
     wdt, edt = compute_dtype(spec.quantization, gpu_fp8=gpu_fp8, gpu_fp4=gpu_fp4)
-    draft = mtp_dense + (mtp_expert / mtp_copies * topk if mtp_copies else 0.0)
+    hc = 1
+    if fam == Family.DSV4:
+        from kvplan.weights.inventory import dsv4_hc_mult
+
+        hc = dsv4_hc_mult(cfg)
+    moe_inter = _i(cfg, "moe_intermediate_size")
+    shared = _i(cfg, "n_shared_experts") or (1 if _i(cfg, "shared_expert_intermediate_size") else 0)
+    inter_moe = topk * moe_inter + (_i(cfg, "shared_expert_intermediate_size") or shared * moe_inter)
+    act = activation_bytes(
+        hidden=_i(cfg, "hidden_size", 1),
+        inter=float(_i(cfg, "intermediate_size")),
+        inter_moe=float(inter_moe),
+        moe_layers=moe_layers,
+        layers=spec.num_layers,
+        tp=tp,
+        hc_mult=hc,
+    )
+    mtp_copies = sums["mtp_copies"]
+    draft = sums["mtp_dense"] + (sums["mtp_expert"] / mtp_copies * topk if mtp_copies else 0.0)
     n_mtp = _i(cfg, "num_nextn_predict_layers", 1) or 1
     return ModelOps(
         family=fam,
         hidden=_i(cfg, "hidden_size", 1),
         layers=spec.num_layers,
-        dense_params=dense,
-        lm_head_params=lm,
-        expert_params=e_params,
+        dense_params=sums["dense"],
+        lm_head_params=sums["lm_head"],
+        expert_params=sums["expert"],
         moe_layers=moe_layers,
-        experts=experts,
+        experts=int(sums["experts"]),
         topk=topk,
         dense_bytes=dense_bytes,
         expert_bytes=expert_bytes,
@@ -378,8 +419,31 @@ def model_ops(spec: Any, dep: Any, *, gpu_fp8: bool, gpu_fp4: bool, weights: Any
         attn_tp=attn_tp,
         weight_dtype=wdt,
         expert_dtype=edt,
+        act_bytes_per_token=act,
         notes=tuple(notes),
     )
+
+
+ACT_PASSES_HIDDEN = 8  # hidden-wide tensors read or written per layer: 2 norms (in, out), 2 residual adds (2 in, 1 out)
+ACT_PASSES_INTER = 3  # MLP intermediate: gate_up output written, read by the activation, its output read by down
+HC_PASSES = 6  # DeepSeek-V4 mHC: the hc_mult residual streams read and written by the pre and post mixes (x2 sites)
+
+
+def activation_bytes(
+    *, hidden: int, inter: float, inter_moe: float, moe_layers: int, layers: int, tp: int, hc_mult: int = 1
+) -> float:
+    """Activation bytes one token moves per rank through all layers (bf16): the elementwise kernels' traffic.
+
+    ``2 x [layers x 8 x hidden + (dense layers x inter + MoE layers x inter_moe) x 3 / tp
+    + (hc_mult > 1: layers x 6 x hc_mult x hidden)]``; hidden-wide tensors are whole on every rank after each
+    all-reduce, the MLP intermediate is split over TP.  Example: Llama-3.1-8B on one GPU (h 4,096, inter 14,336, 32
+    layers): 2 x (32 x 8 x 4096 + 32 x 14336 x 3) = 4,849,664 B per token.
+    """
+    dense_layers = layers - moe_layers
+    per = layers * ACT_PASSES_HIDDEN * hidden + (dense_layers * inter + moe_layers * inter_moe) * ACT_PASSES_INTER / tp
+    if hc_mult > 1:
+        per += layers * HC_PASSES * hc_mult * hidden
+    return 2.0 * per
 
 
 # ---------------------------------------------------------------------------------------------- per-step terms

@@ -143,6 +143,8 @@ def step(
     parts = [_op("dense linear", f_dense, b_dense, peak=hw.peak_flops(ops.weight_dtype) * eff.compute, bw=bw)]
     if ops.moe_layers:
         parts.append(_op("routed experts", f_exp, b_exp, peak=hw.peak_flops(ops.expert_dtype) * eff.compute, bw=bw))
+    if ops.act_bytes_per_token:
+        parts.append(_op("activations (norms, residuals, mHC)", 0.0, ops.act_bytes_per_token * tokens, peak=1.0, bw=bw))
     attn_peak = hw.peak_flops("bf16") * eff.attention
     for g in ops.groups:
         fl = attention_flops(g, tokens=tokens, position=position, decode=decode)
