@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from kvplan.engines.vllm.releases import DsV4Grouping, Release, Version
-from kvplan.engines.vllm.specs import LayerKV, ModelKV
+from kvplan.engines.vllm.specs import LAYER_KINDS, LayerKV, ModelKV
 from kvplan.errors import InputError
 from kvplan.family import FAMILY_SPECS, Family, resolve
 
@@ -75,8 +75,10 @@ def approximate_gcd(values: list[int], lower_bound: int) -> int:
 
 
 def _attn_kind(kind: str) -> str:
-    """Grouping type: full and MLA (and indexer) are all full-attention-like."""
-    return "full" if kind in ("full", "mla", "indexer") else kind
+    """Grouping type (``group_as`` of :data:`kvplan.engines.vllm.specs.LAYER_KINDS`): full and MLA (and indexer)
+    are all full-attention-like."""
+    row = LAYER_KINDS.get(kind)
+    return row.group_as if row is not None else kind
 
 
 def hybrid_block_size(

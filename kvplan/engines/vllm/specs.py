@@ -38,6 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import Any
 
 from kvplan.engines.vllm.fields import (
@@ -90,6 +91,48 @@ KV_QUANT_HEAD_BYTES: Mapping[str, Callable[[int, int], int]] = {
     "int4_per_token_head": lambda hk, hv: hk // 2 + hv // 2 + 8,
     "nvfp4": lambda hk, hv: hk // 2 + hk // 16 + hv // 2 + hv // 16,
 }
+
+
+@dataclass(frozen=True)
+class LayerKind:
+    """One kind of vLLM KV spec (:attr:`LayerKV.kind`), declared once: ``label`` is what ``kvplan show`` calls it;
+    ``role`` how the sweep's array formulas count it (``full``: every token of a request, ``sliding``: a window of
+    them, ``chunked``: a local chunk, ``state``: one state per request, ``other``: none of those); ``group_as`` the
+    type the common grouping merges it under (full, MLA and indexer layers are all full-attention-like)."""
+
+    label: str
+    role: str
+    group_as: str
+
+
+#: every vLLM KV-spec kind kvplan builds (a new kind is one row here; ``kvplan.engines.vllm.vector``,
+#: ``kvplan.engines.vllm.grouping`` and ``kvplan show`` read it)
+LAYER_KINDS: Mapping[str, LayerKind] = MappingProxyType(
+    {
+        "full": LayerKind("full attention", "full", "full"),
+        "swa": LayerKind("sliding window", "sliding", "swa"),
+        "chunked": LayerKind("chunked local", "chunked", "chunked"),
+        "mla": LayerKind("MLA", "full", "full"),
+        "indexer": LayerKind("DSA indexer", "full", "full"),
+        "mamba": LayerKind("Mamba / linear-attention state", "state", "mamba"),
+        "dsv4_c": LayerKind("DSV4 compressed MLA", "full", "dsv4_c"),
+        "dsv4_idx": LayerKind("DSV4 indexer", "other", "dsv4_idx"),
+        "dsv4_swa": LayerKind("DSV4 sliding window", "sliding", "dsv4_swa"),
+        "dsv4_state": LayerKind("DSV4 compressor state", "sliding", "dsv4_state"),
+    }
+)
+
+
+def kinds_of_role(role: str) -> frozenset[str]:
+    """The kinds of :data:`LAYER_KINDS` with ``role``.  Example: ``kinds_of_role("sliding")`` ->
+    ``{"swa", "dsv4_swa", "dsv4_state"}``."""
+    return frozenset(k for k, v in LAYER_KINDS.items() if v.role == role)
+
+
+def kind_label(kind: str) -> str:
+    """What ``kvplan show`` calls a spec kind (the kind itself when it has no row)."""
+    row = LAYER_KINDS.get(kind)
+    return row.label if row is not None else kind
 
 
 @dataclass(frozen=True)

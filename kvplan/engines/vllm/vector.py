@@ -37,9 +37,12 @@ from typing import Any
 
 from kvplan.engines.vllm.budget import vllm_activation_peak, vllm_requested_bytes
 from kvplan.engines.vllm.releases import PoolCount, Release, tokens_from_concurrency, tokens_per_group, tokens_v0
+from kvplan.engines.vllm.specs import kinds_of_role
 
-FULL_KINDS = frozenset({"full", "mla", "indexer", "dsv4_c"})
-SLIDING_KINDS = frozenset({"swa", "dsv4_swa", "dsv4_state"})
+#: the kinds every token of a request is kept for, and those kept for a window (``role`` of
+#: :data:`kvplan.engines.vllm.specs.LAYER_KINDS`)
+FULL_KINDS = kinds_of_role("full")
+SLIDING_KINDS = kinds_of_role("sliding")
 
 
 # --------------------------------------------------------------------------- element-wise helpers
