@@ -101,3 +101,43 @@ def test_csv_and_table():
     table = _run([*SEED[:-2], "--format", "table", "--explain"]).stdout
     assert "prefill: communication-bound" in table and "what would move it" in table and "assumptions" in table
     assert max(len(x) for x in table.splitlines()) <= 80
+
+
+def test_fit_speed_adds_the_block_and_plain_fit_is_unchanged():
+    plain = _run(["fit", "--input-len", "8192", "--output-len", "512", "--format", "json"])
+    withs = _run(["fit", "--speed", "--input-len", "8192", "--output-len", "512", "--format", "json"])
+    a, b = json.loads(plain.stdout), json.loads(withs.stdout)
+    speed = b.pop("speed")
+    assert a == b
+    assert list(speed)[: len(SPEED_KEYS)] == list(SPEED_KEYS)
+    direct = json.loads(_run(["speed", "--input-len", "8192", "--output-len", "512", "--format", "json"]).stdout)
+    assert speed == direct
+    csv_out = _run(["fit", "--speed", "--input-len", "8192", "--output-len", "512", "--format", "csv"]).stdout
+    assert "speed_tpot_s" in csv_out.splitlines()[0] and len(csv_out.splitlines()) == 2
+
+
+def test_plain_fit_does_not_load_the_speed_model():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, io, contextlib\n"
+        "sys.argv = ['kvplan', 'fit', '--format', 'json']\n"
+        "from kvplan.cli import app as A\n"
+        "try:\n"
+        "    with contextlib.redirect_stdout(io.StringIO()):\n"
+        "        A._single_command_app('fit')()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('kvplan.perf', 'kvplan.planning.speed', "
+        "'kvplan.views.speed', 'kvplan.cli.speed_cmd'))))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+    code2 = code.replace("'fit', '--format'", "'speed', '--format'").replace("app('fit')", "app('speed')")
+    code2 = code2.rsplit("print(", 1)[0] + (
+        "print(sorted({m.split('.')[0] for m in sys.modules if m.split('.')[0] in ('rich', 'numpy', 'pydantic')}"
+        " | {m for m in sys.modules if m == 'kvplan.cli.plan_cmds'}))\n"
+    )
+    out2 = subprocess.run([sys.executable, "-c", code2], capture_output=True, text=True, check=True)
+    assert out2.stdout.strip() == "[]", out2.stdout

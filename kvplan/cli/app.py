@@ -290,6 +290,14 @@ def fit_cmd(
         ),
     ] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an internal error.")] = False,
+    speed: Annotated[
+        bool,
+        typer.Option(
+            "--speed",
+            help="Add the speed block (kvplan speed: prefill, TTFT, TPOT, throughput, bound) for the workload "
+            "--input-len/--output-len.",
+        ),
+    ] = False,
 ) -> None:
     """Plan one deployment: KV bytes per token, budget, pool tokens, longest context, concurrency, verdict.
 
@@ -324,7 +332,17 @@ def fit_cmd(
     for r in results:
         r.warnings.extend(launch_warnings)
 
+    speeds = _speeds(dep, engines) if speed else None
+
     def show() -> None:
+        if speeds is not None:
+            from kvplan.views.speed import fit_speed_text, print_fit_speed
+
+            if out is Format.TABLE:
+                print_fit_speed(results, speeds, explain=explain)
+            else:
+                typer.echo(fit_speed_text(results, speeds, out), nl=False)
+            return
         if out is Format.TABLE:
             from kvplan.views import render
 
@@ -336,6 +354,15 @@ def fit_cmd(
 
     missed = [m for m in (_missed_target(r) for r in results) if m] if check else []
     render_then_check(show, "; ".join(missed))
+
+
+def _speeds(dep: Any, engines: list[str]) -> list[Any]:
+    """``kvplan fit --speed``: the speed answer of each engine's plan (kvplan.planning.speed, loaded only here)."""
+    from dataclasses import replace
+
+    from kvplan.planning.speed import speed
+
+    return [speed(replace(dep, engine=e)) for e in engines]
 
 
 def _missed_target(r: Any) -> str:

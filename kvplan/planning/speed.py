@@ -269,7 +269,7 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
     from kvplan.perf.efficiency import efficiency_for, gpu_class
     from kvplan.perf.hardware import Overrides, resolve_hardware
     from kvplan.perf.ops import model_ops
-    from kvplan.perf.schedule import Knobs, decode, prefill, step
+    from kvplan.perf.schedule import Knobs, decode, prefill
     from kvplan.planning.plan import fit, gpu_for
 
     ins = inputs or SpeedInputs()

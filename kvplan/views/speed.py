@@ -162,3 +162,56 @@ def print_speed(r: Any, console: Any = None, *, explain: bool = False) -> None:
     con.print("assumptions:")
     for a in r.assumptions:
         hanging(con, a, first="  - ")
+
+
+def _speed_row(r: Any) -> dict[str, Any]:
+    d = speed_dict(r)
+    row: dict[str, Any] = {}
+    for k in _HEAD:
+        v = d[k]
+        if k == "bound":
+            row.update({f"speed_bound_{p}": b for p, b in v.items()})
+        elif k == "shares":
+            for p, sh in v.items():
+                row.update({f"speed_share_{p}_{b}": round(x, 4) for b, x in sh.items()})
+        else:
+            row[f"speed_{k}"] = v
+    return row
+
+
+def fit_speed_text(results: Any, speeds: Any, fmt: Format) -> str:
+    """``kvplan fit --speed --format json|csv``: the fit JSON with a ``speed`` object (a list for several engines),
+    or the fit CSV row with ``speed_*`` columns."""
+    from kvplan.views.serialize import fit_text
+
+    if fmt is Format.JSON:
+        docs = [json.loads(fit_text([r], fmt)) for r in results]
+        for doc, s in zip(docs, speeds, strict=True):
+            doc["speed"] = speed_dict(s)
+        body = docs[0] if len(docs) == 1 else docs
+        return json.dumps(body, indent=2) + "\n"
+    if fmt is Format.CSV:
+        import csv
+        import io
+
+        rows = list(csv.DictReader(io.StringIO(fit_text(results, fmt))))
+        for row, s in zip(rows, speeds, strict=True):
+            row.update(_speed_row(s))
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+        return buf.getvalue()
+    raise ValueError(f"fit_speed_text writes json or csv, not {fmt}")
+
+
+def print_fit_speed(results: Any, speeds: Any, *, explain: bool = False) -> None:
+    """``kvplan fit --speed`` on a terminal: the fit table, then each engine's speed block."""
+    from kvplan.views import render
+    from kvplan.views.console import terminal_console
+
+    con = terminal_console()
+    render.print_fit(results, con, explain=explain)
+    for s in speeds:
+        con.print()
+        print_speed(s, con, explain=explain)
