@@ -141,3 +141,20 @@ def test_plain_fit_does_not_load_the_speed_model():
     )
     out2 = subprocess.run([sys.executable, "-c", code2], capture_output=True, text=True, check=True)
     assert out2.stdout.strip() == "[]", out2.stdout
+
+
+def test_default_speed_table_golden():
+    """tests/golden/speed_default_80.txt: the default deployment's speed table at 80 columns (checked by hand:
+    131,072 / 7,749 tok/s = 16.91 s + one 21.7 ms decode step + 20 ms host work = 16.96 s TTFT; the shares of one
+    chunk add up to 100% before rounding).  Never rewritten by a test."""
+    from pathlib import Path
+
+    from kvplan.deployment import Deployment
+    from kvplan.planning.speed import speed
+    from kvplan.views.console import fixed_console, recorded_text
+    from kvplan.views.speed import print_speed
+
+    con = fixed_console(80)
+    print_speed(speed(Deployment(input_len=131072, output_len=1, chunked_prefill_size=2048)), con)
+    want = (Path(__file__).resolve().parent / "golden" / "speed_default_80.txt").read_text()
+    assert recorded_text(con) == want

@@ -187,30 +187,31 @@ def _sentence(phase: str, b: PhaseBreakdown, *, tp: int, link: str, chunk: int |
     what = top["name"].split(" x")[0] if top else b.bound
     unit = f"each {chunk:,}-token chunk" if chunk else "each step"
     if b.bound == "communication":
-        return f"{phase}: communication-bound, the {what} over {link.upper()} is {share:.0%} of {unit}"
+        return f"{phase}: communication-bound, the {what} over {link} is {share:.0%} of {unit}"
     if b.bound == "overhead":
         return f"{phase}: overhead-bound, kernel launches and host work are {share:.0%} of {unit}"
     return f"{phase}: {b.bound}-bound, {what} is {share:.0%} of {unit}"
 
 
-def _levers(b_pre: PhaseBreakdown, b_dec: PhaseBreakdown, *, link: str, p2p: bool, graph_pre: bool) -> tuple[str, ...]:
+def _levers(
+    b_pre: PhaseBreakdown, b_dec: PhaseBreakdown, *, p2p: bool, graph_pre: bool, graph_dec: bool, spec: bool
+) -> tuple[str, ...]:
+    """One line per phase: what would move its bound."""
     out: list[str] = []
-    for phase, b in (("prefill", b_pre), ("decode", b_dec)):
+    for phase, b, graph in (("prefill", b_pre, graph_pre), ("decode", b_dec, graph_dec)):
         if b.bound == "communication":
             out.append(
-                f"{phase}: a faster link (NVLink) or fewer TP ranks (--tp-size smaller, --enable-dp-attention)"
-                + ("" if p2p else "; enabling P2P")
+                f"{phase}: a faster link (NVLink) or fewer ranks per all-reduce (a smaller --tp-size, "
+                "--enable-dp-attention)" + ("" if p2p else ", or P2P enabled")
             )
         elif b.bound == "overhead":
-            out.append(
-                f"{phase}: CUDA graphs for this phase"
-                + (" (prefill graphs)" if phase == "prefill" and not graph_pre else "")
-                + ", larger chunks or batches (more work per kernel), speculative decoding"
-            )
+            more = "CUDA graphs for this phase" if not graph else "fewer, fused kernels per layer"
+            extra = "larger chunks (more work per kernel)" if phase == "prefill" else "a larger batch"
+            out.append(f"{phase}: {more}, {extra}" + ("" if spec or phase == "prefill" else ", speculative decoding"))
         elif b.bound == "memory":
-            out.append(f"{phase}: more concurrency per step (weights read once per step), fp8/fp4 weights or KV")
+            out.append(f"{phase}: more requests per step (weights read once per step), fp8/fp4 weights or KV")
         else:
-            out.append(f"{phase}: fp8/fp4 compute, more GPUs")
+            out.append(f"{phase}: fp8/fp4 compute, or more GPUs")
     return tuple(out)
 
 
@@ -361,7 +362,7 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
     ttft = t_p + s + REQUEST_S + rho * t_p / 2
     tpot = decode_time / out_n
     b_pre, b_dec = _phase(pre.chunk_step), _phase(dec.step)
-    link = hw.link if hw.link != "none" else "pcie"
+    link = {"pcie": "PCIe", "nvlink": "NVLink", "nvlink-c2c": "NVLink", "xgmi": "xGMI"}.get(hw.link, "PCIe")
     sentences = {
         "prefill": _sentence("prefill", b_pre, tp=res.tp, link=link, chunk=int(chunk)),
         "decode": _sentence("decode", b_dec, tp=res.tp, link=link, chunk=None),
@@ -426,7 +427,7 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
         prefill_total=_phase(pre.step),
         decode_step=b_dec,
         sentences=sentences,
-        levers=_levers(b_pre, b_dec, link=link, p2p=hw.p2p, graph_pre=prefill_graph),
+        levers=_levers(b_pre, b_dec, p2p=hw.p2p, graph_pre=prefill_graph, graph_dec=not eager, spec=bool(algo)),
         assumptions=tuple(assumptions),
         warnings=tuple(warnings + list(res.warnings)),
     )

@@ -78,7 +78,7 @@ def _si(x: float, unit: str) -> str:
 
 
 def _shares(sh: dict[str, float]) -> str:
-    return "  ".join(f"{k[:4]} {v:.0%}" for k, v in sh.items())
+    return "  ".join(f"{k} {v:.0%}" for k, v in sh.items())
 
 
 def speed_lines(r: Any) -> list[tuple[str, str]]:
