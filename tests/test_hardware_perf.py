@@ -36,6 +36,12 @@ DEV_SET = (
 )
 TFLOPS = ("tflops_bf16", "tflops_fp16", "tflops_fp8", "tflops_fp4", "tflops_int8")
 
+
+def _perf(g: HardwarePreset) -> PerfFigures:
+    assert g.perf is not None, g.id
+    return g.perf
+
+
 BASE = """\
 id = "test-gpu"
 name = "Test GPU"
@@ -55,8 +61,8 @@ def _load(tmp_path: Path, text: str) -> HardwarePreset:
 
 def test_a_figure_with_its_own_source_loads(tmp_path):
     g = _load(tmp_path, BASE + '[perf]\nmemory_bandwidth_gbs = 3350\n[perf.sources]\nmemory_bandwidth_gbs = "ds"\n')
-    assert g.perf is not None and g.perf.memory_bandwidth_gbs == 3350.0
-    assert g.perf.source_of("memory_bandwidth_gbs") == "ds"
+    assert g.perf is not None and _perf(g).memory_bandwidth_gbs == 3350.0
+    assert _perf(g).source_of("memory_bandwidth_gbs") == "ds"
 
 
 def test_a_group_key_sources_every_figure_of_its_group(tmp_path):
@@ -66,9 +72,9 @@ def test_a_group_key_sources_every_figure_of_its_group(tmp_path):
         'p2p = true\n[perf.sources]\ntflops = "datasheet, halved"\nlink = "PCI-SIG"\n',
     )
     assert g.perf is not None
-    assert g.perf.source_of("tflops_fp8") == "datasheet, halved"
-    assert g.perf.source_of("pcie_lanes") == g.perf.source_of("p2p") == "PCI-SIG"
-    assert g.perf.source_of("power_w") is None
+    assert _perf(g).source_of("tflops_fp8") == "datasheet, halved"
+    assert _perf(g).source_of("pcie_lanes") == _perf(g).source_of("p2p") == "PCI-SIG"
+    assert _perf(g).source_of("power_w") is None
 
 
 @pytest.mark.parametrize(
@@ -181,13 +187,13 @@ def test_a_huge_user_gpu_preset_is_exit_2(user_dir):
 def test_every_shipped_preset_has_a_perf_table():
     assert len(SHIPPED) >= 63
     assert [g.id for g in SHIPPED.values() if g.perf is None] == []
-    assert [g.id for g in SHIPPED.values() if g.perf.arch is None] == []
+    assert [g.id for g in SHIPPED.values() if _perf(g).arch is None] == []
 
 
 @pytest.mark.parametrize("gid", DEV_SET)
 def test_dev_set_gpus_have_what_the_speed_model_needs(gid):
     g = SHIPPED[gid]
-    p = g.perf
+    p = _perf(g)
     for name in ("tflops_bf16", "tflops_fp8", "memory_bandwidth_gbs", "link", "link_gbs", "power_w", "clock"):
         assert p.figure(name) is not None, f"{gid}: {name}"
     if g.fp4:  # FP4 tensor cores (Blackwell): their dense FP4 rate too
@@ -200,7 +206,7 @@ def test_dev_set_gpus_have_what_the_speed_model_needs(gid):
 @pytest.mark.parametrize("gid", sorted(SHIPPED))
 def test_figures_are_consistent(gid):
     g = SHIPPED[gid]
-    p = g.perf
+    p = _perf(g)
     if p.tflops_bf16 and p.tflops_fp8:
         assert p.tflops_fp8 >= p.tflops_bf16
     if p.tflops_fp8 and p.tflops_fp4:
@@ -245,7 +251,7 @@ BF16_RANGE = {
 
 @pytest.mark.parametrize("gid", sorted(SHIPPED))
 def test_figures_are_in_plausible_ranges(gid):
-    p = SHIPPED[gid].perf
+    p = _perf(SHIPPED[gid])
     dense = p.tflops_bf16 or p.tflops_fp16
     if dense:
         lo, hi = BF16_RANGE[p.arch]
@@ -257,7 +263,7 @@ def test_figures_are_in_plausible_ranges(gid):
 
 
 def test_h100_sxm_is_the_datasheet_sparse_figure_halved():
-    p = SHIPPED["h100-sxm"].perf
+    p = _perf(SHIPPED["h100-sxm"])
     assert p.tflops_bf16 == 989.4 and abs(2 * p.tflops_bf16 - 1979) < 0.5  # datasheet: 1,979 with sparsity
     assert abs(2 * p.tflops_fp8 - 3958) < 0.5
     assert "sparsity" in p.source_of("tflops_bf16") and "halved" in p.source_of("tflops_bf16")
@@ -265,7 +271,7 @@ def test_h100_sxm_is_the_datasheet_sparse_figure_halved():
 
 
 def test_rtx_pro_6000_editions_differ_only_where_the_vendor_says():
-    maxq, ws, se = (SHIPPED[i].perf for i in ("rtx-pro-6000-maxq", "rtx-pro-6000-ws", "rtx-pro-6000-server"))
+    maxq, ws, se = (_perf(SHIPPED[i]) for i in ("rtx-pro-6000-maxq", "rtx-pro-6000-ws", "rtx-pro-6000-server"))
     assert (maxq.power_w, ws.power_w, se.power_w) == (300, 600, 600)
     # same GB202, peaks scale with the boost clock each vendor document states: 2,280 / 2,617 / 2,430 MHz
     for t in TFLOPS:
@@ -279,7 +285,7 @@ def test_rtx_pro_6000_editions_differ_only_where_the_vendor_says():
 
 def test_geforce_figures_are_fp32_accumulate_and_p2p_off():
     for gid in ("rtx-4090", "rtx-4080", "rtx-4080-super", "rtx-4070-ti-super", "rtx-5090", "rtx-5080", "rtx-5070-ti"):
-        p = SHIPPED[gid].perf
+        p = _perf(SHIPPED[gid])
         assert p.p2p is False, gid
         assert p.tflops_int8 == pytest.approx(4 * p.tflops_bf16, rel=0.01), gid  # FP16-accumulate rate = 2x
         assert p.tflops_fp8 == pytest.approx(2 * p.tflops_bf16, rel=0.01), gid
@@ -290,6 +296,10 @@ def test_sparse_figures_are_marked_in_their_source():
     """Every preset whose vendor prints sparse tensor figures says it halved them (Turing, CDNA 2 and Gaudi have
     no sparsity; AMD CDNA 3/4 and the B300/GB300 FP4 row print dense figures that are used as printed)."""
     for g in SHIPPED.values():
-        src = g.perf.source_of("tflops_bf16") or ""
-        if g.vendor == "nvidia" and g.perf.arch in ("ampere", "ada", "hopper", "blackwell", "blackwell-ultra") and src:
+        src = _perf(g).source_of("tflops_bf16") or ""
+        if (
+            g.vendor == "nvidia"
+            and _perf(g).arch in ("ampere", "ada", "hopper", "blackwell", "blackwell-ultra")
+            and src
+        ):
             assert any(w in src for w in ("halved", "dense", "Dense")), g.id
