@@ -198,3 +198,51 @@ def test_missing_figure_names_the_override():
         assert flag in e.value.one_line() and "bare-gpu" in e.value.one_line()
     hw = resolve_hardware(Bare(), Overrides(gpu_tflops=100, gpu_bandwidth=1000, link_bandwidth=64), num_gpus=2)
     assert hw.peak_flops("fp8") == pytest.approx(100e12)  # falls back to bf16
+
+
+def test_a_step_evaluates_on_numpy_arrays_as_on_points():
+    """Issue 23 evaluates the step on arrays of tokens / contexts: every element equals the point evaluation."""
+    np = pytest.importorskip("numpy")
+    from kvplan.perf.efficiency import CLASSES
+    from kvplan.perf.hardware import Hardware
+    from kvplan.perf.ops import ModelOps
+    from kvplan.perf.schedule import step
+
+    hw = Hardware("g", "G", "nvidia", "hopper", "sxm", "nvlink", True, {"bf16": 989.0, "fp8": 1979.0}, 3350.0, 450.0)
+    ops = ModelOps(
+        family="gqa",
+        hidden=4096,
+        layers=32,
+        dense_params=6.4e9,
+        lm_head_params=5.3e8,
+        expert_params=0.0,
+        moe_layers=0,
+        experts=0,
+        topk=0,
+        dense_bytes=8e9,
+        expert_bytes=0.0,
+        draft_layer_params=0.0,
+        groups=(_gqa(q_heads=16, kv_bytes_per_key=4 * 256 * 2),),
+        kernels_per_layer=13.0,
+        tp=2,
+        attn_tp=2,
+        weight_dtype="fp8",
+        expert_dtype="fp8",
+        act_bytes_per_token=1e6,
+    )
+    eff = CLASSES["nvlink-datacenter"]
+    tokens = np.array([1.0, 8.0, 64.0, 512.0])
+    ctx = np.array([1024.0, 4096.0, 8192.0, 32768.0])
+    arr = step(ops, hw, eff, tokens=tokens, requests=tokens, position=ctx, decode=True, graph=True).seconds
+    for i in range(4):
+        one = step(
+            ops,
+            hw,
+            eff,
+            tokens=float(tokens[i]),
+            requests=float(tokens[i]),
+            position=float(ctx[i]),
+            decode=True,
+            graph=True,
+        ).seconds
+        assert arr[i] == pytest.approx(one)

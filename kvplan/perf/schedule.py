@@ -33,6 +33,7 @@ the first MTP token; acceptance falls along a chain, and 0.7 gives EAGLE-3's rep
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from kvplan.perf.comm import allreduce_time, layer_collectives
 from kvplan.perf.efficiency import Efficiency
@@ -87,7 +88,7 @@ class Step:
 
     @property
     def seconds(self) -> float:
-        return float(sum(p.seconds for p in self.parts))
+        return sum(p.seconds for p in self.parts)  # an array for array inputs
 
     def by_bound(self) -> dict[str, float]:
         out = dict.fromkeys(BOUNDS, 0.0)
@@ -120,7 +121,13 @@ class Step:
 
 def _op(name: str, flops: float, nbytes: float, *, peak: float, bw: float) -> Part:
     tc, tm = flops / peak, nbytes / bw
-    return Part(name, flops, nbytes, 0.0, float(hi(tc, tm)), "compute" if tc >= tm else "memory")
+    t = hi(tc, tm)
+    if isinstance(t, (int, float)):
+        return Part(name, flops, nbytes, 0.0, float(t), "compute" if tc >= tm else "memory")
+    # arrays (issue 23's sweeps): the time is exact per element; the part's label is the first element's bound
+    ge: Any = tc >= tm
+    first = bool(ge.flat[0])
+    return Part(name, flops, nbytes, 0.0, t, "compute" if first else "memory")
 
 
 def step(
@@ -156,7 +163,7 @@ def step(
     ):
         n = count * ops.layers
         t = allreduce_time(nbytes=nbytes, ranks=ranks, bus_gbs=bus, alpha_s=eff.alpha_s) * n
-        parts.append(Part(f"{name} x{n}", 0.0, 0.0, float(nbytes * n), float(t), "communication"))
+        parts.append(Part(f"{name} x{n}", 0.0, 0.0, nbytes * n, t, "communication"))
     per_kernel = eff.kernel_graph_s if graph else eff.kernel_eager_s
     kernels = ops.kernels_per_layer * ops.layers
     label = "graph replay" if graph else "eager launch"
