@@ -38,6 +38,7 @@ import os
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
+from kvplan.engines.registry import engine
 from kvplan.errors import InputError, KvplanError
 from kvplan.family import Family
 from kvplan.units import GiB
@@ -63,44 +64,6 @@ class DisagreesError(KvplanError):
 # Recovering the deployment
 # --------------------------------------------------------------------------------------------------
 
-# Deployment field <- names the engines print (server_args / vLLM config / non-default args / CLI flags).
-_SGLANG_KEYS: dict[str, tuple[str, ...]] = {
-    "tp": ("tp_size", "tp", "tensor_parallel_size"),
-    "pp": ("pp_size", "pp", "pipeline_parallel_size"),
-    "dp": ("dp_size", "dp", "data_parallel_size"),
-    "ep": ("ep_size", "ep", "expert_parallel_size"),
-    "enable_dp_attention": ("enable_dp_attention",),
-    "mem_fraction_static": ("mem_fraction_static",),
-    "kv_cache_dtype": ("kv_cache_dtype",),
-    "context_length": ("context_length",),
-    "max_running_requests": ("max_running_requests",),
-    "page_size": ("page_size",),
-    "chunked_prefill_size": ("chunked_prefill_size",),
-    "max_total_tokens": ("max_total_tokens",),
-    "attention_backend": ("attention_backend",),
-    "disable_radix_cache": ("disable_radix_cache",),
-    "disable_overlap_schedule": ("disable_overlap_schedule",),
-    "disable_cuda_graph": ("disable_cuda_graph",),
-    "speculative_algorithm": ("speculative_algorithm",),
-    "speculative_num_draft_tokens": ("speculative_num_draft_tokens",),
-    "speculative_dspark_block_size": ("speculative_dspark_block_size",),
-    "moe_dense_tp_size": ("moe_dense_tp_size",),
-    "enable_dp_lm_head": ("enable_dp_lm_head",),
-    "swa_full_tokens_ratio": ("swa_full_tokens_ratio",),
-}
-_VLLM_KEYS: dict[str, tuple[str, ...]] = {
-    "tp": ("tensor_parallel_size", "tp", "tp_size"),
-    "pp": ("pipeline_parallel_size", "pp", "pp_size"),
-    "dp": ("data_parallel_size", "dp", "dp_size"),
-    "gpu_memory_utilization": ("gpu_memory_utilization",),
-    "kv_cache_dtype": ("kv_cache_dtype",),
-    "context_length": ("max_model_len", "max_seq_len"),
-    "max_running_requests": ("max_num_seqs",),
-    "chunked_prefill_size": ("max_num_batched_tokens",),
-    "page_size": ("block_size",),
-    "enforce_eager": ("enforce_eager",),
-    "kv_cache_memory_bytes": ("kv_cache_memory_bytes",),
-}
 _INT_FIELDS = {
     "tp",
     "pp",
@@ -279,34 +242,27 @@ def _recover_gpu(facts: LogFacts, rc: _Recovery, gpu: str | None) -> Any:
             rc.notes.append(f"GPU {facts.gpu_name!r} printed in the log is not a preset; device total left unknown")
     if preset is not None:
         rc.kw["gpu"] = preset.id
-    elif facts.engine == "vllm" and (facts.total_gpu_memory_bytes or facts.gpu_total_bytes):
+    elif engine(facts.engine).logs_device_total and (facts.total_gpu_memory_bytes or facts.gpu_total_bytes):
         rc.set("gpu_memory", facts.total_gpu_memory_bytes or facts.gpu_total_bytes, "log total GPU memory")
     return preset
 
 
 def _arg_sources(facts: LogFacts) -> list[tuple[str, dict[str, Any]]]:
     """Where the engine arguments are read from, first source first."""
-    extra = facts.extra or {}
-    cli = ("command line", dict(extra.get("cli_args") or {}))
-    if facts.engine == "sglang":
-        return [("server_args", dict(facts.server_args or {})), cli]
-    return [
-        ("non-default args", dict(extra.get("non_default_args") or {})),
-        ("engine config", dict(extra.get("engine_config") or facts.server_args or {})),
-        cli,
-    ]
+    return engine(facts.engine).log_arg_sources(facts)
 
 
 def _recover_engine_args(facts: LogFacts, rc: _Recovery) -> None:
-    """Deployment fields from the printed arguments (``_SGLANG_KEYS`` / ``_VLLM_KEYS``), overrides excepted."""
+    """Deployment fields from the printed arguments (the engine's ``log_arg_keys``), overrides excepted."""
     sources = _arg_sources(facts)
-    keymap = _SGLANG_KEYS if facts.engine == "sglang" else _VLLM_KEYS
+    eng = engine(facts.engine)
+    keymap = eng.log_arg_keys
     for fname, keys in keymap.items():
         hit = None if fname in rc.overrides else _pick(sources, keys)
         val = None if hit is None else _coerce(fname, hit[0], hit[1])
         if hit is not None and val is not None:
             rc.set(fname, val, hit[1])
-    if facts.engine != "vllm":
+    if not eng.expert_parallel_switch:
         return
     hit = _pick(sources, ("enable_expert_parallel",))
     if hit is not None and _coerce("enforce_eager", hit[0]) and "ep" not in rc.overrides:
@@ -389,6 +345,10 @@ _MEASURED = (
 )
 
 
+#: each engine's measured-mode reader of its log (a key per name of kvplan.engines.registry.ENGINES)
+_MEASURED_READERS = {"sglang": _measured_sglang, "vllm": _measured_vllm}
+
+
 def _check_measured(facts: LogFacts, rc: _Recovery, preset: Any) -> None:
     """The measured inputs taken from the log against what only the deployment knows: each below MAX_BYTES (a
     garbled figure the reader clamped), free memory and KV memory at most the device total (the GPU preset's
@@ -450,7 +410,7 @@ def recover_deployment(
     release = _apply_overrides(facts, rc)
     missing: list[str] = []
     if mode == "measured":
-        missing = _measured_sglang(facts, rc) if facts.engine == "sglang" else _measured_vllm(facts, rc)
+        missing = _MEASURED_READERS[facts.engine](facts, rc)
     if missing:
         raise InputError(
             "the log lacks what a measured-mode prediction needs: " + "; ".join(missing),
@@ -622,8 +582,9 @@ def fit_recovered(dep: Deployment) -> FitResult:
     (only the logged memory matters in measured mode, not kvplan's default GPU)."""
     from kvplan.planning.plan import fit
 
-    measured_vllm = dep.engine == "vllm" and dep.gpu_memory is None and dep.kv_cache_memory_bytes is not None
-    return fit(dep, default_gpu=not measured_vllm)
+    logged_only = engine(dep.engine).logs_device_total
+    logged_only = logged_only and dep.gpu_memory is None and dep.kv_cache_memory_bytes is not None
+    return fit(dep, default_gpu=not logged_only)
 
 
 _fit = fit_recovered
@@ -928,14 +889,9 @@ def _model_rows(facts: LogFacts, rec: Recovered) -> list[Row]:
     spec = rec.model_spec
     tp, pp, ep = dep.tp or 1, dep.pp or 1, dep.ep or 1
     attn_dp = (dep.dp or 1) if dep.enable_dp_attention else 1
-    if facts.engine == "sglang":
-        free = dep.free_memory
-        logged_w = dep.weight_memory
-        free_label = "free at start (runtime model)"
-    else:
-        free = (facts.extra or {}).get("free_on_startup_bytes")
-        logged_w = facts.model_loading_bytes
-        free_label = "free on startup (runtime model)"
+    eng = engine(facts.engine)
+    free, logged_w = eng.log_free_and_weights(facts, dep)
+    free_label = eng.log_free_label
     if free is not None and rec.gpu_preset is not None:
         from kvplan.engines.runtime import modelled_free_at_start
 
@@ -966,7 +922,7 @@ def _model_rows(facts: LogFacts, rec: Recovered) -> list[Row]:
                 tp_size=tp,
                 pp_size=pp,
                 ep_size=ep,
-                attn_dp_size=attn_dp if facts.engine == "sglang" else 1,
+                attn_dp_size=attn_dp if eng.dp_attention else 1,
                 engine=facts.engine,
             )
             rows.append(

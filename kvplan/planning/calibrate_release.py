@@ -21,8 +21,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kvplan.errors import InputError
-
 if TYPE_CHECKING:
     from kvplan.inputs.logs import LogFacts
 
@@ -39,14 +37,10 @@ class LogRelease:
 
 
 def newest_supported(engine: str) -> str:
-    """The newest release kvplan has the rules of (SGLang ``SUPPORTED[1]``, vLLM ``NEWEST_VERSION``)."""
-    if engine == "sglang":
-        from kvplan.engines.sglang.releases import SUPPORTED
+    """The newest release kvplan has the rules of (:mod:`kvplan.supported`, through the engine object)."""
+    from kvplan.engines.registry import engine as engine_of
 
-        return SUPPORTED[1]
-    from kvplan.engines.vllm.releases import NEWEST_VERSION
-
-    return NEWEST_VERSION
+    return engine_of(engine).newest
 
 
 def _clamped(engine: str, version: str) -> tuple[str, str | None]:
@@ -100,7 +94,9 @@ def rule_windows(engine: str, oldest: str, newest: str) -> list[tuple[str, str, 
     top, _ = _clamped(engine, newest)
     if release_key(oldest) > release_key(top):  # type: ignore[operator]
         return [(top, oldest, newest)]
-    stretches = _sglang_stretches(oldest, top) if engine == "sglang" else _vllm_stretches(oldest, top)
+    from kvplan.engines.registry import engine as engine_of
+
+    stretches = engine_of(engine).release_stretches(oldest, top)
     out: list[tuple[str, str, str]] = []
     for first, last in stretches:
         lo, hi = newest_of([first, oldest]), oldest_of([last, top])
@@ -111,44 +107,4 @@ def rule_windows(engine: str, oldest: str, newest: str) -> list[tuple[str, str, 
     out.sort(key=lambda t: release_key(t[2]), reverse=True)  # type: ignore[arg-type, return-value]
     if top != newest:  # releases newer than kvplan's rules share the newest rule set
         out[0] = (out[0][0], out[0][1], newest)
-    return out
-
-
-def _sglang_stretches(oldest: str, newest: str) -> list[tuple[str, str]]:
-    """The rule windows over ``oldest`` .. ``newest``; a release between two windows (one the releases module
-    did not list) belongs to the window below it, as ``window_for`` sizes it."""
-    from kvplan.engines.sglang.releases import window_for, windows_between
-    from kvplan.inputs.logs.versions import SGLANG_RELEASES, release_key
-
-    # windows_between lists the windows whose listed releases meet the range; the one that sizes `oldest` (when
-    # `oldest` lies between two listed windows) is window_for(oldest)
-    firsts = sorted({window_for(oldest).first} | {w.first for w in windows_between(oldest, newest)}, key=release_key)  # type: ignore[arg-type]
-    out: list[tuple[str, str]] = []
-    for i, first in enumerate(firsts):
-        if i + 1 == len(firsts):
-            out.append((first, newest))
-            continue
-        lo, hi = release_key(first), release_key(firsts[i + 1])
-        # an rc build is sized as the release it is the candidate of: it never ends the window below
-        finals = [v for v in SGLANG_RELEASES if "rc" not in v and lo <= release_key(v) < hi]  # type: ignore[operator]
-        out.append((first, finals[-1] if finals else first))
-    return out
-
-
-def _vllm_stretches(oldest: str, newest: str) -> list[tuple[str, str]]:
-    from kvplan.engines.vllm.releases import release_for
-    from kvplan.inputs.logs.versions import releases_between
-
-    out: list[tuple[str, str]] = []
-    last_rules: object = None
-    for v in releases_between("vllm", oldest, newest) or (newest,):
-        try:
-            rules = release_for(v)
-        except InputError:
-            continue
-        if out and rules is last_rules:
-            out[-1] = (out[-1][0], v)
-        else:
-            out.append((v, v))
-        last_rules = rules
     return out

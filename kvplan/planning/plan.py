@@ -43,14 +43,9 @@ def fit(dep: Deployment, *, default_gpu: bool = True) -> FitResult:
     model = resolve_model(dep.model or DEFAULT_MODEL)
     gpu, gpu_note = gpu_for(dep, default_gpu=default_gpu)
     one = replace(dep, target_requests=1)
-    if dep.engine == "vllm":
-        from kvplan.engines.vllm.adapter import plan as plan_vllm
+    from kvplan.engines.registry import engine
 
-        res = plan_vllm(one, model, gpu)
-    else:
-        from kvplan.engines.sglang.planner import plan_sglang
-
-        res = plan_sglang(one, model, gpu)
+    res = engine(dep.engine).plan(one, model, gpu)
     if gpu_note:
         res.assumptions.insert(0, gpu_note)
     # what reading the config noticed (an implausible safetensors total_size, unknown dtypes / layer types / quant

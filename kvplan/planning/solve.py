@@ -346,7 +346,9 @@ def _solve_util(base: Deployment) -> SolveResult:
 
 
 def _solve_mfs(base: Deployment, *, max_gpus: int) -> SolveResult:
-    if _engine(base) == "vllm":
+    from kvplan.engines.registry import engine
+
+    if engine(_engine(base)).memory_fraction_field == "gpu_memory_utilization":
         return _solve_util(base)
     _, _, target = _target(replace(base, mem_fraction_static=base.mem_fraction_static or 0.9))
     coarse = [round(i / 100, 2) for i in range(1, 101)]

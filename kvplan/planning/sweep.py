@@ -66,6 +66,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kvplan.deployment import Deployment
+from kvplan.engines.registry import PoolCount, check_kv_dtype_for, engine, engine_names
 from kvplan.errors import InputError
 from kvplan.family import Family
 from kvplan.flags import SWEEP_NUMERIC, Flag, sweep_axes
@@ -187,13 +188,15 @@ def _range(item: str, kind: str, flag: str) -> list:
     return out
 
 
-def parse_axis(text: str, *, field: str) -> list:
+def parse_axis(text: str, *, field: str, engines: Sequence[str | None] = (None,)) -> list:
     """Parse one axis value: ``a,b,c``, ``START:STOP[:STEP]`` (inclusive; ``xF`` = geometric), or a mix.
 
     Values are validated the way ``kvplan fit`` validates the flag (same bounds, same field name).
     Duplicates are dropped, order is kept.  Examples: ``parse_axis("1,2,4", field="tp") == [1, 2, 4]``;
     ``parse_axis("0.70:0.95:0.05", field="mem_fraction_static")`` gives 6 values;
-    ``parse_axis("4k:32k:x2", field="context_length") == [4096, 8192, 16384, 32768]``.
+    ``parse_axis("4k:32k:x2", field="context_length") == [4096, 8192, 16384, 32768]``.  ``engines``: the engines
+    the sweep plans (None = the default engine): a KV dtype is checked against each one's vocabulary, so
+    ``parse_axis("fp8", field="kv_cache_dtype", engines=["vllm"]) == ["fp8"]`` while SGLang refuses it.
     """
     axis = AXES.get(field)
     if axis is None:
@@ -217,27 +220,25 @@ def parse_axis(text: str, *, field: str) -> list:
     values = list(dict.fromkeys(values))
     if axis.kind in ("int", "count", "float") and len(values) > 2:
         # the flag checks are bounds: the extremes decide for every value
-        _validate_value(field, min(values))
-        _validate_value(field, max(values))
+        _validate_value(field, min(values), engines)
+        _validate_value(field, max(values), engines)
     else:
         for v in values:
-            _validate_value(field, v)
+            _validate_value(field, v, engines)
     return values
 
 
-def _validate_value(field: str, value: Any) -> None:
+def _validate_value(field: str, value: Any, engines: Sequence[str | None] = (None,)) -> None:
     from kvplan.deployment import validate
 
     if field in ("model", "gpu", "kv_cache_dtype", "attention_backend", "speculative_algorithm"):
         if not value:
             raise InputError("empty value", field=AXES[field].flag)
         if field == "kv_cache_dtype":
-            from kvplan.geometry.kvdtype import canonical_kv_dtype
-
-            canonical_kv_dtype(value)
+            check_kv_dtype_for(value, engines)
         return
     if field == "engine":
-        if value not in ("sglang", "vllm"):
+        if value not in engine_names():
             raise InputError(f"unknown engine '{value}'", field="--engine", hint="use sglang, vllm or sglang,vllm")
         return
     if field in ("gpu_memory", "free_memory", "weight_memory"):
@@ -369,16 +370,23 @@ def _fit_group(dep: Deployment, first: Mapping[str, Any]) -> tuple[Group, Any]:
     }
     g = Group(dep=dep, labels=labels, family=res.family, engine=res.engine)
     g.kv_cell = float(res.kv_bytes_per_token)
-    if res.engine == "vllm":
+    pool = engine(res.engine).pool_count
+    if pool is PoolCount.BLOCKS:
         vllm = _vllm_module()
         if vllm is None or not vllm.prepare_group(g, rep, res):
             g.vector, g.method = None, "point"
         return g, res
-    if res.engine != "sglang" or len(contexts) != 1:
+    if pool is not PoolCount.TOKENS or len(contexts) != 1:
         g.method = "point"
         return g, res
     _sglang_group(g, rep, res, contexts[0])
     return g, res
+
+
+def _blocks(g: Group) -> bool:
+    """The group's engine counts its KV pool in blocks of KV cache groups (the vector path of
+    :mod:`kvplan.planning.sweep_vllm`), not in tokens."""
+    return engine(g.engine).pool_count is PoolCount.BLOCKS
 
 
 def _vllm_module() -> Any:
@@ -466,7 +474,7 @@ def evaluate_group(
         input_len=input_len,
         output_len=output_len,
     )
-    if g.engine == "vllm":
+    if _blocks(g):
         return dict(_vllm_module().evaluate_group(g, gpu_memory_utilization=gpu_memory_utilization, **kw))
     return _evaluate_sglang(g, **kw)
 
@@ -547,7 +555,7 @@ def _evaluate_sglang(
 def _row_facts(g: Group, d: Mapping[str, Any]) -> Any:
     """The :class:`kvplan.planning.verdict.Facts` of one vectorised row (the facts ``apply`` reads from fit); vLLM:
     :func:`kvplan.planning.sweep_vllm.row_facts`."""
-    if g.engine == "vllm":
+    if _blocks(g):
         return _vllm_module().row_facts(g, d)
     ctx, tokens, mrr = d["context_length"], d["kv_pool_tokens"], d["max_running_requests"]
     refusals = [g.dtype_refusal] if g.dtype_refusal else []
@@ -598,7 +606,7 @@ def _row_reason(g: Group, d: Mapping[str, Any]) -> str:
     """One vectorised row's target reason through the writers' path (:func:`_vector_reason` / vLLM's
     ``vector_reason``; ``d``: the row by column name, None = not set)."""
     v = [-1 if d[k] is None else d[k] for k in (*_IN_COLS, *_OUT_COLS)]
-    if g.engine == "vllm":
+    if _blocks(g):
         return str(_vllm_module().vector_reason(g, v, _P))
     return _vector_reason(g, v, d.get("_swa", -1))
 
@@ -876,7 +884,7 @@ class SweepTable:
                 out[sel] = q("invalid: " + g.error)
             elif g.method != "vector":
                 continue  # per-point rows: fit's words, below
-            elif g.engine == "vllm":
+            elif _blocks(g):
                 out[sel] = self._row_reasons(g, c, sel, quote)
             else:
                 csv_cells = quote is _csv_quote()
@@ -1202,7 +1210,7 @@ def sweep(base: Deployment, axes: Mapping[str, Sequence], *, max_points: int = M
         if (
             "mem_fraction_static" not in values
             and gdep.with_defaults().mem_fraction_static is None
-            and gdep.engine == "sglang"
+            and engine(gdep.engine).request_cap_sets_memory
         ):
             split = [f for f in ("max_running_requests", "max_total_tokens") if f in values]
         inner_num = [f for f in numeric_fields if f not in split]
@@ -1523,8 +1531,13 @@ def _self_check(np, g: Group, res, dep: Deployment, first) -> bool:
 
 
 def _preresolve(base: Deployment, axes: Mapping[str, list]) -> None:
-    """Unknown models and GPUs are input errors of the whole sweep (exit 2), not invalid rows."""
+    """Unknown models and GPUs, and a KV dtype one of the swept engines does not accept (its own message), are
+    input errors of the whole sweep (exit 2), not invalid rows."""
     from kvplan.inputs.resolve import resolve_gpu, resolve_model
+
+    engines = axes.get("engine") or [base.engine]
+    for dtype in axes.get("kv_cache_dtype") or ([base.kv_cache_dtype] if base.kv_cache_dtype else []):
+        check_kv_dtype_for(dtype, engines)
 
     for m in axes.get("model", []):
         resolve_model(m)

@@ -88,13 +88,14 @@ def prepare_group(g: Any, rep: Deployment, res: Any) -> bool:
 
     from kvplan.deployment import DEFAULT_MODEL
     from kvplan.engines import support
+    from kvplan.engines.registry import PoolCount, engine
     from kvplan.engines.vllm.adapter import static
     from kvplan.engines.vllm.vector import has_token_line
     from kvplan.inputs.resolve import resolve_model
     from kvplan.planning.plan import gpu_for
     from kvplan.planning.verdict import long_context_allowed
 
-    if res is None or res.engine != "vllm":
+    if res is None or engine(res.engine).pool_count is not PoolCount.BLOCKS:
         return False
     eff = rep.with_defaults()
     model = resolve_model(eff.model or DEFAULT_MODEL)

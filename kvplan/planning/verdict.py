@@ -111,7 +111,9 @@ class Verdict:
 
 def cap_name(engine: str) -> str:
     """The engine's own name for the request cap."""
-    return "max_num_seqs" if engine == "vllm" else "max_running_requests"
+    from kvplan.engines.registry import engine as engine_of
+
+    return engine_of(engine).request_cap_field
 
 
 def requests(n: int) -> str:
@@ -207,10 +209,13 @@ def cap_source(*, engine: str, requested: int | None, resolved: int, attn_dp: in
     """Where the request cap in force came from: ``given`` (the user's, as the engine keeps it), ``engine default``
     (vLLM's max_num_seqs default; an SGLang family default such as DeepSeek-V4's 256) or ``derived`` (SGLang's
     formula, or the user's value reduced by the engine: tokens // 2, the Mamba state slots)."""
+    from kvplan.engines.registry import engine as engine_of
+
+    eng = engine_of(engine)
     if requested is not None:
-        kept = max(1, requested // attn_dp) if engine == "sglang" else requested
+        kept = max(1, requested // attn_dp) if eng.dp_attention else requested
         return GIVEN if resolved == kept else DERIVED
-    if engine == "vllm":
+    if eng.fixed_default_cap:
         return ENGINE_DEFAULT
     if family_default is not None and resolved == max(1, family_default // attn_dp):
         return ENGINE_DEFAULT
@@ -301,7 +306,9 @@ def _refusals(
 def _memory(res: FitResult) -> tuple[str | None, int, int]:
     """(the memory chain's first failing step, full-context requests at once, ... the pool alone holds); both
     counts are for the whole deployment, an integer for both engines."""
-    if res.engine == "vllm":
+    from kvplan.engines.registry import PoolCount, engine
+
+    if engine(res.engine).pool_count is PoolCount.BLOCKS:
         memory = vllm_memory_reason(res, engine_fits=res.fits)
         if memory is not None:
             return memory, 0, 0

@@ -55,7 +55,9 @@ def _weight_estimate(spec: ModelSpec, dep: Deployment, engine: str) -> int:
     from kvplan.weights.estimate import estimate_weight_bytes
 
     tp, pp, ep = dep.tp or 1, dep.pp or 1, dep.ep or 1
-    attn_dp = (dep.dp or 1) if (dep.enable_dp_attention and engine == "sglang") else 1
+    from kvplan.engines.registry import engine as engine_of
+
+    attn_dp = (dep.dp or 1) if (dep.enable_dp_attention and engine_of(engine).dp_attention) else 1
     return estimate_weight_bytes(
         config=spec.config,
         quantization=spec.quantization,

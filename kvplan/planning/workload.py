@@ -244,7 +244,9 @@ def workload(res: FitResult, dep: Deployment, model: ModelSpec) -> Workload | No
     inp, out = size
     tokens = inp + out
     cap = res.max_running_requests
-    if res.engine == "vllm":
+    from kvplan.engines.registry import PoolCount, engine
+
+    if engine(res.engine).pool_count is PoolCount.BLOCKS:
         tpr = vllm_tokens_per_request(groups=res.groups, tokens=tokens, block_size=res.block_size)
         bounds = {POOL: vllm_block_bound(groups=res.groups, num_blocks=res.num_blocks or 0, tokens=tokens)}
     else:

@@ -25,6 +25,7 @@ from typing import Any
 
 from kvplan.family import Family
 from kvplan.weights.fields import first_int, need_int, opt_int
+from kvplan.weights.rules import weight_rules
 from kvplan.weights.tensor import Group, Split, Tensor, fixed, lin, vec
 
 __all__ = [
@@ -94,7 +95,7 @@ def _ernie_moe_layer(cfg: Mapping[str, Any], i: int, engine: str) -> bool:
     Example: ERNIE-4.5-21B-A3B (28 layers, start 1, end 27, interval 1): layers 1..27 are MoE, layer 0 dense.
     """
     n_layers = need_int(cfg, "num_hidden_layers", minimum=1)
-    vllm = engine == "vllm"
+    vllm = weight_rules(engine).ernie_moe_one_based
     start = first_int(cfg, "moe_layer_start_index", default=0 if vllm else n_layers, minimum=-1)
     end = first_int(cfg, "moe_layer_end_index", default=n_layers - 1, minimum=-1)
     interval = first_int(cfg, "moe_layer_interval", default=1, minimum=1)
@@ -322,7 +323,7 @@ def _dsv4_wo_a(a: Arch, i: int, path: str, groups: int, cols: int, o_lora: int) 
         and qc.get("quant_method") == "fp8"
         and list(qc.get("weight_block_size") or (128, 128)) != [128, 128]
     )
-    return replace(t, dtype="bf16") if a.engine == "sglang" and fp8_other_blocks else t
+    return replace(t, dtype="bf16") if weight_rules(a.engine).fp8_wo_a_needs_128_blocks and fp8_other_blocks else t
 
 
 def dsv4_attention(a: Arch, i: int, prefix: str, ratio: int) -> list[Tensor]:

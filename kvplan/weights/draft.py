@@ -45,6 +45,7 @@ from kvplan.family import Family
 from kvplan.weights.blocks import Arch, num_experts
 from kvplan.weights.fields import opt_int
 from kvplan.weights.inventory import LAYER_BUILDERS, Inventory, dsv4_hc_mult
+from kvplan.weights.rules import weight_rules
 from kvplan.weights.tensor import Group, Split, Stage, Tensor, fixed, lin, vec
 
 __all__ = ["DRAFT_RULES", "DSPARK_BUNDLE_KEYS", "DraftLoad", "draft_load", "dspark_draft_tensors"]
@@ -193,7 +194,7 @@ def dspark_draft_tensors(a: Arch) -> tuple[list[Tensor], list[str]]:
 def _eagle(inv: Inventory, engine: str) -> DraftLoad:
     if not any(t.stage == Stage.MTP for t in inv.tensors):
         return DraftLoad(notes=(f"speculative EAGLE: {_EXTERNAL}",))
-    if engine == "vllm":
+    if weight_rules(engine).mtp_draft_layers is None:
         return DraftLoad(
             mtp_layers=None,
             notes=(
@@ -202,7 +203,7 @@ def _eagle(inv: Inventory, engine: str) -> DraftLoad:
             ),
         )
     return DraftLoad(
-        mtp_layers=1,
+        mtp_layers=weight_rules(engine).mtp_draft_layers,
         notes=(
             "speculative EAGLE/NEXTN: the draft loads the checkpoint's first MTP "
             "(NextN) layer, one decoder layer sharing the target's embedding and "

@@ -60,6 +60,7 @@ from kvplan.weights.fields import need_int, opt_int
 from kvplan.weights.inventory import Inventory, count_params, inventory
 from kvplan.weights.kernels import TritonExtras, triton_expert_extra_bytes, vllm_mxfp4_backend, vllm_triton_extras
 from kvplan.weights.quant import Patterns, QuantPlan, ignored, plan_quantization, scheme_bytes, storage_bytes
+from kvplan.weights.rules import weight_rules
 from kvplan.weights.sharding import (
     MXFP4_EXPERT_PADDING,
     VOCAB_PAD,
@@ -276,13 +277,14 @@ def _kernel(
         raise InputError(
             f"sm_major must be a compute-capability major number such as 9, not {sm_major!r}", field="sm_major"
         )
-    if expert_padding == "vllm-triton" and engine == "vllm" and inv.arch.gpt_oss:  # what the backend keeps too
+    mxfp4_backend = weight_rules(engine).mxfp4_moe_backend
+    if expert_padding == "vllm-triton" and mxfp4_backend and inv.arch.gpt_oss:  # what the backend keeps too
         extras = vllm_triton_extras(engine_version=engine_version, sm_major=sm_major)
         return _Kernel(*expert_padding_multiples(expert_padding), extras)
     if expert_padding is not None:
         return _Kernel(*expert_padding_multiples(expert_padding))
     mxfp4 = quant.expert is not None and quant.expert.name == "mxfp4" and inv.arch.gpt_oss
-    if not (mxfp4 and engine == "vllm" and (sm_major is not None or vendor != "nvidia")):
+    if not (mxfp4 and mxfp4_backend and (sm_major is not None or vendor != "nvidia")):
         return _Kernel(None, ())
     choice = vllm_mxfp4_backend(engine_version=engine_version, sm_major=sm_major, vendor=vendor)
     if choice.backend is None:

@@ -38,6 +38,7 @@ from kvplan.weights.blocks import (
     num_experts,
 )
 from kvplan.weights.fields import check_weight_config, first_int, need_int, opt_int
+from kvplan.weights.rules import weight_rules
 from kvplan.weights.tensor import Group, Split, Stage, Tensor, fixed, lin, vec
 
 __all__ = ["DSV4_HC_MULT", "LAYER_BUILDERS", "Inventory", "count_params", "dsv4_hc_mult", "inventory", "weights_family"]
@@ -299,7 +300,7 @@ def _vision_tower(a: Arch, top: Mapping[str, Any]) -> list[Tensor]:
     v = top.get("vision_config")
     if not isinstance(v, Mapping):
         return []
-    if a.engine == "sglang" and str(v.get("model_type") or "") == "deepseek_v41_vision":
+    if weight_rules(a.engine).dsv41_vision_tower and str(v.get("model_type") or "") == "deepseek_v41_vision":
         return _dsv41_vision(a, v)
     vh = first_int(v, "hidden_size", "vt_hidden_size", default=0)
     vl = first_int(v, "num_hidden_layers", "vt_num_hidden_layers", default=0)
@@ -465,7 +466,8 @@ def inventory(
     """
     if not isinstance(config, Mapping):
         raise InputError("config must be a mapping (a parsed config.json)", field="config")
-    cfg = flatten_config(config, engine="vllm" if engine == "vllm" else "sglang")
+    rules = weight_rules(engine)
+    cfg = flatten_config(config, engine=rules.name)
     check_weight_config(cfg, top=config, hf_quant_config=hf_quant_config)
     family = weights_family(cfg)
     n_layers = need_int(cfg, "num_hidden_layers", minimum=1)
@@ -478,7 +480,7 @@ def inventory(
         num_layers=n_layers,
         vocab=need_int(cfg, "vocab_size", minimum=1),
         indexer_layers=indexer,
-        engine="vllm" if engine == "vllm" else "sglang",
+        engine=rules.name,
     )
     return Inventory(arch, _model_tensors(arch, config))
 

@@ -41,6 +41,7 @@ from kvplan.errors import InputError
 from kvplan.family import Family
 from kvplan.weights.blocks import Arch
 from kvplan.weights.inventory import tied_embeddings
+from kvplan.weights.rules import WEIGHT_RULES, WeightRules, weight_rules
 from kvplan.weights.tensor import Group, Split, Stage, Tensor, fixed
 
 __all__ = [
@@ -221,22 +222,9 @@ def model_layout(architecture: str | None, family: Family) -> tuple[ModelLayout,
     ), False
 
 
-@dataclass(frozen=True)
-class EngineSharding:
-    """One engine's parallel-size rules: the sizes that must divide tp and the flags it has."""
-
-    dp_attention: bool  # --enable-dp-attention splits the attention group (SGLang)
-    dp_lm_head: bool  # --enable-dp-lm-head puts lm_head on attention TP (SGLang)
-    moe_dense_tp: bool  # --moe-dense-tp-size exists (SGLang)
-    divides_tp: tuple[str, ...]  # sizes that must divide tp
-
-
-ENGINE_SHARDING: dict[str, EngineSharding] = {
-    "sglang": EngineSharding(
-        dp_attention=True, dp_lm_head=True, moe_dense_tp=True, divides_tp=("attn_dp_size", "ep_size")
-    ),
-    "vllm": EngineSharding(dp_attention=False, dp_lm_head=False, moe_dense_tp=False, divides_tp=()),
-}
+#: one engine's parallel-size rules (the sizes that must divide tp, the flags it has): its weight rules row
+EngineSharding = WeightRules
+ENGINE_SHARDING: dict[str, WeightRules] = WEIGHT_RULES
 
 _DIVIDES_MESSAGE = {
     "attn_dp_size": "tp_size must be divisible by attn_dp_size (SGLang: attn_tp = tp / dp)",
@@ -249,9 +237,7 @@ def check_parallel(
 ) -> EngineSharding:
     """The engine's rules, after checking the parallel sizes (positive integers; SGLang: attn_dp and ep divide tp,
     ``moe_dense_tp_size`` None, 1 or tp, as ``arg_groups/validation_hook.py`` asserts; vLLM has no such flag)."""
-    rules = ENGINE_SHARDING.get(engine) if isinstance(engine, str) else None
-    if rules is None:
-        raise InputError(f"engine must be sglang or vllm, not {engine!r}", field="engine")
+    rules = weight_rules(engine, strict=True)
     sizes = {"tp_size": tp, "pp_size": pp, "ep_size": ep, "attn_dp_size": attn_dp}
     for name, v in sizes.items():
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
@@ -336,7 +322,8 @@ def plan_sharding(
     8: attn 8 (llama.py shards attention on the full TP group), emb 8.
     """
     notes: list[str] = []
-    if engine == "vllm":
+    rules = weight_rules(engine)
+    if not rules.per_model_layout:
         groups = _vllm_groups(tp=tp, ep=ep, dp=attn_dp)
         if attn_dp > 1:
             notes.append(
@@ -357,7 +344,7 @@ def plan_sharding(
                 + ("replicated (is_dense_ffn_fully_dp)" if layout.dense_dp else "still over tp (this model ignores it)")
             )
     notes.append(
-        _groups_note(groups, tp=tp, attn_tp=tp // attn_dp if engine == "sglang" else tp, ep=ep if has_experts else 1)
+        _groups_note(groups, tp=tp, attn_tp=tp // attn_dp if rules.dp_attention else tp, ep=ep if has_experts else 1)
     )
     attn = groups[Group.ATTN]
     if kv_heads and family in _KV_HEAD_FAMILIES and attn > kv_heads:

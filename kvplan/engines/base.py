@@ -1,0 +1,85 @@
+"""The :class:`Engine` interface: what planning, weights and views may ask an engine (issue 21 item 2).
+
+Imported only for type checking (the objects are :mod:`kvplan.engines.sglang.engine` and
+:mod:`kvplan.engines.vllm.engine`, looked up by :func:`kvplan.engines.registry.engine`), so defining the Protocol
+costs ``kvplan fit`` nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from kvplan.deployment import Deployment
+    from kvplan.engines.registry import PoolCount
+    from kvplan.hfconfig.spec import ModelSpec
+    from kvplan.inputs.logs.facts import LogFacts
+    from kvplan.inputs.presets import HardwarePreset
+    from kvplan.result import FitResult
+    from kvplan.weights.rules import WeightRules
+
+
+class Engine(Protocol):
+    """What the rest of kvplan may ask an engine.  Every member is data or a pure function of its arguments."""
+
+    #: the ``--engine`` value
+    name: str
+    #: the display name ("SGLang", "vLLM")
+    label: str
+    #: (oldest, newest) release kvplan has the rules of (:mod:`kvplan.supported`)
+    supported: tuple[str, str]
+    #: the Deployment field / engine flag that caps the running requests
+    request_cap_field: str
+    #: the Deployment field / engine flag of the memory fraction (``mem_fraction_static``, ``gpu_memory_utilization``)
+    memory_fraction_field: str
+    #: the KV pool's unit (:class:`PoolCount`)
+    pool_count: PoolCount
+    #: the engine's DP attention divides attention (and a requested request cap) by the attention-DP size
+    #: (SGLang ``--enable-dp-attention``); vLLM's data parallelism replicates the whole model per rank
+    dp_attention: bool
+    #: the default memory fraction depends on the request cap and on ``--max-total-tokens`` (SGLang's
+    #: ``mem_fraction_static`` default, which reserves the CUDA-graph batch), so a sweep makes them group axes
+    request_cap_sets_memory: bool
+    #: the request cap, when not given, is one fixed engine default (vLLM ``max_num_seqs``), not derived
+    fixed_default_cap: bool
+    #: ``--enable-expert-parallel`` is a switch that sets EP to tp x dp (vLLM), not a size
+    expert_parallel_switch: bool
+    #: a log of this engine prints the device total (vLLM ``total_gpu_memory``), so calibrate may plan without a GPU
+    #: preset; a measured run with the logged KV memory plans without kvplan's default GPU
+    logs_device_total: bool
+    #: what the engine does when it loads weights (:class:`kvplan.weights.rules.WeightRules`)
+    weights: WeightRules
+    #: log argument key maps: Deployment field -> the keys the engine prints it under, first hit wins
+    log_arg_keys: Mapping[str, tuple[str, ...]]
+    #: the label of the logged "free at start" figure in calibrate's cold rows
+    log_free_label: str
+
+    @property
+    def newest(self) -> str:
+        """The newest release kvplan has the rules of."""
+        ...
+
+    def kv_dtypes(self) -> tuple[str, ...]:
+        """The ``--kv-cache-dtype`` values the engine accepts (its argparse choices)."""
+        ...
+
+    def check_kv_dtype(self, name: str) -> str:
+        """``name`` as kvplan spells it when the engine accepts it; InputError naming the flag otherwise."""
+        ...
+
+    def plan(self, dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None) -> FitResult:
+        """The engine's planner for one deployment (a target of one request; the verdict is planning's)."""
+        ...
+
+    def release_stretches(self, oldest: str, newest: str) -> list[tuple[str, str]]:
+        """``(first, last)`` of every stretch of ``oldest`` .. ``newest`` that shares one rule set, oldest first."""
+        ...
+
+    def log_arg_sources(self, facts: LogFacts) -> list[tuple[str, dict[str, Any]]]:
+        """Where a log of this engine prints the engine arguments, first source first."""
+        ...
+
+    def log_free_and_weights(self, facts: LogFacts, dep: Deployment) -> tuple[int | None, int | None]:
+        """(the logged free memory at start, the logged weight load) of a recovered deployment."""
+        ...

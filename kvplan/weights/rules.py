@@ -1,0 +1,94 @@
+"""What each engine does differently when it loads weights, as data: one :class:`WeightRules` per engine.
+
+The weights layer sits below the engines, so it cannot ask an engine object; the engine objects
+(:mod:`kvplan.engines.registry`) point at these rows instead (``Engine.weights``), and the weight walk looks a row up
+by the engine's name once (:func:`weight_rules`) and reads its fields, never the name.
+
+=========================  ===============================================  ============================================
+field                      SGLang (v0.5.23)                                 vLLM (v0.25-0.34)
+=========================  ===============================================  ============================================
+dp_attention               ``--enable-dp-attention``: attn_tp = tp / dp     none: DP replicates the model per rank
+dp_lm_head, moe_dense_tp   ``--enable-dp-lm-head``, ``--moe-dense-tp-size``  none
+per_model_layout           the model file's layout (``ModelLayout``)        every group over tp, MoE over tp x dp
+ernie_moe_one_based        ``(i - start) % interval``, start default L      ``(i + 1) % interval``, start default 0
+                           (models/ernie4.py)                               (models/ernie45_moe.py)
+mtp_draft_layers           1: the first NextN layer (deepseek_nextn.py)     None: every MTP layer of the checkpoint
+dsv41_vision_tower         its own DeepSeek-V4.1 vision tower builder       the generic vision tower
+fp8_wo_a_needs_128_blocks  DeepSeek-V4 ``wo_a`` in bf16 for an fp8          fp8 as stored
+                           checkpoint of other than 128x128 blocks
+mxfp4_moe_backend          no backend choice modelled                       gpt-oss MXFP4 experts: the backend picked
+                                                                            by GPU (:mod:`kvplan.weights.kernels`)
+=========================  ===============================================  ============================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from kvplan.errors import InputError
+
+
+@dataclass(frozen=True)
+class WeightRules:
+    """One engine's weight-loading rules (the module table)."""
+
+    name: Literal["sglang", "vllm"]  # the engine's ``--engine`` name (the config flattening rule of kvplan.hfconfig.normalize)
+    dp_attention: bool  # --enable-dp-attention splits the attention group
+    dp_lm_head: bool  # --enable-dp-lm-head puts lm_head on attention TP
+    moe_dense_tp: bool  # --moe-dense-tp-size exists
+    divides_tp: tuple[str, ...]  # sizes that must divide tp
+    per_model_layout: bool  # group sizes follow the model file's layout (else every group over tp)
+    ernie_moe_one_based: bool  # ERNIE-4.5 MoE layers by (i + 1) % interval, start default 0
+    mtp_draft_layers: int | None  # MTP layers an EAGLE/NextN draft loads (None: all of them)
+    dsv41_vision_tower: bool  # the DeepSeek-V4.1 vision tower is built by its own rule
+    fp8_wo_a_needs_128_blocks: bool  # DeepSeek-V4 wo_a stays fp8 only for 128x128 fp8 blocks
+    mxfp4_moe_backend: bool  # gpt-oss MXFP4 experts take the padding of the backend picked on the GPU
+
+
+SGLANG_WEIGHTS = WeightRules(
+    name="sglang",
+    dp_attention=True,
+    dp_lm_head=True,
+    moe_dense_tp=True,
+    divides_tp=("attn_dp_size", "ep_size"),
+    per_model_layout=True,
+    ernie_moe_one_based=False,
+    mtp_draft_layers=1,
+    dsv41_vision_tower=True,
+    fp8_wo_a_needs_128_blocks=True,
+    mxfp4_moe_backend=False,
+)
+
+VLLM_WEIGHTS = WeightRules(
+    name="vllm",
+    dp_attention=False,
+    dp_lm_head=False,
+    moe_dense_tp=False,
+    divides_tp=(),
+    per_model_layout=False,
+    ernie_moe_one_based=True,
+    mtp_draft_layers=None,
+    dsv41_vision_tower=False,
+    fp8_wo_a_needs_128_blocks=False,
+    mxfp4_moe_backend=True,
+)
+
+#: every engine's row by name
+WEIGHT_RULES: dict[str, WeightRules] = {r.name: r for r in (SGLANG_WEIGHTS, VLLM_WEIGHTS)}
+
+
+def weight_rules(engine: str | WeightRules | None, *, strict: bool = False) -> WeightRules:
+    """The row of ``engine`` (a name or a row).  An unknown name reads as SGLang's, as the weight walk always did;
+    ``strict`` makes it an InputError naming ``engine`` instead.
+
+    Example: ``weight_rules("vllm").mtp_draft_layers is None``; ``weight_rules("other").name == "sglang"``.
+    """
+    if isinstance(engine, WeightRules):
+        return engine
+    hit = WEIGHT_RULES.get(engine) if isinstance(engine, str) else None
+    if hit is not None:
+        return hit
+    if strict:
+        raise InputError(f"engine must be sglang or vllm, not {engine!r}", field="engine")
+    return SGLANG_WEIGHTS
