@@ -15,6 +15,7 @@ from typing import Any
 
 from kvplan.errors import InputError, echo
 from kvplan.inputs.logs import plausible
+from kvplan.inputs.logs.argtypes import check_args
 from kvplan.inputs.logs.collect import Collector
 from kvplan.inputs.logs.formats import BY_ID
 from kvplan.inputs.logs.scan import scan
@@ -171,6 +172,13 @@ def parse_log(text: str) -> LogFacts:
     if not isinstance(text, str):
         raise InputError("log text must be a str", field="LOG")
     c = scan(normalize(text))
+    for source, args in (
+        ("server_args", c.server_args),
+        ("non-default args", c.non_default),
+        ("engine config", c.vllm_config),
+        ("command line", c.cli),
+    ):
+        check_args(args, source=source)
     sg_sizing = sum(1 for k in _SG_SIZING if c.has(k)) + (1 if c.dsv4 else 0)
     vl_sizing = sum(1 for k in _VL_SIZING if c.has(k))
     if sg_sizing == 0 and vl_sizing == 0:

@@ -10,7 +10,8 @@ weights ``A``, the weight load ``U`` = ``P - A``), so an impossible figure must 
   model loading or free memory at start-up above its total GPU memory;
 * **warned** (a line in the verdict's warnings; the engine itself goes on): figures that feed no measured input
   but contradict the ones that do -- ``Memory pool end`` avail above the ``Load weight end`` avail, a KV pool
-  larger than the memory that was free after the weights, a ``mem usage`` that is not ``begin - end`` avail.
+  larger than the memory that was free after the weights, a ``mem usage`` that is not ``begin - end`` avail, and a
+  figure larger than the device memory of every catalogued GPU (checked with or without ``--gpu``).
 
 ``RES`` = 0.01 GiB: each figure is printed with two decimals (+-0.005 GiB), so a difference of two figures is known
 to +-0.01 GiB.  Each rule compares the figures of one rank (the rank tag of the line prefix).  vLLM's ``Available
@@ -210,8 +211,49 @@ def _check_vllm(c: Collector) -> None:
                     )
 
 
+#: figures up to this size are never compared with the catalogue (every catalogue GPU list holds a larger device;
+#: tests/test_hardening_logs_types.py checks it), so a plausible log never loads the hardware presets
+CATALOGUE_FLOOR = 64 * GIB
+
+
+def largest_catalogued_gpu() -> tuple[str, int] | None:
+    """(id, device bytes) of the largest GPU preset kvplan knows (shipped and user presets), None when they cannot
+    be read (a broken user preset is reported where it is used, not here)."""
+    from kvplan.inputs import presets
+
+    try:
+        gpus = presets.all_gpus()
+    except InputError:
+        return None
+    best = max(gpus, key=lambda g: g.device_bytes, default=None)
+    return None if best is None else (best.id, best.device_bytes)
+
+
+def _check_catalogue(c: Collector) -> None:
+    """Warned: the largest memory figure of the log (free memory, totals, pools: :data:`_SIZES`) above the device
+    memory of every catalogued GPU (+ RES), whether or not ``--gpu`` was given: no known device could print it."""
+    top: tuple[int, str, int] | None = None
+    for key in c.per:
+        base = _key_of(key)
+        if base not in _SIZES:
+            continue
+        for _rank, v, at in _ranks(c, key):
+            if v > CATALOGUE_FLOOR and (top is None or v > top[0]):
+                top = (v, base, at)
+    if top is None:
+        return
+    largest = largest_catalogued_gpu()
+    if largest is not None and top[0] > largest[1] + RES:
+        v, base, at = top
+        c.warnings.append(
+            f"implausible log: {line_ref(c.text, at)}: the {_SIZES[base]} ({_gib(v)}) is more than the largest "
+            f"catalogued GPU holds ({largest[0]}, {_gib(largest[1])}); give --gpu, or check the log"
+        )
+
+
 def check(c: Collector) -> None:
     """Refuse (InputError) or warn (``c.warnings``, prefixed ``implausible log:``) per the module docstring."""
     _check_sizes(c)
     _check_sglang(c)
     _check_vllm(c)
+    _check_catalogue(c)
