@@ -337,6 +337,12 @@ class PerfFigures:
         self.sources = {} if sources is None else sources
         self.notes = notes
 
+    def __eq__(self, other: object) -> bool:
+        """Equal figures (so a preset compares equal field by field after the cache rebuilds its table)."""
+        return type(other) is PerfFigures and vars(self) == vars(other)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
+
     def __post_init__(self) -> None:
         """The sources rule (pydantic calls this after validating the fields; the written-out ``__init__`` and
         :meth:`HardwarePreset.from_dict` do not, so a cached preset is not checked twice)."""
