@@ -11,7 +11,7 @@ with :mod:`ast`, and the ``add_argument(...)`` calls reachable from the server p
 symbolically:
 
 * SGLang: ``ServerArgs.add_cli_args`` in ``sglang/srt/server_args.py``: its literal ``add_argument`` calls (every
-  release), and, from 0.5.1x on, ``add_cli_args_from_dataclass(parser, ServerArgs)``
+  release), and, from 0.5.14 on, ``add_cli_args_from_dataclass(parser, ServerArgs)``
   (``sglang/srt/arg_groups/arg_utils.py``), which turns each ``Annotated[T, "help" | Arg(...)]`` field into one
   argument: ``Arg.action`` as given; a ``Literal`` -> choices; ``list[X]`` -> ``nargs="+"``; ``bool`` ->
   ``store_true``; otherwise ``Arg.type_parser`` or int / float / str.  In 0.5.23 the fields live in the namespace
