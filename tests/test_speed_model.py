@@ -246,3 +246,44 @@ def test_a_step_evaluates_on_numpy_arrays_as_on_points():
             graph=True,
         ).seconds
         assert arr[i] == pytest.approx(one)
+
+
+def test_inventory_sums_llama_8b_by_hand():
+    """Llama-3.1-8B (32 layers, hidden 4,096, 32 / 8 heads of 128, intermediate 14,336, vocab 128,256, untied):
+    per layer q 4096x4096 + k 1024x4096 + v 1024x4096 + o 4096x4096 = 41,943,040; MLP 3 x 4096 x 14336 =
+    176,160,768; two norms 8,192 -> 218,112,000 x 32 = 6,979,584,000 dense; lm_head 128,256 x 4,096."""
+    from kvplan.inputs.resolve import resolve_model
+    from kvplan.perf.ops import inventory_sums
+
+    spec = resolve_model("meta-llama/Llama-3.1-8B-Instruct")
+    s = inventory_sums(spec.raw_config or spec.config, engine="sglang")
+    assert s["dense"] == 32 * (41_943_040 + 176_160_768 + 8_192) == 6_979_584_000
+    assert s["lm_head"] == 128_256 * 4_096
+    assert s["moe_layers"] == 0 and s["experts"] == 0
+
+
+def test_activation_bytes_by_hand():
+    from kvplan.perf.ops import activation_bytes
+
+    # Llama-3.1-8B on one GPU: 2 x (32 x 8 x 4096 + 32 x 14336 x 3) = 4,849,664 B per token
+    assert activation_bytes(hidden=4096, inter=14336, inter_moe=0, moe_layers=0, layers=32, tp=1) == 4_849_664
+    # DeepSeek-V4.1-Flash TP8, 40 MoE layers, hc_mult 4: 2 x (40 x 8 x 5120 + 40 x (6 x 2304 + 2304) x 3 / 8
+    # + 40 x 6 x 4 x 5120) = 2 x (1,638,400 + 241,920 + 4,915,200) = 13,591,040 B per token
+    got = activation_bytes(hidden=5120, inter=0, inter_moe=7 * 2304, moe_layers=40, layers=40, tp=8, hc_mult=4)
+    assert got == 13_591_040
+
+
+def test_dsv4_flash_groups_from_its_config():
+    """DeepSeek-V4-Flash's compress_ratios: 2 window-only layers, 21 ratio-4 layers (indexer, top-512) and 20
+    ratio-128 layers (all entries); one KV head of 512: 2 (512 + 512) FLOPs per key per head."""
+    from kvplan.inputs.resolve import resolve_model
+    from kvplan.perf.ops import _attention_groups
+
+    spec = resolve_model("deepseek-ai/DeepSeek-V4-Flash")
+    groups, _ = _attention_groups(spec, attn_tp=4, kv_dtype="fp8_e4m3", engine="sglang")
+    by = {g.kind: g for g in groups}
+    assert (by["dsv4 window"].layers, by["dsv4 ratio 4"].layers, by["dsv4 ratio 128"].layers) == (2, 21, 20)
+    assert by["dsv4 ratio 4"].topk == 512 and by["dsv4 ratio 128"].topk == 0
+    assert by["dsv4 ratio 4"].flops_per_key_prefill == 2 * (512 + 512)
+    assert by["dsv4 ratio 4"].q_heads == 64 / 4
+    assert by["dsv4 ratio 4"].index_layers == 21 and by["dsv4 ratio 128"].index_layers == 0

@@ -386,6 +386,17 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
             f"speculative {algo}: {steps} draft forward(s), verify {draft} tokens, accept {acc:.2f} "
             f"tokens/step ({acc_src})"
         )
+    topk = getattr(dep, "speculative_eagle_topk", None)
+    if algo and topk and topk > 1:
+        assumptions.append(
+            f"--speculative-eagle-topk {topk}: the draft tree's extra branches are not modelled (the draft runs as a "
+            "chain; the verify width is --speculative-num-draft-tokens)"
+        )
+    if dep.moe_runner_backend:
+        assumptions.append(
+            f"--moe-runner-backend {dep.moe_runner_backend}: recorded; the MoE GEMMs use the class's "
+            "compute efficiency whatever the backend"
+        )
     if res.pp > 1:
         warnings.append("pipeline parallelism: stages are summed per step (no micro-batch overlap modelled)")
     total = rps * (input_len + output_len)
