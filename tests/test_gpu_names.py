@@ -33,6 +33,7 @@ PRINTED = {
     "NVIDIA GB300": "gb300",  # nvidia-smi --query-gpu=name,compute_cap 'NVIDIA GB300, 10.3' (hit 54575140392)
     "NVIDIA GB10": "gb10",  # DGX Spark (unslothai/unsloth issue #6757; CUDA target table hit 71416487241)
     "NVIDIA A100-SXM4-80GB": "a100-sxm-80gb",  # 'NVIDIA A100-SXM4-80GB ... 72W / 400W | 71458MiB / 81920MiB' (53145194406)
+    "NVIDIA A100-SXM-80GB": "a100-sxm-80gb",  # MLPerf accelerator_model_name (hit 28807206289); CSD3 node (5110973406)
     "NVIDIA A100-SXM4-40GB": "a100-sxm-40gb",  # bottlerocket-os/bottlerocket-core-kit PR #834 (40960MiB @400W)
     "NVIDIA A100-PCIE-40GB": "a100-pcie-40gb",  # 'NVIDIA A100-PCIE-40GB, GPU-..., 40960 MiB' (hit 71486469723)
     "NVIDIA A100 80GB PCIe": "a100-pcie-80gb",  # RunPod GPU type id 'NVIDIA A100 80GB PCIe' (hit 48093851053)
