@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kvplan.errors import InputError, echo
-from kvplan.hfconfig.quant import AWQ_GPTQ_METHODS, TORCH_DTYPES
+from kvplan.hfconfig.quant import AWQ_GPTQ_METHODS, TORCH_DTYPES, awq_gptq_bits
 
 # Geometry fields that must be whole numbers when present (None = absent).  Upper bounds keep nonsense
 # (num_hidden_layers 2**31, 10**30 experts) from turning into hour-long loops or huge allocations; the
@@ -212,6 +212,55 @@ def _check_context(flat: Mapping[str, Any]) -> None:
             )
 
 
+#: architectures whose attention is MLA in both engines (SGLang ``models/deepseek_v2.py`` and the models built on
+#: it, vLLM ``model_executor/models/deepseek_v2.py`` likewise): their ``kv_lora_rank`` is the KV latent width
+MLA_ARCHITECTURES = frozenset(
+    {
+        "DeepseekV2ForCausalLM",
+        "DeepseekV3ForCausalLM",
+        "DeepseekV32ForCausalLM",
+        "KimiK25ForConditionalGeneration",
+        "KimiK3ForConditionalGeneration",
+        "GlmMoeDsaForCausalLM",
+        "Glm4MoeLiteForCausalLM",
+    }
+)
+
+#: every architecture kvplan's presets and test configs hold (tests/test_hardening_geometry.py keeps it complete);
+#: another one is sized from its fields with a warning
+KNOWN_ARCHITECTURES = MLA_ARCHITECTURES | frozenset(
+    """BailingMoeV2ForCausalLM DeepseekV41ForCausalLM DeepseekV4ForCausalLM Ernie4_5_MoeForCausalLM Gemma2ForCausalLM
+    Gemma3ForCausalLM Gemma3ForConditionalGeneration Gemma4ForConditionalGeneration Glm4MoeForCausalLM
+    GptOssForCausalLM JambaForCausalLM LagunaForCausalLM Llama4ForConditionalGeneration LlamaForCausalLM
+    MiMoForCausalLM MiMoV2FlashForCausalLM MiniMaxM2ForCausalLM Mistral3ForConditionalGeneration MistralForCausalLM
+    MixtralForCausalLM MuseGlimmerForConditionalGeneration NemotronHForCausalLM Phi3ForCausalLM Phi3VForCausalLM
+    Qwen2ForCausalLM Qwen3ForCausalLM Qwen3MoeForCausalLM Qwen3NextForCausalLM Qwen3VLForConditionalGeneration
+    Qwen3VLMoeForConditionalGeneration Qwen3_5ForConditionalGeneration Qwen3_5MoeForCausalLM
+    Qwen3_5MoeForConditionalGeneration Step3p7FlashForCausalLM""".split()
+)
+
+
+def _architectures(flat: Mapping[str, Any]) -> list[str]:
+    archs = flat.get("architectures")
+    return [a for a in archs if isinstance(a, str)] if isinstance(archs, list) else []
+
+
+def _check_architecture(flat: Mapping[str, Any]) -> None:
+    """An MLA architecture without a KV latent (``kv_lora_rank`` 0 or missing) is refused: the engines would build
+    MLA layers of width 0, and sizing it as grouped heads (what the fields alone suggest) would plan another model.
+
+    Example: DeepSeek-V3's config with ``kv_lora_rank: 0`` -> "config field 'kv_lora_rank' is 0, but
+    DeepseekV3ForCausalLM is an MLA architecture ...".
+    """
+    mla = [a for a in _architectures(flat) if a in MLA_ARCHITECTURES]
+    if mla and not flat.get("kv_lora_rank"):
+        raise _bad(
+            "kv_lora_rank",
+            f"is {flat.get('kv_lora_rank')!r}, but {mla[0]} is an MLA architecture whose KV cache is that latent "
+            "(SGLang and vLLM build its attention from it); kvplan will not size it as another attention kind",
+        )
+
+
 def check_geometry(flat: Mapping[str, Any]) -> None:
     """Reject config values of the wrong kind or absurd size before any arithmetic (InputError on ``--model``).
 
@@ -230,6 +279,7 @@ def check_geometry(flat: Mapping[str, Any]) -> None:
     _check_kinds(flat)
     _check_heads(flat)
     _check_context(flat)
+    _check_architecture(flat)
 
 
 # ------------------------------------------------------------------------------------------------ warnings
@@ -313,6 +363,13 @@ def _quant_warnings(flat: Mapping[str, Any]) -> list[str]:
             out.append(
                 f"quantization_config.quant_algo '{echo(algo, 40)}' is not an algorithm kvplan knows; "
                 "the weights are priced as 'mixed'"
+            )
+    if isinstance(qc, Mapping) and str(qc.get("quant_method") or "").lower() in AWQ_GPTQ_METHODS:
+        bits = awq_gptq_bits(qc)
+        if bits < 4:
+            out.append(
+                f"quantization_config bits {bits}: the weights are priced as int4 (4 bits per weight), "
+                f"{4 - bits} bit(s) more than the checkpoint holds"
             )
     kv = flat.get("kv_cache_quant_algo") or (qc.get("kv_cache_quant_algo") if isinstance(qc, Mapping) else None)
     if isinstance(kv, str) and kv.upper() not in KNOWN_KV_QUANT_ALGOS:
@@ -445,4 +502,16 @@ def config_warnings(flat: Mapping[str, Any]) -> list[str]:
     Example: ``{"torch_dtype": "float8_e4m3fn"}`` -> ["config field 'torch_dtype' is 'float8_e4m3fn', not a dtype
     kvplan knows (bfloat16, float16, half, float32, float); sized as bfloat16"].
     """
-    return _dtype_warnings(flat) + _layer_type_warnings(flat) + _quant_warnings(flat)
+    return _dtype_warnings(flat) + _layer_type_warnings(flat) + _quant_warnings(flat) + _architecture_warnings(flat)
+
+
+def _architecture_warnings(flat: Mapping[str, Any]) -> list[str]:
+    """A named warning for an architecture kvplan has no preset or test config of: it is sized from its fields
+    (the family they suggest), never silently."""
+    unknown = [a for a in _architectures(flat) if a not in KNOWN_ARCHITECTURES]
+    if not unknown:
+        return []
+    return [
+        f"config field 'architectures' holds '{echo(unknown[0], 60)}', not an architecture kvplan knows; "
+        "it is sized from its config fields (kv heads, latent, windows), which may not be how the engines build it"
+    ]

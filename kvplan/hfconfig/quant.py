@@ -105,8 +105,32 @@ def _fp8(cfg: Mapping[str, Any], qc: Mapping[str, Any]) -> str:
     return "mixed" if expert_dtype(cfg) in ("fp4", "mxfp4") else "fp8"
 
 
+#: the weight widths AWQ / GPTQ kernels pack (GPTQ ``bits`` choices 2, 3, 4, 8; AWQ ``w_bit`` 4)
+AWQ_GPTQ_BITS = (2, 3, 4, 8)
+
+
+def awq_gptq_bits(qc: Mapping[str, Any]) -> int:
+    """The weight width of an AWQ / GPTQ ``quantization_config``: ``bits``, else ``w_bit``, else 4.  A width the
+    kernels do not pack (0, negative, 5, 64 ...) or a non-integer is an InputError naming the key, never priced as
+    int4 (issue 26).
+
+    Example: ``awq_gptq_bits({"bits": 8})`` -> 8; ``{}`` -> 4; ``{"bits": 64}`` -> InputError "config field
+    'quantization_config.bits' is 64; AWQ / GPTQ pack 2, 3, 4 or 8 bits per weight".
+    """
+    for key in ("bits", "w_bit"):
+        v = qc.get(key)
+        if v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise _bad(f"quantization_config.{key}", f"must be an integer, got {str(v)[:40]!r}")
+        if v not in AWQ_GPTQ_BITS:
+            raise _bad(f"quantization_config.{key}", f"is {v}; AWQ / GPTQ pack 2, 3, 4 or 8 bits per weight")
+        return v
+    return 4
+
+
 def _awq_gptq(cfg: Mapping[str, Any], qc: Mapping[str, Any]) -> str:
-    return "int8" if quant_int(qc, "bits", "w_bit", default=4) == 8 else "int4"
+    return "int8" if awq_gptq_bits(qc) == 8 else "int4"
 
 
 def _compressed_tensors(cfg: Mapping[str, Any], qc: Mapping[str, Any]) -> str:

@@ -1037,6 +1037,25 @@ _SG_LONG_CONTEXT = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
 _VL_LONG_CONTEXT = "VLLM_ALLOW_LONG_MAX_MODEL_LEN"
 
 
+def require_model(fields: Mapping[str, Any]) -> None:
+    """A launch command is planned as the deployment it starts: without a model (``--model-path ""``, a bare
+    ``vllm serve``, a ``vllm/vllm-openai`` image with no arguments) and no ``--model`` among the flags given with
+    it, it is exit 2 -- never kvplan's default deployment (issue 26).  ``fields``: as :func:`require_gpu`'s.
+
+    Example: ``require_model({"engine": "vllm", "tp": 2})`` raises "the launch command names no model";
+    ``require_model({"model": "Qwen/Qwen3-32B"})`` returns.
+    """
+    model = fields.get("model")
+    if not (isinstance(model, str) and model.strip()):
+        engine = fields.get("engine")
+        where = "--model-path MODEL" if engine == "sglang" else "vllm serve MODEL" if engine == "vllm" else "a model"
+        raise InputError(
+            "the launch command names no model",
+            field=_FIELD,
+            hint=f"give {where} in the command, or --model before '--'",
+        )
+
+
 def require_gpu(fields: Mapping[str, Any]) -> None:
     """A launch command never says which GPU it runs on: planning one needs ``--gpu`` (or ``--gpu-memory`` for a
     custom device) among the flags given with it.  ``fields``: the Deployment fields after the user's flags were
@@ -1046,6 +1065,7 @@ def require_gpu(fields: Mapping[str, Any]) -> None:
     Example: ``require_gpu({"model": "Qwen/Qwen3-32B", "tp": 2})`` raises; ``require_gpu({..., "gpu": "h100-sxm"})``
     returns.
     """
+    require_model(fields)
     if fields.get("gpu") is None and fields.get("gpu_memory") is None:
         raise InputError(
             "a launch command does not say which GPU it runs on",
