@@ -26,10 +26,10 @@ symbolically:
 
 Per table: the wheel file name and sha256, whether argparse abbreviations are on (``allow_abbrev``, the default,
 unless the parser is built with ``allow_abbrev=False``), whether the parser turns underscores into dashes (vLLM's
-``FlexibleArgumentParser.parse_args``) and takes dotted JSON keys, and per flag: every option string, its kind
-(``switch`` | ``int`` | ``float`` | ``str`` | ``json``), ``choices`` when they are a literal in the source (else
-absent), ``nargs``, ``negatable`` (``--no-`` forms), and ``deprecated`` (a ``Deprecated*Action``, vLLM's
-``deprecated=True``, or a help text that says so).
+``FlexibleArgumentParser.parse_args``), rewrites ``-O3`` and takes dotted JSON keys, and per flag: every option
+string, its kind (``switch`` | ``int`` | ``float`` | ``str`` | ``json``), ``choices`` when they are a literal in
+the source (else absent), ``nargs``, ``negatable`` (``--no-`` forms), and ``deprecated`` (a
+``Deprecated*Action``, vLLM's ``deprecated=True``, or a help text that says so).
 """
 
 from __future__ import annotations
@@ -865,7 +865,7 @@ def parser_traits(w: Wheel, engine: str) -> dict[str, Any]:
     """allow_abbrev (argparse default True unless a parser is built with allow_abbrev=False), vLLM's
     underscore-to-dash rewriting and dotted JSON keys (FlexibleArgumentParser.parse_args)."""
     abbrev_off: list[str] = []
-    underscores = dotted = False
+    underscores = dotted = dash_o = False
     for rel in _PARSER_FILES[engine]:
         text = w.source(rel)
         if text is None:
@@ -877,12 +877,14 @@ def parser_traits(w: Wheel, engine: str) -> dict[str, Any]:
             cls_text = text[text.index("class FlexibleArgumentParser") :]
             underscores = bool(re.search(r"replace\(\s*['\"]_['\"]\s*,\s*['\"]-['\"]\s*\)", cls_text))
             dotted = "nested" in cls_text and ("'.'" in cls_text or '"."' in cls_text)
+            dash_o = bool(re.search(r"startswith\(\s*['\"]-O['\"]\s*\)", cls_text))
     out: dict[str, Any] = {"allow_abbrev": not abbrev_off}
     if abbrev_off:
         out["allow_abbrev_off_at"] = abbrev_off
     if engine == "vllm":
         out["underscores_as_dashes"] = underscores
         out["dotted_json_keys"] = dotted
+        out["rewrites_dash_o"] = dash_o  # -O3 -> the optimization level / compilation config
     return out
 
 

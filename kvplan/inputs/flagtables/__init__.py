@@ -137,6 +137,7 @@ class FlagTable:
     allow_abbrev: bool
     underscores_as_dashes: bool
     dotted_json_keys: bool
+    rewrites_dash_o: bool  # vLLM FlexibleArgumentParser.parse_args: -O3 / -O=3 / -O 3 -> the optimization level
     flags: dict[str, Flag] = field(repr=False)
     options: dict[str, Flag] = field(repr=False)  # option string -> its flag
 
@@ -237,6 +238,7 @@ def load(engine: str, release: str) -> FlagTable:
         allow_abbrev=bool(raw.get("allow_abbrev", True)),
         underscores_as_dashes=bool(raw.get("underscores_as_dashes", False)),
         dotted_json_keys=bool(raw.get("dotted_json_keys", False)),
+        rewrites_dash_o=bool(raw.get("rewrites_dash_o", False)),
         flags=flags,
         options=options,
     )
