@@ -18,6 +18,8 @@ import pytest
 from kvplan.deployment import Deployment
 from kvplan.planning import sweep as S
 from kvplan.planning.plan import fit
+from kvplan.planning.sweep import blocks as sweep_blocks
+from kvplan.planning.sweep import groups as sweep_groups
 
 BASE = Deployment(model="Qwen/Qwen3-8B", gpu="h100-sxm")
 AXES = {
@@ -59,7 +61,7 @@ def test_csv_streams_in_chunks(reference, chunk, monkeypatch):
         return evaluate(g, ins)
 
     t = S.sweep(BASE, AXES)
-    monkeypatch.setattr(S, "_evaluate", counting)
+    monkeypatch.setattr(sweep_blocks, "_evaluate", counting)
     sink = CountingSink()
     assert t.write_csv(sink, chunk_rows=chunk) == len(t) == 3840
     assert t._cols is None  # the full columns were never built
@@ -118,7 +120,7 @@ def test_chunks_cross_block_boundaries():
 def test_per_point_groups_stream_too(monkeypatch):
     """Per-point groups (one fit() per point, evaluated once, kept; here vLLM without its vector module): the stream
     slices them."""
-    monkeypatch.setattr(S, "_vllm_module", lambda: None)
+    monkeypatch.setattr(sweep_groups, "_vllm_module", lambda: None)
     base = Deployment(model="Qwen/Qwen3-8B", gpu="h100-sxm", engine="vllm")
     t = S.sweep(base, {"context_length": [4096, 8192, 16384], "target_requests": [1, 100]})
     assert {g.method for g in t.groups} == {"point"}

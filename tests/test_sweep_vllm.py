@@ -27,6 +27,8 @@ from kvplan.engines.vllm.releases import PoolCount
 from kvplan.planning import sweep as S
 from kvplan.planning import sweep_vllm as SV
 from kvplan.planning.plan import fit
+from kvplan.planning.sweep import run as sweep_run
+from kvplan.planning.sweep import table as sweep_table
 from kvplan.planning.verdict import judge
 
 GiB = 2**30
@@ -377,7 +379,9 @@ def test_the_utilisation_column():
 
 
 def _wired() -> bool:
-    return "sweep_vllm" in inspect.getsource(S)
+    from kvplan.planning.sweep import groups
+
+    return "kvplan.planning.sweep.vllm" in inspect.getsource(groups)
 
 
 @pytest.mark.skipif(not _wired(), reason="kvplan.planning.sweep does not route vLLM groups here yet")
@@ -433,7 +437,8 @@ def test_gpu_memory_utilization_as_a_numeric_axis(monkeypatch):
     vectorised rows, each equal to fit of its point (the registry entry is patched in here: it is still a group axis
     there, tests/test_flags.py pins the numeric fields)."""
     monkeypatch.setitem(S.AXES, "gpu_memory_utilization", replace(S.AXES["gpu_memory_utilization"], numeric=True))
-    monkeypatch.setattr(S, "NUMERIC_FIELDS", tuple(f for f, a in S.AXES.items() if a.numeric))
+    for mod in (sweep_run, sweep_table):  # the modules of the sweep package that read it
+        monkeypatch.setattr(mod, "NUMERIC_FIELDS", tuple(f for f, a in S.AXES.items() if a.numeric))
     base = Deployment(model="Qwen/Qwen3-32B", gpu="h100-sxm", engine="vllm", tp=2)
     t = S.sweep(
         base, {"gpu_memory_utilization": [0.5, 0.7, 0.9], "context_length": [8192, 32768], "target_requests": [1, 30]}

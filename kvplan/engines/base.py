@@ -1,23 +1,37 @@
 """The :class:`Engine` interface: what planning, weights and views may ask an engine (issue 21 item 2).
 
-Imported only for type checking (the objects are :mod:`kvplan.engines.sglang.engine` and
-:mod:`kvplan.engines.vllm.engine`, looked up by :func:`kvplan.engines.registry.engine`), so defining the Protocol
-costs ``kvplan fit`` nothing.
+With :class:`PoolCount`, the unit of an engine's KV pool.  The objects are :mod:`kvplan.engines.sglang.engine` and
+:mod:`kvplan.engines.vllm.engine`, looked up by :func:`kvplan.engines.registry.engine`; they import this module,
+never the registry (which imports them).
 """
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from kvplan.deployment import Deployment
-    from kvplan.engines.registry import PoolCount
     from kvplan.hfconfig.spec import ModelSpec
     from kvplan.inputs.logs.facts import LogFacts
     from kvplan.inputs.presets import HardwarePreset
     from kvplan.result import FitResult
     from kvplan.weights.rules import WeightRules
+
+
+class PoolCount(enum.Enum):
+    """How an engine counts its KV pool, which decides the verdict's memory chain, a workload's bound and the
+    sweep's vector path.
+
+    * ``TOKENS``: a token pool of ``max_total_num_tokens`` cells, rounded to the page (SGLang
+      ``TokenToKVPoolAllocator``; the verdict's chain ``kvplan.planning.verdict.sglang_memory_reason``);
+    * ``BLOCKS``: KV cache groups of blocks of ``block_size`` tokens (vLLM ``KVCacheConfig``; the verdict's chain
+      ``kvplan.planning.verdict.vllm_memory_reason``).
+    """
+
+    TOKENS = "tokens"
+    BLOCKS = "blocks"
 
 
 class Engine(Protocol):

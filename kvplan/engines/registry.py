@@ -14,28 +14,16 @@ Adding an engine: a module ``kvplan/engines/<name>/engine.py`` with an ``ENGINE`
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from kvplan.engines.base import PoolCount
 from kvplan.errors import InputError
 
 if TYPE_CHECKING:
     from kvplan.engines.base import Engine
 
-
-class PoolCount(enum.Enum):
-    """How an engine counts its KV pool, which decides the verdict's memory chain, a workload's bound and the
-    sweep's vector path.
-
-    * ``TOKENS``: a token pool of ``max_total_num_tokens`` cells, rounded to the page (SGLang
-      ``TokenToKVPoolAllocator``; the verdict's chain ``kvplan.planning.verdict.sglang_memory_reason``);
-    * ``BLOCKS``: KV cache groups of blocks of ``block_size`` tokens (vLLM ``KVCacheConfig``; the verdict's chain
-      ``kvplan.planning.verdict.vllm_memory_reason``).
-    """
-
-    TOKENS = "tokens"
-    BLOCKS = "blocks"
+__all__ = ["ENGINES", "PoolCount", "check_kv_dtype_for", "engine", "engine_names"]
 
 
 def _sglang() -> Engine:

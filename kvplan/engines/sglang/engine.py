@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from kvplan import supported
-from kvplan.engines.registry import PoolCount
+from kvplan.engines.base import PoolCount
 from kvplan.weights.rules import SGLANG_WEIGHTS
 
 if TYPE_CHECKING:
