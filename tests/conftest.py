@@ -7,6 +7,7 @@ JSON, validation cases), so the suite needs nothing outside the repository.
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -21,15 +22,42 @@ os.environ["HF_ENDPOINT"] = "http://127.0.0.1:9"
 os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="kvplan-test-hf-")
 # Only the shipped catalog: a developer's own ~/.config/kvplan presets must not leak into the tests.
 os.environ["KVPLAN_PRESETS"] = ""
+# Byte code: hundreds of tests start `python -m kvplan` in a subprocess.  Where the environment forbids writing byte
+# code (PYTHONDONTWRITEBYTECODE=1, as on some CI and sandbox machines) every one of them compiled kvplan from
+# source again (~0.2 s of CPU each) and pytest rewrote every test module at each run.  The suite keeps its byte code
+# instead, outside the checkout (a pycache prefix in the temp dir, so the tree stays as clean as the setting
+# wanted), for this process and the subprocesses it starts.  An environment that writes byte code is left as it is.
+if sys.dont_write_bytecode and not os.environ.get("PYTHONPYCACHEPREFIX"):
+    _PYCACHE = Path(tempfile.gettempdir()) / f"kvplan-test-pycache-{os.getuid() if hasattr(os, 'getuid') else 0}"
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = str(_PYCACHE)
+    sys.dont_write_bytecode = False
+    sys.pycache_prefix = str(_PYCACHE)
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT / "tests" / "data" / "shared"
 
-# Deterministic property/fuzz runs in CI: derandomized, no example database, no deadline flakiness.
+# Hypothesis profiles (pick one with `python -m pytest --hypothesis-profile=NAME`):
+# * "kvplan" (the default: CI, the README's command): derandomized, so every run sees the same inputs; no example
+#   database, no deadline flakiness; each test's own example budget (its @settings(max_examples=examples(N))) as
+#   written, and Hypothesis's default of 100 for a test without one.
+# * "long" (a local soak, CONTRIBUTING.md): ten times every budget, and random: each run tries new inputs; a
+#   failure prints the seed and the example that reproduce it.
 settings.register_profile(
     "kvplan", derandomize=True, database=None, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
+settings.register_profile("long", settings.get_profile("kvplan"), derandomize=False, max_examples=1000)
 settings.load_profile("kvplan")
+
+#: Hypothesis's own default max_examples: the unit :func:`examples` scales by
+_DEFAULT_EXAMPLES = 100
+
+
+def examples(n: int) -> int:
+    """A test's example budget ``n`` under the loaded profile: ``n`` in CI ("kvplan"), ``10 * n`` under "long"
+    (the profile's max_examples over Hypothesis's default 100).  Read when the test module is imported, after the
+    profile is loaded: ``@settings(max_examples=examples(300))``."""
+    return n * max(1, settings.default.max_examples // _DEFAULT_EXAMPLES)
 
 
 @pytest.fixture

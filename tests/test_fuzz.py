@@ -15,8 +15,9 @@ Parsers (and what a generated input goes through):
 Volume: most tests draw one seed per Hypothesis example and derive a batch of inputs from it with
 ``random.Random(seed)`` (cheap generation, so a run reaches >= 10,000 inputs per parser in well under a minute);
 the rest are structure-aware Hypothesis strategies that shrink.  The conftest profile is derandomized, so every
-run sees the same inputs.  The last test checks the per-parser totals (:data:`COUNTS`).  Counts per test are
-listed in docs/hardening.md.
+run sees the same inputs.  Each test declares the inputs one run makes (:func:`volume`) and fails if it makes fewer;
+:func:`test_zz_fuzz_volume` checks that those shares add up to the bar per parser over the whole shard plan, which
+holds in one process or across pytest-xdist workers.  Counts per test are listed in docs/hardening.md.
 
 No clock: a loaded CI machine must not fail a correct parser.  What is bounded is the *work* per input, by
 construction and checked in :func:`call`: its size (:data:`MAX_INPUT`: characters of a text, bytes of a file or
@@ -26,12 +27,14 @@ as a test that does not finish (CI's job limit), not as a flaky threshold.
 
 Tests with more than about a second of work are split by :func:`sharded` into equal Hypothesis runs: shard 0 runs
 always, the others carry ``@pytest.mark.slow``.  ``python -m pytest`` (the README, CI) runs every shard;
-``-m "not slow"`` keeps a tenth of the volume for a quick local loop (and skips :func:`test_zz_fuzz_volume`).
+``-m "not slow"`` keeps a tenth of the volume for a quick local loop (each shard that runs still checks its share).
+The example budgets are ``examples(N)`` (tests/conftest.py): N in CI, ten times N under ``--hypothesis-profile=long``.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import random
 import string
@@ -46,6 +49,7 @@ from hypothesis import strategies as st
 
 from kvplan.errors import InputError, KvplanError
 from kvplan.units import MAX_BYTES
+from tests.conftest import examples
 
 ROOT = Path(__file__).resolve().parent.parent
 HF = ROOT / "tests" / "data" / "shared" / "hf-configs"
@@ -133,6 +137,33 @@ def sharded(test: F) -> F:
 def shard_seed(seed: int, shard: int) -> int:
     """One seed space per shard: the drawn seed is < 2**33, so ``seed + shard * 2**33`` never collides."""
     return seed + shard * 2**33
+
+
+def volume(**at_least: int) -> Callable[[F], F]:
+    """Declare the inputs one run of a fuzz test makes at least, per parser (for a :func:`sharded` test: each shard),
+    and check it when the run ends: the test fails if it made fewer.
+
+    The per-parser bar (>= :data:`TARGET` inputs) is then the sum of these shares over the shard plan
+    (:func:`test_zz_fuzz_volume`): every share is asserted by the run that makes it, in whatever process runs it, so
+    the bar holds under pytest-xdist (each worker has its own :data:`COUNTS`) and under ``-m 'not slow'`` alike.
+    A share is what the test's design makes unconditionally (examples x batch: ``max_examples`` is exact for these
+    derandomized strategies) or, for inputs that depend on an earlier parse succeeding (``config_fit``,
+    ``toml_plan``), a floor below what the derandomized run makes (the measured counts are in the comments).
+    """
+
+    def wrap(test: F) -> F:
+        @functools.wraps(test)
+        def run(*args: Any, **kwargs: Any) -> None:
+            before = COUNTS.copy()
+            test(*args, **kwargs)
+            made = {p: COUNTS[p] - before[p] for p in at_least}
+            short = {p: f"{made[p]:,} < {n:,}" for p, n in at_least.items() if made[p] < n}
+            assert not short, f"{test.__name__} made fewer inputs than its share of the bar: {short}"
+
+        run.volume = dict(at_least)  # type: ignore[attr-defined]
+        return run  # type: ignore[return-value]
+
+    return wrap
 
 
 # ------------------------------------------------------------------------------------------------
@@ -333,7 +364,8 @@ def _config_batch(tmp: Path, seed: int, n: int, plan_every: int) -> None:
 
 
 @sharded
-@settings(max_examples=300 // SHARDS)
+@volume(config=30 * 48, config_fit=150)  # config_fit: >= 171 per shard measured
+@settings(max_examples=examples(300) // SHARDS)
 @given(st.integers(0, 2**32))
 def test_fuzz_mutated_configs(tmp_path_factory, shard, seed):
     _config_batch(tmp_path_factory.getbasetemp(), shard_seed(seed, shard), n=24, plan_every=1)
@@ -354,7 +386,8 @@ _json = st.recursive(
 
 
 @sharded
-@settings(max_examples=600 // SHARDS)
+@volume(config=60)  # its planned configs (0-3 per shard) are not counted towards the config_fit bar
+@settings(max_examples=examples(600) // SHARDS)
 @given(
     st.dictionaries(st.sampled_from(_KEYS), _json, max_size=14),
     st.dictionaries(st.sampled_from(_KEYS), st.integers(-4, 300), max_size=10),
@@ -372,7 +405,8 @@ def test_fuzz_structured_configs(tmp_path_factory, shard, raw, ints):
 
 
 @sharded
-@settings(max_examples=100 // SHARDS)
+@volume(config=10 * 20)
+@settings(max_examples=examples(100) // SHARDS)
 @given(st.integers(0, 2**32))
 def test_fuzz_config_bytes(tmp_path_factory, shard, seed):
     """Raw bytes: truncated, bit-flipped and non-UTF-8 config.json files, and folders holding them."""
@@ -537,14 +571,16 @@ def _toml_batch(tmp: Path, seed: int, n: int, kind: str) -> None:
 
 
 @sharded
-@settings(max_examples=250 // SHARDS)
+@volume(toml=25 * 20, toml_plan=35)  # toml_plan: >= 42 per shard measured
+@settings(max_examples=examples(250) // SHARDS)
 @given(st.integers(0, 2**32))
 def test_fuzz_mutated_model_presets(tmp_path_factory, shard, seed):
     _toml_batch(tmp_path_factory.getbasetemp(), shard_seed(seed, shard), n=20, kind="model")
 
 
 @sharded
-@settings(max_examples=250 // SHARDS)
+@volume(toml=25 * 20, toml_plan=25)  # toml_plan: >= 31 per shard measured
+@settings(max_examples=examples(250) // SHARDS)
 @given(st.integers(0, 2**32))
 def test_fuzz_mutated_hardware_presets(tmp_path_factory, shard, seed):
     _toml_batch(tmp_path_factory.getbasetemp(), shard_seed(seed, shard), n=20, kind="hardware")
@@ -571,7 +607,8 @@ _toml_key = st.sampled_from(
 )
 
 
-@settings(max_examples=500)
+@volume(toml=500)
+@settings(max_examples=examples(500))
 @given(st.lists(st.tuples(_toml_key, st.sampled_from(TOML_VALUES)), max_size=10), st.text(max_size=40), st.booleans())
 def test_fuzz_generated_toml(tmp_path_factory, pairs, junk, hardware):
     from kvplan.inputs.presets import load_hardware_file, load_model_file
@@ -582,6 +619,7 @@ def test_fuzz_generated_toml(tmp_path_factory, pairs, junk, hardware):
     call("toml", load_hardware_file if hardware else load_model_file, p, use_cache=False)
 
 
+@volume(toml=6)
 def test_fuzz_toml_unreadable(tmp_path):
     from kvplan.inputs.presets import load_hardware_file, load_model_file
 
@@ -648,19 +686,22 @@ def _check_size(text: str) -> None:
 
 
 @sharded
-@settings(max_examples=2000 // SHARDS)
+@volume(size=200 * 2)
+@settings(max_examples=examples(2000) // SHARDS)
 @given(_num, _unit)
 def test_fuzz_size_grammar(shard, num, unit):
     _check_size(num + unit)
 
 
-@settings(max_examples=1500)
+@volume(size=1500 * 2)
+@settings(max_examples=examples(1500))
 @given(st.text(max_size=70))
 def test_fuzz_size_text(text):
     _check_size(text)
 
 
-@settings(max_examples=300)
+@volume(size=300 * 10 * 3)
+@settings(max_examples=examples(300))
 @given(st.integers(0, 2**32))
 def test_fuzz_size_batches(seed):
     """Exact round trips on valid sizes, plus mutated valid sizes."""
@@ -684,7 +725,8 @@ def _check_count(text: str) -> None:
 
 
 @sharded
-@settings(max_examples=2500 // SHARDS)
+@volume(count=250)
+@settings(max_examples=examples(2500) // SHARDS)
 @given(
     st.one_of(
         st.text(max_size=70),
@@ -697,7 +739,8 @@ def test_fuzz_count_text(shard, text):
     _check_count(text)
 
 
-@settings(max_examples=300)
+@volume(count=300 * 25 * 2)
+@settings(max_examples=examples(300))
 @given(st.integers(0, 2**32))
 def test_fuzz_count_batches(seed):
     from kvplan.units import parse_count
@@ -770,7 +813,8 @@ def _check_log(text: str) -> None:
 
 
 @sharded
-@settings(max_examples=400 // SHARDS)
+@volume(log=40 * 25)
+@settings(max_examples=examples(400) // SHARDS)
 @given(st.integers(0, 2**32))
 def test_fuzz_mutated_logs(shard, seed):
     rng = random.Random(shard_seed(seed, shard))
@@ -784,7 +828,8 @@ def test_fuzz_mutated_logs(shard, seed):
 
 
 @sharded
-@settings(max_examples=600 // SHARDS)
+@volume(log=60)
+@settings(max_examples=examples(600) // SHARDS)
 @given(
     st.lists(
         st.one_of(st.sampled_from(LOG_BITS), st.text(max_size=30), st.floats(allow_nan=True).map(lambda f: f"{f} GiB")),
@@ -795,6 +840,7 @@ def test_fuzz_log_fragments(shard, parts):
     _check_log("".join(parts))
 
 
+@volume(log=7)
 def test_fuzz_log_pathological():
     for text in [
         "(" * 100_000,
@@ -883,7 +929,8 @@ def _check_launch(cmd) -> None:
 
 
 @sharded
-@settings(max_examples=500 // SHARDS)
+@volume(launch=50 * 20)
+@settings(max_examples=examples(500) // SHARDS)
 @given(st.integers(0, 2**32))
 def test_fuzz_mutated_launch_commands(shard, seed):
     rng = random.Random(shard_seed(seed, shard))
@@ -905,7 +952,8 @@ def test_fuzz_mutated_launch_commands(shard, seed):
 
 
 @sharded
-@settings(max_examples=800 // SHARDS)
+@volume(launch=80)
+@settings(max_examples=examples(800) // SHARDS)
 @given(
     st.one_of(
         st.text(max_size=200),
@@ -922,26 +970,40 @@ def test_fuzz_launch_text(shard, cmd):
 # ------------------------------------------------------------------------------------------------
 
 PARSERS = ("config", "toml", "size", "count", "log", "launch")
+#: inputs that exist only when an earlier parse succeeded: a planned config.json, a planned preset
+PLANNED = {"config_fit": 1_000, "toml_plan": 500}
 
 
-def _fuzz_test_ids() -> set[str]:
-    """The ids of every fuzz test in this file, one per shard of a :func:`sharded` test."""
-    ids: set[str] = set()
-    for name, obj in globals().items():
-        if name.startswith("test_fuzz_") and callable(obj):
-            split = any(m.name == "parametrize" for m in getattr(obj, "pytestmark", []))
-            ids |= {f"{name}[{i}]" for i in range(SHARDS)} if split else {name}
-    return ids
+def _fuzz_tests() -> dict[str, Any]:
+    return {name: obj for name, obj in globals().items() if name.startswith("test_fuzz_") and callable(obj)}
 
 
-def test_zz_fuzz_volume(request):
-    """Runs last (file order).  Skipped unless every fuzz test of this file (every shard) was selected."""
-    here = Path(__file__).resolve()
-    selected = {item.name for item in request.session.items if Path(item.path).resolve() == here}
-    if _fuzz_test_ids() - selected:
-        pytest.skip("only part of the fuzz suite ran (e.g. -m 'not slow')")
-    short = {p: COUNTS[p] for p in PARSERS if COUNTS[p] < TARGET}
+def _runs(test: Any) -> int:
+    """How many runs the suite makes of a test: :data:`SHARDS` for a :func:`sharded` one, else 1."""
+    return SHARDS if any(m.name == "parametrize" for m in getattr(test, "pytestmark", [])) else 1
+
+
+def volume_plan() -> Counter:
+    """Per parser, the inputs the whole shard plan makes at least: the sum of every run's :func:`volume` share."""
+    total: Counter = Counter()
+    for test in _fuzz_tests().values():
+        for parser, n in test.volume.items():
+            total[parser] += n * _runs(test)
+    return total
+
+
+def test_zz_fuzz_volume():
+    """The bar: >= 10,000 inputs per parser (>= 1,000 planned configs, >= 500 planned presets) over the shard plan.
+
+    Every fuzz test declares its share (:func:`volume`) and fails when a run makes fewer, in whichever process
+    runs it (pytest-xdist workers each count their own), so the total the suite makes is at least this sum.
+    """
+    undeclared = [name for name, test in _fuzz_tests().items() if not hasattr(test, "volume")]
+    assert not undeclared, f"fuzz tests without a @volume share: {undeclared}"
+    plan = volume_plan()
+    short = {p: plan[p] for p in PARSERS if plan[p] < TARGET}
     assert not short, f"fewer than {TARGET:,} inputs: {short}"
-    assert COUNTS["config_fit"] >= 1_000 and COUNTS["toml_plan"] >= 500, COUNTS
-    assert all(LARGEST[p] <= MAX_INPUT[p] for p in LARGEST), LARGEST
-    print("\nfuzz inputs per parser:", dict(COUNTS), "largest input per parser:", dict(LARGEST))
+    low = {p: plan[p] for p, n in PLANNED.items() if plan[p] < n}
+    assert not low, f"fewer planned inputs than {PLANNED}: {low}"
+    assert set(plan) <= set(MAX_INPUT), plan
+    print("\nfuzz inputs per parser (at least, over the shard plan):", dict(plan))
