@@ -119,6 +119,35 @@ def test_dsa_topk_and_indexer():
     assert attention_flops(g, tokens=1, position=100_000, decode=True) == pytest.approx(want)
     # decode bytes: 2,048 selected latents x 576 + 100,000 indexer keys x 132
     assert kv_read_bytes(g, requests=1, context=100_000) == pytest.approx(2048 * 576 + 100_000 * 132)
+    # the logits: 4 queries x 100,000 entries x 8 B (fp32 written, read by the top-k)
+    from kvplan.perf.ops import index_logit_bytes
+
+    assert index_logit_bytes(g, tokens=4, position=100_000) == pytest.approx(4 * 100_000 * 8)
+
+
+def test_dsv41_candidate_cap():
+    # V4.1 ratio-1 group: 5 indexer layers, 4 of them after the candidate source, capped at 2,048 x 8 = 16,384
+    # entries; at p = 65,536: 65,536 + 4 x 16,384 = 131,072 entries
+    from kvplan.perf.ops import index_entries
+
+    g = AttnGroup(
+        "dsv4 ratio 1",
+        20,
+        8,
+        2048.0,
+        2048.0,
+        512.0,
+        ratio=1,
+        topk=512,
+        extra_keys=128,
+        index_flops_per_key=2.0 * 32 * 128,
+        index_bytes_per_key=132.0,
+        index_layers=5,
+        index_capped_layers=4,
+        index_cap=16_384,
+    )
+    assert index_entries(g, position=65_536) == pytest.approx(65_536 + 4 * 16_384)
+    assert index_entries(g, position=8_000) == pytest.approx(5 * 8_000)
 
 
 def test_dsv4_compressed_layer_keys():
@@ -287,3 +316,4 @@ def test_dsv4_flash_groups_from_its_config():
     assert by["dsv4 ratio 4"].flops_per_key_prefill == 2 * (512 + 512)
     assert by["dsv4 ratio 4"].q_heads == 64 / 4
     assert by["dsv4 ratio 4"].index_layers == 21 and by["dsv4 ratio 128"].index_layers == 0
+    assert by["dsv4 ratio 4"].index_flops_per_key == 2 * 64 * 128  # replicated: not divided by TP

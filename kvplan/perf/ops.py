@@ -37,7 +37,7 @@ model forwards (sgl-project/sglang v0.5.23 ``python/sglang/srt/models/llama.py``
 norms, projections, rotary, KV store, attention, residual adds, the MoE router / top-k / sort / two grouped GEMMs /
 combine.  On SM120 SGLang runs DeepSeek-V4's indexer logits in torch and turns its TileLang mHC pre and top-k v2
 paths off (``arg_groups/model_hook.py``, the ``is_sm120`` branch for DeepseekV4ForCausalLM): those layers launch
-the unfused ops (:data:`DSV4_SM120_FALLBACK_KERNELS`).
+the unfused ops (:data:`DSV4_SM120_MHC_KERNELS`, :data:`DSV4_SM120_INDEXER_KERNELS`).
 """
 
 from __future__ import annotations
@@ -75,7 +75,13 @@ def experts_touched_fraction(*, tokens: Any, topk: int, experts: int) -> Any:
 KERNELS_ATTENTION = {"gqa": 8, "mla": 13, "dsa": 19, "dsv4": 30, "linear": 14}
 KERNELS_MLP = 5  # norm, gate_up, activation, down, residual add
 KERNELS_MOE = 10  # norm, router GEMM, top-k, align/sort, two grouped GEMMs, activation, combine, shared, add
-DSV4_SM120_FALLBACK_KERNELS = 60  # torch indexer logits + unfused mHC pre (hc_mult x Sinkhorn) per layer
+#: DeepSeek-V4 on SM120 (SGLang v0.5.23 ``arg_groups/model_hook.py``, the ``is_sm120`` branch): the mHC pre runs
+#: ``hc_pre_torch_impl`` (flatten, square, mean, rsqrt, linear, scale: 6 ops) + ``hc_split_sinkhorn`` +
+#: ``mhc_combine`` instead of one TileLang kernel, at both sites of a layer (+12); the indexer's paged MQA logits
+#: run in torch (``layers/attention/dsv4/indexer.py fp8_paged_mqa_logits_torch``: gather, dequantise, scale, einsum,
+#: relu, weight, sum, mask: about 12 ops) on the indexer layers
+DSV4_SM120_MHC_KERNELS = 12
+DSV4_SM120_INDEXER_KERNELS = 12
 
 
 @dataclass(frozen=True)
@@ -92,9 +98,11 @@ class AttnGroup:
     ratio: int = 1
     topk: int = 0  # 0 = all
     extra_keys: int = 0  # keys attended besides the compressed pool (DeepSeek-V4 window)
-    index_flops_per_key: float = 0.0  # indexer per token per scanned entry (rank's share)
+    index_flops_per_key: float = 0.0  # indexer per token per scanned entry (replicated: every rank scores all heads)
     index_bytes_per_key: float = 0.0
     index_layers: int = 0  # layers of this group that run the indexer
+    index_capped_layers: int = 0  # of those, layers that score only a capped candidate set (DeepSeek-V4.1)
+    index_cap: int = 0  # entries the capped layers score
     state_bytes: float = 0.0  # per request per layer per rank (linear attention)
     state_flops: float = 0.0  # per token per layer per rank
 
@@ -179,7 +187,7 @@ def _attention_groups(spec: Any, *, attn_tp: int, kv_dtype: str, engine: str) ->
                 flops_per_key_decode=absorbed,
                 kv_bytes_per_key=(dc + dr) * kvb,
                 topk=topk,
-                index_flops_per_key=2.0 * ih * idim / attn_tp,
+                index_flops_per_key=2.0 * ih * idim,
                 index_bytes_per_key=idim + 4.0,
                 index_layers=n,
             )
@@ -204,6 +212,11 @@ def _attention_groups(spec: Any, *, attn_tp: int, kv_dtype: str, engine: str) ->
         ih, idim = _i(cfg, "index_n_heads", 64), g4.index_head_dim or 128
         idx_src = cfg.get("index_source_layer_ids")
         idx_layers = set(idx_src) if isinstance(idx_src, list) else None
+        # V4.1: indexer layers after candidate_source_layer_id score only the candidate blocks it picked
+        # (SGLang v0.5.23 layers/attention/dsv4/dsv41_sparse.py DeepseekV41Indexer.uses_candidates)
+        cand_src = cfg.get("candidate_source_layer_id")
+        cand_src = int(cand_src) if isinstance(cand_src, int) and not isinstance(cand_src, bool) else -1
+        cand_cap = _i(cfg, "candidate_topk_blocks") * _i(cfg, "candidate_block_size")
         q = heads / attn_tp
         per = 2.0 * (hd + hd)
         key_bytes = hd * kvb
@@ -216,7 +229,9 @@ def _attention_groups(spec: Any, *, attn_tp: int, kv_dtype: str, engine: str) ->
                 out.append(AttnGroup("dsv4 window", len(ids), q, per, per, key_bytes, window=g4.sliding_window))
                 continue
             selected = r != 128  # ratio-128 layers attend every compressed entry; the others the indexer's top-k
-            n_idx = sum(1 for i in ids if i in idx_layers) if idx_layers is not None else (len(ids) if selected else 0)
+            idx_ids = [i for i in ids if i in idx_layers] if idx_layers is not None else (ids if selected else [])
+            n_idx = len(idx_ids)
+            n_cap = sum(1 for i in idx_ids if 0 <= cand_src < i) if cand_cap else 0
             out.append(
                 AttnGroup(
                     kind=f"dsv4 ratio {r}",
@@ -228,9 +243,11 @@ def _attention_groups(spec: Any, *, attn_tp: int, kv_dtype: str, engine: str) ->
                     ratio=r,
                     topk=topk if selected else 0,
                     extra_keys=g4.sliding_window,
-                    index_flops_per_key=2.0 * ih * idim / attn_tp if n_idx else 0.0,
+                    index_flops_per_key=2.0 * ih * idim if n_idx else 0.0,
                     index_bytes_per_key=(idim + 4.0) if n_idx else 0.0,
                     index_layers=n_idx,
+                    index_capped_layers=n_cap,
+                    index_cap=cand_cap if n_cap else 0,
                 )
             )
         notes.append(
@@ -374,10 +391,12 @@ def model_ops(
     k_attn = sum(g.layers * KERNELS_ATTENTION["linear" if g.state_bytes else key] for g in groups)
     k_ffn = moe_layers * KERNELS_MOE + (spec.num_layers - moe_layers) * KERNELS_MLP
     if fam == Family.DSV4 and sm.startswith("12"):
-        k_attn += spec.num_layers * DSV4_SM120_FALLBACK_KERNELS
+        idx_layers = sum(g.index_layers for g in groups)
+        extra = spec.num_layers * DSV4_SM120_MHC_KERNELS + idx_layers * DSV4_SM120_INDEXER_KERNELS
+        k_attn += extra
         notes.append(
-            f"SM120: DeepSeek-V4 indexer logits in torch and unfused mHC pre (+{DSV4_SM120_FALLBACK_KERNELS} kernels "
-            "per layer; SGLang arg_groups/model_hook.py)"
+            f"SM120: DeepSeek-V4's mHC pre unfused and its indexer logits in torch (+{extra:,} kernels per step; "
+            "SGLang arg_groups/model_hook.py)"
         )
     wdt, edt = compute_dtype(spec.quantization, gpu_fp8=gpu_fp8, gpu_fp4=gpu_fp4)
     hc = 1
@@ -483,17 +502,38 @@ def keys_attended(g: AttnGroup, *, position: Any) -> Any:
     return k
 
 
+#: bytes per (query token, scored entry) the indexer moves: fp32 logits written, then read by the top-k
+INDEX_LOGIT_BYTES = 8
+
+
+def index_entries(g: AttnGroup, *, position: Any) -> Any:
+    """Entries the group's indexer layers score for one query at ``position``, summed over its indexer layers:
+    ``(indexer layers - capped) x p / ratio + capped x lo(p / ratio, cap)``.
+
+    Example: V4.1's ratio-1 group, indexer layers 20, 24, 28, 32, 36 (four after the candidate source 20, capped
+    at 2,048 x 8 = 16,384) at p = 65,536: 1 x 65,536 + 4 x 16,384 = 131,072.
+    """
+    if not g.index_layers:
+        return 0.0 * position
+    full = (g.index_layers - g.index_capped_layers) * position / g.ratio
+    capped = g.index_capped_layers * lo(position / g.ratio, g.index_cap) if g.index_capped_layers else 0.0
+    return full + capped
+
+
 def attention_flops(g: AttnGroup, *, tokens: Any, position: Any, decode: bool) -> Any:
     """Attention FLOPs per rank for ``tokens`` queries whose mean position is ``position`` (causal: a chunk of n
     tokens starting at p0 has mean position p0 + n/2), all layers of the group, indexer and state updates included.
 
-    ``layers x tokens x (q_heads x keys x flops_per_key + index_flops x p / ratio [indexer layers] + state)``.
+    ``tokens x (layers x q_heads x keys x flops_per_key + index_flops x index_entries + layers x state)``; the
+    indexers of DSA and DeepSeek-V4 are replicated on every rank (SGLang v0.5.23 ``layers/attention/dsa/
+    dsa_indexer.py`` and ``layers/attention/dsv4/indexer.py`` ``C4Indexer``: ``ReplicatedLinear`` projections,
+    ``n_local_heads = n_heads``), so their FLOPs are not divided by TP.
     Example: GQA 32 heads of 128, one rank, 1,000 queries at mean position 500, 32 layers:
     32 x 1000 x 32 x 500 x 512 = 2.6e11 FLOPs.
     """
     per_key = g.flops_per_key_decode if decode else g.flops_per_key_prefill
     attn = g.layers * tokens * g.q_heads * keys_attended(g, position=position) * per_key
-    index = g.index_layers * tokens * g.index_flops_per_key * position / g.ratio if g.index_flops_per_key else 0.0
+    index = tokens * g.index_flops_per_key * index_entries(g, position=position)
     state = g.layers * tokens * g.state_flops
     return attn + index + state
 
@@ -505,6 +545,13 @@ def kv_read_bytes(g: AttnGroup, *, requests: Any, context: Any) -> Any:
     Example: GQA 8 KV heads of 128, fp8, TP1, 32 layers, one request at 8,192: 8192 x 32 x 2048 B = 537 MB.
     """
     kv = g.layers * keys_attended(g, position=context) * g.kv_bytes_per_key
-    idx = g.index_layers * context / g.ratio * g.index_bytes_per_key if g.index_bytes_per_key else 0.0
+    idx = index_entries(g, position=context) * g.index_bytes_per_key
     state = g.layers * 2.0 * g.state_bytes
     return requests * (kv + idx + state)
+
+
+def index_logit_bytes(g: AttnGroup, *, tokens: Any, position: Any) -> Any:
+    """The indexer's logits traffic per rank: ``tokens x entries x 8`` (fp32 written, read by the top-k; the
+    indexer is replicated, so every rank moves all of it).  Example: 2,048 queries scoring 131,072 entries:
+    2,147,483,648 B."""
+    return tokens * index_entries(g, position=position) * INDEX_LOGIT_BYTES

@@ -42,6 +42,7 @@ from kvplan.perf.ops import (
     ModelOps,
     attention_flops,
     hi,
+    index_logit_bytes,
     kv_read_bytes,
     linear_flops,
     weight_bytes,
@@ -156,6 +157,7 @@ def step(
     for g in ops.groups:
         fl = attention_flops(g, tokens=tokens, position=position, decode=decode)
         kv = kv_read_bytes(g, requests=requests, context=position + (0.0 if decode else tokens / 2))
+        kv = kv + index_logit_bytes(g, tokens=tokens, position=position)
         parts.append(_op(f"attention: {g.kind} x{g.layers}", fl, kv, peak=attn_peak, bw=bw))
     bus = hw.link_gbs * eff.link
     for name, ranks, nbytes, count in layer_collectives(
