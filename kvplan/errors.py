@@ -157,6 +157,13 @@ class InputError(KvplanError):
     exit_code = 2
 
 
+class OutputError(KvplanError):
+    """An output file kvplan was told to write cannot be written (``--output``, ``--report``, ``--plot``): exit 1, as
+    the README says, one line naming the flag, the path and the reason; never a leftover file."""
+
+    exit_code = 1
+
+
 class DoesNotFitError(KvplanError):
     """Raised only under ``--check`` when the target does not fit: exit 3."""
 

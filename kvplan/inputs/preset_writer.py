@@ -28,6 +28,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from kvplan.errors import InputError
@@ -380,3 +381,38 @@ def preset_toml(
 def preset_file_name(model_id: str) -> str:
     """``Qwen/Qwen3-8B`` -> ``Qwen--Qwen3-8B.toml`` (the loader finds a preset by this name)."""
     return model_id.replace("/", "--") + ".toml"
+
+
+def install_preset(tmp: Path, target: Path, *, force: bool) -> None:
+    """Move the complete, validated file ``tmp`` to ``target`` atomically (``kvplan models add``).
+
+    With ``force`` it replaces whatever is there (``os.replace``).  Without, the name is claimed with a hard link
+    (``os.link`` fails with EEXIST when ``target`` exists, whoever wrote it a moment ago): of several concurrent
+    writers of one id exactly one succeeds; the others get InputError "... exists" (exit 2), as a writer that
+    found the file before it started does.  On a filesystem without hard links the name is claimed with
+    ``O_CREAT | O_EXCL`` and then replaced.
+
+    Example: 8 processes running ``kvplan models add cfg.json --id me/x`` at once: one prints the path, seven exit 2
+    "me--x.toml exists".
+    """
+    import os
+
+    if force:
+        os.replace(tmp, target)
+        return
+    try:
+        os.link(tmp, target)
+    except FileExistsError:
+        raise _exists(target) from None
+    except OSError:  # no hard links here (some network / FUSE filesystems): claim the name, then replace it
+        try:
+            os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+        except FileExistsError:
+            raise _exists(target) from None
+        os.replace(tmp, target)
+        return
+    os.unlink(tmp)
+
+
+def _exists(target: Path) -> InputError:
+    return InputError(f"{target} exists", field="--force", hint="pass --force to overwrite it")

@@ -16,6 +16,12 @@ Promises (each an :class:`~kvplan.errors.InputError`, exit 2, one line naming th
 
 Limits: :data:`MAX_JSON_BYTES` (64 MiB) for JSON metadata files (config.json, model.safetensors.index.json,
 hf_quant_config.json); callers pass their own cap for other kinds (logs, launch commands, plan files).
+Writing (:func:`atomic_output`, :func:`write_output`): every output file kvplan writes (``--output``,
+``--report``, ``--plot``, ``models add``) is written to a temporary file beside the target and renamed over it only
+when complete, so a failed write leaves the earlier file as it was (no 0-byte leftovers) and a symlink at the target
+is replaced, never written through.  A target that exists and is not a regular file (``/dev/null``, a FIFO the user
+named) is written in place.  A failure is :class:`~kvplan.errors.OutputError` (exit 1).
+
 docs/hardening.md lists every limit and its test.
 """
 
@@ -26,16 +32,20 @@ import math
 import os
 import stat
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import IO, Any
 
-from kvplan.errors import InputError, echo
+from kvplan.errors import InputError, OutputError, echo
 from kvplan.units import MAX_INT_DIGITS
 
 __all__ = [
     "CHUNK_BYTES",
     "MAX_JSON_BYTES",
     "MAX_JSON_DEPTH",
+    "atomic_output",
+    "check_output_path",
     "decode_utf8",
     "parse_json",
     "read_bytes",
@@ -44,6 +54,7 @@ __all__ = [
     "read_stdin",
     "read_stream",
     "read_text",
+    "write_output",
 ]
 
 MAX_JSON_BYTES = 64 * 2**20
@@ -309,3 +320,100 @@ def read_json(
     return parse_json(
         data, field=field, where=where or echo(os.fspath(path), PATH_CHARS), hint=hint, max_depth=max_depth
     )
+
+
+# ------------------------------------------------------------------------------------------------ writing outputs
+
+
+def _output_error(path: Path, exc: OSError, field: str) -> OutputError:
+    return OutputError(f"cannot write {echo(str(path), 160)} ({exc.strerror or exc})", field=field)
+
+
+def _new_file_mode(path: Path) -> int:
+    """The mode the target gets: an existing regular file's, else 0o666 less the umask (what ``open()`` gives)."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+        if stat.S_ISREG(st.st_mode):
+            return stat.S_IMODE(st.st_mode)
+    except OSError:
+        pass
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def _open_fd(fd: int, binary: bool) -> IO[Any]:
+    if binary:
+        return os.fdopen(fd, "wb")
+    return os.fdopen(fd, "w", encoding="utf-8", newline="")
+
+
+@contextmanager
+def atomic_output(path: str | Path, *, field: str, binary: bool = False) -> Iterator[IO[Any]]:
+    """A file object to write ``path`` through: a temporary file in ``path``'s folder (``.NAME.XXXX.tmp``) renamed
+    over ``path`` when the ``with`` block ends without an error; on any error the temporary file is removed and
+    ``path`` is left as it was.  OSErrors become :class:`~kvplan.errors.OutputError` naming ``field`` (exit 1).
+
+    ``path`` may not be a folder; a symlink at ``path`` is replaced by the new file (its target is not written); an
+    existing non-regular file (``/dev/null``, a FIFO) is opened and written in place.
+
+    Example: ``with atomic_output("report.xml", field="--report") as fh: fh.write(text)``.
+    """
+    p = Path(path)
+    try:
+        st = os.stat(p, follow_symlinks=False)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise _output_error(p, exc, field) from None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise OutputError(f"cannot write {echo(str(p), 160)} (it is a folder)", field=field)
+    if st is not None and not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+        try:
+            with _open_fd(os.open(p, os.O_WRONLY | os.O_TRUNC), binary) as fh:
+                yield fh
+        except OSError as exc:
+            raise _output_error(p, exc, field) from None
+        return
+    import tempfile
+
+    try:
+        fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name[:80]}.", suffix=".tmp")
+    except OSError as exc:
+        raise _output_error(p, exc, field) from None
+    done = False
+    try:
+        os.fchmod(fd, _new_file_mode(p))
+        with _open_fd(fd, binary) as fh:
+            yield fh
+        os.replace(tmp, p)
+        done = True
+    except OSError as exc:
+        raise _output_error(p, exc, field) from None
+    finally:
+        if not done:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def write_output(path: str | Path, data: str | bytes, *, field: str) -> Path:
+    """Write ``data`` (text as UTF-8, or bytes) to ``path`` through :func:`atomic_output`; returns the path."""
+    with atomic_output(path, field=field, binary=isinstance(data, bytes)) as fh:
+        fh.write(data)
+    return Path(path)
+
+
+def check_output_path(path: str | Path, *, field: str) -> None:
+    """Refuse, before any work is printed, an output path that cannot be written: a missing or unwritable folder,
+    a folder at the path (:class:`~kvplan.errors.OutputError`, exit 1).  The write itself may still fail later
+    (a full disk); it then leaves nothing behind."""
+    p = Path(path)
+    parent = p.parent
+    if p.is_dir():
+        raise OutputError(f"cannot write {echo(str(p), 160)} (it is a folder)", field=field)
+    if not parent.is_dir():
+        raise OutputError(f"cannot write {echo(str(p), 160)} (no folder {echo(str(parent), 160)})", field=field)
+    if not os.access(parent, os.W_OK | os.X_OK) and not (p.exists() and not p.is_file() and os.access(p, os.W_OK)):
+        raise OutputError(f"cannot write {echo(str(p), 160)} (Permission denied)", field=field)

@@ -111,9 +111,7 @@ def write_report(results: list[CheckResult], report: str | Path, *, fmt: str | N
             field="--report",
             hint="name it .json or .xml, or give --report-format json|junit",
         )
+    from kvplan.inputs.read import write_output
+
     text = to_json(results, path=path) if fmt == "json" else to_junit(results, path=path)
-    try:
-        rp.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot write {rp} ({exc.strerror})", field="--report") from None
-    return rp
+    return write_output(rp, text, field="--report")  # a temporary file renamed over rp; OutputError: exit 1

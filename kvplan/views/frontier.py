@@ -15,10 +15,17 @@ import itertools
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from xml.sax.saxutils import escape
+from xml.sax.saxutils import escape as _xml_escape
 
-from kvplan.errors import InputError
+from kvplan.errors import InputError, terminal_text, xml_text
 from kvplan.views.sweep import SHORT, fmt_count, fmt_value, short_label
+
+
+def escape(text: str) -> str:
+    """SVG text: the characters XML 1.0 forbids and terminal controls escaped (kvplan.errors.xml_text), then
+    ``& < >``."""
+    return _xml_escape(xml_text(text))
+
 
 MARKERS = "*o+x#@%&=~"
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22")
@@ -138,7 +145,7 @@ def render_terminal(series: list[Series], *, width: int = 100, height: int = 16,
     lines.append(" " * (left + 1) + "".join(labels).rstrip())
     lines.append(" " * (left + 1) + "context length (tokens, log scale)".center(w).rstrip())
     for si, s in enumerate(series):
-        lines.append(f"  {MARKERS[si]} {s.label}")
+        lines.append(f"  {MARKERS[si]} {terminal_text(s.label)}")
     return "\n".join(lines)
 
 
@@ -227,17 +234,39 @@ def save_plot(series: list[Series], path: str | Path, *, title: str = "KV capaci
     ax.set_title(title)
     ax.legend()
     ax.grid(alpha=0.3)
+    from kvplan.inputs.read import atomic_output
+
     try:
-        fig.savefig(p, dpi=120, bbox_inches="tight")
-    except OSError as exc:
-        raise InputError(f"cannot write {p} ({exc.strerror})", field="--plot") from None
+        with atomic_output(p, field="--plot", binary=True) as fh:
+            fig.savefig(fh, format="png", dpi=120, bbox_inches="tight")
     finally:
         plt.close(fig)
     return p
 
 
 def _write(p: Path, text: str) -> None:
-    try:
-        p.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot write {p} ({exc.strerror})", field="--plot") from None
+    """``text`` to ``p`` through a temporary file renamed over it (OutputError, exit 1, when it cannot be)."""
+    from kvplan.inputs.read import write_output
+
+    write_output(p, text, field="--plot")
+
+
+def check_plot_path(path: str | Path) -> None:
+    """What ``save_plot`` would refuse, checked before anything is printed: the extension (InputError, exit 2; a
+    .png without matplotlib too) and the folder (:func:`kvplan.inputs.read.check_output_path`, exit 1)."""
+    from kvplan.inputs.read import check_output_path
+
+    p = Path(path)
+    ext = p.suffix.lower()
+    if ext not in (".svg", ".png"):
+        raise InputError(f"cannot write '{p.name}'", field="--plot", hint="give a .svg (or .png with matplotlib) file")
+    if ext == ".png":
+        import importlib.util
+
+        if importlib.util.find_spec("matplotlib") is None:
+            raise InputError(
+                "PNG output needs matplotlib, which is not installed",
+                field="--plot",
+                hint="pip install matplotlib, or write an .svg file",
+            )
+    check_output_path(p, field="--plot")
