@@ -56,7 +56,7 @@ def layout_page_bytes(*, layout: str, page_tokens: int) -> int:
     if layout not in _LAYOUT_BYTES:
         raise InputError(f"unknown DSV4 KV layout {layout!r}", field="layout", hint=f"one of {sorted(_LAYOUT_BYTES)}")
     bpt, align = _LAYOUT_BYTES[layout]
-    return ceil_align(page_tokens * bpt, align)
+    return int(ceil_align(page_tokens * bpt, align))
 
 
 def compressed_layout(*, main_layout: str, ratio: int, option: str = "auto") -> str:

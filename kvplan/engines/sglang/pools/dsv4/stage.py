@@ -367,7 +367,7 @@ def _c128_state(st: _Stage, n_slots: int) -> int:
     """``_get_c128_state_fixed_bytes``: one c128 compress-state ring per request slot, fp32."""
     if not st.n_owner.get(128):
         return 0
-    rows = ceil_align(n_slots * st.rings[128] + st.rings[128] + 1, 128)
+    rows = int(ceil_align(n_slots * st.rings[128] + st.rings[128] + 1, 128))
     return rows * 2 * st.latent * _STATE_DT * st.n_owner[128]
 
 
@@ -375,7 +375,7 @@ def _c2_state(st: _Stage, n_slots: int) -> int:
     """``_get_c2_state_fixed_bytes``: one ratio-2 pair-state ring per request slot, fp32."""
     if not st.n_owner.get(2):
         return 0
-    rows = ceil_align(n_slots * st.rings[2] + st.rings[2] + 1, 2)
+    rows = int(ceil_align(n_slots * st.rings[2] + st.rings[2] + 1, 2))
     return rows * 2 * st.latent * 4 * st.n_owner[2]
 
 
@@ -423,7 +423,7 @@ def _swa_tokens(st: _Stage, *, full: int, mode: _Mode) -> int:
     if mode.cap_tokens is not None:
         return mode.cap_tokens
     page_size, window = st.page_size, st.g.sliding_window
-    swa = dsv4_ratio_swa_tokens(full=full, ratio=mode.swa_ratio, page_size=page_size)
+    swa = int(dsv4_ratio_swa_tokens(full=full, ratio=mode.swa_ratio, page_size=page_size))
     if window + page_size >= swa:  # validate_swa_pool_size
         raise InputError(
             f"SWA pool ({swa} tokens) cannot hold even one request: the prefill floor is window "
