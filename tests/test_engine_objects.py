@@ -124,3 +124,13 @@ def test_calibrate_has_a_measured_reader_per_engine():
 
     assert set(calibrate._MEASURED_READERS) == set(ENGINES)
     assert set(calibrate._ENGINE_ROWS) == set(ENGINES)
+
+
+def test_fit_takes_the_callers_warnings():
+    """A caller with more to say (the launch reader) passes it to fit: the result is not mutated afterwards."""
+    from kvplan.planning.plan import fit
+
+    plain = fit(Deployment(model="qwen3-8b", gpu="h100-sxm"))
+    res = fit(Deployment(model="qwen3-8b", gpu="h100-sxm"), warnings=["--foo dropped"])
+    assert res.warnings == [*plain.warnings, "--foo dropped"]
+    assert res.contract() == {**plain.contract(), "warnings": res.warnings}

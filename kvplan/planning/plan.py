@@ -7,6 +7,7 @@ engine does, the user's target and the workload are then set here (:func:`kvplan
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -30,9 +31,13 @@ def gpu_for(dep: Deployment, *, default_gpu: bool = True) -> tuple[HardwarePrese
     return None, None
 
 
-def fit(dep: Deployment, *, default_gpu: bool = True) -> FitResult:
+def fit(dep: Deployment, *, default_gpu: bool = True, warnings: Sequence[str] = ()) -> FitResult:
     """Plan one deployment: a :class:`kvplan.result.FitResult` (its verdict keys: :mod:`kvplan.planning.verdict`).
-    ``default_gpu=False``: no GPU named means none (see :func:`gpu_for`), not kvplan's default GPU."""
+    ``default_gpu=False``: no GPU named means none (see :func:`gpu_for`), not kvplan's default GPU.  ``warnings``:
+    what the caller's reading of the input noticed (a launch command's dropped flags), said with the plan.
+
+    The result is complete when this returns: the planner and the verdict are its only writers, and nothing
+    mutates it afterwards (a caller with more to say passes it here)."""
     dep = dep.with_defaults()
     validate(dep)
     from kvplan.inputs.resolve import resolve_model
@@ -51,4 +56,5 @@ def fit(dep: Deployment, *, default_gpu: bool = True) -> FitResult:
     # what reading the config noticed (an implausible safetensors total_size, unknown dtypes / layer types / quant
     # methods: kvplan.hfconfig.checks) is said with every plan of that model
     res.warnings.extend(w for w in getattr(model, "warnings", ()) if w not in res.warnings)
+    res.warnings.extend(warnings)
     return apply(res, dep=dep, model=model, gpu=gpu)
