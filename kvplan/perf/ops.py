@@ -79,7 +79,7 @@ KERNELS_MOE = 10  # norm, router GEMM, top-k, align/sort, two grouped GEMMs, act
 #: ``hc_pre_torch_impl`` (flatten, square, mean, rsqrt, linear, scale: 6 ops) + ``hc_split_sinkhorn`` +
 #: ``mhc_combine`` instead of one TileLang kernel, at both sites of a layer (+12); the indexer's paged MQA logits
 #: run in torch (``layers/attention/dsv4/indexer.py fp8_paged_mqa_logits_torch``: gather, dequantise, scale, einsum,
-#: relu, weight, sum, mask: about 12 ops) on the indexer layers
+#: relu, weight, sum, mask: about 12 ops) on the indexer layers (V4 only: V4.1's fp4 indexer keeps DeepGEMM)
 DSV4_SM120_MHC_KERNELS = 12
 DSV4_SM120_INDEXER_KERNELS = 12
 
@@ -391,7 +391,12 @@ def model_ops(
     k_attn = sum(g.layers * KERNELS_ATTENTION["linear" if g.state_bytes else key] for g in groups)
     k_ffn = moe_layers * KERNELS_MOE + (spec.num_layers - moe_layers) * KERNELS_MLP
     if fam == Family.DSV4 and sm.startswith("12"):
-        idx_layers = sum(g.index_layers for g in groups)
+        # V4.1's fp4 indexer scores with DeepGEMM's fp8_fp4_paged_mqa_logits whatever the torch switch says
+        # (SGLang v0.5.23 layers/attention/dsv4/indexer.py: the fp4 branch is tested first)
+        v41 = str(cfg.get("model_type") or "").startswith("deepseek_v41") or "DeepseekV41" in str(
+            cfg.get("architectures")
+        )
+        idx_layers = 0 if v41 else sum(g.index_layers for g in groups)
         extra = spec.num_layers * DSV4_SM120_MHC_KERNELS + idx_layers * DSV4_SM120_INDEXER_KERNELS
         k_attn += extra
         notes.append(
