@@ -5,13 +5,8 @@ release check.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from kvplan.errors import InputError
-
-if TYPE_CHECKING:
-    pass
-
 
 # ----------------------------------------------------------------------------------------------------------
 # Releases: what each SGLang release's DSV4PoolConfigurator prices (issue 12; docs/layouts/deepseek-v4.md §7)

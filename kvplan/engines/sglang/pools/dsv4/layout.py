@@ -4,16 +4,10 @@ indexer rows, compress-state rings and the layout selection.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from kvplan.engines.sglang.pools.swa_cap import (
     ceil_align,
 )
 from kvplan.errors import InputError
-
-if TYPE_CHECKING:
-    pass
-
 
 # ----------------------------------------------------------------------------------------------------------
 # Constants read in the engine (SGLang 0.5.23)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from kvplan.engines.sglang.pools.dsv4.eras import DSV4_ERAS, DSV4Era, dsv4_era
 from kvplan.engines.sglang.pools.dsv4.layout import (
@@ -33,10 +32,6 @@ from kvplan.engines.sglang.pools.swa_cap import (
 )
 from kvplan.errors import InputError
 from kvplan.geometry.dsv4 import DSV4Geometry
-
-if TYPE_CHECKING:
-    pass
-
 
 # ----------------------------------------------------------------------------------------------------------
 # Pool sizing

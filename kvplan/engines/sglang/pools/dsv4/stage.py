@@ -5,7 +5,7 @@ the pool components (the pieces :func:`~kvplan.engines.sglang.pools.dsv4.sizing.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kvplan.engines.sglang.pools.dsv4.eras import DSV4Era
 from kvplan.engines.sglang.pools.dsv4.layout import (
@@ -27,10 +27,6 @@ from kvplan.engines.sglang.pools.swa_cap import (
 )
 from kvplan.errors import InputError
 from kvplan.geometry.dsv4 import DSV4Geometry
-
-if TYPE_CHECKING:
-    pass
-
 
 _STATE_DT = 4  # SGLANG_DSV4_COMPRESS_STATE_DTYPE float32
 

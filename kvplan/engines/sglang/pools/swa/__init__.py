@@ -59,6 +59,7 @@ from kvplan.engines.sglang.pools.swa.config import (
     DEFAULT_SWA_FULL_TOKENS_RATIO,
     GEMMA4_K_EQ_V_GATE_SINCE,
     GEMMA4_SINCE,
+    _ratio,
     always_disabled_archs,
     sglang_swa_geometry,
     swa_layers_from_config,
@@ -77,7 +78,6 @@ from kvplan.engines.sglang.pools.swa.layer_split import (
 from kvplan.engines.sglang.pools.swa.planner import (
     FP4_NOTE,
     SWA_POOL_NAME,
-    _ratio,
     breakdown,
     hybrid_pool_on,
     one_pool_plan,

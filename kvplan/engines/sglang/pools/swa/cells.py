@@ -2,16 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from kvplan.errors import InputError
 from kvplan.geometry.gqa import kv_heads_per_rank, kv_values_per_token_layer
 from kvplan.geometry.kvdtype import kv_element_bytes
 from kvplan.geometry.swa import positive_int
-
-if TYPE_CHECKING:
-    pass
-
 
 # --------------------------------------------------------------------------------------------------
 # Per-token bytes

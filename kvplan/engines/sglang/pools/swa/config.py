@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kvplan.engines.sglang.pools.base import (
     PoolContext,
@@ -13,10 +13,6 @@ from kvplan.errors import InputError
 from kvplan.geometry import swa as geometry
 from kvplan.geometry.swa import SWALayers
 from kvplan.hfconfig.normalize import flatten_config
-
-if TYPE_CHECKING:
-    pass
-
 
 #: ``--swa-full-tokens-ratio`` fallback (arg_groups/fields/schedule.py, ``fallback=0.8``); a plan reads the
 #: release's default, ``RuleSet.pool_rules.swa_full_tokens_ratio`` (0.8 in every release with the flag).
@@ -102,3 +98,9 @@ def _release(ctx: PoolContext) -> str:
     rule set's window (0.5.10 - 0.5.11 share one window: 0.5.11 then reads as 0.5.10)."""
     given = ctx.release
     return str(given) if given else ctx.rules.release
+
+
+def _ratio(ctx: PoolContext) -> float:
+    """``--swa-full-tokens-ratio``, else the release's default (``pool_rules.swa_full_tokens_ratio``)."""
+    given = ctx.flags.swa_full_tokens_ratio
+    return float(ctx.rules.pool_rules.swa_full_tokens_ratio if given is None else given)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kvplan.engines.sglang.pools.swa.config import _key, _ratio, _release
 from kvplan.engines.sglang.pools.swa.sizing import SWAPools, _Cells, stage_cells
 from kvplan.engines.sglang.pools.swa_cap import (
     vint,
@@ -14,7 +15,7 @@ from kvplan.geometry.swa import SWALayers
 from kvplan.parallel import sglang_pp_layer_ranges as pp_layer_ranges
 
 if TYPE_CHECKING:
-    pass
+    from kvplan.engines.sglang.pools.base import PoolContext
 
 
 # ---- SGLang 0.4.9.post6 - 0.5.8: the split by layer count ---------------------------------------------------------
@@ -138,21 +139,7 @@ def layer_split_stages(
     return n, out
 
 
-def layer_split_pools(
-    *,
-    layers: SWALayers,
-    pp_size: int,
-    partition: str | None,
-    budget_bytes: int,
-    kv_dtype: str,
-    attn_tp_size: int,
-    page_size: int,
-    ratio: float,
-    max_total_tokens: int | None = None,
-    floor: bool = True,
-    staged: bool = False,
-    full_ids_cell: bool = False,
-) -> SWAPools:
+def layer_split_pools(ctx: PoolContext, layers: SWALayers, *, staged: bool = False) -> SWAPools:
     """The hybrid-SWA pools of SGLang 0.4.9.post6 - 0.5.8 (``pool_rules.swa_split == "layers"``): one token count
     as if every layer were full attention, then split by layer count::
 
@@ -174,6 +161,12 @@ def layer_split_pools(
     Source: sgl-project/sglang python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py ``init_memory_pool``,
     ``profile_max_num_token``, ``set_num_tokens_hybrid_swa``, v0.5.8 (v0.5.7: ``num_layers`` = the full layers).
     """
+    f, release = ctx.flags, _release(ctx)
+    pp_size, partition, max_total_tokens = ctx.pp, f.pp_layer_partition, f.max_total_tokens
+    budget_bytes, kv_dtype, attn_tp_size, page_size = ctx.budget, ctx.kv_dtype, ctx.attn_tp, ctx.page_size
+    ratio = _ratio(ctx)
+    floor = _key(release) >= _key(LAYER_SPLIT_FLOOR_SINCE)
+    full_ids_cell = release == LAYER_SPLIT_FULL_IDS_CELL
     if not 0.0 < ratio <= 1.0:
         raise InputError(f"--swa-full-tokens-ratio {ratio} is outside (0, 1]", field="--swa-full-tokens-ratio")
     n, cells = layer_split_stages(

@@ -14,10 +14,8 @@ from kvplan.engines.sglang.pools.base import (
 )
 from kvplan.engines.sglang.pools.swa.byte_era import byte_era, era_draft_layers, listed_stages, two_step_pools
 from kvplan.engines.sglang.pools.swa.cells import swa_bytes_per_layer_token
-from kvplan.engines.sglang.pools.swa.config import _key, _release, sglang_swa_geometry, swa_layers_from_config
+from kvplan.engines.sglang.pools.swa.config import _ratio, _release, sglang_swa_geometry, swa_layers_from_config
 from kvplan.engines.sglang.pools.swa.layer_split import (
-    LAYER_SPLIT_FLOOR_SINCE,
-    LAYER_SPLIT_FULL_IDS_CELL,
     layer_split_pools,
     layer_split_warning,
 )
@@ -89,20 +87,7 @@ def plan(ctx: PoolContext) -> PoolPlan:
             fixed_note=_FIXED_NOTE,
         )
     if ctx.rules.pool_rules.swa_split == "layers":
-        res = layer_split_pools(
-            layers=layers,
-            pp_size=ctx.pp,
-            partition=f.pp_layer_partition,
-            budget_bytes=ctx.budget,
-            kv_dtype=ctx.kv_dtype,
-            attn_tp_size=ctx.attn_tp,
-            page_size=ctx.page_size,
-            ratio=_ratio(ctx),
-            max_total_tokens=f.max_total_tokens,
-            floor=_key(_release(ctx)) >= _key(LAYER_SPLIT_FLOOR_SINCE),
-            staged=era.staged,
-            full_ids_cell=_release(ctx) == LAYER_SPLIT_FULL_IDS_CELL,
-        )
+        res = layer_split_pools(ctx, layers, staged=era.staged)
     elif era.two_step:
         res = two_step_pools(
             layers=layers,
@@ -178,12 +163,6 @@ FP4_NOTE = (
     "1 byte per value (as fp8), with no FP4 scales and no prefill dequant workspace -- SWAKVPool passes no "
     "FP4 quant method (kv_cache_configurator.py _build_hybrid_swa_kv_pool, 0.5.23); not verified by a run"
 )
-
-
-def _ratio(ctx: PoolContext) -> float:
-    """``--swa-full-tokens-ratio``, else the release's default (``pool_rules.swa_full_tokens_ratio``)."""
-    given = ctx.flags.swa_full_tokens_ratio
-    return float(ctx.rules.pool_rules.swa_full_tokens_ratio if given is None else given)
 
 
 def one_pool_plan(ctx: PoolContext, layers: SWALayers) -> PoolPlan:

@@ -6,7 +6,7 @@ The formulas take ints (``kvplan fit``) or numpy arrays (``kvplan sweep``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kvplan.engines.sglang.pools.swa.cells import swa_bytes_per_layer_token
 from kvplan.engines.sglang.pools.swa.config import DEFAULT_SWA_FULL_TOKENS_RATIO
@@ -20,10 +20,6 @@ from kvplan.engines.sglang.pools.swa_cap import (
 from kvplan.errors import InputError
 from kvplan.geometry.swa import SWALayers, positive_int
 from kvplan.parallel import sglang_pp_layer_ranges as pp_layer_ranges
-
-if TYPE_CHECKING:
-    pass
-
 
 # --------------------------------------------------------------------------------------------------
 # Pools

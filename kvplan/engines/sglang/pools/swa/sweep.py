@@ -9,14 +9,14 @@ from kvplan.engines.sglang.pools.base import (
     PoolContext,
 )
 from kvplan.engines.sglang.pools.swa.byte_era import byte_era, era_draft_layers, listed_stages, two_step_full_tokens
-from kvplan.engines.sglang.pools.swa.config import _key, _release, sglang_swa_geometry
+from kvplan.engines.sglang.pools.swa.config import _key, _ratio, _release, sglang_swa_geometry
 from kvplan.engines.sglang.pools.swa.layer_split import (
     LAYER_SPLIT_FLOOR_SINCE,
     LAYER_SPLIT_FULL_IDS_CELL,
     layer_split_stages,
     layer_split_tokens,
 )
-from kvplan.engines.sglang.pools.swa.planner import SWA_POOL_NAME, _ratio, _sizing_args, hybrid_pool_on
+from kvplan.engines.sglang.pools.swa.planner import SWA_POOL_NAME, _sizing_args, hybrid_pool_on
 from kvplan.engines.sglang.pools.swa.sizing import (
     _listed,
     cap_args,
