@@ -839,7 +839,7 @@ def _action_kind(action: str, nargs: Any = None) -> dict[str, Any]:
         return {"append": True}
     if action == "store":
         return {}
-    return {"action": action}
+    return {"action": action, "kind": "str"}  # a custom argparse.Action takes one value unless its nargs says not
 
 
 # ------------------------------------------------------------------------------------------------
