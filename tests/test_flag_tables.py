@@ -260,3 +260,257 @@ def test_not_on_the_fit_path() -> None:
         "kvplan.errors",
         "difflib",
     }
+
+
+# ------------------------------------------------------------------------------------------------
+# The generator's rules, on small synthetic wheels (the argparse shapes each engine uses)
+# ------------------------------------------------------------------------------------------------
+
+_SG_SERVER_ARGS = """
+import argparse
+import dataclasses
+from typing import Annotated as A, List, Literal, Optional
+
+from sglang.srt.arg_groups.argparse_actions import DeprecatedStoreTrueAction
+
+KV_DTYPES = ["auto", "fp8_e4m3"]
+
+
+class Arg:
+    pass
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    tp_size: A[int, Arg(help="TP.", aliases=["--tensor-parallel-size"])] = 1
+    cuda_graph_max_bs_decode: A[Optional[int], "Decode graphs."] = None
+    attention_backend: A[Optional[Literal["fa3", "triton"]], "Backend."] = None
+    kv_cache_dtype: A[str, Arg(help="KV.", choices=KV_DTYPES)] = "auto"
+    enable_x: A[bool, "Switch."] = False
+    lora_paths: A[Optional[List[str]], "Paths."] = None
+    hidden: A[bool, Arg(no_cli=True)] = False
+    plain: int = 3
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        add_cli_args_from_dataclass(parser, ServerArgs)
+        parser.add_argument("--mem-fraction-static", type=float, help="Fraction.")
+        parser.add_argument(
+            "--disable-cuda-graph", action=DeprecatedStoreTrueAction, new_flag="--cuda-graph-backend=disabled"
+        )
+
+
+def prepare_server_args(argv):
+    parser = argparse.ArgumentParser()
+    ServerArgs.add_cli_args(parser)
+    return parser.parse_args(argv)
+"""
+
+_SG_ACTIONS = """
+import argparse
+
+
+class DeprecatedStoreTrueAction(argparse.Action):
+    def __init__(self, option_strings, dest, new_flag=None, nargs=0, **kwargs):
+        super().__init__(option_strings, dest, nargs=nargs, **kwargs)
+"""
+
+_VL_CLI_ARGS = '''
+from dataclasses import dataclass
+
+from vllm.engine.arg_utils import AsyncEngineArgs, get_kwargs
+
+
+@dataclass
+class FrontendArgs:
+    port: int = 8000
+    """Port."""
+    uvicorn_log_level: Literal["info", "debug"] = "info"
+    """Log level."""
+
+    @staticmethod
+    def add_cli_args(parser):
+        frontend_kwargs = get_kwargs(FrontendArgs)
+        group = parser.add_argument_group(title="Frontend")
+        for key, value in frontend_kwargs.items():
+            group.add_argument(f"--{key.replace('_', '-')}", **value)
+        return parser
+
+
+def make_arg_parser(parser):
+    parser.add_argument("model_tag", type=str, nargs="?")
+    parser = FrontendArgs.add_cli_args(parser)
+    parser = AsyncEngineArgs.add_cli_args(parser)
+    return parser
+'''
+
+_VL_ARG_UTILS = """
+import argparse
+from dataclasses import dataclass
+from typing import Literal, Optional
+
+from vllm.config.cache import CacheConfig
+from vllm.config.parallel import ParallelConfig
+
+
+def _compute_kwargs(cls):
+    for field in fields(cls):
+        if name in {"max_num_batched_tokens"}:
+            pass
+
+
+def literal_to_kwargs(type_hints):
+    kwarg = "metavar" if contains_type(type_hints, str) else "choices"
+
+
+class EngineArgs:
+    @staticmethod
+    def add_cli_args(parser):
+        cache_kwargs = get_kwargs(CacheConfig)
+        parallel_kwargs = get_kwargs(ParallelConfig)
+        group = parser.add_argument_group(title="Cache")
+        group.add_argument("--kv-cache-dtype", **cache_kwargs["cache_dtype"])
+        group.add_argument("--block-size", **cache_kwargs["block_size"])
+        group.add_argument("--enable-prefix-caching", **{**cache_kwargs["enable_prefix_caching"], "default": None})
+        group.add_argument("--max-num-batched-tokens", **cache_kwargs["max_num_batched_tokens"])
+        group.add_argument("--tensor-parallel-size", "-tp", **parallel_kwargs["tensor_parallel_size"])
+        parser.add_argument("--disable-log-stats", action="store_true")
+        parser.add_argument("--old-flag", action=argparse.BooleanOptionalAction, deprecated=True)
+        return parser
+
+
+class AsyncEngineArgs(EngineArgs):
+    @staticmethod
+    def add_cli_args(parser, async_args_only=False):
+        if not async_args_only:
+            parser = EngineArgs.add_cli_args(parser)
+        return parser
+"""
+
+_VL_CACHE = """
+from dataclasses import dataclass
+from typing import Literal
+
+CacheDType = Literal["auto", "fp8"]
+
+
+@dataclass
+class CacheConfig:
+    cache_dtype: CacheDType = "auto"
+    block_size: Literal[16, 32] | None = None
+    enable_prefix_caching: bool = True
+    max_num_batched_tokens: int | None = None
+"""
+
+_VL_PARALLEL = """
+from dataclasses import dataclass
+
+
+@dataclass
+class ParallelConfig:
+    tensor_parallel_size: int = 1
+"""
+
+_VL_ARGPARSE = """
+from argparse import ArgumentParser
+
+
+class FlexibleArgumentParser(ArgumentParser):
+    def parse_args(self, args=None, namespace=None):
+        def repl(match):
+            return match.group(0).replace("_", "-")
+
+        for arg in args:
+            if arg.startswith("-O"):
+                pass
+
+        def create_nested_dict(keys, value):
+            return value.split(".")
+"""
+
+
+def _wheel(tmp_path: Path, name: str, files: dict[str, str]) -> Path:
+    import zipfile
+
+    path = tmp_path / name
+    with zipfile.ZipFile(path, "w") as z:
+        for rel, text in files.items():
+            z.writestr(rel, text)
+    return path
+
+
+def _gen():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "gen_flag_tables", TABLES.parent.parent.parent / "scripts" / "gen_flag_tables.py"
+    )
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_generator_sglang_dataclass_and_literal_calls(tmp_path: Path) -> None:
+    whl = _wheel(
+        tmp_path,
+        "sglang-9.9.9-py3-none-any.whl",
+        {
+            "sglang/srt/server_args.py": _SG_SERVER_ARGS,
+            "sglang/srt/arg_groups/argparse_actions.py": _SG_ACTIONS,
+        },
+    )
+    t = _gen().extract(whl)
+    f = t["flags"]
+    assert t["engine"] == "sglang" and t["release"] == "9.9.9" and t["allow_abbrev"] is True
+    assert f["--tp-size"] == {"kind": "int", "names": ["--tp-size", "--tensor-parallel-size"]}
+    assert f["--cuda-graph-max-bs-decode"]["kind"] == "int"
+    assert f["--attention-backend"] == {
+        "choices": ["fa3", "triton"],
+        "kind": "choice",
+        "names": ["--attention-backend"],
+    }
+    assert f["--kv-cache-dtype"]["choices"] == ["auto", "fp8_e4m3"]  # Arg(choices=NAME) resolved to its literal
+    assert f["--enable-x"]["kind"] == "switch"
+    assert f["--lora-paths"]["nargs"] == "+"
+    assert "--hidden" not in f and "--plain" not in f  # no_cli, and a field without metadata
+    assert f["--mem-fraction-static"]["kind"] == "float"
+    assert f["--disable-cuda-graph"]["kind"] == "switch"  # DeprecatedStoreTrueAction's nargs=0 default
+    assert f["--disable-cuda-graph"]["deprecated"] == {
+        "action": "DeprecatedStoreTrueAction",
+        "use": "--cuda-graph-backend=disabled",
+    }
+
+
+def test_generator_sglang_allow_abbrev_off(tmp_path: Path) -> None:
+    src = _SG_SERVER_ARGS.replace("argparse.ArgumentParser()", "argparse.ArgumentParser(allow_abbrev=False)")
+    whl = _wheel(tmp_path, "sglang-9.9.8-py3-none-any.whl", {"sglang/srt/server_args.py": src})
+    t = _gen().extract(whl)
+    assert t["allow_abbrev"] is False and t["allow_abbrev_off_at"][0].startswith("sglang/srt/server_args.py:")
+
+
+def test_generator_vllm_config_fields(tmp_path: Path) -> None:
+    whl = _wheel(
+        tmp_path,
+        "vllm-9.9.9-cp38-abi3-manylinux1_x86_64.whl",
+        {
+            "vllm/entrypoints/openai/cli_args.py": _VL_CLI_ARGS,
+            "vllm/engine/arg_utils.py": _VL_ARG_UTILS,
+            "vllm/config/cache.py": _VL_CACHE,
+            "vllm/config/parallel.py": _VL_PARALLEL,
+            "vllm/utils/argparse_utils.py": _VL_ARGPARSE,
+        },
+    )
+    t = _gen().extract(whl)
+    f = t["flags"]
+    assert (t["underscores_as_dashes"], t["dotted_json_keys"], t["rewrites_dash_o"]) == (True, True, True)
+    assert f["--port"]["kind"] == "int"  # the frontend dataclass loop
+    assert f["--uvicorn-log-level"]["choices"] == ["info", "debug"]
+    assert f["--kv-cache-dtype"]["choices"] == ["auto", "fp8"]  # a Literal alias
+    assert f["--block-size"]["choices"] == ["16", "32", "None"]  # Optional Literal: "None" accepted too
+    assert f["--enable-prefix-caching"]["names"] == ["--enable-prefix-caching", "--no-enable-prefix-caching"]
+    assert f["--max-num-batched-tokens"] == {"human": True, "kind": "int", "names": ["--max-num-batched-tokens"]}
+    assert f["--tensor-parallel-size"]["names"] == ["--tensor-parallel-size", "-tp"]
+    assert f["--disable-log-stats"]["kind"] == "switch" and "negatable" not in f["--disable-log-stats"]
+    assert f["--old-flag"]["deprecated"] == {"kwarg": True}
+    assert "model_tag" not in f  # positionals are no flags
