@@ -69,6 +69,10 @@ class Engine(Protocol):
     #: the label of the logged "free at start" figure in calibrate's cold rows
     log_free_label: str
 
+    def request_cap_per_rank(self, requested: int, attn_dp: int) -> int:
+        """A requested request cap as each rank keeps it (SGLang: per attention-DP worker, at least 1)."""
+        ...
+
     @property
     def newest(self) -> str:
         """The newest release kvplan has the rules of."""

@@ -213,11 +213,11 @@ def cap_source(*, engine: str, requested: int | None, resolved: int, attn_dp: in
 
     eng = engine_of(engine)
     if requested is not None:
-        kept = max(1, requested // attn_dp) if eng.dp_attention else requested
+        kept = eng.request_cap_per_rank(requested, attn_dp)
         return GIVEN if resolved == kept else DERIVED
     if eng.fixed_default_cap:
         return ENGINE_DEFAULT
-    if family_default is not None and resolved == max(1, family_default // attn_dp):
+    if family_default is not None and resolved == eng.request_cap_per_rank(family_default, attn_dp):
         return ENGINE_DEFAULT
     return DERIVED
 

@@ -66,6 +66,11 @@ class SglangEngine:
     log_arg_keys: Mapping[str, tuple[str, ...]] = LOG_ARG_KEYS
     log_free_label = "free at start (runtime model)"
 
+    def request_cap_per_rank(self, requested: int, attn_dp: int) -> int:
+        from kvplan.engines.sglang.rules import requests_per_worker
+
+        return int(requests_per_worker(requested=requested, attn_dp_size=attn_dp))
+
     @property
     def newest(self) -> str:
         return self.supported[1]

@@ -703,6 +703,17 @@ def pool_tokens(*, budget_bytes: int, cell_bytes: int, page_size: int, fixed_ove
     return page_floor(tokens=avail // cell_bytes, page_size=page_size)
 
 
+def requests_per_worker(*, requested: Any, attn_dp_size: int) -> Any:
+    """A requested ``--max-running-requests`` as each attention-DP worker keeps it: ``max(1, R // attn_dp_size)``
+    (ints or numpy arrays).  The one definition of the clamp; the token pool may lower it further
+    (:func:`resolve_max_running_requests`).  Example: R = 1024 with DP 8 -> 128; R = 3 with DP 4 -> 1.
+
+    Source: sgl-project/sglang python/sglang/srt/mem_cache/kv_cache_configurator.py
+    ``KVCacheConfigurator.resolve_max_num_reqs`` (``max(1, max_running_requests // dp_size)``), v0.5.23.
+    """
+    return _maximum(1, requested // attn_dp_size)
+
+
 def _mrr(*, total_tokens: int, context_len: int, requested: int | None, attn_dp_size: int) -> tuple[int, int | None]:
     if _any(context_len <= 0):
         raise InputError(f"context length must be positive, got {context_len}", field="--context-length")
@@ -711,7 +722,7 @@ def _mrr(*, total_tokens: int, context_len: int, requested: int | None, attn_dp_
     estimated = _trunc_int(total_tokens / context_len * 512)
     estimated = _maximum(_minimum(estimated, 4096), 2048)
     if requested is not None:
-        per_worker = _maximum(1, requested // attn_dp_size)
+        per_worker = requests_per_worker(requested=requested, attn_dp_size=attn_dp_size)
         return _minimum(per_worker, total_tokens // 2), per_worker
     return _minimum(estimated, total_tokens // 2), None
 

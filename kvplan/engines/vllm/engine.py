@@ -56,6 +56,9 @@ class VllmEngine:
     log_arg_keys: Mapping[str, tuple[str, ...]] = LOG_ARG_KEYS
     log_free_label = "free on startup (runtime model)"
 
+    def request_cap_per_rank(self, requested: int, attn_dp: int) -> int:
+        return requested  # max_num_seqs is per engine core; DP replicates it
+
     @property
     def newest(self) -> str:
         return self.supported[1]

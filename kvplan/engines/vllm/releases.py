@@ -185,13 +185,51 @@ class PoolCount:
 TokenLine = Callable[[PoolCount], tuple[int, float]]
 
 
+def _is_array(*xs: Any) -> bool:
+    return any(hasattr(x, "shape") for x in xs)
+
+
+def v0_line(nb: Any, per: Any, length: Any, bs: int, groups: int, min_bs: int) -> tuple[Any, Any]:
+    """V0 / 0.8's line: ``tokens = num_blocks × block_size``, concurrency ``tokens / max_model_len``
+    (vllm-project/vllm v0.6.4 ``executor/executor_base.py`` ``initialize_cache``).  Ints or numpy arrays.
+    Example: 1,950 blocks × 16 = 31,200 tokens, / 20,000 = 1.56x."""
+    tokens = nb * bs
+    return tokens, tokens / length
+
+
+def _concurrency(nb: Any, per: Any) -> Any:
+    """``num_blocks / Σ_g blocks_g(L)`` (0.0 without blocks per request; ``get_max_concurrency_for_kv_cache_config``,
+    v0.33.0)."""
+    if _is_array(nb, per):
+        import numpy as np
+
+        return np.where(per > 0, nb / np.maximum(per, 1), 0.0)
+    return nb / per if per else 0.0
+
+
+def group_line(nb: Any, per: Any, length: Any, bs: int, groups: int, min_bs: int) -> tuple[Any, Any]:
+    """0.8-0.20: ``tokens = (num_blocks // groups) × min group block size`` (``kv_cache_utils.py`` at
+    ``001cabc1``).  Ints or numpy arrays.  Example (Gemma-3-27B, 0.11.0): 89,994 // 7 × 16 = 205,696 tokens."""
+    return (nb // groups) * min_bs, _concurrency(nb, per)
+
+
+def concurrency_line(nb: Any, per: Any, length: Any, bs: int, groups: int, min_bs: int) -> tuple[Any, Any]:
+    """≥0.21: ``tokens = int(concurrency × max_model_len)`` (``get_kv_cache_capacity``, v0.33.0).  Ints or numpy
+    arrays.  Example (Nemotron-3-Nano, 0.21): 2,861 / 130 = 22.0077x -> int(22.0077 × 262,144) = 5,769,184 tokens."""
+    conc = _concurrency(nb, per)
+    prod = conc * length
+    if _is_array(prod):
+        import numpy as np
+
+        return np.trunc(prod).astype(np.int64), conc
+    return int(prod), conc
+
+
 def tokens_v0(c: PoolCount) -> tuple[int, float]:
     """V0 (≤0.7) and V1 0.8: ``tokens = num_blocks × block_size``, concurrency ``tokens / max_model_len``
     (``executor/executor_base.py`` ``initialize_cache`` log, v0.6.4; ``v1/core/kv_cache_utils.py``
     ``_get_kv_cache_config_uniform_type``, v0.8.0).  Example: 1,950 blocks × 16 = 31,200
-    tokens, 31,200 / 20,000 = 1.56x.  The formula: :func:`kvplan.engines.vllm.vector.v0_line` (ints or arrays)."""
-    from kvplan.engines.vllm.vector import v0_line
-
+    tokens, 31,200 / 20,000 = 1.56x.  The formula: :func:`v0_line` (ints or arrays)."""
     return v0_line(
         c.num_blocks, c.blocks_per_request, c.max_model_len, c.block_size, c.num_groups, c.min_group_block_size
     )
@@ -201,9 +239,7 @@ def tokens_per_group(c: PoolCount) -> tuple[int, float]:
     """0.8–0.20: ``tokens = (num_blocks // groups) × min group block size`` (``kv_cache_utils.py`` at
     ``001cabc1``), concurrency ``num_blocks / Σ_g blocks_g(max_model_len)``
     (``get_max_concurrency_for_kv_cache_config``).  Example (Gemma-3-27B, 0.11.0): 89,994 // 7 × 16 = 205,696
-    tokens.  The formula: :func:`kvplan.engines.vllm.vector.group_line`."""
-    from kvplan.engines.vllm.vector import group_line
-
+    tokens.  The formula: :func:`group_line`."""
     return group_line(
         c.num_blocks, c.blocks_per_request, c.max_model_len, c.block_size, c.num_groups, c.min_group_block_size
     )
@@ -212,9 +248,7 @@ def tokens_per_group(c: PoolCount) -> tuple[int, float]:
 def tokens_from_concurrency(c: PoolCount) -> tuple[int, float]:
     """≥0.21: ``tokens = int(concurrency × max_model_len)`` (``get_kv_cache_capacity``, v0.33.0).
     Example (Nemotron-3-Nano, 0.21): 2,861 / 130 = 22.0077x; int(22.0077 × 262,144) = 5,769,184 tokens.  The
-    formula: :func:`kvplan.engines.vllm.vector.concurrency_line`."""
-    from kvplan.engines.vllm.vector import concurrency_line
-
+    formula: :func:`concurrency_line`."""
     return concurrency_line(
         c.num_blocks, c.blocks_per_request, c.max_model_len, c.block_size, c.num_groups, c.min_group_block_size
     )
