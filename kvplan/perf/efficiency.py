@@ -19,12 +19,12 @@ Constants (:class:`Efficiency`):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from kvplan.perf.record import Record
 
-@dataclass(frozen=True)
-class Efficiency:
+
+class Efficiency(Record):
     gpu_class: str
     compute: float
     attention: float

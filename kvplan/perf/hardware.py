@@ -13,10 +13,10 @@ same way).  A cap at or above the board limit changes nothing.  This is an assum
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from kvplan.errors import InputError
+from kvplan.perf.record import Record
 
 #: the compute dtypes a step may run its matrix products in
 DTYPES = ("bf16", "fp16", "fp8", "fp4", "int8")
@@ -24,8 +24,7 @@ DTYPES = ("bf16", "fp16", "fp8", "fp4", "int8")
 POWER_EXPONENT = 1.0 / 3.0  # clock ~ power ** (1/3): the module docstring
 
 
-@dataclass(frozen=True)
-class Overrides:
+class Overrides(Record):
     """The user's hardware overrides (None: not given).  ``gpu_tflops``: dense TFLOPS at the compute dtype the
     step runs (replaces every dtype's figure, scaled by the preset's ratios when it has them); ``gpu_bandwidth``
     GB/s; ``link_bandwidth`` GB/s per direction per GPU; ``power_limit`` W."""
@@ -36,8 +35,7 @@ class Overrides:
     power_limit: float | None = None
 
 
-@dataclass(frozen=True)
-class Hardware:
+class Hardware(Record):
     """One GPU as the speed model sees it (all rates after ``--power-limit`` and the overrides)."""
 
     gpu_id: str
@@ -53,7 +51,7 @@ class Hardware:
     sm: str = ""
     power_w: float | None = None
     power_scale: float = 1.0
-    sources: tuple[str, ...] = field(default_factory=tuple)
+    sources: tuple[str, ...] = ()
 
     def peak_flops(self, dtype: str) -> float:
         """FLOP/s of ``dtype`` (falls back to the nearest slower dtype the GPU has: fp4 -> fp8 -> bf16)."""

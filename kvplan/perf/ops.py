@@ -42,10 +42,10 @@ the unfused ops (:data:`DSV4_SM120_MHC_KERNELS`, :data:`DSV4_SM120_INDEXER_KERNE
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from kvplan.family import Family
+from kvplan.perf.record import Record
 
 # ---------------------------------------------------------------------------------------------- arithmetic helpers
 
@@ -84,8 +84,7 @@ DSV4_SM120_MHC_KERNELS = 12
 DSV4_SM120_INDEXER_KERNELS = 12
 
 
-@dataclass(frozen=True)
-class AttnGroup:
+class AttnGroup(Record):
     """One kind of layer's attention, whole layer (before attention-TP splitting unless said)."""
 
     kind: str  # label: full, sliding, mla, dsa, dsv4 c4, linear ...
@@ -107,8 +106,7 @@ class AttnGroup:
     state_flops: float = 0.0  # per token per layer per rank
 
 
-@dataclass(frozen=True)
-class ModelOps:
+class ModelOps(Record):
     """A model on one rank of a deployment, as plain numbers (see the module docstring)."""
 
     family: str
@@ -130,7 +128,7 @@ class ModelOps:
     weight_dtype: str  # compute dtype of the dense GEMMs
     expert_dtype: str  # compute dtype of the routed-expert GEMMs
     act_bytes_per_token: float = 0.0  # activation traffic per token, all layers, per rank (see activation_bytes)
-    notes: tuple[str, ...] = field(default_factory=tuple)
+    notes: tuple[str, ...] = ()
 
 
 def _i(cfg: Any, key: str, default: int = 0) -> int:
@@ -320,8 +318,9 @@ def inventory_sums(config: Any, *, engine: str) -> dict[str, float]:
     """The parameter sums the step model needs from the tensor inventory (plain numbers, cacheable):
     ``dense`` (decoder layers' non-expert parameters), ``lm_head``, ``expert`` (one routed expert of one layer,
     mean over the MoE layers), ``moe_layers``, ``experts`` (routed experts per layer), ``mtp_dense``,
-    ``mtp_expert``, ``mtp_copies`` (the MTP / NextN layers the checkpoint stores)."""
-    from kvplan.weights.inventory import inventory
+    ``mtp_expert``, ``mtp_copies`` (the MTP / NextN layers the checkpoint stores), ``hc_mult`` (DeepSeek-V4's
+    hyper-connection streams, 1 for other families)."""
+    from kvplan.weights.inventory import dsv4_hc_mult, inventory
     from kvplan.weights.tensor import Stage
 
     inv = inventory(config, engine=engine)
@@ -358,6 +357,7 @@ def inventory_sums(config: Any, *, engine: str) -> dict[str, float]:
         "mtp_dense": mtp_dense,
         "mtp_expert": mtp_expert,
         "mtp_copies": float(mtp_copies),
+        "hc_mult": float(dsv4_hc_mult(inv.cfg)) if inv.family == Family.DSV4 else 1.0,
     }
 
 
@@ -404,11 +404,7 @@ def model_ops(
             "SGLang arg_groups/model_hook.py)"
         )
     wdt, edt = compute_dtype(spec.quantization, gpu_fp8=gpu_fp8, gpu_fp4=gpu_fp4)
-    hc = 1
-    if fam == Family.DSV4:
-        from kvplan.weights.inventory import dsv4_hc_mult
-
-        hc = dsv4_hc_mult(cfg)
+    hc = int(sums.get("hc_mult", 1)) if fam == Family.DSV4 else 1
     moe_inter = _i(cfg, "moe_intermediate_size")
     shared = _i(cfg, "n_shared_experts") or (1 if _i(cfg, "shared_expert_intermediate_size") else 0)
     inter_moe = topk * moe_inter + (_i(cfg, "shared_expert_intermediate_size") or shared * moe_inter)

@@ -32,7 +32,6 @@ the first MTP token; acceptance falls along a chain, and 0.7 gives EAGLE-3's rep
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from kvplan.perf.comm import allreduce_time, layer_collectives
@@ -47,6 +46,7 @@ from kvplan.perf.ops import (
     linear_flops,
     weight_bytes,
 )
+from kvplan.perf.record import Record
 
 DEFAULT_ACCEPTANCE = 0.7
 BOUNDS = ("compute", "memory", "communication", "overhead")
@@ -54,8 +54,7 @@ VLLM_MAX_CAPTURE = 512  # vLLM V1 compilation_config max_cudagraph_capture_size 
 DRAFT_KERNELS = 25  # one draft layer + its head
 
 
-@dataclass(frozen=True)
-class Knobs:
+class Knobs(Record):
     """The engine knobs a step depends on (one frozen context object)."""
 
     engine: str = "sglang"
@@ -69,8 +68,7 @@ class Knobs:
     accept_source: str = ""
 
 
-@dataclass
-class Part:
+class Part(Record, frozen=False):
     """One line of a step's breakdown."""
 
     name: str
@@ -81,11 +79,13 @@ class Part:
     bound: str = "compute"
 
 
-@dataclass
-class Step:
+class Step(Record, frozen=False):
     """A step (or a sum of steps): its parts, summed by bound."""
 
-    parts: list[Part] = field(default_factory=list)
+    parts: list[Part]
+
+    def __init__(self, parts: list[Part] | None = None) -> None:
+        super().__init__(parts=[] if parts is None else parts)
 
     @property
     def seconds(self) -> float:
@@ -180,8 +180,7 @@ def step(
     return Step(parts)
 
 
-@dataclass
-class Prefill:
+class Prefill(Record, frozen=False):
     seconds: float
     chunks: int
     step: Step  # summed over the chunks
@@ -226,8 +225,7 @@ def prefill(ops: ModelOps, hw: Hardware, eff: Efficiency, knobs: Knobs, *, input
     return Prefill(total.seconds, n_full + (1 if rest else 0), total, last_full)
 
 
-@dataclass
-class Decode:
+class Decode(Record, frozen=False):
     step_seconds: float  # one engine step (draft + verify with speculation)
     tokens_per_step: float  # per request
     step: Step

@@ -23,11 +23,12 @@ Definitions (the JSON contract, units in brackets):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 from kvplan.deployment import Deployment
 from kvplan.errors import InputError
+from kvplan.perf.record import Record
 
 #: the JSON contract's speed keys (docs/speed.md documents each with its unit)
 SPEED_KEYS = (
@@ -56,8 +57,7 @@ _SPEC_DEFAULT_STEPS = 3
 _DSPARK_DEFAULT_BLOCK = 7
 
 
-@dataclass(frozen=True)
-class SpeedInputs:
+class SpeedInputs(Record):
     """What the speed question adds to a deployment: concurrency, accept length, hardware overrides."""
 
     concurrency: int = 1
@@ -68,8 +68,7 @@ class SpeedInputs:
     link_bandwidth: float | None = None
 
 
-@dataclass(frozen=True)
-class PhaseBreakdown:
+class PhaseBreakdown(Record):
     """One phase's step: ``parts`` rows (name, flops, bytes, collective bytes, seconds, bound)."""
 
     seconds: float
@@ -78,8 +77,7 @@ class PhaseBreakdown:
     bound: str
 
 
-@dataclass(frozen=True)
-class SpeedResult:
+class SpeedResult(Record):
     """One speed answer (JSON contract: :data:`SPEED_KEYS`, then the context and the breakdown)."""
 
     prefill_tokens_per_s: float
@@ -123,12 +121,7 @@ class SpeedResult:
     sentences: dict[str, str]
     levers: tuple[str, ...]
     assumptions: tuple[str, ...]
-    warnings: tuple[str, ...] = field(default_factory=tuple)
-
-    def to_dict(self) -> dict[str, Any]:
-        from dataclasses import asdict
-
-        return asdict(self)
+    warnings: tuple[str, ...] = ()
 
 
 def _phase(s: Any) -> PhaseBreakdown:
@@ -241,7 +234,12 @@ def _model_numbers(spec: Any, dep: Deployment, res: Any) -> tuple[dict[str, floa
     )
     key = f"s{zlib.crc32(ident.encode()):08x}"
     hit = cache.load("perf", key, ident)
-    if hit is not None and isinstance(hit.get("sums"), dict) and isinstance(hit.get("breakdown"), dict):
+    if (
+        hit is not None
+        and isinstance(hit.get("sums"), dict)
+        and isinstance(hit.get("breakdown"), dict)
+        and all(isinstance(v, (int, float)) for v in hit["sums"].values())
+    ):
         return hit["sums"], hit["breakdown"]
     from kvplan.perf.ops import inventory_sums
     from kvplan.weights.estimate import estimate_weight_bytes
