@@ -70,7 +70,11 @@ def calibrate_cmd(
     max_total_tokens: Optional[int] = typer.Option(None, "--max-total-tokens"),
     debug: bool = typer.Option(False, "--debug", help="Show the traceback of an internal error."),
 ) -> None:
-    """Compare every quantity a startup log prints with kvplan's prediction from the recovered inputs."""
+    """Compare every quantity a startup log prints with kvplan's prediction from the recovered inputs.
+
+    \b
+    Example: kvplan calibrate startup.log --check --tolerance 0.5%
+    """
     from kvplan.inputs.logs import read_log
     from kvplan.planning.calibrate import DisagreesError, calibrate
     from kvplan.views.calibrate import render_calibration

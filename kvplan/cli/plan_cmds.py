@@ -121,7 +121,11 @@ def sweep_cmd(
     ] = None,
     check: Annotated[bool, typer.Option("--check", help="Exit 3 when no point meets its target.")] = False,
 ) -> None:
-    """Evaluate a grid of deployments: any flag takes a list (a,b,c) or a range (START:STOP[:STEP], xF = geometric)."""
+    """Evaluate a grid of deployments: any flag takes a list (a,b,c) or a range (START:STOP[:STEP], xF = geometric).
+
+    \b
+    Example: kvplan sweep -m Qwen/Qwen3-32B -g h100-sxm,h200-sxm --tp 1,2,4 --context-length 32k,128k
+    """
     from kvplan.planning.sweep import sweep
 
     out = resolve_format(fmt, allowed=TABLE_CSV_JSONL, default_when_not_tty=Format.JSONL)
@@ -193,7 +197,11 @@ def solve_cmd(
     ] = None,
 ) -> None:
     """Inverse questions: the fewest GPUs, the smallest mem_fraction_static, the cheapest KV dtype, the longest
-    context or the most requests that meet a target; every rejected candidate says why. Exit 3 if none does."""
+    context or the most requests that meet a target; every rejected candidate says why. Exit 3 if none does.
+
+    \b
+    Example: kvplan solve gpus -m deepseek-ai/DeepSeek-V3 -g h200-sxm --context-length 128k --requests 8
+    """
     from kvplan.deployment import Deployment, validate
     from kvplan.planning.solve import QUESTIONS, solve
 
@@ -262,7 +270,11 @@ def check_cmd(
         ),
     ] = None,
 ) -> None:
-    """CI sizing check: plan every deployment of PLAN.toml; exit 3 if any misses its target."""
+    """CI sizing check: plan every deployment of PLAN.toml; exit 3 if any misses its target.
+
+    \b
+    Example: kvplan check sizing.toml --report report.xml
+    """
     from kvplan.planning.check import check, load_plan
     from kvplan.views import check as view
 
