@@ -24,8 +24,6 @@ REMAINING: dict[str, int] = {
     # the public pool formulas tests call with keywords, and the helpers they pass their keywords on to
     "kvplan/engines/sglang/pools/swa/sizing.py:swa_pool_sizes": 26,
     "kvplan/engines/sglang/pools/dsv4/sizing.py:dsv4_pool_sizes": 24,
-    "kvplan/engines/sglang/pools/dsv4/sizing.py:_coefficients": 22,
-    "kvplan/engines/sglang/pools/dsv4/stage.py:_swa_mode": 15,
     "kvplan/engines/sglang/pools/dsv4_legacy.py:legacy_pool_sizes": 15,
     "kvplan/engines/sglang/pools/mamba.py:mamba_carve": 15,
     "kvplan/engines/sglang/planner.py:_result": 11,

@@ -95,6 +95,7 @@ from kvplan.engines.sglang.pools.dsv4.sizing import (
     dsv4_pool_sizes,
 )
 from kvplan.engines.sglang.pools.dsv4.stage import (
+    DSV4Flags,
     draft_swa_pool_bytes,
     dsv4_fixed_bytes,
     dsv4_full_tokens,
@@ -114,6 +115,7 @@ __all__ = [
     "DSV41_INDEX_PAGE_SIZE",
     "MAIN_LAYOUTS",
     "DSV4Era",
+    "DSV4Flags",
     "DSV4Pools",
     "breakdown",
     "check_dsv4_release",

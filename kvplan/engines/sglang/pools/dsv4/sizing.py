@@ -11,6 +11,7 @@ from kvplan.engines.sglang.pools.dsv4.layout import (
     DSV41_INDEX_PAGE_SIZE,
 )
 from kvplan.engines.sglang.pools.dsv4.stage import (
+    DSV4Flags,
     _bytes_per_swa,
     _c2_state,
     _c128_state,
@@ -159,12 +160,7 @@ def dsv4_pool_sizes(
             disaggregation_decode=disaggregation_decode,
             decode_extra_slots=decode_extra_slots,
         )
-    st, mode, bytes_per_swa, bpf, infl, notes = _coefficients(
-        era=era,
-        geometry=g,
-        budget_bytes=budget_bytes,
-        layout=layout,
-        page_size=page_size,
+    flags = DSV4Flags(
         max_running_requests=max_running_requests,
         attn_dp_size=attn_dp_size,
         context_len=context_len,
@@ -173,7 +169,6 @@ def dsv4_pool_sizes(
         overlap_schedule=overlap_schedule,
         swa_full_tokens_ratio=swa_full_tokens_ratio,
         speculative_num_draft_tokens=speculative_num_draft_tokens,
-        stage_layers=stage_layers,
         speculative_num_steps=speculative_num_steps,
         swa_prefix_tails=swa_prefix_tails,
         compressed_kv_layout=compressed_kv_layout,
@@ -182,6 +177,15 @@ def dsv4_pool_sizes(
         disaggregation_decode=disaggregation_decode,
         decode_extra_slots=decode_extra_slots,
         swa_eviction_interval=swa_eviction_interval,
+    )
+    st, mode, bytes_per_swa, bpf, infl, notes = _coefficients(
+        era=era,
+        geometry=g,
+        budget_bytes=budget_bytes,
+        layout=layout,
+        page_size=page_size,
+        stage_layers=stage_layers,
+        flags=flags,
     )
 
     # --- request-scoped fixed bytes ------------------------------------------------------------------------
@@ -272,27 +276,19 @@ def _coefficients(
     budget_bytes: int,
     layout: str,
     page_size: int,
-    max_running_requests: int | None,
-    attn_dp_size: int,
-    context_len: int,
-    chunked_prefill_size: int,
-    radix_cache: bool,
-    overlap_schedule: bool,
-    swa_full_tokens_ratio: float | None,
-    speculative_num_draft_tokens: int,
     stage_layers: tuple[int, int] | None,
-    speculative_num_steps: int | None,
-    swa_prefix_tails: int | None,
-    compressed_kv_layout: str,
-    index_page_size: int,
-    family_mrr_default: int | None,
-    disaggregation_decode: bool,
-    decode_extra_slots: int,
-    swa_eviction_interval: int,
+    flags: DSV4Flags,
 ) -> tuple[_Stage, _Mode, float, float, float, list[str]]:
     """The stage, the SWA mode and the two coefficients (bytes per SWA token, bytes per full token, after the
     speculative inflation) of :func:`dsv4_pool_sizes`: what does not depend on the budget."""
-    g = geometry
+    g, fl = geometry, flags
+    attn_dp_size, context_len, speculative_num_draft_tokens = (
+        fl.attn_dp_size,
+        fl.context_len,
+        fl.speculative_num_draft_tokens,
+    )
+    speculative_num_steps, index_page_size = fl.speculative_num_steps, fl.index_page_size
+    compressed_kv_layout = fl.compressed_kv_layout
     notes: list[str] = []
     _check_pool_inputs(
         g=g,
@@ -323,19 +319,9 @@ def _coefficients(
     mode = _swa_mode(
         st,
         notes,
-        max_running_requests=max_running_requests,
-        family_mrr_default=family_mrr_default,
-        attn_dp_size=attn_dp_size,
-        chunked_prefill_size=chunked_prefill_size,
-        radix_cache=radix_cache,
-        overlap_schedule=overlap_schedule,
-        swa_full_tokens_ratio=swa_full_tokens_ratio,
+        fl,
         drafts=drafts,
         steps=speculative_num_steps if speculative_num_steps is not None else max(1, drafts - 1),
-        swa_prefix_tails=swa_prefix_tails,
-        disaggregation_decode=disaggregation_decode,
-        decode_extra_slots=decode_extra_slots,
-        swa_eviction_interval=swa_eviction_interval,
     )
 
     # --- coefficients (same float order as the engine) --------------------------------------------------

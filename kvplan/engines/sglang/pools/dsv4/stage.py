@@ -32,6 +32,30 @@ _STATE_DT = 4  # SGLANG_DSV4_COMPRESS_STATE_DTYPE float32
 
 
 @dataclass(frozen=True)
+class DSV4Flags:
+    """The server flags (global values) the DeepSeek-V4 configurator reads, resolved once by
+    :func:`~kvplan.engines.sglang.pools.dsv4.sizing.dsv4_pool_sizes` (or the sweep) and handed on whole: the
+    arguments of ``dsv4_pool_sizes`` that are neither the geometry, the budget, the layout nor the stage."""
+
+    max_running_requests: int | None
+    attn_dp_size: int
+    context_len: int
+    chunked_prefill_size: int
+    radix_cache: bool
+    overlap_schedule: bool
+    swa_full_tokens_ratio: float | None
+    speculative_num_draft_tokens: int
+    speculative_num_steps: int | None
+    swa_prefix_tails: int | None
+    compressed_kv_layout: str
+    index_page_size: int
+    family_mrr_default: int | None
+    disaggregation_decode: bool
+    decode_extra_slots: int
+    swa_eviction_interval: int
+
+
+@dataclass(frozen=True)
 class _Stage:
     """One PP stage of a DSV4 pool: the layers owning compressed storage, the state rings, the row prices."""
 
@@ -192,25 +216,18 @@ def _comp(st: _Stage, r: int) -> float:
     return 1 / 128 * st.kvb[128]
 
 
-def _swa_mode(
-    st: _Stage,
-    notes: list[str],
-    *,
-    max_running_requests: int | None,
-    family_mrr_default: int | None,
-    attn_dp_size: int,
-    chunked_prefill_size: int,
-    radix_cache: bool,
-    overlap_schedule: bool,
-    swa_full_tokens_ratio: float | None,
-    drafts: int,
-    steps: int,
-    swa_prefix_tails: int | None,
-    disaggregation_decode: bool,
-    decode_extra_slots: int,
-    swa_eviction_interval: int,
-) -> _Mode:
+def _swa_mode(st: _Stage, notes: list[str], flags: DSV4Flags, *, drafts: int, steps: int) -> _Mode:
     """The per-rank request cap and the SWA mode (``_resolve_swa_cap_tokens``, ``_resolve_swa_prefix_tails``)."""
+    f = flags
+    max_running_requests, family_mrr_default, attn_dp_size = (
+        f.max_running_requests,
+        f.family_mrr_default,
+        f.attn_dp_size,
+    )
+    chunked_prefill_size, radix_cache, overlap_schedule = f.chunked_prefill_size, f.radix_cache, f.overlap_schedule
+    swa_full_tokens_ratio, swa_prefix_tails = f.swa_full_tokens_ratio, f.swa_prefix_tails
+    disaggregation_decode, decode_extra_slots = f.disaggregation_decode, f.decode_extra_slots
+    swa_eviction_interval = f.swa_eviction_interval
     g, page_size = st.g, st.page_size
     requested = max_running_requests if max_running_requests is not None else family_mrr_default
     mrr_w_requested = max(1, requested // attn_dp_size) if requested is not None else None
@@ -359,19 +376,19 @@ def draft_swa_pool_bytes(*, layout: str, page_size: int, swa_tokens: int, layers
     return layers * _ceil_div(swa_tokens + page_size, page_size) * page_b
 
 
-def _c128_state(st: _Stage, n_slots: int) -> int:
+def _c128_state(st: _Stage, n_slots: Any) -> Any:
     """``_get_c128_state_fixed_bytes``: one c128 compress-state ring per request slot, fp32."""
     if not st.n_owner.get(128):
         return 0
-    rows = int(ceil_align(n_slots * st.rings[128] + st.rings[128] + 1, 128))
+    rows = ceil_align(n_slots * st.rings[128] + st.rings[128] + 1, 128)
     return rows * 2 * st.latent * _STATE_DT * st.n_owner[128]
 
 
-def _c2_state(st: _Stage, n_slots: int) -> int:
+def _c2_state(st: _Stage, n_slots: Any) -> Any:
     """``_get_c2_state_fixed_bytes``: one ratio-2 pair-state ring per request slot, fp32."""
     if not st.n_owner.get(2):
         return 0
-    rows = int(ceil_align(n_slots * st.rings[2] + st.rings[2] + 1, 2))
+    rows = ceil_align(n_slots * st.rings[2] + st.rings[2] + 1, 2)
     return rows * 2 * st.latent * 4 * st.n_owner[2]
 
 

@@ -13,6 +13,7 @@ from kvplan.engines.sglang.pools.dsv4.layout import (
 )
 from kvplan.engines.sglang.pools.dsv4.sizing import _coefficients
 from kvplan.engines.sglang.pools.dsv4.stage import (
+    DSV4Flags,
     dsv4_fixed_bytes,
     dsv4_full_tokens,
     dsv4_ratio_swa_tokens,
@@ -69,6 +70,24 @@ def vector_group(ctx: PoolContext, *, cell: float) -> VectorGroup | None:
         if ctx.pp > 1 and geom.is_v41:
             return None
         ranges = ctx.rules.pp_layer_ranges(num_layers=geom.num_layers, pp_size=ctx.pp, partition=f.pp_layer_partition)
+        flags = DSV4Flags(
+            max_running_requests=ctx.max_running_requests,
+            attn_dp_size=ctx.attn_dp,
+            context_len=ctx.context_len,
+            chunked_prefill_size=ctx.chunked_prefill_flag,
+            radix_cache=f.radix_cache,
+            overlap_schedule=f.overlap_schedule,
+            swa_full_tokens_ratio=f.swa_full_tokens_ratio,
+            speculative_num_draft_tokens=f.speculative_num_draft_tokens,
+            speculative_num_steps=f.speculative_num_steps,
+            swa_prefix_tails=None,
+            compressed_kv_layout="auto",
+            index_page_size=DSV41_INDEX_PAGE_SIZE,
+            family_mrr_default=DSV4_DEFAULT_MAX_RUNNING_REQUESTS,
+            disaggregation_decode=False,
+            decode_extra_slots=0,
+            swa_eviction_interval=SWA_EVICTION_INTERVAL,
+        )
         setups = [
             _coefficients(
                 era=era,
@@ -76,23 +95,8 @@ def vector_group(ctx: PoolContext, *, cell: float) -> VectorGroup | None:
                 budget_bytes=1,
                 layout=layout,
                 page_size=ctx.page_size,
-                max_running_requests=ctx.max_running_requests,
-                attn_dp_size=ctx.attn_dp,
-                context_len=ctx.context_len,
-                chunked_prefill_size=ctx.chunked_prefill_flag,
-                radix_cache=f.radix_cache,
-                overlap_schedule=f.overlap_schedule,
-                swa_full_tokens_ratio=f.swa_full_tokens_ratio,
-                speculative_num_draft_tokens=f.speculative_num_draft_tokens,
                 stage_layers=rng if ctx.pp > 1 else None,
-                speculative_num_steps=f.speculative_num_steps,
-                swa_prefix_tails=None,
-                compressed_kv_layout="auto",
-                index_page_size=DSV41_INDEX_PAGE_SIZE,
-                family_mrr_default=DSV4_DEFAULT_MAX_RUNNING_REQUESTS,
-                disaggregation_decode=False,
-                decode_extra_slots=0,
-                swa_eviction_interval=SWA_EVICTION_INTERVAL,
+                flags=flags,
             )[:4]
             for rng in ranges
         ]
