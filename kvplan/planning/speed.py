@@ -208,6 +208,11 @@ def _levers(
     return tuple(out)
 
 
+_SUM_KEYS = frozenset(
+    ("dense", "lm_head", "expert", "moe_layers", "experts", "mtp_dense", "mtp_expert", "mtp_copies", "hc_mult")
+)
+
+
 def _model_numbers(spec: Any, dep: Deployment, res: Any) -> tuple[dict[str, float], dict[str, int]]:
     """(inventory sums, per-GPU weight bytes per component) of the model on this layout, remembered on disk
     (:mod:`kvplan.cache`, kind ``perf``): the tensor walk is most of a warm run's work, as it is for ``fit``."""
@@ -227,7 +232,7 @@ def _model_numbers(spec: Any, dep: Deployment, res: Any) -> tuple[dict[str, floa
             res.attn_dp,
             dep.engine,
             dep.moe_dense_tp_size,
-            1,
+            2,  # the entry's revision: bump when inventory_sums changes
         ],
         sort_keys=True,
         default=str,
