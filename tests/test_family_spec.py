@@ -226,3 +226,42 @@ def test_a_new_family_is_one_row_and_the_files_the_doc_lists(tmp_path):
         if "__pycache__" not in rel and (not orig.is_file() or not filecmp.cmp(p, orig, shallow=False)):
             changed.add(rel)
     assert changed == set(files)
+
+
+def test_the_registries_derived_from_the_rows_are_what_they_were():
+    """The rows reproduce the registries they replaced (values as they were written out before issue 21)."""
+    from kvplan.engines.sglang.pools import POOL_PLANNERS, SWEEP_VECTORS, VECTOR_FAMILIES
+    from kvplan.engines.vllm import grouping, specs
+    from kvplan.family import ATTENTION_FAMILIES, FAMILY_SPECS, Family, family_since, resolve
+    from kvplan.hfconfig.layer_kinds import STATE_KINDS
+
+    assert set(POOL_PLANNERS) == set(Family) == set(specs.SPEC_BUILDERS)
+    assert {f for f, p in POOL_PLANNERS.items() if p.supports_dcp} == {Family.GQA, Family.MLA, Family.DSA}
+    assert {Family.GQA, Family.MLA, Family.DSA} == VECTOR_FAMILIES
+    pools = "kvplan.engines.sglang.pools."
+    assert {f: m.removeprefix(pools) for f, m in SWEEP_VECTORS.items()} == {
+        Family.GQA: "vector",
+        Family.MLA: "vector",
+        Family.DSA: "vector",
+        Family.HYBRID_SWA: "swa",
+        Family.HYBRID_MAMBA: "mamba",
+        Family.DSV4: "dsv4",
+    }
+    assert set(grouping.GROUPERS) == {Family.DSV4}
+    assert dict(family_since("sglang")) == {
+        Family.GQA: "0.3.0",
+        Family.MLA: "0.3.0",
+        Family.HYBRID_SWA: "0.4.9.post6",
+        Family.HYBRID_MAMBA: "0.5.2",
+        Family.DSA: "0.5.3",
+        Family.DSV4: "0.5.12",
+    }
+    assert ATTENTION_FAMILIES == (Family.GQA, Family.MLA, Family.DSA, Family.DSV4)
+    assert {f for f in Family if f.is_hybrid} == {Family.HYBRID_SWA, Family.HYBRID_MAMBA}
+    # SGLang's first-match order: DSV4, MLA+SWA (Dots3), DSA, the Mamba hybrids, MLA, SWA
+    rules = sorted((r.order, r.predicate) for s in FAMILY_SPECS.values() for r in s.detect)
+    assert [p for _, p in rules] == ["dsv4_rule", "mla_swa_rule", "dsa_rule", "mamba_rule", "mla_rule", "swa_rule"]
+    assert set(specs._STATE_BYTES) == STATE_KINDS
+    for s in FAMILY_SPECS.values():  # every dotted string of a row names real code
+        for path in (s.geometry, s.sglang_pools, s.sglang_sweep, s.vllm_spec, s.vllm_grouper, s.layer_builder):
+            assert path is None or resolve(path) is not None, path

@@ -47,6 +47,7 @@ from kvplan.errors import InputError
 
 if TYPE_CHECKING:
     from kvplan.engines.sglang.pools.base import PoolContext
+    from kvplan.engines.sglang.pools.dsv4.stage import DSV4Flags
     from kvplan.engines.sglang.pools.vector import VectorGroup, VectorPools
     from kvplan.geometry.dsv4 import DSV4Geometry
 
@@ -158,24 +159,22 @@ def legacy_pool_sizes(
     budget_bytes: int,
     layout: str,
     page_size: int,
-    max_running_requests: int | None,
-    attn_dp_size: int,
-    context_len: int,
-    swa_full_tokens_ratio: float | None,
-    speculative_num_draft_tokens: int,
     stage_layers: tuple[int, int] | None,
-    family_mrr_default: int | None,
+    flags: DSV4Flags,
     max_total_tokens: int | None,
-    disaggregation_decode: bool,
-    decode_extra_slots: int,
 ) -> DSV4Pools:
     """Size the pools as 0.5.12 - 0.5.20's ``DSV4PoolConfigurator.calculate_pool_sizes`` does (module docstring).
 
-    The arguments are :func:`kvplan.engines.sglang.pools.dsv4.dsv4_pool_sizes`'s (the flags 0.5.12 - 0.5.20 do not
-    read are not taken).  Example: the module docstring's V4-Flash at 10 GiB under 0.5.13 -> 675,328 full tokens,
+    The arguments are :func:`kvplan.engines.sglang.pools.dsv4.dsv4_pool_sizes`'s, its flags in one
+    :class:`~kvplan.engines.sglang.pools.dsv4.stage.DSV4Flags` (0.5.12 - 0.5.20 read only some of them).
+    Example: the module docstring's V4-Flash at 10 GiB under 0.5.13 -> 675,328 full tokens,
     67,328 SWA slots.
     """
-    g = geometry
+    g, f = geometry, flags
+    max_running_requests, attn_dp_size, context_len = f.max_running_requests, f.attn_dp_size, f.context_len
+    swa_full_tokens_ratio, speculative_num_draft_tokens = f.swa_full_tokens_ratio, f.speculative_num_draft_tokens
+    family_mrr_default = f.family_mrr_default
+    disaggregation_decode, decode_extra_slots = f.disaggregation_decode, f.decode_extra_slots
     check_dsv4_release(era=era, is_v41=g.is_v41, layout=layout)
     drafts = max(0, speculative_num_draft_tokens)
     ratio = swa_full_tokens_ratio if swa_full_tokens_ratio is not None else DSV4_DEFAULT_SWA_RATIO

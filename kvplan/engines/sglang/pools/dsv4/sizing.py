@@ -132,34 +132,6 @@ def dsv4_pool_sizes(
     """
     g = geometry
     era = dsv4_era(release)
-    if not era.paged:
-        from kvplan.engines.sglang.pools.dsv4_legacy import legacy_pool_sizes
-
-        _check_pool_inputs(
-            g=g,
-            layout=layout,
-            page_size=page_size,
-            budget_bytes=budget_bytes,
-            attn_dp_size=attn_dp_size,
-            context_len=context_len,
-        )
-        return legacy_pool_sizes(
-            era=era,
-            geometry=g,
-            budget_bytes=budget_bytes,
-            layout=layout,
-            page_size=page_size,
-            max_running_requests=max_running_requests,
-            attn_dp_size=attn_dp_size,
-            context_len=context_len,
-            swa_full_tokens_ratio=swa_full_tokens_ratio,
-            speculative_num_draft_tokens=speculative_num_draft_tokens,
-            stage_layers=stage_layers,
-            family_mrr_default=family_mrr_default,
-            max_total_tokens=max_total_tokens,
-            disaggregation_decode=disaggregation_decode,
-            decode_extra_slots=decode_extra_slots,
-        )
     flags = DSV4Flags(
         max_running_requests=max_running_requests,
         attn_dp_size=attn_dp_size,
@@ -178,6 +150,27 @@ def dsv4_pool_sizes(
         decode_extra_slots=decode_extra_slots,
         swa_eviction_interval=swa_eviction_interval,
     )
+    if not era.paged:
+        from kvplan.engines.sglang.pools.dsv4_legacy import legacy_pool_sizes
+
+        _check_pool_inputs(
+            g=g,
+            layout=layout,
+            page_size=page_size,
+            budget_bytes=budget_bytes,
+            attn_dp_size=attn_dp_size,
+            context_len=context_len,
+        )
+        return legacy_pool_sizes(
+            era=era,
+            geometry=g,
+            budget_bytes=budget_bytes,
+            layout=layout,
+            page_size=page_size,
+            stage_layers=stage_layers,
+            flags=flags,
+            max_total_tokens=max_total_tokens,
+        )
     st, mode, bytes_per_swa, bpf, infl, notes = _coefficients(
         era=era,
         geometry=g,
