@@ -4,7 +4,8 @@ Each row's ``fixture`` gives one ``kvplan speed ... --format json`` run (engine,
 layout, KV dtype, further flags, workload, concurrency, accept length); its ``metric`` / ``value`` and ``also``
 are the measured answers; error = (predicted - measured) / measured.  Deterministic: no wall clock, no network.
 
-Usage: ``python scripts/speed_accuracy.py [--check]`` (``--check``: exit 1 when docs/speed-accuracy.md is stale).
+Usage: ``python scripts/speed_accuracy.py [--check | --num-prompts]`` (``--check``: exit 1 when
+docs/speed-accuracy.md is stale; ``--num-prompts``: print the summary with each row's benchmark ``num_prompts``).
 tests/test_speed_validation.py imports :func:`evaluate` and asserts the error bounds.
 """
 
@@ -26,8 +27,10 @@ def load_rows(path: Path = DATA) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def fixture_args(f: dict[str, Any]) -> list[str]:
-    """The ``kvplan speed`` arguments of one fixture (the README of the data set describes the keys)."""
+def fixture_args(f: dict[str, Any], workload: dict[str, Any] | None = None) -> list[str]:
+    """The ``kvplan speed`` arguments of one fixture (the README of the data set describes the keys).  With
+    ``workload`` (the row's), its ``num_prompts`` becomes ``--num-prompts`` (first-wave queueing): the table is run
+    without it (docs/speed.md gives both results), ``python scripts/speed_accuracy.py --num-prompts`` with it."""
     a = ["speed", "--engine", f["engine"], "--model", f["model"], "--gpu", f["gpu"], "--format", "json"]
     if f.get("engine_version"):
         a += ["--engine-version", str(f["engine_version"])]
@@ -44,16 +47,19 @@ def fixture_args(f: dict[str, Any]) -> list[str]:
         a += ["--concurrency", str(f["concurrency"])]
     if f.get("accept_length") is not None:
         a += ["--accept-length", str(f["accept_length"])]
+    n = (workload or {}).get("num_prompts")
+    if isinstance(n, int) and not isinstance(n, bool) and n > 0:
+        a += ["--num-prompts", str(n)]
     return a
 
 
-def run_fixture(f: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+def run_fixture(f: dict[str, Any], workload: dict[str, Any] | None = None) -> tuple[dict[str, Any] | None, str]:
     """(the JSON result, "") or (None, the one-line error)."""
     from typer.testing import CliRunner
 
     from kvplan.cli.app import app
 
-    res = CliRunner().invoke(app, fixture_args(f))
+    res = CliRunner().invoke(app, fixture_args(f, workload))
     if res.exit_code != 0:
         return None, (res.stderr or res.stdout or "").strip().splitlines()[-1:][0] if (res.stderr or res.stdout) else (
             f"exit {res.exit_code}"
@@ -61,14 +67,14 @@ def run_fixture(f: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
     return json.loads(res.stdout), ""
 
 
-def evaluate(rows: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+def evaluate(rows: list[dict[str, Any]] | None = None, *, with_prompts: bool = False) -> list[dict[str, Any]]:
     """One record per (usable row, metric): id, metric, measured, predicted, error (None when refused), note."""
     out: list[dict[str, Any]] = []
     for r in rows if rows is not None else load_rows():
         f = r["fixture"]
         if not f.get("usable"):
             continue
-        got, err = run_fixture(f)
+        got, err = run_fixture(f, r.get("workload") if with_prompts else None)
         metrics = [(f["metric"], f["value"])] + [(m["metric"], m["value"]) for m in f.get("also") or []]
         for metric, value in metrics:
             pred = got.get(metric) if got else None
@@ -157,6 +163,9 @@ def render(records: list[dict[str, Any]]) -> str:
 
 def main(argv: list[str]) -> int:
     sys.path.insert(0, str(ROOT))
+    if "--num-prompts" in argv:  # the what-if of docs/speed.md: the summary only, nothing written
+        print(render(evaluate(with_prompts=True)).split("## Rows")[0])
+        return 0
     text = render(evaluate())
     if "--check" in argv:
         return 0 if DOC.exists() and DOC.read_text() == text else 1

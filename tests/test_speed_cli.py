@@ -160,3 +160,21 @@ def test_default_speed_table_golden():
     print_speed(speed(Deployment(input_len=131072, output_len=1, chunked_prefill_size=2048)), con)
     want = (Path(__file__).resolve().parent / "golden" / "speed_default_80.txt").read_text()
     assert recorded_text(con) == want
+
+
+def test_num_prompts_adds_the_first_wave_wait():
+    """--num-prompts N at concurrency C: the first min(C, N) requests arrive at once; the mean TTFT over the run
+    grows by min(C, N) / N x (min(C, N) - 1) / 2 batched prefills.  With N = C every request is in the burst."""
+    base = ["speed", "-m", "Qwen/Qwen3-8B", "-g", "h100-sxm", "--input-len", "8192", "--output-len", "256"]
+    steady = json.loads(_run([*base, "--concurrency", "8", "--format", "json"]).stdout)
+    burst = json.loads(_run([*base, "--concurrency", "8", "--num-prompts", "8", "--format", "json"]).stdout)
+    half = json.loads(_run([*base, "--concurrency", "8", "--num-prompts", "16", "--format", "json"]).stdout)
+    extra_all = burst["ttft_s"] - steady["ttft_s"]
+    extra_half = half["ttft_s"] - steady["ttft_s"]
+    assert extra_all > 0 and extra_half == pytest.approx(extra_all / 2)  # 8/16 of the requests are in the burst
+    # one request of 8,192 tokens is one chunk (SGLang's default chunk on H100 is 8,192): 7 / 2 prefills' wait
+    assert extra_all == pytest.approx(3.5 * steady["prefill_s"], rel=0.05)
+    one = json.loads(_run([*base, "--num-prompts", "100", "--format", "json"]).stdout)
+    assert one["ttft_s"] == json.loads(_run([*base, "--format", "json"]).stdout)["ttft_s"]  # C = 1: nobody waits
+    r = _run([*base, "--num-prompts", "0"])
+    assert r.exit_code == 2 and "--num-prompts" in r.stderr

@@ -34,6 +34,15 @@ _Tflops = Annotated[
 _Bw = Annotated[
     Optional[float], typer.Option("--gpu-bandwidth", metavar="GB/s", help="Memory bandwidth per GPU (override).")
 ]
+_Prompts = Annotated[
+    Optional[int],
+    typer.Option(
+        "--num-prompts",
+        metavar="N",
+        help="Benchmark run: N requests in all (bench_serving --num-prompts); the first C arrive at once "
+        "(default: steady state).",
+    ),
+]
 _Link = Annotated[
     Optional[float],
     typer.Option("--link-bandwidth", metavar="GB/s", help="Link rate per GPU per direction (override)."),
@@ -48,6 +57,7 @@ def speed_inputs(
     gpu_tflops: float | None,
     gpu_bandwidth: float | None,
     link_bandwidth: float | None,
+    num_prompts: int | None = None,
 ) -> Any:
     from kvplan.planning.speed import SpeedInputs
 
@@ -58,6 +68,7 @@ def speed_inputs(
         gpu_tflops=gpu_tflops,
         gpu_bandwidth=gpu_bandwidth,
         link_bandwidth=link_bandwidth,
+        num_prompts=num_prompts,
     )
 
 
@@ -71,6 +82,7 @@ def speed_cmd(
     gpu_tflops: _Tflops = None,
     gpu_bandwidth: _Bw = None,
     link_bandwidth: _Link = None,
+    num_prompts: _Prompts = None,
     fmt: Annotated[
         Optional[str],
         typer.Option(
@@ -103,6 +115,7 @@ def speed_cmd(
             gpu_tflops=gpu_tflops,
             gpu_bandwidth=gpu_bandwidth,
             link_bandwidth=link_bandwidth,
+            num_prompts=num_prompts,
         ),
     )
     if out is Format.TABLE:

@@ -9,7 +9,9 @@ Definitions (the JSON contract, units in brackets):
 
 * ``prefill_tokens_per_s`` [tok/s]: input_len / the prefill time of one cold request alone on the server;
 * ``ttft_s`` [s]: prefill time + one decode step + the per-request host work (:data:`REQUEST_S`) + the mean wait
-  for a prefill in progress at C (``rho x T_p / 2``, rho the fraction of time the server spends prefilling);
+  for a prefill in progress at C (``rho x T_p / 2``, rho the fraction of time the server spends prefilling); for a
+  benchmark run of N requests (``num_prompts``), the first min(C, N) arrive at once: + ``B / N x (B - 1) / 2 x``
+  the batched prefill time of one request (B = min(C, N));
 * ``tpot_s`` [s]: mean time per output token at C: decode step / tokens per step, plus the stalls of the other
   C - 1 requests' prefills during the request's decode (a prefill chunk runs as its own step: SGLang and vLLM do
   not overlap a chunk with the running batch's decode here), spread over the output;
@@ -66,6 +68,7 @@ class SpeedInputs(Record):
     gpu_tflops: float | None = None
     gpu_bandwidth: float | None = None
     link_bandwidth: float | None = None
+    num_prompts: int | None = None  # a benchmark run's total requests (bench_serving --num-prompts); None: steady
 
 
 class PhaseBreakdown(Record):
@@ -273,13 +276,16 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
     from kvplan.perf.efficiency import efficiency_for, gpu_class
     from kvplan.perf.hardware import Overrides, resolve_hardware
     from kvplan.perf.ops import model_ops
-    from kvplan.perf.schedule import Knobs, decode, prefill
+    from kvplan.perf.schedule import Knobs, decode, prefill, step
     from kvplan.planning.plan import fit, gpu_for
 
     ins = inputs or SpeedInputs()
     c = ins.concurrency
     if isinstance(c, bool) or not isinstance(c, int) or not (1 <= c <= 1 << 20):
         raise InputError(f"must be an integer between 1 and 1,048,576, got {c!r}", field="--concurrency")
+    n = ins.num_prompts
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or not (1 <= n <= 1 << 24)):
+        raise InputError(f"must be an integer between 1 and 16,777,216, got {n!r}", field="--num-prompts")
     a = ins.accept_length
     if a is not None and (isinstance(a, bool) or not isinstance(a, (int, float)) or not (1.0 <= a <= 64.0)):
         raise InputError(f"must be a number between 1 and 64, got {a!r}", field="--accept-length")
@@ -363,6 +369,28 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
     rps = run_c / (t_p + s + REQUEST_S + decode_time)
     rho = min(rps * t_p / dp_par, 1.0) * (run_c - 1) / run_c  # the other requests' share of the time
     ttft = t_p + s + REQUEST_S + rho * t_p / 2
+    n_prompts = ins.num_prompts
+    if n_prompts is not None and run_c > 1:
+        # a benchmark run of N requests at --max-concurrency C opens the first min(C, N) at once; they are prefilled
+        # together in chunk-sized steps (weights read once per step), so the k-th waits for the k - 1 before it;
+        # with equal output lengths the later requests arrive as slots free, staggered: no burst
+        burst = min(run_c, n_prompts)
+        full = step(
+            ops,
+            hw,
+            eff,
+            tokens=float(chunk),
+            requests=float(chunk) / input_len,
+            position=input_len / 2,
+            decode=False,
+            graph=prefill_graph,
+        )
+        per_request = min(full.seconds / chunk, t_p / input_len) * input_len / dp_par
+        ttft += burst / n_prompts * (burst - 1) / 2 * per_request
+        assumptions.append(
+            f"benchmark run of {n_prompts:,} requests: the first {burst:,} arrive at once and wait for each other's "
+            f"prefills ({per_request * 1e3:,.1f} ms each, batched), the rest arrive staggered"
+        )
     tpot = decode_time / out_n
     b_pre, b_dec = _phase(pre.chunk_step), _phase(dec.step)
     link = {"pcie": "PCIe", "nvlink": "NVLink", "nvlink-c2c": "NVLink", "xgmi": "xGMI"}.get(hw.link, "PCIe")
