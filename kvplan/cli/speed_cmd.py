@@ -100,6 +100,9 @@ def speed_cmd(
 
     Same deployment flags and defaults as `kvplan fit` (no --model: the default deployment), plus the workload
     (--input-len, --output-len, --concurrency) and speculative decoding (--accept-length).
+
+    \b
+    Example: kvplan speed --input-len 131072 --output-len 1 --chunked-prefill-size 2048 --explain
     """
     out = resolve_format(fmt, allowed=TABLE_JSON_CSV, default_when_not_tty=Format.JSON)
     from kvplan.deployment import Deployment
