@@ -33,15 +33,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kvplan.engines.sglang.pools.dsv4 import (
+from kvplan.engines.sglang.pools.dsv4.eras import DSV4Era, check_dsv4_release
+from kvplan.engines.sglang.pools.dsv4.layout import (
     DSV4_DEFAULT_MAX_RUNNING_REQUESTS,
     DSV4_DEFAULT_SWA_RATIO,
-    DSV4Era,
-    DSV4Pools,
-    check_dsv4_release,
     compress_state_ring_size,
     indexer_bytes_per_token,
 )
+from kvplan.engines.sglang.pools.dsv4.result import DSV4Pools
 from kvplan.engines.sglang.pools.swa_cap import ceil_align, vint, vmax, vwhere
 from kvplan.errors import InputError
 
@@ -350,7 +349,7 @@ def legacy_vector_group(ctx: PoolContext, *, era: DSV4Era, cell: float) -> Vecto
     Source: sgl-project/sglang python/sglang/srt/model_executor/pool_configurator.py ``DSV4PoolConfigurator``,
     v0.5.12 - v0.5.20; mem_cache/kv_cache_configurator.py ``resolve_max_num_reqs``.
     """
-    from kvplan.engines.sglang.pools.dsv4 import dsv4_select_layout
+    from kvplan.engines.sglang.pools.dsv4.layout import dsv4_select_layout
     from kvplan.engines.sglang.pools.vector import VectorGroup, VectorPools, request_cap_of
     from kvplan.geometry.dsv4 import dsv4_geometry_from_config
 

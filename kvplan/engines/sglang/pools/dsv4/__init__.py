@@ -90,8 +90,8 @@ from kvplan.engines.sglang.pools.dsv4.planner import (
     breakdown,
     plan,
 )
+from kvplan.engines.sglang.pools.dsv4.result import DSV4Pools
 from kvplan.engines.sglang.pools.dsv4.sizing import (
-    DSV4Pools,
     dsv4_pool_sizes,
 )
 from kvplan.engines.sglang.pools.dsv4.stage import (

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 from kvplan.engines.sglang.pools.base import Breakdown, PoolContext, PoolPlan, request_cap
 from kvplan.engines.sglang.pools.dsv4.eras import check_dsv4_release, dsv4_era
 from kvplan.engines.sglang.pools.dsv4.layout import dsv4_select_layout
-from kvplan.engines.sglang.pools.dsv4.sizing import DSV4Pools, dsv4_pool_sizes
+from kvplan.engines.sglang.pools.dsv4.result import DSV4Pools
+from kvplan.engines.sglang.pools.dsv4.sizing import dsv4_pool_sizes
 from kvplan.errors import InputError
 from kvplan.geometry.dsv4 import DSV4Geometry, dsv4_geometry_from_config, dsv4_naive_v3_bytes_per_token
 from kvplan.result import Basis, Pool

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from kvplan.engines.sglang.pools.dsv4.eras import DSV4_ERAS, DSV4Era, dsv4_era
 from kvplan.engines.sglang.pools.dsv4.layout import (
     DSV4_DEFAULT_MAX_RUNNING_REQUESTS,
     DSV4_PAGE_SIZE,
     DSV41_INDEX_PAGE_SIZE,
 )
+from kvplan.engines.sglang.pools.dsv4.result import DSV4Pools
 from kvplan.engines.sglang.pools.dsv4.stage import (
     DSV4Flags,
     _bytes_per_swa,
@@ -37,43 +36,6 @@ from kvplan.geometry.dsv4 import DSV4Geometry
 # ----------------------------------------------------------------------------------------------------------
 # Pool sizing
 # ----------------------------------------------------------------------------------------------------------
-
-
-@dataclass(eq=False, repr=False)
-class DSV4Pools:
-    """Result of :func:`dsv4_pool_sizes` for one attention-DP rank / PP stage (target worker)."""
-
-    full_tokens: int
-    swa_tokens: int
-    c4_tokens: int
-    c128_tokens: int
-    bytes_per_full_token: float
-    bytes_per_swa_token: float
-    fixed_bytes: int
-    swa_mode: str
-    layout: str
-    page_size: int
-    max_running_requests: int
-    components: tuple[tuple[str, int], ...]
-    notes: tuple[str, ...]
-    # extras
-    budget_mrr: int = 0  # the per-rank mrr the fixed states were sized with (before the tokens//2 cap)
-    swa_cap_tokens: int | None = None
-    swa_prefix_tails: int = 0
-    swa_full_tokens_ratio: float | None = None  # ratio used in ratio mode
-    c128_state_bytes: int = 0
-    c2_state_bytes: int = 0
-    swa_fixed_bytes: int = 0
-    low_ratio_padding_bytes: float = 0.0
-    budgeted_bytes: float = 0.0  # full * bytes_per_full + padding + fixed (<= budget on the profiling path)
-    c4_state_pool_size: int = 0
-    ring_sizes: tuple[tuple[int, int], ...] = ()
-    owner_layers: tuple[tuple[int, tuple[int, ...]], ...] = field(default=())
-
-    @property
-    def allocated_bytes(self) -> int:
-        """Sum of :attr:`components` (what the pools allocate, incl. padding pages / draft reserve)."""
-        return sum(b for _, b in self.components)
 
 
 def dsv4_pool_sizes(
