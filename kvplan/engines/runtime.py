@@ -64,6 +64,19 @@ def cuda_total_from_nvidia_smi(*, memory_mib: int) -> int:
     return memory_mib * 2**20 - DRIVER_RESERVE_BYTES
 
 
+def device_total(gpu: GpuLike) -> tuple[int, bool]:
+    """(the device total the engines see, whether it is the preset's recorded CUDA total): the CUDA-visible total
+    (``torch.cuda.mem_get_info()[1]``) when the preset records it, else :func:`cuda_total_from_nvidia_smi`.  The one
+    rule for every planner, what-if and free-memory model.
+
+    Example: an H100 SXM preset with ``cuda_total_bytes`` 85,024,246,333 -> (85,024,246,333, True); a preset with
+    only nvidia-smi's 97,887 MiB -> (102,029,926,073, False).
+    """
+    if gpu.cuda_total_bytes:
+        return gpu.cuda_total_bytes, True
+    return cuda_total_from_nvidia_smi(memory_mib=gpu.memory_mib), False
+
+
 def runtime_overhead_bytes(*, world_size: int, interconnect: str) -> int:
     """Bytes taken before weight load on each GPU (context + communicators).
 
@@ -106,8 +119,8 @@ def modelled_free_at_start(
     (:func:`snapshot_includes_communicators`).  Example: RTX PRO 6000 Server, SGLang TP8 (PCIe):
     95.02 - 0.55 - 8 x 0.0625 = 93.97 GiB (log: 93.99 GiB, glm5-nvfp4-8x-rtxpro6000-tp8).
     """
-    total = gpu.cuda_total_bytes or cuda_total_from_nvidia_smi(memory_mib=gpu.memory_mib)
-    src = "CUDA total" if gpu.cuda_total_bytes else f"nvidia-smi {gpu.memory_mib:,} MiB - 0.57 GiB"
+    total, recorded = device_total(gpu)
+    src = "CUDA total" if recorded else f"nvidia-smi {gpu.memory_mib:,} MiB - 0.57 GiB"
     if snapshot_includes_communicators(engine=engine, engine_version=engine_version):
         overhead = runtime_overhead_bytes(world_size=world_size, interconnect=gpu.interconnect)
         why = f"{src} - context - {gpu.interconnect} communicators for {world_size} rank(s)"

@@ -226,9 +226,9 @@ def _vllm_whatif(ch: _Change) -> Deployment:
     rules = version_rules(base_dep.engine_version)
     total = facts.total_gpu_memory_bytes or facts.gpu_total_bytes
     if total is None and old_gpu is not None:
-        from kvplan.engines.runtime import cuda_total_from_nvidia_smi
+        from kvplan.engines.runtime import device_total
 
-        total = old_gpu.cuda_total_bytes or cuda_total_from_nvidia_smi(memory_mib=old_gpu.memory_mib)
+        total = device_total(old_gpu)[0]
     if base_dep.kv_cache_memory_bytes is None:  # baseline rebuilt from the full memory profile: just re-plan
         if par_changed:
             assert base_dep.weight_memory is not None  # the profile's weight term (_vllm_budget_terms)

@@ -34,16 +34,16 @@ _TERM_NAMES = {
 def _device(dep: Deployment, gpu: HardwarePreset | None, assumptions: list[str]) -> tuple[int, str]:
     """(device total per GPU, GPU label): ``--gpu-memory``, else the preset's CUDA total (or nvidia-smi's minus the
     driver reservation), else ``--kv-cache-memory-bytes`` when only that is known."""
-    from kvplan.engines.runtime import cuda_total_from_nvidia_smi
+    from kvplan.engines.runtime import device_total
 
     if dep.gpu_memory is not None:
         assumptions.append(f"device total {fmt_gib(dep.gpu_memory)} as given (--gpu-memory)")
         return dep.gpu_memory, gpu.name if gpu is not None and dep.gpu is not None else "custom"
     if gpu is not None:
-        device = gpu.cuda_total_bytes or cuda_total_from_nvidia_smi(memory_mib=gpu.memory_mib)
+        device, recorded = device_total(gpu)
         how = (
             "CUDA-visible total of the preset"
-            if gpu.cuda_total_bytes
+            if recorded
             else f"nvidia-smi {gpu.memory_mib:,} MiB minus the 0.57 GiB driver reservation"
         )
         assumptions.append(f"device total {fmt_gib(device)}: {how}")
