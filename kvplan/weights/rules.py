@@ -33,7 +33,7 @@ from kvplan.errors import InputError
 class WeightRules:
     """One engine's weight-loading rules (the module table)."""
 
-    name: Literal["sglang", "vllm"]  # the engine's ``--engine`` name (the config flattening rule of kvplan.hfconfig.normalize)
+    name: Literal["sglang", "vllm"]  # the ``--engine`` name (kvplan.hfconfig.normalize flattens the config by it)
     dp_attention: bool  # --enable-dp-attention splits the attention group
     dp_lm_head: bool  # --enable-dp-lm-head puts lm_head on attention TP
     moe_dense_tp: bool  # --moe-dense-tp-size exists
