@@ -23,27 +23,66 @@ mxfp4_moe_backend          no backend choice modelled                       gpt-
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
 from kvplan.errors import InputError
 
 
-@dataclass(frozen=True)
 class WeightRules:
-    """One engine's weight-loading rules (the module table)."""
+    """One engine's weight-loading rules (the module table); read-only after construction.
 
-    name: Literal["sglang", "vllm"]  # the ``--engine`` name (kvplan.hfconfig.normalize flattens the config by it)
-    dp_attention: bool  # --enable-dp-attention splits the attention group
-    dp_lm_head: bool  # --enable-dp-lm-head puts lm_head on attention TP
-    moe_dense_tp: bool  # --moe-dense-tp-size exists
-    divides_tp: tuple[str, ...]  # sizes that must divide tp
-    per_model_layout: bool  # group sizes follow the model file's layout (else every group over tp)
-    ernie_moe_one_based: bool  # ERNIE-4.5 MoE layers by (i + 1) % interval, start default 0
-    mtp_draft_layers: int | None  # MTP layers an EAGLE/NextN draft loads (None: all of them)
-    dsv41_vision_tower: bool  # the DeepSeek-V4.1 vision tower is built by its own rule
-    fp8_wo_a_needs_128_blocks: bool  # DeepSeek-V4 wo_a stays fp8 only for 128x128 fp8 blocks
-    mxfp4_moe_backend: bool  # gpt-oss MXFP4 experts take the padding of the backend picked on the GPU
+    (A plain class with slots: the dataclass decorator generates and compiles code at every import, and ``kvplan fit``
+    imports this module.)
+    """
+
+    __slots__ = (
+        "divides_tp",
+        "dp_attention",
+        "dp_lm_head",
+        "dsv41_vision_tower",
+        "ernie_moe_one_based",
+        "fp8_wo_a_needs_128_blocks",
+        "moe_dense_tp",
+        "mtp_draft_layers",
+        "mxfp4_moe_backend",
+        "name",
+        "per_model_layout",
+    )
+
+    def __init__(
+        self,
+        *,
+        name: Literal["sglang", "vllm"],  # the ``--engine`` name (kvplan.hfconfig.normalize flattens by it)
+        dp_attention: bool,  # --enable-dp-attention splits the attention group
+        dp_lm_head: bool,  # --enable-dp-lm-head puts lm_head on attention TP
+        moe_dense_tp: bool,  # --moe-dense-tp-size exists
+        divides_tp: tuple[str, ...],  # sizes that must divide tp
+        per_model_layout: bool,  # group sizes follow the model file's layout (else every group over tp)
+        ernie_moe_one_based: bool,  # ERNIE-4.5 MoE layers by (i + 1) % interval, start default 0
+        mtp_draft_layers: int | None,  # MTP layers an EAGLE/NextN draft loads (None: all of them)
+        dsv41_vision_tower: bool,  # the DeepSeek-V4.1 vision tower is built by its own rule
+        fp8_wo_a_needs_128_blocks: bool,  # DeepSeek-V4 wo_a stays fp8 only for 128x128 fp8 blocks
+        mxfp4_moe_backend: bool,  # gpt-oss MXFP4 experts take the padding of the backend picked on the GPU
+    ) -> None:
+        self.name = name
+        self.dp_attention = dp_attention
+        self.dp_lm_head = dp_lm_head
+        self.moe_dense_tp = moe_dense_tp
+        self.divides_tp = divides_tp
+        self.per_model_layout = per_model_layout
+        self.ernie_moe_one_based = ernie_moe_one_based
+        self.mtp_draft_layers = mtp_draft_layers
+        self.dsv41_vision_tower = dsv41_vision_tower
+        self.fp8_wo_a_needs_128_blocks = fp8_wo_a_needs_128_blocks
+        self.mxfp4_moe_backend = mxfp4_moe_backend
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if hasattr(self, name):
+            raise AttributeError(f"WeightRules.{name} is read-only")
+        object.__setattr__(self, name, value)
+
+    def __repr__(self) -> str:
+        return f"WeightRules({self.name!r})"
 
 
 SGLANG_WEIGHTS = WeightRules(
