@@ -37,6 +37,7 @@ from kvplan.inputs.resolve import resolve_model
 from kvplan.planning.plan import fit
 from kvplan.result import FitResult
 from kvplan.views import render
+from tests.conftest import examples
 
 GiB = 2**30
 
@@ -118,7 +119,7 @@ def plan(dep: Deployment):
         return None
 
 
-PROPS = settings(max_examples=120)
+PROPS = settings(max_examples=examples(120))
 
 
 @PROPS
@@ -194,7 +195,7 @@ def test_fp8_halves_the_gqa_cell():
     assert fit(replace(base, kv_cache_dtype="fp8_e4m3")).kv_bytes_per_token == 65_536
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(deployments())
 def test_sglang_pool_invariants(dep):
     r = plan(dep)
@@ -211,7 +212,7 @@ def test_sglang_pool_invariants(dep):
     assert r.mode == ("measured" if dep.free_memory is not None else "cold")
 
 
-@settings(max_examples=150)
+@settings(max_examples=examples(150))
 @given(deployments(models=GQA_MODELS), st.sampled_from(["bf16", "fp8_e4m3"]))
 def test_gqa_cell_scales_as_one_over_tp(dep, dtype):
     spec = resolve_model(dep.model)
@@ -231,7 +232,7 @@ def test_gqa_cell_scales_as_one_over_tp(dep, dtype):
             assert r.kv_bytes_per_token * kv == one.kv_bytes_per_token, (dep.model, tp)
 
 
-@settings(max_examples=150)
+@settings(max_examples=examples(150))
 @given(deployments(), st.sampled_from(["sglang", "vllm"]))
 def test_json_round_trips_into_the_result_model(dep, engine):
     if engine == "vllm":
@@ -266,7 +267,7 @@ def vllm_inputs(draw):
     )
 
 
-@settings(max_examples=150)
+@settings(max_examples=examples(150))
 @given(vllm_inputs(), st.integers(1, 64 * GiB))
 def test_vllm_more_kv_memory_never_fewer_tokens(inp, extra):
     from kvplan.engines.vllm.planner import plan_vllm
@@ -357,7 +358,7 @@ _pat = st.one_of(
 )
 
 
-@settings(max_examples=400)
+@settings(max_examples=examples(400))
 @given(_path, st.lists(_pat, max_size=12))
 def test_indexed_ignore_patterns_agree_with_the_scan(path, pats):
     """weights._Patterns (a set of whole dotted runs) decides exactly like scanning every pattern."""
@@ -369,7 +370,7 @@ def test_indexed_ignore_patterns_agree_with_the_scan(path, pats):
 # ------------------------------------------------------------------------------------------------ issue 11
 
 
-@settings(max_examples=120)
+@settings(max_examples=examples(120))
 @given(
     deployments(),
     st.sampled_from(["sglang", "vllm"]),
