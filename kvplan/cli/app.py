@@ -304,6 +304,9 @@ def fit_cmd(
     With no --model, the project's default deployment applies (DeepSeek-V4.1-Flash, 8x RTX PRO 6000
     Blackwell Max-Q, SGLang, TP8/EP8, fp8 KV, mem_fraction_static 0.72, 1M context, 16 requests); with a
     --model, unset flags take the engine's own defaults.
+
+    \b
+    Example: kvplan fit -m Qwen/Qwen3-32B -g h100-sxm --tp 2 --context-length 32k --engine sglang,vllm
     """
     out = resolve_format(fmt, allowed=TABLE_JSON_CSV, default_when_not_tty=Format.JSON)
     engine = flags["engine"]
@@ -422,7 +425,11 @@ def models_cmd(
     ] = None,
     search: _SearchOption = None,
 ) -> None:
-    """List the model presets (kvplan models add CONFIG writes your own)."""
+    """List the model presets (kvplan models add CONFIG writes your own).
+
+    \b
+    Example: kvplan models --family mla --search deepseek
+    """
     out = resolve_format(fmt, allowed=TABLE_JSON_CSV, default_when_not_tty=Format.JSON)
     from kvplan.hfconfig.spec import flatten_config
     from kvplan.inputs import presets
@@ -458,7 +465,11 @@ def models_cmd(
 
 @_core.command("gpus")
 def gpus_cmd(fmt: _FormatOption = None, search: _SearchOption = None) -> None:
-    """List the hardware presets."""
+    """List the hardware presets.
+
+    \b
+    Example: kvplan gpus --search h100
+    """
     out = resolve_format(fmt, allowed=TABLE_JSON_CSV, default_when_not_tty=Format.JSON)
     from kvplan.inputs import presets
 
@@ -501,7 +512,11 @@ def show_cmd(
     gpu: Annotated[Optional[str], typer.Option("-g", "--gpu", help="GPU (changes dtype defaults and layouts).")] = None,
     fmt: _FormatOption = None,
 ) -> None:
-    """Model geometry and KV bytes per token by dtype and TP."""
+    """Model geometry and KV bytes per token by dtype and TP.
+
+    \b
+    Example: kvplan show deepseek-ai/DeepSeek-V3.2 -g b200
+    """
     out = resolve_format(fmt, allowed=TABLE_JSON_CSV, default_when_not_tty=Format.JSON)
     from kvplan.planning.show import show_rows
 
@@ -519,7 +534,11 @@ def version_line() -> str:
 
 @_core.command("version")
 def version_cmd() -> None:
-    """Print kvplan's version and the engine releases it has rules for (--engine-version takes any of them)."""
+    """Print kvplan's version and the engine releases it has rules for (--engine-version takes any of them).
+
+    \b
+    Example: kvplan version
+    """
     from kvplan import supported
 
     typer.echo(version_line())
