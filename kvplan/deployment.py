@@ -36,6 +36,10 @@ DEFAULT_DEPLOYMENT: dict[str, Any] = dict(
 )
 
 
+#: the parallel layout of :data:`DEFAULT_DEPLOYMENT`, applied whole or not at all
+_LAYOUT = ("tp", "ep", "dp", "pp")
+
+
 @dataclass(init=False, eq=False, repr=False)
 class Deployment:
     """One deployment as the user gave it (``None``: not given, the engine's default applies).
@@ -213,6 +217,9 @@ class Deployment:
         if self.engine == "vllm":  # SGLang-only knobs of the default deployment; vLLM uses its own defaults
             for k in ("mem_fraction_static", "chunked_prefill_size", "attention_backend"):
                 defaults.pop(k)
+        if any(given.get(k) is not None for k in _LAYOUT):  # the default's TP8/EP8 is one layout: never half of it
+            for k in _LAYOUT:  # (`kvplan fit --tp 2` must not meet the default's ep=8; issue 26)
+                defaults.pop(k, None)
         merged = {k: (v if given.get(k) is None else given[k]) for k, v in defaults.items()}
         return replace(self, **merged)
 

@@ -249,10 +249,13 @@ def test_a_plan_entry_without_a_gpu_is_an_input_error(tmp_path):
     assert "--gpu" in e.value.one_line() and "deployment 'x'" in e.value.one_line()
     r = run("check", str(p))
     assert r.exit_code == 2 and "--gpu" in r.stderr and len(r.stderr.strip().splitlines()) == 1
-    # the default deployment (no model) keeps its default GPU
+    # a plan entry without a model is not planned as the default deployment (issue 26): exit 2 naming the entry
     p = write(tmp_path, '[[deployment]]\nname = "d"\n[deployment.target]\ncontext = "1m"\nrequests = 1\n', "d.toml")
-    (d,) = check(load_plan(p))
-    assert d.passed and d.gpu.startswith("NVIDIA RTX PRO 6000")
+    with pytest.raises(InputError) as e:
+        check(load_plan(p))
+    assert "no model" in e.value.one_line() and "deployment 'd'" in e.value.one_line()
+    r = run("check", str(p))
+    assert r.exit_code == 2 and "no model" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
 def test_a_workload_target(tmp_path):

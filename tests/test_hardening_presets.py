@@ -232,7 +232,7 @@ _TOKEN = "hf_" + "A1b2C3d4" * 4
 def test_an_internal_error_masks_secrets_and_cuts_input(monkeypatch):
     import kvplan.planning.plan as plan
 
-    def boom(dep):
+    def boom(dep, **_kw):
         raise RuntimeError(f"fetch {_SECRET_URL} with {_TOKEN}\x1b[31m failed: " + "9" * 50_000 + " tail")
 
     monkeypatch.setattr(plan, "fit", boom)

@@ -331,9 +331,8 @@ def fit_cmd(
     from kvplan.planning.plan import fit
 
     dep = Deployment(**{**given, "engine": engines[0]})
-    results = [fit(replace(dep, engine=e)) for e in engines]
-    for r in results:
-        r.warnings.extend(launch_warnings)
+    # the launch reader's warnings go in with the plan: a result is not mutated after fit returns (issue 21 item 4)
+    results = [fit(replace(dep, engine=e), warnings=launch_warnings) for e in engines]
 
     speeds = _speeds(dep, engines) if speed else None
 

@@ -968,12 +968,15 @@ def _spec_of(config: Path) -> Any:
         raise InputError(str(exc), field="CONFIG", hint=exc.hint) from None
 
 
-def _write_checked(target: Path, text: str) -> None:
+def _write_checked(target: Path, text: str, *, force: bool = False) -> None:
     """Write ``text`` to ``target`` via a temporary file in the same folder that is loaded back and validated first
-    (so a file that does not load never lands); InputError naming ``target`` when it does not load."""
+    (so a file that does not load never lands); InputError naming ``target`` when it does not load.  The file lands
+    atomically (:func:`kvplan.inputs.preset_writer.install_preset`): without ``force`` an existing target, even one
+    a concurrent writer just made, is an InputError "exists"."""
     from kvplan.hfconfig.spec import spec_from_config
+    from kvplan.inputs.preset_writer import install_preset
 
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    tmp = target.with_name(f".{target.name[:200]}.{os.getpid()}.tmp")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp.write_text(text, encoding="utf-8")
@@ -987,7 +990,7 @@ def _write_checked(target: Path, text: str) -> None:
     try:
         preset = _validate(ModelPreset, str(target), _parse_toml(str(target), _read_preset_bytes(tmp)))
         spec_from_config(preset.config, model_id=preset.id, source=str(target))  # plannable geometry
-        os.replace(tmp, target)
+        install_preset(tmp, target, force=force)
     finally:
         tmp.unlink(missing_ok=True)
 
@@ -1037,6 +1040,7 @@ def add_user_model(
             aliases=aliases,
             source=source,
         ),
+        force=force,
     )
     clear_caches()
     shipped = configs_dir() / "models" / target.name

@@ -354,10 +354,16 @@ def _judge(s: CheckSpec, r: Any) -> tuple[bool, str, int, int, float]:
 
 
 def _require_gpu(s: CheckSpec) -> None:
-    """A plan entry names its GPU (``gpu``, or ``gpu_memory`` for a custom device); without a model the default
-    deployment applies, GPU included.  The model is resolved first, so an unknown model is named before."""
+    """A plan entry names its model and its GPU (``gpu``, or ``gpu_memory`` for a custom device).  The model is
+    resolved first, so an unknown model is named before."""
     from kvplan.inputs.resolve import resolve_model
 
+    if not (s.deployment.model or "").strip():  # a plan entry is planned as the deployment it names (issue 26)
+        raise InputError(
+            "no model: a plan entry must name the model it plans (key 'model', kvplan fit's --model)",
+            field="--model",
+            hint='set model = "ORG/NAME" (a kvplan models id or a config.json path) in the deployment or [defaults]',
+        )
     eff = s.deployment.with_defaults()
     if eff.model is not None:
         resolve_model(eff.model)

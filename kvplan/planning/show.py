@@ -31,19 +31,12 @@ if TYPE_CHECKING:
     from kvplan.hfconfig.spec import ModelSpec
     from kvplan.inputs.presets import HardwarePreset
 
-#: the names ``show`` gives vLLM's spec kinds
-_KIND_NAMES = {
-    "full": "full attention",
-    "swa": "sliding window",
-    "chunked": "chunked local",
-    "mla": "MLA",
-    "indexer": "DSA indexer",
-    "mamba": "Mamba / linear-attention state",
-    "dsv4_c": "DSV4 compressed MLA",
-    "dsv4_idx": "DSV4 indexer",
-    "dsv4_swa": "DSV4 sliding window",
-    "dsv4_state": "DSV4 compressor state",
-}
+
+def _kind_name(kind: str) -> str:
+    """The name ``show`` gives a vLLM spec kind (its ``label`` in :data:`kvplan.engines.vllm.specs.LAYER_KINDS`)."""
+    from kvplan.engines.vllm.specs import kind_label
+
+    return kind_label(kind)
 
 
 def show_rows(model_text: str, gpu_text: str | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -153,7 +146,7 @@ def layer_type_rows(
     rows: dict[str, dict[str, Any]] = {}
     if vllm_model is not None:
         for x in vllm_model.layers:
-            name = _KIND_NAMES.get(x.kind, x.kind)
+            name = _kind_name(x.kind)
             r = rows.setdefault(
                 name, {"layer_type": name, "layers": 0, "vllm_bytes_per_token_layer": None, "window": x.window}
             )
@@ -252,7 +245,7 @@ def vllm_group_rows(model: ModelKV, info: dict[str, Any], *, sm_major: int | Non
     return [
         {
             "group": i,
-            "kind": _KIND_NAMES.get(g.kind, g.kind),
+            "kind": _kind_name(g.kind),
             "layers": len(g.layers),
             "block_size": g.block_size,
             "bytes_per_block": g.bytes_per_block(),

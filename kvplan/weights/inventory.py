@@ -21,7 +21,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kvplan.errors import InputError
-from kvplan.family import Family
+from kvplan.family import FAMILY_SPECS, Family, resolve
+from kvplan.hfconfig.detect import weights_family
 from kvplan.hfconfig.normalize import flatten_config
 from kvplan.weights.blocks import (
     GLM4_MOE,
@@ -55,44 +56,9 @@ def _model_type(cfg: Mapping[str, Any]) -> str:
     return str(cfg.get("model_type") or "").lower()
 
 
-# First match wins; GQA otherwise.  DSA = MLA with the DeepSeek sparse-attention indexer (index_topk).
-_FAMILY_RULES: tuple[tuple[Callable[[Mapping[str, Any], str], Any], Family], ...] = (
-    (lambda cfg, mt: mt.startswith("deepseek_v4") or (cfg.get("compress_ratios") and cfg.get("o_groups")), Family.DSV4),
-    (lambda cfg, mt: cfg.get("kv_lora_rank") and cfg.get("index_topk"), Family.DSA),
-    (lambda cfg, mt: cfg.get("kv_lora_rank"), Family.MLA),
-    (
-        lambda cfg, mt: (
-            cfg.get("hybrid_override_pattern")
-            or cfg.get("linear_num_value_heads")
-            or mt.startswith(("qwen3_next", "qwen3_5"))
-            or _jamba(cfg)
-        ),
-        Family.HYBRID_MAMBA,
-    ),
-)
-
-
 def _jamba(cfg: Mapping[str, Any]) -> bool:
     """Jamba: attention every ``attn_layer_period``-th layer (at ``attn_layer_offset``), Mamba-1 elsewhere."""
     return cfg.get("attn_layer_period") is not None and cfg.get("mamba_expand") is not None
-
-
-def weights_family(cfg: Mapping[str, Any]) -> Family:
-    """The family whose tensor layout the model's weights follow (the first rule of ``_FAMILY_RULES``).
-
-    DSV4: ``model_type`` deepseek_v4* or compress_ratios with o_groups; DSA: ``kv_lora_rank`` and ``index_topk``;
-    MLA: ``kv_lora_rank``; HYBRID_MAMBA: a Nemotron-H ``hybrid_override_pattern`` or Gated DeltaNet heads
-    (Qwen3-Next / Qwen3.5); else GQA.  This is the layout of the weights, not the KV family
-    (:func:`kvplan.hfconfig.detect.detect_family`): sliding-window models store GQA tensors, and Kimi-Linear
-    (``kv_lora_rank`` beside linear attention) is inventoried as MLA.
-
-    Example: DeepSeek-V3 -> ``Family.MLA``; GLM-5 (index_topk 2048) -> ``Family.DSA``; gpt-oss -> ``Family.GQA``.
-    """
-    mt = _model_type(cfg)
-    for matches, family in _FAMILY_RULES:
-        if matches(cfg, mt):
-            return family
-    return Family.GQA
 
 
 # --------------------------------------------------------------------------- decoder layers
@@ -190,15 +156,19 @@ def _dsv4_layer(a: Arch, i: int, prefix: str) -> list[Tensor]:
     return ts + moe_block(a, i, f"{prefix}.ffn")
 
 
-#: one decoder-layer builder per weight-layout family (sliding-window layers store GQA tensors)
-LAYER_BUILDERS: dict[Family, LayerBuilder] = {
-    Family.GQA: _gqa_layer,
-    Family.HYBRID_SWA: _gqa_layer,
-    Family.MLA: _latent_layer,
-    Family.DSA: _latent_layer,
-    Family.DSV4: _dsv4_layer,
-    Family.HYBRID_MAMBA: _hybrid_layer,
-}
+def _lazy_layer(path: str) -> LayerBuilder:
+    """The decoder-layer builder a :class:`~kvplan.family.FamilySpec` names (``"module:function"``)."""
+
+    def build(a: Arch, i: int, prefix: str) -> list[Tensor]:
+        builder: LayerBuilder = resolve(path)
+        return builder(a, i, prefix)
+
+    return build
+
+
+#: one decoder-layer builder per weight-layout family (``FamilySpec.layer_builder``; sliding-window layers store GQA
+#: tensors); the weight-layout family of a config is :func:`kvplan.hfconfig.detect.weights_family`
+LAYER_BUILDERS: dict[Family, LayerBuilder] = {f: _lazy_layer(s.layer_builder) for f, s in FAMILY_SPECS.items()}
 
 
 # --------------------------------------------------------------------------- model-level tensors

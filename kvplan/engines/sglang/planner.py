@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from kvplan import supported
 from kvplan.errors import InputError
 from kvplan.family import Family, family_or_none
 from kvplan.result import FitResult, MemorySlice
@@ -38,8 +39,9 @@ if TYPE_CHECKING:
     from kvplan.hfconfig.spec import ModelSpec
     from kvplan.inputs.presets import HardwarePreset
 
-#: the release kvplan models when ``--engine-version`` is not given (the newest rule set's release)
-ENGINE_VERSION = "0.5.23"
+#: the release kvplan models when ``--engine-version`` is not given: the newest of the one release list
+#: (kvplan.supported.SGLANG), declared there like every other release
+ENGINE_VERSION = supported.SGLANG[1]
 
 
 # The planner's internal records are plain classes with slots, not dataclasses: the dataclass decorator generates and
@@ -156,7 +158,7 @@ def _parallelism(dep: Deployment, model: ModelSpec, planner: PoolPlanner | None,
 
 def _device_total(dep: Deployment, gpu: HardwarePreset | None, log: _Log) -> tuple[int, int | None, str]:
     """(device_bytes, nvidia-smi MiB for heuristics, gpu label)."""
-    from kvplan.engines.runtime import cuda_total_from_nvidia_smi
+    from kvplan.engines.runtime import device_total
 
     if dep.gpu_memory is not None:
         label = gpu.name if (gpu is not None and dep.gpu is not None) else "custom"
@@ -172,12 +174,10 @@ def _device_total(dep: Deployment, gpu: HardwarePreset | None, log: _Log) -> tup
             f"modelled runtime overhead, {fmt_gib(dev)}"
         )
         return dev, dev // 2**20, "unknown GPU"
-    if gpu.cuda_total_bytes:
-        log.assumptions.append(
-            f"device total {fmt_gib(gpu.device_bytes)}: CUDA-visible total of {gpu.name} (preset {gpu.id})"
-        )
-        return gpu.cuda_total_bytes, gpu.memory_mib, gpu.name
-    dev = cuda_total_from_nvidia_smi(memory_mib=gpu.memory_mib)
+    dev, recorded = device_total(gpu)  # the one device-total rule (issue 21 item 5)
+    if recorded:
+        log.assumptions.append(f"device total {fmt_gib(dev)}: CUDA-visible total of {gpu.name} (preset {gpu.id})")
+        return dev, gpu.memory_mib, gpu.name
     log.assumptions.append(
         f"device total {fmt_gib(dev)}: {gpu.name} nvidia-smi {gpu.memory_mib:,} MiB minus the "
         f"0.57 GiB driver reservation seen on other parts (no CUDA total recorded for it)"

@@ -46,7 +46,7 @@ from typing import Any
 from kvplan import supported
 from kvplan.engines.sglang import rules as r0523
 from kvplan.errors import InputError
-from kvplan.family import Family
+from kvplan.family import Family, family_since
 
 #: the oldest and the newest release kvplan has rules for
 SUPPORTED: tuple[str, str] = supported.SGLANG
@@ -513,19 +513,9 @@ RELEASE_DATES: dict[str, str] = {
     "0.5.23": "2026-10-30",
 }
 
-#: the first release with each family's pool layout (a plan of an older release is refused)
-FAMILY_SINCE: Mapping[Family, str] = MappingProxyType(
-    {
-        Family.GQA: "0.3.0",
-        Family.MLA: "0.3.0",
-        # mem_cache/memory_pool.py SWAKVPool is in 0.4.9, but only for Llama-4 with --hybrid-kvcache-ratio (opt-in,
-        # not the ratio pool kvplan sizes); model_runner.py gives every sliding-window model the pool from 0.4.9.post6
-        Family.HYBRID_SWA: "0.4.9.post6",
-        Family.HYBRID_MAMBA: "0.5.2",  # mem_cache/memory_pool.py HybridReqToTokenPool / MambaPool (Qwen3-Next)
-        Family.DSA: "0.5.3",  # mem_cache/memory_pool.py NSATokenToKVPool (DeepSeek-V3.2)
-        Family.DSV4: "0.5.12",  # mem_cache/deepseek_v4_memory_pool.py
-    }
-)
+#: the first release with each family's pool layout (a plan of an older release is refused): the ``since`` field of
+#: the families' rows (``kvplan.family.FAMILY_SPECS``), where each release's source is cited
+FAMILY_SINCE: Mapping[Family, str] = family_since("sglang")
 
 Key = tuple[int, int, int, int, int]  # major, minor, patch, stage (-2 dev, -1 rc, 0 final, 1 post), n
 

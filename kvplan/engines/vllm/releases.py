@@ -104,7 +104,7 @@ from typing import Any
 
 from kvplan import supported
 from kvplan.errors import InputError
-from kvplan.family import Family
+from kvplan.family import FAMILY_SPECS, Family
 from kvplan.units import GiB
 
 NEWEST_VERSION = supported.VLLM[1]
@@ -318,18 +318,13 @@ def v0_batch_defaults_0_6_5(*, max_model_len: int, device_bytes: int, gpu_name: 
 
 # --------------------------------------------------------------------------- block sizes
 
-_MLA_NOTE = "MLA block size 64 (FlashMLA / sparse-MLA backends); pass block_size for 16/32/128 backends"
-
-#: attention block size per family (``CacheConfig.DEFAULT_BLOCK_SIZE`` 16; FlashMLA / sparse-MLA 64,
-#: ``platforms/cuda.py``; DeepSeek-V4 caches fixed at 256, ``models/deepseek_v4``), v0.33.0
+#: attention block size per family: the ``vllm_block`` field of the families' rows (``kvplan.family.FAMILY_SPECS``,
+#: where the sources are cited: ``CacheConfig.DEFAULT_BLOCK_SIZE`` 16; FlashMLA / sparse-MLA 64, ``platforms/cuda.py``;
+#: DeepSeek-V4 caches fixed at 256, ``models/deepseek_v4``, v0.33.0)
 BLOCK_RULES: Mapping[Family, BlockRule] = MappingProxyType(
     {
-        Family.GQA: BlockRule(16),
-        Family.HYBRID_SWA: BlockRule(16),
-        Family.HYBRID_MAMBA: BlockRule(16),
-        Family.MLA: BlockRule(64, note=_MLA_NOTE),
-        Family.DSA: BlockRule(64, note=_MLA_NOTE),
-        Family.DSV4: BlockRule(256, user_may_set=False),
+        f: BlockRule(s.vllm_block.size, user_may_set=s.vllm_block.user_may_set, note=s.vllm_block.note)
+        for f, s in FAMILY_SPECS.items()
     }
 )
 

@@ -36,7 +36,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvplan.engines.vllm.budget import vllm_activation_peak, vllm_requested_bytes
-from kvplan.engines.vllm.releases import PoolCount, Release, tokens_from_concurrency, tokens_per_group, tokens_v0
+from kvplan.engines.vllm.releases import (  # the token lines are the releases' (one definition, no import cycle)
+    PoolCount,
+    Release,
+    concurrency_line,
+    group_line,
+    tokens_from_concurrency,
+    tokens_per_group,
+    tokens_v0,
+    v0_line,
+)
 from kvplan.engines.vllm.specs import kinds_of_role
 
 #: the kinds every token of a request is kept for, and those kept for a window (``role`` of
@@ -394,44 +403,6 @@ def fit_check(
             best = np.where(np.broadcast_to(bad, np.shape(fits))[sub], np.minimum(best, r), best)
         est[sub] = best
     return fits, est, needed
-
-
-def v0_line(nb: Any, per: Any, length: Any, bs: int, groups: int, min_bs: int) -> tuple[Any, Any]:
-    """V0 / 0.8's line: ``tokens = num_blocks × block_size``, concurrency ``tokens / max_model_len``
-    (:func:`kvplan.engines.vllm.releases.tokens_v0`: vllm-project/vllm v0.6.4 ``executor/executor_base.py``
-    ``initialize_cache``).  Example: 1,950 blocks × 16 = 31,200 tokens, / 20,000 = 1.56x."""
-    tokens = nb * bs
-    return tokens, tokens / length
-
-
-def _concurrency(nb: Any, per: Any) -> Any:
-    """``num_blocks / Σ_g blocks_g(L)`` (0.0 without blocks per request; ``get_max_concurrency_for_kv_cache_config``,
-    v0.33.0)."""
-    if _is_array(nb, per):
-        import numpy as np
-
-        return np.where(per > 0, nb / np.maximum(per, 1), 0.0)
-    return nb / per if per else 0.0
-
-
-def group_line(nb: Any, per: Any, length: Any, bs: int, groups: int, min_bs: int) -> tuple[Any, Any]:
-    """0.8-0.20: ``tokens = (num_blocks // groups) × min group block size`` (``kv_cache_utils.py`` at
-    ``001cabc1``; :func:`kvplan.engines.vllm.releases.tokens_per_group`).  Example (Gemma-3-27B, 0.11.0):
-    89,994 // 7 × 16 = 205,696 tokens."""
-    return (nb // groups) * min_bs, _concurrency(nb, per)
-
-
-def concurrency_line(nb: Any, per: Any, length: Any, bs: int, groups: int, min_bs: int) -> tuple[Any, Any]:
-    """≥0.21: ``tokens = int(concurrency × max_model_len)`` (``get_kv_cache_capacity``, v0.33.0;
-    :func:`kvplan.engines.vllm.releases.tokens_from_concurrency`).  Example (Nemotron-3-Nano, 0.21): 2,861 / 130
-    = 22.0077x -> int(22.0077 × 262,144) = 5,769,184 tokens."""
-    conc = _concurrency(nb, per)
-    prod = conc * length
-    if _is_array(prod):
-        import numpy as np
-
-        return np.trunc(prod).astype(np.int64), conc
-    return int(prod), conc
 
 
 TokenLineFn = Callable[[Any, Any, Any, int, int, int], tuple[Any, Any]]

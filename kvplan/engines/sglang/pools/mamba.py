@@ -411,7 +411,13 @@ def mamba_carve(
             hint="SGLang asserts it is set when sizing the state pool",
         )
     notes: list[str] = []
-    mrr_rank = max(1, max_running_requests // attn_dp_size) if max_running_requests is not None else 0
+    from kvplan.engines.sglang.rules import requests_per_worker  # the one clamp (issue 21 item 5)
+
+    mrr_rank = (
+        int(requests_per_worker(requested=max_running_requests, attn_dp_size=attn_dp_size))
+        if max_running_requests is not None
+        else 0
+    )
     K, inter, kv_budget = mamba_state_slots(
         mode=mode,
         budget_bytes=budget_bytes,
