@@ -58,6 +58,15 @@ def test_speed_names_resolve():
     assert kvplan.speed is mod.speed
     assert kvplan.SpeedResult is mod.SpeedResult
     assert callable(kvplan.speed) and isinstance(kvplan.SpeedResult, type)
+    from kvplan import Deployment
+
+    res = kvplan.speed(Deployment())  # the default deployment, as `kvplan speed --format json` prices it
+    assert isinstance(res, kvplan.SpeedResult)
+    cli = _cli_json(["speed", "--format", "json"])
+    assert isinstance(cli, dict)
+    for key in ("ttft_s", "tpot_s", "output_tokens_per_s", "total_tokens_per_s", "concurrency", "model", "gpu"):
+        assert getattr(res, key) == cli[key], key
+    assert res.tpot_s > 0
 
 
 def test_all_is_what_dir_lists_and_nothing_else_resolves():
