@@ -217,9 +217,9 @@ class Deployment:
         if self.engine == "vllm":  # SGLang-only knobs of the default deployment; vLLM uses its own defaults
             for k in ("mem_fraction_static", "chunked_prefill_size", "attention_backend"):
                 defaults.pop(k)
-        if any(given.get(k) is not None for k in _LAYOUT):  # the default's TP8/EP8 is one layout: never half of it
-            for k in _LAYOUT:  # (`kvplan fit --tp 2` must not meet the default's ep=8; issue 26)
-                defaults.pop(k, None)
+        if any(given.get(k) is not None for k in ("tp", "ep")):  # the default's TP8/EP8 is one layout: never half
+            for k in _LAYOUT:  # of it (`kvplan fit --tp 2` must not meet the default's ep=8; issue 26); --dp or
+                defaults.pop(k, None)  # --pp alone keep it (`kvplan fit --dp 8 --enable-dp-attention`)
         merged = {k: (v if given.get(k) is None else given[k]) for k, v in defaults.items()}
         return replace(self, **merged)
 

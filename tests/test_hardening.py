@@ -298,7 +298,7 @@ def test_calibrate_bad_logs(tmp_path):
 def test_internal_error_is_one_line(monkeypatch):
     import kvplan.planning.plan
 
-    def boom(dep):
+    def boom(dep, **_kw):
         raise RuntimeError("boom\nsecond line")
 
     monkeypatch.setattr(kvplan.planning.plan, "fit", boom)
@@ -315,7 +315,7 @@ def test_internal_error_is_one_line(monkeypatch):
 def test_debug_prints_the_traceback():
     code = (
         "import sys, kvplan.planning.plan as p\n"
-        "def boom(dep): raise RuntimeError('boom')\n"
+        "def boom(dep, **_kw): raise RuntimeError('boom')\n"
         "p.fit = boom\n"
         "from kvplan.cli.app import app\n"
         "sys.argv = ['kvplan'] + sys.argv[1:]\n"

@@ -28,12 +28,11 @@ _SORTS = ("concurrency", "gpus", "tokens", "context", "none")
 def _stream(write: Callable[[Any], Any], output: str | None) -> None:
     """Write a sweep chunk by chunk (``SweepTable.write_csv`` / ``write_jsonl``) to ``--output`` or stdout: memory
     grows with the chunk, not with the grid."""
-    if output:
-        try:
-            with open(output, "w", encoding="utf-8", newline="") as fh:
-                write(fh)
-        except OSError as exc:
-            raise InputError(f"cannot write {output} ({exc.strerror})", field="--output") from None
+    if output:  # a temporary file renamed over --output when complete; OutputError (exit 1) when it cannot be
+        from kvplan.inputs.read import atomic_output
+
+        with atomic_output(output, field="--output") as fh:
+            write(fh)
     else:
         write(sys.stdout)
         sys.stdout.flush()
@@ -41,11 +40,9 @@ def _stream(write: Callable[[Any], Any], output: str | None) -> None:
 
 def _out(text: str, output: str | None) -> None:
     if output:
-        try:
-            with open(output, "w", encoding="utf-8", newline="") as fh:
-                fh.write(text)
-        except OSError as exc:
-            raise InputError(f"cannot write {output} ({exc.strerror})", field="--output") from None
+        from kvplan.inputs.read import write_output
+
+        write_output(output, text, field="--output")
     else:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -66,8 +63,10 @@ def _sweep_inputs(flags: dict[str, Any]) -> tuple[Any, dict[str, list[Any]]]:
         for f in command_flags("sweep")
         if f.kind == "bool" and (flags[f.field] or (f.field in TRISTATE and flags[f.field] is False))
     }
+    # a KV dtype is checked against the vocabulary of each engine the sweep plans (vLLM's fp8, SGLang's fp8_e4m3)
+    engines = parse_axis(flags["engine"], field="engine") if flags.get("engine") is not None else [None]
     axes = {
-        f.field: parse_axis(flags[f.field], field=f.field)
+        f.field: parse_axis(flags[f.field], field=f.field, engines=engines)
         for f in command_flags("sweep")
         if f.kind != "bool" and flags[f.field] is not None
     }
@@ -84,8 +83,7 @@ def _chart(series: Any, *, chart: bool, plot: str | None, to_stderr: bool) -> No
         text = render_terminal(series, width=width, title="capacity frontier: requests at once vs context")
         (sys.stderr if to_stderr else sys.stdout).write(text + "\n")
     if plot:
-        save_plot(series, plot)
-        print(f"wrote {plot}", file=sys.stderr)
+        print(f"wrote {plot}", file=sys.stderr)  # saved before anything was printed (sweep_cmd)
 
 
 @deployment_options("sweep")
@@ -133,13 +131,25 @@ def sweep_cmd(
         raise InputError(f"unknown sort '{sort}'", field="--sort", hint="concurrency, gpus, tokens, context or none")
     if top < 0:
         raise InputError(f"must be >= 0, got {top}", field="--top")
+    if plot:  # an unwritable --plot is refused before the sweep runs and before anything is printed
+        from kvplan.views.frontier import check_plot_path
+
+        check_plot_path(plot)
+    if output:
+        from kvplan.inputs.read import check_output_path
+
+        check_output_path(output, field="--output")
     base, axes = _sweep_inputs(flags)
     table = sweep(base, axes)
     series = None
     if chart or plot:  # a sweep the chart cannot draw is refused before anything is written
-        from kvplan.views.frontier import frontier_series
+        from kvplan.views.frontier import frontier_series, render_terminal, save_plot
 
         series = frontier_series(table)
+        if chart:  # drawn before anything is printed: a chart that fails prints nothing
+            render_terminal(series, width=80)
+        if plot:
+            save_plot(series, plot)
     if out is Format.TABLE and output:  # the file first: a reader that closes stdout early does not lose it
         order = table.order(sort or "concurrency")
         _stream(lambda fh: table.write_csv(fh, order), output)
@@ -212,9 +222,9 @@ def solve_cmd(
     if engine not in ENGINES:
         raise InputError(f"unknown engine '{engine}'", field="--engine", hint="use sglang or vllm")
     if flags["kv_cache_dtype"] is not None:
-        from kvplan.geometry.kvdtype import canonical_kv_dtype
+        from kvplan.engines.registry import engine as engine_of
 
-        canonical_kv_dtype(flags["kv_cache_dtype"])
+        engine_of(engine).check_kv_dtype(flags["kv_cache_dtype"])  # the engine's own vocabulary (vLLM: fp8)
     dep = Deployment(**{**deployment_values("solve", flags), "engine": engine})
     validate(_for_validate(dep))
     if dep.model is not None:
