@@ -567,7 +567,10 @@ def _root(
 _FULL: typer.Typer | None = None
 _PLAN_COMMANDS = ("sweep", "solve", "check", "calibrate")
 #: commands built alone from their own module (``kvplan speed`` loads neither sweep's nor solve's modules)
-_OWN_MODULE = {"speed": ("kvplan.cli.speed_cmd", "speed_cmd")}
+_OWN_MODULE = {
+    "speed": ("kvplan.cli.speed_cmd", "speed_cmd"),
+    "calibrate-speed": ("kvplan.cli.calibrate_speed_cmd", "calibrate_speed_cmd"),
+}
 
 
 #: command name -> (module, class) of the click class that makes it a group; imported only when the command is built
@@ -588,6 +591,7 @@ def _full_app() -> typer.Typer:
     global _FULL
     if _FULL is None:
         from kvplan.cli.calibrate_cmd import calibrate_cmd
+        from kvplan.cli.calibrate_speed_cmd import calibrate_speed_cmd
         from kvplan.cli.plan_cmds import check_cmd, solve_cmd, sweep_cmd
         from kvplan.cli.speed_cmd import speed_cmd
 
@@ -601,6 +605,7 @@ def _full_app() -> typer.Typer:
         full.command("check")(check_cmd)
         full.command("calibrate")(calibrate_cmd)
         full.command("speed")(speed_cmd)
+        full.command("calibrate-speed")(calibrate_speed_cmd)
         _FULL = full
     return _FULL
 
