@@ -74,7 +74,7 @@ def _sweep_inputs(flags: dict[str, Any]) -> tuple[Any, dict[str, list[Any]]]:
 
 
 def _chart(series: Any, *, chart: bool, plot: str | None, to_stderr: bool) -> None:
-    from kvplan.views.frontier import render_terminal, save_plot
+    from kvplan.views.frontier import render_terminal
 
     if chart:
         from kvplan.views.console import terminal_console
