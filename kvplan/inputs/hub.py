@@ -56,7 +56,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from kvplan.errors import InputError, echo, mask_secrets
-from kvplan.inputs.read import CHUNK_BYTES, MAX_JSON_BYTES, parse_json, read_bytes
+from kvplan.inputs.read import CHUNK_BYTES, MAX_JSON_BYTES, max_elements_of, parse_json, read_bytes
 
 if TYPE_CHECKING:
     from http.client import HTTPMessage
@@ -627,7 +627,13 @@ def _backend(name: str | None) -> type[_UrllibHub] | type[_HfHub]:
 
 
 def _parse_json(data: bytes, model_id: str, fname: str) -> Any:
-    return parse_json(data, field=_FIELD, where=f"{fname} of {model_id}", hint="pass a config.json path")
+    return parse_json(
+        data,
+        field=_FIELD,
+        where=f"{fname} of {model_id}",
+        hint="pass a config.json path",
+        max_elements=max_elements_of(fname),
+    )
 
 
 def fetch_model_files(model_id: str, *, backend: str | None = None) -> dict[str, Any]:

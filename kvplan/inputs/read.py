@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import stat
 import sys
 from collections.abc import Callable, Iterator
@@ -42,11 +43,15 @@ from kvplan.units import MAX_INT_DIGITS
 
 __all__ = [
     "CHUNK_BYTES",
+    "MAX_CONFIG_ELEMENTS",
     "MAX_JSON_BYTES",
     "MAX_JSON_DEPTH",
+    "MAX_JSON_ELEMENTS",
     "atomic_output",
     "check_output_path",
+    "count_json_elements",
     "decode_utf8",
+    "max_elements_of",
     "parse_json",
     "read_bytes",
     "read_json",
@@ -59,6 +64,21 @@ __all__ = [
 
 MAX_JSON_BYTES = 64 * 2**20
 MAX_JSON_DEPTH = 64
+#: values (array items, object members, containers) one JSON document may hold: real configs hold < 1,000, a
+#: safetensors index one per tensor (~100,000 for the largest checkpoints); counted before json builds anything
+MAX_JSON_ELEMENTS = 1_000_000
+#: ... and a config.json or hf_quant_config.json (the geometry checks and the weight estimate walk every value, so
+#: this budget, not the byte cap, bounds their time: ~0.5 s at the budget)
+MAX_CONFIG_ELEMENTS = 100_000
+
+
+def max_elements_of(name: str) -> int:
+    """The value budget of a model folder's JSON file by its name: :data:`MAX_JSON_ELEMENTS` for a safetensors
+    index (one entry per tensor), :data:`MAX_CONFIG_ELEMENTS` for anything else (config.json,
+    hf_quant_config.json)."""
+    return MAX_JSON_ELEMENTS if name.endswith(".index.json") else MAX_CONFIG_ELEMENTS
+
+
 CHUNK_BYTES = 1 << 20
 PATH_CHARS = 160  # paths are echoed up to this many characters
 
@@ -259,8 +279,46 @@ def _first_problem(doc: Any, max_depth: int) -> tuple[tuple[Any, ...] | None, st
     return None
 
 
+#: one string literal or one structural character that starts a value.  The string is matched in the unrolled
+#: form with possessive quantifiers: no per-character alternation and no backtracking state, so a 64 MiB string
+#: (escapes included) is one match in ~1 s and constant memory (the plain ``(?:\\.|[^"])*`` took 23 s, and the
+#: unrolled form without ``*+`` 2 GB of regex stack on a string of escaped quotes)
+_JSON_TOKEN = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"|[,\[{]', re.DOTALL)
+
+
+def count_json_elements(text: str, limit: int = MAX_JSON_ELEMENTS) -> int:
+    """An upper bound of the values a JSON text holds (``,`` + ``[`` + ``{``: one per array item or object member
+    after the first, one per container), from the text alone, before any value is built.
+
+    First over the whole text (``str.count``, C speed); only when that exceeds ``limit``, again outside string
+    literals (a regex scan that skips each string in one match), stopping as soon as ``limit`` is passed -- so the
+    work is linear in the text and at most ``2 x limit`` matches, and a long string full of commas is not counted.
+    The result is exact below ``limit`` and "more than ``limit``" above it.
+
+    Example: ``count_json_elements('{"a": [1, 2, 3], "b": "x,y"}')`` -> 6 (two containers, four commas: the
+    string's comma counts in the fast bound, which is under the limit); ``count_json_elements('[' + '0,' * 10**6
+    + '0]', limit=1000)`` -> 1,001 (stopped past the limit).
+    """
+    fast = text.count(",") + text.count("[") + text.count("{")
+    if fast <= limit:
+        return fast
+    n = 0
+    for m in _JSON_TOKEN.finditer(text):
+        if text[m.start()] != '"':
+            n += 1
+            if n > limit:
+                break
+    return n
+
+
 def parse_json(
-    data: bytes | str, *, field: str, where: str, hint: str | None = None, max_depth: int = MAX_JSON_DEPTH
+    data: bytes | str,
+    *,
+    field: str,
+    where: str,
+    hint: str | None = None,
+    max_depth: int = MAX_JSON_DEPTH,
+    max_elements: int = MAX_JSON_ELEMENTS,
 ) -> Any:
     """JSON text (UTF-8 bytes or str) under the limits of the module docstring; InputError naming ``where`` (and
     the key path for a number or a depth over the limits) otherwise.
@@ -285,6 +343,13 @@ def parse_json(
             ) from None
     else:
         text = data
+    n = count_json_elements(text, max_elements)
+    if n > max_elements:  # before json.loads: time and memory follow the budget, not the 64 MiB cap
+        raise InputError(
+            f"{where}: the JSON holds more than {max_elements:,} values; no model config or index is that large",
+            field=field,
+            hint=hint,
+        )
     bad: list[_Bad] = []
     try:
         doc = json.loads(text, **_hooks(bad))
@@ -314,11 +379,17 @@ def read_json(
     hint: str | None = None,
     max_bytes: int = MAX_JSON_BYTES,
     max_depth: int = MAX_JSON_DEPTH,
+    max_elements: int = MAX_JSON_ELEMENTS,
 ) -> Any:
     """:func:`read_bytes` then :func:`parse_json` (``where`` names the file in JSON errors; default its path)."""
     data = read_bytes(path, field=field, what=what, max_bytes=max_bytes)
     return parse_json(
-        data, field=field, where=where or echo(os.fspath(path), PATH_CHARS), hint=hint, max_depth=max_depth
+        data,
+        field=field,
+        where=where or echo(os.fspath(path), PATH_CHARS),
+        hint=hint,
+        max_depth=max_depth,
+        max_elements=max_elements,
     )
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from kvplan.errors import InputError, echo
 from kvplan.hfconfig.checks import hf_quant_warnings
 from kvplan.hfconfig.spec import ModelSpec, quant_from_hf_quant_config, spec_from_config
-from kvplan.inputs.read import PATH_CHARS, read_json
+from kvplan.inputs.read import PATH_CHARS, max_elements_of, read_json
 
 if TYPE_CHECKING:
     from kvplan.inputs.presets import HardwarePreset, ModelPreset, Variant
@@ -50,7 +50,9 @@ _CONFIG_HINT = "pass a Hugging Face config.json"
 def _read_json(path: Path, what: str) -> Any:
     """A JSON file of a model folder through the bounded reader (regular file, at most 64 MiB, strict UTF-8, the
     JSON limits of :mod:`kvplan.inputs.read`)."""
-    return read_json(path, field="--model", what=what, where=path.name, hint=_CONFIG_HINT)
+    return read_json(
+        path, field="--model", what=what, where=path.name, hint=_CONFIG_HINT, max_elements=max_elements_of(path.name)
+    )
 
 
 def _index_total(idx: Path) -> int | None:
