@@ -104,7 +104,7 @@ from kvplan.engines.sglang.history.windows import (
     swa_archs_at,
     swa_pool_since,
 )
-from kvplan.engines.sglang.releases import RELEASE_DATES
+from kvplan.engines.sglang.release_types import RELEASE_DATES
 
 __all__ = [
     "RELEASE_DATES",

@@ -12,7 +12,7 @@ from typing import Any
 from kvplan.engines.sglang import rules as r0523
 from kvplan.engines.sglang.history.memory import TRTLLM_MHA_SM100_ARCHS
 from kvplan.engines.sglang.platform import platform_of
-from kvplan.engines.sglang.releases import (
+from kvplan.engines.sglang.release_types import (
     qwen3_next_sm100_page,
     version_key,
 )

@@ -62,7 +62,7 @@ from kvplan.engines.sglang.history.requests import (
     mrr_token_cap,
     no_reduction,
 )
-from kvplan.engines.sglang.releases import (
+from kvplan.engines.sglang.release_types import (
     RELEASE_DATES,
     SGLANG_0_5_23,
     SWA_DISABLED_0523,
