@@ -24,7 +24,7 @@ from typer.core import TyperGroup
 
 _HELP_ADD = (
     "Write a user model preset from a local config.json or model folder (into $KVPLAN_PRESETS, else "
-    "~/.config/kvplan/models) and print its path."
+    "~/.config/kvplan/models) and print its path.\n\n\b\nExample: kvplan models add ./my-model --alias my-model"
 )
 
 

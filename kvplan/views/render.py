@@ -146,7 +146,9 @@ def cap_source(r: Any) -> str | None:
     source = getattr(r, "max_running_requests_source", None)
     if source:
         return str(source)
-    if r.engine == "sglang":
+    from kvplan.engines.registry import engine
+
+    if not engine(r.engine).fixed_default_cap:  # an engine that derives its default cap (SGLang)
         derived = any(
             a.startswith(f"max_running_requests {r.max_running_requests}:") and "derived default" in a
             for a in r.assumptions
