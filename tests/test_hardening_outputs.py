@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import inspect
 import os
 import subprocess
 import sys
@@ -99,25 +98,12 @@ def test_check_report_that_cannot_be_written_is_exit_1_and_keeps_nothing(tmp_pat
     assert res.exit_code == 0 and report.read_text().startswith("<?xml") and _leftovers(tmp_path) == []
 
 
-def _outputs_patched() -> bool:
-    from kvplan.cli import plan_cmds
-
-    return "check_plot_path" in inspect.getsource(plan_cmds)
-
-
-@pytest.mark.xfail(not _outputs_patched(), reason="needs /work/patches/hardening-outputs.patch", strict=True)
 @pytest.mark.parametrize("flag", ["--plot", "--output"])
 def test_sweep_to_an_unwritable_file_prints_nothing(flag):
     args = ["sweep", "-m", "Qwen/Qwen3-8B", "--gpu", "h100", "--context-length", "4k,8k", "--format", "csv"]
     res = run(*args, flag, "/nonexistent/x.svg" if flag == "--plot" else "/nonexistent/x.csv")
     assert res.exit_code == 1, res.output
     assert res.stdout == "" and len(res.stderr.strip().splitlines()) == 1 and flag in res.stderr
-
-
-def _add_patched() -> bool:
-    from kvplan.inputs import presets
-
-    return "force" in inspect.signature(presets._write_checked).parameters
 
 
 def test_install_preset_claims_the_name_once(tmp_path):
@@ -140,7 +126,6 @@ def test_install_preset_claims_the_name_once(tmp_path):
     assert target.read_text() == "forced\n"
 
 
-@pytest.mark.xfail(not _add_patched(), reason="needs /work/patches/hardening-presets.patch", strict=True)
 def test_eight_concurrent_models_add_of_one_id_one_wins(tmp_path):
     cfg = ROOT / "tests" / "data" / "shared" / "hf-configs" / "Qwen--Qwen3-8B" / "config.json"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "KVPLAN_PRESETS": str(tmp_path), "KVPLAN_NO_CACHE": "1"}
