@@ -195,21 +195,12 @@ def test_user_presets_through_models_gpus_and_fit(presets):
         (assert_clean if fmt == "table" else assert_csv_clean)(res.stdout)
 
 
-def _sweep_patched() -> bool:
-    from kvplan.planning import sweep
-
-    return bool(sweep._csv_field("=x") != "=x")
-
-
 def test_sweep_table(hostile_config):
     res = run("sweep", "--model", str(hostile_config), "--gpu", "h100", "--tp", "1,2", "--format", "table")
     assert res.exit_code == 0, res.output
     assert_clean(res.stdout)
 
 
-@pytest.mark.xfail(
-    not _sweep_patched(), reason="needs /work/patches/hardening-sweep.patch (planning/sweep.py)", strict=True
-)
 def test_sweep_csv(hostile_config):
     for model in (str(hostile_config), "Qwen/Qwen3-8B"):
         res = run("sweep", "--model", model, "--gpu", "h100", "--tp", "1,2", "--format", "csv")
