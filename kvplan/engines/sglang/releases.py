@@ -43,7 +43,7 @@ from typing import Any
 
 # the types, the newest rule set, the dates and the parser live one module below (release_types), where the
 # history that builds RELEASES can import them; every name is re-exported here, so old import paths work
-from kvplan.engines.sglang.release_types import (  # noqa: F401
+from kvplan.engines.sglang.release_types import (
     _MAIN,
     _RELEASE,
     _STRICT,
@@ -77,6 +77,47 @@ from kvplan.engines.sglang.release_types import (  # noqa: F401
 )
 from kvplan.errors import InputError
 from kvplan.family import Family
+
+#: the names of this module and the re-exported ones of release_types (mypy: an explicit re-export)
+__all__ = [
+    "DEFAULT_RELEASE",
+    "DEFAULT_RULES",
+    "FAMILY_SINCE",
+    "POOL_RULES_0523",
+    "QWEN3_NEXT_SM100_ADDED",
+    "RELEASE_DATES",
+    "SGLANG_0_5_23",
+    "SUPPORTED",
+    "SWA_ARCHS_0523",
+    "SWA_DISABLED_0523",
+    "_MAIN",
+    "_RELEASE",
+    "_STRICT",
+    "FamilyOverride",
+    "Key",
+    "PoolRules",
+    "Release",
+    "ReleaseWindow",
+    "RuleSet",
+    "_bad",
+    "_bs_0523",
+    "_by_date",
+    "_cps_0523",
+    "_identity_factor",
+    "_mfs_0523",
+    "_page_0523",
+    "_prefill_0523",
+    "check_family",
+    "parse_release",
+    "qwen3_next_sm100_page",
+    "release_key",
+    "release_warning",
+    "resolve",
+    "rules_for",
+    "version_key",
+    "window_for",
+    "windows_between",
+]
 
 #: the rules of the newest release, the default
 DEFAULT_RULES: RuleSet = SGLANG_0_5_23

@@ -120,7 +120,8 @@ def budget_bytes(
     slack_gb = pre_gb * (1 - mem_fraction_static)
     mm_gb = mm_reserve_bytes / GIB
     rest = avail_gb - slack_gb - mm_gb
-    return _trunc_int(rest * GIB)
+    budget: int = _trunc_int(rest * GIB)  # an int for a point (an int array in a sweep: _trunc_int is typed Any)
+    return budget
 
 
 def min_mem_fraction_static(*, free_before_bytes: int, free_after_bytes: int) -> float:
@@ -779,7 +780,8 @@ def max_request_len(*, context_len: int, total_tokens: int) -> int:
 
     Source: sgl-project/sglang python/sglang/srt/managers/tp_worker.py ``TpModelWorker.get_worker_info``, v0.5.23.
     """
-    return _minimum(context_len - 1, total_tokens - 1)
+    longest: int = _minimum(context_len - 1, total_tokens - 1)  # an int (an array in a sweep: _minimum is Any)
+    return longest
 
 
 def max_request_input_len(*, context_len: int, total_tokens: int) -> int:

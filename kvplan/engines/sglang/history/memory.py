@@ -423,7 +423,8 @@ def vlm_default_factor(
     layers = vision_config.get("num_hidden_layers", vision_config.get("vt_num_hidden_layers", 24))
     hidden = vision_config.get("hidden_size", vision_config.get("vt_hidden_size", 1024))
     ratio = layers * hidden**2 / (24 * 1024**2)
-    return mem_fraction_static * (0.95 * max(0.8, min(1.05, 1.0 - 0.1 * (ratio - 1.0))))
+    adjusted: float = mem_fraction_static * (0.95 * max(0.8, min(1.05, 1.0 - 0.1 * (ratio - 1.0))))  # config values
+    return adjusted
 
 
 def no_multimodal_reserve(**_: Any) -> int:
