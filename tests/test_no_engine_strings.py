@@ -75,12 +75,7 @@ def test_the_walk_finds_what_it_must():
 #: comparisons in modules other helpers were editing while this test was written (views: the change is
 #: /work/patches/engines-views.patch; planning/speed.py: new, its author's to convert).  Empty this set as they are
 #: converted; an entry that no longer matches fails the test, so the list cannot go stale.
-NOT_YET: frozenset[tuple[str, str]] = frozenset(
-    {
-        ("kvplan/planning/speed.py", 'dep.engine == "sglang"'),
-        ("kvplan/planning/speed.py", 'dep.engine == "vllm"'),
-    }
-)
+NOT_YET: frozenset[tuple[str, str]] = frozenset({})
 
 
 @pytest.mark.parametrize("top", SCANNED)

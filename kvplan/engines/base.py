@@ -62,6 +62,10 @@ class Engine(Protocol):
     #: a log of this engine prints the device total (vLLM ``total_gpu_memory``), so calibrate may plan without a GPU
     #: preset; a measured run with the logged KV memory plans without kvplan's default GPU
     logs_device_total: bool
+    #: speed model (:mod:`kvplan.planning.speed`): a prefill step of at most this many tokens runs under CUDA
+    #: graphs (vLLM V1's piecewise graphs up to its largest capture size, 512); None: the engine decides per GPU
+    #: (SGLang 0.5.23 runs DeepSeek-V4 prefill eager on SM120 and captures it elsewhere)
+    prefill_graph_max_tokens: int | None
     #: what the engine does when it loads weights (:class:`kvplan.weights.rules.WeightRules`)
     weights: WeightRules
     #: log argument key maps: Deployment field -> the keys the engine prints it under, first hit wins

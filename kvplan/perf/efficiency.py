@@ -19,9 +19,23 @@ Constants (:class:`Efficiency`):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from kvplan.perf.record import Record
+
+#: the constants a calibration (``SpeedInputs.calibration``, ``kvplan calibrate-speed``) may scale: every numeric
+#: field of :class:`Efficiency` (docs/speed.md, "Calibration")
+CONSTANT_NAMES: tuple[str, ...] = (
+    "compute",
+    "attention",
+    "memory",
+    "link",
+    "alpha_s",
+    "kernel_graph_s",
+    "kernel_eager_s",
+    "step_s",
+)
 
 
 class Efficiency(Record):
@@ -158,3 +172,18 @@ def gpu_class(*, vendor: str, arch: str, form: str, link: str, p2p: bool) -> str
 def efficiency_for(hw: Any) -> Efficiency:
     """The :class:`Efficiency` of a :class:`kvplan.perf.hardware.Hardware`."""
     return CLASSES[gpu_class(vendor=hw.vendor, arch=hw.arch, form=hw.form, link=hw.link, p2p=hw.p2p)]
+
+
+def scaled(eff: Efficiency, factors: Mapping[str, float], *, label: str) -> Efficiency:
+    """``eff`` with each named constant multiplied by its factor (a calibration); ``label`` joins the sources.
+
+    Example: ``scaled(CLASSES["pcie-p2p"], {"link": 0.5}, label="x")`` has ``link`` 0.17 (0.34 x 0.5), the rest
+    unchanged.  A name outside :data:`CONSTANT_NAMES` or a non-positive factor raises ValueError (a bug: the caller
+    validates its input)."""
+    values = eff.to_dict()
+    for name, f in factors.items():
+        if name not in CONSTANT_NAMES or not f > 0:
+            raise ValueError(f"bad calibration factor {name}={f!r}")
+        values[name] = values[name] * float(f)
+    values["sources"] = (*eff.sources, label)
+    return Efficiency(**values)

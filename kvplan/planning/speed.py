@@ -69,6 +69,10 @@ class SpeedInputs(Record):
     gpu_bandwidth: float | None = None
     link_bandwidth: float | None = None
     num_prompts: int | None = None  # a benchmark run's total requests (bench_serving --num-prompts); None: steady
+    #: multipliers on the GPU class's efficiency constants (``kvplan calibrate-speed``): any object with
+    #: ``gpu_class: str``, ``engine: str`` and ``factors: Mapping[str, float]`` (names from
+    #: :data:`kvplan.perf.efficiency.CONSTANT_NAMES`); None: the class's declared constants
+    calibration: object | None = None
 
 
 class PhaseBreakdown(Record):
@@ -269,10 +273,42 @@ def _model_numbers(spec: Any, dep: Deployment, res: Any) -> tuple[dict[str, floa
     return sums, breakdown
 
 
+def _calibrated(eff: Any, cal: object, *, gpu_class: str, engine: str) -> Any:
+    """``eff`` scaled by a calibration's factors; InputError (exit 2) when it was fitted for another GPU class or
+    engine, or names a constant the model does not have."""
+    import math
+
+    from kvplan.perf.efficiency import CONSTANT_NAMES, scaled
+
+    cal_class = getattr(cal, "gpu_class", None)
+    cal_engine = getattr(cal, "engine", None)
+    factors = getattr(cal, "factors", None)
+    if not isinstance(cal_class, str) or not isinstance(cal_engine, str) or not hasattr(factors, "items"):
+        raise InputError("not a calibration (needs gpu_class, engine, factors)", field="--calibration")
+    if cal_class != gpu_class:
+        raise InputError(f"calibrated for GPU class {cal_class}, this deployment is {gpu_class}", field="--calibration")
+    if cal_engine != engine:
+        raise InputError(f"calibrated for engine {cal_engine}, this deployment is {engine}", field="--calibration")
+    out: dict[str, float] = {}
+    for name, f in factors.items():  # type: ignore[union-attr]
+        if name not in CONSTANT_NAMES:
+            raise InputError(
+                f"unknown constant {str(name)[:40]!r}",
+                field="--calibration",
+                hint="one of " + ", ".join(CONSTANT_NAMES),
+            )
+        if isinstance(f, bool) or not isinstance(f, (int, float)) or not math.isfinite(f) or f <= 0:
+            raise InputError(f"factor {name} must be a positive number, got {f!r}", field="--calibration")
+        out[name] = float(f)
+    shown = ", ".join(f"{k} x{v:.3g}" for k, v in sorted(out.items())) or "no factors"
+    return scaled(eff, out, label=f"calibration ({cal_engine}): {shown}")
+
+
 def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
     """Plan ``dep`` (capacity) and run the step model for its workload (``dep.input_len`` / ``dep.output_len``,
     defaults 8,192 / 1,024) at ``inputs.concurrency``.  InputError (exit 2) for bad input or a GPU figure the
     preset lacks (named, with its override flag)."""
+    from kvplan.engines.registry import engine as engine_for
     from kvplan.perf.efficiency import efficiency_for, gpu_class
     from kvplan.perf.hardware import Overrides, resolve_hardware
     from kvplan.perf.ops import model_ops
@@ -300,6 +336,7 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
         assumptions.append(f"workload: --output-len {DEFAULT_OUTPUT_LEN:,} (default)")
     input_len, output_len = int(dep.input_len or 1), int(dep.output_len or 0)
     res = fit(dep)
+    eng = engine_for(dep.engine)
     gpu, _ = gpu_for(dep)
     if gpu is None:  # pragma: no cover - fit names the default GPU
         raise InputError("the speed model needs a GPU", field="--gpu", hint="pass --gpu")
@@ -310,6 +347,8 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
     hw = resolve_hardware(gpu, ov, num_gpus=res.num_gpus)
     eff = efficiency_for(hw)
     cls = gpu_class(vendor=hw.vendor, arch=hw.arch, form=hw.form, link=hw.link, p2p=hw.p2p)
+    if ins.calibration is not None:
+        eff = _calibrated(eff, ins.calibration, gpu_class=cls, engine=dep.engine)
     sums, breakdown = _model_numbers(spec, dep, res)
     ops = model_ops(
         spec,
@@ -323,7 +362,8 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
     # capacity: what fits at this workload
     fits_c = int(res.workload_concurrency or 0) if res.fits else 0
     if res.max_running_requests:
-        cap = int(res.max_running_requests) * max(res.attn_dp, 1) * max(res.dp if dep.engine == "vllm" else 1, 1)
+        # an engine without DP attention replicates the whole model per DP rank: each rank has its own cap
+        cap = int(res.max_running_requests) * max(res.attn_dp, 1) * max(1 if eng.dp_attention else res.dp, 1)
         fits_c = min(fits_c, cap) if fits_c else cap
     run_c = c
     if not res.fits:
@@ -339,7 +379,8 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
     eager = dep.disable_cuda_graph or dep.enforce_eager
     sm120 = hw.sm.startswith("12")
     # vLLM: piecewise graphs up to its largest capture size; SGLang: prefill graphs, except DeepSeek-V4 on SM120
-    prefill_graph = not eager and (chunk <= 512 if dep.engine == "vllm" else not sm120)
+    graph_cap = eng.prefill_graph_max_tokens
+    prefill_graph = not eager and (chunk <= graph_cap if graph_cap is not None else not sm120)
     algo, steps, draft, acc, acc_src = _spec_knobs(dep, ins)
     knobs = Knobs(
         engine=dep.engine,
@@ -403,7 +444,7 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
         *(f"hardware: {x}" for x in hw.sources),
         f"prefill: {pre.chunks} chunk(s) of up to {int(chunk):,} tokens, "
         + ("CUDA graphs" if prefill_graph else "eager (no prefill CUDA graph)")
-        + (" (SGLang on SM120 runs DeepSeek-V4 prefill eager)" if sm120 and dep.engine == "sglang" else ""),
+        + (" (SGLang on SM120 runs DeepSeek-V4 prefill eager)" if sm120 and graph_cap is None else ""),
         "decode: " + ("CUDA graphs" if not eager else "eager") + f", context {context:,.0f} (input + output / 2)",
         f"compute dtypes: dense {ops.weight_dtype}, routed experts {ops.expert_dtype} "
         f"(checkpoint quantization {spec.quantization})",

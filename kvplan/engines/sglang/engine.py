@@ -62,6 +62,7 @@ class SglangEngine:
     fixed_default_cap = False
     request_cap_sets_memory = True
     logs_device_total = False
+    prefill_graph_max_tokens: int | None = None
     weights = SGLANG_WEIGHTS
     log_arg_keys: Mapping[str, tuple[str, ...]] = LOG_ARG_KEYS
     log_free_label = "free at start (runtime model)"

@@ -52,6 +52,7 @@ class VllmEngine:
     fixed_default_cap = True
     request_cap_sets_memory = False
     logs_device_total = True
+    prefill_graph_max_tokens: int | None = 512
     weights = VLLM_WEIGHTS
     log_arg_keys: Mapping[str, tuple[str, ...]] = LOG_ARG_KEYS
     log_free_label = "free on startup (runtime model)"
