@@ -43,12 +43,15 @@ set ``allow_long_context``, which lets ``--context-length`` / ``--max-model-len`
 A launch command never names its GPU: :func:`require_gpu` makes ``--gpu`` (or ``--gpu-memory``) required
 alongside one (exit 2 naming ``--gpu``), instead of planning it on kvplan's default GPU.
 
-The flag-name tables at the end of this module were listed from SGLang 0.5.23
-(python/sglang/srt/arg_groups/fields/*.py, declared through ``add_cli_args_from_dataclass`` in
-python/sglang/srt/arg_groups/arg_utils.py, plus the manual ``add_argument`` calls in
-python/sglang/srt/server_args.py ``ServerArgs.add_cli_args``) and vLLM 0.33.0
-(vllm/engine/arg_utils.py ``EngineArgs.add_cli_args`` / ``AsyncEngineArgs.add_cli_args``, whose
-kinds follow ``_compute_kwargs``, and vllm/entrypoints/common/cli_args.py ``FrontendArgs``).
+Which flags exist, their aliases, kinds and abbreviations are those of the release the command is planned under:
+the flag table of that release (:mod:`kvplan.inputs.flagtables`, generated from the released wheels by
+scripts/gen_flag_tables.py; docs/flag-tables.md).  The release is ``--engine-version`` when given, else the version
+in the docker image tag (``lmsysorg/sglang:v0.4.6.post1-cu124`` -> 0.4.6.post1, ``vllm/vllm-openai:v0.10.1`` ->
+0.10.1), else an exact ``pip install sglang==X`` / ``vllm==X`` in the command, else the newest table; a note says
+which, and a release read from the command also becomes the plan's ``engine_version``.  vLLM's underscore and
+dotted-key rewriting applies only to the releases whose parser does it (``FlexibleArgumentParser``, vLLM 0.8 on in
+the tables).  A flag that release's parser does not know is listed in ``refusals`` with argparse's message
+("unrecognised argument --mem_fraction_static (did you mean --mem-fraction-static?)"): the engine refuses to start.
 """
 
 from __future__ import annotations
@@ -88,6 +91,17 @@ class LaunchParse:
     unknown: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     argv: tuple[str, ...] = field(default=(), repr=False)  # the engine's own arguments, as read
+    release: str = ""  # the release whose flag table read the command
+    release_source: str = ""  # "--engine-version" | "image tag IMAGE" | "pip install ENGINE==X ..." | "newest"
+    refusals: tuple[str, ...] = ()  # what that release's argument parser refuses (the engine does not start)
+
+    def release_assumption(self) -> str | None:
+        """The assumption line naming the release whose flags read the command, when it was chosen (given or read
+        from the command); None when it is the newest by default (the plan's own release line says that)."""
+        if not self.release or self.release_source == "newest":
+            return None
+        name = _ENGINE_NAMES.get(self.engine, self.engine)
+        return f"launch command read with {name} {self.release}'s flags ({self.release_source})"
 
     def warnings(self) -> list[str]:
         """One line per remark, for the CLI to print."""
@@ -306,6 +320,7 @@ class _Entry:
     engine: str
     style: str  # "module" | "serve" | "router" | "image"
     args: list[str]
+    image: str | None = None  # the docker / podman image it runs in
 
 
 def _find_entry(words: list[str], env: dict[str, str]) -> _Entry | None:
@@ -363,11 +378,12 @@ def _docker_entry(words: list[str], env: dict[str, str]) -> _Entry | None:
     image, cmd = words[i], words[i + 1 :]
     inner = _find_entry(cmd, env)
     if inner is not None:
+        inner.image = image
         return inner
     repo = image.split("@")[0].rsplit(":", 1)[0] if "/" in image or ":" in image else image
     if "vllm" in repo.lower():
         # The vllm/vllm-openai image's entrypoint is the OpenAI server: the words after the image are its arguments.
-        return _Entry("vllm", "image", cmd[1:] if cmd[:1] == ["serve"] else cmd)
+        return _Entry("vllm", "image", cmd[1:] if cmd[:1] == ["serve"] else cmd, image=image)
     if "sglang" in repo.lower():
         raise InputError(
             f"the {image} image has no server entrypoint: put the launch command after the image name",
@@ -382,6 +398,35 @@ def _docker_entry(words: list[str], env: dict[str, str]) -> _Entry | None:
 # ------------------------------------------------------------------------------------------------
 
 
+_IMAGE_TAG = re.compile(r"^v?(\d+\.\d+(?:\.\d+){0,2}(?:rc\d+)?(?:\.post\d+)?)(?:$|[-_+])")
+_PIP_PIN = re.compile(r"^['\"]?(sglang|vllm)(?:\[[^\]]*\])?==([0-9][\w.+]*)['\"]?$")
+
+
+def image_release(image: str, engine: str) -> str | None:
+    """The release in a docker image tag of ``engine``'s image: ``lmsysorg/sglang:v0.4.6.post1-cu124`` ->
+    "0.4.6.post1", ``vllm/vllm-openai:v0.10.1`` -> "0.10.1"; None for ``latest``, a digest, or another image."""
+    name = image.split("@")[0]
+    repo, colon, tag = name.rpartition(":")
+    if not colon or "/" in tag or engine not in repo.lower():
+        return None
+    m = _IMAGE_TAG.match(tag)
+    return m.group(1) if m else None
+
+
+def pip_release(segments: Sequence[Sequence[str]], engine: str) -> str | None:
+    """An exact pin installed in the command (``pip install sglang==0.4.6.post1``, ``pip3 install "vllm==0.10.1"``,
+    ``uv pip install sglang[all]==0.5.4``): the last one wins; ranges (``>=``) say no release."""
+    found = None
+    for words in segments:
+        for k, w in enumerate(words):
+            if w == "install" and k > 0 and os.path.basename(words[k - 1]) in ("pip", "pip3"):
+                for arg in words[k + 1 :]:
+                    m = _PIP_PIN.match(arg)
+                    if m and m.group(1) == engine:
+                        found = m.group(2)
+    return found
+
+
 @dataclass(frozen=True)
 class _Flags:
     kinds: dict[str, str]  # flag -> "bool" | "list" | "opt" | "value"
@@ -390,25 +435,15 @@ class _Flags:
 
 @cache
 def _flags(engine: str) -> _Flags:
-    src = {"sglang": (_SG_BOOL, _SG_LIST, _SG_OPT, _SG_VALUE), "vllm": (_VL_BOOL, _VL_LIST, _VL_OPT, _VL_VALUE)}[engine]
+    """Every flag of any release with a table, with the newest release's kind where releases differ (the registry's
+    spellings and this module's maps are checked against them, tests/test_flags.py).  Parsing reads one release's
+    table (:func:`_release`), never this union."""
+    from kvplan.inputs.flagtables import load, releases
+
     kinds: dict[str, str] = {}
-    for kind, names in zip(("bool", "list", "opt", "value"), src, strict=True):
-        for name in names.split():
-            kinds[name] = kind
+    for release in releases(engine):  # oldest first: newer kinds overwrite
+        kinds.update({o: f.launch_kind for o, f in load(engine, release).options.items()})
     return _Flags(kinds, tuple(sorted(k for k in kinds if k.startswith("--"))))
-
-
-def _resolve_flag(engine: str, name: str) -> tuple[str | None, list[str]]:
-    """Exact name, else a unique prefix of a long flag (argparse ``allow_abbrev``).  Returns (flag, candidates)."""
-    fl = _flags(engine)
-    if name in fl.kinds:
-        return name, [name]
-    if name.startswith("--") and len(name) > 2:
-        cands = [f for f in fl.longs if f.startswith(name)]
-        if len(cands) == 1:
-            return cands[0], cands
-        return None, cands
-    return None, []
 
 
 # ------------------------------------------------------------------------------------------------
@@ -538,18 +573,18 @@ class _Scan:
     seen: list[str]  # canonical flags in order
     unknown: list[str]
     dotted: dict[str, dict]  # vLLM --x.y.z merges
+    table: Any = None  # kvplan.inputs.flagtables.FlagTable of the release read
+    refusals: list[str] = field(default_factory=list)
+    deprecations: list[str] = field(default_factory=list)
 
 
 _ENGINE_NAMES = {"sglang": "SGLang", "vllm": "vLLM"}
 
 
-def _suggest(engine: str, name: str) -> str:
-    """``--mem-fraction-statc (did you mean --mem-fraction-static?)``."""
-    import difflib
-
-    guess = name.replace("_", "-") if name.startswith("--") else name
-    close = difflib.get_close_matches(guess, _flags(engine).longs, n=1, cutoff=0.85)
-    return f"{name} (did you mean {close[0]}?)" if close else name
+def _suggest(table: Any, name: str) -> str:
+    """``--mem-fraction-statc (did you mean --mem-fraction-static?)`` (the release's table's closest flag)."""
+    close = table.suggest(name)
+    return f"{name} (did you mean {close}?)" if close else name
 
 
 def _looks_negative(word: str) -> bool:
@@ -585,9 +620,11 @@ def _dotted(sc: _Scan, args: list[str], i: int, name: str, eq: str, inline: str)
                 parsed = vllm_human_int(name, inline)
             except InputError:
                 parsed = inline
-    flag, _ = _resolve_flag("vllm", "--" + head)
+    r = sc.table.resolve("--" + head)
+    flag = r.option if r.accepted else None
     if flag is None:
         sc.unknown.append(name)
+        sc.refusals.append(r.message() or f"unrecognised argument {name}")
         return i
     _set_nested(sc.dotted.setdefault(flag, {}), keys, parsed)
     sc.seen.append(flag)
@@ -597,7 +634,7 @@ def _dotted(sc: _Scan, args: list[str], i: int, name: str, eq: str, inline: str)
 def _vllm_word(sc: _Scan, args: list[str], i: int, name: str, eq: str, inline: str) -> tuple[str | None, int]:
     """vLLM's own spellings (``-O3``, ``--max_model_len``, dotted keys): (the flag name to resolve, or None when
     the word was consumed here; the next index)."""
-    if name.startswith("-O") and not name.startswith("--"):
+    if name.startswith("-O") and not name.startswith("--") and sc.table.rewrites_dash_o:
         level = inline if eq else name[2:]
         if name == "-O" and not eq:
             level = args[i] if i < len(args) and args[i] in ("0", "1", "2", "3") else ""
@@ -608,8 +645,9 @@ def _vllm_word(sc: _Scan, args: list[str], i: int, name: str, eq: str, inline: s
     if not name.startswith("--"):
         return name, i
     head, dot, tail = name[2:].partition(".")
-    name = "--" + head.replace("_", "-") + (dot + tail)
-    if dot:
+    if sc.table.underscores_as_dashes:  # FlexibleArgumentParser.parse_args (vLLM 0.8 on)
+        name = "--" + head.replace("_", "-") + (dot + tail)
+    if dot and sc.table.dotted_json_keys:
         return None, _dotted(sc, args, i, name, eq, inline)
     return name, i
 
@@ -641,8 +679,25 @@ def _read_value(kind: str, args: list[str], i: int, name: str, eq: str, inline: 
     raise _bad(name, "expects a value", f"e.g. {name} VALUE")
 
 
-def _scan(engine: str, args: list[str]) -> _Scan:
-    sc = _Scan({}, [], [], [], {})
+def _canonical_option(engine: str, flag: Any, option: str) -> str:
+    """The spelling this module's maps use for the flag ``option`` belongs to: ``option`` itself when the maps know it,
+    else the first of the flag's other option strings they know (an older release's first name, e.g. SGLang 0.3.0's
+    ``--tensor-parallel-size``, is an alias of the newer ``--tp-size``), else ``option``."""
+    known = _known_options(engine)
+    if option in known or flag is None:
+        return option
+    return next((o for o in flag.names if o in known), option)
+
+
+@cache
+def _known_options(engine: str) -> frozenset[str]:
+    em = engine_map(engine)
+    aliases = _ALIASES[engine]
+    return frozenset({*em.mapping, *em.special, *em.unmodelled, *aliases, *aliases.values()})
+
+
+def _scan(engine: str, args: list[str], table: Any) -> _Scan:
+    sc = _Scan({}, [], [], [], {}, table)
     i, n = 0, len(args)
     while i < n:
         w = args[i]
@@ -659,21 +714,35 @@ def _scan(engine: str, args: list[str]) -> _Scan:
             name, i = _vllm_word(sc, args, i, name, eq, inline)
             if name is None:
                 continue
-        flag, cands = _resolve_flag(engine, name)
+        r = table.resolve(name)
+        flag = r.option if r.status in ("match", "deprecated") else None
         if flag is None:
+            cands = r.candidates
             if len(cands) > 1:
                 raise _bad(
                     name,
-                    f"is ambiguous in {_ENGINE_NAMES[engine]} (it abbreviates "
+                    f"is ambiguous in {_ENGINE_NAMES[engine]} {table.release} (it abbreviates "
                     f"{', '.join(cands[:4])}{' ...' if len(cands) > 4 else ''})",
                     "write the full flag name",
                 )
-            sc.unknown.append(_suggest(engine, name))
+            sc.unknown.append(_suggest(table, name))
+            sc.refusals.append(r.message())
             # an unknown flag's value, when written as a separate word, is skipped with it
             if not eq and i < n and not args[i].startswith("-"):
                 i += 1
             continue
-        value, i = _read_value(_flags(engine).kinds[flag], args, i, name, eq, inline)
+        if r.flag is not None and r.flag.deprecated and r.flag.deprecation_note() not in sc.deprecations:
+            sc.deprecations.append(r.flag.deprecation_note())
+            if r.flag.refused:
+                sc.refusals.append(f"{flag} is retired in {_ENGINE_NAMES[engine]} {table.release}")
+        flag = _canonical_option(engine, r.flag, flag)
+        value, i = _read_value(r.flag.launch_kind if r.flag else "value", args, i, name, eq, inline)
+        if r.flag is not None and r.flag.choices is not None:
+            bad = [v for v in (value if isinstance(value, list) else [value]) if isinstance(v, str)]
+            bad = [v for v in bad if v not in r.flag.choices]
+            if bad:  # argparse's own message (ArgumentParser._check_value)
+                options = ", ".join(f"'{c}'" for c in r.flag.choices)
+                sc.refusals.append(f"argument {name}: invalid choice: '{bad[0]}' (choose from {options})")
         key = _ALIASES[engine].get(flag, flag)  # aliases share one destination: the last one wins
         sc.values.pop(key, None)
         sc.values[key] = (name, value)
@@ -732,6 +801,7 @@ _SG_UNMODELLED = {
     "--quantization": "weights are estimated from the checkpoint's own quantization",
     "--modelopt-quant": "weights are estimated from the checkpoint's own quantization",
     "--json-model-override-args": "the model config is read without these overrides",
+    "--cuda-graph-max-bs": "the mem_fraction_static heuristic uses SGLang's default CUDA-graph batch size",
     "--cuda-graph-max-bs-decode": "the mem_fraction_static heuristic uses SGLang's default CUDA-graph batch size",
     "--cuda-graph-max-bs-prefill": "the mem_fraction_static heuristic uses SGLang's default prefill CUDA-graph sizes",
     "--cuda-graph-config": "CUDA-graph settings are taken from the simple flags only",
@@ -1074,8 +1144,45 @@ def require_gpu(fields: Mapping[str, Any]) -> None:
         )
 
 
-def parse_launch_command(argv_or_text: Sequence[str] | str) -> LaunchParse:
-    """Parse an SGLang or vLLM launch command (argv list or shell text) into Deployment fields.
+def _release(
+    entry: _Entry, segs: Sequence[Sequence[str]], engine_version: str | None
+) -> tuple[Any, str, str | None, list[str]]:
+    """(flag table, where its release came from, the release read from the command or None, notes).
+
+    ``--engine-version`` first; else the image tag; else a ``pip install ENGINE==X`` pin; else the newest table.
+    Example: ``docker run ... lmsysorg/sglang:v0.4.6.post1-cu124 python3 -m sglang.launch_server ...`` ->
+    SGLang 0.4.6.post1's table, "image tag lmsysorg/sglang:v0.4.6.post1-cu124", "0.4.6.post1"."""
+    from kvplan.inputs.flagtables import release_key, table_for
+
+    name = _ENGINE_NAMES[entry.engine]
+    from_command = None
+    if engine_version:
+        wanted, source = engine_version, "--engine-version"
+    elif entry.image and (tag := image_release(entry.image, entry.engine)):
+        wanted, source, from_command = tag, f"image tag {entry.image}", tag
+    elif pin := pip_release(segs, entry.engine):
+        wanted, source, from_command = pin, f"pip install {entry.engine}=={pin} in the command", pin
+    else:
+        return table_for(entry.engine), "newest", None, []
+    if release_key(wanted) is None:  # a main-branch build name and the like: the engine rules resolve it
+        table = table_for(entry.engine)
+        note = f"{name} launch flags read as {name} {table.release}'s ({source} {wanted} is no release number)"
+        return table, source, from_command, [note]
+    try:
+        table = table_for(entry.engine, wanted)
+    except InputError:  # older than every table: the engine's release check names it
+        table = table_for(entry.engine)
+        note = f"{name} {wanted} is older than every flag table: launch flags read as {name} {table.release}'s"
+        return table, source, from_command, [note]
+    if table.release != wanted:
+        source += f"; {wanted} has the flags of {table.release}, the first release of its window read"
+    return table, source, from_command, []
+
+
+def parse_launch_command(argv_or_text: Sequence[str] | str, *, engine_version: str | None = None) -> LaunchParse:
+    """Parse an SGLang or vLLM launch command (argv list or shell text) into Deployment fields, with the flags of
+    the release it runs: ``engine_version`` (the ``--engine-version`` given with it), else the command's image tag
+    or ``pip install`` pin (then also ``fields["engine_version"]``), else the newest (:func:`_release`).
 
     Example::
 
@@ -1124,11 +1231,15 @@ def parse_launch_command(argv_or_text: Sequence[str] | str) -> LaunchParse:
             f"found {len(entries)} engine launch commands", field=_FIELD, hint="pass the command of one server"
         )
     entry = entries[0]
-    sc = _scan(entry.engine, entry.args)
+    table, source, from_command, release_notes = _release(entry, segs, engine_version)
+    sc = _scan(entry.engine, entry.args, table)
     if entry.engine == "sglang":
         fields, ignored, notes = _sglang_fields(entry, sc, env)
     else:
         fields, ignored, notes = _vllm_fields(entry, sc, env)
+    if from_command is not None:
+        fields["engine_version"] = from_command
+    notes = [*release_notes, *sc.deprecations, *notes]
     unknown = list(sc.unknown) + [f"unexpected argument '{p}'" for p in sc.positionals]
     if "model" not in fields:
         notes.append(
@@ -1144,263 +1255,7 @@ def parse_launch_command(argv_or_text: Sequence[str] | str) -> LaunchParse:
         unknown=tuple(dict.fromkeys(unknown)),
         notes=tuple(notes),
         argv=tuple(entry.args),
+        release=table.release,
+        release_source=source,
+        refusals=tuple(dict.fromkeys(sc.refusals)),
     )
-
-
-# ------------------------------------------------------------------------------------------------
-# Flag-name tables.  Listed from the engines' parser definitions (see the module docstring);
-# "bool" = switches (store_true / BooleanOptionalAction, with --no- forms where the engine has them),
-# "list" = nargs + / *, "opt" = nargs ?, "value" = one value.
-# ------------------------------------------------------------------------------------------------
-_SG_BOOL = """
---abort-on-priority-when-disabled --allow-auto-truncate --checkpoint-engine-wait-weights-before-ready
---constrained-json-disable-any-whitespace --dcp-replicate-q-proj --debug-cuda-graph --delete-ckpt-after-loading
---disable-aiter-allreduce-fusion-in-decode --disable-aiter-allreduce-fusion-in-prefill --disable-attn-tp-gather
---disable-chunked-prefix-cache --disable-cuda-graph --disable-cuda-graph-padding --disable-custom-all-reduce
---disable-decode-cuda-graph --disable-fast-image-processor --disable-flashinfer-autotune
---disable-flashinfer-cutlass-moe-fp4-allgather --disable-hybrid-swa-memory --disable-outlines-disk-cache
---disable-overlap-schedule --disable-prefill-cuda-graph --disable-priority-preemption --disable-radix-cache
---disable-shared-experts-fusion --disable-tokenizer-batch-decode --disaggregation-decode-enable-offload-kvcache
---disaggregation-decode-enable-radix-cache --disaggregation-enable-kv-checksum --dllm-fdfo
---enable-adaptive-dispatch-to-encoder --enable-aiter-allreduce-fusion --enable-amd-monokernel
---enable-attn-tp-input-scattered --enable-broadcast-mm-inputs-process --enable-cache-report
---enable-cp-decode-attn-tp --enable-cudagraph-gc --enable-custom-logit-processor --enable-decoder-swa-bounded-replay
---enable-deepseek-v4-fp4-indexer --enable-dense-mlp-attn-tp --enable-deterministic-inference --enable-dp-attention
---enable-dp-attention-local-control-broadcast --enable-dp-lm-head --enable-draft-weights-cpu-backup
---enable-dsa-cache-layer-split --enable-dsa-fused-indexer --enable-dynamic-batch-tokenizer --enable-dynamic-chunking
---enable-elastic-expert-backup --enable-encoder-swa-bounded-replay --enable-eplb
---enable-flashinfer-allreduce-fusion --enable-flexkv --enable-forward-pass-metrics --enable-fp32-lm-head
---enable-fused-moe-sum-all-reduce --enable-fused-qk-norm-rope --enable-hicache --enable-hierarchical-cache
---enable-hisparse --enable-http-worker-reuseport --enable-http2 --enable-int8-mamba-checkpoint
---enable-kv-cache-sharding --enable-layernorm-sp --enable-layerwise-nvtx-marker --enable-lean-attention
---enable-linear-replayssm --enable-linear-replayssm-spec --enable-linker-mla-dedup --enable-lmcache --enable-lora
---enable-lora-overlap-loading --enable-mamba-cache-stochastic-rounding --enable-megamoe-for-layernorm-sp
---enable-memory-saver --enable-metrics --enable-metrics-for-all-schedulers --enable-mfu-metrics --enable-mis
---enable-mixed-chunk --enable-mm-global-cache --enable-mscclpp --enable-multi-layer-eagle --enable-multimodal
---enable-nccl-nvls --enable-nvidia-megakernel --enable-p2p-check --enable-page-major-kv-layout
---enable-paged-experts --enable-pd-role-switch --enable-pdmux --enable-precise-embedding-interpolation
---enable-prefill-cp --enable-prefill-delayer --enable-prefix-mm-cache --enable-priority-scheduling
---enable-profile-cuda-graph --enable-quant-communications --enable-request-time-stats-logging
---enable-response-store --enable-return-aux-hidden-states --enable-return-hidden-states --enable-return-indexer-topk
---enable-return-routed-experts --enable-scattered-sconv --enable-session-radix-cache --enable-shared-experts-attn-tp
---enable-single-batch-overlap --enable-ssl-refresh --enable-streaming-session --enable-strict-thinking
---enable-symm-mem --enable-tf32-matmul --enable-tokenizer-batch-encode --enable-torch-compile
---enable-torch-compile-debug-mode --enable-torch-symm-mem --enable-tp-lm-head-all-to-all --enable-trace
---enable-two-batch-overlap --enable-unified-cache-external-linker --enable-unified-memory
---enable-w4a4-mxfp4-megamoe --enable-waterfill --enable-watermark --enable-weights-cpu-backup --encoder-only
---enforce-disable-flashinfer-allreduce-fusion --enforce-shared-experts-fusion --experts-shared-outer-loras
---export-metrics-to-file --flashinfer-mla-disable-ragged --grpc-mode --incremental-streaming-output --is-embedding
---language-model-only --language-only --log-requests --lora-strict-loading --lora-use-virtual-experts
---mlx-enable-sampling --mm-enable-dp-encoder --no-dcp-replicate-q-proj --no-dllm-fdfo
---no-enable-decoder-swa-bounded-replay --no-enable-dsa-fused-indexer --no-enable-fused-qk-norm-rope
---no-enable-tf32-matmul --no-enable-tp-lm-head-all-to-all --no-experts-shared-outer-loras --no-lora-strict-loading
---no-mm-enable-dp-encoder --no-ple-offload-embedding --no-speculative-enable-w4a4-mxfp4-megamoe
---ple-offload-embedding --pre-warm-nccl --prefill-only-disable-kv-cache --quantize-and-serve
---remote-instance-weight-loader-start-seed-via-transfer-engine --return-input-ids --return-output-ids
---schedule-low-priority-values-first --show-time-cost --skip-server-warmup --skip-tokenizer-init --sleep-on-idle
---smg-grpc-mode --speculative-adaptive --speculative-dspark-align-verify-tokens-to-graph-tier
---speculative-enable-w4a4-mxfp4-megamoe --speculative-use-block-verification --speculative-use-rejection-sampling
---stream-response-default-include-usage --strip-thinking-cache --triton-attention-reduce-in-fp32
---trust-mm-content-hashes --trust-remote-code --trust-request-chat-template --use-ray --weight-loader-disable-mmap
---weight-loader-drop-cache-after-load --weight-loader-prefetch-checkpoints
-"""
-_SG_LIST = """
---allowed-media-domains --bucket-e2e-request-latency --bucket-inter-token-latency --bucket-time-to-first-token
---cuda-graph-bs-decode --cuda-graph-bs-prefill --custom-weight-loader --debug-tensor-dump-layers
---encoder-register-urls --encoder-urls --flashinfer-autotune-skip-ops --gc-threshold --generation-tokens-buckets
---log-requests-target --lora-paths --lora-target-modules --numa-node --prefill-delayer-forward-passes-buckets
---prefill-delayer-wait-seconds-buckets --prompt-tokens-buckets --return-aux-hidden-state-layer-ids
---tokenizer-metrics-allowed-custom-labels --uvicorn-access-log-exclude-prefixes
-"""
-_SG_OPT = """
---model-checksum
-"""
-_SG_VALUE = """
---admin-api-key --api-key --asr-max-buffer-seconds --asr-max-concurrent-sessions --attention-backend
---attention-context-parallel-size --attention-data-parallel-size --attn-cp-size --attn-dp-size --base-gpu-id
---batch-notify-size --bf16-gemm-backend --boundary-reduction --c128-page-size --chat-template --chunked-prefill-size
---completion-template --config --constrained-json-max-whitespace-cnt --constrained-json-whitespace-pattern
---context-bucket --context-length --cp-strategy --cpu-offload-gb --crash-dump-folder --cuda-graph-backend-decode
---cuda-graph-backend-prefill --cuda-graph-config --cuda-graph-max-bs-decode --cuda-graph-max-bs-prefill
---cuda-graph-max-seq-len-prefill --cuda-graph-prefill-max-context --data-parallel-size --dcp-comm-backend --dcp-size
---debug-tensor-dump-input-file --debug-tensor-dump-output-folder --decode-attention-backend
---decode-context-parallel-size --decode-log-interval --decoupled-spec-bind-endpoint
---decoupled-spec-connect-endpoints --decoupled-spec-rank --decoupled-spec-role --decrypted-config-file
---decrypted-draft-config-file --deepep-config --deepep-dispatcher-output-dtype --deepep-mode --deepep-v2-mode
---default-chat-template-kwargs --default-priority-value --detokenizer-worker-num --device
---disaggregation-bootstrap-port --disaggregation-decode-allocation-policy --disaggregation-decode-extra-slots
---disaggregation-decode-host-receive-threshold --disaggregation-decode-polling-interval
---disaggregation-decode-retraction-backup --disaggregation-ib-device --disaggregation-mode
---disaggregation-transfer-backend --dist-init-addr --dist-timeout --dllm-algorithm --dllm-algorithm-config
---download-dir --dp-size --dsa-decode-backend --dsa-paged-mqa-logits-backend --dsa-prefill-backend
---dsa-topk-backend --dsa-triton-union --dsv4-attn-backend --dsv4-prefill-backend --dtype --dwdp-size
---dynamic-batch-tokenizer-batch-size --dynamic-batch-tokenizer-batch-timeout --elastic-ep-backend
---elastic-ep-initial-size --elastic-ep-join-mode --elastic-ep-join-rank-offset --elastic-ep-scale-timeout
---encoder-bootstrap-port --encoder-transfer-backend --engine-info-bootstrap-port --ep --ep-dispatch-algorithm
---ep-num-redundant-experts --ep-size --eplb-algorithm --eplb-min-rebalancing-utilization-threshold
---eplb-rebalance-layers-per-chunk --eplb-rebalance-num-iterations --expert-balancedness-report-mode
---expert-distribution-recorder-buffer-size --expert-distribution-recorder-mode --expert-parallel-size
---export-metrics-to-file-dir --extra-metric-labels --fastapi-root-path --file-storage-path
---flashinfer-a2a-dispatch-type --flashinfer-allreduce-fusion-backend --flashinfer-mxfp4-moe-precision
---flexkv-config-file --forward-hooks --forward-pass-metrics-ipc-name --forward-pass-metrics-worker-id
---fp4-gemm-backend --fp8-gemm-backend --fuseep-mode --gated-launch-port --gc-warning-threshold-secs --gpu-id-step
---grammar-backend --grpc-http-sidecar-port --grpc-port --grpc-response-timeout-secs --hf-chat-template-name
---hicache-host-memory-fraction --hicache-host-memory-mode --hicache-io-backend --hicache-mem-layout --hicache-ratio
---hicache-size --hicache-storage-backend --hicache-storage-backend-extra-config --hicache-storage-prefetch-policy
---hicache-storage-prefetch-retry-max-attempts --hicache-storage-prefetch-retry-poll-interval --hicache-write-policy
---hierarchical-sparse-attention-extra-config --hisparse-config --host --http2-initial-connection-window-size
---http2-max-concurrent-streams --image-processor-backend --init-expert-location --int8-mamba-ckpt-size
---json-model-override-args --kt-cpuinfer --kt-max-deferred-experts-per-token --kt-method --kt-num-gpu-experts
---kt-threadpool-count --kt-weight-path --kv-cache-dtype --kv-canary --kv-canary-real-data --kv-canary-sweep-interval
---kv-events-config --limit-mm-data-per-request --linear-attn-backend --linear-attn-decode-backend
---linear-attn-prefill-backend --linear-attn-verify-backend --linear-replayssm-cache-len --lmcache-config-file
---load-balance-method --load-format --load-publish-endpoint --load-snapshot-publish-interval --log-level
---log-level-http --log-requests-format --log-requests-level --lora-backend --lora-drain-wait-threshold
---lora-eviction-policy --mamba-backend --mamba-cache-philox-rounds --mamba-full-memory-ratio
---mamba-max-states-per-path --mamba-radix-cache-strategy --mamba-ssm-dtype --mamba-track-interval --max-ep-size
---max-loaded-loras --max-lora-chunk-size --max-lora-rank --max-loras-per-batch --max-mamba-cache-size
---max-prefill-tokens --max-queued-requests --max-running-requests --max-total-tokens --media-url-max-file-size-mb
---mem-fraction-static --min-free-slots-delay --mm-attention-backend --mm-feature-transport --mm-global-cache-backend
---mm-io-worker-num --mm-preprocess-cache-size-mb --mm-process-config --mm-processor-worker-num --model
---model-config-parser --model-impl --model-loader-extra-config --model-path --modelexpress-config
---modelopt-checkpoint-restore-path --modelopt-checkpoint-save-path --modelopt-export-path --modelopt-quant
---moe-a2a-backend --moe-data-parallel-size --moe-dense-tp-size --moe-dp-size --moe-runner-backend
---monokernel-backend --mooncake-ib-device --msprobe-dump-config --nccl-init-addr --nccl-port --nnodes --node-rank
---num-continuous-decode-steps --num-reserved-decode-tokens --offload-group-size --offload-mode
---offload-num-in-group --offload-prefetch-step --optimistic-prefill-attempts --otlp-service-name
---otlp-traces-endpoint --page-size --paged-experts-num-resident --pdmux-config-path --pipeline-parallel-size
---ple-offload-backend --ple-offload-dir --port --pp-async-batch-depth --pp-max-micro-batch-size --pp-size
---preferred-sampling-params --prefill-attention-backend --prefill-decode-interval --prefill-decode-interval-min-bs
---prefill-delayer-max-delay-ms --prefill-delayer-max-delay-passes --prefill-delayer-queue-min-ratio
---prefill-delayer-token-usage-low-watermark --prefill-kv-cache-dequant-dtype --prefill-max-requests
---priority-scheduling-preemption-threshold --qsa-indexer-dtype --quantization --quantization-param-path
---radix-cache-backend --radix-eviction-policy --radix-eviction-policy-config --random-seed --reasoning-parser
---remote-instance-weight-loader-backend --remote-instance-weight-loader-seed-instance-ip
---remote-instance-weight-loader-seed-instance-service-port --remote-instance-weight-loader-send-weights-group-ports
---retraction-policy --return-hidden-states-mode --revision --rl-on-policy-target --rl-quant-profile
---sampling-backend --sampling-defaults --sampling-mask-max-tokens --schedule-conservativeness --schedule-policy
---scheduler-recv-interval --served-model-name --shared-experts-tp-size --sidecar --sidecar-args --sm-group-num
---smg-http-sidecar-port --soft-watchdog-timeout --spec-trace-dir --speculative-accept-threshold-acc
---speculative-accept-threshold-single --speculative-adaptive-config --speculative-algorithm
---speculative-attention-mode --speculative-dflash-block-size --speculative-domino-candidate-pool-size
---speculative-draft-attention-backend --speculative-draft-kv-cache-dtype --speculative-draft-load-format
---speculative-draft-model --speculative-draft-model-path --speculative-draft-model-quantization
---speculative-draft-model-revision --speculative-draft-sink-size --speculative-draft-window-size
---speculative-dsa-topk-backend --speculative-dspark-block-size --speculative-dspark-confidence-sts-path
---speculative-dspark-sps-table-path --speculative-eagle-topk --speculative-moe-a2a-backend
---speculative-moe-runner-backend --speculative-ngram-capacity --speculative-ngram-external-corpus-max-tokens
---speculative-ngram-external-corpus-path --speculative-ngram-external-sam-budget --speculative-ngram-match-type
---speculative-ngram-max-bfs-breadth --speculative-ngram-max-trie-depth --speculative-ngram-min-bfs-breadth
---speculative-num-draft-tokens --speculative-num-steps --speculative-token-map --ssl-ca-certs --ssl-certfile
---ssl-keyfile --ssl-keyfile-password --startup-weight-load-mode --stream-interval --swa-full-tokens-ratio
---swa-prefix-tails --tbo-token-distribution-threshold --tensor-parallel-size --tokenizer-backend
---tokenizer-metrics-custom-labels-header --tokenizer-mode --tokenizer-path --tokenizer-worker-num --tool-call-parser
---tool-server --torch-compile-max-bs --tp-size --trace-modules --triton-attention-num-kv-splits
---triton-attention-split-tile-size --unified-cache-external-linker-backend --unified-cache-external-linker-config
---uno-lora-path --warmups --watchdog-timeout --watermark-config --weight-cache-mode --weight-cache-socket
---weight-cache-timeout --weight-loader-prefetch-num-threads --weight-version
-"""
-_VL_BOOL = """
---aggregate-engine-logging --allow-credentials --allow-deprecated-quantization --async-scheduling
---cohere-is-reasoning-model --cudagraph-metrics --data-parallel-external-lb --data-parallel-hybrid-lb
---data-parallel-multi-port-external-lb --dcp-q-replicate --disable-cascade-attn --disable-chunked-mm-input
---disable-custom-all-reduce --disable-fastapi-docs --disable-hybrid-kv-cache-manager --disable-log-stats
---disable-nccl-for-dp-synchronization --disable-sliding-window --disable-uvicorn-access-log
---enable-auto-tool-choice --enable-batch-sharded-sampling --enable-chunked-prefill --enable-cumem-allocator
---enable-dbo --enable-elastic-ep --enable-ep-weight-filter --enable-eplb --enable-expert-parallel
---enable-fault-tolerance --enable-flash-late-interaction --enable-flashinfer-autotune --enable-force-include-usage
---enable-hc-sp --enable-layerwise-nvtx-tracing --enable-log-deltas --enable-log-outputs --enable-log-requests
---enable-logging-iteration-details --enable-lora --enable-mamba-cache-stochastic-rounding
---enable-mamba-shared-prefix-checkpoint --enable-mfu-metrics --enable-mixed-moe-lora-format --enable-mm-embeds
---enable-moe-shared-loras --enable-nccl-comm-suspend --enable-offline-docs --enable-per-request-metrics
---enable-prefix-caching --enable-prompt-embeds --enable-prompt-tokens-details --enable-request-id-headers
---enable-return-routed-experts --enable-scale-out --enable-server-load-tracking --enable-shm-tensor-arena
---enable-sleep-mode --enable-ssl-refresh --enable-tokenizer-info-endpoint --enable-tower-connector-lora
---enable-trace-replay --enforce-eager --exclude-tools-when-tool-choice-none --fail-on-environ-validation
---fully-sharded-loras --grpc --headless --interleave-mm-strings --jit-monitor-verbose --kv-cache-metrics
---kv-sharing-fast-prefill --language-model-only --log-error-stack --long-prefill-token-threshold-adaptive
---mm-device-do-normalize --mm-encoder-only --monokernel --no-aggregate-engine-logging --no-allow-credentials
---no-allow-deprecated-quantization --no-async-scheduling --no-cohere-is-reasoning-model --no-cudagraph-metrics
---no-data-parallel-external-lb --no-data-parallel-hybrid-lb --no-data-parallel-multi-port-external-lb
---no-dcp-q-replicate --no-disable-cascade-attn --no-disable-chunked-mm-input --no-disable-custom-all-reduce
---no-disable-fastapi-docs --no-disable-hybrid-kv-cache-manager --no-disable-log-stats
---no-disable-nccl-for-dp-synchronization --no-disable-sliding-window --no-disable-uvicorn-access-log
---no-enable-auto-tool-choice --no-enable-batch-sharded-sampling --no-enable-chunked-prefill
---no-enable-cumem-allocator --no-enable-dbo --no-enable-elastic-ep --no-enable-ep-weight-filter --no-enable-eplb
---no-enable-expert-parallel --no-enable-fault-tolerance --no-enable-flash-late-interaction
---no-enable-flashinfer-autotune --no-enable-force-include-usage --no-enable-hc-sp --no-enable-layerwise-nvtx-tracing
---no-enable-log-deltas --no-enable-log-outputs --no-enable-log-requests --no-enable-logging-iteration-details
---no-enable-lora --no-enable-mamba-cache-stochastic-rounding --no-enable-mamba-shared-prefix-checkpoint
---no-enable-mfu-metrics --no-enable-mixed-moe-lora-format --no-enable-mm-embeds --no-enable-moe-shared-loras
---no-enable-nccl-comm-suspend --no-enable-offline-docs --no-enable-per-request-metrics --no-enable-prefix-caching
---no-enable-prompt-embeds --no-enable-prompt-tokens-details --no-enable-request-id-headers
---no-enable-return-routed-experts --no-enable-scale-out --no-enable-server-load-tracking
---no-enable-shm-tensor-arena --no-enable-sleep-mode --no-enable-ssl-refresh --no-enable-tokenizer-info-endpoint
---no-enable-tower-connector-lora --no-enable-trace-replay --no-enforce-eager
---no-exclude-tools-when-tool-choice-none --no-fail-on-environ-validation --no-fully-sharded-loras --no-grpc
---no-headless --no-interleave-mm-strings --no-jit-monitor-verbose --no-kv-cache-metrics --no-kv-sharing-fast-prefill
---no-language-model-only --no-log-error-stack --no-long-prefill-token-threshold-adaptive --no-mm-device-do-normalize
---no-mm-encoder-only --no-monokernel --no-numa-bind --no-ray-workers-use-nsight --no-return-sampling-mask
---no-return-tokens-as-token-ids --no-scheduler-reserve-full-isl --no-skip-mm-profiling --no-skip-tokenizer-init
---no-sleep-mode-offload-cudagraph --no-specialize-active-lora --no-swa-bounded-replay --no-tokens-only
---no-trust-remote-code --no-trust-request-chat-template --no-trust-request-mm-kwargs --no-use-fp64-gumbel
---no-use-replayssm --no-use-tqdm-on-load --numa-bind --ray-workers-use-nsight --return-sampling-mask
---return-tokens-as-token-ids --scheduler-reserve-full-isl --skip-mm-profiling --skip-tokenizer-init
---sleep-mode-offload-cudagraph --specialize-active-lora --swa-bounded-replay --tokens-only --trust-remote-code
---trust-request-chat-template --trust-request-mm-kwargs --use-fp64-gumbel --use-replayssm --use-tqdm-on-load -dpe
--dph -dpm -ep
-"""
-_VL_LIST = """
---allowed-headers --allowed-media-domains --allowed-methods --allowed-origins --api-key --collect-detailed-traces
---cpu-offload-params --cudagraph-capture-sizes --ignore-patterns --kv-cache-dtype-skip-layers --logits-processors
---lora-modules --lora-target-modules --middleware --numa-bind-cpus --numa-bind-nodes --offload-params
---served-model-name --sleep-preserve-parameter-names
-"""
-_VL_OPT = """
---hf-token
-"""
-_VL_VALUE = """
---additional-config --all2all-backend --allowed-local-media-path --anthropic-disabled-thinking-effort
---api-server-count --attention-backend --attention-config --aux-output-config --block-size --chat-template
---chat-template-content-format --code-revision --cohere-format --compilation-config --config --config-format
---convert --cp-kv-cache-interleave-size --cpu-distributed-timeout-seconds --cpu-offload-gb
---custom-histogram-buckets --data-parallel-address --data-parallel-backend --data-parallel-rank
---data-parallel-rpc-port --data-parallel-size --data-parallel-size-local --data-parallel-start-rank
---data-parallel-supervisor-port --dbo-decode-token-threshold --dbo-prefill-token-threshold --dcp-comm-backend
---dcp-kv-cache-interleave-size --decode-context-parallel-size --default-chat-template-kwargs --default-mm-loras
---device-ids --device-memory-utilization --diffusion-config --disable-access-log-for-endpoints
---distributed-executor-backend --distributed-timeout-seconds --download-dir --dp-supervisor-probe-failure-threshold
---dp-supervisor-probe-interval-s --dp-supervisor-probe-timeout-s --dp-sync-interval --dtype --ec-manager-config
---ec-transfer-config --elastic-ep-max-dp-size --engram-config --eplb-config --expert-placement-strategy
---fault-tolerance-config --fingerprint-mode --fingerprint-value --gdn-prefill-backend --generation-config
---gpu-memory-utilization --grpc-port --h11-max-header-count --h11-max-incomplete-event-size --hf-config-path
---hf-overrides --host --io-processor-plugin --ir-op-priority --jit-monitor-mode --kda-decode-backend
---kda-prefill-backend --kernel-config --kv-cache-dtype --kv-cache-memory-bytes --kv-cache-metrics-sample
---kv-events-config --kv-offloading-backend --kv-offloading-size --kv-transfer-config --limit-mm-per-prompt
---linear-backend --load-format --log-config-file --log-level --logging-config --logprobs-mode
---long-prefill-token-threshold --lora-dtype --mamba-backend --mamba-block-size --mamba-cache-dtype
---mamba-cache-mode --mamba-cache-philox-rounds --mamba-ssm-cache-dtype --mamba-ssu-algorithm --master-addr
---master-port --max-cpu-loras --max-cudagraph-capture-size --max-log-len --max-logprobs --max-lora-cls-labels
---max-lora-rank --max-loras --max-model-len --max-num-active-seqs --max-num-batched-tokens --max-num-queued-reqs
---max-num-queued-tokens --max-num-scheduled-tokens --max-num-seqs --max-parallel-loading-workers --media-io-kwargs
---mm-encoder-attn-backend --mm-encoder-attn-dtype --mm-encoder-fp8-scale-path --mm-encoder-fp8-scale-save-margin
---mm-encoder-fp8-scale-save-path --mm-encoder-tp-mode --mm-hasher-algorithm --mm-ipc-gpu-memory-gb
---mm-processor-cache-gb --mm-processor-cache-type --mm-processor-device --mm-processor-kwargs
---mm-shm-cache-max-object-size-mb --mm-tensor-ipc --model --model-class-overrides --model-impl
---model-loader-extra-config --moe-backend --nnodes --node-rank --num-gpu-blocks-override --offload-backend
---offload-group-size --offload-num-in-group --offload-prefetch-step --optimization-level --otlp-traces-endpoint
---override-generation-config --per-request-spec-decode-metrics --performance-mode --pipeline-parallel-size
---pooler-config --port --prefill-context-parallel-size --prefill-schedule-interval --prefix-cache-retention-interval
---prefix-caching-hash-algo --prefix-match-unit --profiler-config --pt-load-map-location --quantization
---quantization-config --reasoning-config --reasoning-effort-map --reasoning-parser --reasoning-parser-plugin
---renderer-num-workers --replayssm-buffer-len --response-role --revision --root-path --runner
---safetensors-load-strategy --safetensors-prefetch-block-size --safetensors-prefetch-num-threads --scheduler-cls
---scheduling-policy --seed --show-hidden-metrics-for-version --shutdown-timeout --sleep-mode-backend
---sparse-indexer-topk-backend --spec-method --spec-model --spec-tokens --speculative-config
---sse-keep-alive-interval --ssl-ca-certs --ssl-cert-reqs --ssl-certfile --ssl-ciphers --ssl-keyfile
---stream-interval --structured-outputs-config --tensor-parallel-size --tokenizer --tokenizer-mode
---tokenizer-revision --tool-call-parser --tool-parser-plugin --tool-server --tool-strict-level --ubatch-size --uds
---uvicorn-log-level --video-pruning-method --video-pruning-rate --watchdog-config --watermark --watermark-config
---weight-transfer-config --worker-cls --worker-extension-cls -ac -asc -cc -dc -dcp -dp -dpa -dpb -dpl -dpn -dpp -dpr
--n -pcp -pp -q -r -sc -tp
-"""

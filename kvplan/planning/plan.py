@@ -31,10 +31,20 @@ def gpu_for(dep: Deployment, *, default_gpu: bool = True) -> tuple[HardwarePrese
     return None, None
 
 
-def fit(dep: Deployment, *, default_gpu: bool = True, warnings: Sequence[str] = ()) -> FitResult:
+def fit(
+    dep: Deployment,
+    *,
+    default_gpu: bool = True,
+    warnings: Sequence[str] = (),
+    assumptions: Sequence[str] = (),
+    refusals: Sequence[str] = (),
+) -> FitResult:
     """Plan one deployment: a :class:`kvplan.result.FitResult` (its verdict keys: :mod:`kvplan.planning.verdict`).
     ``default_gpu=False``: no GPU named means none (see :func:`gpu_for`), not kvplan's default GPU.  ``warnings``:
-    what the caller's reading of the input noticed (a launch command's dropped flags), said with the plan.
+    what the caller's reading of the input noticed (a launch command's dropped flags), said with the plan;
+    ``assumptions``: what it assumed (the release whose flags read a launch command); ``refusals``: what the
+    engine's argument parser refuses in it (:attr:`kvplan.inputs.launch.LaunchParse.refusals`): each is a reason
+    the engine does not start, ahead of every other.
 
     The result is complete when this returns: the planner and the verdict are its only writers, and nothing
     mutates it afterwards (a caller with more to say passes it here)."""
@@ -57,4 +67,5 @@ def fit(dep: Deployment, *, default_gpu: bool = True, warnings: Sequence[str] = 
     # methods: kvplan.hfconfig.checks) is said with every plan of that model
     res.warnings.extend(w for w in getattr(model, "warnings", ()) if w not in res.warnings)
     res.warnings.extend(warnings)
-    return apply(res, dep=dep, model=model, gpu=gpu)
+    res.assumptions.extend(assumptions)
+    return apply(res, dep=dep, model=model, gpu=gpu, parser_refusals=tuple(refusals))

@@ -332,16 +332,20 @@ def apply(
     model: ModelSpec,
     gpu: HardwarePreset | None,
     environ: Mapping[str, str] | None = None,
+    parser_refusals: tuple[str, ...] = (),
 ) -> FitResult:
     """Set the verdict keys of an engine's result (the engine planned ``dep`` with a target of one request, so its
     own ``fits`` says whether it starts): ``fits``, ``verdict``, ``reasons``, ``target``, ``target_requests``,
     ``meets_target``, ``target_reason``, ``max_concurrency`` (an integer for both engines),
     ``max_running_requests_source`` and the workload keys.  ``environ``: where the engines' variables are read
-    (default ``os.environ``).  Returns ``res``."""
+    (default ``os.environ``).  ``parser_refusals``: what the engine's argument parser refuses in a launch command
+    (an unknown, ambiguous or out-of-choices flag): the engine does not start, so each is a reason ahead of the
+    others, worded "the engine refuses to start: ...".  Returns ``res``."""
     from kvplan.engines.support import family_request_cap
     from kvplan.planning.workload import workload
 
-    refusals = _refusals(res, dep, model, gpu, os.environ if environ is None else environ)
+    refusals = [f"the engine refuses to start: {r}" for r in parser_refusals]
+    refusals += _refusals(res, dep, model, gpu, os.environ if environ is None else environ)
     memory, conc, pool_conc = _memory(res)
     source = cap_source(
         engine=res.engine,
