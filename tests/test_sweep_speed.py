@@ -1,0 +1,49 @@
+"""Sweep speed and cost columns, library side (issue 23 item 2): one speed() per distinct group / workload, the
+cost formula by hand, the costs file."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from kvplan.deployment import Deployment
+from kvplan.errors import InputError
+from kvplan.planning.speed import SpeedInputs, speed
+from kvplan.planning.sweep import sweep
+from kvplan.planning.sweep.speed import SpeedColumns, parse_costs, usd_per_million
+
+
+def test_usd_per_million_by_hand():
+    # 8 GPUs x 2.50 USD/h = 20 USD/h; 1,000 tok/s = 3.6M tok/h -> 5.556 USD per million
+    assert usd_per_million(usd_per_gpu_hour=2.5, num_gpus=8, tokens_per_s=1000.0) == pytest.approx(20 / 3.6)
+    assert math.isnan(usd_per_million(usd_per_gpu_hour=2.5, num_gpus=8, tokens_per_s=0.0))
+
+
+def test_costs_file():
+    assert parse_costs("[costs]\nh100-sxm = 2.5\nl40s = 0.9\n", where="c") == {"h100-sxm": 2.5, "l40s": 0.9}
+    for bad in ("[costs]\nh100-sxm = -1\n", "[other]\n", "x = ["):
+        with pytest.raises(InputError):
+            parse_costs(bad, where="c")
+
+
+def test_columns_equal_speed_of_each_row():
+    base = Deployment(engine="sglang", model="Qwen/Qwen3-32B", gpu="h100-sxm", input_len=8192, output_len=1024)
+    table = sweep(base, {"tp": [1, 2], "mem_fraction_static": [0.8, 0.85, 0.9]})
+    sc = SpeedColumns(table, concurrency=4, costs={"h100-sxm": 2.0})
+    checked = 0
+    for rows, c in table.chunks():
+        got = sc.chunk(rows, c)
+        for j, i in enumerate(rows.tolist()):
+            if not c["fits"][j]:
+                assert math.isnan(got["tpot_s"][j])
+                continue
+            r = speed(table.deployment(i), SpeedInputs(concurrency=4))
+            assert got["tpot_s"][j] == pytest.approx(r.tpot_s)
+            assert got["usd_per_million_output_tokens"][j] == pytest.approx(
+                2.0 * r.num_gpus / (r.output_tokens_per_s * 3600) * 1e6
+            )
+            checked += 1
+    assert checked >= 3
+    # one speed() per (tp, workload): the memory-fraction axis shares it
+    assert len(sc._memo) <= 2
