@@ -33,7 +33,7 @@ from typing import Any
 
 from kvplan.errors import InputError
 from kvplan.inputs.config_keys import CONFIG_KEYS, VISION_CONFIG_KEYS
-from kvplan.inputs.presets import QUANTIZATIONS as _QUANTIZATIONS  # the one list of weight formats
+from kvplan.inputs.presets.schema import QUANTIZATIONS as _QUANTIZATIONS  # the one list of weight formats
 
 #: lists in ``quantization_config`` longer than this (per-layer ignore / modules_to_not_convert lists) are left
 #: out; docs/presets.md "Rules for preset data".
