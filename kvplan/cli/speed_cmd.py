@@ -43,6 +43,14 @@ _Prompts = Annotated[
         "(default: steady state).",
     ),
 ]
+_Calibration = Annotated[
+    Optional[str],
+    typer.Option(
+        "--calibration",
+        metavar="FILE",
+        help="A calibration TOML from kvplan calibrate-speed (same GPU class and engine).",
+    ),
+]
 _Link = Annotated[
     Optional[float],
     typer.Option("--link-bandwidth", metavar="GB/s", help="Link rate per GPU per direction (override)."),
@@ -58,10 +66,17 @@ def speed_inputs(
     gpu_bandwidth: float | None,
     link_bandwidth: float | None,
     num_prompts: int | None = None,
+    calibration: str | None = None,
 ) -> Any:
     from kvplan.planning.speed import SpeedInputs
 
+    extra: dict[str, Any] = {}
+    if calibration:
+        from kvplan.perf.calibration import load_calibration
+
+        extra["calibration"] = load_calibration(calibration)
     return SpeedInputs(
+        **extra,
         concurrency=concurrency,
         accept_length=accept_length,
         power_limit=power_limit,
@@ -83,6 +98,7 @@ def speed_cmd(
     gpu_bandwidth: _Bw = None,
     link_bandwidth: _Link = None,
     num_prompts: _Prompts = None,
+    calibration: _Calibration = None,
     fmt: Annotated[
         Optional[str],
         typer.Option(
@@ -119,6 +135,7 @@ def speed_cmd(
             gpu_bandwidth=gpu_bandwidth,
             link_bandwidth=link_bandwidth,
             num_prompts=num_prompts,
+            calibration=calibration,
         ),
     )
     if out is Format.TABLE:
