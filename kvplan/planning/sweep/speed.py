@@ -123,12 +123,25 @@ class SpeedColumns:
 
         n = len(rows)
         out = {k: np.full(n, np.nan) for k in (*SPEED_COLUMNS, *COST_COLUMNS)}
-        fits = np.asarray(c["fits"]).astype(bool)
-        wc = np.asarray(c["workload_concurrency"])
-        for j in np.flatnonzero(fits).tolist():
-            cap = int(wc[j]) if wc[j] > 0 else self.concurrency
-            conc = max(1, min(self.concurrency, cap))
-            p = self._point(int(rows[j]), int(c["gid"][j]), int(c["input_len"][j]), int(c["output_len"][j]), conc)
+        fits = np.flatnonzero(np.asarray(c["fits"]).astype(bool))
+        if not len(fits):
+            return out
+        wc = np.asarray(c["workload_concurrency"])[fits]
+        conc = np.maximum(1, np.minimum(self.concurrency, np.where(wc > 0, wc, self.concurrency)))
+        keys = np.stack(
+            [
+                np.asarray(c["gid"])[fits],
+                np.asarray(c["input_len"])[fits],
+                np.asarray(c["output_len"])[fits],
+                conc,
+            ],
+            axis=1,
+        ).astype(np.int64)
+        uniq, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        for u, (key, j) in enumerate(zip(uniq.tolist(), first.tolist(), strict=True)):
+            p = self._point(int(rows[fits[j]]), *key)
+            sel = fits[inverse == u]
             for k, v in p.items():
-                out[k][j] = v
+                out[k][sel] = v
         return out
