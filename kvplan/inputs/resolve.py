@@ -40,8 +40,10 @@ _VARIANT_SUFFIXES = [
     (r"-it$", None),
     (r"-Base$", None),
     (r"-Thinking$", None),
-    (r"-\d{4}$", None),
 ]
+# No date-suffix rule (``-2507``): a dated re-release is a new checkpoint whose config may differ in a field kvplan
+# reads (Qwen3-30B-A3B-Instruct-2507: 262,144 positions, the base preset 40,960), so it is never mapped to the
+# undated preset; without its own preset it is read from the Hub (issue 24 item 3).
 
 
 _CONFIG_HINT = "pass a Hugging Face config.json"
@@ -171,8 +173,8 @@ def _strip_suffix(name: str) -> tuple[str, str | None] | None:
 
 
 def _by_variant_rules(text: str, models: tuple[ModelPreset, ...]) -> ModelSpec | None:
-    """A published variant by rule: strip up to four quantization / instruct / date suffixes
-    (``Qwen3-32B-AWQ`` -> ``Qwen3-32B``, int4) and match the base name against the presets."""
+    """A published variant by rule: strip up to four quantization / instruct suffixes (``Qwen3-32B-AWQ`` ->
+    ``Qwen3-32B``, int4; never a date: see ``_VARIANT_SUFFIXES``) and match the base name against the presets."""
     name = text.rpartition("/")[2]
     quant = None
     stripped = name
@@ -227,7 +229,7 @@ def resolve_model(text: str) -> ModelSpec:
     Order: an existing path (or one that looks like a path: InputError when missing), the preset file named by the
     id, a preset id / alias / variant id by name, the published-variant suffix rules, the Hub.
     """
-    from kvplan.inputs import presets
+    from kvplan.inputs.presets import loading, lookup  # the modules, not the package face (no import cycle)
 
     if not text or not text.strip():
         raise InputError("empty model", field="--model", hint="run `kvplan models` for the presets")
@@ -238,26 +240,26 @@ def resolve_model(text: str) -> ModelSpec:
     # the preset file named by the id (only for text that can be a file name: no NUL, no part over 200 characters,
     # where looking it up would raise instead of missing)
     if "\0" not in text and all(len(part) <= 200 for part in text.split("/")):
-        f = presets.model_file_for(text)
+        f = lookup.model_file_for(text)
         if os.path.isfile(f):
-            return _preset_spec(presets.load_model_file(f))
-    models = presets.all_models()
+            return _preset_spec(loading.load_model_file(f))
+    models = lookup.all_models()
     spec = _by_name(text, models) or _by_variant_rules(text, models)
     return spec if spec is not None else _unknown_model(text, models)
 
 
 def resolve_gpu(text: str) -> HardwarePreset:
     """Resolve ``--gpu``: a hardware preset id, its name as nvidia-smi / rocm-smi print it, or an alias."""
-    from kvplan.inputs import presets
+    from kvplan.inputs.presets import loading, lookup  # the modules, not the package face (no import cycle)
 
     if not text or not text.strip():
         raise InputError("empty GPU name", field="--gpu", hint="run `kvplan gpus`")
     key = norm_name(text)
-    if "/" not in text and os.path.isfile(f := presets.gpu_file_for(text.strip())):
-        g = presets.load_hardware_file(f)  # --gpu ID: its own file, without reading every preset
+    if "/" not in text and os.path.isfile(f := lookup.gpu_file_for(text.strip())):
+        g = loading.load_hardware_file(f)  # --gpu ID: its own file, without reading every preset
         if norm_name(g.id) == key:
             return g
-    gpus = presets.all_gpus()
+    gpus = lookup.all_gpus()
     for g in gpus:
         if key in {norm_name(g.id), norm_name(g.name), *(norm_name(a) for a in g.aliases)}:
             return g
