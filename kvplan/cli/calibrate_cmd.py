@@ -54,16 +54,18 @@ def calibrate_cmd(
         "line formats allow; settles a window that spans a rule change).",
     ),
     tp: Optional[int] = typer.Option(
-        None, "--tp-size", "--tensor-parallel-size", help="When the log lacks server args."
+        None, "--tp-size", "--tensor-parallel-size", "--tp", help="When the log lacks server args."
     ),
-    pp: Optional[int] = typer.Option(None, "--pp-size", "--pipeline-parallel-size"),
-    dp: Optional[int] = typer.Option(None, "--dp-size", "--data-parallel-size"),
-    ep: Optional[int] = typer.Option(None, "--ep-size"),
+    pp: Optional[int] = typer.Option(None, "--pp-size", "--pipeline-parallel-size", "--pp"),
+    dp: Optional[int] = typer.Option(None, "--dp-size", "--data-parallel-size", "--dp"),
+    ep: Optional[int] = typer.Option(None, "--ep-size", "--expert-parallel-size", "--ep"),
     enable_dp_attention: Optional[bool] = typer.Option(None, "--enable-dp-attention/--no-dp-attention"),
     mem_fraction_static: Optional[float] = typer.Option(None, "--mem-fraction-static"),
     gpu_memory_utilization: Optional[float] = typer.Option(None, "--gpu-memory-utilization"),
     kv_cache_dtype: Optional[str] = typer.Option(None, "--kv-cache-dtype"),
-    context_length: Optional[int] = typer.Option(None, "--context-length", "--max-model-len"),
+    context_length: Optional[str] = typer.Option(
+        None, "--context-length", "--max-model-len", help="Tokens, as fit takes them: 8192, 8k, 1m."
+    ),
     max_running_requests: Optional[int] = typer.Option(None, "--max-running-requests", "--max-num-seqs"),
     page_size: Optional[int] = typer.Option(None, "--page-size", "--block-size"),
     chunked_prefill_size: Optional[int] = typer.Option(None, "--chunked-prefill-size", "--max-num-batched-tokens"),
@@ -77,6 +79,7 @@ def calibrate_cmd(
     """
     from kvplan.inputs.logs import read_log
     from kvplan.planning.calibrate import DisagreesError, calibrate
+    from kvplan.units import parse_count
     from kvplan.views.calibrate import render_calibration
     from kvplan.views.formats import TABLE_JSON_CSV, Format, resolve_format
 
@@ -96,7 +99,7 @@ def calibrate_cmd(
             mem_fraction_static=mem_fraction_static,
             gpu_memory_utilization=gpu_memory_utilization,
             kv_cache_dtype=kv_cache_dtype,
-            context_length=context_length,
+            context_length=None if context_length is None else parse_count(context_length, field="--context-length"),
             max_running_requests=max_running_requests,
             page_size=page_size,
             chunked_prefill_size=chunked_prefill_size,
