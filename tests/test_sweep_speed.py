@@ -47,3 +47,24 @@ def test_columns_equal_speed_of_each_row():
     assert checked >= 3
     # one speed() per (tp, workload): the memory-fraction axis shares it
     assert len(sc._memo) <= 2
+
+
+def test_csv_with_speed_keeps_the_capacity_columns():
+    import csv
+    import io
+
+    from kvplan.planning.sweep.speed import write_csv_with_speed
+
+    base = Deployment(engine="sglang", model="Qwen/Qwen3-32B", gpu="h100-sxm", input_len=8192, output_len=1024)
+    table = sweep(base, {"tp": [1, 2]})
+    buf = io.StringIO()
+    assert write_csv_with_speed(table, buf, SpeedColumns(table, costs={"h100-sxm": 2.0})) == 2
+    plain = list(csv.DictReader(io.StringIO(table.to_csv())))
+    rows = list(csv.DictReader(io.StringIO(buf.getvalue())))
+    for p, r in zip(plain, rows, strict=True):
+        assert {k: r[k] for k in p} == p  # the capacity columns unchanged
+        if r["fits"] == "True":
+            assert float(r["tpot_s"]) > 0 and float(r["usd_per_million_output_tokens"]) > 0
+        else:
+            assert r["tpot_s"] == "" and r["usd_per_million_output_tokens"] == ""
+    assert [r["fits"] for r in rows] == ["False", "True"]  # TP1 does not hold a 40,960-token request; TP2 does

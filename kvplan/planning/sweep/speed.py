@@ -145,3 +145,27 @@ class SpeedColumns:
             for k, v in p.items():
                 out[k][sel] = v
         return out
+
+
+def _cell(v: float) -> str:
+    return "" if v != v else f"{v:.6g}"
+
+
+def write_csv_with_speed(table: Any, fh: Any, cols: SpeedColumns, idx: Any = None) -> int:
+    """The sweep's CSV (:meth:`SweepTable.write_csv`'s columns, same rows and order) with the speed and cost
+    columns appended, one chunk at a time; returns the rows written.  Empty cells where a row does not fit."""
+    from kvplan.planning.sweep.columns import CSV_COLUMNS
+
+    fh.write(",".join((*CSV_COLUMNS, *SPEED_COLUMNS, *COST_COLUMNS)) + "\n")
+    affixes = table._csv_affixes()
+    n = 0
+    names = (*SPEED_COLUMNS, *COST_COLUMNS)
+    for rows, c in table.chunks(idx):
+        lines = table._csv_lines(rows, c, affixes)
+        extra = cols.chunk(rows, c)
+        out = [line + "," + ",".join(_cell(float(extra[k][j])) for k in names) for j, line in enumerate(lines)]
+        if out:
+            out.append("")
+            fh.write("\n".join(out))
+        n += len(rows)
+    return n
