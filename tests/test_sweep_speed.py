@@ -68,3 +68,32 @@ def test_csv_with_speed_keeps_the_capacity_columns():
         else:
             assert r["tpot_s"] == "" and r["usd_per_million_output_tokens"] == ""
     assert [r["fits"] for r in rows] == ["False", "True"]  # TP1 does not hold a 40,960-token request; TP2 does
+
+
+def test_sweep_cli_speed_and_costs(tmp_path):
+    import csv
+    import io
+
+    from typer.testing import CliRunner
+
+    from kvplan.cli.app import app
+
+    costs = tmp_path / "costs.toml"
+    costs.write_text("[costs]\nh100-sxm = 2.5\n")
+    args = ["sweep", "-m", "Qwen/Qwen3-32B", "-g", "h100-sxm", "--tp", "2,4", "--input-len", "8192"]
+    args += ["--output-len", "1024", "--speed", "--costs", str(costs), "--concurrency", "8", "--format", "csv"]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    rows = list(csv.DictReader(io.StringIO(res.stdout)))
+    assert len(rows) == 2 and all(r["fits"] == "True" for r in rows)
+    for r in rows:
+        tp = int(r["tp"])
+        want = speed(
+            Deployment(engine="sglang", model="Qwen/Qwen3-32B", gpu="h100-sxm", tp=tp, input_len=8192, output_len=1024),
+            SpeedInputs(concurrency=8),
+        )
+        assert float(r["tpot_s"]) == pytest.approx(want.tpot_s, rel=1e-5)
+        usd = 2.5 * tp / (want.output_tokens_per_s * 3600) * 1e6
+        assert float(r["usd_per_million_output_tokens"]) == pytest.approx(usd, rel=1e-5)
+    bad = CliRunner().invoke(app, ["sweep", "-m", "Qwen/Qwen3-32B", "--gpu-hour-cost", "2"])
+    assert bad.exit_code == 2 and "--speed" in bad.stderr

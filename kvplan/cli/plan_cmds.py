@@ -118,6 +118,19 @@ def sweep_cmd(
         typer.Option("--plot", metavar="FILE", help="Save the frontier as .svg (or .png with matplotlib)."),
     ] = None,
     check: Annotated[bool, typer.Option("--check", help="Exit 3 when no point meets its target.")] = False,
+    speed: Annotated[
+        bool, typer.Option("--speed", help="Add the speed columns (kvplan speed's keys) for the workload (CSV).")
+    ] = False,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", metavar="C", help="--speed: requests decoding at once (default 1).")
+    ] = 1,
+    gpu_hour_cost: Annotated[
+        Optional[float], typer.Option("--gpu-hour-cost", metavar="USD", help="--speed: USD per GPU-hour.")
+    ] = None,
+    costs: Annotated[
+        Optional[str],
+        typer.Option("--costs", metavar="FILE", help="--speed: a TOML [costs] table, GPU id = USD per GPU-hour."),
+    ] = None,
 ) -> None:
     """Evaluate a grid of deployments: any flag takes a list (a,b,c) or a range (START:STOP[:STEP], xF = geometric).
 
@@ -139,8 +152,19 @@ def sweep_cmd(
         from kvplan.inputs.read import check_output_path
 
         check_output_path(output, field="--output")
+    cost_table = _speed_options(speed, out, concurrency=concurrency, gpu_hour_cost=gpu_hour_cost, costs=costs)
     base, axes = _sweep_inputs(flags)
     table = sweep(base, axes)
+    if speed:
+        from kvplan.planning.sweep.speed import SpeedColumns, write_csv_with_speed
+
+        cols = SpeedColumns(table, concurrency=concurrency, costs=cost_table, gpu_hour_cost=gpu_hour_cost)
+        idx = table.order(sort) if sort not in (None, "none") else None
+        render_then_check(
+            lambda: _stream(lambda fh: write_csv_with_speed(table, fh, cols, idx), output),
+            _sweep_failure(table) if check else "",
+        )
+        return
     series = None
     if chart or plot:  # a sweep the chart cannot draw is refused before anything is written
         from kvplan.views.frontier import frontier_series, render_terminal, save_plot
@@ -170,6 +194,28 @@ def sweep_cmd(
             _chart(series, chart=chart, plot=plot, to_stderr=out is not Format.TABLE and not output)
 
     render_then_check(show, _sweep_failure(table) if check else "")
+
+
+def _speed_options(
+    speed: bool, out: Any, *, concurrency: int, gpu_hour_cost: float | None, costs: str | None
+) -> dict[str, float] | None:
+    """Check sweep's --speed options before the sweep runs; the costs file's table (None without --costs)."""
+    if not speed:
+        for given, flag in ((gpu_hour_cost is not None, "--gpu-hour-cost"), (costs, "--costs")):
+            if given:
+                raise InputError(f"{flag} prices the speed columns", field=flag, hint="add --speed")
+        return None
+    if out is not Format.CSV:
+        raise InputError("the speed columns are written as CSV for now", field="--speed", hint="add --format csv")
+    if not 1 <= concurrency <= 1 << 20:
+        raise InputError(f"must be between 1 and 1,048,576, got {concurrency}", field="--concurrency")
+    if gpu_hour_cost is not None and not (gpu_hour_cost > 0 and gpu_hour_cost < 1e6):
+        raise InputError(f"must be a positive USD amount, got {gpu_hour_cost}", field="--gpu-hour-cost")
+    if costs:
+        from kvplan.planning.sweep.speed import load_costs
+
+        return load_costs(costs)
+    return None
 
 
 def _sweep_failure(table: Any) -> str:
