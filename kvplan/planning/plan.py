@@ -31,6 +31,27 @@ def gpu_for(dep: Deployment, *, default_gpu: bool = True) -> tuple[HardwarePrese
     return None, None
 
 
+def ignored_flags(dep: Deployment) -> list[str]:
+    """kvplan's flags given in ``dep`` (set, not their default) that ``dep.engine`` never reads, by the flag
+    registry's ``engines`` (:data:`kvplan.flags.BY_FIELD`): ``--max-total-tokens`` under vLLM,
+    ``--gpu-memory-utilization`` under SGLang.  Example: ``Deployment(engine="vllm", max_total_tokens=100000)``
+    -> ``["--max-total-tokens"]``."""
+    import dataclasses
+
+    from kvplan.flags import BY_FIELD
+
+    out = []
+    for f in dataclasses.fields(dep):
+        flag = BY_FIELD.get(f.name)
+        if flag is None or dep.engine is None or dep.engine in flag.engines:
+            continue
+        value = getattr(dep, f.name)
+        default = f.default if f.default is not dataclasses.MISSING else None
+        if value is not None and value != default:
+            out.append(flag.flag)
+    return out
+
+
 def fit(
     dep: Deployment,
     *,
@@ -48,6 +69,7 @@ def fit(
 
     The result is complete when this returns: the planner and the verdict are its only writers, and nothing
     mutates it afterwards (a caller with more to say passes it here)."""
+    ignored = ignored_flags(dep)
     dep = dep.with_defaults()
     validate(dep)
     from kvplan.inputs.resolve import resolve_model
@@ -67,5 +89,8 @@ def fit(
     # methods: kvplan.hfconfig.checks) is said with every plan of that model
     res.warnings.extend(w for w in getattr(model, "warnings", ()) if w not in res.warnings)
     res.warnings.extend(warnings)
+    if ignored:
+        name = {"sglang": "SGLang", "vllm": "vLLM"}.get(str(dep.engine), str(dep.engine))
+        res.warnings.append(f"{name} does not read {', '.join(ignored)}: ignored")
     res.assumptions.extend(assumptions)
     return apply(res, dep=dep, model=model, gpu=gpu, parser_refusals=tuple(refusals))
