@@ -259,6 +259,13 @@ def _fp8(c: _Ctx) -> Schemes:
     if expert_dtype(c.cfg) in ("fp4", "mxfp4"):
         expert = Scheme("mxfp4")
         c.notes.append("routed experts fp4 e2m1 + e8m0 scale per 32 (expert_dtype fp4): 4.25 bits/param")
+    elif c.quantization == "mixed":
+        # 'mixed' on an fp8 checkpoint is fp8 dense + fp4 routed experts (quantization_from_config names nothing
+        # else so); a preset whose [config] leaves expert_dtype out still says 'mixed' in [weights].
+        expert = Scheme("mxfp4")
+        c.notes.append(
+            "routed experts fp4 e2m1 + e8m0 scale per 32 ('mixed' = fp8 dense + fp4 experts): 4.25 bits/param"
+        )
     return dense, expert
 
 

@@ -85,6 +85,7 @@ def _inputs(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None, devic
         gpu_vendor=gpu.vendor if gpu is not None else "nvidia",
         interconnect=gpu.interconnect if gpu is not None else None,
         attention_backend=dep.attention_backend,
+        engram_on_host=bool(getattr(dep, "engram_on_host", False)),
         enable_prefix_caching=dep.enable_prefix_caching,
     )
 

@@ -153,6 +153,7 @@ class VllmInputs:
     num_draft_layers: int = 0
     kv_cache_dtype_skip_layers: tuple[str, ...] = ()  # layer indices / "sliding_window" kept at the model dtype
     attention_backend: str | None = None  # --attention-backend (MLA hybrids: picks the block alignment)
+    engram_on_host: bool = False  # DeepSeek-V4.1 engram tables in pinned host memory (0.33+ do so by default)
 
 
 @dataclass(frozen=True)
@@ -427,6 +428,7 @@ def _weights_from_helper(inp: VllmInputs, cfg: Mapping[str, Any], version: str) 
     from kvplan.weights import estimate as weights  # lazy: only cold mode estimates weights
 
     quant = inp.quantization or weights.quantization_from_config(cfg)
+    placement = vllm_engram_placement(engine_version=version, engram_on_host=inp.engram_on_host)
     est = weights.estimate_weight_bytes(
         config=cfg,
         quantization=quant,
@@ -439,8 +441,42 @@ def _weights_from_helper(inp: VllmInputs, cfg: Mapping[str, Any], version: str) 
         engine_version=version,
         sm_major=inp.sm_major,
         gpu_vendor=inp.gpu_vendor,
+        engram_placement=placement,
     )
-    return int(est.per_gpu_bytes), [f"weights estimated ({quant}) by kvplan.weights", *est.notes]
+    wnotes = [f"weights estimated ({quant}) by kvplan.weights"]
+    for n in est.notes:
+        if n.startswith("engram tables in "):  # the SGLang wording of the placement; vLLM's own below
+            n = (
+                "engram tables in pinned host memory, each TP rank's rows (vLLM EngramConfig cpu_offload: the "
+                "default from 0.33; --engram-config '{\"cpu_offload\": false}' keeps them on the GPU)"
+                if placement != "gpu"
+                else "engram tables in device memory, rows split over the TP group (before vLLM 0.33; "
+                "--engram-on-host moves them to pinned host memory)"
+            )
+        wnotes.append(n)
+    return int(est.per_gpu_bytes), wnotes
+
+
+#: the first vLLM release read whose ``EngramConfig`` keeps the engram tables in pinned host memory by default
+ENGRAM_HOST_DEFAULT_SINCE = (0, 33, 0)
+
+
+def vllm_engram_placement(*, engine_version: str, engram_on_host: bool) -> str:
+    """Where vLLM keeps DeepSeek-V4.1's engram tables: ``"host-per-rank"`` (each TP rank's rows in pinned host
+    memory, read over UVA; nothing on the GPU) or ``"gpu"`` (rows split over the TP group in device memory).
+
+    vLLM 0.33.0 and 0.34.0 ``vllm/config/engram.py EngramConfig``: ``cpu_offload: bool = True``, and
+    ``vllm/config/vllm.py VllmConfig._resolve_and_verify_engram_config`` builds a default ``EngramConfig()`` for
+    every model with ``engram_layer_ids``; only ``--engram-config '{"cpu_offload": false}'`` keeps them on the GPU
+    (``models/deepseek_v41/common/engram.py``; ``model_loader/default_loader.py`` maps them on the CPU when
+    ``cpu_offload``). Releases before 0.33 were not read: there only ``--engram-on-host`` moves them.
+
+    Example: ("0.34.0", False) -> "host-per-rank"; ("0.32.0", False) -> "gpu"; ("0.32.0", True) -> "host-per-rank".
+    """
+    from kvplan.engines.vllm.releases import parse_version
+
+    on_host = engram_on_host or parse_version(engine_version) >= ENGRAM_HOST_DEFAULT_SINCE
+    return "host-per-rank" if on_host else "gpu"
 
 
 def _weights_and_non_torch(
