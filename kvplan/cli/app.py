@@ -221,16 +221,22 @@ def _engines(engine: str | None) -> list[str]:
     return engines
 
 
-def _launch(args: list[str], from_launch: str | None) -> tuple[str, dict[str, Any], list[str]]:
-    """(engine, Deployment fields, warnings) of the launch command after ``--`` or in ``--from-launch FILE``."""
+def _launch(
+    args: list[str], from_launch: str | None, engine_version: str | None = None
+) -> tuple[str, dict[str, Any], list[str], list[str], list[str]]:
+    """(engine, Deployment fields, warnings, assumptions, refusals) of the launch command after ``--`` or in
+    ``--from-launch FILE``, read with the flags of ``engine_version`` (the --engine-version given), else of the
+    release the command names (image tag, pip pin), else of the newest (kvplan.inputs.launch._release)."""
     from kvplan.inputs.launch import parse_launch_command, read_launch_text
 
     if args and from_launch is not None:
         raise InputError(
             "give the launch command either after '--' or with --from-launch, not both", field="--from-launch"
         )
-    parsed = parse_launch_command(args if args else read_launch_text(str(from_launch)))
-    return parsed.engine, {k: v for k, v in parsed.fields.items() if v is not None}, parsed.warnings()
+    parsed = parse_launch_command(args if args else read_launch_text(str(from_launch)), engine_version=engine_version)
+    line = parsed.release_assumption()
+    fields = {k: v for k, v in parsed.fields.items() if v is not None}
+    return parsed.engine, fields, parsed.warnings(), [line] if line else [], list(parsed.refusals)
 
 
 def _from_log(log: str, given: dict[str, Any], *, model: str | None, gpu: str | None, out: Format, check: bool) -> None:
@@ -313,8 +319,12 @@ def fit_cmd(
     engines = _engines(engine)
     given = deployment_values("fit", {**flags, "engine": engine and engines[0]})
     launch_warnings: list[str] = []
+    launch_assumptions: list[str] = []
+    launch_refusals: list[str] = []
     if ctx.args or from_launch is not None:
-        launch_engine, fields, launch_warnings = _launch(list(ctx.args), from_launch)
+        launch_engine, fields, launch_warnings, launch_assumptions, launch_refusals = _launch(
+            list(ctx.args), from_launch, given.get("engine_version")
+        )
         given = {**fields, **given}
         if from_log is None:  # a launch command names no GPU: --gpu must (a log does name it)
             from kvplan.inputs.launch import require_gpu
@@ -332,7 +342,15 @@ def fit_cmd(
 
     dep = Deployment(**{**given, "engine": engines[0]})
     # the launch reader's warnings go in with the plan: a result is not mutated after fit returns (issue 21 item 4)
-    results = [fit(replace(dep, engine=e), warnings=launch_warnings) for e in engines]
+    results = [
+        fit(
+            replace(dep, engine=e),
+            warnings=launch_warnings,
+            assumptions=launch_assumptions,
+            refusals=launch_refusals,
+        )
+        for e in engines
+    ]
 
     speeds = _speeds(dep, engines) if speed else None
 

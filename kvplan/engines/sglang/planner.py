@@ -515,10 +515,13 @@ def _memory(
     )
     if budget <= 0:
         need = 1 - after / free if free > 0 else 1.0
-        log.warnings.append(
-            f"no KV budget: SGLang stops with 'Loaded weights leave no GPU memory'; "
+        # a fraction is advice only when one exists: at need >= 1 the weights alone exceed the free memory
+        fix = (
             f"--mem-fraction-static must exceed {need:.3f}"
+            if need < 1
+            else "no --mem-fraction-static is enough: the weights alone exceed the free memory (more GPUs, larger --tp)"
         )
+        log.warnings.append(f"no KV budget: SGLang stops with 'Loaded weights leave no GPU memory'; {fix}")
     return _Memory(
         free=free,
         free_source=free_source,
