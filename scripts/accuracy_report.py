@@ -198,7 +198,9 @@ def case_model(case: dict) -> str:
         p = SHARED / fx["hf_config"].removeprefix("shared/")
         if p.exists():
             return str(p)
-    return fx["model"]
+    from tests.validation.fixtures import fixture_model  # the stand-in presets of the README's rule, declared once
+
+    return fixture_model(fx)
 
 
 def case_gpu(case: dict) -> str | None:
@@ -251,6 +253,11 @@ def inputs_for(log_id: str, cases: dict) -> tuple[str | None, str | None, dict, 
         c = cases[log_id]
         o = case_overrides(c)
         src = "shared case"
+        from tests.validation.fixtures import STAND_INS
+
+        if c["fixture"]["model"] in STAND_INS:  # the README's rule: the preset of the same geometry, said here
+            stand_in = STAND_INS[c["fixture"]["model"]]
+            src += f"; planned with the {stand_in} preset (same KV geometry; no verbatim config)"
         gpu = case_gpu(c)
         if log_id in CASE_FIX:
             o.update(CASE_FIX[log_id][0])

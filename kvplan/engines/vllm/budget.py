@@ -102,12 +102,13 @@ def vllm_default_activation_bytes(
     forward_per_token, sampler_per_row = vllm_activation_coefficients(
         config=config, tp_size=tp_size, ep_size=ep_size, v0=v0, sampler_bytes_per_logit=sampler_bytes_per_logit
     )
-    return vllm_activation_peak(
+    peak: int = vllm_activation_peak(  # an int here (the formula is typed Any: it takes arrays in a sweep)
         forward_bytes_per_token=forward_per_token,
         sampler_bytes_per_row=sampler_per_row,
         max_num_batched_tokens=int(max_num_batched_tokens),
         max_num_seqs=int(max_num_seqs),
     )
+    return peak
 
 
 def vllm_activation_coefficients(
