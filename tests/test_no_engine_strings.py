@@ -72,9 +72,8 @@ def test_the_walk_finds_what_it_must():
         assert not engine_string_tests(text), text
 
 
-#: comparisons in modules other helpers were editing while this test was written (views: the change is
-#: /work/patches/engines-views.patch; planning/speed.py: new, its author's to convert).  Empty this set as they are
-#: converted; an entry that no longer matches fails the test, so the list cannot go stale.
+#: comparisons not converted yet (empty: every one is converted).  A new entry is a debt to pay back; an entry that
+#: no longer matches fails the test, so the list cannot go stale.
 NOT_YET: frozenset[tuple[str, str]] = frozenset({})
 
 
