@@ -87,8 +87,12 @@ def speed_lines(r: Any) -> list[tuple[str, str]]:
     return [
         (
             "prefill",
-            f"{_rate(r.prefill_tokens_per_s)} tok/s  ({r.input_len:,} tokens, {r.prefill_chunks:,} chunks "
-            f"of {r.chunk_tokens:,})",
+            f"{_rate(r.prefill_tokens_per_s)} tok/s  ({r.input_len:,} tokens, "
+            + (
+                f"{r.prefill_chunks:,} chunks of {r.chunk_tokens:,})"
+                if r.prefill_chunks > 1
+                else f"one chunk; chunk size {r.chunk_tokens:,})"
+            ),
         ),
         ("TTFT", _secs(r.ttft_s)),
         ("TPOT", f"{_secs(r.tpot_s)}  ({_rate(r.decode_tokens_per_s_per_request)} tok/s per request{spec})"),
