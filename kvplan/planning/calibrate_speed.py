@@ -24,8 +24,7 @@ time; the search finds the ``lam`` that makes the whole prediction 7,196.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -91,37 +90,11 @@ class SpeedCalibration(Record):
         }
 
 
-@contextmanager
-def _efficiency_patched(cal: Calibration | None) -> Iterator[None]:
-    """Until ``SpeedInputs`` takes ``calibration`` (helper speed2's change), the factors are applied by wrapping
-    :func:`kvplan.perf.efficiency.efficiency_for` for the duration of one call."""
-    from kvplan.perf import calibration as calmod
-    from kvplan.perf import efficiency
-
-    if cal is None:
-        yield
-        return
-    orig = efficiency.efficiency_for
-
-    def wrapped(hw: Any) -> Any:
-        return calmod.apply(orig(hw), cal)
-
-    efficiency.efficiency_for = wrapped
-    try:
-        yield
-    finally:
-        efficiency.efficiency_for = orig
-
-
 def speed_with(dep: Deployment, cal: Calibration | None, **inputs: Any) -> Any:
-    """:func:`kvplan.planning.speed.speed` of ``dep`` with ``cal`` applied (``SpeedInputs(calibration=...)`` when
-    it has that field)."""
+    """:func:`kvplan.planning.speed.speed` of ``dep`` with ``cal`` applied (``SpeedInputs(calibration=...)``)."""
     from kvplan.planning.speed import SpeedInputs, speed
 
-    if "calibration" in getattr(SpeedInputs, "_fields", ()):
-        return speed(dep, SpeedInputs(calibration=cal, **inputs))
-    with _efficiency_patched(cal):
-        return speed(dep, SpeedInputs(**inputs))
+    return speed(dep, SpeedInputs(calibration=cal, **inputs))
 
 
 def _golden(f: Callable[[float], float], lo: float, hi: float, tol: float) -> float:
