@@ -37,18 +37,6 @@ from typing import Any
 from kvplan.errors import InputError, echo
 from kvplan.perf.record import Record
 
-#: the constants a calibration may scale (kvplan.perf.efficiency.Efficiency's numeric fields); read from
-#: kvplan.perf.efficiency.CONSTANT_NAMES when that module declares it
-_FALLBACK_NAMES = (
-    "compute",
-    "attention",
-    "memory",
-    "link",
-    "alpha_s",
-    "kernel_graph_s",
-    "kernel_eager_s",
-    "step_s",
-)
 #: constants that are a fraction of a peak (a phase's time goes as 1 / constant); the rest are latencies
 RATE_CONSTANTS = frozenset(("compute", "attention", "memory", "link"))
 MAX_CALIBRATION_BYTES = 1 << 20
@@ -58,10 +46,10 @@ FIELD = "--calibration"
 
 
 def constant_names() -> tuple[str, ...]:
-    from kvplan.perf import efficiency
+    """The constants a calibration may scale: :data:`kvplan.perf.efficiency.CONSTANT_NAMES`, declared once there."""
+    from kvplan.perf.efficiency import CONSTANT_NAMES
 
-    names = getattr(efficiency, "CONSTANT_NAMES", None)
-    return tuple(names) if names else _FALLBACK_NAMES
+    return CONSTANT_NAMES
 
 
 class Calibration(Record):
