@@ -180,6 +180,11 @@ class FitResult:
     workload_tokens_per_request: int | None = None  # input + output in whole pages of the token pool
     workload_concurrency: int | None = None  # such requests at once, whole deployment
     workload_concurrency_per_rank: int | None = None
+    # ---- issue 24 (set by kvplan.planning.plan.fit / kvplan.planning.verdict.apply) ---------------
+    starts: bool = False  # the engine starts with this configuration (fits: it also serves one full-context request)
+    advice: list[str] = field(default_factory=list)  # what would make an impossible deployment possible
+    ignored_flags: list[str] = field(default_factory=list)  # kvplan flags given that this engine does not read
+    resolved_from: str | None = None  # the preset whose geometry planned --model, when it is not the id given
 
     def __init__(
         self,
@@ -240,6 +245,10 @@ class FitResult:
         workload_tokens_per_request: int | None = None,
         workload_concurrency: int | None = None,
         workload_concurrency_per_rank: int | None = None,
+        starts: bool = False,
+        advice: list[str] | None = None,
+        ignored_flags: list[str] | None = None,
+        resolved_from: str | None = None,
     ) -> None:
         self.engine = engine
         self.engine_version = engine_version
@@ -298,6 +307,10 @@ class FitResult:
         self.workload_tokens_per_request = workload_tokens_per_request
         self.workload_concurrency = workload_concurrency
         self.workload_concurrency_per_rank = workload_concurrency_per_rank
+        self.starts = starts
+        self.advice = [] if advice is None else advice
+        self.ignored_flags = [] if ignored_flags is None else ignored_flags
+        self.resolved_from = resolved_from
 
     def model_dump(self, mode: str = "python") -> dict[str, Any]:
         """A plain dict (JSON-ready in both modes: every value is a str, number, bool, None, list or dict)."""

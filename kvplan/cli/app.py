@@ -348,6 +348,7 @@ def fit_cmd(
             warnings=launch_warnings,
             assumptions=launch_assumptions,
             refusals=launch_refusals,
+            advise=True,
         )
         for e in engines
     ]

@@ -21,6 +21,12 @@ File format (strict: unknown keys are errors naming the file, the deployment and
     requests = 32                      # requests of that context running at once
     headroom = 10                      # percent of spare KV pool on top (default 0)
 
+``require`` (a deployment key, default ``"fits"``): what the engine must do besides meeting the target.
+``"fits"``: it starts and serves one request of the server's context (fit's ``fits``).  ``"starts"``: it only has
+to start (fit's ``starts``): an SGLang server whose pool is shorter than its ``--context-length`` starts and refuses
+the requests longer than the pool, so it passes when the target's requests are no longer than the longest request
+it accepts (fit's ``max_context_length``) and fit at once.
+
 A workload target instead: ``input_len`` / ``output_len`` keys in the deployment (``kvplan fit --input-len``
 / ``--output-len``) and no ``target.context``: ``requests`` then counts requests of ``input_len + output_len``
 tokens (page-rounded as the engine allocates them; fit's ``workload_concurrency``).
@@ -30,9 +36,10 @@ device): a plan entry without one is an input error naming ``--gpu`` (exit 2), n
 
 A deployment **passes** when ``kvplan fit`` on it gives
 
-* ``fits``: the engine starts and serves one request of the server's context (the KV dtype runs on the GPU, the
-  context is within the model's maximum unless ``allow_long_context``, the weights and one full-context request fit;
-  fit's first reason otherwise), and
+* ``fits`` (``require = "fits"``, the default): the engine starts and serves one request of the server's context
+  (the KV dtype runs on the GPU, the context is within the model's maximum unless ``allow_long_context``, the
+  weights and one full-context request fit; fit's first reason otherwise), or ``starts`` (``require = "starts"``):
+  the engine starts, and the target's requests are no longer than the longest it accepts, and
 * at least ``requests`` requests of ``context`` tokens at once
   (``min(pool_tokens // context, max_running_requests) x dp``; equal to fit's ``max_concurrency`` when the
   target context is the server's), or of the workload (fit's ``workload_concurrency``), and
@@ -104,8 +111,14 @@ def _deployment_keys() -> type[BaseModel]:
 
 
 DeploymentKeys = _deployment_keys()
+REQUIRE = ("fits", "starts")
+_Require = Literal["fits", "starts"]
 PlanDeployment = create_model(
-    "PlanDeployment", __base__=DeploymentKeys, name=(str, Field(min_length=1)), target=(Target, ...)
+    "PlanDeployment",
+    __base__=DeploymentKeys,
+    name=(str, Field(min_length=1)),
+    target=(Target, ...),
+    require=(_Require, "fits"),
 )
 
 
@@ -153,6 +166,7 @@ class CheckSpec:
     requests: int
     headroom: float
     workload: bool = False  # the target counts requests of input_len + output_len tokens
+    require: str = "fits"  # "fits" | "starts": what the engine must do besides the target
 
 
 #: a plan file is a few dozen deployments: 1 MiB is far beyond any real one
@@ -215,6 +229,7 @@ def _spec(p: Path, where: str, d: dict[str, Any]) -> CheckSpec:
 
     target = d.pop("target")
     name = d.pop("name")
+    require = d.pop("require")
     if not math.isfinite(float(target["headroom"])):
         raise InputError(f"{where}key 'target.headroom' must be a finite percentage", field=str(p))
     for k in _COUNT_KEYS + _SIZE_KEYS:
@@ -253,6 +268,7 @@ def _spec(p: Path, where: str, d: dict[str, Any]) -> CheckSpec:
         requests=target["requests"],
         headroom=float(target["headroom"]),
         workload=workload,
+        require=require,
     )
 
 
@@ -304,6 +320,8 @@ class CheckResult:
     verdict: str = ""  # fit's verdict line
     input_len: int | None = None
     output_len: int | None = None
+    starts: bool = True  # fit's starts: the engine starts with this configuration
+    require: str = "fits"  # what the plan entry requires besides the target: "fits" | "starts"
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -326,7 +344,14 @@ def _judge(s: CheckSpec, r: Any) -> tuple[bool, str, int, int, float]:
     need = math.ceil(R * per_request * (1 + s.headroom / 100))
     achieved = (total / (R * per_request) - 1) * 100
     size = f"{r.input_len:,}+{r.output_len or 0:,}" if s.workload else f"{C:,}"
-    if not r.fits:
+    if s.require == "starts":
+        if not r.starts:
+            return False, "does not start: " + r.reasons[0], conc, need, achieved
+        longest = r.max_context_length
+        if per_request > longest:
+            why = f"a request of {per_request:,} tokens is longer than the longest the engine accepts ({longest:,})"
+            return False, why, conc, need, achieved
+    elif not r.fits:
         return False, "does not fit: " + r.reasons[0], conc, need, achieved
     if not s.workload and r.context_length < C:
         return (
@@ -408,6 +433,8 @@ def check(specs: list[CheckSpec], *, path: str = "plan") -> list[CheckResult]:
                 verdict=r.verdict,
                 input_len=r.input_len,
                 output_len=r.output_len,
+                starts=r.starts,
+                require=s.require,
             )
         )
     return out

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from kvplan.deployment import DEFAULT_GPU, DEFAULT_MODEL, Deployment, validate
 
 if TYPE_CHECKING:
+    from kvplan.hfconfig.spec import ModelSpec
     from kvplan.inputs.presets import HardwarePreset
     from kvplan.result import FitResult
 
@@ -52,6 +53,94 @@ def ignored_flags(dep: Deployment) -> list[str]:
     return out
 
 
+#: the tensor-parallel sizes the weights-alone advice tries (solve's default ``max_gpus`` is the largest)
+ADVICE_TP = (2, 4, 8, 16, 32, 64)
+
+
+def resolved_from(requested: str, model: ModelSpec) -> str | None:
+    """The preset whose geometry planned ``requested`` when it is not that id itself (an alias, a published variant,
+    a quantized build or an instruct / base stand-in), else None.  Example: ``qwen3-32b`` -> ``Qwen/Qwen3-32B``;
+    ``Qwen/Qwen3-32B-AWQ`` -> ``Qwen/Qwen3-32B``; ``Qwen/Qwen3-32B`` -> None; a config.json or a Hub read -> None."""
+    from kvplan.inputs.resolve import norm_name
+
+    preset = getattr(model, "preset_id", None)
+    if not preset or norm_name(requested) == norm_name(preset):
+        return None
+    return str(preset)
+
+
+def weights_advice(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None, res: FitResult) -> list[str]:
+    """What makes a deployment whose weights alone do not fit possible: the fewest GPUs, at a larger tensor
+    parallel size (:data:`ADVICE_TP`, the powers of two solve's ``gpus`` question tries), at which the weights per
+    GPU fit in the free memory, by the engine's own weight sharding (one plan per size tried, only in this case).
+    Example: Llama-3.1-405B on 2x L4 -> ``["needs at least 64 GPUs at TP 64 for the weights alone"]``.  Empty when
+    the weights fit, when they were measured (``--weight-memory``), or when no GPU is known."""
+    from kvplan.engines.registry import engine
+    from kvplan.errors import InputError
+
+    if res.weight_bytes < res.free_bytes or dep.weight_memory is not None or gpu is None:
+        return []
+    tp = dep.tp or 1
+    for n in (t for t in ADVICE_TP if t > tp):
+        cand = replace(dep, tp=n, ep=n if dep.ep == tp and (dep.ep or 1) > 1 else dep.ep, num_gpus=None)
+        try:
+            validate(cand)
+            r = engine(dep.engine).plan(cand, model, gpu)
+        except InputError:
+            continue
+        if r.weight_bytes < r.free_bytes:
+            at = f"TP {n}" + (f" PP {r.pp}" if r.pp > 1 else "") + (f" DP {r.dp}" if r.dp > 1 else "")
+            return [f"needs at least {r.num_gpus:,} GPUs at {at} for the weights alone"]
+    return [
+        f"the weights alone do not fit at TP {ADVICE_TP[-1]} on {res.gpu}: a GPU with more memory, or quantized weights"
+    ]
+
+
+def _refused(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None, exc: Exception) -> FitResult:
+    """The result of a deployment the engine's planner refuses to start (an engine refusal, not the user's typo):
+    every count 0, ``starts`` and ``fits`` false, the refusal as the verdict and its fix as advice."""
+    from kvplan.engines.registry import engine
+    from kvplan.engines.runtime import device_total
+    from kvplan.errors import InputError
+    from kvplan.result import FitResult
+
+    device = device_total(gpu)[0] if gpu is not None else int(dep.gpu_memory or 0)
+    tp, pp, dp = dep.tp or 1, dep.pp or 1, dep.dp or 1
+    hint = getattr(exc, "hint", None)
+    try:
+        context = int(dep.context_length or model.context_length)
+    except (InputError, TypeError, ValueError):  # a config without a context: the refusal is the answer all the same
+        context = 0
+    return FitResult(
+        engine=str(dep.engine),
+        engine_version=str(dep.engine_version or engine(dep.engine).newest),
+        model=model.id,
+        gpu=gpu.name if gpu is not None else "GPU",
+        num_gpus=dep.num_gpus or tp * pp * (1 if dep.enable_dp_attention else dp),
+        tp=tp,
+        pp=pp,
+        dp=dp,
+        ep=dep.ep or 1,
+        dp_attention=bool(dep.enable_dp_attention),
+        kv_cache_dtype=str(dep.kv_cache_dtype or "auto"),
+        kv_bytes_per_token=0,
+        kv_budget_bytes=0,
+        kv_pool_tokens=0,
+        max_running_requests=0,
+        max_concurrency=0,
+        max_context_length=0,
+        context_length=context,
+        fits=False,
+        device_bytes=device,
+        free_bytes=device,
+        weight_bytes=0,
+        warnings=[],
+        assumptions=[],
+        family=str(getattr(getattr(model, "family", ""), "value", "") or ""),
+        advice=[str(hint)] if hint else [],
+    )
+
+
 def fit(
     dep: Deployment,
     *,
@@ -59,13 +148,18 @@ def fit(
     warnings: Sequence[str] = (),
     assumptions: Sequence[str] = (),
     refusals: Sequence[str] = (),
+    advise: bool = False,
 ) -> FitResult:
     """Plan one deployment: a :class:`kvplan.result.FitResult` (its verdict keys: :mod:`kvplan.planning.verdict`).
     ``default_gpu=False``: no GPU named means none (see :func:`gpu_for`), not kvplan's default GPU.  ``warnings``:
     what the caller's reading of the input noticed (a launch command's dropped flags), said with the plan;
     ``assumptions``: what it assumed (the release whose flags read a launch command); ``refusals``: what the
     engine's argument parser refuses in it (:attr:`kvplan.inputs.launch.LaunchParse.refusals`): each is a reason
-    the engine does not start, ahead of every other.
+    the engine does not start, ahead of every other.  ``advise``: when the weights alone do not fit, try larger
+    tensor-parallel sizes for ``advice`` (:func:`weights_advice`: a few more plans, so the CLI asks for it and the
+    sweep's per-point fits do not).  An engine refusal raised while planning (an :class:`InputError` marked
+    ``engine_refusal``: the engine stops at start-up, e.g. no memory left after SGLang's Mamba state pool) is a
+    verdict (:func:`_refused`), never exit 2.
 
     The result is complete when this returns: the planner and the verdict are its only writers, and nothing
     mutates it afterwards (a caller with more to say passes it here)."""
@@ -81,8 +175,17 @@ def fit(
     gpu, gpu_note = gpu_for(dep, default_gpu=default_gpu)
     one = replace(dep, target_requests=1)
     from kvplan.engines.registry import engine
+    from kvplan.errors import InputError
 
-    res = engine(dep.engine).plan(one, model, gpu)
+    refused: str | None = None
+    try:
+        res = engine(dep.engine).plan(one, model, gpu)
+    except InputError as exc:
+        if not getattr(exc, "engine_refusal", False):
+            raise
+        res, refused = _refused(dep, model, gpu, exc), str(exc)
+    res.ignored_flags = list(ignored)
+    res.resolved_from = resolved_from(dep.model or DEFAULT_MODEL, model)
     if gpu_note:
         res.assumptions.insert(0, gpu_note)
     # what reading the config noticed (an implausible safetensors total_size, unknown dtypes / layer types / quant
@@ -93,4 +196,6 @@ def fit(
         name = {"sglang": "SGLang", "vllm": "vLLM"}.get(str(dep.engine), str(dep.engine))
         res.warnings.append(f"{name} does not read {', '.join(ignored)}: ignored")
     res.assumptions.extend(assumptions)
-    return apply(res, dep=dep, model=model, gpu=gpu, parser_refusals=tuple(refusals))
+    if advise and refused is None:
+        res.advice.extend(a for a in weights_advice(dep, model, gpu, res) if a not in res.advice)
+    return apply(res, dep=dep, model=model, gpu=gpu, parser_refusals=tuple(refusals), planner_refusal=refused)

@@ -10,6 +10,12 @@
 3. the weights fit in the free memory, the KV budget is positive, and the pool holds one full-context request
    (SGLang: ``pool_tokens >= context_length``; vLLM: its own "max_model_len larger than the KV cache" check).
 
+``starts`` is true when the engine starts with the configuration, whether or not it then serves a full-context
+request: every check above holds except the last step of the memory chain under an engine that only warns there
+(SGLang: a pool of at least one token but fewer than ``context_length``; it starts and refuses the requests longer
+than the pool, ``max_context_length``).  vLLM refuses to start when one ``max_model_len`` request does not fit, so
+there ``starts == fits``.  ``fits`` implies ``starts``.
+
 Each failing check is a reason (``reasons``, in that order: the order the engine meets them at start-up, the
 memory chain giving only its first failing step); the first is the verdict.  The request cap
 (``max_running_requests`` / ``max_num_seqs``) is a cap, never a target: requests beyond it wait.
@@ -56,6 +62,7 @@ class Facts:
         "dp",
         "engine",
         "memory_reason",
+        "memory_starts",
         "pool_concurrency",
         "pool_tokens_total",
         "refusals",
@@ -78,6 +85,7 @@ class Facts:
         cap_source: str,
         target_requests: int,
         workload: Workload | None,
+        memory_starts: bool = False,
     ) -> None:
         self.engine = engine
         self.context = context
@@ -91,17 +99,27 @@ class Facts:
         self.cap_source = cap_source  # given | derived | engine default
         self.target_requests = target_requests
         self.workload = workload
+        self.memory_starts = memory_starts  # the memory chain's failing step is one the engine starts with
 
 
 class Verdict:
     """What :func:`judge` decides: fits, the reasons it does not, the verdict line and the target's answer."""
 
-    __slots__ = ("fits", "meets_target", "reasons", "target", "target_reason", "verdict")
+    __slots__ = ("fits", "meets_target", "reasons", "starts", "target", "target_reason", "verdict")
 
     def __init__(
-        self, *, fits: bool, reasons: tuple[str, ...], verdict: str, target: str, meets_target: bool, target_reason: str
+        self,
+        *,
+        fits: bool,
+        reasons: tuple[str, ...],
+        verdict: str,
+        target: str,
+        meets_target: bool,
+        target_reason: str,
+        starts: bool | None = None,
     ) -> None:
         self.fits = fits
+        self.starts = fits if starts is None else starts
         self.reasons = reasons
         self.verdict = verdict
         self.target = target
@@ -191,6 +209,7 @@ def judge(f: Facts) -> Verdict:
     """
     reasons = f.refusals + ((f.memory_reason,) if f.memory_reason else ())
     fits = not reasons
+    starts = fits or (not f.refusals and f.memory_starts)
     if fits:
         tail = _workload_text(f, f.workload) if f.workload is not None else _cap_text(f)
         text = f"fits: {requests(f.concurrency)} of {f.context:,} tokens at once; {tail}"
@@ -199,7 +218,16 @@ def judge(f: Facts) -> Verdict:
     n = f.target_requests
     target = target_text(n, f.workload.label if f.workload is not None else f"{f.context:,}")
     meets, why = _target_reason(f, fits=fits, reasons=reasons, target=target, n=n)
-    return Verdict(fits=fits, reasons=reasons, verdict=text, target=target, meets_target=meets, target_reason=why)
+    return Verdict(
+        fits=fits, reasons=reasons, verdict=text, target=target, meets_target=meets, target_reason=why, starts=starts
+    )
+
+
+def starts_text(longest: int) -> str:
+    """The line that says an engine starts but refuses the longer requests (SGLang with a pool shorter than the
+    context).  ``longest``: the longest request it accepts, the pool's (``max_context_length``).  Example:
+    ``starts_text(17377)`` -> ``"starts; requests longer than 17,377 tokens are refused"``."""
+    return f"starts; requests longer than {longest:,} tokens are refused"
 
 
 # ------------------------------------------------------------------------------------------------ the parts
@@ -303,17 +331,22 @@ def _refusals(
     return out
 
 
-def _memory(res: FitResult) -> tuple[str | None, int, int]:
-    """(the memory chain's first failing step, full-context requests at once, ... the pool alone holds); both
-    counts are for the whole deployment, an integer for both engines."""
+def _memory(res: FitResult) -> tuple[str | None, int, int, bool]:
+    """(the memory chain's first failing step, full-context requests at once, ... the pool alone holds, the engine
+    starts all the same); both counts are for the whole deployment, an integer for both engines.
+
+    The engine starts despite a failing step only where it merely warns: SGLang with a pool of at least one token
+    but fewer than the context (``ModelRunner`` stops only at ``max_total_num_tokens <= 0``; the scheduler then caps a
+    request at the pool, ``max_req_input_len``).  vLLM refuses to start at its own check, so its failing steps all
+    stop it."""
     from kvplan.engines.registry import PoolCount, engine
 
     if engine(res.engine).pool_count is PoolCount.BLOCKS:
         memory = vllm_memory_reason(res, engine_fits=res.fits)
         if memory is not None:
-            return memory, 0, 0
+            return memory, 0, 0, False
         bound = vllm_full_context_bound(res)
-        return None, min(bound, res.max_running_requests) * res.dp, bound * res.dp
+        return None, min(bound, res.max_running_requests) * res.dp, bound * res.dp, True
     memory = sglang_memory_reason(
         weight_bytes=res.weight_bytes,
         free_bytes=res.free_bytes,
@@ -321,8 +354,9 @@ def _memory(res: FitResult) -> tuple[str | None, int, int]:
         tokens=res.kv_pool_tokens,
         context=res.context_length,
     )
+    starts = res.weight_bytes < res.free_bytes and res.kv_budget_bytes > 0 and res.kv_pool_tokens > 0
     pool = (res.kv_pool_tokens // res.context_length) * res.dp if res.context_length > 0 else 0
-    return memory, int(res.max_concurrency), pool
+    return memory, int(res.max_concurrency), pool, starts
 
 
 def apply(
@@ -333,6 +367,7 @@ def apply(
     gpu: HardwarePreset | None,
     environ: Mapping[str, str] | None = None,
     parser_refusals: tuple[str, ...] = (),
+    planner_refusal: str | None = None,
 ) -> FitResult:
     """Set the verdict keys of an engine's result (the engine planned ``dep`` with a target of one request, so its
     own ``fits`` says whether it starts): ``fits``, ``verdict``, ``reasons``, ``target``, ``target_requests``,
@@ -340,13 +375,19 @@ def apply(
     ``max_running_requests_source`` and the workload keys.  ``environ``: where the engines' variables are read
     (default ``os.environ``).  ``parser_refusals``: what the engine's argument parser refuses in a launch command
     (an unknown, ambiguous or out-of-choices flag): the engine does not start, so each is a reason ahead of the
-    others, worded "the engine refuses to start: ...".  Returns ``res``."""
+    others, worded "the engine refuses to start: ...".  ``planner_refusal``: what the engine refuses while sizing its
+    pools (:class:`kvplan.errors.EngineRefusal`); nothing was planned, so it is the reason and the memory chain is
+    not asked.  Returns ``res``."""
     from kvplan.engines.support import family_request_cap
     from kvplan.planning.workload import workload
 
     refusals = [f"the engine refuses to start: {r}" for r in parser_refusals]
     refusals += _refusals(res, dep, model, gpu, os.environ if environ is None else environ)
-    memory, conc, pool_conc = _memory(res)
+    if planner_refusal is not None:
+        refusals.append(f"the engine refuses to start: {planner_refusal}")
+        memory, conc, pool_conc, memory_starts = None, 0, 0, False
+    else:
+        memory, conc, pool_conc, memory_starts = _memory(res)
     source = cap_source(
         engine=res.engine,
         requested=dep.max_running_requests,
@@ -369,8 +410,10 @@ def apply(
             cap_source=source,
             target_requests=dep.target_requests or 1,
             workload=w,
+            memory_starts=memory_starts,
         )
     )
+    res.starts = v.starts
     res.fits, res.verdict, res.reasons = v.fits, v.verdict, list(v.reasons)
     res.target, res.meets_target, res.target_reason = v.target, v.meets_target, v.target_reason
     res.target_requests = dep.target_requests or 1

@@ -175,13 +175,34 @@ def _workload(r: Any) -> tuple[Any, Any] | None:
     return getattr(r, "workload_tokens_per_request", None), conc
 
 
+def resolved_text(r: Any) -> str | None:
+    """``planned from the geometry of preset Qwen/Qwen3-32B`` when ``--model`` was mapped to another preset's
+    geometry (``resolved_from``), else None."""
+    src = getattr(r, "resolved_from", None)
+    return f"planned from the geometry of preset {src}" if src else None
+
+
+def _resolved_line(con: Any, r: Any) -> None:
+    from kvplan.errors import terminal_text
+    from kvplan.views.console import hanging
+
+    text = resolved_text(r)
+    if text:
+        hanging(con, terminal_text(text), first="", rest="  ", style="dim")
+
+
 def _verdict_lines(con: Any, r: Any, *, prefix: str = "", target: bool = True) -> None:
     """The verdict (green when the engine starts and serves, red when not), the reasons beyond the one the verdict
     names, and (``target``) the target when the result has one."""
+    from kvplan.planning.verdict import starts_text
     from kvplan.views.console import hanging
 
     color = "green" if r.fits else "red"
     hanging(con, prefix + r.verdict, first="", rest="  ", style=f"bold {color}")
+    if getattr(r, "starts", False) and not r.fits:
+        hanging(con, prefix + starts_text(r.max_context_length), first="", rest="  ", style="bold yellow")
+    for a in getattr(r, "advice", None) or []:
+        hanging(con, prefix + a, first="", rest="  ", style="yellow")
     reasons = [x for x in getattr(r, "reasons", None) or [] if x and x not in r.verdict]
     for x in reasons:
         hanging(con, x, first="  - ", style=color)
@@ -429,6 +450,7 @@ def table(result: Any, console: Any = None, *, explain: bool = False) -> None:
     con = console or terminal_console()
     r = result
     hanging(con, _title(r), rest="  ")
+    _resolved_line(con, r)
     _verdict_lines(con, r)
     con.print(_main_table(con, r, explain=explain))
     _print_memory(con, r, explain=explain)
