@@ -119,7 +119,9 @@ class Flag(_Entry):
     "group" or "numeric"), ``solve`` (``kvplan solve`` takes it), its ``sglang`` / ``vllm`` launch
     :class:`Spelling` (None: the engine has no flag for it), ``plan`` (a plan-file key), ``label`` (the name
     messages use when it is not the first long name), ``metavar``, ``choices`` and the help texts of sweep and
-    solve when they differ."""
+    solve when they differ.  ``unplanned``: engines of ``engines`` whose memory plan (``kvplan fit``) does not model
+    the flag although another part of kvplan reads it for them (vLLM's draft under ``--speculative-*``: only the
+    speed model reads it); ``kvplan fit`` lists it in ``ignored_flags`` there."""
 
     __slots__ = (
         "choices",
@@ -136,6 +138,7 @@ class Flag(_Entry):
         "solve_help",
         "sweep",
         "sweep_help",
+        "unplanned",
         "vllm",
     )
     field: str
@@ -153,6 +156,7 @@ class Flag(_Entry):
     choices: tuple[str, ...]
     sweep_help: str
     solve_help: str
+    unplanned: tuple[str, ...]
 
     def __init__(
         self,
@@ -172,6 +176,7 @@ class Flag(_Entry):
         choices: tuple[str, ...] = (),
         sweep_help: str = "",
         solve_help: str = "",
+        unplanned: tuple[str, ...] = (),
     ) -> None:
         self._set(
             dict(
@@ -190,6 +195,7 @@ class Flag(_Entry):
                 choices=choices,
                 sweep_help=sweep_help,
                 solve_help=solve_help,
+                unplanned=unplanned,
             )
         )
 
@@ -589,6 +595,7 @@ FLAGS: tuple[Flag, ...] = (
         sglang=Spelling("--speculative-algorithm"),
         vllm=_special("--speculative-config", "--spec-method"),
         sweep_help="EAGLE, MTP, ...",
+        unplanned=(_V,),
     ),
     Flag(
         "speculative_num_draft_tokens",
@@ -597,6 +604,7 @@ FLAGS: tuple[Flag, ...] = (
         "Draft tokens per step.",
         sglang=Spelling("--speculative-num-draft-tokens", "int>=0"),
         vllm=_special("--speculative-config", "--spec-tokens"),
+        unplanned=(_V,),
     ),
     Flag(
         "speculative_dspark_block_size",

@@ -213,7 +213,7 @@ def test_launch_fields_are_deployment_fields():
 def test_plan_file_keys_come_from_the_registry():
     from kvplan.planning.check import PlanDeployment
 
-    assert set(PlanDeployment.model_fields) - {"name", "target"} == {f.plan_key for f in plan_keys()}
+    assert set(PlanDeployment.model_fields) - {"name", "target", "require"} == {f.plan_key for f in plan_keys()}
     assert "target_requests" not in PlanDeployment.model_fields  # it is target.requests
 
 

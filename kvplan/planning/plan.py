@@ -33,10 +33,16 @@ def gpu_for(dep: Deployment, *, default_gpu: bool = True) -> tuple[HardwarePrese
 
 
 def ignored_flags(dep: Deployment) -> list[str]:
-    """kvplan's flags given in ``dep`` (set, not their default) that ``dep.engine`` never reads, by the flag
-    registry's ``engines`` (:data:`kvplan.flags.BY_FIELD`): ``--max-total-tokens`` under vLLM,
-    ``--gpu-memory-utilization`` under SGLang.  Example: ``Deployment(engine="vllm", max_total_tokens=100000)``
-    -> ``["--max-total-tokens"]``."""
+    """kvplan's flags given in ``dep`` (set, not their default) that ``dep.engine``'s plan never reads, by the flag
+    registry (:data:`kvplan.flags.BY_FIELD`): an engine outside the flag's ``engines`` (``--max-total-tokens``
+    under vLLM, ``--gpu-memory-utilization`` under SGLang), or one of its ``unplanned`` (the speculative flags under
+    vLLM: only the speed model reads them).  In registry order, by the names kvplan's messages use.  Example:
+    ``Deployment(engine="vllm", max_total_tokens=100000)`` -> ``["--max-total-tokens"]``."""
+    return [f for f, _ in _ignored(dep)]
+
+
+def _ignored(dep: Deployment) -> list[tuple[str, bool]]:
+    """(flag, the engine reads it elsewhere: ``unplanned``) of :func:`ignored_flags`."""
     import dataclasses
 
     from kvplan.flags import BY_FIELD
@@ -44,12 +50,32 @@ def ignored_flags(dep: Deployment) -> list[str]:
     out = []
     for f in dataclasses.fields(dep):
         flag = BY_FIELD.get(f.name)
-        if flag is None or dep.engine is None or dep.engine in flag.engines:
+        if flag is None or dep.engine is None:
+            continue
+        unplanned = dep.engine in flag.unplanned
+        if dep.engine in flag.engines and not unplanned:
             continue
         value = getattr(dep, f.name)
         default = f.default if f.default is not dataclasses.MISSING else None
         if value is not None and value != default:
-            out.append(flag.flag)
+            out.append((flag.flag, unplanned))
+    return out
+
+
+def ignored_text(engine: str, ignored: Sequence[tuple[str, bool]]) -> list[str]:
+    """The warning lines of :func:`ignored_flags`: one for the flags the engine does not read, one for those its
+    memory plan does not model.  Example: ``ignored_text("vllm", [("--max-total-tokens", False)])`` ->
+    ``["vLLM does not read --max-total-tokens: ignored"]``."""
+    from kvplan.engines.registry import engine as engine_of
+
+    name = engine_of(engine).label
+    unread = [f for f, elsewhere in ignored if not elsewhere]
+    unmodelled = [f for f, elsewhere in ignored if elsewhere]
+    out = [f"{name} does not read {', '.join(unread)}: ignored"] if unread else []
+    if unmodelled:
+        out.append(
+            f"{', '.join(unmodelled)}: not in kvplan's {name} memory plan (only the speed model reads them): ignored"
+        )
     return out
 
 
@@ -163,7 +189,7 @@ def fit(
 
     The result is complete when this returns: the planner and the verdict are its only writers, and nothing
     mutates it afterwards (a caller with more to say passes it here)."""
-    ignored = ignored_flags(dep)
+    ignored = _ignored(dep)
     dep = dep.with_defaults()
     validate(dep)
     from kvplan.inputs.resolve import resolve_model
@@ -184,7 +210,7 @@ def fit(
         if not getattr(exc, "engine_refusal", False):
             raise
         res, refused = _refused(dep, model, gpu, exc), str(exc)
-    res.ignored_flags = list(ignored)
+    res.ignored_flags = [f for f, _ in ignored]
     res.resolved_from = resolved_from(dep.model or DEFAULT_MODEL, model)
     if gpu_note:
         res.assumptions.insert(0, gpu_note)
@@ -192,9 +218,7 @@ def fit(
     # methods: kvplan.hfconfig.checks) is said with every plan of that model
     res.warnings.extend(w for w in getattr(model, "warnings", ()) if w not in res.warnings)
     res.warnings.extend(warnings)
-    if ignored:
-        name = {"sglang": "SGLang", "vllm": "vLLM"}.get(str(dep.engine), str(dep.engine))
-        res.warnings.append(f"{name} does not read {', '.join(ignored)}: ignored")
+    res.warnings.extend(ignored_text(str(dep.engine), ignored))
     res.assumptions.extend(assumptions)
     if advise and refused is None:
         res.advice.extend(a for a in weights_advice(dep, model, gpu, res) if a not in res.advice)
