@@ -157,6 +157,15 @@ class InputError(KvplanError):
     exit_code = 2
 
 
+class EngineRefusal(InputError):
+    """What the engine itself refuses at start-up with the configuration (no memory left after SGLang's Mamba state
+    pool, a KV budget that holds no token ...), found while planning.  ``kvplan.planning.plan.fit`` turns it into a
+    verdict (``starts`` and ``fits`` false, exit 0, or 3 under ``--check``); a caller that does not (a sweep cell)
+    still sees an InputError."""
+
+    engine_refusal = True
+
+
 class OutputError(KvplanError):
     """An output file kvplan was told to write cannot be written (``--output``, ``--report``, ``--plot``): exit 1, as
     the README says, one line naming the flag, the path and the reason; never a leftover file."""

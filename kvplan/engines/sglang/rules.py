@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kvplan.engines.sglang.platform import platform_of as _plat
-from kvplan.errors import InputError
+from kvplan.errors import EngineRefusal, InputError
 from kvplan.family import ATTENTION_FAMILIES, Family
 from kvplan.parallel import sglang_pp_layer_ranges as pp_layer_ranges
 from kvplan.units import GiB as GIB
@@ -417,7 +417,7 @@ def default_mem_fraction_static(
 
     if gpu_memory_mib is not None and gpu_memory_mib <= reserved:
         # SGLang would compute a fraction <= 0 (or divide by zero) and stop at start-up
-        raise InputError(
+        raise EngineRefusal(
             f"SGLang's default reserve of {reserved:,.0f} MiB leaves nothing of a {gpu_memory_mib:,} MiB GPU "
             f"(tp {tp_size} x pp {pp_size})",
             field="--gpu-memory",

@@ -12,7 +12,7 @@ from typing import Any
 
 from kvplan.engines.sglang import rules as r0523
 from kvplan.engines.sglang.platform import platform_of
-from kvplan.errors import InputError
+from kvplan.errors import EngineRefusal
 
 # ================================================================================================
 # Default mem_fraction_static before 0.5.3 (python/sglang/srt/server_args.py ServerArgs.__post_init__)
@@ -310,7 +310,7 @@ def memory_settings_mfs(
     if gpu_memory_mib is None:
         return era.fallback
     if gpu_memory_mib <= reserved:
-        raise InputError(
+        raise EngineRefusal(
             f"SGLang's default reserve of {reserved:,.0f} MiB leaves nothing of a {gpu_memory_mib:,} "
             f"MiB GPU (tp {tp_size} x pp {pp_size})",
             field="--gpu-memory",

@@ -51,7 +51,7 @@ from kvplan.engines.sglang.pools.base import (
 from kvplan.engines.sglang.pools.gqa import gqa_bytes_per_token
 from kvplan.engines.sglang.pools.mla import mla_bytes_per_token
 from kvplan.engines.sglang.pools.swa_cap import vint, vmax, vmin, vwhere
-from kvplan.errors import InputError
+from kvplan.errors import EngineRefusal, InputError
 from kvplan.family import Family
 from kvplan.geometry.mamba import MambaGeometry, mamba_geometry_from_config, mamba_state_bytes
 from kvplan.parallel import sglang_pp_layer_ranges as pp_layer_ranges
@@ -449,7 +449,7 @@ def mamba_carve(
         )
     )
     if K <= 0:
-        raise InputError(
+        raise EngineRefusal(
             f"not enough memory for the linear-attention state cache (max_mamba_cache_size={K}, "
             f"{p / 2**20:.2f} MiB per request)",
             field="--mem-fraction-static",
@@ -458,14 +458,14 @@ def mamba_carve(
     state = (K + cr.padding) * p
     cap = K // q
     if cap <= 0:
-        raise InputError(
+        raise EngineRefusal(
             f"the state cache ({K} slots, {q} per request) cannot serve one request",
             field="--mem-fraction-static",
             hint="raise --mamba-full-memory-ratio or --max-mamba-cache-size",
         )
     notes.append(f"max_running_requests <= {K} // {q} = {cap} (mamba state slots per request: {q})")
     if kv_budget <= 0:
-        raise InputError(
+        raise EngineRefusal(
             "the linear-attention state leaves no memory for the attention KV cache",
             field="--mem-fraction-static",
             hint="raise --mem-fraction-static or lower the state pool",

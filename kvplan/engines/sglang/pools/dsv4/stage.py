@@ -25,7 +25,7 @@ from kvplan.engines.sglang.pools.swa_cap import (
     swa_request_cap,
     vint,
 )
-from kvplan.errors import InputError
+from kvplan.errors import EngineRefusal, InputError
 from kvplan.geometry.dsv4 import DSV4Geometry
 
 _STATE_DT = 4  # SGLANG_DSV4_COMPRESS_STATE_DTYPE float32
@@ -120,7 +120,7 @@ def _check_pool_inputs(
     if layout != "v4" and g.head_dim != 512:
         raise InputError(f"the {layout} layout needs head_dim 512, got {g.head_dim}", field="head_dim")
     if budget_bytes <= 0:
-        raise InputError(
+        raise EngineRefusal(
             f"KV budget is {budget_bytes} B; nothing left for the pool",
             field="mem_fraction_static",
             hint="raise --mem-fraction-static or use more/larger GPUs",

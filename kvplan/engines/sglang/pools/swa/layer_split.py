@@ -10,7 +10,7 @@ from kvplan.engines.sglang.pools.swa.sizing import SWAPools, _Cells, stage_cells
 from kvplan.engines.sglang.pools.swa_cap import (
     vint,
 )
-from kvplan.errors import InputError
+from kvplan.errors import EngineRefusal, InputError
 from kvplan.geometry.swa import SWALayers
 from kvplan.parallel import sglang_pp_layer_ranges as pp_layer_ranges
 
@@ -184,7 +184,7 @@ def layer_split_pools(ctx: PoolContext, layers: SWALayers, *, staged: bool = Fal
         tokens = min(tokens, max_total_tokens)
     tokens = tokens // page_size * page_size
     if tokens <= 0:
-        raise InputError(
+        raise EngineRefusal(
             f"KV budget {budget_bytes:,} B holds no token of the {n}-layer cell",
             field="--mem-fraction-static",
             hint="raise --mem-fraction-static or free GPU memory",

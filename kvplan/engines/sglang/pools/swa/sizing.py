@@ -17,7 +17,7 @@ from kvplan.engines.sglang.pools.swa_cap import (
     vint,
     vmax,
 )
-from kvplan.errors import InputError
+from kvplan.errors import EngineRefusal, InputError
 from kvplan.geometry.swa import SWALayers, positive_int
 from kvplan.parallel import sglang_pp_layer_ranges as pp_layer_ranges
 
@@ -222,7 +222,7 @@ def swa_pool_sizes(
             hint="SGLang refuses it: --swa-full-tokens-ratio should be in range (0, 1.0]",
         )
     if budget_bytes <= 0:
-        raise InputError(
+        raise EngineRefusal(
             f"KV budget is {budget_bytes} B; nothing left for the pools",
             field="--mem-fraction-static",
             hint="raise --mem-fraction-static or free GPU memory",
