@@ -49,8 +49,19 @@ def test_cli_warns_only_the_engine_that_does_not_read_it() -> None:
 def test_json_lists_the_ignored_flags() -> None:
     res = CliRunner().invoke(
         app,
-        ["fit", "-m", "Qwen/Qwen3-8B", "-g", "h100-sxm", "--engine", "vllm", "--max-total-tokens", "100000"]
-        + ["--format", "json"],
+        [
+            "fit",
+            "-m",
+            "Qwen/Qwen3-8B",
+            "-g",
+            "h100-sxm",
+            "--engine",
+            "vllm",
+            "--max-total-tokens",
+            "1e5",
+            "--format",
+            "json",
+        ],
     )
     assert res.exit_code == 0, res.output
     assert json.loads(res.output)["ignored_flags"] == ["--max-total-tokens"]
