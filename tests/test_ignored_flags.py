@@ -58,7 +58,7 @@ def test_json_lists_the_ignored_flags() -> None:
             "--engine",
             "vllm",
             "--max-total-tokens",
-            "1e5",
+            "100000",
             "--format",
             "json",
         ],
