@@ -58,3 +58,56 @@ def test_suffix_rules_never_map_to_a_preset_whose_config_differs() -> None:
             keys = (set(own) | set(got)) - {"quantization_config", "torch_dtype", "dtype"}
             bad += [(m.id, k) for k in sorted(keys) if own.get(k) != got.get(k)]
     assert not bad
+
+
+# ---- resolved_from: the first screen and the JSON say when an id is planned from another preset (issue 24 item 3)
+
+
+@pytest.mark.parametrize(
+    "mid,want",
+    [
+        ("Qwen/Qwen3-32B", None),  # the preset itself
+        ("qwen3-32b", "Qwen/Qwen3-32B"),  # an alias
+        ("Qwen/Qwen3-32B-AWQ", "Qwen/Qwen3-32B"),  # a quantized build, by the suffix rules
+        ("deepseek-ai/DeepSeek-R1-Distill-Qwen-14B", "Qwen/Qwen2.5-14B"),  # a published variant
+    ],
+)
+def test_resolved_from_names_the_preset_used(mid: str, want: str | None) -> None:
+    from kvplan.planning.plan import resolved_from
+
+    spec = resolve_model(mid)
+    assert resolved_from(mid, spec) == want
+    if want is not None:
+        assert spec.preset_id == want
+
+
+def test_resolved_from_is_null_for_a_config_file(tmp_path) -> None:
+    import json
+
+    from kvplan.planning.plan import resolved_from
+
+    cfg = dict(resolve_model("Qwen/Qwen3-32B").raw_config)
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    assert resolved_from(str(path), resolve_model(str(path))) is None
+
+
+def test_resolved_from_in_json_and_on_the_first_screen() -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from kvplan.cli.app import app
+
+    args = ["fit", "-m", "Qwen/Qwen3-32B-AWQ", "-g", "h100-sxm", "--tp", "2"]
+    d = json.loads(CliRunner().invoke(app, [*args, "--format", "json"]).stdout)
+    assert d["resolved_from"] == "Qwen/Qwen3-32B" and d["model"] == "Qwen/Qwen3-32B-AWQ"
+    screen = CliRunner().invoke(app, [*args, "--format", "table"]).stdout.splitlines()
+    title = next(i for i, line in enumerate(screen) if "Qwen/Qwen3-32B-AWQ" in line)
+    assert any("planned from the geometry of preset Qwen/Qwen3-32B" in line for line in screen[title : title + 4])
+    plain = json.loads(
+        CliRunner().invoke(app, ["fit", "-m", "Qwen/Qwen3-32B", "-g", "h100-sxm", "--format", "json"]).stdout
+    )
+    assert plain["resolved_from"] is None
+    table = CliRunner().invoke(app, ["fit", "-m", "Qwen/Qwen3-32B", "-g", "h100-sxm", "--format", "table"]).stdout
+    assert "planned from the geometry" not in table
