@@ -130,8 +130,9 @@ def _verdict(p: VllmPlan, target: int, conc_total: float, fits: bool) -> str:
 
 def _memory(p: VllmPlan, device: int) -> list[MemorySlice]:
     """Where each GPU's memory goes: outside the utilization, each budget term, the KV pool."""
+    cold = dict(p.term_notes)
     memory = [
-        MemorySlice(name=_TERM_NAMES.get(k, (k, ""))[0], bytes=v, note=_TERM_NAMES.get(k, ("", k))[1])
+        MemorySlice(name=_TERM_NAMES.get(k, (k, ""))[0], bytes=v, note=cold.get(k) or _TERM_NAMES.get(k, ("", k))[1])
         for k, v in p.budget_terms
         if k not in ("requested",)
     ]

@@ -195,16 +195,134 @@ def vllm_default_non_torch_bytes(
     return base + 512 * MiB
 
 
-def vllm_default_cuda_graph_bytes(*, config: Mapping[str, Any], pp_size: int = 1, enforce_eager: bool = False) -> int:
-    """Cold estimate of the CUDA-graph pool (the value ≥0.20 subtracts from the budget).
+#: device memory of one captured CUDA graph per decoder layer on the rank, by layer kind (bytes): the instantiated
+#: graph's kernel nodes (a fused-MoE layer launches about twice the kernels of a dense MLP: router, top-k, block
+#: alignment, two grouped GEMMs, activation, sum); the graph pool's buffers are shared by all sizes (captured largest
+#: first) and are not per graph.  Read off the five pure-PIECEWISE logs (0.10.x, one graph per capture size, 67
+#: sizes): Qwen2-7B 0.50 GiB / (67 × 28) = 0.27 MiB (dense); gpt-oss-120b TP4 1.88 / (67 × 36) = 0.80, Qwen3-235B
+#: TP8 3.45 / (67 × 94) = 0.56, Qwen3-Next TP2 2.37 / (67 × 48) = 0.75 MiB (MoE).  The MoE value is the one that keeps
+#: all three within 0.5 GiB (docs/vllm.md "CUDA graph"), not a fit to one log.
+GRAPH_BYTES_PER_DENSE_LAYER = 266 * 1024
+GRAPH_BYTES_PER_MOE_LAYER = 635 * 1024
 
-    Mechanism: one graph per capture size (67 sizes up to 512 by default), each holding
-    per-layer kernel nodes and their private-pool outputs, so memory grows with the
-    number of layers on the rank.  ≈40 MiB per layer (0.6 MiB per layer per graph) is the
-    middle of the five logged pools (0.018–0.064 GiB per layer, docs/vllm.md); 0 in eager mode.
-    Example: 32 layers, PP1 -> 32 × 40 MiB = 1.25 GiB.
+
+def vllm_cudagraph_capture_sizes(
+    *, max_num_seqs: int, max_num_batched_tokens: int, stride16: bool = True, ceiling: int = 512
+) -> list[int]:
+    """The default capture sizes (tokens per graph), ascending.
+
+    ``m = min(2·S, ceiling, B)`` (``S`` max_num_seqs, ``B`` max_num_batched_tokens).  Up to 0.11
+    (``config/__init__.py`` ``VllmConfig._set_cudagraph_sizes`` and ``SchedulerConfig.__post_init__``
+    ``cuda_graph_sizes = [min(max_num_seqs * 2, 512)]``, v0.10.1.1 / v0.11.0): ``[1, 2, 4] + range(8, m + 1, 8)``.
+    From 0.12 (``stride16``; ``config/vllm.py`` ``_set_cudagraph_sizes``, v0.12.0 / v0.14.0 / v0.26.0 / v0.34.0):
+    ``[1, 2, 4] + range(8, min(m + 1, 256), 8) + range(256, m + 1, 16)``, plus ``B`` and ``S`` when they are
+    ``<= m`` (``B`` appended from 0.14, ``S`` as the widest uniform decode batch in 0.34; both on the grid at the
+    defaults).  ``ceiling`` 1024 on data-centre Blackwell (SM100 family) from 0.30 (``default_max_graph_size``,
+    v0.30.0 / v0.34.0), else 512.
+
+    Example: S 1,024, B 8,192: 3 + 31 + 17 = 51 sizes up to 512 (0.12+), 67 up to 512 (0.11); S 64:
+    m = 128, 3 + 16 = 19 sizes.
+    """
+    m = min(2 * max(int(max_num_seqs), 1), int(ceiling), max(int(max_num_batched_tokens), 1))
+    sizes = {n for n in (1, 2, 4) if n <= m}
+    if not stride16:
+        sizes.update(range(8, m + 1, 8))
+        return sorted(sizes)
+    sizes.update(range(8, min(m + 1, 256), 8))
+    sizes.update(range(256, m + 1, 16))
+    sizes.update(x for x in (int(max_num_batched_tokens), int(max_num_seqs)) if x <= m)
+    return sorted(sizes)
+
+
+def vllm_cudagraph_count(
+    *,
+    max_num_seqs: int,
+    max_num_batched_tokens: int,
+    full_and_piecewise: bool,
+    stride16: bool = True,
+    ceiling: int = 512,
+) -> tuple[int, int]:
+    """(PIECEWISE graphs, FULL graphs) a release captures by default.
+
+    One PIECEWISE graph per capture size (:func:`vllm_cudagraph_capture_sizes`); with the FULL_AND_PIECEWISE
+    default (0.11+: ``VllmConfig.__post_init__`` sets it when ``cudagraph_mode`` is unset at compilation level 3,
+    v0.11.0; PIECEWISE in 0.10.1.1) also one FULL decode graph per capture size of at most ``S`` requests
+    (uniform decode batches).  Example: S 1,024, B 8,192, 0.34 on H100 -> (51, 51); S 64 -> (19, 11).
+    """
+    sizes = vllm_cudagraph_capture_sizes(
+        max_num_seqs=max_num_seqs, max_num_batched_tokens=max_num_batched_tokens, stride16=stride16, ceiling=ceiling
+    )
+    full = sum(1 for s in sizes if s <= max_num_seqs) if full_and_piecewise else 0
+    return len(sizes), full
+
+
+def _moe_layers(cfg: Mapping[str, Any], n: int) -> int:
+    """Decoder layers with routed experts: all but ``first_k_dense_replace`` and ``mlp_only_layers`` (DeepSeek /
+    GLM / Kimi / Qwen-MoE configs), every ``decoder_sparse_step``-th / ``interleave_moe_layer_step``-th; 0 without
+    experts."""
+    experts = (
+        int_if_set(cfg, "n_routed_experts") or int_if_set(cfg, "num_experts") or int_if_set(cfg, "num_local_experts")
+    )
+    if not experts:
+        return 0
+    step = max(int_if_set(cfg, "decoder_sparse_step") or int_if_set(cfg, "interleave_moe_layer_step") or 1, 1)
+    dense_first = min(int_if_set(cfg, "first_k_dense_replace"), n)
+    only = cfg.get("mlp_only_layers") or []
+    moe = sum(1 for i in range(dense_first, n) if (i + 1) % step == 0 and i not in only)
+    return moe
+
+
+def vllm_graph_bytes_per_graph(*, config: Mapping[str, Any], pp_size: int = 1) -> int:
+    """Bytes one captured graph takes on a rank: ``Σ layers on the rank`` of
+    :data:`GRAPH_BYTES_PER_MOE_LAYER` (a layer with routed experts) or :data:`GRAPH_BYTES_PER_DENSE_LAYER`.
+    Example: Llama-3.1-70B (80 dense layers), PP1 -> 80 × 266 KiB = 21,790,720 B (20.8 MiB)."""
+    cfg = flatten_config(config, engine="vllm")
+    n = int_if_set(cfg, "num_hidden_layers", maximum=MAX_LAYERS)
+    moe = _moe_layers(cfg, n)
+    per_stage = -(-n // max(pp_size, 1))
+    moe_rank = -(-moe // max(pp_size, 1))
+    return moe_rank * GRAPH_BYTES_PER_MOE_LAYER + (per_stage - moe_rank) * GRAPH_BYTES_PER_DENSE_LAYER
+
+
+def vllm_default_cuda_graph_bytes(
+    *,
+    config: Mapping[str, Any],
+    pp_size: int = 1,
+    enforce_eager: bool = False,
+    graphs: int | None = None,
+) -> int:
+    """Cold estimate of the CUDA-graph memory: ``graphs × bytes per graph`` (:func:`vllm_graph_bytes_per_graph`).
+
+    ``graphs`` = PIECEWISE + FULL graphs of :func:`vllm_cudagraph_count` (a FULL graph holds the same kernels as
+    the piecewise set of its size, so it is priced the same); 0 in eager mode.  0.20+ subtracts this before the KV
+    budget (``Worker.determine_available_memory`` ``cudagraph_memory_estimate`` from
+    ``profile_cudagraph_memory``, which captures the graphs into a throwaway pool and measures them, v0.34.0);
+    older releases capture after the KV cache is sized.  Without ``graphs``: 67 (0.10's PIECEWISE default).
+    Example: Llama-3.1-70B TP4 on H100, 0.34, S 1,024, B 8,192: (51 + 51) × 80 × 266 KiB = 2.07 GiB; S 64:
+    (19 + 11) × 80 × 266 KiB = 0.61 GiB.
     """
     if enforce_eager:
         return 0
-    n = int_if_set(flatten_config(config, engine="vllm"), "num_hidden_layers", maximum=MAX_LAYERS)
-    return 40 * MiB * -(-n // max(pp_size, 1))
+    n_graphs = 67 if graphs is None else int(graphs)
+    return n_graphs * vllm_graph_bytes_per_graph(config=config, pp_size=pp_size)
+
+
+def vllm_default_graph_count(
+    *, engine_version: str | None, max_num_seqs: int, max_num_batched_tokens: int, sm_major: int | None = None
+) -> int:
+    """Graphs the release captures by default (PIECEWISE + FULL, :func:`vllm_cudagraph_count`), with the release's
+    capture rule: FULL_AND_PIECEWISE from 0.11 (v0.10.1.1 PIECEWISE, v0.11.0 FULL_AND_PIECEWISE), the stride-16 grid
+    above 256 from 0.12 (v0.11.0 stride 8, v0.12.0 stride 16), the 1,024 ceiling on SM100 from 0.30 (v0.26.0 512,
+    v0.30.0 1,024; 0.27 - 0.29 not read, taken as 0.26).  Example: 0.34 on H100, S 1,024, B 8,192 -> 102; 0.10.2 on
+    an L40S, S 256, B 2,048 -> 67."""
+    from kvplan.engines.vllm.releases import release_for  # 0.11, 0.12 and 0.30 each open a release window
+
+    v = release_for(engine_version).first
+    pw, full = vllm_cudagraph_count(
+        max_num_seqs=max_num_seqs,
+        max_num_batched_tokens=max_num_batched_tokens,
+        full_and_piecewise=v >= (0, 11, 0),
+        stride16=v >= (0, 12, 0),
+        ceiling=1024 if (v >= (0, 30, 0) and sm_major == 10) else 512,
+    )
+    return pw + full

@@ -47,7 +47,9 @@ from kvplan.engines.vllm.budget import (
     vllm_available_kv_bytes,
     vllm_default_activation_bytes,
     vllm_default_cuda_graph_bytes,
+    vllm_default_graph_count,
     vllm_default_non_torch_bytes,
+    vllm_graph_bytes_per_graph,
     vllm_requested_bytes,
 )
 from kvplan.engines.vllm.fields import int_if_set
@@ -182,6 +184,7 @@ class VllmPlan:
     max_num_batched_tokens: int = 0
     max_num_seqs: int = 0
     capacity_log: str = ""  # the capacity line(s) as this release prints them
+    term_notes: tuple[tuple[str, str], ...] = ()  # (term, how the cold estimate is made and its lever)
 
 
 @dataclass(frozen=True)
@@ -504,15 +507,23 @@ def _weights_and_non_torch(
     return W + N
 
 
-def _graph_bytes(inp: VllmInputs, rel: Release, notes: _Notes) -> int:
-    """The CUDA-graph estimate this release subtracts (0 in eager mode, in V0, or when switched off)."""
+def _graph_bytes(inp: VllmInputs, rel: Release, sched: _Scheduler, notes: _Notes) -> tuple[int, int]:
+    """(the CUDA-graph estimate this release subtracts, bytes per captured graph for the cold estimate): 0 in eager
+    mode, in V0, or when switched off; the per-graph bytes are 0 when the estimate is measured (given)."""
     graph_on = inp.cuda_graph_estimate if inp.cuda_graph_estimate is not None else rel.graph_estimate_default
     if not (graph_on and not inp.enforce_eager and rel.graph_term):
-        return 0
+        return 0, 0
     if inp.cuda_graph_bytes is not None:
-        return int(inp.cuda_graph_bytes)
+        return int(inp.cuda_graph_bytes), 0
     notes.assumptions.append("CUDA-graph estimate (cold)")
-    return vllm_default_cuda_graph_bytes(config=inp.config, pp_size=inp.pp_size)
+    per_graph = vllm_graph_bytes_per_graph(config=inp.config, pp_size=inp.pp_size)
+    graphs = vllm_default_graph_count(
+        engine_version=inp.engine_version,
+        max_num_seqs=sched.max_num_seqs,
+        max_num_batched_tokens=sched.max_num_batched_tokens,
+        sm_major=inp.sm_major,
+    )
+    return vllm_default_cuda_graph_bytes(config=inp.config, pp_size=inp.pp_size, graphs=graphs), per_graph
 
 
 @dataclass(frozen=True)
@@ -525,10 +536,13 @@ class _BudgetStatic:
     forward_per_token: int = 0  # cold activation coefficients (budget.vllm_activation_coefficients)
     sampler_per_row: int = 0
     graph: int = 0
+    graph_per_graph: int = 0  # cold graph estimate: bytes per captured graph (0 when measured or not subtracted)
     terms: tuple[tuple[str, int], ...] = ()  # weights + non-torch (or consumed), in vLLM's order
 
 
-def _budget_static(inp: VllmInputs, cfg: Mapping[str, Any], rel: Release, version: str, notes: _Notes) -> _BudgetStatic:
+def _budget_static(
+    inp: VllmInputs, cfg: Mapping[str, Any], rel: Release, version: str, sched: _Scheduler, notes: _Notes
+) -> _BudgetStatic:
     """The budget's fixed terms (weights + non-torch, measured or cold activation, graph), notes in vLLM's order;
     ``kv_cache_memory_bytes`` replaces the whole budget."""
     if inp.kv_cache_memory_bytes is not None:
@@ -545,7 +559,7 @@ def _budget_static(inp: VllmInputs, cfg: Mapping[str, Any], rel: Release, versio
     A = int(inp.activation_bytes) if inp.activation_bytes is not None else None
     if A is None:
         notes.assumptions.append("activation peak estimated (cold)")
-    G = _graph_bytes(inp, rel, notes)
+    G, per_graph = _graph_bytes(inp, rel, sched, notes)
     return _BudgetStatic(
         kv_cache_memory_bytes=None,
         not_kv=not_kv,
@@ -553,6 +567,7 @@ def _budget_static(inp: VllmInputs, cfg: Mapping[str, Any], rel: Release, versio
         forward_per_token=fwd,
         sampler_per_row=spr,
         graph=G,
+        graph_per_graph=per_graph,
         terms=tuple(terms),
     )
 
@@ -646,7 +661,7 @@ def _prepare(inp: VllmInputs) -> _Prepared:
     cfg = _check_inputs(inp)
     model, block_size, mamba_bs = _model_and_block_size(inp, rel, cfg, notes)
     sched = _scheduler(inp, cfg, rel, model, notes)
-    budget = _budget_static(inp, cfg, rel, version, notes)
+    budget = _budget_static(inp, cfg, rel, version, sched, notes)
     groups = kv_groups(model, block_size, notes.warnings, rel)
     if mamba_bs is not None:  # cache mode "all": the Mamba groups take one state per Mamba block
         groups = [replace(g, kind="mamba_all", block_size=mamba_bs) if g.kind == "mamba" else g for g in groups]
@@ -681,6 +696,9 @@ def _prepare(inp: VllmInputs) -> _Prepared:
         max_num_batched_tokens=inp.max_num_batched_tokens or None,
         max_num_seqs=inp.max_num_seqs or None,
         gpu_name=inp.gpu_name,
+        graph_bytes_per_graph=budget.graph_per_graph,
+        engine_version=inp.engine_version,
+        sm_major=inp.sm_major,
     )
     return _Prepared(st, model, groups, sched, notes, budget, version)
 
@@ -752,4 +770,40 @@ def plan_vllm(inp: VllmInputs) -> VllmPlan:
         max_num_batched_tokens=sched.max_num_batched_tokens,
         max_num_seqs=sched.max_num_seqs,
         capacity_log=st.release.capacity_lines(tokens=tokens, max_model_len=L, concurrency=conc),
+        term_notes=_cold_term_notes(inp, pr, sched),
     )
+
+
+def _cold_term_notes(inp: VllmInputs, pr: _Prepared, sched: _Scheduler) -> tuple[tuple[str, str], ...]:
+    """One line per cold non-KV term: what it is made of and the flag that moves it (``--explain`` / the memory
+    table).  Example (Llama-3.1-70B TP4, H100, 0.34): activation "cold: sampler 1,024 rows (min(B, S)) x 128,256
+    vocab; lever --max-num-seqs"."""
+    b, st, out = pr.budget, pr.static, []
+    if b.kv_cache_memory_bytes is not None:
+        return ()
+    B, S = sched.max_num_batched_tokens, sched.max_num_seqs
+    if b.activation is None:
+        fwd, spr = B * b.forward_per_token, min(B, S) * b.sampler_per_row
+        per_logit = st.release.sampler_bytes_per_logit or 1
+        if spr >= fwd:
+            out.append(
+                (
+                    "activation",
+                    f"cold: sampler {min(B, S):,} rows (min(B, S)) x {b.sampler_per_row // per_logit:,} vocab; "
+                    "lever --max-num-seqs",
+                )
+            )
+        else:
+            out.append(("activation", f"cold: forward over {B:,} batched tokens; lever --max-num-batched-tokens"))
+    if b.graph_per_graph:
+        n = b.graph // b.graph_per_graph
+        out.append(
+            (
+                "cuda_graph",
+                f"cold: {n} graphs x {b.graph_per_graph / MiB:.1f} MiB (capture sizes from max_num_seqs "
+                f"{S:,}); levers --max-num-seqs, --enforce-eager",
+            )
+        )
+    if inp.non_torch_bytes is None:
+        out.append(("non_torch", "cold: cuBLAS workspaces + NCCL / custom all-reduce buffers (TP, link)"))
+    return tuple(out)

@@ -35,7 +35,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kvplan.engines.vllm.budget import vllm_activation_peak, vllm_requested_bytes
+from kvplan.engines.vllm.budget import vllm_activation_peak, vllm_default_graph_count, vllm_requested_bytes
 from kvplan.engines.vllm.releases import (  # the token lines are the releases' (one definition, no import cycle)
     PoolCount,
     Release,
@@ -141,6 +141,9 @@ class VllmStatic:
     max_num_batched_tokens: int | None  # given (else the release's default for L)
     max_num_seqs: int | None  # given (else the release's default)
     gpu_name: str | None = None
+    graph_bytes_per_graph: int = 0  # cold CUDA-graph estimate: bytes per captured graph (0: graph_bytes as is)
+    engine_version: str | None = None  # for the capture-size rule of the cold graph estimate
+    sm_major: int | None = None
 
     @property
     def max_bytes_per_block(self) -> int:
@@ -266,7 +269,30 @@ def available_bytes(
             max_num_seqs=max_num_seqs,
         )
     )
-    return requested - st.not_kv_bytes - act - st.graph_bytes, requested, act
+    return requested - st.not_kv_bytes - act - graph_bytes(st, max_num_batched_tokens, max_num_seqs), requested, act
+
+
+def graph_bytes(st: VllmStatic, max_num_batched_tokens: Any, max_num_seqs: Any) -> Any:
+    """The CUDA-graph term at these batch knobs: the static value, or for a cold estimate the graphs the release
+    captures at (B, S) × bytes per graph (:func:`~kvplan.engines.vllm.budget.vllm_default_graph_count`); arrays
+    are priced once per distinct (B, S) pair."""
+    if not st.graph_bytes_per_graph:
+        return st.graph_bytes
+
+    def one(b: int, s: int) -> int:
+        return st.graph_bytes_per_graph * vllm_default_graph_count(
+            engine_version=st.engine_version, max_num_seqs=int(s), max_num_batched_tokens=int(b), sm_major=st.sm_major
+        )
+
+    if not (hasattr(max_num_batched_tokens, "shape") or hasattr(max_num_seqs, "shape")):
+        return one(int(max_num_batched_tokens), int(max_num_seqs))
+    import numpy as np
+
+    b_arr, s_arr = np.broadcast_arrays(np.asarray(max_num_batched_tokens), np.asarray(max_num_seqs))
+    pairs = np.stack([b_arr.ravel(), s_arr.ravel()], axis=1).astype(np.int64)
+    uniq, inv = np.unique(pairs, axis=0, return_inverse=True)
+    vals = np.array([one(int(b), int(s)) for b, s in uniq], dtype=np.int64)
+    return vals[inv.ravel()].reshape(b_arr.shape)
 
 
 def num_blocks(*, available: Any, stage_bytes_per_block: Sequence[int]) -> Any:
