@@ -9,9 +9,10 @@ Definitions (the JSON contract, units in brackets):
 
 * ``prefill_tokens_per_s`` [tok/s]: input_len / the prefill time of one cold request alone on the server;
 * ``ttft_s`` [s]: prefill time + one decode step + the per-request host work (:data:`REQUEST_S`) + the mean wait
-  for a prefill in progress at C (``rho x T_p / 2``, rho the fraction of time the server spends prefilling); for a
-  benchmark run of N requests (``num_prompts``), the first min(C, N) arrive at once: + ``B / N x (B - 1) / 2 x``
-  the batched prefill time of one request (B = min(C, N));
+  in the prefill queue of C closed-loop clients (:func:`kvplan.perf.queue.closed_loop_wait`: SGLang and vLLM
+  prefill waiting requests first-come first-served before they decode); for a benchmark run of N requests
+  (``num_prompts``), the first min(C, N) arrive at once: + ``B / N x (B - 1) / 2 x`` the batched prefill time of
+  one request (B = min(C, N), :func:`kvplan.perf.queue.first_wave_wait`);
 * ``tpot_s`` [s]: mean time per output token at C: decode step / tokens per step, plus the stalls of the other
   C - 1 requests' prefills during the request's decode (a prefill chunk runs as its own step: SGLang and vLLM do
   not overlap a chunk with the running batch's decode here), spread over the output;
@@ -312,6 +313,7 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
     from kvplan.perf.efficiency import efficiency_for, gpu_class
     from kvplan.perf.hardware import Overrides, resolve_hardware
     from kvplan.perf.ops import model_ops
+    from kvplan.perf.queue import closed_loop_wait, first_wave_wait
     from kvplan.perf.schedule import Knobs, decode, prefill, step
     from kvplan.planning.plan import fit, gpu_for
 
@@ -407,9 +409,10 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
     out_n = max(output_len, 1)
     stall = (run_c - 1) * t_p / dp_par
     decode_time = out_n * per_tok + stall
-    rps = run_c / (t_p + s + REQUEST_S + decode_time)
-    rho = min(rps * t_p / dp_par, 1.0) * (run_c - 1) / run_c  # the other requests' share of the time
-    ttft = t_p + s + REQUEST_S + rho * t_p / 2
+    # the prefill queue of C closed-loop clients (kvplan.perf.queue: both engines prefill before they decode, FIFO)
+    wait = float(closed_loop_wait(clients=run_c, service_s=t_p / dp_par, think_s=s + REQUEST_S + decode_time))
+    ttft = t_p + s + REQUEST_S + wait
+    rps = run_c / (ttft + decode_time)
     n_prompts = ins.num_prompts
     if n_prompts is not None and run_c > 1:
         # a benchmark run of N requests at --max-concurrency C opens the first min(C, N) at once; they are prefilled
@@ -427,7 +430,7 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
             graph=prefill_graph,
         )
         per_request = min(full.seconds / chunk, t_p / input_len) * input_len / dp_par
-        ttft += burst / n_prompts * (burst - 1) / 2 * per_request
+        ttft += first_wave_wait(burst=burst, num_prompts=n_prompts, per_request_s=per_request)
         assumptions.append(
             f"benchmark run of {n_prompts:,} requests: the first {burst:,} arrive at once and wait for each other's "
             f"prefills ({per_request * 1e3:,.1f} ms each, batched), the rest arrive staggered"
@@ -449,7 +452,8 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
         f"compute dtypes: dense {ops.weight_dtype}, routed experts {ops.expert_dtype} "
         f"(checkpoint quantization {spec.quantization})",
         *ops.notes,
-        "left out: queueing beyond the M/D/1 prefill wait, prefix-cache hits, kernel tile effects, PP bubbles",
+        "left out: benchmark length distributions and request-rate arrivals (the queue is closed-loop), "
+        "prefix-cache hits, kernel tile effects, PP bubbles",
     ]
     if hw.power_scale < 1.0:
         assumptions.append(f"--power-limit: compute x {hw.power_scale:.3f} (clock ~ power^(1/3))")

@@ -1,0 +1,151 @@
+"""Hand-derived checks of the speed model's per-family prefill and decode terms that tests/test_speed_model.py does
+not cover: MoE FLOPs and weight bytes, sliding-window and DeepSeek-V4 decode KV reads, a whole decode step and a
+whole prefill chunk of a toy dense model, and the scheduler queue (kvplan.perf.queue).  Every expected number is
+worked out in the test's comments."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from kvplan.perf.efficiency import Efficiency
+from kvplan.perf.hardware import Hardware
+from kvplan.perf.ops import AttnGroup, ModelOps, kv_read_bytes, linear_flops, weight_bytes
+from kvplan.perf.queue import closed_loop_wait, first_wave_wait
+from kvplan.perf.schedule import step
+
+#: round numbers so every term can be done by hand: 1,000 TFLOPS bf16 (no fp8), 1,000 GB/s, 100 GB/s link
+HW = Hardware("toy", "Toy", "nvidia", "hopper", "sxm", "nvlink", True, {"bf16": 1000.0}, 1000.0, 100.0)
+#: efficiencies of 1 and 0.5, alpha 10 us, kernels 2 us (graph) / 10 us (eager), 1 ms per step
+EFF = Efficiency(
+    gpu_class="toy",
+    compute=0.5,
+    attention=0.5,
+    memory=1.0,
+    link=0.5,
+    alpha_s=10e-6,
+    kernel_graph_s=2e-6,
+    kernel_eager_s=10e-6,
+    step_s=1e-3,
+    sources=(),
+)
+
+
+def _ops(**kw):
+    base = dict(
+        family="gqa",
+        hidden=1000,
+        layers=10,
+        dense_params=1e9,
+        lm_head_params=0.0,
+        expert_params=0.0,
+        moe_layers=0,
+        experts=0,
+        topk=0,
+        dense_bytes=2e9,
+        expert_bytes=0.0,
+        draft_layer_params=0.0,
+        groups=(),
+        kernels_per_layer=10.0,
+        tp=2,
+        attn_tp=2,
+        weight_dtype="bf16",
+        expert_dtype="bf16",
+    )
+    base.update(kw)
+    return ModelOps(**base)
+
+
+def test_moe_flops_count_topk_experts_and_bytes_the_experts_touched():
+    # 8 experts of 1e7 parameters, top-2, 4 MoE layers, TP2; 3 tokens:
+    # expert FLOPs = 2 x 2 x 1e7 x 4 x 3 / 2 = 2.4e8; dense = 2 x 1e9 x 3 / 2 = 3e9
+    ops = _ops(expert_params=1e7, moe_layers=4, experts=8, topk=2, expert_bytes=1.6e8)
+    dense, expert = linear_flops(ops, tokens=3, lm_head_tokens=0)
+    assert dense == pytest.approx(3e9)
+    assert expert == pytest.approx(2.4e8)
+    # bytes: 1 - (1 - 2/8)^3 = 1 - 0.421875 = 0.578125 of the rank's 1.6e8 expert bytes = 9.25e7
+    b_dense, b_exp = weight_bytes(ops, tokens=3)
+    assert b_dense == pytest.approx(2e9)
+    assert b_exp == pytest.approx(9.25e7)
+    # one token: exactly its 2 of 8 experts
+    assert weight_bytes(ops, tokens=1)[1] == pytest.approx(1.6e8 * 2 / 8)
+
+
+def test_sliding_window_decode_reads_only_the_window():
+    # 10 sliding layers, window 4,096, 1,024 B per key per rank; 2 requests at context 100,000:
+    # 2 x 10 x 4,096 x 1,024 = 83,886,080 B (a full layer would read 100,000 keys)
+    g = AttnGroup("sliding", 10, 8, 512.0, 512.0, 1024.0, window=4096)
+    assert kv_read_bytes(g, requests=2, context=100_000) == pytest.approx(83_886_080)
+    # below the window it reads what there is: 2 x 10 x 1,000 x 1,024 = 20,480,000
+    assert kv_read_bytes(g, requests=2, context=1_000) == pytest.approx(20_480_000)
+
+
+def test_dsv4_decode_reads_window_plus_compressed_pool():
+    # a ratio-128 layer (dense over the pool) with a 128-token window, 512 B per key, 20 layers, at 131,072:
+    # keys = 131,072 / 128 + 128 = 1,152; bytes = 20 x 1,152 x 512 = 11,796,480 per request
+    g = AttnGroup("dsv4 ratio 128", 20, 8, 2048.0, 2048.0, 512.0, ratio=128, extra_keys=128)
+    assert kv_read_bytes(g, requests=1, context=131_072) == pytest.approx(11_796_480)
+    # a ratio-4 layer with top-512: 512 + 128 keys at any long context: 21 x 640 x 512 = 6,881,280
+    g4 = AttnGroup("dsv4 ratio 4", 21, 8, 2048.0, 2048.0, 512.0, ratio=4, topk=512, extra_keys=128)
+    assert kv_read_bytes(g4, requests=1, context=1_000_000) == pytest.approx(6_881_280)
+
+
+def test_decode_step_of_a_dense_model_by_hand():
+    """One decode step, 4 requests at context 1,000, graphs on, TP2:
+
+    * dense linear: 2 x 1e9 x 4 / 2 = 4e9 FLOPs at 1e15 x 0.5 = 8 us; 2e9 B at 1e12 B/s = 2 ms -> memory, 2 ms;
+    * attention (10 layers, 4 query heads per rank, 512 FLOPs / key, 256 B / key): 10 x 4 x 4 x 1,000 x 512 =
+      8.192e7 FLOPs (0.16 us); 4 x 10 x 1,000 x 256 = 10,240,000 B -> 10.24 us, memory;
+    * TP2 all-reduce x20 of 4 x 1,000 x 2 = 8,000 B: 10 us + 2 x 1/2 x 8,000 / 50e9 = 10.16 us each -> 203.2 us;
+    * kernels 10 x 10 x 2 us = 200 us; step 1 ms.
+    Total 2,000 + 10.24 + 203.2 + 200 + 1,000 = 3,413.44 us.
+    """
+    g = AttnGroup("full", 10, 4, 512.0, 512.0, 256.0)
+    s = step(_ops(groups=(g,)), HW, EFF, tokens=4.0, requests=4.0, position=1000.0, decode=True, graph=True)
+    by = {p.name.split(" x")[0].split(":")[0]: p for p in s.parts}
+    assert by["dense linear"].seconds == pytest.approx(2e-3) and by["dense linear"].bound == "memory"
+    assert by["attention"].seconds == pytest.approx(10.24e-6) and by["attention"].bound == "memory"
+    assert by["TP2 all-reduce"].seconds == pytest.approx(20 * 10.16e-6)
+    assert by["kernels"].seconds == pytest.approx(200e-6)
+    assert s.seconds == pytest.approx(3413.44e-6)
+    assert s.bound() == "memory"
+
+
+def test_prefill_chunk_of_a_dense_model_by_hand():
+    """One prefill chunk of 1,000 tokens at mean position 500 (the first chunk), eager, TP2:
+
+    * dense linear: 2 x 1e9 x 1,000 / 2 = 1e12 FLOPs at 5e14 = 2 ms (bytes 2 ms): compute, 2 ms;
+    * attention: 10 x 1,000 x 4 x 500 x 512 = 1.024e10 FLOPs at 5e14 = 20.48 us;
+      KV bytes 10 x (500 + 500) x 256 = 2.56 MB -> 2.56 us: compute;
+    * TP2 all-reduce x20 of 1,000 x 1,000 x 2 = 2e6 B: 10 us + 2e6 / 50e9 = 50 us each -> 1 ms;
+    * kernels 100 x 10 us = 1 ms; step 1 ms.
+    Total 2 + 0.02048 + 1 + 1 + 1 = 5.02048 ms, communication and overhead 1 ms each, compute-bound.
+    """
+    g = AttnGroup("full", 10, 4, 512.0, 512.0, 256.0)
+    s = step(_ops(groups=(g,)), HW, EFF, tokens=1000.0, requests=1.0, position=500.0, decode=False, graph=False)
+    assert s.seconds == pytest.approx(5.02048e-3)
+    b = s.by_bound()
+    assert b["compute"] == pytest.approx(2.02048e-3)
+    assert b["communication"] == pytest.approx(1e-3)
+    assert b["overhead"] == pytest.approx(2e-3)
+    assert s.bound() == "compute"
+
+
+def test_closed_loop_wait_by_hand():
+    # C = 2, t = 0.1 s, Z = 0.9 s: R^2 + 0.7 R - 0.09 = 0 -> R = (-0.7 + sqrt(0.85)) / 2; wait R - t = 10.98 ms
+    want = (-0.7 + math.sqrt(0.85)) / 2 - 0.1
+    assert closed_loop_wait(clients=2, service_s=0.1, think_s=0.9) == pytest.approx(want, rel=1e-6)
+    assert closed_loop_wait(clients=1, service_s=0.1, think_s=0.9) == 0.0
+    # saturated: 100 clients of 0.1 s prefill each and 1 s elsewhere: the queue is the bottleneck, throughput
+    # ~ 1 / t = 10 req/s, so a cycle is ~ C / 10 = 10 s and the wait ~ 10 - 1 - 0.1 = 8.9 s (Schweitzer's
+    # approximation lands within a few per cent of that asymptote)
+    assert closed_loop_wait(clients=100, service_s=0.1, think_s=1.0) == pytest.approx(8.9, rel=0.05)
+    # light load: 4 clients, t = 10 ms, Z = 10 s: ~ (C - 1) x t^2 / Z = 3 x 1e-4 / 10 = 30 us
+    assert closed_loop_wait(clients=4, service_s=0.01, think_s=10.0) == pytest.approx(3e-5, rel=0.05)
+
+
+def test_first_wave_wait_by_hand():
+    # B = 16 of N = 32 at once, 0.12 s of batched prefill each: 16 / 32 x 15 / 2 x 0.12 = 0.45 s
+    assert first_wave_wait(burst=16, num_prompts=32, per_request_s=0.12) == pytest.approx(0.45)
+    assert first_wave_wait(burst=1, num_prompts=32, per_request_s=0.12) == 0.0
