@@ -20,7 +20,7 @@ from kvplan.cli.options import command_flags, deployment_options, deployment_val
 from kvplan.cli.streams import render_then_check
 from kvplan.errors import InputError
 from kvplan.flags import ENGINES, TRISTATE
-from kvplan.views.formats import TABLE_CSV_JSONL, TABLE_JSON, Format, format_metavar, resolve_format
+from kvplan.views.formats import TABLE_CSV_JSONL, TABLE_JSON, TABLE_JSON_CSV, Format, format_metavar, resolve_format
 
 _SORTS = ("concurrency", "gpus", "tokens", "context", "none")
 
@@ -235,35 +235,173 @@ def _sweep_failure(table: Any) -> str:
 # --------------------------------------------------------------------------------------------------
 
 
-@deployment_options("solve")
+def _click_module(name: str) -> Any:
+    """A module of click: vendored by typer >= 0.24, the real click before (as kvplan.cli.app does)."""
+    import importlib
+
+    try:
+        return importlib.import_module(f"typer._click.{name}")
+    except ImportError:  # pragma: no cover - older typer on real click
+        return importlib.import_module(f"click.{name}")
+
+
+def _number_or_list(kind: str) -> Any:
+    """A click type named as click's INT / FLOAT (``integer`` / ``float``, so ``--help`` and the registry checks
+    see the same type) that keeps any other text as it is: ``solve config`` reads it as a list or range, the other
+    questions convert it with click's own type (:func:`_typed_flags`, the same one-line error as before)."""
+    types = _click_module("types")
+    base = types.INT if kind == "int" else types.FLOAT
+
+    class NumberOrList(types.ParamType):  # type: ignore[name-defined]
+        name = base.name
+
+        def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                return value
+            try:
+                return base.convert(value, param, ctx)
+            except Exception:  # a list or range: kept as text
+                return str(value)
+
+    return NumberOrList()
+
+
+def _solve_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """:func:`deployment_options` of ``solve`` with the int / float flags' type :func:`_number_or_list`."""
+    wrapped = deployment_options("solve")(func)
+    for p in wrapped.__signature__.parameters.values():  # type: ignore[attr-defined]
+        kind = _SOLVE_KINDS.get(p.name)
+        if kind in ("int", "float"):
+            p.default.click_type = _number_or_list(kind)
+    return wrapped
+
+
+_SOLVE_KINDS = {f.field: f.kind for f in command_flags("solve")}
+
+
+def _typed_flags(flags: dict[str, Any]) -> dict[str, Any]:
+    """The int / float flags of ``solve`` still text (a list, for ``solve config``) converted by click's INT / FLOAT
+    against their own parameter: a bad value is click's one line (``Invalid value for '--tp-size' / ...``)."""
+    types = _click_module("types")
+    ctx = _click_module("globals").get_current_context()
+    params = {p.name: p for p in ctx.command.params}
+    out = dict(flags)
+    for name, kind in _SOLVE_KINDS.items():
+        v = out.get(name)
+        if kind in ("int", "float") and isinstance(v, str):
+            out[name] = (types.INT if kind == "int" else types.FLOAT).convert(v, params.get(name), ctx)
+    return out
+
+
+_Float = Optional[float]
+
+
+@_solve_options
 def solve_cmd(
     question: Annotated[
-        str, typer.Argument(metavar="QUESTION", help="gpus | mem-fraction | dtype | context | concurrency")
+        str,
+        typer.Argument(metavar="QUESTION", help="gpus | mem-fraction | dtype | context | concurrency | config"),
     ],
     *,
     flags: dict[str, Any],
     max_gpus: Annotated[int, typer.Option("--max-gpus", help="gpus: the largest deployment to consider.")] = 64,
+    ttft: Annotated[
+        _Float, typer.Option("--ttft", metavar="SECONDS", help="config, concurrency: time to first token at most.")
+    ] = None,
+    tpot: Annotated[
+        _Float, typer.Option("--tpot", metavar="SECONDS", help="config, concurrency: time per output token at most.")
+    ] = None,
+    min_decode_rate: Annotated[
+        _Float,
+        typer.Option(
+            "--min-decode-rate", metavar="TOKENS_PER_S", help="config, concurrency: per-request decode rate at least."
+        ),
+    ] = None,
+    min_throughput: Annotated[
+        _Float,
+        typer.Option("--min-throughput", metavar="TOKENS_PER_S", help="config: aggregate output tokens/s at least."),
+    ] = None,
+    concurrency: Annotated[
+        Optional[str],
+        typer.Option("--concurrency", metavar="LIST", help="config: requests at once, e.g. 8 or 1,8,32 (default 1)."),
+    ] = None,
+    objective: Annotated[
+        str, typer.Option("--objective", help="config: throughput-per-gpu | cost | latency.")
+    ] = "throughput-per-gpu",
+    gpu_hour_cost: Annotated[
+        _Float, typer.Option("--gpu-hour-cost", metavar="USD", help="config: USD per GPU-hour (every GPU).")
+    ] = None,
+    costs: Annotated[
+        Optional[str],
+        typer.Option("--costs", metavar="FILE", help="config: a TOML [costs] table, GPU id = USD per GPU-hour."),
+    ] = None,
+    calibration: Annotated[
+        Optional[str],
+        typer.Option("--calibration", metavar="FILE", help="config, concurrency: a kvplan calibrate-speed file."),
+    ] = None,
+    top: Annotated[int, typer.Option("--top", help="config: runners-up in the table.")] = 5,
     fmt: Annotated[
         Optional[str],
         typer.Option(
             "--format",
-            metavar=format_metavar(TABLE_JSON),
-            help="table | json (default: table on a terminal, JSON otherwise).",
+            metavar=format_metavar(TABLE_JSON_CSV),
+            help="table | json | csv (csv: config only; default: table on a terminal, JSON otherwise).",
         ),
     ] = None,
 ) -> None:
     """Inverse questions: the fewest GPUs, the smallest mem_fraction_static, the cheapest KV dtype, the longest
-    context or the most requests that meet a target; every rejected candidate says why. Exit 3 if none does.
+    context or the most requests that meet a target, or the best configuration; every rejected candidate says
+    why. Exit 3 if none does.
+
+    \b
+    config: every deployment flag takes a list or range (as in sweep); the best point that fits, meets
+    --ttft / --tpot / --min-decode-rate / --min-throughput at --concurrency, ranked by --objective.
 
     \b
     Example: kvplan solve gpus -m deepseek-ai/DeepSeek-V3 -g h200-sxm --context-length 128k --requests 8
+    Example: kvplan solve config -m Qwen/Qwen3-32B -g h100-sxm,l40s --tp 1,2,4 --input-len 8k --ttft 2 --tpot 0.05
     """
     from kvplan.deployment import Deployment, validate
     from kvplan.planning.solve import QUESTIONS, solve
+    from kvplan.planning.solve_config import Targets
 
-    if question not in QUESTIONS:
-        raise InputError(f"unknown question '{question}'", field="QUESTION", hint="one of " + ", ".join(QUESTIONS))
-    out = resolve_format(fmt, allowed=TABLE_JSON, default_when_not_tty=Format.JSON)
+    if question not in (*QUESTIONS, "config"):
+        raise InputError(
+            f"unknown question '{question}'", field="QUESTION", hint="one of " + ", ".join((*QUESTIONS, "config"))
+        )
+    out = resolve_format(fmt, allowed=TABLE_JSON_CSV, default_when_not_tty=Format.JSON)
+    targets = Targets(ttft_s=ttft, tpot_s=tpot, min_decode_rate=min_decode_rate, min_throughput=min_throughput)
+    targets.check()
+    if top < 0:
+        raise InputError(f"must be >= 0, got {top}", field="--top")
+    cal = None
+    if question == "config":
+        cost_table = _prices(gpu_hour_cost, costs)
+        cal = _calibration(calibration)
+        _solve_config(
+            flags,
+            out,
+            targets=targets,
+            concurrency=concurrency,
+            objective=objective,
+            prices=(cost_table, gpu_hour_cost),
+            calibration=cal,
+            top=top,
+        )
+        return
+    _config_only(
+        question,
+        targets,
+        concurrency=concurrency,
+        objective=objective,
+        gpu_hour_cost=gpu_hour_cost,
+        costs=costs,
+        calibration=calibration,
+        out=out,
+    )
+    if question == "concurrency":
+        cal = _calibration(calibration)
+    flags = _typed_flags(flags)
     engine = flags["engine"] or "sglang"
     if engine not in ENGINES:
         raise InputError(f"unknown engine '{engine}'", field="--engine", hint="use sglang or vllm")
@@ -281,7 +419,12 @@ def solve_cmd(
         from kvplan.inputs.resolve import resolve_gpu
 
         resolve_gpu(dep.gpu)
-    result = solve(dep, question, max_gpus=max_gpus)
+    if question == "concurrency" and targets.latency:
+        from kvplan.planning.solve import solve_concurrency_targets
+
+        result = solve_concurrency_targets(dep, targets, calibration=cal)
+    else:
+        result = solve(dep, question, max_gpus=max_gpus)
 
     def show() -> None:
         if out is Format.JSON:
@@ -295,6 +438,128 @@ def solve_cmd(
             render(result, console=terminal_console())
 
     render_then_check(show, "" if result.solved else f"no answer: {result.answer_label}")
+
+
+def _config_only(question: str, targets: Any, *, out: Any, **given: Any) -> None:
+    """Refuse (one line naming the flag) what only ``solve config`` (or ``solve concurrency``) reads."""
+    if out is Format.CSV:
+        raise InputError(f"solve {question} is written as a table or JSON", field="--format", hint="table or json")
+    only_config = {
+        "concurrency": "--concurrency",
+        "gpu_hour_cost": "--gpu-hour-cost",
+        "costs": "--costs",
+    }
+    for name, flag in only_config.items():
+        if given.get(name) is not None:
+            raise InputError(f"solve {question} does not read {flag}", field=flag, hint="it is a solve config flag")
+    if given.get("objective") != "throughput-per-gpu":
+        raise InputError(f"solve {question} does not read --objective", field="--objective", hint="use solve config")
+    if targets.min_throughput is not None:
+        raise InputError(
+            f"solve {question} does not read --min-throughput", field="--min-throughput", hint="use solve config"
+        )
+    if question != "concurrency":
+        for v, flag in (
+            (targets.ttft_s, "--ttft"),
+            (targets.tpot_s, "--tpot"),
+            (targets.min_decode_rate, "--min-decode-rate"),
+            (given.get("calibration"), "--calibration"),
+        ):
+            if v is not None:
+                raise InputError(
+                    f"solve {question} does not read {flag}", field=flag, hint="solve concurrency and config do"
+                )
+
+
+def _prices(gpu_hour_cost: float | None, costs: str | None) -> dict[str, float] | None:
+    if gpu_hour_cost is not None and not (gpu_hour_cost > 0 and gpu_hour_cost < 1e6):
+        raise InputError(f"must be a positive USD amount, got {gpu_hour_cost}", field="--gpu-hour-cost")
+    if costs:
+        from kvplan.planning.sweep.speed import load_costs
+
+        return load_costs(costs)
+    return None
+
+
+def _calibration(path: str | None) -> Any:
+    if not path:
+        return None
+    from kvplan.perf.calibration import load_calibration
+
+    return load_calibration(path)
+
+
+def _solve_config(
+    flags: dict[str, Any],
+    out: Any,
+    *,
+    targets: Any,
+    concurrency: str | None,
+    objective: str,
+    prices: tuple[dict[str, float] | None, float | None],
+    calibration: Any,
+    top: int,
+) -> None:
+    """``solve config``: the flags read as sweep axes, the grid judged (:func:`kvplan.planning.solve_config`)."""
+    from kvplan.planning.solve_config import ConfigQuery, check_query, solve_config
+    from kvplan.planning.sweep.speed import concurrency_values
+
+    concs = concurrency_values(concurrency)
+    base, axes = _config_inputs(flags)
+    query = ConfigQuery(
+        base=base,
+        axes=axes,
+        concurrency=tuple(concs),
+        targets=targets,
+        objective=objective,
+        costs=prices[0],
+        gpu_hour_cost=prices[1],
+        calibration=calibration,
+    )
+    check_query(query)
+    result = solve_config(query)
+
+    def show() -> None:
+        from kvplan.views import solve as view
+
+        if out is Format.JSON:
+            typer.echo(view.to_json(result))
+        elif out is Format.CSV:
+            sys.stdout.write(view.config_csv(result))
+            sys.stdout.flush()
+        else:
+            from kvplan.views.console import terminal_console
+
+            view.render(result, console=terminal_console(), top=top)
+
+    render_then_check(show, "" if result.solved else f"no answer: {result.answer_label}")
+
+
+def _config_inputs(flags: dict[str, Any]) -> tuple[Any, dict[str, list[Any]]]:
+    """(base Deployment: the switches and the flags that are not axes; axes: field -> values) of ``solve config``:
+    every sweepable flag read as a list or range (:func:`kvplan.planning.sweep.parse_axis`)."""
+    from kvplan.deployment import Deployment
+    from kvplan.flags import BY_FIELD
+    from kvplan.planning.sweep import AXES, parse_axis
+
+    fixed: dict[str, Any] = {}
+    for f in command_flags("solve"):
+        v = flags.get(f.field)
+        if f.kind == "bool" and (v or (f.field in TRISTATE and v is False)):
+            fixed[f.field] = v
+    engines = parse_axis(flags["engine"], field="engine") if flags.get("engine") is not None else [None]
+    axes: dict[str, list[Any]] = {}
+    rest: dict[str, Any] = {}
+    for f in command_flags("solve"):
+        v = flags.get(f.field)
+        if f.kind == "bool" or v is None:
+            continue
+        if f.field in AXES:
+            axes[f.field] = parse_axis(str(v), field=f.field, engines=engines)
+        else:
+            rest[f.field] = v
+    fixed.update(deployment_values("solve", {k: rest.get(k) for k in BY_FIELD if k in rest}))
+    return Deployment(**fixed), axes
 
 
 def _for_validate(dep: Any) -> Any:

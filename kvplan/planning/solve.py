@@ -28,7 +28,11 @@ Questions:
   vLLM), the contexts the next :data:`PREFETCH_LEVELS` bisection steps may probe are evaluated in one sweep with a
   context axis (one ``fit``, the rest vectorised); the probes, their order and the answer are unchanged.
 * ``concurrency`` -- the most requests of ``context`` tokens (or of the workload) at once, capped by the request
-  cap in force (the one given, else the engine's), and why one more does not fit.
+  cap in force (the one given, else the engine's), and why one more does not fit.  With latency targets
+  (``--ttft``, ``--tpot`` or ``--min-decode-rate``: :func:`solve_concurrency_targets`) the most requests that also
+  meet them at the workload, by :func:`kvplan.planning.speed.speed` at each C probed (a bisection over 1 .. the
+  memory's answer: TTFT and TPOT do not fall as C grows); the answer says which bound set it (``bound``: memory,
+  or the target missed at one more request).
 """
 
 from __future__ import annotations
@@ -62,6 +66,8 @@ class SolveResult:
     notes: list[str] = field(default_factory=list)
     answer_index: int | None = None  # which candidate is the answer
     longest_request: int | None = None  # context: fit's max_context_length at the answer
+    bound: str | None = None  # concurrency with targets: "memory" or the target key missed at one more request
+    memory_answer: int | None = None  # concurrency with targets: the memory's answer
 
     def __post_init__(self):
         if self.answer_index is None and self.answer is not None:
@@ -100,6 +106,7 @@ class SolveResult:
             "fits",
             "meets_target",
             "verdict",
+            *_SPEED_KEEP,
         )
         out = {
             "question": self.question,
@@ -120,7 +127,14 @@ class SolveResult:
         }
         if self.question == "context":
             out["longest_request"] = self.longest_request
+        if self.bound is not None:
+            out["bound"] = self.bound
+            out["memory_concurrency"] = self.memory_answer
         return out
+
+
+#: speed keys a candidate of ``solve concurrency`` with targets carries (kvplan speed's names)
+_SPEED_KEEP = ("ttft_s", "tpot_s", "decode_tokens_per_s_per_request", "output_tokens_per_s", "concurrency")
 
 
 def _table(base: Deployment, axes: dict) -> Any:
@@ -512,3 +526,77 @@ def _solve_concurrency(base: Deployment, *, max_gpus: int) -> SolveResult:
         cands,
         notes,
     )
+
+
+def solve_concurrency_targets(base: Deployment, targets: Any, *, calibration: Any = None) -> SolveResult:
+    """``solve concurrency`` with latency targets (``targets``: a :class:`kvplan.planning.solve_config.Targets`):
+    the largest C <= the memory's answer whose speed (:func:`kvplan.planning.speed.speed` at C, the workload of
+    ``base``, default 8,192 + 1,024) meets every latency target; a bisection, since TTFT and TPOT grow with C.
+    ``bound`` names what set it: ``memory`` (C + 1 does not fit) or the key of the first target C + 1 misses."""
+    from kvplan.planning.solve_config import DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN, misses
+    from kvplan.planning.speed import SpeedInputs, speed
+
+    notes: list[str] = []
+    if base.input_len is None:
+        base = replace(base, input_len=DEFAULT_INPUT_LEN, output_len=base.output_len or DEFAULT_OUTPUT_LEN)
+        notes.append(f"workload: --input-len {DEFAULT_INPUT_LEN:,} --output-len {base.output_len:,} (default)")
+    elif base.output_len is None:
+        base = replace(base, output_len=DEFAULT_OUTPUT_LEN)
+        notes.append(f"workload: --output-len {DEFAULT_OUTPUT_LEN:,} (default)")
+    mem = _solve_concurrency(base, max_gpus=1)
+    if not mem.solved:
+        mem.bound, mem.memory_answer = "memory", None
+        return mem
+    n = int(mem.answer or 0)
+    row = mem.candidates[0].row
+    probes: dict[int, tuple[list, dict]] = {}
+
+    def probe(c: int) -> bool:
+        if c not in probes:
+            r = speed(replace(base, target_requests=None), SpeedInputs(concurrency=c, calibration=calibration))
+            sp = {k: float(getattr(r, k)) for k in _SPEED_KEEP if k != "concurrency"}
+            probes[c] = (misses(targets, sp), {**row, **sp, "concurrency": c, "target_requests": c})
+        return not probes[c][0]
+
+    if probe(n):
+        ans, bound = n, "memory"
+        why = f"memory, {n + 1} do not fit: {mem.candidates[-1].reason}"
+    elif not probe(1):
+        ans, bound = None, probes[1][0][0].target
+        why = "; ".join(m.text for m in probes[1][0])
+    else:
+        lo, hi = 1, n
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if probe(mid):
+                lo = mid
+            else:
+                hi = mid
+        ans, bound = lo, probes[hi][0][0].target
+        why = f"{bound} at {hi} requests: " + "; ".join(m.text for m in probes[hi][0])
+
+    def reason(c: int) -> str:
+        ms, r = probes[c]
+        if ms:
+            return "; ".join(m.text for m in ms)
+        return f"meets {targets.text()}: ttft {r['ttft_s']:.3g} s, tpot {r['tpot_s']:.3g} s"
+
+    cands = [
+        Candidate(f"{c} request(s)", c, not probes[c][0], reason(c), probes[c][1])
+        for c in sorted(probes)
+        if ans is None or c in (ans, ans + 1, n)
+    ]
+    what = mem.target.removeprefix("requests of ").removesuffix(" at once")
+    notes.append(
+        f"memory holds {n} request(s) of {what}; speed() at {len(probes)} concurrencies (bisection over 1 .. {n})"
+    )
+    res = SolveResult(
+        "concurrency",
+        f"requests of {what} at once, {targets.text()}",
+        ans,
+        f"{ans} request(s) of {what} (bound: {why})" if ans is not None else f"not even 1 request meets it: {why}",
+        cands,
+        notes,
+    )
+    res.bound, res.memory_answer = bound, n
+    return res

@@ -1,4 +1,4 @@
-"""Speed and cost columns for a sweep (issue 23 item 2; library side, the CLI's ``--speed`` is not wired yet).
+"""Speed and cost columns for a sweep (issue 23 item 2): ``kvplan sweep --speed`` and ``kvplan solve config``.
 
 :func:`speed_columns` adds, for the rows of one chunk of a :class:`~kvplan.planning.sweep.table.SweepTable`, the
 speed JSON keys of :func:`kvplan.planning.speed.speed` (scalars: :data:`SPEED_COLUMNS`) and, with a cost per
@@ -10,6 +10,12 @@ output_len, concurrency that runs), memoised for the table, then broadcast over 
 Cost (per row): ``usd_per_million_output_tokens = usd_per_gpu_hour x num_gpus / (output_tokens_per_s x 3600) x 1e6``,
 likewise for total tokens.  Example: 8 GPUs at 2.50 USD/h serving 1,000 output tok/s: 20 USD/h / 3.6M tokens/h =
 5.556 USD per million output tokens.
+
+The concurrency is a list (``--concurrency 1,8,32``): each table row is written once per value, the concurrency
+innermost (:func:`concurrency_values`); ``concurrency_asked`` and ``concurrency`` (as run) are appended after the
+cost columns.  ``solve config`` runs each row at its own target (``per_row="target_requests"``) and prices only
+the rows that meet it (``only="meets_target"``).  A calibration (``--calibration``) is handed to every
+:func:`speed` call; :func:`check_calibration` refuses one fitted for another GPU class before anything is written.
 
 Costs file (TOML, no defaults shipped)::
 
@@ -36,7 +42,58 @@ SPEED_COLUMNS = (
     "total_tokens_per_s_per_gpu",
 )
 COST_COLUMNS = ("usd_per_million_output_tokens", "usd_per_million_total_tokens")
+#: appended after the cost columns: the concurrency asked (the axis value) and the one that runs (capped by the fit)
+CONCURRENCY_COLUMNS = ("concurrency_asked", "concurrency")
 MAX_COSTS_BYTES = 1 << 20
+MAX_CONCURRENCY = 1 << 20
+#: at most this many concurrency values in one sweep (each multiplies the rows)
+MAX_CONCURRENCY_VALUES = 64
+
+
+def concurrency_values(text: str | None, *, field: str = "--concurrency") -> list[int]:
+    """``--concurrency`` as a list or range of integers (``8``, ``1,8,32``, ``1:64:x2``), each in
+    1 .. 1,048,576, duplicates dropped (order kept).  None: [1]."""
+    if text is None:
+        return [1]
+    from kvplan.planning.sweep.axes import parse_axis
+
+    try:
+        vals = parse_axis(str(text), field="target_requests")
+    except InputError as exc:
+        raise InputError(str(exc.args[0]) if exc.args else "not a list of integers", field=field) from None
+    out: list[int] = []
+    for v in vals:
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_CONCURRENCY:
+            raise InputError(f"must be integers between 1 and 1,048,576, got {v!r}", field=field)
+        if v not in out:
+            out.append(v)
+    if len(out) > MAX_CONCURRENCY_VALUES:
+        raise InputError(f"{len(out)} values (at most {MAX_CONCURRENCY_VALUES})", field=field)
+    return out
+
+
+def check_calibration(table: Any, calibration: Any) -> None:
+    """Refuse (InputError, exit 2, one line, as ``kvplan speed`` does) a calibration fitted for another GPU class or
+    engine than one of the table's groups, before any row is written."""
+    if calibration is None:
+        return
+    from kvplan.perf.calibration import check_applies
+    from kvplan.perf.efficiency import gpu_class
+    from kvplan.perf.hardware import Overrides, resolve_hardware
+    from kvplan.planning.plan import gpu_for
+
+    seen: set[tuple[str, str]] = set()
+    for g in table.groups:
+        if g.error:
+            continue
+        dep = g.dep.with_defaults()
+        gpu, _ = gpu_for(dep)
+        if gpu is None or (gpu.id, str(dep.engine)) in seen:
+            continue
+        seen.add((gpu.id, str(dep.engine)))
+        hw = resolve_hardware(gpu, Overrides(None, None, None, None), num_gpus=1)
+        cls = gpu_class(vendor=hw.vendor, arch=hw.arch, form=hw.form, link=hw.link, p2p=hw.p2p)
+        check_applies(calibration, gpu_class=cls, engine=dep.engine)
 
 
 def usd_per_million(*, usd_per_gpu_hour: float, num_gpus: int, tokens_per_s: float) -> float:
@@ -91,11 +148,17 @@ class SpeedColumns:
         concurrency: int = 1,
         costs: Mapping[str, float] | None = None,
         gpu_hour_cost: float | None = None,
+        calibration: Any = None,
+        per_row: str | None = None,
+        only: str = "fits",
     ) -> None:
         self.table = table
         self.concurrency = concurrency
         self.costs = costs
         self.flat = gpu_hour_cost
+        self.calibration = calibration
+        self.per_row = per_row  # a column holding each row's concurrency (solve config: target_requests)
+        self.only = only  # the bool column of the rows that get speed (the others: NaN)
         self._memo: dict[tuple[int, int, int, int], dict[str, float]] = {}
 
     def _point(self, row: int, gid: int, inp: int, out: int, conc: int) -> dict[str, float]:
@@ -105,8 +168,10 @@ class SpeedColumns:
         hit = self._memo.get(key)
         if hit is None:
             dep = self.table.deployment(row)
-            r = speed(dep, SpeedInputs(concurrency=conc))
+            r = speed(dep, SpeedInputs(concurrency=conc, calibration=self.calibration))
             hit = {k: float(getattr(r, k)) for k in SPEED_COLUMNS}
+            hit["concurrency"] = float(r.concurrency)
+            hit["num_gpus"] = float(r.num_gpus)
             price = gpu_cost(self.costs, r.gpu, flat=self.flat)
             for col, rate in zip(COST_COLUMNS, ("output_tokens_per_s", "total_tokens_per_s"), strict=True):
                 hit[col] = (
@@ -117,17 +182,24 @@ class SpeedColumns:
             self._memo[key] = hit
         return hit
 
-    def chunk(self, rows: Any, c: Mapping[str, Any]) -> dict[str, Any]:
-        """The speed and cost columns (numpy float arrays, NaN where the row does not fit) of one chunk."""
+    def chunk(self, rows: Any, c: Mapping[str, Any], *, concurrency: int | None = None) -> dict[str, Any]:
+        """The speed and cost columns (numpy float arrays, NaN where the row does not fit) of one chunk, at
+        ``concurrency`` (default: the table's; ``per_row``: each row's own), with ``concurrency_asked`` and
+        ``concurrency`` (as run) and ``num_gpus``."""
         import numpy as np
 
         n = len(rows)
-        out = {k: np.full(n, np.nan) for k in (*SPEED_COLUMNS, *COST_COLUMNS)}
-        fits = np.flatnonzero(np.asarray(c["fits"]).astype(bool))
+        out = {k: np.full(n, np.nan) for k in (*SPEED_COLUMNS, *COST_COLUMNS, "concurrency", "num_gpus")}
+        asked: Any = self.concurrency if concurrency is None else concurrency
+        if self.per_row is not None:
+            asked = np.maximum(np.asarray(c[self.per_row]), 1)
+        out["concurrency_asked"] = np.broadcast_to(np.asarray(asked, dtype=float), (n,)).copy()
+        fits = np.flatnonzero(np.asarray(c[self.only]).astype(bool))
         if not len(fits):
             return out
         wc = np.asarray(c["workload_concurrency"])[fits]
-        conc = np.maximum(1, np.minimum(self.concurrency, np.where(wc > 0, wc, self.concurrency)))
+        want = asked[fits] if isinstance(asked, np.ndarray) else asked
+        conc = np.maximum(1, np.minimum(want, np.where(wc > 0, wc, want)))
         keys = np.stack(
             [
                 np.asarray(c["gid"])[fits],
@@ -151,21 +223,93 @@ def _cell(v: float) -> str:
     return "" if v != v else f"{v:.6g}"
 
 
-def write_csv_with_speed(table: Any, fh: Any, cols: SpeedColumns, idx: Any = None) -> int:
+def _conc_cell(v: float) -> str:
+    return "" if v != v else str(int(v))
+
+
+#: the columns appended to a sweep row, in order
+EXTRA_COLUMNS = (*SPEED_COLUMNS, *COST_COLUMNS, *CONCURRENCY_COLUMNS)
+
+
+def _extras(cols: SpeedColumns, rows: Any, c: Mapping[str, Any], concurrencies: list[int]) -> list[dict[str, Any]]:
+    return [cols.chunk(rows, c, concurrency=conc) for conc in concurrencies]
+
+
+def write_csv_with_speed(
+    table: Any, fh: Any, cols: SpeedColumns, idx: Any = None, *, concurrencies: list[int] | None = None
+) -> int:
     """The sweep's CSV (:meth:`SweepTable.write_csv`'s columns, same rows and order) with the speed and cost
-    columns appended, one chunk at a time; returns the rows written.  Empty cells where a row does not fit."""
+    columns and the concurrency (asked, as run) appended, one chunk at a time; each row once per value of
+    ``concurrencies`` (default the table's one concurrency), the concurrency innermost; returns the lines written.
+    Empty speed cells where a row does not fit."""
     from kvplan.planning.sweep.columns import CSV_COLUMNS
 
-    fh.write(",".join((*CSV_COLUMNS, *SPEED_COLUMNS, *COST_COLUMNS)) + "\n")
+    fh.write(",".join((*CSV_COLUMNS, *EXTRA_COLUMNS)) + "\n")
     affixes = table._csv_affixes()
     n = 0
     names = (*SPEED_COLUMNS, *COST_COLUMNS)
+    concs = concurrencies or [cols.concurrency]
     for rows, c in table.chunks(idx):
         lines = table._csv_lines(rows, c, affixes)
-        extra = cols.chunk(rows, c)
-        out = [line + "," + ",".join(_cell(float(extra[k][j])) for k in names) for j, line in enumerate(lines)]
+        extras = _extras(cols, rows, c, concs)
+        out = [
+            line
+            + ","
+            + ",".join(_cell(float(e[k][j])) for k in names)
+            + ","
+            + ",".join(_conc_cell(float(e[k][j])) for k in CONCURRENCY_COLUMNS)
+            for j, line in enumerate(lines)
+            for e in extras
+        ]
         if out:
             out.append("")
             fh.write("\n".join(out))
-        n += len(rows)
+        n += len(out) - 1 if out else 0
     return n
+
+
+def _json_num(v: float) -> str:
+    import json
+
+    return "null" if v != v else json.dumps(v)
+
+
+def write_jsonl_with_speed(
+    table: Any, fh: Any, cols: SpeedColumns, idx: Any = None, *, concurrencies: list[int] | None = None
+) -> int:
+    """JSON lines (:meth:`SweepTable.write_jsonl`'s keys, same rows and order) with the keys of
+    :data:`EXTRA_COLUMNS` added (null where a row does not fit); each row once per concurrency, innermost."""
+    import json
+
+    prefixes = [json.dumps({k: g.labels.get(k) for k in _group_cols()})[:-1] for g in table.groups]
+    tails = [f', "method": {json.dumps(g.method)}, "error": {json.dumps(g.error)}}}' for g in table.groups]
+    n = 0
+    concs = concurrencies or [cols.concurrency]
+    for rows, c in table.chunks(idx):
+        lines = table._jsonl_lines(rows, c, (prefixes, tails))
+        extras = _extras(cols, rows, c, concs)
+        out = []
+        for j, line in enumerate(lines):
+            head = line[:-1]
+            for e in extras:
+                add = ", ".join(
+                    f'"{k}": '
+                    + (
+                        _json_num(float(e[k][j]))
+                        if k not in CONCURRENCY_COLUMNS
+                        else ("null" if e[k][j] != e[k][j] else str(int(e[k][j])))
+                    )
+                    for k in EXTRA_COLUMNS
+                )
+                out.append(head + ", " + add + "}")
+        if out:
+            out.append("")
+            fh.write("\n".join(out))
+        n += len(out) - 1 if out else 0
+    return n
+
+
+def _group_cols() -> tuple[str, ...]:
+    from kvplan.planning.sweep.columns import GROUP_COLS
+
+    return GROUP_COLS
