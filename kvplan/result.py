@@ -9,6 +9,11 @@ millisecond for FitResult's 57 fields, on every ``kvplan fit``); tests/test_star
 that each takes exactly the fields, in order, with their defaults (a list field's default is None: a
 new empty list).
 
+A result is complete when :func:`kvplan.planning.plan.fit` returns it: the engine's planner builds it, the plan and
+the verdict add their keys, and :meth:`FitResult.freeze` then makes every attribute read-only (an assignment raises
+``AttributeError``; a caller with more to say passes it to ``fit``: ``warnings=``, ``assumptions=``).  A changed copy
+is ``dataclasses.replace(result, ...)``, which is not frozen.
+
 The first block of fields is the JSON contract read by scripts outside this repo: never rename a
 key or change its meaning; add new keys freely.
 """
@@ -311,6 +316,20 @@ class FitResult:
         self.advice = [] if advice is None else advice
         self.ignored_flags = [] if ignored_flags is None else ignored_flags
         self.resolved_from = resolved_from
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if self.__dict__.get("_frozen"):
+            raise AttributeError(f"FitResult is frozen after planning: {name} cannot be set (pass it to fit)")
+        object.__setattr__(self, name, value)
+
+    def freeze(self) -> "FitResult":
+        """Make every attribute read-only (kvplan.planning.plan.fit does, as it returns); returns ``self``."""
+        object.__setattr__(self, "_frozen", True)
+        return self
+
+    @property
+    def frozen(self) -> bool:
+        return bool(self.__dict__.get("_frozen"))
 
     def model_dump(self, mode: str = "python") -> dict[str, Any]:
         """A plain dict (JSON-ready in both modes: every value is a str, number, bool, None, list or dict)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import re
+from dataclasses import replace
 
 import pytest
 from typer.testing import CliRunner
@@ -113,8 +114,7 @@ def test_model_names_and_versions_are_never_highlighted():
 
 
 def test_markup_like_text_in_data_prints_as_is():
-    r = fit(Deployment())
-    r.warnings.append("odd [bold]name[/bold] and [1] stay as typed")
+    r = fit(Deployment(), warnings=["odd [bold]name[/bold] and [1] stay as typed"])
     out = rendered(r)
     assert "odd [bold]name[/bold] and [1] stay as typed" in " ".join(out.split())
 
@@ -133,11 +133,11 @@ def test_cap_says_given_or_derived_and_never_explains_a_clamp():
 
 def test_cap_source_from_the_planner_wins():
     r = fit(Deployment(model="Qwen/Qwen3-8B", gpu="h100-sxm", context_length=32768))
-    r.max_running_requests_source = "engine default"
+    r = replace(r, max_running_requests_source="engine default")
     assert "engine default" in rendered(r)
     v = fit(Deployment(model="Qwen/Qwen3-8B", gpu="h100-sxm", context_length=32768, engine="vllm"))
     assert "max_num_seqs" in rendered(v)
-    v.max_running_requests_source = "given"
+    v = replace(v, max_running_requests_source="given")
     assert re.search(r"max_num_seqs\s+[\d,]+\s+given", rendered(v))
 
 
@@ -147,14 +147,19 @@ def test_cap_source_from_the_planner_wins():
 def test_workload_reasons_and_target_render_when_present():
     r = fit(Deployment())
     assert "at the workload" not in rendered(r)
-    r.workload_tokens_per_request, r.workload_concurrency = 9216, 16
-    r.reasons, r.meets_target, r.target = ["the pool holds fewer tokens than asked"], False, "16 x 1,048,576 tokens"
+    r = replace(
+        r,
+        workload_tokens_per_request=9216,
+        workload_concurrency=16,
+        reasons=["the pool holds fewer tokens than asked"],
+        meets_target=False,
+        target="16 x 1,048,576 tokens",
+    )
     out = rendered(r)
     assert re.search(r"at the workload\s+16 requests\s+holding 9,216 tokens each at once", out), out
     assert "  - the pool holds fewer tokens than asked" in out
     assert "target 16 x 1,048,576 tokens: not met" in out
-    r.meets_target = True
-    assert "target 16 x 1,048,576 tokens: met" in rendered(r)
+    assert "target 16 x 1,048,576 tokens: met" in rendered(replace(r, meets_target=True))
 
 
 def test_compare_table_shows_the_workload_row_only_with_a_workload():
@@ -163,8 +168,7 @@ def test_compare_table_shows_the_workload_row_only_with_a_workload():
     con = fixed_console(80)
     render.compare_table(rs, console=con)
     assert "workload" not in recorded_text(con)
-    for r in rs:
-        r.workload_tokens_per_request, r.workload_concurrency = 9216, 3
+    rs = [replace(r, workload_tokens_per_request=9216, workload_concurrency=3) for r in rs]
     con = fixed_console(80)
     render.compare_table(rs, console=con)
     assert "requests of the workload at once" in recorded_text(con)
@@ -258,9 +262,9 @@ def test_ascii_fallback_spellings():
 
 
 def test_no_clamp_explanation_for_a_cap_the_clamp_cannot_give():
-    r = fit(Deployment(model="deepseek-ai/DeepSeek-V3", gpu="h100-sxm", tp=8, context_length=32768))
-    r.assumptions.append(
-        "max_running_requests 0: SGLang's derived default clamp(int(tokens / context x 512), 2048, 4096)"
+    r = fit(
+        Deployment(model="deepseek-ai/DeepSeek-V3", gpu="h100-sxm", tp=8, context_length=32768),
+        assumptions=["max_running_requests 0: SGLang's derived default clamp(int(tokens / context x 512), 2048, 4096)"],
     )
     out = " ".join(rendered(r, 120, explain=True).split())
     assert "clamp(" not in out and "max_running_requests 0: derived by the engine from a pool of" in out
@@ -270,12 +274,22 @@ def test_no_clamp_explanation_for_a_cap_the_clamp_cannot_give():
 
 def test_side_by_side_targets_share_a_line():
     dep = Deployment(model="Qwen/Qwen3-32B", gpu="h100-sxm", tp=2, context_length=32768)
+    target = "8 requests of 32,768 tokens at once"
     rs = [fit(dep), fit(Deployment(**{**dep.__dict__, "engine": "vllm"}))]
-    for r in rs:
-        r.target = "8 requests of 32,768 tokens at once"
-    rs[0].meets_target, rs[1].meets_target = True, False
+    rs = [replace(rs[0], target=target, meets_target=True), replace(rs[1], target=target, meets_target=False)]
     con = fixed_console(120)
     render.compare_table(rs, console=con)
     out = recorded_text(con)
     assert "target 8 requests of 32,768 tokens at once: met by SGLang, not met by vLLM (--check exits 3)" in out
     assert out.count("target 8 requests") == 1
+
+
+def test_a_result_is_frozen_after_planning():
+    r = fit(Deployment(model="Qwen/Qwen3-8B", gpu="h100-sxm"))
+    assert r.frozen
+    with pytest.raises(AttributeError, match="frozen"):
+        r.fits = not r.fits
+    with pytest.raises(AttributeError, match="frozen"):
+        r.verdict = "fits"
+    copy = replace(r, verdict="changed")  # a changed copy is a new result, not frozen
+    assert not copy.frozen and copy.verdict == "changed" and r.verdict != "changed"

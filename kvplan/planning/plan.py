@@ -222,4 +222,4 @@ def fit(
     res.assumptions.extend(assumptions)
     if advise and refused is None:
         res.advice.extend(a for a in weights_advice(dep, model, gpu, res) if a not in res.advice)
-    return apply(res, dep=dep, model=model, gpu=gpu, parser_refusals=tuple(refusals), planner_refusal=refused)
+    return apply(res, dep=dep, model=model, gpu=gpu, parser_refusals=tuple(refusals), planner_refusal=refused).freeze()
