@@ -375,8 +375,14 @@ def _engram_projection(a: Arch, dim: int) -> list[Tensor]:
 
 
 def tied_embeddings(a: Arch) -> bool:
-    """lm_head shares the input embedding (``tie_word_embeddings``; gpt-oss always builds its own)."""
-    return bool(a.cfg.get("tie_word_embeddings", False)) and not a.gpt_oss
+    """lm_head shares the input embedding (``tie_word_embeddings``; gpt-oss always builds its own).
+
+    A config without the key gets its config class's default: True for the Gemma families (transformers'
+    ``GemmaConfig`` / ``Gemma2Config`` / ``Gemma3TextConfig`` default ``tie_word_embeddings=True``; vLLM's
+    ``models/gemma3.py`` ``Gemma3ForCausalLM.__init__`` then ties ``lm_head`` to ``embed_tokens``, v0.34.0), False
+    otherwise.  Example: google/gemma-3-27b-it (no key in its text_config) -> tied, one 262,208 x 5,376 table."""
+    default = _model_type(a.cfg).startswith("gemma")
+    return bool(a.cfg.get("tie_word_embeddings", default)) and not a.gpt_oss
 
 
 def _model_tensors(a: Arch, top: Mapping[str, Any]) -> list[Tensor]:
