@@ -1,0 +1,37 @@
+"""How far to trust a cold answer: the ``kv_pool_tokens_range`` band (issue 25 item 5).
+
+The band is the p90 of the absolute cold-mode errors docs/accuracy.md measured for that engine over the shipped
+startup logs (``scripts/accuracy_report.py``, "Per case" table, the cold column of the cases in the summary): nine in
+ten of those logs fell inside it.  A measured answer (every budget term from a log) gets no band: measured mode is
+within 0.5 % on every log.  The numbers below are copied from the table by hand when it is regenerated (the
+accuracy test compares them), never fitted to a single log.
+
+Example: vLLM cold, 412,528 tokens, band 19 % -> (334,147, 490,909), shown as "±19%".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+#: p90 of |cold error| per engine over docs/accuracy.md's cold cases (nearest-rank), in whole percent rounded up:
+#: vLLM 11 cases, median 6.97 %, p90 18.46 % (qwen2-7b -18.46 %); SGLang 3 cases, median 1.22 %, p90 5.17 % (qwq-32b)
+COLD_BAND_PERCENT: Mapping[str, int] = MappingProxyType({"vllm": 19, "sglang": 6})
+
+
+def cold_band_percent(*, engine: str, mode: str) -> int | None:
+    """The band in percent for an answer of this engine and mode (None for a measured answer or an unknown engine).
+    Example: ``cold_band_percent(engine="vllm", mode="cold")`` = 19."""
+    if mode != "cold":
+        return None
+    return COLD_BAND_PERCENT.get(engine)
+
+
+def kv_pool_tokens_range(*, tokens: int, percent: int | None) -> tuple[int, int] | None:
+    """``(floor(tokens × (1 − p)), ceil(tokens × (1 + p)))`` for a band of ``p`` percent, None without a band.
+    Example: 412,528 tokens at 19 % -> (334,147, 490,909)."""
+    if percent is None:
+        return None
+    low = tokens * (100 - percent) // 100
+    high = -(-tokens * (100 + percent) // 100)
+    return max(low, 0), high
