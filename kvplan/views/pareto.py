@@ -183,7 +183,7 @@ def render_terminal(chart: ParetoChart, *, width: int = 80, height: int = 14) ->
     last_end = -2
     for k in range(round(xtop / xstep) + 1):
         t = _tick_text(xstep * k, xstep)
-        start = max(0, min(col(xstep * k) - len(t) // 2, w + 1 - len(t)))
+        start = max(0, min(col(xstep * k) - len(t) // 2, w - len(t)))
         if start > last_end + 1:
             labels[start : start + len(t)] = t
             last_end = start + len(t)
