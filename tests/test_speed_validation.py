@@ -42,10 +42,11 @@ def test_no_row_refused_for_a_gpu_in_the_catalog(records):
 
 
 #: (metric, median |error| bound, p90 |error| bound).  The issue's bar is 25% / 60% for all three; prefill_tokens_per_s
-#: and tpot_s meet it.  ttft_s does not yet (c=1 rows under-predicted by ~20-50%, high-concurrency rows by more: the
-#: benchmarks' first-wave queueing is not modelled, docs/speed.md); its bounds pin today's measured errors
-#: (docs/speed-accuracy.md) so that a change cannot make it worse unnoticed.
-BOUNDS = [("prefill_tokens_per_s", 0.25, 0.60), ("tpot_s", 0.25, 0.60), ("ttft_s", 0.56, 0.90)]
+#: and tpot_s meet it.  ttft_s does not (51.2% / 86.3% with the closed-loop prefill queue: the c=1 rows are
+#: under-predicted by 16-80% and the high-concurrency rows' first-wave queueing depends on benchmark settings the
+#: rows do not record, docs/speed.md "Open: TTFT"); its bounds pin today's errors (docs/speed-accuracy.md) with a
+#: small margin so that a change cannot make it worse unnoticed.
+BOUNDS = [("prefill_tokens_per_s", 0.25, 0.60), ("tpot_s", 0.25, 0.60), ("ttft_s", 0.54, 0.89)]
 
 
 @pytest.mark.parametrize("metric,median_bound,p90_bound", BOUNDS)
