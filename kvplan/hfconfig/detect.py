@@ -81,6 +81,77 @@ _SWA_ARCHS = {
 _MLA_SWA_ARCHS = {"Dots3NoteForCausalLM", "Dots3NoteForCausalLMNextN"}
 
 
+# Families kvplan cannot price: (architectures, model types, family name, what kvplan lacks for it).  A config of one
+# of these is refused (:func:`unpriced_family`) rather than planned as plain attention.  Both engines serve them
+# (vLLM v0.34 ``model_executor/models/{mamba,mamba2,falcon_mamba,lfm2,lfm2_moe,minimax_text_01,bamba,zamba2}.py``;
+# SGLang v0.5.23 ``models/{lfm2,mamba,...}.py`` for some), with per-request state pools kvplan does not model.
+_UNPRICED: tuple[tuple[frozenset[str], frozenset[str], str, str], ...] = (
+    (  # by model type only: vLLM's attention-free path is planned for Nemotron-H-style configs (specs.py)
+        frozenset(),
+        frozenset({"mamba", "falcon_mamba"}),
+        "pure Mamba (Mamba-1)",
+        "every layer is a Mamba-1 state layer and kvplan has no pricing of a state-only model's pool",
+    ),
+    (
+        frozenset(),
+        frozenset({"mamba2"}),
+        "pure Mamba-2",
+        "every layer is a Mamba-2 state layer and kvplan has no pricing of a state-only model's pool",
+    ),
+    (
+        frozenset({"Lfm2ForCausalLM", "Lfm2MoeForCausalLM", "Lfm2VlForConditionalGeneration"}),
+        frozenset({"lfm2", "lfm2_moe", "lfm2_vl"}),
+        "LFM2 (short-convolution hybrid)",
+        "the per-request conv state of its 'conv' layers (layer_types, conv_L_cache) is not priced",
+    ),
+    (
+        frozenset({"MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM"}),
+        frozenset({"minimax_text_01", "minimax_m1"}),
+        "MiniMax-Text-01 / M1 (lightning-attention hybrid)",
+        "the linear-attention state of its lightning layers (attn_type_list) is not priced",
+    ),
+    (
+        frozenset({"BambaForCausalLM", "Zamba2ForCausalLM"}),
+        frozenset({"bamba", "zamba2"}),
+        "Bamba / Zamba2 (Mamba-2 hybrid)",
+        "its attention-layer placement (attn_layer_indices / hybrid_layer_ids) is not read, so the Mamba-2 state "
+        "and the attention KV cannot be split",
+    ),
+)
+
+
+def unpriced_family(cfg: Mapping[str, Any]) -> str | None:
+    """The one-line refusal for a config of a family kvplan cannot price (``_UNPRICED``), else None.
+
+    Matched by ``architectures`` or ``model_type`` (a flat config: :func:`~kvplan.hfconfig.normalize.flatten_config`),
+    or by short-convolution layers (``"conv"`` in ``layer_types``, LFM2's marker) in any other config.
+
+    Example: ``{"architectures": ["Mamba2ForCausalLM"], "model_type": "mamba2"}`` -> "pure Mamba-2 model
+    (Mamba2ForCausalLM): kvplan cannot plan it: every layer is a Mamba-2 state layer ...".
+    """
+    f = _facts(cfg)
+    for archs, types, family, missing in _UNPRICED:
+        if f.archs & archs or f.model_type in types:
+            name = ", ".join(sorted(f.archs)) or f"model_type {f.model_type}"
+            return f"{family} model ({name}): kvplan cannot plan it: {missing}"
+    if f.layer_types is not None and "conv" in f.layer_types:
+        name = ", ".join(sorted(f.archs)) or f"model_type {f.model_type or '?'}"
+        return (
+            f"short-convolution hybrid model ({name}): kvplan cannot plan it: the per-request conv state of its "
+            "'conv' layers (layer_types) is not priced"
+        )
+    return None
+
+
+def _refuse_unpriced(cfg: Mapping[str, Any]) -> None:
+    """InputError on ``--model`` (exit 2, one line) for a family kvplan cannot price (:func:`unpriced_family`)."""
+    why = unpriced_family(cfg)
+    if why is not None:
+        from kvplan.errors import InputError
+
+        raise InputError(why, field="--model", hint="kvplan plans attention models and attention/state hybrids")
+
+
 class _Facts(NamedTuple):
     """What the family rules look at: the architectures, the model_type and the per-layer types."""
 
@@ -189,7 +260,9 @@ def detect_family(cfg: Mapping[str, Any]) -> Family:
     Example: DeepSeek-V3 (``kv_lora_rank`` 512, no indexer) -> ``Family.MLA``; Llama-3.1 -> ``Family.GQA``;
     Dots3NoteForCausalLM (MLA + ``layer_types``) -> ``Family.HYBRID_SWA``.
     Source: SGLang v0.5.23 python/sglang/srt/configs/model_config.py (architecture and model_type sets above).
+    A family kvplan cannot price (:func:`unpriced_family`: pure Mamba / Mamba-2, LFM2, ...) is an InputError.
     """
+    _refuse_unpriced(cfg)
     return _first(_rules(), _facts(cfg)) or Family.GQA
 
 
@@ -221,6 +294,7 @@ def vllm_family(cfg: Mapping[str, Any]) -> Family:
     from kvplan.hfconfig.fields import model_type
     from kvplan.hfconfig.layer_kinds import STATE_KINDS, is_mla, layer_kinds
 
+    _refuse_unpriced(cfg)
     declared = declared_family(cfg)
     if declared is not None:
         return declared

@@ -102,6 +102,10 @@ def layer_kinds(cfg: Mapping[str, Any]) -> list[str]:
     pattern = cfg.get("hybrid_override_pattern")
     if isinstance(pattern, str) and pattern:
         return [{"M": "mamba", "*": "full"}.get(c, "none") for c in pattern]
+    blocks = cfg.get("layers_block_type")
+    if model_type(cfg) == "nemotron_h" and isinstance(blocks, list) and blocks:
+        # Nemotron-H configs that give the pattern only as words (Nemotron-3.5 / Ultra): mamba, attention, moe, mlp.
+        return [{"mamba": "mamba", "attention": "full"}.get(str(b), "none") for b in blocks]
     lt = cfg.get("layer_types")
     if isinstance(lt, list) and lt:
         return _kinds_from_layer_types(cfg, lt, n)
