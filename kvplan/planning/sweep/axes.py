@@ -110,6 +110,9 @@ def _range(item: str, kind: str, flag: str) -> list:
             raise InputError(f"range '{item}': the factor must be > 1", field=flag, hint="e.g. 4k:1m:x2")
         if start <= 0:
             raise InputError(f"range '{item}': a geometric range must start above 0", field=flag)
+        # the count from logarithms first: a factor near 1 (x1.0000001) is refused before a million-step loop
+        if math.log(stop / start) / math.log(factor) > MAX_AXIS_VALUES:
+            raise _too_many(item, None, flag)
         v = start
         while v <= stop * (1 + 1e-12):
             out.append(int(v) if kind in ("int", "count") else round(v, 12))
@@ -120,9 +123,7 @@ def _range(item: str, kind: str, flag: str) -> list:
         step = _scalar(step_text, "count" if kind == "count" else kind, flag)
         if not step > 0:
             raise InputError(f"range '{item}': the step must be > 0", field=flag)
-        n = math.floor((stop - start) / step + 1e-9) + 1
-        if n > MAX_AXIS_VALUES:
-            raise InputError(f"range '{item}' has {n:,} values (at most {MAX_AXIS_VALUES:,})", field=flag)
+        n = _linear_count(item, start, stop, step, flag)
         if kind in ("int", "count"):
             out = list(range(start, stop + 1, step))
         else:
@@ -130,6 +131,52 @@ def _range(item: str, kind: str, flag: str) -> list:
     if len(out) > MAX_AXIS_VALUES:
         raise InputError(f"range '{item}' has more than {MAX_AXIS_VALUES:,} values", field=flag)
     return out
+
+
+#: float sweep values are rounded to this many decimals (``round(v, 12)``): a smaller step gives equal values
+VALUE_DECIMALS = 12
+
+
+def _too_many(item: str, n: int | None, flag: str) -> InputError:
+    """The refusal of a range with more than :data:`MAX_AXIS_VALUES` values; the count only when it is short."""
+    count = f"{n:,} values (at most {MAX_AXIS_VALUES:,})" if n is not None and n < 10**15 else None
+    return InputError(
+        f"range '{_short(item)}' has {count or f'more than {MAX_AXIS_VALUES:,} values'}",
+        field=flag,
+        hint="use a larger step or a shorter range",
+    )
+
+
+def _short(item: str) -> str:
+    return item if len(item) <= 60 else item[:57] + "..."
+
+
+def _linear_count(item: str, start, stop, step, flag: str) -> int:
+    """The number of values of ``START:STOP:STEP`` (inclusive), computed without float overflow.
+
+    ints: ``(stop - start) // step + 1`` exactly.  floats: a step below the float resolution of the range (adding it
+    to the larger end changes nothing, e.g. ``0.5:0.9:5e-324``) or below the sweep's value resolution (values are
+    rounded to :data:`VALUE_DECIMALS` decimals) is refused first, so ``(stop - start) / step`` is finite and at most
+    ~2^60 for every accepted step; a quotient over :data:`MAX_AXIS_VALUES` is refused before any value is made.
+    Example: ``0.70:0.95:0.05`` -> 6; ``0.1:0.9:1e-300`` -> refused (one short line, no 300-digit count).
+    """
+    if isinstance(start, int) and isinstance(stop, int) and isinstance(step, int):
+        n = (stop - start) // step + 1
+        if n > MAX_AXIS_VALUES:
+            raise _too_many(item, n, flag)
+        return n
+    if stop > start:
+        edge = max(abs(start), abs(stop))
+        if step < 10.0**-VALUE_DECIMALS or edge + step == edge:
+            raise InputError(
+                f"range '{_short(item)}': the step {step:.3g} is below the resolution of the range",
+                field=flag,
+                hint=f"use a step of at least 1e-{VALUE_DECIMALS} (values are kept to {VALUE_DECIMALS} decimals)",
+            )
+    q = (stop - start) / step
+    if not math.isfinite(q) or q > MAX_AXIS_VALUES:
+        raise _too_many(item, int(q) + 1 if math.isfinite(q) and q < 10**15 else None, flag)
+    return math.floor(q + 1e-9) + 1
 
 
 def parse_axis(text: str, *, field: str, engines: Sequence[str | None] = (None,)) -> list:

@@ -201,6 +201,9 @@ def _representative(
     the rows that plan are planned and only the refused ones carry an error.  A group no tried point plans is
     invalid (every row carries the first point's error)."""
     first = {f: values[f][0] for f in inner_num}
+    refused = _CHEAP.refusal(dep, first, values)
+    if refused is not None:  # the engine refuses the group whatever its numeric point: no fit, no retries
+        return _invalid_group(dep, replace(dep, **first), refused), None, first
     g, res = _fit_group(dep, first)
     if g.method != "invalid" or not inner_num:
         return g, res, first
@@ -218,3 +221,115 @@ def _representative(
         if g2.method != "invalid":
             return g2, res2, point
     return g, res, first
+
+
+# ------------------------------------------------------------------------------------------------
+# Cheap checks: a group the engine refuses whatever its numeric point, found before any planning
+# ------------------------------------------------------------------------------------------------
+
+
+def head_split_refusal(*, engine_name: str, heads: Any, tp: int, attn_dp: int) -> InputError | None:
+    """The engine's refusal of a TP size that does not split the attention heads, or None.
+
+    SGLang (sgl-project/sglang v0.5.23, every attention layer, e.g. python/sglang/srt/models/llama.py, asserts
+    ``total_num_heads % attn_tp_size == 0``; attn-TP = tp / dp under DP attention): the check of
+    ``kvplan.engines.sglang.planner._parallelism``.  vLLM (vllm-project/vllm v0.33.0 vllm/config/model.py
+    ``ModelConfig.verify_with_parallel_config``: ``total_num_attention_heads % tensor_parallel_size``): the check of
+    ``kvplan.engines.vllm.planner._check_inputs``.  The words are the planners' (a sweep's rows carry ``fit``'s error;
+    :class:`_CheapChecks` confirms them against one ``fit`` per model / engine / release before trusting them).
+    Example: ``head_split_refusal(engine_name="sglang", heads=128, tp=3, attn_dp=1)`` -> "128 attention heads cannot
+    be split over attention-TP 3"; ``tp=8`` -> None.
+    """
+    if not isinstance(heads, int) or isinstance(heads, bool) or heads <= 0 or tp < 1 or attn_dp < 1:
+        return None
+    if engine_name == "sglang":
+        attn_tp = tp // attn_dp
+        if attn_tp < 1 or heads % attn_tp == 0:
+            return None
+        return InputError(
+            f"{heads} attention heads cannot be split over attention-TP {attn_tp}",
+            field="--tp-size",
+            hint="use a tp (or tp / dp with DP attention) that divides the head count",
+        )
+    if engine_name == "vllm" and heads % tp:
+        return InputError(
+            f"vLLM needs the {heads} attention heads divisible by the tensor parallel size {tp}",
+            field="--tp-size",
+            hint="use a TP size that divides the attention heads",
+        )
+    return None
+
+
+class _CheapChecks:
+    """Group refusals found without planning, for one sweep at a time (the sweep is known by its ``values`` dict,
+    held here so that its identity cannot be reused while it is remembered).
+
+    Per group: ``validate`` of the representative point and the head split (:func:`head_split_refusal`) from the
+    model spec, resolved once per model per sweep.  What ``fit`` would check first (the release, the architecture,
+    the GPU) depends on the model, engine, release and GPU only: the first group the cheap check refuses in each such
+    class is planned by ``fit`` too, and the cheap check is trusted for that class only when both give the same
+    line.  A refused group then costs microseconds instead of one ``fit`` (~1 ms) and up to
+    ``REPRESENTATIVE_TRIES`` more (tests/test_hardening_sweep.py counts the calls).
+    """
+
+    def __init__(self) -> None:
+        self.values: Mapping[str, list] | None = None
+        self.models: dict[str, Any] = {}
+        self.trusted: dict[tuple, bool] = {}
+
+    def _start(self, values: Mapping[str, list]) -> None:
+        if self.values is not values:
+            self.values, self.models, self.trusted = values, {}, {}
+
+    def refusal(self, dep: Deployment, first: Mapping[str, Any], values: Mapping[str, list]) -> InputError | None:
+        from kvplan.deployment import validate
+
+        self._start(values)
+        rep = replace(dep, **first).with_defaults()
+        if rep.engine not in ("sglang", "vllm") or not rep.model or (rep.dcp_size or 1) > 1:
+            return None
+        try:
+            validate(rep)
+            model = self._model(rep.model)
+        except InputError:
+            return None  # fit says it, in its own order
+        heads = self._heads(model, rep.engine)
+        tp, dp = rep.tp or 1, rep.dp or 1
+        exc = head_split_refusal(
+            engine_name=rep.engine, heads=heads, tp=tp, attn_dp=dp if rep.enable_dp_attention else 1
+        )
+        if exc is None:
+            return None
+        key = (rep.engine, rep.engine_version, rep.model, rep.gpu, rep.gpu_memory, rep.free_memory)
+        if key not in self.trusted:
+            self.trusted[key] = _fit_error(replace(dep, **first)) == exc.one_line()
+        return exc if self.trusted[key] else None
+
+    def _model(self, text: str) -> Any:
+        if text not in self.models:
+            from kvplan.inputs.resolve import resolve_model
+
+            self.models[text] = resolve_model(text)
+        return self.models[text]
+
+    @staticmethod
+    def _heads(model: Any, engine_name: str) -> Any:
+        if engine_name == "vllm":
+            from kvplan.hfconfig.normalize import flatten_config
+
+            return flatten_config(model.config, engine="vllm").get("num_attention_heads")
+        return model.config.get("num_attention_heads")
+
+
+def _fit_error(dep: Deployment) -> str | None:
+    """``fit``'s one-line error for ``dep`` (None when it plans)."""
+    from kvplan.planning.plan import fit
+
+    try:
+        fit(dep)
+    except InputError as exc:
+        return exc.one_line()
+    return None
+
+
+_CHEAP = _CheapChecks()
