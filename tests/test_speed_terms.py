@@ -149,3 +149,46 @@ def test_first_wave_wait_by_hand():
     # B = 16 of N = 32 at once, 0.12 s of batched prefill each: 16 / 32 x 15 / 2 x 0.12 = 0.45 s
     assert first_wave_wait(burst=16, num_prompts=32, per_request_s=0.12) == pytest.approx(0.45)
     assert first_wave_wait(burst=1, num_prompts=32, per_request_s=0.12) == 0.0
+
+
+def test_dsv41_prefill_chunk_attention_and_indexer_flops():
+    """A 2,048-token chunk at mean position 65,536 on V4.1's ratio-1 group (20 layers, 8 query heads per rank,
+    2 (512 + 512) = 2,048 FLOPs per key, top-512 of the pool + the 128-token window; 5 indexer layers of 32 heads x
+    128 dims, 4 of them capped at 16,384 candidates):
+
+    * attention: 20 x 2,048 x 8 x (512 + 128) x 2,048 = 4.294967296e11;
+    * indexer: 2,048 x (2 x 32 x 128) x (65,536 + 4 x 16,384) = 2,048 x 8,192 x 131,072 = 2.199023255552e12
+      (replicated: not divided over TP);
+    * logits: 2,048 x 131,072 x 8 B = 2,147,483,648 B.
+    """
+    from kvplan.perf.ops import attention_flops, index_logit_bytes
+
+    g = AttnGroup(
+        "dsv4 ratio 1",
+        20,
+        8,
+        2048.0,
+        2048.0,
+        512.0,
+        ratio=1,
+        topk=512,
+        extra_keys=128,
+        index_flops_per_key=2.0 * 32 * 128,
+        index_bytes_per_key=132.0,
+        index_layers=5,
+        index_capped_layers=4,
+        index_cap=16_384,
+    )
+    want = 20 * 2048 * 8 * 640 * 2048 + 2048 * 8192 * 131_072
+    assert attention_flops(g, tokens=2048, position=65_536, decode=False) == pytest.approx(want)
+    assert index_logit_bytes(g, tokens=2048, position=65_536) == pytest.approx(2_147_483_648)
+
+
+def test_dsa_prefill_uses_topk_keys_and_scans_every_key():
+    # DSA prefill (non-absorbed 2 (128 + 64 + 128) = 640 per key), 16 heads per rank, top-2,048, one layer; a
+    # 1,000-token chunk at mean position 50,000: 1,000 x 16 x 2,048 x 640 + 1,000 x (2 x 64 x 128 / 8) x 50,000
+    from kvplan.perf.ops import attention_flops
+
+    g = AttnGroup("dsa", 1, 16, 640.0, 2176.0, 576.0, topk=2048, index_flops_per_key=2.0 * 64 * 128 / 8, index_layers=1)
+    want = 1000 * 16 * 2048 * 640 + 1000 * 2048 * 50_000
+    assert attention_flops(g, tokens=1000, position=50_000, decode=False) == pytest.approx(want)
