@@ -18,14 +18,50 @@ from kvplan.inputs import presets as p
 from kvplan.planning.plan import fit
 
 #: the catalog size (model ids: presets + published variants) reached with the presets below; it only grows
-MIN_MODEL_IDS_2026 = 166
+MIN_MODEL_IDS_2026 = 170
 #: the number of model preset files reached
-MIN_MODEL_FILES_2026 = 122
+MIN_MODEL_FILES_2026 = 139
 
 #: file stem -> (GPU id, TP, context in tokens) used to plan it: one GPU class that holds the weights, and a context
 #: no longer than the config's max_position_embeddings
 NEW_PRESETS: dict[str, tuple[str, int, int]] = {
     "google--gemma-4-E4B-it": ("l40s", 1, 32_768),
+    # the Qwen3 2507 releases, at their native 262,144-token context
+    "Qwen--Qwen3-4B-Instruct-2507": ("h100-sxm", 1, 262_144),
+    "Qwen--Qwen3-30B-A3B-Thinking-2507": ("h200-sxm", 1, 262_144),
+    "Qwen--Qwen3-235B-A22B-Thinking-2507": ("h200-sxm", 8, 262_144),
+    # its own release (was a [[variants]] entry of Qwen3-VL-32B-Instruct)
+    "Qwen--Qwen3-VL-32B-Thinking": ("h200-sxm", 1, 32_768),
+    # quantized builds planned from their own config.json (item 5), no longer [[variants]] of the base preset
+    "nvidia--DeepSeek-V3.2-NVFP4": ("b200", 4, 32_768),
+    "nvidia--DeepSeek-V4-Flash-NVFP4": ("b200", 2, 32_768),
+    "nvidia--DeepSeek-V4-Pro-NVFP4": ("b200", 8, 32_768),
+    "nvidia--Gemma-4-26B-A4B-NVFP4": ("rtx-pro-6000-server", 1, 32_768),
+    "nvidia--MiniMax-M2.5-NVFP4": ("b200", 2, 32_768),
+    "nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-NVFP4": ("l40s", 1, 32_768),
+    "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4": ("b200", 1, 32_768),
+    "nvidia--NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4": ("l40s", 1, 32_768),
+    "nvidia--Qwen3-235B-A22B-NVFP4": ("b200", 2, 32_768),
+    "nvidia--Qwen3.5-122B-A10B-NVFP4": ("b200", 1, 32_768),
+    "nvidia--Qwen3.6-35B-A3B-NVFP4": ("l40s", 1, 32_768),
+    "stepfun-ai--Step-3.7-Flash-FP8": ("h200-sxm", 2, 32_768),
+    "zai-org--GLM-5.1-FP8": ("h200-sxm", 8, 32_768),
+}
+
+#: the quantized builds of item 5: file stem -> the preset they were a [[variants]] entry of
+PROMOTED: dict[str, str] = {
+    "nvidia--DeepSeek-V3.2-NVFP4": "deepseek-ai/DeepSeek-V3.2",
+    "nvidia--DeepSeek-V4-Flash-NVFP4": "deepseek-ai/DeepSeek-V4-Flash",
+    "nvidia--DeepSeek-V4-Pro-NVFP4": "deepseek-ai/DeepSeek-V4-Pro",
+    "nvidia--Gemma-4-26B-A4B-NVFP4": "google/gemma-4-26B-A4B",
+    "nvidia--MiniMax-M2.5-NVFP4": "MiniMaxAI/MiniMax-M2.5",
+    "nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-NVFP4": "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
+    "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4": "nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8",
+    "nvidia--Qwen3-235B-A22B-NVFP4": "Qwen/Qwen3-235B-A22B",
+    "nvidia--Qwen3.5-122B-A10B-NVFP4": "Qwen/Qwen3.5-122B-A10B",
+    "nvidia--Qwen3.6-35B-A3B-NVFP4": "Qwen/Qwen3.6-35B-A3B",
+    "stepfun-ai--Step-3.7-Flash-FP8": "stepfun-ai/Step-3.7-Flash",
+    "zai-org--GLM-5.1-FP8": "zai-org/GLM-5.1",
 }
 
 ENGINES = ("sglang", "vllm")
@@ -73,3 +109,40 @@ def test_new_preset_plans(stem: str, engine: str):
         assert exc.field, f"{stem} ({engine}): refusal names no field: {exc}"
         return
     assert res is not None
+
+
+@pytest.mark.parametrize(
+    "stem", ["Qwen--Qwen3-4B-Instruct-2507", "Qwen--Qwen3-30B-A3B-Thinking-2507", "Qwen--Qwen3-235B-A22B-Thinking-2507"]
+)
+def test_2507_release_plans_its_own_native_context(stem: str):
+    """Issue 24 item 3: a 2507 release is its own preset (262,144 positions in its config.json), not the base
+    Qwen3 preset (40,960); a default plan takes the config's context, under both engines."""
+    m = _preset(stem)
+    assert m.config["max_position_embeddings"] == 262_144
+    gpu, tp, _ = NEW_PRESETS[stem]
+    for engine in ENGINES:
+        res = fit(Deployment(model=m.id, gpu=gpu, tp=tp, engine=engine))
+        assert res.context_length == 262_144, (stem, engine, res.context_length)
+
+
+@pytest.mark.parametrize("stem", sorted(PROMOTED))
+def test_quantized_build_plans_from_its_own_quantization_config(stem: str):
+    """Issue 25 item 7 / item 5: the build's own preset carries its quantization_config, the base preset no longer
+    lists it as a variant, and the build resolves to itself (not to the base geometry)."""
+    from kvplan.inputs.resolve import resolve_model
+
+    m = _preset(stem)
+    own = m.config.get("quantization_config") or m.config.get("text_config", {}).get("quantization_config")
+    assert own or "hf_quant_config.json" in m.weights.source, f"{stem}: no quantization of its own"
+    base = next(b for b in p.all_models() if b.id == PROMOTED[stem])
+    assert m.id not in {v.id for v in base.variants}
+    spec = resolve_model(m.id)
+    assert spec.id == m.id and spec.quantization == m.weights.quantization != "bf16"
+
+
+def test_modelopt_kv_quantization_of_a_build_is_its_own():
+    """nvidia/Gemma-4-26B-A4B-NVFP4's hf_quant_config.json says kv_cache_quant_algo FP8: SGLang's default KV dtype
+    for that checkpoint is fp8_e4m3, where the BF16 base model's is bf16 (the build used to inherit the base's)."""
+    quant = fit(Deployment(model="nvidia/Gemma-4-26B-A4B-NVFP4", gpu="h100-sxm", engine="sglang"))
+    base = fit(Deployment(model="google/gemma-4-26B-A4B", gpu="h100-sxm", engine="sglang"))
+    assert (quant.kv_cache_dtype, base.kv_cache_dtype) == ("fp8_e4m3", "bf16")
