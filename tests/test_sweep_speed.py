@@ -97,3 +97,114 @@ def test_sweep_cli_speed_and_costs(tmp_path):
         assert float(r["usd_per_million_output_tokens"]) == pytest.approx(usd, rel=1e-5)
     bad = CliRunner().invoke(app, ["sweep", "-m", "Qwen/Qwen3-32B", "--gpu-hour-cost", "2"])
     assert bad.exit_code == 2 and "--speed" in bad.stderr
+
+
+# ------------------------------------------------------------------------------------------------ issue 23 item 3
+
+QWEN = ["-m", "Qwen/Qwen3-32B", "-g", "h100-sxm", "--input-len", "8192", "--output-len", "1024"]
+
+
+def _invoke(args):
+    from typer.testing import CliRunner
+
+    from kvplan.cli.app import app
+
+    return CliRunner().invoke(app, args)
+
+
+def _dep(tp: int) -> Deployment:
+    return Deployment(engine="sglang", model="Qwen/Qwen3-32B", gpu="h100-sxm", tp=tp, input_len=8192, output_len=1024)
+
+
+def test_concurrency_is_an_axis_innermost_and_capped_by_the_fit():
+    import csv
+    import io
+
+    res = _invoke(["sweep", *QWEN, "--tp", "1,2", "--speed", "--concurrency", "1,8,64", "--format", "csv"])
+    assert res.exit_code == 0, res.output
+    rows = list(csv.DictReader(io.StringIO(res.stdout)))
+    assert [(r["tp"], r["concurrency_asked"]) for r in rows] == [(tp, c) for tp in ("1", "2") for c in ("1", "8", "64")]
+    for r in rows:
+        if r["fits"] != "True":  # TP1 does not hold one 40,960-token request: no speed, no concurrency as run
+            assert r["tpot_s"] == "" and r["concurrency"] == ""
+            continue
+        want = speed(_dep(int(r["tp"])), SpeedInputs(concurrency=int(r["concurrency_asked"])))
+        assert int(r["concurrency"]) == want.concurrency  # 64 asked, what fits runs (29 on 2 x H100)
+        assert float(r["tpot_s"]) == pytest.approx(want.tpot_s, rel=1e-5)
+    assert [int(r["concurrency"]) for r in rows if r["tp"] == "2"] == [1, 8, speed(_dep(2)).concurrency_fits]
+
+
+def test_speed_columns_in_json_lines_and_the_table():
+    import json
+
+    res = _invoke(
+        ["sweep", *QWEN, "--tp", "1,2", "--speed", "--concurrency", "4", "--gpu-hour-cost", "2", "--format", "jsonl"]
+    )
+    assert res.exit_code == 0, res.output
+    lines = [json.loads(x) for x in res.stdout.splitlines()]
+    assert [d["tp"] for d in lines] == [1, 2]
+    assert lines[0]["tpot_s"] is None and lines[0]["concurrency"] is None and lines[0]["concurrency_asked"] == 4
+    want = speed(_dep(2), SpeedInputs(concurrency=4))
+    assert lines[1]["ttft_s"] == pytest.approx(want.ttft_s) and lines[1]["concurrency"] == 4
+    assert lines[1]["usd_per_million_output_tokens"] == pytest.approx(2 * 2 / (want.output_tokens_per_s * 3600) * 1e6)
+    table = _invoke(["sweep", *QWEN, "--tp", "2", "--speed", "--concurrency", "4,8", "--format", "table"])
+    assert table.exit_code == 0, table.output
+    assert "TTFT" in table.stdout and f"{want.ttft_s:.3g}" in table.stdout
+
+
+def test_a_sweep_row_equals_kvplan_speed():
+    import json
+
+    row = json.loads(
+        _invoke(["sweep", *QWEN, "--tp", "2", "--speed", "--concurrency", "8", "--format", "jsonl"]).stdout
+    )
+    s = _invoke(["speed", *QWEN, "--tp", "2", "--concurrency", "8", "--format", "json"])
+    assert s.exit_code == 0, s.output
+    want = json.loads(s.stdout)
+    for k in ("prefill_tokens_per_s", "ttft_s", "tpot_s", "output_tokens_per_s", "total_tokens_per_s_per_gpu"):
+        assert row[k] == pytest.approx(want[k], rel=1e-12), k
+
+
+@pytest.mark.parametrize(
+    ("extra", "flag"),
+    [
+        (["--concurrency", "8"], "--concurrency"),  # without --speed
+        (["--speed", "--concurrency", "0"], "--concurrency"),
+        (["--speed", "--concurrency", "1,x"], "--concurrency"),
+        (["--calibration", "x.toml"], "--calibration"),  # without --speed
+        (["--speed", "--calibration", "/nonexistent/cal.toml"], "--calibration"),
+    ],
+)
+def test_speed_flags_bad_input_one_line(extra, flag):
+    res = _invoke(["sweep", *QWEN, "--tp", "2", *extra, "--format", "csv"])
+    assert res.exit_code == 2, res.output
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and flag in lines[0], lines
+    assert res.stdout == ""
+
+
+def test_calibration_for_another_gpu_class_refused_before_writing(tmp_path):
+    cal = tmp_path / "cal.toml"
+    cal.write_text(
+        '[calibration]\ngpu_class = "pcie-p2p"\nengine = "sglang"\nresidual = 0.0\nsource = "x"\n'
+        "[calibration.factors]\nlink = 0.8\n"
+    )
+    res = _invoke(["sweep", *QWEN, "--tp", "2", "--speed", "--calibration", str(cal), "--format", "csv"])
+    assert res.exit_code == 2, res.output
+    assert res.stdout == "" and len(res.stderr.strip().splitlines()) == 1 and "--calibration" in res.stderr
+    cls = speed(_dep(2)).gpu_class
+    cal.write_text(
+        f'[calibration]\ngpu_class = "{cls}"\nengine = "sglang"\nresidual = 0.0\nsource = "x"\n'
+        "[calibration.factors]\nmemory = 0.5\n"
+    )
+    ok = _invoke(["sweep", *QWEN, "--tp", "2", "--speed", "--calibration", str(cal), "--format", "csv"])
+    assert ok.exit_code == 0, ok.output
+    from kvplan.perf.calibration import load_calibration
+
+    want = speed(_dep(2), SpeedInputs(calibration=load_calibration(str(cal))))
+    import csv
+    import io
+
+    (row,) = list(csv.DictReader(io.StringIO(ok.stdout)))
+    assert float(row["tpot_s"]) == pytest.approx(want.tpot_s, rel=1e-5)
+    assert want.tpot_s > speed(_dep(2)).tpot_s

@@ -119,17 +119,24 @@ def sweep_cmd(
     ] = None,
     check: Annotated[bool, typer.Option("--check", help="Exit 3 when no point meets its target.")] = False,
     speed: Annotated[
-        bool, typer.Option("--speed", help="Add the speed columns (kvplan speed's keys) for the workload (CSV).")
+        bool, typer.Option("--speed", help="Add the speed columns (kvplan speed's keys) for the workload.")
     ] = False,
     concurrency: Annotated[
-        int, typer.Option("--concurrency", metavar="C", help="--speed: requests decoding at once (default 1).")
-    ] = 1,
+        Optional[str],
+        typer.Option(
+            "--concurrency", metavar="LIST", help="--speed: requests decoding at once, e.g. 8 or 1,8,32 (default 1)."
+        ),
+    ] = None,
     gpu_hour_cost: Annotated[
         Optional[float], typer.Option("--gpu-hour-cost", metavar="USD", help="--speed: USD per GPU-hour.")
     ] = None,
     costs: Annotated[
         Optional[str],
         typer.Option("--costs", metavar="FILE", help="--speed: a TOML [costs] table, GPU id = USD per GPU-hour."),
+    ] = None,
+    calibration: Annotated[
+        Optional[str],
+        typer.Option("--calibration", metavar="FILE", help="--speed: a kvplan calibrate-speed file (same GPU class)."),
     ] = None,
 ) -> None:
     """Evaluate a grid of deployments: any flag takes a list (a,b,c) or a range (START:STOP[:STEP], xF = geometric).
@@ -152,19 +159,17 @@ def sweep_cmd(
         from kvplan.inputs.read import check_output_path
 
         check_output_path(output, field="--output")
-    cost_table = _speed_options(speed, out, concurrency=concurrency, gpu_hour_cost=gpu_hour_cost, costs=costs)
+    concs, cost_table, cal = _speed_options(
+        speed, concurrency=concurrency, gpu_hour_cost=gpu_hour_cost, costs=costs, calibration=calibration
+    )
     base, axes = _sweep_inputs(flags)
     table = sweep(base, axes)
+    cols = None
     if speed:
-        from kvplan.planning.sweep.speed import SpeedColumns, write_csv_with_speed
+        from kvplan.planning.sweep.speed import SpeedColumns, check_calibration
 
-        cols = SpeedColumns(table, concurrency=concurrency, costs=cost_table, gpu_hour_cost=gpu_hour_cost)
-        idx = table.order(sort) if sort not in (None, "none") else None
-        render_then_check(
-            lambda: _stream(lambda fh: write_csv_with_speed(table, fh, cols, idx), output),
-            _sweep_failure(table) if check else "",
-        )
-        return
+        check_calibration(table, cal)  # another GPU class: one line, before anything is written
+        cols = SpeedColumns(table, concurrency=concs[0], costs=cost_table, gpu_hour_cost=gpu_hour_cost, calibration=cal)
     series = None
     if chart or plot:  # a sweep the chart cannot draw is refused before anything is written
         from kvplan.views.frontier import frontier_series, render_terminal, save_plot
@@ -176,18 +181,29 @@ def sweep_cmd(
             save_plot(series, plot)
     if out is Format.TABLE and output:  # the file first: a reader that closes stdout early does not lose it
         order = table.order(sort or "concurrency")
-        _stream(lambda fh: table.write_csv(fh, order), output)
+        _stream(_csv_writer(table, order, cols, concs), output)
 
     def show() -> None:
         if out is Format.TABLE:
             from kvplan.views.console import terminal_console
             from kvplan.views.sweep import render_table
 
-            render_table(table, sort=sort or "concurrency", top=top, console=terminal_console())
+            render_table(
+                table,
+                sort=sort or "concurrency",
+                top=top,
+                console=terminal_console(),
+                speed=cols,
+                concurrencies=concs,
+            )
         else:
             idx = table.order(sort) if sort not in (None, "none") else None
             if out is Format.CSV:
-                _stream(lambda fh: table.write_csv(fh, idx), output)
+                _stream(_csv_writer(table, idx, cols, concs), output)
+            elif cols is not None:
+                from kvplan.planning.sweep.speed import write_jsonl_with_speed
+
+                _stream(lambda fh: write_jsonl_with_speed(table, fh, cols, idx, concurrencies=concs), output)
             else:
                 _stream(lambda fh: table.write_jsonl(fh, idx), output)
         if series is not None:
@@ -196,26 +212,34 @@ def sweep_cmd(
     render_then_check(show, _sweep_failure(table) if check else "")
 
 
-def _speed_options(
-    speed: bool, out: Any, *, concurrency: int, gpu_hour_cost: float | None, costs: str | None
-) -> dict[str, float] | None:
-    """Check sweep's --speed options before the sweep runs; the costs file's table (None without --costs)."""
-    if not speed:
-        for given, flag in ((gpu_hour_cost is not None, "--gpu-hour-cost"), (costs, "--costs")):
-            if given:
-                raise InputError(f"{flag} prices the speed columns", field=flag, hint="add --speed")
-        return None
-    if out is not Format.CSV:
-        raise InputError("the speed columns are written as CSV for now", field="--speed", hint="add --format csv")
-    if not 1 <= concurrency <= 1 << 20:
-        raise InputError(f"must be between 1 and 1,048,576, got {concurrency}", field="--concurrency")
-    if gpu_hour_cost is not None and not (gpu_hour_cost > 0 and gpu_hour_cost < 1e6):
-        raise InputError(f"must be a positive USD amount, got {gpu_hour_cost}", field="--gpu-hour-cost")
-    if costs:
-        from kvplan.planning.sweep.speed import load_costs
+def _csv_writer(table: Any, idx: Any, cols: Any, concs: list[int]) -> Callable[[Any], Any]:
+    """The CSV writer of a sweep: the capacity columns, and the speed columns when ``cols`` is given."""
+    if cols is None:
+        return lambda fh: table.write_csv(fh, idx)
+    from kvplan.planning.sweep.speed import write_csv_with_speed
 
-        return load_costs(costs)
-    return None
+    return lambda fh: write_csv_with_speed(table, fh, cols, idx, concurrencies=concs)
+
+
+def _speed_options(
+    speed: bool, *, concurrency: str | None, gpu_hour_cost: float | None, costs: str | None, calibration: str | None
+) -> tuple[list[int], dict[str, float] | None, Any]:
+    """Check sweep's --speed options before the sweep runs: (the concurrency values, the costs file's table or
+    None, the calibration or None)."""
+    if not speed:
+        for given, flag in (
+            (gpu_hour_cost is not None, "--gpu-hour-cost"),
+            (costs, "--costs"),
+            (concurrency is not None, "--concurrency"),
+            (calibration, "--calibration"),
+        ):
+            if given:
+                raise InputError(f"{flag} is read by the speed columns", field=flag, hint="add --speed")
+        return [1], None, None
+    from kvplan.planning.sweep.speed import concurrency_values
+
+    concs = concurrency_values(concurrency)
+    return concs, _prices(gpu_hour_cost, costs), _calibration(calibration)
 
 
 def _sweep_failure(table: Any) -> str:

@@ -89,9 +89,38 @@ def _cells(table: SweepTable, r: dict, g: Group, vary: list[str], errs: list[str
     ]
 
 
-def render_table(table: SweepTable, *, sort: str = "concurrency", top: int = 20, console: Any = None) -> None:
+def _speed_cells(e: dict, j: int, priced: bool) -> list[str]:
+    """The speed cells of one row (``-`` where it does not fit): C as run (as asked where it does not fit), TTFT,
+    TPOT, output tok/s per GPU, cost."""
+
+    def num(v: float, spec: str) -> str:
+        return "-" if v != v else format(v, spec)
+
+    conc, n = float(e["concurrency"][j]), float(e["num_gpus"][j])
+    out_tps = float(e["output_tokens_per_s"][j])
+    cells = [
+        fmt_value(int(e["concurrency_asked"][j]) if conc != conc else int(conc)),
+        num(float(e["ttft_s"][j]), ".3g"),
+        num(float(e["tpot_s"][j]) * 1e3, ".3g"),
+        num(out_tps / n if n == n and n else float("nan"), ",.1f"),
+    ]
+    if priced:
+        cells.append(num(float(e["usd_per_million_output_tokens"][j]), ".3g"))
+    return cells
+
+
+def render_table(
+    table: SweepTable,
+    *,
+    sort: str = "concurrency",
+    top: int = 20,
+    console: Any = None,
+    speed: Any = None,
+    concurrencies: list[int] | None = None,
+) -> None:
     """Print the best ``top`` rows (rich).  Best rows are marked ``*`` (and bold green on a colour terminal);
-    rows that do not fit are dimmed."""
+    rows that do not fit are dimmed.  ``speed`` (a :class:`kvplan.planning.sweep.speed.SpeedColumns`): the speed
+    columns too, each row once per value of ``concurrencies`` (C, as run in brackets when capped by the fit)."""
     from rich.table import Table
 
     from kvplan.views.console import table_box, terminal_console
@@ -110,16 +139,46 @@ def render_table(table: SweepTable, *, sort: str = "concurrency", top: int = 20,
             justify="left" if k in ("model", "gpu", "engine", "kv_cache_dtype") else "right",
             no_wrap=True,
         )
-    for name in ("B/token", "pool tokens", "mrr", "conc.", "fit"):
+    # with the speed columns, B/token, the request cap and fit make room (a row that does not fit is dimmed and
+    # has no speed; CSV and JSON lines keep every column)
+    for name in ("pool", "conc.") if speed is not None else ("B/token", "pool tokens", "mrr", "conc.", "fit"):
         t.add_column(name, justify="right", no_wrap=True)
+    concs = concurrencies or ([speed.concurrency] if speed is not None else [])
+    priced = speed is not None and (bool(speed.costs) or speed.flat is not None)
+    if speed is not None:
+        for name in ("C", "TTFT", "TPOT", "out/GPU", *(("$/M",) if priced else ())):
+            t.add_column(name, justify="right", no_wrap=True)
     errs: list[str] = []
+    per_row: list[list[tuple[dict, int]]] = []  # row j of idx -> (its chunk's speed columns, its place there) per C
+    if speed is not None and len(idx):
+        from kvplan.planning.sweep.speed import speed_extras
+
+        for rows, c in table.chunks(idx):
+            ex = speed_extras(speed, rows, c, concs)
+            per_row.extend([(e, k) for e in ex] for k in range(len(rows)))
+    shown = 0
     for j, i in enumerate(idx.tolist()):
         r = table.row(i)
         g = table.groups[int(table.cols["gid"][i])]
         style = "bold green" if best[j] else (None if r["fits"] else "dim")
-        t.add_row(*_cells(table, r, g, vary, errs, bool(best[j])), style=style)
+        cells = _cells(table, r, g, vary, errs, bool(best[j]))
+        if speed is None:
+            t.add_row(*cells, style=style)
+            continue
+        cells = [*cells[:-5], cells[-4], cells[-2]]
+        for ex_cols, pos in per_row[j]:
+            if shown < max(top, 0):
+                t.add_row(*cells, *_speed_cells(ex_cols, pos, priced), style=style)
+                shown += 1
     console.print(t)
     console.print(_caption(table, fixed), markup=False, highlight=False)
+    if speed is not None:
+        console.print(
+            "C: requests at once, as run (the --concurrency asked, capped by what fits); TTFT in s, TPOT in ms; "
+            "out/GPU: output tokens per second per GPU" + ("; $/M: USD per million output tokens" if priced else ""),
+            markup=False,
+            highlight=False,
+        )
     for n, e in enumerate(errs, 1):
         console.print(f"[{n}] {e}", markup=False, highlight=False)
 

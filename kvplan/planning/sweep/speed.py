@@ -231,7 +231,7 @@ def _conc_cell(v: float) -> str:
 EXTRA_COLUMNS = (*SPEED_COLUMNS, *COST_COLUMNS, *CONCURRENCY_COLUMNS)
 
 
-def _extras(cols: SpeedColumns, rows: Any, c: Mapping[str, Any], concurrencies: list[int]) -> list[dict[str, Any]]:
+def speed_extras(cols: SpeedColumns, rows: Any, c: Mapping[str, Any], concurrencies: list[int]) -> list[dict[str, Any]]:
     return [cols.chunk(rows, c, concurrency=conc) for conc in concurrencies]
 
 
@@ -251,7 +251,7 @@ def write_csv_with_speed(
     concs = concurrencies or [cols.concurrency]
     for rows, c in table.chunks(idx):
         lines = table._csv_lines(rows, c, affixes)
-        extras = _extras(cols, rows, c, concs)
+        extras = speed_extras(cols, rows, c, concs)
         out = [
             line
             + ","
@@ -287,7 +287,7 @@ def write_jsonl_with_speed(
     concs = concurrencies or [cols.concurrency]
     for rows, c in table.chunks(idx):
         lines = table._jsonl_lines(rows, c, (prefixes, tails))
-        extras = _extras(cols, rows, c, concs)
+        extras = speed_extras(cols, rows, c, concs)
         out = []
         for j, line in enumerate(lines):
             head = line[:-1]
