@@ -46,6 +46,16 @@ class TtftSeries:
     runs: list[bool]
 
 
+def deployment_label(dep: Any, r: Any) -> str:
+    """A curve's label from the deployment and its speed result: model (no org), GPUs, layout, KV dtype, engine.
+
+    Example: ``Qwen3-32B on 2x h100-sxm, tp=2, KV bf16, sglang`` (the GPU as the user named it, else the
+    preset's name; ep / dp only when above 1)."""
+    layout = [f"tp={r.tp}"] + [f"{k}={v}" for k, v in (("ep", r.ep), ("dp", r.dp)) if v and v > 1]
+    model = str(r.model).rpartition("/")[2]
+    return f"{model} on {r.num_gpus}x {dep.gpu or r.gpu}, {' '.join(layout)}, KV {r.kv_cache_dtype}, {r.engine}"
+
+
 def _runs(dep: Any) -> bool:
     """kvplan's plan serves at least one request of the workload (``fits`` and ``workload_concurrency >= 1``)."""
     from kvplan.planning.plan import fit
@@ -78,6 +88,7 @@ def ttft_series(
         for n in lens:
             d = replace(dep, input_len=n)
             r = speed(d, inputs)
+            s.label = s.label or deployment_label(d, r)
             s.input_lens.append(n)
             s.ttft_s.append(float(r.ttft_s))
             s.prefill_tokens_per_s.append(float(r.prefill_tokens_per_s))
