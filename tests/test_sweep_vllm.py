@@ -167,11 +167,12 @@ def test_one_row_by_hand():
     g = _group(base, replace(base, context_length=32768))
     requested = 76_521_821_700  # ceil(0.9 x 85,024,246,333 = 76,521,821,699.7)
     activation = 1024 * 151_936 * 39  # the sampler: min(B 8,192, S 1,024) x vocab x 39 B
-    graph = 36 * 40 * MiB  # 36 layers x 40 MiB
+    # CUDA graphs: (51 PIECEWISE + 51 FULL) graphs x 36 dense layers x 266 KiB (budget.vllm_default_graph_count)
+    graph = (51 + 51) * 36 * 266 * 1024
     available = requested - 16 * GiB - 128 * MiB - activation - graph
-    assert available == 51_630_069_252
-    blocks = available // (16 * 147_456)  # 2,359,296 B per block -> 21,883 blocks
-    assert blocks == 21_883
+    assert available == 52_139_824_644
+    blocks = available // (16 * 147_456)  # 2,359,296 B per block -> 22,099 blocks
+    assert blocks == 22_099
     out = _grid(
         g,
         [
@@ -180,25 +181,31 @@ def test_one_row_by_hand():
             {"context_length": 32768, "target_requests": 4, "max_running_requests": 4},
         ],
     )
-    # max_num_seqs 4: 4 sampler rows, so the forward pass is the peak: 8,192 x 2 x (3 x 4,096 + 3 x 12,288)
+    # max_num_seqs 4: 4 sampler rows, so the forward pass is the peak: 8,192 x 2 x (3 x 4,096 + 3 x 12,288);
+    # capture sizes up to min(2 x 4, 512) = 8: [1, 2, 4, 8] PIECEWISE + [1, 2, 4] FULL = 7 graphs
     forward = 8192 * 2 * (3 * 4096 + 3 * 12288)
     assert forward == 805_306_368
-    assert out["kv_budget_bytes"].tolist() == [available, available, available + activation - forward]
-    assert out["kv_pool_tokens"][0] == int(21_883 / 2048 * 32768) == 350_128  # 10.685x of 32,768 tokens
+    graph4 = 7 * 36 * 266 * 1024
+    assert out["kv_budget_bytes"].tolist() == [
+        available,
+        available,
+        available + activation - forward + graph - graph4,
+    ]
+    assert out["kv_pool_tokens"][0] == int(22_099 / 2048 * 32768) == 353_584  # 10.790x of 32,768 tokens
     assert out["max_concurrency"].tolist() == [10, 10, 4]  # min(blocks // 2,048, max_num_seqs)
     assert out["max_running_requests"].tolist() == [1024, 1024, 4]
     assert out["fits"].all() and out["meets_target"].tolist() == [False, True, True]
-    # a workload of 8,192 + 1,024 tokens = 576 blocks of 16 -> 21,883 // 576 = 37 at once
+    # a workload of 8,192 + 1,024 tokens = 576 blocks of 16 -> 22,099 // 576 = 38 at once
     w = _grid(g, [{"context_length": 32768, "target_requests": 30, "input_len": 8192, "output_len": 1024}])
     assert (w["workload_tokens_per_request"][0], w["workload_concurrency"][0], bool(w["meets_target"][0])) == (
         9216,
-        37,
+        38,
         True,
     )
     d = _row(out, {"context_length": 32768, "target_requests": 40}, 0)
     assert (
         SV.vector_reason(g, [d[k] for k in S._IN_COLS + S._OUT_COLS], S._P)
-        == "40 requests of 32,768 tokens need 1,310,720 tokens, the pool holds 350,128 (room for 10)"
+        == "40 requests of 32,768 tokens need 1,310,720 tokens, the pool holds 353,584 (room for 10)"
     )
 
 
