@@ -69,7 +69,7 @@ def calibrate_cmd(
     max_running_requests: Optional[int] = typer.Option(None, "--max-running-requests", "--max-num-seqs"),
     page_size: Optional[int] = typer.Option(None, "--page-size", "--block-size"),
     chunked_prefill_size: Optional[int] = typer.Option(None, "--chunked-prefill-size", "--max-num-batched-tokens"),
-    max_total_tokens: Optional[int] = typer.Option(None, "--max-total-tokens"),
+    max_total_tokens: Optional[str] = typer.Option(None, "--max-total-tokens", help="Tokens, as fit takes them."),
     debug: bool = typer.Option(False, "--debug", help="Show the traceback of an internal error."),
 ) -> None:
     """Compare every quantity a startup log prints with kvplan's prediction from the recovered inputs.
@@ -103,7 +103,9 @@ def calibrate_cmd(
             max_running_requests=max_running_requests,
             page_size=page_size,
             chunked_prefill_size=chunked_prefill_size,
-            max_total_tokens=max_total_tokens,
+            max_total_tokens=None
+            if max_total_tokens is None
+            else parse_count(max_total_tokens, field="--max-total-tokens"),
         ).items()
         if v is not None
     }
