@@ -577,14 +577,15 @@ class Calibration:
         }
 
 
-def fit_recovered(dep: Deployment) -> FitResult:
+def fit_recovered(dep: Deployment, *, warnings: tuple[str, ...] = ()) -> FitResult:
     """``kvplan.planning.plan.fit`` for a recovered deployment; a vLLM log with no known GPU is planned without one
-    (only the logged memory matters in measured mode, not kvplan's default GPU)."""
+    (only the logged memory matters in measured mode, not kvplan's default GPU).  ``warnings``: what the log reader
+    noticed, said with the plan (a result is frozen once fit returns it)."""
     from kvplan.planning.plan import fit
 
     logged_only = engine(dep.engine).logs_device_total
     logged_only = logged_only and dep.gpu_memory is None and dep.kv_cache_memory_bytes is not None
-    return fit(dep, default_gpu=not logged_only)
+    return fit(dep, default_gpu=not logged_only, warnings=warnings)
 
 
 _fit = fit_recovered

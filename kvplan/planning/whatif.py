@@ -119,7 +119,9 @@ def whatif(
             f"sides use the "
             f"rules of {release.applied} (give --engine-version to choose another)"
         )
-    baseline = fit_recovered(base_dep)
+    # the log's implausible-but-possible figures (kvplan.inputs.logs.plausible) are said with both plans
+    implausible = tuple(log_facts.implausible)
+    baseline = fit_recovered(base_dep, warnings=implausible)
 
     changed = {k: (getattr(base_dep, k), v) for k, v in over.items() if getattr(base_dep, k) != v}
     if "model" in changed:
@@ -141,9 +143,7 @@ def whatif(
         new_gpu=resolve_gpu(new.gpu) if new.gpu else None,
         notes=notes,
     )
-    result = fit_recovered(_ENGINE_WHATIF[engine](ch))
-    for fit in (baseline, result):  # the log's implausible-but-possible figures (kvplan.inputs.logs.plausible)
-        fit.warnings.extend(w for w in log_facts.implausible if w not in fit.warnings)
+    result = fit_recovered(_ENGINE_WHATIF[engine](ch), warnings=implausible)
     return WhatIf(
         baseline=baseline,
         whatif=result,
