@@ -192,3 +192,21 @@ def test_dsa_prefill_uses_topk_keys_and_scans_every_key():
     g = AttnGroup("dsa", 1, 16, 640.0, 2176.0, 576.0, topk=2048, index_flops_per_key=2.0 * 64 * 128 / 8, index_layers=1)
     want = 1000 * 16 * 2048 * 640 + 1000 * 2048 * 50_000
     assert attention_flops(g, tokens=1000, position=50_000, decode=False) == pytest.approx(want)
+
+
+def test_prefill_service_with_attention_dp_by_hand():
+    # a 100 ms prefill: 60 ms experts, 20 ms attention, 10 ms collectives, 10 ms kernels; with 4 attention-DP ranks
+    # prefilling side by side only attention and overhead run in parallel: 60 + 10 + (20 + 10) / 4 = 77.5 ms
+    from kvplan.perf.queue import prefill_service_s
+    from kvplan.perf.schedule import Part, Step
+
+    s = Step(
+        [
+            Part("routed experts", seconds=0.060, bound="compute"),
+            Part("attention: mla x61", seconds=0.020, bound="compute"),
+            Part("DP-attention gather/scatter over 4 x61", seconds=0.010, bound="communication"),
+            Part("kernels: 1,000 x 10 us (eager launch)", seconds=0.010, bound="overhead"),
+        ]
+    )
+    assert prefill_service_s(s, dp=4) == pytest.approx(0.0775)
+    assert prefill_service_s(s, dp=1) == pytest.approx(0.100)

@@ -72,3 +72,19 @@ def first_wave_wait(*, burst: int, num_prompts: int, per_request_s: float) -> fl
     if burst <= 1 or num_prompts <= 0:
         return 0.0
     return burst / num_prompts * (burst - 1) / 2 * per_request_s
+
+
+def prefill_service_s(prefill_step: Any, *, dp: int) -> float:
+    """Server time one request's prefill takes when ``dp`` attention-DP ranks prefill side by side: the step's
+    attention and overhead parts (each rank runs its own requests' attention, and the ranks' steps run in lockstep)
+    divided by ``dp``, the rest (linear layers, experts, activations, collectives: they already span every GPU,
+    and a DP gather carries every rank's tokens) whole.  ``prefill_step``: a :class:`kvplan.perf.schedule.Step`.
+
+    Example: a 100 ms prefill of which 20 ms attention and 10 ms overhead, dp = 4: 70 + 30 / 4 = 77.5 ms; dp = 1:
+    100 ms.
+    """
+    total = float(prefill_step.seconds)
+    if dp <= 1:
+        return total
+    par = sum(float(p.seconds) for p in prefill_step.parts if p.bound == "overhead" or p.name.startswith("attention"))
+    return total - par * (1.0 - 1.0 / dp)

@@ -313,7 +313,7 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
     from kvplan.perf.efficiency import efficiency_for, gpu_class
     from kvplan.perf.hardware import Overrides, resolve_hardware
     from kvplan.perf.ops import model_ops
-    from kvplan.perf.queue import closed_loop_wait, first_wave_wait
+    from kvplan.perf.queue import closed_loop_wait, first_wave_wait, prefill_service_s
     from kvplan.perf.schedule import Knobs, decode, prefill, step
     from kvplan.planning.plan import fit, gpu_for
 
@@ -401,16 +401,18 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
     t_p = pre.seconds
     s = dec.step_seconds
     per_tok = s / dec.tokens_per_step
-    # steady state at C (requests desynchronise after the first wave: each new one arrives when a slot frees):
-    # every other request's prefill runs as its own step once per request lifetime and stalls the decode batch
-    # (spread over the attention-DP ranks, which prefill side by side); a new request waits for the prefill in
-    # progress, on average half of one, in the fraction rho of the time the server is prefilling
+    # steady state at C: every other request's prefill runs as its own step once per request lifetime and stalls
+    # the decode batch; a new request waits in the prefill queue (kvplan.perf.queue).  With attention DP the ranks
+    # prefill their own requests side by side, but only the attention and the per-step overhead run in parallel:
+    # the linear layers, the experts and the collectives already span every GPU (EP / the DP gather), so a burst of
+    # dp requests costs dp times those parts.  t_b is one request's share of the server when prefills overlap.
     dp_par = max(res.attn_dp, 1)
+    t_b = prefill_service_s(pre.step, dp=dp_par)
     out_n = max(output_len, 1)
-    stall = (run_c - 1) * t_p / dp_par
+    stall = (run_c - 1) * t_b
     decode_time = out_n * per_tok + stall
     # the prefill queue of C closed-loop clients (kvplan.perf.queue: both engines prefill before they decode, FIFO)
-    wait = float(closed_loop_wait(clients=run_c, service_s=t_p / dp_par, think_s=s + REQUEST_S + decode_time))
+    wait = float(closed_loop_wait(clients=run_c, service_s=t_b, think_s=s + REQUEST_S + decode_time))
     ttft = t_p + s + REQUEST_S + wait
     rps = run_c / (ttft + decode_time)
     n_prompts = ins.num_prompts
@@ -429,7 +431,7 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
             decode=False,
             graph=prefill_graph,
         )
-        per_request = min(full.seconds / chunk, t_p / input_len) * input_len / dp_par
+        per_request = min(prefill_service_s(full, dp=dp_par) / chunk, t_b / input_len) * input_len
         ttft += first_wave_wait(burst=burst, num_prompts=n_prompts, per_request_s=per_request)
         assumptions.append(
             f"benchmark run of {n_prompts:,} requests: the first {burst:,} arrive at once and wait for each other's "
