@@ -19,6 +19,7 @@ key or change its meaning; add new keys freely.
 """
 
 import dataclasses
+import enum
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,6 +73,44 @@ class Pool:
         self.note = note
 
 
+class SliceKind(enum.StrEnum):
+    """What a :class:`MemorySlice` is, whatever its display name says: the views key the memory bar's colours and
+    letters by this value (JSON ``memory[].kind``), never by the name."""
+
+    OVERHEAD = "overhead"  # runtime overhead outside the engine's budget (CUDA context, NCCL ...)
+    WEIGHTS = "weights"
+    KV_POOL = "kv_pool"
+    FIXED_POOLS = "fixed_pools"  # budgeted bytes that do not scale with tokens (SWA cap pool, states ...)
+    MULTIMODAL = "multimodal"  # SGLang's multimodal reserve
+    UNPOOLED = "unpooled"  # budget left after page rounding
+    RESERVE = "reserve"  # SGLang's 1 - mem_fraction_static
+    OVER_COMMIT = "over_commit"  # weights beyond the budget
+    OUTSIDE_BUDGET = "outside_budget"  # vLLM's 1 - gpu_memory_utilization
+    ACTIVATION = "activation"  # vLLM's profiled activation peak
+    CUDA_GRAPHS = "cuda_graphs"
+    WEIGHTS_NON_TORCH = "weights_non_torch"  # vLLM's consumed memory (weights + non-torch) of a measured run
+    OTHER = "other"
+
+
+#: the kind of each slice, by the names the engines' planners give their slices (kvplan/engines/sglang/planner.py
+#: ``_memory_slices``, kvplan/engines/vllm/adapter.py ``_memory``); a name not listed is ``other``.  The one place a
+#: slice's name is read for its meaning: the views ask :attr:`MemorySlice.kind`.
+KIND_OF_NAME: dict[str, str] = {
+    "runtime overhead": SliceKind.OVERHEAD.value,
+    "weights": SliceKind.WEIGHTS.value,
+    "KV pool": SliceKind.KV_POOL.value,
+    "fixed pools": SliceKind.FIXED_POOLS.value,
+    "multimodal reserve": SliceKind.MULTIMODAL.value,
+    "budget left unpooled": SliceKind.UNPOOLED.value,
+    "reserve (1 - mem_fraction_static)": SliceKind.RESERVE.value,
+    "over-commit": SliceKind.OVER_COMMIT.value,
+    "outside gpu_memory_utilization": SliceKind.OUTSIDE_BUDGET.value,
+    "activation peak": SliceKind.ACTIVATION.value,
+    "CUDA graphs": SliceKind.CUDA_GRAPHS.value,
+    "weights + non-torch": SliceKind.WEIGHTS_NON_TORCH.value,
+}
+
+
 @dataclass(init=False, eq=False, repr=False)
 class MemorySlice:
     """Where one GPU's memory goes (the bar in the table view)."""
@@ -85,6 +124,11 @@ class MemorySlice:
         self.name = name
         self.bytes = bytes
         self.note = note
+
+    @property
+    def kind(self) -> str:
+        """What the slice is: a :class:`SliceKind` value (not a JSON key: from the name, :data:`KIND_OF_NAME`)."""
+        return KIND_OF_NAME.get(self.name, SliceKind.OTHER.value)
 
 
 @dataclass(init=False, eq=False, repr=False)

@@ -41,20 +41,27 @@ def _g(n: int | float) -> str:
     return f"{n / GiB:,.2f} GiB"
 
 
+#: the memory bar's colour and letter of each slice kind (:class:`kvplan.result.SliceKind` values)
 _BAR_STYLES = {
-    "runtime overhead": ("grey50", "o"),
+    "overhead": ("grey50", "o"),
     "weights": ("blue", "W"),
-    "KV pool": ("green", "K"),
-    "fixed pools": ("cyan", "F"),
-    "multimodal reserve": ("magenta", "m"),
-    "budget left unpooled": ("grey70", "."),
-    "reserve (1 - mem_fraction_static)": ("yellow", "r"),
-    "over-commit": ("red", "!"),
-    "outside gpu_memory_utilization": ("grey50", "-"),
-    "activation peak": ("yellow", "a"),
-    "CUDA graphs": ("yellow", "g"),
-    "weights + non-torch": ("blue", "W"),
+    "kv_pool": ("green", "K"),
+    "fixed_pools": ("cyan", "F"),
+    "multimodal": ("magenta", "m"),
+    "unpooled": ("grey70", "."),
+    "reserve": ("yellow", "r"),
+    "over_commit": ("red", "!"),
+    "outside_budget": ("grey50", "-"),
+    "activation": ("yellow", "a"),
+    "cuda_graphs": ("yellow", "g"),
+    "weights_non_torch": ("blue", "W"),
 }
+_OTHER = ("white", "#")
+
+
+def _style(m: Any) -> tuple[str, str]:
+    """(colour, letter) of one memory slice, by its kind."""
+    return _BAR_STYLES.get(m.kind, _OTHER)
 
 
 def memory_bar(result: Any, width: int = 60) -> Any:
@@ -65,7 +72,7 @@ def memory_bar(result: Any, width: int = 60) -> Any:
     text = Text()
     used = 0
     for m in result.memory:
-        style, ch = _BAR_STYLES.get(m.name, ("white", "#"))
+        style, ch = _style(m)
         n = round(m.bytes / total * width)
         n = min(n, width - used)
         if m.bytes > 0 and n == 0 and used < width:
@@ -141,20 +148,10 @@ def cap_name(r: Any) -> str:
 
 def cap_source(r: Any) -> str | None:
     """Where the request cap came from: the planner's ``max_running_requests_source`` ("given" | "derived" |
-    "engine default"); before the planner says, SGLang's derived-default assumption gives "derived"; None when
-    it cannot be told (then the table claims neither)."""
+    "engine default"); None when the result does not say (a result read back from older JSON): then the table
+    claims neither."""
     source = getattr(r, "max_running_requests_source", None)
-    if source:
-        return str(source)
-    from kvplan.engines.registry import engine
-
-    if not engine(r.engine).fixed_default_cap:  # an engine that derives its default cap (SGLang)
-        derived = any(
-            a.startswith(f"max_running_requests {r.max_running_requests}:") and "derived default" in a
-            for a in r.assumptions
-        )
-        return "derived" if derived else "given"
-    return None
+    return str(source) if source else None
 
 
 def _cap_note(r: Any) -> str:
@@ -284,7 +281,7 @@ def _legend_items(r: Any) -> list[Any]:
 
     items = []
     for m in r.memory:
-        style, ch = _BAR_STYLES.get(m.name, ("white", "#"))
+        style, ch = _style(m)
         item = Text().append(ch, style=style)
         item.append(f" {m.name} {_g(m.bytes)}")
         items.append(item)
@@ -316,7 +313,7 @@ def _memory_table(r: Any) -> Any:
     mt.add_column("", justify="right", no_wrap=True)
     mt.add_column("", overflow="fold")
     for m in r.memory:
-        style, ch = _BAR_STYLES.get(m.name, ("white", "#"))
+        style, ch = _style(m)
         label = Text().append(ch, style=style)
         label.append(f" {m.name}")
         mt.add_row(label, Text(_g(m.bytes)), Text(m.note))
@@ -517,7 +514,7 @@ def compare_table(results: Sequence[Any], console: Any = None, *, explain: bool 
         t.add_column(engine_label(r.engine), justify="right", overflow="fold")
     workload = any(_workload(r) is not None for r in results)
     for label, get in _COMPARE_ROWS:
-        if label.startswith("requests of the workload") and not workload:
+        if get is _workload_cell and not workload:
             continue
         t.add_row(label, *(Text(str(get(r))) for r in results))
     con.print(t)
