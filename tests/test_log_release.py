@@ -20,9 +20,9 @@ from kvplan.inputs.logs.versions import (
     SGLANG_RELEASES,
     VLLM_RELEASES,
     next_release,
-    release_key,
     releases_between,
 )
+from kvplan.version import Version, parse_version
 
 ROOT = Path(__file__).resolve().parent
 LOGS = ROOT / "validation" / "logs"
@@ -34,7 +34,7 @@ def _window(text: str):
 
 
 def _contains(win, version: str) -> bool:
-    return release_key(win.oldest) <= release_key(version) <= release_key(win.newest)
+    return parse_version(win.oldest) <= parse_version(version) <= parse_version(win.newest)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -128,8 +128,8 @@ def test_sglang_window_is_not_newer_than_the_log_date(log_id):
     date = DATED_SGLANG[log_id]
     win = release_window(read_log_file(LOGS / f"{log_id}.log"))
     after = [v for v, d in RELEASE_DATES.items() if d > date]
-    first_after = min(after, key=release_key) if after else SGLANG_RELEASES[-1]
-    assert release_key(win.oldest) <= release_key(first_after), (log_id, win, date)
+    first_after = min(after, key=Version.of) if after else SGLANG_RELEASES[-1]
+    assert parse_version(win.oldest) <= parse_version(first_after), (log_id, win, date)
 
 
 def test_calibrate_reports_the_window_on_the_known_logs():
@@ -149,7 +149,7 @@ def test_calibrate_reports_the_window_on_the_known_logs():
             continue
         ran += 1
         lo, hi = cal.engine_versions_possible
-        assert any(release_key(lo) <= release_key(v) <= release_key(hi) for v in releases), (log_id, lo, hi)
+        assert any(parse_version(lo) <= parse_version(v) <= parse_version(hi) for v in releases), (log_id, lo, hi)
         assert cal.to_dict()["engine_versions_possible"] == [lo, hi]
     assert ran >= 10
 
@@ -512,7 +512,7 @@ def test_marker_ranges_are_real_releases_in_order():
         for v in (m.oldest, m.newest):
             assert v is None or v in rel, (m.id, v)
         if m.oldest and m.newest:
-            assert release_key(m.oldest) <= release_key(m.newest), m.id
+            assert parse_version(m.oldest) <= parse_version(m.newest), m.id
 
 
 def test_a_trimmed_line_is_no_evidence_of_an_old_release():
@@ -576,11 +576,11 @@ def test_printed_vllm_version_wins():
 
 
 def test_version_order():
-    assert release_key("0.11.0rc2.dev98+g393de22d2") < release_key("0.11.0rc2") < release_key("0.11.0")
-    assert release_key("0.10.1") < release_key("0.10.1.1") < release_key("0.10.2")
-    assert release_key("0.5.8") < release_key("0.5.8.post1") < release_key("0.5.9")
-    assert release_key("0.10.1.dev101+gbda9d0535") < release_key("0.10.1")
-    assert release_key("latest") is None
+    assert parse_version("0.11.0rc2.dev98+g393de22d2") < parse_version("0.11.0rc2") < parse_version("0.11.0")
+    assert parse_version("0.10.1") < parse_version("0.10.1.1") < parse_version("0.10.2")
+    assert parse_version("0.5.8") < parse_version("0.5.8.post1") < parse_version("0.5.9")
+    assert parse_version("0.10.1.dev101+gbda9d0535") < parse_version("0.10.1")
+    assert parse_version("latest") is None
     assert releases_between("sglang", "0.4.1.post6", "0.4.2") == ("0.4.1.post6", "0.4.1.post7", "0.4.2")
     assert format_window("sglang", ["sg_weight_end_elapsed_dtype"])[:2] == ("0.5.9", "0.5.9")
 

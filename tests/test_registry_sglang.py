@@ -24,6 +24,7 @@ from kvplan.errors import InputError
 from kvplan.family import Family, family_or_none
 from kvplan.planning.plan import fit
 from kvplan.planning.show import show_rows
+from kvplan.version import Version
 
 # one preset model per family
 MODELS = {
@@ -139,9 +140,11 @@ def test_a_release_kvplan_cannot_read_is_exit_2_naming_the_range(version):
     assert e.value.field == "--engine-version" and "0.3.0" in str(e.value) and "0.5.23" in str(e.value)
 
 
-def test_release_key_and_window():
-    assert releases.release_key("0.5.23") == (0, 5, 23) == releases.release_key("v0.5.23")
-    assert releases.release_key("0.5.23.post1") is None and releases.release_key("") is None
+def test_read_release_and_window():
+    assert releases.read_release("0.5.23").key == Version.of("0.5.23") == releases.read_release("v0.5.23").key
+    assert releases.read_release("0.5.10.post1").release == "0.5.10.post1"
+    with pytest.raises(InputError):
+        releases.read_release("")
     w = releases.ReleaseWindow(first="0.5.3", last="0.5.19", rules=releases.DEFAULT_RULES)
     assert w.covers("0.5.3") and w.covers("0.5.10") and w.covers("0.5.19")
     assert not w.covers("0.5.2") and not w.covers("0.5.20")

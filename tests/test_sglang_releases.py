@@ -16,6 +16,7 @@ from kvplan.engines.sglang import releases as R
 from kvplan.errors import InputError
 from kvplan.family import Family
 from kvplan.planning.plan import fit
+from kvplan.version import Version
 
 H100 = 81_559  # nvidia-smi MiB of an H100 80GB
 H200 = 143_771
@@ -107,19 +108,19 @@ def test_outside_the_range_is_an_input_error(text):
 
 def test_default_is_the_newest():
     assert R.SUPPORTED == ("0.3.0", "0.5.23")
-    assert R.resolve(None)[0].key == R.version_key("0.5.23")
+    assert R.resolve(None)[0].key == Version.of("0.5.23")
     assert R.rules_for(None) is R.DEFAULT_RULES is R.rules_for("0.5.23") is R.RELEASES[-1].rules
     assert R.window_for(None).label == "0.5.23"
 
 
 def test_windows_are_ordered_and_every_known_release_has_one():
-    firsts = [R.version_key(w.first) for w in R.RELEASES]
+    firsts = [Version.of(w.first) for w in R.RELEASES]
     assert firsts == sorted(firsts) and len(set(firsts)) == len(firsts)
     for w in R.RELEASES:
-        assert R.version_key(w.first) <= R.version_key(w.last) and w.rules.release == w.first
+        assert Version.of(w.first) <= Version.of(w.last) and w.rules.release == w.first
     for v in R.RELEASE_DATES:  # the 54 wheels downloaded: each maps to the window that starts at or below it
         w = R.window_for(v)
-        assert R.version_key(w.first) <= R.version_key(v)
+        assert Version.of(w.first) <= Version.of(v)
     # windows_between (the log side): a log of 0.4.4 - 0.5.8 format spans these windows
     # (0.5.7 starts a window since issue 12's page-size and SWA rules: trtllm_mha on SM100, MiMo-only SWA)
     span = [w.first for w in R.windows_between("0.5.3", "0.5.8")]

@@ -104,9 +104,11 @@ def snapshot_includes_communicators(*, engine: str, engine_version: str | None =
     """
     if engine != "vllm" or not engine_version:
         return True
-    from kvplan.engines.vllm.releases import release_at, version_tuple  # lazy: SGLang runs never load vLLM rules
+    from kvplan.engines.vllm.releases import release_at  # lazy: SGLang runs never load vLLM rules
+    from kvplan.version import parse_version
 
-    return release_at(version_tuple(engine_version) or (0, 0, 0)).snapshot_after_comm
+    parsed = parse_version(engine_version)
+    return release_at(parsed.triple if parsed else (0, 0, 0)).snapshot_after_comm
 
 
 def modelled_free_at_start(

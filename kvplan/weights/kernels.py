@@ -36,13 +36,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kvplan.errors import InputError
+from kvplan.version import parse_version
 
 __all__ = [
     "VLLM_TRITON_FREES_SCALES_SINCE",
     "VLLM_TRITON_KERNELS_SINCE",
     "KernelChoice",
     "TritonExtras",
-    "parse_release",
+    "release_triple",
     "triton_expert_extra_bytes",
     "vllm_mxfp4_backend",
     "vllm_triton_extras",
@@ -56,24 +57,16 @@ _NEWEST = (99, 0, 0)
 _HOPPER_SCALE_ROWS = 256  # 2 * num_warps(8) * 2 * 8, HopperMXScaleLayout.swizzle_data
 
 
-def parse_release(version: str | None) -> tuple[int, int, int]:
-    """``"0.11.1"`` -> ``(0, 11, 1)``; None -> the newest modelled; a suffix (``0.10.1.1``, ``0.12.0rc1``) is dropped
-    after the third number.  InputError for a version without three leading integers' worth of digits."""
+def release_triple(version: str | None) -> tuple[int, int, int]:
+    """The first three numbers of :func:`kvplan.version.parse_version` (``"0.11.1"`` -> ``(0, 11, 1)``; ``0.10.1.1``
+    / ``0.12.0rc1`` -> ``(0, 10, 1)`` / ``(0, 12, 0)``); None -> the newest modelled.  InputError for a string that
+    is no version (``"latest"``)."""
     if version is None:
         return _NEWEST
-    parts: list[int] = []
-    for piece in str(version).lstrip("v").split(".")[:3]:
-        digits = ""
-        for ch in piece:
-            if not ch.isdigit():
-                break
-            digits += ch
-        if not digits:
-            break
-        parts.append(int(digits))
-    if len(parts) < 2:
+    parsed = parse_version(str(version))
+    if parsed is None:
         raise InputError(f"engine version {version!r} is not a release number like 0.25.1", field="engine_version")
-    return (parts[0], parts[1], parts[2] if len(parts) > 2 else 0)
+    return parsed.triple
 
 
 @dataclass(frozen=True)
@@ -102,7 +95,7 @@ def vllm_triton_extras(*, engine_version: str | None, sm_major: int | None) -> T
     """What the Triton path of ``engine_version`` keeps on a GPU of ``sm_major``: scale rows padded on SM90,
     checkpoint scales kept before 0.25."""
     return TritonExtras(
-        hopper_scale_rows=sm_major == 9, kept_scales=parse_release(engine_version) < VLLM_TRITON_FREES_SCALES_SINCE
+        hopper_scale_rows=sm_major == 9, kept_scales=release_triple(engine_version) < VLLM_TRITON_FREES_SCALES_SINCE
     )
 
 
@@ -148,7 +141,7 @@ def vllm_mxfp4_backend(
     "vllm-trtllm" (both to 256); RTX PRO 6000 (SM 12), A100 (SM 8) -> "vllm-marlin"; MI300X (vendor amd) ->
     "vllm-rocm" (0.25.1, both to 256) or "vllm-rocm-0.11" (0.11.1, 128).  Unknown GPU -> backend None.
     """
-    new = parse_release(engine_version) >= VLLM_TRITON_KERNELS_SINCE
+    new = release_triple(engine_version) >= VLLM_TRITON_KERNELS_SINCE
     release = f"vLLM {engine_version or 'newest'}"
     if vendor == "amd":
         backend = "vllm-rocm" if new else "vllm-rocm-0.11"

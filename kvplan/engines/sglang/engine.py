@@ -95,22 +95,23 @@ class SglangEngine:
         """The rule windows over ``oldest`` .. ``newest``; a release between two windows (one the releases module
         did not list) belongs to the window below it, as ``window_for`` sizes it."""
         from kvplan.engines.sglang.releases import window_for, windows_between
-        from kvplan.inputs.logs.versions import SGLANG_RELEASES, release_key
+        from kvplan.inputs.logs.versions import SGLANG_RELEASES
+        from kvplan.version import Version
 
         # windows_between lists the windows whose listed releases meet the range; the one that sizes `oldest` (when
         # `oldest` lies between two listed windows) is window_for(oldest)
         firsts = sorted(
             {window_for(oldest).first} | {w.first for w in windows_between(oldest, newest)},
-            key=release_key,  # type: ignore[arg-type]
+            key=Version.of,
         )
         out: list[tuple[str, str]] = []
         for i, first in enumerate(firsts):
             if i + 1 == len(firsts):
                 out.append((first, newest))
                 continue
-            lo, hi = release_key(first), release_key(firsts[i + 1])
+            lo, hi = Version.of(first), Version.of(firsts[i + 1])
             # an rc build is sized as the release it is the candidate of: it never ends the window below
-            finals = [v for v in SGLANG_RELEASES if "rc" not in v and lo <= release_key(v) < hi]  # type: ignore[operator]
+            finals = [v for v in SGLANG_RELEASES if "rc" not in v and lo <= Version.of(v) < hi]
             out.append((first, finals[-1] if finals else first))
         return out
 

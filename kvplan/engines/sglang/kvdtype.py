@@ -242,12 +242,12 @@ def kv_dtype_choices(release: str) -> tuple[str, ...]:
     Source: sgl-project/sglang python/sglang/srt/server_args.py (``--kv-cache-dtype`` ``choices``), v0.3.0 - v0.5.19;
     python/sglang/srt/arg_groups/fields/model.py (``kv_cache_dtype`` ``choices``), v0.5.20 - v0.5.23.
     """
-    from kvplan.engines.sglang.releases import version_key
+    from kvplan.version import Version
 
-    key = version_key(release)
+    key = Version.of(release)
     out: list[str] = []
     for first, added, removed in KV_DTYPE_CHOICES_BY_RELEASE:
-        if version_key(first) <= key:
+        if Version.of(first) <= key:
             out = [v for v in out if v not in removed] + list(added)
     return tuple(out)
 

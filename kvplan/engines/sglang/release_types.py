@@ -3,16 +3,17 @@
 :mod:`kvplan.engines.sglang.releases` (the windows, ``rules_for`` / ``resolve``) builds the older windows from
 :mod:`kvplan.engines.sglang.history`, and the history builds each window from these: the :class:`RuleSet` /
 :class:`PoolRules` / :class:`FamilyOverride` / :class:`ReleaseWindow` types, the newest release's rule set
-(:data:`SGLANG_0_5_23`), the release dates (:data:`RELEASE_DATES`) and the ``--engine-version`` parser
-(:func:`parse_release`, :func:`version_key`).  Holding them here, one module below both, keeps the two out of an
-import cycle (tests/test_import_cycles.py); :mod:`~kvplan.engines.sglang.releases` re-exports every name, so
-``from kvplan.engines.sglang.releases import RuleSet`` keeps working.  The accepted ``--engine-version`` forms are
+(:data:`SGLANG_0_5_23`), the release dates (:data:`RELEASE_DATES`) and the ``--engine-version`` reader
+(:func:`read_release`, over the package's one version parser, :func:`kvplan.version.parse_version`).  Holding them
+here, one module below both, keeps the two out of an import cycle (tests/test_import_cycles.py);
+:mod:`~kvplan.engines.sglang.releases` re-exports every name, so ``from kvplan.engines.sglang.releases import
+RuleSet`` keeps working.  The accepted ``--engine-version`` forms are
 listed in :mod:`kvplan.engines.sglang.releases`.
 
 Example::
 
-    parse_release("0.5.2rc2").release == "0.5.2"     # with a note: sized as the release it is the candidate of
-    version_key("0.4.7.post1") == (0, 4, 7, 1, 1)
+    read_release("0.5.2rc2").release == "0.5.2"     # with a note: sized as the release it is the candidate of
+    read_release("0.4.7.post1").key == Version.of("0.4.7.post1")
     SGLANG_0_5_23.release == "0.5.23"
 """
 
@@ -28,6 +29,7 @@ from kvplan import supported
 from kvplan.engines.sglang import rules as r0523
 from kvplan.errors import InputError
 from kvplan.family import Family, family_since
+from kvplan.version import Version, parse_version
 
 #: the oldest and the newest release kvplan has rules for
 SUPPORTED: tuple[str, str] = supported.SGLANG
@@ -420,12 +422,12 @@ class ReleaseWindow:
     rules: RuleSet
 
     def covers(self, version: str) -> bool:
-        """Whether the release ``version`` (any form :func:`parse_release` reads) falls in this window."""
+        """Whether the release ``version`` (any form :func:`read_release` reads) falls in this window."""
         try:
-            key = parse_release(version).key
+            key = read_release(version).key
         except InputError:
             return False
-        return version_key(self.first) <= key <= version_key(self.last)
+        return Version.of(self.first) <= key <= Version.of(self.last)
 
     @property
     def label(self) -> str:
@@ -498,15 +500,9 @@ RELEASE_DATES: dict[str, str] = {
 #: the families' rows (``kvplan.family.FAMILY_SPECS``), where each release's source is cited
 FAMILY_SINCE: Mapping[Family, str] = family_since("sglang")
 
-Key = tuple[int, int, int, int, int]  # major, minor, patch, stage (-2 dev, -1 rc, 0 final, 1 post), n
-
-# patterns, compiled by re's cache on first use (a plan with the default release never parses a version)
-_RELEASE = (
-    r"v?(0|[1-9]\d*)\.(0|[1-9]\d*)(?:\.(0|[1-9]\d*))?(?:rc(\d+)|\.post(\d+))?(?:\.dev(\d+))?"
-    r"(?:[+-][0-9A-Za-z][0-9A-Za-z._-]*)?"
-)
+# a main-branch build named by its date (``main-2025-08-01`` / ``main-20250801``): SGLang's build naming, not a
+# version (kvplan.version reads the versions); compiled by re's cache on first use
 _MAIN = r"main[-_]?(\d{4})-?(\d{2})-?(\d{2})"
-_STRICT = r"v?(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
 
 
 class Release:
@@ -516,28 +512,11 @@ class Release:
 
     __slots__ = ("key", "note", "release", "requested")
 
-    def __init__(self, *, requested: str, release: str, key: Key, note: str | None = None) -> None:
+    def __init__(self, *, requested: str, release: str, key: Version, note: str | None = None) -> None:
         self.requested, self.release, self.key, self.note = requested, release, key, note
 
     def __repr__(self) -> str:
         return f"Release(requested={self.requested!r}, release={self.release!r}, note={self.note!r})"
-
-
-def release_key(version: str) -> tuple[int, int, int] | None:
-    """``"0.5.23"`` / ``"v0.5.23"`` -> ``(0, 5, 23)``; anything else (``.postN``, rc builds, junk) -> None."""
-    m = re.fullmatch(_STRICT, version) if isinstance(version, str) else None
-    return (int(m[1]), int(m[2]), int(m[3])) if m else None
-
-
-def version_key(version: str) -> Key:
-    """The sort key of a release string of :data:`RELEASE_DATES` / the windows (``0.4.7.post1`` -> (0, 4, 7, 1, 1))."""
-    m = re.fullmatch(_RELEASE, version)
-    if m is None:
-        raise ValueError(f"not a release: {version!r}")
-    base = (int(m[1]), int(m[2]), int(m[3] or 0))
-    if m[4] is not None:
-        return (*base, -1, int(m[4]))
-    return (*base, 1, int(m[5])) if m[5] is not None else (*base, 0, 0)
 
 
 def _bad(version: str, why: str) -> InputError:
@@ -549,24 +528,25 @@ def _bad(version: str, why: str) -> InputError:
     )
 
 
-def _by_date(date: str, requested: str, below: Key | None = None) -> Release:
-    known = [(d, v) for v, d in RELEASE_DATES.items() if d <= date and (below is None or version_key(v) < below)]
+def _by_date(date: str, requested: str, below: Version | None = None) -> Release:
+    known = [(d, v) for v, d in RELEASE_DATES.items() if d <= date and (below is None or Version.of(v) < below)]
     if not known:
         raise _bad(requested, f"build {requested!r} is older than {SUPPORTED[0]}")
     if date > RELEASE_DATES[SUPPORTED[1]]:
         raise _bad(requested, f"build {requested!r} is newer than {SUPPORTED[1]}")
-    _, rel = max(known, key=lambda dv: (dv[0], version_key(dv[1])))
+    _, rel = max(known, key=lambda dv: (dv[0], Version.of(dv[1])))
     return Release(
         requested=requested,
         release=rel,
-        key=version_key(rel),
+        key=Version.of(rel),
         note=f"{requested} is a main-branch build: sized as {rel}, the newest release built on or before {date}",
     )
 
 
-def parse_release(version: str) -> Release:
-    """Read an ``--engine-version`` (see the module docstring for the forms); InputError when unreadable or outside
-    :data:`SUPPORTED`.
+def read_release(version: str) -> Release:
+    """Read an ``--engine-version`` (see the module docstring for the forms) with :func:`kvplan.version.parse_version`
+    and SGLang's rules for builds (an rc is sized as its release, a ``.devN`` build as the release before it, a main
+    build by its date); InputError when unreadable or outside :data:`SUPPORTED`.
 
     Examples: ``"0.4.7.post1"`` -> 0.4.7.post1; ``"v0.5.23"`` -> 0.5.23; ``"0.5.2rc2"`` -> 0.5.2 with a note;
     ``"main-2025-08-01"`` -> 0.4.10 with a note; ``"0.5.3.dev20250801"`` -> 0.4.10 with a note.
@@ -575,28 +555,29 @@ def parse_release(version: str) -> Release:
     main = re.fullmatch(_MAIN, text)
     if main:
         return _by_date(f"{main[1]}-{main[2]}-{main[3]}", text)
-    m = re.fullmatch(_RELEASE, text)
-    if m is None:
+    v = parse_version(text)
+    # SGLang publishes X.Y[.Z] with an rc or a .post (not both), never a fourth number nor an alpha / beta
+    if v is None or len(v.release) > 3 or (v.pre is not None and (v.pre[0] != "rc" or v.post is not None)):
         raise _bad(text, f"release {version!r} is not a version kvplan can read")
-    base = (int(m[1]), int(m[2]), int(m[3] or 0))
-    if m[6] is not None:  # .devN: a main-branch build before `base`; an 8-digit N is its date
-        dev = m[6]
+    base = Version(v.triple)
+    if v.dev is not None:  # .devN: a main-branch build before `base`; an 8-digit N is its date
+        dev = str(v.dev)
         if len(dev) == 8:
-            return _by_date(f"{dev[:4]}-{dev[4:6]}-{dev[6:]}", text, below=(*base, -2, 0))
-        key: Key = (*base, -2, int(dev))
-    elif m[4] is not None:  # an rc is sized as the release it is the candidate of
-        key = (*base, 0, 0)
+            return _by_date(f"{dev[:4]}-{dev[4:6]}-{dev[6:]}", text, below=Version(v.triple, dev=0))
+        key = Version(v.triple, dev=v.dev)
+    elif v.pre is not None:  # an rc is sized as the release it is the candidate of
+        key = base
     else:
-        key = (*base, 1, int(m[5])) if m[5] is not None else (*base, 0, 0)
-    lo, hi = version_key(SUPPORTED[0]), version_key(SUPPORTED[1])
-    if key < lo or key[:3] > hi[:3]:
+        key = Version(v.triple, post=v.post)
+    lo, hi = Version.of(SUPPORTED[0]), Version.of(SUPPORTED[1])
+    if key < lo or key.triple > hi.triple:
         raise _bad(text, f"release {text} is outside the supported range")
-    final = ".".join(map(str, base))
-    canon = final + (f".post{key[4]}" if key[3] == 1 else "")
+    final = ".".join(map(str, v.triple))
+    canon = final + (f".post{key.post}" if key.post is not None and key.dev is None else "")
     note = None
-    if m[6] is not None:
+    if v.dev is not None:
         note = f"{text} is a development build of {final}: sized with the rules of the release before it"
-    elif m[4] is not None:
+    elif v.pre is not None:
         note = f"{text} is a release candidate of {final}: sized as {final}"
     elif canon not in RELEASE_DATES and key > hi:
         note = f"{text} is newer than {SUPPORTED[1]}, the newest release kvplan has read: sized as {SUPPORTED[1]}"

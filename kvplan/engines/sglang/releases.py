@@ -14,7 +14,7 @@ the parser, the release dates, the families by release and the 0.5.23 rule set l
 :mod:`kvplan.engines.sglang.release_types` (below the history, which builds from them) and are re-exported here; the
 older rules and the window table are built on the first plan that names an older release (start-up).
 
-Accepted ``--engine-version`` forms (:func:`parse_release`):
+Accepted ``--engine-version`` forms (:func:`read_release`):
 
 * a release, ``0.4.7`` / ``v0.4.7`` / ``0.4.7.post1`` (a local or docker suffix, ``+cu124`` / ``-rocm720-mi35x``,
   is ignored);
@@ -45,8 +45,6 @@ from typing import Any
 # history that builds RELEASES can import them; every name is re-exported here, so old import paths work
 from kvplan.engines.sglang.release_types import (
     _MAIN,
-    _RELEASE,
-    _STRICT,
     DEFAULT_RELEASE,
     FAMILY_SINCE,
     POOL_RULES_0523,
@@ -57,7 +55,6 @@ from kvplan.engines.sglang.release_types import (
     SWA_ARCHS_0523,
     SWA_DISABLED_0523,
     FamilyOverride,
-    Key,
     PoolRules,
     Release,
     ReleaseWindow,
@@ -70,13 +67,12 @@ from kvplan.engines.sglang.release_types import (
     _mfs_0523,
     _page_0523,
     _prefill_0523,
-    parse_release,
     qwen3_next_sm100_page,
-    release_key,
-    version_key,
+    read_release,
 )
 from kvplan.errors import InputError
 from kvplan.family import Family
+from kvplan.version import Version
 
 #: the names of this module and the re-exported ones of release_types (mypy: an explicit re-export)
 __all__ = [
@@ -91,10 +87,7 @@ __all__ = [
     "SWA_ARCHS_0523",
     "SWA_DISABLED_0523",
     "_MAIN",
-    "_RELEASE",
-    "_STRICT",
     "FamilyOverride",
-    "Key",
     "PoolRules",
     "Release",
     "ReleaseWindow",
@@ -108,13 +101,11 @@ __all__ = [
     "_page_0523",
     "_prefill_0523",
     "check_family",
-    "parse_release",
     "qwen3_next_sm100_page",
-    "release_key",
+    "read_release",
     "release_warning",
     "resolve",
     "rules_for",
-    "version_key",
     "window_for",
     "windows_between",
 ]
@@ -140,22 +131,22 @@ def _releases() -> tuple[ReleaseWindow, ...]:
     return table
 
 
-def _window_of(key: Key) -> ReleaseWindow:
+def _window_of(key: Version) -> ReleaseWindow:
     """The last window (in :data:`RELEASES` order) whose range holds ``key``; the newest window above it."""
     windows = _releases()
-    hit = [w for w in windows if version_key(w.first) <= key <= version_key(w.last)]
+    hit = [w for w in windows if Version.of(w.first) <= key <= Version.of(w.last)]
     if hit:
         return hit[-1]
-    below = [w for w in windows if version_key(w.first) <= key]
+    below = [w for w in windows if Version.of(w.first) <= key]
     return below[-1] if below else windows[0]
 
 
 def resolve(version: str | None) -> tuple[Release, ReleaseWindow]:
     """(the parsed release, its window); ``None`` -> the default release."""
     if version is None:
-        rel = Release(requested=DEFAULT_RELEASE, release=DEFAULT_RELEASE, key=(0, 5, 23, 0, 0))
+        rel = Release(requested=DEFAULT_RELEASE, release=DEFAULT_RELEASE, key=Version.of(DEFAULT_RELEASE))
         return rel, _DEFAULT_WINDOW
-    rel = parse_release(version)
+    rel = read_release(version)
     return rel, _window_of(rel.key)
 
 
@@ -173,8 +164,8 @@ def rules_for(version: str | None) -> RuleSet:
 
 def windows_between(oldest: str, newest: str) -> list[ReleaseWindow]:
     """Every window with a release in ``oldest`` .. ``newest`` (for a log whose format bounds its release)."""
-    lo, hi = parse_release(oldest).key, parse_release(newest).key
-    return [w for w in _releases() if version_key(w.first) <= hi and version_key(w.last) >= lo]
+    lo, hi = read_release(oldest).key, read_release(newest).key
+    return [w for w in _releases() if Version.of(w.first) <= hi and Version.of(w.last) >= lo]
 
 
 def check_family(version: str | None, family: Family) -> None:
@@ -185,8 +176,8 @@ def check_family(version: str | None, family: Family) -> None:
     since = FAMILY_SINCE.get(family)
     if version is None or since is None:
         return
-    rel = parse_release(version)
-    if rel.key < version_key(since):
+    rel = read_release(version)
+    if rel.key < Version.of(since):
         raise InputError(
             f"SGLang {rel.requested} has no {family.value} pool layout (the first release with it is {since})",
             field="--engine-version",
@@ -199,7 +190,7 @@ def release_warning(version: str | None) -> str | None:
     if not version:
         return None
     try:
-        parse_release(version)
+        read_release(version)
     except InputError:
         return (
             f"kvplan models SGLang {SUPPORTED[0]} - {SUPPORTED[1]}; {version} may size some layouts "

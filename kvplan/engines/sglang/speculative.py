@@ -424,10 +424,11 @@ def _check_release(name: str, engine_version: str | None) -> None:
     algo = ALGORITHMS[name]
     if engine_version is None or algo.since is None:
         return
-    from kvplan.engines.sglang.releases import parse_release, version_key
+    from kvplan.engines.sglang.releases import read_release
+    from kvplan.version import Version
 
-    rel = parse_release(engine_version)
-    if rel.key < version_key(algo.since):
+    rel = read_release(engine_version)
+    if rel.key < Version.of(algo.since):
         raise InputError(
             f"SGLang {rel.requested} has no {name} speculative algorithm (the first release with it is {algo.since})",
             field="--engine-version",

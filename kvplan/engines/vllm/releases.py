@@ -95,7 +95,6 @@ pp_size=1)`` = 2 × 2048 = 4096; ``release_for("0.10.2")`` gives 2048.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -106,6 +105,7 @@ from kvplan import supported
 from kvplan.errors import InputError
 from kvplan.family import FAMILY_SPECS, Family
 from kvplan.units import GiB
+from kvplan.version import parse_version
 
 NEWEST_VERSION = supported.VLLM[1]
 
@@ -119,28 +119,18 @@ V0_SAMPLER_BYTES_PER_LOGIT = 2 + 4 + 4 + 4  # bf16 logits, fp32 logits, probs, l
 # --------------------------------------------------------------------------- versions
 
 
-def version_tuple(text: str) -> Version | None:
-    """The first three numbers of a version string, zero-padded, or None when it holds no number.
+def release_numbers(v: str | None) -> Version:
+    """The release whose rules vLLM ``v`` gets: the first three numbers of :func:`kvplan.version.parse_version`
+    (a fourth number, an rc, a dev build or a local label is planned as its release); None -> the newest known
+    release.  A string that is no version is bad input (``--engine-version``).
 
     Example: ``"0.10.1.1"`` -> (0, 10, 1); ``"0.11.0rc2.dev98+g393de22d2"`` -> (0, 11, 0); ``"0.9"`` -> (0, 9, 0);
-    ``"latest"`` -> None.  A local version label (``+...``) is ignored.
+    None -> (0, 34, 0); ``"latest"`` -> InputError.
     """
-    nums = [int(x) for x in re.findall(r"\d+", text.split("+")[0])[:3]]
-    if not nums:
-        return None
-    while len(nums) < 3:
-        nums.append(0)
-    return nums[0], nums[1], nums[2]
-
-
-def parse_version(v: str | None) -> Version:
-    """``"0.10.1.1"`` -> (0, 10, 1); ``"0.11.0rc2"`` -> (0, 11, 0); None -> the newest known release.
-
-    A string without any number is bad input (``--engine-version``)."""
-    parsed = version_tuple(v or NEWEST_VERSION)
+    parsed = parse_version(v or NEWEST_VERSION)
     if parsed is None:
         raise InputError(f"'{v}' is not a vLLM version", field="engine_version", hint="write e.g. 0.10.2")
-    return parsed
+    return parsed.triple
 
 
 # --------------------------------------------------------------------------- rule vocabulary
@@ -609,8 +599,8 @@ def check_supported(engine_version: str) -> None:
     """A ``--engine-version`` outside :data:`SUPPORTED` (older than 0.5.0, or newer than the newest minor release,
     e.g. 9.9 or 0.35.0) is bad input naming the range; patch releases of the newest minor (0.34.1) are planned by
     its rules.  Logs of newer builds are bounded by kvplan.planning.calibrate, which plans them with the newest."""
-    v = parse_version(engine_version)
-    oldest, newest = parse_version(SUPPORTED[0]), parse_version(SUPPORTED[1])
+    v = release_numbers(engine_version)
+    oldest, newest = release_numbers(SUPPORTED[0]), release_numbers(SUPPORTED[1])
     if v < oldest or v[:2] > newest[:2]:
         raise InputError(
             f"vLLM {engine_version!r} is outside the releases kvplan has rules for",
@@ -622,4 +612,4 @@ def check_supported(engine_version: str) -> None:
 def release_for(engine_version: str | None) -> Release:
     """The rules of ``engine_version`` (None = :data:`NEWEST_VERSION`).  Example: ``release_for("0.19.0")
     .default_utilization`` = 0.9, ``release_for("0.20.0").default_utilization`` = 0.92."""
-    return release_at(parse_version(engine_version))
+    return release_at(release_numbers(engine_version))

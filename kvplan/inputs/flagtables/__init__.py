@@ -27,35 +27,27 @@ command is read.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from kvplan.errors import InputError
+from kvplan.version import Version, parse_version
 
 ENGINES = ("sglang", "vllm")
 _DIR = Path(__file__).resolve().parent
-_VERSION = re.compile(r"^v?(\d+(?:\.\d+){0,3})(?:(rc|a|b)(\d+))?(?:\.post(\d+))?(?:\.dev\d+)?(?:\+[\w.]+)?$")
 
 #: Resolution.status values
 MATCH, UNKNOWN, AMBIGUOUS, DEPRECATED = "match", "unknown", "ambiguous", "deprecated"
 
 
-def release_key(text: str) -> tuple[int, ...] | None:
-    """A sortable key of a release string; None when it is not one.
-
-    Examples: ``"0.4.6.post1"`` -> (0, 4, 6, 0, 1, 0, 1); ``"v0.10.1"`` -> (0, 10, 1, 0, 1, 0, 0);
-    ``"0.5.0rc2"`` -> (0, 5, 0, 0, 0, 2, 0), below ``"0.5.0"``; ``"0.10.1.1"`` -> (0, 10, 1, 1, 1, 0, 0).
-    """
-    m = _VERSION.match(text.strip())
-    if m is None:
-        return None
-    nums = [int(p) for p in m.group(1).split(".")]
-    nums += [0] * (4 - len(nums))
-    final = 0 if m.group(2) else 1
-    return (*nums, final, int(m.group(3) or 0), int(m.group(4) or 0))
+def _table_key(text: str) -> Version | None:
+    """The order of a release against the tables: :func:`kvplan.version.parse_version` without a ``.devN`` part
+    (a development build reads the table of the release it builds).  Examples: ``"0.5.0rc2"`` sorts below
+    ``"0.5.0"``; ``"0.10.1.1"`` above ``"0.10.1"``; ``"0.5.0.dev3"`` as ``"0.5.0"``."""
+    v = parse_version(text)
+    return None if v is None else Version(v.release, pre=v.pre, post=v.post)
 
 
 @dataclass(frozen=True)
@@ -218,7 +210,7 @@ def releases(engine: str) -> tuple[str, ...]:
     if engine not in ENGINES:
         raise InputError(f"unknown engine '{engine}'", field="--engine", hint="use sglang or vllm")
     found = [p.stem for p in (_DIR / engine).glob("*.json")]
-    return tuple(sorted(found, key=lambda r: release_key(r) or ()))
+    return tuple(sorted(found, key=Version.of))
 
 
 @cache
@@ -255,12 +247,12 @@ def table_for(engine: str, release: str | None = None) -> FlagTable:
     have = releases(engine)
     if release is None:
         return load(engine, have[-1])
-    key = release_key(release)
+    key = _table_key(release)
     if key is None:
         raise InputError(
             f"'{release}' is not a {engine} release", field="--engine-version", hint="e.g. --engine-version 0.5.4"
         )
-    below = [r for r in have if (release_key(r) or ()) <= key]
+    below = [r for r in have if Version.of(r) <= key]
     if not below:
         raise InputError(
             f"{engine} {release} is older than the oldest flag table ({have[0]})",

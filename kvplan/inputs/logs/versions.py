@@ -5,16 +5,17 @@ vLLM from 0.5.0, up to the newest each engine has published (SGLang 0.5.23, vLLM
 name a release window by its real end points (``0.4.1.post6 .. 0.4.3.post2``) and tell a fork's own version
 (``sglang-kt 0.7.0``) from an SGLang release.
 
-Order (PEP 440, the subset engines use): ``X.Y.Z.devN < X.Y.ZrcN.devM < X.Y.ZrcN < X.Y.Z < X.Y.Z.postN`` and a fourth
-number sorts after the third (``0.10.1 < 0.10.1.1 < 0.10.2``); a local label (``+g393de22d2``) is ignored.
+The order is :class:`kvplan.version.Version`'s (PEP 440, the subset engines use): ``X.Y.Z.devN < X.Y.ZrcN.devM <
+X.Y.ZrcN < X.Y.Z < X.Y.Z.postN`` and a fourth number sorts after the third (``0.10.1 < 0.10.1.1 < 0.10.2``); a local
+label (``+g393de22d2``) is ignored.
 
-Example: ``release_key("0.11.0rc2.dev98+g393de22d2") < release_key("0.11.0rc2") < release_key("0.11.0")``;
-``next_release("sglang", "0.5.8.post1")`` = ``"0.5.9"``.
+Example: ``next_release("sglang", "0.5.8.post1")`` = ``"0.5.9"``; ``releases_between("sglang", "0.4.1.post6",
+"0.4.2")`` = ("0.4.1.post6", "0.4.1.post7", "0.4.2").
 """
 
 from __future__ import annotations
 
-import re
+from kvplan.version import Version, parse_version
 
 SGLANG_RELEASES: tuple[str, ...] = (
     "0.3.0",
@@ -219,39 +220,6 @@ VLLM_RELEASES: tuple[str, ...] = (
 #: engine -> its releases, oldest first
 RELEASES: dict[str, tuple[str, ...]] = {"sglang": SGLANG_RELEASES, "vllm": VLLM_RELEASES}
 
-Key = tuple[int, int, int, int, int, int, int, int]
-
-_VERSION_RE = re.compile(
-    r"v?(\d{1,4})\.(\d{1,4})(?:\.(\d{1,4}))?(?:\.(\d{1,4}))?(?:(rc|a|b)(\d{1,4}))?(?:\.?post(\d{1,4}))?"
-    r"(?:\.?dev(\d{1,6}))?(?:\+[\w.]{0,60})?"
-)
-
-
-def release_key(version: str) -> Key | None:
-    """Sort key of a version string, None when it is not one (see the module docstring for the order).
-
-    Example: ``release_key("0.4.1.post7")`` = (0, 4, 1, 0, 1, 7, 1, 0); ``release_key("v0.5.8")`` =
-    (0, 5, 8, 0, 0, 0, 1, 0); ``release_key("latest")`` is None.
-    """
-    m = _VERSION_RE.fullmatch(version.strip()) if isinstance(version, str) else None
-    if m is None:
-        return None
-    major, minor, patch, fourth, pre, pre_n, post, dev = m.groups()
-    if pre:
-        stage, stage_n = -1, int(pre_n)
-    elif post:
-        stage, stage_n = 1, int(post)
-    else:
-        stage, stage_n = (-2 if dev else 0), 0
-    return (int(major), int(minor), int(patch or 0), int(fourth or 0), stage, stage_n, 0 if dev else 1, int(dev or 0))
-
-
-def _key(version: str) -> Key:
-    key = release_key(version)
-    if key is None:
-        raise ValueError(f"not a version: {version!r}")
-    return key
-
 
 def is_release(engine: str, version: str) -> bool:
     """True when ``version`` (``v`` prefix allowed) is one of ``engine``'s published releases."""
@@ -260,9 +228,9 @@ def is_release(engine: str, version: str) -> bool:
 
 def in_range(engine: str, version: str) -> bool:
     """True when ``version`` sorts between the engine's oldest and newest release kvplan knows (both included)."""
-    key = release_key(version)
+    key = parse_version(version)
     rel = RELEASES[engine]
-    return key is not None and _key(rel[0]) <= key <= _key(rel[-1])
+    return key is not None and Version.of(rel[0]) <= key <= Version.of(rel[-1])
 
 
 def releases_between(engine: str, oldest: str, newest: str) -> tuple[str, ...]:
@@ -270,31 +238,31 @@ def releases_between(engine: str, oldest: str, newest: str) -> tuple[str, ...]:
 
     Example: ``releases_between("sglang", "0.4.1.post6", "0.4.2")`` = ("0.4.1.post6", "0.4.1.post7", "0.4.2").
     """
-    lo, hi = _key(oldest), _key(newest)
-    return tuple(v for v in RELEASES[engine] if lo <= _key(v) <= hi)
+    lo, hi = Version.of(oldest), Version.of(newest)
+    return tuple(v for v in RELEASES[engine] if lo <= Version.of(v) <= hi)
 
 
 def next_release(engine: str, version: str) -> str | None:
     """The first release after ``version`` (None when it is the newest)."""
-    key = _key(version)
-    return next((v for v in RELEASES[engine] if _key(v) > key), None)
+    key = Version.of(version)
+    return next((v for v in RELEASES[engine] if Version.of(v) > key), None)
 
 
 def previous_release(engine: str, version: str) -> str | None:
     """The last release before ``version`` (None when it is the oldest)."""
-    key = _key(version)
-    older = [v for v in RELEASES[engine] if _key(v) < key]
+    key = Version.of(version)
+    older = [v for v in RELEASES[engine] if Version.of(v) < key]
     return older[-1] if older else None
 
 
 def sort_versions(versions: list[str]) -> list[str]:
     """``versions`` oldest first (every item must be a version)."""
-    return sorted(versions, key=_key)
+    return sorted(versions, key=Version.of)
 
 
 def oldest_of(versions: list[str]) -> str:
-    return min(versions, key=_key)
+    return min(versions, key=Version.of)
 
 
 def newest_of(versions: list[str]) -> str:
-    return max(versions, key=_key)
+    return max(versions, key=Version.of)

@@ -12,12 +12,10 @@ from typing import Any
 from kvplan.engines.sglang import rules as r0523
 from kvplan.engines.sglang.history.memory import TRTLLM_MHA_SM100_ARCHS
 from kvplan.engines.sglang.platform import platform_of
-from kvplan.engines.sglang.release_types import (
-    qwen3_next_sm100_page,
-    version_key,
-)
+from kvplan.engines.sglang.release_types import qwen3_next_sm100_page
 from kvplan.errors import InputError
 from kvplan.family import Family
+from kvplan.version import Version
 
 
 def model_picks_trtllm_mha(
@@ -303,4 +301,4 @@ _PAGE_0522 = replace(_PAGE_0521, dsa="kpool")
 
 def _pages(era: PageEra, release: str) -> dict[str, Any]:
     """The page function of the window starting at ``release`` (its key: the Qwen3-Next override's model list)."""
-    return dict(default_page_size=partial(page_size_by_era, era=era, release=version_key(release)[:3]))
+    return dict(default_page_size=partial(page_size_by_era, era=era, release=Version.of(release).triple))

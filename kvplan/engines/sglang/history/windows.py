@@ -74,9 +74,9 @@ from kvplan.engines.sglang.release_types import (
     _identity_factor,
     _mfs_0523,
     _prefill_0523,
-    version_key,
 )
 from kvplan.family import Family
+from kvplan.version import Version
 
 # ------------------------------------------------------------------ hybrid sliding-window and Mamba pools by release
 
@@ -112,8 +112,8 @@ def swa_archs_at(release: str) -> frozenset[str]:
     Example: ``swa_archs_at("0.5.9")`` has GPT-OSS, Llama-4, MiMo-V2-Flash (+ MTP) and Step-3.5 (+ MTP): 6 names.
     Source: configs/model_config.py ``is_hybrid_swa_model``, wheels 0.5.8 - 0.5.23.
     """
-    key = version_key(release)
-    return frozenset(a for first, archs in _SWA_ADDED if version_key(first) <= key for a in archs)
+    key = Version.of(release)
+    return frozenset(a for first, archs in _SWA_ADDED if Version.of(first) <= key for a in archs)
 
 
 def swa_pool_since(architecture: str) -> str | None:
@@ -357,8 +357,8 @@ _CHANGES: tuple[tuple[str, dict[str, Any]], ...] = (
 
 def _last_before(first: str) -> str:
     """The newest release of :data:`RELEASE_DATES` below ``first`` (a window's last release, for its label)."""
-    key = version_key(first)
-    return max((v for v in RELEASE_DATES if version_key(v) < key), key=version_key)
+    key = Version.of(first)
+    return max((v for v in RELEASE_DATES if Version.of(v) < key), key=Version.of)
 
 
 def build_windows() -> tuple[ReleaseWindow, ...]:

@@ -335,9 +335,9 @@ COMPACT_INDEXER_SINCE = "0.5.18"
 
 
 def _compact_indexer(ctx: PoolContext) -> bool:
-    from kvplan.engines.sglang.releases import version_key
+    from kvplan.version import Version
 
-    return ctx.rules.dsa_indexer_budget and version_key(ctx.rules.release) >= version_key(COMPACT_INDEXER_SINCE)
+    return ctx.rules.dsa_indexer_budget and Version.of(ctx.rules.release) >= Version.of(COMPACT_INDEXER_SINCE)
 
 
 def _cell(ctx: PoolContext, layers: int) -> int:

@@ -57,6 +57,7 @@ from kvplan.geometry.mamba import MambaGeometry, mamba_geometry_from_config, mam
 from kvplan.parallel import sglang_pp_layer_ranges as pp_layer_ranges
 from kvplan.result import Pool
 from kvplan.units import GiB as GIB
+from kvplan.version import Version
 
 if TYPE_CHECKING:
     from kvplan.engines.sglang.pools.vector import VectorGroup, VectorPools
@@ -797,22 +798,21 @@ def _attention_pool(ctx: PoolContext, geom: MambaGeometry, carve: MambaPools | N
     plan.notes.extend(carve.notes)
 
 
-def _release_key(ctx: PoolContext) -> tuple[int, ...]:
+def _release_numbers(ctx: PoolContext) -> tuple[int, int, int]:
     """The planned release as (major, minor, patch): ``ctx.release`` when given, else the window's first release."""
-    rel = ctx.release or ctx.rules.release
-    return tuple(int(p) for p in str(rel).split(".")[:3] if p.isdigit())
+    return Version.of(str(ctx.release or ctx.rules.release)).triple
 
 
 def _strategy(ctx: PoolContext) -> str:
     """``--mamba-radix-cache-strategy auto`` resolves to ``no_buffer`` before 0.5.14 (no tracking slots)."""
-    return "auto" if _release_key(ctx) >= EXTRA_BUFFER_AUTO_SINCE else "no_buffer"
+    return "auto" if _release_numbers(ctx) >= EXTRA_BUFFER_AUTO_SINCE else "no_buffer"
 
 
 def _radix_cache(ctx: PoolContext, geom: MambaGeometry) -> tuple[bool, str | None]:
     """:func:`release_radix_cache` of the planned release (the user's --disable-radix-cache, then server_args)."""
     f = ctx.flags
     return release_radix_cache(
-        release=_release_key(ctx),
+        release=_release_numbers(ctx),
         radix_cache=f.radix_cache,
         architecture=geom.architecture,
         speculative=bool(f.speculative_algorithm),

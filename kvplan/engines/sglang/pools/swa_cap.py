@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvplan.version import Version
+
 #: environ.SGLANG_SWA_EVICTION_INTERVAL default.
 SWA_EVICTION_INTERVAL = 128
 
@@ -124,11 +126,6 @@ def swa_request_cap(
 WHOLE_REQUEST = -1
 
 
-def _release_key(release: str) -> tuple[int, int, int]:
-    parts = release.split(".")
-    return int(parts[0]), int(parts[1]), int("".join(c for c in parts[2] if c.isdigit()) or 0)
-
-
 def swa_eviction_interval(*, release: str, window: int, page_size: int, radix_cache: bool) -> int | None:
     """Decode steps between two releases of a running request's out-of-window SWA tokens, by SGLang release
     (None: the release frees none while the request runs).
@@ -146,7 +143,7 @@ def swa_eviction_interval(*, release: str, window: int, page_size: int, radix_ca
     v0.5.8 - v0.5.23; mem_cache/common.py (``SWAChunkCache.evict_swa`` on every decode step), v0.5.7;
     mem_cache/chunk_cache.py ``SWAChunkCache.evict_swa`` (Llama-4 chunks only), v0.4.9.post6 - v0.5.6.
     """
-    k = _release_key(release)
+    k = Version.of(release).triple
     if k < (0, 5, 7):
         return None
     if k < (0, 5, 8):
@@ -201,14 +198,14 @@ def swa_request_terms(
         disagg_decode=False,
         decode_extra_slots=0,
     )
-    if _release_key(release) < (0, 5, 8):  # 0.5.7's chunk cache: every step, exact window, one chunk
+    if Version.of(release).triple < (0, 5, 8):  # 0.5.7's chunk cache: every step, exact window, one chunk
         return chunk, window + swa_decode_alloc(
             page_size=page_size,
             overlap_schedule=overlap_schedule,
             num_draft_tokens=num_draft_tokens,
             num_steps=num_steps,
         )
-    if eviction_interval is not None and _release_key(release) >= (0, 5, 14):
+    if eviction_interval is not None and Version.of(release).triple >= (0, 5, 14):
         interval = eviction_interval
     reserve = swa_request_cap(mrr_per_rank=0, eviction_interval=interval, **kw)
     return reserve, swa_request_cap(mrr_per_rank=1, eviction_interval=interval, **kw) - reserve

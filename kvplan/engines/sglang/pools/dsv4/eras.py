@@ -85,10 +85,10 @@ def dsv4_era(release: str | None) -> DSV4Era:
     """
     if release is None:
         return DSV4_ERAS[-1]
-    from kvplan.engines.sglang.releases import version_key
+    from kvplan.version import Version
 
-    key = version_key(release)
-    found = [e for e in DSV4_ERAS if version_key(e.first) <= key]
+    key = Version.of(release)
+    found = [e for e in DSV4_ERAS if Version.of(e.first) <= key]
     if not found:
         raise InputError(
             f"SGLang {release} has no DeepSeek-V4 pool (the first release with it is {DSV4_ERAS[0].first})",

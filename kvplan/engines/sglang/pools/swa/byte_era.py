@@ -10,7 +10,6 @@ from kvplan.engines.sglang.pools.base import (
     PoolContext,
     draft_layers,
 )
-from kvplan.engines.sglang.pools.swa.config import _key
 from kvplan.engines.sglang.pools.swa.sizing import SWAPools, _Cells, _listed, ratio_swa_tokens, stage_cells
 from kvplan.engines.sglang.pools.swa_cap import (
     vint,
@@ -18,6 +17,7 @@ from kvplan.engines.sglang.pools.swa_cap import (
 from kvplan.errors import EngineRefusal, InputError
 from kvplan.geometry.swa import SWALayers
 from kvplan.parallel import sglang_pp_layer_ranges as pp_layer_ranges
+from kvplan.version import Version
 
 if TYPE_CHECKING:
     from kvplan.hfconfig.spec import ModelSpec
@@ -77,7 +77,7 @@ class ByteEra:
     )
 
     def __init__(self, release: str) -> None:
-        k = _key(release)
+        k = Version.of(release).triple
         self.two_step = k < (0, 5, 11)
         self.draft = "split" if k >= (0, 5, 20) else "full" if k >= (0, 5, 15) else "none"
         self.staged = k >= (0, 5, 7)

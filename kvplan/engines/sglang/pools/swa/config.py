@@ -13,6 +13,7 @@ from kvplan.errors import InputError
 from kvplan.geometry import swa as geometry
 from kvplan.geometry.swa import SWALayers
 from kvplan.hfconfig.normalize import flatten_config
+from kvplan.version import Version
 
 #: ``--swa-full-tokens-ratio`` fallback (arg_groups/fields/schedule.py, ``fallback=0.8``); a plan reads the
 #: release's default, ``RuleSet.pool_rules.swa_full_tokens_ratio`` (0.8 in every release with the flag).
@@ -37,10 +38,6 @@ def always_disabled_archs(pool_rules: PoolRules | None = None) -> frozenset[str]
 #: ``_apply_gemma4_attention_overrides`` over ``per_layer_config`` in 0.5.22 / 0.5.23.
 GEMMA4_SINCE = "0.5.11"
 GEMMA4_K_EQ_V_GATE_SINCE = "0.5.22"
-
-
-def _key(release: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in release.split(".")[:3])
 
 
 def swa_layers_from_config(
@@ -83,13 +80,13 @@ def sglang_swa_geometry(cfg: Mapping[str, Any], *, release: str | None = None) -
     if isinstance(cfg, Mapping) and release is not None:
         archs = _architectures(cfg)
         if set(archs) & geometry.GEMMA4_ARCHS:
-            if _key(release) < _key(GEMMA4_SINCE):
+            if Version.of(release) < Version.of(GEMMA4_SINCE):
                 raise InputError(
                     f"SGLang {release} has no {archs[0]} model (Gemma-4 arrived in {GEMMA4_SINCE})",
                     field="--engine-version",
                     hint=f"use --engine-version {GEMMA4_SINCE} or newer",
                 )
-            gated = _key(release) >= _key(GEMMA4_K_EQ_V_GATE_SINCE)
+            gated = Version.of(release) >= Version.of(GEMMA4_K_EQ_V_GATE_SINCE)
     return geometry.swa_layers_from_config(cfg, engine="sglang", global_kv_needs_k_eq_v=gated)
 
 

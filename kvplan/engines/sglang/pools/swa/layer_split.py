@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kvplan.engines.sglang.pools.swa.config import _key, _ratio, _release
+from kvplan.engines.sglang.pools.swa.config import _ratio, _release
 from kvplan.engines.sglang.pools.swa.sizing import SWAPools, _Cells, stage_cells
 from kvplan.engines.sglang.pools.swa_cap import (
     vint,
@@ -13,6 +13,7 @@ from kvplan.engines.sglang.pools.swa_cap import (
 from kvplan.errors import EngineRefusal, InputError
 from kvplan.geometry.swa import SWALayers
 from kvplan.parallel import sglang_pp_layer_ranges as pp_layer_ranges
+from kvplan.version import Version
 
 if TYPE_CHECKING:
     from kvplan.engines.sglang.pools.base import PoolContext
@@ -165,7 +166,7 @@ def layer_split_pools(ctx: PoolContext, layers: SWALayers, *, staged: bool = Fal
     pp_size, partition, max_total_tokens = ctx.pp, f.pp_layer_partition, f.max_total_tokens
     budget_bytes, kv_dtype, attn_tp_size, page_size = ctx.budget, ctx.kv_dtype, ctx.attn_tp, ctx.page_size
     ratio = _ratio(ctx)
-    floor = _key(release) >= _key(LAYER_SPLIT_FLOOR_SINCE)
+    floor = Version.of(release) >= Version.of(LAYER_SPLIT_FLOOR_SINCE)
     full_ids_cell = release == LAYER_SPLIT_FULL_IDS_CELL
     if not 0.0 < ratio <= 1.0:
         raise InputError(f"--swa-full-tokens-ratio {ratio} is outside (0, 1]", field="--swa-full-tokens-ratio")

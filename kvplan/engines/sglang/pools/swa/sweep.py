@@ -9,7 +9,7 @@ from kvplan.engines.sglang.pools.base import (
     PoolContext,
 )
 from kvplan.engines.sglang.pools.swa.byte_era import byte_era, era_draft_layers, listed_stages, two_step_full_tokens
-from kvplan.engines.sglang.pools.swa.config import _key, _ratio, _release, sglang_swa_geometry
+from kvplan.engines.sglang.pools.swa.config import _ratio, _release, sglang_swa_geometry
 from kvplan.engines.sglang.pools.swa.layer_split import (
     LAYER_SPLIT_FLOOR_SINCE,
     LAYER_SPLIT_FULL_IDS_CELL,
@@ -36,6 +36,7 @@ from kvplan.engines.sglang.pools.swa_cap import (
 from kvplan.errors import InputError
 from kvplan.geometry.swa import SWALayers
 from kvplan.parallel import sglang_pp_layer_ranges as pp_layer_ranges
+from kvplan.version import Version
 
 if TYPE_CHECKING:
     from kvplan.engines.sglang.pools.vector import VectorGroup, VectorPools
@@ -280,7 +281,7 @@ def _layer_split_group(ctx: PoolContext, layers: SWALayers, *, cell: float) -> V
     static = costs[dens.index(max(dens))]  # the stage of the fewest full tokens (ties: see pools())
     if cell and static != cell:
         return None
-    floor = _key(_release(ctx)) >= _key(LAYER_SPLIT_FLOOR_SINCE)
+    floor = Version.of(_release(ctx)) >= Version.of(LAYER_SPLIT_FLOOR_SINCE)
 
     def pools(*, budget: Any, context_len: Any, requested: Any, max_total_tokens: Any) -> VectorPools:
         pos = budget > 0
