@@ -207,12 +207,17 @@ def test_sweep_chart_labels_name_the_swept_columns():
 
     t, cols = _sweep()
     chart = sweep_chart(t, cols)
-    assert chart.title.startswith("Pareto: Qwen3-32B, 8k in + 1k out")
+    assert chart.title == "Pareto: Qwen3-32B, 8k in + 1k out, --concurrency 16"
+    # each label: the swept columns (gpu, tp, kv dtype) and the concurrency run, less what every frontier point
+    # shares, which the caption says once
+    shared = chart.caption.rpartition("all of them: ")[2].rstrip(".").split() if "all of them" in chart.caption else []
     for p in chart.front:
-        words = p.label.split()
-        assert words[0] in ("h100-sxm", "h200-sxm") and words[1].startswith("tp=")
-        assert words[2] in ("bf16", "fp8_e4m3")
+        words = p.label.split() + shared
+        assert sum(w in ("h100-sxm", "h200-sxm") for w in words) == 1
+        assert sum(w.startswith("tp=") for w in words) == 1
+        assert sum(w in ("bf16", "fp8_e4m3") for w in words) == 1
         assert "GPUs=" not in p.label  # derived from tp, not swept
+    assert len({p.label for p in chart.front}) == len(chart.front)  # the labels tell the points apart
     text = render_terminal(chart, width=80)
     assert max(len(line) for line in text.splitlines()) <= 80
 

@@ -91,13 +91,19 @@ def sweep_chart(table: Any, cols: Any) -> ParetoChart:
     # the columns the user swept (derived ones such as GPUs from tp, or an engine's default memory fraction, left out)
     swept = [k for k in table.varying() if k != "page_size"]
     vary = [k for k in swept if k in table.axes] or swept
-    concs = {p.concurrency for p in front}
-    labels = []
-    for p in front:
-        parts = _vary_label(table, p.row, vary)
-        if len(concs) > 1:
-            parts.append(f"c={p.concurrency:,}")
-        labels.append(" ".join(parts) or "the one configuration")
+    parts = [[*_vary_label(table, p.row, vary), f"c={p.concurrency:,}"] for p in front]
+    # a part every frontier point shares is said once (the caption), not on every label
+    same = (
+        [len({ps[j] for ps in parts}) == 1 for j in range(len(vary) + 1)]
+        if len(front) > 1
+        else [False] * len(vary) + [True]
+    )
+    shared = [
+        t
+        for j, t in enumerate(parts[0])
+        if same[j] and not (j == len(vary) and front[0].concurrency == cols.concurrency)
+    ]
+    labels = [" ".join(t for j, t in enumerate(ps) if not same[j]) or "the one configuration" for ps in parts]
     g = table.groups[0]
     r0 = table.row(front[0].row)
     fixed = []
@@ -107,14 +113,14 @@ def sweep_chart(table: Any, cols: Any) -> ParetoChart:
         fixed.append(f"on {short_label(g, 'gpu')}")
     if "input_len" not in vary and "output_len" not in vary:
         fixed.append(f"{fmt_count(r0.get('input_len'))} in + {fmt_count(r0.get('output_len'))} out")
-    if len(concs) == 1:
-        fixed.append(f"concurrency {next(iter(concs)):,}")
-    else:
-        fixed.append(f"concurrency up to {cols.concurrency:,}")
+    fixed.append(f"--concurrency {cols.concurrency:,}")
     caption = (
         f"{len(pts.rows):,} of {len(table):,} points fit; {len(front)} on the frontier: no other point is both "
         f"faster per request and higher per GPU"
     )
+    if shared:
+        caption += ("; all of them: " if len(front) > 1 else "; ") + " ".join(shared)
+    caption += "."
     return ParetoChart(
         x=pts.x,
         y=pts.y,
