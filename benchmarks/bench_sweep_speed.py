@@ -45,10 +45,23 @@ def main() -> None:
 
     import io
 
-    t3 = time.perf_counter()
-    sweep(base, axes).write_csv(io.StringIO())
-    t4 = time.perf_counter()
-    print(f"capacity-only sweep written as CSV: {t4 - t3:.2f} s (the speed columns add {t2 - t1 - (t1 - t0):.2f} s)")
+    from kvplan.planning.sweep.speed import write_csv_with_speed, write_jsonl_with_speed
+
+    # end to end, as `kvplan sweep --format csv|jsonl` writes it: the capacity-only sweep against --speed
+    for name, plain, with_speed in (
+        ("CSV", "write_csv", write_csv_with_speed),
+        ("JSON lines", "write_jsonl", write_jsonl_with_speed),
+    ):
+        t3 = time.perf_counter()
+        getattr(sweep(base, axes), plain)(io.StringIO())
+        t4 = time.perf_counter()
+        t = sweep(base, axes)
+        with_speed(t, io.StringIO(), SpeedColumns(t, concurrency=16, gpu_hour_cost=2.5))
+        t5 = time.perf_counter()
+        print(
+            f"written as {name}: capacity only {t4 - t3:.2f} s; with speed and cost {t5 - t4:.2f} s "
+            f"({(t5 - t4) / (t4 - t3):.2f}x)"
+        )
 
 
 if __name__ == "__main__":

@@ -182,21 +182,19 @@ class SpeedColumns:
             self._memo[key] = hit
         return hit
 
-    def chunk(self, rows: Any, c: Mapping[str, Any], *, concurrency: int | None = None) -> dict[str, Any]:
-        """The speed and cost columns (numpy float arrays, NaN where the row does not fit) of one chunk, at
-        ``concurrency`` (default: the table's; ``per_row``: each row's own), with ``concurrency_asked`` and
-        ``concurrency`` (as run) and ``num_gpus``."""
+    def _groups(self, rows: Any, c: Mapping[str, Any], concurrency: int | None) -> tuple[Any, Any, list]:
+        """(the concurrency asked per row, the rows that get speed, [(their speed dict, the chunk rows it fills)])
+        with one :func:`speed` per distinct (group, input_len, output_len, concurrency as run)."""
         import numpy as np
 
         n = len(rows)
-        out = {k: np.full(n, np.nan) for k in (*SPEED_COLUMNS, *COST_COLUMNS, "concurrency", "num_gpus")}
         asked: Any = self.concurrency if concurrency is None else concurrency
         if self.per_row is not None:
             asked = np.maximum(np.asarray(c[self.per_row]), 1)
-        out["concurrency_asked"] = np.broadcast_to(np.asarray(asked, dtype=float), (n,)).copy()
+        asked_rows = np.broadcast_to(np.asarray(asked, dtype=float), (n,))
         fits = np.flatnonzero(np.asarray(c[self.only]).astype(bool))
         if not len(fits):
-            return out
+            return asked_rows, fits, []
         wc = np.asarray(c["workload_concurrency"])[fits]
         want = asked[fits] if isinstance(asked, np.ndarray) else asked
         conc = np.maximum(1, np.minimum(want, np.where(wc > 0, wc, want)))
@@ -211,20 +209,54 @@ class SpeedColumns:
         ).astype(np.int64)
         uniq, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
         inverse = inverse.reshape(-1)
+        out = []
         for u, (key, j) in enumerate(zip(uniq.tolist(), first.tolist(), strict=True)):
-            p = self._point(int(rows[fits[j]]), *key)
-            sel = fits[inverse == u]
+            out.append((self._point(int(rows[fits[j]]), *key), fits[inverse == u]))
+        return asked_rows, fits, out
+
+    def chunk(self, rows: Any, c: Mapping[str, Any], *, concurrency: int | None = None) -> dict[str, Any]:
+        """The speed and cost columns (numpy float arrays, NaN where the row does not fit) of one chunk, at
+        ``concurrency`` (default: the table's; ``per_row``: each row's own), with ``concurrency_asked`` and
+        ``concurrency`` (as run) and ``num_gpus``."""
+        import numpy as np
+
+        n = len(rows)
+        out = {k: np.full(n, np.nan) for k in (*SPEED_COLUMNS, *COST_COLUMNS, "concurrency", "num_gpus")}
+        asked, _, parts = self._groups(rows, c, concurrency)
+        out["concurrency_asked"] = asked.copy()
+        for p, sel in parts:
             for k, v in p.items():
                 out[k][sel] = v
         return out
 
+    def suffixes(self, rows: Any, c: Mapping[str, Any], *, concurrency: int, as_json: bool) -> list[str]:
+        """The text each row of the chunk gets appended (CSV: ``,v1,...``; JSON: ``, "k": v, ...``) for
+        :data:`EXTRA_COLUMNS`: formatted once per distinct speed (and once for the rows without), then repeated
+        (the writers' cost per row is one string join)."""
+        import numpy as np
+
+        _, _, parts = self._groups(rows, c, concurrency)  # the table's concurrency (the writers: no per_row)
+        empty = _suffix(dict.fromkeys((*SPEED_COLUMNS, *COST_COLUMNS, "concurrency"), math.nan), concurrency, as_json)
+        out = np.full(len(rows), empty, dtype=object)
+        for p, sel in parts:
+            out[sel] = _suffix(p, concurrency, as_json)
+        return out.tolist()
+
+
+def _suffix(p: Mapping[str, float], asked: int, as_json: bool) -> str:
+    """One row's appended text for :data:`EXTRA_COLUMNS` (speed, cost, concurrency asked, as run)."""
+    names = (*SPEED_COLUMNS, *COST_COLUMNS)
+    run = p["concurrency"]
+    if as_json:
+        cells = [f'"{k}": {_json_num(float(p[k]))}' for k in names]
+        cells += [f'"concurrency_asked": {asked}', f'"concurrency": {"null" if run != run else int(run)}']
+        return ", " + ", ".join(cells)
+    cells = [_cell(float(p[k])) for k in names] + [str(asked), "" if run != run else str(int(run))]
+    return "," + ",".join(cells)
+
 
 def _cell(v: float) -> str:
     return "" if v != v else f"{v:.6g}"
-
-
-def _conc_cell(v: float) -> str:
-    return "" if v != v else str(int(v))
 
 
 #: the columns appended to a sweep row, in order
@@ -232,7 +264,23 @@ EXTRA_COLUMNS = (*SPEED_COLUMNS, *COST_COLUMNS, *CONCURRENCY_COLUMNS)
 
 
 def speed_extras(cols: SpeedColumns, rows: Any, c: Mapping[str, Any], concurrencies: list[int]) -> list[dict[str, Any]]:
+    """:meth:`SpeedColumns.chunk` at each concurrency (the table view's rows)."""
     return [cols.chunk(rows, c, concurrency=conc) for conc in concurrencies]
+
+
+def _with_suffixes(
+    lines: list[str], cols: SpeedColumns, rows: Any, c: Mapping[str, Any], concs: list[int], as_json: bool
+) -> list[str]:
+    """Each line once per concurrency (innermost) with its speed text appended (JSON: inside the object)."""
+    sufs = [cols.suffixes(rows, c, concurrency=k, as_json=as_json) for k in concs]
+    if as_json:
+        heads = [line[:-1] for line in lines]
+        if len(concs) == 1:
+            return [h + s + "}" for h, s in zip(heads, sufs[0], strict=True)]
+        return [h + sf[j] + "}" for j, h in enumerate(heads) for sf in sufs]
+    if len(concs) == 1:
+        return [line + s for line, s in zip(lines, sufs[0], strict=True)]
+    return [line + sf[j] for j, line in enumerate(lines) for sf in sufs]
 
 
 def write_csv_with_speed(
@@ -247,24 +295,13 @@ def write_csv_with_speed(
     fh.write(",".join((*CSV_COLUMNS, *EXTRA_COLUMNS)) + "\n")
     affixes = table._csv_affixes()
     n = 0
-    names = (*SPEED_COLUMNS, *COST_COLUMNS)
     concs = concurrencies or [cols.concurrency]
     for rows, c in table.chunks(idx):
-        lines = table._csv_lines(rows, c, affixes)
-        extras = speed_extras(cols, rows, c, concs)
-        out = [
-            line
-            + ","
-            + ",".join(_cell(float(e[k][j])) for k in names)
-            + ","
-            + ",".join(_conc_cell(float(e[k][j])) for k in CONCURRENCY_COLUMNS)
-            for j, line in enumerate(lines)
-            for e in extras
-        ]
+        out = _with_suffixes(table._csv_lines(rows, c, affixes), cols, rows, c, concs, as_json=False)
+        n += len(out)
         if out:
             out.append("")
             fh.write("\n".join(out))
-        n += len(out) - 1 if out else 0
     return n
 
 
@@ -286,26 +323,11 @@ def write_jsonl_with_speed(
     n = 0
     concs = concurrencies or [cols.concurrency]
     for rows, c in table.chunks(idx):
-        lines = table._jsonl_lines(rows, c, (prefixes, tails))
-        extras = speed_extras(cols, rows, c, concs)
-        out = []
-        for j, line in enumerate(lines):
-            head = line[:-1]
-            for e in extras:
-                add = ", ".join(
-                    f'"{k}": '
-                    + (
-                        _json_num(float(e[k][j]))
-                        if k not in CONCURRENCY_COLUMNS
-                        else ("null" if e[k][j] != e[k][j] else str(int(e[k][j])))
-                    )
-                    for k in EXTRA_COLUMNS
-                )
-                out.append(head + ", " + add + "}")
+        out = _with_suffixes(table._jsonl_lines(rows, c, (prefixes, tails)), cols, rows, c, concs, as_json=True)
+        n += len(out)
         if out:
             out.append("")
             fh.write("\n".join(out))
-        n += len(out) - 1 if out else 0
     return n
 
 
