@@ -9,6 +9,7 @@ max_num_seqs, ``fits`` = vLLM starts (one max_model_len request fits); the targe
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from kvplan.errors import InputError
@@ -183,6 +184,35 @@ def static(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None) -> tup
     return vllm_static(_inputs(dep, model, gpu, device)), device
 
 
+def _unified_memory_check(
+    dep: Deployment, gpu: HardwarePreset | None, p: VllmPlan, device: int, assumptions: list[str]
+) -> None:
+    """On a unified-memory GPU (GB10, GH200) vLLM's free memory at start is the host's available memory
+    (``utils/mem_utils.py`` ``device_memory_info``: ``psutil.virtual_memory().available`` when
+    ``is_integrated_gpu``, v0.34.0), and it refuses to start when that is below ``ceil(total x util)``
+    (``v1/worker/utils.py`` ``request_memory``, v0.34.0).  The preset's ``unified_free_bytes`` (what such a device
+    reports free at boot) is that figure; without it nothing is checked.  Example: GB10, 101.30 GiB free at boot,
+    util 0.92 of 121.69 GiB -> 111.95 GiB requested: vLLM refuses; util 0.8 -> 97.35 GiB: starts."""
+    free = getattr(gpu, "unified_free_bytes", None) if gpu is not None else None
+    requested = dict(p.budget_terms).get("requested")
+    if not free or not requested or dep.kv_cache_memory_bytes is not None:
+        return
+    from kvplan.errors import EngineRefusal
+
+    if requested > free:
+        raise EngineRefusal(
+            f"vLLM refuses to start on {gpu.name if gpu is not None else 'this GPU'}: unified memory, "
+            f"{fmt_gib(int(free))} available at start (host memory the GPU shares) is less than the "
+            f"{fmt_gib(int(requested))} gpu_memory_utilization requests",
+            field="--gpu-memory-utilization",
+            hint=f"use --gpu-memory-utilization {math.floor(100 * free / device) / 100:.2f} or less",
+        )
+    assumptions.append(
+        f"unified memory: vLLM's free memory at start is the host's available memory, {fmt_gib(int(free))} at boot "
+        f"on this device, above the {fmt_gib(int(requested))} requested"
+    )
+
+
 def plan(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None) -> FitResult:
     """Plan ``dep`` on vLLM: the device total (:func:`_device`), the
     :class:`~kvplan.engines.vllm.planner.VllmInputs` of the deployment, and the :class:`~kvplan.result.FitResult`
@@ -200,6 +230,7 @@ def plan(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None) -> FitRe
         warnings.append("--mem-fraction-static is an SGLang flag; vLLM uses --gpu-memory-utilization")
     tp, pp, dp = dep.tp or 1, dep.pp or 1, dep.dp or 1
     p = plan_vllm(_inputs(dep, model, gpu, device))
+    _unified_memory_check(dep, gpu, p, device, assumptions)
     assumptions.extend(p.assumptions)
     warnings.extend(p.warnings)
     terms = dict(p.budget_terms)
