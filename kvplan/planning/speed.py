@@ -415,6 +415,12 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
     wait = float(closed_loop_wait(clients=run_c, service_s=t_b, think_s=s + REQUEST_S + decode_time))
     ttft = t_p + s + REQUEST_S + wait
     rps = run_c / (ttft + decode_time)
+    if run_c > 1:
+        assumptions.append(
+            f"queue: {run_c:,} closed-loop clients, {t_b * 1e3:,.1f} ms of prefill each (FIFO, before decode), "
+            f"{s + REQUEST_S + decode_time:,.2f} s elsewhere per cycle: a mean wait of {wait * 1e3:,.1f} ms "
+            "(mean-value analysis; benchmark bursts only with --num-prompts)"
+        )
     n_prompts = ins.num_prompts
     if n_prompts is not None and run_c > 1:
         # a benchmark run of N requests at --max-concurrency C opens the first min(C, N) at once; they are prefilled
