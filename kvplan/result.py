@@ -19,7 +19,6 @@ key or change its meaning; add new keys freely.
 """
 
 import dataclasses
-import enum
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,9 +72,10 @@ class Pool:
         self.note = note
 
 
-class SliceKind(enum.StrEnum):
+class SliceKind:
     """What a :class:`MemorySlice` is, whatever its display name says: the views key the memory bar's colours and
-    letters by this value (JSON ``memory[].kind``), never by the name."""
+    letters by these values, never by the name.  A closed set of string constants, not an ``enum.Enum``: building
+    an Enum class costs about 0.3 ms at every import, on every ``kvplan fit`` (docs/performance.md "Start-up")."""
 
     OVERHEAD = "overhead"  # runtime overhead outside the engine's budget (CUDA context, NCCL ...)
     WEIGHTS = "weights"
@@ -90,24 +90,28 @@ class SliceKind(enum.StrEnum):
     CUDA_GRAPHS = "cuda_graphs"
     WEIGHTS_NON_TORCH = "weights_non_torch"  # vLLM's consumed memory (weights + non-torch) of a measured run
     OTHER = "other"
+    ALL: tuple[str, ...] = ()
+
+
+SliceKind.ALL = tuple(v for k, v in vars(SliceKind).items() if k.isupper() and isinstance(v, str))
 
 
 #: the kind of each slice, by the names the engines' planners give their slices (kvplan/engines/sglang/planner.py
 #: ``_memory_slices``, kvplan/engines/vllm/adapter.py ``_memory``); a name not listed is ``other``.  The one place a
 #: slice's name is read for its meaning: the views ask :attr:`MemorySlice.kind`.
 KIND_OF_NAME: dict[str, str] = {
-    "runtime overhead": SliceKind.OVERHEAD.value,
-    "weights": SliceKind.WEIGHTS.value,
-    "KV pool": SliceKind.KV_POOL.value,
-    "fixed pools": SliceKind.FIXED_POOLS.value,
-    "multimodal reserve": SliceKind.MULTIMODAL.value,
-    "budget left unpooled": SliceKind.UNPOOLED.value,
-    "reserve (1 - mem_fraction_static)": SliceKind.RESERVE.value,
-    "over-commit": SliceKind.OVER_COMMIT.value,
-    "outside gpu_memory_utilization": SliceKind.OUTSIDE_BUDGET.value,
-    "activation peak": SliceKind.ACTIVATION.value,
-    "CUDA graphs": SliceKind.CUDA_GRAPHS.value,
-    "weights + non-torch": SliceKind.WEIGHTS_NON_TORCH.value,
+    "runtime overhead": SliceKind.OVERHEAD,
+    "weights": SliceKind.WEIGHTS,
+    "KV pool": SliceKind.KV_POOL,
+    "fixed pools": SliceKind.FIXED_POOLS,
+    "multimodal reserve": SliceKind.MULTIMODAL,
+    "budget left unpooled": SliceKind.UNPOOLED,
+    "reserve (1 - mem_fraction_static)": SliceKind.RESERVE,
+    "over-commit": SliceKind.OVER_COMMIT,
+    "outside gpu_memory_utilization": SliceKind.OUTSIDE_BUDGET,
+    "activation peak": SliceKind.ACTIVATION,
+    "CUDA graphs": SliceKind.CUDA_GRAPHS,
+    "weights + non-torch": SliceKind.WEIGHTS_NON_TORCH,
 }
 
 
@@ -128,7 +132,7 @@ class MemorySlice:
     @property
     def kind(self) -> str:
         """What the slice is: a :class:`SliceKind` value (not a JSON key: from the name, :data:`KIND_OF_NAME`)."""
-        return KIND_OF_NAME.get(self.name, SliceKind.OTHER.value)
+        return KIND_OF_NAME.get(self.name, SliceKind.OTHER)
 
 
 @dataclass(init=False, eq=False, repr=False)
@@ -234,6 +238,8 @@ class FitResult:
     advice: list[str] = field(default_factory=list)  # what would make an impossible deployment possible
     ignored_flags: list[str] = field(default_factory=list)  # kvplan flags given that this engine does not read
     resolved_from: str | None = None  # the preset whose geometry planned --model, when it is not the id given
+    memory_knob: str = ""  # the engine's memory knob: mem_fraction_static (SGLang) | gpu_memory_utilization (vLLM)
+    memory_knob_source: str = ""  # given | default deployment | engine default
 
     def __init__(
         self,
@@ -298,6 +304,8 @@ class FitResult:
         advice: list[str] | None = None,
         ignored_flags: list[str] | None = None,
         resolved_from: str | None = None,
+        memory_knob: str = "",
+        memory_knob_source: str = "",
     ) -> None:
         self.engine = engine
         self.engine_version = engine_version
@@ -360,6 +368,8 @@ class FitResult:
         self.advice = [] if advice is None else advice
         self.ignored_flags = [] if ignored_flags is None else ignored_flags
         self.resolved_from = resolved_from
+        self.memory_knob = memory_knob
+        self.memory_knob_source = memory_knob_source
 
     def __setattr__(self, name: str, value: Any) -> None:
         if self.__dict__.get("_frozen"):

@@ -293,3 +293,21 @@ def test_a_result_is_frozen_after_planning():
         r.verdict = "fits"
     copy = replace(r, verdict="changed")  # a changed copy is a new result, not frozen
     assert not copy.frozen and copy.verdict == "changed" and r.verdict != "changed"
+
+
+def test_the_bar_is_keyed_by_slice_kinds():
+    from kvplan.result import KIND_OF_NAME, MemorySlice, SliceKind
+
+    assert set(render._BAR_STYLES) == set(SliceKind.ALL) - {SliceKind.OTHER}
+    assert set(KIND_OF_NAME.values()) <= set(SliceKind.ALL)
+    deps = [
+        Deployment(),
+        Deployment(engine="vllm"),
+        Deployment(model="openai/gpt-oss-120b", gpu="h100-sxm"),
+        Deployment(model="meta-llama/Llama-3.1-405B-Instruct", gpu="l4", tp=2),
+        Deployment(model="Qwen/Qwen3-8B", gpu="h100-sxm", free_memory=78 * 2**30, weight_memory=16 * 2**30),
+    ]
+    for d in deps:  # every slice the engines build has a kind of its own (none falls back to "other")
+        assert all(m.kind != SliceKind.OTHER for m in fit(d).memory), d
+    # a renamed slice keeps no style: the name is read once, in kvplan.result, not by the view
+    assert render._style(MemorySlice(name="weights (renamed)", bytes=1)) == render._OTHER

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 from kvplan.deployment import DEFAULT_GPU, DEFAULT_MODEL, Deployment, validate
 
+GIVEN, ENGINE_DEFAULT = "given", "engine default"  # the words of kvplan.planning.verdict's cap_source
+
 if TYPE_CHECKING:
     from kvplan.hfconfig.spec import ModelSpec
     from kvplan.inputs.presets import HardwarePreset
@@ -81,6 +83,21 @@ def ignored_text(engine: str, ignored: Sequence[tuple[str, bool]]) -> list[str]:
 
 #: the tensor-parallel sizes the weights-alone advice tries (solve's default ``max_gpus`` is the largest)
 ADVICE_TP = (2, 4, 8, 16, 32, 64)
+
+
+def knob_source(given: Deployment, effective: Deployment) -> tuple[str, str]:
+    """(the engine's memory knob, where its value came from): ``given`` (by the user, a launch command, a log),
+    ``default deployment`` (kvplan's default deployment, no --model given) or ``engine default`` (the engine's own
+    default or heuristic, which the assumptions explain).  Example: ``Deployment(model="Qwen/Qwen3-32B",
+    engine="vllm")`` -> ``("gpu_memory_utilization", "engine default")``."""
+    from kvplan.engines.registry import engine
+
+    knob = engine(effective.engine).memory_fraction_field
+    if getattr(given, knob, None) is not None:
+        return knob, GIVEN
+    if getattr(effective, knob, None) is not None:
+        return knob, "default deployment"
+    return knob, ENGINE_DEFAULT
 
 
 def resolved_from(requested: str, model: ModelSpec) -> str | None:
@@ -190,6 +207,7 @@ def fit(
     The result is complete when this returns: the planner and the verdict are its only writers, and nothing
     mutates it afterwards (a caller with more to say passes it here)."""
     ignored = _ignored(dep)
+    given = dep
     dep = dep.with_defaults()
     validate(dep)
     from kvplan.inputs.resolve import resolve_model
@@ -211,6 +229,7 @@ def fit(
             raise
         res, refused = _refused(dep, model, gpu, exc), str(exc)
     res.ignored_flags = [f for f, _ in ignored]
+    res.memory_knob, res.memory_knob_source = knob_source(given, dep)
     res.resolved_from = resolved_from(dep.model or DEFAULT_MODEL, model)
     if gpu_note:
         res.assumptions.insert(0, gpu_note)

@@ -23,6 +23,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from kvplan.result import SliceKind as K
 from kvplan.units import GiB
 from kvplan.views.serialize import fit_text, to_csv, to_json  # noqa: F401  (re-exported: tests and callers of render)
 
@@ -43,18 +44,18 @@ def _g(n: int | float) -> str:
 
 #: the memory bar's colour and letter of each slice kind (:class:`kvplan.result.SliceKind` values)
 _BAR_STYLES = {
-    "overhead": ("grey50", "o"),
-    "weights": ("blue", "W"),
-    "kv_pool": ("green", "K"),
-    "fixed_pools": ("cyan", "F"),
-    "multimodal": ("magenta", "m"),
-    "unpooled": ("grey70", "."),
-    "reserve": ("yellow", "r"),
-    "over_commit": ("red", "!"),
-    "outside_budget": ("grey50", "-"),
-    "activation": ("yellow", "a"),
-    "cuda_graphs": ("yellow", "g"),
-    "weights_non_torch": ("blue", "W"),
+    K.OVERHEAD: ("grey50", "o"),
+    K.WEIGHTS: ("blue", "W"),
+    K.KV_POOL: ("green", "K"),
+    K.FIXED_POOLS: ("cyan", "F"),
+    K.MULTIMODAL: ("magenta", "m"),
+    K.UNPOOLED: ("grey70", "."),
+    K.RESERVE: ("yellow", "r"),
+    K.OVER_COMMIT: ("red", "!"),
+    K.OUTSIDE_BUDGET: ("grey50", "-"),
+    K.ACTIVATION: ("yellow", "a"),
+    K.CUDA_GRAPHS: ("yellow", "g"),
+    K.WEIGHTS_NON_TORCH: ("blue", "W"),
 }
 _OTHER = ("white", "#")
 
