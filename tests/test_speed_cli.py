@@ -178,3 +178,19 @@ def test_num_prompts_adds_the_first_wave_wait():
     assert one["ttft_s"] == json.loads(_run([*base, "--format", "json"]).stdout)["ttft_s"]  # C = 1: nobody waits
     r = _run([*base, "--num-prompts", "0"])
     assert r.exit_code == 2 and "--num-prompts" in r.stderr
+
+
+def test_speed_modules_stay_lazy(tmp_path):
+    """`kvplan fit --format json` loads none of the speed model (kvplan.perf, planning.speed, views.speed: they load
+    only for `kvplan speed` / `fit --speed`), and `kvplan speed --format json` loads no table view, rich or numpy."""
+    from tests.cli_run import console_modules
+
+    env = {"KVPLAN_CACHE_DIR": str(tmp_path)}
+    console_modules(["fit", "--format", "json"], listing=tmp_path / "warm.txt", env=env)
+    _, fit_mods = console_modules(["fit", "--format", "json"], listing=tmp_path / "fit.txt", env=env)
+    speedy = {m for m in fit_mods if m.startswith(("kvplan.perf", "kvplan.planning.speed", "kvplan.views.speed"))}
+    assert not speedy, sorted(speedy)
+    _, speed_mods = console_modules(["speed", "--format", "json"], listing=tmp_path / "speed.txt", env=env)
+    assert {"kvplan.perf.schedule", "kvplan.perf.queue", "kvplan.planning.speed"} <= speed_mods
+    assert "kvplan.views.render" not in speed_mods
+    assert not {m.split(".")[0] for m in speed_mods} & {"rich", "numpy"}
