@@ -804,6 +804,15 @@ def _cold_term_notes(inp: VllmInputs, pr: _Prepared, sched: _Scheduler) -> tuple
                 f"{S:,}); levers --max-num-seqs, --enforce-eager",
             )
         )
-    if inp.non_torch_bytes is None:
-        out.append(("non_torch", "cold: cuBLAS workspaces + NCCL / custom all-reduce buffers (TP, link)"))
+    N = dict(b.terms).get("non_torch")
+    if inp.non_torch_bytes is None and N is not None:
+        comm = N - 128 * MiB  # budget.vllm_default_non_torch_bytes: 128 MiB of workspaces + the communicators
+        link = _interconnect(inp) or "nvlink"
+        out.append(
+            (
+                "non_torch",
+                "cold: cuBLAS / attention workspaces 128 MiB"
+                + (f" + NCCL / custom all-reduce {comm / MiB:,.0f} MiB (TP{inp.tp_size}, {link})" if comm else ""),
+            )
+        )
     return tuple(out)
