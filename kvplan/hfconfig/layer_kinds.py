@@ -62,6 +62,10 @@ def _kinds_from_layer_types(cfg: Mapping[str, Any], lt: list[Any], n: int) -> li
 
 def _sliding_kinds(cfg: Mapping[str, Any], n: int) -> list[str]:
     """Sliding-window models without ``layer_types``: by pattern, then by model type."""
+    letters = cfg.get("sliding_window_pattern")
+    if isinstance(letters, str) and letters and set(letters) <= {"L", "G"}:
+        # Exaone-4: "LLLG" repeated over the layers (L local = sliding window, G global = full attention)
+        return ["full" if letters[i % len(letters)] == "G" else "swa" for i in range(n)]
     p = int_if_set(cfg, "sliding_window_pattern", minimum=1)
     mt = model_type(cfg)
     if p:
