@@ -80,7 +80,7 @@ def test_fifos_and_devices_are_refused_without_hanging(tmp_path, args):
     "spec",
     [
         '{"method": "mtp", "num_speculative_tokens": ' + "9" * 5000 + "}",
-        "[" * 100_000 + "]" * 100_000,
+        "[" * 4_000 + "]" * 4_000,  # under the launch word cap (8,192 characters), over the JSON depth cap
         '{"method": "mtp", "num_speculative_tokens": 1e400}',
     ],
 )
@@ -89,6 +89,13 @@ def test_bad_speculative_config_in_a_launch_command(tmp_path, spec):
     f.write_text("vllm serve Qwen/Qwen3-8B --speculative-config '" + spec + "'\n")
     line = _one_line_exit_2(runner.invoke(app, ["fit", "-g", "h100-sxm", "--from-launch", str(f)]))
     assert "--speculative-config" in line
+
+
+def test_an_over_long_word_in_a_launch_command_is_refused_before_it_is_split(tmp_path):
+    f = tmp_path / "launch.txt"
+    f.write_text("vllm serve Qwen/Qwen3-8B --speculative-config '" + "[" * 100_000 + "]" * 100_000 + "'\n")
+    line = _one_line_exit_2(runner.invoke(app, ["fit", "-g", "h100-sxm", "--from-launch", str(f)]))
+    assert "a word of 200,002 characters (at most 8,192)" in line
 
 
 def test_huge_integer_in_a_sweep_range():

@@ -7,7 +7,6 @@ import json
 
 import pytest
 
-from kvplan.errors import InputError
 from kvplan.inputs.launch import image_release, parse_launch_command, pip_release
 
 SG = "python3 -m sglang.launch_server --model-path Qwen/Qwen3-32B"
@@ -66,9 +65,32 @@ def test_cuda_graph_max_bs_by_release() -> None:
     p = parse_launch_command(f"{SG} --cuda-graph-max-bs 128", engine_version="0.5.4")
     assert not p.refusals and not p.unknown
     assert any(n.startswith("--cuda-graph-max-bs is not modelled") for n in p.notes)
-    with pytest.raises(InputError) as e:  # 0.5.23 splits it into -decode / -prefill: its parser refuses the prefix
-        parse_launch_command(f"{SG} --cuda-graph-max-bs 128")
-    assert "ambiguous in SGLang 0.5.23" in str(e.value) and "--cuda-graph-max-bs-decode" in str(e.value)
+    # 0.5.23 splits it into -decode / -prefill: its parser refuses the prefix, so the engine does not start (a
+    # refusal, the verdict's first reason), and the value 128 is skipped with the flag
+    p = parse_launch_command(f"{SG} --cuda-graph-max-bs 128")
+    assert len(p.refusals) == 1 and p.refusals[0].startswith("ambiguous option: --cuda-graph-max-bs could match ")
+    assert "--cuda-graph-max-bs-decode" in p.refusals[0] and "--cuda-graph-max-bs-prefill" in p.refusals[0]
+    assert not p.unknown  # not "unexpected argument '128'"
+
+
+def test_an_ambiguous_flag_is_a_verdict_not_an_input_error() -> None:
+    """issue 24 item 2: what the engine's parser refuses is a verdict (fits false, exit 0; --check exit 3)."""
+    from typer.testing import CliRunner
+
+    from kvplan.cli.app import app
+
+    runner = CliRunner()
+    cmd = [*SG.split(), "--cuda-graph-max-bs", "128"]
+    r = runner.invoke(app, ["fit", "-g", "h100-sxm", "--format", "json", "--", *cmd])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["fits"] is False
+    assert out["reasons"][0].startswith("the engine refuses to start: ambiguous option: --cuda-graph-max-bs")
+    r = runner.invoke(app, ["fit", "-g", "h100-sxm", "--check", "--", *cmd])
+    assert r.exit_code == 3, r.output
+    # under 0.5.4, where the command was written, it is an ordinary flag: planned, no refusal
+    r = runner.invoke(app, ["fit", "-g", "h100-sxm", "--engine-version", "0.5.4", "--format", "json", "--", *cmd])
+    assert r.exit_code == 0 and not any("refuses to start" in x for x in json.loads(r.stdout)["reasons"])
 
 
 def test_misspelt_flags_are_refusals() -> None:

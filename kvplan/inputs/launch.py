@@ -75,16 +75,24 @@ from kvplan.inputs.launch_words import (  # noqa: F401  (re-exported: the words 
     _PIP_PIN,
     _PYTHON,
     _REDIRECT,
+    _RELEASE_NUMBER,
     _SECRET,
     _SEPARATOR_CHARS,
     MAX_LAUNCH_BYTES,
+    MAX_LAUNCH_FLAGS,
+    MAX_LAUNCH_WORDS,
+    MAX_LISTED,
+    MAX_WORD_CHARS,
     _docker_entry,
     _Entry,
     _env_assignment,
     _find_entry,
+    _listed_refusals,
     _segments,
     _strip_comments,
+    check_flag_count,
     image_release,
+    listed,
     pip_release,
     read_launch_text,
 )
@@ -121,16 +129,14 @@ class LaunchParse:
         return f"launch command read with {name} {self.release}'s flags ({self.release_source})"
 
     def warnings(self) -> list[str]:
-        """One line per remark, for the CLI to print."""
+        """One line per remark, for the CLI to print; a list of flags names the first :data:`MAX_LISTED` and
+        counts the rest (``..., and 9,990 more``)."""
         out = list(self.notes)
         if self.unknown:
-            out.append(
-                f"{self.engine} launch command: flags kvplan does not know (not used): " + ", ".join(self.unknown)
-            )
+            out.append(f"{self.engine} launch command: flags kvplan does not know (not used): " + listed(self.unknown))
         if self.ignored:
             out.append(
-                f"{self.engine} launch command: flags that do not change KV sizing (ignored): "
-                + ", ".join(self.ignored)
+                f"{self.engine} launch command: flags that do not change KV sizing (ignored): " + listed(self.ignored)
             )
         return out
 
@@ -302,14 +308,16 @@ class _Scan:
     table: Any = None  # kvplan.inputs.flagtables.FlagTable of the release read
     refusals: list[str] = field(default_factory=list)
     deprecations: list[str] = field(default_factory=list)
+    ambiguous: list[str] = field(default_factory=list)  # prefixes of several flags, as written
 
 
 _ENGINE_NAMES = {"sglang": "SGLang", "vllm": "vLLM"}
 
 
-def _suggest(table: Any, name: str) -> str:
-    """``--mem-fraction-statc (did you mean --mem-fraction-static?)`` (the release's table's closest flag)."""
-    close = table.suggest(name)
+def _suggest(table: Any, name: str, close: str | None = None) -> str:
+    """``--mem-fraction-statc (did you mean --mem-fraction-static?)`` (the release's table's closest flag; ``close``:
+    the one the table's resolution already found, so it is not searched twice)."""
+    close = close or table.suggest(name)
     return f"{name} (did you mean {close}?)" if close else name
 
 
@@ -443,15 +451,12 @@ def _scan(engine: str, args: list[str], table: Any) -> _Scan:
         r = table.resolve(name)
         flag = r.option if r.status in ("match", "deprecated") else None
         if flag is None:
-            cands = r.candidates
-            if len(cands) > 1:
-                raise _bad(
-                    name,
-                    f"is ambiguous in {_ENGINE_NAMES[engine]} {table.release} (it abbreviates "
-                    f"{', '.join(cands[:4])}{' ...' if len(cands) > 4 else ''})",
-                    "write the full flag name",
-                )
-            sc.unknown.append(_suggest(table, name))
+            if len(r.candidates) > 1:
+                # argparse (allow_abbrev) refuses a prefix of several options: the engine does not start, a verdict
+                # ("ambiguous option: --cuda-graph-max-bs could match --cuda-graph-max-bs-decode, ..."), not exit 2
+                sc.ambiguous.append(name)
+            else:
+                sc.unknown.append(_suggest(table, name, r.suggestion) if r.suggestion else name)
             sc.refusals.append(r.message())
             # an unknown flag's value, when written as a separate word, is skipped with it
             if not eq and i < n and not args[i].startswith("-"):
@@ -878,7 +883,7 @@ def _release(
     ``--engine-version`` first; else the image tag; else a ``pip install ENGINE==X`` pin; else the newest table.
     Example: ``docker run ... lmsysorg/sglang:v0.4.6.post1-cu124 python3 -m sglang.launch_server ...`` ->
     SGLang 0.4.6.post1's table, "image tag lmsysorg/sglang:v0.4.6.post1-cu124", "0.4.6.post1"."""
-    from kvplan.inputs.flagtables import release_key, table_for
+    from kvplan.inputs.flagtables import table_for
 
     name = _ENGINE_NAMES[entry.engine]
     from_command = None
@@ -890,7 +895,7 @@ def _release(
         wanted, source, from_command = pin, f"pip install {entry.engine}=={pin} in the command", pin
     else:
         return table_for(entry.engine), "newest", None, []
-    if release_key(wanted) is None:  # a main-branch build name and the like: the engine rules resolve it
+    if not _RELEASE_NUMBER.match(wanted.strip()):  # a main-branch build name and the like: the engine rules resolve it
         table = table_for(entry.engine)
         note = f"{name} launch flags read as {name} {table.release}'s ({source} {wanted} is no release number)"
         return table, source, from_command, [note]
@@ -957,6 +962,7 @@ def parse_launch_command(argv_or_text: Sequence[str] | str, *, engine_version: s
             f"found {len(entries)} engine launch commands", field=_FIELD, hint="pass the command of one server"
         )
     entry = entries[0]
+    check_flag_count(entry.args)
     table, source, from_command, release_notes = _release(entry, segs, engine_version)
     sc = _scan(entry.engine, entry.args, table)
     if entry.engine == "sglang":
@@ -983,5 +989,5 @@ def parse_launch_command(argv_or_text: Sequence[str] | str, *, engine_version: s
         argv=tuple(entry.args),
         release=table.release,
         release_source=source,
-        refusals=tuple(dict.fromkeys(sc.refusals)),
+        refusals=_listed_refusals(sc.refusals),
     )

@@ -73,6 +73,82 @@ def _strip_comments(text: str) -> str:
 
 _SEPARATOR_CHARS = set(";&|\n()")
 
+#: the most shell words one launch command may have (a real one has a few hundred at most); more is exit 2
+MAX_LAUNCH_WORDS = 4_096
+#: the longest shell word (a JSON value of --speculative-config / --hf-overrides is well under 1 KiB): ``shlex``
+#: builds each word a character at a time in quadratic time, so a longer word is refused before it is split
+MAX_WORD_CHARS = 8_192
+
+# one piece of shell text: a run of plain characters, an escape, a closed quoted string, blanks, separators, or a
+# quote that is never closed (matched last: the closed forms are tried first)
+_PIECE = re.compile(r"""[^ \t\r\n;&|()'"\\]+|\\.?|'[^']*'|"(?:[^"\\]|\\.)*"|[ \t\r]+|[\n;&|()]+|['"]""", re.S)
+
+
+def _too_many_words(n: int) -> InputError:
+    return InputError(
+        f"the launch command has more than {MAX_LAUNCH_WORDS:,} words" + (f" ({n:,})" if n else ""),
+        field=_FIELD,
+        hint="pass one server's launch command",
+    )
+
+
+def _too_long_word(n: int) -> InputError:
+    return InputError(
+        f"the launch command has a word of {n:,} characters (at most {MAX_WORD_CHARS:,})",
+        field=_FIELD,
+        hint="pass long JSON values as files, as the engines allow",
+    )
+
+
+def check_words(text: str) -> None:
+    """Refuse shell text whose words ``shlex`` would split slowly, in one linear regex pass: more than
+    :data:`MAX_LAUNCH_WORDS` words, a word over :data:`MAX_WORD_CHARS` characters (quotes included), or a quote
+    that is never closed (shlex reads such a word to the end of the text before it refuses it).  Example: 100,000
+    unknown flags or a 400,000-character word take one pass here instead of ~10 s in shlex."""
+    words, cur = 0, 0
+    for m in _PIECE.finditer(text):
+        piece = m.group()
+        c = piece[0]
+        if c in " \t\r\n;&|()":
+            if cur:
+                words, cur = words + 1, 0
+                if words > MAX_LAUNCH_WORDS:
+                    raise _too_many_words(0)
+            continue
+        if piece in ("'", '"'):
+            raise InputError(
+                "cannot split the launch command: no closing quotation",
+                field=_FIELD,
+                hint="check the quotes around JSON values",
+            )
+        cur += len(piece)
+        if cur > MAX_WORD_CHARS:
+            raise _too_long_word(_word_length(text, m.start() - cur + len(piece)))
+    if cur:
+        words += 1
+    if words > MAX_LAUNCH_WORDS:
+        raise _too_many_words(0)
+
+
+def _word_length(text: str, start: int) -> int:
+    """The length of the over-long word starting at ``start`` (for the message; one more pass over it)."""
+    cur = 0
+    for m in _PIECE.finditer(text, start):
+        piece = m.group()
+        if piece[0] in " \t\r\n;&|()" or piece in ("'", '"'):
+            break
+        cur += len(piece)
+    return cur
+
+
+def check_argv(words: Sequence[str]) -> None:
+    """The same caps for a command given as words (``kvplan fit -- vllm serve ...``)."""
+    if len(words) > MAX_LAUNCH_WORDS:
+        raise _too_many_words(len(words))
+    longest = max((len(w) for w in words), default=0)
+    if longest > MAX_WORD_CHARS:
+        raise _too_long_word(longest)
+
 
 def _segments(argv_or_text: Sequence[str] | str) -> list[list[str]]:
     """Split the input into simple commands (lists of words)."""
@@ -83,10 +159,13 @@ def _segments(argv_or_text: Sequence[str] | str) -> list[list[str]]:
         if len(words) == 1 and any(c in words[0] for c in " \t\n"):
             text = words[0]  # the whole command was quoted into one argument
         else:
+            check_argv(words)
             return [words] if words else []
     text = re.sub(r"\\[ \t]*\r?\n", " ", text)  # backslash-newline continues the line
-    text = _strip_comments(text)
+    if "#" in text:  # a character loop: only when there can be a comment
+        text = _strip_comments(text)
     text = "\n".join(_REDIRECT.sub(" ", line) for line in text.split("\n"))
+    check_words(text)
     lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|\n()")
     lexer.whitespace = " \t\r"
     lexer.commenters = ""
@@ -306,3 +385,47 @@ def pip_release(segments: Sequence[Sequence[str]], engine: str) -> str | None:
                     if m and m.group(1) == engine:
                         found = m.group(2)
     return found
+
+
+# ------------------------------------------------------------------------------------------------
+# Caps on flags and on the lines that list them
+# ------------------------------------------------------------------------------------------------
+
+#: the most flags one launch command may have (a real one has well under a hundred): each is looked up in the
+#: release's table, an unknown one with a did-you-mean search (~2.5 ms); more is exit 2
+MAX_LAUNCH_FLAGS = 512
+#: flags named in one warning line or as refusals; the rest are counted
+MAX_LISTED = 10
+
+
+def listed(items: Sequence[str], limit: int = MAX_LISTED) -> str:
+    """``a, b, c`` for at most ``limit`` items, then ``, and N more``.  Example: ``listed(["--a", "--b", "--c"],
+    2) == "--a, --b, and 1 more"``."""
+    head = ", ".join(items[:limit])
+    return head if len(items) <= limit else f"{head}, and {len(items) - limit:,} more"
+
+
+def _listed_refusals(refusals: Sequence[str]) -> tuple[str, ...]:
+    """The parser's refusals, the first :data:`MAX_LISTED` and one line counting the others."""
+    out = tuple(dict.fromkeys(refusals))
+    if len(out) <= MAX_LISTED:
+        return out
+    return (*out[:MAX_LISTED], f"and {len(out) - MAX_LISTED:,} more arguments it refuses")
+
+
+def check_flag_count(args: Sequence[str]) -> None:
+    """Refuse more than :data:`MAX_LAUNCH_FLAGS` words that start with ``-`` (negative numbers excepted) before
+    any is looked up in a flag table."""
+    flags = sum(1 for w in args if w.startswith("-") and not _NEGATIVE.fullmatch(w))
+    if flags > MAX_LAUNCH_FLAGS:
+        raise InputError(
+            f"the launch command has {flags:,} flags (at most {MAX_LAUNCH_FLAGS:,})",
+            field=_FIELD,
+            hint="pass one server's launch command",
+        )
+
+
+_NEGATIVE = re.compile(r"-\d+(\.\d+)?")  # launch._looks_negative: a value, not a flag
+
+#: a release number as the engines publish them (0.4.6.post1, v0.10.1, 0.5.0rc2, 0.10.1.1, 0.5.0.dev3+cu124)
+_RELEASE_NUMBER = re.compile(r"^v?(\d+(?:\.\d+){0,3})(?:(rc|a|b)(\d+))?(?:\.post(\d+))?(?:\.dev\d+)?(?:\+[\w.]+)?$")
