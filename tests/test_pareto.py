@@ -222,6 +222,24 @@ def test_sweep_chart_labels_name_the_swept_columns():
     assert max(len(line) for line in text.splitlines()) <= 80
 
 
+def test_sweep_frontier_over_a_concurrency_list():
+    from kvplan.planning.pareto import sweep_pareto
+    from kvplan.planning.speed import SpeedInputs, speed
+
+    t, cols = _sweep()
+    pts, front = sweep_pareto(t, cols, [1, 8, 32])
+    n_fit = sum(1 for i in range(len(t)) if t.row(i)["fits"])
+    assert len(pts.rows) == 3 * n_fit and pts.n_rows == 3 * len(t)
+    # the fastest point per request and the highest per GPU are on the frontier whatever else is
+    fastest = max(range(len(pts.x)), key=lambda k: (pts.x[k], pts.y[k]))
+    densest = max(range(len(pts.y)), key=lambda k: (pts.y[k], pts.x[k]))
+    assert (pts.x[fastest], pts.y[fastest]) == (front[-1].x, front[-1].y)
+    assert (pts.x[densest], pts.y[densest]) == (front[0].x, front[0].y)
+    for p in front:
+        r = speed(t.deployment(p.row), SpeedInputs(concurrency=p.asked))
+        assert p.x == pytest.approx(r.decode_tokens_per_s_per_request) and p.concurrency == r.concurrency
+
+
 def test_sweep_chart_nothing_fits():
     from kvplan.deployment import Deployment
     from kvplan.planning.sweep import sweep

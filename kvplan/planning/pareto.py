@@ -10,7 +10,8 @@ that rate or faster.  Both axes are "more is better":
 
 :func:`pareto_front` is the pure computation; :func:`sweep_points` collects the two columns of a sweep's rows
 that fit (:class:`kvplan.planning.sweep.speed.SpeedColumns`, one :func:`kvplan.planning.speed.speed` per
-distinct group and workload), and :func:`sweep_pareto` the frontier rows with the concurrency each one runs at.
+distinct group, workload and concurrency) at each ``--concurrency`` value, and :func:`sweep_pareto` the frontier
+points with the concurrency each one runs at.
 Rendering is :mod:`kvplan.views.pareto`.
 """
 
@@ -56,56 +57,58 @@ def pareto_front(points: Iterable[Sequence[float]]) -> list[int]:
 
 @dataclass(frozen=True)
 class SweepPoints:
-    """The fitting rows of a speed sweep: ``rows[k]`` (sweep row index) at ``x[k]``, ``y[k]`` (lists)."""
+    """The points of a speed sweep: sweep row ``rows[k]`` at concurrency ``asked[k]`` (running ``run[k]``) is at
+    ``x[k]``, ``y[k]`` (lists; rows that do not fit are not points)."""
 
     rows: list[int]
+    asked: list[int]
+    run: list[int]
     x: list[float]
     y: list[float]
-    n_rows: int  # rows in the sweep (fitting or not)
+    n_rows: int  # rows x concurrency values in the sweep (fitting or not)
 
 
-def sweep_points(table: Any, cols: Any) -> SweepPoints:
-    """(row, decode rate per request, total tok/s per GPU) of every row of ``table`` that fits and has a speed;
-    ``cols`` a :class:`~kvplan.planning.sweep.speed.SpeedColumns` of that table.  One pass, chunk by chunk."""
+def sweep_points(table: Any, cols: Any, concurrencies: Sequence[int] | None = None) -> SweepPoints:
+    """Every (row, concurrency) of ``table`` that fits, with its decode rate per request and total tok/s per GPU;
+    ``cols`` a :class:`~kvplan.planning.sweep.speed.SpeedColumns` of that table, ``concurrencies`` the
+    ``--concurrency`` values (default: ``cols``' one).  One pass, chunk by chunk; the concurrency that runs is
+    the columns' (the asked one capped by what the row fits)."""
+    concs = list(concurrencies or [cols.concurrency])
     rows: list[int] = []
+    asked: list[int] = []
+    run: list[int] = []
     xs: list[float] = []
     ys: list[float] = []
     for r, c in table.chunks():
-        extra = cols.chunk(r, c)
-        x, y = extra[X_COLUMN], extra[Y_COLUMN]
-        for j, i in enumerate(r.tolist()):
-            xv, yv = float(x[j]), float(y[j])
-            if math.isfinite(xv) and math.isfinite(yv):
-                rows.append(int(i))
-                xs.append(xv)
-                ys.append(yv)
-    return SweepPoints(rows=rows, x=xs, y=ys, n_rows=len(table))
+        ids = r.tolist()
+        for k in concs:
+            extra = cols.chunk(r, c, concurrency=k)
+            x, y, ran = extra[X_COLUMN].tolist(), extra[Y_COLUMN].tolist(), extra["concurrency"].tolist()
+            for j, i in enumerate(ids):
+                if math.isfinite(x[j]) and math.isfinite(y[j]):
+                    rows.append(int(i))
+                    asked.append(int(k))
+                    run.append(int(ran[j]))
+                    xs.append(float(x[j]))
+                    ys.append(float(y[j]))
+    return SweepPoints(rows=rows, asked=asked, run=run, x=xs, y=ys, n_rows=len(table) * len(concs))
 
 
 @dataclass(frozen=True)
 class FrontPoint:
-    """One frontier point: the sweep row, its two coordinates and the concurrency it runs at."""
+    """One frontier point: the sweep row, its two coordinates, the concurrency asked and the one that runs."""
 
     row: int
     x: float
     y: float
     concurrency: int
+    asked: int
 
 
-def sweep_pareto(table: Any, cols: Any, points: SweepPoints | None = None) -> tuple[SweepPoints, list[FrontPoint]]:
-    """The sweep's points and its frontier (ascending decode rate).  The concurrency of a frontier point is the
-    one :func:`kvplan.planning.speed.speed` runs (the asked ``--concurrency`` capped by what the row fits, as
-    :meth:`SpeedColumns.chunk` asks it), read back from speed() for the frontier rows only."""
-    from kvplan.planning.speed import SpeedInputs, speed
-
-    pts = points or sweep_points(table, cols)
+def sweep_pareto(
+    table: Any, cols: Any, concurrencies: Sequence[int] | None = None
+) -> tuple[SweepPoints, list[FrontPoint]]:
+    """The sweep's points (:func:`sweep_points`) and its frontier (:func:`pareto_front`, ascending decode rate)."""
+    pts = sweep_points(table, cols, concurrencies)
     front = pareto_front(zip(pts.x, pts.y, strict=True))
-    out = []
-    for k in front:
-        row = pts.rows[k]
-        c = table.row(row)
-        wc = int(c.get("workload_concurrency") or 0)
-        asked = max(1, min(cols.concurrency, wc if wc > 0 else cols.concurrency))
-        r = speed(table.deployment(row), SpeedInputs(concurrency=asked))
-        out.append(FrontPoint(row=row, x=pts.x[k], y=pts.y[k], concurrency=int(r.concurrency)))
-    return pts, out
+    return pts, [FrontPoint(pts.rows[k], pts.x[k], pts.y[k], pts.run[k], pts.asked[k]) for k in front]

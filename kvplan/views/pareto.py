@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,16 +76,17 @@ def _vary_label(table: Any, row: int, vary: list[str]) -> list[str]:
     return parts
 
 
-def sweep_chart(table: Any, cols: Any) -> ParetoChart:
-    """The chart of a sweep with speed columns (``cols``: :class:`kvplan.planning.sweep.speed.SpeedColumns`).
-    InputError (``--chart``) when no row fits."""
+def sweep_chart(table: Any, cols: Any, concurrencies: Sequence[int] | None = None) -> ParetoChart:
+    """The chart of a sweep with speed columns (``cols``: :class:`kvplan.planning.sweep.speed.SpeedColumns`) at
+    each of ``concurrencies`` (default: ``cols``' one).  InputError (``--chart``) when no point fits."""
     from kvplan.planning.pareto import sweep_pareto
     from kvplan.views.sweep import fmt_count, short_label
 
-    pts, front = sweep_pareto(table, cols)
+    concs = list(concurrencies or [cols.concurrency])
+    pts, front = sweep_pareto(table, cols, concs)
     if not front:
         raise InputError(
-            f"none of the {len(table):,} points fits: nothing to chart",
+            f"no point of the sweep fits ({pts.n_rows:,} evaluated): nothing to chart",
             field="--chart",
             hint="sweep more GPUs, a larger --tp or a shorter --context-length",
         )
@@ -99,9 +101,7 @@ def sweep_chart(table: Any, cols: Any) -> ParetoChart:
         else [False] * len(vary) + [True]
     )
     shared = [
-        t
-        for j, t in enumerate(parts[0])
-        if same[j] and not (j == len(vary) and front[0].concurrency == cols.concurrency)
+        t for j, t in enumerate(parts[0]) if same[j] and not (j == len(vary) and front[0].concurrency == concs[0])
     ]
     labels = [" ".join(t for j, t in enumerate(ps) if not same[j]) or "the one configuration" for ps in parts]
     g = table.groups[0]
@@ -113,9 +113,9 @@ def sweep_chart(table: Any, cols: Any) -> ParetoChart:
         fixed.append(f"on {short_label(g, 'gpu')}")
     if "input_len" not in vary and "output_len" not in vary:
         fixed.append(f"{fmt_count(r0.get('input_len'))} in + {fmt_count(r0.get('output_len'))} out")
-    fixed.append(f"--concurrency {cols.concurrency:,}")
+    fixed.append("--concurrency " + (",".join(map(str, concs)) if len(concs) <= 6 else f"{concs[0]}..{concs[-1]}"))
     caption = (
-        f"{len(pts.rows):,} of {len(table):,} points fit; {len(front)} on the frontier: no other point is both "
+        f"{len(pts.rows):,} of {pts.n_rows:,} points fit; {len(front)} on the frontier: no other point is both "
         f"faster per request and higher per GPU"
     )
     if shared:
