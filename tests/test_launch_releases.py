@@ -168,3 +168,47 @@ def test_parser_refusals_are_the_verdict() -> None:
         "the engine refuses to start: unrecognised argument --mem_fraction_static (did you mean --mem-fraction-static?)"
     )
     assert refused.verdict == "does not fit: " + refused.reasons[0]
+
+
+#: the SGLang cookbook's Qwen3.6-35B-A3B launch (sgl-project/sgl-cookbook docs/autoregressive/Qwen/Qwen3.6.md,
+#: "Model Invocation", H200, all features enabled)
+COOKBOOK_QWEN36_EAGLE = """SGLANG_ENABLE_SPEC_V2=1 sglang serve \\
+  --model-path Qwen/Qwen3.6-35B-A3B-FP8 \\
+  --reasoning-parser qwen3 \\
+  --tool-call-parser qwen3_coder \\
+  --speculative-algorithm EAGLE \\
+  --speculative-num-steps 3 \\
+  --speculative-eagle-topk 1 \\
+  --speculative-num-draft-tokens 4 \\
+  --mem-fraction-static 0.8 \\
+  --host 0.0.0.0 \\
+  --port 30000
+"""
+
+
+def test_the_cookbook_qwen36_eagle_launch_reads() -> None:
+    p = parse_launch_command(COOKBOOK_QWEN36_EAGLE)
+    assert not p.refusals and not p.unknown
+    assert p.fields == {
+        "engine": "sglang",
+        "model": "Qwen/Qwen3.6-35B-A3B-FP8",
+        "speculative_algorithm": "EAGLE",
+        "speculative_num_draft_tokens": 4,
+        "mem_fraction_static": 0.8,
+    }
+    assert p.env["SGLANG_ENABLE_SPEC_V2"] == "1"
+
+
+def test_the_cookbook_qwen36_eagle_launch_starts() -> None:
+    """SGLang 0.5.23 sets an unset request cap to 48 for EAGLE before the Mamba state pool is sized, so the cookbook
+    command (no --max-running-requests) starts."""
+    from kvplan.engines.sglang import speculative
+    from kvplan.family import Family
+
+    if Family.HYBRID_MAMBA not in speculative.FAMILY_RULES:
+        pytest.skip("needs /work/patches/hardening-mamba-eagle.patch (EAGLE's 48-request default on Mamba hybrids)")
+    from kvplan.deployment import Deployment
+    from kvplan.planning.plan import fit
+
+    r = fit(Deployment(**{**parse_launch_command(COOKBOOK_QWEN36_EAGLE).fields, "gpu": "h200"}))
+    assert r.fits and r.max_running_requests == 48
