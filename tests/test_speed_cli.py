@@ -147,8 +147,10 @@ def test_plain_fit_does_not_load_the_speed_model():
 
 def test_default_speed_table_golden():
     """tests/golden/speed_default_80.txt: the default deployment's speed table at 80 columns (checked by hand:
-    131,072 / 7,956 tok/s = 16.475 s + one 14.0 ms decode step + 20 ms host work = 16.51 s TTFT; the shares of one
-    chunk add up to 100% before rounding).  Never rewritten by a test."""
+    131,072 / 7,790 tok/s = 16.825 s + one 14.2 ms decode step + 20 ms host work = 16.86 s TTFT; requests/s
+    1 / (16.859 + 0.014) x 131,073 tokens = 7,768 total, 971 per GPU; the shares of one chunk, 22 + 16 + 50 + 12,
+    add up to 100%; the all-reduce 80 x (88.2 us + 1.75 x 20,971,520 B / 21.76 GB/s) = 142.0 ms of a 283.0 ms
+    chunk).  Never rewritten by a test."""
     from pathlib import Path
 
     from kvplan.deployment import Deployment

@@ -210,3 +210,27 @@ def test_prefill_service_with_attention_dp_by_hand():
     )
     assert prefill_service_s(s, dp=4) == pytest.approx(0.0775)
     assert prefill_service_s(s, dp=1) == pytest.approx(0.100)
+
+
+def test_nccl_protocol_choice_on_pcie_by_hand():
+    """8 PCIe GPUs at 21.76 GB/s bus bandwidth (0.34 x 64), alpha 20 us; b = 2 x 7/8 x bytes / busBW:
+
+    * a decode message, 1 token x 5,120 x 2 B = 10,240 B: b = 0.8235 us; LL 20 + 4 x 0.8235 = 23.29 us, Simple
+      8.4 + 14 x 5.7 + 0.8235 = 89.02 us -> LL, 23.29 us;
+    * a 2,048-token chunk, 20,971,520 B: b = 1,686.59 us; LL 20 + 6,746.35 = 6,766.35 us, Simple 88.2 + 1,686.59 =
+      1,774.79 us -> Simple.
+    """
+    from kvplan.perf.comm import nccl_allreduce_time, nccl_only
+
+    b_small = 1.75 * 10_240 / 21.76e9
+    t = nccl_allreduce_time(nbytes=10_240, ranks=8, bus_gbs=21.76, alpha_s=20e-6)
+    assert t == pytest.approx(20e-6 + 4 * b_small)
+    assert t == pytest.approx(23.29e-6, rel=1e-3)
+    b_big = 1.75 * 20_971_520 / 21.76e9
+    t = nccl_allreduce_time(nbytes=20_971_520, ranks=8, bus_gbs=21.76, alpha_s=20e-6)
+    assert t == pytest.approx(88.2e-6 + b_big)
+    assert t == pytest.approx(1774.79e-6, rel=1e-4)
+    assert nccl_allreduce_time(nbytes=1e9, ranks=1, bus_gbs=1.0, alpha_s=1.0) == 0.0
+    # the engines' custom all-reduce covers two GPUs and NVLink meshes; NCCL carries everything beyond
+    assert nccl_only(link="pcie", ranks=8) and nccl_only(link="pcie", ranks=4)
+    assert not nccl_only(link="pcie", ranks=2) and not nccl_only(link="nvlink", ranks=8)

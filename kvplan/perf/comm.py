@@ -16,6 +16,21 @@ What each engine reduces, per decoder layer (SGLang v0.5.23 ``python/sglang/srt/
   MoE layer gathers the DP ranks' tokens and scatters the result (all-gather + reduce-scatter = the traffic of one
   all-reduce over the whole group);
 * decode also gathers the logits once per step (vocab-parallel lm_head).
+
+Which all-reduce runs: both engines use their own one-shot / two-shot kernel ("custom all-reduce") for messages up
+to 8 MB when the ranks are two or fully NVLink-connected, and NCCL otherwise (SGLang v0.5.23
+``distributed/device_communicators/custom_all_reduce.py`` ``CustomAllreduce.should_custom_ar``: "for 4 or more non
+NVLink-capable GPUs, custom allreduce provides little performance improvement over NCCL"; vLLM's
+``CustomAllreduce`` the same).  So on PCIe beyond two GPUs every all-reduce is NCCL's, and NCCL picks, per message,
+the protocol its own cost model says is faster (NVIDIA/nccl ``src/graph/tuning.cc`` ``ncclTopoTuneModel`` and
+``ncclTopoGetAlgoTime``: time = latency + bytes / bandwidth, ring over PCIe):
+
+* LL (low latency): latency ``6.6 + 2 (N - 1) x 1.0`` us (20.6 us at 8 GPUs: the class's ``alpha``), at a quarter
+  of the bus bandwidth;
+* Simple: latency ``8.4 + 2 (N - 1) x 5.7`` us (88.2 us at 8 GPUs), at the full bus bandwidth.
+
+LL wins for decode-sized messages, Simple for prefill chunks (:func:`nccl_allreduce_time`).  NCCL's LL128 is off
+on PCIe (its tuning enables it only over NVLink), and its tree algorithm is not modelled.
 """
 
 from __future__ import annotations
@@ -34,6 +49,39 @@ def allreduce_time(*, nbytes: Any, ranks: int, bus_gbs: float, alpha_s: float) -
     if ranks <= 1:
         return 0.0 * nbytes
     return alpha_s + 2.0 * (ranks - 1) / ranks * nbytes / (bus_gbs * 1e9)
+
+
+#: NCCL's ring cost model over PCIe (NVIDIA/nccl src/graph/tuning.cc: ``baseLat`` ring Simple 8.4 us, ``hwLat``
+#: PCI ring Simple 5.7 us per step; LL's bandwidth is ``busBw / 4`` for an all-reduce)
+NCCL_SIMPLE_BASE_S = 8.4e-6
+NCCL_SIMPLE_PCIE_STEP_S = 5.7e-6
+NCCL_LL_BANDWIDTH_FRACTION = 0.25
+#: the engines' custom all-reduce takes messages up to this size (SGLang ``CustomAllreduce._MAX_CAR_SIZE``)
+CUSTOM_ALLREDUCE_MAX_BYTES = 8192 * 1024
+
+
+def nccl_only(*, link: str, ranks: int) -> bool:
+    """Whether every all-reduce of ``ranks`` GPUs on ``link`` is NCCL's: more than two GPUs not connected by NVLink
+    (the engines' custom all-reduce needs two GPUs or a full NVLink mesh).  Example: 8 PCIe cards -> True; 2 PCIe
+    cards -> False; 8 NVLink GPUs -> False."""
+    return ranks > 2 and link not in ("nvlink", "nvlink-c2c")
+
+
+def nccl_allreduce_time(*, nbytes: Any, ranks: int, bus_gbs: float, alpha_s: float) -> Any:
+    """Seconds for NCCL's ring all-reduce of ``nbytes`` over ``ranks`` PCIe GPUs, the faster of its LL and Simple
+    protocols (module docstring): with ``b = 2 (N - 1) / N x bytes / busBW``,
+    ``min(alpha + b / 0.25, 8.4 us + 2 (N - 1) x 5.7 us + b)``.
+
+    Example, 8 GPUs at 21.76 GB/s bus bandwidth, alpha 20 us: a decode message of 10,240 B (b = 0.82 us) takes
+    20 + 3.3 = 23.3 us by LL (Simple: 89.0 us); a prefill chunk's 20,971,520 B (b = 1,686.6 us) takes
+    88.2 + 1,686.6 = 1,774.8 us by Simple (LL: 6,766 us).  One rank: 0.
+    """
+    if ranks <= 1:
+        return 0.0 * nbytes
+    b = 2.0 * (ranks - 1) / ranks * nbytes / (bus_gbs * 1e9)
+    ll = alpha_s + b / NCCL_LL_BANDWIDTH_FRACTION
+    simple = NCCL_SIMPLE_BASE_S + 2 * (ranks - 1) * NCCL_SIMPLE_PCIE_STEP_S + b
+    return (ll + simple - abs(ll - simple)) / 2  # min, numpy-safe
 
 
 def layer_collectives(*, tokens: Any, hidden: int, tp: int, attn_tp: int) -> list[tuple[str, int, Any, int]]:

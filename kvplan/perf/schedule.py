@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvplan.perf.comm import allreduce_time, layer_collectives
+from kvplan.perf.comm import allreduce_time, layer_collectives, nccl_allreduce_time, nccl_only
 from kvplan.perf.efficiency import Efficiency
 from kvplan.perf.hardware import Hardware
 from kvplan.perf.ops import (
@@ -120,6 +120,16 @@ class Step(Record, frozen=False):
             q.seconds += p.seconds * times
 
 
+def collective_time(hw: Hardware, eff: Efficiency, *, nbytes: Any, ranks: int) -> Any:
+    """One all-reduce of ``nbytes`` over ``ranks`` GPUs of ``hw``: NCCL's protocol choice where the engines use NCCL
+    for every size (more than two GPUs without NVLink, :func:`kvplan.perf.comm.nccl_only`), else alpha-beta (the
+    engines' custom all-reduce, and NCCL beyond its size, over NVLink)."""
+    bus = hw.link_gbs * eff.link
+    if nccl_only(link=hw.link, ranks=ranks):
+        return nccl_allreduce_time(nbytes=nbytes, ranks=ranks, bus_gbs=bus, alpha_s=eff.alpha_s)
+    return allreduce_time(nbytes=nbytes, ranks=ranks, bus_gbs=bus, alpha_s=eff.alpha_s)
+
+
 def _op(name: str, flops: float, nbytes: float, *, peak: float, bw: float) -> Part:
     tc, tm = flops / peak, nbytes / bw
     t = hi(tc, tm)
@@ -159,12 +169,11 @@ def step(
         kv = kv_read_bytes(g, requests=requests, context=position + (0.0 if decode else tokens / 2))
         kv = kv + index_logit_bytes(g, tokens=tokens, position=position)
         parts.append(_op(f"attention: {g.kind} x{g.layers}", fl, kv, peak=attn_peak, bw=bw))
-    bus = hw.link_gbs * eff.link
     for name, ranks, nbytes, count in layer_collectives(
         tokens=tokens, hidden=ops.hidden, tp=ops.tp, attn_tp=ops.attn_tp
     ):
         n = count * ops.layers
-        t = allreduce_time(nbytes=nbytes, ranks=ranks, bus_gbs=bus, alpha_s=eff.alpha_s) * n
+        t = collective_time(hw, eff, nbytes=nbytes, ranks=ranks) * n
         parts.append(Part(f"{name} x{n}", 0.0, 0.0, nbytes * n, t, "communication"))
     per_kernel = eff.kernel_graph_s if graph else eff.kernel_eager_s
     kernels = ops.kernels_per_layer * ops.layers
@@ -258,7 +267,7 @@ def decode(ops: ModelOps, hw: Hardware, eff: Efficiency, knobs: Knobs, *, concur
             for name, ranks, nbytes, count in layer_collectives(
                 tokens=concurrency, hidden=ops.hidden, tp=ops.tp, attn_tp=ops.attn_tp
             ):
-                t = allreduce_time(nbytes=nbytes, ranks=ranks, bus_gbs=hw.link_gbs * eff.link, alpha_s=eff.alpha_s)
+                t = collective_time(hw, eff, nbytes=nbytes, ranks=ranks)
                 d.parts.append(
                     Part(f"draft {name}", 0.0, 0.0, float(nbytes * count), float(t * count), "communication")
                 )
