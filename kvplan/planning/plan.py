@@ -200,9 +200,9 @@ def fit(
     engine's argument parser refuses in it (:attr:`kvplan.inputs.launch.LaunchParse.refusals`): each is a reason
     the engine does not start, ahead of every other.  ``advise``: when the weights alone do not fit, try larger
     tensor-parallel sizes for ``advice`` (:func:`weights_advice`: a few more plans, so the CLI asks for it and the
-    sweep's per-point fits do not).  An engine refusal raised while planning (an :class:`InputError` marked
-    ``engine_refusal``: the engine stops at start-up, e.g. no memory left after SGLang's Mamba state pool) is a
-    verdict (:func:`_refused`), never exit 2.
+    sweep's per-point fits do not).  An engine refusal raised while planning (:class:`kvplan.errors.EngineRefusal`, an
+    InputError whose ``engine_refusal`` is true: the engine stops at start-up, e.g. no memory left after SGLang's
+    Mamba state pool) is a verdict (:func:`_refused`), never exit 2.
 
     The result is complete when this returns: the planner and the verdict are its only writers, and nothing
     mutates it afterwards (a caller with more to say passes it here)."""
