@@ -20,7 +20,7 @@ from kvplan.planning.plan import fit
 #: the catalog size (model ids: presets + published variants) reached with the presets below; it only grows
 MIN_MODEL_IDS_2026 = 181
 #: the number of model preset files reached
-MIN_MODEL_FILES_2026 = 150
+MIN_MODEL_FILES_2026 = 151
 
 #: file stem -> (GPU id, TP, context in tokens) used to plan it: one GPU class that holds the weights, and a context
 #: no longer than the config's max_position_embeddings
@@ -58,6 +58,7 @@ NEW_PRESETS: dict[str, tuple[str, int, int]] = {
     "allenai--olmOCR-2-7B-1025": ("l40s", 1, 32_768),
     "microsoft--phi-1": ("t4", 1, 2_048),
     "ALLaM-AI--ALLaM-7B-Instruct-preview": ("a10", 1, 4_096),
+    "RedHatAI--Llama-4-Scout-17B-16E-Instruct-FP8-dynamic": ("h200-sxm", 2, 131_072),
 }
 
 #: the quantized builds of item 5: file stem -> the preset they were a [[variants]] entry of
@@ -74,6 +75,7 @@ PROMOTED: dict[str, str] = {
     "nvidia--Qwen3.6-35B-A3B-NVFP4": "Qwen/Qwen3.6-35B-A3B",
     "stepfun-ai--Step-3.7-Flash-FP8": "stepfun-ai/Step-3.7-Flash",
     "zai-org--GLM-5.1-FP8": "zai-org/GLM-5.1",
+    "RedHatAI--Llama-4-Scout-17B-16E-Instruct-FP8-dynamic": "meta-llama/Llama-4-Scout-17B-16E-Instruct",
 }
 
 ENGINES = ("sglang", "vllm")
