@@ -125,6 +125,23 @@ def test_terminal_narrow_and_long_labels():
         assert any("..." in line for line in lines if line.startswith("  A  "))
 
 
+def test_legend_is_bounded():
+    from kvplan.views.pareto import LETTERS
+
+    n = len(LETTERS) + 9  # a strict trade-off: every point on the frontier
+    xs = [float(i + 1) for i in range(n)]
+    ys = [float(n - i) for i in range(n)]
+    chart = ParetoChart(
+        x=xs, y=ys, front=[Labelled(f"p{i}", xs[i], ys[i]) for i in pareto_front(zip(xs, ys, strict=True))]
+    )
+    lines = render_terminal(chart, width=80).splitlines()
+    legend = [line for line in lines if "tok/s/GPU" in line]
+    assert len(legend) == len(LETTERS)
+    assert "  #  9 more frontier points, faster per request (--plot labels each)" in lines
+    root = ET.fromstring(to_svg(chart))
+    assert len([e for e in root.iter(SVG + "text") if e.get("class") == "label"]) == n
+
+
 def test_svg_structure_and_escaping():
     svg = to_svg(fixed_chart())
     root = ET.fromstring(svg)  # well-formed XML

@@ -204,10 +204,15 @@ def render_terminal(chart: ParetoChart, *, width: int = 80, height: int = 14) ->
     nx = max(len(a) for a, _ in nums)
     ny = max(len(b) for _, b in nums)
     room = max(width - 6 - nx - ny - 4, 12)
-    for k, (p, (a, b)) in enumerate(zip(chart.front, nums, strict=True)):
+    for k, (p, (a, b)) in enumerate(zip(chart.front[: len(LETTERS)], nums, strict=False)):
         lab = terminal_text(p.label)
         lab = lab if len(lab) <= room else lab[: room - 3] + "..."
         lines.append(f"  {_letter(k)}  {lab.ljust(room)}  {a.rjust(nx)}  {b.rjust(ny)}".rstrip())
+    if len(chart.front) > len(LETTERS):  # the legend stays bounded; the SVG labels every frontier point
+        more = len(chart.front) - len(LETTERS)
+        lines.append(
+            f"  {_letter(len(LETTERS))}  {more:,} more frontier points, faster per request (--plot labels each)"
+        )
     shared = " ; * two frontier points in one cell" if len(placed) < len(fpts) else ""
     lines.append(f"  {OTHER}  other points   {LINE}  the frontier{shared}"[:width])
     return "\n".join(lines)
