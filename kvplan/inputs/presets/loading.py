@@ -8,6 +8,7 @@ Example: ``load_model_file(configs_dir() / "models" / "meta-llama--Llama-3.1-8B-
 from __future__ import annotations
 
 import dataclasses
+import re
 import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,7 +19,7 @@ from kvplan.inputs.config_keys import CONFIG_KEYS  # the [config] allow-list, da
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
-from kvplan.inputs.presets.files import MAX_PRESET_BYTES, MAX_PRESET_DEPTH, _is_shipped
+from kvplan.inputs.presets.files import MAX_PRESET_BYTES, MAX_PRESET_DEPTH, MAX_PRESET_ELEMENTS, _is_shipped
 from kvplan.inputs.presets.schema import HardwarePreset, ModelPreset, _adapter, _Preset
 
 # -------------------------------------------------------------------------------------------- reading
@@ -59,6 +60,41 @@ def _deeper_than(doc: Any, max_depth: int) -> bool:
     return False
 
 
+#: one TOML string literal or comment (skipped whole, possessive quantifiers: one match, no backtracking state) or
+#: one character that starts a value: ``,`` (an array item after the first), ``=`` (a key), ``[`` (an array or a
+#: table header), ``{`` (an inline table)
+_TOML_TOKEN = re.compile(
+    r'"""(?:[^"\\]++|\\.|"(?!""))*+"""'
+    r"|'''(?:[^']++|'(?!''))*+'''"
+    r'|"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"'
+    r"|'[^'\n]*+'"
+    r"|#[^\n]*+"
+    r"|[,=\[{]",
+    re.DOTALL,
+)
+
+
+def count_toml_elements(text: str, limit: int = MAX_PRESET_ELEMENTS) -> int:
+    """An upper bound of the values a TOML text holds (``,`` + ``=`` + ``[`` + ``{``), from the text alone, before
+    tomllib builds anything: first ``str.count`` over the whole text; only when that exceeds ``limit``, again
+    outside strings and comments (:data:`_TOML_TOKEN`), stopping once ``limit`` is passed -- linear in the text.
+    Exact below ``limit`` (as a bound), "more than ``limit``" above it.
+
+    Example: ``count_toml_elements('id = "a,b"\\nx = [1, 2]')`` -> 5 (the fast bound counts the string's comma; under
+    the limit it stands); ``count_toml_elements("x = [" + "0," * 10**6 + "0]", limit=100)`` -> 101.
+    """
+    fast = text.count(",") + text.count("=") + text.count("[") + text.count("{")
+    if fast <= limit:
+        return fast
+    n = 0
+    for m in _TOML_TOKEN.finditer(text):
+        if text[m.start()] in ",=[{":
+            n += 1
+            if n > limit:
+                break
+    return n
+
+
 def _parse_toml(label: str, raw: bytes) -> dict[str, Any]:
     """A preset file's TOML document, every number checked (:func:`kvplan.units.check_numbers`: no integer of more
     than MAX_INT_DIGITS digits, no inf / nan) and at most :data:`MAX_PRESET_DEPTH` levels deep; InputError naming
@@ -75,6 +111,12 @@ def _parse_toml(label: str, raw: bytes) -> dict[str, Any]:
             f"{label}: not UTF-8 text (byte 0x{raw[exc.start : exc.start + 1].hex()} at offset {exc.start:,})",
             field="preset",
         ) from None
+    if count_toml_elements(text) > MAX_PRESET_ELEMENTS:
+        raise InputError(
+            f"{label}: holds more than {MAX_PRESET_ELEMENTS:,} values (keys, tables and array items)",
+            field="preset",
+            hint="a preset holds a few hundred; is this the right file?",
+        )
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
