@@ -113,6 +113,30 @@ def test_default_is_the_newest():
     assert R.window_for(None).label == "0.5.23"
 
 
+def test_the_newest_release_is_a_row_like_every_other():
+    """Releases as data (issue 21 item 3): the newest release is the last of the one release list, the last row of
+    the window table states what it changed, and walking the table ends at exactly the default rule set."""
+    import dataclasses
+
+    from kvplan import supported
+    from kvplan.engines.sglang.history.windows import _CHANGES, walk_changes
+
+    assert R.DEFAULT_RELEASE == supported.SGLANG[1] == supported.SGLANG_RELEASES[-1]
+    assert Version.of(R.DEFAULT_RELEASE).is_final  # the list ends at a release, not at an rc
+    assert _CHANGES[-1][0] == R.DEFAULT_RELEASE and R.DEFAULT_RELEASE in R.RELEASE_DATES
+    first, walked = walk_changes()[-1]
+    assert first == R.DEFAULT_RULES.release == R.DEFAULT_RELEASE
+    for f in dataclasses.fields(walked):
+        a, b = getattr(walked, f.name), getattr(R.DEFAULT_RULES, f.name)
+        if f.name == "pool_rules":  # a plain slots class: compared value by value
+            assert {n: getattr(a, n) for n in a.__slots__} == {n: getattr(b, n) for n in b.__slots__}
+        else:
+            assert a == b, f.name
+    # the walk's end differs from the row before it (the row is not empty) and the newest window is that release's
+    assert walk_changes()[-2][1].default_page_size != R.DEFAULT_RULES.default_page_size
+    assert R.RELEASES[-1].first == R.RELEASES[-1].last == R.DEFAULT_RELEASE
+
+
 def test_windows_are_ordered_and_every_known_release_has_one():
     firsts = [Version.of(w.first) for w in R.RELEASES]
     assert firsts == sorted(firsts) and len(set(firsts)) == len(firsts)

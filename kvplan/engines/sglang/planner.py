@@ -39,11 +39,6 @@ if TYPE_CHECKING:
     from kvplan.hfconfig.spec import ModelSpec
     from kvplan.inputs.presets import HardwarePreset
 
-#: the release kvplan models when ``--engine-version`` is not given: the newest of the one release list
-#: (kvplan.supported.SGLANG), declared there like every other release
-ENGINE_VERSION = supported.SGLANG[1]
-
-
 # The planner's internal records are plain classes with slots, not dataclasses: the dataclass decorator generates and
 # compiles its ``__init__`` at every import (0.3-0.5 ms a class), and ``kvplan fit`` imports this module on every
 # start (docs/performance.md, "Start-up").  Nothing copies or compares them.
@@ -787,7 +782,7 @@ def _result(
     )
     return FitResult(
         engine="sglang",
-        engine_version=dep.engine_version or ENGINE_VERSION,
+        engine_version=dep.engine_version or supported.SGLANG[1],  # the newest of the release list
         model=model.id,
         gpu=dev.label,
         num_gpus=par.num_gpus,

@@ -3,7 +3,7 @@
 :mod:`kvplan.engines.sglang.releases` (the windows, ``rules_for`` / ``resolve``) builds the older windows from
 :mod:`kvplan.engines.sglang.history`, and the history builds each window from these: the :class:`RuleSet` /
 :class:`PoolRules` / :class:`FamilyOverride` / :class:`ReleaseWindow` types, the newest release's rule set
-(:data:`SGLANG_0_5_23`), the release dates (:data:`RELEASE_DATES`) and the ``--engine-version`` reader
+(:data:`DEFAULT_RULES`), the release dates (:data:`RELEASE_DATES`) and the ``--engine-version`` reader
 (:func:`read_release`, over the package's one version parser, :func:`kvplan.version.parse_version`).  Holding them
 here, one module below both, keeps the two out of an import cycle (tests/test_import_cycles.py);
 :mod:`~kvplan.engines.sglang.releases` re-exports every name, so ``from kvplan.engines.sglang.releases import
@@ -14,7 +14,7 @@ Example::
 
     read_release("0.5.2rc2").release == "0.5.2"     # with a note: sized as the release it is the candidate of
     read_release("0.4.7.post1").key == Version.of("0.4.7.post1")
-    SGLANG_0_5_23.release == "0.5.23"
+    DEFAULT_RULES.release == "0.5.23"
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from types import MappingProxyType
 from typing import Any
 
 from kvplan import supported
-from kvplan.engines.sglang import rules as r0523
+from kvplan.engines.sglang import rules as newest
 from kvplan.errors import InputError
 from kvplan.family import Family, family_since
 from kvplan.version import Version, parse_version
@@ -278,22 +278,22 @@ def _mfs_0523(
 ) -> float:
     """0.5.23's heuristic (``rules.default_mem_fraction_static``) called with the planner's keyword set."""
     del speculative_algorithm, context_length, is_multimodal
-    return r0523.default_mem_fraction_static(**kw)
+    return newest.default_mem_fraction_static(**kw)
 
 
 def _bs_0523(*, gpu_memory_mib: int | None, tp_size: int, max_running_requests: int | None = None, **_: Any) -> int:
-    return r0523.default_cuda_graph_max_bs(
+    return newest.default_cuda_graph_max_bs(
         gpu_memory_mib=gpu_memory_mib, tp_size=tp_size, max_running_requests=max_running_requests
     )
 
 
 def _cps_0523(*, gpu_memory_mib: int | None, tp_size: int = 1, **_: Any) -> int:
-    return r0523.default_chunked_prefill_size(gpu_memory_mib=gpu_memory_mib, tp_size=tp_size)
+    return newest.default_chunked_prefill_size(gpu_memory_mib=gpu_memory_mib, tp_size=tp_size)
 
 
 def _prefill_0523(*, attn_dp_size: int = 1, speculative_algorithm: str = "", **kw: Any) -> bool:
     del attn_dp_size, speculative_algorithm
-    return r0523.default_prefill_cuda_graph(**kw)
+    return newest.default_prefill_cuda_graph(**kw)
 
 
 #: the Qwen3-Next / Qwen3.5 hybrids whose model override picks the attention backend and page on SM100, by the
@@ -380,26 +380,30 @@ def _page_0523(
         speculative=speculative,
         overlap_schedule=overlap_schedule,
     )
-    return r0523.default_page_size(**kw) if forced is None else forced
+    return newest.default_page_size(**kw) if forced is None else forced
 
 
-#: SGLang 0.5.23 (sgl-project/sglang, python/sglang/srt; see each function's docstring in ``rules``).
-SGLANG_0_5_23 = RuleSet(
-    release="0.5.23",
+#: the newest release's rule set (:data:`DEFAULT_RELEASE`, the last of :data:`kvplan.supported.SGLANG_RELEASES`;
+#: sgl-project/sglang, python/sglang/srt; see each function's docstring in ``rules``), complete so that a plan of
+#: the newest release never builds the older windows (start-up).  The newest release is also the last row of the
+#: release table (``history.windows._CHANGES``), which states what it changed like every other release; a test
+#: checks that walking the table ends at exactly this rule set.
+DEFAULT_RULES = RuleSet(
+    release=DEFAULT_RELEASE,
     default_mem_fraction_static=_mfs_0523,
     default_chunked_prefill_size=_cps_0523,
     default_cuda_graph_max_bs=_bs_0523,
     default_prefill_cuda_graph=_prefill_0523,
     default_page_size=_page_0523,
-    budget_bytes=r0523.budget_bytes,
-    multimodal_reserve_bytes=r0523.multimodal_reserve_bytes,
-    page_floor=r0523.page_floor,
-    pool_tokens=r0523.pool_tokens,
-    resolve_max_running_requests=r0523.resolve_max_running_requests,
-    max_running_requests_reduction=r0523.max_running_requests_reduction,
-    max_request_len=r0523.max_request_len,
-    speculative_cell=r0523.speculative_cell,
-    pp_layer_ranges=r0523.pp_layer_ranges,
+    budget_bytes=newest.budget_bytes,
+    multimodal_reserve_bytes=newest.multimodal_reserve_bytes,
+    page_floor=newest.page_floor,
+    pool_tokens=newest.pool_tokens,
+    resolve_max_running_requests=newest.resolve_max_running_requests,
+    max_running_requests_reduction=newest.max_running_requests_reduction,
+    max_request_len=newest.max_request_len,
+    speculative_cell=newest.speculative_cell,
+    pp_layer_ranges=newest.pp_layer_ranges,
     mla_families=frozenset({Family.MLA, Family.DSA}),
     # arg_groups/model_overrides/deepseek_v4.py _deepseek_v4_overrides (page 256); deepseek_v4_hook.py
     # apply_deepseek_v4_defaults (max_running_requests 256); cuda_graph_hook.py (no prefill graph for DSV4)

@@ -46,11 +46,11 @@ from typing import Any
 from kvplan.engines.sglang.release_types import (
     _MAIN,
     DEFAULT_RELEASE,
+    DEFAULT_RULES,
     FAMILY_SINCE,
     POOL_RULES_0523,
     QWEN3_NEXT_SM100_ADDED,
     RELEASE_DATES,
-    SGLANG_0_5_23,
     SUPPORTED,
     SWA_ARCHS_0523,
     SWA_DISABLED_0523,
@@ -82,7 +82,6 @@ __all__ = [
     "POOL_RULES_0523",
     "QWEN3_NEXT_SM100_ADDED",
     "RELEASE_DATES",
-    "SGLANG_0_5_23",
     "SUPPORTED",
     "SWA_ARCHS_0523",
     "SWA_DISABLED_0523",
@@ -110,9 +109,7 @@ __all__ = [
     "windows_between",
 ]
 
-#: the rules of the newest release, the default
-DEFAULT_RULES: RuleSet = SGLANG_0_5_23
-_DEFAULT_WINDOW = ReleaseWindow(first=DEFAULT_RELEASE, last=DEFAULT_RELEASE, rules=SGLANG_0_5_23)
+_DEFAULT_WINDOW = ReleaseWindow(first=DEFAULT_RELEASE, last=DEFAULT_RELEASE, rules=DEFAULT_RULES)
 
 
 def __getattr__(name: str) -> Any:

@@ -1,4 +1,6 @@
-"""SGLang 0.5.23 scalar sizing rules: KV budget, default flags, page size, request cap, PP split.
+"""The newest SGLang release's scalar sizing rules (today 0.5.23, ``kvplan.supported.SGLANG[1]``): KV budget, default
+flags, page size, request cap, PP split.  ``release_types.DEFAULT_RULES`` points at them; an older release's rule
+lives in ``kvplan.engines.sglang.history`` (a rule the newest release changes moves there).
 
 Every function is pure and keyword-only and mirrors one piece of engine code (cited in its
 docstring as sgl-project/sglang ``python/sglang/srt/<path>`` ``<function>``, v0.5.23). Where

@@ -1,4 +1,5 @@
-"""The sizing rules of SGLang releases 0.3.0 - 0.5.22, and the table of release windows built from them.
+"""The sizing rules of the SGLang releases before the newest, and the table of release windows built from them (the
+newest release is its last row, like every other; its complete rule set is ``release_types.DEFAULT_RULES``).
 
 Loaded only when a plan names an older release (``--engine-version``): ``kvplan fit`` with the default release never
 imports it (start-up is a feature).  :data:`_CHANGES` is the table: one row per release where a sizing rule changed,

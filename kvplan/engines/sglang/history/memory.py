@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from kvplan.engines.sglang import rules as r0523
+from kvplan.engines.sglang import rules as newest
 from kvplan.engines.sglang.platform import platform_of
 from kvplan.errors import EngineRefusal
 
@@ -300,7 +300,7 @@ def memory_settings_mfs(
         pbs = _prefill_max_tokens(
             era=era, cps=cps, max_total_tokens=max_total_tokens, context_length=context_length, model_path=model_path
         )
-        reserved += 1.5 * 1024 if is_mla else 8 * len(r0523.prefill_cuda_graph_buckets(max_bs=pbs))
+        reserved += 1.5 * 1024 if is_mla else 8 * len(newest.prefill_cuda_graph_buckets(max_bs=pbs))
     if gpu_memory_mib is not None and gpu_memory_mib > 60 * 1024:
         reserved = max(reserved, 10 * 1024)
     if speculative_algorithm == "STANDALONE":

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
-from kvplan.engines.sglang import rules as r0523
+from kvplan.engines.sglang import rules as newest
 from kvplan.engines.sglang.history.memory import TRTLLM_MHA_SM100_ARCHS
 from kvplan.engines.sglang.platform import platform_of
 from kvplan.engines.sglang.release_types import qwen3_next_sm100_page
@@ -131,7 +131,7 @@ def _era_dsa_page(*, era: PageEra, plat: str, index_kpool: int, hip_dsa_preshuff
     if plat == "npu":
         return None
     if era.dsa == "kpool":
-        return r0523._dsa_page(plat=plat, index_kpool=index_kpool, hip_dsa_preshuffle=hip_dsa_preshuffle)
+        return newest._dsa_page(plat=plat, index_kpool=index_kpool, hip_dsa_preshuffle=hip_dsa_preshuffle)
     if plat == "xpu" and era.dsa == "xpu-128":
         return 128
     if plat == "hip" and (era.dsa == "hip-1" or (era.dsa in ("preshuffle", "xpu-128") and not hip_dsa_preshuffle)):
@@ -255,7 +255,7 @@ def page_size_by_era(
     if forced is not None:
         return forced
     if fam == Family.DSV4:
-        return r0523._dsv4_page(plat=plat, index_kpool=index_kpool, hip_dsa_preshuffle=hip_dsa_preshuffle) or 1
+        return newest._dsv4_page(plat=plat, index_kpool=index_kpool, hip_dsa_preshuffle=hip_dsa_preshuffle) or 1
     if fam == Family.DSA:
         page = _era_dsa_page(era=era, plat=plat, index_kpool=index_kpool, hip_dsa_preshuffle=hip_dsa_preshuffle)
         if page is not None:

@@ -11,7 +11,7 @@ from functools import partial
 from types import MappingProxyType
 from typing import Any
 
-from kvplan.engines.sglang import rules as r0523
+from kvplan.engines.sglang import rules as newest
 from kvplan.engines.sglang.history.memory import (
     _ERA_0510,
     _ERA_0513,
@@ -63,16 +63,19 @@ from kvplan.engines.sglang.history.requests import (
     no_reduction,
 )
 from kvplan.engines.sglang.release_types import (
+    DEFAULT_RELEASE,
+    DEFAULT_RULES,
     RELEASE_DATES,
-    SGLANG_0_5_23,
     SWA_DISABLED_0523,
     FamilyOverride,
     PoolRules,
     ReleaseWindow,
+    RuleSet,
     _bs_0523,
     _cps_0523,
     _identity_factor,
     _mfs_0523,
+    _page_0523,
     _prefill_0523,
 )
 from kvplan.family import Family
@@ -177,7 +180,7 @@ def _era(era: MemoryEra) -> dict[str, Any]:
 
 #: the oldest window, complete; every later row is (first release, what that release changed)
 _OLDEST = replace(
-    SGLANG_0_5_23,
+    DEFAULT_RULES,
     release="0.3.0",
     default_mem_fraction_static=partial(mfs_tp_ladder, tp8_fraction=0.83),
     default_chunked_prefill_size=partial(cps_before_0_5_3),
@@ -314,7 +317,7 @@ _CHANGES: tuple[tuple[str, dict[str, Any]], ...] = (
         ),
     ),
     ("0.5.11", dict(**_pages(_PAGE_0511, "0.5.11"), **_swa_archs("0.5.11"))),
-    ("0.5.12", dict(overrides=SGLANG_0_5_23.overrides, **_pages(_PAGE_0512, "0.5.12"), **_swa_archs("0.5.12"))),
+    ("0.5.12", dict(overrides=DEFAULT_RULES.overrides, **_pages(_PAGE_0512, "0.5.12"), **_swa_archs("0.5.12"))),
     (
         "0.5.13",
         dict(
@@ -336,7 +339,7 @@ _CHANGES: tuple[tuple[str, dict[str, Any]], ...] = (
     ("0.5.15", dict(**_era(_ERA_0515), **_pages(_PAGE_0515, "0.5.15"), **_swa_archs("0.5.15"))),
     ("0.5.16", dict(**_pages(_PAGE_0515, "0.5.16"), **_swa_archs("0.5.16"))),
     ("0.5.17", dict(**_era(_ERA_0517), **_pages(_PAGE_0517, "0.5.17"), pool=dict(mamba_cache_sizing="ratio"))),
-    ("0.5.18", dict(multimodal_reserve_bytes=r0523.multimodal_reserve_bytes, **_swa_archs("0.5.18"))),
+    ("0.5.18", dict(multimodal_reserve_bytes=newest.multimodal_reserve_bytes, **_swa_archs("0.5.18"))),
     ("0.5.19", dict(**_swa_archs("0.5.19"))),
     (
         "0.5.20",
@@ -352,6 +355,17 @@ _CHANGES: tuple[tuple[str, dict[str, Any]], ...] = (
     ),
     ("0.5.21", dict(**_pages(_PAGE_0521, "0.5.21"), **_swa_archs("0.5.21"))),
     ("0.5.22", dict(default_cuda_graph_max_bs=_bs_0523, **_pages(_PAGE_0522, "0.5.22"), **_swa_archs("0.5.22"))),
+    # the newest release, a row like every other: what it changed over 0.5.22 (the walk ends at DEFAULT_RULES,
+    # tests/test_sglang_releases.py); its rule functions are the newest's (``rules``, release_types)
+    (
+        "0.5.23",
+        dict(
+            default_page_size=_page_0523,
+            resolve_max_running_requests=newest.resolve_max_running_requests,
+            max_running_requests_reduction=newest.max_running_requests_reduction,
+            **_swa_archs("0.5.23"),
+        ),
+    ),
 )
 
 
@@ -361,17 +375,30 @@ def _last_before(first: str) -> str:
     return max((v for v in RELEASE_DATES if Version.of(v) < key), key=Version.of)
 
 
-def build_windows() -> tuple[ReleaseWindow, ...]:
-    """Walk :data:`_CHANGES` from the oldest rule set; each row starts a window that ends before the next row."""
-    rows = (("0.3.0", {}), *_CHANGES)
-    firsts = [first for first, _ in rows] + ["0.5.23"]
+def walk_changes() -> list[tuple[str, RuleSet]]:
+    """(first release, its complete rule set) for every row of :data:`_CHANGES`, walked from :data:`_OLDEST`."""
     rules, out = _OLDEST, []
-    for i, (first, changes) in enumerate(rows):
+    for first, changes in (("0.3.0", {}), *_CHANGES):
         rest = dict(changes)
         pool = rest.pop("pool", None)
         if pool is not None:  # the pool planners' values change field by field (PoolRules.replace)
             rest["pool_rules"] = rules.pool_rules.replace(**pool)
         rules = replace(rules, release=first, **rest)
-        out.append(ReleaseWindow(first=first, last=_last_before(firsts[i + 1]), rules=rules))
-    out.append(ReleaseWindow(first="0.5.23", last="0.5.23", rules=SGLANG_0_5_23))
+        out.append((first, rules))
+    return out
+
+
+def build_windows() -> tuple[ReleaseWindow, ...]:
+    """Walk :data:`_CHANGES` from the oldest rule set; each row starts a window that ends before the next row, the
+    last one at the newest release (:data:`DEFAULT_RELEASE`, derived from the release list).  The newest release's
+    window holds :data:`DEFAULT_RULES` itself (the walk ends at an equal rule set: a test)."""
+    rows = walk_changes()
+    out = [
+        ReleaseWindow(first=first, last=_last_before(rows[i + 1][0]), rules=rules)
+        for i, (first, rules) in enumerate(rows[:-1])
+    ]
+    first, rules = rows[-1]
+    out.append(
+        ReleaseWindow(first=first, last=DEFAULT_RELEASE, rules=DEFAULT_RULES if first == DEFAULT_RELEASE else rules)
+    )
     return tuple(out)
