@@ -45,7 +45,7 @@ def newest_supported(engine: str) -> str:
 
 def _clamped(engine: str, version: str) -> tuple[str, str | None]:
     """``version``, or the newest release kvplan has rules for when ``version`` is newer (with the reason)."""
-    from kvplan.inputs.logs.versions import release_key
+    from kvplan.version import parse_version as release_key
 
     top = newest_supported(engine)
     key, top_key = release_key(version), release_key(top)
@@ -58,7 +58,7 @@ def choose_release(facts: LogFacts, override: str | None) -> LogRelease:
     """The release of ``facts``'s deployment (module docstring); ``override`` is ``--engine-version``."""
     from kvplan.inputs.logs import release_window
     from kvplan.inputs.logs.release import ENGINE_NAMES
-    from kvplan.inputs.logs.versions import release_key
+    from kvplan.version import parse_version as release_key
 
     win = release_window(facts)
     possible = (win.oldest, win.newest)
@@ -87,7 +87,8 @@ def rule_windows(engine: str, oldest: str, newest: str) -> list[tuple[str, str, 
 
     Example (SGLang): 0.4.1.post6 .. 0.4.3.post2 -> one stretch per rule window the releases module has there.
     """
-    from kvplan.inputs.logs.versions import newest_of, oldest_of, release_key
+    from kvplan.inputs.logs.versions import newest_of, oldest_of
+    from kvplan.version import parse_version as release_key
 
     if release_key(oldest) is None or release_key(newest) is None:
         return [(newest, oldest, newest)]

@@ -212,14 +212,14 @@ def vllm_group_rows(model: ModelKV, info: dict[str, Any], *, sm_major: int | Non
     from dataclasses import replace
 
     from kvplan.engines.vllm.grouping import hybrid_alignment, hybrid_block_size, kv_groups
-    from kvplan.engines.vllm.releases import NEWEST_VERSION, parse_version, release_for
+    from kvplan.engines.vllm.releases import NEWEST_VERSION, release_for, release_numbers
 
     rel = release_for(None)
     block, _ = rel.block_size(model.family, None)
     warnings: list[str] = []
     if model.max_mamba_state_bytes:
         align = hybrid_alignment(
-            model, block_size=block, engine_version=parse_version(NEWEST_VERSION), sm_major=sm_major
+            model, block_size=block, engine_version=release_numbers(NEWEST_VERSION), sm_major=sm_major
         )
         if align.note:
             info["vllm_hybrid_alignment"] = align.note

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from enum import StrEnum
 
 from kvplan.errors import InputError
-from kvplan.weights.kernels import parse_release
+from kvplan.weights.kernels import release_triple
 
 __all__ = ["ENGRAM_SINCE", "PEER_SHARDS_SINCE", "EngramPlacement", "engram_placement", "placement_note"]
 
@@ -83,7 +83,7 @@ def engram_placement(
     ``per_rank`` -> host-per-rank; with ``SGLANG_OPT_DSV41_ENGRAM_PEER_SHARDS=1`` too at tp 8 -> gpu-peer (0.5.22:
     host-shared, the variable does not exist there).
     """
-    rel = parse_release(release)
+    rel = release_triple(release)
     if rel < ENGRAM_SINCE:
         raise InputError(
             f"SGLang {release} has no DeepSeek-V4.1 engram support (layers/engram.py is new in 0.5.21)",

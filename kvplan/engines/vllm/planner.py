@@ -67,8 +67,8 @@ from kvplan.engines.vllm.releases import (
     V0_SAMPLER_BYTES_PER_LOGIT,
     Release,
     check_architecture,
-    parse_version,
     release_for,
+    release_numbers,
     vllm_batch_defaults,
     vllm_v0_batch_tokens,
 )
@@ -89,7 +89,6 @@ __all__ = [  # names other modules import from here (the formulas live in budget
     "VllmInputs",
     "VllmPlan",
     "hybrid_block_size",
-    "parse_version",
     "plan_vllm",
     "version_rules",
     "vllm_available_kv_bytes",
@@ -219,7 +218,7 @@ def _check_inputs(inp: VllmInputs) -> dict[str, Any]:
     cfg = flatten_config(inp.config, engine="vllm")
     archs = cfg.get("architectures")
     if isinstance(archs, list):
-        check_architecture([a for a in archs if isinstance(a, str)], parse_version(inp.engine_version))
+        check_architecture([a for a in archs if isinstance(a, str)], release_numbers(inp.engine_version))
     heads = cfg.get("num_attention_heads")
     if isinstance(heads, int) and not isinstance(heads, bool) and heads > 0 and heads % inp.tp_size:
         # vllm/config/model.py ModelConfig.verify_with_parallel_config, v0.33.0
@@ -361,7 +360,7 @@ def _model_and_block_size(
     align = hybrid_alignment(
         model,
         block_size=block_size,
-        engine_version=parse_version(inp.engine_version),
+        engine_version=release_numbers(inp.engine_version),
         block_size_given=inp.block_size is not None,
         sm_major=inp.sm_major,
         attention_backend=inp.attention_backend,
@@ -476,9 +475,9 @@ def vllm_engram_placement(*, engine_version: str, engram_on_host: bool) -> str:
 
     Example: ("0.34.0", False) -> "host-per-rank"; ("0.32.0", False) -> "gpu"; ("0.32.0", True) -> "host-per-rank".
     """
-    from kvplan.engines.vllm.releases import parse_version
+    from kvplan.engines.vllm.releases import release_numbers
 
-    on_host = engram_on_host or parse_version(engine_version) >= ENGRAM_HOST_DEFAULT_SINCE
+    on_host = engram_on_host or release_numbers(engine_version) >= ENGRAM_HOST_DEFAULT_SINCE
     return "host-per-rank" if on_host else "gpu"
 
 

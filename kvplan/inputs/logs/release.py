@@ -29,8 +29,8 @@ from kvplan.inputs.logs.versions import (
     newest_of,
     next_release,
     oldest_of,
-    release_key,
 )
+from kvplan.version import parse_version as release_key
 
 if TYPE_CHECKING:
     from kvplan.inputs.logs.facts import LogFacts
