@@ -21,7 +21,7 @@ PKG = ROOT / "kvplan"
 
 # bottom up; docs/architecture.md shows the same table
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("base", ("kvplan.__init__", "kvplan.errors", "kvplan.units")),
+    ("base", ("kvplan.__init__", "kvplan.errors", "kvplan.units", "kvplan.version")),
     (
         "core",
         (

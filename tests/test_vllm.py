@@ -14,7 +14,6 @@ import pytest
 from kvplan.engines.vllm.planner import (
     VllmInputs,
     hybrid_block_size,
-    parse_version,
     plan_vllm,
     version_rules,
     vllm_available_kv_bytes,
@@ -490,12 +489,14 @@ def test_dsv4_fit_error_0_22():
     assert q.bytes_per_block == 1_002_240 and q.num_groups == 5
 
 
-def test_parse_version():
-    assert parse_version("0.10.1.1") == (0, 10, 1)
-    assert parse_version("0.11.0rc2.dev98+g393de22d2") == (0, 11, 0)
-    assert parse_version(None) == (0, 34, 0)  # the default release became 0.34.0 (issue 12)
+def test_release_numbers():
+    from kvplan.engines.vllm.releases import release_numbers
+
+    assert release_numbers("0.10.1.1") == (0, 10, 1)
+    assert release_numbers("0.11.0rc2.dev98+g393de22d2") == (0, 11, 0)
+    assert release_numbers(None) == (0, 34, 0)  # the default release became 0.34.0 (issue 12)
     with pytest.raises(InputError):
-        parse_version("latest")
+        release_numbers("latest")
 
 
 def test_activation_estimate_grows_with_batch():

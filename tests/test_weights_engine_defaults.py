@@ -15,7 +15,7 @@ import pytest
 from kvplan.errors import InputError
 from kvplan.weights.engram import EngramPlacement, engram_placement
 from kvplan.weights.estimate import estimate_weight_bytes
-from kvplan.weights.kernels import parse_release, vllm_mxfp4_backend
+from kvplan.weights.kernels import release_triple, vllm_mxfp4_backend
 
 HF = Path(__file__).resolve().parent / "data" / "shared" / "hf-configs"
 GIB = 2**30
@@ -56,11 +56,11 @@ def test_vllm_mxfp4_backend_by_gpu(version, sm, vendor, backend):
     assert vllm_mxfp4_backend(engine_version=version, sm_major=sm, vendor=vendor).backend == backend
 
 
-def test_parse_release():
-    assert parse_release("0.10.1.1") == (0, 10, 1)
-    assert parse_release("v0.12.0rc1") == (0, 12, 0)
+def test_release_triple():
+    assert release_triple("0.10.1.1") == (0, 10, 1)
+    assert release_triple("v0.12.0rc1") == (0, 12, 0)
     with pytest.raises(InputError):
-        parse_release("latest")
+        release_triple("latest")
 
 
 # gpt-oss-120b: 36 layers, 128 experts, hidden 2880, intermediate 2880, gate/up/down per expert + bf16 biases
