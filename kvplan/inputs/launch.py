@@ -75,7 +75,6 @@ from kvplan.inputs.launch_words import (  # noqa: F401  (re-exported: the words 
     _PIP_PIN,
     _PYTHON,
     _REDIRECT,
-    _RELEASE_NUMBER,
     _SECRET,
     _SEPARATOR_CHARS,
     MAX_LAUNCH_BYTES,
@@ -884,6 +883,7 @@ def _release(
     Example: ``docker run ... lmsysorg/sglang:v0.4.6.post1-cu124 python3 -m sglang.launch_server ...`` ->
     SGLang 0.4.6.post1's table, "image tag lmsysorg/sglang:v0.4.6.post1-cu124", "0.4.6.post1"."""
     from kvplan.inputs.flagtables import table_for
+    from kvplan.version import parse_version
 
     name = _ENGINE_NAMES[entry.engine]
     from_command = None
@@ -895,7 +895,7 @@ def _release(
         wanted, source, from_command = pin, f"pip install {entry.engine}=={pin} in the command", pin
     else:
         return table_for(entry.engine), "newest", None, []
-    if not _RELEASE_NUMBER.match(wanted.strip()):  # a main-branch build name and the like: the engine rules resolve it
+    if parse_version(wanted) is None:  # a main-branch build name and the like: the engine rules resolve it
         table = table_for(entry.engine)
         note = f"{name} launch flags read as {name} {table.release}'s ({source} {wanted} is no release number)"
         return table, source, from_command, [note]

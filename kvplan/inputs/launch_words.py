@@ -427,5 +427,3 @@ def check_flag_count(args: Sequence[str]) -> None:
 
 _NEGATIVE = re.compile(r"-\d+(\.\d+)?")  # launch._looks_negative: a value, not a flag
 
-#: a release number as the engines publish them (0.4.6.post1, v0.10.1, 0.5.0rc2, 0.10.1.1, 0.5.0.dev3+cu124)
-_RELEASE_NUMBER = re.compile(r"^v?(\d+(?:\.\d+){0,3})(?:(rc|a|b)(\d+))?(?:\.post(\d+))?(?:\.dev\d+)?(?:\+[\w.]+)?$")
