@@ -114,6 +114,8 @@ def _check_ints(flat: Mapping[str, Any]) -> None:
         v = flat.get(key)
         if v is None or (key == "moe_layer_freq" and isinstance(v, list)):
             continue
+        if key == "sliding_window_pattern" and isinstance(v, str):
+            continue  # Exaone-4 writes it as letters ("LLLG"); kvplan.hfconfig.layer_kinds reads that form
         if not _is_int(v) or not lo <= v <= hi:
             raise _bad(key, f"must be an integer between {lo} and {hi:,}, got {str(v)[:40]!r}")
 
