@@ -111,6 +111,18 @@ def speed_cmd(
         bool, typer.Option("--explain", "-v", help="Table: the per-step breakdown and every assumption.")
     ] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an internal error.")] = False,
+    chart: Annotated[
+        bool,
+        typer.Option(
+            "--chart",
+            help="TTFT against prompt length in the terminal: --input-len takes a list (1k,4k,16k,64k or "
+            "1k:128k:x4; default 1k,4k,16k,64k); -m, -g, --engine and --kv-cache-dtype take a,b: one curve each.",
+        ),
+    ] = False,
+    plot: Annotated[
+        Optional[str],
+        typer.Option("--plot", metavar="FILE", help="Save the TTFT chart as .svg (or .png with matplotlib)."),
+    ] = None,
 ) -> None:
     """How fast one deployment serves: prefill tok/s, TTFT, TPOT, throughput, and what bounds each phase.
 
@@ -124,6 +136,24 @@ def speed_cmd(
     from kvplan.deployment import Deployment
     from kvplan.planning.speed import speed
 
+    if chart or plot:
+        _ttft_chart(
+            flags,
+            out if fmt is not None else Format.TABLE,  # no --format: the chart, also on a pipe
+            chart=chart,
+            plot=plot,
+            inputs=speed_inputs(
+                concurrency=concurrency,
+                accept_length=accept_length,
+                power_limit=power_limit,
+                gpu_tflops=gpu_tflops,
+                gpu_bandwidth=gpu_bandwidth,
+                link_bandwidth=link_bandwidth,
+                num_prompts=num_prompts,
+                calibration=calibration,
+            ),
+        )
+        return
     given = deployment_values("fit", flags)
     r = speed(
         Deployment(**given),
@@ -146,3 +176,64 @@ def speed_cmd(
         from kvplan.views.speed import speed_text
 
         typer.echo(speed_text(r, out), nl=False)
+
+
+#: the prompt lengths of ``speed --chart`` when --input-len is not given
+CHART_INPUT_LENS = "1k,4k,16k,64k"
+
+
+#: the flags ``speed --chart`` reads as lists (``a,b``): one curve per combination
+CHART_LISTS = ("model", "gpu", "engine", "kv_cache_dtype")
+
+
+def _ttft_chart(flags: dict[str, Any], out: Format, *, chart: bool, plot: str | None, inputs: Any) -> None:
+    """``speed --chart / --plot``: TTFT against prompt length (:mod:`kvplan.views.ttft_chart`), one curve per
+    combination of the lists in :data:`CHART_LISTS` (``-g h100-sxm,h200-sxm --engine sglang,vllm``: four).
+    Every refusal (the plot path, the format, the lists) comes before any output."""
+    import itertools
+    import sys
+    from dataclasses import replace
+
+    from kvplan.deployment import Deployment
+    from kvplan.errors import InputError
+    from kvplan.planning.sweep import parse_axis
+    from kvplan.views import ttft_chart
+
+    if plot:  # an unwritable --plot is refused before anything is computed or printed
+        from kvplan.views.frontier import check_plot_path
+
+        check_plot_path(plot)
+    if out is Format.CSV:
+        raise InputError("the TTFT chart has no CSV form", field="--format", hint="use table or json")
+    lens = parse_axis(flags.get("input_len") or CHART_INPUT_LENS, field="input_len")
+    engines = parse_axis(flags["engine"], field="engine") if flags.get("engine") else [None]
+    # the sweep's reading of each list: names checked, a KV dtype against each engine's own vocabulary
+    lists = {
+        k: parse_axis(flags[k], field=k, engines=engines) if k != "engine" else engines
+        for k in CHART_LISTS
+        if flags.get(k) is not None
+    }
+    combos = list(itertools.product(*lists.values()))
+    if len(combos) > ttft_chart.MAX_SERIES:
+        raise InputError(
+            f"{len(combos)} deployments is more than a chart shows ({ttft_chart.MAX_SERIES})",
+            field="--" + max(lists, key=lambda k: len(lists[k])).replace("_", "-"),
+            hint="give fewer values to -m, -g, --engine, --kv-cache-dtype",
+        )
+    given = deployment_values("fit", {**flags, "input_len": None, **dict.fromkeys(lists)})
+    base = Deployment(**given)
+    deps = [replace(base, **dict(zip(lists, combo, strict=True))) for combo in combos]
+    series = ttft_chart.ttft_series([("", d) for d in deps], lens, inputs)
+    title = f"TTFT vs prompt length, concurrency {inputs.concurrency:,}"
+    text = ttft_chart.render_terminal(series, width=80, title=title) if chart else None
+    if plot:
+        ttft_chart.save_plot(series, plot, title=title)
+    if out is Format.JSON:
+        sys.stdout.write(ttft_chart.to_json(series))
+        if text is not None:
+            sys.stderr.write(text + "\n")
+    elif text is not None:
+        sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+    if plot:
+        print(f"wrote {plot}", file=sys.stderr)
