@@ -249,15 +249,27 @@ def tokens_from_concurrency(c: PoolCount) -> tuple[int, float]:
 BatchDefaults = Callable[..., tuple[int, int, str]]
 
 
-def vllm_batch_defaults(*, device_bytes: int, gpu_name: str | None = None, offline: bool = False) -> tuple[int, int]:
+def vllm_batch_defaults(
+    *,
+    device_bytes: int,
+    gpu_name: str | None = None,
+    offline: bool = False,
+    tier_160: bool = True,
+    gb10_small: bool = True,
+) -> tuple[int, int]:
     """(max_num_batched_tokens, max_num_seqs) for ``vllm serve`` (``EngineArgs.get_batch_defaults``, v0.33.0):
     ≥160 GiB -> (16384, 1024); ≥70 GiB and not A100/GB10 -> (8192, 1024); else (2048, 256).
 
-    Example: an H100 80 GB (79.65 GiB) -> (8192, 1024); an A100 80 GB -> (2048, 256)."""
+    ``tier_160``: the ≥160 GiB tier exists (``engine/arg_utils.py``: absent in the 0.27.0 wheel, present in 0.28.0,
+    0.30.0 - 0.33.0); ``gb10_small``: GB10 (``is_device_capability((12, 1))``) kept on the small tier (absent in
+    0.32.0, present in 0.33.0 / 0.34.0).  0.8 - 0.27 have only the 70 GiB / not-A100 rule (0.10.1.1, 0.14.0, 0.20.0,
+    0.26.0 wheels).  Example: an H100 80 GB (79.65 GiB) -> (8192, 1024); an A100 80 GB -> (2048, 256); a B200 under
+    0.26 (``tier_160=False``) -> (8192, 1024); GB10 under 0.21 -> (8192, 1024), under 0.34 -> (2048, 256)."""
     name = (gpu_name or "").lower()
-    if device_bytes >= 160 * GiB:
+    if tier_160 and device_bytes >= 160 * GiB:
         return 16384, 1024
-    if device_bytes >= 70 * GiB and "a100" not in name and "gb10" not in name:
+    small = "a100" in name or (gb10_small and "gb10" in name)
+    if device_bytes >= 70 * GiB and not small:
         return (16384 if offline else 8192), 1024
     return (8192 if offline else 2048), 256
 
@@ -280,8 +292,20 @@ def vllm_v0_batch_tokens(
 
 
 def serve_batch_defaults(*, max_model_len: int, device_bytes: int, gpu_name: str | None) -> tuple[int, int, str]:
-    """V1: :func:`vllm_batch_defaults` by GPU size; (B, S, why B) for the assumption line."""
+    """V1 from 0.33: :func:`vllm_batch_defaults` by GPU size; (B, S, why B) for the assumption line."""
     b, s = vllm_batch_defaults(device_bytes=device_bytes, gpu_name=gpu_name)
+    return b, s, "vllm serve default for this GPU size"
+
+
+def serve_batch_defaults_0_8(*, max_model_len: int, device_bytes: int, gpu_name: str | None) -> tuple[int, int, str]:
+    """V1 0.8 - 0.27: only the 70 GiB / not-A100 tier (:func:`vllm_batch_defaults`)."""
+    b, s = vllm_batch_defaults(device_bytes=device_bytes, gpu_name=gpu_name, tier_160=False, gb10_small=False)
+    return b, s, "vllm serve default for this GPU size"
+
+
+def serve_batch_defaults_0_28(*, max_model_len: int, device_bytes: int, gpu_name: str | None) -> tuple[int, int, str]:
+    """V1 0.28 - 0.32: the 160 GiB tier, GB10 still on the 70 GiB tier (:func:`vllm_batch_defaults`)."""
+    b, s = vllm_batch_defaults(device_bytes=device_bytes, gpu_name=gpu_name, gb10_small=False)
     return b, s, "vllm serve default for this GPU size"
 
 
@@ -467,7 +491,7 @@ _V1_0_8 = _after(
     v0=False,
     graph_term=True,
     sampler_bytes_per_logit=SAMPLER_BYTES_PER_LOGIT,
-    batch_defaults=serve_batch_defaults,
+    batch_defaults=serve_batch_defaults_0_8,
 )
 _V1_0_9_1 = _after(
     _V1_0_8, (0, 9, 1), "V1 hybrid KV manager (0.9.1-0.10)", token_line=tokens_per_group, sliding_hybrid=True
@@ -510,6 +534,7 @@ _V1_0_28 = _after(
     "0.28: prefix caching on for hybrids (Mamba align), one capacity log line",
     mamba_align_default=True,
     mamba_all_with_pc=False,
+    batch_defaults=serve_batch_defaults_0_28,
     capacity_log=(
         "{prefix} KV cache size: {tokens:,} tokens, Maximum concurrency for {length:,} tokens "
         "per request: {concurrency:.2f}x"
@@ -535,7 +560,10 @@ _V1_0_32 = _after(
     prefill_checkpoint_mixers=frozenset({"flashkda", "mamba2"}),
     block_stride_alignment=True,
 )
-_V1_0_34 = _after(_V1_0_32, (0, 34, 0), "0.34: padding for any non-MLA page", pad_any_page=True)
+# GB10 on the small batch tier: ``EngineArgs.get_batch_defaults`` ``is_gb10`` in the 0.33.0 / 0.34.0 wheels (absent
+# in 0.32.0)
+_V1_0_33 = _after(_V1_0_32, (0, 33, 0), "0.33: GB10 on the small batch tier", batch_defaults=serve_batch_defaults)
+_V1_0_34 = _after(_V1_0_33, (0, 34, 0), "0.34: padding for any non-MLA page", pad_any_page=True)
 
 #: every window, oldest first; the last row is the newest release kvplan knows
 RELEASES: tuple[Release, ...] = (
@@ -556,6 +584,7 @@ RELEASES: tuple[Release, ...] = (
     _V1_0_29,
     _V1_0_30,
     _V1_0_32,
+    _V1_0_33,
     _V1_0_34,
 )
 
