@@ -316,6 +316,7 @@ class HardwarePreset:
     aliases: list[str] = field(default_factory=list)
     vendor: Literal["nvidia", "amd", "intel", "other"] = "nvidia"
     cuda_total_bytes: PresetBytes | None = None
+    unified_free_bytes: PresetBytes | None = None  # unified-memory GPU: what it reports free at boot (host-shared)
     marketing: str = ""
     bandwidth_gbps: PositiveFloat | None = None
     interconnect: Literal["nvlink", "pcie", "xgmi", "nvlink-c2c", "other"] = "pcie"
@@ -335,6 +336,7 @@ class HardwarePreset:
         aliases: list[str] | None = None,
         vendor: Literal["nvidia", "amd", "intel", "other"] = "nvidia",
         cuda_total_bytes: PresetBytes | None = None,
+        unified_free_bytes: PresetBytes | None = None,
         marketing: str = "",
         bandwidth_gbps: PositiveFloat | None = None,
         interconnect: Literal["nvlink", "pcie", "xgmi", "nvlink-c2c", "other"] = "pcie",
@@ -352,6 +354,7 @@ class HardwarePreset:
         self.aliases = [] if aliases is None else aliases
         self.vendor = vendor
         self.cuda_total_bytes = cuda_total_bytes
+        self.unified_free_bytes = unified_free_bytes
         self.marketing = marketing
         self.bandwidth_gbps = bandwidth_gbps
         self.interconnect = interconnect
