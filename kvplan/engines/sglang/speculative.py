@@ -407,6 +407,11 @@ def _dsv4_rule(req: SpecRequest, name: str) -> SpecPlan:
 FAMILY_RULES: Mapping[Family, FamilyRule] = MappingProxyType(
     {
         Family.DSV4: FamilyRule(check=_dsv4_rule, legacy_eagle=False),
+        # Mamba / linear hybrids (Qwen3.5 / 3.6, Qwen3-Next, Nemotron-H): SGLang 0.5.23's _handle_eagle_family sets an
+        # unset --max-running-requests to 48 before the state pool is sized (arg_groups/speculative_hook.py), so the
+        # SGLang cookbook's Qwen3.6-35B-A3B EAGLE launch (no --max-running-requests) starts; the legacy reading (cap
+        # unset) made the Mamba pool refuse it (issue 24 item 5)
+        Family.HYBRID_MAMBA: FamilyRule(check=lambda req, requested: SpecPlan(), legacy_eagle=False),
     }
 )
 
