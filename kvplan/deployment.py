@@ -329,7 +329,9 @@ def validate(dep: Deployment) -> None:
         raise InputError(
             f"unknown attention backend '{dep.attention_backend}'",
             field="--attention-backend",
-            hint=("did you mean " + " or ".join(close) + "?") if close else "see sglang --help",
+            hint=("did you mean " + " or ".join(close) + "?")
+            if close
+            else f"see the --attention-backend choices of {dep.engine} --help",
         )
     if dep.speculative_algorithm is not None and dep.speculative_algorithm.upper() not in SPECULATIVE_ALGORITHMS:
         raise InputError(
