@@ -16,8 +16,8 @@ configuration comes from ``dep`` (the flags of ``kvplan fit``, with its defaults
   up to the search's tolerance).
 
 Worked example (tests/test_calibrate_speed.py): the seed deployment's 32K prefill, measured 7,196 tok/s,
-predicted 8,526 (prefill shares: communication 0.55, memory 0.18, overhead 0.13, compute 0.13), so the prefill
-constants are link and alpha_s, and ``lam`` = 8,526 / 7,196 would hold if the communication terms were all of the
+predicted 8,337 (prefill shares: communication 0.56, memory 0.18, overhead 0.13, compute 0.13), so the prefill
+constants are link and alpha_s, and ``lam`` = 8,337 / 7,196 would hold if the communication terms were all of the
 time; the search finds the ``lam`` that makes the whole prediction 7,196.
 """
 
