@@ -310,6 +310,7 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
     defaults 8,192 / 1,024) at ``inputs.concurrency``.  InputError (exit 2) for bad input or a GPU figure the
     preset lacks (named, with its override flag)."""
     from kvplan.engines.registry import engine as engine_for
+    from kvplan.perf.comm import nccl_only
     from kvplan.perf.efficiency import efficiency_for, gpu_class
     from kvplan.perf.hardware import Overrides, resolve_hardware
     from kvplan.perf.ops import model_ops
@@ -463,6 +464,11 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
         "left out: benchmark length distributions and request-rate arrivals (the queue is closed-loop), "
         "prefix-cache hits, kernel tile effects, PP bubbles",
     ]
+    if nccl_only(link=hw.link, ranks=ops.tp):
+        assumptions.append(
+            f"collectives: NCCL for every all-reduce (the engines' custom all-reduce needs 2 GPUs or NVLink, here "
+            f"{ops.tp} on {link}); its LL or Simple protocol per message by NCCL's cost model (src/graph/tuning.cc)"
+        )
     if hw.power_scale < 1.0:
         assumptions.append(f"--power-limit: compute x {hw.power_scale:.3f} (clock ~ power^(1/3))")
     if algo:
