@@ -234,3 +234,4 @@ def test_nccl_protocol_choice_on_pcie_by_hand():
     # the engines' custom all-reduce covers two GPUs and NVLink meshes; NCCL carries everything beyond
     assert nccl_only(link="pcie", ranks=8) and nccl_only(link="pcie", ranks=4)
     assert not nccl_only(link="pcie", ranks=2) and not nccl_only(link="nvlink", ranks=8)
+    assert not nccl_only(link="xgmi", ranks=8)

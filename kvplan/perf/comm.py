@@ -62,9 +62,10 @@ CUSTOM_ALLREDUCE_MAX_BYTES = 8192 * 1024
 
 def nccl_only(*, link: str, ranks: int) -> bool:
     """Whether every all-reduce of ``ranks`` GPUs on ``link`` is NCCL's: more than two GPUs not connected by NVLink
-    (the engines' custom all-reduce needs two GPUs or a full NVLink mesh).  Example: 8 PCIe cards -> True; 2 PCIe
-    cards -> False; 8 NVLink GPUs -> False."""
-    return ranks > 2 and link not in ("nvlink", "nvlink-c2c")
+    (the engines' custom all-reduce needs two GPUs or a full NVLink mesh; on ROCm a full xGMI mesh counts as one,
+    SGLang's ``CustomAllreduce.should_custom_ar`` HIP branch).  Example: 8 PCIe cards -> True; 2 PCIe cards ->
+    False; 8 NVLink GPUs -> False; 8 MI300X on xGMI -> False."""
+    return ranks > 2 and link not in ("nvlink", "nvlink-c2c", "xgmi")
 
 
 def nccl_allreduce_time(*, nbytes: Any, ranks: int, bus_gbs: float, alpha_s: float) -> Any:
