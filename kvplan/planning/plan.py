@@ -237,7 +237,12 @@ def fit(
     # methods: kvplan.hfconfig.checks) is said with every plan of that model
     res.warnings.extend(w for w in getattr(model, "warnings", ()) if w not in res.warnings)
     res.warnings.extend(warnings)
-    res.warnings.extend(ignored_text(str(dep.engine), ignored))
+    # one line for the ignored flags the engine's own planner has not already named (vLLM: "--mem-fraction-static is
+    # an SGLang flag; vLLM uses --gpu-memory-utilization"); the JSON lists them all
+    unsaid = [
+        (f, elsewhere) for f, elsewhere in ignored if not any(f in w.split() or f + ";" in w for w in res.warnings)
+    ]
+    res.warnings.extend(ignored_text(str(dep.engine), unsaid))
     res.assumptions.extend(assumptions)
     if advise and refused is None:
         res.advice.extend(a for a in weights_advice(dep, model, gpu, res) if a not in res.advice)
