@@ -338,6 +338,32 @@ def _align_mamba_all(
     return replace(model, layers=layers), attn_bs, mamba_bs
 
 
+def _gemma4_backend_note(inp: VllmInputs, cfg: Mapping[str, Any], model: ModelKV, notes: _Notes) -> None:
+    """Gemma-4 (head_dim != global_head_dim): the backend vLLM runs it on (:func:`grouping.vllm_gemma4_backend`) as
+    an assumption; on SM90 with an fp8 cache from 0.34 the 512-wide layers' FA4 FP8 kernel reads 64-token pages
+    (``FlashAttentionBackend._get_sm90_fa4_fp8_kv_block_size``, v0.34.0), which kvplan does not model: a warning."""
+    hd, ghd = int_if_set(cfg, "head_dim"), int_if_set(cfg, "global_head_dim")
+    if not hd or not ghd or hd == ghd:
+        return
+    from kvplan.engines.vllm.grouping import GEMMA4_SM90_FP8_PER_LAYER_FROM, vllm_gemma4_backend
+
+    version = release_numbers(inp.engine_version)
+    kvq = model.kv_dtype_bytes == 1
+    backend, why = vllm_gemma4_backend(
+        sm_major=inp.sm_major,
+        vendor=inp.gpu_vendor,
+        kv_quantized=kvq,
+        engine_version=version,
+        requested=inp.attention_backend,
+    )
+    notes.assumptions.append(f"attention backend {backend} ({why}); block 16 before page unification")
+    if backend == "FLASH_ATTN" and kvq and inp.sm_major == 9 and version >= GEMMA4_SM90_FP8_PER_LAYER_FROM:
+        notes.warnings.append(
+            "Gemma-4 on SM90 with an fp8 KV cache: vLLM 0.34's FA4 FP8 kernel reads the 512-wide full layers in "
+            "64-token pages, which kvplan does not model (pass --block-size 64 to see that layout)"
+        )
+
+
 def _model_and_block_size(
     inp: VllmInputs, rel: Release, cfg: Mapping[str, Any], notes: _Notes
 ) -> tuple[ModelKV, int, int | None]:
@@ -356,6 +382,7 @@ def _model_and_block_size(
         kv_cache_dtype_skip_layers=tuple(inp.kv_cache_dtype_skip_layers),
     )
     notes.assumptions.extend(model.notes)
+    _gemma4_backend_note(inp, cfg, model, notes)
     block_size, note = rel.block_size(model.family, inp.block_size)
     align = hybrid_alignment(
         model,
