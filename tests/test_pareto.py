@@ -257,6 +257,20 @@ def test_sweep_frontier_over_a_concurrency_list():
         assert p.x == pytest.approx(r.decode_tokens_per_s_per_request) and p.concurrency == r.concurrency
 
 
+def test_a_workload_longer_than_the_context_is_no_point():
+    from kvplan.deployment import Deployment
+    from kvplan.planning.pareto import sweep_points
+    from kvplan.planning.sweep import sweep
+    from kvplan.planning.sweep.speed import SpeedColumns
+
+    # Qwen3-32B holds 40,960 positions: 65,536 + 1,024 tokens never runs (room 0), 8,192 + 1,024 does
+    base = Deployment(engine="sglang", model="Qwen/Qwen3-32B", gpu="h200-sxm", tp=2, output_len=1024)
+    t = sweep(base, {"input_len": [8192, 65536]})
+    assert [t.row(i)["fits"] for i in range(2)] == [True, True]
+    assert t.row(1)["workload_concurrency"] == 0
+    assert sweep_points(t, SpeedColumns(t)).rows == [0]
+
+
 def test_sweep_chart_nothing_fits():
     from kvplan.deployment import Deployment
     from kvplan.planning.sweep import sweep

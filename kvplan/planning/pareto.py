@@ -69,7 +69,9 @@ class SweepPoints:
 
 
 def sweep_points(table: Any, cols: Any, concurrencies: Sequence[int] | None = None) -> SweepPoints:
-    """Every (row, concurrency) of ``table`` that fits, with its decode rate per request and total tok/s per GPU;
+    """Every (row, concurrency) of ``table`` that fits and runs its workload (``workload_concurrency >= 1``: a
+    row whose context cannot hold one request of input_len + output_len tokens has speed cells but serves nothing,
+    so it is no point), with its decode rate per request and total tok/s per GPU;
     ``cols`` a :class:`~kvplan.planning.sweep.speed.SpeedColumns` of that table, ``concurrencies`` the
     ``--concurrency`` values (default: ``cols``' one).  One pass, chunk by chunk; the concurrency that runs is
     the columns' (the asked one capped by what the row fits)."""
@@ -81,11 +83,12 @@ def sweep_points(table: Any, cols: Any, concurrencies: Sequence[int] | None = No
     ys: list[float] = []
     for r, c in table.chunks():
         ids = r.tolist()
+        runs = [int(v) > 0 for v in c["workload_concurrency"].tolist()]
         for k in concs:
             extra = cols.chunk(r, c, concurrency=k)
             x, y, ran = extra[X_COLUMN].tolist(), extra[Y_COLUMN].tolist(), extra["concurrency"].tolist()
             for j, i in enumerate(ids):
-                if math.isfinite(x[j]) and math.isfinite(y[j]):
+                if runs[j] and math.isfinite(x[j]) and math.isfinite(y[j]):
                     rows.append(int(i))
                     asked.append(int(k))
                     run.append(int(ran[j]))
