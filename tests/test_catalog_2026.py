@@ -18,9 +18,9 @@ from kvplan.inputs import presets as p
 from kvplan.planning.plan import fit
 
 #: the catalog size (model ids: presets + published variants) reached with the presets below; it only grows
-MIN_MODEL_IDS_2026 = 181
+MIN_MODEL_IDS_2026 = 182
 #: the number of model preset files reached
-MIN_MODEL_FILES_2026 = 151
+MIN_MODEL_FILES_2026 = 152
 
 #: file stem -> (GPU id, TP, context in tokens) used to plan it: one GPU class that holds the weights, and a context
 #: no longer than the config's max_position_embeddings
@@ -59,6 +59,7 @@ NEW_PRESETS: dict[str, tuple[str, int, int]] = {
     "microsoft--phi-1": ("t4", 1, 2_048),
     "ALLaM-AI--ALLaM-7B-Instruct-preview": ("a10", 1, 4_096),
     "RedHatAI--Llama-4-Scout-17B-16E-Instruct-FP8-dynamic": ("h200-sxm", 2, 131_072),
+    "LGAI-EXAONE--EXAONE-4.0-32B": ("h100-sxm", 1, 131_072),
 }
 
 #: the quantized builds of item 5: file stem -> the preset they were a [[variants]] entry of
@@ -160,3 +161,14 @@ def test_modelopt_kv_quantization_of_a_build_is_its_own():
     quant = fit(Deployment(model="nvidia/Gemma-4-26B-A4B-NVFP4", gpu="h100-sxm", engine="sglang"))
     base = fit(Deployment(model="google/gemma-4-26B-A4B", gpu="h100-sxm", engine="sglang"))
     assert (quant.kv_cache_dtype, base.kv_cache_dtype) == ("fp8_e4m3", "bf16")
+
+
+def test_exaone4_letter_pattern_plans_three_local_one_global():
+    """LGAI-EXAONE/EXAONE-4.0-32B writes ``sliding_window_pattern`` "LLLG" (a string) beside its ``layer_types``:
+    the config is accepted and its 64 layers are 16 full-attention and 48 sliding-window ones (hand count: one G in
+    every four letters)."""
+    from kvplan.hfconfig.layer_kinds import layer_kinds
+    from kvplan.inputs.resolve import resolve_model
+
+    kinds = layer_kinds(resolve_model("LGAI-EXAONE/EXAONE-4.0-32B").config)
+    assert (kinds.count("full"), kinds.count("swa")) == (16, 48)
