@@ -201,7 +201,7 @@ def _fit_rows(
             row_errors[offset + j] = errors[j] = exc.one_line()
             continue
         _copy_fit(out, ins, j, fr)
-        row_text[offset + j] = (fr.verdict, fr.target_reason, list(fr.reasons))
+        row_text[offset + j] = (fr.verdict, fr.target_reason, list(fr.reasons), bool(getattr(fr, "starts", fr.fits)))
     return errors
 
 

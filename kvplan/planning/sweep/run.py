@@ -74,7 +74,7 @@ def sweep(base: Deployment, axes: Mapping[str, Sequence], *, max_points: int = M
     groups: list[Group] = []
     blocks: list[_Block] = []
     row_errors: dict[int, str] = {}
-    row_text: dict[int, tuple[str, str, list[str]]] = {}
+    row_text: dict[int, tuple[str, str, list[str], bool]] = {}  # per-point rows: fit's words and its `starts`
     offset = 0
     for combo in itertools.product(*(values[f] for f in group_fields)):
         gdep = replace(base, **dict(zip(group_fields, combo, strict=True)))

@@ -48,7 +48,7 @@ class SweepTable:
         cols: dict | None,
         row_errors: dict[int, str],
         axes: Mapping[str, list],
-        row_text: dict[int, tuple[str, str, list[str]]] | None = None,
+        row_text: dict[int, tuple[str, str, list[str], bool]] | None = None,
         *,
         blocks: list[_Block] | None = None,
         n: int | None = None,
@@ -59,7 +59,7 @@ class SweepTable:
         self._n = int(cols["gid"].shape[0]) if cols is not None else int(n or 0)
         self.row_errors = row_errors
         self.axes = dict(axes)
-        self.row_text = row_text or {}  # per-point rows: (verdict, target reason, reasons) as fit said them
+        self.row_text = row_text or {}  # per-point rows: (verdict, target reason, reasons, starts) as fit said them
         self._writers: dict[tuple[int, bool], Any] = {}  # (gid, JSON?) -> the group's reason templates
         self._counts: tuple[int, int] | None = None
 
@@ -181,12 +181,18 @@ class SweepTable:
 
     def _text(self, i: int, g: Group, d: Mapping[str, Any], error: str) -> tuple[str, str, list[str]]:
         """(verdict, target reason, reasons) of row ``i``: fit's words for per-point rows, :func:`judge` else."""
+        return self._judged(i, g, d, error)[:3]
+
+    def _judged(self, i: int, g: Group, d: Mapping[str, Any], error: str) -> tuple[str, str, list[str], bool]:
+        """(verdict, target reason, reasons, starts) of row ``i``: fit's for per-point rows, :func:`judge`'s else
+        (``starts``: the engine starts with the configuration; ``fits`` implies it)."""
         if error:
-            return "invalid: " + error, "invalid: " + error, [error]
+            return "invalid: " + error, "invalid: " + error, [error], False
         if i in self.row_text:
-            return self.row_text[i]
+            t = self.row_text[i]
+            return t[0], t[1], t[2], bool(t[3]) if len(t) > 3 else bool(d.get("fits"))
         v = judge(_row_facts(g, d))
-        return v.verdict, v.target_reason, list(v.reasons)
+        return v.verdict, v.target_reason, list(v.reasons), bool(getattr(v, "starts", v.fits))
 
     def row(self, i: int) -> dict:
         """Row ``i`` as a dict of plain Python values (contract key names where they exist), with ``verdict`` (the
@@ -198,7 +204,7 @@ class SweepTable:
         d.update(self._values(i, c))
         d["method"] = g.method
         d["error"] = g.error or self.row_errors.get(i, "")
-        d["verdict"], d["reason"], d["reasons"] = self._text(i, g, d, d["error"])
+        d["verdict"], d["reason"], d["reasons"], d["starts"] = self._judged(i, g, d, d["error"])
         d.pop("_swa", None)
         return d
 
@@ -211,7 +217,7 @@ class SweepTable:
                 d.update(self._values(i, {k: v[j : j + 1] for k, v in c.items()}))
                 d["method"] = g.method
                 d["error"] = g.error or self.row_errors.get(i, "")
-                d["verdict"], d["reason"], d["reasons"] = self._text(i, g, d, d["error"])
+                d["verdict"], d["reason"], d["reasons"], d["starts"] = self._judged(i, g, d, d["error"])
                 d.pop("_swa", None)
                 yield d
 
