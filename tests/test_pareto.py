@@ -156,6 +156,17 @@ def test_svg_structure_and_escaping():
     assert len([e for e in root.iter(SVG + "circle") if e.get("class") == "point"]) == 8
 
 
+def test_svg_labels_of_crowded_points_are_kept_apart():
+    # four frontier points a few pixels apart: each label one line (13 px) below the one before
+    xs, ys = [10.0, 10.5, 11.0, 11.5], [1000.0, 990.0, 980.0, 970.0]
+    chart = ParetoChart(
+        x=xs, y=ys, front=[Labelled(f"tp={i} h200-sxm", x, y) for i, (x, y) in enumerate(zip(xs, ys, strict=True))]
+    )
+    root = ET.fromstring(to_svg(chart))
+    ty = [float(e.get("y", "")) for e in root.iter(SVG + "text") if e.get("class") == "label"]
+    assert all(b - a >= 13.0 - 1e-9 for a, b in zip(ty, ty[1:], strict=False))
+
+
 def test_svg_bounds_the_dominated_points():
     xs = [i % 1000 / 10 for i in range(20000)]
     ys = [(i * 7919) % 1000 for i in range(20000)]

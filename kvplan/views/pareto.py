@@ -262,6 +262,7 @@ def to_svg(chart: ParetoChart, *, width: int = 760, height: int = 460) -> str:
         out.append(f'<circle class="point" cx="{X(x):.1f}" cy="{Y(y):.1f}" r="2.5" fill="#bbb"/>')
     pts = " ".join(f"{X(p.x):.1f},{Y(p.y):.1f}" for p in chart.front)
     out.append(f'<polyline class="frontier" fill="none" stroke="#d62728" stroke-width="2" points="{pts}"/>')
+    boxes: list[tuple[float, float, float, float]] = []  # the labels placed so far: (x0, x1, y0, y1)
     for p in chart.front:
         px, py = X(p.x), Y(p.y)
         anchor, dx = ("end", -7) if px > ml + 0.7 * pw else ("start", 7)
@@ -270,12 +271,42 @@ def to_svg(chart: ParetoChart, *, width: int = 760, height: int = 460) -> str:
             f'<circle class="front" cx="{px:.1f}" cy="{py:.1f}" r="4" fill="#d62728">'
             f"<title>{escape(tip)}</title></circle>"
         )
+        ty = _label_y(boxes, px + dx, len(p.label) * LABEL_CHAR_PX, anchor, py - 6, top=mt + 11, bottom=mt + ph)
         out.append(
-            f'<text class="label" x="{px + dx:.1f}" y="{py - 6:.1f}" text-anchor="{anchor}" font-size="11">'
+            f'<text class="label" x="{px + dx:.1f}" y="{ty:.1f}" text-anchor="{anchor}" font-size="11">'
             f"{escape(p.label)}</text>"
         )
     out.append("</svg>")
     return "\n".join(out) + "\n"
+
+
+#: the width of one character of an 11 px sans-serif label, roughly (for keeping labels apart)
+LABEL_CHAR_PX = 6.2
+LABEL_LINE_PX = 13.0
+
+
+def _label_y(
+    boxes: list[tuple[float, float, float, float]],
+    x: float,
+    width: float,
+    anchor: str,
+    y: float,
+    *,
+    top: float,
+    bottom: float,
+) -> float:
+    """The baseline of a label at ``x`` (``anchor`` start / end) wanted at ``y``: moved down a line at a time, at
+    most 8 lines and not below ``bottom``, while it overlaps a label placed before (appended to ``boxes``)."""
+    x0, x1 = (x, x + width) if anchor == "start" else (x - width, x)
+    ty = max(y, top)
+    for _ in range(8):
+        if not any(x0 < b1 and b0 < x1 and ty - LABEL_LINE_PX < c1 and c0 < ty for b0, b1, c0, c1 in boxes):
+            break
+        if ty + LABEL_LINE_PX > bottom:
+            break
+        ty += LABEL_LINE_PX
+    boxes.append((x0, x1, ty - LABEL_LINE_PX, ty))
+    return ty
 
 
 def save_plot(chart: ParetoChart, path: str | Path) -> Path:
