@@ -4,6 +4,7 @@ hand-checked 80-column golden, the SVG's structure and escaping, a real sweep ch
 
 from __future__ import annotations
 
+import itertools
 import math
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -164,7 +165,7 @@ def test_svg_labels_of_crowded_points_are_kept_apart():
     )
     root = ET.fromstring(to_svg(chart))
     ty = [float(e.get("y", "")) for e in root.iter(SVG + "text") if e.get("class") == "label"]
-    assert all(b - a >= 13.0 - 1e-9 for a, b in zip(ty, ty[1:], strict=False))
+    assert all(b - a >= 13.0 - 1e-9 for a, b in itertools.pairwise(ty))
 
 
 def test_svg_bounds_the_dominated_points():
