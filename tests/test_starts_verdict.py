@@ -224,3 +224,20 @@ def test_check_require_is_a_closed_choice(tmp_path):
     p.write_text(PLAN.replace('require = "starts"', 'require = "boots"', 1))
     with pytest.raises(InputError, match="require"):
         load_plan(p)
+
+
+def test_a_deployment_that_does_not_fit_is_advised_what_solve_finds():
+    code, out = _run("fit", "-m", "Qwen/Qwen3-32B", "-g", "h100-sxm", "--format", "json")
+    advice = json.loads(out)["advice"]
+    assert code == 0 and len(advice) == 2, advice
+    knob = advice[0].removeprefix("meets the target with --mem-fraction-static ").split()[0]
+    mfs = float(knob)
+    assert 0 < mfs < 1
+    # the advised fraction fits and the one just below it does not (solve's 0.001 steps)
+    assert fit(Deployment(**QWEN32, mem_fraction_static=mfs)).fits
+    assert not fit(Deployment(**QWEN32, mem_fraction_static=round(mfs - 0.001, 3))).fits
+    assert advice[1].startswith("meets the target on 2 x h100-sxm (tp 2")
+    assert fit(Deployment(**QWEN32, tp=2)).fits and not fit(Deployment(**QWEN32)).fits
+    # a deployment that fits gets none
+    code, out = _run("fit", "-m", "Qwen/Qwen3-32B", "-g", "h100-sxm", "--tp", "2", "--format", "json")
+    assert json.loads(out)["advice"] == []

@@ -341,16 +341,23 @@ def fit_cmd(
     from kvplan.planning.plan import fit
 
     dep = Deployment(**{**given, "engine": engines[0]})
+
     # the launch reader's warnings go in with the plan: a result is not mutated after fit returns (issue 21 item 4)
-    results = [
-        fit(
+    def plan(e: str, advice: tuple[str, ...] = ()) -> Any:
+        return fit(
             replace(dep, engine=e),
             warnings=launch_warnings,
             assumptions=launch_assumptions,
             refusals=launch_refusals,
             advise=True,
+            advice=advice,
         )
-        for e in engines
+
+    results = [plan(e) for e in engines]
+    # a deployment that does not fit, with weights that do: what solve finds that fits, said with the plan (the
+    # result is complete when fit returns, so it is planned again with the advice)
+    results = [
+        plan(r.engine, advice) if (advice := _solve_advice(replace(dep, engine=r.engine), r)) else r for r in results
     ]
 
     speeds = _speeds(dep, engines) if speed else None
@@ -375,6 +382,37 @@ def fit_cmd(
 
     missed = [m for m in (_missed_target(r) for r in results) if m] if check else []
     render_then_check(show, "; ".join(missed))
+
+
+def _solve_advice(dep: Any, r: Any) -> tuple[str, ...]:
+    """What makes a deployment that does not fit (its weights do) meet its target, by kvplan solve's searches: the
+    smallest memory knob (never above 1), the fewest GPUs of the same kind, the cheapest KV dtype.  Empty when it
+    fits, when the weights alone do not fit (fit's own advice names the GPU count), for a refusal that no knob
+    changes (a parser refusal) or when solve cannot answer.  Example: Qwen3-32B on one H100 under SGLang ->
+    ``("meets the target with --mem-fraction-static 0.904 (pool 41,213 tokens, room for 1)", "meets the target on
+    2 x h100-sxm (tp 2, pp 1, dp 1; room for 6)")``."""
+    if r.fits or r.advice or r.weight_bytes >= r.free_bytes or dep.free_memory is not None:
+        return ()
+    from dataclasses import replace
+
+    from kvplan.errors import KvplanError
+    from kvplan.planning.solve import solve
+
+    out = []
+    for question, base in (
+        ("mem-fraction", dep),
+        ("gpus", replace(dep, tp=None, dp=None, num_gpus=None)),
+        ("dtype", dep),
+    ):
+        try:
+            res = solve(base, question)
+        except KvplanError:
+            continue
+        if res.answer is None or (question == "dtype" and res.answer == r.kv_cache_dtype):
+            continue
+        on = "on" if question == "gpus" else "with"
+        out.append(f"meets the target {on} {res.answer_label}")
+    return tuple(out)
 
 
 def _speeds(dep: Any, engines: list[str]) -> list[Any]:

@@ -192,6 +192,7 @@ def fit(
     assumptions: Sequence[str] = (),
     refusals: Sequence[str] = (),
     advise: bool = False,
+    advice: Sequence[str] = (),
 ) -> FitResult:
     """Plan one deployment: a :class:`kvplan.result.FitResult` (its verdict keys: :mod:`kvplan.planning.verdict`).
     ``default_gpu=False``: no GPU named means none (see :func:`gpu_for`), not kvplan's default GPU.  ``warnings``:
@@ -202,7 +203,8 @@ def fit(
     tensor-parallel sizes for ``advice`` (:func:`weights_advice`: a few more plans, so the CLI asks for it and the
     sweep's per-point fits do not).  An engine refusal raised while planning (:class:`kvplan.errors.EngineRefusal`, an
     InputError whose ``engine_refusal`` is true: the engine stops at start-up, e.g. no memory left after SGLang's
-    Mamba state pool) is a verdict (:func:`_refused`), never exit 2.
+    Mamba state pool) is a verdict (:func:`_refused`), never exit 2.  ``advice``: what the caller found would make
+    it possible (the CLI asks kvplan solve), said with the plan after fit's own.
 
     The result is complete when this returns: the planner and the verdict are its only writers, and nothing
     mutates it afterwards (a caller with more to say passes it here)."""
@@ -246,4 +248,5 @@ def fit(
     res.assumptions.extend(assumptions)
     if advise and refused is None:
         res.advice.extend(a for a in weights_advice(dep, model, gpu, res) if a not in res.advice)
+    res.advice.extend(a for a in advice if a not in res.advice)
     return apply(res, dep=dep, model=model, gpu=gpu, parser_refusals=tuple(refusals), planner_refusal=refused).freeze()
