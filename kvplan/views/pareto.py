@@ -320,7 +320,7 @@ def save_plot(chart: ParetoChart, path: str | Path) -> Path:
         return p
     if ext != ".png":
         raise InputError(f"cannot write '{p.name}'", field="--plot", hint="give a .svg (or .png with matplotlib) file")
-    plt = _pyplot()
+    plt = load_pyplot()
     fig, ax = plt.subplots(figsize=(8, 5))
     ax.scatter(chart.x, chart.y, s=8, color="#bbb", label="points of the sweep")
     ax.plot([f.x for f in chart.front], [f.y for f in chart.front], marker="o", color="#d62728", label="frontier")
@@ -347,7 +347,7 @@ def png_text(text: str) -> str:
     return terminal_text(text).replace("$", r"\$")
 
 
-def _pyplot() -> Any:
+def load_pyplot() -> Any:
     try:
         import matplotlib
 

@@ -286,7 +286,7 @@ def to_svg(
 def save_plot(series: list[TtftSeries], path: str | Path, *, title: str = "TTFT vs prompt length") -> Path:
     """Write ``path``: ``.svg`` always; ``.png`` only when matplotlib is importable (InputError otherwise)."""
     from kvplan.inputs.read import atomic_output, write_output
-    from kvplan.views.pareto import _pyplot, png_text
+    from kvplan.views.pareto import load_pyplot, png_text
 
     p = Path(path)
     ext = p.suffix.lower()
@@ -295,7 +295,7 @@ def save_plot(series: list[TtftSeries], path: str | Path, *, title: str = "TTFT 
         return p
     if ext != ".png":
         raise InputError(f"cannot write '{p.name}'", field="--plot", hint="give a .svg (or .png with matplotlib) file")
-    plt = _pyplot()
+    plt = load_pyplot()
     fig, ax = plt.subplots(figsize=(8, 4.8))
     for si, s in enumerate(series):
         ax.plot(s.input_lens, s.ttft_s, marker="o", color=COLORS[si % len(COLORS)], label=png_text(s.label))
