@@ -356,9 +356,11 @@ def fit_cmd(
     results = [plan(e) for e in engines]
     # a deployment that does not fit, with weights that do: what solve finds that fits, said with the plan (the
     # result is complete when fit returns, so it is planned again with the advice)
-    results = [
-        plan(r.engine, advice) if (advice := _solve_advice(replace(dep, engine=r.engine), r)) else r for r in results
-    ]
+    results = (
+        [plan(r.engine, advice) if (advice := _solve_advice(replace(dep, engine=r.engine), r)) else r for r in results]
+        if not launch_refusals
+        else results
+    )  # a command the engine's parser refuses: the fix is the flag, not a knob
 
     speeds = _speeds(dep, engines) if speed else None
 
