@@ -18,6 +18,7 @@ import io
 import json
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 import typer
@@ -515,3 +516,17 @@ def test_a_config_directory_model_is_vectorised(tmp_path):
         assert r["method"] == "vector" and r["error"] == ""
         want = fit(replace(base, context_length=r["context_length"]))
         assert r["kv_pool_tokens"] == want.kv_pool_tokens and r["max_concurrency"] == want.max_concurrency
+
+
+def test_rows_carry_fits_starts_verdict():
+    """Each row's ``starts`` is fit's for the same deployment (SGLang starts with a pool shorter than the context;
+    vLLM does not), on both engines' vector paths."""
+    base = Deployment(model="Qwen/Qwen3-32B", gpu="h100-sxm", input_len=8192, output_len=1024)
+    seen = set()
+    for engine in ("sglang", "vllm"):
+        table = sweep(replace(base, engine=engine), {"tp": [1, 2], "context_length": [16384, 40960]})
+        for i, row in enumerate(table.rows()):
+            want = fit(table.deployment(i))
+            assert (row["starts"], row["fits"]) == (want.starts, want.fits), (engine, i)
+            seen.add((engine, row["starts"], row["fits"]))
+    assert ("sglang", True, False) in seen  # TP1: a pool of 17,378 tokens holds no 40,960-token request, it starts

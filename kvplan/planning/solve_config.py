@@ -242,9 +242,13 @@ class ConfigResult:
 
     @property
     def target(self) -> str:
+        from kvplan.planning.verdict import requests
+
         w = {k: ",".join(f"{x:,}" for x in v) if isinstance(v, list) else f"{v:,}" for k, v in self.workload.items()}
+        conc = self.workload["concurrency"]
+        n = requests(conc[0]) if len(conc) == 1 else f"{w['concurrency']} requests"
         return (
-            f"{w['concurrency']} request(s) of {w['input_len']}+{w['output_len']} tokens at once; "
+            f"{n} of {w['input_len']}+{w['output_len']} tokens at once; "
             f"{self.targets.text()}; objective {self.objective}"
         )
 
@@ -402,6 +406,13 @@ def solve_config(q: ConfigQuery) -> ConfigResult:
         f"{len(cands):,} candidates, {len(passing):,} meet every target; {n_speed:,} speed() evaluations "
         "(one per distinct group, workload and concurrency)"
     )
+    short = [c for c in cands if c.rejected_by == "capacity" and c.row.get("starts") and not c.row.get("fits")]
+    if short:
+        ctx = max(int(c.row.get("context_length") or 0) for c in short)
+        notes.append(
+            f"{len(short)} candidate(s) start but hold no full {ctx:,}-token request (kvplan's fits); a shorter "
+            "--context-length (the workload's input + output) plans them for this workload"
+        )
     if q.calibration is not None:
         notes.append(f"speed calibrated for GPU class {getattr(q.calibration, 'gpu_class', '?')}")
     conc = list(q.concurrency)

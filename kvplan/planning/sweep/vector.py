@@ -189,6 +189,8 @@ def _row_facts(g: Group, d: Mapping[str, Any]) -> Any:
         ),
         target_requests=d["target_requests"],
         workload=w,
+        # SGLang starts with a pool of at least one token, fewer than the context or not (verdict._memory)
+        memory_starts=g.weights < g.free and d["kv_budget_bytes"] > 0 and tokens > 0,
     )
 
 

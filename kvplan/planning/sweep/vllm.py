@@ -662,4 +662,5 @@ def row_facts(g: Any, d: Mapping[str, Any]) -> Facts:
         ),
         target_requests=int(d["target_requests"]),
         workload=w,
+        memory_starts=memory is None,  # vLLM stops at its own check: it starts only when memory passes
     )
