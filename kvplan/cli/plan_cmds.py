@@ -111,11 +111,20 @@ def sweep_cmd(
         Optional[str], typer.Option("-o", "--output", help="Write CSV / JSON lines to this file.")
     ] = None,
     chart: Annotated[
-        bool, typer.Option("--chart", help="Draw the capacity frontier (concurrency vs context) in the terminal.")
+        bool,
+        typer.Option(
+            "--chart",
+            help="Draw the capacity frontier (concurrency vs context) in the terminal; with --speed the Pareto "
+            "chart (throughput per GPU vs decode rate per request).",
+        ),
     ] = False,
     plot: Annotated[
         Optional[str],
-        typer.Option("--plot", metavar="FILE", help="Save the frontier as .svg (or .png with matplotlib)."),
+        typer.Option(
+            "--plot",
+            metavar="FILE",
+            help="Save the frontier (--speed: the Pareto chart) as .svg (or .png with matplotlib).",
+        ),
     ] = None,
     check: Annotated[bool, typer.Option("--check", help="Exit 3 when no point meets its target.")] = False,
     speed: Annotated[
@@ -171,7 +180,8 @@ def sweep_cmd(
         check_calibration(table, cal)  # another GPU class: one line, before anything is written
         cols = SpeedColumns(table, concurrency=concs[0], costs=cost_table, gpu_hour_cost=gpu_hour_cost, calibration=cal)
     series = None
-    if chart or plot:  # a sweep the chart cannot draw is refused before anything is written
+    pareto = _pareto(table, cols, concs, chart=chart, plot=plot) if cols is not None else None
+    if (chart or plot) and cols is None:  # a sweep the chart cannot draw is refused before anything is written
         from kvplan.views.frontier import frontier_series, render_terminal, save_plot
 
         series = frontier_series(table)
@@ -208,8 +218,26 @@ def sweep_cmd(
                 _stream(lambda fh: table.write_jsonl(fh, idx), output)
         if series is not None:
             _chart(series, chart=chart, plot=plot, to_stderr=out is not Format.TABLE and not output)
+        if pareto is not None:  # the Pareto chart after the rows (on stderr when CSV / JSON lines go to stdout)
+            (sys.stderr if out is not Format.TABLE and not output else sys.stdout).write(pareto + "\n")
+        if plot and cols is not None:
+            print(f"wrote {plot}", file=sys.stderr)  # saved before anything was printed
 
     render_then_check(show, _sweep_failure(table) if check else "")
+
+
+def _pareto(table: Any, cols: Any, concs: list[int], *, chart: bool, plot: str | None) -> str | None:
+    """``sweep --speed --chart / --plot``: the Pareto chart (:mod:`kvplan.views.pareto`) over every point and
+    concurrency; ``plot`` saved here, the terminal text returned (None without ``--chart``).  Called before
+    anything is printed: a chart that cannot be drawn (no point fits) prints nothing."""
+    if not (chart or plot):
+        return None
+    from kvplan.views.pareto import render_terminal, save_plot, sweep_chart
+
+    data = sweep_chart(table, cols, concs)
+    if plot:
+        save_plot(data, plot)
+    return render_terminal(data, width=80) if chart else None
 
 
 def _csv_writer(table: Any, idx: Any, cols: Any, concs: list[int]) -> Callable[[Any], Any]:
