@@ -74,3 +74,11 @@ def test_one_curve_per_combination_of_the_lists():
     ]
     r = run(*args, "--kv-cache-dtype", "auto,fp8_e4m3", "--engine", "sglang,vllm", "--chart")
     assert r.exit_code == 2 and r.stdout == "" and "8 deployments" in r.stderr
+
+
+def test_a_list_without_chart_is_refused():
+    for text in ("1k,4k", "1024,4096", "1k:64k:x4"):
+        r = run(*SPEED, "--input-len", text, "--format", "json")
+        assert r.exit_code == 2 and r.stdout == "" and "--chart" in r.stderr, (text, r.output)
+    r = run(*SPEED, "--input-len", "4,096", "--format", "json")  # a thousands separator is still one count
+    assert r.exit_code == 0 and json.loads(r.stdout)["input_len"] == 4096

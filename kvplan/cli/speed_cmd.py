@@ -154,6 +154,7 @@ def speed_cmd(
             ),
         )
         return
+    _one_input_len(flags.get("input_len"))
     given = deployment_values("fit", flags)
     r = speed(
         Deployment(**given),
@@ -176,6 +177,21 @@ def speed_cmd(
         from kvplan.views.speed import speed_text
 
         typer.echo(speed_text(r, out), nl=False)
+
+
+def _one_input_len(text: str | None) -> None:
+    """Without --chart / --plot, --input-len is one count: ``1,024`` (thousands) is 1,024, but a list
+    (``1k,4k``, ``1024,4096``, ``1k:64k:x4``) is refused with one line, not read as one long number."""
+    import re
+
+    if text and ("," in text or ":" in text) and not re.fullmatch(r"\s*\d{1,3}(,\d{3})+\s*", text):
+        from kvplan.errors import InputError, echo
+
+        raise InputError(
+            f"'{echo(text)}' is a list: one prompt length per speed answer",
+            field="--input-len",
+            hint="give one length, or add --chart / --plot FILE for TTFT against each length",
+        )
 
 
 #: the prompt lengths of ``speed --chart`` when --input-len is not given
