@@ -371,6 +371,11 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
     run_c = c
     if not res.fits:
         warnings.append(f"the deployment does not fit: {res.verdict}")
+    elif res.workload_concurrency == 0:  # it starts, but no request of this workload runs (longer than the context)
+        warnings.append(
+            f"no request of {input_len:,}+{output_len:,} tokens runs on this deployment: {res.verdict}; "
+            "the speed shown is of a request the engine would refuse"
+        )
     elif fits_c and c > fits_c:
         run_c = fits_c
         warnings.append(
