@@ -42,7 +42,16 @@ class PresetEntry(Generic[_Preset]):
 
 
 def _toml_files(folder: Path) -> list[Path]:
-    return sorted(folder.glob("*.toml"))
+    """The ``*.toml`` files of a preset folder (none when it does not exist); a folder the system cannot list (a
+    name longer than NAME_MAX in ``KVPLAN_PRESETS``, no permission) is an InputError naming it, not a crash."""
+    try:
+        return sorted(folder.glob("*.toml"))
+    except OSError as exc:
+        raise InputError(
+            f"cannot list the preset folder {echo(str(folder))}: {exc.strerror or type(exc).__name__}",
+            field="KVPLAN_PRESETS",
+            hint="set KVPLAN_PRESETS (or XDG_CONFIG_HOME) to folders that exist and can be read",
+        ) from None
 
 
 def _user_entries(
