@@ -374,3 +374,16 @@ def test_cli_concurrency_with_targets_json():
     d = json.loads(r.stdout)
     assert d["bound"] == "tpot_s" and d["answer"] < d["memory_concurrency"]
     assert "bound: tpot_s" in d["answer_label"]
+
+
+def test_a_flag_the_engine_does_not_read_makes_duplicates_not_candidates():
+    q = ConfigQuery(
+        base=WORKLOAD,
+        axes={"gpu": ["h100-sxm"], "tp": [2], "engine": ["sglang", "vllm"], "mem_fraction_static": [0.8, 0.9]},
+        concurrency=(4,),
+    )
+    r = solve_config(q)
+    vllm = [c for c in r.candidates if c.row["engine"] == "vllm"]
+    assert len(vllm) == 2
+    assert sorted(str(c.rejected_by) for c in vllm) == ["None", "duplicate"]  # vLLM ignores --mem-fraction-static
+    assert sum(c.row["engine"] == "sglang" and c.rank is not None for c in r.candidates) == 2

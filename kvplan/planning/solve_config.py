@@ -286,7 +286,16 @@ class ConfigResult:
         }
 
 
-_LABEL = {"tp": "tp", "pp": "pp", "dp": "dp", "ep": "ep", "target_requests": "C"}
+_LABEL = {"tp": "tp", "pp": "pp", "dp": "dp", "ep": "ep", "target_requests": "C "}
+#: short names of the other fields in a label (else the flag's words)
+_SHORT = {
+    "mem_fraction_static": "mfs",
+    "gpu_memory_utilization": "util",
+    "chunked_prefill_size": "chunk",
+    "context_length": "ctx",
+    "max_running_requests": "mrr",
+    "page_size": "page",
+}
 
 
 def _label(row: Mapping[str, Any], dep: Deployment, axes: Mapping[str, list]) -> str:
@@ -301,13 +310,38 @@ def _label(row: Mapping[str, Any], dep: Deployment, axes: Mapping[str, list]) ->
             parts.append(f"kv {row.get('kv_cache_dtype') or getattr(dep, k)}")
         elif k == "model":
             parts.append(str(v).rpartition("/")[2])
+        elif k == "engine":
+            parts.append(str(row.get("engine") or v))
         elif k in _LABEL:
-            parts.append(f"{_LABEL[k]}{'' if k != 'target_requests' else ' '}{v}")
-        elif k == "mem_fraction_static":
-            parts.append(f"mfs {v:g}" if isinstance(v, float) and v == v else "mfs -")
+            parts.append(f"{_LABEL[k]}{v}")
+        elif isinstance(v, float):
+            parts.append(f"{_SHORT.get(k, k)} {v:g}" if v == v else f"{_SHORT.get(k, k)} n/a")  # NaN: not read
         else:
-            parts.append(f"{k.replace('_', '-')} {getattr(dep, k, v)}")
+            parts.append(f"{_SHORT.get(k, k.replace('_', '-'))} {getattr(dep, k, None) or v}")
     return " ".join(parts)
+
+
+def _same_as(row: Mapping[str, Any], gid: int, seen: dict[tuple, str], label: str) -> str | None:
+    """The label of an earlier candidate that is the same deployment (the same group and numeric inputs once the
+    flags the engine does not read are dropped: vLLM's rows hold NaN for --mem-fraction-static), else None."""
+    key = (gid, *(None if isinstance(v, float) and v != v else v for v in (row.get(k) for k in _KEY_COLS)))
+    if key in seen:
+        return seen[key]
+    seen[key] = label
+    return None
+
+
+#: the numeric inputs of a sweep row (with its group, what makes it a distinct deployment)
+_KEY_COLS = (
+    "mem_fraction_static",
+    "context_length",
+    "requested_max_running_requests",
+    "max_total_tokens",
+    "target_requests",
+    "input_len",
+    "output_len",
+    "kv_budget_bytes",
+)
 
 
 def _objective_key(objective: str, sp: Mapping[str, float], num_gpus: int, i: int) -> tuple:
@@ -366,19 +400,27 @@ def solve_config(q: ConfigQuery) -> ConfigResult:
         only="meets_target",
     )
     speeds: list[dict[str, float]] = []
+    gids: list[int] = []
     for rows, c in table.chunks():
+        gids.extend(int(x) for x in c["gid"])
         e = cols.chunk(rows, c)
         speeds.extend({k: float(v[j]) for k, v in e.items()} for j in range(len(rows)))
     cands: list[ConfigCandidate] = []
     passing: list[tuple[tuple, ConfigCandidate]] = []
+    seen: dict[tuple, str] = {}
     for i, row in enumerate(table.rows()):
         row.setdefault("starts", row["fits"])  # fit's `starts` verdict where the sweep rows carry it
         dep = table.deployment(i)
         sp = _speed_keys(speeds[i], row)
-        cand = ConfigCandidate(label=_label(row, dep, q.axes), row=row, speed=sp)
+        cand = ConfigCandidate(label=_label(row, dep, axes), row=row, speed=sp)
         cands.append(cand)
         if row["error"]:
             cand.rejected_by, cand.reason = "invalid", f"invalid: {row['error']}"
+            continue
+        same = _same_as(row, gids[i], seen, cand.label)
+        if same is not None:
+            cand.rejected_by = "duplicate"
+            cand.reason = f"the same deployment as {same} ({row['engine']} does not read the flag that differs)"
             continue
         if not row["meets_target"]:
             cand.rejected_by, cand.reason = "capacity", f"capacity: {row['reason']}"

@@ -142,7 +142,7 @@ def render_config(result: ConfigResult, *, console: Any = None, top: int = 5) ->
         padding=(0, 1, 0, 0),
     )
     t.add_column("#", justify="right", no_wrap=True)
-    t.add_column("candidate", no_wrap=True)
+    t.add_column("candidate", overflow="fold")  # a long label wraps; the numbers keep their width
     t.add_column("TTFT s", justify="right", no_wrap=True)
     t.add_column("TPOT s", justify="right", no_wrap=True)
     t.add_column("tok/s/req", justify="right", no_wrap=True)
@@ -183,8 +183,8 @@ def render_config(result: ConfigResult, *, console: Any = None, top: int = 5) ->
             pad_edge=False,
             padding=(0, 1, 0, 0),
         )
-        r.add_column("candidate", no_wrap=True)
-        r.add_column("reason", overflow="fold")
+        r.add_column("candidate", overflow="fold", ratio=1)
+        r.add_column("reason", overflow="fold", ratio=2)
         for c in rejected:
             r.add_row(c.label, c.reason, style="dim")
         console.print(r)
