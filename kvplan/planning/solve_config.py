@@ -305,7 +305,7 @@ def _label(row: Mapping[str, Any], dep: Deployment, axes: Mapping[str, list]) ->
     for k, values in axes.items():
         if k in ("gpu", "num_gpus") or len(values) < 2:
             continue
-        v = row.get(k, getattr(dep, k, None))
+        v = row.get("requested_max_running_requests" if k == "max_running_requests" else k, getattr(dep, k, None))
         if k == "kv_cache_dtype":
             parts.append(f"kv {row.get('kv_cache_dtype') or getattr(dep, k)}")
         elif k == "model":
@@ -401,8 +401,10 @@ def solve_config(q: ConfigQuery) -> ConfigResult:
     )
     speeds: list[dict[str, float]] = []
     gids: list[int] = []
+    utils: list[float] = []  # vLLM's --gpu-memory-utilization per row (NaN: SGLang's rows)
     for rows, c in table.chunks():
         gids.extend(int(x) for x in c["gid"])
+        utils.extend(float(x) for x in c.get("gpu_memory_utilization", [math.nan] * len(rows)))
         e = cols.chunk(rows, c)
         speeds.extend({k: float(v[j]) for k, v in e.items()} for j in range(len(rows)))
     cands: list[ConfigCandidate] = []
@@ -410,7 +412,9 @@ def solve_config(q: ConfigQuery) -> ConfigResult:
     seen: dict[tuple, str] = {}
     for i, row in enumerate(table.rows()):
         row.setdefault("starts", row["fits"])  # fit's `starts` verdict where the sweep rows carry it
-        dep = table.deployment(i)
+        dep = table.groups[gids[i]].dep  # the group's fields as given (the numeric ones are the row's)
+        if utils[i] == utils[i]:
+            row["gpu_memory_utilization"] = utils[i]
         sp = _speed_keys(speeds[i], row)
         cand = ConfigCandidate(label=_label(row, dep, axes), row=row, speed=sp)
         cands.append(cand)
