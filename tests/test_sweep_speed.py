@@ -208,3 +208,23 @@ def test_calibration_for_another_gpu_class_refused_before_writing(tmp_path):
     (row,) = list(csv.DictReader(io.StringIO(ok.stdout)))
     assert float(row["tpot_s"]) == pytest.approx(want.tpot_s, rel=1e-5)
     assert want.tpot_s > speed(_dep(2)).tpot_s
+
+
+def test_writers_format_each_distinct_speed_once(monkeypatch):
+    """Work bound (no timing): the speed text of a chunk is formatted once per distinct speed (and once for the rows
+    without), whatever the number of rows sharing it."""
+    import io
+
+    import kvplan.planning.sweep.speed as sp
+    from kvplan.planning.sweep.speed import write_csv_with_speed, write_jsonl_with_speed
+
+    calls = []
+    real = sp._suffix
+    monkeypatch.setattr(sp, "_suffix", lambda *a: calls.append(a) or real(*a))
+    base = Deployment(engine="sglang", model="Qwen/Qwen3-32B", gpu="h100-sxm", input_len=8192, output_len=1024)
+    table = sweep(base, {"tp": [1, 2, 4], "mem_fraction_static": [round(0.7 + 0.01 * i, 2) for i in range(20)]})
+    for write in (write_csv_with_speed, write_jsonl_with_speed):
+        calls.clear()
+        cols = SpeedColumns(table, concurrency=8)
+        assert write(table, io.StringIO(), cols, concurrencies=[1, 8]) == 3 * 20 * 2
+        assert len(calls) <= 2 * (2 + 1)  # per concurrency: TP2 and TP4 fit (TP1 does not), plus the empty text
