@@ -81,6 +81,7 @@ def gpu_defaults(m: ModelSpec, gpu: HardwarePreset | None) -> dict[str, Any]:
     ``default_page_size``.
     """
     from kvplan.engines.sglang.kvdtype import attention_family, resolve_kv_cache_dtype
+    from kvplan.engines.sglang.page_query import PageQuery
     from kvplan.engines.sglang.releases import DEFAULT_RULES
 
     sm = gpu.sm_major if gpu is not None else None
@@ -101,7 +102,7 @@ def gpu_defaults(m: ModelSpec, gpu: HardwarePreset | None) -> dict[str, Any]:
             vendor=vendor,
         )
         out["sglang_page_size"] = DEFAULT_RULES.default_page_size(
-            family=fam, attention_backend=None, sm_major=sm, vendor=vendor
+            PageQuery(family=fam, attention_backend=None, sm_major=sm, vendor=vendor)
         )
     except InputError as e:  # the engine refuses this model on this GPU: say so instead of a number
         out["sglang_kv_cache_dtype"] = f"refused: {e}"
