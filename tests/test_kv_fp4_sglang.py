@@ -165,7 +165,7 @@ def test_nvfp4_refused_on_mla():
     )
 
 
-def test_nvfp4_on_deepseek_v3_exits_2(cli):
+def test_nvfp4_on_deepseek_v3_is_a_verdict(cli):
     res = cli(
         "fit",
         "-m",
@@ -179,7 +179,11 @@ def test_nvfp4_on_deepseek_v3_exits_2(cli):
         "--format",
         "json",
     )
-    assert res.exit_code == 2 and "--kv-cache-dtype" in res.output
+    # SGLang refuses to start with it (an engine refusal, issue 24 item 5): a verdict, exit 0, never exit 2
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.output)
+    assert (d["starts"], d["fits"]) == (False, False)
+    assert d["reasons"][0].startswith("the engine refuses to start: --kv-cache-dtype nvfp4 is refused on an MLA model")
 
 
 def test_fp4_mx_on_deepseek_v3_b200_default_backend_refused(cli):

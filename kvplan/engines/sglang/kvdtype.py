@@ -39,7 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from kvplan.engines.sglang.platform import platform_of
-from kvplan.errors import InputError
+from kvplan.errors import EngineRefusal, InputError
 from kvplan.family import ATTENTION_FAMILIES, Family
 from kvplan.geometry.kvdtype import (
     FP4_KV_DTYPES,
@@ -134,7 +134,7 @@ def _mla(r: _Request) -> str:
     (``handle_nvfp4_prefill_kv_dequant_dtype`` refuses any other), and ``create_trtllm_mha_backend`` raises for MLA
     models; the rest as ``configure_kv_cache_dtype``."""
     if r.req == "nvfp4":
-        raise InputError(
+        raise EngineRefusal(
             "--kv-cache-dtype nvfp4 is refused on an MLA model: SGLang's NVFP4 recipe decodes with trtllm_mha, "
             "which 'can only be used with non-MLA models'",
             field="--kv-cache-dtype",

@@ -308,7 +308,7 @@ def release_radix_cache(
         return False, f"SGLang turns the radix cache off for {architecture} (not supported before 0.5.14)"
     if speculative and (release >= (0, 5, 9) or (release >= (0, 5, 8) and architecture == "NemotronHForCausalLM")):
         if release >= (0, 5, 10):
-            raise InputError(
+            raise EngineRefusal(
                 "this SGLang release refuses speculative decoding on a Mamba hybrid with the radix cache "
                 "on ('not compatible with radix cache when using --mamba-scheduler-strategy "
                 "no_buffer')",

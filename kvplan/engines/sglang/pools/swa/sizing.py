@@ -451,7 +451,7 @@ def _request_cap_pools(
         page_size=page_size,
     )
     if full <= 0:
-        raise InputError(
+        raise EngineRefusal(
             f"the SWA request cap ({swa_tokens:,} tokens, {fixed / 2**30:.2f} GiB) leaves no room for the full "
             f"KV pool in {budget_bytes / 2**30:.2f} GiB",
             field="--max-running-requests",
@@ -504,7 +504,7 @@ def _ratio_pools(
             field, hint = "--swa-full-tokens-ratio", "increase --swa-full-tokens-ratio or the total KV budget"
         else:
             field, hint = "--mem-fraction-static", "the KV budget is too small even at --swa-full-tokens-ratio 1.0"
-        raise InputError(
+        raise EngineRefusal(
             f"SWA pool ({swa_tokens:,} tokens) cannot hold even one request: SGLang needs more than "
             f"sliding_window_size ({window}) + page_size ({page_size}) = {window + page_size} tokens",
             field=field,
