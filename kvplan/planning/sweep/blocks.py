@@ -196,7 +196,7 @@ def _fit_rows(
     for j in rows:
         d = replace(dep, **{f: lists[f][j] for f in inner_num})
         try:
-            fr = fit(d)
+            fr = fit(d, raise_refusals=True)  # an engine refusal is the row's error, as the vector rows say it
         except InputError as exc:
             row_errors[offset + j] = errors[j] = exc.one_line()
             continue

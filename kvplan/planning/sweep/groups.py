@@ -117,7 +117,7 @@ def _fit_group(dep: Deployment, first: Mapping[str, Any]) -> tuple[Group, Any]:
     rep = replace(dep, **first)
     try:
         with capturing_contexts() as contexts:
-            res = fit(rep)
+            res = fit(rep, raise_refusals=True)  # an engine refusal: the rows' error, not a planned base
     except InputError as exc:
         return _invalid_group(dep, rep, exc), None
     labels = {
