@@ -7,7 +7,7 @@ to any of them is written in CHANGELOG.md.
 
 * :func:`fit` -- one deployment -> :class:`FitResult` (``kvplan fit``; the very function the CLI calls);
 * :func:`sweep` -- a grid from keyword axes -> a list of row dicts (``kvplan sweep --format jsonl``'s rows);
-* :func:`solve` -- the smallest deployment that meets a target (``kvplan solve``);
+* :func:`solve` -- the smallest deployment that meets a target, or the best one over a grid (``kvplan solve``);
 * :func:`speed` / :class:`SpeedResult` -- ``kvplan speed``'s model (from :mod:`kvplan.planning.speed`, imported on
   first use);
 * :class:`Deployment` -- what the user asks for (``None`` fields: the engine's default);
@@ -88,14 +88,68 @@ def sweep(base: Deployment | None = None, /, **axes: Any) -> list[dict[str, Any]
     return list(sweep_table(dep, grid).rows())
 
 
-def solve(base: Deployment | None, question: str, *, max_gpus: int = 64) -> Any:
+def solve(
+    base: Deployment | None,
+    question: str,
+    *,
+    max_gpus: int = 64,
+    targets: Mapping[str, float] | None = None,
+    objective: str = "throughput-per-gpu",
+    prices: Mapping[str, float] | float | None = None,
+    calibration: Any = None,
+    **axes: Any,
+) -> Any:
     """``kvplan solve QUESTION`` for ``base`` (None: the default deployment): ``question`` is ``gpus``,
-    ``mem-fraction``, ``dtype``, ``context`` or ``concurrency``, as the CLI takes it; ``max_gpus`` is
+    ``mem-fraction``, ``dtype``, ``context``, ``concurrency`` or ``config``, as the CLI takes it; ``max_gpus`` is
     ``--max-gpus``.  Returns the solve result: ``.answer`` (None when no candidate meets the target),
-    ``.candidates`` (each with its reason) and ``.to_dict()`` (``kvplan solve --format json``)."""
-    from kvplan.planning.solve import solve as solve_base
+    ``.candidates`` (each with its reason) and ``.to_dict()`` (``kvplan solve --format json``).
 
-    return solve_base(base if base is not None else Deployment(), question, max_gpus=max_gpus)
+    ``config`` (``kvplan solve config``): ``axes`` are the grid as in :func:`sweep` plus ``concurrency`` (an int or
+    a list); ``targets`` holds any of ``ttft_s``, ``tpot_s``, ``min_decode_rate``, ``min_throughput``;
+    ``objective`` is ``throughput-per-gpu``, ``cost`` or ``latency``; ``prices`` a GPU id -> USD per GPU-hour
+    mapping or one USD figure for every GPU; ``calibration`` a :class:`kvplan.perf.calibration.Calibration`.
+    ``.chosen``, ``.runners_up`` and ``.rejected`` split the candidates.  Example::
+
+        r = solve(Deployment(model="Qwen/Qwen3-32B", input_len=8192, output_len=1024), "config",
+                  gpu=["h100-sxm", "l40s"], tp=[1, 2, 4], concurrency=8, targets={"ttft_s": 2.0})
+
+    ``concurrency`` with ``targets`` (``ttft_s``, ``tpot_s``, ``min_decode_rate``): the most requests that also
+    meet them (``.bound`` says what set it).  The other questions take neither ``targets`` nor ``axes``."""
+    from kvplan.planning.solve import solve as solve_base
+    from kvplan.planning.solve_config import Targets
+
+    dep = base if base is not None else Deployment()
+    t = Targets(**dict(targets or {}))
+    t.check()
+    if question == "config":
+        from kvplan.planning.solve_config import ConfigQuery, solve_config
+        from kvplan.planning.sweep import AXES
+
+        conc = axes.pop("concurrency", 1)
+        concs = tuple(conc) if isinstance(conc, (list, tuple, range)) else (conc,)
+        unknown = sorted(k for k in axes if k not in AXES)
+        if unknown:
+            raise InputError(f"'{unknown[0]}' cannot be swept", field="solve", hint="axes: " + ", ".join(AXES))
+        flat = float(prices) if isinstance(prices, (int, float)) and not isinstance(prices, bool) else None
+        costs = dict(prices) if isinstance(prices, Mapping) else None
+        q = ConfigQuery(
+            base=dep,
+            axes={k: _axis_values(k, v) for k, v in axes.items()},
+            concurrency=concs,
+            targets=t,
+            objective=objective,
+            costs=costs,
+            gpu_hour_cost=flat,
+            calibration=calibration,
+        )
+        return solve_config(q)
+    if axes:
+        raise InputError(f"solve {question} takes no axes ({', '.join(sorted(axes))})", field="solve")
+    if question == "concurrency" and t.latency:
+        from kvplan.planning.solve import solve_concurrency_targets
+
+        return solve_concurrency_targets(dep, t, calibration=calibration)
+    return solve_base(dep, question, max_gpus=max_gpus)
 
 
 #: names imported on first use, from the module that defines them (the speed model is its own module)

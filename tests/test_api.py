@@ -229,3 +229,27 @@ def test_solve_is_the_cli_json():
     assert isinstance(cli, dict)
     assert got["answer"] == cli["answer"] and got["answer"] is not None
     assert [c["value"] for c in got["candidates"]] == [c["value"] for c in cli["candidates"]]
+
+
+def test_solve_config_and_concurrency_targets_through_the_api():
+    from kvplan import Deployment, solve
+
+    base = Deployment(model="Qwen/Qwen3-32B", input_len=8192, output_len=1024)
+    r = solve(
+        base,
+        "config",
+        gpu=["h100-sxm", "l40s"],
+        tp=[1, 2],
+        concurrency=8,
+        objective="cost",
+        prices={"h100-sxm": 2.5, "l40s": 0.9},
+        targets={"ttft_s": 2.0},
+    )
+    assert r.chosen is not None and r.to_dict()["answer"] == r.chosen.label
+    assert {c.rejected_by for c in r.rejected} >= {"capacity"}
+    c = solve(
+        Deployment(model="Qwen/Qwen3-32B", gpu="h100-sxm", tp=2, input_len=8192),
+        "concurrency",
+        targets={"tpot_s": 0.03},
+    )
+    assert c.bound in ("memory", "tpot_s") and c.answer is not None
