@@ -295,13 +295,14 @@ _SHORT = {
     "context_length": "ctx",
     "max_running_requests": "mrr",
     "page_size": "page",
+    "speculative_algorithm": "spec",
 }
 
 
 def _label(row: Mapping[str, Any], dep: Deployment, axes: Mapping[str, list]) -> str:
     """``h100-sxm x2 tp2 kv fp8_e4m3 C 8``: the GPU as named, its count, then every field given more than one
     value."""
-    parts = [f"{dep.gpu or row.get('gpu')} x{row['num_gpus']}"]
+    parts = [f"{dep.gpu or _default_gpu(dep) or row.get('gpu')} x{row['num_gpus']}"]
     for k, values in axes.items():
         if k in ("gpu", "num_gpus") or len(values) < 2:
             continue
@@ -319,6 +320,11 @@ def _label(row: Mapping[str, Any], dep: Deployment, axes: Mapping[str, list]) ->
         else:
             parts.append(f"{_SHORT.get(k, k.replace('_', '-'))} {getattr(dep, k, None) or v}")
     return " ".join(parts)
+
+
+def _default_gpu(dep: Deployment) -> str | None:
+    """The preset id ``fit`` plans when no GPU is named (the default deployment's), None when none applies."""
+    return dep.with_defaults().gpu
 
 
 def _same_as(row: Mapping[str, Any], gid: int, seen: dict[tuple, str], label: str) -> str | None:
