@@ -305,6 +305,28 @@ def _calibrated(eff: Any, cal: object, *, gpu_class: str, engine: str) -> Any:
     return scaled(eff, out, label=f"calibration ({cal_engine}): {shown}")
 
 
+def _prefill_graph(
+    dep: Deployment, spec: Any, res: Any, *, vendor: str, chunk: int, algo: str | None, graph_cap: int | None
+) -> bool:
+    """Whether a prefill step runs under a CUDA graph (``--disable-cuda-graph`` / ``--enforce-eager`` aside): vLLM
+    V1 up to its largest capture size (``graph_cap``); SGLang by its release's own rule
+    (:func:`kvplan.perf.graphs.sglang_prefill_graph`: none before 0.5.10, none for DeepSeek-V4 from 0.5.14, ...)."""
+    if graph_cap is not None:
+        return chunk <= graph_cap
+    from kvplan.perf.graphs import sglang_prefill_graph
+
+    return sglang_prefill_graph(
+        version=dep.engine_version,
+        model=spec,
+        vendor=vendor,
+        pp=res.pp,
+        attn_dp=max(res.attn_dp, 1),
+        dcp=int(getattr(dep, "dcp_size", None) or 1),
+        disable_cuda_graph=bool(dep.disable_cuda_graph),
+        speculative_algorithm=algo or "",
+    )
+
+
 def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
     """Plan ``dep`` (capacity) and run the step model for its workload (``dep.input_len`` / ``dep.output_len``,
     defaults 8,192 / 1,024) at ``inputs.concurrency``.  InputError (exit 2) for bad input or a GPU figure the
@@ -385,11 +407,13 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
     # engine knobs
     chunk = res.chunked_prefill_size if res.chunked_prefill_size and res.chunked_prefill_size > 0 else input_len
     eager = dep.disable_cuda_graph or dep.enforce_eager
-    sm120 = hw.sm.startswith("12")
-    # vLLM: piecewise graphs up to its largest capture size; SGLang: prefill graphs, except DeepSeek-V4 on SM120
+    # vLLM: piecewise graphs up to its largest capture size; SGLang: the release's own rule (kvplan.perf.graphs:
+    # no prefill graph before 0.5.10, none for DeepSeek-V4 on any GPU from 0.5.14, ...)
     graph_cap = eng.prefill_graph_max_tokens
-    prefill_graph = not eager and (chunk <= graph_cap if graph_cap is not None else not sm120)
     algo, steps, draft, acc, acc_src = _spec_knobs(dep, ins)
+    prefill_graph = not eager and _prefill_graph(
+        dep, spec, res, vendor=hw.vendor, chunk=int(chunk), algo=algo, graph_cap=graph_cap
+    )
     knobs = Knobs(
         engine=dep.engine,
         chunk=int(chunk),
@@ -461,7 +485,7 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
         *(f"hardware: {x}" for x in hw.sources),
         f"prefill: {pre.chunks} chunk(s) of up to {int(chunk):,} tokens, "
         + ("CUDA graphs" if prefill_graph else "eager (no prefill CUDA graph)")
-        + (" (SGLang on SM120 runs DeepSeek-V4 prefill eager)" if sm120 and graph_cap is None else ""),
+        + (" (the engine release's default prefill CUDA-graph rule)" if graph_cap is None and not eager else ""),
         "decode: " + ("CUDA graphs" if not eager else "eager") + f", context {context:,.0f} (input + output / 2)",
         f"compute dtypes: dense {ops.weight_dtype}, routed experts {ops.expert_dtype} "
         f"(checkpoint quantization {spec.quantization})",
