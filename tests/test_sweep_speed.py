@@ -228,3 +228,24 @@ def test_writers_format_each_distinct_speed_once(monkeypatch):
         cols = SpeedColumns(table, concurrency=8)
         assert write(table, io.StringIO(), cols, concurrencies=[1, 8]) == 3 * 20 * 2
         assert len(calls) <= 2 * (2 + 1)  # per concurrency: TP2 and TP4 fit (TP1 does not), plus the empty text
+
+
+def test_sort_by_a_speed_key():
+    import csv
+    import io
+
+    args = ["sweep", *QWEN, "--tp", "1,2,4", "--speed", "--concurrency", "8", "--gpu-hour-cost", "2", "--format", "csv"]
+    for sort, key, desc in (("cost", "usd_per_million_output_tokens", False), ("ttft", "ttft_s", False)):
+        res = _invoke([*args, "--sort", sort])
+        assert res.exit_code == 0, res.output
+        rows = list(csv.DictReader(io.StringIO(res.stdout)))
+        vals = [float(r[key]) for r in rows if r[key]]
+        assert vals == sorted(vals, reverse=desc) and len(vals) == 2
+        assert rows[-1]["tp"] == "1" and rows[-1][key] == ""  # no speed (does not fit): last
+    res = _invoke([*args, "--sort", "throughput"])
+    rows = list(csv.DictReader(io.StringIO(res.stdout)))
+    per_gpu = [float(r["output_tokens_per_s"]) / int(r["num_gpus"]) for r in rows if r["output_tokens_per_s"]]
+    assert per_gpu == sorted(per_gpu, reverse=True)
+    for bad, flag in ((["--sort", "ttft"], "--speed"), (["--speed", "--sort", "cost"], "--costs")):
+        r = _invoke(["sweep", *QWEN, *bad])
+        assert r.exit_code == 2 and flag in r.stderr and len(r.stderr.strip().splitlines()) == 1

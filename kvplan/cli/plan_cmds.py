@@ -23,6 +23,8 @@ from kvplan.flags import ENGINES, TRISTATE
 from kvplan.views.formats import TABLE_CSV_JSONL, TABLE_JSON, TABLE_JSON_CSV, Format, format_metavar, resolve_format
 
 _SORTS = ("concurrency", "gpus", "tokens", "context", "none")
+#: --sort keys that read the speed columns (kvplan.planning.sweep.speed.SPEED_SORTS; they need --speed)
+_SPEED_SORTS = ("throughput", "cost", "ttft", "tpot")
 
 
 def _stream(write: Callable[[Any], Any], output: str | None) -> None:
@@ -102,8 +104,8 @@ def sweep_cmd(
         Optional[str],
         typer.Option(
             "--sort",
-            help="concurrency | gpus | tokens | context | none (table default: concurrency; CSV / JSON lines "
-            "keep the grid order unless given).",
+            help="concurrency | gpus | tokens | context | none; with --speed also throughput | cost | ttft | tpot "
+            "(table default: concurrency; CSV / JSON lines keep the grid order unless given).",
         ),
     ] = None,
     top: Annotated[int, typer.Option("--top", help="Rows in the table (CSV and JSON lines hold every row).")] = 20,
@@ -156,8 +158,16 @@ def sweep_cmd(
     from kvplan.planning.sweep import sweep
 
     out = resolve_format(fmt, allowed=TABLE_CSV_JSONL, default_when_not_tty=Format.JSONL)
-    if sort is not None and sort not in _SORTS:
-        raise InputError(f"unknown sort '{sort}'", field="--sort", hint="concurrency, gpus, tokens, context or none")
+    if sort is not None and sort not in (*_SORTS, *_SPEED_SORTS):
+        raise InputError(
+            f"unknown sort '{sort}'",
+            field="--sort",
+            hint="concurrency, gpus, tokens, context or none; with --speed: throughput, cost, ttft or tpot",
+        )
+    if sort in _SPEED_SORTS and not speed:
+        raise InputError(f"--sort {sort} reads the speed columns", field="--sort", hint="add --speed")
+    if sort == "cost" and gpu_hour_cost is None and not costs:
+        raise InputError("--sort cost needs prices", field="--sort", hint="add --costs FILE or --gpu-hour-cost USD")
     if top < 0:
         raise InputError(f"must be >= 0, got {top}", field="--top")
     if plot:  # an unwritable --plot is refused before the sweep runs and before anything is printed
@@ -189,8 +199,13 @@ def sweep_cmd(
             render_terminal(series, width=80)
         if plot:
             save_plot(series, plot)
+    speed_idx = None
+    if cols is not None and sort in _SPEED_SORTS:
+        from kvplan.planning.sweep.speed import speed_order
+
+        speed_idx = speed_order(table, cols, sort, concs)
     if out is Format.TABLE and output:  # the file first: a reader that closes stdout early does not lose it
-        order = table.order(sort or "concurrency")
+        order = speed_idx if speed_idx is not None else table.order(sort or "concurrency")
         _stream(_csv_writer(table, order, cols, concs), output)
 
     def show() -> None:
@@ -205,9 +220,10 @@ def sweep_cmd(
                 console=terminal_console(),
                 speed=cols,
                 concurrencies=concs,
+                order=speed_idx,
             )
         else:
-            idx = table.order(sort) if sort not in (None, "none") else None
+            idx = speed_idx if speed_idx is not None else table.order(sort) if sort not in (None, "none") else None
             if out is Format.CSV:
                 _stream(_csv_writer(table, idx, cols, concs), output)
             elif cols is not None:

@@ -117,17 +117,26 @@ def render_table(
     console: Any = None,
     speed: Any = None,
     concurrencies: list[int] | None = None,
+    order: Any = None,
 ) -> None:
     """Print the best ``top`` rows (rich).  Best rows are marked ``*`` (and bold green on a colour terminal);
     rows that do not fit are dimmed.  ``speed`` (a :class:`kvplan.planning.sweep.speed.SpeedColumns`): the speed
-    columns too, each row once per value of ``concurrencies`` (C, as run in brackets when capped by the fit)."""
+    columns too, each row once per value of ``concurrencies`` (C as run).  ``order``: the row indices best first
+    when sorted by a speed key (:func:`kvplan.planning.sweep.speed.speed_order`; the first row is the best)."""
     from rich.table import Table
 
     from kvplan.views.console import table_box, terminal_console
 
     console = console or terminal_console()
-    idx = table.order(sort)[: max(top, 0)]
-    best = table.best_mask(idx, sort)
+    idx = (table.order(sort) if order is None else order)[: max(top, 0)]
+    if order is None:
+        best = table.best_mask(idx, sort)
+    else:
+        import numpy as np
+
+        best = np.zeros(len(idx), dtype=bool)
+        if len(idx) and table.row(int(idx[0]))["meets_target"]:
+            best[0] = True
     vary = [k for k in table.varying() if k != "page_size"]
     fixed = [k for k in GROUP_COLS if k not in vary and k != "page_size"]
     title = f"sweep: {len(table):,} points, {table.n_fit:,} fit; best {len(idx)} by {sort}"

@@ -335,3 +335,37 @@ def _group_cols() -> tuple[str, ...]:
     from kvplan.planning.sweep.columns import GROUP_COLS
 
     return GROUP_COLS
+
+
+#: sweep's --sort keys read from the speed columns: (column, descending)
+SPEED_SORTS = {
+    "throughput": ("output_tokens_per_s_per_gpu", True),
+    "cost": ("usd_per_million_output_tokens", False),
+    "ttft": ("ttft_s", False),
+    "tpot": ("tpot_s", False),
+}
+
+
+def speed_order(table: Any, cols: SpeedColumns, sort: str, concurrencies: list[int]) -> Any:
+    """Row indices of ``table`` best first by a speed key (:data:`SPEED_SORTS`): the rows that meet their target
+    first, then the key's best value over the concurrencies (most output tok/s per GPU; least cost, TTFT, TPOT),
+    rows without speed last, ties in grid order."""
+    import numpy as np
+
+    column, desc = SPEED_SORTS[sort]
+    parts, meets = [], []
+    for rows, c in table.chunks():
+        vals = []
+        for e in speed_extras(cols, rows, c, concurrencies):
+            if column == "output_tokens_per_s_per_gpu":
+                v = e["output_tokens_per_s"] / np.where(e["num_gpus"] > 0, e["num_gpus"], np.nan)
+            else:
+                v = np.asarray(e[column], dtype=float)
+            vals.append(-v if desc else v)
+        best = np.min(np.stack(vals), axis=0) if len(vals) > 1 else vals[0]
+        parts.append(np.where(np.isnan(best), np.inf, best))
+        meets.append(np.asarray(c["meets_target"]).astype(np.int8))
+    if not parts:
+        return np.arange(0)
+    key, met = np.concatenate(parts), np.concatenate(meets)
+    return np.lexsort((np.arange(len(key)), key, -met))
