@@ -68,3 +68,45 @@ def test_eager_prefill_costs_launches_not_replays():
     assert len(kern) == 1 and "eager launch" in kern[0]["name"]
     n = int(kern[0]["name"].split(":")[1].split("x")[0].replace(",", ""))
     assert kern[0]["seconds"] == pytest.approx(n * 15e-6)
+
+
+def test_eagle_prefill_adds_the_draft_extend():
+    """EAGLE-class speculation: the draft's extend over the prompt is part of the prefill (SGLang eagle_worker_v2
+    ``_forward_prefill_batch``): each layer part of the target's prefill / 43 (DeepSeek-V4-Flash's 43 decoder
+    layers, one MTP layer), plus 25 eager launches x 15 us per chunk."""
+    base = [
+        "-m",
+        "deepseek-ai/DeepSeek-V4-Flash",
+        "-g",
+        "h200-sxm",
+        "--tp-size",
+        "4",
+        "--input-len",
+        "8192",
+        "--output-len",
+        "16",
+        "--engine-version",
+        "0.5.15",
+    ]
+    plain = _run(*base)
+    spec = _run(
+        *base,
+        "--speculative-algorithm",
+        "EAGLE",
+        "--speculative-num-steps",
+        "1",
+        "--speculative-eagle-topk",
+        "1",
+        "--speculative-num-draft-tokens",
+        "2",
+    )
+    assert not [p for p in plain["prefill_total"]["parts"] if p["name"].startswith("draft prefill")]
+    parts = {p["name"]: p for p in spec["prefill_total"]["parts"]}
+    drafted = [n for n in parts if n.startswith("draft prefill: ") and n != "draft prefill: kernels"]
+    assert drafted
+    for n in drafted:
+        target = parts[n.removeprefix("draft prefill: ")]
+        assert parts[n]["seconds"] == pytest.approx(target["seconds"] / 43)
+    assert parts["draft prefill: kernels"]["seconds"] == pytest.approx(25 * 15e-6 * spec["prefill_chunks"])
+    extra = sum(parts[n]["seconds"] for n in drafted) + parts["draft prefill: kernels"]["seconds"]
+    assert spec["prefill_s"] == pytest.approx(plain["prefill_s"] + extra)

@@ -234,6 +234,42 @@ def prefill(ops: ModelOps, hw: Hardware, eff: Efficiency, knobs: Knobs, *, input
     return Prefill(total.seconds, n_full + (1 if rest else 0), total, last_full)
 
 
+#: the chain drafts whose worker runs a draft prefill ("draft extend") over the prompt before the extend batch returns
+EAGLE_CLASS = frozenset({"EAGLE", "EAGLE3", "NEXTN", "MTP"})
+
+
+def draft_prefill(ops: ModelOps, eff: Efficiency, knobs: Knobs, *, prefill: Prefill) -> Step:
+    """The draft model's prefill over the prompt, part of the request's prefill under an EAGLE-class algorithm:
+    SGLang's EAGLE worker runs the target's extend and then, in the same ``forward_batch_generation``, the draft
+    extend over the same tokens (v0.5.23 ``speculative/eagle_worker_v2.py`` ``_forward_prefill_batch``: "Target
+    prefill", then "Draft prefill"), so the first token returns after both.  The draft is one decoder layer (an
+    MTP / NextN layer of the checkpoint): modelled as one average layer of the target's own chunks, each part of
+    the prefill that scales with the layers (linear layers, experts, activations, attention, collectives) divided by
+    ``ops.layers``, plus :data:`DRAFT_KERNELS` launches per chunk at the prefill's per-kernel cost.  Nothing for
+    other algorithms or a checkpoint without a draft layer.
+
+    Example: a 43-layer target whose one-chunk prefill spends 120 ms in layer parts and runs eager at 15 us per
+    kernel: 120 / 43 + 25 x 0.015 = 2.79 + 0.375 = 3.17 ms.
+    """
+    out = Step()
+    if (knobs.spec_algorithm or "").upper() not in EAGLE_CLASS or not ops.draft_layer_params:
+        return out
+    per = 1.0 / max(ops.layers, 1)
+    for p in prefill.step.parts:
+        if p.bound == "overhead":
+            continue
+        out.parts.append(
+            Part(
+                f"draft prefill: {p.name}", p.flops * per, p.nbytes * per, p.coll_bytes * per, p.seconds * per, p.bound
+            )
+        )
+    per_kernel = eff.kernel_graph_s if knobs.prefill_graph else eff.kernel_eager_s
+    out.parts.append(
+        Part("draft prefill: kernels", seconds=DRAFT_KERNELS * per_kernel * prefill.chunks, bound="overhead")
+    )
+    return out
+
+
 class Decode(Record, frozen=False):
     step_seconds: float  # one engine step (draft + verify with speculation)
     tokens_per_step: float  # per request

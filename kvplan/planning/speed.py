@@ -337,7 +337,7 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
     from kvplan.perf.hardware import Overrides, resolve_hardware
     from kvplan.perf.ops import model_ops
     from kvplan.perf.queue import closed_loop_wait, first_wave_wait, prefill_service_s
-    from kvplan.perf.schedule import Knobs, decode, prefill, step
+    from kvplan.perf.schedule import Knobs, decode, draft_prefill, prefill, step
     from kvplan.planning.plan import fit, gpu_for
 
     ins = inputs or SpeedInputs()
@@ -426,6 +426,9 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
         accept_source=acc_src,
     )
     pre = prefill(ops, hw, eff, knobs, input_len=input_len)
+    # EAGLE-class speculation: the draft's extend over the prompt runs after the target's (empty otherwise)
+    pre.step.add(draft_prefill(ops, eff, knobs, prefill=pre))
+    pre.seconds = pre.step.seconds
     context = input_len + output_len / 2
     dec = decode(ops, hw, eff, knobs, concurrency=float(run_c), context=float(context))
     t_p = pre.seconds
