@@ -10,9 +10,9 @@ A step's time on one rank (all ranks balanced) is the sum of its parts, each att
 Prefill (one cold request of S tokens alone): chunks of ``chunk`` tokens (SGLang ``--chunked-prefill-size``, vLLM
 ``--max-num-batched-tokens``; SGLang v0.5.23 ``managers/schedule_policy.py`` ``PrefillAdder`` cuts a long prompt into
 chunks of that size, the last one shorter), chunk i attending the prefix so far (mean position p0 + n/2).
-CUDA graphs: SGLang captures decode graphs by default, and from v0.5.23 "breakable" prefill graphs on CUDA
-(``model_executor/cuda_graph_config.py`` ``default_prefill_backend``); on SM120 the DeepSeek-V4 path runs prefill
-eager (the seed deployment: "prefill: disabled (crashes on SM120)"), so prefill on SM120 is modelled eager.
+CUDA graphs: SGLang captures decode graphs by default; whether a prefill step is captured is the release's own rule
+(:mod:`kvplan.perf.graphs`: none before 0.5.10, "breakable" graphs on CUDA from 0.5.14 except DeepSeek-V4 on every
+GPU, ``model_executor/cuda_graph_config.py`` ``default_prefill_backend``, ``arg_groups/cuda_graph_hook.py``).
 ``--disable-cuda-graph`` (SGLang) / ``--enforce-eager`` (vLLM) make both phases eager.  vLLM V1 runs piecewise
 CUDA graphs for batches up to its largest capture size (512 tokens) and compiled (Inductor) eager code above it.
 
