@@ -18,7 +18,7 @@ from kvplan.planning.sweep.speed import SpeedColumns
 
 def main() -> None:
     base = Deployment(engine="sglang", model="Qwen/Qwen3-32B", gpu="h100-sxm", input_len=8192, output_len=1024)
-    axes = {
+    axes: dict[str, list] = {
         "tp": [1, 2, 4, 8],
         "mem_fraction_static": [round(0.70 + 0.01 * i, 2) for i in range(25)],
         "context_length": [16384 + 4096 * i for i in range(40)],

@@ -342,7 +342,7 @@ def test_concurrency_with_a_tpot_target_by_hand():
     assert c is not None and 1 <= c < r.memory_answer
     assert speed(dep, SpeedInputs(concurrency=c)).tpot_s <= 0.03 < speed(dep, SpeedInputs(concurrency=c + 1)).tpot_s
     loose = solve_concurrency_targets(dep, Targets(tpot_s=10.0))
-    assert loose.bound == "memory" and loose.answer == loose.memory_answer
+    assert loose.bound == "memory" and loose.answer == loose.memory_answer and loose.answer is not None
     assert not fit(Deployment(**{**_fields(dep), "target_requests": loose.answer + 1})).meets_target
     assert fit(Deployment(**{**_fields(dep), "target_requests": loose.answer})).meets_target
 

@@ -220,7 +220,12 @@ def test_writers_format_each_distinct_speed_once(monkeypatch):
 
     calls = []
     real = sp._suffix
-    monkeypatch.setattr(sp, "_suffix", lambda *a: calls.append(a) or real(*a))
+
+    def counted(*a):
+        calls.append(a)
+        return real(*a)
+
+    monkeypatch.setattr(sp, "_suffix", counted)
     base = Deployment(engine="sglang", model="Qwen/Qwen3-32B", gpu="h100-sxm", input_len=8192, output_len=1024)
     table = sweep(base, {"tp": [1, 2, 4], "mem_fraction_static": [round(0.7 + 0.01 * i, 2) for i in range(20)]})
     for write in (write_csv_with_speed, write_jsonl_with_speed):
