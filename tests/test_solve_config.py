@@ -387,3 +387,26 @@ def test_a_flag_the_engine_does_not_read_makes_duplicates_not_candidates():
     assert len(vllm) == 2
     assert sorted(str(c.rejected_by) for c in vllm) == ["None", "duplicate"]  # vLLM ignores --mem-fraction-static
     assert sum(c.row["engine"] == "sglang" and c.rank is not None for c in r.candidates) == 2
+
+
+def test_cost_needs_a_price_for_every_gpu_that_passes(tmp_path):
+    p = tmp_path / "c.toml"
+    p.write_text("[costs]\nh200-sxm = 3.5\n")
+    r = run(
+        "solve",
+        "config",
+        "-m",
+        MODEL,
+        "-g",
+        "h100,h200-sxm",
+        "--tp",
+        "2",
+        "--input-len",
+        "8192",
+        "--objective",
+        "cost",
+        "--costs",
+        str(p),
+    )
+    assert r.exit_code == 2, r.output
+    assert "--costs" in r.stderr and "'h100-sxm'" in r.stderr  # the preset id, as the costs table keys it

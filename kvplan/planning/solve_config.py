@@ -442,8 +442,11 @@ def solve_config(q: ConfigQuery) -> ConfigResult:
             cand.reason = "; ".join(m.text for m in miss)
             continue
         if q.objective == "cost" and sp["usd_per_million_output_tokens"] != sp["usd_per_million_output_tokens"]:
+            from kvplan.inputs.resolve import resolve_gpu
+
+            gpu_id = resolve_gpu(dep.gpu).id if dep.gpu else _default_gpu(dep) or row["gpu"]
             raise InputError(
-                f"no price for GPU '{dep.gpu or row['gpu']}'",
+                f"no price for GPU '{gpu_id}' (the preset id the costs table is keyed by)",
                 field="--costs",
                 hint="add it to the [costs] table or give --gpu-hour-cost",
             )
