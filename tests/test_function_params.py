@@ -28,10 +28,7 @@ REMAINING: dict[str, int] = {
     "kvplan/engines/sglang/planner.py:_result": 11,
     # engines helper's files (issue 21 items 2-4)
     "kvplan/engines/sglang/history/memory.py:memory_settings_mfs": 17,
-    "kvplan/engines/sglang/history/pages.py:page_size_by_era": 18,
-    "kvplan/engines/sglang/release_types.py:qwen3_next_sm100_page": 11,
     "kvplan/engines/sglang/rules.py:default_mem_fraction_static": 23,
-    "kvplan/engines/sglang/rules.py:default_page_size": 14,
 }
 
 

@@ -12,6 +12,7 @@ import json
 import pytest
 
 from kvplan.engines.sglang import rules as R
+from kvplan.engines.sglang.page_query import PageQuery
 from kvplan.engines.sglang.pools import swa
 from kvplan.errors import InputError
 from tests.conftest import SHARED
@@ -56,7 +57,7 @@ def test_gpt_oss_120b_geometry(gpt_oss_120b):
 
 def test_gpt_oss_120b_tp1_h100_ratio_mode(gpt_oss_120b):
     # gpt-oss override on SM90 -> fa3 -> page 1.
-    page = R.default_page_size(family="gqa", attention_backend="fa3", sm_major=9, vendor="nvidia")
+    page = R.default_page_size(PageQuery(family="gqa", attention_backend="fa3", sm_major=9, vendor="nvidia"))
     assert page == 1
     res = _ratio(gpt_oss_120b, 12 * GIB, 1, page)
     # per layer 8 heads x (64 + 64) x 2 B = 2,048; 18 full layers -> 36,864; 18 SWA layers -> 36,864
@@ -73,7 +74,7 @@ def test_gpt_oss_120b_tp1_h100_ratio_mode(gpt_oss_120b):
 
 def test_gpt_oss_120b_tp4_b200_ratio_mode(gpt_oss_120b):
     # gpt-oss override on SM100 -> trtllm_mha -> page 64.
-    page = R.default_page_size(family="gqa", attention_backend="trtllm_mha", sm_major=10, vendor="nvidia")
+    page = R.default_page_size(PageQuery(family="gqa", attention_backend="trtllm_mha", sm_major=10, vendor="nvidia"))
     assert page == 64
     res = _ratio(gpt_oss_120b, 140 * GIB, 4, page)
     # 8 KV heads / TP4 = 2 per rank: 2 x 128 x 2 = 512 B per layer; x 18 = 9,216 per pool

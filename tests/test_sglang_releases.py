@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from kvplan.cli.app import app
 from kvplan.deployment import Deployment
 from kvplan.engines.sglang import releases as R
+from kvplan.engines.sglang.page_query import PageQuery
 from kvplan.errors import InputError
 from kvplan.family import Family
 from kvplan.planning.plan import fit
@@ -475,7 +476,7 @@ def page(
     version: str, family: str = "gqa", *, backend: str | None = None, sm: int | None = 10, vendor: str = "nvidia", **kw
 ) -> int:
     return R.rules_for(version).default_page_size(
-        family=family, attention_backend=backend, sm_major=sm, vendor=vendor, **kw
+        PageQuery(family=family, attention_backend=backend, sm_major=sm, vendor=vendor, **kw)
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kvplan.engines.sglang import rules as s
+from kvplan.engines.sglang.page_query import PageQuery
 from kvplan.errors import InputError
 
 GIB = 2**30
@@ -156,7 +157,7 @@ def test_default_mfs_vlm_factor():
 def test_default_page_size():
     def ps(family, sm, vendor="nvidia", **kw):
         return s.default_page_size(
-            family=family, attention_backend=kw.pop("backend", None), sm_major=sm, vendor=vendor, **kw
+            PageQuery(family=family, attention_backend=kw.pop("backend", None), sm_major=sm, vendor=vendor, **kw)
         )
 
     assert ps("gqa", 9) == 1  # fa3

@@ -234,23 +234,26 @@ def _context(dep: Deployment, model: ModelSpec, log: _Log) -> int:
 
 def _page_size(dep: Deployment, model: ModelSpec, rules: RuleSet, dev: _Device, log: _Log) -> int:
     from kvplan.engines.sglang.kvdtype import attention_family
+    from kvplan.engines.sglang.page_query import PageQuery
     from kvplan.engines.sglang.rules import is_deepseek_family
 
     # the release's backend rules start from the given page (None: unset) and may rewrite it (flashmla -> 64 ...);
     # the architecture and the radix / speculative / overlap flags feed the Qwen3-Next SM100 model override
     archs = (model.raw_config or model.config).get("architectures")
     page_default = rules.default_page_size(
-        family=attention_family(family=model.family, config=model.config),
-        attention_backend=dep.attention_backend,
-        sm_major=dev.sm_major,
-        vendor=dev.vendor,
-        requested=dep.page_size,
-        deepseek_family=is_deepseek_family(architectures=archs),
-        has_asymmetric_kv=_asymmetric_kv(model),
-        architectures=archs,
-        radix_cache=not dep.disable_radix_cache,
-        speculative=bool(dep.speculative_algorithm),
-        overlap_schedule=not dep.disable_overlap_schedule,
+        PageQuery(
+            family=attention_family(family=model.family, config=model.config),
+            attention_backend=dep.attention_backend,
+            sm_major=dev.sm_major,
+            vendor=dev.vendor,
+            requested=dep.page_size,
+            deepseek_family=is_deepseek_family(architectures=archs),
+            has_asymmetric_kv=_asymmetric_kv(model),
+            architectures=archs,
+            radix_cache=not dep.disable_radix_cache,
+            speculative=bool(dep.speculative_algorithm),
+            overlap_schedule=not dep.disable_overlap_schedule,
+        )
     )
     fam = family_or_none(model.family)
     override = rules.override(fam) if fam is not None else None

@@ -27,6 +27,7 @@ from typing import Any
 
 from kvplan import supported
 from kvplan.engines.sglang import rules as newest
+from kvplan.engines.sglang.page_query import PageQuery
 from kvplan.errors import InputError
 from kvplan.family import Family, family_since
 from kvplan.version import Version, parse_version
@@ -75,7 +76,7 @@ class RuleSet:
     default_chunked_prefill_size: Callable[..., int]
     default_cuda_graph_max_bs: Callable[..., int | None]
     default_prefill_cuda_graph: Callable[..., bool]
-    default_page_size: Callable[..., int]
+    default_page_size: Callable[[PageQuery], int]
     budget_bytes: Callable[..., Any]
     multimodal_reserve_bytes: Callable[..., int]
     page_floor: Callable[..., Any]
@@ -308,21 +309,11 @@ QWEN3_NEXT_SM100_ADDED: tuple[tuple[tuple[int, int, int], tuple[str, ...]], ...]
 
 
 def qwen3_next_sm100_page(
-    *,
-    rule: str,
-    release: tuple[int, int, int],
-    architectures: Any,
-    sm_major: int | None,
-    vendor: str,
-    attention_backend: str | None,
-    requested: int | None,
-    radix_cache: bool = True,
-    speculative: bool = False,
-    overlap_schedule: bool = True,
-    trtllm_default: bool = True,
+    q: PageQuery, *, rule: str, release: tuple[int, int, int], trtllm_default: bool = True
 ) -> int | None:
     """The page a Qwen3-Next / Qwen3.5 hybrid runs with on SM100 when ``--attention-backend`` is unset (None: the
-    override does not apply: another GPU, another model, a backend given, or ``rule`` "")::
+    override does not apply: another GPU, another model, a backend given, or ``rule`` ""); the model, GPU and flags
+    come from ``q`` (:class:`~kvplan.engines.sglang.page_query.PageQuery`)::
 
         rule "triton" (0.5.7 - 0.5.9): backend triton -> the requested page, else 1
         rule "pick" (0.5.10 - 0.5.13) / "force" (0.5.14+):
@@ -344,15 +335,16 @@ def qwen3_next_sm100_page(
     0.5.18,
     arg_groups/model_overrides/qwen3_5.py 0.5.19 - 0.5.23.
     """
-    if not rule or attention_backend is not None or vendor not in ("nvidia", "cuda") or sm_major != 10:
+    requested, radix_cache = q.requested, q.radix_cache
+    if not rule or q.attention_backend is not None or q.vendor not in ("nvidia", "cuda") or q.sm_major != 10:
         return None
     archs = {a for first, names in QWEN3_NEXT_SM100_ADDED if first <= release for a in names}
-    if not archs.intersection(architectures or ()):
+    if not archs.intersection(q.architectures or ()):
         return None
     if rule == "triton":
         return requested or 1
-    extra_buffer = release >= (0, 5, 16) and radix_cache and (overlap_schedule or (requested or 0) > 1)
-    trtllm = trtllm_default and (extra_buffer or not radix_cache or speculative)
+    extra_buffer = release >= (0, 5, 16) and radix_cache and (q.overlap_schedule or (requested or 0) > 1)
+    trtllm = trtllm_default and (extra_buffer or not radix_cache or q.speculative)
     if rule == "force":
         return 64 if trtllm else 1
     if trtllm:
@@ -360,27 +352,10 @@ def qwen3_next_sm100_page(
     return requested or 1
 
 
-def _page_0523(
-    *,
-    architectures: Any = None,
-    radix_cache: bool = True,
-    speculative: bool = False,
-    overlap_schedule: bool = True,
-    **kw: Any,
-) -> int:
-    forced = qwen3_next_sm100_page(
-        rule="force",
-        release=(0, 5, 23),
-        architectures=architectures,
-        sm_major=kw.get("sm_major"),
-        vendor=kw.get("vendor", "nvidia"),
-        attention_backend=kw.get("attention_backend"),
-        requested=kw.get("requested"),
-        radix_cache=radix_cache,
-        speculative=speculative,
-        overlap_schedule=overlap_schedule,
-    )
-    return newest.default_page_size(**kw) if forced is None else forced
+def _page_0523(q: PageQuery) -> int:
+    """The newest release's page: the Qwen3-Next SM100 override ("force"), else :func:`rules.default_page_size`."""
+    forced = qwen3_next_sm100_page(q, rule="force", release=(0, 5, 23))
+    return newest.default_page_size(q) if forced is None else forced
 
 
 #: the newest release's rule set (:data:`DEFAULT_RELEASE`, the last of :data:`kvplan.supported.SGLANG_RELEASES`;

@@ -17,6 +17,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from kvplan.engines.sglang.page_query import PageQuery
 from kvplan.engines.sglang.platform import platform_of as _plat
 from kvplan.errors import EngineRefusal, InputError
 from kvplan.family import ATTENTION_FAMILIES, Family
@@ -605,24 +606,8 @@ def _backend_page(*, names: set[str], backend: str, decode: str | None, requeste
     return page
 
 
-def default_page_size(
-    *,
-    family: str,
-    attention_backend: str | None,
-    sm_major: int | None,
-    vendor: str,
-    requested: int | None = None,
-    prefill_attention_backend: str | None = None,
-    decode_attention_backend: str | None = None,
-    kv_cache_dtype: str | None = None,
-    deepseek_family: bool = False,
-    has_asymmetric_kv: bool = False,
-    speculative_eagle_topk: int | None = None,
-    index_kpool: int = 1,
-    hip_dsa_preshuffle: bool = True,
-    hip_vectorized_5d: bool = False,
-) -> int:
-    """Page size SGLang 0.5.23 runs with.
+def default_page_size(q: PageQuery) -> int:
+    """Page size SGLang 0.5.23 runs with, for the model / GPU / flags of ``q`` (:class:`PageQuery`).
 
     * DeepSeek-V4 family: 256 (128 on NPU), forced by the model override;
     * DSA (V3.2 / GLM-5): ``64 * index_kpool`` on CUDA and on ROCm with the aiter preshuffle
@@ -633,7 +618,7 @@ def default_page_size(
       supported; then, if still unset, 1 (64 on MUSA or ROCm ``vectorized_5d``).
       ``--kv-cache-dtype nvfp4`` forces trtllm_mha decode, so 64.
 
-    ``attention_backend=None`` means "the engine's default" (:func:`default_attention_backend`).
+    ``q.attention_backend=None`` means "the engine's default" (:func:`default_attention_backend`).
     Examples: Llama on H100 -> 1; Llama on B200 -> 64 (trtllm_mha); DeepSeek-V3 on B200 -> 64
     (trtllm_mla); DeepSeek-V3.2 -> 64; DeepSeek-V4 -> 256.
 
@@ -642,6 +627,18 @@ def default_page_size(
     ``_page_size_default``; python/sglang/srt/arg_groups/model_overrides/deepseek_v2.py and
     deepseek_v4.py, v0.5.23.
     """
+    family, attention_backend, sm_major, vendor, requested = (
+        q.family,
+        q.attention_backend,
+        q.sm_major,
+        q.vendor,
+        q.requested,
+    )
+    index_kpool, hip_dsa_preshuffle, speculative_eagle_topk = (
+        q.index_kpool,
+        q.hip_dsa_preshuffle,
+        q.speculative_eagle_topk,
+    )
     fam = _attention_family(family)
     plat = _plat(vendor)
     forced = _FORCED_PAGE.get(fam)
@@ -653,12 +650,12 @@ def default_page_size(
         family=fam,
         sm_major=sm_major,
         vendor=vendor,
-        deepseek_family=deepseek_family,
-        has_asymmetric_kv=has_asymmetric_kv,
+        deepseek_family=q.deepseek_family,
+        has_asymmetric_kv=q.has_asymmetric_kv,
         speculative_eagle_topk=speculative_eagle_topk,
     )
-    decode = "trtllm_mha" if kv_cache_dtype == "nvfp4" else decode_attention_backend
-    names = {n for n in (backend, decode, prefill_attention_backend) if n is not None}
+    decode = "trtllm_mha" if q.kv_cache_dtype == "nvfp4" else q.decode_attention_backend
+    names = {n for n in (backend, decode, q.prefill_attention_backend) if n is not None}
     page = _backend_page(names=names, backend=backend, decode=decode, requested=requested)
     is_mla = fam == Family.MLA
     topk_ok = speculative_eagle_topk is None or speculative_eagle_topk <= 1
@@ -669,7 +666,7 @@ def default_page_size(
         if page not in ok:
             page = 128
     if page is None:
-        page = 64 if plat == "musa" or (plat == "hip" and hip_vectorized_5d) else 1
+        page = 64 if plat == "musa" or (plat == "hip" and q.hip_vectorized_5d) else 1
     return page
 
 

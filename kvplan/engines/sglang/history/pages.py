@@ -11,6 +11,7 @@ from typing import Any
 
 from kvplan.engines.sglang import rules as newest
 from kvplan.engines.sglang.history.memory import TRTLLM_MHA_SM100_ARCHS
+from kvplan.engines.sglang.page_query import PageQuery
 from kvplan.engines.sglang.platform import platform_of
 from kvplan.engines.sglang.release_types import qwen3_next_sm100_page
 from kvplan.errors import InputError
@@ -36,34 +37,26 @@ def model_picks_trtllm_mha(
 
 
 def page_size_before_0_5_3(
-    *,
-    attention_backend: str | None = None,
-    flashmla: bool = False,
-    cutlass: bool = False,
-    requested: int | None = None,
-    gpt_oss_sm100: bool = False,
-    architectures: Any = None,
-    sm_major: int | None = None,
-    vendor: str = "nvidia",
-    **_: Any,
+    q: PageQuery, *, flashmla: bool = False, cutlass: bool = False, gpt_oss_sm100: bool = False
 ) -> int:
-    """Page size 0.4.4 - 0.5.2: ``requested`` (``--page-size``; 1 when not given), unless the named backend forces
-    its own over it (``flashmla`` -> 64 from 0.4.5.post3, ``cutlass_mla`` -> 128 from 0.4.6.post2; ``trtllm_mha``,
-    GPT-OSS's own pick on SM100 from 0.5.0rc2 (``gpt_oss_sm100``, :func:`model_picks_trtllm_mha`) -> 64 unless 16 /
-    32 / 64).  Before 0.4.4 there are no pages (the planner ignores the flag).  Example: ``--attention-backend
-    flashmla`` under 0.4.6 -> 64; Llama on a B200 under 0.5.1 -> 1; gpt-oss-120b on a B200 under 0.5.0rc2 -> 64;
-    ``--page-size 64`` under 0.4.4 -> 64.
+    """Page size 0.4.4 - 0.5.2 (the deployment in ``q``): ``requested`` (``--page-size``; 1 when not given), unless
+    the named backend forces its own over it (``flashmla`` -> 64 from 0.4.5.post3, ``cutlass_mla`` -> 128 from
+    0.4.6.post2; ``trtllm_mha``, GPT-OSS's own pick on SM100 from 0.5.0rc2 (``gpt_oss_sm100``,
+    :func:`model_picks_trtllm_mha`) -> 64 unless 16 / 32 / 64).  Before 0.4.4 there are no pages (the planner
+    ignores the flag).  Example: ``--attention-backend flashmla`` under 0.4.6 -> 64; Llama on a B200 under 0.5.1 ->
+    1; gpt-oss-120b on a B200 under 0.5.0rc2 -> 64; ``--page-size 64`` under 0.4.4 -> 64.
 
     Source: server_args.py ``ServerArgs.__post_init__`` (``page_size: int = 1`` from 0.4.4; the flashmla /
     cutlass_mla / trtllm_mha branches; ``model_specific_adjustments`` GptOssForCausalLM), wheels 0.4.4, 0.4.5.post3,
     0.4.6.post2, 0.5.0rc2, 0.5.2.
     """
+    attention_backend, requested = q.attention_backend, q.requested
     if flashmla and attention_backend == "flashmla":
         return 64
     if cutlass and attention_backend == "cutlass_mla":
         return 128
     if gpt_oss_sm100 and model_picks_trtllm_mha(
-        architectures=architectures, attention_backend=attention_backend, sm_major=sm_major, vendor=vendor
+        architectures=q.architectures, attention_backend=attention_backend, sm_major=q.sm_major, vendor=q.vendor
     ):
         return requested if requested in (16, 32, 64) else 64
     return requested or 1
@@ -185,28 +178,9 @@ def _era_constraints(
     return page
 
 
-def page_size_by_era(
-    *,
-    era: PageEra,
-    family: str,
-    attention_backend: str | None,
-    sm_major: int | None,
-    vendor: str,
-    requested: int | None = None,
-    deepseek_family: bool = False,
-    has_asymmetric_kv: bool = False,
-    speculative_eagle_topk: int | None = None,
-    index_kpool: int = 1,
-    hip_dsa_preshuffle: bool = True,
-    hip_vectorized_5d: bool = False,
-    release: tuple[int, int, int] = (0, 5, 22),
-    architectures: Any = None,
-    radix_cache: bool = True,
-    speculative: bool = False,
-    overlap_schedule: bool = True,
-    **_: Any,
-) -> int:
-    """Page size when ``--page-size`` is not given, 0.5.3 - 0.5.22 (0.5.23: ``rules.default_page_size``)::
+def page_size_by_era(q: PageQuery, *, era: PageEra, release: tuple[int, int, int] = (0, 5, 22)) -> int:
+    """Page size of the deployment in ``q`` (:class:`~kvplan.engines.sglang.page_query.PageQuery`) under the
+    release ``release`` of page era ``era``, 0.5.3 - 0.5.22 (0.5.23: ``rules.default_page_size``)::
 
         DeepSeek-V4 (0.5.12+)  256 (NPU 128), the model override
         DSA                    64 (era.dsa: ROCm 1 from 0.5.8 / without the aiter preshuffle path from 0.5.12;
@@ -236,21 +210,19 @@ def page_size_by_era(
     ``model_specific_adjustment`` (0.5.3 - 0.5.4), the DSA override in ``_handle_model_specific_adjustments`` /
     ``arg_groups/model_overrides/deepseek_v2.py``; wheels 0.5.3 - 0.5.22.
     """
-    fam = Family(family)
+    attention_backend, sm_major, vendor, requested, architectures = (
+        q.attention_backend,
+        q.sm_major,
+        q.vendor,
+        q.requested,
+        q.architectures,
+    )
+    index_kpool, hip_dsa_preshuffle = q.index_kpool, q.hip_dsa_preshuffle
+    fam = Family(q.family)
     plat = platform_of(vendor)
-    topk_ok = speculative_eagle_topk is None or speculative_eagle_topk <= 1
+    topk_ok = q.speculative_eagle_topk is None or q.speculative_eagle_topk <= 1
     forced = qwen3_next_sm100_page(
-        rule=era.qwen3_next_sm100,
-        release=release,
-        architectures=architectures,
-        sm_major=sm_major,
-        vendor=vendor,
-        attention_backend=attention_backend,
-        requested=requested,
-        radix_cache=radix_cache,
-        speculative=speculative,
-        overlap_schedule=overlap_schedule,
-        trtllm_default=era.gqa_sm100_trtllm_mha and topk_ok,
+        q, rule=era.qwen3_next_sm100, release=release, trtllm_default=era.gqa_sm100_trtllm_mha and topk_ok
     )
     if forced is not None:
         return forced
@@ -265,8 +237,8 @@ def page_size_by_era(
         fam=fam,
         plat=plat,
         sm_major=sm_major,
-        deepseek_family=deepseek_family,
-        has_asymmetric_kv=has_asymmetric_kv,
+        deepseek_family=q.deepseek_family,
+        has_asymmetric_kv=q.has_asymmetric_kv,
         topk_ok=topk_ok,
     )
     if backend is None and model_picks_trtllm_mha(
@@ -278,7 +250,7 @@ def page_size_by_era(
     )
     if page is not None:
         return page
-    if (era.musa_64 and plat == "musa") or (era.vectorized_5d and plat == "hip" and hip_vectorized_5d):
+    if (era.musa_64 and plat == "musa") or (era.vectorized_5d and plat == "hip" and q.hip_vectorized_5d):
         return 64
     return 1
 
