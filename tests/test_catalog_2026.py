@@ -18,9 +18,9 @@ from kvplan.inputs import presets as p
 from kvplan.planning.plan import fit
 
 #: the catalog size (model ids: presets + published variants) reached with the presets below; it only grows
-MIN_MODEL_IDS_2026 = 182
+MIN_MODEL_IDS_2026 = 198
 #: the number of model preset files reached
-MIN_MODEL_FILES_2026 = 152
+MIN_MODEL_FILES_2026 = 168
 
 #: file stem -> (GPU id, TP, context in tokens) used to plan it: one GPU class that holds the weights, and a context
 #: no longer than the config's max_position_embeddings
@@ -60,6 +60,23 @@ NEW_PRESETS: dict[str, tuple[str, int, int]] = {
     "ALLaM-AI--ALLaM-7B-Instruct-preview": ("a10", 1, 4_096),
     "RedHatAI--Llama-4-Scout-17B-16E-Instruct-FP8-dynamic": ("h200-sxm", 2, 131_072),
     "LGAI-EXAONE--EXAONE-4.0-32B": ("h100-sxm", 1, 131_072),
+    # published config.json files that mlc-ai/mlc-llm's MODEL_PRESETS copies as Python dicts (scripts/catalog_mlc.py)
+    "codellama--CodeLlama-7b-hf": ("l4", 1, 16_384),
+    "codellama--CodeLlama-13b-hf": ("l40s", 1, 16_384),
+    "Qwen--Qwen1.5-1.8B-Chat": ("t4", 1, 4_096),
+    "Qwen--Qwen1.5-MoE-A2.7B-Chat": ("l40s", 1, 32_768),
+    "google--gemma-2b": ("t4", 1, 8_192),
+    "google--gemma-2-2b-jpn-it": ("l4", 1, 8_192),
+    "google--gemma-2-9b": ("l40s", 1, 8_192),
+    "internlm--internlm2_5-7b-chat": ("a10", 1, 32_768),
+    "bigcode--starcoder2-7b": ("l4", 1, 16_384),
+    "HuggingFaceTB--SmolLM-1.7B-Instruct": ("t4", 1, 2_048),
+    "HuggingFaceTB--SmolLM-360M-Instruct": ("t4", 1, 2_048),
+    "HuggingFaceTB--SmolLM-135M-Instruct": ("t4", 1, 2_048),
+    "HuggingFaceTB--SmolLM2-135M-Instruct": ("t4", 1, 8_192),
+    "HuggingFaceTB--SmolLM2-360M-Instruct": ("t4", 1, 8_192),
+    "CohereForAI--aya-23-8B": ("l40s", 1, 8_192),
+    "mistralai--Ministral-3-3B-Reasoning-2512": ("l4", 1, 65_536),
 }
 
 #: the quantized builds of item 5: file stem -> the preset they were a [[variants]] entry of

@@ -1,0 +1,144 @@
+"""Write model presets from mlc-ai/mlc-llm's MODEL_PRESETS (python/mlc_llm/model/model_preset.py), issue 25 item 7.
+
+    python scripts/catalog_mlc.py MODEL_PRESET_PY --commit <40 hex> [--write]
+
+MODEL_PRESETS holds published config.json files written as Python dict literals; the file is parsed with
+``ast.literal_eval`` (never imported or run).  Each entry of ``PICKS`` names the dict key, the Hugging Face id it is
+identified as and why; the [config] values are what the dict holds (the fields kvplan reads, via
+kvplan.inputs.preset_writer.preset_toml).  Existing preset files are never overwritten.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from kvplan.hfconfig.quant import quantization_from_config  # noqa: E402
+from kvplan.inputs.preset_writer import preset_file_name, preset_toml  # noqa: E402
+
+PATH = "python/mlc_llm/model/model_preset.py"
+
+#: dict key -> (Hugging Face id, aliases, why the dict is that model)
+PICKS: dict[str, tuple[str, list[str], str]] = {
+    "codellama_7b": ("codellama/CodeLlama-7b-hf", ["codellama-7b"], "its _name_or_path is codellama/CodeLlama-7b-hf"),
+    "codellama_13b": (
+        "codellama/CodeLlama-13b-hf",
+        ["codellama-13b"],
+        "the key names Code Llama 13B: 40 layers / hidden 5120 / vocab 32016 / 16,384 positions",
+    ),
+    "qwen2": ("Qwen/Qwen1.5-1.8B-Chat", ["qwen1.5-1.8b-chat"], "its _name_or_path is Qwen/Qwen1.5-1.8B-Chat"),
+    "qwen2moe": (
+        "Qwen/Qwen1.5-MoE-A2.7B-Chat",
+        ["qwen1.5-moe-a2.7b-chat"],
+        "60 experts (4 active) / 24 layers / hidden 2048 is Qwen1.5-MoE-A2.7B and eos_token_id 151645 (<|im_end|>) "
+        "is the chat model's",
+    ),
+    "gemma_2b": ("google/gemma-2b", ["gemma-2b"], "the key names Gemma 2B: 18 layers / hidden 2048 / 1 KV head"),
+    "gemma2_2b-jpn": (
+        "google/gemma-2-2b-jpn-it",
+        ["gemma-2-2b-jpn-it"],
+        "the key names the Japanese Gemma 2 2B (gemma-2-2b-jpn-it, the one release of it)",
+    ),
+    "gemma2_9b": (
+        "google/gemma-2-9b",
+        ["gemma-2-9b"],
+        "42 layers / hidden 3584 is Gemma 2 9B (commit 39069f7f adds 'gemma2 2b 9b and 27b'); eos_token_id 1 alone, "
+        "not the -it list",
+    ),
+    "internlm2_5_7b": (
+        "internlm/internlm2_5-7b-chat",
+        ["internlm2_5-7b-chat", "internlm2.5-7b-chat"],
+        "commit c7756f90 'Support Internlm2.5' adds it as the InternLM2.5 7B preset",
+    ),
+    "starcoder2": (
+        "bigcode/starcoder2-7b",
+        ["starcoder2-7b"],
+        "32 layers / hidden 4608 / 4 KV heads is StarCoder2 7B (commit 5bedaec2 'Support Starcoder2')",
+    ),
+    "smollm_1_7b": (
+        "HuggingFaceTB/SmolLM-1.7B-Instruct",
+        ["smollm-1.7b-instruct"],
+        "commit 52c06388 'Support SmolLM'; _name_or_path cosmo2-1.7B-webinst-sc2 is the web-instruct fine-tune "
+        "published as SmolLM-1.7B-Instruct",
+    ),
+    "smollm_360m": (
+        "HuggingFaceTB/SmolLM-360M-Instruct",
+        ["smollm-360m-instruct"],
+        "commit 52c06388 'Support SmolLM'; _name_or_path cosmo2-350M-webinst-sc2 (the instruct fine-tune)",
+    ),
+    "smollm_135m": (
+        "HuggingFaceTB/SmolLM-135M-Instruct",
+        ["smollm-135m-instruct"],
+        "commit 52c06388 'Support SmolLM'; _name_or_path cosmo2-135M-webinst-sc2 (the instruct fine-tune)",
+    ),
+    "smollm2_135m": (
+        "HuggingFaceTB/SmolLM2-135M-Instruct",
+        ["smollm2-135m-instruct", "smollm2-135m"],
+        "the key names SmolLM2 135M: 30 layers / hidden 576 / 8,192 positions",
+    ),
+    "smollm2_360m": (
+        "HuggingFaceTB/SmolLM2-360M-Instruct",
+        ["smollm2-360m-instruct", "smollm2-360m"],
+        "the key names SmolLM2 360M: 32 layers / hidden 960 / 8,192 positions",
+    ),
+    "aya-23": (
+        "CohereForAI/aya-23-8B",
+        ["aya-23-8b"],
+        "commit c357be94 'Add support for Aya-23 8B' names huggingface.co/CohereForAI/aya-23-8B as the config's source",
+    ),
+    "ministral3_3b_2512": (
+        "mistralai/Ministral-3-3B-Reasoning-2512",
+        ["ministral-3-3b-reasoning-2512"],
+        "added by commit b8c5d3eb 'Add ministral3_reasoning template'; 26 layers / hidden 3072, bf16 with no "
+        "quantization_config",
+    ),
+}
+
+
+def load_presets(text: str) -> dict:
+    for node in ast.parse(text).body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            return ast.literal_eval(node.value)
+    raise ValueError("no MODEL_PRESETS literal")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("model_preset_py", type=Path)
+    ap.add_argument("--commit", required=True)
+    ap.add_argument("--write", action="store_true")
+    a = ap.parse_args(argv)
+    presets = load_presets(a.model_preset_py.read_text())
+    for key, (model_id, aliases, why) in PICKS.items():
+        cfg = presets[key]
+        target = ROOT / "configs" / "models" / preset_file_name(model_id)
+        source = (
+            f"MODEL_PRESETS['{key}'] of github.com/mlc-ai/mlc-llm @{a.commit} {PATH} (a verbatim copy of the published "
+            f"config.json written as a Python dict); identified as {model_id}: {why}"
+        )
+        text = preset_toml(
+            cfg,
+            model_id=model_id,
+            source=source,
+            config_ref=f"mlc-llm@{a.commit[:8]} model_preset.py {key}",
+            aliases=aliases,
+            notes="",
+            quantization=quantization_from_config(cfg),
+            variants=[],
+        )
+        if target.exists():
+            print(f"skip {target.name}: exists")
+            continue
+        if a.write:
+            target.write_text(text)
+        print(target.name)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
