@@ -27,8 +27,6 @@ REMAINING: dict[str, int] = {
     "kvplan/engines/sglang/pools/mamba.py:mamba_carve": 15,
     "kvplan/engines/sglang/planner.py:_result": 11,
     # engines helper's files (issue 21 items 2-4)
-    "kvplan/engines/sglang/history/memory.py:memory_settings_mfs": 17,
-    "kvplan/engines/sglang/rules.py:default_mem_fraction_static": 23,
 }
 
 

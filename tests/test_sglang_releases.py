@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from kvplan.cli.app import app
 from kvplan.deployment import Deployment
 from kvplan.engines.sglang import releases as R
+from kvplan.engines.sglang.mem_query import MemQuery
 from kvplan.engines.sglang.page_query import PageQuery
 from kvplan.errors import InputError
 from kvplan.family import Family
@@ -47,16 +48,18 @@ def mfs(
     bs = r.default_cuda_graph_max_bs(gpu_memory_mib=gpu, tp_size=tp, max_running_requests=mrr)
     graph = r.default_prefill_cuda_graph(vendor="nvidia", pp_size=pp, attn_dp_size=attn_dp, speculative_algorithm=spec)
     return r.default_mem_fraction_static(
-        gpu_memory_mib=gpu,
-        tp_size=tp,
-        pp_size=pp,
-        chunked_prefill_size=cps,
-        cuda_graph_max_bs=bs,
-        is_mla=mla,
-        attn_dp_size=attn_dp,
-        prefill_cuda_graph=graph,
-        speculative_algorithm=spec,
-        max_running_requests=mrr,
+        MemQuery(
+            gpu_memory_mib=gpu,
+            tp_size=tp,
+            pp_size=pp,
+            chunked_prefill_size=cps,
+            cuda_graph_max_bs=bs,
+            is_mla=mla,
+            attn_dp_size=attn_dp,
+            prefill_cuda_graph=graph,
+            speculative_algorithm=spec,
+            max_running_requests=mrr,
+        )
     )
 
 

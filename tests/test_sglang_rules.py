@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kvplan.engines.sglang import rules as s
+from kvplan.engines.sglang.mem_query import MemQuery
 from kvplan.engines.sglang.page_query import PageQuery
 from kvplan.errors import InputError
 
@@ -114,7 +115,7 @@ def _mfs(**kw):
         is_mla=False,
     )
     base.update(kw)
-    return s.default_mem_fraction_static(**base)
+    return s.default_mem_fraction_static(MemQuery(**base))
 
 
 def test_default_mfs_rtx_pro_6000_tp8():

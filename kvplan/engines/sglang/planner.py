@@ -315,6 +315,8 @@ def _mem_fraction(
     spec_plan: SpecPlan | None,
     log: _Log,
 ) -> float:
+    from kvplan.engines.sglang.mem_query import MemQuery
+
     fam = family_or_none(model.family)
     override = rules.override(fam) if fam is not None else None
     forced = _forced_mem_fraction(dep, override, log)
@@ -338,22 +340,24 @@ def _mem_fraction(
         speculative_algorithm=spec,
     )
     mfs = rules.default_mem_fraction_static(
-        gpu_memory_mib=dev.mib,
-        tp_size=par.tp,
-        pp_size=par.pp,
-        chunked_prefill_size=cps_global if cps_global > 0 else 16384,
-        cuda_graph_max_bs=max_bs,
-        is_mla=model.family in rules.mla_families,
-        attn_dp_size=par.attn_dp,
-        disable_cuda_graph=dep.disable_cuda_graph,
-        vendor=dev.vendor,
-        dcp_size=par.dcp,
-        max_running_requests=dep.max_running_requests,
-        max_total_tokens=dep.max_total_tokens,
-        prefill_cuda_graph=prefill_graph,
-        speculative_algorithm=spec,
-        context_length=dep.context_length,
-        is_multimodal=model.is_multimodal,
+        MemQuery(
+            gpu_memory_mib=dev.mib,
+            tp_size=par.tp,
+            pp_size=par.pp,
+            chunked_prefill_size=cps_global if cps_global > 0 else 16384,
+            cuda_graph_max_bs=max_bs,
+            is_mla=model.family in rules.mla_families,
+            attn_dp_size=par.attn_dp,
+            disable_cuda_graph=dep.disable_cuda_graph,
+            vendor=dev.vendor,
+            dcp_size=par.dcp,
+            max_running_requests=dep.max_running_requests,
+            max_total_tokens=dep.max_total_tokens,
+            prefill_cuda_graph=prefill_graph,
+            speculative_algorithm=spec,
+            context_length=dep.context_length,
+            is_multimodal=model.is_multimodal,
+        )
     )
     bs = f"{max_bs}" if max_bs is not None else "the runner's default"
     log.assumptions.append(

@@ -27,6 +27,7 @@ from typing import Any
 
 from kvplan import supported
 from kvplan.engines.sglang import rules as newest
+from kvplan.engines.sglang.mem_query import MemQuery
 from kvplan.engines.sglang.page_query import PageQuery
 from kvplan.errors import InputError
 from kvplan.family import Family, family_since
@@ -72,7 +73,7 @@ class RuleSet:
     """
 
     release: str
-    default_mem_fraction_static: Callable[..., float]
+    default_mem_fraction_static: Callable[[MemQuery], float]
     default_chunked_prefill_size: Callable[..., int]
     default_cuda_graph_max_bs: Callable[..., int | None]
     default_prefill_cuda_graph: Callable[..., bool]
@@ -274,12 +275,9 @@ class PoolRules:
 POOL_RULES_0523: PoolRules = PoolRules(hybrid_swa_archs=SWA_ARCHS_0523, swa_disabled_archs=SWA_DISABLED_0523)
 
 
-def _mfs_0523(
-    *, speculative_algorithm: str = "", context_length: int | None = None, is_multimodal: bool = False, **kw: Any
-) -> float:
-    """0.5.23's heuristic (``rules.default_mem_fraction_static``) called with the planner's keyword set."""
-    del speculative_algorithm, context_length, is_multimodal
-    return newest.default_mem_fraction_static(**kw)
+def _mfs_0523(q: MemQuery) -> float:
+    """The newest release's heuristic (``rules.default_mem_fraction_static``)."""
+    return newest.default_mem_fraction_static(q)
 
 
 def _bs_0523(*, gpu_memory_mib: int | None, tp_size: int, max_running_requests: int | None = None, **_: Any) -> int:

@@ -17,6 +17,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from kvplan.engines.sglang.mem_query import MemQuery
 from kvplan.engines.sglang.page_query import PageQuery
 from kvplan.engines.sglang.platform import platform_of as _plat
 from kvplan.errors import EngineRefusal, InputError
@@ -302,33 +303,9 @@ def reserve_for_graph_mb(
     return mb
 
 
-def default_mem_fraction_static(
-    *,
-    gpu_memory_mib: int | None,
-    tp_size: int,
-    pp_size: int,
-    chunked_prefill_size: int | None,
-    cuda_graph_max_bs: int | None,
-    is_mla: bool,
-    attn_dp_size: int = 1,
-    disable_cuda_graph: bool = False,
-    prefill_cuda_graph: bool | None = None,
-    prefill_cuda_graph_max_bs: int | None = None,
-    max_running_requests: int | None = None,
-    max_prefill_tokens: int = 16384,
-    max_total_tokens: int | None = None,
-    disaggregation_mode: str = "null",
-    speculative_num_draft_tokens: int | None = None,
-    moe_a2a_backend: str = "none",
-    vendor: str = "nvidia",
-    dcp_size: int = 1,
-    is_vlm: bool = False,
-    vit_num_layers: int | None = None,
-    vit_hidden_size: int | None = None,
-    post_capture_kv_sizing: bool = False,
-    model_path: str = "",
-) -> float:
-    """``--mem-fraction-static`` SGLang picks when the user leaves it unset.
+def default_mem_fraction_static(q: MemQuery) -> float:
+    """``--mem-fraction-static`` SGLang picks when the user leaves it unset, for the deployment in ``q``
+    (:class:`~kvplan.engines.sglang.mem_query.MemQuery`).
 
     ``chunked_prefill_size`` / ``cuda_graph_max_bs`` = the values in force (None -> the GPU
     heuristics above; pass the user's flags otherwise; cps is the value *before* the
@@ -355,6 +332,55 @@ def default_mem_fraction_static(
     ``handle_gpu_memory_settings``, ``reserve_for_graph_mb``, ``reserve_for_deepep_a2a_mb``,
     ``adjust_mem_fraction_for_vlm``, v0.5.23.
     """
+    (
+        gpu_memory_mib,
+        tp_size,
+        pp_size,
+        chunked_prefill_size,
+        cuda_graph_max_bs,
+        is_mla,
+        attn_dp_size,
+        disable_cuda_graph,
+        prefill_cuda_graph,
+        prefill_cuda_graph_max_bs,
+        max_running_requests,
+        max_prefill_tokens,
+        max_total_tokens,
+        disaggregation_mode,
+        speculative_num_draft_tokens,
+        moe_a2a_backend,
+        vendor,
+        dcp_size,
+        is_vlm,
+        vit_num_layers,
+        vit_hidden_size,
+        post_capture_kv_sizing,
+        model_path,
+    ) = (
+        q.gpu_memory_mib,
+        q.tp_size,
+        q.pp_size,
+        q.chunked_prefill_size,
+        q.cuda_graph_max_bs,
+        q.is_mla,
+        q.attn_dp_size,
+        q.disable_cuda_graph,
+        q.prefill_cuda_graph,
+        q.prefill_cuda_graph_max_bs,
+        q.max_running_requests,
+        q.max_prefill_tokens,
+        q.max_total_tokens,
+        q.disaggregation_mode,
+        q.speculative_num_draft_tokens,
+        q.moe_a2a_backend,
+        q.vendor,
+        q.dcp_size,
+        q.is_vlm,
+        q.vit_num_layers,
+        q.vit_hidden_size,
+        q.post_capture_kv_sizing,
+        q.model_path,
+    )
     if tp_size <= 0 or pp_size <= 0:
         raise InputError("tp_size and pp_size must be positive", field="--tp-size")
     plat = _plat(vendor)

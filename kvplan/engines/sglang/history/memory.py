@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kvplan.engines.sglang import rules as newest
+from kvplan.engines.sglang.mem_query import MemQuery
 from kvplan.engines.sglang.platform import platform_of
 from kvplan.errors import EngineRefusal
 
@@ -40,35 +41,28 @@ def tp_ladder_mem_fraction(*, parallel_size: int, tp8_fraction: float) -> float:
     return 0.88
 
 
-def mfs_tp_ladder(*, tp_size: int, tp8_fraction: float, **_: Any) -> float:
+def mfs_tp_ladder(q: MemQuery, *, tp8_fraction: float) -> float:
     """0.3.0 - 0.4.5.post2: :func:`tp_ladder_mem_fraction` of tp; GPU memory is not an input.
 
     Example: Llama-3.1-8B TP1 on an H100 under 0.4.4 -> 0.88.  Source: server_args.py ``__post_init__``, wheels
     0.3.0 - 0.4.5.post2.
     """
-    return tp_ladder_mem_fraction(parallel_size=tp_size, tp8_fraction=tp8_fraction)
+    return tp_ladder_mem_fraction(parallel_size=q.tp_size, tp8_fraction=tp8_fraction)
 
 
-def mfs_ladder_13g(*, gpu_memory_mib: int | None, tp_size: int, **_: Any) -> float:
+def mfs_ladder_13g(q: MemQuery) -> float:
     """0.4.5.post3 - 0.4.6.post1: the tp ladder up to 81,920 MiB, else ``(gpu - 13 x 1024) / gpu`` (not rounded).
 
     Example: H200 (143,771 MiB) TP8 -> (143,771 - 13,312) / 143,771 = 0.90741; H100 (81,559 MiB) TP8 -> 0.81.
     Source: server_args.py ``ServerArgs.__post_init__`` (``if gpu_mem <= 81920``), wheels 0.4.5.post3, 0.4.6.post1.
     """
+    gpu_memory_mib, tp_size = q.gpu_memory_mib, q.tp_size
     if gpu_memory_mib is None or gpu_memory_mib <= 81920:
         return tp_ladder_mem_fraction(parallel_size=tp_size, tp8_fraction=0.81)
     return (gpu_memory_mib - 1024 * 13) / gpu_memory_mib
 
 
-def mfs_ladder_48g(
-    *,
-    gpu_memory_mib: int | None,
-    tp_size: int,
-    pp_size: int,
-    speculative_algorithm: str = "",
-    b200_079: bool = False,
-    **_: Any,
-) -> float:
+def mfs_ladder_48g(q: MemQuery, *, b200_079: bool = False) -> float:
     """0.4.6.post2 - 0.4.7: the ladder of tp x pp up to 81,920 MiB (0.88 above), then for GPUs over 96 GiB::
 
         m = min(m + 48 x 1024 x (1 - m) / gpu, (gpu - R) / gpu)      R = 18 x 1024 (20 x 1024 with speculative, 0.4.7)
@@ -79,8 +73,8 @@ def mfs_ladder_48g(
 
     Source: server_args.py ``ServerArgs.__post_init__``, wheels 0.4.6.post2, 0.4.6.post5, 0.4.7.
     """
-    p = tp_size * pp_size
-    gpu = gpu_memory_mib
+    p = q.tp_size * q.pp_size
+    gpu, speculative_algorithm = q.gpu_memory_mib, q.speculative_algorithm
     m = tp_ladder_mem_fraction(parallel_size=p, tp8_fraction=0.81) if gpu is None or gpu <= 81920 else 0.88
     if b200_079 and gpu is not None and gpu > 180_000:
         return 0.79
@@ -111,16 +105,7 @@ def reserved_bucket_mib(*, gpu_memory_mib: int, parallel_size: int) -> float:
     return 32 * 1024
 
 
-def mfs_reserved_buckets(
-    *,
-    gpu_memory_mib: int | None,
-    tp_size: int,
-    pp_size: int,
-    attn_dp_size: int = 1,
-    speculative_algorithm: str = "",
-    standalone_mib: int = 0,
-    **_: Any,
-) -> float:
+def mfs_reserved_buckets(q: MemQuery, *, standalone_mib: int = 0) -> float:
     """0.4.7.post1 - 0.5.2: ``round((gpu - reserved) / gpu, 3)``; 0.88 when the GPU memory is unknown.
 
     ``reserved`` = :func:`reserved_bucket_mib` ``+ 2048`` with speculative decoding (``standalone_mib``, 6,144 from
@@ -129,6 +114,13 @@ def mfs_reserved_buckets(
 
     Source: server_args.py ``ServerArgs.__post_init__``, wheels 0.4.7.post1, 0.4.10, 0.5.1.post3, 0.5.2.
     """
+    gpu_memory_mib, tp_size, pp_size, speculative_algorithm = (
+        q.gpu_memory_mib,
+        q.tp_size,
+        q.pp_size,
+        q.speculative_algorithm,
+    )
+    attn_dp_size = q.attn_dp_size
     if gpu_memory_mib is None:
         return 0.88
     reserved = reserved_bucket_mib(gpu_memory_mib=gpu_memory_mib, parallel_size=tp_size * pp_size)
@@ -243,27 +235,9 @@ def _prefill_max_tokens(
     return pbs
 
 
-def memory_settings_mfs(
-    *,
-    era: MemoryEra,
-    gpu_memory_mib: int | None,
-    tp_size: int,
-    pp_size: int,
-    chunked_prefill_size: int | None = None,
-    cuda_graph_max_bs: int | None = None,
-    is_mla: bool = False,
-    attn_dp_size: int = 1,
-    disable_cuda_graph: bool = False,
-    prefill_cuda_graph: bool | None = None,
-    max_total_tokens: int | None = None,
-    context_length: int | None = None,
-    model_path: str = "",
-    speculative_algorithm: str = "",
-    max_prefill_tokens: int = 16384,
-    max_running_requests: int | None = None,
-    **_: Any,
-) -> float:
-    """Default ``mem_fraction_static``, 0.5.3 - 0.5.19. In MiB::
+def memory_settings_mfs(q: MemQuery, *, era: MemoryEra) -> float:
+    """Default ``mem_fraction_static`` of the deployment in ``q`` (:class:`~kvplan.engines.sglang.mem_query
+    .MemQuery`) under memory era ``era``, 0.5.3 - 0.5.19. In MiB::
 
         reserved = 512 + 1.5 x max(cps, 2048) + 2 x max_bs + tp x pp / 8 x 1024
                  + 3 x max_bs x dp (+ 1.5 x max_bs x dp above bs 300)       DP attention
@@ -278,6 +252,25 @@ def memory_settings_mfs(
     Source: sgl-project/sglang python/sglang/srt/server_args.py ``ServerArgs._handle_gpu_memory_settings``, wheels
     0.5.3 - 0.5.18 (``reserve_for_graph_mb`` from 0.5.16); arg_groups/memory_hook.py, 0.5.19.
     """
+    gpu_memory_mib, tp_size, pp_size, chunked_prefill_size, cuda_graph_max_bs = (
+        q.gpu_memory_mib,
+        q.tp_size,
+        q.pp_size,
+        q.chunked_prefill_size,
+        q.cuda_graph_max_bs,
+    )
+    is_mla, attn_dp_size, disable_cuda_graph, prefill_cuda_graph = (
+        q.is_mla,
+        q.attn_dp_size,
+        q.disable_cuda_graph,
+        q.prefill_cuda_graph,
+    )
+    max_total_tokens, context_length, model_path = q.max_total_tokens, q.context_length, q.model_path
+    speculative_algorithm, max_prefill_tokens, max_running_requests = (
+        q.speculative_algorithm,
+        q.max_prefill_tokens,
+        q.max_running_requests,
+    )
     cps = (
         chunked_prefill_size
         if chunked_prefill_size is not None
