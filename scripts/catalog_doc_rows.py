@@ -32,7 +32,8 @@ def row(stem: str, source: str) -> str:
     layers = cfg.get("num_hidden_layers")
     variants = ", ".join(f"`{v.id}` ({v.quantization})" for v in m.variants) or "—"
     aliases = ", ".join(m.aliases) or "—"
-    cells = [f"`{m.id}`", aliases, variants, str(family), str(layers), f"{heads} × {dim}", m.weights.quantization, source]
+    quant = m.weights.quantization
+    cells = [f"`{m.id}`", aliases, variants, str(family), str(layers), f"{heads} × {dim}", quant, source]
     return "| " + " | ".join(cells) + " |"
 
 

@@ -25,12 +25,6 @@ PATH = "python/mlc_llm/model/model_preset.py"
 
 #: dict key -> (Hugging Face id, aliases, why the dict is that model)
 PICKS: dict[str, tuple[str, list[str], str]] = {
-    "codellama_7b": ("codellama/CodeLlama-7b-hf", ["codellama-7b"], "its _name_or_path is codellama/CodeLlama-7b-hf"),
-    "codellama_13b": (
-        "codellama/CodeLlama-13b-hf",
-        ["codellama-13b"],
-        "the key names Code Llama 13B: 40 layers / hidden 5120 / vocab 32016 / 16,384 positions",
-    ),
     "qwen2": ("Qwen/Qwen1.5-1.8B-Chat", ["qwen1.5-1.8b-chat"], "its _name_or_path is Qwen/Qwen1.5-1.8B-Chat"),
     "qwen2moe": (
         "Qwen/Qwen1.5-MoE-A2.7B-Chat",

@@ -18,9 +18,9 @@ from kvplan.inputs import presets as p
 from kvplan.planning.plan import fit
 
 #: the catalog size (model ids: presets + published variants) reached with the presets below; it only grows
-MIN_MODEL_IDS_2026 = 198
+MIN_MODEL_IDS_2026 = 196
 #: the number of model preset files reached
-MIN_MODEL_FILES_2026 = 168
+MIN_MODEL_FILES_2026 = 166
 
 #: file stem -> (GPU id, TP, context in tokens) used to plan it: one GPU class that holds the weights, and a context
 #: no longer than the config's max_position_embeddings
@@ -61,8 +61,6 @@ NEW_PRESETS: dict[str, tuple[str, int, int]] = {
     "RedHatAI--Llama-4-Scout-17B-16E-Instruct-FP8-dynamic": ("h200-sxm", 2, 131_072),
     "LGAI-EXAONE--EXAONE-4.0-32B": ("h100-sxm", 1, 131_072),
     # published config.json files that mlc-ai/mlc-llm's MODEL_PRESETS copies as Python dicts (scripts/catalog_mlc.py)
-    "codellama--CodeLlama-7b-hf": ("l4", 1, 16_384),
-    "codellama--CodeLlama-13b-hf": ("l40s", 1, 16_384),
     "Qwen--Qwen1.5-1.8B-Chat": ("t4", 1, 4_096),
     "Qwen--Qwen1.5-MoE-A2.7B-Chat": ("l40s", 1, 32_768),
     "google--gemma-2b": ("t4", 1, 8_192),
