@@ -25,7 +25,6 @@ REMAINING: dict[str, int] = {
     "kvplan/engines/sglang/pools/swa/sizing.py:swa_pool_sizes": 26,
     "kvplan/engines/sglang/pools/dsv4/sizing.py:dsv4_pool_sizes": 24,
     "kvplan/engines/sglang/pools/mamba.py:mamba_carve": 15,
-    "kvplan/engines/sglang/planner.py:_result": 11,
     # engines helper's files (issue 21 items 2-4)
 }
 

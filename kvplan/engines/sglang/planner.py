@@ -95,6 +95,25 @@ class _Defaults:
         self.mfs = mfs
 
 
+class _Planned:
+    """What one plan produced, handed to the shared epilogue (:func:`_result`) as one frozen record."""
+
+    __slots__ = ("context", "d", "kv_dtype", "mem", "plan")
+
+    kv_dtype: str
+    context: int
+    d: _Defaults
+    mem: _Memory
+    plan: PoolPlan
+
+    def __init__(self, *, kv_dtype: str, context: int, d: _Defaults, mem: _Memory, plan: PoolPlan) -> None:
+        for name, value in (("kv_dtype", kv_dtype), ("context", context), ("d", d), ("mem", mem), ("plan", plan)):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"_Planned is frozen: cannot set {name}")
+
+
 class _Memory:
     """Free memory, weights and the KV budget of one GPU, with where each came from."""
 
@@ -678,7 +697,8 @@ def plan_sglang(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None) -
     log.assumptions.extend(plan.notes)
     if spec is not None and spec.on and not spec.legacy and plan.tokens > 0:
         log.assumptions.extend(_speculative_notes(dep, rules, dev, par, spec, d, context, plan))
-    return _result(dep, model, rules, log, par, dev, kv_dtype, context, d, mem, plan)
+    done = _Planned(kv_dtype=kv_dtype, context=context, d=d, mem=mem, plan=plan)
+    return _result(dep, model, rules, log, par, dev, done)
 
 
 def _speculative(dep: Deployment, model: ModelSpec, par: _Parallel, dev: _Device, log: _Log) -> SpecPlan | None:
@@ -751,19 +771,10 @@ def _speculative_notes(
 
 
 def _result(
-    dep: Deployment,
-    model: ModelSpec,
-    rules: RuleSet,
-    log: _Log,
-    par: _Parallel,
-    dev: _Device,
-    kv_dtype: str,
-    context: int,
-    d: _Defaults,
-    mem: _Memory,
-    plan: PoolPlan,
+    dep: Deployment, model: ModelSpec, rules: RuleSet, log: _Log, par: _Parallel, dev: _Device, done: _Planned
 ) -> FitResult:
     """The shared epilogue: request-cap notes, the verdict, the memory slices, the FitResult."""
+    kv_dtype, context, d, mem, plan = done.kv_dtype, done.context, done.d, done.mem, done.plan
     tokens, mrr = plan.tokens, plan.max_running_requests
     if plan.reduced and tokens > 0:
         log.warnings.append(
