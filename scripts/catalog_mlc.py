@@ -91,6 +91,21 @@ PICKS: dict[str, tuple[str, list[str], str]] = {
         "added by commit b8c5d3eb 'Add ministral3_reasoning template'; 26 layers / hidden 3072, bf16 with no "
         "quantization_config",
     ),
+    "stablelm-2-zephyr-1_6b": (
+        "stabilityai/stablelm-2-zephyr-1_6b",
+        ["stablelm-2-zephyr-1.6b"],
+        "the key is the Hub name (commit 203cda6b 'Add model preset for model delivery'); 24 layers / hidden 2048",
+    ),
+    "minicpm_2b_sft_bf16": (
+        "openbmb/MiniCPM-2B-sft-bf16",
+        ["minicpm-2b-sft-bf16"],
+        "the key is the Hub name (commit 38ee5564 'Add tie_word_embedding option for Minicpm model'); 4,096 positions",
+    ),
+    "minicpm-moe-8x2b": (
+        "openbmb/MiniCPM-MoE-8x2B",
+        ["minicpm-moe-8x2b"],
+        "the key is the Hub name (commit 1ffa0bf0 'Support MoE structure of MiniCPM model'); 8 experts, 2 active",
+    ),
 }
 
 

@@ -18,9 +18,9 @@ from kvplan.inputs import presets as p
 from kvplan.planning.plan import fit
 
 #: the catalog size (model ids: presets + published variants) reached with the presets below; it only grows
-MIN_MODEL_IDS_2026 = 198
+MIN_MODEL_IDS_2026 = 201
 #: the number of model preset files reached
-MIN_MODEL_FILES_2026 = 168
+MIN_MODEL_FILES_2026 = 171
 
 #: file stem -> (GPU id, TP, context in tokens) used to plan it: one GPU class that holds the weights, and a context
 #: no longer than the config's max_position_embeddings
@@ -75,6 +75,9 @@ NEW_PRESETS: dict[str, tuple[str, int, int]] = {
     "HuggingFaceTB--SmolLM2-360M-Instruct": ("t4", 1, 8_192),
     "CohereForAI--aya-23-8B": ("l40s", 1, 8_192),
     "mistralai--Ministral-3-3B-Reasoning-2512": ("l4", 1, 65_536),
+    "stabilityai--stablelm-2-zephyr-1_6b": ("t4", 1, 4_096),
+    "openbmb--MiniCPM-2B-sft-bf16": ("t4", 1, 4_096),
+    "openbmb--MiniCPM-MoE-8x2B": ("l40s", 1, 4_096),
     # verbatim config.json files from other repositories (scripts/catalog_from_git.py)
     "ibm-granite--granite-3.1-1b-a400m-instruct": ("t4", 1, 32_768),
     "LGAI-EXAONE--EXAONE-4.5-33B": ("h100-sxm", 1, 131_072),
