@@ -118,6 +118,12 @@ def test_impossible_deployment_advises_a_gpu_count_not_a_fraction():
     assert fit(dep).advice == []  # the library's fit does not search unless asked
 
 
+def test_tp_advice_is_the_library_s_own():
+    r = fit(Deployment(**QWEN32), advise=True)
+    assert r.advice == [f"meets the target at TP 2: 2 GPUs, {fit(Deployment(**QWEN32, tp=2)).target_reason}"]
+    assert fit(Deployment(**QWEN32, tp=2), advise=True).advice == []  # it fits: nothing to advise
+
+
 def test_impossible_deployment_advice_on_the_cli():
     code, out = _run("fit", "-m", "meta-llama/Llama-3.1-405B-Instruct", "-g", "l4", "--tp", "2", "--format", "json")
     d = json.loads(out)
@@ -226,7 +232,7 @@ def test_check_require_is_a_closed_choice(tmp_path):
         load_plan(p)
 
 
-def test_a_deployment_that_does_not_fit_is_advised_what_solve_finds():
+def test_a_deployment_that_does_not_fit_is_advised_what_solve_and_fit_find():
     code, out = _run("fit", "-m", "Qwen/Qwen3-32B", "-g", "h100-sxm", "--format", "json")
     advice = json.loads(out)["advice"]
     assert code == 0 and len(advice) == 2, advice
@@ -236,8 +242,9 @@ def test_a_deployment_that_does_not_fit_is_advised_what_solve_finds():
     # the advised fraction fits and the one just below it does not (solve's 0.001 steps)
     assert fit(Deployment(**QWEN32, mem_fraction_static=mfs)).fits
     assert not fit(Deployment(**QWEN32, mem_fraction_static=round(mfs - 0.001, 3))).fits
-    assert advice[1].startswith("meets the target on 2 x h100-sxm (tp 2")
-    assert fit(Deployment(**QWEN32, tp=2)).fits and not fit(Deployment(**QWEN32)).fits
+    two = fit(Deployment(**QWEN32, tp=2))
+    assert advice[1] == f"meets the target at TP 2: 2 GPUs, {two.target_reason}"
+    assert two.fits and not fit(Deployment(**QWEN32)).fits  # TP 2 is the smallest larger size that fits
     # a deployment that fits gets none
     code, out = _run("fit", "-m", "Qwen/Qwen3-32B", "-g", "h100-sxm", "--tp", "2", "--format", "json")
     assert json.loads(out)["advice"] == []

@@ -388,32 +388,25 @@ def fit_cmd(
 
 def _solve_advice(dep: Any, r: Any) -> tuple[str, ...]:
     """What makes a deployment that does not fit (its weights do) meet its target, by kvplan solve's searches: the
-    smallest memory knob (never above 1), the fewest GPUs of the same kind, the cheapest KV dtype.  Empty when it
-    fits, when the weights alone do not fit (fit's own advice names the GPU count), for a refusal that no knob
-    changes (a parser refusal) or when solve cannot answer.  Example: Qwen3-32B on one H100 under SGLang ->
-    ``("meets the target with --mem-fraction-static 0.904 (pool 41,213 tokens, room for 1)", "meets the target on
-    2 x h100-sxm (tp 2, pp 1, dp 1; room for 6)")``."""
-    if r.fits or r.advice or r.weight_bytes >= r.free_bytes or dep.free_memory is not None:
+    smallest memory knob (never above 1) and the cheapest KV dtype (the GPU count is fit's own advice).  Empty when
+    it fits, when the weights alone do not fit, or when solve cannot answer.  Example: Qwen3-32B on one H100 under
+    SGLang -> ``("meets the target with --mem-fraction-static 0.904 (pool 41,213 tokens, room for 1)",)``."""
+    if r.fits or r.weight_bytes >= r.free_bytes or dep.free_memory is not None:
         return ()
-    from dataclasses import replace
-
+    if r.weight_bytes == 0 and r.kv_bytes_per_token == 0:  # nothing was planned: an engine refusal, its own fix
+        return ()
     from kvplan.errors import KvplanError
     from kvplan.planning.solve import solve
 
     out = []
-    for question, base in (
-        ("mem-fraction", dep),
-        ("gpus", replace(dep, tp=None, dp=None, num_gpus=None)),
-        ("dtype", dep),
-    ):
+    for question in ("mem-fraction", "dtype"):  # the GPU count: fit's own advice (kvplan.planning.plan.tp_advice)
         try:
-            res = solve(base, question)
+            res = solve(dep, question)
         except KvplanError:
             continue
         if res.answer is None or (question == "dtype" and res.answer == r.kv_cache_dtype):
             continue
-        on = "on" if question == "gpus" else "with"
-        out.append(f"meets the target {on} {res.answer_label}")
+        out.append(f"meets the target with {res.answer_label}")
     return tuple(out)
 
 

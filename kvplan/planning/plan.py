@@ -139,6 +139,28 @@ def weights_advice(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None
     ]
 
 
+def tp_advice(dep: Deployment, res: FitResult) -> list[str]:
+    """What makes a deployment that misses its target while its weights fit meet it: the smallest larger tensor
+    parallel size (:data:`ADVICE_TP`) at which ``fit`` meets the same target (one plan per size tried, only in this
+    case).  Example: Qwen3-32B on one H100 under SGLang -> ``["meets the target at TP 2: 2 GPUs, 1 request of
+    40,960 tokens at once: room for 6"]``.  Empty when the target is met, when the weights do not fit (see
+    :func:`weights_advice`) or were measured, or when no size up to 64 meets it."""
+    from kvplan.errors import InputError
+
+    if res.meets_target or res.weight_bytes >= res.free_bytes or dep.weight_memory is not None:
+        return []
+    tp = dep.tp or 1
+    for n in (t for t in ADVICE_TP if t > tp):
+        cand = replace(dep, tp=n, ep=n if dep.ep == tp and (dep.ep or 1) > 1 else dep.ep, num_gpus=None)
+        try:
+            r = fit(cand)
+        except InputError:
+            continue
+        if r.meets_target:
+            return [f"meets the target at TP {n}: {r.num_gpus:,} GPUs, {r.target_reason}"]
+    return []
+
+
 def _refused(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None, exc: Exception) -> FitResult:
     """The result of a deployment the engine's planner refuses to start (an engine refusal, not the user's typo):
     every count 0, ``starts`` and ``fits`` false, the refusal as the verdict and its fix as advice."""
@@ -193,18 +215,21 @@ def fit(
     refusals: Sequence[str] = (),
     advise: bool = False,
     advice: Sequence[str] = (),
+    raise_refusals: bool = False,
 ) -> FitResult:
     """Plan one deployment: a :class:`kvplan.result.FitResult` (its verdict keys: :mod:`kvplan.planning.verdict`).
     ``default_gpu=False``: no GPU named means none (see :func:`gpu_for`), not kvplan's default GPU.  ``warnings``:
     what the caller's reading of the input noticed (a launch command's dropped flags), said with the plan;
     ``assumptions``: what it assumed (the release whose flags read a launch command); ``refusals``: what the
     engine's argument parser refuses in it (:attr:`kvplan.inputs.launch.LaunchParse.refusals`): each is a reason
-    the engine does not start, ahead of every other.  ``advise``: when the weights alone do not fit, try larger
-    tensor-parallel sizes for ``advice`` (:func:`weights_advice`: a few more plans, so the CLI asks for it and the
-    sweep's per-point fits do not).  An engine refusal raised while planning (:class:`kvplan.errors.EngineRefusal`, an
-    InputError whose ``engine_refusal`` is true: the engine stops at start-up, e.g. no memory left after SGLang's
-    Mamba state pool) is a verdict (:func:`_refused`), never exit 2.  ``advice``: what the caller found would make
-    it possible (the CLI asks kvplan solve), said with the plan after fit's own.
+    the engine does not start, ahead of every other.  ``advise``: when it does not fit, try larger tensor-parallel
+    sizes for ``advice`` (:func:`weights_advice` when the weights alone do not fit, :func:`tp_advice` when they do:
+    a few more plans, so the CLI asks for it and the sweep's per-point fits do not).  ``advice``: what the caller
+    found would make it possible (the CLI asks kvplan solve), said with the plan after fit's own.  An engine refusal
+    raised while planning (:class:`kvplan.errors.EngineRefusal`, an InputError whose ``engine_refusal`` is true:
+    the engine stops at start-up, e.g. no memory left after SGLang's Mamba state pool) is a verdict
+    (:func:`_refused`), never exit 2; ``raise_refusals=True`` raises it instead (the sweep, whose rows carry a
+    refused point's one-line error).
 
     The result is complete when this returns: the planner and the verdict are its only writers, and nothing
     mutates it afterwards (a caller with more to say passes it here)."""
@@ -227,7 +252,7 @@ def fit(
     try:
         res = engine(dep.engine).plan(one, model, gpu)
     except InputError as exc:
-        if not getattr(exc, "engine_refusal", False):
+        if raise_refusals or not getattr(exc, "engine_refusal", False):
             raise
         res, refused = _refused(dep, model, gpu, exc), str(exc)
     res.ignored_flags = [f for f, _ in ignored]
@@ -249,4 +274,7 @@ def fit(
     if advise and refused is None:
         res.advice.extend(a for a in weights_advice(dep, model, gpu, res) if a not in res.advice)
     res.advice.extend(a for a in advice if a not in res.advice)
-    return apply(res, dep=dep, model=model, gpu=gpu, parser_refusals=tuple(refusals), planner_refusal=refused).freeze()
+    res = apply(res, dep=dep, model=model, gpu=gpu, parser_refusals=tuple(refusals), planner_refusal=refused)
+    if advise and refused is None and not refusals and not res.fits:
+        res.advice.extend(a for a in tp_advice(dep, res) if a not in res.advice)
+    return res.freeze()
