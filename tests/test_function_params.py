@@ -24,7 +24,6 @@ REMAINING: dict[str, int] = {
     # the public pool formulas tests call with keywords, and the helpers they pass their keywords on to
     "kvplan/engines/sglang/pools/swa/sizing.py:swa_pool_sizes": 26,
     "kvplan/engines/sglang/pools/dsv4/sizing.py:dsv4_pool_sizes": 24,
-    "kvplan/engines/sglang/pools/mamba.py:mamba_carve": 15,
     # engines helper's files (issue 21 items 2-4)
 }
 

@@ -134,14 +134,14 @@ def test_radix_off_and_explicit_sizes(qwen3_next):
         geometry=qwen3_next,
         budget_bytes=40 * GIB,
         tp_size=2,
-        radix_cache=False,
-        max_running_requests=64,
-        attn_dp_size=2,
+        knobs=mamba.CarveKnobs(radix_cache=False, max_running_requests=64, attn_dp_size=2),
     )
     # K = max(1, 64 // 2) = 32; ratio 1; state (32 + 1) x p
     assert (pools.mamba_slots, pools.mamba_ratio, pools.max_running_requests_cap) == (32, 1, 32)
     assert pools.kv_budget_bytes == 40 * GIB - 33 * p
-    pools = mamba.mamba_carve(geometry=qwen3_next, budget_bytes=40 * GIB, tp_size=2, max_mamba_cache_size=100)
+    pools = mamba.mamba_carve(
+        geometry=qwen3_next, budget_bytes=40 * GIB, tp_size=2, knobs=mamba.CarveKnobs(max_mamba_cache_size=100)
+    )
     # explicit: K = 100 // 1; cap 100 // 5 = 20
     assert (pools.mamba_slots, pools.max_running_requests_cap, pools.mode) == (100, 20, "explicit")
     assert pools.kv_budget_bytes == 40 * GIB - 101 * p
@@ -151,7 +151,10 @@ def test_speculative_joint_solve(qwen3_next):
     p = 38_633_472
     budget = 20 * GIB
     pools = mamba.mamba_carve(
-        geometry=qwen3_next, budget_bytes=budget, tp_size=2, speculative_num_draft_tokens=4, max_running_requests=48
+        geometry=qwen3_next,
+        budget_bytes=budget,
+        tp_size=2,
+        knobs=mamba.CarveKnobs(speculative_num_draft_tokens=4, max_running_requests=48),
     )
     assert mamba.mamba_state_bytes_per_request(geometry=qwen3_next, tp_size=2) == p
     # mb = 21,474,836,480 x 0.9 / 1.9 = 10,172,291,490.5; K = (mb - 5p) // (p x (1 + 4/5)) = 9,979,124,130.5 //
@@ -162,7 +165,9 @@ def test_speculative_joint_solve(qwen3_next):
     # kv = budget - intermediate - 144 p = 21,474,836,480 - 4,481,482,752 - 5,563,219,968 = 11,430,133,760
     assert pools.kv_budget_bytes == 11_430_133_760
     with pytest.raises(InputError) as err:
-        mamba.mamba_carve(geometry=qwen3_next, budget_bytes=budget, tp_size=2, speculative_num_draft_tokens=4)
+        mamba.mamba_carve(
+            geometry=qwen3_next, budget_bytes=budget, tp_size=2, knobs=mamba.CarveKnobs(speculative_num_draft_tokens=4)
+        )
     assert err.value.field == "--max-running-requests"
 
 

@@ -293,7 +293,7 @@ def test_qwen3_next_0_5_3_slots_divided_by_dp():
         geometry=mamba.mamba_geometry_from_config(ctx.config),
         budget_bytes=MAMBA_BUDGET,
         tp_size=ctx.attn_tp,
-        attn_dp_size=2,
+        knobs=mamba.CarveKnobs(attn_dp_size=2),
         carve=mamba.CarveRules.of(ctx.rules),
     )
     assert (carve.mamba_slots, carve.mamba_ratio) == (256, 1)
@@ -317,8 +317,7 @@ def test_qwen3_next_0_5_5_speculative_multiplies_the_state():
         geometry=g,
         budget_bytes=MAMBA_BUDGET,
         tp_size=2,
-        speculative_num_draft_tokens=3,
-        mamba_radix_cache_strategy="no_buffer",
+        knobs=mamba.CarveKnobs(speculative_num_draft_tokens=3, mamba_radix_cache_strategy="no_buffer"),
         carve=mamba.CarveRules.of(rules_for("0.5.5")),
     )
     assert (c.mamba_slots, c.state_bytes) == (146, 146 * P * 4)
@@ -365,10 +364,8 @@ def _spec_carve(release, **kw):
         geometry=g,
         budget_bytes=MAMBA_BUDGET,
         tp_size=2,
-        speculative_num_draft_tokens=3,
-        mamba_radix_cache_strategy="no_buffer",
+        knobs=mamba.CarveKnobs(speculative_num_draft_tokens=3, mamba_radix_cache_strategy="no_buffer", **kw),
         carve=mamba.CarveRules.of(rules_for(release)),
-        **kw,
     )
 
 

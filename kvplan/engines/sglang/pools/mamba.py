@@ -49,6 +49,7 @@ from kvplan.engines.sglang.pools.base import (
     request_cap,
 )
 from kvplan.engines.sglang.pools.gqa import gqa_bytes_per_token
+from kvplan.engines.sglang.pools.mamba_knobs import CarveKnobs
 from kvplan.engines.sglang.pools.mla import mla_bytes_per_token
 from kvplan.engines.sglang.pools.swa_cap import vint, vmax, vmin, vwhere
 from kvplan.errors import EngineRefusal, InputError
@@ -341,20 +342,11 @@ def mamba_carve(
     geometry: MambaGeometry,
     budget_bytes: int,
     tp_size: int,
-    mamba_full_memory_ratio: float = 0.9,
-    max_mamba_cache_size: int | None = None,
-    radix_cache: bool = True,
-    max_running_requests: int | None = None,
-    attn_dp_size: int = 1,
-    speculative_num_draft_tokens: int = 0,
-    overlap_schedule: bool = True,
-    page_size: int = 1,
-    ssm_dtype: str | None = None,
-    pp_size: int = 1,
-    mamba_radix_cache_strategy: str = "auto",
+    knobs: CarveKnobs = CarveKnobs(),  # noqa: B008 (an immutable NamedTuple)
     carve: CarveRules | None = None,
 ) -> MambaPools:
-    """Carve the per-request state pool out of a KV budget, as ``_handle_max_mamba_cache`` does.
+    """Carve the per-request state pool out of a KV budget, as ``_handle_max_mamba_cache`` does; the flags come in
+    ``knobs`` (:class:`CarveKnobs`).
 
     ``budget_bytes`` = ``kvplan.engines.sglang.rules.budget_bytes(...)`` (the multimodal reservation already
     taken off); SGLang works in GiB floats, so ``rest = budget_bytes / 2^30``. ``p`` =
@@ -378,34 +370,34 @@ def mamba_carve(
     ``KVCacheConfigurator._handle_max_mamba_cache``, ``_calculate_mamba_ratio``, ``resolve_max_num_reqs``, v0.5.23.
     """
     cr = _RATIO_0523 if carve is None else carve
-    if not float(mamba_full_memory_ratio) > 0.0:
+    if not float(knobs.mamba_full_memory_ratio) > 0.0:
         raise InputError(
-            f"--mamba-full-memory-ratio must be positive, got {mamba_full_memory_ratio}",
+            f"--mamba-full-memory-ratio must be positive, got {knobs.mamba_full_memory_ratio}",
             field="--mamba-full-memory-ratio",
         )
-    if attn_dp_size <= 0:
-        raise InputError(f"attn_dp_size must be positive, got {attn_dp_size}", field="--dp-size")
+    if knobs.attn_dp_size <= 0:
+        raise InputError(f"attn_dp_size must be positive, got {knobs.attn_dp_size}", field="--dp-size")
     p = mamba_state_bytes_per_request(
-        geometry=geometry, tp_size=tp_size, ssm_dtype=ssm_dtype, pp_size=pp_size if cr.pp_scaled else 1
+        geometry=geometry, tp_size=tp_size, ssm_dtype=knobs.ssm_dtype, pp_size=knobs.pp_size if cr.pp_scaled else 1
     )
     if p <= 0:
         raise InputError("the model has no linear-attention layer", field="--model")
-    radix = carve_radix_cache(carve=cr, radix_cache=radix_cache, architecture=geometry.architecture)
+    radix = carve_radix_cache(carve=cr, radix_cache=knobs.radix_cache, architecture=geometry.architecture)
     q = mamba_ratio(
         radix_cache=radix,
-        overlap_schedule=overlap_schedule,
-        page_size=page_size,
+        overlap_schedule=knobs.overlap_schedule,
+        page_size=knobs.page_size,
         architecture=geometry.architecture,
-        strategy=mamba_radix_cache_strategy,
+        strategy=knobs.mamba_radix_cache_strategy,
     )
-    spec = speculative_num_draft_tokens > 0 and cr.sizing != "fixed"
+    spec = knobs.speculative_num_draft_tokens > 0 and cr.sizing != "fixed"
     mode = mamba_carve_mode(
-        max_mamba_cache_size=max_mamba_cache_size,
+        max_mamba_cache_size=knobs.max_mamba_cache_size,
         radix_cache=radix,
-        max_running_requests=max_running_requests,
+        max_running_requests=knobs.max_running_requests,
         carve=cr,
     )
-    if spec and max_running_requests is None and spec_needs_mrr(sizing=cr.sizing, mode=mode):
+    if spec and knobs.max_running_requests is None and spec_needs_mrr(sizing=cr.sizing, mode=mode):
         raise InputError(
             "speculative decoding on a Mamba hybrid needs --max-running-requests",
             field="--max-running-requests",
@@ -415,8 +407,8 @@ def mamba_carve(
     from kvplan.engines.sglang.rules import requests_per_worker  # the one clamp (issue 21 item 5)
 
     mrr_rank = (
-        int(requests_per_worker(requested=max_running_requests, attn_dp_size=attn_dp_size))
-        if max_running_requests is not None
+        int(requests_per_worker(requested=knobs.max_running_requests, attn_dp_size=knobs.attn_dp_size))
+        if knobs.max_running_requests is not None
         else 0
     )
     K, inter, kv_budget = mamba_state_slots(
@@ -424,19 +416,19 @@ def mamba_carve(
         budget_bytes=budget_bytes,
         per_request_bytes=p,
         slots_per_request=q,
-        mamba_full_memory_ratio=float(mamba_full_memory_ratio),
+        mamba_full_memory_ratio=float(knobs.mamba_full_memory_ratio),
         explicit_slots=carve_given_slots(
             carve=cr,
             mode=mode,
-            max_mamba_cache_size=max_mamba_cache_size,
-            max_running_requests=max_running_requests,
-            attn_dp_size=attn_dp_size,
+            max_mamba_cache_size=knobs.max_mamba_cache_size,
+            max_running_requests=knobs.max_running_requests,
+            attn_dp_size=knobs.attn_dp_size,
             architecture=geometry.architecture,
         ),
         mrr_per_rank=mrr_rank,
-        draft_tokens=speculative_num_draft_tokens if spec else 0,
+        draft_tokens=knobs.speculative_num_draft_tokens if spec else 0,
         sizing=cr.sizing,
-        mrr_total=max_running_requests or 0,
+        mrr_total=knobs.max_running_requests or 0,
     )
     notes.append(
         _carve_note(
@@ -444,9 +436,9 @@ def mamba_carve(
             mode=mode,
             K=K,
             p=p,
-            r=float(mamba_full_memory_ratio),
-            flag=max_mamba_cache_size,
-            radix_forced=radix != radix_cache,
+            r=float(knobs.mamba_full_memory_ratio),
+            flag=knobs.max_mamba_cache_size,
+            radix_forced=radix != knobs.radix_cache,
         )
     )
     if K <= 0:
@@ -832,17 +824,19 @@ def plan(ctx: PoolContext) -> PoolPlan:
             geometry=geom,
             budget_bytes=max(ctx.budget, 0),
             tp_size=ctx.attn_tp,
-            mamba_full_memory_ratio=f.mamba_full_memory_ratio,
-            max_mamba_cache_size=f.max_mamba_cache_size,
-            radix_cache=radix,
-            max_running_requests=ctx.max_running_requests,
-            attn_dp_size=ctx.attn_dp,
-            page_size=ctx.page_size,
-            pp_size=ctx.pp,
-            speculative_num_draft_tokens=f.speculative_num_draft_tokens,
-            overlap_schedule=f.overlap_schedule,
-            ssm_dtype=f.mamba_ssm_dtype,
-            mamba_radix_cache_strategy=_strategy(ctx),
+            knobs=CarveKnobs(
+                mamba_full_memory_ratio=f.mamba_full_memory_ratio,
+                max_mamba_cache_size=f.max_mamba_cache_size,
+                radix_cache=radix,
+                max_running_requests=ctx.max_running_requests,
+                attn_dp_size=ctx.attn_dp,
+                page_size=ctx.page_size,
+                pp_size=ctx.pp,
+                speculative_num_draft_tokens=f.speculative_num_draft_tokens,
+                overlap_schedule=f.overlap_schedule,
+                ssm_dtype=f.mamba_ssm_dtype,
+                mamba_radix_cache_strategy=_strategy(ctx),
+            ),
             carve=cr,
         )
         if ctx.budget > 0
