@@ -7,15 +7,17 @@ The file is read byte for byte with ``git show <commit>:<path>`` (a real config.
 and the preset is written.  A repository too large to fetch is read through the file index instead: the first
 column is then ``readfile:<response.json>``, the saved answer of one read_file call (repo, path, commit, text,
 total_chars); the text must be whole (its length equal to total_chars, no next_offset), and repo / commit / path
-columns are taken from the answer.  The preset is written by kvplan.inputs.preset_writer.preset_toml (the fields
-kvplan reads).  With --copy-to, the bytes of a fetched file are copied to ``<dir>/<org>--<name>/config.json``
-with a SOURCE file naming repository, commit and path.
-Existing preset files are never overwritten.
+columns are taken from the answer; a Python file (``.py``) is parsed with ``ast.literal_eval`` of its one dict
+assignment and the commit-ish column names the key of the config in it.  The preset is written by
+kvplan.inputs.preset_writer.preset_toml (the fields kvplan reads).  With --copy-to, the bytes of a fetched file
+are copied to ``<dir>/<org>--<name>/config.json`` with a SOURCE file naming repository, commit and path.  Existing
+preset files are never overwritten.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import subprocess
 import sys
@@ -48,6 +50,10 @@ def main(argv: list[str] | None = None) -> int:
             if len(text_) != answer["total_chars"] or answer.get("next_offset"):
                 raise SystemExit(f"{git_dir}: the saved text is not the whole file")
             repo, commit, path, raw = answer["repo"], answer["commit"], answer["path"], text_.encode()
+            if path.endswith(".py"):
+                assign = next(n for n in ast.parse(text_).body if isinstance(n, ast.Assign))
+                raw = json.dumps(ast.literal_eval(assign.value)[rev]).encode()
+                path = f"{path} [{rev!r}]"
         else:
             commit = _git(git_dir, "rev-list", "-1", rev, "--", path).decode().strip()
             raw = _git(git_dir, "show", f"{commit}:{path}")

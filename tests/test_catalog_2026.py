@@ -18,9 +18,9 @@ from kvplan.inputs import presets as p
 from kvplan.planning.plan import fit
 
 #: the catalog size (model ids: presets + published variants) reached with the presets below; it only grows
-MIN_MODEL_IDS_2026 = 197
+MIN_MODEL_IDS_2026 = 198
 #: the number of model preset files reached
-MIN_MODEL_FILES_2026 = 167
+MIN_MODEL_FILES_2026 = 168
 
 #: file stem -> (GPU id, TP, context in tokens) used to plan it: one GPU class that holds the weights, and a context
 #: no longer than the config's max_position_embeddings
@@ -75,6 +75,7 @@ NEW_PRESETS: dict[str, tuple[str, int, int]] = {
     # verbatim config.json files from other repositories (scripts/catalog_from_git.py)
     "ibm-granite--granite-3.1-1b-a400m-instruct": ("t4", 1, 32_768),
     "LGAI-EXAONE--EXAONE-4.5-33B": ("h100-sxm", 1, 131_072),
+    "Qwen--Qwen2-0.5B": ("t4", 1, 32_768),
     # AI-Hypercomputer/maxtext's hf_model_configs.py (scripts/catalog_maxtext.py)
     "Qwen--Qwen3-30B-A3B-Base": ("h100-sxm", 1, 32_768),
     "google--gemma-4-E2B-it": ("l4", 1, 131_072),
