@@ -70,15 +70,17 @@ def test_gemma4_pools_30gib():
     r = pools.swa_pool_sizes(
         layers=L,
         budget_bytes=30 * 2**30,
-        kv_dtype="bf16",
-        attn_tp_size=1,
-        page_size=1,
-        swa_full_tokens_ratio=None,
-        radix_cache=True,
-        max_running_requests=None,
-        attn_dp_size=1,
-        chunked_prefill_size=8192,
-        overlap_schedule=True,
+        knobs=pools.SWAKnobs(
+            kv_dtype="bf16",
+            attn_tp_size=1,
+            page_size=1,
+            swa_full_tokens_ratio=None,
+            radix_cache=True,
+            max_running_requests=None,
+            attn_dp_size=1,
+            chunked_prefill_size=8192,
+            overlap_schedule=True,
+        ),
     )
     assert (r.full_tokens, r.swa_tokens) == (174_762, 139_809)
 

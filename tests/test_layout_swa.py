@@ -41,7 +41,12 @@ def _ratio(layers, budget, tp, page, **kw):
         overlap_schedule=True,
     )
     args.update(kw)
-    return swa.swa_pool_sizes(**args)
+    layers, budget = args.pop("layers"), args.pop("budget_bytes")
+    stage, max_total = args.pop("stage_layers", None), args.pop("max_total_tokens", None)
+    knobs = swa.SWAKnobs(**args)
+    return swa.swa_pool_sizes(
+        layers=layers, budget_bytes=budget, knobs=knobs, stage_layers=stage, max_total_tokens=max_total
+    )
 
 
 def test_gpt_oss_120b_geometry(gpt_oss_120b):

@@ -84,6 +84,7 @@ from kvplan.engines.sglang.pools.swa.planner import (
     plan,
 )
 from kvplan.engines.sglang.pools.swa.sizing import (
+    SWAKnobs,
     SWAPools,
     cap_args,
     cap_cells,
@@ -112,6 +113,7 @@ __all__ = [
     "LAYER_SPLIT_SWA_EXTRA",
     "SWA_POOL_NAME",
     "ByteEra",
+    "SWAKnobs",
     "SWAPools",
     "_ratio",
     "always_disabled_archs",

@@ -6,7 +6,7 @@ The formulas take ints (``kvplan fit``) or numpy arrays (``kvplan sweep``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from kvplan.engines.sglang.pools.swa.cells import swa_bytes_per_layer_token
 from kvplan.engines.sglang.pools.swa.config import DEFAULT_SWA_FULL_TOKENS_RATIO
@@ -150,36 +150,48 @@ def cap_full_tokens(*, budget_bytes: Any, swa_tokens: Any, full_cell: int, swa_c
     return vint((budget_bytes - swa_tokens * swa_cell) // full_cell) // page_size * page_size
 
 
+class SWAKnobs(NamedTuple):
+    """The flags, layout and release switches :func:`swa_pool_sizes` reads, as one frozen record (issue 21 item 4).
+
+    ``chunked_prefill_size`` is the per-rank value (already divided by the attention-DP size);
+    ``max_running_requests`` the global flag; ``request_cap_mode`` ... ``cap_draft_swa`` the release's
+    (:class:`~kvplan.engines.sglang.pools.swa.byte_era.ByteEra`), 0.5.23's by default.
+    """
+
+    kv_dtype: str
+    attn_tp_size: int
+    page_size: int
+    swa_full_tokens_ratio: float | None
+    radix_cache: bool
+    max_running_requests: int | None
+    attn_dp_size: int
+    chunked_prefill_size: int
+    overlap_schedule: bool
+    speculative_num_draft_tokens: int = 0
+    speculative_num_steps: int | None = None
+    draft_full_layers: int = 0
+    draft_swa_layers: int = 0
+    disaggregation_decode: bool = False
+    decode_extra_slots: int = 0
+    swa_eviction_interval: int | None = None
+    request_cap_mode: bool = True
+    validate: bool = True
+    cap_chunk_gate: bool = True
+    cap_floor_one: bool = True
+    cap_draft_full: bool = True
+    cap_draft_swa: bool = True
+
+
 def swa_pool_sizes(
     *,
     layers: SWALayers,
     budget_bytes: int,
-    kv_dtype: str,
-    attn_tp_size: int,
-    page_size: int,
-    swa_full_tokens_ratio: float | None,
-    radix_cache: bool,
-    max_running_requests: int | None,
-    attn_dp_size: int,
-    chunked_prefill_size: int,
-    overlap_schedule: bool,
-    speculative_num_draft_tokens: int = 0,
-    speculative_num_steps: int | None = None,
-    draft_full_layers: int = 0,
-    draft_swa_layers: int = 0,
+    knobs: SWAKnobs,
     stage_layers: tuple[int, int] | None = None,
     max_total_tokens: int | None = None,
-    disaggregation_decode: bool = False,
-    decode_extra_slots: int = 0,
-    swa_eviction_interval: int | None = None,
-    request_cap_mode: bool = True,
-    validate: bool = True,
-    cap_chunk_gate: bool = True,
-    cap_floor_one: bool = True,
-    cap_draft_full: bool = True,
-    cap_draft_swa: bool = True,
 ) -> SWAPools:
-    """Split a KV byte budget into full and SWA pools the way SGLang 0.5.23 does (one rank, one stage).
+    """Split a KV byte budget into full and SWA pools the way SGLang 0.5.23 does (one rank, one stage); the flags
+    and the release's switches come in ``knobs`` (:class:`SWAKnobs`).
 
     ``request_cap_mode`` / ``validate``: the release has the request-cap SWA mode (0.5.14+) / refuses an
     SWA pool too small for one request (0.5.16+; :class:`ByteEra`); ``cap_chunk_gate`` / ``cap_floor_one``: a
@@ -212,6 +224,30 @@ def swa_pool_sizes(
     ``HybridSWAPoolConfigurator``, ``SWARequestCapPoolConfigurator``, ``compute_swa_request_cap``,
     ``MemoryPoolConfigurator.validate_swa_pool_size``, v0.5.23.
     """
+    (
+        kv_dtype,
+        attn_tp_size,
+        page_size,
+        swa_full_tokens_ratio,
+        radix_cache,
+        max_running_requests,
+        attn_dp_size,
+        chunked_prefill_size,
+        overlap_schedule,
+        speculative_num_draft_tokens,
+        speculative_num_steps,
+        draft_full_layers,
+        draft_swa_layers,
+        disaggregation_decode,
+        decode_extra_slots,
+        swa_eviction_interval,
+        request_cap_mode,
+        validate,
+        cap_chunk_gate,
+        cap_floor_one,
+        cap_draft_full,
+        cap_draft_swa,
+    ) = knobs
     positive_int(page_size, "page_size")
     positive_int(attn_dp_size, "attn_dp_size")
     ratio = DEFAULT_SWA_FULL_TOKENS_RATIO if swa_full_tokens_ratio is None else float(swa_full_tokens_ratio)
@@ -541,9 +577,10 @@ def swa_pool_sizes_over_stages(
     Each rank sizes its own stage; ``_apply_token_constraints`` takes ``min(profiled, --max-total-tokens)``
     and the MIN over PP ranks, and every rank re-derives its pools from that count. Returned: the result
     of the stage with the largest per-token cost, re-derived at the common count (``notes`` list the
-    per-stage profiled counts). ``kwargs`` = the other :func:`swa_pool_sizes` arguments.  ``staged`` False (before
-    0.5.7): every rank prices the model's whole layer lists, not its stage's; ``end_inclusive`` (0.5.7 - 0.5.20): a
-    stage that is not the last also counts the next stage's first layer (:func:`engine_stage_ids`).
+    per-stage profiled counts). ``kwargs`` = ``budget_bytes`` and the fields of :class:`SWAKnobs`.  ``staged``
+    False (before 0.5.7): every rank prices the model's whole layer lists, not its stage's; ``end_inclusive``
+    (0.5.7 - 0.5.20): a stage that is not the last also counts the next stage's first layer
+    (:func:`engine_stage_ids`).
 
     Source: sgl-project/sglang python/sglang/srt/mem_cache/kv_cache_configurator.py
     ``KVCacheConfigurator.config_from_budget``, ``_apply_token_constraints``;
@@ -552,8 +589,18 @@ def swa_pool_sizes_over_stages(
     n = layers.num_hidden_layers or (max(layers.full_layers + layers.swa_layers) + 1)
     ranges = pp_layer_ranges(num_layers=n, pp_size=pp_size, partition=partition)
     split = pp_size > 1 and staged
+    budget_bytes = kwargs.pop("budget_bytes")
+    knobs = SWAKnobs(**kwargs)
     stages = [
-        (rng, swa_pool_sizes(layers=layers, stage_layers=_listed(rng, n, end_inclusive) if split else None, **kwargs))
+        (
+            rng,
+            swa_pool_sizes(
+                layers=layers,
+                budget_bytes=budget_bytes,
+                knobs=knobs,
+                stage_layers=_listed(rng, n, end_inclusive) if split else None,
+            ),
+        )
         for rng in ranges
     ]
     common = min(r.full_tokens if r.mode != "all-swa" else r.swa_tokens for _, r in stages)
@@ -562,9 +609,10 @@ def swa_pool_sizes_over_stages(
     worst_rng, _ = max(stages, key=lambda t: t[1].cell)
     final = swa_pool_sizes(
         layers=layers,
+        budget_bytes=budget_bytes,
+        knobs=knobs,
         stage_layers=_listed(worst_rng, n, end_inclusive) if split else None,
         max_total_tokens=common,
-        **kwargs,
     )
     if pp_size > 1:
         per = ", ".join(f"layers [{s},{e}): {r.profiled_full_tokens:,}" for (s, e), r in stages)
