@@ -13,14 +13,25 @@ pool_configurator.py of each release), not from kvplan's output.  Shared inputs:
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from kvplan.deployment import Deployment
 from kvplan.engines.sglang.pools.dsv4 import DSV4_ERAS, dsv4_era, dsv4_pool_sizes
+from kvplan.engines.sglang.pools.dsv4.stage import DSV4Flags
 from kvplan.engines.sglang.pools.dsv4_legacy import legacy_bytes_per_full_token
 from kvplan.errors import InputError
 from kvplan.geometry.dsv4 import dsv4_geometry_from_config
 from kvplan.planning.plan import fit
+
+
+def _pools(**kw):
+    """:func:`dsv4_pool_sizes` with the server flags of ``kw`` gathered into its :class:`DSV4Flags` record."""
+    names = {f.name for f in dataclasses.fields(DSV4Flags)}
+    flags = DSV4Flags(**{k: v for k, v in kw.items() if k in names})
+    return dsv4_pool_sizes(flags=flags, **{k: v for k, v in kw.items() if k not in names})
+
 
 GiB = 2**30
 BUDGET = 10 * GiB
@@ -76,7 +87,7 @@ def _pool(geom, release, budget=BUDGET, **kw):
         release=release,
     )
     args.update(kw)
-    return dsv4_pool_sizes(**args)
+    return _pools(**args)
 
 
 # ---------------------------------------------------------------- the era table

@@ -22,7 +22,6 @@ REMAINING: dict[str, int] = {
     "kvplan/engines/sglang/pools/base.py:PoolContext.__init__": 18,
     "kvplan/engines/sglang/pools/base.py:PoolPlan.__init__": 13,
     # the public pool formulas tests call with keywords, and the helpers they pass their keywords on to
-    "kvplan/engines/sglang/pools/dsv4/sizing.py:dsv4_pool_sizes": 24,
     # engines helper's files (issue 21 items 2-4)
 }
 

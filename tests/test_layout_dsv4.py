@@ -6,6 +6,7 @@ Every expected value below is computed in the comments from the engine's code
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -18,12 +19,21 @@ from kvplan.engines.sglang.pools.dsv4 import (
     kv_bytes_per_row,
     layout_page_bytes,
 )
+from kvplan.engines.sglang.pools.dsv4.stage import DSV4Flags
 from kvplan.errors import InputError
 from kvplan.geometry.dsv4 import (
     DSV4Geometry,
     dsv4_geometry_from_config,
     dsv4_naive_v3_bytes_per_token,
 )
+
+
+def _pools(**kw):
+    """:func:`dsv4_pool_sizes` with the server flags of ``kw`` gathered into its :class:`DSV4Flags` record."""
+    names = {f.name for f in dataclasses.fields(DSV4Flags)}
+    flags = DSV4Flags(**{k: v for k, v in kw.items() if k in names})
+    return dsv4_pool_sizes(flags=flags, **{k: v for k, v in kw.items() if k not in names})
+
 
 GiB = 2**30
 HF_V4_FLASH = (
@@ -97,7 +107,7 @@ def _v41_default(budget: int, **kw):
         chunked_prefill_size=2048,
     )
     args.update(kw)
-    return dsv4_pool_sizes(**args)
+    return _pools(**args)
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -396,7 +406,7 @@ def test_v41_sm100_mega_layout():
 
 
 def test_v4_flash_tp8_ratio_mode_10gib(v4f):
-    p = dsv4_pool_sizes(
+    p = _pools(
         geometry=v4f,
         budget_bytes=10 * GiB,
         layout="v4",
@@ -420,7 +430,7 @@ def test_v4_flash_tp8_ratio_mode_10gib(v4f):
 
 
 def test_v4_flash_default_mrr_256(v4f):
-    p = dsv4_pool_sizes(
+    p = _pools(
         geometry=v4f,
         budget_bytes=10 * GiB,
         layout="v4",
@@ -437,7 +447,7 @@ def test_v4_flash_default_mrr_256(v4f):
 
 
 def test_v4_pro_ratio_mode(v4p):
-    p = dsv4_pool_sizes(
+    p = _pools(
         geometry=v4p,
         budget_bytes=10 * GiB,
         layout="v4",
@@ -456,7 +466,7 @@ def test_v4_pro_ratio_mode(v4p):
 
 
 def test_v4_flash_speculative(v4f):
-    p = dsv4_pool_sizes(
+    p = _pools(
         geometry=v4f,
         budget_bytes=10 * GiB,
         layout="v4",
@@ -480,7 +490,7 @@ def test_v4_flash_speculative(v4f):
 def test_v4_flash_spec_too_many_drafts(v4f):
     # c4 ring 16 serves at most 16 - 8 + 2 = 10 draft tokens
     with pytest.raises(InputError) as e:
-        dsv4_pool_sizes(
+        _pools(
             geometry=v4f,
             budget_bytes=10 * GiB,
             layout="v4",
@@ -515,7 +525,7 @@ def test_cap_leaves_no_room():
 
 def test_pp_stage_slice(v4f):
     # stage [0, 22): layers 2..21 -> c4 at even 2..20 (10 layers), c128 at odd 3..21 (10 layers)
-    p = dsv4_pool_sizes(
+    p = _pools(
         geometry=v4f,
         budget_bytes=10 * GiB,
         layout="v4",
@@ -531,7 +541,7 @@ def test_pp_stage_slice(v4f):
 
 def test_v41_rejects_pp(v41):
     with pytest.raises(InputError) as e:
-        dsv4_pool_sizes(
+        _pools(
             geometry=v41,
             budget_bytes=8 * GiB,
             layout="v4",
@@ -545,7 +555,7 @@ def test_v41_rejects_pp(v41):
 
 def test_page_size_must_be_256(v41):
     with pytest.raises(InputError) as e:
-        dsv4_pool_sizes(
+        _pools(
             geometry=v41,
             budget_bytes=8 * GiB,
             layout="v4",

@@ -9,6 +9,7 @@ from kvplan.engines.sglang.pools.dsv4.eras import check_dsv4_release, dsv4_era
 from kvplan.engines.sglang.pools.dsv4.layout import dsv4_select_layout
 from kvplan.engines.sglang.pools.dsv4.result import DSV4Pools
 from kvplan.engines.sglang.pools.dsv4.sizing import dsv4_pool_sizes
+from kvplan.engines.sglang.pools.dsv4.stage import DSV4Flags
 from kvplan.errors import InputError
 from kvplan.geometry.dsv4 import DSV4Geometry, dsv4_geometry_from_config, dsv4_naive_v3_bytes_per_token
 from kvplan.result import Basis, Pool
@@ -63,16 +64,18 @@ def _smallest_stage(ctx: PoolContext, geom: DSV4Geometry, layout: str) -> DSV4Po
             budget_bytes=max(ctx.budget, 0),
             layout=layout,
             page_size=ctx.page_size,
-            max_running_requests=ctx.max_running_requests,
-            attn_dp_size=ctx.attn_dp,
-            context_len=ctx.context_len,
-            chunked_prefill_size=ctx.chunked_prefill_flag,
-            radix_cache=f.radix_cache,
-            overlap_schedule=f.overlap_schedule,
-            swa_full_tokens_ratio=f.swa_full_tokens_ratio,
-            speculative_num_draft_tokens=f.speculative_num_draft_tokens,
+            flags=DSV4Flags(
+                max_running_requests=ctx.max_running_requests,
+                attn_dp_size=ctx.attn_dp,
+                context_len=ctx.context_len,
+                chunked_prefill_size=ctx.chunked_prefill_flag,
+                radix_cache=f.radix_cache,
+                overlap_schedule=f.overlap_schedule,
+                swa_full_tokens_ratio=f.swa_full_tokens_ratio,
+                speculative_num_draft_tokens=f.speculative_num_draft_tokens,
+                speculative_num_steps=f.speculative_num_steps,
+            ),
             stage_layers=rng if ctx.pp > 1 else None,
-            speculative_num_steps=f.speculative_num_steps,
             draft_layers=f.speculative_draft_stages,
             release=ctx.release,
         )
@@ -161,9 +164,9 @@ def breakdown(m: ModelSpec) -> Breakdown:
             budget_bytes=10 * 2**30,
             layout=layout,
             page_size=256,
-            max_running_requests=16,
-            context_len=min(m.context_length, 1 << 20),
-            chunked_prefill_size=2048,
+            flags=DSV4Flags(
+                max_running_requests=16, context_len=min(m.context_length, 1 << 20), chunked_prefill_size=2048
+            ),
         )
         out.rows.append(
             {

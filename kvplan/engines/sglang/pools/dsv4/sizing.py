@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from kvplan.engines.sglang.pools.dsv4.eras import DSV4_ERAS, DSV4Era, dsv4_era
 from kvplan.engines.sglang.pools.dsv4.layout import (
-    DSV4_DEFAULT_MAX_RUNNING_REQUESTS,
     DSV4_PAGE_SIZE,
-    DSV41_INDEX_PAGE_SIZE,
 )
 from kvplan.engines.sglang.pools.dsv4.result import DSV4Pools
 from kvplan.engines.sglang.pools.dsv4.stage import (
@@ -27,9 +25,6 @@ from kvplan.engines.sglang.pools.dsv4.stage import (
     _swa_tokens,
     dsv4_fixed_bytes,
 )
-from kvplan.engines.sglang.pools.swa_cap import (
-    SWA_EVICTION_INTERVAL,
-)
 from kvplan.errors import InputError
 from kvplan.geometry.dsv4 import DSV4Geometry
 
@@ -43,25 +38,10 @@ def dsv4_pool_sizes(
     geometry: DSV4Geometry,
     budget_bytes: int,
     layout: str,
+    flags: DSV4Flags,
     page_size: int = DSV4_PAGE_SIZE,
-    max_running_requests: int | None,
-    attn_dp_size: int = 1,
-    context_len: int,
-    chunked_prefill_size: int,
-    radix_cache: bool = True,
-    overlap_schedule: bool = True,
-    swa_full_tokens_ratio: float | None = None,
-    speculative_num_draft_tokens: int = 0,
     stage_layers: tuple[int, int] | None = None,
-    speculative_num_steps: int | None = None,
-    swa_prefix_tails: int | None = None,
-    compressed_kv_layout: str = "auto",
-    index_page_size: int = DSV41_INDEX_PAGE_SIZE,
-    family_mrr_default: int | None = DSV4_DEFAULT_MAX_RUNNING_REQUESTS,
     max_total_tokens: int | None = None,
-    disaggregation_decode: bool = False,
-    decode_extra_slots: int = 0,
-    swa_eviction_interval: int = SWA_EVICTION_INTERVAL,
     draft_layers: int = 0,
     release: str | None = None,
 ) -> DSV4Pools:
@@ -71,7 +51,8 @@ def dsv4_pool_sizes(
     0.5.12 - 0.5.20 are :func:`kvplan.engines.sglang.pools.dsv4_legacy.legacy_pool_sizes`; 0.5.21 - 0.5.22 are
     this function without the low-ratio padding and with ratio-1/2 rows at the raw ``nope + 2*rope + 8`` bytes.
 
-    Inputs are the *server flags* (global values): ``max_running_requests`` and ``chunked_prefill_size`` are
+    ``flags`` (:class:`~kvplan.engines.sglang.pools.dsv4.stage.DSV4Flags`) are the *server flags* (global
+    values): ``max_running_requests`` and ``chunked_prefill_size`` are
     divided by ``attn_dp_size`` here (``DSV4PoolConfigurator.__init__``; ``parallel_hook._handle_data_parallelism``
     divides the chunk). ``max_running_requests=None`` applies the DSV4 family default 256
     (``deepseek_v4_hook.apply_deepseek_v4_defaults``, applied at server-args resolution, before sizing); pass
@@ -94,24 +75,9 @@ def dsv4_pool_sizes(
     """
     g = geometry
     era = dsv4_era(release)
-    flags = DSV4Flags(
-        max_running_requests=max_running_requests,
-        attn_dp_size=attn_dp_size,
-        context_len=context_len,
-        chunked_prefill_size=chunked_prefill_size,
-        radix_cache=radix_cache,
-        overlap_schedule=overlap_schedule,
-        swa_full_tokens_ratio=swa_full_tokens_ratio,
-        speculative_num_draft_tokens=speculative_num_draft_tokens,
-        speculative_num_steps=speculative_num_steps,
-        swa_prefix_tails=swa_prefix_tails,
-        compressed_kv_layout=compressed_kv_layout,
-        index_page_size=index_page_size,
-        family_mrr_default=family_mrr_default,
-        disaggregation_decode=disaggregation_decode,
-        decode_extra_slots=decode_extra_slots,
-        swa_eviction_interval=swa_eviction_interval,
-    )
+    attn_dp_size, context_len = flags.attn_dp_size, flags.context_len
+    speculative_num_draft_tokens = flags.speculative_num_draft_tokens
+    disaggregation_decode, decode_extra_slots = flags.disaggregation_decode, flags.decode_extra_slots
     if not era.paged:
         from kvplan.engines.sglang.pools.dsv4_legacy import legacy_pool_sizes
 

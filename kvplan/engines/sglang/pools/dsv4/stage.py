@@ -9,8 +9,10 @@ from typing import Any
 
 from kvplan.engines.sglang.pools.dsv4.eras import DSV4Era
 from kvplan.engines.sglang.pools.dsv4.layout import (
+    DSV4_DEFAULT_MAX_RUNNING_REQUESTS,
     DSV4_DEFAULT_SWA_RATIO,
     DSV4_PAGE_SIZE,
+    DSV41_INDEX_PAGE_SIZE,
     MAIN_LAYOUTS,
     _ceil_div,
     compress_state_ring_size,
@@ -20,6 +22,7 @@ from kvplan.engines.sglang.pools.dsv4.layout import (
     layout_page_bytes,
 )
 from kvplan.engines.sglang.pools.swa_cap import (
+    SWA_EVICTION_INTERVAL,
     ceil_align,
     is_array,
     swa_request_cap,
@@ -31,28 +34,28 @@ from kvplan.geometry.dsv4 import DSV4Geometry
 _STATE_DT = 4  # SGLANG_DSV4_COMPRESS_STATE_DTYPE float32
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DSV4Flags:
-    """The server flags (global values) the DeepSeek-V4 configurator reads, resolved once by
-    :func:`~kvplan.engines.sglang.pools.dsv4.sizing.dsv4_pool_sizes` (or the sweep) and handed on whole: the
-    arguments of ``dsv4_pool_sizes`` that are neither the geometry, the budget, the layout nor the stage."""
+    """The server flags (global values) the DeepSeek-V4 configurator reads, resolved once by the planner (or the
+    sweep) and handed whole to :func:`~kvplan.engines.sglang.pools.dsv4.sizing.dsv4_pool_sizes` (issue 21 item 4:
+    one frozen record, not a keyword bag); the defaults are SGLang's."""
 
     max_running_requests: int | None
-    attn_dp_size: int
+    attn_dp_size: int = 1
     context_len: int
     chunked_prefill_size: int
-    radix_cache: bool
-    overlap_schedule: bool
-    swa_full_tokens_ratio: float | None
-    speculative_num_draft_tokens: int
-    speculative_num_steps: int | None
-    swa_prefix_tails: int | None
-    compressed_kv_layout: str
-    index_page_size: int
-    family_mrr_default: int | None
-    disaggregation_decode: bool
-    decode_extra_slots: int
-    swa_eviction_interval: int
+    radix_cache: bool = True
+    overlap_schedule: bool = True
+    swa_full_tokens_ratio: float | None = None
+    speculative_num_draft_tokens: int = 0
+    speculative_num_steps: int | None = None
+    swa_prefix_tails: int | None = None
+    compressed_kv_layout: str = "auto"
+    index_page_size: int = DSV41_INDEX_PAGE_SIZE
+    family_mrr_default: int | None = DSV4_DEFAULT_MAX_RUNNING_REQUESTS
+    disaggregation_decode: bool = False
+    decode_extra_slots: int = 0
+    swa_eviction_interval: int = SWA_EVICTION_INTERVAL
 
 
 @dataclass(frozen=True)
