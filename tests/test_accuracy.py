@@ -81,3 +81,20 @@ def test_summary_statistics():
     s = summary([0.01, -0.02, 0.03, -0.04, 0.10])
     assert s["median"] == 0.03 and s["max"] == 0.10 and s["n"] == 5
     assert abs(s["p90"] - 0.076) < 1e-12  # linear interpolation between 0.04 and 0.10 at 0.9 x 4 = 3.6
+
+
+def test_cold_band_is_the_p90_of_each_engines_cold_errors(rows):
+    """kvplan.planning.band's percent per engine = ceil(100 x p90) of that engine's cold errors in the summary
+    (the same cases and the same p90 as docs/accuracy.md), so a regenerated table that moves the p90 fails here."""
+    import math
+
+    from kvplan.planning.band import COLD_BAND_PERCENT
+    from scripts.accuracy_report import EXCLUDED
+
+    by: dict[str, list[float]] = {}
+    for r in rows.values():
+        if r["cold"] is None or "cold" in EXCLUDED.get(r["id"], ((), ""))[0]:
+            continue
+        by.setdefault(r["engine"], []).append(r["cold"])
+    got = {e: math.ceil(100 * summary(v)["p90"]) for e, v in by.items()}
+    assert got == dict(COLD_BAND_PERCENT)

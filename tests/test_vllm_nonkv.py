@@ -167,5 +167,6 @@ def test_cold_band_from_the_accuracy_table():
     from kvplan.planning.band import cold_band_percent, kv_pool_tokens_range
 
     assert cold_band_percent(engine="vllm", mode="cold") == 19
+    assert cold_band_percent(engine="sglang", mode="cold") == 5
     assert cold_band_percent(engine="vllm", mode="measured") is None
     assert kv_pool_tokens_range(tokens=412_528, percent=19) == (412_528 * 81 // 100, -(-412_528 * 119 // 100))
