@@ -14,7 +14,7 @@ import pytest
 
 from kvplan.deployment import Deployment
 from kvplan.engines.sglang import rules as R
-from kvplan.engines.sglang.pools.dsv4 import draft_swa_pool_bytes, dsv4_pool_sizes
+from kvplan.engines.sglang.pools.dsv4 import DSV4Flags, draft_swa_pool_bytes, dsv4_pool_sizes
 from kvplan.engines.sglang.speculative import (
     SpecPlan,
     SpecRequest,
@@ -61,11 +61,13 @@ def _pool(geom, budget, *, mrr, drafts, stages=3, cps=2048):
         geometry=geom,
         budget_bytes=budget,
         layout="v4",
-        max_running_requests=mrr,
-        context_len=CTX,
-        chunked_prefill_size=cps,
-        speculative_num_draft_tokens=drafts,
-        speculative_num_steps=1 if drafts else None,
+        flags=DSV4Flags(
+            max_running_requests=mrr,
+            context_len=CTX,
+            chunked_prefill_size=cps,
+            speculative_num_draft_tokens=drafts,
+            speculative_num_steps=1 if drafts else None,
+        ),
         draft_layers=stages if drafts else 0,
     )
 
