@@ -304,13 +304,14 @@ def test_default_fraction_is_not_monotone_in_device_memory():
     """SGLang's default heuristic reserves max(reserved, 10,240 MiB) only above 61,440 MiB, so the default
     mem_fraction_static drops at that edge: (61,440 - 5,120) / 61,440 = 0.917 but (61,441 - 10,240) / 61,441
     = 0.833 (TP1, chunked prefill 2048, no graphs). This is why the device-total property fixes the fraction."""
+    from kvplan.engines.sglang.mem_query import MemQuery
     from kvplan.engines.sglang.rules import default_mem_fraction_static
 
     kw = dict(
         tp_size=1, pp_size=1, chunked_prefill_size=2048, cuda_graph_max_bs=None, is_mla=False, disable_cuda_graph=True
     )
-    below = default_mem_fraction_static(gpu_memory_mib=61_440, **kw)
-    above = default_mem_fraction_static(gpu_memory_mib=61_441, **kw)
+    below = default_mem_fraction_static(MemQuery(gpu_memory_mib=61_440, **kw))  # type: ignore[arg-type]
+    above = default_mem_fraction_static(MemQuery(gpu_memory_mib=61_441, **kw))  # type: ignore[arg-type]
     # reserved below the edge: 512 + 1.5 x 2048 + 1/8 x 1024 = 3,712 MiB -> round((61,440 - 3,712) / 61,440, 3)
     assert below == round((61_440 - 3_712) / 61_440, 3) == 0.94
     assert above == round((61_441 - 10_240) / 61_441, 3) == 0.833
