@@ -168,11 +168,16 @@ def gpu_file_for(gpu_id: str) -> Path:
 
 
 def model_family(preset: ModelPreset) -> Family:
-    """The KV family of a model preset, as planning detects it (:func:`kvplan.hfconfig.detect.detect_family`)."""
+    """The KV family of a model preset, as planning detects it (:func:`kvplan.hfconfig.detect.detect_family`), after
+    the checks planning runs first (:func:`kvplan.hfconfig.checks.check_geometry`: a user preset's
+    ``architectures = 5`` is an InputError, as in a config.json, not a crash of ``kvplan models``)."""
+    from kvplan.hfconfig.checks import check_geometry
     from kvplan.hfconfig.detect import detect_family
     from kvplan.hfconfig.normalize import flatten_config
 
-    return detect_family(flatten_config(preset.config))
+    flat = flatten_config(preset.config)
+    check_geometry(flat)
+    return detect_family(flat)
 
 
 def parse_family(text: str) -> Family:
