@@ -106,7 +106,7 @@ def assert_rows_are_fit(t: S.SweepTable) -> None:
     for i in range(len(t)):
         r = t.row(i)
         try:
-            f = fit(t.deployment(i))
+            f = fit(t.deployment(i), raise_refusals=True)  # an engine refusal: the sweep row keeps the error
         except InputError as exc:
             g = t.groups[int(t._at(i)["gid"][0])]
             assert r["error"] == (g.error or exc.one_line()), (i, r)
