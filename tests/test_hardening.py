@@ -35,6 +35,17 @@ def run(*args: str):
     return runner.invoke(app, list(args))
 
 
+def engine_refusal(res, *needles: str) -> None:
+    """What the engine refuses to start with: exit 0 (a verdict, not an input error), no traceback, the refusal and
+    each needle on the first screen."""
+    assert res.exit_code == 0, (res.exit_code, res.output)
+    assert "Traceback" not in res.output
+    out = res.stdout
+    assert "fits" in out.lower() or "does not" in out.lower() or "refuses" in out.lower(), out
+    for n in needles:
+        assert n in out.replace("\n", " "), (n, out)
+
+
 def user_error(res, *needles: str) -> str:
     """Exit 2, nothing on stdout, exactly one stderr line ``kvplan: error: ...`` holding every needle."""
     assert res.exit_code == 2, (res.exit_code, res.output)
@@ -65,7 +76,6 @@ BAD_FIT = [
     (("--pp", "0"), "--pp-size", "between 1"),
     (("--pp", "33", "--mem-fraction-static", "0.9"), "--pp-size", "--pp-size 32 or less"),
     (("--pp", "2000"), "--pp-size", "between 1 and 1,024"),
-    (("--pp", "1000"), "--gpu-memory", "fewer tp x pp ranks"),
     (("--dp", "3", "--tp", "4", "--enable-dp-attention"), "--dp-size", "dp must divide tp"),
     (("--gpu-memory", "1e30GiB"), "--gpu-memory", "larger than any GPU"),
     (("--gpu-memory", "1e308GiB"), "--gpu-memory", "larger than any GPU"),
@@ -144,10 +154,13 @@ def test_unknown_model_gpu_and_paths():
 
 def test_tiny_device_is_a_user_error_not_a_crash():
     # SGLang's default reserve (>= 3,712 MiB at TP1) exceeds a 1 KiB "GPU": it used to divide by zero
-    user_error(
-        run("fit", "-m", "meta-llama/Llama-3.1-8B", "--gpu-memory", "1KiB"), "--gpu-memory", "--mem-fraction-static"
-    )
-    user_error(run("fit", "-m", "meta-llama/Llama-3.1-8B", "--free-memory", "1KiB"), "--gpu-memory")
+    # what SGLang itself refuses at start-up is a verdict (issue 24: exit 0, or 3 under --check), never exit 2
+    engine_refusal(run("fit", "-m", "meta-llama/Llama-3.1-8B", "--gpu-memory", "1KiB"), "default reserve")
+    engine_refusal(run("fit", "-m", "meta-llama/Llama-3.1-8B", "--free-memory", "1KiB"), "default reserve")
+    # 1,000 pipeline ranks of an H100 each: the reserve leaves no KV memory on a stage
+    engine_refusal(run("fit", *M, "--pp", "1000"), "the engine refuses to start")
+    res = run("fit", *M, "--pp", "1000", "--check")
+    assert res.exit_code == 3, (res.exit_code, res.output)
     # tp 4,096: the head split is refused first (SGLang asserts heads % tp == 0 before any memory is sized)
     user_error(run("fit", *M, "--tp", "4096"), "--tp-size", "attention heads")  # 32 heads cannot split 4,096 ways
 
