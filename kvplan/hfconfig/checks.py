@@ -238,7 +238,10 @@ KNOWN_ARCHITECTURES = MLA_ARCHITECTURES | frozenset(
     MixtralForCausalLM MuseGlimmerForConditionalGeneration NemotronHForCausalLM Phi3ForCausalLM Phi3VForCausalLM
     Qwen2ForCausalLM Qwen3ForCausalLM Qwen3MoeForCausalLM Qwen3NextForCausalLM Qwen3VLForConditionalGeneration
     Qwen3VLMoeForConditionalGeneration Qwen3_5ForConditionalGeneration Qwen3_5MoeForCausalLM
-    Qwen3_5MoeForConditionalGeneration Step3p7FlashForCausalLM""".split()
+    Qwen3_5MoeForConditionalGeneration Step3p7FlashForCausalLM
+    CohereForCausalLM Exaone4ForCausalLM Exaone4_5_ForConditionalGeneration GraniteMoeForCausalLM MiniCPMForCausalLM
+    Ministral3ForCausalLM Olmo3ForCausalLM PhiForCausalLM Qwen2MoeForCausalLM Qwen2_5_VLForConditionalGeneration
+    StableLmForCausalLM Starcoder2ForCausalLM""".split()
 )
 
 
