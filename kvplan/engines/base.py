@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from kvplan.deployment import Deployment
+    from kvplan.errors import InputError
     from kvplan.hfconfig.spec import ModelSpec
     from kvplan.inputs.logs.facts import LogFacts
     from kvplan.inputs.presets import HardwarePreset
@@ -75,6 +76,15 @@ class Engine(Protocol):
 
     def request_cap_per_rank(self, requested: int, attn_dp: int) -> int:
         """A requested request cap as each rank keeps it (SGLang: per attention-DP worker, at least 1)."""
+        ...
+
+    def attention_heads(self, config: Mapping[str, Any]) -> Any:
+        """The attention head count the engine reads from a model's config (as stored: may be any JSON value)."""
+        ...
+
+    def head_split_refusal(self, *, heads: int, tp: int, attn_dp: int) -> InputError | None:
+        """The engine's refusal of a TP size that does not split ``heads`` attention heads, or None (the words of
+        the engine's planner: a sweep confirms them against one ``fit`` before trusting them)."""
         ...
 
     @property

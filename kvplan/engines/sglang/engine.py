@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from kvplan import supported
 from kvplan.engines.base import PoolCount
+from kvplan.errors import InputError
 from kvplan.weights.rules import SGLANG_WEIGHTS
 
 if TYPE_CHECKING:
@@ -71,6 +72,23 @@ class SglangEngine:
         from kvplan.engines.sglang.rules import requests_per_worker
 
         return int(requests_per_worker(requested=requested, attn_dp_size=attn_dp))
+
+    def attention_heads(self, config: Mapping[str, Any]) -> Any:
+        return config.get("num_attention_heads")
+
+    def head_split_refusal(self, *, heads: int, tp: int, attn_dp: int) -> InputError | None:
+        """sgl-project/sglang v0.5.23: every attention layer (e.g. python/sglang/srt/models/llama.py) asserts
+        ``total_num_heads % attn_tp_size == 0``, attn-TP = tp / dp under DP attention (the check of
+        ``kvplan.engines.sglang.planner._parallelism``).  Example: heads 128, tp 3, dp 1 -> "128 attention heads
+        cannot be split over attention-TP 3"."""
+        attn_tp = tp // attn_dp
+        if attn_tp < 1 or heads % attn_tp == 0:
+            return None
+        return InputError(
+            f"{heads} attention heads cannot be split over attention-TP {attn_tp}",
+            field="--tp-size",
+            hint="use a tp (or tp / dp with DP attention) that divides the head count",
+        )
 
     @property
     def newest(self) -> str:

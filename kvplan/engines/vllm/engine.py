@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from kvplan import supported
 from kvplan.engines.base import PoolCount
+from kvplan.errors import InputError
 from kvplan.weights.rules import VLLM_WEIGHTS
 
 if TYPE_CHECKING:
@@ -59,6 +60,23 @@ class VllmEngine:
 
     def request_cap_per_rank(self, requested: int, attn_dp: int) -> int:
         return requested  # max_num_seqs is per engine core; DP replicates it
+
+    def attention_heads(self, config: Mapping[str, Any]) -> Any:
+        from kvplan.hfconfig.normalize import flatten_config
+
+        return flatten_config(config, engine="vllm").get("num_attention_heads")
+
+    def head_split_refusal(self, *, heads: int, tp: int, attn_dp: int) -> InputError | None:
+        """vllm-project/vllm v0.33.0 vllm/config/model.py ``ModelConfig.verify_with_parallel_config``:
+        ``total_num_attention_heads % tensor_parallel_size`` (the check of
+        ``kvplan.engines.vllm.planner._check_inputs``).  Example: heads 128, tp 3 -> refused; tp 8 -> None."""
+        if heads % tp == 0:
+            return None
+        return InputError(
+            f"vLLM needs the {heads} attention heads divisible by the tensor parallel size {tp}",
+            field="--tp-size",
+            hint="use a TP size that divides the attention heads",
+        )
 
     @property
     def newest(self) -> str:

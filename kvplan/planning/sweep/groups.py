@@ -242,22 +242,9 @@ def head_split_refusal(*, engine_name: str, heads: Any, tp: int, attn_dp: int) -
     """
     if not isinstance(heads, int) or isinstance(heads, bool) or heads <= 0 or tp < 1 or attn_dp < 1:
         return None
-    if engine_name == "sglang":
-        attn_tp = tp // attn_dp
-        if attn_tp < 1 or heads % attn_tp == 0:
-            return None
-        return InputError(
-            f"{heads} attention heads cannot be split over attention-TP {attn_tp}",
-            field="--tp-size",
-            hint="use a tp (or tp / dp with DP attention) that divides the head count",
-        )
-    if engine_name == "vllm" and heads % tp:
-        return InputError(
-            f"vLLM needs the {heads} attention heads divisible by the tensor parallel size {tp}",
-            field="--tp-size",
-            hint="use a TP size that divides the attention heads",
-        )
-    return None
+    from kvplan.engines.registry import engine
+
+    return engine(engine_name).head_split_refusal(heads=heads, tp=tp, attn_dp=attn_dp)
 
 
 class _CheapChecks:
@@ -286,7 +273,9 @@ class _CheapChecks:
 
         self._start(values)
         rep = replace(dep, **first).with_defaults()
-        if rep.engine not in ("sglang", "vllm") or not rep.model or (rep.dcp_size or 1) > 1:
+        from kvplan.engines.registry import engine_names
+
+        if rep.engine not in engine_names() or not rep.model or (rep.dcp_size or 1) > 1:
             return None
         try:
             validate(rep)
@@ -314,11 +303,9 @@ class _CheapChecks:
 
     @staticmethod
     def _heads(model: Any, engine_name: str) -> Any:
-        if engine_name == "vllm":
-            from kvplan.hfconfig.normalize import flatten_config
+        from kvplan.engines.registry import engine
 
-            return flatten_config(model.config, engine="vllm").get("num_attention_heads")
-        return model.config.get("num_attention_heads")
+        return engine(engine_name).attention_heads(model.config)
 
 
 def _fit_error(dep: Deployment) -> str | None:
