@@ -364,7 +364,9 @@ def _config_batch(tmp: Path, seed: int, n: int, plan_every: int) -> None:
 
 
 @sharded
-@volume(config=30 * 48, config_fit=150)  # config_fit: >= 171 per shard measured
+@volume(
+    config=30 * 48, config_fit=135
+)  # config_fit: >= 141 per shard measured (more configs are refused before planning since the family refusals)
 @settings(max_examples=examples(300) // SHARDS)
 @given(st.integers(0, 2**32))
 def test_fuzz_mutated_configs(tmp_path_factory, shard, seed):
