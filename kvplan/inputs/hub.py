@@ -591,8 +591,11 @@ class _HfHub:
         try:
             url = self.hh.hf_hub_url(self.model_id, fname, revision=REVISION, endpoint=self.s.endpoint)
         except ValueError as exc:  # huggingface_hub's HFValidationError: not a repo id ('deepseek-ai/DeepSeek-')
-            raise InputError(f"'{echo(self.model_id)}' is not a Hugging Face model id ({echo(exc, 120)})",
-                             field="--model", hint="run `kvplan models` for the presets") from None
+            raise InputError(
+                f"'{echo(self.model_id)}' is not a Hugging Face model id ({echo(exc, 120)})",
+                field="--model",
+                hint="run `kvplan models` for the presets",
+            ) from None
         note = None
         if self.s.offline:
             path = self._cached(fname)

@@ -426,4 +426,3 @@ def check_flag_count(args: Sequence[str]) -> None:
 
 
 _NEGATIVE = re.compile(r"-\d+(\.\d+)?")  # launch._looks_negative: a value, not a flag
-
