@@ -26,8 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from kvplan.hfconfig.quant import quantization_from_config  # noqa: E402
-from kvplan.inputs.preset_writer import preset_file_name, preset_toml  # noqa: E402
+from catalog_preset import write_catalog_preset  # noqa: E402
 
 
 def _git(git_dir: str, *args: str) -> bytes:
@@ -58,31 +57,22 @@ def main(argv: list[str] | None = None) -> int:
             commit = _git(git_dir, "rev-list", "-1", rev, "--", path).decode().strip()
             raw = _git(git_dir, "show", f"{commit}:{path}")
         cfg = json.loads(raw)
-        target = ROOT / "configs" / "models" / preset_file_name(model_id)
         where = f"github.com/{repo} @{commit} {path}"
         source = f"verbatim HF config.json of {model_id} as vendored in {where}" + (f"; {why}" if why else "")
         short = f"github.com/{repo} @{commit[:8]} {'/'.join(path.split('/')[-2:])}"
-        text = preset_toml(
+        written = write_catalog_preset(
             cfg,
             model_id=model_id,
+            aliases=[x for x in aliases.split(",") if x],
             source=source,
             config_ref=short,
-            aliases=[x for x in aliases.split(",") if x],
-            notes="",
-            quantization=quantization_from_config(cfg),
-            variants=[],
+            write=a.write,
         )
-        if target.exists():
-            print(f"skip {target.name}: exists")
-            continue
-        if a.write:
-            target.write_text(text)
-            if a.copy_to and not git_dir.startswith("readfile:"):
-                folder = a.copy_to / model_id.replace("/", "--")
-                folder.mkdir(parents=True, exist_ok=True)
-                (folder / "config.json").write_bytes(raw)
-                (folder / "SOURCE").write_text(f"{where}\n(byte copy via git show; {why})\n" if why else f"{where}\n")
-        print(target.name)
+        if written is not None and a.write and a.copy_to and not git_dir.startswith("readfile:"):
+            folder = a.copy_to / model_id.replace("/", "--")
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "config.json").write_bytes(raw)
+            (folder / "SOURCE").write_text(f"{where}\n(byte copy via git show; {why})\n" if why else f"{where}\n")
     return 0
 
 

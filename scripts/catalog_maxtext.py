@@ -20,8 +20,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from kvplan.hfconfig.quant import quantization_from_config  # noqa: E402
-from kvplan.inputs.preset_writer import preset_file_name, preset_toml  # noqa: E402
+from catalog_preset import write_catalog_preset  # noqa: E402
 
 PATH = "src/maxtext/checkpoint_conversion/utils/hf_model_configs.py"
 
@@ -84,27 +83,18 @@ def main(argv: list[str] | None = None) -> int:
     found = configs(a.hf_model_configs_py.read_text())
     for var, (model_id, aliases, why) in PICKS.items():
         cfg = found[var]
-        target = ROOT / "configs" / "models" / preset_file_name(model_id)
         source = (
             f"{var} of github.com/AI-Hypercomputer/maxtext @{a.commit} {PATH} (a verbatim copy of the published "
             f"config.json written as Python); identified as {model_id}: {why}"
         )
-        text = preset_toml(
+        write_catalog_preset(
             cfg,
             model_id=model_id,
+            aliases=aliases,
             source=source,
             config_ref=f"maxtext@{a.commit[:8]} hf_model_configs.py {var}",
-            aliases=aliases,
-            notes="",
-            quantization=quantization_from_config(cfg),
-            variants=[],
+            write=a.write,
         )
-        if target.exists():
-            print(f"skip {target.name}: exists")
-            continue
-        if a.write:
-            target.write_text(text)
-        print(target.name)
     return 0
 
 

@@ -18,8 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from kvplan.hfconfig.quant import quantization_from_config  # noqa: E402
-from kvplan.inputs.preset_writer import preset_file_name, preset_toml  # noqa: E402
+from catalog_preset import write_catalog_preset  # noqa: E402
 
 PATH = "python/mlc_llm/model/model_preset.py"
 
@@ -97,27 +96,18 @@ def main(argv: list[str] | None = None) -> int:
     presets = load_presets(a.model_preset_py.read_text())
     for key, (model_id, aliases, why) in PICKS.items():
         cfg = presets[key]
-        target = ROOT / "configs" / "models" / preset_file_name(model_id)
         source = (
             f"MODEL_PRESETS['{key}'] of github.com/mlc-ai/mlc-llm @{a.commit} {PATH} (a verbatim copy of the published "
             f"config.json written as a Python dict); identified as {model_id}: {why}"
         )
-        text = preset_toml(
+        write_catalog_preset(
             cfg,
             model_id=model_id,
+            aliases=aliases,
             source=source,
             config_ref=f"mlc-llm@{a.commit[:8]} model_preset.py {key}",
-            aliases=aliases,
-            notes="",
-            quantization=quantization_from_config(cfg),
-            variants=[],
+            write=a.write,
         )
-        if target.exists():
-            print(f"skip {target.name}: exists")
-            continue
-        if a.write:
-            target.write_text(text)
-        print(target.name)
     return 0
 
 
