@@ -240,6 +240,9 @@ class FitResult:
     resolved_from: str | None = None  # the preset whose geometry planned --model, when it is not the id given
     memory_knob: str = ""  # the engine's memory knob: mem_fraction_static (SGLang) | gpu_memory_utilization (vLLM)
     memory_knob_source: str = ""  # given | default deployment | engine default
+    # ---- issue 25 item 5 (set by kvplan.planning.plan.fit from kvplan.planning.band) ---------------------
+    kv_pool_tokens_range: list[int] | None = None  # [low, high] of a cold answer's pool (None when measured)
+    kv_pool_band_percent: int | None = None  # the band's half-width in percent (docs/accuracy.md, p90 of cold errors)
 
     def __init__(
         self,
@@ -306,6 +309,8 @@ class FitResult:
         resolved_from: str | None = None,
         memory_knob: str = "",
         memory_knob_source: str = "",
+        kv_pool_tokens_range: list[int] | None = None,
+        kv_pool_band_percent: int | None = None,
     ) -> None:
         self.engine = engine
         self.engine_version = engine_version
@@ -370,6 +375,8 @@ class FitResult:
         self.resolved_from = resolved_from
         self.memory_knob = memory_knob
         self.memory_knob_source = memory_knob_source
+        self.kv_pool_tokens_range = kv_pool_tokens_range
+        self.kv_pool_band_percent = kv_pool_band_percent
 
     def __setattr__(self, name: str, value: Any) -> None:
         if self.__dict__.get("_frozen"):

@@ -44,3 +44,23 @@ def test_knob_source_of_the_default_deployment():
     assert knob_source(Deployment(), Deployment().with_defaults()) == ("mem_fraction_static", "default deployment")
     dep = Deployment(model="Qwen/Qwen3-32B", engine="vllm", gpu_memory_utilization=0.9)
     assert knob_source(dep, dep.with_defaults()) == ("gpu_memory_utilization", "given")
+
+
+def test_the_table_puts_the_verdicts_first_and_says_where_each_knob_came_from():
+    from kvplan.views import render
+    from kvplan.views.console import fixed_console, recorded_text
+
+    dep = Deployment(model="Qwen/Qwen3-32B", gpu="h100-sxm", tp=2, context_length=32768, mem_fraction_static=0.8)
+    rs = [fit(dep), fit(Deployment(**{**dep.__dict__, "engine": "vllm"}))]
+    con = fixed_console(120)
+    render.compare_table(rs, console=con)
+    out = recorded_text(con)
+    lines = out.splitlines()
+    table = next(i for i, line in enumerate(lines) if line.strip().startswith("per GPU"))
+    assert lines[1].startswith("SGLang: fits") and any(x.startswith("vLLM: ") for x in lines[2:table])
+    row = {line.split()[0]: line.split()[1:] for line in lines[table + 2 :] if line.strip()}
+    assert row["mem_fraction_static"] == ["0.8", "(given)", "-"]
+    assert row["gpu_memory_utilization"][0] == "-" and row["gpu_memory_utilization"][-1] == "(default)"
+    text = " ".join(out.split())
+    assert "KV bytes per token, SGLang: one max_total_num_tokens token" in text
+    assert "KV bytes per token, vLLM: one token of this GPU's attention layers" in text

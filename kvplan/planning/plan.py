@@ -206,6 +206,16 @@ def _refused(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None, exc:
     )
 
 
+def _band(res: FitResult) -> None:
+    """A cold answer's pool band (kvplan.planning.band: docs/accuracy.md's p90 cold error for the engine)."""
+    from kvplan.planning.band import cold_band_percent, kv_pool_tokens_range
+
+    pct = cold_band_percent(engine=str(res.engine), mode=str(res.mode))
+    rng = kv_pool_tokens_range(tokens=int(res.kv_pool_tokens), percent=pct) if res.kv_pool_tokens else None
+    res.kv_pool_band_percent = pct if rng is not None else None
+    res.kv_pool_tokens_range = list(rng) if rng is not None else None
+
+
 def fit(
     dep: Deployment,
     *,
@@ -258,6 +268,7 @@ def fit(
     res.ignored_flags = [f for f, _ in ignored]
     res.memory_knob, res.memory_knob_source = knob_source(given, dep)
     res.resolved_from = resolved_from(dep.model or DEFAULT_MODEL, model)
+    _band(res)
     if gpu_note:
         res.assumptions.insert(0, gpu_note)
     # what reading the config noticed (an implausible safetensors total_size, unknown dtypes / layer types / quant

@@ -91,14 +91,27 @@ def memory_bar(result: Any, width: int = 60) -> Any:
 class _Terms:
     """An engine's own words for what the table shows (so the table reads like the engine's startup log)."""
 
-    def __init__(self, label: str, pool: str, cap: str, knob: str) -> None:
-        self.label, self.pool, self.cap, self.knob = label, pool, cap, knob
+    def __init__(self, label: str, pool: str, cap: str, knob: str, cell: str) -> None:
+        self.label, self.pool, self.cap, self.knob, self.cell = label, pool, cap, knob, cell
 
 
-#: engine -> its name, its pool's log name, its request cap's flag, its memory knob (a FitResult field)
+#: engine -> its name, its pool's log name, its request cap's flag, its memory knob (a FitResult field), what its
+#: "KV bytes per token" counts
 ENGINE_TERMS = {
-    "sglang": _Terms("SGLang", "max_total_num_tokens", "max_running_requests", "mem_fraction_static"),
-    "vllm": _Terms("vLLM", "GPU KV cache size", "max_num_seqs", "gpu_memory_utilization"),
+    "sglang": _Terms(
+        "SGLang",
+        "max_total_num_tokens",
+        "max_running_requests",
+        "mem_fraction_static",
+        "one max_total_num_tokens token of every layer on this GPU (the pool's cell)",
+    ),
+    "vllm": _Terms(
+        "vLLM",
+        "GPU KV cache size",
+        "max_num_seqs",
+        "gpu_memory_utilization",
+        "one token of this GPU's attention layers (Mamba states apart)",
+    ),
 }
 
 
@@ -238,7 +251,9 @@ def _main_rows(r: Any, *, explain: bool) -> list[tuple[str, str, str]]:
         (
             "KV pool",
             f"{r.kv_pool_tokens:,} tokens",
-            _terms(r).pool + (f"; {r.kv_pool_tokens_total:,} over {r.dp} ranks" if r.dp > 1 else ""),
+            _terms(r).pool
+            + (f"; {r.kv_pool_tokens_total:,} over {r.dp} ranks" if r.dp > 1 else "")
+            + (f"; ±{r.kv_pool_band_percent}% (cold)" if getattr(r, "kv_pool_band_percent", None) else ""),
         ),
         ("longest request", f"{r.max_context_length:,} tokens", f"context_length {r.context_length:,}"),
         ("at full context", f"{_num(r.max_concurrency)} requests", f"of {r.context_length:,} tokens at once"),
@@ -471,12 +486,27 @@ def _workload_cell(r: Any) -> str:
     return "-" if work is None else _num(work[1])
 
 
+def _knob_cell(r: Any, knob: str) -> str:
+    """``0.828 (default)``: the value of one engine's memory knob and where it came from (``memory_knob_source``:
+    given, the engine's default, kvplan's default deployment); ``-`` for the other engine's knob."""
+    value = getattr(r, knob)
+    if value is None or getattr(r, "memory_knob", knob) != knob:
+        return "-"
+    source = _KNOB_SOURCE.get(getattr(r, "memory_knob_source", ""), "")
+    return f"{value}" + (f" ({source})" if source else "")
+
+
+_KNOB_SOURCE = {"given": "given", "engine default": "default", "default deployment": "kvplan default"}
+
+
 _COMPARE_ROWS: tuple[tuple[str, Callable[[Any], str]], ...] = (
+    ("starts", lambda r: "yes" if getattr(r, "starts", r.fits) else "no"),
+    ("fits", lambda r: "yes" if r.fits else "no"),
     ("engine version", lambda r: r.engine_version),
     ("mode", lambda r: r.mode),
     ("KV dtype", lambda r: r.kv_cache_dtype),
-    ("mem_fraction_static", lambda r: "-" if r.mem_fraction_static is None else f"{r.mem_fraction_static}"),
-    ("gpu_memory_utilization", lambda r: "-" if r.gpu_memory_utilization is None else f"{r.gpu_memory_utilization}"),
+    ("mem_fraction_static", lambda r: _knob_cell(r, "mem_fraction_static")),
+    ("gpu_memory_utilization", lambda r: _knob_cell(r, "gpu_memory_utilization")),
     ("free at start / requested", lambda r: _g(r.free_bytes)),
     ("weights per GPU", lambda r: _g(r.weight_bytes)),
     ("KV bytes per token", lambda r: f"{r.kv_bytes_per_token:,.1f} B"),
@@ -487,7 +517,6 @@ _COMPARE_ROWS: tuple[tuple[str, Callable[[Any], str]], ...] = (
     ("requests of the context at once", lambda r: _num(r.max_concurrency)),
     ("requests of the workload at once", _workload_cell),
     ("request cap", _cap_cell),
-    ("fits", lambda r: "yes" if r.fits else "no"),
 )
 
 
@@ -509,6 +538,9 @@ def compare_table(results: Sequence[Any], console: Any = None, *, explain: bool 
         + f", context {r0.context_length:,}"
     )
     hanging(con, title, rest="  ")
+    for r in results:  # the verdicts first, then the numbers behind them
+        _verdict_lines(con, r, prefix=f"{engine_label(r.engine)}: ", target=False)
+    _target_lines(con, results)
     t = Table(box=table_box(con), pad_edge=False)
     t.add_column("per GPU", no_wrap=True)
     for r in results:
@@ -519,9 +551,10 @@ def compare_table(results: Sequence[Any], console: Any = None, *, explain: bool 
             continue
         t.add_row(label, *(Text(str(get(r))) for r in results))
     con.print(t)
-    for r in results:
-        _verdict_lines(con, r, prefix=f"{engine_label(r.engine)}: ", target=False)
-    _target_lines(con, results)
+    for r in {r.engine: r for r in results}.values():  # what each engine counts in its "KV bytes per token"
+        hanging(
+            con, f"KV bytes per token, {engine_label(r.engine)}: {_terms(r).cell}", first="", rest="  ", style="dim"
+        )
     _print_warnings(con, [f"{r.engine}: {w}" for r in results for w in r.warnings])
     if explain:
         for r in results:
