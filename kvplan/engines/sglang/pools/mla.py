@@ -72,10 +72,9 @@ def breakdown(m: ModelSpec) -> Breakdown:
     """``kvplan show``: the latent row's bytes per token at bf16 and fp8 (the same on every TP rank)."""
     c = m.config
     out = Breakdown(info=dict(kv_lora_rank=c.get("kv_lora_rank"), qk_rope_head_dim=c.get("qk_rope_head_dim")))
+    rank, rope = m.require_int("kv_lora_rank"), m.require_int("qk_rope_head_dim")  # InputError, not KeyError
     for dt in ("bf16", "fp8_e4m3"):
-        b = mla_bytes_per_token(
-            kv_lora_rank=c["kv_lora_rank"], qk_rope_head_dim=c["qk_rope_head_dim"], num_layers=m.num_layers, kv_dtype=dt
-        )
+        b = mla_bytes_per_token(kv_lora_rank=rank, qk_rope_head_dim=rope, num_layers=m.num_layers, kv_dtype=dt)
         out.rows.append(
             {"kv_cache_dtype": dt, "tp": "any", "bytes_per_token": b, "note": "latent replicated on every TP rank"}
         )
