@@ -18,6 +18,7 @@ sgl-project/sglang ``python/sglang/srt/arg_groups/fields/model.py`` field ``kv_c
 from __future__ import annotations
 
 from kvplan.errors import InputError
+from kvplan.hfconfig.dtypes import DType, dtype_of
 
 #: Exactly the values SGLang 0.5.23's ``--kv-cache-dtype`` accepts (argparse ``choices``).
 #: SGLang does *not* accept ``fp8``, ``fp16``/``float16``, ``fp4`` or ``mxfp4`` here.
@@ -32,19 +33,21 @@ KV_CACHE_DTYPES: tuple[str, ...] = (
     "fp4_mx_block16",
 )
 
-#: Resolved pool dtypes kvplan knows how to price.
-RESOLVED_KV_DTYPES: tuple[str, ...] = (
-    "bf16",
-    "fp16",
-    "fp32",
-    "fp8_e4m3",
-    "fp8_e5m2",
-    "mxfp8",
-    "nvfp4",
-    "fp4_mx_block16",
-)
+#: The model dtypes (every spelling of each counts: ``bfloat16``, ``torch.float16``, ``float`` ...).
+_MODEL_DTYPES: tuple[DType, ...] = (DType.BF16, DType.FP16, DType.FP32)
 
-_ALIASES = {"bfloat16": "bf16"}
+#: Resolved pool dtypes kvplan knows how to price (their widths are :class:`kvplan.hfconfig.dtypes.DType`'s).
+_PRICED: tuple[DType, ...] = (
+    DType.BF16,
+    DType.FP16,
+    DType.FP32,
+    DType.FP8_E4M3,
+    DType.FP8_E5M2,
+    DType.MXFP8,
+    DType.NVFP4,
+    DType.FP4_MX_BLOCK16,
+)
+RESOLVED_KV_DTYPES: tuple[str, ...] = tuple(d.canonical for d in _PRICED)
 
 # Spellings other engines or users commonly type, with the SGLang value to use instead.
 _SUGGEST = {
@@ -57,31 +60,6 @@ _SUGGEST = {
     "fp4": "nvfp4 or fp4_mx_block16",
     "fp4_e2m1": "nvfp4 or fp4_mx_block16 (both store E2M1 values)",
     "mxfp4": "fp4_mx_block16 (SGLang reserves mxfp4 for a block-32 recipe it does not ship)",
-}
-
-_MODEL_DTYPES = {
-    "bf16": "bf16",
-    "bfloat16": "bf16",
-    "torch.bfloat16": "bf16",
-    "fp16": "fp16",
-    "float16": "fp16",
-    "half": "fp16",
-    "torch.float16": "fp16",
-    "fp32": "fp32",
-    "float32": "fp32",
-    "float": "fp32",
-    "torch.float32": "fp32",
-}
-
-_BITS = {
-    "bf16": 16,
-    "fp16": 16,
-    "fp32": 32,
-    "fp8_e4m3": 8,
-    "fp8_e5m2": 8,
-    "mxfp8": 8,
-    "nvfp4": 4,
-    "fp4_mx_block16": 4,
 }
 
 
@@ -100,7 +78,8 @@ def canonical_kv_dtype(name: str) -> str:
     """
     key = (name or "").strip().lower()
     if key in KV_CACHE_DTYPES:
-        return _ALIASES.get(key, key)
+        d = dtype_of(key)
+        return key if d is None else d.canonical  # None: "auto"
     hint = "valid values: " + ", ".join(KV_CACHE_DTYPES)
     if key in _SUGGEST:
         hint = f"SGLang has no '{key}'; use {_SUGGEST[key]} ({hint})"
@@ -109,9 +88,9 @@ def canonical_kv_dtype(name: str) -> str:
 
 def canonical_model_dtype(name: str) -> str:
     """Map a model dtype spelling (``bfloat16``, ``torch.float16`` ...) to bf16/fp16/fp32."""
-    key = (name or "").strip().lower()
-    if key in _MODEL_DTYPES:
-        return _MODEL_DTYPES[key]
+    d = dtype_of(name or "")
+    if d in _MODEL_DTYPES:
+        return d.canonical
     raise InputError(
         f"unknown model dtype {name!r}",
         field="--dtype",
@@ -130,10 +109,10 @@ def kv_element_bits(dtype: str) -> int:
     ``DefaultPoolConfigurator._compute_cell_size`` (``torch._utils._element_size``), v0.5.23.
     """
     key = (dtype or "").strip().lower()
-    key = _ALIASES.get(key, key)
-    key = _MODEL_DTYPES.get(key, key)
-    if key in _BITS:
-        return _BITS[key]
+    d = dtype_of(key)
+    # a model dtype in any spelling; a quantized pool dtype by its canonical name only (``fp8`` is vLLM's word)
+    if d is not None and (d in _MODEL_DTYPES or (d in _PRICED and key == d.canonical)):
+        return d.bits
     raise InputError(
         f"cannot size KV dtype {dtype!r}",
         field="--kv-cache-dtype",
@@ -148,7 +127,7 @@ def kv_element_bytes(dtype: str) -> int:
 
 
 #: the packed 4-bit KV dtypes (E2M1 values, two per byte, plus a scale byte per :data:`FP4_SCALE_BLOCK` values)
-FP4_KV_DTYPES: tuple[str, ...] = ("nvfp4", "fp4_mx_block16")
+FP4_KV_DTYPES: tuple[str, ...] = tuple(d.canonical for d in _PRICED if d.bits == 4)
 #: values sharing one FP4 scale byte
 FP4_SCALE_BLOCK = 16
 

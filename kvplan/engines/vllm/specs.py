@@ -56,28 +56,40 @@ from kvplan.errors import InputError
 from kvplan.family import FAMILY_SPECS, Family, resolve
 from kvplan.geometry.layers import HeadGeometry, full_layer_geometry, kv_shared_layers, sliding_layer_geometry
 from kvplan.hfconfig.detect import vllm_family
+from kvplan.hfconfig.dtypes import dtype_of
 from kvplan.hfconfig.layer_kinds import layer_kinds as _layer_kinds
 from kvplan.hfconfig.normalize import flatten_config
 
-DTYPE_BYTES = {
-    "auto": None,
-    "bfloat16": 2,
-    "float16": 2,
-    "half": 2,
-    "bf16": 2,
-    "fp16": 2,
-    "fp8": 1,
-    "fp8_e4m3": 1,
-    "fp8_e5m2": 1,
-    "fp8_inc": 1,
-    "float32": 4,
-    "fp32": 4,
-    "fp8_ds_mla": 1,
-    "fp8_per_token_head": 1,
-    "int8_per_token_head": 1,
-    "int4_per_token_head": 1,
-    "nvfp4": 1,
-}
+#: the dtype names vLLM's specs size, ``--kv-cache-dtype`` values and config dtype fields alike (``auto`` is resolved
+#: by the caller); their widths are :class:`kvplan.hfconfig.dtypes.DType`'s (``vllm/config/cache.py`` ``CacheDType``,
+#: ``vllm/utils/torch_utils.py`` ``STR_DTYPE_TO_TORCH_DTYPE``, v0.25.1)
+KV_CACHE_DTYPES: tuple[str, ...] = (
+    "auto",
+    "bfloat16",
+    "float16",
+    "half",
+    "bf16",
+    "fp16",
+    "fp8",
+    "fp8_e4m3",
+    "fp8_e5m2",
+    "fp8_inc",
+    "float32",
+    "fp32",
+    "fp8_ds_mla",
+    "fp8_per_token_head",
+    "int8_per_token_head",
+    "int4_per_token_head",
+    "nvfp4",
+)
+DTYPE_BYTES = KV_CACHE_DTYPES  # the old name, which kvplan/engines/vllm/engine.py still imports
+
+
+def _named_bytes(name: str) -> int | None:
+    """Element bytes of a name in :data:`KV_CACHE_DTYPES` (None for ``auto`` and any other name)."""
+    d = dtype_of(name) if name in KV_CACHE_DTYPES else None
+    return None if d is None else d.bytes
+
 
 #: bytes per KV head per token of the quantized modes whose width is not ``(hk + hv) × element``
 #: (``vllm/v1/kv_cache_interface.py`` ``get_kv_quant_mode``, ``AttentionSpec.page_size_bytes``,
@@ -241,7 +253,7 @@ def checkpoint_kv_scheme(cfg: Mapping[str, Any]) -> str | None:
 
 def kv_dtype_bytes(kv_cache_dtype: str) -> int:
     """Bytes of one element of a KV dtype name (``--kv-cache-dtype``); ``auto`` is resolved by the caller."""
-    b = DTYPE_BYTES.get(kv_cache_dtype)
+    b = _named_bytes(kv_cache_dtype)
     if b is None:
         raise InputError(
             f"unsupported kv_cache_dtype '{kv_cache_dtype}'",
@@ -254,7 +266,7 @@ def kv_dtype_bytes(kv_cache_dtype: str) -> int:
 def _config_dtype_bytes(cfg: Mapping[str, Any], key: str, default: str) -> int:
     """Bytes of a dtype the config names in ``key`` (``default`` when unset)."""
     name = str_or(cfg, key, default)
-    b = DTYPE_BYTES.get(name)
+    b = _named_bytes(name)
     if b is None:
         raise bad_field(key, f"names no dtype kvplan knows ({name[:40]!r}); use bfloat16, float16 or float32")
     return b

@@ -55,6 +55,7 @@ from kvplan.engines.sglang.pools.swa_cap import vint, vmax, vmin, vwhere
 from kvplan.errors import EngineRefusal, InputError
 from kvplan.family import Family
 from kvplan.geometry.mamba import MambaGeometry, mamba_geometry_from_config, mamba_state_bytes
+from kvplan.hfconfig.dtypes import DType, dtype_of
 from kvplan.parallel import sglang_pp_layer_ranges as pp_layer_ranges
 from kvplan.result import Pool
 from kvplan.units import GiB as GIB
@@ -65,7 +66,10 @@ if TYPE_CHECKING:
     from kvplan.hfconfig.spec import ModelSpec
 
 
-_DTYPE_BYTES = {"float32": 4, "fp32": 4, "bfloat16": 2, "bf16": 2, "float16": 2, "fp16": 2}
+#: the state dtypes SGLang's Mamba flags and env vars take (``mamba2_state_dtype``), by every spelling kvplan reads
+_STATE_DTYPES: tuple[DType, ...] = (DType.FP32, DType.BF16, DType.FP16)
+#: the ``mamba_ssm_dtype`` config values SGLang honours (an unknown one falls back to float32)
+_CONFIG_SSM_DTYPES = ("float32", "bfloat16", "float16")
 
 #: ``MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO`` (kv_cache_configurator.py).
 MAMBA_BASE_RATIO = 3
@@ -97,9 +101,11 @@ EXTRA_BUFFER_ARCHS = frozenset(
 
 def _dtype_bytes(name: str, field: str) -> int:
     key = str(name).strip().lower()
-    if key not in _DTYPE_BYTES:
+    d = dtype_of(key)
+    # the torch names (float32 ...) and kvplan's short ones (fp32 ...), nothing else (not half, not torch.float16)
+    if d not in _STATE_DTYPES or key not in (d.canonical, *_CONFIG_SSM_DTYPES):
         raise InputError(f"unknown Mamba state dtype {name!r}", field=field, hint="float32, bfloat16 or float16")
-    return _DTYPE_BYTES[key]
+    return d.bytes
 
 
 def mamba_state_dtypes(
@@ -115,8 +121,8 @@ def mamba_state_dtypes(
     if ssm_dtype is not None:
         return conv_b, _dtype_bytes(ssm_dtype, "--mamba-ssm-dtype")
     cfg = geometry.config_ssm_dtype
-    if cfg in ("float32", "bfloat16", "float16"):
-        return conv_b, _DTYPE_BYTES[cfg]
+    if cfg in _CONFIG_SSM_DTYPES:
+        return conv_b, _dtype_bytes(cfg, "mamba_ssm_dtype")
     return conv_b, 4
 
 
