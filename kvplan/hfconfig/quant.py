@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kvplan.errors import InputError
+from kvplan.hfconfig.dtypes import dtype_of
 from kvplan.hfconfig.normalize import flatten_config
 
 __all__ = [
@@ -34,13 +35,10 @@ __all__ = [
     "quantization_from_config",
 ]
 
-#: ``torch_dtype`` / ``dtype`` spellings -> kvplan's dtype names (anything else reads as bf16)
+#: ``torch_dtype`` / ``dtype`` spellings -> kvplan's dtype names (anything else reads as bf16); the names are
+#: :class:`kvplan.hfconfig.dtypes.DType`'s, the spellings the ones a Hugging Face config uses
 TORCH_DTYPES: dict[str, str] = {
-    "bfloat16": "bf16",
-    "float16": "fp16",
-    "half": "fp16",
-    "float32": "fp32",
-    "float": "fp32",
+    n: d.canonical for n in ("bfloat16", "float16", "half", "float32", "float") if (d := dtype_of(n)) is not None
 }
 
 #: quant_method values of the AWQ / GPTQ family (4-bit unless ``bits`` / ``w_bit`` says 8)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kvplan.errors import InputError
+from kvplan.hfconfig.dtypes import dtype_of
 from kvplan.hfconfig.quant import (
     compressed_tensors_weights,
     config_dtype,
@@ -35,7 +36,7 @@ from kvplan.weights.fields import bad_field, pattern_lists
 from kvplan.weights.tensor import Tensor
 
 __all__ = [
-    "DTYPE_BYTES",
+    "PLAIN_DTYPES",
     "SCHEME_RULES",
     "Patterns",
     "QuantPlan",
@@ -47,8 +48,18 @@ __all__ = [
     "storage_bytes",
 ]
 
-DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4, "fp8": 1, "int8": 1}
+#: the plain (scale-free) dtypes a tensor is stored in; their widths are :class:`kvplan.hfconfig.dtypes.DType`'s
+PLAIN_DTYPES: tuple[str, ...] = ("bf16", "fp16", "fp32", "fp8", "int8")
+#: the unquantized ones, which are also ``--quantization`` values and scheme names (no scales)
 _SIXTEEN_BIT = ("bf16", "fp16", "fp32")
+
+
+def _plain_bytes(name: str) -> int:
+    """Element bytes of a :data:`PLAIN_DTYPES` name (KeyError for any other, as a table lookup would)."""
+    d = dtype_of(name) if name in PLAIN_DTYPES else None
+    if d is None:
+        raise KeyError(name)
+    return d.bytes
 
 
 @dataclass(frozen=True)
@@ -99,10 +110,8 @@ def scheme_bytes(
     Example: a 4096x4096 fp8 block-128 weight = 16,777,216 + 4*32*32 = 16,781,312 B.
     """
     n = rows * cols
-    if scheme in ("bf16", "fp16"):
-        return 2 * n
-    if scheme == "fp32":
-        return 4 * n
+    if scheme in _SIXTEEN_BIT:
+        return _plain_bytes(scheme) * n
     if scheme == "fp8_block":
         return n + 4 * math.ceil(rows / block[0]) * math.ceil(cols / block[1])
     if scheme in ("fp8_channel", "int8"):
@@ -198,9 +207,9 @@ class QuantPlan:
 
 
 def storage_bytes(storage: Scheme | str, rows: int, cols: int) -> int:
-    """Bytes of a ``rows x cols`` tensor in a plain dtype (``DTYPE_BYTES``) or a :class:`Scheme`."""
+    """Bytes of a ``rows x cols`` tensor in a plain dtype (:data:`PLAIN_DTYPES`) or a :class:`Scheme`."""
     if isinstance(storage, str):
-        return DTYPE_BYTES[storage] * rows * cols
+        return _plain_bytes(storage) * rows * cols
     s = storage
     return scheme_bytes(s.name, rows, cols, block=s.block, group=s.group, zeros=s.zeros, g_idx=s.g_idx)
 

@@ -1,0 +1,173 @@
+"""Dtype widths are declared once (issue 21 items 4/5): :class:`kvplan.hfconfig.dtypes.DType`.
+
+An AST scan fails on any other module of the package that writes a table from dtype names to byte (or bit) counts --
+a dict literal whose string keys include a dtype spelling and whose values are whole numbers.  The byte tests are
+hand-derived: a value's bits are its format's width (IEEE binary32 / bfloat16 / binary16, OCP FP8 E4M3 / E5M2, the
+E2M1 FP4 value of NVFP4 and of SGLang's fp4_mx_block16, INT8, INT4), its bytes torch's element size of the storage
+container (two 4-bit values share one byte).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from kvplan.hfconfig.dtypes import DType, dtype_bytes, dtype_of
+
+ROOT = Path(__file__).resolve().parent.parent
+PKG = ROOT / "kvplan"
+ENUM_MODULE = PKG / "hfconfig" / "dtypes.py"
+
+_SPELLINGS = {s for d in DType for s in d.spellings}
+
+
+def _is_count(node: ast.expr | None) -> bool:
+    return isinstance(node, ast.Constant) and (
+        node.value is None or (isinstance(node.value, int) and not isinstance(node.value, bool))
+    )
+
+
+def _dtype_tables(tree: ast.AST) -> list[int]:
+    """Line numbers of dict literals mapping dtype spellings to whole numbers (None allowed for ``auto``)."""
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Dict) or not node.keys:
+            continue
+        keys = [k.value.lower() for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+        named = [k for k in keys if k in _SPELLINGS]
+        numbers = [v for v in node.values if _is_count(v)]
+        if named and len(numbers) >= 2 and len(numbers) == len(node.values):
+            out.append(node.lineno)
+    return out
+
+
+def test_scan_sees_a_table():
+    """The scan finds the shape it forbids (else it could never fail)."""
+    assert _dtype_tables(ast.parse('X = {"float32": 4, "bfloat16": 2}')) == [1]
+    assert _dtype_tables(ast.parse('X = {"auto": None, "fp8": 1, "half": 2}')) == [1]
+    assert _dtype_tables(ast.parse('X = {"num_layers": 4, "hidden": 2}')) == []
+    assert _dtype_tables(ast.parse('X = {"bfloat16": "bf16", "half": "fp16"}')) == []
+
+
+def test_no_dtype_byte_table_outside_the_enum():
+    found = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in sorted(PKG.rglob("*.py"))
+        if path != ENUM_MODULE
+        for line in _dtype_tables(ast.parse(path.read_text(), filename=str(path)))
+    ]
+    assert not found, "dtype -> bytes tables outside kvplan/hfconfig/dtypes.py (size through DType): " + ", ".join(
+        found
+    )
+
+
+# bits and bytes per dtype, from the formats' definitions (not from the table)
+HAND = [
+    (DType.FP32, 32, 4),  # 1 sign + 8 exponent + 23 mantissa
+    (DType.BF16, 16, 2),  # 1 + 8 + 7
+    (DType.FP16, 16, 2),  # 1 + 5 + 10
+    (DType.FP8_E4M3, 8, 1),  # 1 + 4 + 3
+    (DType.FP8_E5M2, 8, 1),  # 1 + 5 + 2
+    (DType.MXFP8, 8, 1),  # E4M3 values; the E8M0 block scale is counted by the layout
+    (DType.INT8, 8, 1),
+    (DType.NVFP4, 4, 1),  # E2M1 = 1 + 2 + 1; two per uint8 container
+    (DType.FP4_MX_BLOCK16, 4, 1),
+    (DType.INT4, 4, 1),  # two per byte (vLLM int4_per_token_head, AWQ/GPTQ packing)
+]
+
+
+@pytest.mark.parametrize(("dt", "bits", "nbytes"), HAND, ids=[d.value for d, _, _ in HAND])
+def test_bits_and_bytes(dt, bits, nbytes):
+    assert dt.bits == bits
+    assert dt.bytes == nbytes
+    assert DType(dt.value) is dt is dtype_of(dt.value)
+
+
+def test_every_member_has_a_hand_row():
+    assert {d for d, _, _ in HAND} == set(DType)
+
+
+@pytest.mark.parametrize(
+    ("spelling", "member"),
+    [
+        ("bfloat16", DType.BF16),
+        ("torch.bfloat16", DType.BF16),
+        (" BF16 ", DType.BF16),
+        ("half", DType.FP16),
+        ("torch.float16", DType.FP16),
+        ("float", DType.FP32),
+        ("float32", DType.FP32),
+        ("fp8", DType.FP8_E4M3),  # vLLM: fp8 is e4m3 on CUDA
+        ("fp8_e4m3fn", DType.FP8_E4M3),
+        ("fp8_inc", DType.FP8_E4M3),
+        ("fp8_ds_mla", DType.FP8_E4M3),
+        ("fp8_per_token_head", DType.FP8_E4M3),
+        ("int8_per_token_head", DType.INT8),
+        ("int4_per_token_head", DType.INT4),
+    ],
+)
+def test_spellings(spelling, member):
+    assert dtype_of(spelling) is member
+
+
+def test_no_member_for_auto_or_junk():
+    for name in ("auto", "", "float8", "fp4", "mxfp4", None, 2):
+        assert dtype_of(name) is None
+        assert dtype_bytes(name) is None
+
+
+def test_each_spelling_names_one_member():
+    seen: dict[str, DType] = {}
+    for d in DType:
+        for s in d.spellings:
+            assert s == s.lower().strip()
+            assert seen.setdefault(s, d) is d, f"{s!r} names both {seen[s]} and {d}"
+
+
+def test_engine_tables_size_through_the_enum():
+    """The vocabularies that replaced the old tables give the bytes the old tables wrote (hand-copied here)."""
+    from kvplan.engines.sglang.pools.mamba import _dtype_bytes
+    from kvplan.engines.vllm.specs import KV_CACHE_DTYPES, kv_dtype_bytes
+    from kvplan.geometry.kvdtype import kv_element_bits, kv_element_bytes
+    from kvplan.weights.quant import storage_bytes
+
+    vllm_old = {"bfloat16": 2, "float16": 2, "half": 2, "bf16": 2, "fp16": 2, "fp8": 1, "fp8_e4m3": 1}
+    vllm_old |= {"fp8_e5m2": 1, "fp8_inc": 1, "float32": 4, "fp32": 4, "fp8_ds_mla": 1, "fp8_per_token_head": 1}
+    vllm_old |= {"int8_per_token_head": 1, "int4_per_token_head": 1, "nvfp4": 1}
+    assert ("auto", *vllm_old) == KV_CACHE_DTYPES
+    assert {k: kv_dtype_bytes(k) for k in vllm_old} == vllm_old
+    mamba_old = {"float32": 4, "fp32": 4, "bfloat16": 2, "bf16": 2, "float16": 2, "fp16": 2}
+    assert {k: _dtype_bytes(k, "f") for k in mamba_old} == mamba_old
+    assert [storage_bytes(k, 3, 5) for k in ("bf16", "fp16", "fp32", "fp8", "int8")] == [30, 30, 60, 15, 15]
+    assert [kv_element_bits(k) for k in ("torch.float32", "half", "fp8_e5m2", "nvfp4")] == [32, 16, 8, 4]
+    assert kv_element_bytes("fp4_mx_block16") == 1
+
+
+@pytest.mark.parametrize("name", ["fp8", "int8", "fp8_inc", "int4"])
+def test_sglang_pool_sizing_keeps_its_vocabulary(name):
+    """SGLang has no ``fp8`` KV dtype: geometry's sizing refuses vLLM's words (the speed model falls back on it)."""
+    from kvplan.errors import InputError
+    from kvplan.geometry.kvdtype import kv_element_bits
+
+    with pytest.raises(InputError):
+        kv_element_bits(name)
+
+
+@pytest.mark.parametrize("name", ["half", "torch.float16", "fp8", "auto"])
+def test_mamba_state_keeps_its_vocabulary(name):
+    from kvplan.engines.sglang.pools.mamba import _dtype_bytes
+    from kvplan.errors import InputError
+
+    with pytest.raises(InputError):
+        _dtype_bytes(name, "--mamba-ssm-dtype")
+
+
+def test_vllm_refuses_what_its_specs_do_not_size():
+    from kvplan.engines.vllm.specs import kv_dtype_bytes
+    from kvplan.errors import InputError
+
+    for name in ("auto", "mxfp8", "torch.bfloat16", "int4"):
+        with pytest.raises(InputError):
+            kv_dtype_bytes(name)
