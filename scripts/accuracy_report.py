@@ -66,6 +66,17 @@ CASE_FIX: dict[str, tuple[dict, str]] = {
         {"engine_version": "0.21.0"},
         "author says 0.20.2, the log prints the >=0.21 group-aware token line",
     ),
+    "kimi-k2-thinking-8xh200-tp8": (
+        {"model": str(ROOT / "tests" / "validation" / "configs" / "kimi-k2-thinking.config.json")},
+        "config: Kimi-K2.5's text_config (same text model and INT4 scheme: routed experts 4 bit, attention, shared "
+        "experts and dense MLPs 16 bit; tests/validation/configs/README.md)",
+    ),
+    "gptoss120b-4xa100-tp4-u080": (
+        {"gpu": "a100-pcie-80gb"},
+        "4 nodes x 1 GPU via Ray (the log's file name: -diff-nodes): the ranks share no NVLink, so vLLM's custom "
+        "all-reduce is off (custom_all_reduce.py: ranks on one node only); planned on the A100 80GB preset without "
+        "NVLink (its CUDA total from nvidia-smi: 79.43 vs the SXM preset's 79.25 GiB)",
+    ),
 }
 
 # The 16 additional logs: inputs the excerpt lacks, from the issue text (see tests/validation/README.md).
@@ -262,6 +273,9 @@ def inputs_for(log_id: str, cases: dict) -> tuple[str | None, str | None, dict, 
         if log_id in CASE_FIX:
             o.update(CASE_FIX[log_id][0])
             gpu = o.pop("gpu", gpu)
+            model = o.pop("model", None)
+            if model is not None:
+                return model, gpu, o, src + "; " + CASE_FIX[log_id][1]
             src += "; " + CASE_FIX[log_id][1]
         return case_model(c), gpu, o, src
     if log_id in ADDITIONAL:
