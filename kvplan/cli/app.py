@@ -15,7 +15,9 @@ On a stream that cannot encode Unicode (``PYTHONIOENCODING=ascii``) characters p
 
 The deployment flags of ``fit`` (and of ``sweep`` / ``solve``, :mod:`kvplan.cli.plan_cmds`) come from the flag
 registry (:mod:`kvplan.flags`, built into typer options by :mod:`kvplan.cli.options`); the renderers live in
-:mod:`kvplan.views`, and :func:`kvplan.views.formats.resolve_format` picks every command's default format.
+:mod:`kvplan.views`: a command builds its answer and writes it with :func:`kvplan.cli.options.write`
+(:func:`kvplan.views.formats.emit`, the one registry of formats; :func:`kvplan.views.formats.resolve` picks every
+command's default format), and never looks at the format itself.
 ``kvplan --version`` / ``-V`` prints the first line of ``kvplan version``; ``--install-completion`` and
 ``--show-completion`` (typer's shell completion) are options of the whole CLI only, so the one-command app
 ``kvplan fit`` runs in (:func:`_single_command_app`) does not pay for them.
@@ -45,11 +47,11 @@ from typing import Annotated, Any, Optional
 import typer
 from typer.core import TyperGroup
 
-from kvplan.cli.options import deployment_options, deployment_values
+from kvplan.cli.options import deployment_options, deployment_values, format_option, write
 from kvplan.cli.streams import closed_pipe, output_exit, output_failure, render_then_check, silence_stdout
 from kvplan.errors import ECHO_CHARS, MAX_LINE_CHARS, InputError, KvplanError, echo, mask_secrets
 from kvplan.flags import ENGINES
-from kvplan.views.formats import TABLE_JSON_CSV, Format, format_metavar, resolve_format
+from kvplan.views.formats import FitAnswer, Listing, WhatIfAnswer, resolve
 
 
 def _click_exceptions() -> Any:
@@ -206,10 +208,7 @@ def new_app(*, completion: bool = False) -> typer.Typer:
 
 
 _core = new_app()  # fit, models, gpus, show, version; `app` adds the planning commands
-_FORMAT_HELP = "table | json | csv"
-_FormatOption = Annotated[
-    Optional[str], typer.Option("--format", metavar=format_metavar(TABLE_JSON_CSV), help=_FORMAT_HELP)
-]
+_FormatOption = Annotated[Optional[str], format_option(Listing)]
 
 
 def _engines(engine: str | None) -> list[str]:
@@ -239,17 +238,16 @@ def _launch(
     return parsed.engine, fields, parsed.warnings(), [line] if line else [], list(parsed.refusals)
 
 
-def _from_log(log: str, given: dict[str, Any], *, model: str | None, gpu: str | None, out: Format, check: bool) -> None:
+def _from_log(log: str, given: dict[str, Any], *, model: str | None, gpu: str | None, out: Any, check: bool) -> None:
     """``kvplan fit --from-log LOG [flags]``: the log's deployment and the what-if of the flags given
     (``model`` / ``gpu``: the --model / --gpu options, for a log whose model or GPU is not a preset)."""
     from kvplan.inputs.logs import read_log_file
     from kvplan.planning.whatif import whatif
-    from kvplan.views.whatif import render_whatif
 
     over = {k: v for k, v in given.items() if k not in ("model", "gpu")}
     w = whatif(read_log_file(log), over, model=model, gpu=gpu)
     render_then_check(
-        lambda: typer.echo(render_whatif(w, out.value), nl=False),
+        lambda: write(WhatIfAnswer(w), out),
         w.whatif.verdict if check and not w.whatif.fits else "",
     )
 
@@ -277,14 +275,7 @@ def fit_cmd(
             "change it (what-if, side by side).",
         ),
     ] = None,
-    fmt: Annotated[
-        Optional[str],
-        typer.Option(
-            "--format",
-            metavar=format_metavar(TABLE_JSON_CSV),
-            help="table | json | csv (default: table on a terminal, JSON otherwise).",
-        ),
-    ] = None,
+    fmt: Annotated[Optional[str], format_option(FitAnswer)] = None,
     check: Annotated[bool, typer.Option("--check", help="Exit 3 when the target is not met.")] = False,
     explain: Annotated[
         bool,
@@ -314,7 +305,7 @@ def fit_cmd(
     \b
     Example: kvplan fit -m Qwen/Qwen3-32B -g h100-sxm --tp 2 --context-length 32k --engine sglang,vllm
     """
-    out = resolve_format(fmt, allowed=TABLE_JSON_CSV, default_when_not_tty=Format.JSON)
+    out = resolve(FitAnswer, fmt)
     engine = flags["engine"]
     engines = _engines(engine)
     given = deployment_values("fit", {**flags, "engine": engine and engines[0]})
@@ -364,26 +355,9 @@ def fit_cmd(
 
     speeds = _speeds(dep, engines) if speed else None
 
-    def show() -> None:
-        if speeds is not None:
-            from kvplan.views.speed import fit_speed_text, print_fit_speed
-
-            if out is Format.TABLE:
-                print_fit_speed(results, speeds, explain=explain)
-            else:
-                typer.echo(fit_speed_text(results, speeds, out), nl=False)
-            return
-        if out is Format.TABLE:
-            from kvplan.views import render
-
-            render.print_fit(results, explain=explain)
-        else:
-            from kvplan.views.serialize import fit_text
-
-            typer.echo(fit_text(results, out), nl=False)
-
+    answer = FitAnswer(results, speeds, explain=explain)
     missed = [m for m in (_missed_target(r) for r in results) if m] if check else []
-    render_then_check(show, "; ".join(missed))
+    render_then_check(lambda: write(answer, out), "; ".join(missed))
 
 
 def _solve_advice(dep: Any, r: Any) -> tuple[str, ...]:
@@ -431,26 +405,6 @@ def _missed_target(r: Any) -> str:
     return ""
 
 
-def _print_rows(
-    rows: list[dict[str, Any]],
-    out: Format,
-    *,
-    title: str,
-    info: dict[str, Any] | None = None,
-    hide: tuple[str, ...] = (),
-    priority: tuple[str, ...] = (),
-    full_listing: str = "",
-) -> None:
-    from kvplan.views.listing import info_text, print_rows, rows_text
-
-    if out is Format.TABLE:
-        if info:
-            typer.echo(info_text(info), nl=False)
-        print_rows(rows, title=title, hide=hide, priority=priority, full_listing=full_listing)
-    else:
-        typer.echo(rows_text(rows, out, info=info), nl=False)
-
-
 _SearchOption = Annotated[
     Optional[str],
     typer.Option(
@@ -481,7 +435,7 @@ def models_cmd(
     \b
     Example: kvplan models --family mla --search deepseek
     """
-    out = resolve_format(fmt, allowed=TABLE_JSON_CSV, default_when_not_tty=Format.JSON)
+    out = resolve(Listing, fmt)
     from kvplan.hfconfig.spec import flatten_config
     from kvplan.inputs import presets
 
@@ -504,14 +458,14 @@ def models_cmd(
             }
         )
     title = _listing_title("model presets", len(rows), len(entries), family=family, search=search)
-    _print_rows(
+    listing = Listing(
         rows,
-        out,
-        title=title,
+        title,
         hide=_uniform(rows, "origin"),
         full_listing="kvplan models --format json",
         priority=("origin", "family", "quantization", "layers", "aliases", "variants"),
     )
+    write(listing, out)
 
 
 @_core.command("gpus")
@@ -521,7 +475,7 @@ def gpus_cmd(fmt: _FormatOption = None, search: _SearchOption = None) -> None:
     \b
     Example: kvplan gpus --search h100
     """
-    out = resolve_format(fmt, allowed=TABLE_JSON_CSV, default_when_not_tty=Format.JSON)
+    out = resolve(Listing, fmt)
     from kvplan.inputs import presets
 
     entries = presets.gpu_entries()
@@ -542,14 +496,14 @@ def gpus_cmd(fmt: _FormatOption = None, search: _SearchOption = None) -> None:
         if id(g := e.preset) in keep
     ]
     title = _listing_title("GPU presets", len(rows), len(entries), family=None, search=search)
-    _print_rows(
+    listing = Listing(
         rows,
-        out,
-        title=title,
+        title,
         hide=_uniform(rows, "origin"),
         full_listing="kvplan gpus --format json",
         priority=("origin", "name", "nvidia_smi_mib", "cuda_total_gib", "fp8", "fp4", "sm", "interconnect"),
     )
+    write(listing, out)
 
 
 def _uniform(rows: list[dict[str, Any]], key: str) -> tuple[str, ...]:
@@ -568,11 +522,11 @@ def show_cmd(
     \b
     Example: kvplan show deepseek-ai/DeepSeek-V3.2 -g b200
     """
-    out = resolve_format(fmt, allowed=TABLE_JSON_CSV, default_when_not_tty=Format.JSON)
+    out = resolve(Listing, fmt)
     from kvplan.planning.show import show_rows
 
     info, rows = show_rows(model, gpu)
-    _print_rows(rows, out, title="KV bytes per token per GPU (SGLang 0.5.23)", info=info)
+    write(Listing(rows, "KV bytes per token per GPU (SGLang 0.5.23)", info=info), out)
 
 
 def version_line() -> str:

@@ -13,12 +13,14 @@ is missing).
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
 
+from kvplan.cli.options import format_option, write
 from kvplan.cli.streams import render_then_check
 from kvplan.errors import DoesNotFitError, InputError, echo
+from kvplan.views.formats import CalibrationAnswer, resolve
 
 
 def _tolerance(text: str) -> float:
@@ -36,9 +38,7 @@ def _tolerance(text: str) -> float:
 
 def calibrate_cmd(
     log: str = typer.Argument(..., metavar="LOG", help="SGLang or vLLM startup log file ('-' for stdin)."),
-    fmt: Optional[str] = typer.Option(
-        None, "--format", help="table | json | csv (default: table on a terminal, JSON otherwise)."
-    ),
+    fmt: Annotated[Optional[str], format_option(CalibrationAnswer)] = None,
     check: bool = typer.Option(
         False, "--check", help="Exit 3 when a checked quantity differs by more than the tolerance."
     ),
@@ -80,12 +80,9 @@ def calibrate_cmd(
     from kvplan.inputs.logs import read_log
     from kvplan.planning.calibrate import DisagreesError, calibrate
     from kvplan.units import parse_count
-    from kvplan.views.calibrate import render_calibration
-    from kvplan.views.formats import TABLE_JSON_CSV, Format, resolve_format
 
     tol = _tolerance(tolerance)
-    if fmt is not None and fmt not in TABLE_JSON_CSV:
-        raise InputError(f"unknown format '{echo(fmt)}'", field="--format", hint="use table, json or csv")
+    out_fmt = resolve(CalibrationAnswer, fmt)  # an unknown format: one line before the log is read
     facts = read_log(log)  # '-' is standard input: the same bounded reader and cap as a path
     overrides = {
         k: v
@@ -110,13 +107,12 @@ def calibrate_cmd(
         if v is not None
     }
     cal = calibrate(facts, log=log, model=model, gpu=gpu, overrides=overrides, tolerance=tol)
-    out_fmt = resolve_format(fmt, allowed=TABLE_JSON_CSV, default_when_not_tty=Format.JSON)
     failure = ""
     if check and not cal.agrees:
         failure = "log and prediction disagree: " + "; ".join(
             f"{r.quantity} {r.rel:+.2%}" if r.rel is not None else r.quantity for r in cal.flagged if r.checked
         )
     try:  # a reader that closes the pipe mid-answer does not hide a --check failure: still exit 3
-        render_then_check(lambda: typer.echo(render_calibration(cal, out_fmt), nl=False), failure)
+        render_then_check(lambda: write(CalibrationAnswer(cal), out_fmt), failure)
     except DoesNotFitError as exc:
         raise DisagreesError(str(exc)) from None

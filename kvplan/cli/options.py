@@ -12,6 +12,10 @@ Per command:
   ``solve`` takes the flags whose registry entry says ``solve``;
 * ``sweep``: every sweepable flag takes a LIST (``a,b,c`` or ``START:STOP[:STEP]``,
   :func:`kvplan.planning.sweep.parse_axis`), the switches stay switches.
+
+Every command's ``--format`` is :func:`format_option` of the answer it writes (the formats, metavar and help read
+from the registry of :mod:`kvplan.views.formats`), and its answer is written by :func:`write` (``emit`` with
+click's echo): no command looks at the format itself.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ import typer
 from typer.models import ArgumentInfo
 
 from kvplan.flags import FLAGS, TRISTATE, Flag
+from kvplan.views.formats import REGISTRY as _FORMATS
+from kvplan.views.formats import emit, format_help, format_metavar
 
 _ANNOTATION: dict[str, Any] = {"int": Optional[int], "float": Optional[float], "bool": bool}
 _KW = inspect.Parameter.KEYWORD_ONLY
@@ -110,3 +116,19 @@ def deployment_values(command: str, flags: dict[str, Any]) -> dict[str, Any]:
             value = parse_count(value, field=f.flag)
         out[f.field] = value
     return out
+
+
+def format_option(answer: type, note: str = "") -> Any:
+    """The ``--format`` option (``Annotated[Optional[str], format_option(T)]``) of a command writing ``answer`` (a
+    :mod:`kvplan.views.formats` answer type): its metavar (``[table|json|csv]``) and help (``table | json | csv
+    (default: table on a terminal, JSON otherwise).``, ``note`` before ``default``) read from the registry."""
+    return typer.Option("--format", metavar=format_metavar(_FORMATS.formats(answer)), help=format_help(answer, note))
+
+
+def _echo(text: str) -> None:
+    typer.echo(text, nl=False)
+
+
+def write(answer: Any, fmt: Any, **words: Any) -> None:
+    """Write ``answer`` in ``fmt`` (:func:`kvplan.views.formats.emit`) through click's echo."""
+    emit(answer, fmt, echo=_echo, **words)

@@ -16,38 +16,15 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from kvplan.cli.options import command_flags, deployment_options, deployment_values
+from kvplan.cli.options import command_flags, deployment_options, deployment_values, format_option, write
 from kvplan.cli.streams import render_then_check
 from kvplan.errors import InputError
 from kvplan.flags import ENGINES, TRISTATE
-from kvplan.views.formats import TABLE_CSV_JSONL, TABLE_JSON, TABLE_JSON_CSV, Format, format_metavar, resolve_format
+from kvplan.views.formats import CheckAnswer, ConfigAnswer, SolveAnswer, SweepAnswer, check_renderable, resolve
 
 _SORTS = ("concurrency", "gpus", "tokens", "context", "none")
 #: --sort keys that read the speed columns (kvplan.planning.sweep.speed.SPEED_SORTS; they need --speed)
 _SPEED_SORTS = ("throughput", "cost", "ttft", "tpot")
-
-
-def _stream(write: Callable[[Any], Any], output: str | None) -> None:
-    """Write a sweep chunk by chunk (``SweepTable.write_csv`` / ``write_jsonl``) to ``--output`` or stdout: memory
-    grows with the chunk, not with the grid."""
-    if output:  # a temporary file renamed over --output when complete; OutputError (exit 1) when it cannot be
-        from kvplan.inputs.read import atomic_output
-
-        with atomic_output(output, field="--output") as fh:
-            write(fh)
-    else:
-        write(sys.stdout)
-        sys.stdout.flush()
-
-
-def _out(text: str, output: str | None) -> None:
-    if output:
-        from kvplan.inputs.read import write_output
-
-        write_output(output, text, field="--output")
-    else:
-        sys.stdout.write(text)
-        sys.stdout.flush()
 
 
 # --------------------------------------------------------------------------------------------------
@@ -75,31 +52,20 @@ def _sweep_inputs(flags: dict[str, Any]) -> tuple[Any, dict[str, list[Any]]]:
     return Deployment(**switches), axes
 
 
-def _chart(series: Any, *, chart: bool, plot: str | None, to_stderr: bool) -> None:
+def _frontier_text(series: Any) -> str:
+    """The capacity frontier drawn at the terminal's width (at most 120 columns)."""
+    from kvplan.views.console import terminal_console
     from kvplan.views.frontier import render_terminal
 
-    if chart:
-        from kvplan.views.console import terminal_console
-
-        width = min(terminal_console().width, 120)
-        text = render_terminal(series, width=width, title="capacity frontier: requests at once vs context")
-        (sys.stderr if to_stderr else sys.stdout).write(text + "\n")
-    if plot:
-        print(f"wrote {plot}", file=sys.stderr)  # saved before anything was printed (sweep_cmd)
+    width = min(terminal_console().width, 120)
+    return render_terminal(series, width=width, title="capacity frontier: requests at once vs context")
 
 
 @deployment_options("sweep")
 def sweep_cmd(
     *,
     flags: dict[str, Any],
-    fmt: Annotated[
-        Optional[str],
-        typer.Option(
-            "--format",
-            metavar=format_metavar(TABLE_CSV_JSONL),
-            help="table | csv | jsonl (default: table on a terminal, jsonl otherwise).",
-        ),
-    ] = None,
+    fmt: Annotated[Optional[str], format_option(SweepAnswer)] = None,
     sort: Annotated[
         Optional[str],
         typer.Option(
@@ -157,7 +123,7 @@ def sweep_cmd(
     """
     from kvplan.planning.sweep import sweep
 
-    out = resolve_format(fmt, allowed=TABLE_CSV_JSONL, default_when_not_tty=Format.JSONL)
+    out = resolve(SweepAnswer, fmt)
     if sort is not None and sort not in (*_SORTS, *_SPEED_SORTS):
         raise InputError(
             f"unknown sort '{sort}'",
@@ -204,39 +170,20 @@ def sweep_cmd(
         from kvplan.planning.sweep.speed import speed_order
 
         speed_idx = speed_order(table, cols, sort, concs)
-    if out is Format.TABLE and output:  # the file first: a reader that closes stdout early does not lose it
-        order = speed_idx if speed_idx is not None else table.order(sort or "concurrency")
-        _stream(_csv_writer(table, order, cols, concs), output)
+    answer = SweepAnswer(
+        table,
+        sort=sort,
+        top=top,
+        cols=cols,
+        concurrencies=tuple(concs),
+        speed_order=speed_idx,
+        output=output,
+        aside=_frontier_text(series) if series is not None and chart else pareto,
+    )
 
     def show() -> None:
-        if out is Format.TABLE:
-            from kvplan.views.console import terminal_console
-            from kvplan.views.sweep import render_table
-
-            render_table(
-                table,
-                sort=sort or "concurrency",
-                top=top,
-                console=terminal_console(),
-                speed=cols,
-                concurrencies=concs,
-                order=speed_idx,
-            )
-        else:
-            idx = speed_idx if speed_idx is not None else table.order(sort) if sort not in (None, "none") else None
-            if out is Format.CSV:
-                _stream(_csv_writer(table, idx, cols, concs), output)
-            elif cols is not None:
-                from kvplan.planning.sweep.speed import write_jsonl_with_speed
-
-                _stream(lambda fh: write_jsonl_with_speed(table, fh, cols, idx, concurrencies=concs), output)
-            else:
-                _stream(lambda fh: table.write_jsonl(fh, idx), output)
-        if series is not None:
-            _chart(series, chart=chart, plot=plot, to_stderr=out is not Format.TABLE and not output)
-        if pareto is not None:  # the Pareto chart after the rows (on stderr when CSV / JSON lines go to stdout)
-            (sys.stderr if out is not Format.TABLE and not output else sys.stdout).write(pareto + "\n")
-        if plot and cols is not None:
+        write(answer, out)
+        if plot:
             print(f"wrote {plot}", file=sys.stderr)  # saved before anything was printed
 
     render_then_check(show, _sweep_failure(table) if check else "")
@@ -254,15 +201,6 @@ def _pareto(table: Any, cols: Any, concs: list[int], *, chart: bool, plot: str |
     if plot:
         save_plot(data, plot)
     return render_terminal(data, width=80) if chart else None
-
-
-def _csv_writer(table: Any, idx: Any, cols: Any, concs: list[int]) -> Callable[[Any], Any]:
-    """The CSV writer of a sweep: the capacity columns, and the speed columns when ``cols`` is given."""
-    if cols is None:
-        return lambda fh: table.write_csv(fh, idx)
-    from kvplan.planning.sweep.speed import write_csv_with_speed
-
-    return lambda fh: write_csv_with_speed(table, fh, cols, idx, concurrencies=concs)
 
 
 def _speed_options(
@@ -408,14 +346,7 @@ def solve_cmd(
         typer.Option("--calibration", metavar="FILE", help="config, concurrency: a kvplan calibrate-speed file."),
     ] = None,
     top: Annotated[int, typer.Option("--top", help="config: runners-up in the table.")] = 5,
-    fmt: Annotated[
-        Optional[str],
-        typer.Option(
-            "--format",
-            metavar=format_metavar(TABLE_JSON_CSV),
-            help="table | json | csv (csv: config only; default: table on a terminal, JSON otherwise).",
-        ),
-    ] = None,
+    fmt: Annotated[Optional[str], format_option(SolveAnswer, "csv: config only; ")] = None,
 ) -> None:
     """Inverse questions: the fewest GPUs, the smallest mem_fraction_static, the cheapest KV dtype, the longest
     context or the most requests that meet a target, or the best configuration; every rejected candidate says
@@ -437,7 +368,7 @@ def solve_cmd(
         raise InputError(
             f"unknown question '{question}'", field="QUESTION", hint="one of " + ", ".join((*QUESTIONS, "config"))
         )
-    out = resolve_format(fmt, allowed=TABLE_JSON_CSV, default_when_not_tty=Format.JSON)
+    out = resolve(ConfigAnswer if question == "config" else SolveAnswer, fmt)
     targets = Targets(ttft_s=ttft, tpot_s=tpot, min_decode_rate=min_decode_rate, min_throughput=min_throughput)
     targets.check()
     if top < 0:
@@ -494,24 +425,14 @@ def solve_cmd(
     else:
         result = solve(dep, question, max_gpus=max_gpus)
 
-    def show() -> None:
-        if out is Format.JSON:
-            from kvplan.views.solve import to_json
-
-            typer.echo(to_json(result))
-        else:
-            from kvplan.views.console import terminal_console
-            from kvplan.views.solve import render
-
-            render(result, console=terminal_console())
-
-    render_then_check(show, "" if result.solved else f"no answer: {result.answer_label}")
+    render_then_check(
+        lambda: write(SolveAnswer(result), out), "" if result.solved else f"no answer: {result.answer_label}"
+    )
 
 
 def _config_only(question: str, targets: Any, *, out: Any, **given: Any) -> None:
     """Refuse (one line naming the flag) what only ``solve config`` (or ``solve concurrency``) reads."""
-    if out is Format.CSV:
-        raise InputError(f"solve {question} is written as a table or JSON", field="--format", hint="table or json")
+    check_renderable(SolveAnswer, out, question=question)
     only_config = {
         "concurrency": "--concurrency",
         "gpu_hour_cost": "--gpu-hour-cost",
@@ -587,20 +508,9 @@ def _solve_config(
     check_query(query)
     result = solve_config(query)
 
-    def show() -> None:
-        from kvplan.views import solve as view
-
-        if out is Format.JSON:
-            typer.echo(view.to_json(result))
-        elif out is Format.CSV:
-            sys.stdout.write(view.config_csv(result))
-            sys.stdout.flush()
-        else:
-            from kvplan.views.console import terminal_console
-
-            view.render(result, console=terminal_console(), top=top)
-
-    render_then_check(show, "" if result.solved else f"no answer: {result.answer_label}")
+    render_then_check(
+        lambda: write(ConfigAnswer(result, top=top), out), "" if result.solved else f"no answer: {result.answer_label}"
+    )
 
 
 def _config_inputs(flags: dict[str, Any]) -> tuple[Any, dict[str, list[Any]]]:
@@ -650,14 +560,7 @@ def check_cmd(
     report_format: Annotated[
         Optional[str], typer.Option("--report-format", help="json | junit (default: from the extension).")
     ] = None,
-    fmt: Annotated[
-        Optional[str],
-        typer.Option(
-            "--format",
-            metavar=format_metavar(TABLE_JSON),
-            help="table | json (default: table on a terminal, JSON otherwise).",
-        ),
-    ] = None,
+    fmt: Annotated[Optional[str], format_option(CheckAnswer)] = None,
 ) -> None:
     """CI sizing check: plan every deployment of PLAN.toml; exit 3 if any misses its target.
 
@@ -667,7 +570,7 @@ def check_cmd(
     from kvplan.planning.check import check, load_plan
     from kvplan.views import check as view
 
-    out = resolve_format(fmt, allowed=TABLE_JSON, default_when_not_tty=Format.JSON)
+    out = resolve(CheckAnswer, fmt)
     if report_format is not None and report_format not in ("json", "junit"):
         raise InputError(f"unknown report format '{report_format}'", field="--report-format", hint="json or junit")
     specs = load_plan(plan)
@@ -675,15 +578,8 @@ def check_cmd(
     if report:  # before stdout: a reader that closes the pipe early does not lose the report
         view.write_report(results, report, fmt=report_format, path=plan)
 
-    def show() -> None:
-        if out is Format.JSON:
-            typer.echo(view.to_json(results, path=plan), nl=False)
-        else:
-            from kvplan.views.console import terminal_console
-
-            view.render(results, path=plan, console=terminal_console())
-
     failed = [r.name for r in results if not r.passed]
     render_then_check(
-        show, f"{len(failed)} of {len(results)} deployment(s) miss their target: " + ", ".join(failed) if failed else ""
+        lambda: write(CheckAnswer(results, path=plan), out),
+        f"{len(failed)} of {len(results)} deployment(s) miss their target: " + ", ".join(failed) if failed else "",
     )

@@ -11,8 +11,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from kvplan.cli.options import deployment_options, deployment_values
-from kvplan.views.formats import TABLE_JSON_CSV, Format, format_metavar, resolve_format
+from kvplan.cli.options import deployment_options, deployment_values, format_option, write
+from kvplan.views.formats import SpeedAnswer, TtftChartAnswer, check_renderable, resolve
 
 _Concurrency = Annotated[
     int, typer.Option("--concurrency", "-c", metavar="C", help="Requests decoding at once (default 1).")
@@ -99,14 +99,7 @@ def speed_cmd(
     link_bandwidth: _Link = None,
     num_prompts: _Prompts = None,
     calibration: _Calibration = None,
-    fmt: Annotated[
-        Optional[str],
-        typer.Option(
-            "--format",
-            metavar=format_metavar(TABLE_JSON_CSV),
-            help="table | json | csv (default: table on a terminal, JSON otherwise).",
-        ),
-    ] = None,
+    fmt: Annotated[Optional[str], format_option(SpeedAnswer)] = None,
     explain: Annotated[
         bool, typer.Option("--explain", "-v", help="Table: the per-step breakdown and every assumption.")
     ] = False,
@@ -132,14 +125,14 @@ def speed_cmd(
     \b
     Example: kvplan speed --input-len 131072 --output-len 1 --chunked-prefill-size 2048 --explain
     """
-    out = resolve_format(fmt, allowed=TABLE_JSON_CSV, default_when_not_tty=Format.JSON)
+    out = resolve(TtftChartAnswer if chart or plot else SpeedAnswer, fmt)  # no --format: the chart, also on a pipe
     from kvplan.deployment import Deployment
     from kvplan.planning.speed import speed
 
     if chart or plot:
         _ttft_chart(
             flags,
-            out if fmt is not None else Format.TABLE,  # no --format: the chart, also on a pipe
+            out,
             chart=chart,
             plot=plot,
             inputs=speed_inputs(
@@ -169,14 +162,7 @@ def speed_cmd(
             calibration=calibration,
         ),
     )
-    if out is Format.TABLE:
-        from kvplan.views.speed import print_speed
-
-        print_speed(r, explain=explain)
-    else:
-        from kvplan.views.speed import speed_text
-
-        typer.echo(speed_text(r, out), nl=False)
+    write(SpeedAnswer(r, explain=explain), out)
 
 
 def _one_input_len(text: str | None) -> None:
@@ -202,7 +188,7 @@ CHART_INPUT_LENS = "1k,4k,16k,64k"
 CHART_LISTS = ("model", "gpu", "engine", "kv_cache_dtype")
 
 
-def _ttft_chart(flags: dict[str, Any], out: Format, *, chart: bool, plot: str | None, inputs: Any) -> None:
+def _ttft_chart(flags: dict[str, Any], out: Any, *, chart: bool, plot: str | None, inputs: Any) -> None:
     """``speed --chart / --plot``: TTFT against prompt length (:mod:`kvplan.views.ttft_chart`), one curve per
     combination of the lists in :data:`CHART_LISTS` (``-g h100-sxm,h200-sxm --engine sglang,vllm``: four).
     Every refusal (the plot path, the format, the lists) comes before any output."""
@@ -219,8 +205,7 @@ def _ttft_chart(flags: dict[str, Any], out: Format, *, chart: bool, plot: str | 
         from kvplan.views.frontier import check_plot_path
 
         check_plot_path(plot)
-    if out is Format.CSV:
-        raise InputError("the TTFT chart has no CSV form", field="--format", hint="use table or json")
+    check_renderable(TtftChartAnswer, out)  # a format the chart has no form in: refused before any work
     lens = parse_axis(flags.get("input_len") or CHART_INPUT_LENS, field="input_len")
     engines = parse_axis(flags["engine"], field="engine") if flags.get("engine") else [None]
     # the sweep's reading of each list: names checked, a KV dtype against each engine's own vocabulary
@@ -244,12 +229,6 @@ def _ttft_chart(flags: dict[str, Any], out: Format, *, chart: bool, plot: str | 
     text = ttft_chart.render_terminal(series, width=80, title=title) if chart else None
     if plot:
         ttft_chart.save_plot(series, plot, title=title)
-    if out is Format.JSON:
-        sys.stdout.write(ttft_chart.to_json(series))
-        if text is not None:
-            sys.stderr.write(text + "\n")
-    elif text is not None:
-        sys.stdout.write(text + "\n")
-    sys.stdout.flush()
+    write(TtftChartAnswer(series, text), out)
     if plot:
         print(f"wrote {plot}", file=sys.stderr)
