@@ -352,16 +352,18 @@ _MEASURED_READERS = {"sglang": _measured_sglang, "vllm": _measured_vllm}
 def _check_measured(facts: LogFacts, rc: _Recovery, preset: Any) -> None:
     """The measured inputs taken from the log against what only the deployment knows: each below MAX_BYTES (a
     garbled figure the reader clamped), free memory and KV memory at most the device total (the GPU preset's
-    ``device_bytes``, else the device total given or printed) + 0.01 GiB of print resolution.  An InputError
-    naming the log line otherwise (kvplan.inputs.logs.plausible checks what the log alone shows).
+    :func:`kvplan.engines.runtime.device_total`, else the device total given or printed) + 0.01 GiB of print
+    resolution.  An InputError naming the log line otherwise (kvplan.inputs.logs.plausible checks what the log
+    alone shows).
 
-    Example: a log of an H100 (``avail mem=78.81 GB``) calibrated with ``--gpu l4`` (22.07 GiB) -> "line 7
+    Example: a log of an H100 (``avail mem=78.81 GB``) calibrated with ``--gpu l4`` (21.92 GiB) -> "line 7
     ('... Load weight begin. avail mem=78.81 GB'): the free memory before loading weights (78.81 GiB) is more than
-    the device total of NVIDIA L4 (22.07 GiB)".
+    the device total of NVIDIA L4 (21.92 GiB)".
     """
+    from kvplan.engines.runtime import device_total
     from kvplan.units import MAX_BYTES
 
-    total = preset.device_bytes if preset is not None else rc.kw.get("gpu_memory") or facts.gpu_total_bytes
+    total = device_total(preset)[0] if preset is not None else rc.kw.get("gpu_memory") or facts.gpu_total_bytes
     device = preset.name if preset is not None else "the device"
     for name, what, line_fields in _MEASURED:
         value = rc.kw.get(name)

@@ -55,6 +55,47 @@ def info_text(info: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: ``kvplan gpus``'s table: the columns kept first when the console is narrow
+GPU_PRIORITY = (
+    "origin",
+    "name",
+    "nvidia_smi_mib",
+    "cuda_total_gib",
+    "device_total_bytes",
+    "fp8",
+    "fp4",
+    "sm",
+    "interconnect",
+)
+
+
+def gpu_rows(entries: Sequence[Any]) -> list[dict[str, Any]]:
+    """``kvplan gpus``'s rows, one per preset entry (``.preset`` a hardware preset, ``.origin`` where it came from).
+
+    ``device_total_bytes`` is the device total every planner uses for the GPU
+    (:func:`kvplan.engines.runtime.device_total`: the recorded CUDA total, else nvidia-smi's MiB less the driver
+    reservation), so the listing and ``kvplan fit`` cannot disagree.  Example: a preset with only nvidia-smi's
+    97,887 MiB -> 97,887 x 2**20 - 612,032,839 = 102,029,926,073.
+    """
+    from kvplan.engines.runtime import device_total
+
+    return [
+        {
+            "id": (g := e.preset).id,
+            "name": g.name,
+            "nvidia_smi_mib": g.memory_mib,
+            "cuda_total_gib": round(g.cuda_total_bytes / 2**30, 2) if g.cuda_total_bytes else None,
+            "device_total_bytes": device_total(g)[0],
+            "interconnect": g.interconnect,
+            "sm": g.sm,
+            "fp8": g.fp8,
+            "fp4": g.fp4,
+            "origin": e.origin,
+        }
+        for e in entries
+    ]
+
+
 def _cell(v: Any) -> str:
     if v is None:
         return ""

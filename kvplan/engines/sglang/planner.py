@@ -660,6 +660,7 @@ def plan_sglang(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None) -
     planner = _planner(model)
     par = _parallelism(dep, model, planner, log)
     dev = _device(dep, gpu, log)
+    _model_hook(dep, model, par)
     spec = _speculative(dep, model, par, dev, log)
     kv_dtype = _kv_dtype(dep, model, dev, log)
     context = _context(dep, model, log)
@@ -699,6 +700,19 @@ def plan_sglang(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None) -
         log.assumptions.extend(_speculative_notes(dep, rules, dev, par, spec, d, context, plan))
     done = _Planned(kv_dtype=kv_dtype, context=context, d=d, mem=mem, plan=plan)
     return _result(dep, model, rules, log, par, dev, done)
+
+
+def _model_hook(dep: Deployment, model: ModelSpec, par: _Parallel) -> None:
+    """The refusals of SGLang's model hook that kvplan models before the speculative rules (the hook runs before the
+    speculative one): DeepSeek-V4.1 with pipeline parallelism.  Imports the DeepSeek-V4 modules only for a
+    DeepSeek-V4 model with PP (start-up)."""
+    if par.pp <= 1 or family_or_none(model.family) is not Family.DSV4:
+        return
+    from kvplan.engines.sglang.pools.dsv4.eras import refuse_v41_pipeline
+    from kvplan.geometry.dsv4 import dsv4_geometry_from_config
+
+    g = dsv4_geometry_from_config(model.raw_config or model.config)
+    refuse_v41_pipeline(is_v41=g.is_v41, pp_size=par.pp, release=_exact_release(dep))
 
 
 def _speculative(dep: Deployment, model: ModelSpec, par: _Parallel, dev: _Device, log: _Log) -> SpecPlan | None:

@@ -360,7 +360,8 @@ ALIASES: Mapping[str, str] = MappingProxyType({"NEXTN": "EAGLE", "MTP": "EAGLE"}
 
 def _dsv4_rule(req: SpecRequest, name: str) -> SpecPlan:
     """``apply_deepseek_v4_defaults`` / ``validate_deepseek_v41_features``: V4 takes EAGLE (top-k 1) or DSPARK as
-    typed (the check runs before NEXTN becomes EAGLE); V4.1 only DSPARK, and no pipeline parallelism."""
+    typed (the check runs before NEXTN becomes EAGLE); V4.1 only DSPARK.  V4.1's pipeline-parallelism refusal runs
+    before this rule, in ``plan_sglang``'s model hook (``pools.dsv4.eras.refuse_v41_pipeline``)."""
     from kvplan.geometry.dsv4 import dsv4_geometry_from_config
 
     g = dsv4_geometry_from_config(req.config)
@@ -374,12 +375,6 @@ def _dsv4_rule(req: SpecRequest, name: str) -> SpecPlan:
             "the name as given, before NEXTN becomes EAGLE)"
         )
         raise _fail(f"--speculative-algorithm {name}: {why}", hint="use " + " or ".join(allowed))
-    if g.is_v41 and req.pp > 1:
-        raise _fail(
-            "DeepSeek-V4.1 does not support pipeline parallelism yet (SGLang)",
-            field="--pp-size",
-            hint="use --pp-size 1",
-        )
     notes: list[str] = []
     stages = g.dspark_stages if name == "DSPARK" else max(1, g.num_nextn_predict_layers)
     if name == "DSPARK":

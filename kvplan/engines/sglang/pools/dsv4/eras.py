@@ -77,6 +77,29 @@ DSV4_ERAS: tuple[DSV4Era, ...] = (
 DSV41_FIRST_RELEASE = "0.5.21"
 
 
+def refuse_v41_pipeline(*, is_v41: bool, pp_size: int, release: str | None) -> None:
+    """InputError when DeepSeek-V4.1 is asked to run with pipeline parallelism (``pp_size > 1``) on a release that
+    serves V4.1: the one place kvplan writes this refusal (``plan_sglang``'s prologue calls it before the
+    speculative rules, as SGLang's model hook runs before its speculative hook).
+
+    Releases before :data:`DSV41_FIRST_RELEASE` have no V4.1 at all; :func:`check_dsv4_release` refuses those, so
+    this returns for them.
+
+    Source: sgl-project/sglang python/sglang/srt/arg_groups/deepseek_v4_hook.py ``validate_deepseek_v41_features``
+    (the ``unsupported`` list: ``("pipeline parallelism", cfg.pp_size > 1)``), v0.5.23 wheel.
+
+    Example: ``is_v41=True, pp_size=2, release=None`` -> InputError naming ``--pp-size``; ``pp_size=1`` or
+    ``is_v41=False`` -> None.
+    """
+    if not is_v41 or pp_size <= 1 or not dsv4_era(release).paged:
+        return
+    raise InputError(V41_PIPELINE_REFUSAL, field="--pp-size", hint="use --pp-size 1")
+
+
+#: the refusal text of :func:`refuse_v41_pipeline`
+V41_PIPELINE_REFUSAL = "DeepSeek-V4.1 does not support pipeline parallelism yet (SGLang)"
+
+
 def dsv4_era(release: str | None) -> DSV4Era:
     """The era of SGLang ``release`` (a release string as ``--engine-version`` resolves it; None = the newest).
 

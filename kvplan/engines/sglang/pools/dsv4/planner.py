@@ -10,7 +10,6 @@ from kvplan.engines.sglang.pools.dsv4.layout import dsv4_select_layout
 from kvplan.engines.sglang.pools.dsv4.result import DSV4Pools
 from kvplan.engines.sglang.pools.dsv4.sizing import dsv4_pool_sizes
 from kvplan.engines.sglang.pools.dsv4.stage import DSV4Flags
-from kvplan.errors import InputError
 from kvplan.geometry.dsv4 import DSV4Geometry, dsv4_geometry_from_config, dsv4_naive_v3_bytes_per_token
 from kvplan.result import Basis, Pool
 
@@ -52,10 +51,6 @@ def _smallest_stage(ctx: PoolContext, geom: DSV4Geometry, layout: str) -> DSV4Po
         speculative_algorithm=f.speculative_algorithm,
         release=ctx.release,
     )
-    if ctx.pp > 1 and geom.is_v41:
-        raise InputError(
-            "DeepSeek-V4.1 does not support pipeline parallelism in SGLang", field="--pp-size", hint="use --pp-size 1"
-        )
     stages = ctx.rules.pp_layer_ranges(num_layers=geom.num_layers, pp_size=ctx.pp, partition=f.pp_layer_partition)
     best: DSV4Pools | None = None
     for rng in stages if ctx.budget > 0 else []:

@@ -138,9 +138,6 @@ def _stage_owners(g: DSV4Geometry, stage_layers: tuple[int, int] | None) -> tupl
     start, end = stage_layers or (0, g.num_layers)
     if not 0 <= start < end <= g.num_layers:
         raise InputError(f"stage_layers {stage_layers} outside [0, {g.num_layers})", field="stage_layers")
-    if g.is_v41 and (start, end) != (0, g.num_layers):
-        # deepseek_v4_hook.validate_deepseek_v41_features refuses pipeline parallelism for V4.1
-        raise InputError("DeepSeek-V4.1 does not support pipeline parallelism in SGLang 0.5.23", field="pp_size")
     owners = g.owner_layers((start, end))
     for idx in range(start, end):  # source_layer_of asserts a source inside the stage
         r = g.compress_ratios[idx]

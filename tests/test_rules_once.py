@@ -1,0 +1,100 @@
+"""Each rule written once (issue 21 item 5): the DeepSeek-V4.1 PP refusal, the request-cap clamp, vLLM's hybrid
+block alignment, the device total.  Each test finds the rule's one home and checks a hand-derived number or the
+text that only that home writes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kvplan.deployment import Deployment
+from kvplan.engines.sglang.pools.dsv4.eras import V41_PIPELINE_REFUSAL, refuse_v41_pipeline
+from kvplan.errors import InputError
+from kvplan.planning.plan import fit
+
+PKG = Path(__file__).resolve().parents[1] / "kvplan"
+V41 = "deepseek-ai/DeepSeek-V4.1-Flash"
+
+
+def _modules_with(text: str) -> list[str]:
+    return sorted(str(p.relative_to(PKG)) for p in PKG.rglob("*.py") if text in p.read_text(encoding="utf-8"))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# DeepSeek-V4.1 pipeline parallelism (SGLang deepseek_v4_hook.validate_deepseek_v41_features)
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def test_v41_pp_refusal_text_is_written_in_one_module():
+    assert _modules_with("does not support pipeline parallelism") == ["engines/sglang/pools/dsv4/eras.py"]
+
+
+def test_v41_pp_refusal_function():
+    with pytest.raises(InputError) as e:
+        refuse_v41_pipeline(is_v41=True, pp_size=2, release=None)
+    assert e.value.field == "--pp-size" and V41_PIPELINE_REFUSAL in str(e.value)
+    refuse_v41_pipeline(is_v41=True, pp_size=1, release=None)  # no PP: nothing to refuse
+    refuse_v41_pipeline(is_v41=False, pp_size=4, release=None)  # V4 / V4-Pro take PP
+    refuse_v41_pipeline(is_v41=True, pp_size=2, release="0.5.15")  # no V4.1 at all there: the release check's job
+
+
+@pytest.mark.parametrize("algo", [None, "DSPARK"])
+def test_v41_pp_refused_by_fit_with_and_without_speculation(algo):
+    dep = Deployment(engine="sglang", model=V41, gpu="h200", tp=8, pp=2, num_gpus=16, speculative_algorithm=algo)
+    with pytest.raises(InputError) as e:
+        fit(dep)
+    assert e.value.field == "--pp-size" and V41_PIPELINE_REFUSAL in str(e.value)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Device total (kvplan.engines.runtime.device_total): the one rule, and `kvplan gpus` shows it
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def test_device_total_is_derived_in_one_place():
+    # the 0.57 GiB driver reservation is subtracted by runtime.py alone; planners ask device_total
+    assert _modules_with("DRIVER_RESERVE_BYTES") == ["engines/runtime.py"]
+    for mod in ("engines/sglang/planner.py", "engines/vllm/adapter.py", "planning/whatif.py", "planning/plan.py"):
+        text = (PKG / mod).read_text(encoding="utf-8")
+        assert "device_total(" in text and "memory_mib * 2**20" not in text, mod
+
+
+def test_gpus_json_shows_device_total_for_every_preset():
+    import json
+
+    from typer.testing import CliRunner
+
+    from kvplan.cli.app import app
+    from kvplan.engines.runtime import device_total
+    from kvplan.inputs import presets
+
+    out = CliRunner().invoke(app, ["gpus", "--format", "json"])
+    assert out.exit_code == 0, out.output
+    shown = {row["id"]: row["device_total_bytes"] for row in json.loads(out.output)}
+    gpus = presets.all_gpus()
+    assert len(shown) == len({g.id for g in gpus}) > 10
+    for g in gpus:
+        assert shown[g.id] == device_total(g)[0], g.id
+
+
+def test_device_total_hand_derived():
+    from kvplan.engines.runtime import device_total
+    from kvplan.views.listing import gpu_rows
+
+    class _Gpu:
+        def __init__(self, mib: int, cuda: int | None) -> None:
+            self.id = self.name = "x"
+            self.memory_mib, self.cuda_total_bytes, self.interconnect = mib, cuda, "pcie"
+            self.sm, self.fp8, self.fp4 = "9.0", True, False
+
+    class _Entry:
+        def __init__(self, g: _Gpu) -> None:
+            self.preset, self.origin = g, "shipped"
+
+    # nvidia-smi only: 97,887 MiB x 1,048,576 = 102,641,958,912 B, less 0.57 GiB (612,032,839 B) = 102,029,926,073
+    assert device_total(_Gpu(97_887, None)) == (102_029_926_073, False)
+    assert device_total(_Gpu(81_559, 85_024_246_333)) == (85_024_246_333, True)
+    rows = gpu_rows([_Entry(_Gpu(97_887, None)), _Entry(_Gpu(81_559, 85_024_246_333))])
+    assert [r["device_total_bytes"] for r in rows] == [102_029_926_073, 85_024_246_333]
+    assert [r["cuda_total_gib"] for r in rows] == [None, 79.18]  # 85,024,246,333 / 2**30 = 79.184
