@@ -27,8 +27,22 @@ Two situations, two formulas:
   N`` opens the first ``B = min(C, N)`` requests at once; the k-th of them waits for the k - 1 prefills before it,
   ``(B - 1) / 2`` batched prefills on average, and they are ``B / N`` of the run's requests.
 
-Neither knows the benchmark's length distribution (``--random-range-ratio``), its warm-up, or arrivals at a
-request rate: docs/speed.md says what that leaves out.
+A burst is cut into the engine's token-budgeted steps (:func:`burst_steps`, :func:`burst_wait`): the steps carry
+``--chunked-prefill-size`` / ``--max-num-batched-tokens`` tokens each, taken from the waiting requests in arrival
+order (SGLang ``PrefillAdder`` packs several short prompts into one step and cuts a long one across steps; vLLM
+spends the step's budget on the waiting queue the same way), and a request's first token comes out of the step
+that completes its prompt (SGLang 0.5.23 ``scheduler_components/batch_result_processor.py``
+``process_batch_result_prefill`` streams it at the end of that step; vLLM V1 samples it in the step that schedules
+the prompt's last token).  So the k-th request of the burst has its first token after ``ceil(k S / K)`` steps of K
+tokens.  :func:`run_wait` weighs a run's first wave against the rest of its requests.
+
+The benchmark client (SGLang 0.5.23 ``benchmark/serving.py``; vLLM ``benchmarks/serve.py`` the same):
+``--request-rate inf`` yields every request at once and ``--max-concurrency C`` is an ``asyncio.Semaphore(C)``, so
+the first C requests are sent together; TTFT runs from ``time.perf_counter()`` before the POST to the first streamed
+chunk, and the reported TTFT is the mean over every request of the run (``calculate_metrics``: ``np.mean(ttfts)``).
+Neither knows the benchmark's length distribution (``--random-range-ratio``: SGLang 0.5.23
+``benchmark/datasets/common.py`` ``compute_random_lens`` draws lengths uniform in ``[max(1, L x ratio), L]``,
+default ratio 0.0), its warm-up, or arrivals at a finite request rate: docs/speed.md says what that leaves out.
 """
 
 from __future__ import annotations
@@ -88,3 +102,70 @@ def prefill_service_s(prefill_step: Any, *, dp: int) -> float:
         return total
     par = sum(float(p.seconds) for p in prefill_step.parts if p.bound == "overhead" or p.name.startswith("attention"))
     return total - par * (1.0 - 1.0 / dp)
+
+
+def _floor_sum(n: int, m: int, a: int, b: int) -> int:
+    """``sum(floor((a k + b) / m) for k in range(n))`` for non-negative ints, m > 0, in O(log) steps (the classic
+    Euclid-like reduction), so a burst of a million requests costs nothing.
+
+    Example: n = 4, m = 3, a = 2, b = 1: floor(1/3) + floor(3/3) + floor(5/3) + floor(7/3) = 0 + 1 + 1 + 2 = 4.
+    """
+    total = 0
+    while True:
+        if a >= m:
+            total += (n - 1) * n // 2 * (a // m)
+            a %= m
+        if b >= m:
+            total += n * (b // m)
+            b %= m
+        y_max = a * n + b
+        if y_max < m:
+            return total
+        n, b, m, a = y_max // m, y_max % m, a, m
+
+
+def burst_steps(*, burst: int, input_len: int, chunk_tokens: int) -> float:
+    """Mean number of token-budgeted prefill steps until a request of a burst has its first token: ``burst``
+    requests of ``input_len`` tokens arrive at once and are prefilled in arrival order, ``chunk_tokens`` per step
+    (several short prompts share a step, a long one spans steps), so the k-th (1-based) completes in step
+    ``ceil(k S / K)``; the answer is ``mean over k = 1..B of ceil(k S / K)`` (exact integer arithmetic).
+
+    Examples: B = 16, S = 1,024, K = 8,192: eight prompts per step, steps 1 (k = 1..8) and 2 (k = 9..16), mean 1.5.
+    B = 4, S = K = 8,192: (1 + 2 + 3 + 4) / 4 = 2.5.  B = 3, S = 3,000, K = 4,096: ceil(3,000 / 4,096) = 1,
+    ceil(6,000 / 4,096) = 2, ceil(9,000 / 4,096) = 3: mean 2.
+    """
+    b, s, k = int(burst), int(input_len), int(chunk_tokens)
+    if b <= 0 or s <= 0 or k <= 0:
+        return 0.0
+    # ceil(j s / k) = floor((j s + k - 1) / k); j = 1..B is k' = j - 1 = 0..B-1 with b' = s + k - 1
+    return _floor_sum(b, k, s, s + k - 1) / b
+
+
+def burst_wait(*, burst: int, input_len: int, chunk_tokens: int, step_s: float) -> float:
+    """Mean time a request of a burst waits for the others' prefill, beyond its own prefill alone: ``(burst_steps
+    - ceil(S / K)) x step_s``, ``step_s`` the time of one full step of K prompt tokens (the burst's steps are full
+    but for the last).
+
+    Examples: B = 16, S = 1,024, K = 8,192, a 60 ms step: (1.5 - 1) x 60 = 30 ms (the old per-request estimate,
+    ``(B - 1) / 2`` prefills of a request's eighth of a step, gave 7.5 / 8 x 60 = 56 ms: it ignored that eight
+    prompts finish together at the end of the same step).  B = 4, S = K = 8,192, a 150 ms step: (2.5 - 1) x 150 =
+    225 ms = ``(B - 1) / 2`` prefills, as it must be when each prompt is one step.
+    """
+    alone = -(-int(input_len) // max(int(chunk_tokens), 1)) if input_len > 0 else 0
+    extra = burst_steps(burst=burst, input_len=input_len, chunk_tokens=chunk_tokens) - alone
+    return max(0.0, extra) * float(step_s)
+
+
+def run_wait(*, burst: int, num_prompts: int, burst_wait_s: float, rest_wait_s: float) -> float:
+    """Mean wait over a benchmark run of ``num_prompts`` requests whose first ``burst`` (= min(C, N)) arrive at
+    once: ``(B x burst_wait + (N - B) x rest_wait) / N`` -- the first wave waits for its own burst, every later
+    request for what the steady state gives it (``rest_wait_s``: :func:`closed_loop_wait`).
+
+    Example: B = 16, N = 32, a burst wait of 0.9 s and a steady wait of 0.05 s: (16 x 0.9 + 16 x 0.05) / 32 =
+    0.475 s.  N = B (one wave): the burst wait alone.
+    """
+    n = int(num_prompts)
+    if n <= 0:
+        return float(rest_wait_s)
+    b = max(0, min(int(burst), n))
+    return (b * float(burst_wait_s) + (n - b) * float(rest_wait_s)) / n
