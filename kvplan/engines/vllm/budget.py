@@ -18,7 +18,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from kvplan.engines.vllm.fields import int_if_set
-from kvplan.engines.vllm.releases import NEWEST_VERSION, SAMPLER_BYTES_PER_LOGIT, V0_SAMPLER_BYTES_PER_LOGIT
+from kvplan.engines.vllm.releases import (
+    FLASHINFER_SAMPLER_BYTES_PER_LOGIT,
+    NEWEST_VERSION,
+    SAMPLER_BYTES_PER_LOGIT,
+    V0_SAMPLER_BYTES_PER_LOGIT,
+)
 from kvplan.hfconfig.normalize import flatten_config
 from kvplan.hfconfig.spec import MAX_LAYERS
 from kvplan.units import MiB
@@ -326,3 +331,18 @@ def vllm_default_graph_count(
         ceiling=1024 if (v >= (0, 30, 0) and sm_major == 10) else 512,
     )
     return pw + full
+
+
+def vllm_sampler_bytes_per_logit(*, v0: bool, flashinfer: bool = False) -> int:
+    """Bytes per (row x vocab) logit alive at the dummy sampler's peak, by sampler path: V0's sampler 14; V1's
+    PyTorch top-k / top-p path 39 (it sorts the full vocabulary); V1 with FlashInfer installed 14 (rejection
+    sampling, no sort: ``releases.FLASHINFER_SAMPLER_BYTES_PER_LOGIT``).  Which V1 path runs depends on the
+    environment (FlashInfer importable), not on a flag; the release default planned is the PyTorch path.
+
+    Example: Qwen2-7B on one A100, vLLM 0.10.1.1 with FlashInfer (the dennislee22 run that logs "Using FlashInfer
+    for top-p & top-k sampling"): 256 rows x 152,064 x 14 = 544,997,376 B (0.51 GiB), and 0.25 x 79.25 - 14.25 -
+    5.01 (logged KV) = 0.55 GiB left for activation + non-torch; the PyTorch path's 39 B would need 1.41 GiB.
+    """
+    if v0:
+        return V0_SAMPLER_BYTES_PER_LOGIT
+    return FLASHINFER_SAMPLER_BYTES_PER_LOGIT if flashinfer else SAMPLER_BYTES_PER_LOGIT

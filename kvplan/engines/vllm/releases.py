@@ -114,6 +114,12 @@ Version = tuple[int, int, int]
 # bytes per (row × vocab) element alive at the sampler peak (see budget.vllm_default_activation_bytes)
 SAMPLER_BYTES_PER_LOGIT = 2 + 4 + 4 + 4 + 4 + 8 + 4 + 1 + 4 + 4
 V0_SAMPLER_BYTES_PER_LOGIT = 2 + 4 + 4 + 4  # bf16 logits, fp32 logits, probs, logprobs (V0 Sampler)
+#: V1 with FlashInfer installed (``v1/sample/ops/topk_topp_sampler.py`` ``TopKTopPSampler.__init__``: FlashInfer's
+#: rejection sampler whenever ``flashinfer`` imports and ``VLLM_USE_FLASHINFER_SAMPLER`` is unset, v0.10.1.1 /
+#: v0.10.2 / v0.11.0; ``flashinfer_sample`` -> ``top_k_top_p_sampling_from_logits``): bf16 logits 2, fp32 logits 4,
+#: FlashInfer's top-k-masked logits 4, their softmax 4; no sort.  ``flashinfer-python`` is an optional extra of the
+#: 0.10 wheels, so a plain pip install takes the PyTorch path (:data:`SAMPLER_BYTES_PER_LOGIT`).
+FLASHINFER_SAMPLER_BYTES_PER_LOGIT = 2 + 4 + 4 + 4
 
 
 # --------------------------------------------------------------------------- versions
