@@ -79,6 +79,22 @@ def test_concurrency_capped_by_what_fits():
     assert any("does not fit" in w for w in d["warnings"])
 
 
+def test_dsv4_on_sm120_carries_the_decode_caveat():
+    """DeepSeek-V4 on SM120 (the default deployment's RTX PRO 6000 Max-Q) prints the measured decode caveat of
+    docs/speed.md; the same family on an H200 and another family on the same SM120 card do not."""
+    from kvplan.planning.speed import DSV4_SM120_DECODE_CAVEAT
+
+    seed = json.loads(_run(SEED).stdout)
+    assert DSV4_SM120_DECODE_CAVEAT in seed["warnings"]
+    short = ["--input-len", "1024", "--output-len", "64", "--context-length", "65536", "--format", "json"]
+    h200 = _run(["speed", "-m", "deepseek-ai/DeepSeek-V4-Flash", "-g", "h200-sxm", "--tp-size", "4", *short])
+    assert h200.exit_code == 0, h200.stderr
+    assert DSV4_SM120_DECODE_CAVEAT not in json.loads(h200.stdout)["warnings"]
+    qwen = _run(["speed", "-m", "Qwen/Qwen3-8B", "-g", "rtx-pro-6000-maxq", "--num-gpus", "1", *short])
+    assert qwen.exit_code == 0, qwen.stderr
+    assert DSV4_SM120_DECODE_CAVEAT not in json.loads(qwen.stdout)["warnings"]
+
+
 @pytest.mark.parametrize(
     "args,flag",
     [

@@ -31,6 +31,7 @@ from typing import Any
 
 from kvplan.deployment import Deployment
 from kvplan.errors import InputError
+from kvplan.family import Family
 from kvplan.perf.record import Record
 
 #: the JSON contract's speed keys (docs/speed.md documents each with its unit)
@@ -53,6 +54,14 @@ REQUEST_S = 0.020
 
 DEFAULT_INPUT_LEN = 8192
 DEFAULT_OUTPUT_LEN = 1024
+#: printed with every DeepSeek-V4 result on SM120 (RTX PRO 6000, RTX 5090): the public single-stream decodes of
+#: this family on this architecture are slower than the model by a per-layer cost it does not count, at TP2 and TP8,
+#: under SGLang and vLLM (docs/speed.md "The same gap on two GPUs": 36.5 tok/s measured at TP8 against 70.7,
+#: 33.6 and 37.8 at TP2 against 54.9)
+DSV4_SM120_DECODE_CAVEAT = (
+    "decode: DeepSeek-V4 on SM120 measured 1.5-1.9x slower than this estimate in every public single-stream run "
+    "(2 and 8 GPUs, SGLang and vLLM); the per-layer cost behind it is not modelled (docs/speed.md)"
+)
 
 #: SGLang's default speculative steps / draft tokens per algorithm when not given (v0.5.23
 #: ``arg_groups/speculative_hook.py`` auto-choice for EAGLE-class drafts: 3 steps, topk 1, 4 draft tokens)
@@ -327,6 +336,18 @@ def _prefill_graph(
     )
 
 
+def _model_caveats(*, pp: int, family: str, sm: str) -> list[str]:
+    """What the step model is known to leave out for this deployment, printed as warnings: pipeline stages summed
+    per step; DeepSeek-V4's SM120 decode (:data:`DSV4_SM120_DECODE_CAVEAT`).  Example: pp 1, "dsv4", "12.0" ->
+    [the caveat]; pp 1, "dsv4", "9.0" -> []."""
+    out: list[str] = []
+    if pp > 1:
+        out.append("pipeline parallelism: stages are summed per step (no micro-batch overlap modelled)")
+    if family == Family.DSV4 and sm == "12.0":  # measured on SM120 cards only (GB10, SM121, not)
+        out.append(DSV4_SM120_DECODE_CAVEAT)
+    return out
+
+
 def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
     """Plan ``dep`` (capacity) and run the step model for its workload (``dep.input_len`` / ``dep.output_len``,
     defaults 8,192 / 1,024) at ``inputs.concurrency``.  InputError (exit 2) for bad input or a GPU figure the
@@ -519,8 +540,7 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
             f"--moe-runner-backend {dep.moe_runner_backend}: recorded; the MoE GEMMs use the class's "
             "compute efficiency whatever the backend"
         )
-    if res.pp > 1:
-        warnings.append("pipeline parallelism: stages are summed per step (no micro-batch overlap modelled)")
+    warnings += _model_caveats(pp=res.pp, family=ops.family, sm=hw.sm)
     total = rps * (input_len + output_len)
     return SpeedResult(
         prefill_tokens_per_s=input_len / t_p,
