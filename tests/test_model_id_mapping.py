@@ -39,12 +39,6 @@ def test_suffix_rules_still_map_quantized_builds() -> None:
     assert spec.config == resolve_model("Qwen/Qwen3-32B").config
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open (issue 24 item 3): the -Instruct/-Thinking/quantization suffix rules would map e.g. "
-    "Qwen2.5-7B-Instruct to Qwen2.5-7B (max_position_embeddings differs) and nvidia/GLM-5.1-NVFP4 to GLM-5.1 "
-    "(head_dim differs); the preset's own id wins today, an unlisted id of that kind would not",
-)
 def test_suffix_rules_never_map_to_a_preset_whose_config_differs() -> None:
     """Over the catalog: a preset's own id, resolved by the suffix rules against the other presets, lands on a
     preset whose config agrees on every key kvplan reads (else the rule would give an unlisted sibling the wrong

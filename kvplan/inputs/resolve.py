@@ -173,28 +173,38 @@ def _strip_suffix(name: str) -> tuple[str, str | None] | None:
 
 
 def _by_variant_rules(text: str, models: tuple[ModelPreset, ...]) -> ModelSpec | None:
-    """A published variant by rule: strip up to four quantization / instruct suffixes (``Qwen3-32B-AWQ`` ->
-    ``Qwen3-32B``, int4; never a date: see ``_VARIANT_SUFFIXES``) and match the base name against the presets."""
-    name = text.rpartition("/")[2]
+    """A published quantized build by rule: strip up to four quantization suffixes (``Qwen/Qwen3-32B-AWQ`` ->
+    ``Qwen/Qwen3-32B``, int4) and match the base name against the presets of the same organisation.
+
+    Only quantization suffixes, and only within the organisation that released the base (an id typed without an
+    organisation matches any): a release suffix (``-Instruct``, ``-Base``, ``-Thinking``, ``-it``, ``-Chat``) or a
+    date names another checkpoint whose config differs in fields kvplan reads (Qwen/Qwen2.5-7B-Instruct: 32,768
+    positions, Qwen/Qwen2.5-7B 131,072), and another organisation's build is often re-made (nvidia/GLM-5.1-NVFP4's
+    ``head_dim`` differs from zai-org/GLM-5.1's).  Such an id without a preset of its own is read from the Hub.
+    tests/test_model_id_mapping.py checks the rule over the catalog."""
+    org, _, name = text.rpartition("/")
     quant = None
     stripped = name
     for _ in range(4):
         step = _strip_suffix(stripped)
-        if step is None:
+        if step is None or step[1] is None:
             return None
         stripped, q = step
         quant = quant or q
         for m in models:
-            cands = [m.id.rpartition("/")[2]] + [a.rpartition("/")[2] for a in m.aliases]
-            if any(norm_name(c) == norm_name(stripped) for c in cands):
+            cands = [m.id, *m.aliases]
+            if any(
+                norm_name(c.rpartition("/")[2]) == norm_name(stripped)
+                and (not org or norm_name(c.rpartition("/")[0]) == norm_name(org))
+                for c in cands
+            ):
                 spec = _preset_spec(
                     m,
                     requested=text,
                     note=f"{text} resolved to the geometry of preset {m.id}"
                     + (f" with {quant} weights" if quant else ""),
                 )
-                if quant:
-                    spec = ModelSpec(**{**spec.__dict__, "quantization": quant, "checkpoint_bytes": None})
+                spec = ModelSpec(**{**spec.__dict__, "quantization": quant, "checkpoint_bytes": None})
                 return spec
     return None
 
