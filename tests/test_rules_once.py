@@ -98,3 +98,36 @@ def test_device_total_hand_derived():
     rows = gpu_rows([_Entry(_Gpu(97_887, None)), _Entry(_Gpu(81_559, 85_024_246_333))])
     assert [r["device_total_bytes"] for r in rows] == [102_029_926_073, 85_024_246_333]
     assert [r["cuda_total_gib"] for r in rows] == [None, 79.18]  # 85,024,246,333 / 2**30 = 79.184
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The derived request cap's note: structured for the views (kind + values), plain text in JSON
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def test_derived_request_cap_note_carries_its_values():
+    import copy
+    import json
+    import pickle
+
+    from kvplan.engines.base import Note, NoteKind
+    from kvplan.engines.sglang.rules import REQUEST_CAP_CEILING, REQUEST_CAP_FLOOR, resolve_max_running_requests
+    from kvplan.views.serialize import to_json
+
+    r = fit(Deployment(model="Qwen/Qwen3-32B", gpu="h100-sxm", tp=2, context_length=32768))
+    notes = [a for a in r.assumptions if isinstance(a, Note) and a.kind is NoteKind.DERIVED_REQUEST_CAP]
+    assert len(notes) == 1
+    cap, lo, hi = notes[0].values
+    assert (lo, hi) == (REQUEST_CAP_FLOOR, REQUEST_CAP_CEILING) == (2048, 4096)
+    assert (
+        cap
+        == r.max_running_requests
+        == resolve_max_running_requests(
+            total_tokens=r.kv_pool_tokens, context_len=32768, requested=None, attn_dp_size=1
+        )
+    )
+    assert str(notes[0]).startswith(f"max_running_requests {cap}: SGLang's derived default clamp(")
+    # JSON shows the text alone; copies and pickles keep the structure
+    assert str(notes[0]) in json.loads(to_json(r))["assumptions"]
+    for twin in (copy.deepcopy(notes[0]), pickle.loads(pickle.dumps(notes[0]))):
+        assert twin == notes[0] and twin.kind is NoteKind.DERIVED_REQUEST_CAP and twin.values == (cap, lo, hi)

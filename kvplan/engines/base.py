@@ -35,6 +35,39 @@ class PoolCount(enum.Enum):
     BLOCKS = "blocks"
 
 
+class NoteKind(enum.Enum):
+    """What a structured :class:`Note` says, for the views to key on (never on the note's prose)."""
+
+    #: the request cap an engine derived by ``clamp(f(tokens), LO, HI)``; values ``(cap, LO, HI)``
+    DERIVED_REQUEST_CAP = "derived_request_cap"
+
+
+class Note(str):
+    """An assumption (or warning) line that also carries what it says as data: ``kind`` (a :class:`NoteKind`) and
+    ``values`` (a tuple of ints).  It is the line's text everywhere a ``str`` is read (JSON, CSV, equality), so
+    the results and their JSON are what they were; the views format from ``kind`` and ``values``.
+
+    Example: ``Note("max_running_requests 4096: ...", NoteKind.DERIVED_REQUEST_CAP, (4096, 2048, 4096))``.
+    """
+
+    kind: NoteKind
+    values: tuple[int, ...]
+
+    def __new__(cls, text: str, kind: NoteKind, values: tuple[int, ...]) -> Note:
+        self = super().__new__(cls, text)
+        self.kind, self.values = kind, values
+        return self
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Note, (str(self), self.kind, self.values))
+
+    def __copy__(self) -> Note:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Note:
+        return self
+
+
 class Engine(Protocol):
     """What the rest of kvplan may ask an engine.  Every member is data or a pure function of its arguments."""
 

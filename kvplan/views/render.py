@@ -19,7 +19,6 @@ markup and never auto-highlighted.  rich is imported inside the table functions 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -415,24 +414,23 @@ def explain_summary(results: Sequence[Any]) -> str:
     return (", ".join(parts) + ": add --explain (-v) to see them") if parts else ""
 
 
-_CLAMP_NOTE = re.compile(r"^max_running_requests ([\d,]+): .*clamp\(.*, ([\d,]+), ([\d,]+)\)")
-
-
 def assumption_text(r: Any, text: str) -> str:
-    """An assumption as the table prints it: a ``clamp(..., LO, HI)`` explanation of a request cap outside
+    """An assumption as the table prints it: a request cap the planner derived by ``clamp(..., LO, HI)`` (a note of
+    kind :attr:`kvplan.engines.base.NoteKind.DERIVED_REQUEST_CAP`, values ``(cap, LO, HI)``) that lies outside
     [LO, HI] (a pool too small for the clamp's floor, or the cap reduced to tokens // 2) is not printed as if the
-    clamp gave it; it says where the cap came from instead.  Every other assumption prints as it is.
+    clamp gave it; it says where the cap came from instead.  Every other assumption prints as it is.  Keyed by the
+    note's kind and values, never by its prose.
 
-    Example: ``"max_running_requests 0: SGLang's derived default clamp(int(tokens / context x 512), 2048, 4096)"``
-    with a pool of 0 tokens -> ``"max_running_requests 0: derived by the engine from a pool of 0 tokens (below the
-    clamp's floor of 2048)"``.
+    Example: the note ``"max_running_requests 0: SGLang's derived default clamp(..., 2048, 4096)"`` with values
+    ``(0, 2048, 4096)`` and a pool of 0 tokens -> ``"max_running_requests 0: derived by the engine from a pool of 0
+    tokens (below the clamp's floor of 2048)"``.
     """
-    m = _CLAMP_NOTE.match(text)
-    if m is None:
-        value, lo, hi = 0, 0, 0
-    else:
-        value, lo, hi = (int(g.replace(",", "")) for g in m.groups())
-    if m is None or lo <= value <= hi:
+    from kvplan.engines.base import Note, NoteKind
+
+    if not isinstance(text, Note) or text.kind is not NoteKind.DERIVED_REQUEST_CAP:
+        return text
+    value, lo, hi = text.values
+    if lo <= value <= hi:
         return text
     return (
         f"max_running_requests {value:,}: derived by the engine from a pool of {r.kv_pool_tokens:,} tokens "

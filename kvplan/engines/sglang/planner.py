@@ -795,8 +795,16 @@ def _result(
             f"max_running_requests reduced to {mrr} (the pool holds {tokens:,} tokens; SGLang caps at tokens // 2)"
         )
     if d.mrr_requested is None:
+        from kvplan.engines.base import Note, NoteKind
+        from kvplan.engines.sglang.rules import REQUEST_CAP_CEILING, REQUEST_CAP_FLOOR
+
+        lo, hi = REQUEST_CAP_FLOOR, REQUEST_CAP_CEILING
         log.assumptions.append(
-            f"max_running_requests {mrr}: SGLang's derived default clamp(int(tokens / context x 512), 2048, 4096)"
+            Note(
+                f"max_running_requests {mrr}: SGLang's derived default clamp(int(tokens / context x 512), {lo}, {hi})",
+                NoteKind.DERIVED_REQUEST_CAP,
+                (mrr, lo, hi),
+            )
         )
     max_ctx = rules.max_request_len(context_len=context, total_tokens=tokens) if tokens > 0 else 0
     per_rank_conc = min(tokens // context, mrr) if context > 0 else 0

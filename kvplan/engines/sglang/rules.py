@@ -729,6 +729,12 @@ def pool_tokens(*, budget_bytes: int, cell_bytes: int, page_size: int, fixed_ove
     return page_floor(tokens=avail // cell_bytes, page_size=page_size)
 
 
+#: the bounds of SGLang 0.5.14+'s derived request cap ``clamp(int(tokens / context x 512), FLOOR, CEILING)``
+#: (``KVCacheConfigurator.resolve_max_num_reqs``, v0.5.23)
+REQUEST_CAP_FLOOR = 2048
+REQUEST_CAP_CEILING = 4096
+
+
 def requests_per_worker(*, requested: Any, attn_dp_size: int) -> Any:
     """A requested ``--max-running-requests`` as each attention-DP worker keeps it: ``max(1, R // attn_dp_size)``
     (ints or numpy arrays).  The one definition of the clamp; the token pool may lower it further
@@ -746,7 +752,7 @@ def _mrr(*, total_tokens: int, context_len: int, requested: int | None, attn_dp_
     if _any(attn_dp_size <= 0):
         raise InputError(f"attn_dp_size must be positive, got {attn_dp_size}", field="--dp-size")
     estimated = _trunc_int(total_tokens / context_len * 512)
-    estimated = _maximum(_minimum(estimated, 4096), 2048)
+    estimated = _maximum(_minimum(estimated, REQUEST_CAP_CEILING), REQUEST_CAP_FLOOR)
     if requested is not None:
         per_worker = requests_per_worker(requested=requested, attn_dp_size=attn_dp_size)
         return _minimum(per_worker, total_tokens // 2), per_worker
