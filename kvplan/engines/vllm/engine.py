@@ -83,16 +83,16 @@ class VllmEngine:
         return self.supported[1]
 
     def kv_dtypes(self) -> tuple[str, ...]:
-        from kvplan.engines.vllm.specs import DTYPE_BYTES
+        from kvplan.engines.vllm.specs import KV_CACHE_DTYPES
 
-        return tuple(DTYPE_BYTES)
+        return KV_CACHE_DTYPES
 
     def check_kv_dtype(self, name: str) -> str:
         """``name`` unchanged when vLLM's specs size it (``auto`` included); the specs' InputError otherwise.
         Example: ``check_kv_dtype("fp8") == "fp8"``; ``check_kv_dtype("mxfp8")`` raises."""
-        from kvplan.engines.vllm.specs import DTYPE_BYTES, kv_dtype_bytes
+        from kvplan.engines.vllm.specs import KV_CACHE_DTYPES, kv_dtype_bytes
 
-        if name not in DTYPE_BYTES:
+        if name not in KV_CACHE_DTYPES:
             kv_dtype_bytes(name)  # raises with vLLM's list
         return name
 
