@@ -479,29 +479,17 @@ def gpus_cmd(fmt: _FormatOption = None, search: _SearchOption = None) -> None:
     from kvplan.inputs import presets
 
     entries = presets.gpu_entries()
+    from kvplan.views.listing import GPU_PRIORITY, gpu_rows
+
     keep = {id(g) for g in presets.filter_gpus([e.preset for e in entries], search=search)}
-    rows = [
-        {
-            "id": g.id,
-            "name": g.name,
-            "nvidia_smi_mib": g.memory_mib,
-            "cuda_total_gib": round(g.device_bytes / 2**30, 2) if g.cuda_total_bytes else None,
-            "interconnect": g.interconnect,
-            "sm": g.sm,
-            "fp8": g.fp8,
-            "fp4": g.fp4,
-            "origin": e.origin,
-        }
-        for e in entries
-        if id(g := e.preset) in keep
-    ]
+    rows = gpu_rows([e for e in entries if id(e.preset) in keep])
     title = _listing_title("GPU presets", len(rows), len(entries), family=None, search=search)
     listing = Listing(
         rows,
         title,
         hide=_uniform(rows, "origin"),
         full_listing="kvplan gpus --format json",
-        priority=("origin", "name", "nvidia_smi_mib", "cuda_total_gib", "fp8", "fp4", "sm", "interconnect"),
+        priority=GPU_PRIORITY,
     )
     write(listing, out)
 
