@@ -262,14 +262,17 @@ def test_ascii_fallback_spellings():
 
 
 def test_no_clamp_explanation_for_a_cap_the_clamp_cannot_give():
-    r = fit(
-        Deployment(model="deepseek-ai/DeepSeek-V3", gpu="h100-sxm", tp=8, context_length=32768),
-        assumptions=["max_running_requests 0: SGLang's derived default clamp(int(tokens / context x 512), 2048, 4096)"],
-    )
+    from kvplan.engines.base import Note, NoteKind
+
+    # DeepSeek-V3 on 8 x H100 at 32k: the weights leave no pool, SGLang's derived cap is 0 (below the floor 2048)
+    r = fit(Deployment(model="deepseek-ai/DeepSeek-V3", gpu="h100-sxm", tp=8, context_length=32768))
     out = " ".join(rendered(r, 120, explain=True).split())
-    assert "clamp(" not in out and "max_running_requests 0: derived by the engine from a pool of" in out
+    assert "clamp(" not in out and "max_running_requests 0: derived by the engine from a pool of 0 tokens" in out
     ok = "max_running_requests 4096: SGLang's derived default clamp(int(tokens / context x 512), 2048, 4096)"
-    assert render.assumption_text(r, ok) == ok
+    assert render.assumption_text(r, Note(ok, NoteKind.DERIVED_REQUEST_CAP, (4096, 2048, 4096))) == ok
+    # the view keys by the note's kind, never by its prose: the same text without the structure prints as it is
+    low = "max_running_requests 0: SGLang's derived default clamp(int(tokens / context x 512), 2048, 4096)"
+    assert render.assumption_text(r, low) == low
 
 
 def test_side_by_side_targets_share_a_line():
