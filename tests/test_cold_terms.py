@@ -51,3 +51,28 @@ def test_kimi_k2_thinking_planned_with_int4_routed_experts_only():
 
     r = evaluate(LOGS / "kimi-k2-thinking-8xh200-tp8.log", load_cases())
     assert r["cold"] is not None and abs(r["cold"]) < 0.03, r["cold"]
+
+
+def test_v0_064_non_torch_counts_the_cuda_context():
+    """vLLM 0.6.4 subtracts ``total used - torch allocated`` with no baseline (worker/worker.py
+    determine_num_available_blocks, v0.6.4): the CUDA context is in the term, modelled as runtime's free-at-start
+    overhead, 0.55 GiB = int(0.55 x 2^30) = 590,558,003 B at TP1 and + 1.35 GiB of NVLink communicators at TP2.
+    0.6.3.post1 (``init free - free``) and 0.6.5 (a baseline at init_device) leave the context out: 128 MiB."""
+    from kvplan.engines.vllm.budget import vllm_default_non_torch_bytes
+
+    assert vllm_default_non_torch_bytes(engine_version="0.6.4") == 590_558_003
+    assert vllm_default_non_torch_bytes(engine_version="0.6.4.post1", interconnect="pcie") == 590_558_003
+    assert vllm_default_non_torch_bytes(engine_version="0.6.4", tp_size=2) == 590_558_003 + int(1.35 * GiB)
+    assert vllm_default_non_torch_bytes(engine_version="0.6.3.post1") == 128 * 2**20
+    assert vllm_default_non_torch_bytes(engine_version="0.6.5") == 128 * 2**20
+
+
+def test_v0_rtx3090_budget_by_term():
+    """llama31-8b-rtx3090-v0-20k (0.6.4, util 0.9): the log's own terms rebuild its KV figure, and cold mode's
+    differ only in non-torch and weights: 0.9 x 23.58 = 21.222 GiB; - 14.99 (weights) - 2.07 (activation: peak torch
+    17.06 - 14.99) - 0.35 (non-torch) = 3.812 GiB (logged 3.81).  Cold: 14.958 + 2.06 + 0.55 -> 3.654 GiB, -4.1 %."""
+    from scripts.accuracy_report import LOGS, evaluate, load_cases
+
+    assert abs((0.9 * 23.58 - 14.99 - 2.07 - 0.35) - 3.81) < 0.01
+    r = evaluate(LOGS / "llama31-8b-rtx3090-v0-20k.log", load_cases())
+    assert r["cold"] is not None and -0.05 < r["cold"] < -0.03, r["cold"]

@@ -181,12 +181,22 @@ def vllm_default_non_torch_bytes(
     * world > 1 on PCIe: vLLM disables its custom all-reduce on more than two PCIe GPUs
       (``custom_all_reduce.py``), NCCL's lazily connected buffers stay small: nothing added.
       Logged: L40S TP8 0.21 GiB (0.10.2) -> modelled 0.125 GiB.
-    * V0 (≤0.7) reports ``total used − torch allocated`` (``worker/worker.py``
-      ``determine_num_available_blocks``, v0.6.4), which includes the CUDA context; the RTX 3090
-      V0 log prints 0.35 GiB.  One log only: not modelled separately (the base term is used).
+    * V0 0.6.4 (0.6.4 - 0.6.4.post1) subtracts ``total used − torch allocated`` after the profile with no
+      baseline (``worker/worker.py`` ``determine_num_available_blocks``, v0.6.4), so everything this process
+      holds outside torch is in the term: the CUDA context and, with TP > 1, the communicators.  Modelled as
+      the free-at-start overhead of :func:`kvplan.engines.runtime.runtime_overhead_bytes` (0.55 GiB at TP1).
+      Logged at TP1: RTX 3090 0.35 (both shipped logs), H200 0.73, an 8 GB card 0.47 GiB (public 0.6.4 logs,
+      docs/accuracy.md).  0.6.3.post1 subtracts ``init free − free`` (context outside) and 0.6.5 takes a
+      baseline at ``init_device`` (``memory_profiling(baseline_memory_in_bytes=...)``): both get the terms above.
 
-    Example: TP2, NVLink, 0.11.0 -> 128 + 512 MiB = 671,088,640 B.
+    Example: TP2, NVLink, 0.11.0 -> 128 + 512 MiB = 671,088,640 B; TP1, 0.6.4 -> 0.55 GiB = 590,558,003 B.
     """
+    from kvplan.engines.vllm.releases import release_numbers
+
+    if (0, 6, 4) <= release_numbers(engine_version or NEWEST_VERSION) < (0, 6, 5):
+        from kvplan.engines.runtime import runtime_overhead_bytes
+
+        return runtime_overhead_bytes(world_size=tp_size * pp_size, interconnect=(interconnect or "nvlink").lower())
     base = 128 * MiB
     if tp_size * pp_size <= 1:
         return base
