@@ -18,9 +18,9 @@ from kvplan.inputs import presets as p
 from kvplan.planning.plan import fit
 
 #: the catalog size (model ids: presets + published variants) reached with the presets below; it only grows
-MIN_MODEL_IDS_2026 = 198
+MIN_MODEL_IDS_2026 = 203
 #: the number of model preset files reached
-MIN_MODEL_FILES_2026 = 168
+MIN_MODEL_FILES_2026 = 173
 
 #: file stem -> (GPU id, TP, context in tokens) used to plan it: one GPU class that holds the weights, and a context
 #: no longer than the config's max_position_embeddings
@@ -79,6 +79,12 @@ NEW_PRESETS: dict[str, tuple[str, int, int]] = {
     # AI-Hypercomputer/maxtext's hf_model_configs.py (scripts/catalog_maxtext.py)
     "Qwen--Qwen3-30B-A3B-Base": ("h100-sxm", 1, 32_768),
     "google--gemma-4-E2B-it": ("l4", 1, 131_072),
+    # committed Hub snapshots (model card beside the config.json) read by scripts/catalog_from_git.py (issue 24/25)
+    "Qwen--Qwen3-Coder-30B-A3B-Instruct": ("h100-sxm", 1, 32_768),
+    "skt--A.X-4.0-Light": ("l40s", 1, 16_384),
+    "K-intelligence--Midm-2.0-Base-Instruct": ("h100-sxm", 1, 32_768),
+    "K-intelligence--Midm-2.0-Mini-Instruct": ("l4", 1, 32_768),
+    "ibm-granite--granite-3.0-1b-a400m-instruct": ("t4", 1, 4_096),
 }
 
 #: the quantized builds of item 5: file stem -> the preset they were a [[variants]] entry of
