@@ -76,3 +76,13 @@ def test_v0_rtx3090_budget_by_term():
     assert abs((0.9 * 23.58 - 14.99 - 2.07 - 0.35) - 3.81) < 0.01
     r = evaluate(LOGS / "llama31-8b-rtx3090-v0-20k.log", load_cases())
     assert r["cold"] is not None and -0.05 < r["cold"] < -0.03, r["cold"]
+
+
+def test_non_torch_note_names_the_parts():
+    from kvplan.engines.vllm.budget import vllm_non_torch_note
+
+    assert vllm_non_torch_note(non_torch_bytes=671_088_640, tp_size=2, link="nvlink", engine_version="0.11.0") == (
+        "cold: cuBLAS / attention workspaces 128 MiB + NCCL / custom all-reduce 512 MiB (TP2, nvlink)"
+    )
+    v0 = vllm_non_torch_note(non_torch_bytes=590_558_003, tp_size=1, link="other", engine_version="0.6.4")
+    assert v0.startswith("cold: CUDA context and workspaces 563 MiB") and "NCCL" not in v0  # 590,558,003 / 2^20

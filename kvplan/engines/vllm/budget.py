@@ -356,3 +356,24 @@ def vllm_sampler_bytes_per_logit(*, v0: bool, flashinfer: bool = False) -> int:
     if v0:
         return V0_SAMPLER_BYTES_PER_LOGIT
     return FLASHINFER_SAMPLER_BYTES_PER_LOGIT if flashinfer else SAMPLER_BYTES_PER_LOGIT
+
+
+def vllm_non_torch_note(*, non_torch_bytes: int, tp_size: int, link: str, engine_version: str | None) -> str:
+    """The ``--explain`` line of the cold non-torch term (:func:`vllm_default_non_torch_bytes`), naming its parts.
+
+    Example: 671,088,640 B at TP2 on NVLink, 0.11.0 -> "cold: cuBLAS / attention workspaces 128 MiB + NCCL / custom
+    all-reduce 512 MiB (TP2, nvlink)"; 590,558,003 B at TP1, 0.6.4 -> "cold: CUDA context and workspaces 563 MiB
+    (V0 0.6.4 counts this process's memory outside torch, context included)".
+    """
+    from kvplan.engines.vllm.releases import release_numbers
+
+    if (0, 6, 4) <= release_numbers(engine_version or NEWEST_VERSION) < (0, 6, 5):
+        return (
+            f"cold: CUDA context and workspaces {non_torch_bytes / MiB:,.0f} MiB"
+            + (f" incl. communicators (TP{tp_size}, {link})" if tp_size > 1 else "")
+            + " (V0 0.6.4 counts this process's memory outside torch, context included)"
+        )
+    comm = non_torch_bytes - 128 * MiB
+    return "cold: cuBLAS / attention workspaces 128 MiB" + (
+        f" + NCCL / custom all-reduce {comm / MiB:,.0f} MiB (TP{tp_size}, {link})" if comm else ""
+    )
