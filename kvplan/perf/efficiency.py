@@ -14,7 +14,9 @@ Constants (:class:`Efficiency`):
 * ``alpha_s``: latency of one collective (small-message floor);
 * ``kernel_graph_s`` / ``kernel_eager_s``: cost of one kernel replayed inside a CUDA graph / launched eagerly
   (Python dispatch + launch + the idle gap), added per kernel of the step;
-* ``step_s``: per-step host cost outside the forward (scheduling, sampling, output processing).
+* ``step_s``: per-step host cost outside the forward (scheduling, sampling, output processing);
+* ``gemm_tile_gbs``: GB/s one output tile (128 columns) of a block-scaled fp8 / fp4 GEMM with few rows streams
+  (:func:`kvplan.perf.ops.narrow_gemm_seconds`); 0 where no measurement of the class is declared.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ CONSTANT_NAMES: tuple[str, ...] = (
     "kernel_graph_s",
     "kernel_eager_s",
     "step_s",
+    "gemm_tile_gbs",
 )
 
 
@@ -49,6 +52,7 @@ class Efficiency(Record):
     kernel_eager_s: float
     step_s: float
     sources: tuple[str, ...]
+    gemm_tile_gbs: float = 0.0
 
 
 _NCCL_PCIE = (
@@ -62,6 +66,14 @@ _KERNELS = (
     "PyTorch op's dispatch + launch (10-20 us: the PyTorch profiler's CPU time per aten op on a busy host; 15 us, "
     "the middle, for every class); "
     "checked against the decode rows of docs/speed-accuracy.md as a class, not per row"
+)
+
+_NARROW_GEMM_SM120 = (
+    "gemm_tile_gbs 40: a block-scaled GEMM of 4 rows on RTX PRO 6000 Blackwell (graph replay, L2 flushed) streams "
+    "k 7,168 x n 576 at 211 GB/s, n 1,536 at 537, n 2,304 at 655, n 3,584 at 1,024 (local-inference-lab/b12x PR 277): "
+    "42, 45, 36 and 37 GB/s per 128-column tile; NVFP4 on the same card, m 1-16: n 512 x k 7,168 13.7-14.3 us, "
+    "n 1,024 14.9-16.4 us (flashinfer-ai/flashinfer PR 3051, b12x): 37 and 35 GB/s per tile; SGLang PR 39872 names "
+    "these GEMMs the dominant cost of DeepSeek-V4.1-Flash decode on 8 RTX PRO 6000"
 )
 
 #: the classes, declared once
@@ -105,7 +117,9 @@ CLASSES: dict[str, Efficiency] = {
             _SOL_MEMORY,
             _NCCL_PCIE,
             _KERNELS,
+            _NARROW_GEMM_SM120,
         ),
+        gemm_tile_gbs=40.0,
     ),
     "pcie-no-p2p": Efficiency(
         gpu_class="pcie-no-p2p",
@@ -121,7 +135,9 @@ CLASSES: dict[str, Efficiency] = {
             "as pcie-p2p, except the link: without P2P every collective goes through host memory; P2P latency "
             "~14 us disabled vs 0.4 us enabled (voipmonitor/rtx6kpro hardware/pcie-bandwidth.md); bus "
             "bandwidth taken as 0.2 of the slot",
+            _NARROW_GEMM_SM120,
         ),
+        gemm_tile_gbs=40.0,
     ),
     "amd-instinct": Efficiency(
         gpu_class="amd-instinct",

@@ -106,6 +106,62 @@ class AttnGroup(Record):
     state_flops: float = 0.0  # per token per layer per rank
 
 
+class Gemm(Record):
+    """One linear layer's GEMM on one rank: ``n`` output columns, ``nbytes`` of weight per instance (one expert for
+    routed experts), ``count`` instances per step (layers), ``expert``: a routed-expert GEMM (its instances are
+    the experts a step touches), ``quantized``: a block-scaled fp8 / fp4 weight (below 2 bytes per parameter)."""
+
+    n: int
+    nbytes: float
+    count: int
+    expert: bool = False
+    quantized: bool = False
+
+
+def rank_gemms(
+    sums: dict[str, float], breakdown: dict[str, int], *, groups: dict[str, int], ep: int
+) -> tuple[Gemm, ...]:
+    """The GEMMs of :func:`gemm_signatures` on one rank: rows split over the tensor's group (``out``: ceil(rows /
+    g); ``heads``: ceil(rows / g) heads x rows per head; ``in``: the columns split, the rows whole), experts over EP,
+    and each GEMM's bytes its share (by parameters) of its component's bytes per rank (the weight estimate's
+    breakdown, which prices the quantization the checkpoint stores).
+
+    Example: DeepSeek-V4.1-Flash at TP8 / EP8: the shared experts' gate_up (4,608 x 5,120, out, TP) is n = 576 on a
+    rank, 576 x 5,120 = 2,949,120 parameters.
+    """
+    rows_params: list[tuple[str, int, float, int, bool, int]] = []
+    comp_params: dict[str, float] = {}
+    for key, count in sums.items():
+        if not key.startswith("gemm|"):
+            continue
+        _, comp, rows_s, cols_s, split, group, head_s, expert_s, copies_s = key.split("|")
+        rows, cols, head, expert, copies = int(rows_s), int(cols_s), int(head_s), expert_s == "1", int(copies_s)
+        g = max(1, groups.get(group, 1))
+        if split == "out":
+            n, k = -(-rows // g), cols
+        elif split == "heads":
+            n, k = max(1, -(-rows // g)) * head, cols
+        elif split == "in":
+            n, k = rows, -(-cols // g)
+        else:
+            n, k = rows * (head if split == "heads" else 1), cols
+        local = -(-copies // max(ep, 1)) if expert else 1
+        p = float(n) * k  # one instance (one expert)
+        rows_params.append((comp, n, p, int(count), expert, local))
+        comp_params[comp] = comp_params.get(comp, 0.0) + p * local * count
+    out: list[Gemm] = []
+    for comp, n, p, count, expert, local in rows_params:
+        total = comp_params.get(comp, 0.0)
+        cbytes = float(breakdown.get(comp, 0))
+        if not total or not cbytes:
+            continue
+        bpp = cbytes / total
+        out.append(
+            Gemm(n=n, nbytes=p * bpp, count=count * (1 if expert else local), expert=expert, quantized=bpp < 1.9)
+        )
+    return tuple(out)
+
+
 class ModelOps(Record):
     """A model on one rank of a deployment, as plain numbers (see the module docstring)."""
 
@@ -129,6 +185,8 @@ class ModelOps(Record):
     expert_dtype: str  # compute dtype of the routed-expert GEMMs
     act_bytes_per_token: float = 0.0  # activation traffic per token, all layers, per rank (see activation_bytes)
     notes: tuple[str, ...] = ()
+    gemms: tuple[Gemm, ...] = ()  # the linear layers' GEMMs on one rank (rank_gemms)
+    local_experts: int = 0  # routed experts per layer on one rank (EP)
 
 
 def _i(cfg: Any, key: str, default: int = 0) -> int:
@@ -349,6 +407,7 @@ def inventory_sums(config: Any, *, engine: str) -> dict[str, float]:
         lm = float(sum(t.params for t in inv.tensors if t.comp == "embeddings"))
     n_moe = len(per_expert)
     return {
+        **gemm_signatures(inv.tensors),
         "dense": dense,
         "lm_head": lm,
         "expert": sum(per_expert.values()) / n_moe if n_moe else 0.0,
@@ -359,6 +418,31 @@ def inventory_sums(config: Any, *, engine: str) -> dict[str, float]:
         "mtp_copies": float(mtp_copies),
         "hc_mult": float(dsv4_hc_mult(inv.cfg)) if inv.family == Family.DSV4 else 1.0,
     }
+
+
+def gemm_signatures(tensors: Any) -> dict[str, float]:
+    """The decoder layers' quantizable linear weights as GEMMs, counted by shape: ``{"gemm|comp|rows|cols|split|
+    group|head|expert|copies": layers}`` (plain numbers, so the sums stay cacheable).  Weights of one layer that the
+    engines fuse into one GEMM (q / k / v, gate / up, MLA's q_a / kv_a: the same input, the same split and group,
+    one component) are one GEMM of their summed rows; row-parallel weights (split over the input) stay apart.
+
+    Example: Llama-3.1-8B: per layer one fused qkv (6,144 x 4,096, heads), o (4,096 x 4,096, in), gate_up
+    (28,672 x 4,096, out), down (4,096 x 14,336, in): 4 signatures of 32 layers each.
+    """
+    from kvplan.weights.tensor import Split, Stage
+
+    fused: dict[tuple[Any, ...], list[int]] = {}
+    for t in tensors:
+        if not t.quant or t.layer is None or t.cols <= 1 or t.comp in _SKIP_COMPS or t.stage != Stage.LAYER:
+            continue
+        apart = t.split == Split.IN
+        key = (t.layer, t.comp, t.cols, str(t.split), str(t.group), t.head, t.expert, t.copies, t.path if apart else "")
+        fused.setdefault(key, [0])[0] += t.rows
+    out: dict[str, float] = {}
+    for (_, comp, cols, split, group, head, expert, copies, _), (rows,) in fused.items():
+        sig = f"gemm|{comp}|{rows}|{cols}|{split}|{group}|{head}|{int(expert)}|{copies}"
+        out[sig] = out.get(sig, 0.0) + 1.0
+    return out
 
 
 def model_ops(
@@ -417,6 +501,14 @@ def model_ops(
         tp=tp,
         hc_mult=hc,
     )
+    ep = max(1, int(getattr(dep, "ep", None) or 1))
+    moe_tp = max(1, tp // ep)
+    if not any(k.startswith("gemm|") for k in sums):  # sums cached before the GEMM shapes were counted
+        from kvplan.weights.inventory import inventory
+
+        sums = {**sums, **gemm_signatures(inventory(spec.raw_config or cfg, engine=dep.engine).tensors)}
+    sizes = {"attn": attn_tp, "mixer": attn_tp, "tp": tp, "dense": tp, "moe": moe_tp, "lm": tp}
+    gemms = rank_gemms(sums, breakdown, groups=sizes, ep=ep)
     mtp_copies = sums["mtp_copies"]
     draft = sums["mtp_dense"] + (sums["mtp_expert"] / mtp_copies * topk if mtp_copies else 0.0)
     n_mtp = _i(cfg, "num_nextn_predict_layers", 1) or 1
@@ -441,6 +533,8 @@ def model_ops(
         expert_dtype=edt,
         act_bytes_per_token=act,
         notes=tuple(notes),
+        gemms=gemms,
+        local_experts=-(-int(sums["experts"]) // ep) if sums["experts"] else 0,
     )
 
 
@@ -556,3 +650,47 @@ def index_logit_bytes(g: AttnGroup, *, tokens: Any, position: Any) -> Any:
     indexer is replicated, so every rank moves all of it).  Example: 2,048 queries scoring 131,072 entries:
     2,147,483,648 B."""
     return tokens * index_entries(g, position=position) * INDEX_LOGIT_BYTES
+
+
+#: the output tile of a block-scaled GEMM with few rows: 128 columns of N by 64 rows of M (vLLM's SM120 CUTLASS
+#: blockwise FP8 GEMM for M <= 256, ``Shape<_64,_128,_128>``, vllm-project/vllm PR 37970; SGLang's Triton
+#: ``w8a8_block_fp8_matmul`` tiles N by the weight's 128-column scale block)
+GEMM_TILE_N = 128
+GEMM_TILE_M = 64
+
+
+def narrow_gemm_seconds(ops: ModelOps, *, tokens: Any, bw: float, tile_gbs: float) -> Any:
+    """Seconds the quantized GEMMs of a step take beyond streaming their weights at ``bw`` (B/s), because a GEMM of
+    few rows launches few thread blocks and each block streams at most ``tile_gbs`` GB/s (the GPU class's
+    measured rate per output tile, :mod:`kvplan.perf.efficiency`):
+
+    ``tiles = ceil(n / 128) x ceil(M / 64)`` (routed experts: x the experts the step touches on the rank, at least
+    one), ``rate = min(bw, tiles x tile_gbs)``, and each GEMM adds ``bytes x (1 / rate - 1 / bw)``.  Wide GEMMs
+    and prefill chunks (many row tiles) reach ``bw`` and add nothing; bf16 weights (cuBLAS picks split-K for few
+    rows) are not charged.
+
+    Example: DeepSeek-V4.1-Flash's shared-expert gate_up at TP8 on one decode token: n = 576, 5 tiles x 40 GB/s =
+    200 GB/s against 0.8 x 1,792 = 1,434 GB/s; its 2.95 MB (fp8) take 14.7 us instead of 2.1 us: +12.7 us per
+    layer.
+    """
+    if not tile_gbs or not ops.gemms:
+        return 0.0 * tokens
+    r = tile_gbs * 1e9
+    m_tiles = (tokens + GEMM_TILE_M - 1) // GEMM_TILE_M
+    m_tiles = hi(m_tiles, 1.0)
+    frac = experts_touched_fraction(tokens=tokens, topk=ops.topk, experts=ops.experts)
+    touched = ops.local_experts * frac
+    total: Any = 0.0 * tokens
+    for g in ops.gemms:
+        if not g.quantized:
+            continue
+        n_tiles = -(-g.n // GEMM_TILE_N)
+        if g.expert:
+            tiles = n_tiles * hi(touched, 1.0)
+            nbytes = g.nbytes * touched * g.count
+        else:
+            tiles = n_tiles * m_tiles
+            nbytes = g.nbytes * g.count
+        rate = lo(bw, tiles * r)
+        total = total + nbytes * (1.0 / rate - 1.0 / bw)
+    return total

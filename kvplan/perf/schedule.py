@@ -44,6 +44,7 @@ from kvplan.perf.ops import (
     index_logit_bytes,
     kv_read_bytes,
     linear_flops,
+    narrow_gemm_seconds,
     weight_bytes,
 )
 from kvplan.perf.record import Record
@@ -161,6 +162,9 @@ def step(
     parts = [_op("dense linear", f_dense, b_dense, peak=hw.peak_flops(ops.weight_dtype) * eff.compute, bw=bw)]
     if ops.moe_layers:
         parts.append(_op("routed experts", f_exp, b_exp, peak=hw.peak_flops(ops.expert_dtype) * eff.compute, bw=bw))
+    narrow = narrow_gemm_seconds(ops, tokens=tokens, bw=bw, tile_gbs=eff.gemm_tile_gbs)
+    if eff.gemm_tile_gbs and ops.gemms:
+        parts.append(Part("GEMMs with few rows (few tiles per SM)", seconds=narrow, bound="memory"))
     if ops.act_bytes_per_token:
         parts.append(_op("activations (norms, residuals, mHC)", 0.0, ops.act_bytes_per_token * tokens, peak=1.0, bw=bw))
     attn_peak = hw.peak_flops("bf16") * eff.attention
