@@ -8,7 +8,7 @@ import math
 import pytest
 
 from kvplan.perf.overhead import ENGINES, REQUEST_HOST_S, request_overhead_s
-from kvplan.perf.queue import _floor_sum, burst_steps, burst_wait, run_wait
+from kvplan.perf.queue import _floor_sum, burst_steps, burst_wait, run_median_wait, run_wait
 
 
 def test_floor_sum_by_hand():
@@ -98,3 +98,38 @@ def test_request_overhead_is_the_host_path_for_each_engine():
     # the docstring's worked example: 0.145 s prefill + 9.5 ms decode step + the host path = 0.1745 s
     assert 0.145 + 0.0095 + request_overhead_s(engine="sglang") == pytest.approx(0.1745)
     assert math.isfinite(request_overhead_s(engine="other"))
+
+
+def _median_by_listing(b, n, s, k, t, r):
+    """The N waits listed and sorted (the definition), for the cross-check below."""
+    alone = -(-s // k)
+    ws = sorted([max(0, -(-(j * s) // k) - alone) * t for j in range(1, min(b, n) + 1)] + [r] * (n - min(b, n)))
+    return (ws[(n - 1) // 2] + ws[n // 2]) / 2
+
+
+def test_run_median_wait_by_hand():
+    """B = 16 of N = 32, one step per prompt, 0.15 s a step, steady wait 0.02 s: sorted, the values are 0 (k = 1),
+    sixteen 0.02, then 0.15, 0.30, ...; the two middle ones (0-based 15 and 16) are both 0.02.  The mean of the same
+    run is (16 x 1.125 + 16 x 0.02) / 32 = 0.5725 s.  N = B = 16: the median of 0, 0.15, ..., 2.25 is
+    (1.05 + 1.20) / 2 = 1.125 s."""
+    kw = {"input_len": 8192, "chunk_tokens": 8192, "step_s": 0.15, "rest_wait_s": 0.02}
+    assert run_median_wait(burst=16, num_prompts=32, **kw) == pytest.approx(0.02)
+    assert run_median_wait(burst=16, num_prompts=16, **kw) == pytest.approx(1.125)
+    assert run_wait(burst=16, num_prompts=32, burst_wait_s=1.125, rest_wait_s=0.02) == pytest.approx(0.5725)
+    # N odd, the burst the larger part (B = 4 of N = 5): 0, 0.15, 0.30, 0.45 and one 0.02 -> sorted 0, 0.02, 0.15,
+    # 0.30, 0.45: the median 0.15
+    assert run_median_wait(burst=4, num_prompts=5, **kw) == pytest.approx(0.15)
+
+
+@pytest.mark.parametrize(
+    "b,n,s,k,t,r",
+    [
+        (0, 7, 100, 50, 0.1, 0.3),
+        (5, 5, 1024, 8192, 0.06, 0.01),
+        (40, 41, 3000, 4096, 0.2, 1.0),
+        (9, 100, 9000, 2048, 0.1, 0.05),
+    ],
+)
+def test_run_median_wait_matches_the_sorted_list(b, n, s, k, t, r):
+    got = run_median_wait(burst=b, num_prompts=n, input_len=s, chunk_tokens=k, step_s=t, rest_wait_s=r)
+    assert got == pytest.approx(_median_by_listing(b, n, s, k, t, r))

@@ -169,3 +169,46 @@ def run_wait(*, burst: int, num_prompts: int, burst_wait_s: float, rest_wait_s: 
         return float(rest_wait_s)
     b = max(0, min(int(burst), n))
     return (b * float(burst_wait_s) + (n - b) * float(rest_wait_s)) / n
+
+
+def run_median_wait(
+    *, burst: int, num_prompts: int, input_len: int, chunk_tokens: int, step_s: float, rest_wait_s: float
+) -> float:
+    """Median wait over a benchmark run (the P50 a benchmark reports beside the mean): the first ``burst`` requests
+    wait ``w_k = (ceil(k S / K) - ceil(S / K)) x step_s`` (:func:`burst_wait`'s terms, k = 1..B, non-decreasing),
+    the other ``N - B`` the steady-state ``rest_wait_s``; the median of those N values (the mean of the two middle
+    ones when N is even, as ``numpy.median``).  Exact without listing them: the ``w_k`` below ``rest_wait_s`` come
+    first, then the N - B steady values, then the rest of the ``w_k``.
+
+    Example: B = 16, N = 32, S = K (one step per prompt), 0.15 s a step, a steady wait of 0.02 s: the w_k are 0,
+    0.15, ..., 2.25 s; sorted, the 32 values are 0 (k = 1), sixteen 0.02, then 0.15, 0.30, ...; the 16th and 17th
+    (0-based 15 and 16) are 0.02 and 0.02: a median of 0.02 s, where the mean is (16 x 1.125 + 16 x 0.02) / 32 =
+    0.5725 s.  With N = B = 16: the median of 0, 0.15, ..., 2.25 is (1.05 + 1.20) / 2 = 1.125 s.
+    """
+    n = int(num_prompts)
+    b = max(0, min(int(burst), n))
+    if n <= 0:
+        return float(rest_wait_s)
+    s, k = int(input_len), max(int(chunk_tokens), 1)
+    alone = -(-s // k) if s > 0 else 0
+
+    def w(j: int) -> float:  # 1-based member of the burst
+        return max(0, -(-(j * s) // k) - alone) * float(step_s)
+
+    lo, hi = 0, b  # m = how many w_k (k = 1..B) are below rest_wait_s (they are non-decreasing in k)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if w(mid + 1) < rest_wait_s:
+            lo = mid + 1
+        else:
+            hi = mid
+    m, rest = lo, n - b
+
+    def at(i: int) -> float:  # the i-th (0-based) of the N values in sorted order
+        if i < m:
+            return w(i + 1)
+        if i < m + rest:
+            return float(rest_wait_s)
+        return w(i - rest + 1)
+
+    return (at((n - 1) // 2) + at(n // 2)) / 2
