@@ -29,7 +29,9 @@ the protocol its own cost model says is faster (NVIDIA/nccl ``src/graph/tuning.c
   of the bus bandwidth;
 * Simple: latency ``8.4 + 2 (N - 1) x 5.7`` us (88.2 us at 8 GPUs), at the full bus bandwidth.
 
-LL wins for decode-sized messages, Simple for prefill chunks (:func:`nccl_allreduce_time`).  NCCL's LL128 is off
+LL wins for decode-sized messages, Simple for prefill chunks (:func:`nccl_allreduce_time`).  Two PCIe GPUs with
+P2P run the custom kernel for messages up to 8 MB, at its own measured latency (:data:`CUSTOM_ALLREDUCE_PCIE_S`,
+:func:`custom_allreduce_pcie`) instead of NCCL's.  NCCL's LL128 is off
 on PCIe (its tuning enables it only over NVLink), and its tree algorithm is not modelled.
 """
 
@@ -58,6 +60,22 @@ NCCL_SIMPLE_PCIE_STEP_S = 5.7e-6
 NCCL_LL_BANDWIDTH_FRACTION = 0.25
 #: the engines' custom all-reduce takes messages up to this size (SGLang ``CustomAllreduce._MAX_CAR_SIZE``)
 CUSTOM_ALLREDUCE_MAX_BYTES = 8192 * 1024
+
+
+#: one call of a one-shot custom all-reduce between PCIe GPUs with P2P: 7.5-9.2 us per call measured on an RTX PRO
+#: 6000 box (voipmonitor/rtx6kpro ``optimization/pcie-oneshot-allreduce.md``); the middle, 8.4 us
+CUSTOM_ALLREDUCE_PCIE_S = 8.4e-6
+
+
+def custom_allreduce_pcie(*, link: str, p2p: bool, ranks: int, nbytes: Any) -> Any:
+    """Whether an all-reduce of ``nbytes`` runs the engines' custom (one-shot) kernel over PCIe: two GPUs with
+    P2P and a message up to 8 MB (SGLang v0.5.23 ``custom_all_reduce.py`` ``CustomAllreduce.should_custom_ar``:
+    ``world_size == 2 or full_nvlink``, ``inp_size <= max_size``; ``custom_all_reduce_utils.py`` disables it on more
+    than two PCIe-only GPUs and where the P2P test fails).  Example: 2 PCIe cards, 8,192 B -> True; 8 cards ->
+    False; 2 cards, 16 MB -> False.  Array-safe: a boolean array for an array of sizes."""
+    if link != "pcie" or not p2p or ranks != 2:
+        return 0.0 * nbytes > 1.0
+    return nbytes <= CUSTOM_ALLREDUCE_MAX_BYTES
 
 
 def nccl_only(*, link: str, ranks: int) -> bool:

@@ -34,7 +34,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvplan.perf.comm import allreduce_time, layer_collectives, nccl_allreduce_time, nccl_only
+from kvplan.perf.comm import (
+    CUSTOM_ALLREDUCE_PCIE_S,
+    allreduce_time,
+    custom_allreduce_pcie,
+    layer_collectives,
+    nccl_allreduce_time,
+    nccl_only,
+)
 from kvplan.perf.efficiency import Efficiency
 from kvplan.perf.hardware import Hardware
 from kvplan.perf.ops import (
@@ -124,11 +131,16 @@ class Step(Record, frozen=False):
 def collective_time(hw: Hardware, eff: Efficiency, *, nbytes: Any, ranks: int) -> Any:
     """One all-reduce of ``nbytes`` over ``ranks`` GPUs of ``hw``: NCCL's protocol choice where the engines use NCCL
     for every size (more than two GPUs without NVLink, :func:`kvplan.perf.comm.nccl_only`), else alpha-beta (the
-    engines' custom all-reduce, and NCCL beyond its size, over NVLink)."""
+    engines' custom all-reduce, and NCCL beyond its size, over NVLink); two PCIe GPUs with P2P pay the custom
+    kernel's own latency for messages up to 8 MB (:func:`kvplan.perf.comm.custom_allreduce_pcie`)."""
     bus = hw.link_gbs * eff.link
     if nccl_only(link=hw.link, ranks=ranks):
         return nccl_allreduce_time(nbytes=nbytes, ranks=ranks, bus_gbs=bus, alpha_s=eff.alpha_s)
-    return allreduce_time(nbytes=nbytes, ranks=ranks, bus_gbs=bus, alpha_s=eff.alpha_s)
+    t = allreduce_time(nbytes=nbytes, ranks=ranks, bus_gbs=bus, alpha_s=eff.alpha_s)
+    custom = custom_allreduce_pcie(link=hw.link, p2p=hw.p2p, ranks=ranks, nbytes=nbytes)
+    if isinstance(custom, bool):
+        return t - (eff.alpha_s - CUSTOM_ALLREDUCE_PCIE_S) if custom else t
+    return t - custom * (eff.alpha_s - CUSTOM_ALLREDUCE_PCIE_S)
 
 
 def _op(name: str, flops: float, nbytes: float, *, peak: float, bw: float) -> Part:
