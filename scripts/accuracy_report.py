@@ -66,6 +66,11 @@ CASE_FIX: dict[str, tuple[dict, str]] = {
         {"engine_version": "0.21.0"},
         "author says 0.20.2, the log prints the >=0.21 group-aware token line",
     ),
+    "deepseek-v2-lite-h100-v0-premla": (
+        {"model": "deepseek-ai/DeepSeek-V2-Lite"},
+        "planned with the DeepSeek-V2-Lite preset: the -Chat checkpoint has the base model's architecture and sizes "
+        "(the preset names only quantization suffixes as variants)",
+    ),
     "kimi-k2-thinking-8xh200-tp8": (
         {"model": str(ROOT / "tests" / "validation" / "configs" / "kimi-k2-thinking.config.json")},
         "config: Kimi-K2.5's text_config (same text model and INT4 scheme: routed experts 4 bit, attention, shared "
