@@ -16,7 +16,7 @@ On a stream that cannot encode Unicode (``PYTHONIOENCODING=ascii``) characters p
 The deployment flags of ``fit`` (and of ``sweep`` / ``solve``, :mod:`kvplan.cli.plan_cmds`) come from the flag
 registry (:mod:`kvplan.flags`, built into typer options by :mod:`kvplan.cli.options`); the renderers live in
 :mod:`kvplan.views`: a command builds its answer and writes it with :func:`kvplan.cli.options.write`
-(:func:`kvplan.views.formats.emit`, the one registry of formats; :func:`kvplan.views.formats.resolve` picks every
+(:func:`kvplan.views.emit.emit`, the one registry of formats; :func:`kvplan.views.emit.resolve` picks every
 command's default format), and never looks at the format itself.
 ``kvplan --version`` / ``-V`` prints the first line of ``kvplan version``; ``--install-completion`` and
 ``--show-completion`` (typer's shell completion) are options of the whole CLI only, so the one-command app
@@ -51,7 +51,7 @@ from kvplan.cli.options import deployment_options, deployment_values, format_opt
 from kvplan.cli.streams import closed_pipe, output_exit, output_failure, render_then_check, silence_stdout
 from kvplan.errors import ECHO_CHARS, MAX_LINE_CHARS, InputError, KvplanError, echo, mask_secrets
 from kvplan.flags import ENGINES
-from kvplan.views.formats import FitAnswer, Listing, WhatIfAnswer, resolve
+from kvplan.views.emit import FitAnswer, Listing, WhatIfAnswer, resolve
 
 
 def _click_exceptions() -> Any:

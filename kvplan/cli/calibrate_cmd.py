@@ -20,7 +20,7 @@ import typer
 from kvplan.cli.options import format_option, write
 from kvplan.cli.streams import render_then_check
 from kvplan.errors import DoesNotFitError, InputError, echo
-from kvplan.views.formats import CalibrationAnswer, resolve
+from kvplan.views.emit import CalibrationAnswer, resolve
 
 
 def _tolerance(text: str) -> float:

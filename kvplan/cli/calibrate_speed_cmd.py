@@ -13,7 +13,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from kvplan.cli.options import deployment_options, deployment_values, format_option, write
-from kvplan.views.formats import SpeedCalibrationAnswer, resolve
+from kvplan.views.emit import SpeedCalibrationAnswer, resolve
 
 
 @deployment_options("fit")

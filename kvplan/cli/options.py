@@ -14,7 +14,7 @@ Per command:
   :func:`kvplan.planning.sweep.parse_axis`), the switches stay switches.
 
 Every command's ``--format`` is :func:`format_option` of the answer it writes (the formats, metavar and help read
-from the registry of :mod:`kvplan.views.formats`), and its answer is written by :func:`write` (``emit`` with
+from the registry of :mod:`kvplan.views.emit`), and its answer is written by :func:`write` (``emit`` with
 click's echo): no command looks at the format itself.
 """
 
@@ -28,8 +28,9 @@ import typer
 from typer.models import ArgumentInfo
 
 from kvplan.flags import FLAGS, TRISTATE, Flag
-from kvplan.views.formats import REGISTRY as _FORMATS
-from kvplan.views.formats import emit, format_help, format_metavar
+from kvplan.views.emit import REGISTRY as _FORMATS
+from kvplan.views.emit import emit, format_help
+from kvplan.views.formats import format_metavar
 
 _ANNOTATION: dict[str, Any] = {"int": Optional[int], "float": Optional[float], "bool": bool}
 _KW = inspect.Parameter.KEYWORD_ONLY
@@ -120,7 +121,7 @@ def deployment_values(command: str, flags: dict[str, Any]) -> dict[str, Any]:
 
 def format_option(answer: type, note: str = "") -> Any:
     """The ``--format`` option (``Annotated[Optional[str], format_option(T)]``) of a command writing ``answer`` (a
-    :mod:`kvplan.views.formats` answer type): its metavar (``[table|json|csv]``) and help (``table | json | csv
+    :mod:`kvplan.views.emit` answer type): its metavar (``[table|json|csv]``) and help (``table | json | csv
     (default: table on a terminal, JSON otherwise).``, ``note`` before ``default``) read from the registry."""
     return typer.Option("--format", metavar=format_metavar(_FORMATS.formats(answer)), help=format_help(answer, note))
 
@@ -130,5 +131,5 @@ def _echo(text: str) -> None:
 
 
 def write(answer: Any, fmt: Any, **words: Any) -> None:
-    """Write ``answer`` in ``fmt`` (:func:`kvplan.views.formats.emit`) through click's echo."""
+    """Write ``answer`` in ``fmt`` (:func:`kvplan.views.emit.emit`) through click's echo."""
     emit(answer, fmt, echo=_echo, **words)

@@ -20,7 +20,7 @@ from kvplan.cli.options import command_flags, deployment_options, deployment_val
 from kvplan.cli.streams import render_then_check
 from kvplan.errors import InputError
 from kvplan.flags import ENGINES, TRISTATE
-from kvplan.views.formats import CheckAnswer, ConfigAnswer, SolveAnswer, SweepAnswer, check_renderable, resolve
+from kvplan.views.emit import CheckAnswer, ConfigAnswer, SolveAnswer, SweepAnswer, check_renderable, resolve
 
 _SORTS = ("concurrency", "gpus", "tokens", "context", "none")
 #: --sort keys that read the speed columns (kvplan.planning.sweep.speed.SPEED_SORTS; they need --speed)

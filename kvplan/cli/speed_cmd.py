@@ -12,7 +12,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from kvplan.cli.options import deployment_options, deployment_values, format_option, write
-from kvplan.views.formats import SpeedAnswer, TtftChartAnswer, check_renderable, resolve
+from kvplan.views.emit import SpeedAnswer, TtftChartAnswer, check_renderable, resolve
 
 _Concurrency = Annotated[
     int, typer.Option("--concurrency", "-c", metavar="C", help="Requests decoding at once (default 1).")
