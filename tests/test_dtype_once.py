@@ -1,7 +1,7 @@
 """Dtype widths are declared once (issue 21 items 4/5): :class:`kvplan.hfconfig.dtypes.DType`.
 
 An AST scan fails on any other module of the package that writes a table from dtype names to byte (or bit) counts --
-a dict literal whose string keys include a dtype spelling and whose values are whole numbers.  The byte tests are
+a dict literal whose string keys include a dtype spelling and whose values are numbers.  The byte tests are
 hand-derived: a value's bits are its format's width (IEEE binary32 / bfloat16 / binary16, OCP FP8 E4M3 / E5M2, the
 E2M1 FP4 value of NVFP4 and of SGLang's fp4_mx_block16, INT8, INT4), its bytes torch's element size of the storage
 container (two 4-bit values share one byte).
@@ -25,12 +25,12 @@ _SPELLINGS = {s for d in DType for s in d.spellings}
 
 def _is_count(node: ast.expr | None) -> bool:
     return isinstance(node, ast.Constant) and (
-        node.value is None or (isinstance(node.value, int) and not isinstance(node.value, bool))
+        node.value is None or (isinstance(node.value, (int, float)) and not isinstance(node.value, bool))
     )
 
 
 def _dtype_tables(tree: ast.AST) -> list[int]:
-    """Line numbers of dict literals mapping dtype spellings to whole numbers (None allowed for ``auto``)."""
+    """Line numbers of dict literals mapping dtype spellings to numbers (None allowed for ``auto``)."""
     out = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Dict) or not node.keys:
@@ -47,6 +47,7 @@ def test_scan_sees_a_table():
     """The scan finds the shape it forbids (else it could never fail)."""
     assert _dtype_tables(ast.parse('X = {"float32": 4, "bfloat16": 2}')) == [1]
     assert _dtype_tables(ast.parse('X = {"auto": None, "fp8": 1, "half": 2}')) == [1]
+    assert _dtype_tables(ast.parse('X = {"fp32": 4.0, "mixed": 1.0, "int4": 0.5}')) == [1]
     assert _dtype_tables(ast.parse('X = {"num_layers": 4, "hidden": 2}')) == []
     assert _dtype_tables(ast.parse('X = {"bfloat16": "bf16", "half": "fp16"}')) == []
 
@@ -72,6 +73,7 @@ HAND = [
     (DType.FP8_E5M2, 8, 1),  # 1 + 5 + 2
     (DType.MXFP8, 8, 1),  # E4M3 values; the E8M0 block scale is counted by the layout
     (DType.INT8, 8, 1),
+    (DType.MXFP4, 4, 1),  # E2M1 values (weights)
     (DType.NVFP4, 4, 1),  # E2M1 = 1 + 2 + 1; two per uint8 container
     (DType.FP4_MX_BLOCK16, 4, 1),
     (DType.INT4, 4, 1),  # two per byte (vLLM int4_per_token_head, AWQ/GPTQ packing)
@@ -113,7 +115,7 @@ def test_spellings(spelling, member):
 
 
 def test_no_member_for_auto_or_junk():
-    for name in ("auto", "", "float8", "fp4", "mxfp4", None, 2):
+    for name in ("auto", "", "float8", "fp4", "fp4_e2m1", None, 2):
         assert dtype_of(name) is None
         assert dtype_bytes(name) is None
 
@@ -131,6 +133,7 @@ def test_engine_tables_size_through_the_enum():
     from kvplan.engines.sglang.pools.mamba import _dtype_bytes
     from kvplan.engines.vllm.specs import KV_CACHE_DTYPES, kv_dtype_bytes
     from kvplan.geometry.kvdtype import kv_element_bits, kv_element_bytes
+    from kvplan.hfconfig.checks import _bytes_per_param
     from kvplan.weights.quant import storage_bytes
 
     vllm_old = {"bfloat16": 2, "float16": 2, "half": 2, "bf16": 2, "fp16": 2, "fp8": 1, "fp8_e4m3": 1}
@@ -143,6 +146,9 @@ def test_engine_tables_size_through_the_enum():
     assert [storage_bytes(k, 3, 5) for k in ("bf16", "fp16", "fp32", "fp8", "int8")] == [30, 30, 60, 15, 15]
     assert [kv_element_bits(k) for k in ("torch.float32", "half", "fp8_e5m2", "nvfp4")] == [32, 16, 8, 4]
     assert kv_element_bytes("fp4_mx_block16") == 1
+    old_param = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "mixed": 1.0, "int4": 0.5}
+    old_param |= {"nvfp4": 0.5, "mxfp4": 0.5, "bfloat16": 1.0, "fp8_e4m3": 1.0, "awq": 1.0}
+    assert {k: _bytes_per_param(k) for k in old_param} == old_param
 
 
 @pytest.mark.parametrize("name", ["fp8", "int8", "fp8_inc", "int4"])

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kvplan.errors import InputError
+from kvplan.hfconfig.readers import int_at_least
 
 #: the config fields that say which DSA layers reuse the previous layer's top-k (read by :func:`dsa_skip_fields`)
 DSA_SKIP_FIELDS: tuple[str, ...] = (
@@ -25,7 +26,7 @@ DSA_SKIP_FIELDS: tuple[str, ...] = (
 
 
 def _positive_or_none(name: str, value: object) -> None:
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value <= 0):
+    if value is not None and not int_at_least(value, 1):
         raise InputError(
             f"config field '{name}' must be a positive integer, got {value!r}",
             field="--model",

@@ -21,6 +21,7 @@ from typing import Any
 
 from kvplan.errors import InputError
 from kvplan.hfconfig.normalize import normalize_deepseek_v41_config
+from kvplan.hfconfig.readers import int_at_least, is_int
 
 #: Compression ratios a DSV4-family layer may have (collect_sources_by_ratio rejects anything else).
 DSV4_RATIOS = (0, 1, 2, 4, 128)
@@ -108,7 +109,7 @@ def _int_field(values: Mapping[str, Any], name: str, *, default: int | None = No
     raw = values.get(name, default)
     if raw is None:
         raise InputError(f"missing required field {name!r} in the DeepSeek-V4 config", field=name)
-    if isinstance(raw, bool) or not isinstance(raw, int) or raw < minimum:
+    if not int_at_least(raw, minimum):
         raise InputError(f"{name} must be an integer >= {minimum}, got {raw!r}", field=name)
     return raw
 
@@ -162,7 +163,7 @@ def dsv4_geometry_from_config(cfg: Mapping[str, Any]) -> DSV4Geometry:
         if not isinstance(sources_raw, (list, tuple)):
             raise InputError("kv_source_layer_ids must be a list of layer ids", field="kv_source_layer_ids")
         for s in sources_raw:
-            if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < num_layers:
+            if not is_int(s) or not 0 <= s < num_layers:
                 raise InputError(
                     f"kv_source_layer_ids entry {s!r} is not a layer id < {num_layers}", field="kv_source_layer_ids"
                 )
@@ -231,7 +232,7 @@ def _dspark_fields(values: Mapping[str, Any], num_layers: int) -> tuple[int | No
                 "dspark_target_layer_ids must be a non-empty list of layer ids", field="dspark_target_layer_ids"
             )
         for t in raw:
-            if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t < num_layers:
+            if not is_int(t) or not 0 <= t < num_layers:
                 raise InputError(
                     f"dspark_target_layer_ids entry {t!r} is not a layer id < {num_layers}",
                     field="dspark_target_layer_ids",

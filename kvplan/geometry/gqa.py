@@ -9,10 +9,11 @@ SGLang's scale buffers and FP4 recipes and checks the splits it refuses).
 from __future__ import annotations
 
 from kvplan.errors import InputError
+from kvplan.hfconfig.readers import int_at_least
 
 
 def _nonneg(name: str, value: int) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+    if not int_at_least(value, 0):
         raise InputError(f"{name} must be a non-negative integer, got {value!r}", field=name)
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from kvplan.errors import InputError
 from kvplan.hfconfig.dtypes import DType, dtype_of
+from kvplan.hfconfig.readers import int_at_least
 
 #: Exactly the values SGLang 0.5.23's ``--kv-cache-dtype`` accepts (argparse ``choices``).
 #: SGLang does *not* accept ``fp8``, ``fp16``/``float16``, ``fp4`` or ``mxfp4`` here.
@@ -133,7 +134,7 @@ FP4_SCALE_BLOCK = 16
 
 
 def _count(name: str, v: object) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+    if not int_at_least(v, 0):
         raise InputError(f"{name} must be a non-negative integer, got {v!r}", field=name)
     return v
 

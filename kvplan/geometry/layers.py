@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvplan.errors import InputError
+from kvplan.hfconfig.readers import int_at_least
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ def _pos_int(c: Mapping[str, Any], key: str) -> int | None:
     v = c.get(key)
     if v is None:
         return None
-    if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+    if not int_at_least(v, 1):
         raise InputError(f"config field '{key}' must be a positive integer, got {v!r}", field=key)
     return v
 
@@ -105,7 +106,7 @@ def kv_shared_layers(c: Mapping[str, Any], num_layers: int) -> frozenset[int]:
     n = c.get("num_kv_shared_layers")
     if n is None or n == 0:
         return frozenset()
-    if isinstance(n, bool) or not isinstance(n, int) or n < 0 or n >= num_layers:
+    if not int_at_least(n, 0) or n >= num_layers:
         raise InputError(
             f"config field 'num_kv_shared_layers' must be an integer in [0, {num_layers}), got {n!r}",
             field="num_kv_shared_layers",

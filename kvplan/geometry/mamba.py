@@ -24,6 +24,7 @@ from typing import Any, TypedDict
 from kvplan.errors import InputError
 from kvplan.family import Family
 from kvplan.hfconfig.normalize import Engine, flatten_config
+from kvplan.hfconfig.readers import int_at_least
 
 _GDN_TYPES = {"qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text"}
 _GDN_ARCHS = {
@@ -97,7 +98,7 @@ def _int(c: Mapping[str, Any], key: str, default: int | None = None, *, notes: l
         if notes is not None:
             notes.append(f"{key} absent: SGLang's config-class default {default}")
         return default
-    if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+    if not int_at_least(v, 1):
         raise InputError(f"config field '{key}' must be a positive integer, got {v!r}", field=key)
     return v
 
@@ -374,7 +375,7 @@ def mamba_state_shapes(*, geometry: MambaGeometry, tp_size: int) -> tuple[tuple[
     ``KimiLinearStateShape.create``, ``extra_groups_for_head_shards``, v0.5.23.
     """
     g = geometry
-    if isinstance(tp_size, bool) or not isinstance(tp_size, int) or tp_size <= 0:
+    if not int_at_least(tp_size, 1):
         raise InputError(f"tp_size must be a positive integer, got {tp_size!r}", field="--tp-size")
 
     def div(a: int, what: str) -> int:

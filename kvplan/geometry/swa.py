@@ -25,6 +25,7 @@ from typing import Any
 
 from kvplan.errors import InputError
 from kvplan.hfconfig.normalize import Engine, flatten_config
+from kvplan.hfconfig.readers import int_at_least
 
 #: ``is_hybrid_swa_model`` allow-list, v0.5.23 (DeepSeek-V4 archs excluded: see kvplan.geometry.dsv4).
 SWA_SINK_ARCHS = frozenset(
@@ -125,7 +126,7 @@ def _flat(cfg: Mapping[str, Any], engine: Engine) -> dict[str, Any]:
 
 
 def positive_int(v: Any, name: str) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+    if not int_at_least(v, 1):
         raise InputError(f"config field '{name}' must be a positive integer, got {v!r}", field=name)
     return v
 

@@ -23,7 +23,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from kvplan.errors import InputError, echo
+from kvplan.hfconfig.dtypes import dtype_of
 from kvplan.hfconfig.quant import AWQ_GPTQ_METHODS, TORCH_DTYPES, awq_gptq_bits
+from kvplan.hfconfig.readers import count_or, is_int
 
 # Geometry fields that must be whole numbers when present (None = absent).  Upper bounds keep nonsense
 # (num_hidden_layers 2**31, 10**30 experts) from turning into hour-long loops or huge allocations; the
@@ -105,10 +107,6 @@ def _bad(key: str, what: str) -> InputError:
     return InputError(f"config field '{key}' {what}", field="--model", hint="pass a Hugging Face config.json")
 
 
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
 def _check_ints(flat: Mapping[str, Any]) -> None:
     for key, (lo, hi) in _INT_FIELDS.items():
         v = flat.get(key)
@@ -116,7 +114,7 @@ def _check_ints(flat: Mapping[str, Any]) -> None:
             continue
         if key == "sliding_window_pattern" and isinstance(v, str):
             continue  # Exaone-4 writes it as letters ("LLLG"); kvplan.hfconfig.layer_kinds reads that form
-        if not _is_int(v) or not lo <= v <= hi:
+        if not is_int(v) or not lo <= v <= hi:
             raise _bad(key, f"must be an integer between {lo} and {hi:,}, got {str(v)[:40]!r}")
 
 
@@ -128,7 +126,7 @@ def _check_lists(flat: Mapping[str, Any]) -> None:
         if (
             not isinstance(v, list)
             or len(v) > 2 * MAX_LAYERS
-            or any(x is not None and (not _is_int(x) or not 0 <= x <= _MAX_DIM) for x in v)
+            or any(x is not None and (not is_int(x) or not 0 <= x <= _MAX_DIM) for x in v)
         ):
             raise _bad(key, "must be a list of non-negative integers")
     for key in _STR_LIST_FIELDS:
@@ -408,51 +406,47 @@ def hf_quant_warnings(hq: Any) -> list[str]:
     return out
 
 
-def _n(flat: Mapping[str, Any], key: str, default: int = 0) -> int:
-    v = flat.get(key)
-    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else default
-
-
 def _attention_params(flat: Mapping[str, Any], hidden: int, heads: int) -> int:
     """Attention parameters of one layer: MLA (``kv_lora_rank``) or grouped heads."""
-    if _n(flat, "kv_lora_rank"):
-        rope, nope = _n(flat, "qk_rope_head_dim"), _n(flat, "qk_nope_head_dim")
-        v, q_lora, kv_lora = _n(flat, "v_head_dim") or nope, _n(flat, "q_lora_rank"), _n(flat, "kv_lora_rank")
+    if count_or(flat, "kv_lora_rank"):
+        rope, nope = count_or(flat, "qk_rope_head_dim"), count_or(flat, "qk_nope_head_dim")
+        v, q_lora, kv_lora = (
+            count_or(flat, "v_head_dim") or nope,
+            count_or(flat, "q_lora_rank"),
+            count_or(flat, "kv_lora_rank"),
+        )
         q = hidden * q_lora + q_lora * heads * (nope + rope) if q_lora else hidden * heads * (nope + rope)
         return q + hidden * (kv_lora + rope) + kv_lora * heads * (nope + v) + heads * v * hidden
-    kv = _n(flat, "num_key_value_heads", heads) or heads
-    d = _n(flat, "head_dim") or hidden // heads
+    kv = count_or(flat, "num_key_value_heads", heads) or heads
+    d = count_or(flat, "head_dim") or hidden // heads
     return hidden * d * (2 * heads + 2 * kv)
 
 
 def _mlp_params(flat: Mapping[str, Any], hidden: int) -> int:
     """MLP parameters of one layer: every routed and shared expert, or the dense MLP (gate, up, down)."""
     experts = (
-        _n(flat, "n_routed_experts")
-        or _n(flat, "num_experts")
-        or _n(flat, "num_local_experts")
-        or _n(flat, "moe_num_experts")
+        count_or(flat, "n_routed_experts")
+        or count_or(flat, "num_experts")
+        or count_or(flat, "num_local_experts")
+        or count_or(flat, "moe_num_experts")
     )
-    inter = _n(flat, "intermediate_size")
+    inter = count_or(flat, "intermediate_size")
     if not experts:
         return 3 * hidden * inter
-    moe = _n(flat, "moe_intermediate_size") or inter
-    shared = _n(flat, "n_shared_experts") * moe + _n(flat, "shared_expert_intermediate_size")
+    moe = count_or(flat, "moe_intermediate_size") or inter
+    shared = count_or(flat, "n_shared_experts") * moe + count_or(flat, "shared_expert_intermediate_size")
     return 3 * hidden * (experts * moe + shared)
 
 
-#: bytes per parameter of each weight format, for the plausibility band only (scales and 16-bit layers ignored)
-_BYTES_PER_PARAM = {
-    "fp32": 4.0,
-    "bf16": 2.0,
-    "fp16": 2.0,
-    "fp8": 1.0,
-    "int8": 1.0,
-    "mixed": 1.0,
-    "int4": 0.5,
-    "nvfp4": 0.5,
-    "mxfp4": 0.5,
-}
+#: the weight formats the plausibility band sizes (scales and 16-bit layers ignored): a parameter is one value of
+#: the format's :class:`kvplan.hfconfig.dtypes.DType`, ``bits / 8`` bytes; ``mixed`` (and anything else) counts 1
+_PARAM_FORMATS = ("fp32", "bf16", "fp16", "fp8", "int8", "int4", "nvfp4", "mxfp4")
+
+
+def _bytes_per_param(quantization: str) -> float:
+    """``bits / 8`` of a :data:`_PARAM_FORMATS` format (bf16 2.0, fp8 1.0, int4 0.5), else 1.0."""
+    d = dtype_of(quantization) if quantization in _PARAM_FORMATS else None
+    return 1.0 if d is None else d.bits / 8
 
 
 def estimate_checkpoint_bytes(flat: Mapping[str, Any], *, quantization: str) -> int | None:
@@ -470,12 +464,16 @@ def estimate_checkpoint_bytes(flat: Mapping[str, Any], *, quantization: str) -> 
     bf16): ``36 * (4096*128*80 + 3*4096*12288) + 151936*4096*2 = 8,190,427,136`` params -> 16,380,854,272 B
     (its index says 16,381,470,720).
     """
-    hidden, layers, heads = _n(flat, "hidden_size"), _n(flat, "num_hidden_layers"), _n(flat, "num_attention_heads")
+    hidden, layers, heads = (
+        count_or(flat, "hidden_size"),
+        count_or(flat, "num_hidden_layers"),
+        count_or(flat, "num_attention_heads"),
+    )
     if not (hidden and layers and heads):
         return None
-    emb = _n(flat, "vocab_size") * hidden * (1 if flat.get("tie_word_embeddings") else 2)
+    emb = count_or(flat, "vocab_size") * hidden * (1 if flat.get("tie_word_embeddings") else 2)
     params = layers * (_attention_params(flat, hidden, heads) + _mlp_params(flat, hidden)) + emb
-    return int(params * _BYTES_PER_PARAM.get(quantization, 1.0)) or None
+    return int(params * _bytes_per_param(quantization)) or None
 
 
 def plausible_checkpoint(

@@ -43,6 +43,7 @@ class DType(Enum):
     FP8_E5M2 = ("fp8_e5m2", 8, ())
     MXFP8 = ("mxfp8", 8, ())
     INT8 = ("int8", 8, ("int8_per_token_head",))
+    MXFP4 = ("mxfp4", 4, ())  # OCP MX FP4 (E2M1 values, E8M0 scale per 32): a weight format, not a KV dtype here
     NVFP4 = ("nvfp4", 4, ())
     FP4_MX_BLOCK16 = ("fp4_mx_block16", 4, ())
     INT4 = ("int4", 4, ("int4_per_token_head",))

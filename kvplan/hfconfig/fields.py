@@ -23,6 +23,7 @@ from typing import Any
 
 from kvplan.errors import InputError
 from kvplan.hfconfig.checks import MAX_LAYERS
+from kvplan.hfconfig.readers import is_int, is_int_list
 
 MAX_INT = 1 << 40  # far above any real dimension or length; keeps the arithmetic sane
 _HINT = "pass the model's Hugging Face config.json"
@@ -34,7 +35,7 @@ def bad_field(key: str, what: str) -> InputError:
 
 
 def _checked(key: str, v: Any, minimum: int, maximum: int) -> int:
-    if isinstance(v, bool) or not isinstance(v, int):
+    if not is_int(v):
         raise bad_field(key, f"must be an integer, got {str(v)[:40]!r}")
     if not minimum <= v <= maximum:
         raise bad_field(key, f"must be between {minimum:,} and {maximum:,}, got {v:,}")
@@ -105,6 +106,6 @@ def int_list(cfg: Mapping[str, Any], key: str) -> list[int] | None:
     v = cfg.get(key)
     if v is None:
         return None
-    if not isinstance(v, list) or any(isinstance(x, bool) or not isinstance(x, int) for x in v):
+    if not isinstance(v, list) or not is_int_list(v):
         raise bad_field(key, "must be a list of integers")
     return v

@@ -24,6 +24,7 @@ from typing import Any
 from kvplan.errors import InputError
 from kvplan.hfconfig.dtypes import dtype_of
 from kvplan.hfconfig.normalize import flatten_config
+from kvplan.hfconfig.readers import is_int
 
 __all__ = [
     "AWQ_GPTQ_METHODS",
@@ -62,7 +63,7 @@ def quant_int(qc: Mapping[str, Any], *keys: str, default: int, where: str = "qua
         v = qc.get(key)
         if not v:
             continue
-        if isinstance(v, bool) or not isinstance(v, int):
+        if not is_int(v):
             raise _bad(f"{where}.{key}", f"must be an integer, got {str(v)[:40]!r}")
         return v
     return default
@@ -119,7 +120,7 @@ def awq_gptq_bits(qc: Mapping[str, Any]) -> int:
         v = qc.get(key)
         if v is None:
             continue
-        if isinstance(v, bool) or not isinstance(v, int):
+        if not is_int(v):
             raise _bad(f"quantization_config.{key}", f"must be an integer, got {str(v)[:40]!r}")
         if v not in AWQ_GPTQ_BITS:
             raise _bad(f"quantization_config.{key}", f"is {v}; AWQ / GPTQ pack 2, 3, 4 or 8 bits per weight")

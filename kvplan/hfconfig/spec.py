@@ -14,9 +14,15 @@ from kvplan.errors import InputError
 from kvplan.family import Family
 from kvplan.hfconfig.checks import CONTEXT_KEYS, MAX_LAYERS, check_geometry, config_warnings, plausible_checkpoint
 from kvplan.hfconfig.detect import detect_family
+from kvplan.hfconfig.dtypes import dtype_of
 from kvplan.hfconfig.normalize import flatten_config
 from kvplan.hfconfig.quant import quantization_from_config
+from kvplan.hfconfig.readers import int_at_least
 from kvplan.units import check_numbers
+
+#: the ``torch_dtype`` / ``dtype`` spellings SGLang's model dtype reads here (anything else, ``float`` and
+#: ``torch.float16`` included, is bf16); their names are :class:`kvplan.hfconfig.dtypes.DType`'s
+_MODEL_DTYPE_NAMES = ("bfloat16", "float16", "half", "float32")
 
 __all__ = [
     "MAX_LAYERS",
@@ -89,7 +95,7 @@ class ModelSpec:
 
     def require_int(self, key: str, *, minimum: int = 1) -> int:
         v = self.require(key)
-        if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+        if not int_at_least(v, minimum):
             raise InputError(f"config field '{key}' must be an integer >= {minimum}, got {v!r}", field="--model")
         return v
 
@@ -106,7 +112,7 @@ class ModelSpec:
         v = self.config.get("num_key_value_heads")
         if v is None:
             return self.num_attention_heads
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        if not int_at_least(v, 1):
             raise InputError(f"config field 'num_key_value_heads' must be an integer >= 1, got {v!r}", field="--model")
         return v
 
@@ -115,7 +121,7 @@ class ModelSpec:
         """An explicit ``head_dim`` wins over hidden_size / num_attention_heads."""
         v = self.config.get("head_dim")
         if v is not None:
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            if not int_at_least(v, 1):
                 raise InputError(f"config field 'head_dim' must be a positive integer, got {v!r}", field="--model")
             return v
         hidden = self.require_int("hidden_size")
@@ -136,7 +142,8 @@ class ModelSpec:
     @property
     def model_dtype(self) -> str:
         d = str(self.config.get("torch_dtype") or self.config.get("dtype") or "bfloat16").lower()
-        return {"bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float32": "fp32"}.get(d, "bf16")
+        dt = dtype_of(d) if d in _MODEL_DTYPE_NAMES else None
+        return "bf16" if dt is None else dt.canonical
 
     @property
     def kv_cache_quant_algo(self) -> str | None:
@@ -161,7 +168,7 @@ class ModelSpec:
                 factor = 1
         for key in CONTEXT_KEYS:  # SGLang's CONTEXT_LENGTH_KEYS order (v0.5.23)
             v = self.config.get(key)
-            if isinstance(v, int) and not isinstance(v, bool) and v > 0:
+            if int_at_least(v, 1):
                 return int(factor * v)
         return 2048
 

@@ -71,6 +71,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from kvplan.errors import InputError
 from kvplan.flags import BY_NAME, Flag, plan_keys
+from kvplan.hfconfig.readers import is_int
 
 
 class _Strict(BaseModel):
@@ -214,7 +215,7 @@ def _number(v: Any, *, field: str, size: bool) -> int | None:
     """A count (``"32k"``) or a SIZE (``"80GiB"``) key: integers as they are, strings parsed."""
     if v is None:
         return None
-    if isinstance(v, int) and not isinstance(v, bool):
+    if is_int(v):
         if v < 0:  # a bare negative count or size is an invalid plan, not a missed target
             raise InputError(f"must not be negative, got {v}", field=field)
         return v

@@ -42,6 +42,7 @@ from typing import Any
 
 from kvplan.errors import InputError
 from kvplan.family import Family
+from kvplan.hfconfig.readers import is_int_list
 from kvplan.weights.blocks import Arch, num_experts
 from kvplan.weights.fields import opt_int
 from kvplan.weights.inventory import LAYER_BUILDERS, Inventory, dsv4_hc_mult
@@ -88,11 +89,7 @@ def _target_layer_ids(cfg: Mapping[str, Any]) -> tuple[int, ...] | None:
         raw = cfg["dflash_config"].get("target_layer_ids")
     if raw is None:
         return None
-    if (
-        not isinstance(raw, (list, tuple))
-        or not raw
-        or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in raw)
-    ):
+    if not isinstance(raw, (list, tuple)) or not raw or not is_int_list(raw, minimum=0):
         raise InputError(
             f"dspark_target_layer_ids must be a non-empty list of layer ids, got {raw!r}",
             field="dspark_target_layer_ids",

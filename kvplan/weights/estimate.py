@@ -50,6 +50,7 @@ from kvplan.errors import InputError
 from kvplan.family import Family
 from kvplan.hfconfig.normalize import flatten_config as _normalize
 from kvplan.hfconfig.quant import quantization_from_config
+from kvplan.hfconfig.readers import int_at_least, is_int
 from kvplan.parallel import pp_layer_ranges
 from kvplan.units import GiB as GIB
 from kvplan.weights import ESTIMATE_REVISION  # re-exported: the one definition is the package's
@@ -273,7 +274,7 @@ def _kernel(
     """``expert_padding`` when given, else for gpt-oss MXFP4 experts under vLLM the backend vLLM picks on the GPU
     (:func:`kvplan.weights.kernels.vllm_mxfp4_backend`; other MXFP4 MoE models go through vLLM's DeepSeek-V4
     selector, not modelled), else no padding."""
-    if sm_major is not None and (isinstance(sm_major, bool) or not isinstance(sm_major, int) or sm_major < 0):
+    if sm_major is not None and not int_at_least(sm_major, 0):
         raise InputError(
             f"sm_major must be a compute-capability major number such as 9, not {sm_major!r}", field="sm_major"
         )
@@ -370,7 +371,7 @@ def _result(tally: _Tally, notes: list[str], checkpoint_bytes: int | None) -> We
 def _check_checkpoint_bytes(checkpoint_bytes: Any) -> None:
     if checkpoint_bytes is None:
         return
-    if isinstance(checkpoint_bytes, bool) or not isinstance(checkpoint_bytes, int):
+    if not is_int(checkpoint_bytes):
         raise InputError(
             f"checkpoint_bytes must be an integer (bytes), not {checkpoint_bytes!r}", field="checkpoint_bytes"
         )

@@ -20,6 +20,7 @@ from typing import Any
 
 from kvplan.errors import InputError
 from kvplan.hfconfig.checks import check_geometry
+from kvplan.hfconfig.readers import int_at_least, is_int
 
 __all__ = ["REQUIRED", "WEIGHT_INT_FIELDS", "bad_field", "check_weight_config", "first_int", "need_int", "opt_int"]
 
@@ -61,10 +62,6 @@ VISION_INT_FIELDS: dict[str, tuple[int, int]] = {
 PATTERN_KEYS = ("ignore", "modules_to_not_convert", "ignored_layers", "exclude_modules")
 
 
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
 def bad_field(key: str, what: str) -> InputError:
     """The InputError for a config field of the wrong kind: ``--model: config field 'KEY' WHAT``."""
     return InputError(f"config field '{key}' {what}", field="--model", hint="pass a Hugging Face config.json")
@@ -79,7 +76,7 @@ def _missing(key: str) -> InputError:
 
 
 def _as_int(key: str, v: Any, minimum: int) -> int:
-    if not _is_int(v) or v < minimum:
+    if not int_at_least(v, minimum):
         raise bad_field(key, f"must be an integer >= {minimum}, got {str(v)[:40]!r}")
     return int(v)
 
@@ -112,14 +109,14 @@ def first_int(cfg: Mapping[str, Any], *keys: str, default: int | None = None, mi
 def _check_bounded(src: Mapping[str, Any], fields: Mapping[str, tuple[int, int]], prefix: str = "") -> None:
     for key, (lo, hi) in fields.items():
         v = src.get(key)
-        if v is not None and (not _is_int(v) or not lo <= v <= hi):
+        if v is not None and (not is_int(v) or not lo <= v <= hi):
             raise bad_field(prefix + key, f"must be an integer between {lo} and {hi:,}, got {str(v)[:40]!r}")
 
 
 def _check_lists(cfg: Mapping[str, Any]) -> None:
     rows = cfg.get("engram_num_embeddings")
     if rows is not None and (
-        not isinstance(rows, list) or len(rows) > 64 or not all(_is_int(r) and 0 <= r <= _MAX_ROWS for r in rows)
+        not isinstance(rows, list) or len(rows) > 64 or not all(is_int(r) and 0 <= r <= _MAX_ROWS for r in rows)
     ):
         raise bad_field("engram_num_embeddings", "must be a list of non-negative integers (rows per table)")
     ratios = cfg.get("compress_ratios")
@@ -129,11 +126,11 @@ def _check_lists(cfg: Mapping[str, Any]) -> None:
     if types is not None and not isinstance(types, list):
         raise bad_field("mlp_layer_types", "must be a list")
     freq = cfg.get("moe_layer_freq")
-    if isinstance(freq, list) and not all(_is_int(f) and f >= 0 for f in freq):
+    if isinstance(freq, list) and not all(is_int(f) and f >= 0 for f in freq):
         raise bad_field("moe_layer_freq", "as a list must hold one non-negative integer per layer (0 = dense)")
     ids = cfg.get("engram_layer_ids")
     if ids is not None and (
-        not isinstance(ids, list) or len(ids) > 4096 or not all(_is_int(i) and 0 <= i < (1 << 16) for i in ids)
+        not isinstance(ids, list) or len(ids) > 4096 or not all(is_int(i) and 0 <= i < (1 << 16) for i in ids)
     ):
         raise bad_field("engram_layer_ids", "must be a list of layer indices")
 

@@ -32,6 +32,7 @@ from kvplan.hfconfig.quant import (
     quant_int,
     quantization_from_config,
 )
+from kvplan.hfconfig.readers import is_int_list
 from kvplan.weights.fields import bad_field, pattern_lists
 from kvplan.weights.tensor import Tensor
 
@@ -241,11 +242,7 @@ def _block(c: _Ctx) -> tuple[int, int] | None:
     blk = c.q.get("weight_block_size") if c.from_ckpt else None
     if not blk:
         return None
-    if (
-        not isinstance(blk, (list, tuple))
-        or len(blk) < 2
-        or not all(isinstance(b, int) and not isinstance(b, bool) and b > 0 for b in blk[:2])
-    ):
+    if not isinstance(blk, (list, tuple)) or len(blk) < 2 or not is_int_list(blk[:2], minimum=1):
         raise bad_field("quantization_config.weight_block_size", f"must be two positive integers, got {blk!r}"[:120])
     return int(blk[0]), int(blk[1])
 

@@ -39,6 +39,7 @@ from typing import Any, Literal
 
 from kvplan.errors import InputError
 from kvplan.family import Family
+from kvplan.hfconfig.readers import int_at_least, is_int_list
 from kvplan.weights.blocks import Arch
 from kvplan.weights.inventory import tied_embeddings
 from kvplan.weights.rules import WEIGHT_RULES, WeightRules, weight_rules
@@ -240,7 +241,7 @@ def check_parallel(
     rules = weight_rules(engine, strict=True)
     sizes = {"tp_size": tp, "pp_size": pp, "ep_size": ep, "attn_dp_size": attn_dp}
     for name, v in sizes.items():
-        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+        if not int_at_least(v, 1):
             raise InputError(f"{name} must be a positive integer", field=name)
     for name in rules.divides_tp:
         if tp % sizes[name]:
@@ -391,11 +392,7 @@ def expert_padding_multiples(expert_padding: Any) -> tuple[tuple[int, int] | Non
                 field="expert_padding",
             )
         pad = MXFP4_EXPERT_PADDING[expert_padding]
-    elif (
-        isinstance(expert_padding, Sequence)
-        and len(expert_padding) == 2
-        and all(isinstance(m, int) and not isinstance(m, bool) and m >= 1 for m in expert_padding)
-    ):
+    elif isinstance(expert_padding, Sequence) and len(expert_padding) == 2 and is_int_list(expert_padding, minimum=1):
         pad = (int(expert_padding[0]), int(expert_padding[1]))
     else:
         raise InputError(
