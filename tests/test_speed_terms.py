@@ -235,3 +235,82 @@ def test_nccl_protocol_choice_on_pcie_by_hand():
     assert nccl_only(link="pcie", ranks=8) and nccl_only(link="pcie", ranks=4)
     assert not nccl_only(link="pcie", ranks=2) and not nccl_only(link="nvlink", ranks=8)
     assert not nccl_only(link="xgmi", ranks=8)
+
+
+# ---------------------------------------------------------------------------------------------- few-row GEMMs
+
+
+def test_narrow_gemm_one_shape_by_hand():
+    """DeepSeek-V4.1-Flash's shared-expert gate_up on one rank of TP8: n = 4,608 / 8 = 576 columns, k = 5,120, fp8
+    (1 B per parameter: 2,949,120 B), 40 layers, one decode token.  Bandwidth 1,000 GB/s (memory 1.0), 40 GB/s per
+    128 x 128 tile.
+    128 x 128 tiles: ceil(576 / 128) = 5 tiles x 1 row tile -> 200 GB/s; per layer 2,949,120 / 200e9 = 14.746 us
+    instead of 2,949,120 / 1e12 = 2.949 us: +11.796 us, x 40 layers = 471.9 us.
+    32 x 32 tiles (the checkpoint's weight_block_size, SGLang's Triton default config): the tile streams at
+    40 x (32 x 32) / (128 x 128) = 2.5 GB/s; ceil(576 / 32) = 18 tiles -> 45 GB/s; 2,949,120 / 45e9 = 65.536 us,
+    +62.587 us per layer, x 40 = 2,503.5 us.
+    A prefill chunk of 2,048 rows: 32 row tiles x 18 = 576 tiles x 2.5 GB/s = 1,440 GB/s > 1,000: nothing added."""
+    from kvplan.perf.ops import Gemm, narrow_gemm_seconds
+
+    g = Gemm(n=576, nbytes=2_949_120.0, count=40, quantized=True)
+    ops = _ops(gemms=(g,))
+    t = narrow_gemm_seconds(ops, tokens=1.0, bw=1e12, tile_gbs=40.0)
+    assert t == pytest.approx(40 * (2_949_120 / 200e9 - 2_949_120 / 1e12))
+    assert t == pytest.approx(471.9e-6, rel=1e-3)
+    ops32 = _ops(gemms=(g,), gemm_tile=(32, 32))
+    t32 = narrow_gemm_seconds(ops32, tokens=1.0, bw=1e12, tile_gbs=40.0)
+    assert t32 == pytest.approx(2_503.5e-6, rel=1e-3)
+    assert narrow_gemm_seconds(ops32, tokens=2048.0, bw=1e12, tile_gbs=40.0) == 0.0
+    # a bf16 weight (cuBLAS splits K for few rows) and a class with no measurement add nothing
+    assert (
+        narrow_gemm_seconds(_ops(gemms=(Gemm(n=576, nbytes=5.9e6, count=40),)), tokens=1.0, bw=1e12, tile_gbs=40.0) == 0
+    )
+    assert narrow_gemm_seconds(ops, tokens=1.0, bw=1e12, tile_gbs=0.0) == 0.0
+
+
+def test_narrow_gemm_routed_experts_count_the_experts_touched():
+    """A routed-expert gate_up of n = 4,608 (EP: whole experts on a rank), 12,533,760 B each, 40 layers; 48 experts
+    on the rank, top-6 of 384: one token touches 48 x 6 / 384 = 0.75 experts of the rank, so its grid is
+    ceil(4,608 / 128) = 36 tiles x max(0.75, 1) = 36 tiles x 40 GB/s = 1,440 GB/s > 1,000 GB/s: nothing added.
+    At a 4 GB/s tile rate: 36 x 4 = 144 GB/s; bytes 0.75 x 12,533,760 x 40 = 376,012,800 B:
+    376,012,800 x (1 / 144e9 - 1 / 1e12) = 2,235.2 us."""
+    from kvplan.perf.ops import Gemm, narrow_gemm_seconds
+
+    g = Gemm(n=4608, nbytes=12_533_760.0, count=40, expert=True, quantized=True)
+    ops = _ops(gemms=(g,), experts=384, topk=6, local_experts=48)
+    assert narrow_gemm_seconds(ops, tokens=1.0, bw=1e12, tile_gbs=40.0) == pytest.approx(0.0, abs=1e-12)
+    t = narrow_gemm_seconds(ops, tokens=1.0, bw=1e12, tile_gbs=4.0)
+    assert t == pytest.approx(376_012_800 * (1 / 144e9 - 1 / 1e12), rel=1e-9)
+    assert t == pytest.approx(2_235.2e-6, rel=1e-3)
+
+
+def test_rank_gemms_split_by_group_and_price_by_component():
+    """Two signatures of one component "mlp" (bytes 3,000,000 on the rank): gate_up 4,608 x 5,120 split over
+    TP (out) -> n = 576 at TP8, 2,949,120 params; down 5,120 x 2,304 split over its input -> n = 5,120, k = 288,
+    1,474,560 params; 40 layers each: 176,947,200 params -> 3e6 / 176,947,200 B per param = 0.01695 (< 1.9:
+    quantized); gate_up's bytes 2,949,120 x that = 50,000 B."""
+    from kvplan.perf.ops import rank_gemms
+
+    sums = {"gemm|mlp|4608|5120|out|tp|1|0|1": 40.0, "gemm|mlp|5120|2304|in|tp|1|0|1": 40.0}
+    gs = rank_gemms(sums, {"mlp": 3_000_000}, groups={"tp": 8}, ep=1)
+    by_n = {g.n: g for g in gs}
+    assert set(by_n) == {576, 5120}
+    assert by_n[576].nbytes == pytest.approx(50_000.0)
+    assert by_n[5120].nbytes == pytest.approx(25_000.0)
+    assert all(g.count == 40 and g.quantized and not g.expert for g in gs)
+
+
+def test_custom_allreduce_on_two_pcie_gpus():
+    """SGLang 0.5.23 should_custom_ar: two GPUs (or a full NVLink mesh), up to 8 MB.  Two PCIe P2P cards, a decode
+    message of 10,240 B at 21.76 GB/s bus bandwidth: 8.4 us + 1 x 10,240 / 21.76e9 = 8.4 + 0.47 = 8.87 us (NCCL's
+    alpha of 20 us would give 20.47); 8 cards: NCCL (False); 16 MB: NCCL (False); no P2P: False."""
+    from kvplan.perf.comm import custom_allreduce_pcie
+    from kvplan.perf.schedule import collective_time
+
+    assert custom_allreduce_pcie(link="pcie", p2p=True, ranks=2, nbytes=10_240)
+    assert not custom_allreduce_pcie(link="pcie", p2p=True, ranks=8, nbytes=10_240)
+    assert not custom_allreduce_pcie(link="pcie", p2p=True, ranks=2, nbytes=16 * 2**20)
+    assert not custom_allreduce_pcie(link="pcie", p2p=False, ranks=2, nbytes=10_240)
+    hw = Hardware("toy", "Toy", "nvidia", "blackwell", "pcie", "pcie", True, {"bf16": 1000.0}, 1000.0, 64.0)
+    eff = Efficiency(**{**EFF.to_dict(), "link": 0.34, "alpha_s": 20e-6})
+    assert collective_time(hw, eff, nbytes=10_240, ranks=2) == pytest.approx(8.4e-6 + 10_240 / 21.76e9)

@@ -186,6 +186,7 @@ class ModelOps(Record):
     act_bytes_per_token: float = 0.0  # activation traffic per token, all layers, per rank (see activation_bytes)
     notes: tuple[str, ...] = ()
     gemms: tuple[Gemm, ...] = ()  # the linear layers' GEMMs on one rank (rank_gemms)
+    gemm_tile: tuple[int, int] = (128, 128)  # (N, K) of a block-scaled GEMM's tile (gemm_tile)
     local_experts: int = 0  # routed experts per layer on one rank (EP)
 
 
@@ -534,6 +535,7 @@ def model_ops(
         act_bytes_per_token=act,
         notes=tuple(notes),
         gemms=gemms,
+        gemm_tile=gemm_tile(cfg),
         local_experts=-(-int(sums["experts"]) // ep) if sums["experts"] else 0,
     )
 
@@ -652,6 +654,20 @@ def index_logit_bytes(g: AttnGroup, *, tokens: Any, position: Any) -> Any:
     return tokens * index_entries(g, position=position) * INDEX_LOGIT_BYTES
 
 
+def gemm_tile(cfg: Any) -> tuple[int, int]:
+    """(N, K) of the tile a block-scaled fp8 GEMM runs: the checkpoint's ``weight_block_size`` where it is not
+    128 x 128 (SGLang v0.5.23 ``kernels/ops/gemm/fp8_kernel.py`` ``w8a8_block_fp8_matmul_triton``: with no tuned
+    table for the GPU, ``BLOCK_SIZE_N = block_size[0]``, ``BLOCK_SIZE_K = block_size[1]``, ``BLOCK_SIZE_M = 64``,
+    no split-K off SM90; ``fp8_utils.py`` ``dispatch_w8a8_block_fp8_linear`` sends every block other than
+    ``[*, 128]`` to that Triton kernel), else :data:`GEMM_TILE_N` x 128.  Example: DeepSeek-V4.1-Flash
+    (``weight_block_size [32, 32]``) -> (32, 32); DeepSeek-V4-Flash ([128, 128]) -> (128, 128)."""
+    q = cfg.get("quantization_config") if hasattr(cfg, "get") else None
+    block = q.get("weight_block_size") if isinstance(q, dict) else None
+    if isinstance(block, (list, tuple)) and len(block) == 2 and all(isinstance(b, int) and b > 0 for b in block):
+        return int(block[0]), int(block[1])
+    return GEMM_TILE_N, 128
+
+
 #: the output tile of a block-scaled GEMM with few rows: 128 columns of N by 64 rows of M (vLLM's SM120 CUTLASS
 #: blockwise FP8 GEMM for M <= 256, ``Shape<_64,_128,_128>``, vllm-project/vllm PR 37970; SGLang's Triton
 #: ``w8a8_block_fp8_matmul`` tiles N by the weight's 128-column scale block)
@@ -675,7 +691,11 @@ def narrow_gemm_seconds(ops: ModelOps, *, tokens: Any, bw: float, tile_gbs: floa
     """
     if not tile_gbs or not ops.gemms:
         return 0.0 * tokens
-    r = tile_gbs * 1e9
+    r128 = tile_gbs * 1e9
+    # a tile streams at the rate its loads in flight allow (Little's law: bytes in flight / memory latency), so at
+    # the same pipeline depth in proportion to its N x K area: the measured rate is of 128 x 128 tiles.  The
+    # checkpoint's block tile is the dense block-FP8 GEMMs'; the routed experts run the MoE runner's own kernel
+    r_dense = r128 * ops.gemm_tile[0] * ops.gemm_tile[1] / (GEMM_TILE_N * 128)
     m_tiles = (tokens + GEMM_TILE_M - 1) // GEMM_TILE_M
     m_tiles = hi(m_tiles, 1.0)
     frac = experts_touched_fraction(tokens=tokens, topk=ops.topk, experts=ops.experts)
@@ -684,12 +704,13 @@ def narrow_gemm_seconds(ops: ModelOps, *, tokens: Any, bw: float, tile_gbs: floa
     for g in ops.gemms:
         if not g.quantized:
             continue
-        n_tiles = -(-g.n // GEMM_TILE_N)
         if g.expert:
-            tiles = n_tiles * hi(touched, 1.0)
+            r = r128
+            tiles = -(-g.n // GEMM_TILE_N) * hi(touched, 1.0)
             nbytes = g.nbytes * touched * g.count
         else:
-            tiles = n_tiles * m_tiles
+            r = r_dense
+            tiles = -(-g.n // ops.gemm_tile[0]) * m_tiles
             nbytes = g.nbytes * g.count
         rate = lo(bw, tiles * r)
         total = total + nbytes * (1.0 / rate - 1.0 / bw)

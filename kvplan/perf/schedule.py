@@ -176,7 +176,7 @@ def step(
         parts.append(_op("routed experts", f_exp, b_exp, peak=hw.peak_flops(ops.expert_dtype) * eff.compute, bw=bw))
     narrow = narrow_gemm_seconds(ops, tokens=tokens, bw=bw, tile_gbs=eff.gemm_tile_gbs)
     if eff.gemm_tile_gbs and ops.gemms:
-        parts.append(Part("GEMMs with few rows (few tiles per SM)", seconds=narrow, bound="memory"))
+        parts.append(Part("weight streaming of few-row GEMMs (tile-limited)", seconds=narrow, bound="memory"))
     if ops.act_bytes_per_token:
         parts.append(_op("activations (norms, residuals, mHC)", 0.0, ops.act_bytes_per_token * tokens, peak=1.0, bw=bw))
     attn_peak = hw.peak_flops("bf16") * eff.attention
