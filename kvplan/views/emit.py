@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -54,13 +53,15 @@ Echo = Callable[[str], Any]
 Renderer = Callable[[Any, Echo], None]
 
 
-@dataclass(frozen=True)
 class Refusal:
     """A format ``--format`` accepts that one answer has no form in: ``message`` (a ``str.format`` template over
     the words the caller gives, e.g. ``{question}``) and ``hint``, raised as InputError on ``--format``."""
 
-    message: str
-    hint: str
+    __slots__ = ("hint", "message")
+
+    def __init__(self, message: str, hint: str) -> None:
+        self.message = message
+        self.hint = hint
 
     def error(self, words: dict[str, Any]) -> InputError:
         return InputError(self.message.format(**words), field="--format", hint=self.hint)
@@ -180,13 +181,15 @@ def _terminal() -> Any:
 
 
 @REGISTRY.answer(default=Format.JSON)
-@dataclass(frozen=True)
 class FitAnswer:
     """``kvplan fit``: one result per engine; ``speeds`` (one per engine) with ``--speed``."""
 
-    results: Sequence[Any]
-    speeds: Sequence[Any] | None = None
-    explain: bool = False
+    __slots__ = ("explain", "results", "speeds")
+
+    def __init__(self, results: Sequence[Any], speeds: Sequence[Any] | None = None, explain: bool = False) -> None:
+        self.results = results
+        self.speeds = speeds
+        self.explain = explain
 
 
 @REGISTRY.renders(FitAnswer, Format.TABLE)
@@ -217,11 +220,13 @@ REGISTRY.renders(FitAnswer, Format.CSV)(lambda a, echo: _fit_text(a, echo, Forma
 
 
 @REGISTRY.answer(default=Format.JSON)
-@dataclass(frozen=True)
 class WhatIfAnswer:
     """``kvplan fit --from-log``: the log's baseline and the what-if side by side (kvplan.views.whatif)."""
 
-    whatif: Any
+    __slots__ = ("whatif",)
+
+    def __init__(self, whatif: Any) -> None:
+        self.whatif = whatif
 
 
 def _whatif(fmt: Format) -> Renderer:
@@ -238,16 +243,26 @@ for _f in TABLE_JSON_CSV:
 
 
 @REGISTRY.answer(default=Format.JSON)
-@dataclass(frozen=True)
 class Listing:
     """``kvplan models`` / ``gpus`` / ``show``: flat rows (and ``info`` lines above them: show)."""
 
-    rows: list[dict[str, Any]]
-    title: str
-    info: dict[str, Any] | None = None
-    hide: tuple[str, ...] = ()
-    priority: tuple[str, ...] = ()
-    full_listing: str = ""
+    __slots__ = ("full_listing", "hide", "info", "priority", "rows", "title")
+
+    def __init__(
+        self,
+        rows: list[dict[str, Any]],
+        title: str,
+        info: dict[str, Any] | None = None,
+        hide: tuple[str, ...] = (),
+        priority: tuple[str, ...] = (),
+        full_listing: str = "",
+    ) -> None:
+        self.rows = rows
+        self.title = title
+        self.info = info
+        self.hide = hide
+        self.priority = priority
+        self.full_listing = full_listing
 
 
 @REGISTRY.renders(Listing, Format.TABLE)
@@ -273,12 +288,14 @@ REGISTRY.renders(Listing, Format.CSV)(_listing_text(Format.CSV))
 
 
 @REGISTRY.answer(default=Format.JSON)
-@dataclass(frozen=True)
 class SpeedAnswer:
     """``kvplan speed``: one speed result."""
 
-    result: Any
-    explain: bool = False
+    __slots__ = ("explain", "result")
+
+    def __init__(self, result: Any, explain: bool = False) -> None:
+        self.result = result
+        self.explain = explain
 
 
 @REGISTRY.renders(SpeedAnswer, Format.TABLE)
@@ -302,12 +319,14 @@ REGISTRY.renders(SpeedAnswer, Format.CSV)(_speed_text(Format.CSV))
 
 
 @REGISTRY.answer(default=Format.TABLE)  # no --format: the chart, also on a pipe
-@dataclass(frozen=True)
 class TtftChartAnswer:
     """``kvplan speed --chart / --plot``: the TTFT series and the terminal chart's text (None without --chart)."""
 
-    series: Any
-    chart: str | None = None
+    __slots__ = ("chart", "series")
+
+    def __init__(self, series: Any, chart: str | None = None) -> None:
+        self.series = series
+        self.chart = chart
 
 
 @REGISTRY.renders(TtftChartAnswer, Format.TABLE)
@@ -331,20 +350,32 @@ REGISTRY.refuse(TtftChartAnswer, Format.CSV, "the TTFT chart has no CSV form", "
 
 
 @REGISTRY.answer(default=Format.JSONL)
-@dataclass(frozen=True)
 class SweepAnswer:
     """``kvplan sweep``: the table of points, how to order and cut it, the speed columns (``--speed``), the file
     (``--output``) and the chart text written after the rows (``aside``: the capacity frontier or the Pareto
     chart; on stderr when CSV / JSON lines hold stdout)."""
 
-    table: Any
-    sort: str | None = None
-    top: int = 20
-    cols: Any = None
-    concurrencies: tuple[int, ...] = (1,)
-    speed_order: Any = None
-    output: str | None = None
-    aside: str | None = None
+    __slots__ = ("aside", "cols", "concurrencies", "output", "sort", "speed_order", "table", "top")
+
+    def __init__(
+        self,
+        table: Any,
+        sort: str | None = None,
+        top: int = 20,
+        cols: Any = None,
+        concurrencies: tuple[int, ...] = (1,),
+        speed_order: Any = None,
+        output: str | None = None,
+        aside: str | None = None,
+    ) -> None:
+        self.table = table
+        self.sort = sort
+        self.top = top
+        self.cols = cols
+        self.concurrencies = concurrencies
+        self.speed_order = speed_order
+        self.output = output
+        self.aside = aside
 
     def order(self, default: str | None) -> Any:
         """The row indices best first: the speed order, else the table's own by ``sort`` (``default`` when not
@@ -419,11 +450,13 @@ def _sweep_jsonl(a: SweepAnswer, echo: Echo) -> None:
 
 
 @REGISTRY.answer(default=Format.JSON)
-@dataclass(frozen=True)
 class SolveAnswer:
     """``kvplan solve QUESTION`` (every question but ``config``): the answer and every rejected candidate."""
 
-    result: Any
+    __slots__ = ("result",)
+
+    def __init__(self, result: Any) -> None:
+        self.result = result
 
 
 @REGISTRY.renders(SolveAnswer, Format.TABLE)
@@ -444,12 +477,14 @@ REGISTRY.refuse(SolveAnswer, Format.CSV, "solve {question} is written as a table
 
 
 @REGISTRY.answer(default=Format.JSON)
-@dataclass(frozen=True)
 class ConfigAnswer:
     """``kvplan solve config``: the best configuration, the runners-up (``top`` in the table) and the rejected."""
 
-    result: Any
-    top: int = 5
+    __slots__ = ("result", "top")
+
+    def __init__(self, result: Any, top: int = 5) -> None:
+        self.result = result
+        self.top = top
 
 
 @REGISTRY.renders(ConfigAnswer, Format.TABLE)
@@ -474,12 +509,14 @@ def _config_csv(a: ConfigAnswer, echo: Echo) -> None:
 
 
 @REGISTRY.answer(default=Format.JSON)
-@dataclass(frozen=True)
 class CheckAnswer:
     """``kvplan check PLAN.toml``: one result per deployment of the plan at ``path``."""
 
-    results: list[Any]
-    path: str = ""
+    __slots__ = ("path", "results")
+
+    def __init__(self, results: list[Any], path: str = "") -> None:
+        self.results = results
+        self.path = path
 
 
 @REGISTRY.renders(CheckAnswer, Format.TABLE)
@@ -497,11 +534,13 @@ def _check_json(a: CheckAnswer, echo: Echo) -> None:
 
 
 @REGISTRY.answer(default=Format.JSON)
-@dataclass(frozen=True)
 class CalibrationAnswer:
     """``kvplan calibrate LOG``: every quantity of the log against the prediction (kvplan.views.calibrate)."""
 
-    calibration: Any
+    __slots__ = ("calibration",)
+
+    def __init__(self, calibration: Any) -> None:
+        self.calibration = calibration
 
 
 def _calibration(fmt: Format) -> Renderer:
@@ -518,14 +557,16 @@ for _f in TABLE_JSON_CSV:
 
 
 @REGISTRY.answer(default=Format.JSON)
-@dataclass(frozen=True)
 class SpeedCalibrationAnswer:
     """``kvplan calibrate-speed RESULT``: measured vs predicted per metric, the refitted constants, the measured
     point and the file saved (``--save``, or None)."""
 
-    result: Any
-    point: Any
-    saved: str | None = None
+    __slots__ = ("point", "result", "saved")
+
+    def __init__(self, result: Any, point: Any, saved: str | None = None) -> None:
+        self.result = result
+        self.point = point
+        self.saved = saved
 
 
 @REGISTRY.renders(SpeedCalibrationAnswer, Format.TABLE)
