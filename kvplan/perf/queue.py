@@ -39,7 +39,8 @@ tokens.  :func:`run_wait` weighs a run's first wave against the rest of its requ
 The benchmark client (SGLang 0.5.23 ``benchmark/serving.py``; vLLM ``benchmarks/serve.py`` the same):
 ``--request-rate inf`` yields every request at once and ``--max-concurrency C`` is an ``asyncio.Semaphore(C)``, so
 the first C requests are sent together; TTFT runs from ``time.perf_counter()`` before the POST to the first streamed
-chunk, and the reported TTFT is the mean over every request of the run (``calculate_metrics``: ``np.mean(ttfts)``).
+chunk, and the reported TTFT is the mean over every request of the run (``calculate_metrics``: ``np.mean(ttfts)``)
+or its median (``median_ttft_ms``, the P50 some publications quote: :func:`run_median_wait`).
 Neither knows the benchmark's length distribution (``--random-range-ratio``: SGLang 0.5.23
 ``benchmark/datasets/common.py`` ``compute_random_lens`` draws lengths uniform in ``[max(1, L x ratio), L]``,
 default ratio 0.0), its warm-up, or arrivals at a finite request rate: docs/speed.md says what that leaves out.
