@@ -133,3 +133,13 @@ def test_run_median_wait_by_hand():
 def test_run_median_wait_matches_the_sorted_list(b, n, s, k, t, r):
     got = run_median_wait(burst=b, num_prompts=n, input_len=s, chunk_tokens=k, step_s=t, rest_wait_s=r)
     assert got == pytest.approx(_median_by_listing(b, n, s, k, t, r))
+
+
+@pytest.mark.parametrize("c", [2, 16, 64, 256])
+def test_a_run_of_twice_the_concurrency_has_the_steady_state_median(c):
+    """N = 2 C (the DeepSeek-V4 cookbook cells' runs) with one prompt per step: sorted, the values are w_1 = 0, the
+    C steady waits, then w_2..w_C (each at least one step, above the steady wait here): the two middle ones
+    (0-based C - 1 and C) are both steady waits, so the P50 is the steady state whatever the burst."""
+    kw = {"input_len": 8192, "chunk_tokens": 8192, "step_s": 0.14, "rest_wait_s": 0.05}
+    assert run_median_wait(burst=c, num_prompts=2 * c, **kw) == pytest.approx(0.05)
+    assert run_wait(burst=c, num_prompts=2 * c, burst_wait_s=(c - 1) / 2 * 0.14, rest_wait_s=0.05) > 0.05
