@@ -181,8 +181,12 @@ def test_default_speed_table_golden():
 
 
 def test_num_prompts_adds_the_first_wave_wait():
-    """--num-prompts N at concurrency C: the first min(C, N) requests arrive at once; the mean TTFT over the run
-    grows by min(C, N) / N x (min(C, N) - 1) / 2 batched prefills.  With N = C every request is in the burst."""
+    """--num-prompts N at concurrency C: the first B = min(C, N) requests arrive at once and wait for the burst's
+    prefill steps instead of the steady-state queue; the mean over the run weighs them B / N.  With N = C every
+    request is in the burst: its own prefill + a decode step + the host path + (B - 1) / 2 prefills (one prompt of
+    8,192 tokens is one step of SGLang's default 8,192-token chunk on H100)."""
+    from kvplan.planning.speed import REQUEST_S
+
     base = ["speed", "-m", "Qwen/Qwen3-8B", "-g", "h100-sxm", "--input-len", "8192", "--output-len", "256"]
     steady = json.loads(_run([*base, "--concurrency", "8", "--format", "json"]).stdout)
     burst = json.loads(_run([*base, "--concurrency", "8", "--num-prompts", "8", "--format", "json"]).stdout)
@@ -190,8 +194,8 @@ def test_num_prompts_adds_the_first_wave_wait():
     extra_all = burst["ttft_s"] - steady["ttft_s"]
     extra_half = half["ttft_s"] - steady["ttft_s"]
     assert extra_all > 0 and extra_half == pytest.approx(extra_all / 2)  # 8/16 of the requests are in the burst
-    # one request of 8,192 tokens is one chunk (SGLang's default chunk on H100 is 8,192): 7 / 2 prefills' wait
-    assert extra_all == pytest.approx(3.5 * steady["prefill_s"], rel=0.05)
+    alone = burst["prefill_s"] + burst["decode_step_s"] + REQUEST_S
+    assert burst["ttft_s"] == pytest.approx(alone + 3.5 * burst["prefill_s"], rel=0.05)
     one = json.loads(_run([*base, "--num-prompts", "100", "--format", "json"]).stdout)
     assert one["ttft_s"] == json.loads(_run([*base, "--format", "json"]).stdout)["ttft_s"]  # C = 1: nobody waits
     r = _run([*base, "--num-prompts", "0"])

@@ -8,11 +8,12 @@ the mean context ``input_len + output_len / 2``, speculative steps.
 Definitions (the JSON contract, units in brackets):
 
 * ``prefill_tokens_per_s`` [tok/s]: input_len / the prefill time of one cold request alone on the server;
-* ``ttft_s`` [s]: prefill time + one decode step + the per-request host work (:data:`REQUEST_S`) + the mean wait
-  in the prefill queue of C closed-loop clients (:func:`kvplan.perf.queue.closed_loop_wait`: SGLang and vLLM
-  prefill waiting requests first-come first-served before they decode); for a benchmark run of N requests
-  (``num_prompts``), the first min(C, N) arrive at once: + ``B / N x (B - 1) / 2 x`` the batched prefill time of
-  one request (B = min(C, N), :func:`kvplan.perf.queue.first_wave_wait`);
+* ``ttft_s`` [s]: prefill time + one decode step + the per-request host path
+  (:func:`kvplan.perf.overhead.request_overhead_s`) + the mean wait in the prefill queue of C closed-loop clients
+  (:func:`kvplan.perf.queue.closed_loop_wait`: SGLang and vLLM prefill waiting requests first-come first-served
+  before they decode); for a benchmark run of N requests (``num_prompts``), the first B = min(C, N) arrive at once
+  and wait for the burst's token-budgeted steps instead (:func:`kvplan.perf.queue.burst_wait`, weighed over the run
+  by :func:`kvplan.perf.queue.run_wait`);
 * ``tpot_s`` [s]: mean time per output token at C: decode step / tokens per step, plus the stalls of the other
   C - 1 requests' prefills during the request's decode (a prefill chunk runs as its own step: SGLang and vLLM do
   not overlap a chunk with the running batch's decode here), spread over the output;
@@ -50,7 +51,7 @@ SPEED_KEYS = (
 #: per-request host work outside the GPU steps (HTTP, tokenizer and detokenizer processes, the scheduler admitting
 #: the request): the TTFT floor of small models in the dev set is ~20-35 ms (gpt-oss-120b on 2x B200, 1K prompts:
 #: 35.7 ms measured), so this is at most ~20 ms; taken as 20 ms
-REQUEST_S = 0.020
+REQUEST_S = 0.020  # kvplan.perf.overhead.REQUEST_HOST_S (kept for callers of this name)
 
 DEFAULT_INPUT_LEN = 8192
 DEFAULT_OUTPUT_LEN = 1024
@@ -357,7 +358,8 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
     from kvplan.perf.efficiency import efficiency_for, gpu_class
     from kvplan.perf.hardware import Overrides, resolve_hardware
     from kvplan.perf.ops import model_ops
-    from kvplan.perf.queue import closed_loop_wait, first_wave_wait, prefill_service_s
+    from kvplan.perf.overhead import request_overhead_s
+    from kvplan.perf.queue import burst_wait, closed_loop_wait, prefill_service_s, run_wait
     from kvplan.perf.schedule import Knobs, decode, draft_prefill, prefill, step
     from kvplan.planning.plan import fit, gpu_for
 
@@ -466,13 +468,14 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
     stall = (run_c - 1) * t_b
     decode_time = out_n * per_tok + stall
     # the prefill queue of C closed-loop clients (kvplan.perf.queue: both engines prefill before they decode, FIFO)
-    wait = float(closed_loop_wait(clients=run_c, service_s=t_b, think_s=s + REQUEST_S + decode_time))
-    ttft = t_p + s + REQUEST_S + wait
+    host = request_overhead_s(engine=dep.engine)
+    wait = float(closed_loop_wait(clients=run_c, service_s=t_b, think_s=s + host + decode_time))
+    ttft = t_p + s + host + wait
     rps = run_c / (ttft + decode_time)
     if run_c > 1:
         assumptions.append(
             f"queue: {run_c:,} closed-loop clients, {t_b * 1e3:,.1f} ms of prefill each (FIFO, before decode), "
-            f"{s + REQUEST_S + decode_time:,.2f} s elsewhere per cycle: a mean wait of {wait * 1e3:,.1f} ms "
+            f"{s + host + decode_time:,.2f} s elsewhere per cycle: a mean wait of {wait * 1e3:,.1f} ms "
             "(mean-value analysis; benchmark bursts only with --num-prompts)"
         )
     n_prompts = ins.num_prompts
@@ -491,11 +494,13 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
             decode=False,
             graph=prefill_graph,
         )
-        per_request = min(prefill_service_s(full, dp=dp_par) / chunk, t_b / input_len) * input_len
-        ttft += first_wave_wait(burst=burst, num_prompts=n_prompts, per_request_s=per_request)
+        step_s = min(prefill_service_s(full, dp=dp_par), t_b / input_len * chunk)
+        w_burst = burst_wait(burst=burst, input_len=input_len, chunk_tokens=int(chunk), step_s=step_s)
+        ttft += run_wait(burst=burst, num_prompts=n_prompts, burst_wait_s=w_burst, rest_wait_s=wait) - wait
         assumptions.append(
-            f"benchmark run of {n_prompts:,} requests: the first {burst:,} arrive at once and wait for each other's "
-            f"prefills ({per_request * 1e3:,.1f} ms each, batched), the rest arrive staggered"
+            f"benchmark run of {n_prompts:,} requests: the first {burst:,} arrive at once and are prefilled in "
+            f"steps of {int(chunk):,} tokens ({step_s * 1e3:,.1f} ms each): a mean wait of {w_burst * 1e3:,.1f} ms "
+            "for them; the rest arrive staggered (the steady-state wait)"
         )
     tpot = decode_time / out_n
     b_pre, b_dec = _phase(pre.chunk_step), _phase(dec.step)
