@@ -140,6 +140,9 @@ class SpeedResult(Record):
     levers: tuple[str, ...]
     assumptions: tuple[str, ...]
     warnings: tuple[str, ...] = ()
+    #: the median (P50) TTFT over a benchmark run of ``num_prompts`` requests (``SpeedInputs.num_prompts``; None
+    #: without one): the first wave's burst waits and the steady-state wait of the others, their median
+    ttft_p50_s: float | None = None
 
 
 def _phase(s: Any) -> PhaseBreakdown:
@@ -359,7 +362,7 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
     from kvplan.perf.hardware import Overrides, resolve_hardware
     from kvplan.perf.ops import model_ops
     from kvplan.perf.overhead import request_overhead_s
-    from kvplan.perf.queue import burst_wait, closed_loop_wait, prefill_service_s, run_wait
+    from kvplan.perf.queue import burst_wait, closed_loop_wait, prefill_service_s, run_median_wait, run_wait
     from kvplan.perf.schedule import Knobs, decode, draft_prefill, prefill, step
     from kvplan.planning.plan import fit, gpu_for
 
@@ -479,6 +482,7 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
             "(mean-value analysis; benchmark bursts only with --num-prompts)"
         )
     n_prompts = ins.num_prompts
+    ttft_p50 = None if n_prompts is None else ttft
     if n_prompts is not None and run_c > 1:
         # a benchmark run of N requests at --max-concurrency C opens the first min(C, N) at once; they are prefilled
         # together in chunk-sized steps (weights read once per step), so the k-th waits for the k - 1 before it;
@@ -497,6 +501,19 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
         step_s = min(prefill_service_s(full, dp=dp_par), t_b / input_len * chunk)
         w_burst = burst_wait(burst=burst, input_len=input_len, chunk_tokens=int(chunk), step_s=step_s)
         ttft += run_wait(burst=burst, num_prompts=n_prompts, burst_wait_s=w_burst, rest_wait_s=wait) - wait
+        ttft_p50 = (
+            t_p
+            + s
+            + host
+            + run_median_wait(
+                burst=burst,
+                num_prompts=n_prompts,
+                input_len=input_len,
+                chunk_tokens=int(chunk),
+                step_s=step_s,
+                rest_wait_s=wait,
+            )
+        )
         assumptions.append(
             f"benchmark run of {n_prompts:,} requests: the first {burst:,} arrive at once and are prefilled in "
             f"steps of {int(chunk):,} tokens ({step_s * 1e3:,.1f} ms each): a mean wait of {w_burst * 1e3:,.1f} ms "
@@ -588,4 +605,5 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
         levers=_levers(b_pre, b_dec, p2p=hw.p2p, graph_pre=prefill_graph, graph_dec=not eager, spec=bool(algo)),
         assumptions=tuple(assumptions),
         warnings=tuple(warnings + list(res.warnings)),
+        ttft_p50_s=ttft_p50,
     )
