@@ -253,7 +253,8 @@ def _model_numbers(spec: Any, dep: Deployment, res: Any) -> tuple[dict[str, floa
             res.attn_dp,
             dep.engine,
             dep.moe_dense_tp_size,
-            2,  # the entry's revision: bump when inventory_sums changes
+            3,  # the entry's revision: bump when inventory_sums changes (3: the GEMM shapes, so an entry cached without
+            # them is replaced once instead of re-walking the tensor inventory at every warm run)
         ],
         sort_keys=True,
         default=str,
