@@ -17,12 +17,7 @@ LIMIT = 10
 
 #: "path:qualified name" -> parameters, for the functions not yet given a context object
 REMAINING: dict[str, int] = {
-    # record constructors written out for start-up speed (pools/base.py explains why they are not dataclass-made)
-    "kvplan/engines/sglang/pools/base.py:PoolFlags.__init__": 14,
-    "kvplan/engines/sglang/pools/base.py:PoolContext.__init__": 18,
-    "kvplan/engines/sglang/pools/base.py:PoolPlan.__init__": 13,
-    # (tests/test_startup_imports.py requires their __init__ parameters to be exactly their dataclass fields, so
-    # grouping them means grouping the fields every pool planner reads: not done yet)
+    # empty: PoolFlags / PoolContext / PoolPlan group their fields into frozen sub-records (pools/base.py)
 }
 
 

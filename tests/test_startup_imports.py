@@ -202,7 +202,13 @@ def test_fit_path_records_generate_no_code():
         planner._Defaults,
         planner._Memory,
         base.PoolPlan,
+        base.PlanDetail,
         base.Breakdown,
+        base.SpecFlags,
+        base.MambaFlags,
+        base.PoolParallel,
+        base.PoolLimits,
+        base.PoolDevice,
     ):
         assert not hasattr(cls, "__dataclass_fields__"), cls.__name__
         assert cls.__init__.__code__.co_filename != "<string>", cls.__name__

@@ -651,7 +651,7 @@ def _default_rules() -> RuleSet:
 
 def plan_sglang(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None) -> FitResult:
     """Plan one SGLang deployment: prologue, the family's pool planner, epilogue (see the module docstring)."""
-    from kvplan.engines.sglang.pools import PoolContext, PoolFlags
+    from kvplan.engines.sglang.pools.base import PoolContext, PoolDevice, PoolFlags, PoolLimits, PoolParallel
     from kvplan.engines.sglang.pools.unsupported import check_sglang_architecture
 
     log = _Log()
@@ -679,17 +679,14 @@ def plan_sglang(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None) -
             budget=mem.budget,
             page_size=d.page,
             kv_dtype=kv_dtype,
-            attn_tp=par.attn_tp,
-            attn_dp=par.attn_dp,
-            dp=par.dp,
-            pp=par.pp,
-            dcp=par.dcp,
-            context_len=context,
-            chunked_prefill_size=d.cps,
-            chunked_prefill_flag=d.cps_global,
-            max_running_requests=d.mrr_requested,
-            sm_major=dev.sm_major,
-            vendor=dev.vendor,
+            par=PoolParallel(attn_tp=par.attn_tp, attn_dp=par.attn_dp, dp=par.dp, pp=par.pp, dcp=par.dcp),
+            limits=PoolLimits(
+                context_len=context,
+                chunked_prefill_size=d.cps,
+                chunked_prefill_flag=d.cps_global,
+                max_running_requests=d.mrr_requested,
+            ),
+            device=PoolDevice(sm_major=dev.sm_major, vendor=dev.vendor),
             flags=PoolFlags.from_deployment(dep, spec),
             release=_exact_release(dep),
         )

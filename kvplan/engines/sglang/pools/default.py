@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kvplan.engines.sglang.pools.base import PoolContext, PoolPlan, draft_layers, request_cap
+from kvplan.engines.sglang.pools.base import PlanDetail, PoolContext, PoolPlan, draft_layers, request_cap
 from kvplan.result import Pool
 
 #: bytes per token of one PP stage holding ``layers`` layers
@@ -77,7 +77,9 @@ def plan_default(ctx: PoolContext, *, cell: CellFn, layout: LayoutFn, pool_name:
         reduced=reduced,
         kv_pool_bytes=kv_bytes,
         kv_slice_bytes=kv_bytes,
-        pools=[Pool(name=pool_name, tokens=tokens, bytes=kv_bytes, bytes_per_token=worst)],
-        notes=notes,
-        warnings=warnings,
+        detail=PlanDetail(
+            pools=[Pool(name=pool_name, tokens=tokens, bytes=kv_bytes, bytes_per_token=worst)],
+            notes=notes,
+            warnings=warnings,
+        ),
     )

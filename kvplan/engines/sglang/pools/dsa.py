@@ -415,7 +415,7 @@ def _plan_compact(ctx: PoolContext) -> PoolPlan:
     for s, e in stages:
         c = dsa_stage_bytes_per_token(ctx, start_layer=s, end_layer=e, draft_layers=n_draft)
         by_count[e - s] = max(by_count.get(e - s, 0), c)
-    plain = replace(ctx, flags=replace(f, speculative_algorithm=""))
+    plain = replace(ctx, flags=replace(f, spec=f.spec.replace(speculative_algorithm="")))
     out = plan_default(plain, cell=lambda _c, n: by_count[n], layout=_layout, pool_name="DSA latent + indexer keys")
     idx = dsa_stage_indexer_layers(config=m.config, start_layer=0, end_layer=m.num_layers)
     if idx < m.num_layers:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kvplan.engines.sglang.pools.base import Breakdown, PoolContext, PoolPlan, request_cap
+from kvplan.engines.sglang.pools.base import Breakdown, PlanDetail, PoolContext, PoolPlan, request_cap
 from kvplan.engines.sglang.pools.dsv4.eras import check_dsv4_release, dsv4_era
 from kvplan.engines.sglang.pools.dsv4.layout import dsv4_select_layout
 from kvplan.engines.sglang.pools.dsv4.result import DSV4Pools
@@ -126,12 +126,14 @@ def plan(ctx: PoolContext) -> PoolPlan:
         reduced=reduced,
         kv_pool_bytes=sum(b for _, b in res.components),
         kv_slice_bytes=min(int(tokens * cell), max(ctx.budget, 0)),
-        pools=[Pool(name=name, bytes=nbytes) for name, nbytes in res.components],
         fixed_bytes=res.fixed_bytes,
         fixed_note="sliding-window slots and compressor states",
-        notes=[n for n in res.notes if not n.startswith("warning:")],
-        warnings=warnings,
-        bases=_v3_bases(ctx, mrr),
+        detail=PlanDetail(
+            pools=[Pool(name=name, bytes=nbytes) for name, nbytes in res.components],
+            notes=[n for n in res.notes if not n.startswith("warning:")],
+            warnings=warnings,
+            bases=_v3_bases(ctx, mrr),
+        ),
     )
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from kvplan.engines.sglang.pools.base import (
     SHOW_TPS,
     Breakdown,
+    PlanDetail,
     PoolContext,
     PoolPlan,
     request_cap,
@@ -149,11 +150,9 @@ def plan(ctx: PoolContext) -> PoolPlan:
         reduced=reduced,
         kv_pool_bytes=res.pool_bytes,
         kv_slice_bytes=min(int(res.full_tokens * res.cell), ctx.budget),
-        pools=pools,
         fixed_bytes=res.fixed_bytes,
         fixed_note=_FIXED_NOTE,
-        notes=notes,
-        warnings=[warning] if warning else [],
+        detail=PlanDetail(pools=pools, notes=notes, warnings=[warning] if warning else []),
     )
 
 
