@@ -131,3 +131,46 @@ def test_derived_request_cap_note_carries_its_values():
     assert str(notes[0]) in json.loads(to_json(r))["assumptions"]
     for twin in (copy.deepcopy(notes[0]), pickle.loads(pickle.dumps(notes[0]))):
         assert twin == notes[0] and twin.kind is NoteKind.DERIVED_REQUEST_CAP and twin.values == (cap, lo, hi)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# vLLM's hybrid block alignment (Platform._align_hybrid_block_size): one function, fit and show call it
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def test_hybrid_alignment_is_written_once():
+    assert _modules_with("Padding mamba page size by") == ["engines/vllm/grouping.py"]
+    for mod in ("engines/vllm/planner.py", "planning/show.py"):
+        text = (PKG / mod).read_text(encoding="utf-8")
+        assert "align_hybrid_pages(" in text and "replace(x, state_bytes=" not in text, mod
+
+
+def test_align_hybrid_pages_hand_derived():
+    from kvplan.engines.vllm.grouping import HybridAlignment, align_hybrid_pages
+    from kvplan.engines.vllm.specs import LayerKV, ModelKV
+    from kvplan.family import Family
+
+    # Qwen3-Next-like at TP2 bf16: attention 1,024 B/token per layer, one GDN state page of 548,864 B, block 16.
+    layers = (
+        LayerKV("l0.attn", "full", 0, token_bytes=1024),
+        LayerKV("l1.gdn", "mamba", 1, state_bytes=548_864),
+        LayerKV("l2.gdn", "mamba", 2, state_bytes=500_000),
+    )
+    model = ModelKV(layers, 3, Family.HYBRID_MAMBA, 1024)
+    warnings: list[str] = []
+    out, block = align_hybrid_pages(model, block_size=16, warnings=warnings, align=HybridAlignment(16, 16))
+    # 16 x cdiv(548,864, 16 x 1,024) = 16 x cdiv(548,864, 16,384) = 16 x 34 = 544 tokens; page 544 x 1,024 = 557,056
+    assert block == 544
+    assert [x.state_bytes for x in out.layers if x.kind == "mamba"] == [557_056, 557_056]
+    assert out.layers[0] == layers[0]
+    # padding (557,056 - 548,864) / 548,864 = 8,192 / 548,864 = 1.49%
+    assert warnings == [
+        "Setting attention block size to 544 tokens to ensure that attention page size is >= mamba page size.",
+        "Padding mamba page size by 1.49% to ensure that mamba page size and attention page size are exactly equal.",
+    ]
+    # MLA hybrids (>= 0.27): the alignment is at least 128 -> 128 x cdiv(548,864, 131,072) = 128 x 5 = 640
+    _, mla_block = align_hybrid_pages(model, block_size=16, warnings=[], align=HybridAlignment(16, 16, mla=True))
+    assert mla_block == 640
+    # no state pages: unchanged
+    plain = ModelKV(layers[:1], 1, Family.GQA, 1024)
+    assert align_hybrid_pages(plain, block_size=16, warnings=warnings) == (plain, 16)

@@ -210,9 +210,7 @@ def vllm_group_rows(model: ModelKV, info: dict[str, Any], *, sm_major: int | Non
     page unification (4,096 B x 32 = 8,192 B x 16 = 131,072 B).  A Kimi-Linear-class MLA hybrid: the attention block
     is aligned to the MLA backend vLLM picks on the GPU (0.34: at least 128).
     """
-    from dataclasses import replace
-
-    from kvplan.engines.vllm.grouping import hybrid_alignment, hybrid_block_size, kv_groups
+    from kvplan.engines.vllm.grouping import align_hybrid_pages, hybrid_alignment, kv_groups
     from kvplan.engines.vllm.releases import NEWEST_VERSION, release_for, release_numbers
 
     rel = release_for(None)
@@ -224,17 +222,7 @@ def vllm_group_rows(model: ModelKV, info: dict[str, Any], *, sm_major: int | Non
         )
         if align.note:
             info["vllm_hybrid_alignment"] = align.note
-        block = hybrid_block_size(
-            attn_token_bytes=model.attn_token_bytes_1layer,
-            mamba_state_bytes=model.max_mamba_state_bytes,
-            block_size=align.block_size,
-            kernel_min_block=align.kernel_min_block,
-            mla=align.mla,
-        )
-        page = block * model.attn_token_bytes_1layer
-        model = replace(
-            model, layers=tuple(replace(x, state_bytes=page) if x.kind == "mamba" else x for x in model.layers)
-        )
+        model, block = align_hybrid_pages(model, block_size=block, warnings=warnings, align=align)
     try:
         groups = kv_groups(model, block, warnings, rel)
     except InputError as e:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kvplan.engines.vllm.releases import DsV4Grouping, Release, Version
 from kvplan.engines.vllm.specs import LAYER_KINDS, LayerKV, ModelKV
@@ -285,6 +285,71 @@ class HybridAlignment:
     mla: bool = False  # the ≥0.27 floor of 128 for MLA hybrids
     backend: str | None = None
     note: str | None = None
+
+
+def align_hybrid_pages(
+    model: ModelKV, *, block_size: int, warnings: list[str], align: HybridAlignment | None = None
+) -> tuple[ModelKV, int]:
+    """A Mamba / KDA hybrid's attention block and state pages as vLLM unifies them: the attention block grows
+    (:func:`hybrid_block_size`, aligned as ``align`` says; None: to 16) until its page holds the largest state page,
+    then every state page is padded to exactly that attention page.  Returns (the model with the padded state
+    pages, the block size); appends vLLM's two log lines to ``warnings`` when it raises the block / pads a state.
+    A model without state pages comes back unchanged.  The one place kvplan writes this rule: ``kvplan fit``
+    (:mod:`kvplan.engines.vllm.planner`) and ``kvplan show`` (:func:`kvplan.planning.show.vllm_group_rows`) call it.
+
+    Formula::
+
+        bs        = hybrid_block_size(attn_bytes_per_token, max_state_page, align)   (>= block_size)
+        attn_page = bs x attn_bytes_per_token;   every state page := attn_page
+
+    Example, Qwen3-Next TP2 bf16 (attention 1,024 B/token/layer, GDN state 548,864 B, block 16, align 16):
+    bs = 16 x cdiv(548,864, 16 x 1,024) = 16 x 34 = 544; attn page 544 x 1,024 = 557,056 B; state padded by
+    (557,056 - 548,864) / 548,864 = 1.49%.
+
+    Source: vllm-project/vllm vllm/platforms/interface.py ``Platform._align_hybrid_block_size`` ("Use minimum
+    block size that satisfies both backend alignment and mamba page size compatibility", "Pad mamba page size to
+    exactly match attention page size"), v0.34.0 wheel.
+    """
+    max_mamba = model.max_mamba_state_bytes
+    if not max_mamba:
+        return model, block_size
+    a = align or HybridAlignment(block_size, 16)
+    new_bs = hybrid_block_size(
+        attn_token_bytes=model.attn_token_bytes_1layer,
+        mamba_state_bytes=max_mamba,
+        block_size=a.block_size,
+        kernel_min_block=a.kernel_min_block,
+        mla=a.mla,
+    )
+    return pad_state_pages(model, block_size=new_bs, was=block_size, warnings=warnings), new_bs
+
+
+def pad_state_pages(model: ModelKV, *, block_size: int, was: int, warnings: list[str]) -> ModelKV:
+    """Every state page padded to the attention page of ``block_size`` tokens (the block vLLM settled on; ``was``
+    the block before it), with vLLM's two log lines when the block grew / a state page is padded.  Shared by the
+    "align"/"none" rule (:func:`align_hybrid_pages`) and Mamba cache mode "all" (the planner's chunk-aligned
+    block, :func:`mamba_all_block_sizes`).
+
+    Example: block 544 (was 16), attention 1,024 B/token, largest state 548,864 B -> every state page 557,056 B,
+    "Padding mamba page size by 1.49% ...".
+
+    Source: vllm-project/vllm vllm/platforms/interface.py ``Platform._align_hybrid_block_size`` (the
+    ``logger.info`` lines and "Pad mamba page size to exactly match attention page size"), v0.34.0 wheel.
+    """
+    if block_size != was:
+        warnings.append(
+            f"Setting attention block size to {block_size} tokens to ensure that attention page size is "
+            ">= mamba page size."
+        )
+    attn_page = block_size * model.attn_token_bytes_1layer
+    max_mamba = model.max_mamba_state_bytes
+    if attn_page > max_mamba:
+        warnings.append(
+            f"Padding mamba page size by {100 * (attn_page - max_mamba) / max_mamba:.2f}% to ensure "
+            "that mamba page size and attention page size are exactly equal."
+        )
+    layers = tuple(replace(x, state_bytes=attn_page) if x.kind == "mamba" else x for x in model.layers)
+    return replace(model, layers=layers)
 
 
 def hybrid_alignment(

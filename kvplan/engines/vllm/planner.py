@@ -56,10 +56,12 @@ from kvplan.engines.vllm.fields import int_if_set
 from kvplan.engines.vllm.grouping import (
     Group,
     HybridAlignment,
+    align_hybrid_pages,
     hybrid_alignment,
     hybrid_block_size,
     kv_groups,
     mamba_all_block_sizes,
+    pad_state_pages,
 )
 from kvplan.engines.vllm.releases import (
     NEWEST_VERSION,
@@ -230,37 +232,6 @@ def _check_inputs(inp: VllmInputs) -> dict[str, Any]:
     return cfg
 
 
-def _align_hybrid(
-    model: ModelKV, block_size: int, warnings: list[str], align: HybridAlignment | None = None
-) -> tuple[ModelKV, int]:
-    """Mamba hybrids: the attention block grows until its page holds the largest state, and every state page is
-    padded to the attention page (``Platform._align_hybrid_block_size``, v0.33.0; the two log lines it prints)."""
-    max_mamba = model.max_mamba_state_bytes
-    if not max_mamba:
-        return model, block_size
-    a = align or HybridAlignment(block_size, 16)
-    new_bs = hybrid_block_size(
-        attn_token_bytes=model.attn_token_bytes_1layer,
-        mamba_state_bytes=max_mamba,
-        block_size=a.block_size,
-        kernel_min_block=a.kernel_min_block,
-        mla=a.mla,
-    )
-    if new_bs != block_size:
-        warnings.append(
-            f"Setting attention block size to {new_bs} tokens to ensure that attention page size is >= mamba page size."
-        )
-        block_size = new_bs
-    attn_page = block_size * model.attn_token_bytes_1layer
-    if attn_page > max_mamba:
-        warnings.append(
-            f"Padding mamba page size by {100 * (attn_page - max_mamba) / max_mamba:.2f}% to ensure "
-            "that mamba page size and attention page size are exactly equal."
-        )
-    layers = tuple(replace(x, state_bytes=attn_page) if x.kind == "mamba" else x for x in model.layers)
-    return replace(model, layers=layers), block_size
-
-
 def _mamba_mode(inp: VllmInputs, rel: Release, model: ModelKV) -> str:
     """vLLM's Mamba cache mode: "none" without prefix caching; with it (``--enable-prefix-caching``, on by default
     for hybrids from 0.28, never for attention-free models: :meth:`Release.prefix_caching_default`) "all" (one
@@ -322,20 +293,7 @@ def _align_mamba_all(
         chunk_size=_mamba_chunk_size(cfg),
         kernel_min_block=align.kernel_min_block,
     )
-    if attn_bs != block_size:
-        warnings.append(
-            f"Setting attention block size to {attn_bs} tokens to ensure that attention page size is "
-            ">= mamba page size."
-        )
-    attn_page = attn_bs * model.attn_token_bytes_1layer
-    max_mamba = model.max_mamba_state_bytes
-    if attn_page > max_mamba:
-        warnings.append(
-            f"Padding mamba page size by {100 * (attn_page - max_mamba) / max_mamba:.2f}% to ensure "
-            "that mamba page size and attention page size are exactly equal."
-        )
-    layers = tuple(replace(x, state_bytes=attn_page) if x.kind == "mamba" else x for x in model.layers)
-    return replace(model, layers=layers), attn_bs, mamba_bs
+    return pad_state_pages(model, block_size=attn_bs, was=block_size, warnings=warnings), attn_bs, mamba_bs
 
 
 def _gemma4_backend_note(inp: VllmInputs, cfg: Mapping[str, Any], model: ModelKV, notes: _Notes) -> None:
@@ -398,7 +356,7 @@ def _model_and_block_size(
         notes.assumptions.append(align.note)
     if model.max_mamba_state_bytes and _mamba_mode(inp, rel, model) == "all":
         return _align_mamba_all(model, block_size, cfg, notes.warnings, align)
-    model, block_size = _align_hybrid(model, block_size, notes.warnings, align)
+    model, block_size = align_hybrid_pages(model, block_size=block_size, warnings=notes.warnings, align=align)
     return model, block_size, None
 
 
