@@ -55,13 +55,13 @@ REQUEST_S = 0.020  # kvplan.perf.overhead.REQUEST_HOST_S (kept for callers of th
 
 DEFAULT_INPUT_LEN = 8192
 DEFAULT_OUTPUT_LEN = 1024
-#: printed with every DeepSeek-V4 result on SM120 (RTX PRO 6000, RTX 5090): the public single-stream decodes of
-#: this family on this architecture are slower than the model by a per-layer cost it does not count, at TP2 and TP8,
-#: under SGLang and vLLM (docs/speed.md "The same gap on two GPUs": 36.5 tok/s measured at TP8 against 70.7,
-#: 33.6 and 37.8 at TP2 against 54.9)
+#: printed with every DeepSeek-V4 result on SM120 (RTX PRO 6000, RTX 5090): with the few-row GEMM term the seed's
+#: V4.1-Flash TP8 decode is within 18% (43.1 tok/s against 36.5 measured), but V4-Flash's public TP2 decodes are
+#: still slower than the model by a cost it does not count (docs/speed.md "The same gap on two GPUs": 33.6 and 37.8
+#: tok/s under SGLang and vLLM against 55.1)
 DSV4_SM120_DECODE_CAVEAT = (
-    "decode: DeepSeek-V4 on SM120 measured 1.5-1.9x slower than this estimate in every public single-stream run "
-    "(2 and 8 GPUs, SGLang and vLLM); the per-layer cost behind it is not modelled (docs/speed.md)"
+    "decode: DeepSeek-V4-Flash on SM120 measured 1.5-1.6x slower than this estimate in the public two-GPU "
+    "single-stream runs (SGLang and vLLM), a cost not modelled; V4.1-Flash on 8 GPUs within 18% (docs/speed.md)"
 )
 
 #: SGLang's default speculative steps / draft tokens per algorithm when not given (v0.5.23
