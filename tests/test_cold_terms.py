@@ -86,3 +86,16 @@ def test_non_torch_note_names_the_parts():
     )
     v0 = vllm_non_torch_note(non_torch_bytes=590_558_003, tp_size=1, link="other", engine_version="0.6.4")
     assert v0.startswith("cold: CUDA context and workspaces 563 MiB") and "NCCL" not in v0  # 590,558,003 / 2^20
+
+
+def test_unified_memory_start_base_is_the_free_at_boot_figure():
+    """On GB10 torch's ``mem_get_info`` free is the host's free memory: 101.30 GiB at boot of a 121.69 GiB CUDA total
+    (the preset's ``unified_free_bytes``), so the start-up snapshot sees at most that; a discrete GPU keeps its CUDA
+    total.  runtime.start_free_base; free at start = base - 0.55 GiB of context at TP1."""
+    from kvplan.engines.runtime import CONTEXT_BYTES, modelled_free_at_start, start_free_base
+    from kvplan.inputs.resolve import resolve_gpu
+
+    gb10, h100 = resolve_gpu("gb10"), resolve_gpu("h100-sxm")
+    assert start_free_base(gb10)[0] == 108_770_046_771
+    assert start_free_base(h100)[0] == h100.cuda_total_bytes
+    assert modelled_free_at_start(gpu=gb10, world_size=1)[0] == 108_770_046_771 - CONTEXT_BYTES

@@ -77,6 +77,23 @@ def device_total(gpu: GpuLike) -> tuple[int, bool]:
     return cuda_total_from_nvidia_smi(memory_mib=gpu.memory_mib), False
 
 
+def start_free_base(gpu: GpuLike) -> tuple[int, str]:
+    """(bytes the start-up snapshot can see before the context, how): :func:`device_total`, or on a unified-memory
+    GPU (GB10, GH200: the preset's ``unified_free_bytes``) the lower of it and what the device reports free at boot,
+    since ``cudaMemGetInfo``'s free memory there is the host's available memory (the CPU side holds the OS and page
+    cache).  SGLang's ``Load weight begin. avail mem`` and vLLM's ``Free memory on device ... on startup`` are that
+    figure less the context (and communicators).
+
+    Example: GB10, CUDA total 121.69 GiB, 101.30 GiB free at boot -> (108,770,046,771, "unified memory: ...");
+    an H100 SXM -> (85,024,246,333, "CUDA total").
+    """
+    total, recorded = device_total(gpu)
+    unified = getattr(gpu, "unified_free_bytes", None)
+    if unified and int(unified) < total:
+        return int(unified), f"unified memory: {int(unified) / GiB:.2f} GiB free at boot (host-shared)"
+    return total, "CUDA total" if recorded else f"nvidia-smi {gpu.memory_mib:,} MiB - 0.57 GiB"
+
+
 def runtime_overhead_bytes(*, world_size: int, interconnect: str) -> int:
     """Bytes taken before weight load on each GPU (context + communicators).
 
@@ -116,13 +133,13 @@ def modelled_free_at_start(
 ) -> tuple[int, str]:
     """(free bytes per GPU at the engine's start-up snapshot, how it was modelled) for a hardware preset.
 
-    ``free = cuda_total - CONTEXT_BYTES - communicators`` where cuda_total is the preset's CUDA total (else
-    :func:`cuda_total_from_nvidia_smi`) and communicators are counted only when the snapshot follows them
+    ``free = base - CONTEXT_BYTES - communicators`` where base is :func:`start_free_base` (the preset's CUDA total,
+    else :func:`cuda_total_from_nvidia_smi`; on unified memory at most the free-at-boot figure) and communicators
+    are counted only when the snapshot follows them
     (:func:`snapshot_includes_communicators`).  Example: RTX PRO 6000 Server, SGLang TP8 (PCIe):
     95.02 - 0.55 - 8 x 0.0625 = 93.97 GiB (log: 93.99 GiB, glm5-nvfp4-8x-rtxpro6000-tp8).
     """
-    total, recorded = device_total(gpu)
-    src = "CUDA total" if recorded else f"nvidia-smi {gpu.memory_mib:,} MiB - 0.57 GiB"
+    total, src = start_free_base(gpu)
     if snapshot_includes_communicators(engine=engine, engine_version=engine_version):
         overhead = runtime_overhead_bytes(world_size=world_size, interconnect=gpu.interconnect)
         why = f"{src} - context - {gpu.interconnect} communicators for {world_size} rank(s)"
