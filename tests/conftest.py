@@ -7,6 +7,7 @@ JSON, validation cases), so the suite needs nothing outside the repository.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -14,8 +15,17 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-# The suite's own cache (validated presets, weight estimates), not the user's ~/.cache/kvplan.
-os.environ["KVPLAN_CACHE_DIR"] = tempfile.mkdtemp(prefix="kvplan-test-cache-")
+# The suite's own cache (validated presets, weight estimates), not the user's ~/.cache/kvplan: one folder per run,
+# shared by the run's xdist workers (PYTEST_XDIST_TESTRUNUID is the same in every worker of one run), so each preset
+# is validated and each weight estimate computed once per run rather than once per worker.  Entries are written
+# atomically (kvplan/cache.py store: a temporary file, then os.replace), so workers sharing the folder is safe.
+_RUN_UID = "".join(c for c in os.environ.get("PYTEST_XDIST_TESTRUNUID", "") if c.isalnum())[:64]
+if _RUN_UID:
+    _CACHE = Path(tempfile.gettempdir()) / f"kvplan-test-cache-{_RUN_UID}"
+    _CACHE.mkdir(exist_ok=True)
+    os.environ["KVPLAN_CACHE_DIR"] = str(_CACHE)
+else:
+    os.environ["KVPLAN_CACHE_DIR"] = tempfile.mkdtemp(prefix="kvplan-test-cache-")
 # Never the internet: a model id that is not a preset would make kvplan ask the Hugging Face Hub; point every such
 # request at a closed local port (connection refused at once).  tests/test_hub.py sets its own stand-in server.
 os.environ["HF_ENDPOINT"] = "http://127.0.0.1:9"
@@ -60,14 +70,43 @@ def examples(n: int) -> int:
     return n * max(1, settings.default.max_examples // _DEFAULT_EXAMPLES)
 
 
+_SEED: list[Path] = []
+
+
+def _shipped_preset_cache() -> Path:
+    """A cache folder holding the validated entries of every shipped preset, filled once per process (validating
+    the whole catalog with pydantic takes ~1 s of CPU; copying the entries, a few milliseconds)."""
+    if not _SEED:
+        from kvplan.inputs import presets
+
+        seed = Path(tempfile.mkdtemp(prefix="kvplan-test-seed-"))
+        saved = {k: os.environ.get(k) for k in ("KVPLAN_CACHE_DIR", "KVPLAN_PRESETS")}
+        os.environ.update(KVPLAN_CACHE_DIR=str(seed), KVPLAN_PRESETS="")
+        try:
+            presets.clear_caches()
+            presets.all_models(), presets.all_gpus()
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+            presets.clear_caches()
+        _SEED.append(seed)
+    return _SEED[0]
+
+
 @pytest.fixture
 def user_dir(tmp_path, monkeypatch) -> Path:
-    """An empty user preset folder named by KVPLAN_PRESETS, and a cache folder of this test's own."""
+    """An empty user preset folder named by KVPLAN_PRESETS, and a cache folder of this test's own.  The test's cache
+    starts with the validated entries of the shipped presets (copied from :func:`_shipped_preset_cache`: the same
+    entries the test's first listing would write); nothing of a user preset is in it."""
     from kvplan.inputs import presets
 
     d = tmp_path / "presets"
     (d / "models").mkdir(parents=True)
     (d / "hardware").mkdir()
+    shutil.copytree(_shipped_preset_cache(), tmp_path / "cache")
     monkeypatch.setenv("KVPLAN_PRESETS", str(d))
     monkeypatch.setenv("KVPLAN_CACHE_DIR", str(tmp_path / "cache"))
     presets.clear_caches()
