@@ -314,3 +314,21 @@ def test_custom_allreduce_on_two_pcie_gpus():
     hw = Hardware("toy", "Toy", "nvidia", "blackwell", "pcie", "pcie", True, {"bf16": 1000.0}, 1000.0, 64.0)
     eff = Efficiency(**{**EFF.to_dict(), "link": 0.34, "alpha_s": 20e-6})
     assert collective_time(hw, eff, nbytes=10_240, ranks=2) == pytest.approx(8.4e-6 + 10_240 / 21.76e9)
+
+
+def test_gemm_signatures_fuse_as_the_engines_do():
+    """Llama-3.1-8B: q (32 heads) + k (8) + v (8) of head_dim 128 over hidden 4,096 fuse into one GEMM of 48 heads
+    (6,144 rows), gate + up (2 x 14,336) into one of 28,672 rows; o (4,096 x 4,096) and down (4,096 x 14,336) are
+    split over their input and stay apart: 4 GEMMs, each in all 32 layers."""
+    from kvplan.inputs.resolve import resolve_model
+    from kvplan.perf.ops import inventory_sums
+
+    spec = resolve_model("meta-llama/Llama-3.1-8B-Instruct")
+    sums = inventory_sums(spec.raw_config or spec.config, engine="sglang")
+    gemms = {k: v for k, v in sums.items() if k.startswith("gemm|")}
+    assert gemms == {
+        "gemm|attention|48|4096|heads|attn|128|0|1": 32.0,
+        "gemm|attention|4096|4096|in|attn|1|0|1": 32.0,
+        "gemm|dense_mlp|28672|4096|out|dense|1|0|1": 32.0,
+        "gemm|dense_mlp|4096|14336|in|dense|1|0|1": 32.0,
+    }

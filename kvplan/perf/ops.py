@@ -427,8 +427,8 @@ def gemm_signatures(tensors: Any) -> dict[str, float]:
     engines fuse into one GEMM (q / k / v, gate / up, MLA's q_a / kv_a: the same input, the same split and group,
     one component) are one GEMM of their summed rows; row-parallel weights (split over the input) stay apart.
 
-    Example: Llama-3.1-8B: per layer one fused qkv (6,144 x 4,096, heads), o (4,096 x 4,096, in), gate_up
-    (28,672 x 4,096, out), down (4,096 x 14,336, in): 4 signatures of 32 layers each.
+    Example: Llama-3.1-8B: per layer one fused qkv (48 heads of 128 = 6,144 x 4,096, heads), o (4,096 x 4,096,
+    in), gate_up (28,672 x 4,096, out), down (4,096 x 14,336, in): 4 signatures of 32 layers each.
     """
     from kvplan.weights.tensor import Split, Stage
 
