@@ -82,7 +82,6 @@ KV_CACHE_DTYPES: tuple[str, ...] = (
     "int4_per_token_head",
     "nvfp4",
 )
-DTYPE_BYTES = KV_CACHE_DTYPES  # the old name, which kvplan/engines/vllm/engine.py still imports
 
 
 def _named_bytes(name: str) -> int | None:
