@@ -41,10 +41,10 @@ def test_default_decode_without_speculation():
     r = _run(["speed", "--input-len", "64", "--output-len", "256", "--format", "json"])
     d = json.loads(r.stdout)
     assert d["speculative"] is None and d["tokens_per_step"] == 1.0
-    # measured 36.5 tok/s (seed, no speculation).  The issue's bar is 25%; the model is ~2x too fast on this
-    # SM120 DeepSeek-V4 path (docs/speed.md: what the counted kernels do not explain), held here below 2.1x
-    assert 36.5 < d["decode_tokens_per_s_per_request"] < 36.5 * 2.1
-    assert d["bound"]["decode"] == "overhead"
+    # measured 36.5 tok/s (seed, no speculation), the issue's bar 25%: the few-row block-FP8 GEMMs (32 x 32 tiles)
+    # stream below the bandwidth and bound the step (docs/speed.md, the seed decode)
+    assert 36.5 * 0.75 < d["decode_tokens_per_s_per_request"] < 36.5 * 1.25
+    assert d["bound"]["decode"] == "memory"
 
 
 def test_ladder_rises_then_falls_and_chunk_1024_is_slower():
@@ -163,8 +163,8 @@ def test_plain_fit_does_not_load_the_speed_model():
 
 def test_default_speed_table_golden():
     """tests/golden/speed_default_80.txt: the default deployment's speed table at 80 columns (checked by hand:
-    131,072 / 7,790 tok/s = 16.825 s + one 14.2 ms decode step + 20 ms host work = 16.86 s TTFT; requests/s
-    1 / (16.859 + 0.014) x 131,073 tokens = 7,768 total, 971 per GPU; the shares of one chunk, 22 + 16 + 50 + 12,
+    131,072 / 7,790 tok/s = 16.825 s + one 23.2 ms decode step + 20 ms host work = 16.87 s TTFT; requests/s
+    1 / (16.868 + 0.023) x 131,073 tokens = 7,760 total, 970 per GPU; the shares of one chunk, 22 + 16 + 50 + 12,
     add up to 100%; the all-reduce 80 x (88.2 us + 1.75 x 20,971,520 B / 21.76 GB/s) = 142.0 ms of a 283.0 ms
     chunk).  Never rewritten by a test."""
     from pathlib import Path
