@@ -174,3 +174,41 @@ def test_align_hybrid_pages_hand_derived():
     # no state pages: unchanged
     plain = ModelKV(layers[:1], 1, Family.GQA, 1024)
     assert align_hybrid_pages(plain, block_size=16, warnings=warnings) == (plain, 16)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The request-cap clamp: requests at once = min(what the pool holds, the engine's request cap)
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def test_request_cap_clamp_hand_derived():
+    import numpy as np
+
+    from kvplan.engines.base import full_context_requests, requests_at_once
+
+    assert requests_at_once(pool_bound=513, request_cap=16) == 16  # 4,732,416 // 9,216 = 513 in the pool, cap 16
+    assert requests_at_once(pool_bound=6, request_cap=3529) == 6  # 903,439 // 131,072 = 6, derived cap 3,529
+    # 320,398 // 32,768 = 9 (9 x 32,768 = 294,912; 10 x = 327,680 > 320,398)
+    assert full_context_requests(pool_tokens=320_398, context_len=32_768, request_cap=4096) == 9
+    assert full_context_requests(pool_tokens=320_398, context_len=32_768, request_cap=4) == 4
+    assert full_context_requests(pool_tokens=320_398, context_len=0, request_cap=4) == 0
+    got = full_context_requests(
+        pool_tokens=np.array([320_398, 65_536, 0]), context_len=32_768, request_cap=np.array([4096, 1, 8])
+    )
+    assert got.tolist() == [9, 1, 0]
+
+
+def test_fit_concurrency_is_the_clamp():
+    from kvplan.engines.base import full_context_requests
+
+    for dep in (
+        Deployment(model="Qwen/Qwen3-32B", gpu="h100-sxm", tp=2, context_length=32768),
+        Deployment(model="Qwen/Qwen3-32B", gpu="h100-sxm", tp=2, context_length=4096, max_running_requests=8),
+    ):
+        r = fit(dep)
+        want = full_context_requests(
+            pool_tokens=r.kv_pool_tokens, context_len=r.context_length, request_cap=r.max_running_requests
+        )
+        assert r.max_concurrency == want * r.dp
+    capped = fit(Deployment(model="Qwen/Qwen3-32B", gpu="h100-sxm", tp=2, context_length=4096, max_running_requests=8))
+    assert capped.max_concurrency == 8 < capped.kv_pool_tokens // 4096  # the cap binds, not the pool

@@ -68,6 +68,38 @@ class Note(str):
         return self
 
 
+def requests_at_once(*, pool_bound: Any, request_cap: Any) -> Any:
+    """Requests one rank runs at once: what its KV pool holds (``pool_bound`` requests) clamped to the engine's
+    request cap (SGLang ``max_running_requests`` per attention-DP rank, vLLM ``max_num_seqs``):
+    ``min(pool_bound, request_cap)``.  The one request-cap clamp of kvplan: ``fit``'s ``max_concurrency``, the
+    verdict, ``check``, the workload and the sweeps all ask it.  Works on ints and on numpy arrays alike (numpy is
+    imported only for arrays).
+
+    Example: a pool of 903,439 tokens at a 131,072-token context holds 903,439 // 131,072 = 6 requests; with the
+    derived cap 3,529 -> 6.  A pool holding 513 requests of 9,216 tokens with ``--max-running-requests 16`` -> 16.
+
+    Source: SGLang's scheduler admits at most ``max_running_requests`` (sgl-project/sglang
+    python/sglang/srt/managers/scheduler.py, v0.5.23) and vLLM's at most ``max_num_seqs``
+    (vllm-project/vllm vllm/v1/core/sched/scheduler.py, v0.34.0), whatever the pool holds beyond that.
+    """
+    if hasattr(pool_bound, "shape") or hasattr(request_cap, "shape"):
+        import numpy as np
+
+        return np.minimum(pool_bound, request_cap)
+    return min(pool_bound, request_cap)
+
+
+def full_context_requests(*, pool_tokens: Any, context_len: Any, request_cap: Any) -> Any:
+    """Full-context requests one rank of a token pool runs at once:
+    :func:`requests_at_once` of ``pool_tokens // context_len`` (0 for a context of 0 or less).
+
+    Example: 320,398 tokens at 32,768 -> 9 requests; cap 4,096 -> 9; cap 4 -> 4.
+    """
+    if not hasattr(context_len, "shape") and context_len <= 0:
+        return 0
+    return requests_at_once(pool_bound=pool_tokens // context_len, request_cap=request_cap)
+
+
 class Engine(Protocol):
     """What the rest of kvplan may ask an engine.  Every member is data or a pure function of its arguments."""
 

@@ -804,7 +804,9 @@ def _result(
             )
         )
     max_ctx = rules.max_request_len(context_len=context, total_tokens=tokens) if tokens > 0 else 0
-    per_rank_conc = min(tokens // context, mrr) if context > 0 else 0
+    from kvplan.engines.base import full_context_requests
+
+    per_rank_conc = int(full_context_requests(pool_tokens=tokens, context_len=context, request_cap=mrr))
     total_conc = per_rank_conc * par.dp
     # the engine answers whether it starts and serves one full-context request; the user's target (--requests,
     # a workload) is judged once, engine-neutrally, in kvplan.planning.verdict

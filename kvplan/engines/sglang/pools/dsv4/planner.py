@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kvplan.engines.base import full_context_requests
 from kvplan.engines.sglang.pools.base import Breakdown, PlanDetail, PoolContext, PoolPlan, request_cap
 from kvplan.engines.sglang.pools.dsv4.eras import check_dsv4_release, dsv4_era
 from kvplan.engines.sglang.pools.dsv4.layout import dsv4_select_layout
@@ -91,7 +92,10 @@ def _v3_bases(ctx: PoolContext, mrr: int) -> list[Basis]:
                 kv_bytes_per_token=b,
                 kv_pool_tokens=t,
                 max_context_length=max(0, min(ctx.context_len - 1, t - 1)),
-                max_concurrency=min(t // ctx.context_len, mrr) * ctx.dp if t else 0,
+                max_concurrency=full_context_requests(pool_tokens=t, context_len=ctx.context_len, request_cap=mrr)
+                * ctx.dp
+                if t
+                else 0,
                 note="the published record's basis; not what SGLang allocates for V4.x",
             )
         )
