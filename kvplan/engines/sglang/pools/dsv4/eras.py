@@ -91,9 +91,15 @@ def refuse_v41_pipeline(*, is_v41: bool, pp_size: int, release: str | None) -> N
     Example: ``is_v41=True, pp_size=2, release=None`` -> InputError naming ``--pp-size``; ``pp_size=1`` or
     ``is_v41=False`` -> None.
     """
-    if not is_v41 or pp_size <= 1 or not dsv4_era(release).paged:
-        return
-    raise InputError(V41_PIPELINE_REFUSAL, field="--pp-size", hint="use --pp-size 1")
+    if v41_pipeline_refused(is_v41=is_v41, pp_size=pp_size, release=release):
+        raise InputError(V41_PIPELINE_REFUSAL, field="--pp-size", hint="use --pp-size 1")
+
+
+def v41_pipeline_refused(*, is_v41: bool, pp_size: int, release: str | None) -> bool:
+    """Whether :func:`refuse_v41_pipeline` refuses (the sweep asks it to leave such a group to ``fit``, which
+    raises): V4.1, ``pp_size > 1``, a release that serves V4.1.  Example: (True, 2, None) -> True; (True, 2,
+    "0.5.15") -> False (no V4.1 there: the release check refuses instead)."""
+    return is_v41 and pp_size > 1 and dsv4_era(release).paged
 
 
 #: the refusal text of :func:`refuse_v41_pipeline`

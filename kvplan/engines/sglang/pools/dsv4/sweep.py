@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kvplan.engines.sglang.pools.base import PoolContext
-from kvplan.engines.sglang.pools.dsv4.eras import dsv4_era
+from kvplan.engines.sglang.pools.dsv4.eras import dsv4_era, v41_pipeline_refused
 from kvplan.engines.sglang.pools.dsv4.layout import (
     DSV4_DEFAULT_MAX_RUNNING_REQUESTS,
     DSV41_INDEX_PAGE_SIZE,
@@ -67,7 +67,7 @@ def vector_group(ctx: PoolContext, *, cell: float) -> VectorGroup | None:
             attn_tp_size=ctx.attn_tp,
             attention_backend=f.dsv4_attn_backend,
         )
-        if ctx.pp > 1 and geom.is_v41:
+        if v41_pipeline_refused(is_v41=geom.is_v41, pp_size=ctx.pp, release=ctx.release):
             return None
         ranges = ctx.rules.pp_layer_ranges(num_layers=geom.num_layers, pp_size=ctx.pp, partition=f.pp_layer_partition)
         flags = DSV4Flags(
