@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from kvplan.hfconfig.dtypes import DType, dtype_bytes, dtype_of
+from kvplan.hfconfig.dtypes import DType, dtype_bytes, dtype_named, dtype_of
 
 ROOT = Path(__file__).resolve().parent.parent
 PKG = ROOT / "kvplan"
@@ -112,6 +112,12 @@ def test_every_member_has_a_hand_row():
 )
 def test_spellings(spelling, member):
     assert dtype_of(spelling) is member
+
+
+def test_dtype_named():
+    assert dtype_named(" Float16") is DType.FP16
+    with pytest.raises(KeyError):
+        dtype_named("auto")
 
 
 def test_no_member_for_auto_or_junk():

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-__all__ = ["DType", "dtype_bytes", "dtype_of"]
+__all__ = ["DType", "dtype_bytes", "dtype_named", "dtype_of"]
 
 
 class DType(Enum):
@@ -90,3 +90,11 @@ def dtype_bytes(name: object) -> int | None:
     """
     d = dtype_of(name)
     return None if d is None else d.bytes
+
+
+def dtype_named(name: str) -> DType:
+    """The member of a spelling already validated by its flag's vocabulary; ``KeyError`` for any other.
+
+    Example: ``dtype_named("bfloat16") is DType.BF16``; ``dtype_named("auto")`` raises ``KeyError``.
+    """
+    return _BY_SPELLING[name.strip().lower()]

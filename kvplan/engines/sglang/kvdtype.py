@@ -50,6 +50,7 @@ from kvplan.geometry.kvdtype import (
     kv_packed_bytes,
 )
 from kvplan.hfconfig.detect import attention_family
+from kvplan.hfconfig.dtypes import DType, dtype_named, dtype_of
 
 __all__ = [
     "KV_CACHE_DTYPES",
@@ -67,8 +68,8 @@ __all__ = [
 @dataclass(repr=False)  # not frozen: a frozen dataclass costs ~0.4 ms more to create at every start
 class _Request:
     raw: str  # the value as given (DeepSeek-V4 checks the spelling)
-    req: str  # canonical spelling (auto | bf16 | fp8_e4m3 ...)
-    model_dtype: str  # bf16 | fp16 | fp32
+    req: DType | None  # the requested dtype, resolved once (None: auto)
+    model_dtype: DType  # BF16 | FP16 | FP32
     kv_cache_quant_algo: str | None
     sm_major: int | None
     plat: str
@@ -77,51 +78,51 @@ class _Request:
 
 def _configure_kv_cache_dtype(r: _Request) -> str:
     """``configure_kv_cache_dtype``: ``auto`` -> e4m3 for an FP8 ``kv_cache_quant_algo``, else the model dtype."""
-    if r.req == "auto":
+    if r.req is None:
         if isinstance(r.kv_cache_quant_algo, str) and r.kv_cache_quant_algo.upper() == "FP8":
-            return "fp8_e4m3"
-        return r.model_dtype
-    if r.req == "fp8_e5m2" and r.plat == "cpu":
+            return DType.FP8_E4M3.canonical
+        return r.model_dtype.canonical
+    if r.req is DType.FP8_E5M2 and r.plat == "cpu":
         raise InputError(
             "fp8_e5m2 KV cache is not supported on CPU", field="--kv-cache-dtype", hint="use fp8_e4m3 or auto"
         )
-    return r.req
+    return r.req.canonical
 
 
 def _dsa(r: _Request) -> str:
     """``_dsa_kv_cache_dtype_default`` on CUDA/ROCm (fp8 from SM major 10), bf16 for ``auto`` on XPU."""
-    if r.plat == "xpu" and r.req == "auto":
-        return "bf16"
+    if r.plat == "xpu" and r.req is None:
+        return DType.BF16.canonical
     if r.plat not in ("cuda", "hip"):
         return _configure_kv_cache_dtype(r)
-    if r.learnable_sink and r.req not in ("auto", "bf16"):
+    if r.learnable_sink and r.req not in (None, DType.BF16):
         raise InputError(
             f"learnable DSA attention sinks need a bf16 KV cache, got {r.raw!r}",
             field="--kv-cache-dtype",
             hint="use auto or bfloat16",
         )
     req = r.req
-    if req == "auto":
+    if req is None:
         major = r.sm_major if r.sm_major is not None else (9 if r.plat == "hip" else 0)
-        req = "fp8_e4m3" if (major >= 10 and not r.learnable_sink) else "bf16"
-    if req not in ("bf16", "fp8_e4m3"):
+        req = DType.FP8_E4M3 if (major >= 10 and not r.learnable_sink) else DType.BF16
+    if req not in (DType.BF16, DType.FP8_E4M3):
         raise InputError(
             f"DeepSeek DSA models support only bf16/bfloat16 or fp8_e4m3, got {r.raw!r}",
             field="--kv-cache-dtype",
             hint="use auto, bfloat16 or fp8_e4m3",
         )
-    return req
+    return req.canonical
 
 
 def _dsv4(r: _Request) -> str:
     """``_deepseek_v4_kv_cache_dtype``: ``auto`` -> fp8_e4m3; only fp8_e4m3 / ``bfloat16``; NPU forced bf16."""
     if r.plat == "npu":
-        return "bf16"
-    raw = r.raw.strip().lower()
+        return DType.BF16.canonical
+    raw = r.raw.strip().lower()  # the spelling itself: SGLang's assert lists "bfloat16", not "bf16"
     if raw in ("auto", "fp8_e4m3"):
-        return "fp8_e4m3"
+        return DType.FP8_E4M3.canonical
     if raw == "bfloat16":
-        return "bf16"
+        return DType.BF16.canonical
     raise InputError(
         f"DeepSeek-V4 supports only fp8_e4m3 or bfloat16, got {r.raw!r}",
         field="--kv-cache-dtype",
@@ -133,7 +134,7 @@ def _mla(r: _Request) -> str:
     """MLA layers (``use_mla_backend``): ``nvfp4`` is refused -- it forces the ``trtllm_mha`` decode backend
     (``handle_nvfp4_prefill_kv_dequant_dtype`` refuses any other), and ``create_trtllm_mha_backend`` raises for MLA
     models; the rest as ``configure_kv_cache_dtype``."""
-    if r.req == "nvfp4":
+    if r.req is DType.NVFP4:
         raise EngineRefusal(
             "--kv-cache-dtype nvfp4 is refused on an MLA model: SGLang's NVFP4 recipe decodes with trtllm_mha, "
             "which 'can only be used with non-MLA models'",
@@ -202,8 +203,8 @@ def resolve_kv_cache_dtype(
     fam = _attention(family)
     r = _Request(
         raw=requested,
-        req=canonical_kv_dtype(requested),
-        model_dtype=canonical_model_dtype(model_dtype),
+        req=dtype_of(canonical_kv_dtype(requested)),
+        model_dtype=dtype_named(canonical_model_dtype(model_dtype)),
         kv_cache_quant_algo=kv_cache_quant_algo,
         sm_major=sm_major,
         plat=platform_of(vendor),
@@ -312,7 +313,7 @@ def fp4_kv_access(
     ``KV_CACHE_ATTENTION_ACCESS_REGISTRY``;
     python/sglang/srt/arg_groups/kv_cache_hook.py ``handle_nvfp4_prefill_kv_dequant_dtype``, v0.5.23.
     """
-    if _fp4(kv_dtype) == "fp4_mx_block16":
+    if dtype_of(_fp4(kv_dtype)) is DType.FP4_MX_BLOCK16:
         return 1, False
     sm100 = sm_major == 10
     prefill = prefill_backend or ("trtllm_mha" if sm100 else "flashinfer")
@@ -364,14 +365,14 @@ def fp4_kv_bytes_per_token(
         kv_dtype=dt, sm_major=sm_major, prefill_backend=prefill_backend, decode_backend=decode_backend
     )
     n, hd, L = kv_heads_per_rank, head_dim, num_layers
-    if dt == "nvfp4" and sm_major == 10 and hd % 64:
+    if dtype_of(dt) is DType.NVFP4 and sm_major == 10 and hd % 64:
         raise InputError(
             f"native NVFP4 (SM100) needs head_dim divisible by 64, got {hd}",
             field="--kv-cache-dtype",
             hint="use fp4_mx_block16 or fp8_e4m3",
         )
     values = n * hd * L * 2
-    if dt == "fp4_mx_block16":
+    if dtype_of(dt) is DType.FP4_MX_BLOCK16:
         scales = fp4_block_scale_bytes(values=n * hd) * L * 2
     else:
         scales = layouts * n * fp4_block_scale_bytes(values=hd) * L * 2
@@ -388,5 +389,5 @@ def fp4_latent_bytes_per_token(*, kv_dim: int, num_layers: int) -> int:
     ``DefaultPoolConfigurator._compute_cell_size`` (``is_float4_e2m1fn_x2`` branch); python/sglang/srt/mem_cache/
     memory_pool.py ``MLATokenToKVPool`` (``kv_buffer`` ``k // 2``, ``kv_scale_buffer`` ``k // 16``), v0.5.23.
     """
-    packed = kv_packed_bytes(values=kv_dim * num_layers, dtype="nvfp4")
+    packed = kv_packed_bytes(values=kv_dim * num_layers, dtype=DType.NVFP4.canonical)
     return packed + fp4_block_scale_bytes(values=kv_dim) * num_layers
