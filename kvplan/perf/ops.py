@@ -45,6 +45,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvplan.family import Family
+from kvplan.hfconfig.readers import is_int, positive_or
 from kvplan.perf.record import Record
 
 # ---------------------------------------------------------------------------------------------- arithmetic helpers
@@ -190,11 +191,6 @@ class ModelOps(Record):
     local_experts: int = 0  # routed experts per layer on one rank (EP)
 
 
-def _i(cfg: Any, key: str, default: int = 0) -> int:
-    v = cfg.get(key)
-    return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 else default
-
-
 def _kv_bytes(kv_dtype: str) -> float:
     from kvplan.geometry.kvdtype import kv_element_bits
 
@@ -205,10 +201,10 @@ def _kv_bytes(kv_dtype: str) -> float:
 
 
 def _gqa_group(cfg: Any, *, kind: str, layers: int, attn_tp: int, kvb: float, window: int = 0) -> AttnGroup:
-    heads = _i(cfg, "num_attention_heads", 1)
-    hd = _i(cfg, "head_dim") or _i(cfg, "hidden_size", 1) // heads
-    vd = _i(cfg, "v_head_dim", hd)
-    kv = _i(cfg, "num_key_value_heads", heads)
+    heads = positive_or(cfg, "num_attention_heads", 1)
+    hd = positive_or(cfg, "head_dim") or positive_or(cfg, "hidden_size", 1) // heads
+    vd = positive_or(cfg, "v_head_dim", hd)
+    kv = positive_or(cfg, "num_key_value_heads", heads)
     kv_rank = -(-kv // attn_tp)
     q_rank = heads / attn_tp
     return AttnGroup(
@@ -228,14 +224,18 @@ def _attention_groups(spec: Any, *, attn_tp: int, kv_dtype: str, engine: str) ->
     kvb = _kv_bytes(kv_dtype)
     n = spec.num_layers
     notes: list[str] = []
-    heads = _i(cfg, "num_attention_heads", 1)
+    heads = positive_or(cfg, "num_attention_heads", 1)
     if fam in (Family.MLA, Family.DSA):
-        dc, dr = _i(cfg, "kv_lora_rank", 512), _i(cfg, "qk_rope_head_dim", 64)
-        dn, dv = _i(cfg, "qk_nope_head_dim", 128), _i(cfg, "v_head_dim", 128)
+        dc, dr = positive_or(cfg, "kv_lora_rank", 512), positive_or(cfg, "qk_rope_head_dim", 64)
+        dn, dv = positive_or(cfg, "qk_nope_head_dim", 128), positive_or(cfg, "v_head_dim", 128)
         q = heads / attn_tp
         absorbed = 2.0 * (2 * dc + dr)
         if fam == Family.DSA:
-            ih, idim, topk = _i(cfg, "index_n_heads", 64), _i(cfg, "index_head_dim", 128), _i(cfg, "index_topk", 2048)
+            ih, idim, topk = (
+                positive_or(cfg, "index_n_heads", 64),
+                positive_or(cfg, "index_head_dim", 128),
+                positive_or(cfg, "index_topk", 2048),
+            )
             g = AttnGroup(
                 kind="dsa",
                 layers=n,
@@ -265,15 +265,15 @@ def _attention_groups(spec: Any, *, attn_tp: int, kv_dtype: str, engine: str) ->
 
         g4 = dsv4_geometry_from_config(cfg)
         hd = g4.head_dim
-        topk = _i(cfg, "index_topk", 512)
-        ih, idim = _i(cfg, "index_n_heads", 64), g4.index_head_dim or 128
+        topk = positive_or(cfg, "index_topk", 512)
+        ih, idim = positive_or(cfg, "index_n_heads", 64), g4.index_head_dim or 128
         idx_src = cfg.get("index_source_layer_ids")
         idx_layers = set(idx_src) if isinstance(idx_src, list) else None
         # V4.1: indexer layers after candidate_source_layer_id score only the candidate blocks it picked
         # (SGLang v0.5.23 layers/attention/dsv4/dsv41_sparse.py DeepseekV41Indexer.uses_candidates)
         cand_src = cfg.get("candidate_source_layer_id")
-        cand_src = int(cand_src) if isinstance(cand_src, int) and not isinstance(cand_src, bool) else -1
-        cand_cap = _i(cfg, "candidate_topk_blocks") * _i(cfg, "candidate_block_size")
+        cand_src = cand_src if is_int(cand_src) else -1
+        cand_cap = positive_or(cfg, "candidate_topk_blocks") * positive_or(cfg, "candidate_block_size")
         q = heads / attn_tp
         per = 2.0 * (hd + hd)
         key_bytes = hd * kvb
@@ -347,7 +347,7 @@ def _attention_groups(spec: Any, *, attn_tp: int, kv_dtype: str, engine: str) ->
             state_flops=4.0 * state,
         )
         return [attn, lin], [f"{m.kind}: {len(m.linear_layers)} state layers, {len(m.attention_layers)} attention"]
-    window = _i(cfg, "sliding_window") if cfg.get("use_sliding_window") else 0
+    window = positive_or(cfg, "sliding_window") if cfg.get("use_sliding_window") else 0
     return [_gqa_group(cfg, kind="full", layers=n, attn_tp=attn_tp, kvb=kvb, window=window)], notes
 
 
@@ -460,7 +460,12 @@ def model_ops(
     :class:`ModelOps`.  ``sums``: :func:`inventory_sums`; ``breakdown``: the weight estimate's per-GPU bytes per
     component (:class:`kvplan.weights.estimate.WeightEstimate` ``breakdown``)."""
     cfg = spec.config
-    topk = _i(cfg, "num_experts_per_tok") or _i(cfg, "moe_topk") or _i(cfg, "num_experts_per_token") or 0
+    topk = (
+        positive_or(cfg, "num_experts_per_tok")
+        or positive_or(cfg, "moe_topk")
+        or positive_or(cfg, "num_experts_per_token")
+        or 0
+    )
     moe_layers = int(sums["moe_layers"])
     tp = int(dep.tp or 1)
     dp = int(dep.dp or 1)
@@ -490,12 +495,12 @@ def model_ops(
         )
     wdt, edt = compute_dtype(spec.quantization, gpu_fp8=gpu_fp8, gpu_fp4=gpu_fp4)
     hc = int(sums.get("hc_mult", 1)) if fam == Family.DSV4 else 1
-    moe_inter = _i(cfg, "moe_intermediate_size")
-    shared = _i(cfg, "n_shared_experts") or (1 if _i(cfg, "shared_expert_intermediate_size") else 0)
-    inter_moe = topk * moe_inter + (_i(cfg, "shared_expert_intermediate_size") or shared * moe_inter)
+    moe_inter = positive_or(cfg, "moe_intermediate_size")
+    shared = positive_or(cfg, "n_shared_experts") or (1 if positive_or(cfg, "shared_expert_intermediate_size") else 0)
+    inter_moe = topk * moe_inter + (positive_or(cfg, "shared_expert_intermediate_size") or shared * moe_inter)
     act = activation_bytes(
-        hidden=_i(cfg, "hidden_size", 1),
-        inter=float(_i(cfg, "intermediate_size")),
+        hidden=positive_or(cfg, "hidden_size", 1),
+        inter=float(positive_or(cfg, "intermediate_size")),
         inter_moe=float(inter_moe),
         moe_layers=moe_layers,
         layers=spec.num_layers,
@@ -512,10 +517,10 @@ def model_ops(
     gemms = rank_gemms(sums, breakdown, groups=sizes, ep=ep)
     mtp_copies = sums["mtp_copies"]
     draft = sums["mtp_dense"] + (sums["mtp_expert"] / mtp_copies * topk if mtp_copies else 0.0)
-    n_mtp = _i(cfg, "num_nextn_predict_layers", 1) or 1
+    n_mtp = positive_or(cfg, "num_nextn_predict_layers", 1) or 1
     return ModelOps(
         family=fam,
-        hidden=_i(cfg, "hidden_size", 1),
+        hidden=positive_or(cfg, "hidden_size", 1),
         layers=spec.num_layers,
         dense_params=sums["dense"],
         lm_head_params=sums["lm_head"],
