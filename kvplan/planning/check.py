@@ -340,7 +340,13 @@ def _judge(s: CheckSpec, r: Any) -> tuple[bool, str, int, int, float]:
         if r.context_length == C:
             conc = int(r.max_concurrency)
         else:
-            per_rank = min(r.kv_pool_tokens // C, r.max_running_requests) if r.kv_pool_tokens > 0 else 0
+            from kvplan.engines.base import full_context_requests
+
+            per_rank = (
+                full_context_requests(pool_tokens=r.kv_pool_tokens, context_len=C, request_cap=r.max_running_requests)
+                if r.kv_pool_tokens > 0
+                else 0
+            )
             conc = per_rank * r.dp
     need = math.ceil(R * per_request * (1 + s.headroom / 100))
     achieved = (total / (R * per_request) - 1) * 100

@@ -346,7 +346,14 @@ def _memory(res: FitResult) -> tuple[str | None, int, int, bool]:
         if memory is not None:
             return memory, 0, 0, False
         bound = vllm_full_context_bound(res)
-        return None, min(bound, res.max_running_requests) * res.dp, bound * res.dp, True
+        from kvplan.engines.base import requests_at_once
+
+        return (
+            None,
+            requests_at_once(pool_bound=bound, request_cap=res.max_running_requests) * res.dp,
+            bound * res.dp,
+            True,
+        )
     memory = sglang_memory_reason(
         weight_bytes=res.weight_bytes,
         free_bytes=res.free_bytes,

@@ -101,8 +101,10 @@ def single_pool_concurrency(*, pool_tokens: Any, tokens: Any, page: int, cap: An
 
     Example: pool 320,398 tokens, 9,216-token requests at page 1, cap 4,096, longest 32,767 -> 34.
     """
+    from kvplan.engines.base import requests_at_once
+
     per = pool_tokens // page_round(tokens=tokens, page=page)
-    return _minimum(per, cap) * (tokens <= longest)
+    return requests_at_once(pool_bound=per, request_cap=cap) * (tokens <= longest)
 
 
 def _minimum(a: Any, b: Any) -> Any:

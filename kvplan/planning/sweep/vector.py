@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kvplan.engines.base import full_context_requests
 from kvplan.planning.sweep.columns import _IN_COLS, _OUT_COLS, _P
 from kvplan.planning.sweep.groups import Group, _blocks, _context_refusal, _vllm_module
 from kvplan.planning.verdict import Facts, cap_source, sglang_memory_reason
@@ -102,7 +103,7 @@ def _evaluate_sglang(
     n = len(budget)
     tokens = np.broadcast_to(np.asarray(vp.tokens, dtype=np.int64), (n,))
     mrr = np.broadcast_to(np.asarray(vp.mrr, dtype=np.int64), (n,))
-    conc = np.minimum(tokens // ctx, mrr) * g.dp
+    conc = full_context_requests(pool_tokens=tokens, context_len=ctx, request_cap=mrr) * g.dp
     max_ctx = np.where(tokens > 0, R.max_request_len(context_len=ctx, total_tokens=tokens), 0)
     fits = (g.weights < g.free) & (budget > 0) & (tokens >= ctx) & (g.dtype_refusal is None)
     if g.context_given and not g.allow_long_context and g.context_limit is not None:

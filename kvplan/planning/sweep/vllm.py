@@ -41,6 +41,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kvplan.deployment import Deployment
+from kvplan.engines.base import requests_at_once
 from kvplan.planning import verdict as V
 from kvplan.planning.verdict import Facts, cap_source
 from kvplan.planning.workload import CAP, LONGEST, POOL, combine, page_round
@@ -237,7 +238,7 @@ def evaluate_group(
     memory_ok = (vec.weights < vec.device) & (avail > 0) & engine_fits
     fits = memory_ok & _no_refusal(vec, ctx)
     bound = np.where(per > 0, nb // np.maximum(per, 1), 0)
-    conc = np.where(memory_ok, np.minimum(bound, seqs), 0) * vec.dp
+    conc = np.where(memory_ok, requests_at_once(pool_bound=bound, request_cap=seqs), 0) * vec.dp
     max_ctx = np.where(full(pt.fits, bool), ctx, full(pt.estimated_max_len))
     work_tokens = np.full(n, -1, dtype=np.int64)
     work = np.full(n, -1, dtype=np.int64)
@@ -249,7 +250,7 @@ def evaluate_group(
             st.groups, length=np.minimum(total, ctx), in_flight=pt.in_flight, mamba_blocks=st.mamba_blocks
         )
         wbound = np.where(wper > 0, nb // np.maximum(wper, 1), 0)
-        work = np.where(total <= max_ctx, np.minimum(seqs, wbound), 0) * vec.dp
+        work = np.where(total <= max_ctx, requests_at_once(pool_bound=wbound, request_cap=seqs), 0) * vec.dp
         achieved = work
     return {
         "mem_fraction_static": np.full(n, np.nan),
