@@ -540,17 +540,14 @@ def test_pp_stage_slice(v4f):
 
 
 def test_v41_rejects_pp(v41):
+    # the refusal is written once (pools.dsv4.eras.refuse_v41_pipeline), called by plan_sglang's model hook before
+    # any pool is sized; tests/test_rules_once.py checks kvplan fit reaches it with and without speculation
+    from kvplan.engines.sglang.pools.dsv4.eras import refuse_v41_pipeline
+
+    assert v41.is_v41
     with pytest.raises(InputError) as e:
-        _pools(
-            geometry=v41,
-            budget_bytes=8 * GiB,
-            layout="v4",
-            max_running_requests=16,
-            context_len=1_048_576,
-            chunked_prefill_size=2048,
-            stage_layers=(0, 20),
-        )
-    assert e.value.field == "pp_size"
+        refuse_v41_pipeline(is_v41=v41.is_v41, pp_size=2, release=None)
+    assert e.value.field == "--pp-size"
 
 
 def test_page_size_must_be_256(v41):
