@@ -262,6 +262,32 @@ def _check_architecture(flat: Mapping[str, Any]) -> None:
             f"is {flat.get('kv_lora_rank')!r}, but {mla[0]} is an MLA architecture whose KV cache is that latent "
             "(SGLang and vLLM build its attention from it); kvplan will not size it as another attention kind",
         )
+    _check_mla_fields(flat)
+
+
+#: the fields an MLA config (``kv_lora_rank`` > 0) must give besides the latent: the KV row is
+#: ``kv_lora_rank + qk_rope_head_dim`` wide, and the weight estimate reads ``qk_nope_head_dim`` for the q/kv up
+#: projections (SGLang and vLLM ``models/deepseek_v2.py`` read both from the config without a default)
+_MLA_FIELDS = ("qk_rope_head_dim", "qk_nope_head_dim")
+
+
+def _check_mla_fields(flat: Mapping[str, Any]) -> None:
+    """A config that kvplan sizes as MLA (a positive ``kv_lora_rank``) but lacks a field that layout reads is refused
+    here, at input, instead of failing later in whichever view reads it first.
+
+    Example: Qwen3-32B's config plus ``"kv_lora_rank": 512`` -> "config field 'qk_rope_head_dim' is missing, but
+    kv_lora_rank 512 makes this an MLA config ...".
+    """
+    rank = flat.get("kv_lora_rank")
+    if not _is_int(rank) or rank <= 0:
+        return
+    for key in _MLA_FIELDS:
+        if flat.get(key) is None:
+            raise _bad(
+                key,
+                f"is missing, but kv_lora_rank {rank} makes this an MLA config, whose KV row and weights need it "
+                f"(add '{key}' from the model's config.json, or drop kv_lora_rank if the model is not MLA)",
+            )
 
 
 def check_geometry(flat: Mapping[str, Any]) -> None:
