@@ -101,6 +101,8 @@ class Deployment:
     speculative_num_steps: int | None = None  # speed only: draft forwards per speculative step
     speculative_eagle_topk: int | None = None  # speed only: EAGLE draft branches
     moe_runner_backend: str | None = None  # speed only: the MoE kernel backend
+    interconnect: str | None = None  # link between the ranks (nvlink | pcie | xgmi | network); None = the GPU preset's
+    vllm_sampler: str | None = None  # vLLM V1 sampler path: "flashinfer" | "pytorch"; None = the release default
 
     def __init__(
         self,
@@ -155,6 +157,8 @@ class Deployment:
         speculative_num_steps: int | None = None,
         speculative_eagle_topk: int | None = None,
         moe_runner_backend: str | None = None,
+        interconnect: str | None = None,
+        vllm_sampler: str | None = None,
     ) -> None:
         self.model = model
         self.gpu = gpu
@@ -207,6 +211,8 @@ class Deployment:
         self.speculative_num_steps = speculative_num_steps
         self.speculative_eagle_topk = speculative_eagle_topk
         self.moe_runner_backend = moe_runner_backend
+        self.interconnect = interconnect
+        self.vllm_sampler = vllm_sampler
 
     def with_defaults(self) -> "Deployment":
         """Apply the project's default deployment when no model was named."""

@@ -673,6 +673,26 @@ FLAGS: tuple[Flag, ...] = (
         solve=False,
         plan=False,
     ),
+    Flag(
+        "interconnect",
+        ("--interconnect",),
+        "str",
+        "vLLM: the link between the ranks (network = one GPU per node: no custom all-reduce); default the GPU's.",
+        engines=(_V,),
+        choices=("nvlink", "nvlink-c2c", "pcie", "xgmi", "network"),
+        sweep=None,
+        solve=False,
+    ),
+    Flag(
+        "vllm_sampler",
+        ("--vllm-sampler",),
+        "str",
+        "vLLM: the V1 sampler path, pytorch (default) or flashinfer (FlashInfer installed: a smaller sampler peak).",
+        engines=(_V,),
+        choices=("pytorch", "flashinfer"),
+        sweep=None,
+        solve=False,
+    ),
 )
 
 BY_FIELD: dict[str, Flag] = {f.field: f for f in FLAGS}

@@ -77,10 +77,14 @@ CASE_FIX: dict[str, tuple[dict, str]] = {
         "experts and dense MLPs 16 bit; tests/validation/configs/README.md)",
     ),
     "gptoss120b-4xa100-tp4-u080": (
-        {"gpu": "a100-pcie-80gb"},
-        "4 nodes x 1 GPU via Ray (the log's file name: -diff-nodes): the ranks share no NVLink, so vLLM's custom "
-        "all-reduce is off (custom_all_reduce.py: ranks on one node only); planned on the A100 80GB preset without "
-        "NVLink (its CUDA total from nvidia-smi: 79.43 vs the SXM preset's 79.25 GiB)",
+        {"interconnect": "network", "vllm_sampler": "flashinfer"},
+        "4 nodes x 1 GPU via Ray (the log's file name: -diff-nodes): TP over the network, so vLLM's custom all-reduce "
+        "is off (custom_all_reduce.py: ranks on one node only); the source log prints 'Using FlashInfer for top-p & "
+        "top-k sampling'",
+    ),
+    "qwen2-7b-a100-u025": (
+        {"vllm_sampler": "flashinfer"},
+        "the source log prints 'Using FlashInfer for top-p & top-k sampling' (flashinfer installed)",
     ),
 }
 

@@ -50,7 +50,9 @@ from kvplan.engines.vllm.budget import (
     vllm_default_graph_count,
     vllm_default_non_torch_bytes,
     vllm_graph_bytes_per_graph,
+    vllm_non_torch_note,
     vllm_requested_bytes,
+    vllm_sampler_bytes_per_logit,
 )
 from kvplan.engines.vllm.fields import int_if_set
 from kvplan.engines.vllm.grouping import (
@@ -157,6 +159,7 @@ class VllmInputs:
     kv_cache_dtype_skip_layers: tuple[str, ...] = ()  # layer indices / "sliding_window" kept at the model dtype
     attention_backend: str | None = None  # --attention-backend (MLA hybrids: picks the block alignment)
     engram_on_host: bool = False  # DeepSeek-V4.1 engram tables in pinned host memory (0.33+ do so by default)
+    sampler: str | None = None  # V1 sampler path: "flashinfer" | "pytorch"; None = the release's (PyTorch, pip default)
 
 
 @dataclass(frozen=True)
@@ -491,6 +494,14 @@ def _weights_and_non_torch(
     return W + N
 
 
+def _sampler_bytes_per_logit(inp: VllmInputs, rel: Release) -> int | None:
+    """The release's bytes per logit, or FlashInfer's when the deployment says its sampler runs
+    (:func:`kvplan.engines.vllm.budget.vllm_sampler_bytes_per_logit`; V0 has one sampler)."""
+    if inp.sampler == "flashinfer" and not rel.v0:
+        return vllm_sampler_bytes_per_logit(v0=False, flashinfer=True)
+    return rel.sampler_bytes_per_logit
+
+
 def _graph_bytes(inp: VllmInputs, rel: Release, sched: _Scheduler, notes: _Notes) -> tuple[int, int]:
     """(the CUDA-graph estimate this release subtracts, bytes per captured graph for the cold estimate): 0 in eager
     mode, in V0, or when switched off; the per-graph bytes are 0 when the estimate is measured (given)."""
@@ -538,7 +549,7 @@ def _budget_static(
         tp_size=inp.tp_size,
         ep_size=inp.ep_size,
         v0=rel.v0,
-        sampler_bytes_per_logit=rel.sampler_bytes_per_logit,
+        sampler_bytes_per_logit=_sampler_bytes_per_logit(inp, rel),
     )
     A = int(inp.activation_bytes) if inp.activation_bytes is not None else None
     if A is None:
@@ -768,7 +779,7 @@ def _cold_term_notes(inp: VllmInputs, pr: _Prepared, sched: _Scheduler) -> tuple
     B, S = sched.max_num_batched_tokens, sched.max_num_seqs
     if b.activation is None:
         fwd, spr = B * b.forward_per_token, min(B, S) * b.sampler_per_row
-        per_logit = st.release.sampler_bytes_per_logit or 1
+        per_logit = _sampler_bytes_per_logit(inp, st.release) or 1
         if spr >= fwd:
             out.append(
                 (
@@ -790,13 +801,7 @@ def _cold_term_notes(inp: VllmInputs, pr: _Prepared, sched: _Scheduler) -> tuple
         )
     N = dict(b.terms).get("non_torch")
     if inp.non_torch_bytes is None and N is not None:
-        comm = N - 128 * MiB  # budget.vllm_default_non_torch_bytes: 128 MiB of workspaces + the communicators
         link = _interconnect(inp) or "nvlink"
-        out.append(
-            (
-                "non_torch",
-                "cold: cuBLAS / attention workspaces 128 MiB"
-                + (f" + NCCL / custom all-reduce {comm / MiB:,.0f} MiB (TP{inp.tp_size}, {link})" if comm else ""),
-            )
-        )
+        note = vllm_non_torch_note(non_torch_bytes=N, tp_size=inp.tp_size, link=link, engine_version=inp.engine_version)
+        out.append(("non_torch", note))
     return tuple(out)
