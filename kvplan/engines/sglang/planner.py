@@ -69,12 +69,21 @@ class _Parallel:
 class _Device:
     """One GPU as the planner sees it."""
 
-    __slots__ = ("interconnect", "label", "mib", "sm_major", "total", "vendor")
+    __slots__ = ("interconnect", "label", "mib", "sm_major", "start_base", "total", "vendor")
 
     def __init__(
-        self, *, total: int, mib: int | None, label: str, sm_major: int | None, vendor: str, interconnect: str
+        self,
+        *,
+        total: int,
+        mib: int | None,
+        label: str,
+        sm_major: int | None,
+        vendor: str,
+        interconnect: str,
+        start_base: tuple[int, str] | None = None,
     ) -> None:
         self.total = total  # device bytes
+        self.start_base = start_base  # (bytes, how) free before the context: runtime.start_free_base (unified memory)
         self.mib = mib  # nvidia-smi MiB (the default-flag heuristics' input)
         self.label = label
         self.sm_major = sm_major
@@ -208,7 +217,19 @@ def _device(dep: Deployment, gpu: HardwarePreset | None, log: _Log) -> _Device:
         sm_major=gpu.sm_major if gpu is not None else None,
         vendor=gpu.vendor if gpu is not None else "nvidia",
         interconnect=gpu.interconnect if gpu is not None else "pcie",
+        start_base=_start_base(dep, gpu),
     )
+
+
+def _start_base(dep: Deployment, gpu: HardwarePreset | None) -> tuple[int, str] | None:
+    """What the start-up snapshot sees before the context when it is less than the device total: a unified-memory
+    GPU's free-at-boot figure (:func:`kvplan.engines.runtime.start_free_base`); None otherwise or with --gpu-memory."""
+    if gpu is None or dep.gpu_memory is not None:
+        return None
+    from kvplan.engines.runtime import device_total, start_free_base
+
+    base, how = start_free_base(gpu)
+    return (base, how) if base < device_total(gpu)[0] else None
 
 
 def _kv_dtype(dep: Deployment, model: ModelSpec, dev: _Device, log: _Log) -> str:
@@ -442,9 +463,10 @@ def _free_memory(dep: Deployment, dev: _Device, par: _Parallel, log: _Log) -> tu
     if dep.free_memory is not None:
         return dep.free_memory, "measured (--free-memory)"
     overhead = runtime_overhead_bytes(world_size=par.tp * par.pp, interconnect=dev.interconnect)
-    free = dev.total - overhead
+    base, what = dev.start_base if dev.start_base is not None else (dev.total, "device total")
+    free = base - overhead
     free_source = (
-        f"device total minus {fmt_gib(overhead)} runtime overhead (CUDA context + {dev.interconnect} "
+        f"{what} minus {fmt_gib(overhead)} runtime overhead (CUDA context + {dev.interconnect} "
         f"communicators, tp x pp = {par.tp * par.pp})"
     )
     log.assumptions.append(f"free at start {fmt_gib(free)}: {free_source}")
