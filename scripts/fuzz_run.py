@@ -4,6 +4,9 @@ in-process, and the counts of what went wrong.
 
     python scripts/fuzz_run.py --n 10000 [--seed 0] [--only launch] [--show 5]
 
+Seeds depend on the parser's place in GENERATORS, not on ``--only``: ``--only log --n 2500`` replays the log inputs of
+a full ``--n 15000`` run (the same ``per`` count) input for input.
+
 Prints per parser: inputs, exit codes, and the problems found (exit 1, tracebacks, errors of more than one line, raw
 escapes on stdout, CSV formula cells), then up to ``--show`` examples of each problem.  Exit status 1 when any
 problem was found.  No timing is asserted; the wall time is printed for the record (docs/hardening.md).
@@ -40,7 +43,8 @@ def main() -> int:
     examples: dict[str, list] = defaultdict(list)
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as d:
-        for pi, parser in enumerate(parsers):
+        for parser in parsers:
+            pi = list(GENERATORS).index(parser)  # the seed depends on the parser, not on --only: a rerun replays
             for i in range(per):
                 seed = opts.seed * 1_000_003 + pi * 10_000_019 + i
                 case = GENERATORS[parser](random.Random(seed))
