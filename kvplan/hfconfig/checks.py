@@ -279,7 +279,7 @@ def _check_mla_fields(flat: Mapping[str, Any]) -> None:
     kv_lora_rank 512 makes this an MLA config ...".
     """
     rank = flat.get("kv_lora_rank")
-    if not _is_int(rank) or rank <= 0:
+    if not is_int(rank) or rank <= 0:
         return
     for key in _MLA_FIELDS:
         if flat.get(key) is None:
