@@ -34,6 +34,7 @@ from kvplan.planning.plan import fit
 from kvplan.planning.sweep import CSV_COLUMNS, parse_axis, reason, sweep
 from kvplan.views.console import fixed_console, recorded_text
 from kvplan.views.sweep import render_table
+from tests.conftest import examples
 
 GiB = 2**30
 MEASURED = Deployment(model="Qwen/Qwen3-8B", gpu="h100-sxm", free_memory=80 * GiB, weight_memory=16 * GiB)
@@ -239,7 +240,7 @@ _KEYS = (
 )
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(
     model=st.sampled_from(_MODELS),
     gpu=st.sampled_from(_GPUS),

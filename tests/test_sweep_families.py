@@ -21,6 +21,7 @@ from kvplan.deployment import Deployment
 from kvplan.errors import InputError
 from kvplan.planning import sweep as S
 from kvplan.planning.plan import fit
+from tests.conftest import examples
 
 #: (model, group settings) per family: presets of configs/models (their ``family``) and the default model
 FAMILY_BASES = {
@@ -150,7 +151,7 @@ grids = st.fixed_dictionaries(
 @pytest.mark.parametrize(
     "fam,model,kw", BASES, ids=[f"{f}-{m.rsplit('/')[-1]}-{i}" for i, (f, m, _) in enumerate(BASES)]
 )
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(12), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(axes=grids, out=st.sampled_from([None, 0, 1000]))
 def test_sweep_rows_are_fit(fam, model, kw, axes, out):
     axes = dict(axes)

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from kvplan.deployment import Deployment
 from kvplan.planning import sweep as S
+from tests.conftest import examples
 from tests.test_sweep_families import assert_rows_are_fit, grids
 
 QN = "Qwen/Qwen3-Next-80B-A3B-Instruct"
@@ -55,7 +56,7 @@ BASES = [
 @pytest.mark.parametrize(
     "fam,model,kw", BASES, ids=[f"{f}-{kw['engine_version']}-{i}" for i, (f, _, kw) in enumerate(BASES)]
 )
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(8), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(axes=grids, out=st.sampled_from([None, 0, 1000]))
 def test_sweep_rows_are_fit_by_release(fam, model, kw, axes, out):
     axes = dict(axes)

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from kvplan.deployment import Deployment
 from kvplan.planning import sweep as S
+from tests.conftest import examples
 from tests.test_sweep_families import assert_rows_are_fit
 
 BASES = [
@@ -132,7 +133,7 @@ grids = st.fixed_dictionaries(
 
 
 @pytest.mark.parametrize("model,kw", BASES, ids=[f"{m.rsplit('/')[-1]}-{i}" for i, (m, _) in enumerate(BASES)])
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(6), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(axes=grids, out=st.sampled_from([0, 1000]))
 def test_sweep_rows_are_fit_by_release(model, kw, axes, out):
     axes = {**axes, "output_len": [out]}

@@ -30,6 +30,7 @@ from kvplan.planning.plan import fit
 from kvplan.planning.sweep import run as sweep_run
 from kvplan.planning.sweep import table as sweep_table
 from kvplan.planning.verdict import judge
+from tests.conftest import examples
 
 GiB = 2**30
 MiB = 2**20
@@ -231,7 +232,7 @@ def test_refusal_words_by_hand():
     groups=st.integers(1, 9),
     bs=st.sampled_from([16, 64, 256, 544]),
 )
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 def test_token_lines_match_the_release_functions(nb, per, length, groups, bs):
     for line, fn in VV.TOKEN_LINES.items():
         want = line(
@@ -256,7 +257,7 @@ def test_token_lines_match_the_release_functions(nb, per, length, groups, bs):
     window=st.integers(1, 8192),
     inflight=st.integers(0, 32768),
 )
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 def test_estimate_is_the_same_binary_search_on_arrays(check, max_len, bs, window, inflight):
     groups = ((VV.GroupShape("full", bs), 1), (VV.GroupShape("swa", bs, window), 3))
 
@@ -347,7 +348,7 @@ _POINT = st.fixed_dictionaries(
     mode=st.sampled_from(["cold", "util", "measured", "kv_bytes"]),
     workload=st.sampled_from([None, (8192, 1024), (200_000, 0), (100, 30)]),
 )
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_rows_equal_fit_for_every_family(family, version, data, allow, mode, workload):
     kw = dict(FAMILIES[family])
     if mode == "util":
