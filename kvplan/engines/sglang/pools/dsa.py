@@ -42,6 +42,7 @@ from kvplan.engines.sglang.pools.default import plan_default
 from kvplan.errors import InputError
 from kvplan.family import Family
 from kvplan.geometry.dsa import dsa_indexer_layer_count, dsa_skip_fields
+from kvplan.hfconfig.dtypes import DType, dtype_named
 
 if TYPE_CHECKING:
     from kvplan.hfconfig.spec import ModelSpec
@@ -57,15 +58,18 @@ def _is_glm(model: str) -> bool:
     return (model or "").strip().lower() in ("glm", "glm-dsa", "glm5", "glmmoedsaforcausallm")
 
 
-def _resolved_dtype(kv_dtype: str, sm_major: int | None, vendor: str, learnable_sink: bool) -> str:
-    return resolve_kv_cache_dtype(
-        requested=kv_dtype,
-        model_dtype="bfloat16",
-        kv_cache_quant_algo=None,
-        family=Family.DSA,
-        sm_major=sm_major,
-        vendor=vendor,
-        learnable_sink=learnable_sink,
+def _resolved_dtype(kv_dtype: str, sm_major: int | None, vendor: str, learnable_sink: bool) -> DType:
+    """SGLang's stored DSA KV dtype (``resolve_kv_cache_dtype``), resolved once into a :class:`DType`."""
+    return dtype_named(
+        resolve_kv_cache_dtype(
+            requested=kv_dtype,
+            model_dtype="bfloat16",
+            kv_cache_quant_algo=None,
+            family=Family.DSA,
+            sm_major=sm_major,
+            vendor=vendor,
+            learnable_sink=learnable_sink,
+        )
     )
 
 
@@ -115,11 +119,11 @@ def dsa_default_backends(
             if val is not None and val != "flashmla_sparse":
                 raise InputError(f"models with learnable attention sinks need flashmla_sparse, got {val!r}", field=side)
         return "flashmla_sparse", "flashmla_sparse"
-    if _is_glm(model) and major == 12 and dt == "fp8_e4m3" and plat != "hip":
+    if _is_glm(model) and major == 12 and dt is DType.FP8_E4M3 and plat != "hip":
         return prefill_backend or "flashinfer_sparse_mla", decode_backend or "flashinfer_sparse_mla"
     if plat == "hip":
         p, d = prefill_backend or "triton", decode_backend or "triton"
-    elif dt == "fp8_e4m3":
+    elif dt is DType.FP8_E4M3:
         default = "trtllm" if major >= 10 else "flashmla_kv"
         p, d = prefill_backend or default, decode_backend or default
     else:
@@ -131,7 +135,7 @@ def dsa_default_backends(
             field="--dsa-prefill-backend" if p == "triton" else "--dsa-decode-backend",
             hint="use flashmla_kv on Hopper or trtllm on Blackwell",
         )
-    if plat != "hip" and dt == "fp8_e4m3" and "tilelang" in (p, d):
+    if plat != "hip" and dt is DType.FP8_E4M3 and "tilelang" in (p, d):
         if p != "tilelang" or d != "tilelang":
             raise InputError(
                 "CUDA TileLang FP8 KV needs both DSA backends to be tilelang",
@@ -173,7 +177,7 @@ def dsa_row_layout(
     """
     dt = _resolved_dtype(kv_dtype, sm_major, vendor, learnable_sink)
     p, d = dsa_default_backends(
-        kv_dtype=dt,
+        kv_dtype=dt.canonical,
         sm_major=sm_major,
         vendor=vendor,
         model=model,
@@ -182,7 +186,7 @@ def dsa_row_layout(
         learnable_sink=learnable_sink,
         dcp_size=dcp_size,
     )
-    if dt == "bf16":
+    if dt is DType.BF16:
         return "bf16"
     if disaggregation_mode == "decode":
         trtllm = d == "trtllm"
