@@ -26,6 +26,7 @@ from kvplan.engines.sglang.pools.default import plan_default
 from kvplan.errors import InputError
 from kvplan.geometry.gqa import kv_bytes_per_token, kv_heads_per_rank, kv_values_per_token_layer
 from kvplan.geometry.kvdtype import kv_element_bytes
+from kvplan.hfconfig.dtypes import DType, dtype_of
 
 if TYPE_CHECKING:
     from kvplan.hfconfig.spec import ModelSpec
@@ -176,7 +177,8 @@ def gqa_bytes_per_token(
         raise InputError(f"num_layers must be a non-negative integer, got {num_layers!r}", field="num_layers")
     n = gqa_kv_heads_per_rank(num_kv_heads=num_kv_heads, attn_tp_size=attn_tp_size, dcp_size=dcp_size)
     dt = kv_dtype.strip().lower()
-    if dt == "nvfp4":
+    kd = dtype_of(dt)  # the layout's member; the width check stays SGLang's vocabulary (kv_element_bytes)
+    if kd is DType.NVFP4:
         layouts, dequant = nvfp4_kv_access(
             sm_major=sm_major, prefill_backend=prefill_backend, decode_backend=decode_backend
         )
@@ -187,14 +189,14 @@ def gqa_bytes_per_token(
             + scales
             + gqa_fp4_dequant_bytes_per_token(kv_heads_per_rank=n, head_dim=head_dim, dequant_workspace=dequant)
         )
-    if dt == "fp4_mx_block16":
+    if kd is DType.FP4_MX_BLOCK16:
         fp4 = n * (head_dim // 2) * num_layers * 2
         scales = (n * head_dim // _FP4_SCALE_BLOCK) * num_layers * 2
         return fp4 + scales
     cell = kv_bytes_per_token(
         kv_heads=n, head_dim=head_dim, v_head_dim=v_head_dim, num_layers=num_layers, dtype_bytes=kv_element_bytes(dt)
     )
-    if dt == "mxfp8":
+    if kd is DType.MXFP8:
         values = kv_values_per_token_layer(kv_heads=n, head_dim=head_dim, v_head_dim=v_head_dim) * num_layers
         cell += values // _MXFP8_SCALE_BLOCK
     return cell

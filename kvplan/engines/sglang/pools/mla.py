@@ -16,6 +16,7 @@ from kvplan.engines.sglang.pools.base import Breakdown, PoolContext, PoolPlan
 from kvplan.engines.sglang.pools.default import plan_default
 from kvplan.geometry.kvdtype import kv_element_bytes
 from kvplan.geometry.mla import mla_row_dim, mla_values_per_token
+from kvplan.hfconfig.dtypes import DType, dtype_of
 
 if TYPE_CHECKING:
     from kvplan.hfconfig.spec import ModelSpec
@@ -42,7 +43,7 @@ def mla_bytes_per_token(*, kv_lora_rank: int, qk_rope_head_dim: int, num_layers:
     dt = kv_dtype.strip().lower()
     e = kv_element_bytes(dt)
     cell = values * e
-    if dt in ("nvfp4", "fp4_mx_block16"):
+    if dtype_of(dt) in (DType.NVFP4, DType.FP4_MX_BLOCK16):
         dim = mla_row_dim(kv_lora_rank=kv_lora_rank, qk_rope_head_dim=qk_rope_head_dim)
         cell = cell // 2 + (dim // _FP4_SCALE_BLOCK) * num_layers * e
     return cell
