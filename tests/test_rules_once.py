@@ -4,6 +4,7 @@ text that only that home writes."""
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pytest
@@ -48,16 +49,118 @@ def test_v41_pp_refused_by_fit_with_and_without_speculation(algo):
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Device total (kvplan.engines.runtime.device_total): the one rule, and `kvplan gpus` shows it
+# Device total (kvplan.inputs.presets.device.device_total, re-exported by kvplan.engines.runtime): the one rule;
+# the planners, the log plausibility bound, HardwarePreset.device_bytes and `kvplan gpus` all read it
 # ---------------------------------------------------------------------------------------------------------------
 
+DEVICE_RULE = "inputs/presets/device.py"
 
-def test_device_total_is_derived_in_one_place():
-    # the 0.57 GiB driver reservation is subtracted by runtime.py alone; planners ask device_total
-    assert _modules_with("DRIVER_RESERVE_BYTES") == ["engines/runtime.py"]
-    for mod in ("engines/sglang/planner.py", "engines/vllm/adapter.py", "planning/whatif.py", "planning/plan.py"):
-        text = (PKG / mod).read_text(encoding="utf-8")
-        assert "device_total(" in text and "memory_mib * 2**20" not in text, mod
+
+def _const(node: ast.expr) -> int | None:
+    """The value of an integer constant expression built with ``**``, ``*`` and ``<<`` (None otherwise)."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow | ast.Mult | ast.LShift):
+        a, b = _const(node.left), _const(node.right)
+        if a is None or b is None:
+            return None
+        return a**b if isinstance(node.op, ast.Pow) else a * b if isinstance(node.op, ast.Mult) else a << b
+    return None
+
+
+def _is_mib_factor(node: ast.expr) -> bool:
+    """``2**20``, ``1 << 20``, ``1024 * 1024``, ``1048576`` or the ``MiB`` constant (a name or ``units.MiB``)."""
+    if isinstance(node, ast.Name | ast.Attribute):
+        return (node.id if isinstance(node, ast.Name) else node.attr) == "MiB"
+    return _const(node) == 2**20
+
+
+def _names_memory_mib(node: ast.expr) -> bool:
+    """A preset's nvidia-smi MiB field: ``g.memory_mib`` / ``memory_mib`` (not ``gpu_memory_mib``, SGLang's MiB)."""
+    return (isinstance(node, ast.Attribute) and node.attr == "memory_mib") or (
+        isinstance(node, ast.Name) and node.id == "memory_mib"
+    )
+
+
+def _device_total_sites(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, what) of every place a module computes a device total itself: the preset's MiB times 2**20 (in any
+    spelling, either order, also as ``<< 20``), or ``cuda_total_bytes or ...`` (the recorded-else-estimated choice)."""
+    sites = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            pairs = ((node.left, node.right), (node.right, node.left))
+            if any(_names_memory_mib(a) and _is_mib_factor(b) for a, b in pairs):
+                sites.append((node.lineno, "memory_mib * 2**20"))
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.LShift) and _names_memory_mib(node.left):
+            sites.append((node.lineno, "memory_mib << 20"))
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+            first = node.values[0]
+            if isinstance(first, ast.Attribute) and first.attr == "cuda_total_bytes":
+                sites.append((node.lineno, "cuda_total_bytes or ..."))
+    return sites
+
+
+def test_device_total_is_computed_in_one_module():
+    found = {}
+    for path in sorted(PKG.rglob("*.py")):
+        rel = str(path.relative_to(PKG))
+        sites = _device_total_sites(ast.parse(path.read_text(encoding="utf-8"), filename=rel))
+        if sites:
+            found[rel] = sites
+    assert sorted(found) == [DEVICE_RULE], found
+    assert [what for _, what in found[DEVICE_RULE]] == ["memory_mib * 2**20"]  # the estimate, once
+    # the 0.57 GiB driver reservation is defined and subtracted in the rule's module alone
+    assert _modules_with("DRIVER_RESERVE_BYTES") == [DEVICE_RULE]
+    assert _modules_with("0.57 * GiB") == [DEVICE_RULE]
+
+
+def test_the_finder_sees_every_spelling():
+    # the AST check above can fail: each spelling of the second rule that plausible.py / schema.py used is found
+    for src in (
+        "x = g.cuda_total_bytes or g.memory_mib * 2**20",
+        "x = memory_mib * MiB - r",
+        "x = 1024 * 1024 * gpu.memory_mib",
+        "x = units.MiB * self.memory_mib",
+        "x = g.memory_mib << 20",
+        "x = g.memory_mib * 1048576",
+        "x = g.memory_mib * (1 << 20)",
+    ):
+        assert _device_total_sites(ast.parse(src)), src
+    # SGLang's MiB heuristics and a bare MiB figure are not a device total
+    for src in ("x = (gpu_memory_mib - 1024 * 13) / gpu_memory_mib", "x = g.memory_mib", "x = g.memory_mib * 2"):
+        assert not _device_total_sites(ast.parse(src)), src
+
+
+def test_every_reader_asks_the_one_rule():
+    for mod in (
+        "engines/sglang/planner.py",
+        "engines/vllm/adapter.py",
+        "planning/whatif.py",
+        "planning/plan.py",
+        "views/listing.py",
+        "inputs/logs/plausible.py",
+        "inputs/presets/schema.py",
+    ):
+        assert "device_total(" in (PKG / mod).read_text(encoding="utf-8"), mod
+    from kvplan.engines import runtime
+    from kvplan.inputs.presets import device
+
+    assert runtime.device_total is device.device_total
+    assert runtime.cuda_total_from_nvidia_smi is device.cuda_total_from_nvidia_smi
+
+
+def test_plausibility_bound_and_preset_property_are_the_device_total():
+    from kvplan.inputs import presets
+    from kvplan.inputs.logs.plausible import largest_catalogued_gpu
+    from kvplan.inputs.presets.device import device_total
+
+    gpus = presets.all_gpus()
+    assert all(g.device_bytes == device_total(g)[0] for g in gpus)
+    top = max(device_total(g)[0] for g in gpus)
+    got = largest_catalogued_gpu()
+    assert got is not None and got[1] == top
+    # the shipped catalogue's largest: MI350X / MI355X, HIP totalGlobalMem 309,220,868,096 B recorded (294,896 MiB)
+    assert got == ("mi350x", 309_220_868_096) == ("mi350x", 294_896 * 2**20)
 
 
 def test_gpus_json_shows_device_total_for_every_preset():

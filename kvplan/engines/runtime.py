@@ -5,10 +5,9 @@ CUDA context and torch.distributed/NCCL are up (``Load weight begin. avail mem``
 
     free_at_start = cuda_total - context - communicators(tp, interconnect)
 
-* ``cuda_total``: what ``torch.cuda.mem_get_info()[1]`` reports (the preset's ``cuda_total_bytes``).
-  Where no source gives it, nvidia-smi's ``memory.total`` minus the driver reservation seen on the
-  parts where both are known (H100 80GB 0.47, B200 0.71, A100 40GB 0.61, L40S 0.57, RTX 3090 0.42 GiB;
-  median 0.57 GiB; tests/data/shared/reference/hardware.json cuda_total_observed).
+* ``cuda_total``: :func:`device_total`, the one device-total rule (:mod:`kvplan.inputs.presets.device`):
+  what ``torch.cuda.mem_get_info()[1]`` reports (the preset's ``cuda_total_bytes``), else nvidia-smi's
+  ``memory.total`` minus the 0.57 GiB median driver reservation.
 * ``context``: CUDA context + caching allocator + torch at TP1: H100 TP1 logs show 0.37-0.68 GiB
   below the CUDA total (docs.sglang.ai Llama-3.1-8B 78.81 of 79.18; sglang PR #4760 78.59;
   sglang-kt runs 78.49/78.51), RTX 3090 0.82 GiB; kvplan uses 0.55 GiB.
@@ -27,9 +26,11 @@ from __future__ import annotations
 
 from typing import Protocol
 
+# the device total is one rule in the inputs layer (below engines, so the log checks share it); re-exported here
+from kvplan.inputs.presets.device import cuda_total_from_nvidia_smi as cuda_total_from_nvidia_smi
+from kvplan.inputs.presets.device import device_total as device_total
 from kvplan.units import GiB
 
-DRIVER_RESERVE_BYTES = int(0.57 * GiB)
 CONTEXT_BYTES = int(0.55 * GiB)
 NVLINK_COMM_BYTES = int(1.35 * GiB)
 PCIE_COMM_PER_RANK_BYTES = int(0.0625 * GiB)
@@ -54,27 +55,6 @@ class GpuLike(Protocol):
     def cuda_total_bytes(self) -> int | None: ...  # torch.cuda.mem_get_info()[1], when known
     @property
     def interconnect(self) -> str: ...  # nvlink | nvlink-c2c | pcie | xgmi | other
-
-
-def cuda_total_from_nvidia_smi(*, memory_mib: int) -> int:
-    """CUDA-visible total estimated from nvidia-smi's MiB: ``memory_mib * 2**20 - 0.57 GiB``.
-
-    Example: RTX PRO 6000 Blackwell, 97,887 MiB -> 102,641,958,912 - 612,032,839 = 102,029,926,073 B (95.02 GiB).
-    """
-    return memory_mib * 2**20 - DRIVER_RESERVE_BYTES
-
-
-def device_total(gpu: GpuLike) -> tuple[int, bool]:
-    """(the device total the engines see, whether it is the preset's recorded CUDA total): the CUDA-visible total
-    (``torch.cuda.mem_get_info()[1]``) when the preset records it, else :func:`cuda_total_from_nvidia_smi`.  The one
-    rule for every planner, what-if and free-memory model.
-
-    Example: an H100 SXM preset with ``cuda_total_bytes`` 85,024,246,333 -> (85,024,246,333, True); a preset with
-    only nvidia-smi's 97,887 MiB -> (102,029,926,073, False).
-    """
-    if gpu.cuda_total_bytes:
-        return gpu.cuda_total_bytes, True
-    return cuda_total_from_nvidia_smi(memory_mib=gpu.memory_mib), False
 
 
 def start_free_base(gpu: GpuLike) -> tuple[int, str]:

@@ -217,16 +217,22 @@ CATALOGUE_FLOOR = 64 * GIB
 
 
 def largest_catalogued_gpu() -> tuple[str, int] | None:
-    """(id, device bytes) of the largest GPU preset kvplan knows (shipped and user presets), None when they cannot
-    be read (a broken user preset is reported where it is used, not here)."""
+    """(id, device total) of the largest GPU preset kvplan knows (shipped and user presets), None when they cannot
+    be read (a broken user preset is reported where it is used, not here).
+
+    The device total is the planners' one rule (:func:`kvplan.inputs.presets.device.device_total`): the CUDA-visible
+    total the engines' logs print as the GPU's total memory, recorded or estimated from nvidia-smi's MiB less the
+    driver reservation.  Example: the shipped catalogue -> ("mi350x", 309,220,868,096) (a recorded HIP total).
+    """
     from kvplan.inputs import presets
+    from kvplan.inputs.presets.device import device_total
 
     try:
         gpus = presets.all_gpus()
     except InputError:
         return None
-    best = max(gpus, key=lambda g: g.device_bytes, default=None)
-    return None if best is None else (best.id, best.device_bytes)
+    best = max(((device_total(g)[0], g.id) for g in gpus), key=lambda t: t[0], default=None)
+    return None if best is None else (best[1], best[0])
 
 
 def _check_catalogue(c: Collector) -> None:

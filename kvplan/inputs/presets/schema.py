@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from kvplan.inputs.presets.device import device_total
+
 if TYPE_CHECKING:  # the constrained types are bound by _adapter() when pydantic validates
     from typing import Annotated
 
@@ -373,8 +375,9 @@ class HardwarePreset:
 
     @property
     def device_bytes(self) -> int:
-        """What CUDA reports as the device total (``torch.cuda.mem_get_info()[1]``)."""
-        return self.cuda_total_bytes or self.memory_mib * 2**20
+        """The device total (``torch.cuda.mem_get_info()[1]``, recorded or estimated): the one rule,
+        :func:`kvplan.inputs.presets.device.device_total`, which the planners and ``kvplan gpus`` use too."""
+        return device_total(self)[0]
 
     @property
     def sm_major(self) -> int | None:
