@@ -8,6 +8,12 @@ from kvplan.engines.sglang.pools.swa_cap import (
     ceil_align,
 )
 from kvplan.errors import InputError
+from kvplan.geometry.kvdtype import KV_CACHE_DTYPES
+from kvplan.hfconfig.dtypes import DType, dtype_of
+
+#: The ``--kv-cache-dtype`` words the DeepSeek-V4 CUDA layout selection takes as its fp8 (e4m3) storage:
+#: ``fp8_e4m3``, ``auto`` (``_deepseek_v4_kv_cache_dtype``) and ``fp8`` (this function's accepted words, unchanged).
+_DSV4_FP8_KV_DTYPES: tuple[str, ...] = ("auto", "fp8", "fp8_e4m3")
 
 # ----------------------------------------------------------------------------------------------------------
 # Constants read in the engine (SGLang 0.5.23)
@@ -142,9 +148,9 @@ def dsv4_select_layout(
     Example: V4.1-Flash on RTX PRO 6000 (SM120), TP8, fp8 -> flashmla -> "v4".
     """
     dtype = (kv_cache_dtype or "auto").lower()
-    if dtype in ("auto", "fp8", "fp8_e4m3"):
-        dtype = "fp8_e4m3"
-    elif dtype in ("bfloat16", "bf16"):
+    if dtype in _DSV4_FP8_KV_DTYPES:
+        kd = DType.FP8_E4M3
+    elif dtype in KV_CACHE_DTYPES and dtype_of(dtype) is DType.BF16:
         raise InputError(
             "DeepSeek-V4 on CUDA stores its KV pool as fp8 (uint8 rows); bfloat16 is NPU/HIP-unified only",
             field="--kv-cache-dtype",
@@ -163,7 +169,7 @@ def dsv4_select_layout(
         blocked = (
             not is_v41
             or not is_sm100
-            or dtype != "fp8_e4m3"
+            or kd is not DType.FP8_E4M3
             or (not pd_disaggregation and attn_tp_size > 1)
             or (env is not None and env not in ("auto", "v41", "v41_new"))
         )
