@@ -112,3 +112,26 @@ def test_no_printed_name_is_claimed_by_two_presets():
         for n in {g.id, g.name, *g.aliases}:
             owners.setdefault(norm_name(n), set()).add(g.id)
     assert {k: v for k, v in owners.items() if len(v) > 1} == {}
+
+
+def test_kvplan_gpus_lists_every_printed_name_with_its_device_total():
+    """`kvplan gpus --search NAME` over every printed name above (so over the whole shipped catalog): the listing holds
+    the preset the name resolves to, with the device total the planners use (the one rule) in ``device_total_bytes``."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from kvplan.cli.app import app
+    from kvplan.inputs.presets.device import device_total
+
+    runner, missing = CliRunner(), {}
+    for printed, gpu_id in sorted(PRINTED.items()):
+        out = runner.invoke(app, ["gpus", "--search", printed, "--format", "json"])
+        assert out.exit_code == 0, (printed, out.output)
+        rows = {r["id"]: r for r in json.loads(out.output)}
+        if gpu_id not in rows:
+            missing[printed] = sorted(rows)
+            continue
+        assert rows[gpu_id]["device_total_bytes"] == device_total(resolve_gpu(printed))[0], printed
+    assert missing == {}
+    assert len(PRINTED) >= 69
