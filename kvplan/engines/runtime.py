@@ -27,6 +27,7 @@ from __future__ import annotations
 from typing import Protocol
 
 # the device total is one rule in the inputs layer (below engines, so the log checks share it); re-exported here
+from kvplan.inputs.presets.device import GpuMemory
 from kvplan.inputs.presets.device import cuda_total_from_nvidia_smi as cuda_total_from_nvidia_smi
 from kvplan.inputs.presets.device import device_total as device_total
 from kvplan.units import GiB
@@ -46,13 +47,10 @@ COMMUNICATOR_BYTES: dict[str, tuple[int, bool]] = {
 }
 
 
-class GpuLike(Protocol):
-    """What the free-at-start model reads of a GPU (``kvplan.inputs.presets.HardwarePreset`` has it)."""
+class GpuLike(GpuMemory, Protocol):
+    """What the free-at-start model reads of a GPU (``kvplan.inputs.presets.HardwarePreset`` has it): what the device
+    total reads (nvidia-smi's ``memory_mib``, the recorded ``cuda_total_bytes``) and the interconnect."""
 
-    @property
-    def memory_mib(self) -> int: ...  # nvidia-smi memory.total
-    @property
-    def cuda_total_bytes(self) -> int | None: ...  # torch.cuda.mem_get_info()[1], when known
     @property
     def interconnect(self) -> str: ...  # nvlink | nvlink-c2c | pcie | xgmi | other
 
