@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from kvplan.errors import InputError
 from kvplan.family import Family
+from kvplan.hfconfig.dtypes import DType, dtype_of
 
 if TYPE_CHECKING:
     from kvplan.hfconfig.spec import ModelSpec
@@ -119,6 +120,8 @@ KV4_MLA_BACKENDS = ("flashinfer", "trtllm_mla")
 #: SGLang 0.5.23 ``_mla_kv_cache_dtype_checks`` (arg_groups/overrides.py): the KV dtypes the TensorRT-LLM MLA backend
 #: stores; it passes ``handle_kv4_compatibility`` but refuses an FP4 cache a step later
 TRTLLM_MLA_KV_DTYPES = ("fp8_e4m3", "bf16", "auto")
+#: vLLM's ``--kv-cache-dtype`` words (its vocabulary, kept as spellings: ``fp8_inc`` stores e4m3 too but has its own
+#: rule) that the CUDA FP8 rule :func:`_vllm_fp8` answers
 _VLLM_FP8 = frozenset({"fp8", "fp8_e4m3", "fp8_e5m2"})
 
 
@@ -187,7 +190,7 @@ def _sglang_fp4_mx(q: KvQuery) -> str | None:
 def _vllm_fp8(q: KvQuery) -> str | None:
     cap = (q.arch.major or 0, q.arch.minor or 0)
     if q.attention == Family.MLA:
-        if q.kv_dtype == "fp8_e5m2":
+        if dtype_of(q.kv_dtype) is DType.FP8_E5M2:
             return "no vLLM MLA attention backend stores fp8_e5m2: vLLM refuses --kv-cache-dtype fp8_e5m2 here"
         if cap < (8, 9):
             return (

@@ -22,13 +22,16 @@ from kvplan.engines.sglang.pools.swa.layer_split import (
 )
 from kvplan.engines.sglang.pools.swa.sizing import swa_pool_sizes_over_stages
 from kvplan.errors import InputError
-from kvplan.geometry.kvdtype import FP4_KV_DTYPES
 from kvplan.geometry.swa import SWALayers
+from kvplan.hfconfig.dtypes import DType, dtype_of
 from kvplan.hfconfig.normalize import flatten_config
 from kvplan.result import Pool
 
 if TYPE_CHECKING:
     from kvplan.hfconfig.spec import ModelSpec
+
+#: the packed FP4 KV dtypes (SGLang ``nvfp4`` / ``fp4_mx_block16``) the sliding-window pool stores unscaled
+_FP4 = (DType.NVFP4, DType.FP4_MX_BLOCK16)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -139,7 +142,7 @@ def plan(ctx: PoolContext) -> PoolPlan:
         ),
     ]
     notes = list(res.notes)
-    if ctx.kv_dtype.strip().lower() in FP4_KV_DTYPES:
+    if dtype_of(ctx.kv_dtype) in _FP4:
         notes.append(FP4_NOTE.format(dtype=ctx.kv_dtype))
     warning = layer_split_warning(res=res, budget_bytes=ctx.budget, num_layers=layers.num_hidden_layers or 0)
     return PoolPlan(
@@ -206,7 +209,7 @@ def one_pool_plan(ctx: PoolContext, layers: SWALayers) -> PoolPlan:
 
     arch = layers.architecture or "this model"
     n = layers.num_hidden_layers or len(layers.full_layers) + len(layers.swa_layers)
-    if ctx.kv_dtype.strip().lower() in FP4_KV_DTYPES:
+    if dtype_of(ctx.kv_dtype) in _FP4:
         raise InputError(
             f"SGLang {_release(ctx)} sizes {arch} in one KV pool over all layers; its FP4 "
             f"({ctx.kv_dtype}) cell there is not modelled",
