@@ -181,7 +181,10 @@ def _sglang_swa_rows(m: ModelSpec, kv_dtype: str) -> list[tuple[str, int, int]]:
     from kvplan.engines.sglang.pools.swa import swa_bytes_per_layer_token, swa_layers_from_config
 
     L = swa_layers_from_config(m.raw_config or m.config)
-    dt = kv_dtype if kv_dtype not in ("nvfp4", "fp4_mx_block16") else "bf16"
+    from kvplan.hfconfig.dtypes import DType, dtype_of
+
+    # the FP4 recipes are shown at bf16 width in these rows (unchanged)
+    dt = DType.BF16.canonical if dtype_of(kv_dtype) in (DType.NVFP4, DType.FP4_MX_BLOCK16) else kv_dtype
     out = []
     for name, n, heads, hd, vhd in (
         ("full attention", len(L.full_layers), L.full_kv_heads, L.full_head_dim, L.full_v_head_dim),

@@ -42,9 +42,27 @@ from typing import Any
 
 from kvplan.deployment import Deployment
 from kvplan.errors import InputError
+from kvplan.hfconfig.dtypes import DType
 
 QUESTIONS = ("gpus", "mem-fraction", "dtype", "context", "concurrency")
-DTYPE_ORDER = ("bfloat16", "fp8_e4m3", "fp8_e5m2", "mxfp8", "nvfp4", "fp4_mx_block16")
+#: KV dtypes by precision given up, least first (the order ``dtype`` tries them in)
+DTYPE_ORDER: tuple[DType, ...] = (
+    DType.BF16,
+    DType.FP8_E4M3,
+    DType.FP8_E5M2,
+    DType.MXFP8,
+    DType.NVFP4,
+    DType.FP4_MX_BLOCK16,
+)
+
+
+def _kv_flag_word(d: DType) -> str:
+    """The ``--kv-cache-dtype`` word a candidate is tried and reported as: ``bfloat16`` (the word both engines'
+    flags accept), every other member under its canonical name."""
+    return "bfloat16" if d is DType.BF16 else d.canonical
+
+
+_DTYPE_WORDS: tuple[str, ...] = tuple(_kv_flag_word(d) for d in DTYPE_ORDER)
 
 
 @dataclass
@@ -408,20 +426,20 @@ def _solve_mfs(base: Deployment, *, max_gpus: int) -> SolveResult:
 
 def _solve_dtype(base: Deployment, *, max_gpus: int) -> SolveResult:
     _, _, target = _target(replace(base, kv_cache_dtype=None))
-    rows = _rows(base, {"kv_cache_dtype": list(DTYPE_ORDER)})
+    rows = _rows(base, {"kv_cache_dtype": list(_DTYPE_WORDS)})
     # the sweep keeps the axis order; a dtype the engine refuses on the GPU does not fit (fits is False)
     ans = next((r for r in rows if r["meets_target"]), None)
     cands = []
-    for d, r in zip(DTYPE_ORDER, rows, strict=True):
+    for d, r in zip(_DTYPE_WORDS, rows, strict=True):
         cands.append(Candidate(d, d, r["meets_target"], r["reason"], r))
         if ans is not None and r is ans:
             break
     return SolveResult(
         "dtype",
         target,
-        ans and DTYPE_ORDER[rows.index(ans)],
+        ans and _DTYPE_WORDS[rows.index(ans)],
         (
-            f"--kv-cache-dtype {DTYPE_ORDER[rows.index(ans)]} ({ans['kv_bytes_per_token']:,.0f} B/token, "
+            f"--kv-cache-dtype {_DTYPE_WORDS[rows.index(ans)]} ({ans['kv_bytes_per_token']:,.0f} B/token, "
             f"room for {_achieved(ans)})"
         )
         if ans
