@@ -183,3 +183,89 @@ def test_vllm_refuses_what_its_specs_do_not_size():
     for name in ("auto", "mxfp8", "torch.bfloat16", "int4"):
         with pytest.raises(InputError):
             kv_dtype_bytes(name)
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# No string matching on dtypes below planning (issue 21 items 4/5): engines/, geometry/ and weights/ resolve a dtype
+# once (``dtype_of`` or the engine's own parser) and compare :class:`DType` members.  An engine's vocabulary -- which
+# words its flag accepts -- stays a named tuple of spellings; membership in such a constant is not a literal
+# comparison and is not flagged.
+
+SCANNED = ("engines", "geometry", "weights")
+_EQ_OPS = (ast.Eq, ast.NotEq, ast.In, ast.NotIn, ast.Is, ast.IsNot)
+
+#: sites written before this rule, in files this change did not own: file -> how many comparisons remain.  The count
+#: may only go down (the test fails when a file gains one, and when an entry is stale so the list shrinks with the code)
+PENDING = {
+    "kvplan/engines/sglang/kvdtype.py": 3,  # configure_kv_cache_dtype: raw words, kv_cache_quant_algo == "FP8"
+    "kvplan/engines/sglang/pools/swa/cells.py": 2,  # mxfp8 scale rows
+    "kvplan/engines/sglang/rules.py": 1,  # nvfp4 note
+    "kvplan/engines/vllm/specs.py": 3,  # fp8_ds_mla layout (two operands of one comparison count twice)
+    "kvplan/weights/blocks.py": 1,  # quant_method == "fp8" (a Hugging Face quantization method)
+    "kvplan/weights/estimate.py": 2,  # expert scheme mxfp4
+    "kvplan/weights/quant.py": 10,  # weight schemes named like dtypes (int8, int4, mxfp4, nvfp4, fp8, fp32, float)
+}
+
+
+def _str_literals(node: ast.expr) -> list[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("frozenset", "set"):
+        return [s for a in node.args for s in _str_literals(a)]
+    return []
+
+
+def _dtype_string_tests(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, spelling) of every ``==`` / ``!=`` / ``in`` / ``not in`` / ``is`` test with a dtype-spelling literal."""
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare) or not any(isinstance(op, _EQ_OPS) for op in node.ops):
+            continue
+        for operand in (node.left, *node.comparators):
+            named = [s for s in _str_literals(operand) if s.strip().lower() in _SPELLINGS]
+            if named:
+                out.append((node.lineno, named[0]))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("src", "hits"),
+    [
+        ('if dt == "fp8_e4m3": pass', 1),
+        ('x = dt != "bf16"', 1),
+        ('x = dt in ("fp8", "fp8_e5m2")', 1),
+        ('x = dt not in ["nvfp4", "fp4_mx_block16"]', 1),
+        ('x = dt in frozenset({"fp8", "fp8_e4m3"})', 1),
+        ('x = q.algo.upper() == "FP8"', 1),
+        ('x = "bfloat16" == dt', 1),
+        ("x = dtype_of(dt) is DType.FP8_E4M3", 0),
+        ("x = dt in KV_CACHE_DTYPES", 0),  # a vocabulary constant
+        ('x = backend == "trtllm"', 0),
+        ('x = option in ("auto", "fp4")', 0),  # "fp4" names no dtype
+        ('X = ("auto", "fp8", "fp8_e4m3")', 0),  # declaring a vocabulary is not a comparison
+    ],
+)
+def test_string_test_scan_sees_the_shape(src, hits):
+    assert len(_dtype_string_tests(ast.parse(src))) == hits
+
+
+def _scanned_hits() -> dict[str, list[tuple[int, str]]]:
+    out = {}
+    for sub in SCANNED:
+        for path in sorted((PKG / sub).rglob("*.py")):
+            found = _dtype_string_tests(ast.parse(path.read_text(), filename=str(path)))
+            if found:
+                out[path.relative_to(ROOT).as_posix()] = found
+    return out
+
+
+def test_no_dtype_string_matching_below_planning():
+    hits = _scanned_hits()
+    new = {f: h for f, h in hits.items() if len(h) > PENDING.get(f, 0)}
+    assert not new, "compare DType members (dtype_of / the engine's parser), not dtype strings: " + "; ".join(
+        f"{f}: " + ", ".join(f"line {n} {s!r}" for n, s in h) for f, h in new.items()
+    )
+    stale = {f: (n, len(hits.get(f, []))) for f, n in PENDING.items() if len(hits.get(f, [])) < n}
+    assert not stale, f"PENDING lists more sites than remain; lower it to what is left: {stale}"

@@ -14,6 +14,8 @@ from kvplan.hfconfig.dtypes import DType, dtype_of
 #: The ``--kv-cache-dtype`` words the DeepSeek-V4 CUDA layout selection takes as its fp8 (e4m3) storage:
 #: ``fp8_e4m3``, ``auto`` (``_deepseek_v4_kv_cache_dtype``) and ``fp8`` (this function's accepted words, unchanged).
 _DSV4_FP8_KV_DTYPES: tuple[str, ...] = ("auto", "fp8", "fp8_e4m3")
+#: ``SGLANG_DSV4_COMPRESSED_KV_LAYOUT``'s values (layout names, not KV dtypes)
+_COMPRESSED_KV_LAYOUTS: tuple[str, ...] = ("auto", "fp8", "fp4")
 
 # ----------------------------------------------------------------------------------------------------------
 # Constants read in the engine (SGLang 0.5.23)
@@ -67,7 +69,7 @@ def compressed_layout(*, main_layout: str, ratio: int, option: str = "auto") -> 
     ratio-1/2 latents go fp4 by default, ratios 4/128 stay fp8.
     """
     option = option.lower()
-    if option not in ("auto", "fp8", "fp4"):
+    if option not in _COMPRESSED_KV_LAYOUTS:
         raise InputError(f"unknown compressed KV layout {option!r}", field="compressed_kv_layout")
     if main_layout in ("v4", "uniform_fp8"):
         if option == "fp4":
