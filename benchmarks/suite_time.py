@@ -62,6 +62,9 @@ def main() -> None:
         f"wall {wall:.1f} s; CPU {user + system:.1f} s (user {user:.1f}, system {system:.1f}); exit {proc.returncode}"
     )
     print(f"pytest: {summary}")
+    for line in proc.stdout.splitlines():
+        if line.startswith(("FAILED ", "ERROR ")):
+            print(f"  {line[:200]}")
     total = sum(per_file.values())
     print(f"test time summed over the files: {total:.1f} s; slowest files:")
     for path, secs in sorted(per_file.items(), key=lambda kv: -kv[1])[: a.top]:

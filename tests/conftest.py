@@ -15,17 +15,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-# The suite's own cache (validated presets, weight estimates), not the user's ~/.cache/kvplan: one folder per run,
-# shared by the run's xdist workers (PYTEST_XDIST_TESTRUNUID is the same in every worker of one run), so each preset
-# is validated and each weight estimate computed once per run rather than once per worker.  Entries are written
-# atomically (kvplan/cache.py store: a temporary file, then os.replace), so workers sharing the folder is safe.
-_RUN_UID = "".join(c for c in os.environ.get("PYTEST_XDIST_TESTRUNUID", "") if c.isalnum())[:64]
-if _RUN_UID:
-    _CACHE = Path(tempfile.gettempdir()) / f"kvplan-test-cache-{_RUN_UID}"
-    _CACHE.mkdir(exist_ok=True)
-    os.environ["KVPLAN_CACHE_DIR"] = str(_CACHE)
-else:
-    os.environ["KVPLAN_CACHE_DIR"] = tempfile.mkdtemp(prefix="kvplan-test-cache-")
+# The suite's own cache (validated presets, weight estimates), not the user's ~/.cache/kvplan.
+os.environ["KVPLAN_CACHE_DIR"] = tempfile.mkdtemp(prefix="kvplan-test-cache-")
 # Never the internet: a model id that is not a preset would make kvplan ask the Hugging Face Hub; point every such
 # request at a closed local port (connection refused at once).  tests/test_hub.py sets its own stand-in server.
 os.environ["HF_ENDPOINT"] = "http://127.0.0.1:9"
