@@ -272,3 +272,37 @@ def test_no_dtype_string_matching_below_planning():
     )
     stale = {f: (n, len(hits.get(f, []))) for f, n in PENDING.items() if len(hits.get(f, [])) < n}
     assert not stale, f"PENDING lists more sites than remain; lower it to what is left: {stale}"
+
+
+@pytest.mark.parametrize(
+    ("word", "outcome"),
+    [
+        ("auto", "v41"),
+        ("fp8", "v41"),
+        ("FP8_E4M3", "v41"),
+        ("fp8_e4m3fn", "not supported"),  # an e4m3 member, but not a word this selection takes
+        ("bf16", "stores its KV pool as fp8"),  # SGLang's bf16 words get the bf16 reason
+        ("bfloat16", "stores its KV pool as fp8"),
+        ("torch.bfloat16", "not supported"),  # a BF16 spelling outside SGLang's flag vocabulary
+        ("fp8_e5m2", "not supported"),
+    ],
+)
+def test_dsv4_layout_compares_members_but_keeps_its_words(word, outcome):
+    """V4.1 on SM100 at attention TP1 with fp8 storage picks flashmla_mega -> ``v41``; the member test must not widen
+    the accepted words to every spelling of the member."""
+    from kvplan.engines.sglang.pools.dsv4.layout import dsv4_select_layout
+    from kvplan.errors import InputError
+
+    if outcome == "v41":
+        assert dsv4_select_layout(sm_major=10, is_v41=True, kv_cache_dtype=word, attn_tp_size=1) == "v41"
+    else:
+        with pytest.raises(InputError, match=outcome):
+            dsv4_select_layout(sm_major=10, is_v41=True, kv_cache_dtype=word, attn_tp_size=1)
+
+
+def test_solve_dtype_order_is_members_tried_under_flag_words():
+    from kvplan.planning.solve import _DTYPE_WORDS, DTYPE_ORDER
+
+    assert [d.bits for d in DTYPE_ORDER] == sorted((d.bits for d in DTYPE_ORDER), reverse=True)
+    assert all(dtype_of(w) is d for w, d in zip(_DTYPE_WORDS, DTYPE_ORDER, strict=True))
+    assert _DTYPE_WORDS[0] == "bfloat16"  # the word solve tries and reports for BF16 (its answers unchanged)
