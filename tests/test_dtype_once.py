@@ -196,13 +196,11 @@ _EQ_OPS = (ast.Eq, ast.NotEq, ast.In, ast.NotIn, ast.Is, ast.IsNot)
 
 #: sites written before this rule, in files this change did not own: file -> how many comparisons remain.  The count
 #: may only go down (the test fails when a file gains one, and when an entry is stale so the list shrinks with the code).
-#: Two are plain dtype tests (cells.py, rules.py); the others test a *word* whose spelling
+#: The remaining ones test a *word* whose spelling
 #: is itself the rule, which a DType member cannot say (it merges the spellings) -- they want a named vocabulary.
 PENDING = {
     # SGLang's DSV4 assert lists "bfloat16" but not "bf16"; kv_cache_quant_algo == "FP8" is a quantization-config value
     "kvplan/engines/sglang/kvdtype.py": 3,
-    "kvplan/engines/sglang/pools/swa/cells.py": 2,  # mxfp8 scale rows (plain dtype test)
-    "kvplan/engines/sglang/rules.py": 1,  # nvfp4 -> trtllm_mha decode (plain dtype test)
     "kvplan/engines/vllm/specs.py": 3,  # vLLM's fp8_ds_mla layout word (DType folds it into e4m3)
     "kvplan/weights/blocks.py": 1,  # quant_method == "fp8" (a Hugging Face quantization method)
     "kvplan/weights/estimate.py": 2,  # weight scheme mxfp4

@@ -22,6 +22,7 @@ from kvplan.engines.sglang.page_query import PageQuery
 from kvplan.engines.sglang.platform import platform_of as _plat
 from kvplan.errors import EngineRefusal, InputError
 from kvplan.family import ATTENTION_FAMILIES, Family
+from kvplan.hfconfig.dtypes import DType, dtype_of
 from kvplan.parallel import sglang_pp_layer_ranges as pp_layer_ranges
 from kvplan.units import GiB as GIB
 from kvplan.units import MiB as MIB
@@ -680,7 +681,7 @@ def default_page_size(q: PageQuery) -> int:
         has_asymmetric_kv=q.has_asymmetric_kv,
         speculative_eagle_topk=speculative_eagle_topk,
     )
-    decode = "trtllm_mha" if q.kv_cache_dtype == "nvfp4" else q.decode_attention_backend
+    decode = "trtllm_mha" if dtype_of(q.kv_cache_dtype) is DType.NVFP4 else q.decode_attention_backend
     names = {n for n in (backend, decode, q.prefill_attention_backend) if n is not None}
     page = _backend_page(names=names, backend=backend, decode=decode, requested=requested)
     is_mla = fam == Family.MLA

@@ -6,6 +6,7 @@ from kvplan.errors import InputError
 from kvplan.geometry.gqa import kv_heads_per_rank, kv_values_per_token_layer
 from kvplan.geometry.kvdtype import kv_element_bytes
 from kvplan.geometry.swa import positive_int
+from kvplan.hfconfig.dtypes import DType, dtype_of
 
 # --------------------------------------------------------------------------------------------------
 # Per-token bytes
@@ -40,8 +41,9 @@ def swa_bytes_per_layer_token(
     if not latent:
         positive_int(v_head_dim, "v_head_dim")
     dt = kv_dtype.strip().lower()
+    mx = dtype_of(dt) is DType.MXFP8  # the one scaled sub-pool
     if latent:
-        if dt == "mxfp8":
+        if mx:
             raise InputError(
                 "mxfp8 KV on an MLA sliding-window model is not modelled",
                 field="--kv-cache-dtype",
@@ -51,6 +53,6 @@ def swa_bytes_per_layer_token(
     n = kv_heads_per_rank(num_kv_heads=kv_heads, shards=attn_tp_size)
     values = kv_values_per_token_layer(kv_heads=n, head_dim=head_dim, v_head_dim=v_head_dim)
     cell = values * kv_element_bytes(dt)
-    if dt == "mxfp8":
+    if mx:
         cell += values // 32
     return cell
