@@ -204,7 +204,6 @@ PENDING = {
     "kvplan/engines/vllm/specs.py": 3,  # vLLM's fp8_ds_mla layout word (DType folds it into e4m3)
     "kvplan/weights/blocks.py": 1,  # quant_method == "fp8" (a Hugging Face quantization method)
     "kvplan/weights/estimate.py": 2,  # weight scheme mxfp4
-    "kvplan/weights/quant.py": 10,  # weight scheme names that are also dtype spellings (int8, int4, mxfp4, nvfp4, ...)
 }
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kvplan.errors import InputError
-from kvplan.hfconfig.dtypes import dtype_of
+from kvplan.hfconfig.dtypes import DType, dtype_of
 from kvplan.hfconfig.quant import (
     compressed_tensors_weights,
     config_dtype,
@@ -53,6 +53,33 @@ __all__ = [
 PLAIN_DTYPES: tuple[str, ...] = ("bf16", "fp16", "fp32", "fp8", "int8")
 #: the unquantized ones, which are also ``--quantization`` values and scheme names (no scales)
 _SIXTEEN_BIT = ("bf16", "fp16", "fp32")
+
+# Scheme and flag words.  These are names of *storage schemes* (a :class:`Scheme` ``name``, a ``--quantization`` value,
+# a checkpoint field), not element dtypes: "int8" is int8 values plus a fp32 scale per output channel, "mxfp4" E2M1
+# values plus an e8m0 scale per 32 -- a :class:`DType` member sizes one bare element and cannot say which scheme a
+# word picks, so each test reads a named word list.
+#: schemes with one fp32 scale per output channel (SGLang v0.5.23 layers/quantization/fp8.py per-channel
+#: ``weight_scale``; int8 w8a8 ``w8a8_int8.py`` W8A8Int8LinearMethod)
+_PER_CHANNEL_SCHEMES = ("fp8_channel", "int8")
+#: OCP MX FP4 weights, e8m0 scale per 32 (SGLang v0.5.23 layers/quantization/mxfp4.py Mxfp4MoEMethod)
+_MXFP4_SCHEMES = ("mxfp4",)
+#: NVIDIA ModelOpt FP4, fp8 scale per 16 + fp32 per-tensor scales (SGLang v0.5.23 modelopt_quant.py
+#: ModelOptFp4LinearMethod)
+_NVFP4_SCHEMES = ("nvfp4",)
+#: AWQ / GPTQ / compressed-tensors 4-bit integer groups (SGLang v0.5.23 layers/quantization/awq/, gptq/)
+_INT4_SCHEMES = ("int4",)
+#: ``expert_dtype`` values (DeepSeek-V4-Flash's config.json, top level or in quantization_config) that mean
+#: fp4 routed experts (the same words :func:`kvplan.hfconfig.quant.quantization_from_config` reads as 'mixed')
+_FP4_EXPERT_WORDS = ("fp4", "mxfp4")
+#: compressed-tensors ``QuantizationArgs.type`` values of a float format (``QuantizationType.FLOAT``; "int" else)
+_CT_FLOAT_TYPES = ("float",)
+#: ``--quantization`` values read as AWQ / GPTQ integer weights when the checkpoint has no compressed-tensors group
+_AWQ_GPTQ_QUANTIZATIONS = ("int4", "int8")
+#: the ``--quantization`` value that picks int8 (per-channel fp32 scale) over AWQ / GPTQ int4 groups
+_INT8_QUANTIZATIONS = ("int8",)
+#: Hugging Face ``quantization_config.quant_method`` values of fp8 checkpoints (SGLang v0.5.23
+#: layers/quantization/__init__.py registers ``"fp8": Fp8Config``)
+_FP8_METHODS = ("fp8",)
 
 
 def _plain_bytes(name: str) -> int:
@@ -115,15 +142,15 @@ def scheme_bytes(
         return _plain_bytes(scheme) * n
     if scheme == "fp8_block":
         return n + 4 * math.ceil(rows / block[0]) * math.ceil(cols / block[1])
-    if scheme in ("fp8_channel", "int8"):
+    if scheme in _PER_CHANNEL_SCHEMES:
         return n + 4 * rows
     if scheme == "fp8_tensor":
         return n + 4
-    if scheme == "mxfp4":
+    if scheme in _MXFP4_SCHEMES:
         return math.ceil(n / 2) + rows * math.ceil(cols / 32)
-    if scheme == "nvfp4":
+    if scheme in _NVFP4_SCHEMES:
         return math.ceil(n / 2) + rows * math.ceil(cols / 16) + 8
-    if scheme == "int4":
+    if scheme in _INT4_SCHEMES:
         return _int4_bytes(n, rows, cols, group, zeros, g_idx)
     raise InputError(f"unknown storage scheme {scheme!r}", field="quantization")
 
@@ -262,7 +289,7 @@ def _fp8(c: _Ctx) -> Schemes:
             "on a 16-bit checkpoint, or a preset's [weights] quantization): one fp32 scale per tensor"
         )
     expert = dense
-    if expert_dtype(c.cfg) in ("fp4", "mxfp4"):
+    if expert_dtype(c.cfg) in _FP4_EXPERT_WORDS:
         expert = Scheme("mxfp4")
         c.notes.append("routed experts fp4 e2m1 + e8m0 scale per 32 (expert_dtype fp4): 4.25 bits/param")
     elif c.quantization == "mixed":
@@ -298,7 +325,7 @@ def _compressed_tensors(c: _Ctx, w: Mapping[str, Any]) -> Schemes:
         else _group_size(quant_int(w, "group_size", default=128, where=where), f"{where}.group_size")
     )
     sym = bool(w.get("symmetric", True))
-    if w.get("type") == "float":
+    if w.get("type") in _CT_FLOAT_TYPES:
         s = Scheme("fp8_channel" if bits == 8 else "nvfp4")
     elif bits == 4:
         s = Scheme("int4", group=gs, zeros=not sym)
@@ -331,7 +358,7 @@ def _group_name(gs: int) -> str:
 
 def _awq_gptq(c: _Ctx) -> Schemes:
     """AWQ / GPTQ int4 (16-bit scale per group, zero points unless symmetric, GPTQ g_idx) or int8."""
-    if c.quantization == "int8":
+    if c.quantization in _INT8_QUANTIZATIONS:
         c.notes.append("int8 weights, fp32 scale per output channel")
         s = Scheme("int8")
         return s, s
@@ -355,14 +382,14 @@ def _integer(c: _Ctx) -> Schemes:
     w = compressed_tensors_weights(c.qc) if (c.qc and c.method == "compressed-tensors") else None
     if w is not None:
         return _compressed_tensors(c, w)
-    if c.quantization in ("int4", "int8"):
+    if c.quantization in _AWQ_GPTQ_QUANTIZATIONS:
         return _awq_gptq(c)
     raise InputError("quantization 'mixed' needs the checkpoint's quantization_config", field="quantization")
 
 
 def _mixed(c: _Ctx) -> Schemes:
     """The checkpoint's own mix: fp8 dense (+ fp4 experts) for an fp8 method, else its integer groups."""
-    return _fp8(c) if c.method == "fp8" else _integer(c)
+    return _fp8(c) if c.method in _FP8_METHODS else _integer(c)
 
 
 #: --quantization name -> the rule that picks (dense, expert) schemes and writes their notes
@@ -384,8 +411,8 @@ def _base_dtype(cfg: Mapping[str, Any], quantization: str, notes: list[str]) -> 
     served as bf16, SGLang/vLLM ``dtype=auto``)."""
     if quantization in _SIXTEEN_BIT:
         return quantization
-    base = config_dtype(cfg)
-    if base == "fp32":
+    base = config_dtype(cfg)  # a canonical DType name (bf16 / fp16 / fp32)
+    if dtype_of(base) is DType.FP32:
         notes.append("config dtype float32 is served as bf16 (dtype=auto)")
         return "bf16"
     return base
