@@ -202,8 +202,6 @@ PENDING = {
     # SGLang's DSV4 assert lists "bfloat16" but not "bf16"; kv_cache_quant_algo == "FP8" is a quantization-config value
     "kvplan/engines/sglang/kvdtype.py": 3,
     "kvplan/engines/vllm/specs.py": 3,  # vLLM's fp8_ds_mla layout word (DType folds it into e4m3)
-    "kvplan/weights/blocks.py": 1,  # quant_method == "fp8" (a Hugging Face quantization method)
-    "kvplan/weights/estimate.py": 2,  # weight scheme mxfp4
 }
 
 

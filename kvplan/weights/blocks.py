@@ -50,6 +50,9 @@ _SCORE_BIAS_FAMILIES = frozenset({Family.MLA, Family.DSA, Family.DSV4})
 GLM4_MOE = "glm4_moe"
 ERNIE_MOE = "ernie4_5_moe"
 _ERNIE_MOE_KEYS = ("moe_layer_start_index", "moe_layer_end_index", "moe_layer_interval")
+#: Hugging Face ``quantization_config.quant_method`` values of an fp8 checkpoint (a quantization method name, not an
+#: element dtype; SGLang v0.5.23 layers/quantization/__init__.py registers ``"fp8": Fp8Config``)
+_FP8_QUANT_METHODS = ("fp8",)
 
 
 @dataclass(frozen=True)
@@ -320,7 +323,7 @@ def _dsv4_wo_a(a: Arch, i: int, path: str, groups: int, cols: int, o_lora: int) 
     qc = a.cfg.get("quantization_config")
     fp8_other_blocks = (
         isinstance(qc, Mapping)
-        and qc.get("quant_method") == "fp8"
+        and qc.get("quant_method") in _FP8_QUANT_METHODS
         and list(qc.get("weight_block_size") or (128, 128)) != [128, 128]
     )
     return replace(t, dtype="bf16") if weight_rules(a.engine).fp8_wo_a_needs_128_blocks and fp8_other_blocks else t

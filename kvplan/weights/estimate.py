@@ -89,6 +89,10 @@ __all__ = [
 ]
 
 _LATENT = (Family.MLA, Family.DSA)  # MLA attention: the absorbed w_kc / w_vc copy
+#: expert :class:`kvplan.weights.quant.Scheme` names of MXFP4 MoE weights, whose kernels may pad expert buffers (a
+#: storage-scheme word: E2M1 values + e8m0 scale per 32, SGLang v0.5.23 layers/quantization/mxfp4.py; the padding
+#: per vLLM backend is :func:`kvplan.weights.kernels.vllm_mxfp4_backend`)
+_MXFP4_EXPERT_SCHEMES = ("mxfp4",)
 
 # the names tests/test_properties.py reads from this module
 _ignored = ignored
@@ -244,7 +248,7 @@ def _walk_notes(inv: Inventory, quant: QuantPlan, loading: _Loading, padded: boo
         )
     if any(t.comp == "vision" for t in ts):
         notes.append("vision tower counted as a generic ViT, replicated, 16-bit, on the first stage")
-    if quant.expert is not None and quant.expert.name == "mxfp4" and not padded:
+    if quant.expert is not None and quant.expert.name in _MXFP4_EXPERT_SCHEMES and not padded:
         notes.append(
             "MXFP4 MoE kernels may pad expert buffers (gpt-oss on Marlin: hidden 2880 -> 3072, "
             "720 -> 768 per rank); pass expert_padding to model it"
@@ -284,7 +288,7 @@ def _kernel(
         return _Kernel(*expert_padding_multiples(expert_padding), extras)
     if expert_padding is not None:
         return _Kernel(*expert_padding_multiples(expert_padding))
-    mxfp4 = quant.expert is not None and quant.expert.name == "mxfp4" and inv.arch.gpt_oss
+    mxfp4 = quant.expert is not None and quant.expert.name in _MXFP4_EXPERT_SCHEMES and inv.arch.gpt_oss
     if not (mxfp4 and mxfp4_backend and (sm_major is not None or vendor != "nvidia")):
         return _Kernel(None, ())
     choice = vllm_mxfp4_backend(engine_version=engine_version, sm_major=sm_major, vendor=vendor)
