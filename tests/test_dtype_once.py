@@ -199,8 +199,6 @@ _EQ_OPS = (ast.Eq, ast.NotEq, ast.In, ast.NotIn, ast.Is, ast.IsNot)
 #: The remaining ones test a *word* whose spelling
 #: is itself the rule, which a DType member cannot say (it merges the spellings) -- they want a named vocabulary.
 PENDING = {
-    # SGLang's DSV4 assert lists "bfloat16" but not "bf16"; kv_cache_quant_algo == "FP8" is a quantization-config value
-    "kvplan/engines/sglang/kvdtype.py": 3,
     "kvplan/engines/vllm/specs.py": 3,  # vLLM's fp8_ds_mla layout word (DType folds it into e4m3)
 }
 

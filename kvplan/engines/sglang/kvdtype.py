@@ -64,6 +64,16 @@ __all__ = [
     "resolve_kv_cache_dtype",
 ]
 
+#: ``kv_cache_quant_algo`` values (a quantization config's KV scheme name, e.g. ModelOpt's ``"FP8"``, compared
+#: upper-cased) that turn ``auto`` into an e4m3 KV cache: SGLang v0.5.23 ``mem_cache/kv_cache_dtype.py``
+#: ``configure_kv_cache_dtype`` (a config value, not a dtype spelling)
+_FP8_KV_QUANT_ALGOS = ("FP8",)
+#: DeepSeek-V4's ``--kv-cache-dtype`` words, as spelled (trimmed, lower-cased): SGLang v0.5.23
+#: ``arg_groups/overrides.py`` ``_deepseek_v4_kv_cache_dtype`` maps ``auto`` to ``fp8_e4m3`` and asserts the value is
+#: in ``["fp8_e4m3", "bfloat16"]`` -- the words, not their members: ``bf16`` / ``fp8`` are refused there
+_DSV4_FP8_WORDS = ("auto", "fp8_e4m3")
+_DSV4_BF16_WORDS = ("bfloat16",)
+
 
 @dataclass(repr=False)  # not frozen: a frozen dataclass costs ~0.4 ms more to create at every start
 class _Request:
@@ -79,7 +89,7 @@ class _Request:
 def _configure_kv_cache_dtype(r: _Request) -> str:
     """``configure_kv_cache_dtype``: ``auto`` -> e4m3 for an FP8 ``kv_cache_quant_algo``, else the model dtype."""
     if r.req is None:
-        if isinstance(r.kv_cache_quant_algo, str) and r.kv_cache_quant_algo.upper() == "FP8":
+        if isinstance(r.kv_cache_quant_algo, str) and r.kv_cache_quant_algo.upper() in _FP8_KV_QUANT_ALGOS:
             return DType.FP8_E4M3.canonical
         return r.model_dtype.canonical
     if r.req is DType.FP8_E5M2 and r.plat == "cpu":
@@ -119,9 +129,9 @@ def _dsv4(r: _Request) -> str:
     if r.plat == "npu":
         return DType.BF16.canonical
     raw = r.raw.strip().lower()  # the spelling itself: SGLang's assert lists "bfloat16", not "bf16"
-    if raw in ("auto", "fp8_e4m3"):
+    if raw in _DSV4_FP8_WORDS:
         return DType.FP8_E4M3.canonical
-    if raw == "bfloat16":
+    if raw in _DSV4_BF16_WORDS:
         return DType.BF16.canonical
     raise InputError(
         f"DeepSeek-V4 supports only fp8_e4m3 or bfloat16, got {r.raw!r}",
