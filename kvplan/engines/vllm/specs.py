@@ -533,16 +533,24 @@ def kda_mixer(lac: Mapping[str, Any], *, sm_major: int | None) -> str:
     return "flashkda" if bounded and sm_major in (9, 10, 12) and lac.get("head_dim") == 128 else "kda"
 
 
+#: vLLM's DeepSeek sparse-MLA cache *layout* word (``--kv-cache-dtype fp8_ds_mla``, or the sparse format vLLM picks
+#: for a DSA model with a quantized cache off SM100): 512 fp8 latent values + 4 fp32 scales + 64 bf16 rope values =
+#: 656 B per token (the layout note in ``v1/attention/backends/mla/flashmla_sparse.py``; ``model_executor/layers/
+#: attention/mla_attention.py`` ``MLAAttention.get_kv_cache_spec`` sizes the row by the word; read in v0.34.0).
+#: :class:`~kvplan.hfconfig.dtypes.DType` folds the word into FP8_E4M3 (its values), so the layout test reads the word.
+_DS_MLA_LAYOUT_WORDS = ("fp8_ds_mla",)
+
+
 def _sparse_mla_bytes(ctx: SpecContext, width: int, sparse: bool, notes: list[str]) -> int:
     """Bytes per token of the MLA latent: width × dtype, ``fp8_ds_mla`` 656 B (FLASHMLA_SPARSE), for DSA with a
     quantized KV cache by ``sparse_mla_format`` / ``sm_major`` (10 -> ``fp8``, FLASHINFER_MLA_SPARSE)."""
     main = width * ctx.dtype_bytes
     if sparse and ctx.dtype_bytes == 1:
         fmt = ctx.sparse_mla_format or ("fp8" if ctx.sm_major == 10 else "fp8_ds_mla")
-        if fmt == "fp8_ds_mla" or ctx.resolved_kv_dtype == "fp8_ds_mla":
+        if fmt in _DS_MLA_LAYOUT_WORDS or ctx.resolved_kv_dtype in _DS_MLA_LAYOUT_WORDS:
             main = 656
         notes.append(f"sparse MLA cache format {'fp8_ds_mla (656 B)' if main == 656 else 'standard fp8 (576 B)'}")
-    elif ctx.resolved_kv_dtype == "fp8_ds_mla":
+    elif ctx.resolved_kv_dtype in _DS_MLA_LAYOUT_WORDS:
         main = 656
     return main
 
