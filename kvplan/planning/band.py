@@ -16,8 +16,8 @@ from types import MappingProxyType
 
 #: p90 of |cold error| per engine over docs/accuracy.md's cold cases (``scripts/accuracy_report.summary``: linear
 #: interpolation), in whole percent rounded up: vLLM 11 cases, median 3.30 %, p90 8.53 % (18.46 % before the
-#: Kimi-K2-Thinking INT4 scope, the multi-node gpt-oss run, the FlashInfer sampler and V0's context were priced); SGLang 3 cases, median
-#: 1.22 %, p90 4.38 % (tests/test_accuracy.py recomputes both and fails when these differ)
+#: Kimi-K2-Thinking INT4 scope, the multi-node gpt-oss run, the FlashInfer sampler and V0's context were priced);
+#: SGLang 3 cases, median 1.22 %, p90 4.38 % (tests/test_accuracy.py recomputes both and fails when these differ)
 COLD_BAND_PERCENT: Mapping[str, int] = MappingProxyType({"vllm": 9, "sglang": 5})
 
 
