@@ -23,6 +23,14 @@ os.environ["HF_ENDPOINT"] = "http://127.0.0.1:9"
 os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="kvplan-test-hf-")
 # Only the shipped catalog: a developer's own ~/.config/kvplan presets must not leak into the tests.
 os.environ["KVPLAN_PRESETS"] = ""
+# huggingface_hub reads HF_HUB_OFFLINE (and its other settings) once, when it is first imported.  Import it now,
+# under the suite's environment, so a test that sets HF_HUB_OFFLINE=1 with monkeypatch (an offline run, as a user
+# would start one) cannot freeze the library offline for every later test in that worker (tests/test_hub.py).  A
+# real kvplan process never changes its environment midway, so this mirrors it.
+try:
+    import huggingface_hub.constants  # noqa: F401
+except ImportError:  # the optional backend is not installed: nothing to freeze
+    pass
 # Byte code: hundreds of tests start `python -m kvplan` in a subprocess.  Where the environment forbids writing byte
 # code (PYTHONDONTWRITEBYTECODE=1, as on some CI and sandbox machines) every one of them compiled kvplan from
 # source again (~0.2 s of CPU each) and pytest rewrote every test module at each run.  The suite keeps its byte code
