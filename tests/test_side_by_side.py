@@ -64,3 +64,17 @@ def test_the_table_puts_the_verdicts_first_and_says_where_each_knob_came_from():
     text = " ".join(out.split())
     assert "KV bytes per token, SGLang: one max_total_num_tokens token" in text
     assert "KV bytes per token, vLLM: one token of this GPU's attention layers" in text
+
+
+def test_the_table_shows_each_engines_cold_band_and_a_dash_when_measured():
+    """The band row carries each engine's own ``kv_pool_band_percent`` (cold), and "-" where the answer is measured."""
+    sg, vl = _json()
+    res = CliRunner().invoke(app, [*ARGS, "--engine", "sglang,vllm", "--format", "table"])
+    assert res.exit_code == 0, res.output
+    row = next(line for line in res.stdout.splitlines() if line.strip().startswith("KV pool band"))
+    assert row.split()[3:] == [f"±{sg['kv_pool_band_percent']}%", "(cold)", f"±{vl['kv_pool_band_percent']}%", "(cold)"]
+    measured = ["--free-memory", "78.81GiB", "--weight-memory", "15.09GiB"]
+    res = CliRunner().invoke(app, [*ARGS, "--engine", "sglang,vllm", *measured, "--format", "table"])
+    assert res.exit_code == 0, res.output
+    row = next(line for line in res.stdout.splitlines() if line.strip().startswith("KV pool band"))
+    assert row.split()[3:] == ["-", "-"], row

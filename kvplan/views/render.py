@@ -497,6 +497,12 @@ def _knob_cell(r: Any, knob: str) -> str:
 _KNOB_SOURCE = {"given": "given", "engine default": "default", "default deployment": "kvplan default"}
 
 
+def _band_cell(r: Any) -> str:
+    """The cold-mode band of the pool (``kv_pool_band_percent``), "-" in measured mode."""
+    band = getattr(r, "kv_pool_band_percent", None)
+    return f"±{band}% (cold)" if band else "-"
+
+
 _COMPARE_ROWS: tuple[tuple[str, Callable[[Any], str]], ...] = (
     ("starts", lambda r: "yes" if getattr(r, "starts", r.fits) else "no"),
     ("fits", lambda r: "yes" if r.fits else "no"),
@@ -511,6 +517,7 @@ _COMPARE_ROWS: tuple[tuple[str, Callable[[Any], str]], ...] = (
     ("KV budget per GPU", lambda r: _g(r.kv_budget_bytes)),
     ("page / block size", lambda r: f"{r.page_size}"),
     ("KV pool (tokens)", lambda r: f"{r.kv_pool_tokens:,}"),
+    ("KV pool band", _band_cell),
     ("longest request", lambda r: f"{r.max_context_length:,}"),
     ("requests of the context at once", lambda r: _num(r.max_concurrency)),
     ("requests of the workload at once", _workload_cell),
