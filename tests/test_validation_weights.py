@@ -43,11 +43,13 @@ MISSES = {
 }
 
 
-#: logs whose checkpoint id has no preset of its own: planned with the preset of the same architecture and sizes
-#: (the same override scripts/accuracy_report.py applies, with its reason there).  deepseek-ai/DeepSeek-V2-Lite-Chat
-#: is the -Chat fine-tune of DeepSeek-V2-Lite; since the variant rule maps only quantization suffixes, the id alone
-#: is read from the Hub, which a test run cannot reach.
-MODEL_OVERRIDES = {"deepseek-v2-lite-h100-v0-premla": "deepseek-ai/DeepSeek-V2-Lite"}
+def _model_fix(case_id: str) -> str | None:
+    """The model the accuracy report plans this log with, when it corrects the log's own id
+    (scripts/accuracy_report.py ``CASE_FIX``, with its reason there: e.g. DeepSeek-V2-Lite-Chat on the
+    DeepSeek-V2-Lite preset, since the variant rule maps only quantization suffixes)."""
+    from scripts.accuracy_report import CASE_FIX
+
+    return CASE_FIX.get(case_id, ({}, ""))[0].get("model")
 
 
 def _weights(case: dict) -> tuple[float, float] | None:
@@ -56,8 +58,9 @@ def _weights(case: dict) -> tuple[float, float] | None:
     if not logged or case["id"] not in GPUS:
         return None
     args = [*common_args(case), "--gpu", GPUS[case["id"]], "--format", "json"]
-    if case["id"] in MODEL_OVERRIDES:
-        args[args.index("--model") + 1] = MODEL_OVERRIDES[case["id"]]
+    model = _model_fix(case["id"])
+    if model:
+        args[args.index("--model") + 1] = model
     res = CliRunner().invoke(app, ["fit", *args])
     if res.exit_code != 0:
         return None
