@@ -14,22 +14,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
 import statistics
 import subprocess
 import sys
-import time
 
-
-def _once(cmd: list[str]) -> tuple[float, float]:
-    """(wall seconds, CPU seconds of the child) of one run of ``cmd``."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t = time.perf_counter()
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-    wall = time.perf_counter() - t
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from startup import _once, _python_of  # the same timing and interpreter rules as benchmarks/startup.py
 
 
 def _imports(prefix: list[str], args: list[str]) -> dict[str, int]:
@@ -49,9 +40,9 @@ def main() -> None:
     ap.add_argument("--kvplan", default="", help="a kvplan console script (default: this python -m kvplan)")
     a = ap.parse_args()
     if a.kvplan:
-        with open(shutil.which(a.kvplan) or a.kvplan, "rb") as f:
-            py = f.readline().decode().strip()[2:].strip()
-        prefix = [py, shutil.which(a.kvplan) or a.kvplan]
+        script = shutil.which(a.kvplan) or a.kvplan
+        py = _python_of(script)
+        prefix = [py, script]
     else:
         py, prefix = sys.executable, [sys.executable, "-m", "kvplan"]
     cmds = {
