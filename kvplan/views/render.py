@@ -252,7 +252,7 @@ def _main_rows(r: Any, *, explain: bool) -> list[tuple[str, str, str]]:
             f"{r.kv_pool_tokens:,} tokens",
             _terms(r).pool
             + (f"; {r.kv_pool_tokens_total:,} over {r.dp} ranks" if r.dp > 1 else "")
-            + (f"; ±{r.kv_pool_band_percent}% (cold)" if getattr(r, "kv_pool_band_percent", None) else ""),
+            + (f"; {band}" if (band := _band_text(r)) else ""),
         ),
         ("longest request", f"{r.max_context_length:,} tokens", f"context_length {r.context_length:,}"),
         ("at full context", f"{_num(r.max_concurrency)} requests", f"of {r.context_length:,} tokens at once"),
@@ -497,10 +497,15 @@ def _knob_cell(r: Any, knob: str) -> str:
 _KNOB_SOURCE = {"given": "given", "engine default": "default", "default deployment": "kvplan default"}
 
 
-def _band_cell(r: Any) -> str:
-    """The cold-mode band of the pool (``kv_pool_band_percent``), "-" in measured mode."""
+def _band_text(r: Any) -> str | None:
+    """The cold-mode band of the pool, "±N% (cold)" (``kv_pool_band_percent``), or None in measured mode."""
     band = getattr(r, "kv_pool_band_percent", None)
-    return f"±{band}% (cold)" if band else "-"
+    return f"±{band}% (cold)" if band else None
+
+
+def _band_cell(r: Any) -> str:
+    """The side-by-side view's band cell: :func:`_band_text`, "-" in measured mode."""
+    return _band_text(r) or "-"
 
 
 _COMPARE_ROWS: tuple[tuple[str, Callable[[Any], str]], ...] = (
