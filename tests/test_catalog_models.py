@@ -66,20 +66,28 @@ def test_catalog_size():
 # ----------------------------------------------------------------------------------------------- planning
 
 
-@functools.cache
-def _placement(model_id: str) -> tuple[str, int]:
-    """(gpu, tp): the smallest power-of-two TP whose weight share is below 70 % of an H200, else 8 x B200."""
+def weight_total(model_id: str) -> int | None:
+    """The preset's estimated weight bytes at its own format, or None where the estimate refuses its config
+    (shared with tests/test_catalog_plans.py)."""
     from kvplan.inputs.resolve import resolve_model
     from kvplan.weights.estimate import estimate_weight_bytes
 
     spec = resolve_model(model_id)
     try:
-        total = estimate_weight_bytes(
+        return estimate_weight_bytes(
             config=spec.raw_config or spec.config,
             quantization=spec.quantization,
             checkpoint_bytes=spec.checkpoint_bytes,
         ).total_bytes
     except InputError:
+        return None
+
+
+@functools.cache
+def _placement(model_id: str) -> tuple[str, int]:
+    """(gpu, tp): the smallest power-of-two TP whose weight share is below 70 % of an H200, else 8 x B200."""
+    total = weight_total(model_id)
+    if total is None:
         total = 8 * H200_BYTES  # the estimate refuses this config: plan it on the largest placement
     for tp in (1, 2, 4, 8):
         if total / tp < FIT_SHARE * H200_BYTES:

@@ -21,7 +21,7 @@ from kvplan.deployment import Deployment
 from kvplan.errors import InputError
 from kvplan.inputs import presets as p
 from kvplan.planning.plan import fit
-from tests.test_catalog_models import REFUSALS
+from tests.test_catalog_models import REFUSALS, weight_total
 
 SMALL_CONTEXT = 4_096
 H200_BYTES, B200_BYTES, SHARE = 141_000_000_000, 180_000_000_000, 0.70
@@ -33,17 +33,8 @@ TOO_BIG: set[str] = set()
 
 def _placement(model_id: str) -> tuple[str, int, int]:
     """(gpu, tp, pp) for ``model_id`` from its estimated weight bytes (the rule in the module docstring)."""
-    from kvplan.inputs.resolve import resolve_model
-    from kvplan.weights.estimate import estimate_weight_bytes
-
-    spec = resolve_model(model_id)
-    try:
-        total = estimate_weight_bytes(
-            config=spec.raw_config or spec.config,
-            quantization=spec.quantization,
-            checkpoint_bytes=spec.checkpoint_bytes,
-        ).total_bytes
-    except InputError:
+    total = weight_total(model_id)
+    if total is None:
         return "b200", 8, 1  # the estimate refuses this config: the largest single-stage placement
     for tp in (1, 2, 4, 8):
         if total / tp < SHARE * H200_BYTES:
