@@ -235,47 +235,6 @@ def vllm_mla_backend(
     return MLA_BACKENDS["TRITON_MLA"], "no other MLA backend accepts this deployment"
 
 
-#: the first release whose Gemma-4 rule runs the 512-wide full layers on FA4's FP8 path on SM90 when the KV cache is
-#: fp8 (``use_per_layer_fa`` in ``model_executor/models/config.py`` ``Gemma4Config``: present in 0.34.0, absent in
-#: 0.25.1 and 0.30.0; 0.31 - 0.33 not read)
-GEMMA4_SM90_FP8_PER_LAYER_FROM: Version = (0, 34, 0)
-
-
-def vllm_gemma4_backend(
-    *,
-    sm_major: int | None,
-    vendor: str = "nvidia",
-    kv_quantized: bool = False,
-    engine_version: Version = (0, 34, 0),
-    requested: str | None = None,
-) -> tuple[str, str]:
-    """The attention backend vLLM runs Gemma-4 on (sliding layers head_dim 256, full layers global_head_dim 512), and
-    why.  ``Gemma4Config.verify_and_update_config`` (``model_executor/models/config.py``, v0.25.1 / v0.30.0 /
-    v0.34.0): when FA4 is available (``vllm_flash_attn`` ``_is_fa4_supported``: compute capability 9.x, 10.x or
-    11.x) it sets ``flash_attn_version`` 4 and leaves the backend to the platform's priority list
-    (``platforms/cuda.py`` ``_get_backend_priorities``: FLASHINFER first on SM10 -- it takes head sizes 64, 128, 256
-    and 512 --, FLASH_ATTN first elsewhere); otherwise (Ampere, Ada, SM12 Blackwell, ROCm) it forces TRITON_ATTN.
-    From 0.34, SM90 with an fp8 KV cache keeps per-layer FA3 (256) / FA4 (512) instead.  Every one of these takes a
-    16-token block for a bf16 cache (TRITON_ATTN and FLASH_ATTN ``MultipleOf(16)``, FLASHINFER 16 / 32 / 64), so the
-    page unification of the hybrid manager is what sets the groups' blocks (``unify_kv_cache_spec_page_size``).
-
-    Example: A100 (8) -> TRITON_ATTN; L40S (8) -> TRITON_ATTN; H100 (9) -> FLASH_ATTN (FA4); B200 (10) ->
-    FLASHINFER; RTX PRO 6000 (12) -> TRITON_ATTN; MI300X (amd) -> TRITON_ATTN."""
-    if requested:
-        return requested.strip().upper(), "given (--attention-backend)"
-    if vendor != "nvidia":
-        return "TRITON_ATTN", "Gemma-4's heterogeneous head sizes and no FA4 on this platform: TRITON_ATTN forced"
-    sm = 9 if sm_major is None else sm_major
-    where = "GPU unknown, SM90 assumed" if sm_major is None else f"SM{sm}x"
-    if sm not in (9, 10, 11):
-        return "TRITON_ATTN", f"Gemma-4's heterogeneous head sizes and no FA4 on {where}: TRITON_ATTN forced"
-    if sm == 10:
-        return "FLASHINFER", f"FA4 available on {where}, FLASHINFER first in the {where} priority list"
-    if sm == 9 and kv_quantized and engine_version >= GEMMA4_SM90_FP8_PER_LAYER_FROM:
-        return "FLASH_ATTN", f"{where} with fp8 KV: per-layer FA3 (head 256) / FA4 (head 512)"
-    return "FLASH_ATTN", f"FA4 for every layer on {where} (flash_attn_version 4)"
-
-
 @dataclass(frozen=True)
 class HybridAlignment:
     """The arguments :func:`hybrid_block_size` gets for one deployment, and the assumption line behind them."""
@@ -443,7 +402,8 @@ def _buckets(
             bs_of[key] = block_size
         else:
             p = x.page_bytes(block_size)
-            bs = block_size * (max_page // p) if max_page % p == 0 else block_size
+            own = x.block_size or block_size  # a layer with a block of its own (Gemma-4's FA4 head-256 pages)
+            bs = own * (max_page // p) if max_page % p == 0 else own
             if max_page % p:
                 warnings.append(
                     f"{x.name}: page {p} B padded to {max_page} B"

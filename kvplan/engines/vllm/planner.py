@@ -40,7 +40,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kvplan.engines.vllm.budget import (
     vllm_activation_coefficients,
@@ -82,6 +82,9 @@ from kvplan.errors import InputError
 from kvplan.hfconfig.normalize import flatten_config
 from kvplan.parallel import vllm_pp_layer_ranges
 from kvplan.units import GiB, MiB
+
+if TYPE_CHECKING:
+    from kvplan.engines.vllm.gemma4 import Gemma4Layout
 
 __all__ = [  # names other modules import from here (the formulas live in budget / releases / grouping)
     "NEWEST_VERSION",
@@ -208,6 +211,7 @@ class _Notes:
 
     assumptions: list[str]
     warnings: list[str]
+    gemma4: Gemma4Layout | None = None  # the Gemma-4 layout (kvplan.engines.vllm.gemma4), None for other models
 
 
 # --------------------------------------------------------------------------- steps
@@ -299,30 +303,39 @@ def _align_mamba_all(
     return pad_state_pages(model, block_size=attn_bs, was=block_size, warnings=warnings), attn_bs, mamba_bs
 
 
-def _gemma4_backend_note(inp: VllmInputs, cfg: Mapping[str, Any], model: ModelKV, notes: _Notes) -> None:
-    """Gemma-4 (head_dim != global_head_dim): the backend vLLM runs it on (:func:`grouping.vllm_gemma4_backend`) as
-    an assumption; on SM90 with an fp8 cache from 0.34 the 512-wide layers' FA4 FP8 kernel reads 64-token pages
-    (``FlashAttentionBackend._get_sm90_fa4_fp8_kv_block_size``, v0.34.0), which kvplan does not model: a warning."""
+def _gemma4(inp: VllmInputs, cfg: Mapping[str, Any], model: ModelKV, notes: _Notes) -> Gemma4Layout | None:
+    """Gemma-4 (head_dim != global_head_dim): the backend vLLM runs it on and the blocks that backend starts from
+    (:mod:`kvplan.engines.vllm.gemma4`), as an assumption; None for every other model."""
     hd, ghd = int_if_set(cfg, "head_dim"), int_if_set(cfg, "global_head_dim")
     if not hd or not ghd or hd == ghd:
-        return
-    from kvplan.engines.vllm.grouping import GEMMA4_SM90_FP8_PER_LAYER_FROM, vllm_gemma4_backend
+        return None
+    from kvplan.engines.vllm import gemma4  # lazy: only Gemma-4 plans need it
+    from kvplan.engines.vllm.specs import resolve_kv_cache_dtype
 
-    version = release_numbers(inp.engine_version)
-    kvq = model.kv_dtype_bytes == 1
-    backend, why = vllm_gemma4_backend(
+    attention = gemma4.vllm_gemma4_attention(
         sm_major=inp.sm_major,
         vendor=inp.gpu_vendor,
-        kv_quantized=kvq,
-        engine_version=version,
+        kv_cache_dtype=resolve_kv_cache_dtype(cfg, inp.kv_cache_dtype, inp.sm_major),
+        engine_version=release_numbers(inp.engine_version),
         requested=inp.attention_backend,
+        prefix=gemma4.mm_prefix(cfg),
     )
-    notes.assumptions.append(f"attention backend {backend} ({why}); block 16 before page unification")
-    if backend == "FLASH_ATTN" and kvq and inp.sm_major == 9 and version >= GEMMA4_SM90_FP8_PER_LAYER_FROM:
-        notes.warnings.append(
-            "Gemma-4 on SM90 with an fp8 KV cache: vLLM 0.34's FA4 FP8 kernel reads the 512-wide full layers in "
-            "64-token pages, which kvplan does not model (pass --block-size 64 to see that layout)"
-        )
+    layout = gemma4.gemma4_layout(model, attention=attention, block_size_given=inp.block_size)
+    notes.assumptions.append(layout.assumption)
+    notes.gemma4 = layout
+    return layout
+
+
+def _gemma4_kernel_check(inp: VllmInputs, groups: list[Group], notes: _Notes) -> None:
+    """A Gemma-4 ``--block-size`` the backend's fixed kernel block does not divide: vLLM's start-up stop, as a
+    warning (:func:`kvplan.engines.vllm.gemma4.kernel_block_warning`)."""
+    if inp.block_size is None or notes.gemma4 is None:
+        return
+    from kvplan.engines.vllm import gemma4
+
+    w = gemma4.kernel_block_warning(notes.gemma4, [(g.kind, g.block_size) for g in groups])
+    if w:
+        notes.warnings.append(w)
 
 
 def _model_and_block_size(
@@ -343,8 +356,10 @@ def _model_and_block_size(
         kv_cache_dtype_skip_layers=tuple(inp.kv_cache_dtype_skip_layers),
     )
     notes.assumptions.extend(model.notes)
-    _gemma4_backend_note(inp, cfg, model, notes)
     block_size, note = rel.block_size(model.family, inp.block_size)
+    g4 = _gemma4(inp, cfg, model, notes)
+    if g4 is not None:
+        model, block_size = g4.model, g4.block_size or block_size
     align = hybrid_alignment(
         model,
         block_size=block_size,
@@ -658,6 +673,7 @@ def _prepare(inp: VllmInputs) -> _Prepared:
     sched = _scheduler(inp, cfg, rel, model, notes)
     budget = _budget_static(inp, cfg, rel, version, sched, notes)
     groups = kv_groups(model, block_size, notes.warnings, rel)
+    _gemma4_kernel_check(inp, groups, notes)
     if mamba_bs is not None:  # cache mode "all": the Mamba groups take one state per Mamba block
         groups = [replace(g, kind="mamba_all", block_size=mamba_bs) if g.kind == "mamba" else g for g in groups]
     if not groups:

@@ -1,0 +1,207 @@
+"""Gemma-4 under vLLM: the attention backend each GPU class gets, and the KV block size it makes vLLM start from.
+
+Gemma-4's sliding layers have ``head_dim`` 256 and its full layers ``global_head_dim`` 512.  From transformers 5.16
+(the floor of vLLM 0.31 - 0.34) the text config is *heterogeneous* (``Gemma4TextConfig.__post_init__`` writes a
+``per_layer_config`` with ``head_dim = global_head_dim`` for the full layers), so vLLM's whole-model
+``ModelConfig.get_head_size()`` is the largest, 512 (``config/model_arch.py`` ``ModelArchitectureConfig.from_layers``
+collapses a varying field with ``max``).  What vLLM then does, read in the 0.30.0, 0.31.0, 0.32.0, 0.33.0 and 0.34.0
+wheels (``vllm-project/vllm``):
+
+1. ``model_executor/models/config.py`` ``Gemma4Config.verify_and_update_config``: when FA4 is available
+   (``vllm_flash_attn/flash_attn_interface.py`` ``_is_fa4_supported``: compute capability 9.x, 10.x or 11.x; ROCm
+   has no vLLM FlashAttention build) it sets ``flash_attn_version`` 4 and leaves the backend to the priority list --
+   except, from 0.31, on SM90 with an fp8 cache (``cache_dtype.startswith("fp8")``), where it keeps per-layer FA3
+   (head 256) / FA4 (head 512).  Without FA4 it forces TRITON_ATTN.
+2. ``platforms/cuda.py`` ``_get_backend_priorities``: SM10 FLASHINFER first, every other CUDA GPU FLASH_ATTN first;
+   with a multimodal-prefix model (``use_bidirectional_attention == "vision"`` in the text config and multimodal
+   inputs on, ``Gemma4ModelArchConfigConvertor.is_mm_prefix_lm``) the composites come first: TRITON_FLASHINFER on
+   SM10, TRITON_FLASH_ATTN on SM90 (``v1/attention/backends/triton_flashinfer.py`` / ``triton_flash_attn.py``, both
+   present in 0.30.0 - 0.34.0).  A backend that rejects the KV dtype is skipped (FLASH_ATTN has no ``fp8_e5m2``).
+3. ``platforms/interface.py`` ``Platform.update_block_size_for_backend``: without ``--block-size`` the cache block is
+   the backend's ``get_preferred_block_size(16)``: 16 for TRITON_ATTN / FLASHINFER (``MultipleOf(16)`` / 16-32-64);
+   64 for TRITON_FLASHINFER (``kernel_block_sizes=(64,)``); for FLASH_ATTN
+   (``v1/attention/backends/flash_attn.py``) 64 when ``_get_sm90_fa4_fp8_kv_block_size`` fires (SM90, ``fp8`` /
+   ``fp8_e4m3``, head 512 on FA4: "The SM90 FP8-KV-dequant kernel uses a 64-token TMA tile/page"; 0.31+), else 16.
+4. ``model_executor/layers/attention/attention.py`` ``Attention.get_kv_cache_spec``: a sliding layer takes the
+   largest kernel block its backend runs within the cache block (``_largest_kernel_block_within``), so it starts at
+   the cache block -- except where FLASH_ATTN runs FA4's head-256 kernel (SM10 / SM11, an unquantized cache, no
+   multimodal prefix: ``_get_fa4_hd256_block_size``, ``FA4_HD256_PAGE_SIZE`` 128), whose only size is 128 (0.31+;
+   0.30 asks the backend without the layer's spec, at head 512, so never).
+5. The hybrid manager then unifies the pages (:mod:`kvplan.engines.vllm.grouping`): the smaller page's block grows.
+
+Earlier releases (0.25.1 read in an earlier round): FA4 everywhere it exists, TRITON_ATTN elsewhere, 16-token blocks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from kvplan.engines.vllm.releases import Version
+from kvplan.engines.vllm.specs import ModelKV
+
+#: first release whose ``Gemma4Config`` keeps per-layer FA3/FA4 on SM90 with an fp8 cache, and whose FlashAttention
+#: backend asks for 64-token pages there (``use_per_layer_fa``, ``_get_sm90_fa4_fp8_kv_block_size``: absent in
+#: 0.30.0, present in 0.31.0, 0.32.0, 0.33.0, 0.34.0); the same release first sizes a sliding layer by its own spec
+#: (``get_supported_kernel_block_sizes(kv_cache_spec)``), which is what gives FA4's head-256 kernel its 128 pages
+GEMMA4_SM90_FP8_PER_LAYER_FROM: Version = (0, 31, 0)
+#: first release read with the multimodal-prefix composites in the priority list (0.30.0 - 0.34.0; earlier not read)
+GEMMA4_MM_PREFIX_FROM: Version = (0, 30, 0)
+
+#: KV dtype words of an unquantized cache (``is_quantized_kv_cache`` is False for them)
+_UNQUANTIZED = frozenset({"auto", "bfloat16", "float16", "half", "bf16", "fp16", "float32", "fp32"})
+#: the fp8 words ``_get_sm90_fa4_fp8_kv_block_size`` reads as FP8 per tensor
+_FP8_PER_TENSOR = frozenset({"fp8", "fp8_e4m3"})
+#: the KV words each backend takes (``supported_kv_cache_dtypes`` of ``flash_attn.py``, ``flashinfer.py``,
+#: ``triton_attn.py``, 0.34.0); kvplan's aliases of bf16 / fp16 count as unquantized
+_KV_WORDS: Mapping[str, frozenset[str]] = {
+    "FLASH_ATTN": _UNQUANTIZED | {"fp8", "fp8_e4m3"},
+    "FLASHINFER": _UNQUANTIZED | {"fp8", "fp8_e4m3", "fp8_e5m2", "nvfp4"},
+    "TRITON_ATTN": _UNQUANTIZED
+    | {"fp8", "fp8_e4m3", "fp8_e5m2", "int4_per_token_head", "int8_per_token_head", "fp8_per_token_head"},
+}
+#: FA4's head-256 kernel page (``v1/attention/backends/fa_utils.py`` ``FA4_HD256_PAGE_SIZE``, 0.30.0 - 0.34.0)
+FA4_HD256_PAGE = 128
+#: the 64-token page of SM90's FA4 FP8-KV kernel and TRITON_FLASHINFER's one kernel block
+SM90_FA4_FP8_PAGE = 64
+
+
+@dataclass(frozen=True)
+class Gemma4Attention:
+    """The backend vLLM runs a Gemma-4 model on and the blocks it starts from (before page unification).
+
+    ``block_size``: the cache block (``cache_config.block_size``) every full layer and, unless
+    ``sliding_block_size`` is set, every sliding layer starts at; ``why``: the assumption line."""
+
+    backend: str
+    block_size: int
+    why: str
+    sliding_block_size: int | None = None
+
+
+def is_gemma4(cfg: Mapping[str, Any]) -> bool:
+    """A Gemma-4-style config: a ``global_head_dim`` that differs from ``head_dim`` (what makes vLLM's model config
+    heterogeneous).  Example: E4B (256 / 512) -> True; Gemma-3 (no ``global_head_dim``) -> False."""
+    hd, ghd = cfg.get("head_dim"), cfg.get("global_head_dim")
+    return isinstance(hd, int) and isinstance(ghd, int) and hd > 0 and ghd > 0 and hd != ghd
+
+
+def mm_prefix(cfg: Mapping[str, Any]) -> bool:
+    """Whether vLLM treats the model as a multimodal-prefix LM: ``use_bidirectional_attention`` "vision" in the
+    (flattened) text config (``Gemma4ModelArchConfigConvertor.is_mm_prefix_lm``, 0.31.0 - 0.34.0), with multimodal
+    inputs on (vLLM's default; ``--language-model-only`` / zero ``--limit-mm-per-prompt`` turn it off, which kvplan
+    does not read).  Example: google/gemma-4-26B-A4B ("vision") -> True; E4B (null) -> False."""
+    return cfg.get("use_bidirectional_attention") == "vision"
+
+
+def _flash_attn(sm: int, kv: str, version: Version, prefix: bool, why: str) -> Gemma4Attention:
+    """FLASH_ATTN's blocks for Gemma-4 (head 512 on FA4, head 256 on FA3 or FA4) on SM ``sm``."""
+    per_layer = version >= GEMMA4_SM90_FP8_PER_LAYER_FROM
+    if sm == 9 and kv in _FP8_PER_TENSOR and per_layer:
+        return Gemma4Attention("FLASH_ATTN", SM90_FA4_FP8_PAGE, f"{why}; FA4's FP8 kernel reads 64-token pages")
+    hd256 = sm in (10, 11) and kv in _UNQUANTIZED and not prefix and per_layer
+    if hd256:
+        return Gemma4Attention(
+            "FLASH_ATTN", 16, f"{why}; FA4's head-256 kernel gives the sliding layers 128-token pages", FA4_HD256_PAGE
+        )
+    return Gemma4Attention("FLASH_ATTN", 16, why)
+
+
+def vllm_gemma4_attention(
+    *,
+    sm_major: int | None,
+    vendor: str = "nvidia",
+    kv_cache_dtype: str = "auto",
+    engine_version: Version = (0, 34, 0),
+    requested: str | None = None,
+    prefix: bool = False,
+) -> Gemma4Attention:
+    """The backend and starting blocks of a Gemma-4 model (the module docstring has the rules and sources).
+    ``kv_cache_dtype``: the resolved ``--kv-cache-dtype`` word; ``prefix``: :func:`mm_prefix`; ``requested``: the
+    ``--attention-backend`` flag.  An unknown GPU (``sm_major`` None) is taken as SM90.
+
+    Examples (0.34): A100 / L40S / RTX PRO 6000 (SM 8 / 8 / 12), MI300X -> TRITON_ATTN, 16; H100 bf16 -> FLASH_ATTN,
+    16; H100 fp8 -> FLASH_ATTN, 64; H100 fp8_e5m2 -> FLASHINFER, 16; B200 -> FLASHINFER, 16; B200 with a
+    multimodal prefix -> TRITON_FLASHINFER, 64; SM11 bf16 -> FLASH_ATTN, 16 with 128-token sliding layers."""
+    kv = kv_cache_dtype.strip().lower()
+    sm = 9 if sm_major is None else sm_major
+    where = "GPU unknown, SM90 assumed" if sm_major is None else f"SM{sm}x"
+    if requested:
+        name = requested.strip().upper()
+        if name == "FLASH_ATTN" and vendor == "nvidia":
+            return _flash_attn(sm, kv, engine_version, prefix, "given (--attention-backend)")
+        block = SM90_FA4_FP8_PAGE if name == "TRITON_FLASHINFER" else 16
+        return Gemma4Attention(name, block, "given (--attention-backend)")
+    if vendor != "nvidia" or sm not in (9, 10, 11):
+        place = "this platform" if vendor != "nvidia" else where
+        return Gemma4Attention("TRITON_ATTN", 16, f"heterogeneous head sizes and no FA4 on {place}: TRITON_ATTN forced")
+    composites = prefix and engine_version >= GEMMA4_MM_PREFIX_FROM
+    if composites and sm == 10:
+        return Gemma4Attention(
+            "TRITON_FLASHINFER", SM90_FA4_FP8_PAGE, f"multimodal prefix on {where}: its one kernel block is 64 tokens"
+        )
+    order = ("FLASHINFER", "FLASH_ATTN", "TRITON_ATTN") if sm == 10 else ("FLASH_ATTN", "FLASHINFER", "TRITON_ATTN")
+    name = next((b for b in order if kv in _KV_WORDS[b]), "TRITON_ATTN")
+    if name != "FLASH_ATTN":
+        return Gemma4Attention(
+            name, 16, f"FA4 available on {where}; {name} the first in its list that takes this KV cache"
+        )
+    per_layer = sm == 9 and kv.startswith("fp8") and engine_version >= GEMMA4_SM90_FP8_PER_LAYER_FROM
+    why = f"{where} with fp8 KV: per-layer FA3 (256) / FA4 (512)" if per_layer else f"FA4 for every layer on {where}"
+    att = _flash_attn(sm, kv, engine_version, prefix, why)
+    if composites and sm == 9:
+        return Gemma4Attention("TRITON_FLASH_ATTN", att.block_size, f"multimodal prefix; {att.why}")
+    return att
+
+
+@dataclass(frozen=True)
+class Gemma4Layout:
+    """What the planner takes from :func:`gemma4_layout`: the model with its sliding layers' own block (if any),
+    the cache block to start from (None: ``--block-size`` was given, keep it), the assumption line, and the fixed
+    kernel block some groups must be a multiple of (``kernel_kinds``: the group kinds it binds; None: none)."""
+
+    model: ModelKV
+    block_size: int | None
+    assumption: str
+    kernel_block: int | None = None
+    kernel_kinds: frozenset[str] = frozenset()
+    backend: str = ""
+
+
+def gemma4_layout(model: ModelKV, *, attention: Gemma4Attention, block_size_given: int | None = None) -> Gemma4Layout:
+    """Apply :func:`vllm_gemma4_attention`'s choice to the specs: the sliding layers take their own block when the
+    backend has one (they choose it whatever ``--block-size`` says: ``Attention.get_kv_cache_spec``, "SW chooses
+    its own block_size, decoupled from the user's --block-size", 0.34.0); the cache block is the backend's unless
+    ``--block-size`` is given.
+
+    Example: E4B on SM11 bf16 -> sliding layers at 128 tokens, cache block 16 (the full layers' page 16 x 2 x
+    1,024 x 2 = 65,536 B is then raised to the sliding page 128 x 2 x 512 x 2 = 262,144 B: a 64-token block)."""
+    layers = model.layers
+    if attention.sliding_block_size:
+        layers = tuple(replace(x, block_size=attention.sliding_block_size) if x.kind == "swa" else x for x in layers)
+    start = f"; cache block {attention.block_size}" if block_size_given is None else ""
+    side = f", sliding layers {attention.sliding_block_size}" if attention.sliding_block_size else ""
+    line = f"attention backend {attention.backend} ({attention.why}){start}{side} before page unification"
+    kernel, kinds = None, frozenset[str]()
+    if attention.block_size == SM90_FA4_FP8_PAGE:  # a fixed 64-token kernel block: FA4 FP8 (head 512) / composite
+        kernel = SM90_FA4_FP8_PAGE
+        kinds = frozenset({"full", "swa"}) if attention.backend == "TRITON_FLASHINFER" else frozenset({"full"})
+    block = None if block_size_given is not None else attention.block_size
+    return Gemma4Layout(replace(model, layers=layers), block, line, kernel, kinds, attention.backend)
+
+
+def kernel_block_warning(layout: Gemma4Layout, groups: list[tuple[str, int]]) -> str | None:
+    """vLLM's start-up stop when a group's block cannot be split into the backend's fixed kernel block
+    (``v1/worker/utils.py`` ``select_common_block_size`` raises "No common block size"; only a ``--block-size``
+    that is not a multiple of it gets there).  ``groups``: (kind, block size) per group.
+    Example: E4B on H100 with fp8 and ``--block-size 16``: the full group stays at 16, the kernel takes 64 -> the
+    warning; ``--block-size 128`` -> None."""
+    k = layout.kernel_block
+    if k is None or all(bs % k == 0 for kind, bs in groups if kind in layout.kernel_kinds):
+        return None
+    return (
+        f"vLLM stops at start-up: its {layout.backend} kernel for this Gemma-4 deployment reads {k}-token blocks and a "
+        f"group's block is not a multiple of {k} (no common block size); leave --block-size out or use a multiple "
+        f"of {k}"
+    )
