@@ -50,8 +50,9 @@ DTYPE_WORDS = {
 # Per-case input corrections, each with its reason (same as tests/test_validation_sglang.py / test_vllm.py).
 CASE_FIX: dict[str, tuple[dict, str]] = {
     "glm5-nvfp4-8x-rtxpro6000-tp8": (
-        {"kv_cache_dtype": "bf16"},
-        "patched build forces a bf16 DSA cache on SM120 (author's log line)",
+        {"kv_cache_dtype": "bf16", "model": str(ROOT / "tests" / "validation" / "configs" / "glm5-nvfp4.config.json")},
+        "patched build forces a bf16 DSA cache on SM120 (author's log line); config: zai-org/GLM-5 with "
+        "nvidia/GLM-5.2-NVFP4's NVFP4 quantization_config (tests/validation/configs/README.md)",
     ),
     "glm52-nvfp4-4xb200-tp4-ep-fp8kv": (
         {"gpu": "gb200"},

@@ -108,6 +108,14 @@ class WeightEstimate:
     breakdown: tuple[tuple[str, int], ...]  # (component, per-GPU bytes) on the largest rank
     notes: tuple[str, ...]  # every assumption, human readable
     host_bytes: int = 0  # pinned host memory the engine fills with weights (engram host table), not on the GPU
+    allocator_reserve_bytes: int = 0  # the largest rank's caching-allocator segment tails (kvplan.weights.allocator)
+
+    @property
+    def measured_bytes(self) -> int:
+        """What the engine's weight line reports and its device-level budget loses: ``per_gpu_bytes`` plus the
+        allocator reserve where the engine measures the load at the device level (SGLang; vLLM on ROCm), else the
+        tensors (:attr:`per_gpu_bytes`)."""
+        return self.per_gpu_bytes + self.allocator_reserve_bytes
 
     @property
     def per_gpu_gib(self) -> float:
@@ -163,6 +171,8 @@ class _Tally:
     ckpt_total: int = 0  # model bytes of everything the checkpoint stores
     params: int = 0
     notes: list[str] = field(default_factory=list)
+    allocs: list[list[tuple[str, int]]] = field(default_factory=list)  # per stage: (path, bytes) in load order
+    reserve: list[int] = field(default_factory=list)  # per stage: the allocator reserve (device-level engines)
 
 
 def _tally(
@@ -177,7 +187,7 @@ def _tally(
 ) -> _Tally:
     """Per-rank bytes of every loaded tensor on the stages that load it; whole-model sums.  ``tensors`` are stored
     in the checkpoint (their params and bytes count), ``extra`` only loaded (the PP lm_head of tied embeddings)."""
-    tally = _Tally(per_stage=[{} for _ in ranges])
+    tally = _Tally(per_stage=[{} for _ in ranges], allocs=[[] for _ in ranges])
     groups, ep = shard.groups, shard.ep
     for stored, group in ((True, tensors), (False, extra)):
         for t in group:
@@ -196,6 +206,7 @@ def _tally(
             for s in stages_of(t, ranges):
                 stage = tally.per_stage[s]
                 stage[t.comp] = stage.get(t.comp, 0) + rank_b
+                tally.allocs[s].append((t.path, rank_b))
     return tally
 
 
@@ -206,7 +217,8 @@ def _add_mla_absorbed(
     ``ceil(heads / attn_tp) * kv_lora_rank * (qk_nope_head_dim + v_head_dim) * 2`` bytes (the MTP layer too when
     loaded), on top of kv_b_proj itself (deepseek_weight_loader.py post_load_weights)."""
     nh = need_int(cfg, "num_attention_heads", minimum=1)
-    width = need_int(cfg, "kv_lora_rank") * (need_int(cfg, "qk_nope_head_dim") + need_int(cfg, "v_head_dim")) * 2
+    lora, nope, v = need_int(cfg, "kv_lora_rank"), need_int(cfg, "qk_nope_head_dim"), need_int(cfg, "v_head_dim")
+    width = lora * (nope + v) * 2
     per_layer = math.ceil(nh / attn_tp) * width
     last = len(ranges) - 1
     n_layers = need_int(cfg, "num_hidden_layers")
@@ -214,6 +226,12 @@ def _add_mla_absorbed(
     for s, (a, b) in enumerate(ranges):
         n = b - a + (mtp if s == last else 0)
         tally.per_stage[s]["mla_absorbed"] = tally.per_stage[s].get("mla_absorbed", 0) + n * per_layer
+        heads = math.ceil(nh / attn_tp)
+        for i in range(a, a + n):  # w_kc and w_vc of each layer, made after every weight is loaded
+            tally.allocs[s] += [
+                (f"model.layers.{i}.w_kc", heads * lora * nope * 2),
+                (f"model.layers.{i}.w_vc", heads * lora * v * 2),
+            ]
     tally.total_loaded += need_int(cfg, "num_hidden_layers") * nh * width
     tally.notes.append(
         "MLA: w_kc/w_vc absorbed copy of kv_b_proj kept in bf16 next to kv_b_proj "
@@ -318,6 +336,28 @@ def _add_triton_extras(
     tally.total_loaded += len(moe_layers) * per_layer * shard.ep * shard.groups[Group.MOE]  # every expert shard
 
 
+def _add_allocator_reserve(tally: _Tally, *, engine: str, vendor: str) -> str | None:
+    """Where the engine's weight figure and its KV budget are device-level (:attr:`WeightRules.allocator_reserve_on`):
+    record each stage's caching-allocator segment tails over its allocations
+    (:func:`kvplan.weights.allocator.reserved_bytes` of :func:`~kvplan.weights.allocator.fused_allocations`), kept
+    apart from the tensors (:attr:`WeightEstimate.allocator_reserve_bytes`); the note, or None when the engine
+    measures the tensors themselves."""
+    on = weight_rules(engine).allocator_reserve_on
+    if "*" not in on and vendor not in on:
+        return None
+    from kvplan.weights.allocator import fused_allocations, reserved_bytes
+
+    tally.reserve = []
+    for entries in tally.allocs:
+        sizes = fused_allocations(entries)
+        tally.reserve.append(max(0, reserved_bytes(sizes=sizes) - sum(sizes)))
+    return (
+        "allocator reserve: the weight load is measured at the device level (free memory before and after), so the "
+        "caching allocator's unused segment tails count: WeightEstimate.allocator_reserve_bytes "
+        "(kvplan.weights.allocator)"
+    )
+
+
 def _engram_placement(placement: str | None, engram_on_host: bool) -> EngramPlacement:
     """``engram_placement`` (a :class:`~kvplan.weights.engram.EngramPlacement` value) or, without it, host-shared
     when ``engram_on_host`` else gpu; InputError for an unknown name or a contradiction."""
@@ -351,9 +391,10 @@ def _result(tally: _Tally, notes: list[str], checkpoint_bytes: int | None) -> We
         notes.append(
             f"engram host table: {tally.host} B ({tally.host / GIB:.2f} GiB) of pinned host memory, not on the GPU"
         )
+    reserve = tally.reserve[big] if tally.reserve else 0
     if checkpoint_bytes is None:
         return WeightEstimate(
-            per_gpu_model, tally.total_loaded, tally.params, "params", breakdown, tuple(notes), tally.host
+            per_gpu_model, tally.total_loaded, tally.params, "params", breakdown, tuple(notes), tally.host, reserve
         )
     num, den = checkpoint_bytes, max(1, tally.ckpt_total)
     notes.append(
@@ -369,6 +410,7 @@ def _result(tally: _Tally, notes: list[str], checkpoint_bytes: int | None) -> We
         tuple((k, v * num // den) for k, v in breakdown),
         tuple(notes),
         tally.host,
+        reserve,
     )
 
 
@@ -488,6 +530,7 @@ def estimate_weight_bytes(
     _add_triton_extras(tally, inv, kernel, shard=shard, ranges=ranges)
     if inv.family in _LATENT:
         _add_mla_absorbed(tally, inv.cfg, attn_tp=shard.attn_tp, ranges=ranges, loading=loading)
+    _add_allocator_reserve(tally, engine=engine, vendor=gpu_vendor)  # kept apart: allocator_reserve_bytes
     notes = [
         *quant.notes,
         *shard.notes,

@@ -18,6 +18,9 @@ fp8_wo_a_needs_128_blocks  DeepSeek-V4 ``wo_a`` in bf16 for an fp8          fp8 
                            checkpoint of other than 128x128 blocks
 mxfp4_moe_backend          no backend choice modelled                       gpt-oss MXFP4 experts: the backend picked
                                                                             by GPU (:mod:`kvplan.weights.kernels`)
+allocator_reserve_on       every GPU: ``mem usage`` is free before - free   ROCm only: ``Model loading took`` is
+                           after, after ``empty_cache`` (utils/common.py    total - free (platforms/rocm.py, v0.11.0);
+                           ``get_available_gpu_memory``, v0.5.8)            on CUDA torch's allocated bytes
 =========================  ===============================================  ============================================
 """
 
@@ -36,6 +39,7 @@ class WeightRules:
     """
 
     __slots__ = (
+        "allocator_reserve_on",
         "divides_tp",
         "dp_attention",
         "dp_lm_head",
@@ -63,6 +67,7 @@ class WeightRules:
         dsv41_vision_tower: bool,  # the DeepSeek-V4.1 vision tower is built by its own rule
         fp8_wo_a_needs_128_blocks: bool,  # DeepSeek-V4 wo_a stays fp8 only for 128x128 fp8 blocks
         mxfp4_moe_backend: bool,  # gpt-oss MXFP4 experts take the padding of the backend picked on the GPU
+        allocator_reserve_on: tuple[str, ...] = (),  # GPU vendors ("*": all) where the load is device-level
     ) -> None:
         self.name = name
         self.dp_attention = dp_attention
@@ -75,6 +80,7 @@ class WeightRules:
         self.dsv41_vision_tower = dsv41_vision_tower
         self.fp8_wo_a_needs_128_blocks = fp8_wo_a_needs_128_blocks
         self.mxfp4_moe_backend = mxfp4_moe_backend
+        self.allocator_reserve_on = allocator_reserve_on
 
     def __setattr__(self, name: str, value: object) -> None:
         if hasattr(self, name):
@@ -97,6 +103,7 @@ SGLANG_WEIGHTS = WeightRules(
     dsv41_vision_tower=True,
     fp8_wo_a_needs_128_blocks=True,
     mxfp4_moe_backend=False,
+    allocator_reserve_on=("*",),
 )
 
 VLLM_WEIGHTS = WeightRules(
@@ -111,6 +118,7 @@ VLLM_WEIGHTS = WeightRules(
     dsv41_vision_tower=False,
     fp8_wo_a_needs_128_blocks=False,
     mxfp4_moe_backend=True,
+    allocator_reserve_on=("amd",),
 )
 
 #: every engine's row by name
