@@ -37,6 +37,18 @@ NEW_PRESETS: dict[str, tuple[str, int, int]] = {
     "Qwen--Qwen3-Embedding-8B": ("l40s", 1, 32_768),
     # a from-scratch implementation that ships the checkpoint's config.json (its README names the release)
     "Qwen--Qwen3-8B-Base": ("l40s", 1, 32_768),
+    # a markdown file quoting the release's config.json and tokenizer_config.json (the chat template names it)
+    "Qwen--Qwen3-4B-Thinking-2507": ("h100-sxm", 1, 262_144),
+}
+
+#: quantized builds whose own config.json is vendored by ai-dynamo/aiconfigurator, promoted from [[variants]]
+#: entries of the base preset by /work/patches/catalog-qwen-fp8-promote.patch (the base files are not this
+#: helper's): file stem -> (base preset id, GPU, TP, context).  Checked once the patch is applied.
+PROMOTED: dict[str, tuple[str, str, int, int]] = {
+    "Qwen--Qwen3-30B-A3B-FP8": ("Qwen/Qwen3-30B-A3B", "h100-sxm", 1, 32_768),
+    "Qwen--Qwen3-32B-FP8": ("Qwen/Qwen3-32B", "h100-sxm", 1, 32_768),
+    "Qwen--Qwen3-235B-A22B-FP8": ("Qwen/Qwen3-235B-A22B", "h200-sxm", 4, 32_768),
+    "Qwen--Qwen3.8-2.4T-A95B-FP8": ("Qwen/Qwen3.8-2.4T-A95B", "b200", 8, 4_096),
 }
 
 ENGINES = ("sglang", "vllm")
@@ -116,3 +128,35 @@ def test_embedding_sizes_are_their_own_presets():
     assert emb.id == "Qwen/Qwen3-Embedding-0.6B"
     assert (emb.config["max_position_embeddings"], emb.config["vocab_size"]) == (32_768, 151_669)
     assert (chat.config["max_position_embeddings"], chat.config["vocab_size"]) == (40_960, 151_936)
+
+
+def test_2507_thinking_release_plans_its_native_context():
+    """Issue 24 item 3: Qwen3-4B-Thinking-2507 is its own preset with the 262,144 positions of its config.json
+    (Qwen3-4B has 40,960); a default plan takes the config's context under both engines."""
+    m = _preset("Qwen--Qwen3-4B-Thinking-2507")
+    assert m.config["max_position_embeddings"] == 262_144
+    for engine in ENGINES:
+        res = fit(Deployment(model=m.id, gpu="h100-sxm", engine=engine))
+        assert res.context_length == 262_144, (engine, res.context_length)
+
+
+@pytest.mark.parametrize("stem", sorted(PROMOTED))
+def test_promoted_fp8_build_plans_from_its_own_config(stem: str):
+    """A Qwen FP8 build with its own preset resolves to itself (its quantization_config, fp8 weights), is no longer
+    a variant of the base preset, and plans under both engines."""
+    from kvplan.inputs.resolve import resolve_model
+
+    if not (p.configs_dir() / "models" / f"{stem}.toml").is_file():
+        pytest.skip("catalog-qwen-fp8-promote.patch not applied")
+    base_id, gpu, tp, context = PROMOTED[stem]
+    m = _preset(stem)
+    assert _SOURCE.search(m.source) and "verbatim" in m.source
+    assert m.config.get("quantization_config") and m.weights.quantization == "fp8"
+    base = next(b for b in p.all_models() if b.id == base_id)
+    assert m.id not in {v.id for v in base.variants}
+    assert resolve_model(m.id).id == m.id
+    for engine in ENGINES:
+        res = fit(
+            Deployment(model=m.id, gpu=gpu, tp=tp, pp=2 if gpu == "b200" else 1, engine=engine, context_length=context)
+        )
+        assert res.kv_bytes_per_token > 0, (stem, engine)
