@@ -200,3 +200,26 @@ def test_e2b_printed_tokens_rise_with_max_model_len():
         out[L] = p.gpu_kv_cache_tokens
         assert out[L] == int(109_226 / per_request * L)
     assert out[4096] < out[32_768] < out[131_072] < 109_226 * 16  # bounded by the full group's 16 tokens per block
+
+
+def test_multimodal_prefix_raises_the_default_batch_to_one_video():
+    """A multimodal-prefix model must fit one whole item in a batch, so vLLM 0.30+ raises the default B to Gemma-4's
+    largest item, a 32-frame video of 32 x (70 + 8) = 2,496 tokens (``arg_utils._get_min_mm_batched_tokens``,
+    ``gemma4_mm.get_mm_max_tokens_per_item``).  26B-A4B ("vision") on an L40S (44 GiB: default 2,048): in flight
+    2 x 2,496 = 4,992; per request 1,024 + 5 x (cdiv(1,023 + 4,992, 16) + 1 = 377) = 2,909;
+    int(16,384 / 2,909 x 32,768) = 184,555 (without the prefix: B 2,048, 204,211).  A given B, or a default already
+    above the floor (H100: 8,192), stays."""
+    assert 32 * (70 + 2 + 6) == 2496 and 1024 + 5 * (_cdiv(1023 + 2 * 2496, 16) + 1) == 2909
+    raised = _plan(MOE, "l40s", vision=True, device_bytes=44 * GiB, max_num_batched_tokens=None)
+    assert (raised.max_num_batched_tokens, raised.blocks_per_request) == (2496, 2909)
+    assert raised.gpu_kv_cache_tokens == int(16_384 / 2909 * 32_768) == 184_555
+    plain = _plan(MOE, "l40s", device_bytes=44 * GiB, max_num_batched_tokens=None)
+    assert (plain.max_num_batched_tokens, plain.gpu_kv_cache_tokens) == (2048, 204_211)
+    assert _plan(MOE, "l40s", vision=True, device_bytes=44 * GiB).max_num_batched_tokens == 2048  # given
+    assert _plan(MOE, "h100-sxm", vision=True, max_num_batched_tokens=None).max_num_batched_tokens == 8192
+    assert (
+        _plan(
+            MOE, "l40s", vision=True, device_bytes=44 * GiB, max_num_batched_tokens=None, engine_version="0.29.0"
+        ).max_num_batched_tokens
+        == 2048
+    )  # not read before 0.30

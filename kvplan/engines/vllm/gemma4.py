@@ -49,6 +49,11 @@ GEMMA4_SM90_FP8_PER_LAYER_FROM: Version = (0, 31, 0)
 #: first release read with the multimodal-prefix composites in the priority list (0.30.0 - 0.34.0; earlier not read)
 GEMMA4_MM_PREFIX_FROM: Version = (0, 30, 0)
 
+#: Gemma-4's largest multimodal item in tokens: a video of 32 frames x (70 soft tokens + boi + eoi + ~6 timestamp
+#: tokens) (``model_executor/models/gemma4_mm.py`` ``get_mm_max_tokens_per_item``, ``_VIDEO_MAX_FRAMES`` 32,
+#: ``_VIDEO_MAX_SOFT_TOKENS`` 70, 0.30.0 - 0.34.0)
+GEMMA4_VIDEO_ITEM_TOKENS = 32 * (70 + 2 + 6)
+
 #: KV dtype words of an unquantized cache (``is_quantized_kv_cache`` is False for them)
 _UNQUANTIZED = frozenset({"auto", "bfloat16", "float16", "half", "bf16", "fp16", "float32", "fp32"})
 #: the fp8 words ``_get_sm90_fa4_fp8_kv_block_size`` reads as FP8 per tensor
@@ -167,9 +172,39 @@ class Gemma4Layout:
     kernel_block: int | None = None
     kernel_kinds: frozenset[str] = frozenset()
     backend: str = ""
+    batch_floor: int | None = None  # the default max_num_batched_tokens is raised to this (multimodal prefix)
 
 
-def gemma4_layout(model: ModelKV, *, attention: Gemma4Attention, block_size_given: int | None = None) -> Gemma4Layout:
+def mm_prefix_batch_floor(cfg: Mapping[str, Any], *, engine_version: Version) -> int | None:
+    """The ``max_num_batched_tokens`` a multimodal-prefix Gemma-4 needs by default: one whole multimodal item must fit
+    in a batch (chunked multimodal input is off for prefix LMs), so vLLM raises the default to the largest item
+    (``engine/arg_utils.py`` ``_set_default_max_num_seqs_and_batched_tokens_args`` / ``_get_min_mm_batched_tokens``,
+    "Raising max_num_batched_tokens from %d to %d", 0.30.0 - 0.34.0): a 32-frame video, 2,496 tokens, or an image's
+    ``vision_config.default_output_length`` if larger.  Only the default moves; a given value stays.
+    Example: 26B-A4B ("vision") on an L40S (default 2,048) -> 2,496; E4B (no prefix) -> None."""
+    if not mm_prefix(cfg) or engine_version < GEMMA4_MM_PREFIX_FROM:
+        return None
+    vision = cfg.get("vision_config")
+    image = vision.get("default_output_length") if isinstance(vision, Mapping) else None
+    return max(GEMMA4_VIDEO_ITEM_TOKENS, image if isinstance(image, int) else 0)
+
+
+def raised_batch_default(
+    *, default: int, max_num_seqs: int, max_model_len: int, floor: int | None
+) -> tuple[int, str | None]:
+    """(the default ``max_num_batched_tokens`` after :func:`mm_prefix_batch_floor`, the note or None): raised to the
+    floor when below it, then capped at ``max_num_seqs x max_model_len`` as vLLM caps every default.
+    Example: (2,048, 256, 32,768, 2,496) -> 2,496 with a note; (8,192, ...) -> 8,192, None."""
+    if not floor or floor <= default:
+        return default, None
+    return min(floor, max_num_seqs * max_model_len), (
+        f"raised from {default} to one {floor}-token video item (multimodal prefix, vLLM >= 0.30)"
+    )
+
+
+def gemma4_layout(
+    model: ModelKV, *, attention: Gemma4Attention, block_size_given: int | None = None, batch_floor: int | None = None
+) -> Gemma4Layout:
     """Apply :func:`vllm_gemma4_attention`'s choice to the specs: the sliding layers take their own block when the
     backend has one (they choose it whatever ``--block-size`` says: ``Attention.get_kv_cache_spec``, "SW chooses
     its own block_size, decoupled from the user's --block-size", 0.34.0); the cache block is the backend's unless
@@ -188,7 +223,7 @@ def gemma4_layout(model: ModelKV, *, attention: Gemma4Attention, block_size_give
         kernel = SM90_FA4_FP8_PAGE
         kinds = frozenset({"full", "swa"}) if attention.backend == "TRITON_FLASHINFER" else frozenset({"full"})
     block = None if block_size_given is not None else attention.block_size
-    return Gemma4Layout(replace(model, layers=layers), block, line, kernel, kinds, attention.backend)
+    return Gemma4Layout(replace(model, layers=layers), block, line, kernel, kinds, attention.backend, batch_floor)
 
 
 def kernel_block_warning(layout: Gemma4Layout, groups: list[tuple[str, int]]) -> str | None:

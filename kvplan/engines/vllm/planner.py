@@ -320,7 +320,8 @@ def _gemma4(inp: VllmInputs, cfg: Mapping[str, Any], model: ModelKV, notes: _Not
         requested=inp.attention_backend,
         prefix=gemma4.mm_prefix(cfg),
     )
-    layout = gemma4.gemma4_layout(model, attention=attention, block_size_given=inp.block_size)
+    floor = gemma4.mm_prefix_batch_floor(cfg, engine_version=release_numbers(inp.engine_version))
+    layout = gemma4.gemma4_layout(model, attention=attention, block_size_given=inp.block_size, batch_floor=floor)
     notes.assumptions.append(layout.assumption)
     notes.gemma4 = layout
     return layout
@@ -386,6 +387,11 @@ def _scheduler(inp: VllmInputs, cfg: Mapping[str, Any], rel: Release, model: Mod
     dflt_b, dflt_s, why = rel.batch_defaults(max_model_len=L, device_bytes=inp.device_bytes, gpu_name=inp.gpu_name)
     B = inp.max_num_batched_tokens or dflt_b
     S = inp.max_num_seqs or dflt_s
+    if not inp.max_num_batched_tokens and notes.gemma4 is not None and notes.gemma4.batch_floor:
+        from kvplan.engines.vllm.gemma4 import raised_batch_default  # the rule VllmStatic.scheduler applies
+
+        B, raised = raised_batch_default(default=B, max_num_seqs=S, max_model_len=L, floor=notes.gemma4.batch_floor)
+        why = f"{why}, {raised}" if raised else why
     if not inp.max_num_batched_tokens:
         notes.assumptions.append(f"max_num_batched_tokens {B} ({why})")
     if not inp.max_model_len:
@@ -710,6 +716,7 @@ def _prepare(inp: VllmInputs) -> _Prepared:
         graph_bytes_per_graph=budget.graph_per_graph,
         engine_version=inp.engine_version,
         sm_major=inp.sm_major,
+        batch_floor=notes.gemma4.batch_floor if notes.gemma4 is not None else None,
     )
     return _Prepared(st, model, groups, sched, notes, budget, version)
 

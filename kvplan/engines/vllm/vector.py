@@ -144,6 +144,7 @@ class VllmStatic:
     graph_bytes_per_graph: int = 0  # cold CUDA-graph estimate: bytes per captured graph (0: graph_bytes as is)
     engine_version: str | None = None  # for the capture-size rule of the cold graph estimate
     sm_major: int | None = None
+    batch_floor: int | None = None  # the default max_num_batched_tokens raised to one multimodal item (Gemma-4)
 
     @property
     def max_bytes_per_block(self) -> int:
@@ -170,7 +171,15 @@ class VllmStatic:
         b, s, why = self.release.batch_defaults(
             max_model_len=int(max_model_len), device_bytes=self.device_bytes, gpu_name=self.gpu_name
         )
-        return self.max_num_batched_tokens or b, self.max_num_seqs or s, why
+        s = self.max_num_seqs or s
+        if self.batch_floor and not self.max_num_batched_tokens:  # one whole multimodal item per batch (Gemma-4)
+            from kvplan.engines.vllm.gemma4 import raised_batch_default
+
+            b, note = raised_batch_default(
+                default=b, max_num_seqs=s, max_model_len=int(max_model_len), floor=self.batch_floor
+            )
+            why = f"{why}, {note}" if note else why
+        return self.max_num_batched_tokens or b, s, why
 
     def in_flight(self, max_num_batched_tokens: Any) -> Any:
         """Tokens a sliding / chunked layer keeps beyond its window (the release's rule)."""
