@@ -955,11 +955,19 @@ def _weight_estimate(
         enable_dp_lm_head=enable_dp_lm_head,
         **kw,
     )
+    # SGLang measures the load as free memory before - after (after empty_cache): the caching allocator's segment
+    # tails are taken too, and the KV pool is sized from that free memory (kvplan.weights.allocator)
+    reserve = est.allocator_reserve_bytes
     out = {
-        "per_gpu_bytes": est.per_gpu_bytes,
+        "per_gpu_bytes": est.measured_bytes,
         "method": est.method,
-        "notes": list(est.notes),
-        "breakdown": [[name, nbytes] for name, nbytes in est.breakdown if nbytes],
+        "notes": list(est.notes)
+        + (
+            [f"+ {reserve / 2**20:,.0f} MiB caching-allocator reserve: SGLang's weight load is device-level"]
+            if reserve
+            else []
+        ),
+        "breakdown": [[name, nbytes] for name, nbytes in (*est.breakdown, ("allocator_reserve", reserve)) if nbytes],
     }
     cache.store("weights", key, ident, out)
     return out
