@@ -4,8 +4,8 @@ Each row's ``fixture`` gives one ``kvplan speed ... --format json`` run (engine,
 layout, KV dtype, further flags, workload, concurrency, accept length); its ``metric`` / ``value`` and ``also``
 are the measured answers; error = (predicted - measured) / measured.  Deterministic: no wall clock, no network.
 
-Usage: ``python scripts/speed_accuracy.py [--check | --num-prompts]`` (``--check``: exit 1 when
-docs/speed-accuracy.md is stale; ``--num-prompts``: print the summary with each row's benchmark ``num_prompts``).
+Usage: ``python scripts/speed_accuracy.py [--check | --steady]`` (``--check``: exit 1 when docs/speed-accuracy.md
+is stale; ``--steady``: print the summary with every row in the steady state, no benchmark run).
 tests/test_speed_validation.py imports :func:`evaluate` and asserts the error bounds.
 """
 
@@ -22,15 +22,37 @@ DATA = ROOT / "tests" / "data" / "speed_dev.jsonl"
 DOC = ROOT / "docs" / "speed-accuracy.md"
 ASSERTED = ("prefill_tokens_per_s", "ttft_s", "tpot_s")
 
+#: the benchmark harness of a row, from its ``workload.tool`` (the row's own words), and what that harness runs:
+#: requests per unit of concurrency, the ``--random-range-ratio``, the TTFT statistic it reports.  InferenceX's
+#: nightly sweep, the source of the aiconfigurator silicon rows (``benchmarks/benchmark_lib.sh``
+#: ``run_benchmark_serving``: ``--num-prompts $((CONC * 10))``, ``--request-rate inf``, ``--ignore-eos``,
+#: ``--num-warmups $((2 * CONC))`` awaited and discarded before the measured run; its README's client table:
+#: ``RANDOM_RANGE_RATIO`` 0.8): 10 x C requests, lengths uniform over [0.8 L, L], the mean TTFT.  The SGLang
+#: cookbook rows (``sglang.bench_serving``) are compared in the steady state: their TTFT is the run's median, and
+#: at concurrency 16 it sits within 0-85 ms of the concurrency-1 one on every GPU, so the median request is one of
+#: the later, staggered arrivals (docs/speed.md "TTFT under load").
+HARNESSES = (("InferenceX", {"prompts": 10, "ratio": 0.8, "ttft": "ttft_s"}),)
+
+
+def harness(row: dict[str, Any]) -> dict[str, Any] | None:
+    """What the row's benchmark client ran (:data:`HARNESSES`): ``num_prompts``, ``range_ratio`` and the JSON key
+    its TTFT compares with; None for a row compared in the steady state."""
+    w = row.get("workload") or {}
+    tool = str(w.get("tool") or "")
+    c = int(row["fixture"].get("concurrency") or 1)
+    for name, h in HARNESSES:
+        if name in tool:
+            return {"num_prompts": h["prompts"] * c, "range_ratio": h["ratio"], "ttft": h["ttft"]}
+    return None
+
 
 def load_rows(path: Path = DATA) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def fixture_args(f: dict[str, Any], workload: dict[str, Any] | None = None) -> list[str]:
-    """The ``kvplan speed`` arguments of one fixture (the README of the data set describes the keys).  With
-    ``workload`` (the row's), its ``num_prompts`` becomes ``--num-prompts`` (first-wave queueing): the table is run
-    without it (docs/speed.md gives both results), ``python scripts/speed_accuracy.py --num-prompts`` with it."""
+def fixture_args(f: dict[str, Any], bench: dict[str, Any] | None = None) -> list[str]:
+    """The ``kvplan speed`` arguments of one fixture (the README of the data set describes the keys); with
+    ``bench`` (:func:`harness`), the benchmark run: ``--num-prompts`` and ``--random-range-ratio``."""
     a = ["speed", "--engine", f["engine"], "--model", f["model"], "--gpu", f["gpu"], "--format", "json"]
     if f.get("engine_version"):
         a += ["--engine-version", str(f["engine_version"])]
@@ -47,19 +69,18 @@ def fixture_args(f: dict[str, Any], workload: dict[str, Any] | None = None) -> l
         a += ["--concurrency", str(f["concurrency"])]
     if f.get("accept_length") is not None:
         a += ["--accept-length", str(f["accept_length"])]
-    n = (workload or {}).get("num_prompts")
-    if isinstance(n, int) and not isinstance(n, bool) and n > 0:
-        a += ["--num-prompts", str(n)]
+    if bench:
+        a += ["--num-prompts", str(bench["num_prompts"]), "--random-range-ratio", f"{bench['range_ratio']:g}"]
     return a
 
 
-def run_fixture(f: dict[str, Any], workload: dict[str, Any] | None = None) -> tuple[dict[str, Any] | None, str]:
+def run_fixture(f: dict[str, Any], bench: dict[str, Any] | None = None) -> tuple[dict[str, Any] | None, str]:
     """(the JSON result, "") or (None, the one-line error)."""
     from typer.testing import CliRunner
 
     from kvplan.cli.app import app
 
-    res = CliRunner().invoke(app, fixture_args(f, workload))
+    res = CliRunner().invoke(app, fixture_args(f, bench))
     if res.exit_code != 0:
         return None, (res.stderr or res.stdout or "").strip().splitlines()[-1:][0] if (res.stderr or res.stdout) else (
             f"exit {res.exit_code}"
@@ -67,17 +88,22 @@ def run_fixture(f: dict[str, Any], workload: dict[str, Any] | None = None) -> tu
     return json.loads(res.stdout), ""
 
 
-def evaluate(rows: list[dict[str, Any]] | None = None, *, with_prompts: bool = False) -> list[dict[str, Any]]:
-    """One record per (usable row, metric): id, metric, measured, predicted, error (None when refused), note."""
+def evaluate(rows: list[dict[str, Any]] | None = None, *, steady: bool = False) -> list[dict[str, Any]]:
+    """One record per (usable row, metric): id, metric, measured, predicted, error (None when refused), note.
+    A row run by a known benchmark harness (:func:`harness`) is run as that benchmark and its TTFT compared with
+    the statistic the harness reports; ``steady``: every row in the steady state instead (the what-if of
+    ``--steady``)."""
     out: list[dict[str, Any]] = []
     for r in rows if rows is not None else load_rows():
         f = r["fixture"]
         if not f.get("usable"):
             continue
-        got, err = run_fixture(f, r.get("workload") if with_prompts else None)
+        bench = None if steady else harness(r)
+        got, err = run_fixture(f, bench)
         metrics = [(f["metric"], f["value"])] + [(m["metric"], m["value"]) for m in f.get("also") or []]
         for metric, value in metrics:
-            pred = got.get(metric) if got else None
+            key = bench["ttft"] if bench and metric == "ttft_s" else metric
+            pred = got.get(key) if got else None
             out.append(
                 {
                     "id": r["id"],
@@ -163,8 +189,8 @@ def render(records: list[dict[str, Any]]) -> str:
 
 def main(argv: list[str]) -> int:
     sys.path.insert(0, str(ROOT))
-    if "--num-prompts" in argv:  # the what-if of docs/speed.md: the summary only, nothing written
-        print(render(evaluate(with_prompts=True)).split("## Rows")[0])
+    if "--steady" in argv:  # the what-if of docs/speed.md: the summary only, nothing written
+        print(render(evaluate(steady=True)).split("## Rows")[0])
         return 0
     text = render(evaluate())
     if "--check" in argv:

@@ -42,13 +42,12 @@ def test_no_row_refused_for_a_gpu_in_the_catalog(records):
 
 
 #: (metric, median |error| bound, p90 |error| bound).  The issue's bar is 25% / 60% for all three; prefill_tokens_per_s
-#: and tpot_s meet it.  ttft_s does not: 37.1% / 86.3% since SGLang's prefill CUDA graph follows the release's own
-#: rule (kvplan.perf.graphs: DeepSeek-V4 and every release before 0.5.10 prefill eager) and the EAGLE draft's
-#: prefill counts (before: 51.2% / 86.3%).
-#: The concurrency-1 rows on B200 / B300 / GB300 stay 32-75% short and the high-concurrency rows' queueing depends
-#: on benchmark settings the rows do not record (docs/speed.md "Open: TTFT"); the bounds pin today's errors with a
-#: small margin so that a change cannot make it worse unnoticed.
-BOUNDS = [("prefill_tokens_per_s", 0.25, 0.60), ("tpot_s", 0.25, 0.60), ("ttft_s", 0.40, 0.89)]
+#: and tpot_s meet it.  ttft_s does not: 36.9% / 78.2% since the aiconfigurator rows run as InferenceX's benchmark
+#: (10 x C requests, lengths over [0.8 L, L], kvplan.perf.queue.simulate_run; 36.9% / 86.3% before, in the steady
+#: state).  What stays short is each request's own prefill on several MoE / Blackwell deployments and a TTFT floor
+#: of SGLang's DeepSeek rows (docs/speed.md "TTFT under load"); the bounds pin today's errors with a small margin so
+#: that a change cannot make it worse unnoticed.
+BOUNDS = [("prefill_tokens_per_s", 0.25, 0.60), ("tpot_s", 0.25, 0.60), ("ttft_s", 0.40, 0.81)]
 
 
 @pytest.mark.parametrize("metric,median_bound,p90_bound", BOUNDS)

@@ -48,6 +48,7 @@ default ratio 0.0), its warm-up, or arrivals at a finite request rate: docs/spee
 
 from __future__ import annotations
 
+import heapq
 from typing import Any
 
 #: Schweitzer iterations: the fixed point is reached to < 1e-6 relative well before this for every C tested
@@ -213,3 +214,235 @@ def run_median_wait(
         return w(i - rest + 1)
 
     return (at((n - 1) // 2) + at(n // 2)) / 2
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# A benchmark run, step by step: the client's waves and the engine's token-budgeted prefill admission
+# --------------------------------------------------------------------------------------------------------------------
+
+#: the engines' prefill admission policies :func:`simulate_run` knows
+POLICIES = ("prefill_first", "budget_shared")
+
+#: each engine's policy (:func:`simulate_run` gives the engine code behind each)
+_ADMISSION = {"sglang": "prefill_first", "vllm": "budget_shared"}
+
+
+def admission_policy(*, engine: str) -> str:
+    """How ``engine`` admits waiting prompts into a step: SGLang ``prefill_first``, vLLM V1 ``budget_shared``
+    (:func:`simulate_run`); another engine is taken as prefill-first.  Example: ``admission_policy(engine="vllm")``
+    -> ``"budget_shared"``."""
+    return _ADMISSION.get(str(engine).lower(), "prefill_first")
+
+
+#: at most this many requests of a run are simulated (the run's mean has settled long before; bounds the work)
+MAX_SIMULATED = 20_000
+
+#: low-discrepancy multipliers for the prompt and the output lengths (the fractional parts of the golden ratio and
+#: of sqrt(2)): two independent, evenly spread sequences in place of the client's two random draws
+_ALPHA_IN = 0.6180339887498949
+_ALPHA_OUT = 0.41421356237309515
+
+
+def bench_lengths(*, full_len: int, range_ratio: float, count: int, stream: str = "input") -> tuple[int, ...]:
+    """The ``count`` lengths a benchmark client's random data set draws for ``--random-input-len`` /
+    ``--random-output-len`` L at ``--random-range-ratio`` r: uniform over the integers ``[max(1, int(L r)), L]``
+    (SGLang 0.5.15 ``benchmark/datasets/common.py`` ``compute_random_lens``: ``np.random.randint(max(int(L r), 1),
+    L + 1)``; InferenceX's ``utils/bench_serving/benchmark_serving.py`` draws the same interval), so r = 1 is a
+    fixed length and SGLang's default r = 0 is uniform over [1, L].  Deterministic: the n-th length is ``lo +
+    floor(frac(n a) x (L - lo + 1))`` with a = frac(golden ratio) for prompts and frac(sqrt 2) for outputs (two
+    evenly spread, mutually independent sequences with the distribution's mean and spread, in place of the
+    client's seeded draws).
+
+    Example: L = 1,024, r = 0.8: lo = 819, 206 values; n = 1: frac(0.618) x 206 = 127.3 -> 819 + 127 = 946.
+    r = 1: every length is 1,024.
+    """
+    full = int(full_len)
+    if full <= 0 or count <= 0:
+        return (max(full, 0),) * max(int(count), 0)
+    lo = max(int(full * float(range_ratio)), 1)
+    if lo >= full:
+        return (full,) * int(count)
+    span = full - lo + 1
+    a = _ALPHA_IN if stream == "input" else _ALPHA_OUT
+    return tuple(lo + min(span - 1, int(((n * a) % 1.0) * span)) for n in range(1, int(count) + 1))
+
+
+class StepCosts:
+    """The engine step times a run is made of, from the step model (:mod:`kvplan.perf.schedule`): a prefill step
+    of n prompt tokens takes ``prefill_fixed_s + n x prefill_token_s``; a decode step of b requests
+    ``decode_fixed_s + b x decode_request_s``, each carrying ``tokens_per_step`` output tokens per request (the
+    speculative accept length, 1 without).  Plain slots: built once per speed answer."""
+
+    __slots__ = ("decode_fixed_s", "decode_request_s", "prefill_fixed_s", "prefill_token_s", "tokens_per_step")
+
+    def __init__(
+        self,
+        *,
+        prefill_fixed_s: float,
+        prefill_token_s: float,
+        decode_fixed_s: float,
+        decode_request_s: float,
+        tokens_per_step: float = 1.0,
+    ) -> None:
+        self.prefill_fixed_s = max(float(prefill_fixed_s), 0.0)
+        self.prefill_token_s = max(float(prefill_token_s), 0.0)
+        self.decode_fixed_s = max(float(decode_fixed_s), 0.0)
+        self.decode_request_s = max(float(decode_request_s), 0.0)
+        self.tokens_per_step = max(float(tokens_per_step), 1.0)
+
+    def decode_s(self, batch: int) -> float:
+        return self.decode_fixed_s + batch * self.decode_request_s
+
+    def alone_s(self, *, input_len: int, budget: int) -> float:
+        """One prompt's prefill on an idle server: ``ceil(S / K)`` steps, ``S`` tokens."""
+        steps = -(-int(input_len) // max(int(budget), 1)) if input_len > 0 else 0
+        return steps * self.prefill_fixed_s + int(input_len) * self.prefill_token_s
+
+
+class BenchRun:
+    """A closed-loop benchmark run (SGLang ``benchmark/serving.py`` / InferenceX ``benchmark_serving.py`` with
+    ``--request-rate inf --max-concurrency C --num-prompts N --ignore-eos``): N requests, at most C in flight; the
+    first C are sent at once and each completion sends the next.  ``input_lens`` / ``output_lens``: per request in
+    send order (:func:`bench_lengths`); ``budget``: prompt tokens per engine step (``--chunked-prefill-size`` /
+    ``--max-num-batched-tokens``); ``policy``: one of :data:`POLICIES`."""
+
+    __slots__ = ("budget", "concurrency", "input_lens", "output_lens", "policy")
+
+    def __init__(
+        self,
+        *,
+        concurrency: int,
+        input_lens: tuple[int, ...],
+        output_lens: tuple[int, ...],
+        budget: int,
+        policy: str,
+    ) -> None:
+        if policy not in POLICIES:
+            raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
+        if len(input_lens) != len(output_lens):
+            raise ValueError("one output length per prompt")
+        self.concurrency = max(int(concurrency), 1)
+        self.input_lens = tuple(int(x) for x in input_lens[:MAX_SIMULATED])
+        self.output_lens = tuple(int(x) for x in output_lens[:MAX_SIMULATED])
+        self.budget = max(int(budget), 1)
+        self.policy = policy
+
+
+def simulate_run(*, run: BenchRun, costs: StepCosts) -> tuple[float, ...]:
+    """Each request's time from its arrival at the scheduler to its first token, in send order, over a
+    :class:`BenchRun` on an engine whose steps cost :class:`StepCosts`.  The mechanism, engine by engine:
+
+    * ``prefill_first`` (SGLang 0.5.9-0.5.23 ``managers/scheduler.py`` ``get_next_batch_to_run``: "Run prefill
+      first if possible"; ``managers/schedule_policy.py`` ``PrefillAdder.add_one_req``): while a request waits,
+      every step is a prefill step; it takes prompt tokens first come first served up to the budget
+      (``rem_chunk_tokens`` = ``--chunked-prefill-size``: whole prompts while they fit, then the head of the next
+      cut to the rest, ``new_chunked_req``), and the running batch decodes only in steps with nothing to prefill
+      (mixed chunks are off by default);
+    * ``budget_shared`` (vLLM V1 ``v1/core/sched/scheduler.py`` ``Scheduler.schedule``): every step spends
+      ``max_num_batched_tokens`` on the running requests first (one decode token each) and the rest on the waiting
+      queue in arrival order (chunked prefill, one partial prompt at a time); the step costs the decode step of
+      its batch plus its prompt tokens.
+
+    A request's first token comes out of the step that schedules its prompt's last token (both engines sample
+    it there); it then decodes ``ceil((output - 1) / tokens_per_step)`` steps and completes, and the client sends
+    its next request at once.  Steps with nothing to prefill are skipped to the next completion in one stride
+    (exact: the batch does not change in between), so the work is O(N x (prompt / budget + log C)).
+
+    Examples (hand-derived in tests/test_ttft_waves.py): two prompts of 1,000 tokens at once, a budget of 1,000,
+    prefill steps of 0.01 s + 1e-4 s per token (0.11 s), ``prefill_first``: (0.11, 0.22).  The same with a budget
+    of 2,000: both in one step of 0.21 s: (0.21, 0.21).
+    """
+    n = len(run.input_lens)
+    c = min(run.concurrency, n) if n else 0
+    first = [0.0] * n
+    arrive = [0.0] * n
+    rem = list(run.input_lens)
+    tps = costs.tokens_per_step
+    steps_left = [int(-(-(o - 1) // tps)) if o > 1 else 0 for o in run.output_lens]
+    waiting: list[int] = []  # FIFO of request indices (head at w_head)
+    w_head = 0
+    running: list[tuple[int, int]] = []  # heap of (global decode step at which it completes, index)
+    g = 0  # decode steps run so far
+    t = 0.0
+    sent = done = 0
+    in_flight = 0
+    shared = run.policy == "budget_shared"
+
+    def send(now: float) -> None:
+        nonlocal sent, in_flight
+        while sent < n and in_flight < c:
+            arrive[sent] = now
+            waiting.append(sent)
+            sent += 1
+            in_flight += 1
+
+    def retire(now: float) -> None:
+        nonlocal done, in_flight
+        while running and running[0][0] <= g:
+            heapq.heappop(running)
+            done += 1
+            in_flight -= 1
+        send(now)
+
+    send(0.0)
+    while done < n:
+        batch = len(running)
+        room = run.budget - (batch if shared else 0)
+        if w_head < len(waiting) and room > 0:
+            tokens = 0
+            finished: list[int] = []
+            while w_head < len(waiting) and room > 0:
+                i = waiting[w_head]
+                take = min(rem[i], room)
+                rem[i] -= take
+                room -= take
+                tokens += take
+                if rem[i] > 0:
+                    break  # the head is cut: the step is full
+                finished.append(i)
+                w_head += 1
+            if shared and batch:
+                t += costs.decode_s(batch) + tokens * costs.prefill_token_s
+                g += 1
+            else:
+                t += costs.prefill_fixed_s + tokens * costs.prefill_token_s
+            for i in finished:
+                first[i] = t
+                heapq.heappush(running, (g + steps_left[i], i))
+            retire(t)
+        elif running:
+            nxt = running[0][0]
+            t += max(nxt - g, 0) * costs.decode_s(batch)
+            g = max(g, nxt)
+            retire(t)
+        else:  # pragma: no cover - every sent request is waiting or running
+            break
+    return tuple(first[i] - arrive[i] for i in range(n))
+
+
+def run_ttfts(*, run: BenchRun, costs: StepCosts, own_s: tuple[float, ...] | None = None) -> tuple[float, ...]:
+    """Each request's GPU-side time to first token over a run: its own prefill alone (``own_s``, per request: the
+    step model's exact prefill; default the linear :meth:`StepCosts.alone_s`) plus what it waited for the others
+    (:func:`simulate_run` less its prefill alone).
+
+    Example: the two-prompt burst of :func:`simulate_run` (0.11, 0.22) with each prompt's own prefill 0.12 s by
+    the step model: waits 0 and 0.11 s, TTFTs (0.12, 0.23).
+    """
+    sim = simulate_run(run=run, costs=costs)
+    out = []
+    for k, (s, x) in enumerate(zip(sim, run.input_lens, strict=True)):
+        alone = costs.alone_s(input_len=x, budget=run.budget)
+        own = own_s[k] if own_s is not None else alone
+        out.append(own + max(s - alone, 0.0))
+    return tuple(out)
+
+
+def mean_and_median(values: tuple[float, ...]) -> tuple[float, float]:
+    """(mean, median) of the values, the median as ``numpy.median`` (the mean of the two middle ones when the count
+    is even): how bench_serving reports ``mean_ttft_ms`` and ``median_ttft_ms``.  Example: (1, 2, 3, 10) ->
+    (4.0, 2.5)."""
+    if not values:
+        return 0.0, 0.0
+    s = sorted(values)
+    m = len(s)
+    return sum(s) / m, (s[(m - 1) // 2] + s[m // 2]) / 2

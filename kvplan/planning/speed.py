@@ -80,6 +80,9 @@ class SpeedInputs(Record):
     gpu_bandwidth: float | None = None
     link_bandwidth: float | None = None
     num_prompts: int | None = None  # a benchmark run's total requests (bench_serving --num-prompts); None: steady
+    #: the run's length spread (bench_serving --random-range-ratio r: lengths uniform over [max(1, L r), L]);
+    #: None: 1.0, every request input-len + output-len
+    range_ratio: float | None = None
     #: multipliers on the GPU class's efficiency constants (``kvplan calibrate-speed``): any object with
     #: ``gpu_class: str``, ``engine: str`` and ``factors: Mapping[str, float]`` (names from
     #: :data:`kvplan.perf.efficiency.CONSTANT_NAMES`); None: the class's declared constants
@@ -353,6 +356,107 @@ def _model_caveats(*, pp: int, family: str, sm: str) -> list[str]:
     return out
 
 
+class RunInputs(Record):
+    """What :func:`_bench_run` takes from the speed answer it belongs to: the concurrency as run, the prefill step
+    (tokens), one request's prefill alone, the decode step at C and its tokens per step, the attention-DP ranks, the
+    prefill CUDA-graph state, the decode context and the workload."""
+
+    run_c: int
+    chunk: int
+    t_p: float
+    dec_step: float
+    dec_tokens: float
+    dp: int
+    prefill_graph: bool
+    context: float
+    input_len: int
+    output_len: int
+
+
+def _bench_run(ops: Any, hw: Any, eff: Any, knobs: Any, ins: SpeedInputs, k: RunInputs) -> dict[str, Any]:
+    """A benchmark run of ``ins.num_prompts`` requests at concurrency ``k.run_c`` (kvplan.perf.queue
+    :func:`~kvplan.perf.queue.simulate_run`: the first C arrive at once, each completion sends the next, the engine
+    admits prompts into token-budgeted steps by its own policy): the mean and the median GPU-side time to first
+    token over its requests, and the assumption line that says so.  The step costs come from the step model:
+    a full prefill step of ``chunk`` tokens (its overhead parts the fixed cost, the rest per token; with attention
+    DP the per-request share, :func:`~kvplan.perf.queue.prefill_service_s`) and decode steps at 1 and C requests
+    (linear in between)."""
+    from kvplan.perf.queue import (
+        BenchRun,
+        StepCosts,
+        admission_policy,
+        bench_lengths,
+        mean_and_median,
+        prefill_service_s,
+        run_ttfts,
+    )
+    from kvplan.perf.schedule import decode, step
+
+    n, c, chunk, dp = int(ins.num_prompts or 0), k.run_c, k.chunk, k.dp
+    s_len, o_len = k.input_len, k.output_len
+    ratio = 1.0 if ins.range_ratio is None else float(ins.range_ratio)
+    full = step(
+        ops,
+        hw,
+        eff,
+        tokens=float(chunk),
+        requests=max(float(chunk) / max(s_len, 1), 1.0),
+        position=s_len / 2,
+        decode=False,
+        graph=k.prefill_graph,
+    )
+    full_s = prefill_service_s(full, dp=dp)
+    fixed = sum(float(p.seconds) for p in full.parts if p.bound == "overhead") / max(dp, 1)
+    per_token = max(full_s - fixed, 0.0) / max(chunk, 1)
+    d1 = float(decode(ops, hw, eff, knobs, concurrency=1.0, context=k.context).step_seconds)
+    dc = float(k.dec_step)
+    slope = (dc - d1) / (c - 1) if c > 1 else 0.0
+    costs = StepCosts(
+        prefill_fixed_s=fixed,
+        prefill_token_s=per_token,
+        decode_fixed_s=d1 - slope,
+        decode_request_s=slope,
+        tokens_per_step=float(k.dec_tokens),
+    )
+    ins_lens = bench_lengths(full_len=s_len, range_ratio=ratio, count=n, stream="input")
+    out_lens = bench_lengths(full_len=max(o_len, 1), range_ratio=ratio, count=n, stream="output")
+    policy = admission_policy(engine=knobs.engine)
+    run = BenchRun(concurrency=c, input_lens=ins_lens, output_lens=out_lens, budget=chunk, policy=policy)
+    alone_full = costs.alone_s(input_len=s_len, budget=chunk) or 1.0
+    scale = float(k.t_p) / alone_full  # the step model's exact prefill of input-len, per linear second
+    own = tuple(scale * costs.alone_s(input_len=x, budget=chunk) for x in run.input_lens)
+    mean_s, median_s = mean_and_median(run_ttfts(run=run, costs=costs, own_s=own))
+    text = (
+        f"benchmark run: {n:,} requests at concurrency {c:,}, lengths uniform over [{max(int(s_len * ratio), 1):,}, "
+        f"{s_len:,}] in and [{max(int(max(o_len, 1) * ratio), 1):,}, {max(o_len, 1):,}] out (--random-range-ratio "
+        f"{ratio:g}); the first {min(c, n):,} arrive at once, each completion sends the next; {policy} admission "
+        f"in steps of {chunk:,} prompt tokens ({fixed * 1e3:,.1f} ms + {per_token * 1e6:,.2f} us per token; decode "
+        f"{d1 * 1e3:,.1f} ms at 1, {dc * 1e3:,.1f} ms at {c:,}): mean time to first token on the GPU "
+        f"{mean_s * 1e3:,.1f} ms, median {median_s * 1e3:,.1f} ms (kvplan.perf.queue.simulate_run)"
+    )
+    return {"mean_s": mean_s, "median_s": median_s, "text": text}
+
+
+def _check_inputs(ins: SpeedInputs) -> None:
+    """InputError (exit 2, the flag named) for a concurrency, run size, range ratio or accept length out of range."""
+    c = ins.concurrency
+    if isinstance(c, bool) or not isinstance(c, int) or not (1 <= c <= 1 << 20):
+        raise InputError(f"must be an integer between 1 and 1,048,576, got {c!r}", field="--concurrency")
+    n = ins.num_prompts
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or not (1 <= n <= 1 << 24)):
+        raise InputError(f"must be an integer between 1 and 16,777,216, got {n!r}", field="--num-prompts")
+    r = ins.range_ratio
+    if r is not None and (isinstance(r, bool) or not isinstance(r, (int, float)) or not (0.0 <= r <= 1.0)):
+        raise InputError(f"must be a number between 0 and 1, got {r!r}", field="--random-range-ratio")
+    if r is not None and n is None:
+        raise InputError(
+            "describes a benchmark run's lengths", field="--random-range-ratio", hint="add --num-prompts N"
+        )
+    a = ins.accept_length
+    if a is not None and (isinstance(a, bool) or not isinstance(a, (int, float)) or not (1.0 <= a <= 64.0)):
+        raise InputError(f"must be a number between 1 and 64, got {a!r}", field="--accept-length")
+
+
 def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
     """Plan ``dep`` (capacity) and run the step model for its workload (``dep.input_len`` / ``dep.output_len``,
     defaults 8,192 / 1,024) at ``inputs.concurrency``.  InputError (exit 2) for bad input or a GPU figure the
@@ -363,20 +467,13 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
     from kvplan.perf.hardware import Overrides, resolve_hardware
     from kvplan.perf.ops import model_ops
     from kvplan.perf.overhead import request_overhead_s
-    from kvplan.perf.queue import burst_wait, closed_loop_wait, prefill_service_s, run_median_wait, run_wait
-    from kvplan.perf.schedule import Knobs, decode, draft_prefill, prefill, step
+    from kvplan.perf.queue import closed_loop_wait, prefill_service_s
+    from kvplan.perf.schedule import Knobs, decode, draft_prefill, prefill
     from kvplan.planning.plan import fit, gpu_for
 
     ins = inputs or SpeedInputs()
+    _check_inputs(ins)
     c = ins.concurrency
-    if isinstance(c, bool) or not isinstance(c, int) or not (1 <= c <= 1 << 20):
-        raise InputError(f"must be an integer between 1 and 1,048,576, got {c!r}", field="--concurrency")
-    n = ins.num_prompts
-    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or not (1 <= n <= 1 << 24)):
-        raise InputError(f"must be an integer between 1 and 16,777,216, got {n!r}", field="--num-prompts")
-    a = ins.accept_length
-    if a is not None and (isinstance(a, bool) or not isinstance(a, (int, float)) or not (1.0 <= a <= 64.0)):
-        raise InputError(f"must be a number between 1 and 64, got {a!r}", field="--accept-length")
     assumptions: list[str] = []
     warnings: list[str] = []
     dep = dep.with_defaults()
@@ -483,43 +580,24 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
             "(mean-value analysis; benchmark bursts only with --num-prompts)"
         )
     n_prompts = ins.num_prompts
-    ttft_p50 = None if n_prompts is None else ttft
-    if n_prompts is not None and run_c > 1:
-        # a benchmark run of N requests at --max-concurrency C opens the first min(C, N) at once; they are prefilled
-        # together in chunk-sized steps (weights read once per step), so the k-th waits for the k - 1 before it;
-        # with equal output lengths the later requests arrive as slots free, staggered: no burst
-        burst = min(run_c, n_prompts)
-        full = step(
-            ops,
-            hw,
-            eff,
-            tokens=float(chunk),
-            requests=float(chunk) / input_len,
-            position=input_len / 2,
-            decode=False,
-            graph=prefill_graph,
+    ttft_p50 = None
+    if n_prompts is not None:
+        k = RunInputs(
+            run_c=run_c,
+            chunk=int(chunk),
+            t_p=t_p,
+            dec_step=s,
+            dec_tokens=dec.tokens_per_step,
+            dp=dp_par,
+            prefill_graph=prefill_graph,
+            context=float(context),
+            input_len=input_len,
+            output_len=output_len,
         )
-        step_s = min(prefill_service_s(full, dp=dp_par), t_b / input_len * chunk)
-        w_burst = burst_wait(burst=burst, input_len=input_len, chunk_tokens=int(chunk), step_s=step_s)
-        ttft += run_wait(burst=burst, num_prompts=n_prompts, burst_wait_s=w_burst, rest_wait_s=wait) - wait
-        ttft_p50 = (
-            t_p
-            + s
-            + host
-            + run_median_wait(
-                burst=burst,
-                num_prompts=n_prompts,
-                input_len=input_len,
-                chunk_tokens=int(chunk),
-                step_s=step_s,
-                rest_wait_s=wait,
-            )
-        )
-        assumptions.append(
-            f"benchmark run of {n_prompts:,} requests: the first {burst:,} arrive at once and are prefilled in "
-            f"steps of {int(chunk):,} tokens ({step_s * 1e3:,.1f} ms each): a mean wait of {w_burst * 1e3:,.1f} ms "
-            "for them; the rest arrive staggered (the steady-state wait)"
-        )
+        run = _bench_run(ops, hw, eff, knobs, ins, k)
+        ttft = run["mean_s"] + s + host
+        ttft_p50 = run["median_s"] + s + host
+        assumptions.append(run["text"])
     tpot = decode_time / out_n
     b_pre, b_dec = _phase(pre.chunk_step), _phase(dec.step)
     link = {"pcie": "PCIe", "nvlink": "NVLink", "nvlink-c2c": "NVLink", "xgmi": "xGMI"}.get(hw.link, "PCIe")
