@@ -56,12 +56,12 @@ def _cdiv(a: int, b: int) -> int:
 
 
 def _config(model: str, *, vision: bool = False) -> dict[str, Any]:
-    """The preset's config; ``vision`` adds ``use_bidirectional_attention: "vision"`` to the text config, as
-    google/gemma-4-26B-A4B's published config.json has it (kvplan's preset keeps only the fields it reads)."""
+    """The preset's config with ``use_bidirectional_attention`` set: "vision" (as google/gemma-4-26B-A4B's published
+    config.json has it) or left out (text-only serving behaves the same in vLLM: no multimodal prefix)."""
     spec = resolve_model(model)
     cfg = dict(spec.raw_config or spec.config)
-    if vision:
-        cfg["text_config"] = {**cfg["text_config"], "use_bidirectional_attention": "vision"}
+    text = {k: v for k, v in cfg["text_config"].items() if k != "use_bidirectional_attention"}
+    cfg["text_config"] = {**text, "use_bidirectional_attention": "vision"} if vision else text
     return cfg
 
 
