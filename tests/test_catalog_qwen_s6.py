@@ -39,6 +39,8 @@ NEW_PRESETS: dict[str, tuple[str, int, int]] = {
     "Qwen--Qwen3-8B-Base": ("l40s", 1, 32_768),
     # a markdown file quoting the release's config.json and tokenizer_config.json (the chat template names it)
     "Qwen--Qwen3-4B-Thinking-2507": ("h100-sxm", 1, 262_144),
+    # a vision-encoder export project that commits the checkpoint's config.json (its README names the release)
+    "Qwen--Qwen2.5-VL-3B-Instruct": ("l4", 1, 32_768),
 }
 
 #: quantized builds whose own config.json is vendored by ai-dynamo/aiconfigurator, promoted from [[variants]]
