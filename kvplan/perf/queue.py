@@ -226,6 +226,14 @@ POLICIES = ("prefill_first", "budget_shared")
 #: each engine's policy (:func:`simulate_run` gives the engine code behind each)
 _ADMISSION = {"sglang": "prefill_first", "vllm": "budget_shared"}
 
+#: where each policy is in the engines' code, for the assumption line of a run
+POLICY_SOURCES = {
+    "prefill_first": "SGLang managers/scheduler.py get_next_batch_to_run: prefill first, decode only when no "
+    "prefill batch forms; schedule_policy.py PrefillAdder: FCFS up to --chunked-prefill-size tokens a step",
+    "budget_shared": "vLLM v1/core/sched/scheduler.py Scheduler.schedule: --max-num-batched-tokens a step, the "
+    "running requests' decode tokens first, then the waiting prompts in arrival order (chunked)",
+}
+
 
 def admission_policy(*, engine: str) -> str:
     """How ``engine`` admits waiting prompts into a step: SGLang ``prefill_first``, vLLM V1 ``budget_shared``

@@ -382,6 +382,7 @@ def _bench_run(ops: Any, hw: Any, eff: Any, knobs: Any, ins: SpeedInputs, k: Run
     DP the per-request share, :func:`~kvplan.perf.queue.prefill_service_s`) and decode steps at 1 and C requests
     (linear in between)."""
     from kvplan.perf.queue import (
+        POLICY_SOURCES,
         BenchRun,
         StepCosts,
         admission_policy,
@@ -430,7 +431,8 @@ def _bench_run(ops: Any, hw: Any, eff: Any, knobs: Any, ins: SpeedInputs, k: Run
         f"benchmark run: {n:,} requests at concurrency {c:,}, lengths uniform over [{max(int(s_len * ratio), 1):,}, "
         f"{s_len:,}] in and [{max(int(max(o_len, 1) * ratio), 1):,}, {max(o_len, 1):,}] out (--random-range-ratio "
         f"{ratio:g}); the first {min(c, n):,} arrive at once, each completion sends the next; {policy} admission "
-        f"in steps of {chunk:,} prompt tokens ({fixed * 1e3:,.1f} ms + {per_token * 1e6:,.2f} us per token; decode "
+        f"({POLICY_SOURCES[policy]}) in steps of {chunk:,} prompt tokens ({fixed * 1e3:,.1f} ms + "
+        f"{per_token * 1e6:,.2f} us per token; decode "
         f"{d1 * 1e3:,.1f} ms at 1, {dc * 1e3:,.1f} ms at {c:,}): mean time to first token on the GPU "
         f"{mean_s * 1e3:,.1f} ms, median {median_s * 1e3:,.1f} ms (kvplan.perf.queue.simulate_run)"
     )
