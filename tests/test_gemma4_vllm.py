@@ -223,3 +223,12 @@ def test_multimodal_prefix_raises_the_default_batch_to_one_video():
         ).max_num_batched_tokens
         == 2048
     )  # not read before 0.30
+
+
+def test_text_only_class_has_no_multimodal_prefix():
+    """``is_mm_prefix_lm`` needs a multimodal model: the same config served as ``Gemma4ForCausalLM`` keeps
+    FLASHINFER and 16-token blocks on a B200 (the bf16 26B-A4B numbers, 204,211 tokens)."""
+    cfg = _config(MOE, vision=True)
+    cfg["architectures"] = ["Gemma4ForCausalLM"]
+    p = _plan(MOE, "b200", config=cfg)
+    assert p.block_size == 16 and p.gpu_kv_cache_tokens == 204_211
