@@ -323,6 +323,10 @@ def _gemma4(inp: VllmInputs, cfg: Mapping[str, Any], model: ModelKV, notes: _Not
     floor = gemma4.mm_prefix_batch_floor(cfg, engine_version=release_numbers(inp.engine_version))
     layout = gemma4.gemma4_layout(model, attention=attention, block_size_given=inp.block_size, batch_floor=floor)
     notes.assumptions.append(layout.assumption)
+    notes.assumptions.append(
+        "the printed tokens are int(concurrency x max_model_len): a request's sliding groups take a fixed number of "
+        "blocks, so the figure grows with --max-model-len while the pool's blocks stay the same"
+    )
     notes.gemma4 = layout
     return layout
 
