@@ -203,7 +203,7 @@ def test_e2b_printed_tokens_rise_with_max_model_len():
 
 
 def test_multimodal_prefix_raises_the_default_batch_to_one_video():
-    """A multimodal-prefix model must fit one whole item in a batch, so vLLM 0.30+ raises the default B to Gemma-4's
+    """A multimodal-prefix model must fit one whole item in a batch, so vLLM 0.25+ raises the default B to Gemma-4's
     largest item, a 32-frame video of 32 x (70 + 8) = 2,496 tokens (``arg_utils._get_min_mm_batched_tokens``,
     ``gemma4_mm.get_mm_max_tokens_per_item``).  26B-A4B ("vision") on an L40S (44 GiB: default 2,048): in flight
     2 x 2,496 = 4,992; per request 1,024 + 5 x (cdiv(1,023 + 4,992, 16) + 1 = 377) = 2,909;
@@ -217,12 +217,10 @@ def test_multimodal_prefix_raises_the_default_batch_to_one_video():
     assert (plain.max_num_batched_tokens, plain.gpu_kv_cache_tokens) == (2048, 204_211)
     assert _plan(MOE, "l40s", vision=True, device_bytes=44 * GiB).max_num_batched_tokens == 2048  # given
     assert _plan(MOE, "h100-sxm", vision=True, max_num_batched_tokens=None).max_num_batched_tokens == 8192
-    assert (
-        _plan(
-            MOE, "l40s", vision=True, device_bytes=44 * GiB, max_num_batched_tokens=None, engine_version="0.29.0"
-        ).max_num_batched_tokens
-        == 2048
-    )  # not read before 0.30
+    # the floor is in the 0.25.1 and 0.28.0 wheels too (earlier releases not read: none before 0.25)
+    old = dict(vision=True, device_bytes=44 * GiB, max_num_batched_tokens=None)
+    assert _plan(MOE, "l40s", engine_version="0.25.1", **old).max_num_batched_tokens == 2496
+    assert _plan(MOE, "l40s", engine_version="0.24.0", **old).max_num_batched_tokens == 2048
 
 
 def test_text_only_class_has_no_multimodal_prefix():

@@ -29,7 +29,9 @@ wheels (``vllm-project/vllm``):
    0.30 asks the backend without the layer's spec, at head 512, so never).
 5. The hybrid manager then unifies the pages (:mod:`kvplan.engines.vllm.grouping`): the smaller page's block grows.
 
-Earlier releases (0.25.1 read in an earlier round): FA4 everywhere it exists, TRITON_ATTN elsewhere, 16-token blocks.
+Earlier releases (0.25.1 and 0.28.0 read): ``Gemma4Config`` reads ``head_dim`` / ``global_head_dim`` directly and
+sets FA4 where it exists, TRITON_ATTN elsewhere; no composites, no 64-token rule, 16-token blocks.  The default-batch
+raise for a multimodal prefix (:func:`mm_prefix_batch_floor`) is already in 0.25.1.
 """
 
 from __future__ import annotations
@@ -46,12 +48,17 @@ from kvplan.engines.vllm.specs import ModelKV
 #: 0.30.0, present in 0.31.0, 0.32.0, 0.33.0, 0.34.0); the same release first sizes a sliding layer by its own spec
 #: (``get_supported_kernel_block_sizes(kv_cache_spec)``), which is what gives FA4's head-256 kernel its 128 pages
 GEMMA4_SM90_FP8_PER_LAYER_FROM: Version = (0, 31, 0)
-#: first release read with the multimodal-prefix composites in the priority list (0.30.0 - 0.34.0; earlier not read)
+#: first release with the multimodal-prefix composites in the priority list (``use_mm_prefix`` in
+#: ``_get_backend_priorities``: absent in 0.25.1 and 0.28.0, present in 0.30.0 - 0.34.0; 0.29 not read)
 GEMMA4_MM_PREFIX_FROM: Version = (0, 30, 0)
+#: first release read that raises a multimodal-prefix model's default batch to its largest item
+#: (``_get_min_mm_batched_tokens``: present in 0.25.1, 0.28.0, 0.30.0 - 0.34.0; releases before 0.25 not read, and
+#: vllm#39734's 0.19.1 log of gemma-4-31B-it prints concurrency that needs the plain 2,048 default)
+GEMMA4_MM_BATCH_FLOOR_FROM: Version = (0, 25, 0)
 
 #: Gemma-4's largest multimodal item in tokens: a video of 32 frames x (70 soft tokens + boi + eoi + ~6 timestamp
 #: tokens) (``model_executor/models/gemma4_mm.py`` ``get_mm_max_tokens_per_item``, ``_VIDEO_MAX_FRAMES`` 32,
-#: ``_VIDEO_MAX_SOFT_TOKENS`` 70, 0.30.0 - 0.34.0)
+#: ``_VIDEO_MAX_SOFT_TOKENS`` 70, 0.25.1, 0.28.0, 0.30.0 - 0.34.0)
 GEMMA4_VIDEO_ITEM_TOKENS = 32 * (70 + 2 + 6)
 
 #: KV dtype words of an unquantized cache (``is_quantized_kv_cache`` is False for them)
@@ -182,10 +189,10 @@ def mm_prefix_batch_floor(cfg: Mapping[str, Any], *, engine_version: Version) ->
     """The ``max_num_batched_tokens`` a multimodal-prefix Gemma-4 needs by default: one whole multimodal item must fit
     in a batch (chunked multimodal input is off for prefix LMs), so vLLM raises the default to the largest item
     (``engine/arg_utils.py`` ``_set_default_max_num_seqs_and_batched_tokens_args`` / ``_get_min_mm_batched_tokens``,
-    "Raising max_num_batched_tokens from %d to %d", 0.30.0 - 0.34.0): a 32-frame video, 2,496 tokens, or an image's
+    "Raising max_num_batched_tokens from %d to %d", 0.25.1 - 0.34.0): a 32-frame video, 2,496 tokens, or an image's
     ``vision_config.default_output_length`` if larger.  Only the default moves; a given value stays.
     Example: 26B-A4B ("vision") on an L40S (default 2,048) -> 2,496; E4B (no prefix) -> None."""
-    if not mm_prefix(cfg) or engine_version < GEMMA4_MM_PREFIX_FROM:
+    if not mm_prefix(cfg) or engine_version < GEMMA4_MM_BATCH_FLOOR_FROM:
         return None
     vision = cfg.get("vision_config")
     image = vision.get("default_output_length") if isinstance(vision, Mapping) else None
@@ -201,7 +208,7 @@ def raised_batch_default(
     if not floor or floor <= default:
         return default, None
     return min(floor, max_num_seqs * max_model_len), (
-        f"raised from {default} to one {floor}-token video item (multimodal prefix, vLLM >= 0.30)"
+        f"raised from {default} to one {floor}-token video item (multimodal prefix, vLLM >= 0.25)"
     )
 
 
