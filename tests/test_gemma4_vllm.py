@@ -230,3 +230,21 @@ def test_text_only_class_has_no_multimodal_prefix():
     cfg["architectures"] = ["Gemma4ForCausalLM"]
     p = _plan(MOE, "b200", config=cfg)
     assert p.block_size == 16 and p.gpu_kv_cache_tokens == 204_211
+
+
+def test_cli_h100_fp8_measured_kv():
+    """``kvplan fit`` end to end: the GPU preset gives SM 9, the flag fp8, so the 64-token E4B layout of the module
+    docstring (20,480 blocks, 962,824 tokens) with the backend on the assumption list."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from kvplan.cli.app import app
+
+    args = ["fit", "-m", E4B, "--gpu", "h100-sxm", "--engine", "vllm", "--kv-cache-dtype", "fp8"]
+    args += ["--kv-cache-memory-bytes", "10GiB", "--context-length", "32768", "--max-num-batched-tokens", "2048"]
+    res = CliRunner().invoke(app, [*args, "--format", "json"])
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.output)
+    assert (d["block_size"], d["num_blocks"], d["kv_pool_tokens"]) == (64, 20_480, 962_824)
+    assert any(a.startswith("attention backend FLASH_ATTN (SM9x with fp8 KV") for a in d["assumptions"])
