@@ -179,7 +179,8 @@ def test_variant_configs_share_base_geometry():
     ]:
         m = _model_by_name(base)
         assert m.id == base
-        assert variant.replace("--", "/", 1) in [v.id for v in m.variants]
+        vid = variant.replace("--", "/", 1)
+        own = _model_by_name(vid)
         hf = json.loads((HF_DIR / variant / "config.json").read_text())
         for key in (
             "num_hidden_layers",
@@ -189,8 +190,14 @@ def test_variant_configs_share_base_geometry():
             "max_position_embeddings",
         ):
             assert m.config[key] == hf[key], (variant, key)
+            if own.id == vid:  # a preset of its own (its config.json verbatim): the same geometry as the base
+                assert own.config[key] == hf[key], (variant, key)
         assert hf["quantization_config"]["quant_method"] == "fp8"
-        assert {v.id: v.quantization for v in m.variants}[variant.replace("--", "/", 1)] == "fp8"
+        if own.id == vid:
+            assert own.config["quantization_config"]["quant_method"] == "fp8"
+            assert vid not in [v.id for v in m.variants]  # never both a preset and a variant
+        else:
+            assert {v.id: v.quantization for v in m.variants}[vid] == "fp8"
 
 
 def test_spot_geometry_values():
