@@ -15,7 +15,8 @@ Per command:
 
 Every command's ``--format`` is :func:`format_option` of the answer it writes (the formats, metavar and help read
 from the registry of :mod:`kvplan.views.emit`), and its answer is written by :func:`write` (``emit`` with
-click's echo): no command looks at the format itself.
+click's echo, :mod:`kvplan.cli.output`): no command looks at the format itself.  The tables of which flags a
+command takes and how their values are read are typer-free (:mod:`kvplan.cli.values`).
 """
 
 from __future__ import annotations
@@ -27,25 +28,16 @@ from typing import Any, Optional
 import typer
 from typer.models import ArgumentInfo
 
-from kvplan.flags import FLAGS, TRISTATE, Flag
+from kvplan.cli.output import write
+from kvplan.cli.values import command_flags, deployment_values
+from kvplan.flags import TRISTATE, Flag
 from kvplan.views.emit import REGISTRY as _FORMATS
-from kvplan.views.emit import emit, format_help
+from kvplan.views.emit import format_help
 from kvplan.views.formats import format_metavar
 
 _ANNOTATION: dict[str, Any] = {"int": Optional[int], "float": Optional[float], "bool": bool}
 _KW = inspect.Parameter.KEYWORD_ONLY
-#: which registry flags each command takes: fit all of them, solve those marked ``solve``, sweep the axes and switches
-_TAKES: dict[str, Callable[[Flag], bool]] = {
-    "fit": lambda f: True,
-    "solve": lambda f: f.solve,
-    "sweep": lambda f: f.sweep is not None or f.kind == "bool",
-}
-
-
-def command_flags(command: str) -> tuple[Flag, ...]:
-    """The registry flags one command takes, in registry order (KeyError for a command that has none)."""
-    takes = _TAKES[command]
-    return tuple(f for f in FLAGS if takes(f))
+__all__ = ["command_flags", "deployment_options", "deployment_values", "format_option", "write"]
 
 
 def _parameter(f: Flag, command: str) -> inspect.Parameter:
@@ -97,39 +89,8 @@ def deployment_options(command: str) -> Callable[[Callable[..., Any]], Callable[
     return wrap
 
 
-def deployment_values(command: str, flags: dict[str, Any]) -> dict[str, Any]:
-    """The given values as Deployment fields (SIZE and count strings read; unset flags left out).
-
-    Raises :class:`kvplan.errors.InputError` naming the flag for a value that is not a size or a count.
-    """
-    out: dict[str, Any] = {}
-    for f in command_flags(command):
-        value = flags.get(f.field)
-        if value is None or (value is False and f.field not in TRISTATE):
-            continue
-        if f.kind == "size":
-            from kvplan.units import parse_size
-
-            value = parse_size(value, field=f.flag)
-        elif f.kind == "count":
-            from kvplan.units import parse_count
-
-            value = parse_count(value, field=f.flag)
-        out[f.field] = value
-    return out
-
-
 def format_option(answer: type, note: str = "") -> Any:
     """The ``--format`` option (``Annotated[Optional[str], format_option(T)]``) of a command writing ``answer`` (a
     :mod:`kvplan.views.emit` answer type): its metavar (``[table|json|csv]``) and help (``table | json | csv
     (default: table on a terminal, JSON otherwise).``, ``note`` before ``default``) read from the registry."""
     return typer.Option("--format", metavar=format_metavar(_FORMATS.formats(answer)), help=format_help(answer, note))
-
-
-def _echo(text: str) -> None:
-    typer.echo(text, nl=False)
-
-
-def write(answer: Any, fmt: Any, **words: Any) -> None:
-    """Write ``answer`` in ``fmt`` (:func:`kvplan.views.emit.emit`) through click's echo."""
-    emit(answer, fmt, echo=_echo, **words)
