@@ -39,7 +39,7 @@ def test_the_fast_tables_name_typer_options(command):
     params = [p for p in _click_command(command).params if p.param_type_name == "option"]
     assert not [p for p in _click_command(command).params if p.param_type_name != "option"]
     names = {n for p in params for n in (*p.opts, *p.secondary_opts)}
-    assert names == set(table), (names ^ set(table))
+    assert names == set(table), names ^ set(table)
     for p in params:
         for n in (*p.opts, *p.secondary_opts):
             opt = table[n]

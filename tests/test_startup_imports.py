@@ -226,3 +226,17 @@ def test_importing_the_cli_leaves_the_collector_as_found():
             env={**os.environ, "PYTHONPATH": str(ROOT)},
         )
         assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+@pytest.mark.parametrize("command", ["fit", "speed"])
+def test_plain_fit_and_speed_run_without_typer(command, tmp_path):
+    """``kvplan fit`` / ``kvplan speed`` in their plain forms are read by kvplan.cli.fast, not typer: neither typer
+    (with click and the standard modules they load) nor the typer CLI module is imported; a line the fast reader
+    leaves (``--help``) does load them, so the listing sees the difference."""
+    _modules_after([command, "--format", "json"], tmp_path, tmp_path)  # fills the caches
+    mods = _modules_after([command, "--format", "json"], tmp_path, tmp_path)
+    assert "kvplan.cli.fast" in mods
+    assert not {m.split(".")[0] for m in mods} & {"typer", "click", "rich", "numpy", "pydantic", "shellingham"}
+    assert not {"kvplan.cli.commands", "kvplan.cli.options", "subprocess", "platform", "uuid"} & mods
+    helped = _modules_after([command, "--help"], tmp_path, tmp_path)
+    assert {"typer", "kvplan.cli.commands"} <= helped
