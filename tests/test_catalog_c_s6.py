@@ -20,14 +20,26 @@ from kvplan.planning.plan import fit
 
 #: file stem -> (GPU id, TP, context in tokens, KV bytes per token per GPU counted by hand from the config)
 NEW_PRESETS: dict[str, tuple[str, int, int, int]] = {
-    # ai-dynamo/aiconfigurator model_configs: 60 layers, 4 KV heads of 128; at TP 8 each GPU holds one (replicated)
-    # head: 60 x 1 x 128 x 2 x 2 = 30,720
-    "MiniMaxAI--MiniMax-M3": ("h200-sxm", 8, 32_768, 30_720),
     # mlc-ai/mlc-llm MODEL_PRESETS['deepseek']: DeepSeekMoE (MHA), 28 layers x 16 heads x 128 x 2 x 2 = 229,376;
     # its config has 4,096 positions
     "deepseek-ai--deepseek-moe-16b-base": ("l40s", 1, 4_096, 229_376),
-    # mlc-ai/mlc-llm MODEL_PRESETS['internlm2_5_7b']: 32 layers x 8 KV heads x 128 x 2 x 2 = 131,072
-    "internlm--internlm2_5-7b": ("l40s", 1, 32_768, 131_072),
+    # goodholic/AutoCI committed Hub snapshot: MLA, 60 layers x (512 latent + 64 RoPE) x 2 B = 69,120 per token on
+    # every GPU (the latent is not split by TP)
+    "deepseek-ai--DeepSeek-V2.5": ("h200-sxm", 4, 32_768, 69_120),
+    # sophgo/LLM-TPU and duoyuncloud/ModelConverterTool snapshots: 32 layers x 2 KV heads x 128 x 2 x 2 = 32,768;
+    # 24 layers x 2 x 64 x 2 x 2 = 12,288
+    "openbmb--MiniCPM4-8B": ("l40s", 1, 32_768, 32_768),
+    "openbmb--MiniCPM4-0.5B": ("l4", 1, 32_768, 12_288),
+    # Hchnr/early_exiting ModelScope snapshot: 18 layers x 2 KV heads x 128 x 2 x 2 = 18,432
+    "baidu--ERNIE-4.5-0.3B-Base-PT": ("l4", 1, 32_768, 18_432),
+    # TemporaryLoRA/Temp-LoRA snapshot: 32 layers x 4 KV heads x 128 x 2 x 2 = 65,536; 4,096 positions
+    "01-ai--Yi-6B-Chat": ("l4", 1, 4_096, 65_536),
+    # sophgo/LLM-TPU snapshots of multimodal builds (the language model's KV): GLM-4.1V 40 layers x 2 x 128 x 4 =
+    # 40,960; MiniCPM-V 4.0 32 x 2 x 128 x 4 = 32,768; MiniCPM-V 4.6 (AWQ) 6 full-attention layers of its 24
+    # (every fourth) x 2 x 256 x 4 = 12,288
+    "zai-org--GLM-4.1V-9B-Thinking": ("l40s", 1, 32_768, 40_960),
+    "openbmb--MiniCPM-V-4": ("l40s", 1, 32_768, 32_768),
+    "openbmb--MiniCPM-V-4.6-AWQ": ("l4", 1, 32_768, 12_288),
 }
 
 ENGINES = ("sglang", "vllm")
@@ -48,7 +60,7 @@ def test_preset_names_its_verbatim_source(stem: str):
     assert m.id.replace("/", "--") == stem
     assert _SOURCE.search(m.source), f"{stem}: source does not name a repository, commit and path: {m.source!r}"
     assert "verbatim" in m.source
-    assert m.config.get("num_hidden_layers")
+    assert m.config.get("num_hidden_layers") or m.config.get("text_config", {}).get("num_hidden_layers")
 
 
 def test_new_ids_are_not_also_variants_of_another_preset():
@@ -64,7 +76,9 @@ _CASES = [(s, e) for s in sorted(NEW_PRESETS) for e in ENGINES]
 def test_preset_plans_with_the_hand_counted_kv_bytes(stem: str, engine: str):
     gpu, tp, context, kv_per_token = NEW_PRESETS[stem]
     m = _preset(stem)
-    assert context <= m.config["max_position_embeddings"], stem
+    cfg = m.config.get("text_config") or m.config
+    max_pos = cfg.get("max_position_embeddings") or m.config.get("max_position_embeddings")
+    assert max_pos is None or context <= max_pos, stem
     try:
         res = fit(Deployment(model=m.id, gpu=gpu, tp=tp, engine=engine, context_length=context))
     except InputError as exc:  # an engine refusal is a verdict: it names the model or a flag
