@@ -248,3 +248,16 @@ def test_cli_h100_fp8_measured_kv():
     d = json.loads(res.output)
     assert (d["block_size"], d["num_blocks"], d["kv_pool_tokens"]) == (64, 20_480, 962_824)
     assert any(a.startswith("attention backend FLASH_ATTN (SM9x with fp8 KV") for a in d["assumptions"])
+
+
+def test_intel_xpu_from_0_32():
+    """Intel XPU: 0.32+ leave the backend to the XPU platform (FLASH_ATTN, ``MultipleOf(64)``, preferred
+    ``max(16, 64)``); 0.31 forces TRITON_ATTN (no FA4).  E4B bf16 at 64: full 64 x 2 x 1,024 x 2 = 262,144 B, sliding
+    131,072 -> 128; 4 x 262,144 = 1,048,576 B per block -> 10,240 blocks; 512 + 5 x 37 = 697 per request ->
+    int(10,240 / 697 x 32,768) = 481,412.  Gaudi (HL-325L) runs the vLLM-Gaudi plugin: not modelled, 16."""
+    p = _plan(E4B, "arc-pro-b60", device_bytes=24 * GiB)
+    assert (p.block_size, p.num_blocks, p.gpu_kv_cache_tokens) == (64, 10_240, int(10_240 / 697 * 32_768))
+    assert _plan(E4B, "arc-pro-b60", device_bytes=24 * GiB, engine_version="0.31.0").gpu_kv_cache_tokens == 484_016
+    assert vllm_gemma4_attention(sm_major=None, vendor="intel", prefix=True, engine_version=(0, 33, 0)).block_size == 64
+    assert vllm_gemma4_attention(sm_major=None, vendor="intel", prefix=True, engine_version=(0, 32, 0)).block_size == 16
+    assert vllm_gemma4_attention(sm_major=None, vendor="intel", gpu_name="HL-325L").backend == "TRITON_ATTN"

@@ -51,6 +51,9 @@ GEMMA4_SM90_FP8_PER_LAYER_FROM: Version = (0, 31, 0)
 #: first release with the multimodal-prefix composites in the priority list (``use_mm_prefix`` in
 #: ``_get_backend_priorities``: absent in 0.25.1 and 0.28.0, present in 0.30.0 - 0.34.0; 0.29 not read)
 GEMMA4_MM_PREFIX_FROM: Version = (0, 30, 0)
+#: first release whose ``Gemma4Config`` leaves an Intel XPU's backend to the XPU platform (absent in 0.31.0, present in
+#: 0.32.0 - 0.34.0; before it TRITON_ATTN is forced there as on any GPU without FA4)
+GEMMA4_XPU_PLATFORM_FROM: Version = (0, 32, 0)
 #: first release read that raises a multimodal-prefix model's default batch to its largest item
 #: (``_get_min_mm_batched_tokens``: present in 0.25.1, 0.28.0, 0.30.0 - 0.34.0; releases before 0.25 not read, and
 #: vllm#39734's 0.19.1 log of gemma-4-31B-it prints concurrency that needs the plain 2,048 default)
@@ -123,6 +126,20 @@ def _flash_attn(sm: int, kv: str, version: Version, prefix: bool, why: str) -> G
     return Gemma4Attention("FLASH_ATTN", 16, why)
 
 
+def _xpu(prefix: bool, version: Version) -> Gemma4Attention:
+    """Intel XPU from 0.32: ``Gemma4Config`` leaves the backend to the XPU platform (``platforms/xpu.py``
+    ``get_attn_backend_cls``): FLASH_ATTN, whose XPU kernels take multiples of 64 (``flash_attn.py``
+    ``get_preferred_block_size``: ``max(16, 64)``); a multimodal prefix gets the Triton/FlashAttention composite
+    from 0.33 (64 as well: ``MultipleOf(16)`` and ``MultipleOf(64)`` meet at 64), Triton in 0.32 (16)."""
+    if not prefix:
+        return Gemma4Attention("FLASH_ATTN", 64, "Intel XPU: the XPU platform's FlashAttention, 64-token kernels")
+    if version >= (0, 33, 0):
+        return Gemma4Attention(
+            "TRITON_FLASH_ATTN", 64, "Intel XPU, multimodal prefix: the Triton/FlashAttention composite"
+        )
+    return Gemma4Attention("TRITON_ATTN", 16, "Intel XPU, multimodal prefix: FlashAttention has none, Triton")
+
+
 def vllm_gemma4_attention(
     *,
     sm_major: int | None,
@@ -131,14 +148,17 @@ def vllm_gemma4_attention(
     engine_version: Version = (0, 34, 0),
     requested: str | None = None,
     prefix: bool = False,
+    gpu_name: str | None = None,
 ) -> Gemma4Attention:
     """The backend and starting blocks of a Gemma-4 model (the module docstring has the rules and sources).
     ``kv_cache_dtype``: the resolved ``--kv-cache-dtype`` word; ``prefix``: :func:`mm_prefix`; ``requested``: the
-    ``--attention-backend`` flag.  An unknown GPU (``sm_major`` None) is taken as SM90.
+    ``--attention-backend`` flag; ``gpu_name`` tells an Intel XPU from a Gaudi.  An unknown GPU (``sm_major`` None)
+    is taken as SM90.
 
     Examples (0.34): A100 / L40S / RTX PRO 6000 (SM 8 / 8 / 12), MI300X -> TRITON_ATTN, 16; H100 bf16 -> FLASH_ATTN,
     16; H100 fp8 -> FLASH_ATTN, 64; H100 fp8_e5m2 -> FLASHINFER, 16; B200 -> FLASHINFER, 16; B200 with a
-    multimodal prefix -> TRITON_FLASHINFER, 64; SM11 bf16 -> FLASH_ATTN, 16 with 128-token sliding layers."""
+    multimodal prefix -> TRITON_FLASHINFER, 64; SM11 bf16 -> FLASH_ATTN, 16 with 128-token sliding layers; Intel
+    Arc Pro B60 (0.32+) -> FLASH_ATTN, 64."""
     kv = kv_cache_dtype.strip().lower()
     sm = 9 if sm_major is None else sm_major
     where = "GPU unknown, SM90 assumed" if sm_major is None else f"SM{sm}x"
@@ -148,6 +168,10 @@ def vllm_gemma4_attention(
             return _flash_attn(sm, kv, engine_version, prefix, "given (--attention-backend)")
         block = SM90_FA4_FP8_PAGE if name == "TRITON_FLASHINFER" else 16
         return Gemma4Attention(name, block, "given (--attention-backend)")
+    if vendor == "intel" and gpu_name and (gpu_name.upper().startswith("HL-") or "GAUDI" in gpu_name.upper()):
+        return Gemma4Attention("TRITON_ATTN", 16, "Intel Gaudi: the vLLM-Gaudi plugin's layout is not modelled")
+    if vendor == "intel" and engine_version >= GEMMA4_XPU_PLATFORM_FROM:
+        return _xpu(prefix, engine_version)
     if vendor != "nvidia" or sm not in (9, 10, 11):
         place = "this platform" if vendor != "nvidia" else where
         return Gemma4Attention("TRITON_ATTN", 16, f"heterogeneous head sizes and no FA4 on {place}: TRITON_ATTN forced")

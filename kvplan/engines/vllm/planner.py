@@ -319,6 +319,7 @@ def _gemma4(inp: VllmInputs, cfg: Mapping[str, Any], model: ModelKV, notes: _Not
         engine_version=release_numbers(inp.engine_version),
         requested=inp.attention_backend,
         prefix=gemma4.mm_prefix(cfg),
+        gpu_name=inp.gpu_name,
     )
     floor = gemma4.mm_prefix_batch_floor(cfg, engine_version=release_numbers(inp.engine_version))
     layout = gemma4.gemma4_layout(model, attention=attention, block_size_given=inp.block_size, batch_floor=floor)
