@@ -261,3 +261,9 @@ def test_intel_xpu_from_0_32():
     assert vllm_gemma4_attention(sm_major=None, vendor="intel", prefix=True, engine_version=(0, 33, 0)).block_size == 64
     assert vllm_gemma4_attention(sm_major=None, vendor="intel", prefix=True, engine_version=(0, 32, 0)).block_size == 16
     assert vllm_gemma4_attention(sm_major=None, vendor="intel", gpu_name="HL-325L").backend == "TRITON_ATTN"
+
+
+def test_composite_needs_a_cache_both_backends_take():
+    """TRITON_FLASHINFER is Triton + FlashInfer: an ``nvfp4`` cache (FlashInfer only) leaves FLASHINFER, 16."""
+    assert vllm_gemma4_attention(sm_major=10, prefix=True, kv_cache_dtype="nvfp4").backend == "FLASHINFER"
+    assert vllm_gemma4_attention(sm_major=10, prefix=True, kv_cache_dtype="fp8").backend == "TRITON_FLASHINFER"

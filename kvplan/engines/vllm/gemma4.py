@@ -176,6 +176,8 @@ def vllm_gemma4_attention(
         place = "this platform" if vendor != "nvidia" else where
         return Gemma4Attention("TRITON_ATTN", 16, f"heterogeneous head sizes and no FA4 on {place}: TRITON_ATTN forced")
     composites = prefix and engine_version >= GEMMA4_MM_PREFIX_FROM
+    causal = "FLASHINFER" if sm == 10 else "FLASH_ATTN"  # a composite takes a cache both of its backends take
+    composites = composites and kv in _KV_WORDS["TRITON_ATTN"] and kv in _KV_WORDS[causal]
     if composites and sm == 10:
         return Gemma4Attention(
             "TRITON_FLASHINFER", SM90_FA4_FP8_PAGE, f"multimodal prefix on {where}: its one kernel block is 64 tokens"
