@@ -10,6 +10,7 @@ import pytest
 
 from kvplan.perf.queue import (
     MAX_SIMULATED,
+    MAX_STEPS,
     BenchRun,
     StepCosts,
     admission_policy,
@@ -123,6 +124,13 @@ def test_admission_policy_per_engine():
     assert admission_policy(engine="other") == "prefill_first"
     with pytest.raises(ValueError):
         _run(1, (1,), (1,), 1, "round_robin")
+
+
+def test_long_prompts_bound_the_requests_simulated():
+    """1,000,000-token prompts in 512-token steps: 1,954 + 1 steps a prompt, so 400,000 // 1,955 = 204 requests of
+    the 10,000 are simulated."""
+    run = _run(4, (1_000_000,) * 10_000, (2,) * 10_000, 512, "prefill_first")
+    assert len(run.input_lens) == len(run.output_lens) == MAX_STEPS // (-(-1_000_000 // 512) + 1) == 204
 
 
 def test_the_work_is_bounded():

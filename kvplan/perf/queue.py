@@ -244,6 +244,9 @@ def admission_policy(*, engine: str) -> str:
 
 #: at most this many requests of a run are simulated (the run's mean has settled long before; bounds the work)
 MAX_SIMULATED = 20_000
+#: and at most this many prefill steps in all (requests x steps per prompt): a run of 1M-token prompts in 512-token
+#: steps simulates its first ~200 requests, not 20,000 x 2,048 steps
+MAX_STEPS = 400_000
 
 #: low-discrepancy multipliers for the prompt and the output lengths (the fractional parts of the golden ratio and
 #: of sqrt(2)): two independent, evenly spread sequences in place of the client's two random draws
@@ -312,7 +315,9 @@ class BenchRun:
     ``--request-rate inf --max-concurrency C --num-prompts N --ignore-eos``): N requests, at most C in flight; the
     first C are sent at once and each completion sends the next.  ``input_lens`` / ``output_lens``: per request in
     send order (:func:`bench_lengths`); ``budget``: prompt tokens per engine step (``--chunked-prefill-size`` /
-    ``--max-num-batched-tokens``); ``policy``: one of :data:`POLICIES`."""
+    ``--max-num-batched-tokens``); ``policy``: one of :data:`POLICIES`.  Only the first requests are kept when the
+    run is longer than :data:`MAX_SIMULATED` requests or :data:`MAX_STEPS` prefill steps (``len(input_lens)`` says
+    how many)."""
 
     __slots__ = ("budget", "concurrency", "input_lens", "output_lens", "policy")
 
@@ -330,9 +335,11 @@ class BenchRun:
         if len(input_lens) != len(output_lens):
             raise ValueError("one output length per prompt")
         self.concurrency = max(int(concurrency), 1)
-        self.input_lens = tuple(int(x) for x in input_lens[:MAX_SIMULATED])
-        self.output_lens = tuple(int(x) for x in output_lens[:MAX_SIMULATED])
         self.budget = max(int(budget), 1)
+        per_prompt = -(-max(input_lens, default=1) // self.budget) + 1 if input_lens else 1
+        keep = max(1, min(MAX_SIMULATED, MAX_STEPS // per_prompt))
+        self.input_lens = tuple(int(x) for x in input_lens[:keep])
+        self.output_lens = tuple(int(x) for x in output_lens[:keep])
         self.policy = policy
 
 

@@ -434,7 +434,9 @@ def _bench_run(ops: Any, hw: Any, eff: Any, knobs: Any, ins: SpeedInputs, k: Run
         f"({POLICY_SOURCES[policy]}) in steps of {chunk:,} prompt tokens ({fixed * 1e3:,.1f} ms + "
         f"{per_token * 1e6:,.2f} us per token; decode "
         f"{d1 * 1e3:,.1f} ms at 1, {dc * 1e3:,.1f} ms at {c:,}): mean time to first token on the GPU "
-        f"{mean_s * 1e3:,.1f} ms, median {median_s * 1e3:,.1f} ms (kvplan.perf.queue.simulate_run)"
+        f"{mean_s * 1e3:,.1f} ms, median {median_s * 1e3:,.1f} ms (kvplan.perf.queue.simulate_run"
+        + (f"; its first {len(run.input_lens):,} requests simulated" if len(run.input_lens) < n else "")
+        + ")"
     )
     return {"mean_s": mean_s, "median_s": median_s, "text": text}
 
