@@ -1,0 +1,45 @@
+"""scripts/speed_accuracy.py runs a row as its benchmark harness ran it (HARNESSES): the aiconfigurator rows as
+InferenceX's 10 x C requests at --random-range-ratio 0.8 compared with the mean TTFT; the other rows in the steady
+state.  By hand from the rows' own fields."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("speed_accuracy", ROOT / "scripts" / "speed_accuracy.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["speed_accuracy"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _row(tool: str, concurrency: int, num_prompts: int | None = None) -> dict:
+    return {"workload": {"tool": tool, "num_prompts": num_prompts}, "fixture": {"concurrency": concurrency}}
+
+
+def test_inferencex_rows_run_ten_requests_per_slot():
+    """C = 8: 80 requests, lengths over [0.8 L, L], the mean TTFT (``ttft_s``)."""
+    h = _script().harness(_row("InferenceX / AIC collection harness (not stated per row)", 8))
+    assert h == {"num_prompts": 80, "range_ratio": 0.8, "ttft": "ttft_s"}
+
+
+def test_other_rows_stay_in_the_steady_state():
+    m = _script()
+    assert m.harness(_row("sglang.bench_serving --dataset-name random --random-input-len 8192", 16, 32)) is None
+    assert m.harness(_row("live client path through the SSH tunnel, production config", 1)) is None
+
+
+def test_the_run_flags_reach_the_command_line():
+    """A harness adds --num-prompts and --random-range-ratio after the workload flags; none without one."""
+    m = _script()
+    f = {"engine": "vllm", "model": "m", "gpu": "h100-sxm", "input_len": 1024, "output_len": 128, "concurrency": 8}
+    args = m.fixture_args(f, {"num_prompts": 80, "range_ratio": 0.8, "ttft": "ttft_s"})
+    assert args[-4:] == ["--num-prompts", "80", "--random-range-ratio", "0.8"]
+    assert "--num-prompts" not in m.fixture_args(f)
