@@ -164,13 +164,19 @@ def test_sm90_fp8_64_token_pages_from_0_31():
     assert vllm_gemma4_attention(sm_major=9, kv_cache_dtype="fp8_e5m2").backend == "FLASHINFER"
 
 
-def test_given_block_the_fp8_kernel_cannot_split_is_a_start_up_stop():
-    """``--block-size 16`` on H100 + fp8: the full group stays at 16 and FA4's FP8 kernel takes only 64
-    (``select_common_block_size`` raises); 128 splits into two kernel blocks and starts."""
-    assert any(
-        "vLLM stops at start-up" in w for w in _plan(E4B, "h100-sxm", kv_cache_dtype="fp8", block_size=16).warnings
-    )
-    assert not any("stops" in w for w in _plan(E4B, "h100-sxm", kv_cache_dtype="fp8", block_size=128).warnings)
+def test_given_block_the_64_token_kernels_cannot_run_moves_layers_to_other_backends():
+    """``--block-size 16`` reaches the selector (``user_specified_block_size``): on H100 + fp8 FlashAttention refuses
+    the 512-wide layers ("SM90 d512 FP8 KV requires a block size divisible by 64"), so they run FLASHINFER, the
+    sliding ones FLASH_ATTN; on a B200 the multimodal-prefix composite refuses every layer and only TRITON_ATTN
+    takes a prefix at these heads.  The layout is the 16-token one (E4B fp8: 968,032 tokens, as on an A10); 128 keeps
+    FA4's kernel (two 64-token kernel blocks per block)."""
+    p = _plan(E4B, "h100-sxm", kv_cache_dtype="fp8", block_size=16)
+    assert any(a.startswith("attention backend FLASH_ATTN + FLASHINFER (") for a in p.assumptions), p.assumptions
+    assert (p.block_size, p.gpu_kv_cache_tokens) == (16, 968_032)
+    assert vllm_gemma4_attention(sm_major=9, kv_cache_dtype="fp8", block_size_given=128).backend == "FLASH_ATTN"
+    moe = _plan(MOE, "b200", vision=True, block_size=16)
+    assert any(a.startswith("attention backend TRITON_ATTN (") for a in moe.assumptions)
+    assert moe.gpu_kv_cache_tokens == 204_211
 
 
 def test_fa4_head256_pages_when_flash_attn_runs_on_blackwell():

@@ -140,34 +140,33 @@ def _xpu(prefix: bool, version: Version) -> Gemma4Attention:
     return Gemma4Attention("TRITON_ATTN", 16, "Intel XPU, multimodal prefix: FlashAttention has none, Triton")
 
 
-def vllm_gemma4_attention(
-    *,
-    sm_major: int | None,
-    vendor: str = "nvidia",
-    kv_cache_dtype: str = "auto",
-    engine_version: Version = (0, 34, 0),
-    requested: str | None = None,
-    prefix: bool = False,
-    gpu_name: str | None = None,
-) -> Gemma4Attention:
-    """The backend and starting blocks of a Gemma-4 model (the module docstring has the rules and sources).
-    ``kv_cache_dtype``: the resolved ``--kv-cache-dtype`` word; ``prefix``: :func:`mm_prefix`; ``requested``: the
-    ``--attention-backend`` flag; ``gpu_name`` tells an Intel XPU from a Gaudi.  An unknown GPU (``sm_major`` None)
-    is taken as SM90.
+def _given_block(att: Gemma4Attention, given: int | None, sm: int) -> Gemma4Attention:
+    """The backends when ``--block-size`` is not a multiple of a 64-token kernel: the selector gets the user's block
+    (``v1/attention/selector.py``: ``user_specified_block_size``) and skips a backend that cannot run it
+    ("--block-size %d precluded higher-priority backend(s)", ``platforms/cuda.py`` ``get_attn_backend_cls``).  SM90 +
+    fp8: ``FlashAttentionBackend.supports_combination`` refuses head 512 ("SM90 d512 FP8 KV requires a block size
+    divisible by 64"), so the full layers take FLASHINFER and the sliding ones keep FLASH_ATTN; a composite refuses
+    every layer (its one kernel block is 64) and neither FLASHINFER (no multimodal prefix) nor FLASH_ATTN (FA4 does
+    not resolve for these heads with a prefix; SM90 fp8 with a prefix "requires Triton") takes them: TRITON_ATTN.
+    XPU's FlashAttention (``MultipleOf(64)``) with such a block is not modelled.  The block stays the given one.
+    Example: H100, fp8, ``--block-size 16`` -> "FLASH_ATTN + FLASHINFER", 16."""
+    if given is None or att.block_size != SM90_FA4_FP8_PAGE or given % SM90_FA4_FP8_PAGE == 0:
+        return att
+    why = f"--block-size {given} is not a multiple of {SM90_FA4_FP8_PAGE}"
+    if att.backend == "FLASH_ATTN" and sm == 9:
+        return Gemma4Attention(
+            "FLASH_ATTN + FLASHINFER", given, f"{att.why}; {why}: the 512-wide full layers run FLASHINFER"
+        )
+    if att.backend in ("TRITON_FLASHINFER", "TRITON_FLASH_ATTN"):
+        return Gemma4Attention("TRITON_ATTN", given, f"{att.why}; {why}: every layer runs TRITON_ATTN")
+    return Gemma4Attention(att.backend, given, f"{att.why}; {why}: not modelled")
 
-    Examples (0.34): A100 / L40S / RTX PRO 6000 (SM 8 / 8 / 12), MI300X -> TRITON_ATTN, 16; H100 bf16 -> FLASH_ATTN,
-    16; H100 fp8 -> FLASH_ATTN, 64; H100 fp8_e5m2 -> FLASHINFER, 16; B200 -> FLASHINFER, 16; B200 with a
-    multimodal prefix -> TRITON_FLASHINFER, 64; SM11 bf16 -> FLASH_ATTN, 16 with 128-token sliding layers; Intel
-    Arc Pro B60 (0.32+) -> FLASH_ATTN, 64."""
-    kv = kv_cache_dtype.strip().lower()
-    sm = 9 if sm_major is None else sm_major
-    where = "GPU unknown, SM90 assumed" if sm_major is None else f"SM{sm}x"
-    if requested:
-        name = requested.strip().upper()
-        if name == "FLASH_ATTN" and vendor == "nvidia":
-            return _flash_attn(sm, kv, engine_version, prefix, "given (--attention-backend)")
-        block = SM90_FA4_FP8_PAGE if name == "TRITON_FLASHINFER" else 16
-        return Gemma4Attention(name, block, "given (--attention-backend)")
+
+def _by_platform(
+    sm: int, kv: str, where: str, *, vendor: str, version: Version, prefix: bool, gpu_name: str | None
+) -> Gemma4Attention:
+    """The backend and blocks without ``--attention-backend`` (the rules of :func:`vllm_gemma4_attention`)."""
+    engine_version = version
     if vendor == "intel" and gpu_name and (gpu_name.upper().startswith("HL-") or "GAUDI" in gpu_name.upper()):
         return Gemma4Attention("TRITON_ATTN", 16, "Intel Gaudi: the vLLM-Gaudi plugin's layout is not modelled")
     if vendor == "intel" and engine_version >= GEMMA4_XPU_PLATFORM_FROM:
@@ -196,19 +195,49 @@ def vllm_gemma4_attention(
     return att
 
 
+def vllm_gemma4_attention(
+    *,
+    sm_major: int | None,
+    vendor: str = "nvidia",
+    kv_cache_dtype: str = "auto",
+    engine_version: Version = (0, 34, 0),
+    requested: str | None = None,
+    prefix: bool = False,
+    gpu_name: str | None = None,
+    block_size_given: int | None = None,
+) -> Gemma4Attention:
+    """The backend and starting blocks of a Gemma-4 model (the module docstring has the rules and sources).
+    ``kv_cache_dtype``: the resolved ``--kv-cache-dtype`` word; ``prefix``: :func:`mm_prefix`; ``requested``: the
+    ``--attention-backend`` flag; ``gpu_name`` tells an Intel XPU from a Gaudi; ``block_size_given``: ``--block-size``
+    (:func:`_given_block`).  An unknown GPU (``sm_major`` None) is taken as SM90.
+
+    Examples (0.34): A100 / L40S / RTX PRO 6000 (SM 8 / 8 / 12), MI300X -> TRITON_ATTN, 16; H100 bf16 -> FLASH_ATTN,
+    16; H100 fp8 -> FLASH_ATTN, 64; H100 fp8_e5m2 -> FLASHINFER, 16; B200 -> FLASHINFER, 16; B200 with a
+    multimodal prefix -> TRITON_FLASHINFER, 64; SM11 bf16 -> FLASH_ATTN, 16 with 128-token sliding layers; Intel
+    Arc Pro B60 (0.32+) -> FLASH_ATTN, 64."""
+    kv = kv_cache_dtype.strip().lower()
+    sm = 9 if sm_major is None else sm_major
+    where = "GPU unknown, SM90 assumed" if sm_major is None else f"SM{sm}x"
+    if requested:
+        name = requested.strip().upper()
+        if name == "FLASH_ATTN" and vendor == "nvidia":
+            return _flash_attn(sm, kv, engine_version, prefix, "given (--attention-backend)")
+        block = SM90_FA4_FP8_PAGE if name == "TRITON_FLASHINFER" else 16
+        return Gemma4Attention(name, block, "given (--attention-backend)")
+    choice = _by_platform(sm, kv, where, vendor=vendor, version=engine_version, prefix=prefix, gpu_name=gpu_name)
+    return _given_block(choice, block_size_given, sm)
+
+
 @dataclass(frozen=True)
 class Gemma4Layout:
     """What the planner takes from :func:`gemma4_layout`: the model with its sliding layers' own block (if any),
-    the cache block to start from (None: ``--block-size`` was given, keep it), the assumption line, and the fixed
-    kernel block some groups must be a multiple of (``kernel_kinds``: the group kinds it binds; None: none)."""
+    the cache block to start from (None: ``--block-size`` was given, keep it), the assumption line, and the default
+    ``max_num_batched_tokens`` floor of a multimodal prefix (None: none)."""
 
     model: ModelKV
     block_size: int | None
     assumption: str
-    kernel_block: int | None = None
-    kernel_kinds: frozenset[str] = frozenset()
-    backend: str = ""
-    batch_floor: int | None = None  # the default max_num_batched_tokens is raised to this (multimodal prefix)
+    batch_floor: int | None = None
 
 
 def mm_prefix_batch_floor(cfg: Mapping[str, Any], *, engine_version: Version) -> int | None:
@@ -254,25 +283,5 @@ def gemma4_layout(
     start = f"; cache block {attention.block_size}" if block_size_given is None else ""
     side = f", sliding layers {attention.sliding_block_size}" if attention.sliding_block_size else ""
     line = f"attention backend {attention.backend} ({attention.why}){start}{side} before page unification"
-    kernel, kinds = None, frozenset[str]()
-    if attention.block_size == SM90_FA4_FP8_PAGE:  # a fixed 64-token kernel block: FA4 FP8 (head 512) / composite
-        kernel = SM90_FA4_FP8_PAGE
-        kinds = frozenset({"full", "swa"}) if attention.backend == "TRITON_FLASHINFER" else frozenset({"full"})
     block = None if block_size_given is not None else attention.block_size
-    return Gemma4Layout(replace(model, layers=layers), block, line, kernel, kinds, attention.backend, batch_floor)
-
-
-def kernel_block_warning(layout: Gemma4Layout, groups: list[tuple[str, int]]) -> str | None:
-    """vLLM's start-up stop when a group's block cannot be split into the backend's fixed kernel block
-    (``v1/worker/utils.py`` ``select_common_block_size`` raises "No common block size"; only a ``--block-size``
-    that is not a multiple of it gets there).  ``groups``: (kind, block size) per group.
-    Example: E4B on H100 with fp8 and ``--block-size 16``: the full group stays at 16, the kernel takes 64 -> the
-    warning; ``--block-size 128`` -> None."""
-    k = layout.kernel_block
-    if k is None or all(bs % k == 0 for kind, bs in groups if kind in layout.kernel_kinds):
-        return None
-    return (
-        f"vLLM stops at start-up: its {layout.backend} kernel for this Gemma-4 deployment reads {k}-token blocks and a "
-        f"group's block is not a multiple of {k} (no common block size); leave --block-size out or use a multiple "
-        f"of {k}"
-    )
+    return Gemma4Layout(replace(model, layers=layers), block, line, batch_floor)

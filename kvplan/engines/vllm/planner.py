@@ -320,6 +320,7 @@ def _gemma4(inp: VllmInputs, cfg: Mapping[str, Any], model: ModelKV, notes: _Not
         requested=inp.attention_backend,
         prefix=gemma4.mm_prefix(cfg),
         gpu_name=inp.gpu_name,
+        block_size_given=inp.block_size,
     )
     floor = gemma4.mm_prefix_batch_floor(cfg, engine_version=release_numbers(inp.engine_version))
     layout = gemma4.gemma4_layout(model, attention=attention, block_size_given=inp.block_size, batch_floor=floor)
@@ -330,18 +331,6 @@ def _gemma4(inp: VllmInputs, cfg: Mapping[str, Any], model: ModelKV, notes: _Not
     )
     notes.gemma4 = layout
     return layout
-
-
-def _gemma4_kernel_check(inp: VllmInputs, groups: list[Group], notes: _Notes) -> None:
-    """A Gemma-4 ``--block-size`` the backend's fixed kernel block does not divide: vLLM's start-up stop, as a
-    warning (:func:`kvplan.engines.vllm.gemma4.kernel_block_warning`)."""
-    if inp.block_size is None or notes.gemma4 is None:
-        return
-    from kvplan.engines.vllm import gemma4
-
-    w = gemma4.kernel_block_warning(notes.gemma4, [(g.kind, g.block_size) for g in groups])
-    if w:
-        notes.warnings.append(w)
 
 
 def _model_and_block_size(
@@ -684,7 +673,6 @@ def _prepare(inp: VllmInputs) -> _Prepared:
     sched = _scheduler(inp, cfg, rel, model, notes)
     budget = _budget_static(inp, cfg, rel, version, sched, notes)
     groups = kv_groups(model, block_size, notes.warnings, rel)
-    _gemma4_kernel_check(inp, groups, notes)
     if mamba_bs is not None:  # cache mode "all": the Mamba groups take one state per Mamba block
         groups = [replace(g, kind="mamba_all", block_size=mamba_bs) if g.kind == "mamba" else g for g in groups]
     if not groups:
