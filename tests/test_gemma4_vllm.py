@@ -83,7 +83,7 @@ def _plan(model: str, gpu: str, *, vision: bool = False, **over: Any) -> Any:
 
 # (model, gpu, kv dtype, vision) -> (backend, cache block, [(kind, block)] of the groups, blocks, tokens)
 CASES = {
-    # Ampere / Ada / SM12 Blackwell / ROCm: no FA4 -> TRITON_ATTN forced, 16-token blocks
+    # Turing / Ampere / Ada / SM12 Blackwell / ROCm: no FA4 -> TRITON_ATTN forced, 16-token blocks
     (E4B, "a100-sxm-80gb", "auto", False): ("TRITON_ATTN", 16, [("swa", 32)] * 5 + [("full", 16)], 40_960, 484_016),
     (E4B, "l40s", "auto", False): ("TRITON_ATTN", 16, [("swa", 32)] * 5 + [("full", 16)], 40_960, 484_016),
     (E4B, "a10", "fp8", False): ("TRITON_ATTN", 16, [("swa", 32)] * 5 + [("full", 16)], 81_920, 968_032),
@@ -94,6 +94,7 @@ CASES = {
         40_960,
         484_016,
     ),
+    (E4B, "t4", "auto", False): ("TRITON_ATTN", 16, [("swa", 32)] * 5 + [("full", 16)], 40_960, 484_016),  # Turing
     (E4B, "mi300x", "auto", False): ("TRITON_ATTN", 16, [("swa", 32)] * 5 + [("full", 16)], 40_960, 484_016),
     (MOE, "a100-sxm-80gb", "auto", True): ("TRITON_ATTN", 16, [("swa", 16)] * 5 + [("full", 32)], 16_384, 204_211),
     (MOE, "l4", "auto", True): ("TRITON_ATTN", 16, [("swa", 16)] * 5 + [("full", 32)], 16_384, 204_211),
