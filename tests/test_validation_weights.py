@@ -64,10 +64,11 @@ LOGGED = {p.stem: (p, w) for p in sorted(LOGS.glob("*.log")) if (w := _logged(p)
 
 
 def _estimate(log_id: str) -> int:
-    """The cold plan's weight figure plus, where the engine measures the load at the device level, the caching
-    allocator's reserve over the same tensors (``WeightEstimate.measured_bytes``; kvplan.weights.allocator): what
-    the log's weight line reports.  The planners add the reserve once /work/patches/cold-accuracy-allocator.patch is
-    applied; until then it is added here."""
+    """The cold plan's weight figure as the log's weight line reports it: where the engine measures the load at the
+    device level, the tensors plus the caching allocator's reserve over them (``WeightEstimate.measured_bytes``;
+    kvplan.weights.allocator).  SGLang's planner already plans that figure (its weight entry is ``measured_bytes``,
+    kvplan/engines/sglang/planner.py); vLLM's planner plans the tensors (its budget on CUDA is torch's allocated
+    peak), so for a device-level vLLM line (ROCm) the reserve is added here."""
     from kvplan.inputs.logs import read_log_file
     from kvplan.planning.calibrate import fit_recovered, recover_deployment
     from kvplan.weights.estimate import estimate_weight_bytes
@@ -86,7 +87,8 @@ def _estimate(log_id: str) -> int:
         engine=dep.engine,
         gpu_vendor=vendor,
     ).allocator_reserve_bytes
-    return int(fit_recovered(dep).weight_bytes) + reserve
+    planned = int(fit_recovered(dep).weight_bytes)
+    return planned if dep.engine == "sglang" else planned + reserve
 
 
 def test_every_weight_log_is_checked():
