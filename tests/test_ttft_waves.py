@@ -94,6 +94,20 @@ def test_spread_outputs_stagger_the_next_wave():
     assert t == pytest.approx((0.11, 0.22, 0.11, 0.11))
 
 
+def test_past_the_request_cap_a_prompt_waits_for_a_slot():
+    """C = 2 clients, the engine runs 1 request at once, budget 2,000: A is prefilled alone (0.11 s) although B's
+    prompt would fit the step; B waits until A has decoded its 2 steps (0.13 s) and is prefilled then: its first
+    token at 0.24 s."""
+    run = BenchRun(
+        concurrency=2, input_lens=(1000, 1000), output_lens=(3, 3), budget=2000, policy="prefill_first", max_running=1
+    )
+    assert simulate_run(run=run, costs=COSTS) == pytest.approx((0.11, 0.24))
+    shared = BenchRun(
+        concurrency=2, input_lens=(1000, 1000), output_lens=(3, 3), budget=2000, policy="budget_shared", max_running=1
+    )
+    assert simulate_run(run=shared, costs=COSTS) == pytest.approx((0.11, 0.24))
+
+
 def test_speculative_steps_shorten_the_decode():
     """tokens_per_step 2: 9 more tokens take ceil(9 / 2) = 5 steps, not 9; C = 1 never waits whatever it decodes."""
     fast = StepCosts(
@@ -179,6 +193,23 @@ def test_speed_run_equal_waves_stay_together_spread_ones_do_not(qwen):
     spread = speed(qwen, SpeedInputs(concurrency=8, num_prompts=16, range_ratio=0.8)).ttft_s
     assert two == pytest.approx(one, rel=1e-6)
     assert spread < 0.75 * two
+
+
+def test_speed_run_past_what_fits_queues_for_slots(qwen):
+    """--max-running-requests 4 and 8 clients: the engine runs 4 (the concurrency as run), the other 4 wait in its
+    queue for a whole request to end, so the run's mean TTFT is far above the 4-client run's, and the assumption
+    line says so."""
+    from dataclasses import replace
+
+    from kvplan.planning.speed import SpeedInputs, speed
+
+    capped = replace(qwen, max_running_requests=4)
+    four = speed(capped, SpeedInputs(concurrency=4, num_prompts=8))
+    eight = speed(capped, SpeedInputs(concurrency=8, num_prompts=8))
+    assert eight.concurrency == 4 and eight.concurrency_asked == 8
+    life = four.ttft_s + four.output_len * four.tpot_s  # one request's time in the engine
+    assert eight.ttft_s > four.ttft_s + 0.4 * life
+    assert any("the engine runs 4 at once, the rest wait for a slot" in a for a in eight.assumptions)
 
 
 def test_speed_run_at_concurrency_one_is_the_single_request(qwen):

@@ -315,11 +315,14 @@ class BenchRun:
     ``--request-rate inf --max-concurrency C --num-prompts N --ignore-eos``): N requests, at most C in flight; the
     first C are sent at once and each completion sends the next.  ``input_lens`` / ``output_lens``: per request in
     send order (:func:`bench_lengths`); ``budget``: prompt tokens per engine step (``--chunked-prefill-size`` /
-    ``--max-num-batched-tokens``); ``policy``: one of :data:`POLICIES`.  Only the first requests are kept when the
+    ``--max-num-batched-tokens``); ``policy``: one of :data:`POLICIES`; ``max_running``: the engine's cap on
+    requests it runs at once (SGLang ``get_num_allocatable_reqs`` / ``--max-running-requests`` and the KV pool, vLLM
+    ``--max-num-seqs`` and the KV pool: kvplan's capacity answer), None for none below C.  Only the first requests
+    are kept when the
     run is longer than :data:`MAX_SIMULATED` requests or :data:`MAX_STEPS` prefill steps (``len(input_lens)`` says
     how many)."""
 
-    __slots__ = ("budget", "concurrency", "input_lens", "output_lens", "policy")
+    __slots__ = ("budget", "concurrency", "input_lens", "max_running", "output_lens", "policy")
 
     def __init__(
         self,
@@ -329,6 +332,7 @@ class BenchRun:
         output_lens: tuple[int, ...],
         budget: int,
         policy: str,
+        max_running: int | None = None,
     ) -> None:
         if policy not in POLICIES:
             raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
@@ -341,6 +345,7 @@ class BenchRun:
         self.input_lens = tuple(int(x) for x in input_lens[:keep])
         self.output_lens = tuple(int(x) for x in output_lens[:keep])
         self.policy = policy
+        self.max_running = None if max_running is None else max(int(max_running), 1)
 
 
 def simulate_run(*, run: BenchRun, costs: StepCosts) -> tuple[float, ...]:
@@ -358,6 +363,9 @@ def simulate_run(*, run: BenchRun, costs: StepCosts) -> tuple[float, ...]:
       queue in arrival order (chunked prefill, one partial prompt at a time); the step costs the decode step of
       its batch plus its prompt tokens.
 
+    A request starts its prefill only while fewer than ``max_running`` requests hold a slot (SGLang's scheduler
+    marks the batch full and forms no prefill batch, vLLM schedules no new request past ``max_num_seqs``): past the
+    cap a request waits in the engine's queue for a running one to end, and that wait is in its TTFT.
     A request's first token comes out of the step that schedules its prompt's last token (both engines sample
     it there); it then decodes ``ceil((output - 1) / tokens_per_step)`` steps and completes, and the client sends
     its next request at once.  Steps with nothing to prefill are skipped to the next completion in one stride
@@ -400,13 +408,19 @@ def simulate_run(*, run: BenchRun, costs: StepCosts) -> tuple[float, ...]:
         send(now)
 
     send(0.0)
+    cap = run.max_running if run.max_running is not None else n + 1
+    full = run.input_lens
+
+    def startable(i: int, held: int) -> bool:  # a started prompt holds its slot already; a new one needs a free slot
+        return rem[i] < full[i] or held < cap
+
     while done < n:
         batch = len(running)
         room = run.budget - (batch if shared else 0)
-        if w_head < len(waiting) and room > 0:
+        if w_head < len(waiting) and room > 0 and startable(waiting[w_head], batch):
             tokens = 0
             finished: list[int] = []
-            while w_head < len(waiting) and room > 0:
+            while w_head < len(waiting) and room > 0 and startable(waiting[w_head], batch + len(finished)):
                 i = waiting[w_head]
                 take = min(rem[i], room)
                 rem[i] -= take

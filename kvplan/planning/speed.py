@@ -362,6 +362,7 @@ class RunInputs(Record):
     prefill CUDA-graph state, the decode context and the workload."""
 
     run_c: int
+    clients: int  # the benchmark's concurrency as asked (more than run_c when they do not all fit)
     chunk: int
     t_p: float
     dec_step: float
@@ -394,6 +395,8 @@ def _bench_run(ops: Any, hw: Any, eff: Any, knobs: Any, ins: SpeedInputs, k: Run
     from kvplan.perf.schedule import decode, step
 
     n, c, chunk, dp = int(ins.num_prompts or 0), k.run_c, k.chunk, k.dp
+    clients = max(k.clients, c)
+    cap = c if clients > c else None  # past what fits, the engine queues the rest
     s_len, o_len = k.input_len, k.output_len
     ratio = 1.0 if ins.range_ratio is None else float(ins.range_ratio)
     full = step(
@@ -422,15 +425,19 @@ def _bench_run(ops: Any, hw: Any, eff: Any, knobs: Any, ins: SpeedInputs, k: Run
     ins_lens = bench_lengths(full_len=s_len, range_ratio=ratio, count=n, stream="input")
     out_lens = bench_lengths(full_len=max(o_len, 1), range_ratio=ratio, count=n, stream="output")
     policy = admission_policy(engine=knobs.engine)
-    run = BenchRun(concurrency=c, input_lens=ins_lens, output_lens=out_lens, budget=chunk, policy=policy)
+    run = BenchRun(
+        concurrency=clients, input_lens=ins_lens, output_lens=out_lens, budget=chunk, policy=policy, max_running=cap
+    )
     alone_full = costs.alone_s(input_len=s_len, budget=chunk) or 1.0
     scale = float(k.t_p) / alone_full  # the step model's exact prefill of input-len, per linear second
     own = tuple(scale * costs.alone_s(input_len=x, budget=chunk) for x in run.input_lens)
     mean_s, median_s = mean_and_median(run_ttfts(run=run, costs=costs, own_s=own))
     text = (
-        f"benchmark run: {n:,} requests at concurrency {c:,}, lengths uniform over [{max(int(s_len * ratio), 1):,}, "
+        f"benchmark run: {n:,} requests at concurrency {clients:,}"
+        + (f" (the engine runs {cap:,} at once, the rest wait for a slot)" if cap else "")
+        + f", lengths uniform over [{max(int(s_len * ratio), 1):,}, "
         f"{s_len:,}] in and [{max(int(max(o_len, 1) * ratio), 1):,}, {max(o_len, 1):,}] out (--random-range-ratio "
-        f"{ratio:g}); the first {min(c, n):,} arrive at once, each completion sends the next; {policy} admission "
+        f"{ratio:g}); the first {min(clients, n):,} arrive at once, each completion sends the next; {policy} admission "
         f"({POLICY_SOURCES[policy]}) in steps of {chunk:,} prompt tokens ({fixed * 1e3:,.1f} ms + "
         f"{per_token * 1e6:,.2f} us per token; decode "
         f"{d1 * 1e3:,.1f} ms at 1, {dc * 1e3:,.1f} ms at {c:,}): mean time to first token on the GPU "
@@ -588,6 +595,7 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
     if n_prompts is not None:
         k = RunInputs(
             run_c=run_c,
+            clients=max(c, run_c),
             chunk=int(chunk),
             t_p=t_p,
             dec_step=s,
