@@ -106,6 +106,7 @@ CONFIG_KEYS = frozenset(
         "enable_moe_block",
         "top_k_experts",
         "use_double_wide_mlp",
+        "use_bidirectional_attention",  # Gemma-4: "vision" makes vLLM pick its multimodal-prefix backends
         # GLM-5.2 / 5.3 (zai-org/GLM-5.2): sparse-index pattern and per-layer MLP kinds (also poolside Laguna)
         "index_topk_pattern",
         "mlp_layer_types",
