@@ -61,7 +61,13 @@ def show_rows(model_text: str, gpu_text: str | None) -> tuple[dict[str, Any], li
     vllm_model = _vllm_model(m, gpu, info)
     info["layer_types"] = layer_type_rows(m, gpu, vllm_model, str(info.get("sglang_kv_cache_dtype", "bf16")))
     if vllm_model is not None:
-        info["vllm_groups"] = vllm_group_rows(vllm_model, info, sm_major=gpu.sm_major if gpu is not None else None)
+        info["vllm_groups"] = vllm_group_rows(
+            vllm_model,
+            info,
+            sm_major=gpu.sm_major if gpu is not None else None,
+            config=m.raw_config or m.config,
+            vendor=gpu.vendor if gpu is not None else "nvidia",
+        )
     fam = family_or_none(m.family)
     planner = POOL_PLANNERS.get(fam) if fam is not None else None
     if planner is None:
@@ -204,14 +210,23 @@ def _sglang_swa_rows(m: ModelSpec, kv_dtype: str) -> list[tuple[str, int, int]]:
     return out
 
 
-def vllm_group_rows(model: ModelKV, info: dict[str, Any], *, sm_major: int | None = None) -> list[dict[str, Any]]:
+def vllm_group_rows(
+    model: ModelKV,
+    info: dict[str, Any],
+    *,
+    sm_major: int | None = None,
+    config: Mapping[str, Any] | None = None,
+    vendor: str = "nvidia",
+) -> list[dict[str, Any]]:
     """vLLM's KV-cache groups at TP1 on a GPU of SM ``sm_major`` (None: unknown): kind, layers, block size, page
     bytes; the padding lines go to ``info["vllm_padding"]``, an MLA hybrid's backend and alignment to
     ``info["vllm_hybrid_alignment"]`` (:func:`kvplan.engines.vllm.grouping.hybrid_alignment`, the planner's rule).
 
     Example: Gemma-4 26B-A4B, vLLM 0.34: six groups of five layers (one full, five sliding), full block 32 after
     page unification (4,096 B x 32 = 8,192 B x 16 = 131,072 B).  A Kimi-Linear-class MLA hybrid: the attention block
-    is aligned to the MLA backend vLLM picks on the GPU (0.34: at least 128).
+    is aligned to the MLA backend vLLM picks on the GPU (0.34: at least 128).  Gemma-4 (``config`` given): the
+    backend and starting blocks of :func:`kvplan.engines.vllm.gemma4.vllm_gemma4_attention` (H100 with fp8: 64),
+    named in ``info["vllm_attention_backend"]``.
     """
     from kvplan.engines.vllm.grouping import align_hybrid_pages, hybrid_alignment, kv_groups
     from kvplan.engines.vllm.releases import NEWEST_VERSION, release_for, release_numbers
@@ -219,6 +234,19 @@ def vllm_group_rows(model: ModelKV, info: dict[str, Any], *, sm_major: int | Non
     rel = release_for(None)
     block, _ = rel.block_size(model.family, None)
     warnings: list[str] = []
+    if config is not None:
+        from kvplan.engines.vllm import gemma4
+        from kvplan.hfconfig.normalize import flatten_config
+
+        cfg = flatten_config(config, engine="vllm")
+        if gemma4.is_gemma4(cfg):
+            kv = "fp8" if model.kv_dtype_bytes == 1 else "auto"
+            att = gemma4.vllm_gemma4_attention(
+                sm_major=sm_major, vendor=vendor, kv_cache_dtype=kv, prefix=gemma4.mm_prefix(cfg)
+            )
+            layout = gemma4.gemma4_layout(model, attention=att)
+            model, block = layout.model, layout.block_size or block
+            info["vllm_attention_backend"] = layout.assumption
     if model.max_mamba_state_bytes:
         align = hybrid_alignment(
             model, block_size=block, engine_version=release_numbers(NEWEST_VERSION), sm_major=sm_major
