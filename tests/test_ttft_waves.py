@@ -16,6 +16,7 @@ from kvplan.perf.queue import (
     admission_policy,
     bench_lengths,
     mean_and_median,
+    prefill_token_cap,
     run_ttfts,
     simulate_run,
 )
@@ -59,6 +60,17 @@ def test_prefill_first_short_prompts_share_a_step():
     """The same with a budget of 2,000: both in one step of 0.01 + 2,000 x 1e-4 = 0.21 s, both at 0.21 s."""
     t = simulate_run(run=_run(2, (1000, 1000), (10, 10), 2000, "prefill_first"), costs=COSTS)
     assert t == pytest.approx((0.21, 0.21))
+
+
+def test_sglang_second_budget_keeps_a_long_prompt_for_the_next_step():
+    """Budget 2,000, max_prefill_tokens 1,500, prompts of 500 and 1,200 tokens: after the 500, 1,000 of the 1,500
+    are left and the 1,200-token prompt is not fewer, so it waits: step 1 is the 500 alone (0.01 + 0.05 = 0.06 s),
+    step 2 the 1,200 (0.01 + 0.12 = 0.13 s, at 0.19 s).  Without the second budget both share step 1 (0.18 s)."""
+    kw = {"concurrency": 2, "input_lens": (500, 1200), "output_lens": (10, 10), "budget": 2000}
+    capped = BenchRun(**kw, policy="prefill_first", max_prefill_tokens=1500)
+    assert simulate_run(run=capped, costs=COSTS) == pytest.approx((0.06, 0.19))
+    assert simulate_run(run=BenchRun(**kw, policy="prefill_first"), costs=COSTS) == pytest.approx((0.18, 0.18))
+    assert prefill_token_cap(policy="prefill_first") == 16384 and prefill_token_cap(policy="budget_shared") is None
 
 
 def test_a_long_prompt_is_cut_across_steps():

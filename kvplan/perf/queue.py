@@ -226,6 +226,21 @@ POLICIES = ("prefill_first", "budget_shared")
 #: each engine's policy (:func:`simulate_run` gives the engine code behind each)
 _ADMISSION = {"sglang": "prefill_first", "vllm": "budget_shared"}
 
+#: SGLang's ``--max-prefill-tokens`` default (0.5.9-0.5.23 ``server_args.py`` ``max_prefill_tokens: int = 16384``):
+#: ``PrefillAdder`` starts each step with ``rem_input_tokens`` of it and lets a prompt join a step that already holds
+#: one only while the prompt's remaining tokens are fewer than what is left (``add_one_req``: ``input_tokens >=
+#: rem_input_tokens and len(can_run_list) != 0`` -> no more this step); vLLM has no such second budget
+SGLANG_MAX_PREFILL_TOKENS = 16384
+_PREFILL_TOKEN_CAP = {"prefill_first": SGLANG_MAX_PREFILL_TOKENS, "budget_shared": None}
+
+
+def prefill_token_cap(*, policy: str) -> int | None:
+    """The per-step cap on prompt tokens a further prompt may join under (:data:`SGLANG_MAX_PREFILL_TOKENS` for
+    ``prefill_first``, None for ``budget_shared``).  Example: ``prefill_token_cap(policy="prefill_first")`` ->
+    16384."""
+    return _PREFILL_TOKEN_CAP.get(policy)
+
+
 #: where each policy is in the engines' code, for the assumption line of a run
 POLICY_SOURCES = {
     "prefill_first": "SGLang managers/scheduler.py get_next_batch_to_run: prefill first, decode only when no "
@@ -317,12 +332,14 @@ class BenchRun:
     send order (:func:`bench_lengths`); ``budget``: prompt tokens per engine step (``--chunked-prefill-size`` /
     ``--max-num-batched-tokens``); ``policy``: one of :data:`POLICIES`; ``max_running``: the engine's cap on
     requests it runs at once (SGLang ``get_num_allocatable_reqs`` / ``--max-running-requests`` and the KV pool, vLLM
-    ``--max-num-seqs`` and the KV pool: kvplan's capacity answer), None for none below C.  Only the first requests
+    ``--max-num-seqs`` and the KV pool: kvplan's capacity answer), None for none below C; ``max_prefill_tokens``:
+    SGLang's second per-step budget (:func:`prefill_token_cap`), a prompt joins a step that holds one only while
+    its remaining tokens are fewer than what is left of it.  Only the first requests
     are kept when the
     run is longer than :data:`MAX_SIMULATED` requests or :data:`MAX_STEPS` prefill steps (``len(input_lens)`` says
     how many)."""
 
-    __slots__ = ("budget", "concurrency", "input_lens", "max_running", "output_lens", "policy")
+    __slots__ = ("budget", "concurrency", "input_lens", "max_prefill_tokens", "max_running", "output_lens", "policy")
 
     def __init__(
         self,
@@ -333,6 +350,7 @@ class BenchRun:
         budget: int,
         policy: str,
         max_running: int | None = None,
+        max_prefill_tokens: int | None = None,
     ) -> None:
         if policy not in POLICIES:
             raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
@@ -346,6 +364,7 @@ class BenchRun:
         self.output_lens = tuple(int(x) for x in output_lens[:keep])
         self.policy = policy
         self.max_running = None if max_running is None else max(int(max_running), 1)
+        self.max_prefill_tokens = None if max_prefill_tokens is None else max(int(max_prefill_tokens), 1)
 
 
 def simulate_run(*, run: BenchRun, costs: StepCosts) -> tuple[float, ...]:
@@ -409,6 +428,7 @@ def simulate_run(*, run: BenchRun, costs: StepCosts) -> tuple[float, ...]:
 
     send(0.0)
     cap = run.max_running if run.max_running is not None else n + 1
+    cap_tokens = run.max_prefill_tokens
     full = run.input_lens
 
     def startable(i: int, held: int) -> bool:  # a started prompt holds its slot already; a new one needs a free slot
@@ -422,6 +442,8 @@ def simulate_run(*, run: BenchRun, costs: StepCosts) -> tuple[float, ...]:
             finished: list[int] = []
             while w_head < len(waiting) and room > 0 and startable(waiting[w_head], batch + len(finished)):
                 i = waiting[w_head]
+                if tokens and cap_tokens is not None and rem[i] >= cap_tokens - tokens:
+                    break  # SGLang: this prompt waits for the next step
                 take = min(rem[i], room)
                 rem[i] -= take
                 room -= take

@@ -390,6 +390,7 @@ def _bench_run(ops: Any, hw: Any, eff: Any, knobs: Any, ins: SpeedInputs, k: Run
         bench_lengths,
         mean_and_median,
         prefill_service_s,
+        prefill_token_cap,
         run_ttfts,
     )
     from kvplan.perf.schedule import decode, step
@@ -426,7 +427,13 @@ def _bench_run(ops: Any, hw: Any, eff: Any, knobs: Any, ins: SpeedInputs, k: Run
     out_lens = bench_lengths(full_len=max(o_len, 1), range_ratio=ratio, count=n, stream="output")
     policy = admission_policy(engine=knobs.engine)
     run = BenchRun(
-        concurrency=clients, input_lens=ins_lens, output_lens=out_lens, budget=chunk, policy=policy, max_running=cap
+        concurrency=clients,
+        input_lens=ins_lens,
+        output_lens=out_lens,
+        budget=chunk,
+        policy=policy,
+        max_running=cap,
+        max_prefill_tokens=prefill_token_cap(policy=policy),
     )
     alone_full = costs.alone_s(input_len=s_len, budget=chunk) or 1.0
     scale = float(k.t_p) / alone_full  # the step model's exact prefill of input-len, per linear second
