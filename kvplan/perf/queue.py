@@ -36,6 +36,11 @@ that completes its prompt (SGLang 0.5.23 ``scheduler_components/batch_result_pro
 the prompt's last token).  So the k-th request of the burst has its first token after ``ceil(k S / K)`` steps of K
 tokens.  :func:`run_wait` weighs a run's first wave against the rest of its requests.
 
+A whole benchmark run, wave after wave, is :func:`simulate_run`: the client's closed loop, the engine's admission
+per step (SGLang prefill first, vLLM one shared token budget), its request cap and the random data set's lengths
+(:func:`bench_lengths`); ``kvplan speed --num-prompts`` uses it (the burst formulas above remain as the closed
+forms of one wave).
+
 The benchmark client (SGLang 0.5.23 ``benchmark/serving.py``; vLLM ``benchmarks/serve.py`` the same):
 ``--request-rate inf`` yields every request at once and ``--max-concurrency C`` is an ``asyncio.Semaphore(C)``, so
 the first C requests are sent together; TTFT runs from ``time.perf_counter()`` before the POST to the first streamed
