@@ -53,6 +53,7 @@ _SPEED_OWN: tuple[tuple[str, tuple[str, ...], str, Any], ...] = (
     ("gpu_bandwidth", ("--gpu-bandwidth",), "float", None),
     ("link_bandwidth", ("--link-bandwidth",), "float", None),
     ("num_prompts", ("--num-prompts",), "int", None),
+    ("range_ratio", ("--random-range-ratio",), "float", None),
     ("calibration", ("--calibration",), "str", None),
     ("fmt", ("--format",), "str", None),
     ("explain", ("--explain", "-v"), "bool", False),

@@ -45,6 +45,15 @@ _Prompts = Annotated[
         "(default: steady state).",
     ),
 ]
+_RangeRatio = Annotated[
+    Optional[float],
+    typer.Option(
+        "--random-range-ratio",
+        metavar="R",
+        help="Benchmark run (with --num-prompts): lengths uniform over [max(1, L x R), L], as bench_serving "
+        "--random-range-ratio (default 1.0: every request --input-len + --output-len).",
+    ),
+]
 _Calibration = Annotated[
     Optional[str],
     typer.Option(
@@ -70,6 +79,7 @@ def speed_cmd(
     gpu_bandwidth: _Bw = None,
     link_bandwidth: _Link = None,
     num_prompts: _Prompts = None,
+    range_ratio: _RangeRatio = None,
     calibration: _Calibration = None,
     fmt: Annotated[Optional[str], format_option(SpeedAnswer)] = None,
     explain: Annotated[
@@ -106,6 +116,7 @@ def speed_cmd(
         gpu_bandwidth=gpu_bandwidth,
         link_bandwidth=link_bandwidth,
         num_prompts=num_prompts,
+        range_ratio=range_ratio,
         calibration=calibration,
         fmt=fmt,
         explain=explain,

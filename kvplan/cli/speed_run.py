@@ -23,6 +23,7 @@ def speed_inputs(
     link_bandwidth: float | None,
     num_prompts: int | None = None,
     calibration: str | None = None,
+    range_ratio: float | None = None,
 ) -> Any:
     from kvplan.planning.speed import SpeedInputs
 
@@ -40,6 +41,7 @@ def speed_inputs(
         gpu_bandwidth=gpu_bandwidth,
         link_bandwidth=link_bandwidth,
         num_prompts=num_prompts,
+        range_ratio=range_ratio,
     )
 
 
@@ -58,6 +60,7 @@ def run_speed(
     explain: bool,
     chart: bool,
     plot: str | None,
+    range_ratio: float | None = None,
 ) -> None:
     """``kvplan speed`` with its options' values (``flags``: the registry's, Deployment field -> value as typed)."""
     out = resolve(TtftChartAnswer if chart or plot else SpeedAnswer, fmt)  # no --format: the chart, also on a pipe
@@ -79,6 +82,7 @@ def run_speed(
                 link_bandwidth=link_bandwidth,
                 num_prompts=num_prompts,
                 calibration=calibration,
+                range_ratio=range_ratio,
             ),
         )
         return
@@ -95,6 +99,7 @@ def run_speed(
             link_bandwidth=link_bandwidth,
             num_prompts=num_prompts,
             calibration=calibration,
+            range_ratio=range_ratio,
         ),
     )
     write(SpeedAnswer(r, explain=explain), out)
