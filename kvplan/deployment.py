@@ -101,6 +101,7 @@ class Deployment:
     speculative_num_steps: int | None = None  # speed only: draft forwards per speculative step
     speculative_eagle_topk: int | None = None  # speed only: EAGLE draft branches
     moe_runner_backend: str | None = None  # speed only: the MoE kernel backend
+    quantization: str | None = None  # the engine's --quantization (weights quantized at load); None = the checkpoint's
     interconnect: str | None = None  # link between the ranks (nvlink | pcie | xgmi | network); None = the GPU preset's
     vllm_sampler: str | None = None  # vLLM V1 sampler path: "flashinfer" | "pytorch"; None = the release default
 
@@ -157,6 +158,7 @@ class Deployment:
         speculative_num_steps: int | None = None,
         speculative_eagle_topk: int | None = None,
         moe_runner_backend: str | None = None,
+        quantization: str | None = None,
         interconnect: str | None = None,
         vllm_sampler: str | None = None,
     ) -> None:
@@ -211,6 +213,7 @@ class Deployment:
         self.speculative_num_steps = speculative_num_steps
         self.speculative_eagle_topk = speculative_eagle_topk
         self.moe_runner_backend = moe_runner_backend
+        self.quantization = quantization
         self.interconnect = interconnect
         self.vllm_sampler = vllm_sampler
 

@@ -360,6 +360,15 @@ FLAGS: tuple[Flag, ...] = (
         sweep_help="e.g. bf16,fp8_e4m3.",
     ),
     Flag(
+        "quantization",
+        ("--quantization",),
+        "str",
+        "The engine's --quantization (fp8, w8a8_fp8, awq, gptq, mxfp4, modelopt_fp4, ...): weights quantized at load; "
+        "the plan and the speed model use the format it implies (fp8, int8, int4, mxfp4, nvfp4).",
+        sweep=None,
+        solve=False,
+    ),
+    Flag(
         "context_length",
         ("--context-length", "--max-model-len"),
         "count",

@@ -209,6 +209,63 @@ def _by_variant_rules(text: str, models: tuple[ModelPreset, ...]) -> ModelSpec |
     return None
 
 
+#: the weight format each engine ``--quantization`` word implies (SGLang 0.5.x ``server_args.py`` QUANTIZATION_CHOICES,
+#: vLLM ``model_executor/layers/quantization`` QUANTIZATION_METHODS): online fp8 quantizes a 16-bit checkpoint's
+#: linear weights to fp8 at load; the others read a checkpoint already in that format
+ENGINE_QUANTIZATION = {
+    "fp8": "fp8",
+    "w8a8_fp8": "fp8",
+    "modelopt_fp8": "fp8",
+    "fbgemm_fp8": "fp8",
+    "ptpc_fp8": "fp8",
+    "fp_quant": "fp8",
+    "mxfp8": "fp8",
+    "w8a8_int8": "int8",
+    "awq": "int4",
+    "awq_marlin": "int4",
+    "gptq": "int4",
+    "gptq_marlin": "int4",
+    "marlin": "int4",
+    "moe_wna16": "int4",
+    "w4afp8": "int4",
+    "mxfp4": "mxfp4",
+    "modelopt_fp4": "nvfp4",
+    "petit_nvfp4": "nvfp4",
+}
+
+
+#: the words both engines apply to a 16-bit checkpoint at load (SGLang ``layers/quantization/fp8.py`` and vLLM's
+#: ``Fp8Config`` quantize the linear weights to fp8 when the checkpoint is not serialized in fp8)
+ONLINE_QUANTIZATION = frozenset({"fp8"})
+
+
+def with_quantization(spec: ModelSpec, word: str | None) -> tuple[ModelSpec, str | None]:
+    """``spec`` with the weight format the engine's ``--quantization word`` implies (:data:`ENGINE_QUANTIZATION`) and
+    the assumption line that says so; ``spec`` unchanged for None, ``auto`` / ``unquant`` or the format it already
+    has.  InputError (exit 2) for a word kvplan cannot map.  Example: Llama-3.1-8B (bf16) with ``fp8`` -> its
+    linear weights fp8 (the plan's weight estimate and the speed model's fp8 GEMMs), "--quantization fp8: weights
+    planned as fp8 (quantized at load from bf16)"."""
+    if not word or word.strip().lower() in ("auto", "unquant", "none"):
+        return spec, None
+    w = word.strip().lower()
+    fmt = ENGINE_QUANTIZATION.get(w)
+    if fmt is None:
+        raise InputError(
+            f"unknown quantization {word[:40]!r}",
+            field="--quantization",
+            hint="one of " + ", ".join(sorted(ENGINE_QUANTIZATION)),
+        )
+    if fmt == spec.quantization:
+        return spec, f"--quantization {w}: the checkpoint is already {fmt}"
+    new = ModelSpec(**{**spec.__dict__, "quantization": fmt, "checkpoint_bytes": None})
+    how = (
+        f"quantized at load from {spec.quantization}"
+        if w in ONLINE_QUANTIZATION
+        else f"the engine reads a checkpoint in that format; the config's is {spec.quantization}"
+    )
+    return new, f"--quantization {w}: weights planned as {fmt} ({how})"
+
+
 def _unknown_model(text: str, models: tuple[ModelPreset, ...]) -> ModelSpec:
     """Not a path nor a preset: the Hub for a Hugging Face id, else an InputError with the closest names."""
     import difflib

@@ -247,12 +247,12 @@ def fit(
     given = dep
     dep = dep.with_defaults()
     validate(dep)
-    from kvplan.inputs.resolve import resolve_model
+    from kvplan.inputs.resolve import resolve_model, with_quantization
     from kvplan.planning.verdict import apply
     from kvplan.planning.workload import request_size
 
     request_size(dep)  # --output-len without --input-len: an input error before any arithmetic
-    model = resolve_model(dep.model or DEFAULT_MODEL)
+    model, quant_note = with_quantization(resolve_model(dep.model or DEFAULT_MODEL), dep.quantization)
     gpu, gpu_note = gpu_for(dep, default_gpu=default_gpu)
     one = replace(dep, target_requests=1)
     from kvplan.engines.registry import engine
@@ -271,6 +271,8 @@ def fit(
     _band(res)
     if gpu_note:
         res.assumptions.insert(0, gpu_note)
+    if quant_note:
+        res.assumptions.insert(0, quant_note)
     # what reading the config noticed (an implausible safetensors total_size, unknown dtypes / layer types / quant
     # methods: kvplan.hfconfig.checks) is said with every plan of that model
     res.warnings.extend(w for w in getattr(model, "warnings", ()) if w not in res.warnings)

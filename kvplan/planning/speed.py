@@ -507,9 +507,11 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
     gpu, _ = gpu_for(dep)
     if gpu is None:  # pragma: no cover - fit names the default GPU
         raise InputError("the speed model needs a GPU", field="--gpu", hint="pass --gpu")
-    from kvplan.inputs.resolve import resolve_model
+    from kvplan.inputs.resolve import resolve_model, with_quantization
 
-    spec = resolve_model(dep.model or "")
+    spec, quant_note = with_quantization(resolve_model(dep.model or ""), dep.quantization)
+    if quant_note:
+        assumptions.append(quant_note)
     ov = Overrides(ins.gpu_tflops, ins.gpu_bandwidth, ins.link_bandwidth, ins.power_limit)
     hw = resolve_hardware(gpu, ov, num_gpus=res.num_gpus)
     eff = efficiency_for(hw)
