@@ -41,6 +41,17 @@ NEW_PRESETS: dict[str, tuple[str, int, int]] = {
     "Qwen--Qwen3-4B-Thinking-2507": ("h100-sxm", 1, 262_144),
     # a vision-encoder export project that commits the checkpoint's config.json (its README names the release)
     "Qwen--Qwen2.5-VL-3B-Instruct": ("l4", 1, 32_768),
+    # session 6, second pass (catalog-qwen-2): whole repositories fetched and their config.json files read with git
+    # casys-kaist/LLMServingSim configs/model/Qwen/<name>.json
+    "Qwen--Qwen3-30B-A3B-Instruct-2507": ("h100-sxm", 1, 262_144),
+    # sgl-project/ome pkg/hfutil/modelconfig/testdata/
+    "Qwen--Qwen3-8B-FP8": ("l4", 1, 32_768),
+    "Qwen--Qwen2-VL-2B-Instruct": ("l4", 1, 32_768),
+    "Qwen--Qwen2-VL-7B-Instruct": ("l40s", 1, 32_768),
+    # smalltong02/keras-llm-robot models/llm/<name>/config.json
+    "Qwen--Qwen1.5-32B-Chat-GPTQ-Int4": ("l40s", 1, 32_768),
+    # sophgo/LLM-TPU models/Qwen3_5/config/ (the Hub model card beside it names the release)
+    "Qwen--Qwen3.5-0.8B": ("l4", 1, 32_768),
 }
 
 #: quantized builds whose own config.json is vendored by ai-dynamo/aiconfigurator, promoted from [[variants]]
