@@ -40,6 +40,17 @@ NEW_PRESETS: dict[str, tuple[str, int, int, int]] = {
     "zai-org--GLM-4.1V-9B-Thinking": ("l40s", 1, 32_768, 40_960),
     "openbmb--MiniCPM-V-4": ("l40s", 1, 32_768, 32_768),
     "openbmb--MiniCPM-V-4.6-AWQ": ("l4", 1, 32_768, 12_288),
+    # catalog-c-2 (issue 25 item 7). tenstorrent/tt-forge-models' Kimi-K2.6 snapshot: MLA, 61 layers x (512 latent +
+    # 64 RoPE) x 2 B = 70,272 per token on every GPU
+    "moonshotai--Kimi-K2.6": ("h200-sxm", 8, 32_768, 70_272),
+    # daniel-p-green/alain-ai-learning-platform Hub downloads (sha256 in their manifest): Yi-1.5-34B fine-tune 60
+    # layers x 8 KV heads x 128 x 2 x 2 = 245,760 (4,096 positions); Llama-3.2-3B 28 x 8 x 128 x 4 = 114,688
+    "dphn--dolphin-2.9.1-yi-1.5-34b": ("h200-sxm", 1, 4_096, 245_760),
+    "context-labs--meta-llama-Llama-3.2-3B-Instruct-FP16": ("l40s", 1, 32_768, 114_688),
+    # AXERA-TECH committed Hub snapshots: MiniCPM5-1B 24 layers x 2 x 128 x 4 = 24,576; MiniCPM-V-4.6 (bf16) 6
+    # full-attention layers of 24 x 2 x 256 x 4 = 12,288
+    "openbmb--MiniCPM5-1B": ("l4", 1, 32_768, 24_576),
+    "openbmb--MiniCPM-V-4.6": ("l4", 1, 32_768, 12_288),
 }
 
 ENGINES = ("sglang", "vllm")
