@@ -13,6 +13,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
+import typer
+import typer.main
+import typer.testing
 from hypothesis import HealthCheck, settings
 
 # The suite's own cache (validated presets, weight estimates), not the user's ~/.cache/kvplan.
@@ -44,6 +47,36 @@ if sys.dont_write_bytecode and not os.environ.get("PYTHONPYCACHEPREFIX"):
     sys.pycache_prefix = str(_PYCACHE)
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# One click command per Typer app.  typer's CliRunner.invoke rebuilds the whole click command tree from the Typer
+# app at every call (typer.main.get_command: ~40 ms of CPU for kvplan's app, most of an in-process `fit`), and the
+# suite invokes the CLI thousands of times.  The tree is a pure function of the app's registrations, so the tests
+# build it once per app and registration state and reuse it; the command still runs with a fresh click context per
+# invocation, exactly as before.
+_COMMANDS: dict[int, tuple[object, tuple[object, ...], object]] = {}
+
+
+def _registrations(app: typer.Typer) -> tuple[object, ...]:
+    """What get_command reads from ``app``: its commands, sub-apps and callback (identity and count)."""
+    return (
+        tuple(id(c) for c in app.registered_commands),
+        tuple((id(g), _registrations(g.typer_instance)) for g in app.registered_groups),
+        id(app.registered_callback),
+        id(app.info.callback),
+    )
+
+
+def _cached_get_command(app: typer.Typer, _build=typer.main.get_command):
+    key = _registrations(app)
+    hit = _COMMANDS.get(id(app))
+    if hit is not None and hit[0] is app and hit[1] == key:
+        return hit[2]
+    command = _build(app)
+    _COMMANDS[id(app)] = (app, key, command)
+    return command
+
+
+typer.testing._get_command = _cached_get_command  # type: ignore[attr-defined]
 SHARED = ROOT / "tests" / "data" / "shared"
 
 # Hypothesis profiles (pick one with `python -m pytest --hypothesis-profile=NAME`):
