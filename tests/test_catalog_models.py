@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import subprocess
 import sys
 import tomllib
@@ -68,7 +69,13 @@ def test_catalog_size():
 
 def weight_total(model_id: str) -> int | None:
     """The preset's estimated weight bytes at its own format, or None where the estimate refuses its config
-    (shared with tests/test_catalog_plans.py)."""
+    (shared with tests/test_catalog_plans.py).  One estimate per model and preset folder in a process: both
+    placement rules and both engines' cases read the same number."""
+    return _weight_total(model_id, os.environ.get("KVPLAN_PRESETS", ""))
+
+
+@functools.cache
+def _weight_total(model_id: str, _presets: str) -> int | None:
     from kvplan.inputs.resolve import resolve_model
     from kvplan.weights.estimate import estimate_weight_bytes
 

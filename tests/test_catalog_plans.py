@@ -13,6 +13,7 @@ not fit even 32 x B200 (TOO_BIG, checked to be that: weights per GPU above the G
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,7 @@ ENGINES = ("sglang", "vllm")
 TOO_BIG: set[str] = set()
 
 
+@functools.cache
 def _placement(model_id: str) -> tuple[str, int, int]:
     """(gpu, tp, pp) for ``model_id`` from its estimated weight bytes (the rule in the module docstring)."""
     total = weight_total(model_id)
