@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import _ast_cache as package_ast
+
 ROOT = Path(__file__).resolve().parent.parent
 PKG = ROOT / "kvplan"
 
@@ -63,10 +65,9 @@ def _rank(mod: str) -> int:
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:
-    tree = ast.parse(path.read_text(), filename=str(path))
     pkg = _modname(path).rsplit(".", 1)[0] if path.name != "__init__.py" else _modname(path)[: -len(".__init__")]
     out: list[tuple[int, str]] = []
-    for node in ast.walk(tree):
+    for node in package_ast.nodes(path):
         if isinstance(node, ast.Import):
             out += [(node.lineno, a.name) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -80,7 +81,7 @@ def _imports(path: Path) -> list[tuple[int, str]]:
     return out
 
 
-MODULES = sorted(p for p in PKG.rglob("*.py"))
+MODULES = list(package_ast.package_files())
 
 
 def test_every_module_has_a_layer():

@@ -9,12 +9,12 @@ by hand: what is and is not an integer, and the lenient reads' defaults.
 from __future__ import annotations
 
 import ast
-from functools import cache
 from pathlib import Path
 
 import pytest
 
 from kvplan.hfconfig.readers import count_or, int_at_least, is_int, is_int_list, positive_or
+from tests import _ast_cache as package_ast
 
 ROOT = Path(__file__).resolve().parent.parent
 PKG = ROOT / "kvplan"
@@ -34,9 +34,8 @@ PENDING: set[Path] = set()
 CONFIG_NAMES = {"cfg", "flat", "config", "qc", "c", "values", "raw_config"}
 
 
-@cache
 def _tree(path: Path) -> ast.AST:
-    return ast.parse(path.read_text(), filename=str(path))
+    return package_ast.tree(path)
 
 
 def _int_of_config_get(tree: ast.AST) -> list[int]:
@@ -102,7 +101,7 @@ def test_scans_see_what_they_forbid():
 def test_no_old_reader_functions():
     found = [
         f"{path.relative_to(ROOT)}:{node.lineno} {node.name}"
-        for path in sorted(PKG.rglob("*.py"))
+        for path in package_ast.package_files()
         if path != READERS and path not in PENDING
         for node in ast.walk(_tree(path))
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in OLD_READERS | {"is_int"}
@@ -113,7 +112,7 @@ def test_no_old_reader_functions():
 def test_no_int_of_a_config_get():
     found = [
         f"{path.relative_to(ROOT)}:{line}"
-        for path in sorted(PKG.rglob("*.py"))
+        for path in package_ast.package_files()
         if path != READERS
         for line in _int_of_config_get(_tree(path))
     ]

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from kvplan.hfconfig.dtypes import DType, dtype_bytes, dtype_named, dtype_of
+from tests import _ast_cache as package_ast
 
 ROOT = Path(__file__).resolve().parent.parent
 PKG = ROOT / "kvplan"
@@ -55,9 +56,9 @@ def test_scan_sees_a_table():
 def test_no_dtype_byte_table_outside_the_enum():
     found = [
         f"{path.relative_to(ROOT)}:{line}"
-        for path in sorted(PKG.rglob("*.py"))
+        for path in package_ast.package_files()
         if path != ENUM_MODULE
-        for line in _dtype_tables(ast.parse(path.read_text(), filename=str(path)))
+        for line in _dtype_tables(package_ast.tree(path))
     ]
     assert not found, "dtype -> bytes tables outside kvplan/hfconfig/dtypes.py (size through DType): " + ", ".join(
         found
@@ -248,8 +249,8 @@ def test_string_test_scan_sees_the_shape(src, hits):
 def _scanned_hits() -> dict[str, list[tuple[int, str]]]:
     out = {}
     for sub in SCANNED:
-        for path in sorted((PKG / sub).rglob("*.py")):
-            found = _dtype_string_tests(ast.parse(path.read_text(), filename=str(path)))
+        for path in package_ast.package_files(PKG / sub):
+            found = _dtype_string_tests(package_ast.tree(path))
             if found:
                 out[path.relative_to(ROOT).as_posix()] = found
     return out

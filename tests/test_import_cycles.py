@@ -16,6 +16,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests import _ast_cache as package_ast
+
 ROOT = Path(__file__).resolve().parent.parent
 PKG = ROOT / "kvplan"
 
@@ -26,7 +28,7 @@ def _modname(path: Path) -> str:
     return ".".join(parts)
 
 
-MODULES: dict[str, Path] = {_modname(p): p for p in sorted(PKG.rglob("*.py"))}
+MODULES: dict[str, Path] = {_modname(p): p for p in package_ast.package_files()}
 
 
 def _type_checking_nodes(tree: ast.AST) -> set[int]:
@@ -42,14 +44,15 @@ def _type_checking_nodes(tree: ast.AST) -> set[int]:
     return skip
 
 
-def imports_of(mod: str, source: str) -> set[str]:
-    """The kvplan modules ``mod`` imports (at run time, anywhere in its body)."""
-    tree = ast.parse(source)
+def imports_of(mod: str, source: str, path: Path | None = None) -> set[str]:
+    """The kvplan modules ``mod`` imports (at run time, anywhere in its body); ``path``: the file ``source`` was
+    read from, whose parse the structure tests share (tests/_ast_cache.py)."""
+    tree = package_ast.tree(path) if path is not None else ast.parse(source)
     skip = _type_checking_nodes(tree)
     is_pkg = MODULES.get(mod, Path()).name == "__init__.py"
     pkg = mod if is_pkg else mod.rsplit(".", 1)[0]
     out: set[str] = set()
-    for node in ast.walk(tree):
+    for node in package_ast.nodes(path) if path is not None else ast.walk(tree):
         if id(node) in skip:
             continue
         if isinstance(node, ast.Import):
@@ -67,7 +70,7 @@ def imports_of(mod: str, source: str) -> set[str]:
 
 
 def graph() -> dict[str, set[str]]:
-    return {m: imports_of(m, p.read_text()) for m, p in MODULES.items()}
+    return {m: imports_of(m, package_ast.source(p), p) for m, p in MODULES.items()}
 
 
 def cycles(g: dict[str, set[str]]) -> list[list[str]]:

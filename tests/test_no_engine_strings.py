@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from kvplan.engines.registry import ENGINES, engine
+from tests import _ast_cache as package_ast
 
 ROOT = Path(__file__).resolve().parent.parent
 SCANNED = ("kvplan/planning", "kvplan/weights", "kvplan/views")
@@ -38,11 +39,11 @@ def _engine_literal(node: ast.AST) -> bool:
     return False
 
 
-def engine_string_tests(source: str) -> list[tuple[int, str]]:
-    """(line, source text) of every engine string comparison in ``source``."""
-    tree = ast.parse(source)
+def engine_string_tests(source: str, path: Path | None = None) -> list[tuple[int, str]]:
+    """(line, source text) of every engine string comparison in ``source``; ``path``: the file ``source`` was read
+    from, whose parse the structure tests share (tests/_ast_cache.py)."""
     out = []
-    for node in ast.walk(tree):
+    for node in package_ast.nodes(path) if path is not None else ast.walk(ast.parse(source)):
         if not isinstance(node, ast.Compare):
             continue
         operands = [node.left, *node.comparators]
@@ -54,7 +55,7 @@ def engine_string_tests(source: str) -> list[tuple[int, str]]:
 
 
 def _files(top: str) -> list[Path]:
-    return sorted((ROOT / top).rglob("*.py"))
+    return list(package_ast.package_files(ROOT / top))
 
 
 def test_the_walk_finds_what_it_must():
@@ -80,7 +81,9 @@ NOT_YET: frozenset[tuple[str, str]] = frozenset({})
 @pytest.mark.parametrize("top", SCANNED)
 def test_no_engine_string_tests(top: str):
     found = {
-        (str(p.relative_to(ROOT)), text): line for p in _files(top) for line, text in engine_string_tests(p.read_text())
+        (str(p.relative_to(ROOT)), text): line
+        for p in _files(top)
+        for line, text in engine_string_tests(package_ast.source(p), p)
     }
     allowed = {k for k in NOT_YET if k[0].startswith(top + "/")}
     bad = [f"{f}:{line}: {text}" for (f, text), line in sorted(found.items()) if (f, text) not in allowed]

@@ -13,13 +13,14 @@ from kvplan.deployment import Deployment
 from kvplan.engines.sglang.pools.dsv4.eras import V41_PIPELINE_REFUSAL, refuse_v41_pipeline
 from kvplan.errors import InputError
 from kvplan.planning.plan import fit
+from tests import _ast_cache as package_ast
 
 PKG = Path(__file__).resolve().parents[1] / "kvplan"
 V41 = "deepseek-ai/DeepSeek-V4.1-Flash"
 
 
 def _modules_with(text: str) -> list[str]:
-    return sorted(str(p.relative_to(PKG)) for p in PKG.rglob("*.py") if text in p.read_text(encoding="utf-8"))
+    return sorted(str(p.relative_to(PKG)) for p in package_ast.package_files() if text in package_ast.source(p))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -102,9 +103,9 @@ def _device_total_sites(tree: ast.AST) -> list[tuple[int, str]]:
 
 def test_device_total_is_computed_in_one_module():
     found = {}
-    for path in sorted(PKG.rglob("*.py")):
+    for path in package_ast.package_files():
         rel = str(path.relative_to(PKG))
-        sites = _device_total_sites(ast.parse(path.read_text(encoding="utf-8"), filename=rel))
+        sites = _device_total_sites(package_ast.tree(path))
         if sites:
             found[rel] = sites
     assert sorted(found) == [DEVICE_RULE], found

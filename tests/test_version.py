@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from kvplan.version import Version, parse_version
+from tests import _ast_cache as package_ast
 
 PKG = Path(__file__).resolve().parent.parent / "kvplan"
 
@@ -117,10 +118,10 @@ NOT_A_VERSION = frozenset({"kvplan/inputs/preset_writer.py:_key"})
 
 def test_no_other_module_defines_a_version_parser():
     found = []
-    for path in sorted(PKG.rglob("*.py")):
+    for path in package_ast.package_files():
         if path == PKG / "version.py":
             continue
-        tree = ast.parse(path.read_text(), filename=str(path))
+        tree = package_ast.tree(path)
         rel = path.relative_to(PKG.parent).as_posix()  # once per file: relative_to per AST node cost ~8 s of CPU
         shown = str(path.relative_to(PKG.parent))
         for node in ast.walk(tree):
