@@ -99,19 +99,26 @@ def canonical_model_dtype(name: str) -> str:
     )
 
 
-def kv_element_bits(dtype: str) -> int:
+def kv_element_bits(dtype: DType | str) -> int:
     """Bits of one stored KV value (scales excluded): 32, 16, 8 or 4.
 
-    Example: ``kv_element_bits("bf16") == 16``, ``kv_element_bits("fp8_e4m3") == 8``,
-    ``kv_element_bits("nvfp4") == 4`` (torch ``float4_e2m1fn_x2`` packs two values per byte;
+    ``dtype`` is a resolved :class:`DType` (what the pool formulas pass) or, for the callers that hold a
+    spelling (the speed model), a name: a model dtype in any spelling, a quantized pool dtype by its canonical
+    name only (``fp8`` is vLLM's word).  A member or name kvplan does not price raises ``InputError``.
+
+    Example: ``kv_element_bits(DType.BF16) == 16``, ``kv_element_bits("fp8_e4m3") == 8``,
+    ``kv_element_bits(DType.NVFP4) == 4`` (torch ``float4_e2m1fn_x2`` packs two values per byte;
     SGLang's cell-size code halves the byte count explicitly).
 
     Source: sgl-project/sglang python/sglang/srt/model_executor/pool_configurator.py
     ``DefaultPoolConfigurator._compute_cell_size`` (``torch._utils._element_size``), v0.5.23.
     """
+    if isinstance(dtype, DType):
+        if dtype in _MODEL_DTYPES or dtype in _PRICED:
+            return dtype.bits
+        dtype = dtype.canonical
     key = (dtype or "").strip().lower()
     d = dtype_of(key)
-    # a model dtype in any spelling; a quantized pool dtype by its canonical name only (``fp8`` is vLLM's word)
     if d is not None and (d in _MODEL_DTYPES or (d in _PRICED and key == d.canonical)):
         return d.bits
     raise InputError(
@@ -121,7 +128,7 @@ def kv_element_bits(dtype: str) -> int:
     )
 
 
-def kv_element_bytes(dtype: str) -> int:
+def kv_element_bytes(dtype: DType | str) -> int:
     """torch element size SGLang multiplies by: 4/2/1, and 1 for packed FP4 (two values)."""
     bits = kv_element_bits(dtype)
     return max(1, bits // 8)
@@ -139,7 +146,7 @@ def _count(name: str, v: object) -> int:
     return v
 
 
-def kv_packed_bytes(*, values: int, dtype: str) -> int:
+def kv_packed_bytes(*, values: int, dtype: DType | str) -> int:
     """Bytes ``values`` KV values occupy in ``dtype``, scales excluded: ``values * bits // 8`` (floor).
 
     Examples: 576 values (one MLA row) in bf16 -> 1,152; fp8 -> 576; nvfp4 / fp4_mx_block16 -> 288;

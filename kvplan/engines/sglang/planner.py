@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from kvplan import supported
 from kvplan.errors import InputError
 from kvplan.family import Family, family_or_none
+from kvplan.hfconfig.dtypes import dtype_named
 from kvplan.result import FitResult, MemorySlice
 from kvplan.units import GiB, fmt_gib
 
@@ -700,7 +701,7 @@ def plan_sglang(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None) -
             rules=rules,
             budget=mem.budget,
             page_size=d.page,
-            kv_dtype=kv_dtype,
+            kv_dtype=dtype_named(kv_dtype),  # the pools read the member, resolved once here
             par=PoolParallel(attn_tp=par.attn_tp, attn_dp=par.attn_dp, dp=par.dp, pp=par.pp, dcp=par.dcp),
             limits=PoolLimits(
                 context_len=context,

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from kvplan.deployment import Deployment
     from kvplan.engines.sglang.releases import RuleSet
     from kvplan.engines.sglang.speculative import SpecPlan
+    from kvplan.hfconfig.dtypes import DType
     from kvplan.hfconfig.spec import ModelSpec
 
 #: speculative algorithms whose draft worker keeps a KV pool sharing the target's token count (the EAGLE branch of
@@ -278,7 +279,7 @@ class PoolContext:
     rules: RuleSet
     budget: int  # KV byte budget (<= 0: nothing to pool; the planner returns an empty plan)
     page_size: int
-    kv_dtype: str  # resolved (auto already applied)
+    kv_dtype: DType  # resolved once by the planner (auto already applied)
     par: PoolParallel
     limits: PoolLimits
     device: PoolDevice = field(default_factory=PoolDevice)
@@ -292,7 +293,7 @@ class PoolContext:
         rules: RuleSet,
         budget: int,
         page_size: int,
-        kv_dtype: str,
+        kv_dtype: DType,
         par: PoolParallel,
         limits: PoolLimits,
         device: PoolDevice | None = None,

@@ -58,11 +58,12 @@ def _is_glm(model: str) -> bool:
     return (model or "").strip().lower() in ("glm", "glm-dsa", "glm5", "glmmoedsaforcausallm")
 
 
-def _resolved_dtype(kv_dtype: str, sm_major: int | None, vendor: str, learnable_sink: bool) -> DType:
-    """SGLang's stored DSA KV dtype (``resolve_kv_cache_dtype``), resolved once into a :class:`DType`."""
+def _resolved_dtype(kv_dtype: DType | None, sm_major: int | None, vendor: str, learnable_sink: bool) -> DType:
+    """SGLang's stored DSA KV dtype (``resolve_kv_cache_dtype``; ``None`` is ``auto``) as a :class:`DType` (a member
+    the planner resolved already stays itself)."""
     return dtype_named(
         resolve_kv_cache_dtype(
-            requested=kv_dtype,
+            requested="auto" if kv_dtype is None else kv_dtype.canonical,
             model_dtype="bfloat16",
             kv_cache_quant_algo=None,
             family=Family.DSA,
@@ -75,7 +76,7 @@ def _resolved_dtype(kv_dtype: str, sm_major: int | None, vendor: str, learnable_
 
 def dsa_default_backends(
     *,
-    kv_dtype: str,
+    kv_dtype: DType | None,
     sm_major: int | None,
     vendor: str,
     model: str = "deepseek",
@@ -149,7 +150,7 @@ def dsa_default_backends(
 
 def dsa_row_layout(
     *,
-    kv_dtype: str,
+    kv_dtype: DType | None,
     sm_major: int | None,
     vendor: str,
     model: str = "deepseek",
@@ -161,7 +162,7 @@ def dsa_row_layout(
 ) -> str:
     """Which latent-row layout the DSA pool uses: ``"scaled_fp8"``, ``"raw_fp8"`` or ``"bf16"``.
 
-    ``kv_dtype`` may be ``auto`` (resolved as in :func:`resolve_kv_cache_dtype`). A bf16 pool is
+    ``kv_dtype`` may be ``None`` (``auto``, resolved as in :func:`resolve_kv_cache_dtype`). A bf16 pool is
     always ``"bf16"``. An fp8 pool is raw when a local backend is ``trtllm`` (PD decode looks at
     the decode backend only, PD prefill at the prefill one), when on HIP a backend is
     tilelang/triton/aiter, or when both CUDA backends are tilelang; otherwise scaled.
@@ -177,7 +178,7 @@ def dsa_row_layout(
     """
     dt = _resolved_dtype(kv_dtype, sm_major, vendor, learnable_sink)
     p, d = dsa_default_backends(
-        kv_dtype=dt.canonical,
+        kv_dtype=dt,
         sm_major=sm_major,
         vendor=vendor,
         model=model,
@@ -313,7 +314,7 @@ def _row_layout(ctx: PoolContext) -> str:
 
 def _layout(ctx: PoolContext) -> str:
     if not ctx.rules.dsa_indexer_budget:
-        return f"dsa (budgeted as the {ctx.kv_dtype} MLA latent only: SGLang before 0.5.4)"
+        return f"dsa (budgeted as the {ctx.kv_dtype.canonical} MLA latent only: SGLang before 0.5.4)"
     return f"dsa ({_row_layout(ctx)} row + fp8 indexer key)"
 
 

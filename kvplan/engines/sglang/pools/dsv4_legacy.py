@@ -359,7 +359,7 @@ def legacy_vector_group(ctx: PoolContext, *, era: DSV4Era, cell: float) -> Vecto
         layout = dsv4_select_layout(
             sm_major=ctx.sm_major,
             is_v41=g.is_v41,
-            kv_cache_dtype=ctx.kv_dtype,
+            kv_dtype=ctx.kv_dtype,
             attn_tp_size=ctx.attn_tp,
             attention_backend=f.dsv4_attn_backend,
         )

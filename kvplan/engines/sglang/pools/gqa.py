@@ -26,7 +26,7 @@ from kvplan.engines.sglang.pools.default import plan_default
 from kvplan.errors import InputError
 from kvplan.geometry.gqa import kv_bytes_per_token, kv_heads_per_rank, kv_values_per_token_layer
 from kvplan.geometry.kvdtype import kv_element_bytes
-from kvplan.hfconfig.dtypes import DType, dtype_of
+from kvplan.hfconfig.dtypes import DType
 
 if TYPE_CHECKING:
     from kvplan.hfconfig.spec import ModelSpec
@@ -149,7 +149,7 @@ def gqa_bytes_per_token(
     v_head_dim: int,
     num_layers: int,
     attn_tp_size: int,
-    kv_dtype: str,
+    kv_dtype: DType,
     dcp_size: int = 1,
     sm_major: int | None = None,
     prefill_backend: str | None = None,
@@ -176,8 +176,7 @@ def gqa_bytes_per_token(
     if not isinstance(num_layers, int) or num_layers < 0:
         raise InputError(f"num_layers must be a non-negative integer, got {num_layers!r}", field="num_layers")
     n = gqa_kv_heads_per_rank(num_kv_heads=num_kv_heads, attn_tp_size=attn_tp_size, dcp_size=dcp_size)
-    dt = kv_dtype.strip().lower()
-    kd = dtype_of(dt)  # the layout's member; the width check stays SGLang's vocabulary (kv_element_bytes)
+    dt = kd = kv_dtype  # resolved by the planner; kv_element_bytes refuses a width kvplan does not price
     if kd is DType.NVFP4:
         layouts, dequant = nvfp4_kv_access(
             sm_major=sm_major, prefill_backend=prefill_backend, decode_backend=decode_backend
@@ -240,7 +239,7 @@ def _layout(ctx: PoolContext) -> str:
 def breakdown(m: ModelSpec) -> Breakdown:
     """``kvplan show``: bytes per token per GPU for bf16 / fp8 at TP 1..16 (the splits SGLang refuses are left out)."""
     out = Breakdown(info=dict(kv_heads=m.num_kv_heads, head_dim=m.head_dim, v_head_dim=m.v_head_dim))
-    for dt in ("bf16", "fp8_e4m3"):
+    for dt in (DType.BF16, DType.FP8_E4M3):
         for tp in SHOW_TPS:
             try:
                 heads = gqa_kv_heads_per_rank(num_kv_heads=m.num_kv_heads, attn_tp_size=tp)
@@ -256,7 +255,7 @@ def breakdown(m: ModelSpec) -> Breakdown:
                 continue
             out.rows.append(
                 {
-                    "kv_cache_dtype": dt,
+                    "kv_cache_dtype": dt.canonical,
                     "tp": tp,
                     "kv_heads_per_gpu": heads,
                     "bytes_per_token": b,

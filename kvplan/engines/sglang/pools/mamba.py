@@ -694,7 +694,7 @@ def mamba_hybrid_kv_cell(
     *,
     geometry: MambaGeometry,
     attn_tp_size: int,
-    kv_dtype: str,
+    kv_dtype: DType,
     stage_layers: tuple[int, int] | None = None,
     dcp_size: int = 1,
 ) -> int:
@@ -984,7 +984,7 @@ def breakdown(m: ModelSpec) -> Breakdown:
     )
     for tp in SHOW_TPS:
         try:
-            kv = mamba_hybrid_kv_cell(geometry=g, attn_tp_size=tp, kv_dtype="bf16")
+            kv = mamba_hybrid_kv_cell(geometry=g, attn_tp_size=tp, kv_dtype=DType.BF16)
             state = mamba_state_bytes_per_request(geometry=g, tp_size=tp)
         except InputError:
             continue

@@ -16,7 +16,7 @@ from kvplan.engines.sglang.pools.base import Breakdown, PoolContext, PoolPlan
 from kvplan.engines.sglang.pools.default import plan_default
 from kvplan.geometry.kvdtype import kv_element_bytes
 from kvplan.geometry.mla import mla_row_dim, mla_values_per_token
-from kvplan.hfconfig.dtypes import DType, dtype_of
+from kvplan.hfconfig.dtypes import DType
 
 if TYPE_CHECKING:
     from kvplan.hfconfig.spec import ModelSpec
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 _FP4_SCALE_BLOCK = 16
 
 
-def mla_bytes_per_token(*, kv_lora_rank: int, qk_rope_head_dim: int, num_layers: int, kv_dtype: str) -> int:
+def mla_bytes_per_token(*, kv_lora_rank: int, qk_rope_head_dim: int, num_layers: int, kv_dtype: DType) -> int:
     """Bytes of KV one token costs on every attention rank (any TP).
 
     * bf16/fp16/fp8/mxfp8: ``(kv_lora_rank + qk_rope_head_dim) * L * e`` (e = 2 or 1; SGLang adds
@@ -40,10 +40,9 @@ def mla_bytes_per_token(*, kv_lora_rank: int, qk_rope_head_dim: int, num_layers:
     ``calculate_mla_kv_cache_dim``, v0.5.23.
     """
     values = mla_values_per_token(kv_lora_rank=kv_lora_rank, qk_rope_head_dim=qk_rope_head_dim, num_layers=num_layers)
-    dt = kv_dtype.strip().lower()
-    e = kv_element_bytes(dt)
+    e = kv_element_bytes(kv_dtype)
     cell = values * e
-    if dtype_of(dt) in (DType.NVFP4, DType.FP4_MX_BLOCK16):
+    if kv_dtype in (DType.NVFP4, DType.FP4_MX_BLOCK16):
         dim = mla_row_dim(kv_lora_rank=kv_lora_rank, qk_rope_head_dim=qk_rope_head_dim)
         cell = cell // 2 + (dim // _FP4_SCALE_BLOCK) * num_layers * e
     return cell
@@ -74,9 +73,14 @@ def breakdown(m: ModelSpec) -> Breakdown:
     c = m.config
     out = Breakdown(info=dict(kv_lora_rank=c.get("kv_lora_rank"), qk_rope_head_dim=c.get("qk_rope_head_dim")))
     rank, rope = m.require_int("kv_lora_rank"), m.require_int("qk_rope_head_dim")  # InputError, not KeyError
-    for dt in ("bf16", "fp8_e4m3"):
+    for dt in (DType.BF16, DType.FP8_E4M3):
         b = mla_bytes_per_token(kv_lora_rank=rank, qk_rope_head_dim=rope, num_layers=m.num_layers, kv_dtype=dt)
         out.rows.append(
-            {"kv_cache_dtype": dt, "tp": "any", "bytes_per_token": b, "note": "latent replicated on every TP rank"}
+            {
+                "kv_cache_dtype": dt.canonical,
+                "tp": "any",
+                "bytes_per_token": b,
+                "note": "latent replicated on every TP rank",
+            }
         )
     return out

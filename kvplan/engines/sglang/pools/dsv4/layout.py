@@ -8,12 +8,8 @@ from kvplan.engines.sglang.pools.swa_cap import (
     ceil_align,
 )
 from kvplan.errors import InputError
-from kvplan.geometry.kvdtype import KV_CACHE_DTYPES
-from kvplan.hfconfig.dtypes import DType, dtype_of
+from kvplan.hfconfig.dtypes import DType
 
-#: The ``--kv-cache-dtype`` words the DeepSeek-V4 CUDA layout selection takes as its fp8 (e4m3) storage:
-#: ``fp8_e4m3``, ``auto`` (``_deepseek_v4_kv_cache_dtype``) and ``fp8`` (this function's accepted words, unchanged).
-_DSV4_FP8_KV_DTYPES: tuple[str, ...] = ("auto", "fp8", "fp8_e4m3")
 #: ``SGLANG_DSV4_COMPRESSED_KV_LAYOUT``'s values (layout names, not KV dtypes)
 _COMPRESSED_KV_LAYOUTS: tuple[str, ...] = ("auto", "fp8", "fp4")
 
@@ -128,7 +124,7 @@ def dsv4_select_layout(
     *,
     sm_major: int | None,
     is_v41: bool,
-    kv_cache_dtype: str,
+    kv_dtype: DType | None,
     attn_tp_size: int,
     attention_backend: str | None = None,
     kv_layout_env: str | None = None,
@@ -137,7 +133,8 @@ def dsv4_select_layout(
     """Main KV layout of the pool: ``"v4"`` | ``"v41"`` | ``"v41_new"`` | ``"uniform_fp8"`` (CUDA).
 
     ``attention_backend`` is ``--dsv4-attn-backend`` (None/"auto", "flashmla", "flashmla_mega", "trtllm");
-    ``kv_layout_env`` is ``SGLANG_DSV4_KV_LAYOUT`` when set (unset = default "v4").
+    ``kv_layout_env`` is ``SGLANG_DSV4_KV_LAYOUT`` when set (unset = default "v4"); ``kv_dtype`` the resolved KV
+    dtype (``None``: ``auto``, which is fp8_e4m3 here).
 
     Sources (v0.5.23): ``_default_dsv4_attention_backend`` (arg_groups/deepseek_v4_hook.py): "auto" becomes
     ``flashmla_mega`` only for V4.1 on SM100/103 with fp8 KV, when attention is not tensor-parallel (or under
@@ -149,10 +146,9 @@ def dsv4_select_layout(
 
     Example: V4.1-Flash on RTX PRO 6000 (SM120), TP8, fp8 -> flashmla -> "v4".
     """
-    dtype = (kv_cache_dtype or "auto").lower()
-    if dtype in _DSV4_FP8_KV_DTYPES:
+    if kv_dtype is None or kv_dtype is DType.FP8_E4M3:
         kd = DType.FP8_E4M3
-    elif dtype in KV_CACHE_DTYPES and dtype_of(dtype) is DType.BF16:
+    elif kv_dtype is DType.BF16:
         raise InputError(
             "DeepSeek-V4 on CUDA stores its KV pool as fp8 (uint8 rows); bfloat16 is NPU/HIP-unified only",
             field="--kv-cache-dtype",
@@ -160,7 +156,7 @@ def dsv4_select_layout(
         )
     else:
         raise InputError(
-            f"kv_cache_dtype {kv_cache_dtype!r} is not supported for DeepSeek-V4",
+            f"kv_cache_dtype {kv_dtype.canonical!r} is not supported for DeepSeek-V4",
             field="--kv-cache-dtype",
             hint="use fp8_e4m3 (or auto)",
         )

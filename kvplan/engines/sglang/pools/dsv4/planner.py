@@ -12,6 +12,7 @@ from kvplan.engines.sglang.pools.dsv4.result import DSV4Pools
 from kvplan.engines.sglang.pools.dsv4.sizing import dsv4_pool_sizes
 from kvplan.engines.sglang.pools.dsv4.stage import DSV4Flags
 from kvplan.geometry.dsv4 import DSV4Geometry, dsv4_geometry_from_config, dsv4_naive_v3_bytes_per_token
+from kvplan.hfconfig.dtypes import DType
 from kvplan.result import Basis, Pool
 
 if TYPE_CHECKING:
@@ -109,7 +110,7 @@ def plan(ctx: PoolContext) -> PoolPlan:
     layout = dsv4_select_layout(
         sm_major=ctx.sm_major,
         is_v41=geom.is_v41,
-        kv_cache_dtype=ctx.kv_dtype,
+        kv_dtype=ctx.kv_dtype,
         attn_tp_size=ctx.attn_tp,
         attention_backend=ctx.flags.dsv4_attn_backend,
     )
@@ -159,7 +160,7 @@ def breakdown(m: ModelSpec) -> Breakdown:
         )
     )
     for sm_major, attn_tp in _SHOW_POINTS:
-        layout = dsv4_select_layout(sm_major=sm_major, is_v41=g.is_v41, kv_cache_dtype="fp8_e4m3", attn_tp_size=attn_tp)
+        layout = dsv4_select_layout(sm_major=sm_major, is_v41=g.is_v41, kv_dtype=DType.FP8_E4M3, attn_tp_size=attn_tp)
         res = dsv4_pool_sizes(
             geometry=g,
             budget_bytes=10 * 2**30,

@@ -63,7 +63,7 @@ def vector_group(ctx: PoolContext, *, cell: float) -> VectorGroup | None:
         layout = dsv4_select_layout(
             sm_major=ctx.sm_major,
             is_v41=geom.is_v41,
-            kv_cache_dtype=ctx.kv_dtype,
+            kv_dtype=ctx.kv_dtype,
             attn_tp_size=ctx.attn_tp,
             attention_backend=f.dsv4_attn_backend,
         )

@@ -20,6 +20,7 @@ from kvplan.parallel import sglang_pp_layer_ranges as pp_layer_ranges
 from kvplan.version import Version
 
 if TYPE_CHECKING:
+    from kvplan.hfconfig.dtypes import DType
     from kvplan.hfconfig.spec import ModelSpec
 
 
@@ -138,7 +139,7 @@ def two_step_pools(
     *,
     layers: SWALayers,
     budget_bytes: int,
-    kv_dtype: str,
+    kv_dtype: DType,
     attn_tp_size: int,
     page_size: int,
     ratio: float,

@@ -6,7 +6,7 @@ from kvplan.errors import InputError
 from kvplan.geometry.gqa import kv_heads_per_rank, kv_values_per_token_layer
 from kvplan.geometry.kvdtype import kv_element_bytes
 from kvplan.geometry.swa import positive_int
-from kvplan.hfconfig.dtypes import DType, dtype_of
+from kvplan.hfconfig.dtypes import DType
 
 # --------------------------------------------------------------------------------------------------
 # Per-token bytes
@@ -14,7 +14,7 @@ from kvplan.hfconfig.dtypes import DType, dtype_of
 
 
 def swa_bytes_per_layer_token(
-    *, kv_heads: int, head_dim: int, v_head_dim: int, attn_tp_size: int, kv_dtype: str, latent: bool = False
+    *, kv_heads: int, head_dim: int, v_head_dim: int, attn_tp_size: int, kv_dtype: DType, latent: bool = False
 ) -> int:
     """Bytes one token costs in ONE layer of a hybrid-SWA sub-pool (full or SWA) on one attention rank.
 
@@ -40,8 +40,8 @@ def swa_bytes_per_layer_token(
         positive_int(v, name)
     if not latent:
         positive_int(v_head_dim, "v_head_dim")
-    dt = kv_dtype.strip().lower()
-    mx = dtype_of(dt) is DType.MXFP8  # the one scaled sub-pool
+    dt = kv_dtype
+    mx = dt is DType.MXFP8  # the one scaled sub-pool
     if latent:
         if mx:
             raise InputError(

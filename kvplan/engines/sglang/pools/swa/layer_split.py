@@ -17,6 +17,7 @@ from kvplan.version import Version
 
 if TYPE_CHECKING:
     from kvplan.engines.sglang.pools.base import PoolContext
+    from kvplan.hfconfig.dtypes import DType
 
 
 # ---- SGLang 0.4.9.post6 - 0.5.8: the split by layer count ---------------------------------------------------------
@@ -95,7 +96,7 @@ def layer_split_stages(
     layers: SWALayers,
     pp_size: int,
     partition: str | None,
-    kv_dtype: str,
+    kv_dtype: DType,
     attn_tp_size: int,
     staged: bool = False,
     full_ids_cell: bool = False,

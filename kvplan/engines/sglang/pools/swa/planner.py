@@ -23,7 +23,7 @@ from kvplan.engines.sglang.pools.swa.layer_split import (
 from kvplan.engines.sglang.pools.swa.sizing import swa_pool_sizes_over_stages
 from kvplan.errors import InputError
 from kvplan.geometry.swa import SWALayers
-from kvplan.hfconfig.dtypes import DType, dtype_of
+from kvplan.hfconfig.dtypes import DType
 from kvplan.hfconfig.normalize import flatten_config
 from kvplan.result import Pool
 
@@ -142,8 +142,8 @@ def plan(ctx: PoolContext) -> PoolPlan:
         ),
     ]
     notes = list(res.notes)
-    if dtype_of(ctx.kv_dtype) in _FP4:
-        notes.append(FP4_NOTE.format(dtype=ctx.kv_dtype))
+    if ctx.kv_dtype in _FP4:
+        notes.append(FP4_NOTE.format(dtype=ctx.kv_dtype.canonical))
     warning = layer_split_warning(res=res, budget_bytes=ctx.budget, num_layers=layers.num_hidden_layers or 0)
     return PoolPlan(
         tokens=res.full_tokens,
@@ -209,10 +209,10 @@ def one_pool_plan(ctx: PoolContext, layers: SWALayers) -> PoolPlan:
 
     arch = layers.architecture or "this model"
     n = layers.num_hidden_layers or len(layers.full_layers) + len(layers.swa_layers)
-    if dtype_of(ctx.kv_dtype) in _FP4:
+    if ctx.kv_dtype in _FP4:
         raise InputError(
             f"SGLang {_release(ctx)} sizes {arch} in one KV pool over all layers; its FP4 "
-            f"({ctx.kv_dtype}) cell there is not modelled",
+            f"({ctx.kv_dtype.canonical}) cell there is not modelled",
             field="--kv-cache-dtype",
             hint="use auto, bf16, fp8_e4m3 or fp8_e5m2",
         )
@@ -285,7 +285,7 @@ def breakdown(m: ModelSpec) -> Breakdown:
     for group, n, heads, hd, vhd in groups:
         for tp in SHOW_TPS:
             per_layer = swa_bytes_per_layer_token(
-                kv_heads=heads, head_dim=hd, v_head_dim=vhd, attn_tp_size=tp, kv_dtype="bf16", latent=L.latent
+                kv_heads=heads, head_dim=hd, v_head_dim=vhd, attn_tp_size=tp, kv_dtype=DType.BF16, latent=L.latent
             )
             out.rows.append(
                 {

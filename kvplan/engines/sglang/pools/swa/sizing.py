@@ -19,6 +19,7 @@ from kvplan.engines.sglang.pools.swa_cap import (
 )
 from kvplan.errors import EngineRefusal, InputError
 from kvplan.geometry.swa import SWALayers, positive_int
+from kvplan.hfconfig.dtypes import DType
 from kvplan.parallel import sglang_pp_layer_ranges as pp_layer_ranges
 
 # --------------------------------------------------------------------------------------------------
@@ -158,7 +159,7 @@ class SWAKnobs(NamedTuple):
     (:class:`~kvplan.engines.sglang.pools.swa.byte_era.ByteEra`), 0.5.23's by default.
     """
 
-    kv_dtype: str
+    kv_dtype: DType
     attn_tp_size: int
     page_size: int
     swa_full_tokens_ratio: float | None
@@ -335,7 +336,7 @@ def swa_pool_sizes(
 def stage_cells(
     *,
     layers: SWALayers,
-    kv_dtype: str,
+    kv_dtype: DType,
     attn_tp_size: int,
     draft_full_layers: int = 0,
     draft_swa_layers: int = 0,
