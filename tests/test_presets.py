@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from kvplan.hfconfig.normalize import nemotron_h_layers
 from kvplan.inputs import presets as p
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -105,6 +106,8 @@ def test_every_config_has_layers():
     for m in p.all_models():
         cfg = m.config
         layers = cfg.get("num_hidden_layers", (cfg.get("text_config") or {}).get("num_hidden_layers"))
+        if layers is None:  # Nemotron-3 Ultra: the layers are listed in layers_block_type only
+            layers = nemotron_h_layers(dict(cfg)).get("num_hidden_layers")
         assert isinstance(layers, int) and layers > 0, m.id
 
 

@@ -143,7 +143,38 @@ def flatten_config(cfg: Mapping[str, Any], *, engine: Engine = "sglang") -> dict
             n = vision.get("num_hidden_layers") or vision.get("n_layers") or vision.get("depth")
             if isinstance(n, int):
                 out["vision_n_layers"] = n
-    return out
+    return nemotron_h_layers(out)
+
+
+# SGLang 0.5.23 configs/nemotron_h.py: MAMBA "M", ATTENTION "*", MLP "-", MOE "E"
+_NEMOTRON_H_LETTERS = {"mamba": "M", "attention": "*", "mlp": "-", "moe": "E"}
+
+
+def nemotron_h_layers(flat: dict[str, Any]) -> dict[str, Any]:
+    """A Nemotron-H config written with ``layers_block_type`` only (Nemotron-3 Ultra): the layer count and the
+    pattern the engines derive from it, added where the config has none.
+
+    Formula: ``num_hidden_layers = len(layers_block_type)``; ``hybrid_override_pattern`` = one letter per entry
+    (``mamba`` M, ``attention`` *, ``mlp`` -, ``moe`` E).  A config that has either key keeps its own value; a
+    list with another entry is left alone (the geometry reader names it).
+
+    Example: ``{"model_type": "nemotron_h", "layers_block_type": ["mamba", "moe", "attention"]}`` ->
+    ``num_hidden_layers 3``, ``hybrid_override_pattern "ME*"``.
+
+    Source: SGLang 0.5.23 ``python/sglang/srt/configs/nemotron_h.py`` ``NemotronHConfig``: ``num_hidden_layers``
+    is a property, ``len(self.layers_block_type)`` (a ``num_hidden_layers`` argument is ignored), and
+    ``hybrid_override_pattern`` is ``_list_to_pattern(self.layers_block_type)``.
+    """
+    blocks = flat.get("layers_block_type")
+    if flat.get("model_type") != "nemotron_h" or not isinstance(blocks, list) or not blocks:
+        return flat
+    if not all(isinstance(b, str) and b in _NEMOTRON_H_LETTERS for b in blocks):
+        return flat
+    if "num_hidden_layers" not in flat:
+        flat["num_hidden_layers"] = len(blocks)
+    if not flat.get("hybrid_override_pattern"):
+        flat["hybrid_override_pattern"] = "".join(_NEMOTRON_H_LETTERS[b] for b in blocks)
+    return flat
 
 
 # SGLang 0.5.23 configs/deepseek_v41.py _VISION_FIELDS: vision_config key -> flat key

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from kvplan.errors import InputError
+from kvplan.hfconfig.normalize import nemotron_h_layers
 from kvplan.inputs.config_keys import CONFIG_KEYS, VISION_CONFIG_KEYS
 from kvplan.inputs.presets.schema import QUANTIZATIONS as _QUANTIZATIONS  # the one list of weight formats
 
@@ -210,7 +211,11 @@ def config_copy(config: Mapping[str, Any]) -> ConfigCopy:
         raise InputError("config.json must hold a JSON object", field="config")
     out = ConfigCopy(table={})
     out.table = _copy_level(config, "", out, keys=CONFIG_KEYS)
-    if "num_hidden_layers" not in out.table and "num_hidden_layers" not in out.table.get("text_config", {}):
+    if (
+        "num_hidden_layers" not in out.table
+        and "num_hidden_layers" not in out.table.get("text_config", {})
+        and "num_hidden_layers" not in nemotron_h_layers(dict(out.table))
+    ):
         raise InputError(
             "config.json has no num_hidden_layers", field="config", hint="pass the config.json of a decoder model"
         )

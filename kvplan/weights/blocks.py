@@ -153,8 +153,12 @@ def mlp(a: Arch, i: int, prefix: str, inter: int, comp: str, group: Group, *, ga
     return out
 
 
-def _experts(a: Arch, i: int, prefix: str, n: int, inter: int, *, gated: bool, bias: bool) -> list[Tensor]:
-    h = a.hidden
+def _experts(
+    a: Arch, i: int, prefix: str, n: int, inter: int, *, gated: bool, bias: bool, width: int | None = None
+) -> list[Tensor]:
+    """The routed experts of one MoE layer; ``width`` is the dimension they read and write (the hidden size, or
+    Nemotron-3's ``moe_latent_size``)."""
+    h = a.hidden if width is None else width
     p = f"{prefix}.experts"
     out = [lin("experts", f"{p}.gate_proj", inter, h, Split.OUT, Group.MOE, i, copies=n, expert=True)] if gated else []
     out.append(lin("experts", f"{p}.up_proj", inter, h, Split.OUT, Group.MOE, i, copies=n, expert=True))
@@ -220,9 +224,26 @@ def moe_block(a: Arch, i: int, prefix: str, *, gated: bool = True) -> list[Tenso
         out.append(vec("router", f"{gate_name}.e_score_correction_bias", n, i, dtype="fp32"))
     elif a.model_type == ERNIE_MOE:  # ERNIE-4.5 MoEGate: a (1, E) correction bias in the model dtype (ernie4.py)
         out.append(vec("router", f"{prefix}.moe_statics.e_score_correction_bias", n, i))
-    out += _experts(a, i, prefix, n, inter, gated=gated, bias=a.gpt_oss)
+    latent = _moe_latent_size(a)
+    out += _experts(a, i, prefix, n, inter, gated=gated, bias=a.gpt_oss, width=latent)
     out += _shared_experts(a, i, prefix, inter, gated=gated)
+    if latent is not None:  # hidden -> latent before the experts, latent -> hidden after (replicated Linears)
+        out.append(lin("experts", f"{prefix}.fc1_latent_proj", latent, a.hidden, Split.NONE, Group.NONE, i))
+        out.append(lin("experts", f"{prefix}.fc2_latent_proj", a.hidden, latent, Split.NONE, Group.NONE, i))
     return out
+
+
+def _moe_latent_size(a: Arch) -> int | None:
+    """Nemotron-3's latent MoE: the routed experts of a ``nemotron_h`` config with ``moe_latent_size`` work in
+    that width (SGLang 0.5.23 ``models/nemotron_h.py NemotronHMoE.__init__``: ``moe_hidden_size =
+    config.moe_latent_size``, the experts' ``hidden_size``, with ``fc1_latent_proj`` ``[latent, hidden]`` and
+    ``fc2_latent_proj`` ``[hidden, latent]`` ReplicatedLinears; the shared experts and the router stay at the
+    hidden size).  Example: Nemotron-3-Super-120B-A12B, 512 experts of 2 x 2688 x 1024 over 40 MoE layers:
+    112.7e9 expert parameters (2 x 2688 x 4096 would be 450.9e9).  None for every other config."""
+    if a.model_type != "nemotron_h":
+        return None
+    v = a.cfg.get("moe_latent_size")
+    return need_int(a.cfg, "moe_latent_size", minimum=1) if v is not None else None
 
 
 def gqa_attention(a: Arch, i: int, prefix: str, *, gated_q: bool = False) -> list[Tensor]:
