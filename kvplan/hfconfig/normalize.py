@@ -143,7 +143,45 @@ def flatten_config(cfg: Mapping[str, Any], *, engine: Engine = "sglang") -> dict
             n = vision.get("num_hidden_layers") or vision.get("n_layers") or vision.get("depth")
             if isinstance(n, int):
                 out["vision_n_layers"] = n
+    if out.get("model_type") == "gemma3_text" or (sub is not None and sub.get("model_type") == "gemma3_text"):
+        out = gemma3_text_defaults(out)
     return nemotron_h_layers(out)
+
+
+#: transformers 5.22 ``models/gemma3/configuration_gemma3.py`` ``Gemma3TextConfig``: the field defaults of the
+#: geometry both engines read (neither has a Gemma-3 config class of its own; they load transformers')
+GEMMA3_TEXT_DEFAULTS: dict[str, Any] = {
+    "vocab_size": 262_208,
+    "hidden_size": 2304,
+    "intermediate_size": 9216,
+    "num_hidden_layers": 26,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 4,
+    "head_dim": 256,
+    "max_position_embeddings": 131_072,
+    "query_pre_attn_scalar": 256,
+    "sliding_window": 4096,
+    "tie_word_embeddings": True,
+}
+
+
+def gemma3_text_defaults(flat: dict[str, Any]) -> dict[str, Any]:
+    """A Gemma-3 text config as the engines read it: the ``Gemma3TextConfig`` default of every geometry field the
+    config.json leaves out (the published gemma-3-4b-it / -12b-it / -27b-it configs write only the fields that
+    differ from them).
+
+    Formula: ``flat.setdefault(key, GEMMA3_TEXT_DEFAULTS[key])`` for each key.
+
+    Example: gemma-3-4b-it's ``text_config`` ``{"hidden_size": 2560, "intermediate_size": 10240, "num_hidden_layers":
+    34, "sliding_window": 1024, ...}`` -> 8 attention heads, 4 KV heads of 256, vocabulary 262,208, 131,072
+    positions; its own four values kept.
+
+    Source: transformers 5.22 ``src/transformers/models/gemma3/configuration_gemma3.py`` ``Gemma3TextConfig`` (the
+    dataclass field defaults; ``sliding_window_pattern`` 6 is read by the layer-kind rule).
+    """
+    for key, value in GEMMA3_TEXT_DEFAULTS.items():
+        flat.setdefault(key, value)
+    return flat
 
 
 # SGLang 0.5.23 configs/nemotron_h.py: MAMBA "M", ATTENTION "*", MLP "-", MOE "E"
