@@ -187,10 +187,11 @@ def _sglang_swa_rows(m: ModelSpec, kv_dtype: str) -> list[tuple[str, int, int]]:
     from kvplan.engines.sglang.pools.swa import swa_bytes_per_layer_token, swa_layers_from_config
 
     L = swa_layers_from_config(m.raw_config or m.config)
-    from kvplan.hfconfig.dtypes import DType, dtype_of
+    from kvplan.hfconfig.dtypes import DType, dtype_named
 
-    # the FP4 recipes are shown at bf16 width in these rows (unchanged)
-    dt = DType.BF16.canonical if dtype_of(kv_dtype) in (DType.NVFP4, DType.FP4_MX_BLOCK16) else kv_dtype
+    # the FP4 recipes are shown at bf16 width in these rows (unchanged); the pool formula takes the resolved member
+    kd = dtype_named(kv_dtype)
+    dt = DType.BF16 if kd in (DType.NVFP4, DType.FP4_MX_BLOCK16) else kd
     out = []
     for name, n, heads, hd, vhd in (
         ("full attention", len(L.full_layers), L.full_kv_heads, L.full_head_dim, L.full_v_head_dim),
