@@ -267,29 +267,29 @@ def test_no_dtype_string_matching_below_planning():
 
 
 @pytest.mark.parametrize(
-    ("word", "outcome"),
+    ("member", "outcome"),
     [
-        ("auto", "v41"),
-        ("fp8", "v41"),
+        (None, "v41"),  # auto
         ("FP8_E4M3", "v41"),
-        ("fp8_e4m3fn", "not supported"),  # an e4m3 member, but not a word this selection takes
-        ("bf16", "stores its KV pool as fp8"),  # SGLang's bf16 words get the bf16 reason
-        ("bfloat16", "stores its KV pool as fp8"),
-        ("torch.bfloat16", "not supported"),  # a BF16 spelling outside SGLang's flag vocabulary
-        ("fp8_e5m2", "not supported"),
+        ("BF16", "stores its KV pool as fp8"),  # SGLang's bf16 words resolve to this member: the bf16 reason
+        ("FP8_E5M2", "not supported"),
+        ("MXFP8", "not supported"),
     ],
 )
-def test_dsv4_layout_compares_members_but_keeps_its_words(word, outcome):
-    """V4.1 on SM100 at attention TP1 with fp8 storage picks flashmla_mega -> ``v41``; the member test must not widen
-    the accepted words to every spelling of the member."""
+def test_dsv4_layout_compares_members(member, outcome):
+    """V4.1 on SM100 at attention TP1 with fp8 storage picks flashmla_mega -> ``v41``; the selection takes the member
+    the planner resolved (``None``: auto), and SGLang's words for DeepSeek-V4 are checked before, where the flag is
+    read (``kvplan.engines.sglang.kvdtype``, ``_DSV4_FP8_WORDS`` / ``_DSV4_BF16_WORDS``)."""
     from kvplan.engines.sglang.pools.dsv4.layout import dsv4_select_layout
     from kvplan.errors import InputError
+    from kvplan.hfconfig.dtypes import DType
 
+    kv = None if member is None else DType[member]
     if outcome == "v41":
-        assert dsv4_select_layout(sm_major=10, is_v41=True, kv_cache_dtype=word, attn_tp_size=1) == "v41"
+        assert dsv4_select_layout(sm_major=10, is_v41=True, kv_dtype=kv, attn_tp_size=1) == "v41"
     else:
         with pytest.raises(InputError, match=outcome):
-            dsv4_select_layout(sm_major=10, is_v41=True, kv_cache_dtype=word, attn_tp_size=1)
+            dsv4_select_layout(sm_major=10, is_v41=True, kv_dtype=kv, attn_tp_size=1)
 
 
 def test_solve_dtype_order_is_members_tried_under_flag_words():

@@ -13,6 +13,7 @@ from kvplan.engines.sglang.pools.unsupported import check_sglang_architecture
 from kvplan.errors import InputError
 from kvplan.family import Family
 from kvplan.hfconfig.detect import detect_family
+from kvplan.hfconfig.dtypes import DType, dtype_named
 from kvplan.inputs.resolve import resolve_model
 
 
@@ -32,7 +33,7 @@ def _cell(layers, *, tp=1, kv="bf16", ratio=0.8, draft_swa=0):
         head_dim=layers.full_head_dim,
         v_head_dim=layers.full_v_head_dim,
         attn_tp_size=tp,
-        kv_dtype=kv,
+        kv_dtype=dtype_named(kv),
         latent=layers.latent,
     )
     S = pools.swa_bytes_per_layer_token(
@@ -40,7 +41,7 @@ def _cell(layers, *, tp=1, kv="bf16", ratio=0.8, draft_swa=0):
         head_dim=layers.swa_head_dim,
         v_head_dim=layers.swa_v_head_dim,
         attn_tp_size=tp,
-        kv_dtype=kv,
+        kv_dtype=dtype_named(kv),
         latent=layers.latent,
     )
     return F * len(layers.full_layers) + ratio * S * (len(layers.swa_layers) + draft_swa)
@@ -71,7 +72,7 @@ def test_gemma4_pools_30gib():
         layers=L,
         budget_bytes=30 * 2**30,
         knobs=pools.SWAKnobs(
-            kv_dtype="bf16",
+            kv_dtype=DType.BF16,
             attn_tp_size=1,
             page_size=1,
             swa_full_tokens_ratio=None,

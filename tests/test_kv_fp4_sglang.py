@@ -18,6 +18,7 @@ from kvplan.engines.sglang import kvdtype as sk
 from kvplan.errors import InputError
 from kvplan.family import Family
 from kvplan.geometry import kvdtype as gk
+from kvplan.hfconfig.dtypes import DType, dtype_named
 
 LLAMA8B = dict(kv_heads_per_rank=8, head_dim=128, num_layers=32)
 
@@ -106,7 +107,13 @@ def test_same_numbers_as_the_gqa_planner_formula():
     for dt in ("nvfp4", "fp4_mx_block16"):
         for sm in (10, 12):
             want = gqa_bytes_per_token(
-                num_kv_heads=8, head_dim=128, v_head_dim=128, num_layers=32, attn_tp_size=1, kv_dtype=dt, sm_major=sm
+                num_kv_heads=8,
+                head_dim=128,
+                v_head_dim=128,
+                num_layers=32,
+                attn_tp_size=1,
+                kv_dtype=dtype_named(dt),
+                sm_major=sm,
             )
             assert sk.fp4_kv_bytes_per_token(kv_dtype=dt, sm_major=sm, **LLAMA8B) == want
 
@@ -125,7 +132,8 @@ def test_fp4_latent_cell():
     from kvplan.engines.sglang.pools.mla import mla_bytes_per_token
 
     assert (
-        mla_bytes_per_token(kv_lora_rank=512, qk_rope_head_dim=64, num_layers=61, kv_dtype="fp4_mx_block16") == 19_764
+        mla_bytes_per_token(kv_lora_rank=512, qk_rope_head_dim=64, num_layers=61, kv_dtype=DType.FP4_MX_BLOCK16)
+        == 19_764
     )
 
 

@@ -26,6 +26,7 @@ from kvplan.geometry.dsv4 import (
     dsv4_geometry_from_config,
     dsv4_naive_v3_bytes_per_token,
 )
+from kvplan.hfconfig.dtypes import DType
 
 
 def _pools(**kw):
@@ -159,18 +160,18 @@ def test_naive_v3_basis():
 @pytest.mark.parametrize(
     "kw, expected",
     [
-        (dict(sm_major=12, is_v41=True, kv_cache_dtype="fp8_e4m3", attn_tp_size=8), "v4"),  # RTX PRO 6000
-        (dict(sm_major=10, is_v41=True, kv_cache_dtype="fp8_e4m3", attn_tp_size=8), "v4"),  # attn TP > 1
-        (dict(sm_major=10, is_v41=True, kv_cache_dtype="auto", attn_tp_size=1), "v41"),  # mega
-        (dict(sm_major=10, is_v41=True, kv_cache_dtype="fp8_e4m3", attn_tp_size=8, pd_disaggregation=True), "v41"),
-        (dict(sm_major=10, is_v41=False, kv_cache_dtype="fp8_e4m3", attn_tp_size=1), "v4"),  # V4 never mega
-        (dict(sm_major=10, is_v41=True, kv_cache_dtype="fp8_e4m3", attn_tp_size=1, kv_layout_env="v4"), "v4"),
-        (dict(sm_major=10, is_v41=True, kv_cache_dtype="fp8_e4m3", attn_tp_size=1, kv_layout_env="v41_new"), "v41_new"),
+        (dict(sm_major=12, is_v41=True, kv_dtype=DType.FP8_E4M3, attn_tp_size=8), "v4"),  # RTX PRO 6000
+        (dict(sm_major=10, is_v41=True, kv_dtype=DType.FP8_E4M3, attn_tp_size=8), "v4"),  # attn TP > 1
+        (dict(sm_major=10, is_v41=True, kv_dtype=None, attn_tp_size=1), "v41"),  # mega
+        (dict(sm_major=10, is_v41=True, kv_dtype=DType.FP8_E4M3, attn_tp_size=8, pd_disaggregation=True), "v41"),
+        (dict(sm_major=10, is_v41=False, kv_dtype=DType.FP8_E4M3, attn_tp_size=1), "v4"),  # V4 never mega
+        (dict(sm_major=10, is_v41=True, kv_dtype=DType.FP8_E4M3, attn_tp_size=1, kv_layout_env="v4"), "v4"),
+        (dict(sm_major=10, is_v41=True, kv_dtype=DType.FP8_E4M3, attn_tp_size=1, kv_layout_env="v41_new"), "v41_new"),
         (
-            dict(sm_major=10, is_v41=False, kv_cache_dtype="fp8_e4m3", attn_tp_size=8, attention_backend="trtllm"),
+            dict(sm_major=10, is_v41=False, kv_dtype=DType.FP8_E4M3, attn_tp_size=8, attention_backend="trtllm"),
             "uniform_fp8",
         ),
-        (dict(sm_major=9, is_v41=False, kv_cache_dtype="fp8_e4m3", attn_tp_size=8, kv_layout_env="auto"), "v4"),
+        (dict(sm_major=9, is_v41=False, kv_dtype=DType.FP8_E4M3, attn_tp_size=8, kv_layout_env="auto"), "v4"),
     ],
 )
 def test_select_layout(kw, expected):
@@ -179,11 +180,11 @@ def test_select_layout(kw, expected):
 
 def test_select_layout_errors():
     with pytest.raises(InputError) as e:
-        dsv4_select_layout(sm_major=12, is_v41=True, kv_cache_dtype="bfloat16", attn_tp_size=8)
+        dsv4_select_layout(sm_major=12, is_v41=True, kv_dtype=DType.BF16, attn_tp_size=8)
     assert e.value.field == "--kv-cache-dtype"
     with pytest.raises(InputError) as e:
         dsv4_select_layout(
-            sm_major=12, is_v41=True, kv_cache_dtype="fp8_e4m3", attn_tp_size=1, attention_backend="flashmla_mega"
+            sm_major=12, is_v41=True, kv_dtype=DType.FP8_E4M3, attn_tp_size=1, attention_backend="flashmla_mega"
         )
     assert e.value.field == "attention_backend"
 

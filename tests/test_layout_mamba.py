@@ -16,6 +16,7 @@ from kvplan.engines.sglang import rules as R
 from kvplan.engines.sglang.pools import mamba
 from kvplan.errors import InputError
 from kvplan.geometry import mamba as mamba_geometry
+from kvplan.hfconfig.dtypes import DType
 from tests.conftest import SHARED
 
 GIB = 2**30
@@ -71,7 +72,7 @@ def test_qwen3_next_tp2_state_and_carve(qwen3_next):
     # radix + overlap on -> extra_buffer strategy -> 3 + 2 slots per request; 586 // 5 = 117
     assert (pools.mamba_ratio, pools.max_running_requests_cap) == (5, 117)
     # attention: 12 layers x max(1, 2 // 2) x (256 + 256) x 2 B = 12,288 B/token
-    cell = mamba.mamba_hybrid_kv_cell(geometry=qwen3_next, attn_tp_size=2, kv_dtype="bf16")
+    cell = mamba.mamba_hybrid_kv_cell(geometry=qwen3_next, attn_tp_size=2, kv_dtype=DType.BF16)
     assert cell == 12_288
     # 25,200,299,868 // 12,288 = 2,050,805 tokens (vLLM, with its own mamba-as-blocks scheme, logged 973,760)
     assert R.pool_tokens(budget_bytes=pools.kv_budget_bytes, cell_bytes=cell, page_size=1) == 2_050_805
@@ -90,7 +91,7 @@ def test_nemotron3_nano_geometry_and_state(nemotron_nano):
     # 'mamba_ssm_cache_dtype' is not what SGLang reads: default fp32; --mamba-ssm-dtype bfloat16 halves the ssm
     assert mamba.mamba_state_bytes_per_layer(geometry=g, tp_size=1, ssm_dtype="bfloat16") == 36_864 + 1_048_576
     # attention 6 layers x 2 heads x 256 x 2 B = 6,144 B/token
-    assert mamba.mamba_hybrid_kv_cell(geometry=g, attn_tp_size=1, kv_dtype="bf16") == 6_144
+    assert mamba.mamba_hybrid_kv_cell(geometry=g, attn_tp_size=1, kv_dtype=DType.BF16) == 6_144
     # 8 groups over TP2 stays 8: conv (6,144 / 2, 3), ssm (32, 64, 128)
     assert mamba_geometry.mamba_state_shapes(geometry=g, tp_size=2) == ((3072, 3), (32, 64, 128))
 
@@ -242,7 +243,7 @@ def test_falcon_h1_and_kimi_linear():
     # conv (3, 3 x 4,096) x 2 = 73,728; ssm 32 x 128 x 128 x 4 = 2,097,152
     assert mamba.mamba_state_bytes_per_layer(geometry=k, tp_size=1) == 73_728 + 2_097_152
     # the attention layer is MLA, replicated: (512 + 64) x 1 x 2 B
-    assert mamba.mamba_hybrid_kv_cell(geometry=k, attn_tp_size=8, kv_dtype="bf16") == 1_152
+    assert mamba.mamba_hybrid_kv_cell(geometry=k, attn_tp_size=8, kv_dtype=DType.BF16) == 1_152
 
 
 def test_qwen35_needs_the_interval():

@@ -15,6 +15,7 @@ from kvplan.engines.sglang import rules as R
 from kvplan.engines.sglang.page_query import PageQuery
 from kvplan.engines.sglang.pools import swa
 from kvplan.errors import InputError
+from kvplan.hfconfig.dtypes import DType
 from tests.conftest import SHARED
 
 GIB = 2**30
@@ -174,21 +175,24 @@ def test_draft_layers_join_their_pools(gpt_oss_120b):
 
 def test_fp8_and_mxfp8_cells(gpt_oss_120b):
     assert (
-        swa.swa_bytes_per_layer_token(kv_heads=8, head_dim=64, v_head_dim=64, attn_tp_size=1, kv_dtype="fp8_e4m3")
+        swa.swa_bytes_per_layer_token(kv_heads=8, head_dim=64, v_head_dim=64, attn_tp_size=1, kv_dtype=DType.FP8_E4M3)
         == 1_024
     )
     # mxfp8: 1,024 + 8 x 128 // 32 = 1,024 + 32
     assert (
-        swa.swa_bytes_per_layer_token(kv_heads=8, head_dim=64, v_head_dim=64, attn_tp_size=1, kv_dtype="mxfp8") == 1_056
+        swa.swa_bytes_per_layer_token(kv_heads=8, head_dim=64, v_head_dim=64, attn_tp_size=1, kv_dtype=DType.MXFP8)
+        == 1_056
     )
     # TP larger than the KV heads keeps one head per rank
     assert (
-        swa.swa_bytes_per_layer_token(kv_heads=8, head_dim=64, v_head_dim=64, attn_tp_size=16, kv_dtype="bf16") == 256
+        swa.swa_bytes_per_layer_token(kv_heads=8, head_dim=64, v_head_dim=64, attn_tp_size=16, kv_dtype=DType.BF16)
+        == 256
     )
     # FP4 (issue 13): the hybrid pool has no FP4 quant method -- 1 B per value (float4_e2m1fn_x2's element size),
     # no scales: 8 x 128 x 1 = 1,024, as fp8 (tests/test_swa_by_release.py has the whole plan)
     assert (
-        swa.swa_bytes_per_layer_token(kv_heads=8, head_dim=64, v_head_dim=64, attn_tp_size=1, kv_dtype="nvfp4") == 1_024
+        swa.swa_bytes_per_layer_token(kv_heads=8, head_dim=64, v_head_dim=64, attn_tp_size=1, kv_dtype=DType.NVFP4)
+        == 1_024
     )
 
 

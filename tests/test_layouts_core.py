@@ -16,6 +16,7 @@ from kvplan.engines.sglang.pools import dsa, gqa, mla
 from kvplan.errors import InputError
 from kvplan.geometry import dsa as dsa_geometry
 from kvplan.geometry import kvdtype as kv_names
+from kvplan.hfconfig.dtypes import DType, dtype_named
 
 HF = Path(__file__).resolve().parent.joinpath("data/shared/hf-configs")
 
@@ -119,7 +120,13 @@ def test_element_bits():
 
 def _gqa(kv, hd, layers, tp, dtype="bf16", **kw):
     return gqa.gqa_bytes_per_token(
-        num_kv_heads=kv, head_dim=hd, v_head_dim=hd, num_layers=layers, attn_tp_size=tp, kv_dtype=dtype, **kw
+        num_kv_heads=kv,
+        head_dim=hd,
+        v_head_dim=hd,
+        num_layers=layers,
+        attn_tp_size=tp,
+        kv_dtype=dtype_named(dtype),
+        **kw,
     )
 
 
@@ -188,10 +195,10 @@ def test_mla_deepseek_v3_any_tp():
     kw = dict(
         kv_lora_rank=cfg["kv_lora_rank"], qk_rope_head_dim=cfg["qk_rope_head_dim"], num_layers=cfg["num_hidden_layers"]
     )
-    assert mla.mla_bytes_per_token(kv_dtype="fp8_e4m3", **kw) == 35_136  # 576*61
-    assert mla.mla_bytes_per_token(kv_dtype="bf16", **kw) == 70_272  # 576*2*61
+    assert mla.mla_bytes_per_token(kv_dtype=DType.FP8_E4M3, **kw) == 35_136  # 576*61
+    assert mla.mla_bytes_per_token(kv_dtype=DType.BF16, **kw) == 70_272  # 576*2*61
     # FP4: 576*61//2 = 17,568 + (576//16)*61 = 2,196
-    assert mla.mla_bytes_per_token(kv_dtype="nvfp4", **kw) == 19_764
+    assert mla.mla_bytes_per_token(kv_dtype=DType.NVFP4, **kw) == 19_764
 
 
 # ---------------------------------------------------------------- DSA
@@ -200,7 +207,9 @@ V32 = dict(kv_lora_rank=512, qk_rope_head_dim=64, index_head_dim=128, num_layers
 
 
 def _v32(kv_dtype, sm, vendor="nvidia", **kw):
-    layout = dsa.dsa_row_layout(kv_dtype=kv_dtype, sm_major=sm, vendor=vendor, **kw)
+    layout = dsa.dsa_row_layout(
+        kv_dtype=None if kv_dtype == "auto" else dtype_named(kv_dtype), sm_major=sm, vendor=vendor, **kw
+    )
     return layout, dsa.dsa_bytes_per_token(layout=layout, **V32)
 
 
@@ -228,22 +237,22 @@ def test_dsa_v32_by_device():
 
 
 def test_dsa_backend_defaults_and_refusals():
-    assert dsa.dsa_default_backends(kv_dtype="bf16", sm_major=9, vendor="nvidia") == ("flashmla_sparse", "fa3")
-    assert dsa.dsa_default_backends(kv_dtype="bf16", sm_major=10, vendor="nvidia") == ("flashmla_sparse", "trtllm")
-    assert dsa.dsa_default_backends(kv_dtype="fp8_e4m3", sm_major=9, vendor="nvidia", dcp_size=2) == (
+    assert dsa.dsa_default_backends(kv_dtype=DType.BF16, sm_major=9, vendor="nvidia") == ("flashmla_sparse", "fa3")
+    assert dsa.dsa_default_backends(kv_dtype=DType.BF16, sm_major=10, vendor="nvidia") == ("flashmla_sparse", "trtllm")
+    assert dsa.dsa_default_backends(kv_dtype=DType.FP8_E4M3, sm_major=9, vendor="nvidia", dcp_size=2) == (
         "trtllm",
         "trtllm",
     )
     with pytest.raises(InputError):
-        dsa.dsa_default_backends(kv_dtype="fp8_e4m3", sm_major=9, vendor="nvidia", prefill_backend="triton")
+        dsa.dsa_default_backends(kv_dtype=DType.FP8_E4M3, sm_major=9, vendor="nvidia", prefill_backend="triton")
     with pytest.raises(InputError):
-        dsa.dsa_default_backends(kv_dtype="fp8_e4m3", sm_major=9, vendor="nvidia", prefill_backend="tilelang")
+        dsa.dsa_default_backends(kv_dtype=DType.FP8_E4M3, sm_major=9, vendor="nvidia", prefill_backend="tilelang")
 
 
 def test_glm5_on_sm120_default_is_scaled_fp8():
     cfg = json.loads((HF / "zai-org--GLM-5" / "config.json").read_text())
-    layout = dsa.dsa_row_layout(kv_dtype="auto", sm_major=12, vendor="nvidia", model="glm")
-    assert dsa.dsa_default_backends(kv_dtype="auto", sm_major=12, vendor="nvidia", model="glm") == (
+    layout = dsa.dsa_row_layout(kv_dtype=None, sm_major=12, vendor="nvidia", model="glm")
+    assert dsa.dsa_default_backends(kv_dtype=None, sm_major=12, vendor="nvidia", model="glm") == (
         "flashinfer_sparse_mla",
         "flashinfer_sparse_mla",
     )
@@ -259,7 +268,7 @@ def test_glm5_on_sm120_default_is_scaled_fp8():
         == 61_464
     )  # 78*(656+132)
     # the same checkpoint on SM120 as DeepSeek arch would take trtllm -> raw
-    assert dsa.dsa_row_layout(kv_dtype="auto", sm_major=12, vendor="nvidia") == "raw_fp8"
+    assert dsa.dsa_row_layout(kv_dtype=None, sm_major=12, vendor="nvidia") == "raw_fp8"
 
 
 def test_glm52_indexer_layers_from_config():

@@ -32,6 +32,7 @@ from kvplan.deployment import Deployment
 from kvplan.engines.sglang.pools import capturing_contexts, swa
 from kvplan.engines.sglang.pools.swa_cap import WHOLE_REQUEST, swa_eviction_interval, swa_request_terms
 from kvplan.errors import InputError
+from kvplan.hfconfig.dtypes import DType
 from kvplan.inputs.resolve import resolve_model
 from kvplan.planning import workload as W
 from kvplan.planning.plan import fit
@@ -185,7 +186,7 @@ def test_fp4_hybrid_prices_as_fp8_and_half_of_bf16():
 
 def test_fp4_one_pool_release_is_refused_not_mispriced():
     # 0.5.9 on a B200: trtllm_mha turns GPT-OSS's hybrid pool off; the single pool's FP4 cell is not modelled
-    ctx = dataclasses.replace(_ctx(model=GPT_OSS, gpu="b200", engine_version="0.5.9"), kv_dtype="nvfp4")
+    ctx = dataclasses.replace(_ctx(model=GPT_OSS, gpu="b200", engine_version="0.5.9"), kv_dtype=DType.NVFP4)
     with pytest.raises(InputError) as err:
         swa.plan(ctx)
     assert err.value.field == "--kv-cache-dtype"
@@ -337,7 +338,7 @@ def test_cap_pools_draft_terms(draft_full, draft_swa, full_tokens, full_cell, sw
         layers=layers,
         budget_bytes=BUDGET,
         knobs=swa.SWAKnobs(
-            kv_dtype="bf16",
+            kv_dtype=DType.BF16,
             attn_tp_size=1,
             page_size=1,
             swa_full_tokens_ratio=None,

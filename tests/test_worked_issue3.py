@@ -14,6 +14,7 @@ from kvplan.engines.sglang import rules as R
 from kvplan.engines.sglang.pools import mamba
 from kvplan.engines.sglang.pools.mla import mla_bytes_per_token
 from kvplan.geometry import mamba as mamba_geometry
+from kvplan.hfconfig.dtypes import DType
 from tests.conftest import SHARED
 
 GIB = 2**30
@@ -28,13 +29,13 @@ def test_kimi_k2_mtp_draft_layer():
     k2 = _kimi_k2()
     layers = k2["num_hidden_layers"]
     assert (layers, k2["kv_lora_rank"], k2["qk_rope_head_dim"]) == (61, 512, 64)
-    cell = mla_bytes_per_token(kv_lora_rank=512, qk_rope_head_dim=64, num_layers=layers, kv_dtype="bf16")
+    cell = mla_bytes_per_token(kv_lora_rank=512, qk_rope_head_dim=64, num_layers=layers, kv_dtype=DType.BF16)
     assert cell == 70_272  # 576 x 61 x 2
     # one EAGLE/MTP draft layer: cell + int(70,272 x 1 / 61) = 70,272 + 1,152 = 71,424 = cell x (1 + 1/61)
     spec = R.speculative_cell(cell=cell, draft_layers=1, num_layers=layers)
     assert spec == 71_424 == cell * 62 // 61
     # fp8: 35,136 + 576 = 35,712
-    fp8 = mla_bytes_per_token(kv_lora_rank=512, qk_rope_head_dim=64, num_layers=layers, kv_dtype="fp8_e4m3")
+    fp8 = mla_bytes_per_token(kv_lora_rank=512, qk_rope_head_dim=64, num_layers=layers, kv_dtype=DType.FP8_E4M3)
     assert R.speculative_cell(cell=fp8, draft_layers=1, num_layers=layers) == 35_712
     # 60 GiB = 64,424,509,440 B // 71,424 = 901,989 -> page 64 (trtllm_mla on B200): 901,952
     assert R.pool_tokens(budget_bytes=60 * GIB, cell_bytes=spec, page_size=64) == 901_952
@@ -45,7 +46,8 @@ def test_pp2_with_an_odd_layer_count():
     stages = R.pp_layer_ranges(num_layers=61, pp_size=2)
     assert stages == [(0, 30), (30, 61)]
     cells = [
-        mla_bytes_per_token(kv_lora_rank=512, qk_rope_head_dim=64, num_layers=e - s, kv_dtype="bf16") for s, e in stages
+        mla_bytes_per_token(kv_lora_rank=512, qk_rope_head_dim=64, num_layers=e - s, kv_dtype=DType.BF16)
+        for s, e in stages
     ]
     assert cells == [34_560, 35_712]  # 30 x 1,152, 31 x 1,152
     # tokens = MIN over stages: the 31-layer stage: 64,424,509,440 // 35,712 = 1,803,998 -> page 64: 1,803,968
@@ -63,7 +65,7 @@ def test_deepseek_v3_dp_attention_8():
         kv_lora_rank=cfg["kv_lora_rank"],
         qk_rope_head_dim=cfg["qk_rope_head_dim"],
         num_layers=cfg["num_hidden_layers"],
-        kv_dtype="bf16",
+        kv_dtype=DType.BF16,
     )
     assert cell == 70_272
     # each DP rank sizes its own pool from its own 60 GiB: 64,424,509,440 // 70,272 = 916,787 -> page 64: 916,736
@@ -122,7 +124,7 @@ def test_qwen38_27b_hybrid_gdn_log():
     rep = case["reported"]
     g = mamba_geometry.mamba_geometry_from_config(QWEN38_27B_ASSUMED)
     # 16 attention layers x 4 heads x (256 + 256) x 2 B = 65,536 B/token (K half = 32,768)
-    cell = mamba.mamba_hybrid_kv_cell(geometry=g, attn_tp_size=1, kv_dtype="bf16")
+    cell = mamba.mamba_hybrid_kv_cell(geometry=g, attn_tp_size=1, kv_dtype=DType.BF16)
     assert cell == 65_536
     # 48 GDN layers: conv (6,144 + 2 x 16 x 128 = 10,240, 3) x 2 B = 61,440; ssm 48 x 128 x 128 x 4 = 3,145,728
     # -> 3,207,168 per layer, 153,944,064 per request
