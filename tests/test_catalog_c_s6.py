@@ -51,6 +51,8 @@ NEW_PRESETS: dict[str, tuple[str, int, int, int]] = {
     # full-attention layers of 24 x 2 x 256 x 4 = 12,288
     "openbmb--MiniCPM5-1B": ("l4", 1, 32_768, 24_576),
     "openbmb--MiniCPM-V-4.6": ("l4", 1, 32_768, 12_288),
+    # highshore/exaone-compression committed Hub snapshot: 30 layers x 8 KV heads x 64 x 2 x 2 = 61,440
+    "LGAI-EXAONE--EXAONE-4.0-1.2B": ("l4", 1, 32_768, 61_440),
 }
 
 ENGINES = ("sglang", "vllm")
