@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import subprocess
 import sys
 import tomllib
@@ -263,5 +264,10 @@ def test_dsv32_exp_weights_fp8_under_dp_attention():
     a = fit(Deployment(model="deepseek-ai/DeepSeek-V3.2-Exp", **dep))
     b = fit(Deployment(model="deepseek-ai/DeepSeek-V3.2", **dep))
     assert a.weight_bytes == pytest.approx(b.weight_bytes, rel=5e-4)
-    assert a.weight_bytes / 2**30 == pytest.approx(92.06, abs=0.01)
+    # SGLang's weight figure is device-level since the caching-allocator reserve (kvplan.weights.allocator): the tensors
+    # are the 92.06 GiB above, the reserve is its own breakdown entry
+    line = next(x for x in a.assumptions if x.startswith("weights "))
+    reserve_gib = float(re.search(r"allocator_reserve ([0-9.]+)", line).group(1))
+    assert 0 < reserve_gib < 1
+    assert a.weight_bytes / 2**30 - reserve_gib == pytest.approx(92.06, abs=0.015)
     assert a.fits and a.kv_bytes_per_token == 61 * (576 + 132)
