@@ -111,7 +111,7 @@ ADDITIONAL: dict[str, tuple[dict, str]] = {
         "issue #10517: RTX 3090, V0 (~0.6.4), --max-model-len 29000",
     ),
     "vllm-6746-llama31-405b-fp8-8xh100-v0-workers": (
-        {"model": "meta-llama/Llama-3.1-405B", "tp": 8, "engine_version": "0.5.3", "gpu": "h100-sxm"},
+        {"model": "meta-llama/Llama-3.1-405B-Instruct-FP8", "tp": 8, "engine_version": "0.5.3", "gpu": "h100-sxm"},
         "issue #6746: weight load only; no pool line (weights row only)",
     ),
 }
