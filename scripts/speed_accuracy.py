@@ -31,7 +31,42 @@ ASSERTED = ("prefill_tokens_per_s", "ttft_s", "tpot_s")
 #: cookbook rows (``sglang.bench_serving``) are compared in the steady state: their TTFT is the run's median, and
 #: at concurrency 16 it sits within 0-85 ms of the concurrency-1 one on every GPU, so the median request is one of
 #: the later, staggered arrivals (docs/speed.md "TTFT: what is modelled, what still misses").
-HARNESSES = (("InferenceX", {"prompts": 10, "ratio": 0.8, "ttft": "ttft_s"}),)
+HARNESSES: tuple[tuple[str, dict[str, Any]], ...] = (("InferenceX", {"prompts": 10, "ratio": 0.8, "ttft": "ttft_s"}),)
+
+
+#: The all-reduce bus bandwidth of the box a row was measured on, where the row's source documents that box's fabric
+#: and NCCL set-up: (words of the row's ``interconnect``, NCCL ring all-reduce bus bandwidth in GB/s, source).  The
+#: GPU class's 0.34 x 64 GB/s (22 GB/s) is NCCL with default settings on direct-attached cards; these boxes run a tuned
+#: NCCL or PCIe switches and measure more.  Passed as ``--link-bandwidth`` = busBW / the class's link fraction, so
+#: the model's bus bandwidth is the measured one (docs/speed.md "The Kimi-K2.6 prefill rows").
+FABRICS = (
+    (
+        "NCCL graph XML",
+        37.6,
+        "voipmonitor/rtx6kpro benchmarks/results.md 'Festr (8x Server, dual Turin) NCCL_MIN_NCHANNELS=8 37.6' "
+        "(hardware/pcie-bandwidth.md: 'Graph XML + MIN_NCHANNELS=8'; default 22.2); models/kimi-k26.md: the rows' "
+        "8-GPU Turin host runs the XML graph, 16 / 32 channels",
+    ),
+    (
+        "C-Payne switches",
+        40.1,
+        "voipmonitor/rtx6kpro hardware/pcie-bandwidth.md 'Grimulkan (4x switches) Default 32M fixed 40.1' (8 GPUs "
+        "on 4 switches; the 16-GPU host of the TP16 rows is 4 c-payne switches, hardware/asrockrack-turin-cpayne-"
+        "16gpu.md, whose 16-rank ring crosses each switch's uplink once as the 8-rank one does)",
+    ),
+)
+
+
+def fabric_link_gbs(row: dict[str, Any]) -> float | None:
+    """The ``--link-bandwidth`` that makes the model's bus bandwidth the one measured on the row's box
+    (:data:`FABRICS`), or None.  Example: an 'NCCL graph XML' row -> 37.6 / 0.34 = 110.6 GB/s."""
+    from kvplan.perf.efficiency import CLASSES
+
+    text = str(row.get("interconnect") or "")
+    for words, bus, _src in FABRICS:
+        if words in text:
+            return bus / CLASSES["pcie-p2p"].link
+    return None
 
 
 def harness(row: dict[str, Any]) -> dict[str, Any] | None:
@@ -50,9 +85,10 @@ def load_rows(path: Path = DATA) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def fixture_args(f: dict[str, Any], bench: dict[str, Any] | None = None) -> list[str]:
+def fixture_args(f: dict[str, Any], bench: dict[str, Any] | None = None, link_gbs: float | None = None) -> list[str]:
     """The ``kvplan speed`` arguments of one fixture (the README of the data set describes the keys); with
-    ``bench`` (:func:`harness`), the benchmark run: ``--num-prompts`` and ``--random-range-ratio``."""
+    ``bench`` (:func:`harness`), the benchmark run: ``--num-prompts`` and ``--random-range-ratio``; with
+    ``link_gbs`` (:func:`fabric_link_gbs`), ``--link-bandwidth``."""
     a = ["speed", "--engine", f["engine"], "--model", f["model"], "--gpu", f["gpu"], "--format", "json"]
     if f.get("engine_version"):
         a += ["--engine-version", str(f["engine_version"])]
@@ -69,18 +105,22 @@ def fixture_args(f: dict[str, Any], bench: dict[str, Any] | None = None) -> list
         a += ["--concurrency", str(f["concurrency"])]
     if f.get("accept_length") is not None:
         a += ["--accept-length", str(f["accept_length"])]
+    if link_gbs is not None:
+        a += ["--link-bandwidth", f"{link_gbs:.4g}"]
     if bench:
         a += ["--num-prompts", str(bench["num_prompts"]), "--random-range-ratio", f"{bench['range_ratio']:g}"]
     return a
 
 
-def run_fixture(f: dict[str, Any], bench: dict[str, Any] | None = None) -> tuple[dict[str, Any] | None, str]:
+def run_fixture(
+    f: dict[str, Any], bench: dict[str, Any] | None = None, link_gbs: float | None = None
+) -> tuple[dict[str, Any] | None, str]:
     """(the JSON result, "") or (None, the one-line error)."""
     from typer.testing import CliRunner
 
     from kvplan.cli.app import app
 
-    res = CliRunner().invoke(app, fixture_args(f, bench))
+    res = CliRunner().invoke(app, fixture_args(f, bench, link_gbs))
     if res.exit_code != 0:
         return None, (res.stderr or res.stdout or "").strip().splitlines()[-1:][0] if (res.stderr or res.stdout) else (
             f"exit {res.exit_code}"
@@ -99,7 +139,7 @@ def evaluate(rows: list[dict[str, Any]] | None = None, *, steady: bool = False) 
         if not f.get("usable"):
             continue
         bench = None if steady else harness(r)
-        got, err = run_fixture(f, bench)
+        got, err = run_fixture(f, bench, fabric_link_gbs(r))
         metrics = [(f["metric"], f["value"])] + [(m["metric"], m["value"]) for m in f.get("also") or []]
         for metric, value in metrics:
             key = bench["ttft"] if bench and metric == "ttft_s" else metric
@@ -155,7 +195,10 @@ def render(records: list[dict[str, Any]]) -> str:
         "the 9 rows marked unusable in the data set are not run: prefix-cache hits, disaggregated or TRT-LLM serving,",
         "unstated workloads, interconnect pathologies).  The aiconfigurator rows run as InferenceX's benchmark",
         "(`--num-prompts` 10 x C, `--random-range-ratio` 0.8, the mean TTFT: `HARNESSES` in the script), the others in",
-        "the steady state.  error = (predicted - measured) / measured.  The bounds",
+        "the steady state.  Rows whose source documents their box's NCCL all-reduce bus bandwidth run with it",
+        "(`FABRICS` in the script: "
+        + "; ".join(f"'{w}' {b:g} GB/s" for w, b, _ in FABRICS)
+        + ").  error = (predicted - measured) / measured.  The bounds",
         "asserted by tests/test_speed_validation.py: median |error| <= 25% and p90 <= 60% for "
         + ", ".join(f"`{m}`" for m in ASSERTED)
         + ".",
