@@ -48,6 +48,7 @@ NEW_PRESETS: dict[str, tuple[str, int, int]] = {
     "Qwen--Qwen3-8B-FP8": ("l4", 1, 32_768),
     "Qwen--Qwen2-VL-2B-Instruct": ("l4", 1, 32_768),
     "Qwen--Qwen2-VL-7B-Instruct": ("l40s", 1, 32_768),
+    "Qwen--Qwen2-7B": ("l40s", 1, 32_768),
     # smalltong02/keras-llm-robot models/llm/<name>/config.json
     "Qwen--Qwen1.5-32B-Chat-GPTQ-Int4": ("l40s", 1, 32_768),
     # sophgo/LLM-TPU models/Qwen3_5/config/ (the Hub model card beside it names the release)
