@@ -65,6 +65,13 @@ PROMOTED: dict[str, tuple[str, str, int, int]] = {
     "Qwen--Qwen3.8-2.4T-A95B-FP8": ("Qwen/Qwen3.8-2.4T-A95B", "b200", 8, 4_096),
 }
 
+#: the second pass's promotions (/work/patches/catalog-qwen-2-promote.patch, which also removes each from the base
+#: preset's [[variants]]): file stem -> (base preset id, GPU, TP, context, weight format of its own config.json)
+PROMOTED_2: dict[str, tuple[str, str, int, int, str]] = {
+    "Qwen--Qwen3-VL-235B-A22B-Thinking": ("Qwen/Qwen3-VL-235B-A22B-Instruct", "b200", 4, 32_768, "bf16"),
+    "nvidia--Qwen3.5-397B-A17B-NVFP4": ("Qwen/Qwen3.5-397B-A17B", "b200", 4, 32_768, "nvfp4"),
+}
+
 ENGINES = ("sglang", "vllm")
 
 #: "github.com/ORG/REPO @<40 hex> <path>" as the catalog scripts write the --source line
@@ -173,4 +180,25 @@ def test_promoted_fp8_build_plans_from_its_own_config(stem: str):
         res = fit(
             Deployment(model=m.id, gpu=gpu, tp=tp, pp=2 if gpu == "b200" else 1, engine=engine, context_length=context)
         )
+        assert res.kv_bytes_per_token > 0, (stem, engine)
+
+
+@pytest.mark.parametrize("stem", sorted(PROMOTED_2))
+def test_second_pass_promotion_plans_from_its_own_config(stem: str):
+    """A release kept as a [[variants]] entry of a catalogued model becomes a preset of its own, read from its own
+    config.json: it resolves to itself with the weight format its config gives, is gone from the base preset's
+    variants, and plans under both engines."""
+    from kvplan.inputs.resolve import resolve_model
+
+    if not (p.configs_dir() / "models" / f"{stem}.toml").is_file():
+        pytest.skip("catalog-qwen-2-promote.patch not applied")
+    base_id, gpu, tp, context, quant = PROMOTED_2[stem]
+    m = _preset(stem)
+    assert _SOURCE.search(m.source) and "verbatim" in m.source
+    assert m.weights.quantization == quant
+    base = next(b for b in p.all_models() if b.id == base_id)
+    assert m.id not in {v.id for v in base.variants}
+    assert resolve_model(m.id).id == m.id
+    for engine in ENGINES:
+        res = fit(Deployment(model=m.id, gpu=gpu, tp=tp, engine=engine, context_length=context))
         assert res.kv_bytes_per_token > 0, (stem, engine)
