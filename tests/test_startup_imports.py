@@ -132,6 +132,9 @@ def _written_out_init_classes() -> list[type]:
     """The dataclasses on the fit path whose ``__init__`` is written out (``init=False``)."""
     from kvplan.deployment import Deployment
     from kvplan.engines.sglang.pools.base import PoolContext, PoolFlags, PoolPlanner
+    from kvplan.engines.sglang.pools.dsv4.eras import DSV4Era
+    from kvplan.engines.sglang.pools.dsv4.stage import _Mode
+    from kvplan.engines.sglang.release_types import FamilyOverride
     from kvplan.hfconfig.spec import ModelSpec
     from kvplan.inputs.presets import HardwarePreset, ModelPreset, Variant, WeightsInfo
     from kvplan.result import Basis, MemorySlice, Pool
@@ -150,6 +153,9 @@ def _written_out_init_classes() -> list[type]:
         PoolFlags,
         PoolContext,
         PoolPlanner,
+        DSV4Era,
+        _Mode,
+        FamilyOverride,
     ]
 
 
@@ -240,3 +246,38 @@ def test_plain_fit_and_speed_run_without_typer(command, tmp_path):
     assert not {"kvplan.cli.commands", "kvplan.cli.options", "subprocess", "platform", "uuid"} & mods
     helped = _modules_after([command, "--help"], tmp_path, tmp_path)
     assert {"typer", "kvplan.cli.commands"} <= helped
+
+
+def test_records_with_written_methods_behave_as_the_decorator_made_them():
+    """The records whose ``__eq__`` / ``__hash__`` / ``__repr__`` (and frozen assignment) come from
+    kvplan.geometry.records instead of generated code: the same value semantics as ``@dataclass`` (frozen)."""
+    import dataclasses
+
+    from kvplan.engines.sglang.pools.dsv4.eras import DSV4_ERAS, DSV4Era
+    from kvplan.engines.sglang.pools.dsv4.stage import DSV4Flags, _Stage
+    from kvplan.engines.sglang.release_types import FamilyOverride
+    from kvplan.geometry.dsv4 import DSV4Geometry
+    from kvplan.geometry.records import FrozenRecord, Record
+
+    for cls in (DSV4Era, DSV4Flags, _Stage, FamilyOverride, DSV4Geometry):
+        assert dataclasses.is_dataclass(cls) and issubclass(cls, Record), cls.__name__
+        generated = {n for n in ("__eq__", "__repr__", "__hash__") if n in vars(cls)}
+        assert not generated, (cls.__name__, generated)  # the mixin's, not the decorator's
+    era = DSV4_ERAS[-1]
+    twin = DSV4Era(**dataclasses.asdict(era))
+    assert twin == era and twin is not era and hash(twin) == hash(era) and {era: 1}[twin] == 1
+    assert dataclasses.replace(era, trtllm=not era.trtllm) != era
+    assert repr(era).startswith(f"DSV4Era(first={era.first!r}, last={era.last!r}, paged=")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        era.paged = False  # type: ignore[misc]
+    flags = DSV4Flags(max_running_requests=4, context_len=1024, chunked_prefill_size=512)
+    assert flags == dataclasses.replace(flags) and hash(flags) == hash(dataclasses.replace(flags))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        flags.context_len = 8  # type: ignore[misc]
+    assert issubclass(DSV4Flags, FrozenRecord) and not issubclass(FamilyOverride, FrozenRecord)
+    over = FamilyOverride("DeepseekV4ForCausalLM", page_size=256)
+    assert over == FamilyOverride("DeepseekV4ForCausalLM", page_size=256) != FamilyOverride("x")
+    with pytest.raises(TypeError):
+        hash(over)  # a mutable record: unhashable, as @dataclass(eq=True) makes it
+    over.page_size = 64  # and assignable
+    assert over.page_size == 64

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvplan.errors import InputError
+from kvplan.geometry.records import Record
 from kvplan.hfconfig.normalize import normalize_deepseek_v41_config
 from kvplan.hfconfig.readers import int_at_least, is_int
 
@@ -35,8 +36,8 @@ def dsv4_naive_v3_bytes_per_token(*, kv_dtype_bytes: int) -> int:
     return 61 * (512 + 64) * kv_dtype_bytes
 
 
-@dataclass(repr=False)  # not frozen: a frozen dataclass costs ~0.4 ms more to create at every start
-class DSV4Geometry:
+@dataclass(repr=False, eq=False)  # eq, repr: Record's (kvplan.geometry.records), written once, not generated
+class DSV4Geometry(Record):
     """What a (flattened) DeepSeek-V4-family config says about the KV cache.
 
     ``compress_ratios`` holds one entry per decoder layer; trailing MTP / DSpark entries are dropped (the

@@ -36,7 +36,6 @@ MLA latent (both)   ``dim/2`` B + ``dim/16`` scale B per layer    see above: in 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from kvplan.engines.sglang.platform import platform_of
 from kvplan.errors import EngineRefusal, InputError
@@ -75,8 +74,10 @@ _DSV4_FP8_WORDS = ("auto", "fp8_e4m3")
 _DSV4_BF16_WORDS = ("bfloat16",)
 
 
-@dataclass(repr=False)  # not frozen: a frozen dataclass costs ~0.4 ms more to create at every start
 class _Request:
+    """One ``--kv-cache-dtype`` request and the facts SGLang's resolution reads (a plain record: no generated code)."""
+
+    __slots__ = ("kv_cache_quant_algo", "learnable_sink", "model_dtype", "plat", "raw", "req", "sm_major")
     raw: str  # the value as given (DeepSeek-V4 checks the spelling)
     req: DType | None  # the requested dtype, resolved once (None: auto)
     model_dtype: DType  # BF16 | FP16 | FP32
@@ -84,6 +85,20 @@ class _Request:
     sm_major: int | None
     plat: str
     learnable_sink: bool
+
+    def __init__(
+        self,
+        *,
+        raw: str,
+        req: DType | None,
+        model_dtype: DType,
+        kv_cache_quant_algo: str | None,
+        sm_major: int | None,
+        plat: str,
+        learnable_sink: bool,
+    ) -> None:
+        self.raw, self.req, self.model_dtype, self.kv_cache_quant_algo = raw, req, model_dtype, kv_cache_quant_algo
+        self.sm_major, self.plat, self.learnable_sink = sm_major, plat, learnable_sink
 
 
 def _configure_kv_cache_dtype(r: _Request) -> str:

@@ -31,6 +31,7 @@ from kvplan.engines.sglang.mem_query import MemQuery
 from kvplan.engines.sglang.page_query import PageQuery
 from kvplan.errors import InputError
 from kvplan.family import Family, family_since
+from kvplan.geometry.records import Record
 from kvplan.version import Version, parse_version
 
 #: the oldest and the newest release kvplan has rules for
@@ -43,8 +44,8 @@ DEFAULT_RELEASE = SUPPORTED[1]
 # ================================================================================================
 
 
-@dataclass(repr=False)  # not frozen: a frozen dataclass costs ~0.4 ms more to create at every start
-class FamilyOverride:
+@dataclass(init=False, repr=False, eq=False)  # __init__ written out, eq / repr: Record's (no generated code)
+class FamilyOverride(Record):
     """What SGLang's model override of one family forces at server-args resolution.
 
     ``page_size``: the page it forces whatever ``--page-size`` says; ``max_running_requests``: its default when
@@ -60,17 +61,35 @@ class FamilyOverride:
     mem_fraction_static: float | None = None
     dp_attention: bool = False
 
+    def __init__(
+        self,
+        name: str,
+        page_size: int | None = None,
+        max_running_requests: int | None = None,
+        prefill_cuda_graph: bool = True,
+        mem_fraction_static: float | None = None,
+        dp_attention: bool = False,
+    ) -> None:
+        self.name, self.page_size, self.max_running_requests = name, page_size, max_running_requests
+        self.prefill_cuda_graph, self.mem_fraction_static, self.dp_attention = (
+            prefill_cuda_graph,
+            mem_fraction_static,
+            dp_attention,
+        )
+
 
 def _identity_factor(*, mem_fraction_static: float, **_: Any) -> float:
     return mem_fraction_static
 
 
-@dataclass(repr=False)  # not frozen: a frozen dataclass costs ~0.4 ms more to create at every start
-class RuleSet:
+@dataclass(repr=False, eq=False)  # not frozen (a frozen dataclass costs more to create); __eq__: Record's
+class RuleSet(Record):
     """The sizing rules of one SGLang release window (pure functions, keyword-only, as in ``rules``).
 
     The default-flag functions take the planner's whole keyword set and ignore what their release did not read.
     """
+
+    __repr__ = object.__repr__  # repr=False: the default repr, as before
 
     release: str
     default_mem_fraction_static: Callable[[MemQuery], float]
@@ -390,9 +409,11 @@ DEFAULT_RULES = RuleSet(
 )
 
 
-@dataclass(repr=False)  # not frozen: a frozen dataclass costs ~0.4 ms more to create at every start
-class ReleaseWindow:
+@dataclass(repr=False, eq=False)  # not frozen (a frozen dataclass costs more to create); __eq__: Record's
+class ReleaseWindow(Record):
     """Releases ``first`` .. ``last`` (inclusive) share ``rules``."""
+
+    __repr__ = object.__repr__  # repr=False: the default repr, as before
 
     first: str
     last: str

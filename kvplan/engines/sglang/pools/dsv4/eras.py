@@ -7,14 +7,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kvplan.errors import InputError
+from kvplan.geometry.records import FrozenRecord
 
 # ----------------------------------------------------------------------------------------------------------
 # Releases: what each SGLang release's DSV4PoolConfigurator prices (issue 12; docs/layouts/deepseek-v4.md §7)
 # ----------------------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class DSV4Era:
+@dataclass(init=False, repr=False, eq=False)
+class DSV4Era(FrozenRecord):
     """One run of SGLang releases whose ``DSV4PoolConfigurator`` does the same arithmetic on CUDA.
 
     ``paged`` False: the 0.5.12 - 0.5.20 configurator (:mod:`kvplan.engines.sglang.pools.dsv4_legacy`): one
@@ -34,6 +35,32 @@ class DSV4Era:
     swa_pool_check: bool = True  # 0.5.20+: validate_swa_pool_size (window + page >= swa refused)
     trtllm: bool = True  # 0.5.20+: --dsv4-attn-backend trtllm (uniform fp8 rows)
     low_ratio_padding: bool = True  # 0.5.23: _get_low_ratio_kv_padding_bytes; ratio-1/2 rows priced by the layout
+
+    def __init__(
+        self,
+        first: str,
+        last: str,
+        paged: bool,
+        pp_slice: bool = True,
+        c128_state_fixed: bool = True,
+        dspark: bool = True,
+        ring_check: bool = True,
+        swa_pool_check: bool = True,
+        trtllm: bool = True,
+        low_ratio_padding: bool = True,
+    ) -> None:
+        self._set(
+            first=first,
+            last=last,
+            paged=paged,
+            pp_slice=pp_slice,
+            c128_state_fixed=c128_state_fixed,
+            dspark=dspark,
+            ring_check=ring_check,
+            swa_pool_check=swa_pool_check,
+            trtllm=trtllm,
+            low_ratio_padding=low_ratio_padding,
+        )
 
     @property
     def label(self) -> str:

@@ -30,15 +30,17 @@ from kvplan.engines.sglang.pools.swa_cap import (
 )
 from kvplan.errors import EngineRefusal, InputError
 from kvplan.geometry.dsv4 import DSV4Geometry
+from kvplan.geometry.records import FrozenRecord
 
 _STATE_DT = 4  # SGLANG_DSV4_COMPRESS_STATE_DTYPE float32
 
 
-@dataclass(frozen=True, kw_only=True)
-class DSV4Flags:
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+class DSV4Flags(FrozenRecord):
     """The server flags (global values) the DeepSeek-V4 configurator reads, resolved once by the planner (or the
     sweep) and handed whole to :func:`~kvplan.engines.sglang.pools.dsv4.sizing.dsv4_pool_sizes` (issue 21 item 4:
-    one frozen record, not a keyword bag); the defaults are SGLang's."""
+    one frozen record, not a keyword bag); the defaults are SGLang's.  ``__eq__``, ``__hash__`` and ``__repr__`` come
+    from :class:`~kvplan.geometry.records.FrozenRecord` (written once, not generated at every start)."""
 
     max_running_requests: int | None
     attn_dp_size: int = 1
@@ -58,8 +60,8 @@ class DSV4Flags:
     swa_eviction_interval: int = SWA_EVICTION_INTERVAL
 
 
-@dataclass(frozen=True)
-class _Stage:
+@dataclass(frozen=True, repr=False, eq=False)  # eq, hash, repr: FrozenRecord's
+class _Stage(FrozenRecord):
     """One PP stage of a DSV4 pool: the layers owning compressed storage, the state rings, the row prices."""
 
     g: DSV4Geometry
@@ -89,8 +91,8 @@ class _Stage:
         return self.g.head_dim  # attn_head_dim = qk_nope + rope
 
 
-@dataclass(frozen=True)
-class _Mode:
+@dataclass(init=False, repr=False, eq=False)
+class _Mode(FrozenRecord):
     """The request cap the fixed pools are sized with and the SWA mode (cap or ratio)."""
 
     mrr_w_requested: int | None
@@ -98,6 +100,18 @@ class _Mode:
     tails: int
     swa_ratio: float
     cap_kw: dict[str, Any] | None = None  # the dsv4_swa_cap_tokens arguments but mrr_w (cap mode), else None
+
+    def __init__(
+        self,
+        mrr_w_requested: int | None,
+        cap_tokens: int | None,
+        tails: int,
+        swa_ratio: float,
+        cap_kw: dict[str, Any] | None = None,
+    ) -> None:
+        self._set(
+            mrr_w_requested=mrr_w_requested, cap_tokens=cap_tokens, tails=tails, swa_ratio=swa_ratio, cap_kw=cap_kw
+        )
 
     @property
     def swa_mode(self) -> str:
