@@ -42,12 +42,14 @@ def test_no_row_refused_for_a_gpu_in_the_catalog(records):
 
 
 #: (metric, median |error| bound, p90 |error| bound).  The issue's bar is 25% / 60% for all three; prefill_tokens_per_s
-#: and tpot_s meet it.  ttft_s does not: 39.0% / 78.2% over 25 rows since the aiconfigurator rows run as InferenceX's
-#: benchmark (10 x C requests, lengths over [0.8 L, L], kvplan.perf.queue.simulate_run) and the Llama-3.1-8B row runs
-#: with --quantization fp8 (36.9% / 86.3% over 24 rows before, in the steady state).  What stays short is each request's own prefill on several MoE / Blackwell deployments and a TTFT floor
-#: of SGLang's DeepSeek rows (docs/speed.md "TTFT: what is modelled, what still misses"); the bounds pin today's
-#: errors with a small margin so that a change cannot make it worse unnoticed.
-BOUNDS = [("prefill_tokens_per_s", 0.25, 0.60), ("tpot_s", 0.25, 0.60), ("ttft_s", 0.42, 0.81)]
+#: and tpot_s meet it.  ttft_s does not: 28.6% / 78.2% over 27 rows since the routed-expert terms of
+#: kvplan.perf.moe (rows padded to BLOCK_SIZE_M, the top-k activation copies) and the Kimi-K2.6 rows' measured NCCL
+#: bus bandwidth (scripts/speed_accuracy.py FABRICS); 39.0% / 78.2% over 25 rows before, with the aiconfigurator rows
+#: run as InferenceX's benchmark (kvplan.perf.queue.simulate_run).  What stays short is each request's own prefill
+#: on several MoE / Blackwell deployments and a TTFT floor of SGLang's DeepSeek rows (docs/speed.md "TTFT: what is
+#: modelled, what still misses"); the bounds pin today's errors with a small margin so that a change cannot make it
+#: worse unnoticed.
+BOUNDS = [("prefill_tokens_per_s", 0.25, 0.60), ("tpot_s", 0.25, 0.60), ("ttft_s", 0.30, 0.79)]
 
 
 @pytest.mark.parametrize("metric,median_bound,p90_bound", BOUNDS)

@@ -189,6 +189,7 @@ class ModelOps(Record):
     gemms: tuple[Gemm, ...] = ()  # the linear layers' GEMMs on one rank (rank_gemms)
     gemm_tile: tuple[int, int] = (128, 128)  # (N, K) of a block-scaled GEMM's tile (gemm_tile)
     local_experts: int = 0  # routed experts per layer on one rank (EP)
+    ep: int = 1  # expert-parallel ranks (kvplan.perf.moe.topk_copy_bytes)
 
 
 def _kv_bytes(kv_dtype: str) -> float:
@@ -542,6 +543,7 @@ def model_ops(
         gemms=gemms,
         gemm_tile=gemm_tile(cfg),
         local_experts=-(-int(sums["experts"]) // ep) if sums["experts"] else 0,
+        ep=ep,
     )
 
 

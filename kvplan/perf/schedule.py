@@ -44,6 +44,7 @@ from kvplan.perf.comm import (
 )
 from kvplan.perf.efficiency import Efficiency
 from kvplan.perf.hardware import Hardware
+from kvplan.perf.moe import moe_block_m, padded_rows_factor, topk_copy_bytes
 from kvplan.perf.ops import (
     ModelOps,
     attention_flops,
@@ -173,7 +174,24 @@ def step(
     b_dense, b_exp = weight_bytes(ops, tokens=tokens)
     parts = [_op("dense linear", f_dense, b_dense, peak=hw.peak_flops(ops.weight_dtype) * eff.compute, bw=bw)]
     if ops.moe_layers:
-        parts.append(_op("routed experts", f_exp, b_exp, peak=hw.peak_flops(ops.expert_dtype) * eff.compute, bw=bw))
+        exp_peak = hw.peak_flops(ops.expert_dtype) * eff.compute
+        routed = _op("routed experts", f_exp, b_exp, peak=exp_peak, bw=bw)
+        parts.append(routed)
+        bm = moe_block_m(tokens=tokens, experts=ops.experts)
+        pad = padded_rows_factor(tokens=tokens, topk=ops.topk, experts=ops.experts, block_m=bm)
+        padded = _op("", f_exp * pad, b_exp, peak=exp_peak, bw=bw)
+        parts.append(
+            Part(
+                "routed experts: rows padded to BLOCK_SIZE_M (moe_align_block_size)",
+                f_exp * (pad - 1),
+                seconds=padded.seconds - routed.seconds,
+                bound="compute",
+            )
+        )
+        copies = topk_copy_bytes(tokens=tokens, topk=ops.topk, hidden=ops.hidden, moe_layers=ops.moe_layers, ep=ops.ep)
+        parts.append(
+            _op("routed experts: top-k activation copies (gather, outputs, sum)", 0.0, copies, peak=1.0, bw=bw)
+        )
     narrow = narrow_gemm_seconds(ops, tokens=tokens, bw=bw, tile_gbs=eff.gemm_tile_gbs)
     if eff.gemm_tile_gbs and ops.gemms:
         parts.append(Part("weight streaming of few-row GEMMs (tile-limited)", seconds=narrow, bound="memory"))
