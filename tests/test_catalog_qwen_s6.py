@@ -70,6 +70,8 @@ PROMOTED: dict[str, tuple[str, str, int, int]] = {
 PROMOTED_2: dict[str, tuple[str, str, int, int, str]] = {
     "Qwen--Qwen3-VL-235B-A22B-Thinking": ("Qwen/Qwen3-VL-235B-A22B-Instruct", "b200", 4, 32_768, "bf16"),
     "nvidia--Qwen3.5-397B-A17B-NVFP4": ("Qwen/Qwen3.5-397B-A17B", "b200", 4, 32_768, "nvfp4"),
+    "nvidia--Qwen3-30B-A3B-NVFP4": ("Qwen/Qwen3-30B-A3B", "b200", 1, 32_768, "nvfp4"),
+    "nvidia--Qwen3-32B-NVFP4": ("Qwen/Qwen3-32B", "b200", 1, 32_768, "nvfp4"),
 }
 
 ENGINES = ("sglang", "vllm")
