@@ -184,7 +184,7 @@ def step(
             Part(
                 "routed experts: rows padded to BLOCK_SIZE_M (moe_align_block_size)",
                 f_exp * (pad - 1),
-                seconds=padded.seconds - routed.seconds,
+                seconds=hi(padded.seconds - routed.seconds, 0.0),  # never below the unpadded (float rounding)
                 bound="compute",
             )
         )
