@@ -8,9 +8,18 @@ CUDA context and torch.distributed/NCCL are up (``Load weight begin. avail mem``
 * ``cuda_total``: :func:`device_total`, the one device-total rule (:mod:`kvplan.inputs.presets.device`):
   what ``torch.cuda.mem_get_info()[1]`` reports (the preset's ``cuda_total_bytes``), else nvidia-smi's
   ``memory.total`` minus the 0.57 GiB median driver reservation.
-* ``context``: CUDA context + caching allocator + torch at TP1: H100 TP1 logs show 0.37-0.68 GiB
-  below the CUDA total (docs.sglang.ai Llama-3.1-8B 78.81 of 79.18; sglang PR #4760 78.59;
-  sglang-kt runs 78.49/78.51), RTX 3090 0.82 GiB; kvplan uses 0.55 GiB.
+* ``context``: the CUDA context at TP1.  Most of it is the context's local-memory (stack) reservation, which the
+  driver sizes for every thread the device can hold resident: ``max threads per SM x SMs x local memory per
+  thread``, shared by all launches and grown, never shrunk, to the largest per-thread need of any kernel launched
+  (NVIDIA developer forum, "Local memory management", forums.developer.nvidia.com/t/local-memory-management/289339/9,
+  pointing to ``cuCtxCreate`` ``CU_CTX_LMEM_RESIZE_TO_MAX`` and ``cuCtxSetLimit``).  Where the preset's SMs and
+  threads per SM are recorded (:func:`kvplan.inputs.presets.device.resident_threads`) kvplan prices it as
+  ``resident threads x LOCAL_MEM_PER_THREAD_BYTES`` (:func:`context_bytes`); 2,388 B per thread is the
+  least-squares slope through zero of three vLLM start-up snapshots taken before any communicator (CUDA total -
+  free at start): L4 0.19 GiB of 89,088 threads (vLLM "Free memory on device (21.84/22.03 GiB) on startup",
+  code-search hit 69494016274), L40S 0.49 of 218,112 (44.42 - 43.93, vLLM 0.10.2) and H200 0.60 of 270,336
+  (139.81 - 139.21, vLLM 0.10.2): 2.29, 2.36 and 2.33 KiB per thread.  Elsewhere the median 0.55 GiB of H100-class
+  logs (0.37-0.68 GiB: docs.sglang.ai Llama-3.1-8B 78.81 of 79.18; sglang PR #4760 78.59; sglang-kt 78.49/78.51).
 * ``communicators``: only when tp*pp > 1.  NVLink parts run NCCL plus SGLang's custom all-reduce /
   NVLS buffers, which the logs show as roughly constant in TP (H100 TP8 "Init torch distributed ends.
   mem usage=1.25 GB", P = 77.43 of 79.18; B200 TP4 176.28 of 178.35; H200 TP8 137.29-137.90 of
@@ -27,12 +36,14 @@ from __future__ import annotations
 from typing import Protocol
 
 # the device total is one rule in the inputs layer (below engines, so the log checks share it); re-exported here
-from kvplan.inputs.presets.device import GpuMemory
+from kvplan.inputs.presets.device import GpuMemory, resident_threads
 from kvplan.inputs.presets.device import cuda_total_from_nvidia_smi as cuda_total_from_nvidia_smi
 from kvplan.inputs.presets.device import device_total as device_total
 from kvplan.units import GiB
 
 CONTEXT_BYTES = int(0.55 * GiB)
+#: local memory the CUDA context reserves per resident thread (module docstring: three vLLM snapshots)
+LOCAL_MEM_PER_THREAD_BYTES = 2388
 NVLINK_COMM_BYTES = int(1.35 * GiB)
 PCIE_COMM_PER_RANK_BYTES = int(0.0625 * GiB)
 XGMI_COMM_PER_RANK_BYTES = int(0.45 * GiB)
@@ -72,18 +83,35 @@ def start_free_base(gpu: GpuLike) -> tuple[int, str]:
     return total, "CUDA total" if recorded else f"nvidia-smi {gpu.memory_mib:,} MiB - 0.57 GiB"
 
 
-def runtime_overhead_bytes(*, world_size: int, interconnect: str) -> int:
+def context_bytes(gpu: object | None = None) -> int:
+    """The CUDA context's bytes on this GPU: ``resident threads x LOCAL_MEM_PER_THREAD_BYTES`` for an NVIDIA preset
+    whose SMs and threads per SM are recorded (:func:`kvplan.inputs.presets.device.resident_threads`), else
+    :data:`CONTEXT_BYTES` (the median; AMD's scratch reservation is not this rule).
+
+    Example: L4, 58 x 1,536 = 89,088 threads x 2,388 B = 212,742,144 B (0.20 GiB); an H100 SXM, 270,336 x 2,388 =
+    645,562,368 B (0.60 GiB); no GPU -> 590,558,003 B (0.55 GiB).
+    """
+    if gpu is None or str(getattr(gpu, "vendor", "nvidia") or "nvidia") != "nvidia":
+        return CONTEXT_BYTES
+    threads = resident_threads(gpu)
+    return threads * LOCAL_MEM_PER_THREAD_BYTES if threads else CONTEXT_BYTES
+
+
+def runtime_overhead_bytes(*, world_size: int, interconnect: str, context: int | None = None) -> int:
     """Bytes taken before weight load on each GPU (context + communicators).
 
-    ``world_size`` = ranks that share communicators (tp * pp, x dp for DP attention).
-    Example: 8 ranks on PCIe -> 0.55 + 8 * 0.0625 = 1.05 GiB = 1,127,428,915 B.
+    ``world_size`` = ranks that share communicators (tp * pp, x dp for DP attention); ``context`` = the GPU's
+    :func:`context_bytes` (default the median :data:`CONTEXT_BYTES`).
+    Example: 8 ranks on PCIe -> 0.55 + 8 * 0.0625 = 1.05 GiB = 1,127,428,915 B; on an L4 (context 212,742,144 B),
+    4 ranks -> 212,742,144 + 4 x 67,108,864 = 481,177,600 B (0.45 GiB).
     """
     if world_size < 1:
         raise ValueError("world_size must be >= 1")
+    ctx = CONTEXT_BYTES if context is None else context
     if world_size == 1:
-        return CONTEXT_BYTES
+        return ctx
     comm, per_rank = COMMUNICATOR_BYTES.get(interconnect, COMMUNICATOR_BYTES["pcie"])
-    return CONTEXT_BYTES + (comm * world_size if per_rank else comm)
+    return ctx + (comm * world_size if per_rank else comm)
 
 
 def snapshot_includes_communicators(*, engine: str, engine_version: str | None = None) -> bool:
@@ -118,10 +146,12 @@ def modelled_free_at_start(
     95.02 - 0.55 - 8 x 0.0625 = 93.97 GiB (log: 93.99 GiB, glm5-nvfp4-8x-rtxpro6000-tp8).
     """
     total, src = start_free_base(gpu)
+    ctx = context_bytes(gpu)
+    what = "context" if ctx == CONTEXT_BYTES else f"context {ctx / GiB:.2f} GiB"
     if snapshot_includes_communicators(engine=engine, engine_version=engine_version):
-        overhead = runtime_overhead_bytes(world_size=world_size, interconnect=gpu.interconnect)
-        why = f"{src} - context - {gpu.interconnect} communicators for {world_size} rank(s)"
+        overhead = runtime_overhead_bytes(world_size=world_size, interconnect=gpu.interconnect, context=ctx)
+        why = f"{src} - {what} - {gpu.interconnect} communicators for {world_size} rank(s)"
     else:
-        overhead = CONTEXT_BYTES
-        why = f"{src} - context (this vLLM version snapshots before NCCL)"
+        overhead = ctx
+        why = f"{src} - {what} (this vLLM version snapshots before NCCL)"
     return total - overhead, why

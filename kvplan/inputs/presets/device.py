@@ -15,6 +15,8 @@ L40S 0.57, RTX 3090 0.42 GiB; median 0.57 GiB; tests/data/shared/reference/hardw
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Protocol
 
 from kvplan.units import GiB, MiB
@@ -51,3 +53,34 @@ def device_total(gpu: GpuMemory) -> tuple[int, bool]:
     if gpu.cuda_total_bytes:
         return gpu.cuda_total_bytes, True
     return cuda_total_from_nvidia_smi(memory_mib=gpu.memory_mib), False
+
+
+#: (SMs, maximum resident threads per SM) per GPU preset id, as the device reports them: torch inductor's
+#: ``DeviceProperties(multi_processor_count=..., cc=..., max_threads_per_multi_processor=...)`` in public compiled
+#: kernels (code-search hits: 58 / cc 89 / 1,536 = L4, 66305385590; 142 / cc 89 / 1,536 = L40S, L40 and RTX 6000 Ada,
+#: 57387644062; 132 / cc 90 / 2,048 = H100 SXM, H200, H800, 12072014460; 148 / cc 100 / 2,048 = B200, 66211390466;
+#: 188 / cc 120 / 1,536 = RTX PRO 6000 Blackwell, 70454787342).  The threads per SM are the compute capability's
+#: (CUDA C++ Programming Guide, "Technical Specifications per Compute Capability": 2,048 on 8.0 / 9.0 / 10.0, 1,536 on
+#: 8.6 / 8.9 / 12.x).  A GPU not listed has no per-GPU CUDA-context figure (the runtime model keeps its median).
+RESIDENT_THREADS: Mapping[str, tuple[int, int]] = MappingProxyType(
+    {
+        "l4": (58, 1536),
+        "l40s": (142, 1536),
+        "l40": (142, 1536),
+        "rtx-6000-ada": (142, 1536),
+        "h100-sxm": (132, 2048),
+        "h200-sxm": (132, 2048),
+        "h800": (132, 2048),
+        "b200": (148, 2048),
+        "rtx-pro-6000-server": (188, 1536),
+        "rtx-pro-6000-ws": (188, 1536),
+        "rtx-pro-6000-maxq": (188, 1536),
+    }
+)
+
+
+def resident_threads(gpu: object) -> int | None:
+    """SMs x maximum resident threads per SM of a GPU preset (:data:`RESIDENT_THREADS`, by ``gpu.id``), None when not
+    recorded.  Example: the L4 preset -> 58 x 1,536 = 89,088; an H100 SXM -> 132 x 2,048 = 270,336."""
+    entry = RESIDENT_THREADS.get(str(getattr(gpu, "id", "") or ""))
+    return entry[0] * entry[1] if entry else None
