@@ -103,12 +103,30 @@ def examples(n: int) -> int:
 
 
 _SEED: list[Path] = []
+#: the seed folder a parent test process filled (the pytest-xdist controller, :func:`pytest_configure`): its workers
+#: inherit it through the environment instead of validating the catalog again each
+_SEED_ENV = "KVPLAN_TEST_PRESET_SEED"
+
+
+def _seed_done(seed: Path) -> Path:
+    """The marker written beside a seed folder once it is complete (outside it: the copies stay cache-only)."""
+    return seed.with_name(seed.name + ".complete")
+
+
+def _inherited_seed() -> Path | None:
+    d = os.environ.get(_SEED_ENV)
+    return Path(d) if d and _seed_done(Path(d)).is_file() else None
 
 
 def _shipped_preset_cache() -> Path:
-    """A cache folder holding the validated entries of every shipped preset, filled once per process (validating
-    the whole catalog with pydantic takes ~1 s of CPU; copying the entries, a few milliseconds)."""
+    """A cache folder holding the validated entries of every shipped preset, filled once per test run (validating
+    the whole catalog with pydantic takes ~1-2 s of CPU; copying the entries, a few milliseconds): by the xdist
+    controller for all its workers, else by the first process that needs it."""
     if not _SEED:
+        inherited = _inherited_seed()
+        if inherited is not None:
+            _SEED.append(inherited)
+            return inherited
         from kvplan.inputs import presets
 
         seed = Path(tempfile.mkdtemp(prefix="kvplan-test-seed-"))
@@ -124,8 +142,26 @@ def _shipped_preset_cache() -> Path:
                 else:
                     os.environ[k] = v
             presets.clear_caches()
+        _seed_done(seed).touch()
         _SEED.append(seed)
     return _SEED[0]
+
+
+# A worker of a run whose controller filled the seed starts its own cache from it: the catalog listings that test
+# modules make when they are imported (parametrized ids) then read validated entries instead of validating all
+# presets once more in each worker during collection.
+if (_inherited := _inherited_seed()) is not None:
+    shutil.copytree(_inherited, os.environ["KVPLAN_CACHE_DIR"], dirs_exist_ok=True)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """In the pytest-xdist controller, fill the shipped-preset seed once, before the workers start, and hand it to
+    them in the environment (each worker validated the catalog twice before: at collection and for user_dir)."""
+    if hasattr(config, "workerinput") or getattr(config.option, "dist", "no") == "no":
+        return
+    if config.getoption("collectonly", False):
+        return
+    os.environ[_SEED_ENV] = str(_shipped_preset_cache())
 
 
 @pytest.fixture
