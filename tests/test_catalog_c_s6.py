@@ -56,6 +56,11 @@ NEW_PRESETS: dict[str, tuple[str, int, int, int]] = {
     # AI-Hypercomputer/maxtext's HYV3Config(...) keywords for tencent/Hy3 (not a byte copy): 80 layers x 8 KV heads
     # x 128 x 2 x 2 at TP 8 (one KV head per GPU) = 40,960
     "tencent--Hy3": ("h200-sxm", 8, 32_768, 40_960),
+    # committed Hub downloads of the lmsys Vicuna models (MHA, fp16): 32 layers x 32 heads x 128 x 2 x 2 = 524,288
+    # (v1.5: 4,096 positions; v1.3: 2,048); 13B: 40 x 40 x 128 x 4 = 819,200
+    "lmsys--vicuna-7b-v1.5": ("l40s", 1, 4_096, 524_288),
+    "lmsys--vicuna-7b-v1.3": ("l40s", 1, 2_048, 524_288),
+    "lmsys--vicuna-13b-v1.3": ("h100-sxm", 1, 2_048, 819_200),
 }
 
 ENGINES = ("sglang", "vllm")
