@@ -53,6 +53,12 @@ NEW_PRESETS: dict[str, tuple[str, int, int]] = {
     "Qwen--Qwen1.5-32B-Chat-GPTQ-Int4": ("l40s", 1, 32_768),
     # sophgo/LLM-TPU models/Qwen3_5/config/ (the Hub model card beside it names the release)
     "Qwen--Qwen3.5-0.8B": ("l4", 1, 32_768),
+    "Qwen--Qwen2-VL-2B-Instruct-AWQ": ("l4", 1, 32_768),
+    # sophgo/LLM-TPU models/<family>/compile/files/<name>/config.json (export folders named for each release)
+    "Qwen--Qwen2-72B-Instruct": ("h200-sxm", 2, 32_768),
+    "Qwen--Qwen1.5-7B-Chat": ("l40s", 1, 32_768),
+    "Qwen--Qwen1.5-4B-Chat": ("l4", 1, 32_768),
+    "Qwen--Qwen1.5-0.5B-Chat": ("l4", 1, 32_768),
 }
 
 #: quantized builds whose own config.json is vendored by ai-dynamo/aiconfigurator, promoted from [[variants]]
