@@ -3,6 +3,8 @@ place in a step's breakdown."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -17,22 +19,52 @@ def test_block_m_follows_the_default_config():
     assert list(moe_block_m(tokens=np.array([8.0, 8192.0]), experts=384)) == [16, 64]
 
 
+def _exact(b: int, k: int, e: int, bm: int) -> float:
+    """E x BM x E[ceil(n / BM)] / (B k) for n ~ Binomial(B, k / E), summed term by term (the reference)."""
+    p, s = k / e, 0.0
+    for n in range(b + 1):
+        lp = (
+            math.lgamma(b + 1)
+            - math.lgamma(n + 1)
+            - math.lgamma(b - n + 1)
+            + n * math.log(p)
+            + (b - n) * math.log1p(-p)
+        )
+        s += math.exp(lp) * math.ceil(n / bm)
+    return e * bm * s / (b * k)
+
+
 def test_padding_of_a_full_chunk():
-    # 8,192 tokens x top-8 over 256 experts: P = 65,536 pairs, every expert touched (T = 256);
-    # rows = max(256 x 64 = 16,384, 65,536 + 256 x 31.5 = 73,600) = 73,600 -> 73,600 / 65,536
+    # 8,192 tokens x top-8 over 256 experts: lam = 256, sigma = sqrt(256 x 248 / 256) = 15.75; P(n > 64 j) = 1 for
+    # j = 0..3, Q(0.5 / 15.75) = 0.487 for j = 4, ~0 beyond: 4.487 blocks x 64 = 287.2 rows for 256 pairs
     f = padded_rows_factor(tokens=8192, topk=8, experts=256, block_m=64)
-    assert f == pytest.approx(73600 / 65536, rel=1e-9)
+    assert f == pytest.approx(4.487 * 64 / 256, rel=1e-3)
+    assert f == pytest.approx(_exact(8192, 8, 256, 64), rel=5e-3)
+
+
+def test_padding_of_the_seed_chunk():
+    # DeepSeek-V4.1-Flash, 2,048 tokens, top-6 of 256: lam = 48, sigma = 6.85, P(n > 64) = Q(16.5 / 6.85) = 0.008:
+    # 1.008 blocks = 64.5 rows for 48 pairs
+    f = padded_rows_factor(tokens=2048, topk=6, experts=256, block_m=64)
+    assert f == pytest.approx(1.008 * 64 / 48, rel=2e-3)
+    assert f == pytest.approx(_exact(2048, 6, 256, 64), rel=5e-3)
 
 
 def test_padding_doubles_32_tokens_per_expert():
-    # 1,024 tokens: P = 8,192, T = 256 x (1 - (248/256)^1024) = 256 (to 1e-12); rows = max(16,384, 8,192 + 8,064)
+    # 1,024 tokens: lam = 32, every expert touched (1 - (248/256)^1024 = 1 to 1e-12), P(n > 64) = Q(5.8) ~ 0:
+    # one block of 64 rows for 32 pairs
     f = padded_rows_factor(tokens=1024, topk=8, experts=256, block_m=64)
-    assert f == pytest.approx(2.0, rel=1e-9)
+    assert f == pytest.approx(2.0, rel=1e-6)
 
 
 def test_padding_of_one_decode_token():
     # one token, top-8 of 384: T = 384 x (1 - 376/384) = 8 experts, each one block of 16 rows: 128 / 8 = 16
     assert padded_rows_factor(tokens=1, topk=8, experts=384, block_m=16) == pytest.approx(16.0)
+
+
+def test_padding_of_an_array():
+    got = padded_rows_factor(tokens=np.array([1.0, 1024.0]), topk=8, experts=256, block_m=np.array([16, 64]))
+    assert list(got) == pytest.approx([16.0, 2.0])
 
 
 def test_no_experts_no_padding():

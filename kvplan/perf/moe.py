@@ -13,9 +13,8 @@ has experts (``M <= E``); block-FP8 weights always 64.  vLLM's Marlin MoE (``fus
 of 8, 16, 32, 48, 64 above ``M x topk / E / 0.9``, which is 64 for a prefill chunk of a few thousand tokens.  The
 CUTLASS / DeepGEMM grouped GEMMs pad to their own 128-row tiles (more waste, not modelled: 64 is a lower bound there).
 
-Expected rows (:func:`padded_rows_factor`): with ``P = B x k`` pairs spread over the ``T`` experts they touch
-(``T = E (1 - (1 - k/E) ** B)``), each touched expert's last block is on average half empty and every touched
-expert costs at least one block: ``rows = max(T x BM, P + T x (BM - 1) / 2)``.
+Expected rows (:func:`padded_rows_factor`): each of the E experts receives ``n ~ Binomial(B, k / E)`` of the
+step's ``B x k`` pairs and computes ``BM x ceil(n / BM)`` rows; ``E[ceil(n / BM)] = sum_j P(n > j BM)``.
 
 **Top-k copies of the activations.**  The fused MoE reads each token's hidden state once per chosen expert (the
 first GEMM gathers its A rows by ``sorted_token_ids``), writes one hidden-wide output per (token, expert) pair
@@ -28,6 +27,7 @@ traffic (:func:`kvplan.perf.ops.activation_bytes`) counts one copy per token, no
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 #: BLOCK_SIZE_M of the engines' default fused-MoE config (module docstring)
@@ -44,21 +44,42 @@ def moe_block_m(*, tokens: Any, experts: int) -> Any:
     return MOE_BLOCK_M_SMALL + (MOE_BLOCK_M - MOE_BLOCK_M_SMALL) * (tokens > experts)
 
 
-def padded_rows_factor(*, tokens: Any, topk: int, experts: int, block_m: Any) -> Any:
-    """Rows the grouped GEMMs compute per real (token, expert) pair: ``max(T BM, P + T (BM - 1) / 2) / P`` with
-    ``P = B k`` pairs and ``T = E (1 - (1 - k/E) ** B)`` experts touched (module docstring); 1.0 without experts.
+def _blocks_per_expert(tokens: float, topk: int, experts: int, block_m: float) -> float:
+    """Expected ``ceil(n / BM)`` for one expert's ``n ~ Binomial(B, k / E)`` pairs (scalar): ``P(n > 0)`` exactly,
+    ``1 - (1 - k/E) ** B``, plus ``sum_{j >= 1} P(n > j BM)`` by the normal approximation with a continuity
+    correction, ``Q((j BM + 0.5 - lam) / sigma)``, ``lam = B k / E``, ``sigma = sqrt(lam (1 - k / E))``."""
+    p = topk / experts
+    lam = tokens * p
+    blocks = 1 - (1 - p) ** tokens
+    sigma = math.sqrt(lam * (1 - p)) if lam > 0 else 0.0
+    j = 1
+    while sigma > 0 and j * block_m <= lam + 10 * sigma:
+        blocks += 0.5 * math.erfc((j * block_m + 0.5 - lam) / (sigma * math.sqrt(2)))
+        j += 1
+    return blocks
 
-    Examples (hand-derived): B = 8,192, k = 8, E = 256, BM = 64: P = 65,536, T = 256 (every expert), rows =
-    max(16,384, 65,536 + 256 x 31.5 = 73,600) -> 1.123.  B = 1,024, same layer: P = 8,192, rows = max(16,384,
-    16,256) = 16,384 -> 2.0 (32 tokens per expert padded to 64).  B = 1, k = 8, E = 384, BM = 16: T = 8, rows =
-    max(128, 8 + 60) = 128 -> 16.0.  Array-safe.
+
+def padded_rows_factor(*, tokens: Any, topk: int, experts: int, block_m: Any) -> Any:
+    """Rows the grouped GEMMs compute per real (token, expert) pair: ``E x BM x E[ceil(n / BM)] / (B k)``, n the
+    pairs one expert receives (``Binomial(B, k / E)``, :func:`_blocks_per_expert`); 1.0 without experts.
+
+    Examples (hand-derived): B = 8,192, k = 8, E = 256, BM = 64: lam = 256, sigma = 15.7; P(n > 0) = 1,
+    P(n > 64), P(n > 128), P(n > 192) = 1 to 1e-9, P(n > 256) = Q(0.5 / 15.7) = 0.487, P(n > 320) = Q(4.11) = 2e-5:
+    4.487 blocks of 64 per expert = 287.2 rows for 256 pairs -> 1.122.  B = 2,048, k = 6, E = 256 (the seed's
+    chunk): lam = 48, sigma = 6.85, P(n > 64) = Q(2.41) = 0.0080: 1.008 blocks, 64.5 rows for 48 -> 1.344.
+    B = 1,024, k = 8, E = 256: lam = 32, P(n > 64) = Q(5.8) ~ 0: 2.0 (32 tokens per expert padded to 64).  B = 1,
+    k = 8, E = 384, BM = 16: 8 experts touched, one block each: 16.0.  Array-safe (numpy only for an array).
     """
     if experts <= 0 or topk <= 0:
         return 1.0 + 0.0 * tokens
-    pairs = tokens * topk
-    touched = experts * (1 - (1 - topk / experts) ** tokens)
-    a, b = touched * block_m, pairs + touched * (block_m - 1) / 2
-    return (a + b + abs(a - b)) / 2 / pairs
+    if hasattr(tokens, "shape"):
+        import numpy as np
+
+        f = np.vectorize(lambda b, m: _blocks_per_expert(float(b), topk, experts, float(m)), otypes=[float])
+        blocks = f(tokens, block_m)
+    else:
+        blocks = _blocks_per_expert(float(tokens), topk, experts, float(block_m))
+    return experts * block_m * blocks / (tokens * topk)
 
 
 def topk_copy_bytes(*, tokens: Any, topk: int, hidden: int, moe_layers: int, ep: int) -> Any:
