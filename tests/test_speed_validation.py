@@ -57,3 +57,18 @@ def test_error_bounds(records, metric, median_bound, p90_bound):
     s = _script().summary(records)[metric]
     assert s["median_abs"] <= median_bound, s
     assert s["p90_abs"] <= p90_bound, s
+
+
+def test_rows_on_a_documented_fabric_run_with_its_bus_bandwidth():
+    """The Kimi-K2.6 boxes' measured NCCL bus bandwidth reaches the model as ``--link-bandwidth`` = busBW / the
+    class's 0.34: 37.6 / 0.34 = 110.6 GB/s for the XML-graph host, 40.1 / 0.34 = 117.9 for the 4-switch one; a row
+    whose interconnect names neither keeps the preset's link."""
+    mod = _script()
+    rows = {r["id"]: r for r in mod.load_rows()}
+    xml = rows["rtx6kpro-kimik26-8x-vllm-dcp1-mtp3-prefill-8k"]
+    switches = rows["rtx6kpro-kimik26-16x-vllm-tp16-prefill-8k"]
+    assert mod.fabric_link_gbs(xml) == pytest.approx(37.6 / 0.34)
+    assert mod.fabric_link_gbs(switches) == pytest.approx(40.1 / 0.34)
+    assert mod.fabric_link_gbs(rows["seed-dsv41-8xmaxq-sgl-128k-chunk2048"]) is None
+    args = mod.fixture_args(xml["fixture"], None, mod.fabric_link_gbs(xml))
+    assert args[args.index("--link-bandwidth") + 1] == "110.6"
