@@ -72,6 +72,8 @@ def _cached_get_command(app: typer.Typer, _build=typer.main.get_command):
     if hit is not None and hit[0] is app and hit[1] == key:
         return hit[2]
     command = _build(app)
+    if len(_COMMANDS) >= 16:  # an app built per call (a test's own) must not keep every copy alive
+        _COMMANDS.pop(next(iter(_COMMANDS)))
     _COMMANDS[id(app)] = (app, key, command)
     return command
 

@@ -6,6 +6,7 @@ rest = A - P (1 - mem_fraction_static) (mem_cache/kv_cache_configurator.py, v0.5
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -27,6 +28,7 @@ LOGS = Path(__file__).resolve().parent / "validation" / "logs"
 GiB = 2**30
 
 
+@functools.cache
 def _app():
     from kvplan.cli.app import KvplanGroup
     from kvplan.cli.calibrate_cmd import calibrate_cmd

@@ -14,6 +14,7 @@ Measured free 80 GiB, weights 16 GiB (A = 64 GiB):
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import subprocess
@@ -40,7 +41,9 @@ GiB = 2**30
 MEASURED = Deployment(model="Qwen/Qwen3-8B", gpu="h100-sxm", free_memory=80 * GiB, weight_memory=16 * GiB)
 
 
+@functools.cache
 def make_app() -> typer.Typer:
+    """The three plan commands in an app of their own, built once (the click command tree is cached per app)."""
     app = typer.Typer(cls=KvplanGroup, add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False)
     app.command("sweep")(sweep_cmd)
     app.command("solve")(solve_cmd)
