@@ -163,10 +163,11 @@ def test_plain_fit_does_not_load_the_speed_model():
 
 def test_default_speed_table_golden():
     """tests/golden/speed_default_80.txt: the default deployment's speed table at 80 columns (checked by hand:
-    131,072 / 7,790 tok/s = 16.825 s + one 23.2 ms decode step + 20 ms host work = 16.87 s TTFT; requests/s
-    1 / (16.868 + 0.023) x 131,073 tokens = 7,760 total, 970 per GPU; the shares of one chunk, 22 + 16 + 50 + 12,
-    add up to 100%; the all-reduce 80 x (88.2 us + 1.75 x 20,971,520 B / 21.76 GB/s) = 142.0 ms of a 283.0 ms
-    chunk).  Never rewritten by a test."""
+    131,072 / 7,350 tok/s = 17.834 s + one 23.2 ms decode step + 20 ms host work = 17.88 s TTFT; requests/s
+    1 / (17.877 + 0.023) x 131,073 tokens = 7,322 total, 915 per GPU; the shares of one chunk, 26 + 15 + 48 + 11,
+    add up to 100%; the all-reduce 80 x (88.2 us + 1.75 x 20,971,520 B / 21.76 GB/s) = 142.0 ms of a 298.7 ms
+    chunk, the largest at the end of the prompt, whose routed experts now carry the BLOCK_SIZE_M padding, 14.5 ms,
+    and the top-k copies, 1.3 ms, of kvplan.perf.moe).  Never rewritten by a test."""
     from pathlib import Path
 
     from kvplan.deployment import Deployment
