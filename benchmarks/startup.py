@@ -4,13 +4,14 @@ Run it in the environment you install kvplan into (a fresh venv with a regular `
 bytecode; not an editable install), with a warm cache:
 
     env -u PYTHONDONTWRITEBYTECODE python benchmarks/startup.py [--runs 30] [--kvplan PATH-TO-kvplan-SCRIPT]
-        [--compare PATH-TO-ANOTHER-BUILD'S-kvplan] [-- fit --format json]
+        [--compare PATH-TO-ANOTHER-BUILD'S-kvplan] [--instructions] [-- fit --format json]
 
 Each round runs `python -c pass` and then the command (and the `--compare` build's, alternately), so that a load
 change on a shared machine hits every build alike.  It reports per build the median and p90 wall time, the mean CPU
 time per invocation (user + system of the child, `resource.getrusage`: much less sensitive to other processes than
 wall time), both as ratios to bare Python, the load average before and after, and the ten slowest imports from
-`python -X importtime`.  Targets (issue "Hardening and speed"): median <= 0.17 s and <= 7x `python -c pass`
+`python -X importtime`; ``--instructions`` adds the instruction count of one warm run of each under valgrind's
+callgrind (deterministic: the comparison that does not depend on the machine's load).  Targets (issue "Hardening and speed"): median <= 0.17 s and <= 7x `python -c pass`
 (docs/performance.md, "Start-up").  Two warm-up runs per build fill the validated-preset cache first.
 """
 
@@ -61,11 +62,33 @@ def _slowest_imports(cmd: list[str]) -> list[tuple[int, str]]:
     return sorted(rows, reverse=True)[:10]
 
 
+def _instructions(cmd: list[str]) -> int | None:
+    """Instructions of one run of ``cmd`` under ``valgrind --tool=callgrind`` (deterministic, whatever the load;
+    None when valgrind is not installed).  A console script runs with its own interpreter, as for ``-X importtime``."""
+    if shutil.which("valgrind") is None:
+        return None
+    interpreter = cmd[0] == sys.executable or os.path.basename(cmd[0]).startswith("python")
+    traced = cmd if interpreter else [_python_of(cmd[0]), *cmd]
+    proc = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *traced],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    for line in proc.stderr.splitlines():
+        if "Collected :" in line:
+            return int(line.rsplit(":", 1)[1].strip())
+    return None
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--kvplan", default=shutil.which("kvplan") or "")
     ap.add_argument("--compare", default="", help="another build's kvplan script, run alternately with --kvplan")
+    ap.add_argument(
+        "--instructions", action="store_true", help="also count instructions (valgrind callgrind, one warm run each)"
+    )
     ap.add_argument("args", nargs="*", default=["fit", "--format", "json"])
     a = ap.parse_args()
     builds = {"kvplan": [a.kvplan] if a.kvplan else [sys.executable, "-m", "kvplan"]}
@@ -102,6 +125,15 @@ def main() -> None:
             f"  command          median {med * 1000:7.1f} ms   p90 {p90 * 1000:7.1f} ms   ratio {med / bw:4.1f}x"
             f"   CPU {cpu * 1000:6.1f} ms ({cpu / bc:4.1f}x)   (targets: <= 170 ms, <= 7x)"
         )
+    if a.instructions:
+        for name, cmd in cmds.items():
+            bare_n, run_n = _instructions([pythons[name], "-c", "pass"]), _instructions(cmd)
+            if bare_n and run_n:
+                print(
+                    f"{name}: instructions {run_n / 1e6:.1f} M ({run_n / bare_n:.1f}x python -c pass, {bare_n / 1e6:.1f} M)"
+                )
+            else:
+                print(f"{name}: instructions not counted (valgrind not installed)")
     print("slowest imports (cumulative):")
     for us, mod in _slowest_imports(cmds["kvplan"]):
         print(f"  {us / 1000:7.1f} ms  {mod}")
