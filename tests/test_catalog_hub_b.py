@@ -26,6 +26,8 @@ from kvplan.planning.plan import fit
 NEW_PRESETS: dict[str, tuple[str, int, int]] = {
     "ibm-granite--granite-3.1-8b-instruct": ("l40s", 1, 32_768),
     "ibm-granite--granite-3.0-2b-instruct": ("l4", 1, 4_096),
+    "tiiuae--Falcon3-7B-Instruct": ("l40s", 1, 32_768),
+    "tiiuae--Falcon3-3B-Instruct": ("l4", 1, 32_768),
 }
 
 ENGINES = ("sglang", "vllm")
