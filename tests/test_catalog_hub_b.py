@@ -28,6 +28,7 @@ NEW_PRESETS: dict[str, tuple[str, int, int]] = {
     "ibm-granite--granite-3.0-2b-instruct": ("l4", 1, 4_096),
     "tiiuae--Falcon3-7B-Instruct": ("l40s", 1, 32_768),
     "tiiuae--Falcon3-3B-Instruct": ("l4", 1, 32_768),
+    "microsoft--Phi-3-medium-4k-instruct": ("h100-sxm", 1, 4_096),
 }
 
 ENGINES = ("sglang", "vllm")
