@@ -29,6 +29,8 @@ NEW_PRESETS: dict[str, tuple[str, int, int]] = {
     "tiiuae--Falcon3-7B-Instruct": ("l40s", 1, 32_768),
     "tiiuae--Falcon3-3B-Instruct": ("l4", 1, 32_768),
     "microsoft--Phi-3-medium-4k-instruct": ("h100-sxm", 1, 4_096),
+    "allenai--OLMo-2-1124-13B": ("h100-sxm", 1, 4_096),
+    "stabilityai--stablelm-2-1_6b-chat": ("l4", 1, 4_096),
 }
 
 ENGINES = ("sglang", "vllm")
