@@ -41,3 +41,20 @@ def test_free_at_start_on_the_l4_tp4_log():
     assert free == 23_659_901_092 - 212_742_144 - 4 * int(0.0625 * GiB) == 23_178_723_492
     assert "context 0.20 GiB" in why and "pcie communicators for 4 rank(s)" in why
     assert runtime.runtime_overhead_bytes(world_size=4, interconnect="pcie", context=212_742_144) == 481_177_600
+
+
+def test_v0_non_torch_with_the_gpu_context():
+    """vLLM 0.6.4 subtracts everything outside torch, the context included (budget.vllm_default_non_torch_bytes):
+    with the GPU's context it is context + 128 MiB workspaces (+ communicators): RTX 3090 TP1 300,773,376 +
+    134,217,728 = 434,991,104 B (logged 0.35 GiB); H200 645,562,368 + 134,217,728 = 779,780,096 B = 0.73 GiB (logged
+    0.73); without a context the 0.55 GiB median stands for the whole term."""
+    from kvplan.engines.vllm.budget import vllm_default_non_torch_bytes
+
+    ctx_3090 = runtime.context_bytes(resolve_gpu("rtx-3090"))
+    assert ctx_3090 == 82 * 1536 * 2388 == 300_773_376
+    assert vllm_default_non_torch_bytes(engine_version="0.6.4", context=ctx_3090) == 434_991_104
+    h200 = vllm_default_non_torch_bytes(engine_version="0.6.4", context=runtime.context_bytes(resolve_gpu("h200-sxm")))
+    assert h200 == 779_780_096 and abs(h200 / GiB - 0.73) < 0.005
+    assert vllm_default_non_torch_bytes(engine_version="0.6.4") == runtime.CONTEXT_BYTES
+    # 0.6.5+ / V1 keep the context outside the budget: the argument changes nothing there
+    assert vllm_default_non_torch_bytes(engine_version="0.11.0", context=ctx_3090) == 128 * 2**20

@@ -162,7 +162,12 @@ def vllm_activation_peak(
 
 
 def vllm_default_non_torch_bytes(
-    *, tp_size: int = 1, pp_size: int = 1, engine_version: str | None = None, interconnect: str | None = None
+    *,
+    tp_size: int = 1,
+    pp_size: int = 1,
+    engine_version: str | None = None,
+    interconnect: str | None = None,
+    context: int | None = None,
 ) -> int:
     """Cold estimate of the memory allocated outside torch after vLLM's start-up snapshot (bytes).
 
@@ -186,17 +191,26 @@ def vllm_default_non_torch_bytes(
       holds outside torch is in the term: the CUDA context and, with TP > 1, the communicators.  Modelled as
       the free-at-start overhead of :func:`kvplan.engines.runtime.runtime_overhead_bytes` (0.55 GiB at TP1).
       Logged at TP1: RTX 3090 0.35 (both shipped logs), H200 0.73, an 8 GB card 0.47 GiB (public 0.6.4 logs,
-      docs/accuracy.md).  0.6.3.post1 subtracts ``init free − free`` (context outside) and 0.6.5 takes a
+      docs/accuracy.md).  With the GPU's own context (``context``, :func:`kvplan.engines.runtime.context_bytes`:
+      its resident threads x 2,388 B) the term is that context + the 128 MiB of workspaces above + the
+      communicators: H200 0.60 + 0.125 = 0.73 GiB (logged 0.73), RTX 3090 0.28 + 0.125 = 0.41 (logged 0.35);
+      without it the 0.55 GiB median stands for the whole term.  0.6.3.post1 subtracts ``init free − free``
+      (context outside) and 0.6.5 takes a
       baseline at ``init_device`` (``memory_profiling(baseline_memory_in_bytes=...)``): both get the terms above.
 
-    Example: TP2, NVLink, 0.11.0 -> 128 + 512 MiB = 671,088,640 B; TP1, 0.6.4 -> 0.55 GiB = 590,558,003 B.
+    Example: TP2, NVLink, 0.11.0 -> 128 + 512 MiB = 671,088,640 B; TP1, 0.6.4 -> 0.55 GiB = 590,558,003 B; TP1,
+    0.6.4 on an RTX 3090 (``context`` 82 x 1,536 x 2,388 = 300,773,376 B) -> 300,773,376 + 134,217,728 =
+    434,991,104 B.
     """
     from kvplan.engines.vllm.releases import release_numbers
 
     if (0, 6, 4) <= release_numbers(engine_version or NEWEST_VERSION) < (0, 6, 5):
         from kvplan.engines.runtime import runtime_overhead_bytes
 
-        return runtime_overhead_bytes(world_size=tp_size * pp_size, interconnect=(interconnect or "nvlink").lower())
+        world, link = tp_size * pp_size, (interconnect or "nvlink").lower()
+        if context is None:
+            return runtime_overhead_bytes(world_size=world, interconnect=link)
+        return runtime_overhead_bytes(world_size=world, interconnect=link, context=context) + 128 * MiB
     base = 128 * MiB
     if tp_size * pp_size <= 1:
         return base

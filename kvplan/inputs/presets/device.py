@@ -59,7 +59,8 @@ def device_total(gpu: GpuMemory) -> tuple[int, bool]:
 #: ``DeviceProperties(multi_processor_count=..., cc=..., max_threads_per_multi_processor=...)`` in public compiled
 #: kernels (code-search hits: 58 / cc 89 / 1,536 = L4, 66305385590; 142 / cc 89 / 1,536 = L40S, L40 and RTX 6000 Ada,
 #: 57387644062; 132 / cc 90 / 2,048 = H100 SXM, H200, H800, 12072014460; 148 / cc 100 / 2,048 = B200, 66211390466;
-#: 188 / cc 120 / 1,536 = RTX PRO 6000 Blackwell, 70454787342).  The threads per SM are the compute capability's
+#: 188 / cc 120 / 1,536 = RTX PRO 6000 Blackwell, 70454787342; 82 / cc 86 = RTX 3090, 30139490148).  The threads
+#: per SM are the compute capability's
 #: (CUDA C++ Programming Guide, "Technical Specifications per Compute Capability": 2,048 on 8.0 / 9.0 / 10.0, 1,536 on
 #: 8.6 / 8.9 / 12.x).  A GPU not listed has no per-GPU CUDA-context figure (the runtime model keeps its median).
 RESIDENT_THREADS: Mapping[str, tuple[int, int]] = MappingProxyType(
@@ -75,6 +76,7 @@ RESIDENT_THREADS: Mapping[str, tuple[int, int]] = MappingProxyType(
         "rtx-pro-6000-server": (188, 1536),
         "rtx-pro-6000-ws": (188, 1536),
         "rtx-pro-6000-maxq": (188, 1536),
+        "rtx-3090": (82, 1536),
     }
 )
 
