@@ -38,10 +38,13 @@ ECHO_CHARS = 80
 #: a backstop for the whole error line (a message built from many echoed parts)
 MAX_LINE_CHARS = 1000
 
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]*@")
-_BEARER = re.compile(r"(?i)\b(bearer\s+)[^\s'\"]+")
-_HF_TOKEN = re.compile(r"\bhf_[A-Za-z0-9]{20,}")
-_QUERY_SECRET = re.compile(r"(?i)([?&](?:token|access_token|api_key|key|password)=)[^&\s'\"]+")
+# The patterns below are compiled by re's own cache on first use (re.sub / re.search with the pattern text): a run
+# that never masks, escapes or checks a cell never compiles them (compiled at import they were ~15 M instructions,
+# ~6% of a warm `kvplan fit --format json`, docs/performance.md)
+_USERINFO = r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]*@"
+_BEARER = r"(?i)\b(bearer\s+)[^\s'\"]+"
+_HF_TOKEN = r"\bhf_[A-Za-z0-9]{20,}"
+_QUERY_SECRET = r"(?i)([?&](?:token|access_token|api_key|key|password)=)[^&\s'\"]+"
 
 
 def mask_secrets(text: str) -> str:
@@ -53,10 +56,10 @@ def mask_secrets(text: str) -> str:
     Example: ``mask_secrets("cannot reach https://me:s3cret@hub.local (refused)")`` ->
     ``"cannot reach https://***@hub.local (refused)"``.
     """
-    text = _USERINFO.sub(r"\1***@", text)
-    text = _BEARER.sub(r"\1***", text)
-    text = _HF_TOKEN.sub("hf_***", text)
-    return _QUERY_SECRET.sub(r"\1***", text)
+    text = re.sub(_USERINFO, r"\1***@", text)
+    text = re.sub(_BEARER, r"\1***", text)
+    text = re.sub(_HF_TOKEN, "hf_***", text)
+    return re.sub(_QUERY_SECRET, r"\1***", text)
 
 
 def echo(value: object, limit: int = ECHO_CHARS) -> str:
@@ -76,15 +79,15 @@ def echo(value: object, limit: int = ECHO_CHARS) -> str:
 
 #: what a terminal must never get raw: C0 but the newline (tab and CR too), DEL, C1, bidi marks / overrides /
 #: isolates, the Unicode line and paragraph separators
-_UNSAFE_BUT_NL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
-_UNSAFE_ALL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+_UNSAFE_BUT_NL = "[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]"
+_UNSAFE_ALL = "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]"
 #: XML 1.0 forbids these (its Char production) on top of the C0 controls :func:`terminal_text` escapes
-_XML_FORBIDDEN = re.compile("[\ud800-\udfff\ufffe\uffff]")
+_XML_FORBIDDEN = "[\ud800-\udfff\ufffe\uffff]"
 #: a CSV cell starting with one of these is a formula to a spreadsheet (OWASP CSV injection)
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 #: ... unless it is a number, perhaps with a unit (``-1``, ``+2.5e3``, ``-1,024``, ``-0.5 GiB``, ``+3%``) or a lone
 #: ``-`` (the views' "not set"): a spreadsheet reads those as values
-_PLAIN_NUMBER = re.compile(r"-|[-+]?(?=\.?\d)[\d,]*\.?\d*(?:[eE][-+]?\d+)?(?: ?[A-Za-z%/]{1,8})?")
+_PLAIN_NUMBER = r"-|[-+]?(?=\.?\d)[\d,]*\.?\d*(?:[eE][-+]?\d+)?(?: ?[A-Za-z%/]{1,8})?"
 
 
 def _escaped(m: re.Match[str]) -> str:
@@ -101,7 +104,7 @@ def terminal_text(text: str, *, newlines: bool = False) -> str:
     ``terminal_text("Qwen3-8B")`` is ``"Qwen3-8B"`` (the same object: printable text is never copied).
     """
     pattern = _UNSAFE_BUT_NL if newlines else _UNSAFE_ALL
-    return pattern.sub(_escaped, text) if pattern.search(text) else text
+    return re.sub(pattern, _escaped, text) if re.search(pattern, text) else text
 
 
 def csv_cell(value: object) -> object:
@@ -114,7 +117,7 @@ def csv_cell(value: object) -> object:
     """
     if not isinstance(value, str) or not value:
         return value
-    if value.startswith(_FORMULA_START) and not _PLAIN_NUMBER.fullmatch(value):
+    if value.startswith(_FORMULA_START) and not re.fullmatch(_PLAIN_NUMBER, value):
         return "'" + terminal_text(value)
     return terminal_text(value)
 
@@ -126,7 +129,9 @@ def xml_text(text: str) -> str:
     Example: ``xml_text("a\\x1bb\\ufffe")`` is ``"a\\\\x1bb\\\\ufffe"``.
     """
     text = terminal_text(text)
-    return _XML_FORBIDDEN.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if _XML_FORBIDDEN.search(text) else text
+    if not re.search(_XML_FORBIDDEN, text):
+        return text
+    return re.sub(_XML_FORBIDDEN, lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 class KvplanError(Exception):
