@@ -1,0 +1,92 @@
+"""Issue 25 item 7 (the catalog, current) and issue 24 item 3 (ids as the Hub has them), helper catalog-hub-a: presets
+for Qwen and the Chinese, Korean and other non-Western labs' models, each written by scripts/preset_from_config.py from
+a public copy of its config.json.
+
+A copy is either the model's own Hugging Face Hub page of ``config.json`` (huggingface.co/<org>/<name>/blob/<rev>/
+config.json, the file as the Hub renders it, read through a search index) or a public GitHub repository that vendors
+it (repository, 40-hex commit, path).  Each preset names that copy, loads strictly, is not also a [[variants]] entry of
+another preset, and plans under both engines at a context no longer than its config's max_position_embeddings, with
+the KV bytes per token per GPU checked against the hand count from the config (layers x KV heads per GPU x head_dim x
+2 (K and V) x 2 B for bf16 KV).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from kvplan.deployment import Deployment
+from kvplan.errors import InputError
+from kvplan.inputs import presets as p
+from kvplan.planning.plan import fit
+
+#: file stem -> (GPU id, TP, context in tokens, KV bytes per token per GPU counted by hand from the config)
+NEW_PRESETS: dict[str, tuple[str, int, int, int]] = {
+    # Hub page (refs/pr/1 revision): BailingMoe, 28 layers x 4 KV heads x (2048 / 16 =) 128 x 2 x 2 = 57,344;
+    # 4,096 positions
+    "inclusionAI--Ling-Coder-lite": ("h100-sxm", 1, 4_096, 57_344),
+    # keras-llm-robot copies of 01-ai's own AWQ builds (Llama geometry): 60 x 8 x 128 x 4 = 245,760; 32 x 4 x 128 x
+    # 4 = 65,536; 4,096 positions
+    "01-ai--Yi-34B-Chat-4bits": ("l40s", 1, 4_096, 245_760),
+    "01-ai--Yi-6B-Chat-4bits": ("l4", 1, 4_096, 65_536),
+    # Qwen v1 (QWenLMHeadModel, MHA): 40 layers x 40 heads x 128 (kv_channels) x 2 x 2 = 819,200
+    "Qwen--Qwen-14B-Chat-Int4": ("l40s", 1, 4_096, 819_200),
+    # aiconfigurator copy: 60 layers x 4 KV heads, at TP 8 one (replicated) head per GPU: 60 x 1 x 128 x 4 = 30,720
+    "MiniMaxAI--MiniMax-M3": ("b200", 8, 32_768, 30_720),
+}
+
+ENGINES = ("sglang", "vllm")
+
+#: the model's own Hub page of config.json (main or a revision), as the source line names it
+_HUB = re.compile(
+    r"Hugging Face Hub page https://huggingface\.co/(?P<org>[\w.-]+)/(?P<name>[\w.-]+)/blob/[\w%.-]+/config\.json "
+    r"\(config\.json as rendered on the Hub, read through the docs search index on \d{4}-\d{2}-\d{2}\)"
+)
+#: "github.com/ORG/REPO @<40 hex> <path>" as the catalog scripts' source line names a vendored copy
+_GITHUB = re.compile(r"github\.com/[\w.-]+/[\w.-]+ @([0-9a-f]{40}) \S+")
+
+
+def _preset(stem: str) -> p.ModelPreset:
+    path = p.configs_dir() / "models" / f"{stem}.toml"
+    assert path.is_file(), f"{path.name} is missing"
+    return p.load_model_file(path, use_cache=False)
+
+
+@pytest.mark.parametrize("stem", sorted(NEW_PRESETS))
+def test_preset_names_its_source(stem: str):
+    m = _preset(stem)
+    assert m.id.replace("/", "--") == stem
+    hub = _HUB.search(m.source)
+    if hub:  # the Hub page is the model's own repository, not a fine-tune's
+        assert f"{hub['org']}/{hub['name']}" == m.id, (stem, m.source)
+    else:
+        assert _GITHUB.search(m.source), f"{stem}: source names neither a Hub page nor a commit: {m.source!r}"
+        assert "verbatim" in m.source or "not a byte copy" in m.source
+    assert m.config.get("num_hidden_layers") or m.config.get("text_config", {}).get("num_hidden_layers")
+
+
+def test_new_ids_are_not_also_variants_of_another_preset():
+    new = {_preset(s).id for s in NEW_PRESETS}
+    variants = {v.id for m in p.all_models() for v in m.variants}
+    assert not new & variants
+
+
+_CASES = [(s, e) for s in sorted(NEW_PRESETS) for e in ENGINES]
+
+
+@pytest.mark.parametrize(("stem", "engine"), _CASES, ids=[f"{s}-{e}" for s, e in _CASES])
+def test_preset_plans_with_the_hand_counted_kv_bytes(stem: str, engine: str):
+    gpu, tp, context, kv_per_token = NEW_PRESETS[stem]
+    m = _preset(stem)
+    cfg = m.config.get("text_config") or m.config
+    max_pos = cfg.get("max_position_embeddings") or m.config.get("max_position_embeddings")
+    assert max_pos is None or context <= max_pos, stem
+    try:
+        res = fit(Deployment(model=m.id, gpu=gpu, tp=tp, engine=engine, context_length=context))
+    except InputError as exc:  # an engine refusal is a verdict: it names the model or a flag
+        assert exc.field, f"{stem} ({engine}): refusal names no field: {exc}"
+        return
+    assert res.context_length == context
+    assert res.kv_bytes_per_token == kv_per_token, (stem, engine, res.kv_bytes_per_token)
+    assert res.starts and res.kv_pool_tokens >= context, (stem, engine, res.reasons)
