@@ -31,6 +31,7 @@ NEW_PRESETS: dict[str, tuple[str, int, int]] = {
     "microsoft--Phi-3-medium-4k-instruct": ("h100-sxm", 1, 4_096),
     "allenai--OLMo-2-1124-13B": ("h100-sxm", 1, 4_096),
     "stabilityai--stablelm-2-1_6b-chat": ("l4", 1, 4_096),
+    "upstage--SOLAR-10.7B-v1.0": ("l40s", 1, 4_096),
 }
 
 ENGINES = ("sglang", "vllm")
