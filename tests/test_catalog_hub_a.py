@@ -34,13 +34,18 @@ NEW_PRESETS: dict[str, tuple[str, int, int, int]] = {
     "Qwen--Qwen-14B-Chat-Int4": ("l40s", 1, 4_096, 819_200),
     # aiconfigurator copy: 60 layers x 4 KV heads, at TP 8 one (replicated) head per GPU: 60 x 1 x 128 x 4 = 30,720
     "MiniMaxAI--MiniMax-M3": ("b200", 8, 32_768, 30_720),
+    # Hub blame pages (the file at one revision, its size as the page states it): 48 x 2 x 128 x 4 = 49,152;
+    # 28 x 4 x 128 x 4 = 57,344; Qwen1.5-MoE (MHA) 24 x 16 x 128 x 4 = 196,608
+    "internlm--internlm3-8b-instruct": ("l40s", 1, 32_768, 49_152),
+    "THUDM--glm-edge-1.5b-chat": ("l4", 1, 8_192, 57_344),
+    "Qwen--Qwen1.5-MoE-A2.7B": ("h100-sxm", 1, 8_192, 196_608),
 }
 
 ENGINES = ("sglang", "vllm")
 
 #: the model's own Hub page of config.json (main or a revision), as the source line names it
 _HUB = re.compile(
-    r"Hugging Face Hub page https://huggingface\.co/(?P<org>[\w.-]+)/(?P<name>[\w.-]+)/blob/[\w%.-]+/config\.json "
+    r"Hugging Face Hub page https://huggingface\.co/(?P<org>[\w.-]+)/(?P<name>[\w.-]+)/(?:blob|blame)/[\w%.-]+/config\.json "
     r"\(config\.json as rendered on the Hub, read through the docs search index on \d{4}-\d{2}-\d{2}\)"
 )
 #: "github.com/ORG/REPO @<40 hex> <path>" as the catalog scripts' source line names a vendored copy
