@@ -39,6 +39,13 @@ NEW_PRESETS: dict[str, tuple[str, int, int, int]] = {
     "internlm--internlm3-8b-instruct": ("l40s", 1, 32_768, 49_152),
     "THUDM--glm-edge-1.5b-chat": ("l4", 1, 8_192, 57_344),
     "Qwen--Qwen1.5-MoE-A2.7B": ("h100-sxm", 1, 8_192, 196_608),
+    # 01-ai's own Hub pages (Llama / Yi geometry): 32 x 4 x 128 x 4 = 65,536; 48 x 4 x 128 x 4 = 98,304;
+    # 60 x 8 x 128 x 4 = 245,760; the 200K builds plan at 32,768 of their 200,000 positions
+    "01-ai--Yi-1.5-6B-Chat": ("l4", 1, 4_096, 65_536),
+    "01-ai--Yi-1.5-9B": ("l40s", 1, 4_096, 98_304),
+    "01-ai--Yi-1.5-34B-Chat": ("h100-sxm", 1, 4_096, 245_760),
+    "01-ai--Yi-34B-200K": ("h200-sxm", 1, 32_768, 245_760),
+    "01-ai--Yi-6B-200K": ("l40s", 1, 32_768, 65_536),
 }
 
 ENGINES = ("sglang", "vllm")
