@@ -409,11 +409,16 @@ SCHEME_RULES: dict[str, Callable[[_Ctx], Schemes]] = {
 def _base_dtype(cfg: Mapping[str, Any], quantization: str, notes: list[str]) -> str:
     """The dtype of unquantized tensors: a 16/32-bit ``--quantization`` itself, else the config's dtype (float32
     served as bf16, SGLang/vLLM ``dtype=auto``)."""
-    if quantization in _SIXTEEN_BIT:
+    if quantization in _SIXTEEN_BIT and dtype_of(quantization) is not DType.FP32:
         return quantization
-    base = config_dtype(cfg)  # a canonical DType name (bf16 / fp16 / fp32)
+    # a float32 checkpoint (the preset's "fp32" or the config's torch_dtype) is never served in 32 bit: both
+    # engines' ``_get_and_verify_dtype`` downcast it under --dtype auto (SGLang python/sglang/srt/configs/
+    # model_config.py v0.5.23; vLLM vllm/config/model.py), and kvplan has no --dtype float32
+    base = DType.FP32.canonical if quantization == DType.FP32.canonical else config_dtype(cfg)
     if dtype_of(base) is DType.FP32:
-        notes.append("config dtype float32 is served as bf16 (dtype=auto)")
+        notes.append(
+            "config dtype float32 is served in 16 bit (dtype=auto downcasts it: fp16, bf16 for Gemma; priced as bf16)"
+        )
         return "bf16"
     return base
 

@@ -186,6 +186,22 @@ def _attention(family: str) -> Family:
     return fam
 
 
+def served_model_dtype(*, config_dtype: str, model_type: str) -> str:
+    """The dtype SGLang serves a model in under ``--dtype auto`` (the default): the config's dtype, except that a
+    float32 checkpoint is downcast to float16, and a Gemma one (``model_type`` starting ``gemma``) to bfloat16.
+    The KV pool's ``auto`` dtype follows it.
+
+    Example: ``served_model_dtype(config_dtype="fp32", model_type="granite") == "fp16"``;
+    ``served_model_dtype(config_dtype="fp32", model_type="gemma2") == "bf16"``; ``"bf16"`` stays ``"bf16"``.
+
+    Source: sgl-project/sglang python/sglang/srt/configs/model_config.py ``_get_and_verify_dtype`` (v0.5.23; the
+    same rule since it was adapted from vLLM v0.6.4.post1).
+    """
+    if config_dtype != DType.FP32.canonical:
+        return config_dtype
+    return DType.BF16.canonical if model_type.startswith("gemma") else DType.FP16.canonical
+
+
 def resolve_kv_cache_dtype(
     *,
     requested: str,

@@ -239,13 +239,16 @@ def _kv_dtype(dep: Deployment, model: ModelSpec, dev: _Device, log: _Log) -> str
         canonical_kv_dtype,
         check_release_kv_dtype,
         resolve_kv_cache_dtype,
+        served_model_dtype,
     )
 
     check_release_kv_dtype(requested=dep.kv_cache_dtype or "auto", release=_exact_release(dep))
     requested = canonical_kv_dtype(dep.kv_cache_dtype or "auto")
     kv_dtype = resolve_kv_cache_dtype(
         requested=dep.kv_cache_dtype or "auto",
-        model_dtype=model.model_dtype,
+        model_dtype=served_model_dtype(
+            config_dtype=model.model_dtype, model_type=str(model.config.get("model_type") or "")
+        ),
         kv_cache_quant_algo=model.kv_cache_quant_algo,
         family=attention_family(family=model.family, config=model.config),
         sm_major=dev.sm_major,
