@@ -514,6 +514,10 @@ def test_a_terminal_that_cannot_encode_unicode_gets_ascii(env):
         assert b"Traceback" not in proc.stderr
         if env.get("PYTHONIOENCODING") == "ascii" or env.get("PYTHONUTF8") == "0":
             proc.stdout.decode("ascii")  # every byte ASCII: fallbacks, ASCII rules
+
+
+def test_an_ascii_terminal_gets_a_header_rule_not_a_grid():
+    """The ASCII table of ``fit`` (once: it does not depend on the environment cases above)."""
     ascii_table = _kvplan(
         ["fit", "--format", "table"], env={"PYTHONIOENCODING": "ascii"}, capture_output=True, text=True
     ).stdout
