@@ -46,6 +46,17 @@ NEW_PRESETS: dict[str, tuple[str, int, int, int]] = {
     "01-ai--Yi-1.5-34B-Chat": ("h100-sxm", 1, 4_096, 245_760),
     "01-ai--Yi-34B-200K": ("h200-sxm", 1, 32_768, 245_760),
     "01-ai--Yi-6B-200K": ("l40s", 1, 32_768, 65_536),
+    # Qwen's own pages: CodeQwen1.5 32 x 4 x 128 x 4 = 65,536; Qwen2-72B at TP 2 (4 of its 8 KV heads per GPU)
+    # 80 x 4 x 128 x 4 = 163,840
+    "Qwen--CodeQwen1.5-7B-Chat": ("l40s", 1, 32_768, 65_536),
+    "Qwen--Qwen2-72B": ("h200-sxm", 2, 32_768, 163_840),
+    # internlm's own pages (InternLM2, GQA): 32 x 8 x 128 x 4 = 131,072; 48 x 8 x 128 x 4 = 196,608;
+    # 24 x 8 x 128 x 4 = 98,304
+    "internlm--internlm2-chat-7b-sft": ("l40s", 1, 32_768, 131_072),
+    "internlm--internlm2_5-20b-chat": ("h100-sxm", 1, 32_768, 196_608),
+    "internlm--internlm2-chat-1_8b-sft": ("l4", 1, 32_768, 98_304),
+    # deepseek-ai's page (refs/pr/3, the file as first uploaded): Llama MHA 30 x 32 x 128 x 4 = 491,520
+    "deepseek-ai--deepseek-llm-7b-base": ("l40s", 1, 4_096, 491_520),
 }
 
 ENGINES = ("sglang", "vllm")
