@@ -57,6 +57,10 @@ NEW_PRESETS: dict[str, tuple[str, int, int, int]] = {
     "internlm--internlm2-chat-1_8b-sft": ("l4", 1, 32_768, 98_304),
     # deepseek-ai's page (refs/pr/3, the file as first uploaded): Llama MHA 30 x 32 x 128 x 4 = 491,520
     "deepseek-ai--deepseek-llm-7b-base": ("l40s", 1, 4_096, 491_520),
+    # deepseek-llm-67b-chat at TP 2: 95 layers x (8 / 2) KV heads x 128 x 4 = 194,560; Qwen1.5-72B-Chat (MHA) at
+    # TP 2: 80 x (64 / 2) x 128 x 4 = 1,310,720
+    "deepseek-ai--deepseek-llm-67b-chat": ("h200-sxm", 2, 4_096, 194_560),
+    "Qwen--Qwen1.5-72B-Chat": ("h200-sxm", 2, 4_096, 1_310_720),
 }
 
 ENGINES = ("sglang", "vllm")
