@@ -130,6 +130,17 @@ def call(parser: str, fn, *args, **kw):
     return out
 
 
+def rewrite(path: Path, data: str | bytes) -> None:
+    """Write ``data`` to ``path`` as a new file (the old one unlinked first), with the same name and bytes as an
+    overwrite.  Overwriting a file in place (truncate, then write) makes ext4 push it to disk when it is closed (its
+    replace-by-truncate safeguard, auto_da_alloc): ~3 ms of wall time per write against ~0.4 ms for a new file, and
+    the fuzz tests write thousands of inputs."""
+    path.unlink(missing_ok=True)
+    if isinstance(data, str):
+        data = data.encode("utf-8", errors="surrogatepass")
+    path.write_bytes(data)
+
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -367,7 +378,7 @@ def _config_batch(tmp: Path, seed: int, n: int, plan_every: int) -> None:
             _spec_checks(spec)
         if i % plan_every == 0:
             p = tmp / "config.json"
-            p.write_text(json.dumps(cfg))  # NaN / Infinity are written as JSON extensions, which json.loads reads
+            rewrite(p, json.dumps(cfg))  # NaN / Infinity are written as JSON extensions, which json.loads reads
             if call("config", spec_from_path, p) is not None:
                 _plan_config(p, seed + i)
 
@@ -411,7 +422,7 @@ def test_fuzz_structured_configs(tmp_path_factory, shard, raw, ints):
     if spec is not None:
         _spec_checks(spec)
         p = tmp_path_factory.getbasetemp() / "structured.json"
-        p.write_text(json.dumps(cfg))
+        rewrite(p, json.dumps(cfg))
         _plan_config(p, len(cfg))
 
 
@@ -444,9 +455,10 @@ def test_fuzz_config_bytes(tmp_path_factory, shard, seed):
                     if rng.random() < 0.2
                     else data
                 )
-        (folder / "config.json").write_bytes(bytes(data))
+        rewrite(folder / "config.json", bytes(data))
         if rng.random() < 0.3:
-            (folder / "model.safetensors.index.json").write_bytes(
+            rewrite(
+                folder / "model.safetensors.index.json",
                 rng.choice(
                     [
                         b"{}",
@@ -457,10 +469,11 @@ def test_fuzz_config_bytes(tmp_path_factory, shard, seed):
                         b"\xff",
                         b'{"metadata": {"total_size": "big"}}',
                     ]
-                )
+                ),
             )
         if rng.random() < 0.2:
-            (folder / "hf_quant_config.json").write_bytes(
+            rewrite(
+                folder / "hf_quant_config.json",
                 rng.choice(
                     [
                         b"{}",
@@ -470,7 +483,7 @@ def test_fuzz_config_bytes(tmp_path_factory, shard, seed):
                         b'{"quantization": {"quant_algo": 5}}',
                         b'{"quantization": {"quant_algo": "FP4", "kv_cache_quant_algo": "FP8"}}',
                     ]
-                )
+                ),
             )
         call("config", spec_from_path, folder if rng.random() < 0.5 else folder / "config.json")
         for extra in ("model.safetensors.index.json", "hf_quant_config.json"):
@@ -575,7 +588,7 @@ def _toml_batch(tmp: Path, seed: int, n: int, kind: str) -> None:
     p = tmp / f"{kind}-fuzz.toml"
     for _ in range(n):
         text = mutate_toml(rng, rng.choice(bases))
-        p.write_text(text, encoding="utf-8", errors="surrogatepass")
+        rewrite(p, text)
         obj = call("toml", load, p, use_cache=False)
         if obj is not None and rng.random() < 0.5:
             _plan_preset(kind, obj)
@@ -626,7 +639,7 @@ def test_fuzz_generated_toml(tmp_path_factory, pairs, junk, hardware):
 
     text = "\n".join(f"{k} = {v}" for k, v in pairs) + "\n" + junk
     p = tmp_path_factory.getbasetemp() / "generated.toml"
-    p.write_bytes(text.encode("utf-8", errors="surrogatepass"))
+    rewrite(p, text)
     call("toml", load_hardware_file if hardware else load_model_file, p, use_cache=False)
 
 
