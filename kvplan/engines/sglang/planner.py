@@ -70,7 +70,7 @@ class _Parallel:
 class _Device:
     """One GPU as the planner sees it."""
 
-    __slots__ = ("interconnect", "label", "mib", "sm_major", "start_base", "total", "vendor")
+    __slots__ = ("context", "interconnect", "label", "mib", "sm_major", "start_base", "total", "vendor")
 
     def __init__(
         self,
@@ -82,8 +82,10 @@ class _Device:
         vendor: str,
         interconnect: str,
         start_base: tuple[int, str] | None = None,
+        context: int | None = None,
     ) -> None:
         self.total = total  # device bytes
+        self.context = context  # the GPU's CUDA-context bytes (runtime.context_bytes); None = the median
         self.start_base = start_base  # (bytes, how) free before the context: runtime.start_free_base (unified memory)
         self.mib = mib  # nvidia-smi MiB (the default-flag heuristics' input)
         self.label = label
@@ -219,7 +221,16 @@ def _device(dep: Deployment, gpu: HardwarePreset | None, log: _Log) -> _Device:
         vendor=gpu.vendor if gpu is not None else "nvidia",
         interconnect=gpu.interconnect if gpu is not None else "pcie",
         start_base=_start_base(dep, gpu),
+        context=_cuda_context(gpu),
     )
+
+
+def _cuda_context(gpu: HardwarePreset | None) -> int | None:
+    """The CUDA context of this GPU (kvplan.engines.runtime.context_bytes: resident threads x local memory per
+    thread where the preset's SMs are recorded), None without a preset (the median)."""
+    from kvplan.engines.runtime import context_bytes
+
+    return context_bytes(gpu) if gpu is not None else None
 
 
 def _start_base(dep: Deployment, gpu: HardwarePreset | None) -> tuple[int, str] | None:
@@ -466,7 +477,7 @@ def _free_memory(dep: Deployment, dev: _Device, par: _Parallel, log: _Log) -> tu
 
     if dep.free_memory is not None:
         return dep.free_memory, "measured (--free-memory)"
-    overhead = runtime_overhead_bytes(world_size=par.tp * par.pp, interconnect=dev.interconnect)
+    overhead = runtime_overhead_bytes(world_size=par.tp * par.pp, interconnect=dev.interconnect, context=dev.context)
     base, what = dev.start_base if dev.start_base is not None else (dev.total, "device total")
     free = base - overhead
     free_source = (
