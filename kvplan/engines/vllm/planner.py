@@ -459,7 +459,14 @@ def _weights_from_helper(inp: VllmInputs, cfg: Mapping[str, Any], version: str) 
                 "--engram-on-host moves them to pinned host memory)"
             )
         wnotes.append(n)
-    return int(est.per_gpu_bytes), wnotes
+    from kvplan.weights.rope import vllm_rope_cache_bytes  # lazy, as the estimate above
+
+    # vLLM builds one rotary cos/sin cache per distinct get_rope instance on the GPU while it constructs the model
+    # (rotary_embedding/base.py RotaryEmbedding.__init__, v0.11.0): the load and the profile count it
+    rope = vllm_rope_cache_bytes(config=weights.flatten_config(cfg))
+    if rope:
+        wnotes.append(f"+ {rope / 2**20:,.0f} MiB rotary cos/sin caches built on the GPU at load (kvplan.weights.rope)")
+    return int(est.per_gpu_bytes) + rope, wnotes
 
 
 #: the first vLLM release read whose ``EngramConfig`` keeps the engram tables in pinned host memory by default
@@ -484,6 +491,21 @@ def vllm_engram_placement(*, engine_version: str, engram_on_host: bool) -> str:
     return "host-per-rank" if on_host else "gpu"
 
 
+def _cuda_context(inp: VllmInputs) -> int | None:
+    """The CUDA context of the deployment's GPU preset (kvplan.engines.runtime.context_bytes: resident threads x
+    local memory per thread where its SMs are recorded), None without a preset or a recorded SM count."""
+    if not inp.gpu_name:
+        return None
+    from kvplan.engines.runtime import CONTEXT_BYTES, context_bytes
+    from kvplan.inputs.resolve import resolve_gpu  # lazy: presets are only needed in cold mode
+
+    try:
+        ctx = context_bytes(resolve_gpu(inp.gpu_name))
+    except InputError:
+        return None
+    return None if ctx == CONTEXT_BYTES else ctx
+
+
 def _weights_and_non_torch(
     inp: VllmInputs, cfg: Mapping[str, Any], version: str, terms: list[tuple[str, int]], notes: _Notes
 ) -> int:
@@ -501,7 +523,11 @@ def _weights_and_non_torch(
         N = int(inp.non_torch_bytes)
     else:
         N = vllm_default_non_torch_bytes(
-            tp_size=inp.tp_size, pp_size=inp.pp_size, engine_version=version, interconnect=_interconnect(inp)
+            tp_size=inp.tp_size,
+            pp_size=inp.pp_size,
+            engine_version=version,
+            interconnect=_interconnect(inp),
+            context=_cuda_context(inp),
         )
         notes.assumptions.append("non-torch memory estimated (cold)")
     terms.append(("weights", W))
