@@ -181,7 +181,9 @@ def test_config_json_path_and_model_folder(tmp_path):
     d = fit_json("-m", str(tmp_path / "config.json"), "-g", "h100-sxm")
     assert d["kv_bytes_per_token"] == 131_072
     d2 = fit_json("-m", str(tmp_path), "-g", "h100-sxm", "--engine", "vllm")
-    assert d2["weight_bytes"] == 16_060_522_496  # checkpoint total_size at TP1 (vLLM on CUDA: torch's allocated bytes)
+    # checkpoint total_size at TP1 (vLLM on CUDA: torch's allocated bytes) + the rotary cos/sin cache vLLM builds on
+    # the GPU at load: 131,072 positions x 128 x 2 B = 33,554,432 (kvplan.weights.rope)
+    assert d2["weight_bytes"] == 16_060_522_496 + 33_554_432
     d3 = fit_json("-m", str(tmp_path), "-g", "h100-sxm")
     # SGLang's figure is device-level: the checkpoint plus the caching allocator's segment tails (kvplan.weights.allocator)
     assert 16_060_522_496 < d3["weight_bytes"] < 16_060_522_496 + 4 * 2**20

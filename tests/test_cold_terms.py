@@ -70,12 +70,14 @@ def test_v0_064_non_torch_counts_the_cuda_context():
 def test_v0_rtx3090_budget_by_term():
     """llama31-8b-rtx3090-v0-20k (0.6.4, util 0.9): the log's own terms rebuild its KV figure, and cold mode's
     differ only in non-torch and weights: 0.9 x 23.58 = 21.222 GiB; - 14.99 (weights) - 2.07 (activation: peak torch
-    17.06 - 14.99) - 0.35 (non-torch) = 3.812 GiB (logged 3.81).  Cold: 14.958 + 2.06 + 0.55 -> 3.654 GiB, -4.1 %."""
+    17.06 - 14.99) - 0.35 (non-torch) = 3.812 GiB (logged 3.81).  Cold: weights 14.958 + 0.031 (rotary caches,
+    kvplan.weights.rope) + activation 2.06 + non-torch 0.28 (the RTX 3090's context: 82 x 1,536 threads x 2,388 B)
+    + 0.125 (workspaces) -> 21.222 - 14.989 - 2.06 - 0.405 = 3.768 GiB, -1.1 % (the median 0.55 gave -4.1 %)."""
     from scripts.accuracy_report import LOGS, evaluate, load_cases
 
     assert abs((0.9 * 23.58 - 14.99 - 2.07 - 0.35) - 3.81) < 0.01
     r = evaluate(LOGS / "llama31-8b-rtx3090-v0-20k.log", load_cases())
-    assert r["cold"] is not None and -0.05 < r["cold"] < -0.03, r["cold"]
+    assert r["cold"] is not None and -0.02 < r["cold"] < -0.005, r["cold"]
 
 
 def test_non_torch_note_names_the_parts():

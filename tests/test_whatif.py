@@ -44,8 +44,9 @@ def test_tp_change_rescales_weights_and_free():
 def test_gpu_change_remodels_free():
     w = whatif(read_log_file(QWQ), {"gpu": "l40s"})
     assert w.whatif.weight_bytes == w.baseline.weight_bytes
-    # L40S: 46,068 MiB - 0.57 GiB driver reserve - 0.55 GiB context - 4 x 0.0625 GiB (PCIe TP4) = 43.62 GiB
-    assert abs(w.whatif.free_bytes / GiB - (46068 / 1024 - 0.57 - 0.55 - 0.25)) < 0.01
+    # L40S: CUDA total 44.42 GiB - context (142 SMs x 1,536 threads x 2,388 B = 520,851,456 B, kvplan.engines.runtime
+    # context_bytes) - 4 x 0.0625 GiB (PCIe TP4) = 43.69 GiB
+    assert abs(w.whatif.free_bytes / GiB - (47695611822 - 142 * 1536 * 2388) / GiB + 0.25) < 0.01
 
 
 def test_renderers():
