@@ -61,6 +61,8 @@ NEW_PRESETS: dict[str, tuple[str, int, int, int]] = {
     # TP 2: 80 x (64 / 2) x 128 x 4 = 1,310,720
     "deepseek-ai--deepseek-llm-67b-chat": ("h200-sxm", 2, 4_096, 194_560),
     "Qwen--Qwen1.5-72B-Chat": ("h200-sxm", 2, 4_096, 1_310_720),
+    # openbmb's blame page (MHA): 40 x 36 x (2304 / 36 =) 64 x 4 = 368,640; 2,048 positions
+    "openbmb--MiniCPM-2B-sft-fp32": ("l4", 1, 2_048, 368_640),
 }
 
 ENGINES = ("sglang", "vllm")
