@@ -63,6 +63,12 @@ NEW_PRESETS: dict[str, tuple[str, int, int, int]] = {
     "Qwen--Qwen1.5-72B-Chat": ("h200-sxm", 2, 4_096, 1_310_720),
     # openbmb's blame page (MHA): 40 x 36 x (2304 / 36 =) 64 x 4 = 368,640; 2,048 positions
     "openbmb--MiniCPM-2B-sft-fp32": ("l4", 1, 2_048, 368_640),
+    # internlm's blame pages (InternLM2, 8 KV heads x 128): 48 layers -> 196,608; 32 -> 131,072; 24 -> 98,304
+    "internlm--internlm2-20b": ("h100-sxm", 1, 32_768, 196_608),
+    "internlm--internlm2-math-plus-7b": ("l40s", 1, 8_192, 131_072),
+    "internlm--internlm2_5-7b-chat": ("l40s", 1, 32_768, 131_072),
+    "internlm--internlm2-math-plus-1_8b": ("l4", 1, 8_192, 98_304),
+    "internlm--internlm2-chat-1_8b": ("l4", 1, 32_768, 98_304),
 }
 
 ENGINES = ("sglang", "vllm")
