@@ -69,6 +69,11 @@ NEW_PRESETS: dict[str, tuple[str, int, int, int]] = {
     "internlm--internlm2_5-7b-chat": ("l40s", 1, 32_768, 131_072),
     "internlm--internlm2-math-plus-1_8b": ("l4", 1, 8_192, 98_304),
     "internlm--internlm2-chat-1_8b": ("l4", 1, 32_768, 98_304),
+    "internlm--internlm2-math-base-7b": ("l40s", 1, 8_192, 131_072),
+    "internlm--internlm2-wqx-20b": ("h100-sxm", 1, 4_096, 196_608),
+    "internlm--internlm2-math-base-20b": ("h100-sxm", 1, 8_192, 196_608),
+    # InternLM (v1, MHA): 60 layers x 40 heads x 128 x 4 = 1,228,800; 4,096 positions
+    "internlm--internlm-20b": ("h100-sxm", 1, 4_096, 1_228_800),
 }
 
 ENGINES = ("sglang", "vllm")
