@@ -107,8 +107,59 @@ def prefill_service_s(prefill_step: Any, *, dp: int) -> float:
     total = float(prefill_step.seconds)
     if dp <= 1:
         return total
-    par = sum(float(p.seconds) for p in prefill_step.parts if p.bound == "overhead" or p.name.startswith("attention"))
-    return total - par * (1.0 - 1.0 / dp)
+    return total - parallel_part_s(prefill_step) * (1.0 - 1.0 / dp)
+
+
+def parallel_part_s(prefill_step: Any) -> float:
+    """The parts of a prefill step that each attention-DP rank runs on its own tokens side by side: the attention
+    terms and the per-step overhead (:func:`prefill_service_s`, :func:`lockstep_service_s`).  Example: a 100 ms
+    step of which 20 ms attention and 10 ms overhead: 30 ms."""
+    return sum(float(p.seconds) for p in prefill_step.parts if p.bound == "overhead" or p.name.startswith("attention"))
+
+
+def lockstep_service_s(*, alone_s: float, parallel_s: float, dp: int, clients: float, think_s: float) -> float:
+    """Mean time one request's prefill takes on its attention-DP rank in the steady state of ``clients`` closed-loop
+    clients, when the ``dp`` ranks' forward steps run in lockstep (SGLang with ``--enable-dp-attention``).
+
+    What the engine does (SGLang 0.5.15): ``managers/data_parallel_controller.py`` sends each new request to the next
+    rank in turn (``round_robin_scheduler``; ``server_args.py`` ``_handle_load_balance_method``: "auto" is
+    ``round_robin`` without PD); every rank runs its own scheduler, prefill first, in chunks of
+    ``--chunked-prefill-size // dp`` (``server_args.py``); and every forward is synchronised across the ranks
+    (``managers/scheduler_components/dp_attn.py`` ``prepare_mlp_sync_batch_raw``: the ranks all-gather their token
+    counts, a rank with nothing to run runs an idle batch, CUDA graphs only when every rank can): the attention runs
+    on each rank's own tokens side by side, the linear layers, experts and collectives carry every rank's tokens in
+    one step.  So a rank's prefill step costs ``parallel_s`` (attention and step overhead, ``alone_s`` less the
+    rest) plus ``alone_s - parallel_s`` for its own tokens and as much again for each other rank prefilling in the
+    same step.  The other ``clients - 1`` requests spread over the ``dp`` ranks round robin, so each other rank is
+    prefilling a fraction ``u = min(1, (clients - 1) / dp x s / (think_s + s))`` of the time, and
+
+        s = parallel_s + (alone_s - parallel_s) x (1 + (dp - 1) x u)
+
+    solved by iteration from ``s = alone_s`` (both sides rise together; the iteration climbs to the least fixed
+    point, at most ``parallel_s + dp x (alone_s - parallel_s)``, every rank prefilling at once).  One client or one
+    rank: ``alone_s``.
+
+    Example: ``alone_s`` 0.1 s of which 0.04 s attention and overhead, dp = 2, 3 clients, ``think_s`` 0.9 s: u = s /
+    (0.9 + s), so s = 0.1 + 0.06 s / (0.9 + s), s^2 + 0.74 s - 0.09 = 0, s = (-0.74 + sqrt(0.9076)) / 2 = 0.10634 s.
+    """
+    alone = float(alone_s)
+    if dp <= 1 or clients <= 1:
+        return alone
+    par = min(max(float(parallel_s), 0.0), alone)
+    own = alone - par
+    others = (float(clients) - 1.0) / dp
+    s = alone
+    for _ in range(_ITERATIONS):
+        u = min(1.0, others * s / (float(think_s) + s)) if think_s + s > 0 else 1.0
+        s = par + own * (1.0 + (dp - 1) * u)
+    return s
+
+
+def rank_clients(*, clients: float, dp: int) -> float:
+    """The closed-loop clients one attention-DP rank's prefill queue sees (round-robin dispatch,
+    :func:`lockstep_service_s`): a request and its share of the other ``clients - 1``, ``1 + (clients - 1) / dp``.
+    Example: 256 clients, dp = 4: 64.75; one client: 1."""
+    return 1.0 + (float(clients) - 1.0) / max(int(dp), 1)
 
 
 def _floor_sum(n: int, m: int, a: int, b: int) -> int:

@@ -485,7 +485,13 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
     from kvplan.perf.hardware import Overrides, resolve_hardware
     from kvplan.perf.ops import model_ops
     from kvplan.perf.overhead import request_overhead_s
-    from kvplan.perf.queue import closed_loop_wait, prefill_service_s
+    from kvplan.perf.queue import (
+        closed_loop_wait,
+        lockstep_service_s,
+        parallel_part_s,
+        prefill_service_s,
+        rank_clients,
+    )
     from kvplan.perf.schedule import Knobs, decode, draft_prefill, prefill
     from kvplan.planning.plan import fit, gpu_for
 
@@ -590,14 +596,31 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
     decode_time = out_n * per_tok + stall
     # the prefill queue of C closed-loop clients (kvplan.perf.queue: both engines prefill before they decode, FIFO)
     host = request_overhead_s(engine=dep.engine)
-    wait = float(closed_loop_wait(clients=run_c, service_s=t_b, think_s=s + host + decode_time))
-    ttft = t_p + s + host + wait
+    think = s + host + decode_time
+    own_p, q_clients, q_service = t_p, float(run_c), t_b
+    lockstep = dp_par > 1 and dep.engine == "sglang"
+    if lockstep:
+        # DP attention: round-robin dispatch to per-rank schedulers whose steps run in lockstep (kvplan.perf.queue
+        # lockstep_service_s): each rank queues its own share, and a prefill is slowed by the ranks prefilling with it
+        own_p = lockstep_service_s(
+            alone_s=t_p, parallel_s=parallel_part_s(pre.step), dp=dp_par, clients=run_c, think_s=think
+        )
+        q_clients, q_service = rank_clients(clients=run_c, dp=dp_par), own_p
+    wait = float(closed_loop_wait(clients=q_clients, service_s=q_service, think_s=think))
+    ttft = own_p + s + host + wait
     rps = run_c / (ttft + decode_time)
     if run_c > 1:
         assumptions.append(
             f"queue: {run_c:,} closed-loop clients, {t_b * 1e3:,.1f} ms of prefill each (FIFO, before decode), "
-            f"{s + host + decode_time:,.2f} s elsewhere per cycle: a mean wait of {wait * 1e3:,.1f} ms "
+            f"{think:,.2f} s elsewhere per cycle: a mean wait of {wait * 1e3:,.1f} ms "
             "(mean-value analysis; benchmark bursts only with --num-prompts)"
+            + (
+                f"; DP attention: {dp_par} ranks, round-robin dispatch, {q_clients:,.2f} clients per rank's queue, "
+                f"lockstep steps: a prefill takes {own_p * 1e3:,.1f} ms with the ranks prefilling beside it "
+                f"({t_p * 1e3:,.1f} ms alone; kvplan.perf.queue.lockstep_service_s)"
+                if lockstep
+                else ""
+            )
         )
     n_prompts = ins.num_prompts
     ttft_p50 = None
