@@ -32,8 +32,6 @@ NEW_PRESETS: dict[str, tuple[str, int, int, int]] = {
     "01-ai--Yi-6B-Chat-4bits": ("l4", 1, 4_096, 65_536),
     # Qwen v1 (QWenLMHeadModel, MHA): 40 layers x 40 heads x 128 (kv_channels) x 2 x 2 = 819,200
     "Qwen--Qwen-14B-Chat-Int4": ("l40s", 1, 4_096, 819_200),
-    # aiconfigurator copy: 60 layers x 4 KV heads, at TP 8 one (replicated) head per GPU: 60 x 1 x 128 x 4 = 30,720
-    "MiniMaxAI--MiniMax-M3": ("b200", 8, 32_768, 30_720),
     # Hub blame pages (the file at one revision, its size as the page states it): 48 x 2 x 128 x 4 = 49,152;
     # 28 x 4 x 128 x 4 = 57,344; Qwen1.5-MoE (MHA) 24 x 16 x 128 x 4 = 196,608
     "internlm--internlm3-8b-instruct": ("l40s", 1, 32_768, 49_152),
