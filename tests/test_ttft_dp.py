@@ -13,7 +13,15 @@ import pytest
 from typer.testing import CliRunner
 
 from kvplan.cli.app import app
-from kvplan.perf.queue import closed_loop_wait, lockstep_service_s, parallel_part_s, prefill_service_s, rank_clients
+from kvplan.perf.queue import (
+    closed_loop_wait,
+    lockstep_service_s,
+    lockstep_stall_s,
+    lockstep_steady,
+    parallel_part_s,
+    prefill_service_s,
+    rank_clients,
+)
 
 
 def test_lockstep_service_hand_derived() -> None:
@@ -35,6 +43,29 @@ def test_lockstep_service_limits() -> None:
     # between the two: more clients, a longer prefill
     mid = [lockstep_service_s(alone_s=0.1, parallel_s=0.04, dp=4, clients=c, think_s=10.0) for c in (2, 8, 32)]
     assert 0.1 < mid[0] < mid[1] < mid[2] < 0.28
+
+
+def test_lockstep_stall_hand_derived() -> None:
+    """the 0.106340 s prefill above shares its steps with k = (0.106340 - 0.04) / 0.06 = 1.10567 prefilling ranks:
+    0.106340 / 1.10567 = 0.096177 s of every rank's decode per prefill; alone (k = 1): 0.1 s; every rank (k = dp = 4,
+    0.28 s): 0.07 s, the shared cost prefill_service_s = 0.06 + 0.04 / 4."""
+    s = (-0.74 + math.sqrt(0.9076)) / 2
+    assert lockstep_stall_s(service_s=s, alone_s=0.1, parallel_s=0.04) == pytest.approx(s / ((s - 0.04) / 0.06))
+    assert lockstep_stall_s(service_s=s, alone_s=0.1, parallel_s=0.04) == pytest.approx(0.096177, abs=1e-6)
+    assert lockstep_stall_s(service_s=0.1, alone_s=0.1, parallel_s=0.04) == pytest.approx(0.1)
+    assert lockstep_stall_s(service_s=0.28, alone_s=0.1, parallel_s=0.04) == pytest.approx(0.07)
+
+
+def test_lockstep_steady_fixed_point() -> None:
+    """alone 0.1 s (0.04 s attention + overhead), dp = 2, 3 clients, base think 0.7 s: the answer satisfies
+    s = 0.1 + 0.06 u, stall = s / (1 + u), u = s / (0.7 + 2 stall + s) (one other client per rank): u = 0.10653,
+    s = 0.10639 s, stall = 0.09615 s.  One rank: (alone, alone)."""
+    s, stall = lockstep_steady(alone_s=0.1, parallel_s=0.04, dp=2, clients=3, base_think_s=0.7)
+    u = (s - 0.1) / 0.06
+    assert u == pytest.approx(s / (0.7 + 2 * stall + s), rel=1e-6)
+    assert stall == pytest.approx(s / (1 + u), rel=1e-9)
+    assert (u, s, stall) == pytest.approx((0.10653, 0.10639, 0.09615), abs=5e-5)
+    assert lockstep_steady(alone_s=0.1, parallel_s=0.04, dp=1, clients=3, base_think_s=0.7) == (0.1, 0.1)
 
 
 def test_rank_clients() -> None:
@@ -72,22 +103,25 @@ def _run(args: list[str]) -> dict:
 
 
 def test_cli_dp_attention_ttft_recomputed() -> None:
-    """C = 64 on 4 DP-attention ranks: TTFT = the lockstep prefill + one decode step + the 20 ms host path + the
-    wait of the rank's queue (16.75 clients, each the lockstep prefill), every figure taken from the JSON answer;
-    C = 1: the prefill alone + one decode step + 20 ms."""
+    """C = 64 on 4 DP-attention ranks: TPOT = (1,024 decode tokens + 63 lockstep stalls) / 1,024; TTFT = the
+    lockstep prefill + one decode step + the 20 ms host path + the wait of the rank's queue (16.75 clients, each the
+    lockstep prefill), every figure taken from the JSON answer; C = 1: the prefill alone + one decode step + 20 ms."""
     one = _run([*_DP, "--concurrency", "1"])
     assert one["ttft_s"] == pytest.approx(one["prefill_s"] + one["decode_step_s"] + 0.020, rel=1e-9)
     d = _run([*_DP, "--concurrency", "64"])
     parts = d["prefill_total"]["parts"]
     par = sum(p["seconds"] for p in parts if p["bound"] == "overhead" or p["name"].startswith("attention"))
+    per_tok = d["decode_step_s"] / d["tokens_per_step"]
+    base = d["decode_step_s"] + 0.020 + 1024 * per_tok
+    own, stall = lockstep_steady(alone_s=d["prefill_s"], parallel_s=par, dp=4, clients=64, base_think_s=base)
+    assert d["tpot_s"] == pytest.approx((1024 * per_tok + 63 * stall) / 1024, rel=1e-6)
     think = d["decode_step_s"] + 0.020 + d["tpot_s"] * 1024
-    own = lockstep_service_s(alone_s=d["prefill_s"], parallel_s=par, dp=4, clients=64, think_s=think)
     wait = closed_loop_wait(clients=rank_clients(clients=64, dp=4), service_s=own, think_s=think)
     assert own > d["prefill_s"]
     assert d["ttft_s"] == pytest.approx(own + d["decode_step_s"] + 0.020 + wait, rel=1e-6)
     line = next(a for a in d["assumptions"] if a.startswith("queue:"))
     assert "DP attention: 4 ranks, round-robin dispatch, 16.75 clients per rank's queue" in line
-    assert "lockstep_service_s" in line
+    assert "lockstep_steady" in line
 
 
 def test_cli_without_dp_attention_has_no_lockstep_line() -> None:

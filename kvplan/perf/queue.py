@@ -155,6 +155,55 @@ def lockstep_service_s(*, alone_s: float, parallel_s: float, dp: int, clients: f
     return s
 
 
+def lockstep_stall_s(*, service_s: float, alone_s: float, parallel_s: float) -> float:
+    """Decode time every attention-DP rank loses to one other request's prefill when the ranks' steps run in
+    lockstep (:func:`lockstep_service_s`: SGLang 0.5.15 ``prepare_mlp_sync_batch_raw`` puts a rank with decode work
+    and a rank with prefill work into one synchronised forward, so the decode step lasts as long as the prefill
+    step).  A prefill of ``service_s`` shares its steps with ``k = (service_s - parallel_s) / (alone_s -
+    parallel_s)`` prefilling ranks on average (``k = 1 + (dp - 1) u`` there), and a step shared by k prefills
+    stalls the decode once for all of them: ``service_s / k`` per prefill.  Between ``prefill_service_s`` (every
+    rank prefilling in every step: the shared cost) and ``alone_s`` (no two prefills at once).
+
+    Example: the 0.10634 s prefill of :func:`lockstep_service_s`'s example (alone 0.1 s, 0.04 s attention and
+    overhead): k = 0.06634 / 0.06 = 1.10567, a stall of 0.10634 / 1.10567 = 0.096177 s.
+    """
+    own = float(alone_s) - float(parallel_s)
+    if own <= 0.0:
+        return float(service_s)
+    k = max((float(service_s) - float(parallel_s)) / own, 1.0)
+    return float(service_s) / k
+
+
+def lockstep_steady(
+    *, alone_s: float, parallel_s: float, dp: int, clients: float, base_think_s: float
+) -> tuple[float, float]:
+    """(prefill time, decode stall per other request) of one request in the steady state of ``clients``
+    closed-loop clients on ``dp`` lockstep attention-DP ranks: :func:`lockstep_service_s` with its think time the
+    rest of the cycle, ``base_think_s`` (the request's own decode, host path, one decode step) plus the stalls of the
+    other ``clients - 1`` prefills (:func:`lockstep_stall_s`), solved together (damped iteration on u, the other
+    ranks' prefill share).
+
+    Example (tests/test_ttft_dp.py checks the fixed point): alone 0.1 s of which 0.04 s attention and overhead,
+    dp = 2, 3 clients, base think 0.7 s: s = 0.1 + 0.06 u, stall = s / (1 + u), think = 0.7 + 2 stall, u = s /
+    (think + s): u = 0.10653, s = 0.10639 s, stall = 0.10639 / 1.10653 = 0.09615 s, think 0.89230 s.  One rank
+    or one client: (alone_s, alone_s).
+    """
+    alone = float(alone_s)
+    if dp <= 1 or clients <= 1:
+        return alone, alone
+    par = min(max(float(parallel_s), 0.0), alone)
+    own = alone - par
+    others = (float(clients) - 1.0) / dp
+    u = 0.0
+    s, stall = alone, alone
+    for _ in range(_ITERATIONS):
+        s = par + own * (1.0 + (dp - 1) * u)
+        stall = lockstep_stall_s(service_s=s, alone_s=alone, parallel_s=par)
+        think = float(base_think_s) + (float(clients) - 1.0) * stall
+        u = 0.5 * u + 0.5 * min(1.0, others * s / (think + s))
+    return s, stall
+
+
 def rank_clients(*, clients: float, dp: int) -> float:
     """The closed-loop clients one attention-DP rank's prefill queue sees (round-robin dispatch,
     :func:`lockstep_service_s`): a request and its share of the other ``clients - 1``, ``1 + (clients - 1) / dp``.

@@ -487,7 +487,7 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
     from kvplan.perf.overhead import request_overhead_s
     from kvplan.perf.queue import (
         closed_loop_wait,
-        lockstep_service_s,
+        lockstep_steady,
         parallel_part_s,
         prefill_service_s,
         rank_clients,
@@ -596,16 +596,23 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
     decode_time = out_n * per_tok + stall
     # the prefill queue of C closed-loop clients (kvplan.perf.queue: both engines prefill before they decode, FIFO)
     host = request_overhead_s(engine=dep.engine)
-    think = s + host + decode_time
     own_p, q_clients, q_service = t_p, float(run_c), t_b
     lockstep = dp_par > 1 and dep.engine == "sglang"
     if lockstep:
         # DP attention: round-robin dispatch to per-rank schedulers whose steps run in lockstep (kvplan.perf.queue
-        # lockstep_service_s): each rank queues its own share, and a prefill is slowed by the ranks prefilling with it
-        own_p = lockstep_service_s(
-            alone_s=t_p, parallel_s=parallel_part_s(pre.step), dp=dp_par, clients=run_c, think_s=think
+        # lockstep_steady): each rank queues its own share, a prefill is slowed by the ranks prefilling beside it,
+        # and every rank's decode waits for every step that holds a prefill
+        own_p, stall_1 = lockstep_steady(
+            alone_s=t_p,
+            parallel_s=parallel_part_s(pre.step),
+            dp=dp_par,
+            clients=run_c,
+            base_think_s=s + host + out_n * per_tok,
         )
+        stall = (run_c - 1) * stall_1
+        decode_time = out_n * per_tok + stall
         q_clients, q_service = rank_clients(clients=run_c, dp=dp_par), own_p
+    think = s + host + decode_time
     wait = float(closed_loop_wait(clients=q_clients, service_s=q_service, think_s=think))
     ttft = own_p + s + host + wait
     rps = run_c / (ttft + decode_time)
@@ -617,7 +624,8 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
             + (
                 f"; DP attention: {dp_par} ranks, round-robin dispatch, {q_clients:,.2f} clients per rank's queue, "
                 f"lockstep steps: a prefill takes {own_p * 1e3:,.1f} ms with the ranks prefilling beside it "
-                f"({t_p * 1e3:,.1f} ms alone; kvplan.perf.queue.lockstep_service_s)"
+                f"({t_p * 1e3:,.1f} ms alone), every rank's decode stalled {stall:,.2f} s per request by the "
+                "others' prefill steps (kvplan.perf.queue.lockstep_steady)"
                 if lockstep
                 else ""
             )
