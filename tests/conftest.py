@@ -167,6 +167,16 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture
+def shipped_cache(tmp_path) -> Path:
+    """``tmp_path / "cache"`` holding the validated entries of the shipped presets (what a user's cache holds after
+    one listing), for a ``kvplan`` subprocess given it as KVPLAN_CACHE_DIR: the process then reads the catalog from
+    the cache instead of validating every preset with pydantic again (~1-2 s of CPU per listing)."""
+    cache = tmp_path / "cache"
+    shutil.copytree(_shipped_preset_cache(), cache, copy_function=shutil.copyfile)
+    return cache
+
+
+@pytest.fixture
 def user_dir(tmp_path, monkeypatch) -> Path:
     """An empty user preset folder named by KVPLAN_PRESETS, and a cache folder of this test's own.  The test's cache
     starts with the validated entries of the shipped presets (copied from :func:`_shipped_preset_cache`: the same

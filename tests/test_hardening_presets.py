@@ -305,13 +305,13 @@ def test_calibrate_check_message_and_exit_code_are_unchanged():
 @pytest.mark.parametrize(
     "env", [{"PYTHONIOENCODING": "ascii"}, {"LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}]
 )
-def test_listings_with_non_ascii_preset_data_on_an_ascii_terminal(tmp_path, env):
+def test_listings_with_non_ascii_preset_data_on_an_ascii_terminal(tmp_path, shipped_cache, env):
     d = tmp_path / "presets"
     (d / "hardware").mkdir(parents=True)
     (d / "hardware" / "u.toml").write_text(
         GPU_TOML.replace("my-gpu", "my-gpü").replace("ACME Tensor 9000", "Ünïcode GPU ✓ 模型"), encoding="utf-8"
     )
-    env = {**env, "KVPLAN_PRESETS": str(d), "KVPLAN_CACHE_DIR": str(tmp_path / "cache")}
+    env = {**env, "KVPLAN_PRESETS": str(d), "KVPLAN_CACHE_DIR": str(shipped_cache)}
     for args in (["gpus", "--format", "table"], ["models", "--format", "table"], ["gpus", "--format", "json"]):
         proc = _kvplan(args, env=env, capture_output=True)
         assert proc.returncode == 0, proc.stderr.decode(errors="replace")
