@@ -4,8 +4,9 @@ Each row's ``fixture`` gives one ``kvplan speed ... --format json`` run (engine,
 layout, KV dtype, further flags, workload, concurrency, accept length); its ``metric`` / ``value`` and ``also``
 are the measured answers; error = (predicted - measured) / measured.  Deterministic: no wall clock, no network.
 
-Usage: ``python scripts/speed_accuracy.py [--check | --steady]`` (``--check``: exit 1 when docs/speed-accuracy.md
-is stale; ``--steady``: print the summary with every row in the steady state, no benchmark run).
+Usage: ``python scripts/speed_accuracy.py [--check | --steady | --cookbook-run]`` (``--check``: exit 1 when
+docs/speed-accuracy.md is stale; ``--steady``: print the summary with every row in the steady state, no benchmark
+run; ``--cookbook-run``: with the SGLang cookbook rows run as their published client, :data:`COOKBOOK_CLIENT`).
 tests/test_speed_validation.py imports :func:`evaluate` and asserts the error bounds.
 """
 
@@ -27,11 +28,24 @@ ASSERTED = ("prefill_tokens_per_s", "ttft_s", "tpot_s")
 #: nightly sweep, the source of the aiconfigurator silicon rows (``benchmarks/benchmark_lib.sh``
 #: ``run_benchmark_serving``: ``--num-prompts $((CONC * 10))``, ``--request-rate inf``, ``--ignore-eos``,
 #: ``--num-warmups $((2 * CONC))`` awaited and discarded before the measured run; its README's client table:
-#: ``RANDOM_RANGE_RATIO`` 0.8): 10 x C requests, lengths uniform over [0.8 L, L], the mean TTFT.  The SGLang
-#: cookbook rows (``sglang.bench_serving``) are compared in the steady state: their TTFT is the run's median, and
-#: at concurrency 16 it sits within 0-85 ms of the concurrency-1 one on every GPU, so the median request is one of
-#: the later, staggered arrivals (docs/speed.md "TTFT: what is modelled, what still misses").
+#: ``RANDOM_RANGE_RATIO`` 0.8): 10 x C requests, lengths uniform over [0.8 L, L], the mean TTFT.  The SGLang rows of
+#: that sweep run the same client: InferenceX ``benchmarks/single_node/dsr1_fp8_h200.sh``, ``dsr1_fp8_b200.sh``,
+#: ``glm5_fp8_h200.sh`` (at the rows' date, 2026-03-25: images ``lmsysorg/sglang:v0.5.9-cu130`` / ``glm5-hopper``
+#: as the rows name) call ``run_benchmark_serving --backend vllm --random-range-ratio "$RANDOM_RANGE_RATIO"
+#: --num-prompts $((CONC * 10))``, and ``.github/workflows/benchmark-tmpl.yml`` sets ``RANDOM_RANGE_RATIO: 0.8``
+#: for every single-node job.  The SGLang cookbook rows (``sglang.bench_serving``) are compared in the steady state
+#: (:data:`COOKBOOK_CLIENT` is their client as published; ``--cookbook-run`` prints the summary with them run so).
 HARNESSES: tuple[tuple[str, dict[str, Any]], ...] = (("InferenceX", {"prompts": 10, "ratio": 0.8, "ttft": "ttft_s"}),)
+
+#: The SGLang cookbook's benchmark client for its DeepSeek-V4 cells (sgl-project/sglang
+#: ``docs_new/src/snippets/configs/deepseek-ai/deepseek-v4.jsx`` at the rows' config commit: ``benchmarkCommands``
+#: ``python3 -m sglang.bench_serving --dataset-name random --random-input-len ISL --random-output-len OSL
+#: --num-prompts N --max-concurrency C --warmup-requests 64``, ``numPromptsByConc`` {1: 32, 16: 32, 64: 128, 256:
+#: 512}, ``latencyPercentile: "Mean"``): the rows' ``workload.num_prompts``, no ``--random-range-ratio`` so
+#: bench_serving's default 0.0 (SGLang 0.5.15 ``benchmark/serving.py``: ``default=0.0``; lengths uniform over
+#: [1, L]), the mean TTFT.  Not the default comparison: run so, the cells' TTFT error grows (docs/speed.md "TTFT:
+#: what is modelled, what still misses" gives the numbers and why).
+COOKBOOK_CLIENT: dict[str, Any] = {"tool": "sglang.bench_serving", "ratio": 0.0, "ttft": "ttft_s"}
 
 
 #: The all-reduce bus bandwidth of the box a row was measured on, where the row's source documents that box's fabric
@@ -69,15 +83,20 @@ def fabric_link_gbs(row: dict[str, Any]) -> float | None:
     return None
 
 
-def harness(row: dict[str, Any]) -> dict[str, Any] | None:
+def harness(row: dict[str, Any], *, cookbook: bool = False) -> dict[str, Any] | None:
     """What the row's benchmark client ran (:data:`HARNESSES`): ``num_prompts``, ``range_ratio`` and the JSON key
-    its TTFT compares with; None for a row compared in the steady state."""
+    its TTFT compares with; None for a row compared in the steady state.  ``cookbook``: the SGLang cookbook rows
+    too, as :data:`COOKBOOK_CLIENT` runs them (the what-if of ``--cookbook-run``)."""
     w = row.get("workload") or {}
     tool = str(w.get("tool") or "")
     c = int(row["fixture"].get("concurrency") or 1)
     for name, h in HARNESSES:
         if name in tool:
             return {"num_prompts": h["prompts"] * c, "range_ratio": h["ratio"], "ttft": h["ttft"]}
+    if cookbook and COOKBOOK_CLIENT["tool"] in tool and w.get("num_prompts"):
+        # a cell whose client states its ratio (the Qwen3.6 cells: "range ratio 1.0") runs it; the rest the default
+        ratio = 1.0 if "ratio 1.0" in tool else COOKBOOK_CLIENT["ratio"]
+        return {"num_prompts": int(w["num_prompts"]), "range_ratio": ratio, "ttft": COOKBOOK_CLIENT["ttft"]}
     return None
 
 
@@ -128,17 +147,19 @@ def run_fixture(
     return json.loads(res.stdout), ""
 
 
-def evaluate(rows: list[dict[str, Any]] | None = None, *, steady: bool = False) -> list[dict[str, Any]]:
+def evaluate(
+    rows: list[dict[str, Any]] | None = None, *, steady: bool = False, cookbook: bool = False
+) -> list[dict[str, Any]]:
     """One record per (usable row, metric): id, metric, measured, predicted, error (None when refused), note.
     A row run by a known benchmark harness (:func:`harness`) is run as that benchmark and its TTFT compared with
     the statistic the harness reports; ``steady``: every row in the steady state instead (the what-if of
-    ``--steady``)."""
+    ``--steady``); ``cookbook``: the cookbook rows run as their client (``--cookbook-run``)."""
     out: list[dict[str, Any]] = []
     for r in rows if rows is not None else load_rows():
         f = r["fixture"]
         if not f.get("usable"):
             continue
-        bench = None if steady else harness(r)
+        bench = None if steady else harness(r, cookbook=cookbook)
         got, err = run_fixture(f, bench, fabric_link_gbs(r))
         metrics = [(f["metric"], f["value"])] + [(m["metric"], m["value"]) for m in f.get("also") or []]
         for metric, value in metrics:
@@ -234,8 +255,8 @@ def render(records: list[dict[str, Any]]) -> str:
 
 def main(argv: list[str]) -> int:
     sys.path.insert(0, str(ROOT))
-    if "--steady" in argv:  # the what-if of docs/speed.md: the summary only, nothing written
-        print(render(evaluate(steady=True)).split("## Rows")[0])
+    if "--steady" in argv or "--cookbook-run" in argv:  # the what-ifs of docs/speed.md: the summary, nothing written
+        print(render(evaluate(steady="--steady" in argv, cookbook="--cookbook-run" in argv)).split("## Rows")[0])
         return 0
     text = render(evaluate())
     if "--check" in argv:

@@ -48,8 +48,9 @@ def test_no_row_refused_for_a_gpu_in_the_catalog(records):
 #: run as InferenceX's benchmark (kvplan.perf.queue.simulate_run).  What stays short is each request's own prefill
 #: on several MoE / Blackwell deployments and a TTFT floor of SGLang's DeepSeek rows (docs/speed.md "TTFT: what is
 #: modelled, what still misses"); the bounds pin today's errors with a small margin so that a change cannot make it
-#: worse unnoticed.
-BOUNDS = [("prefill_tokens_per_s", 0.25, 0.60), ("tpot_s", 0.25, 0.60), ("ttft_s", 0.30, 0.79)]
+#: worse unnoticed.  DP attention's own scheduling (kvplan.perf.queue lockstep_steady) left the TTFT summary at
+#: 28.7% / 78.2% (its two rows move but stay above the median) and took tpot_s's p90 from 48.5% to 41.5%.
+BOUNDS = [("prefill_tokens_per_s", 0.25, 0.60), ("tpot_s", 0.25, 0.60), ("ttft_s", 0.29, 0.79)]
 
 
 @pytest.mark.parametrize("metric,median_bound,p90_bound", BOUNDS)
