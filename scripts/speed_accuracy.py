@@ -216,7 +216,9 @@ def render(records: list[dict[str, Any]]) -> str:
         "the 9 rows marked unusable in the data set are not run: prefix-cache hits, disaggregated or TRT-LLM serving,",
         "unstated workloads, interconnect pathologies).  The aiconfigurator rows run as InferenceX's benchmark",
         "(`--num-prompts` 10 x C, `--random-range-ratio` 0.8, the mean TTFT: `HARNESSES` in the script), the others in",
-        "the steady state.  Rows whose source documents their box's NCCL all-reduce bus bandwidth run with it",
+        "the steady state (`--cookbook-run` prints the summary with the SGLang cookbook rows run as their published",
+        "client, `COOKBOOK_CLIENT`; docs/speed.md says why that is not the comparison).  Rows whose source documents",
+        "their box's NCCL all-reduce bus bandwidth run with it",
         "(`FABRICS` in the script: "
         + "; ".join(f"'{w}' {b:g} GB/s" for w, b, _ in FABRICS)
         + ").  error = (predicted - measured) / measured.  The bounds",
