@@ -36,6 +36,11 @@ that completes its prompt (SGLang 0.5.23 ``scheduler_components/batch_result_pro
 the prompt's last token).  So the k-th request of the burst has its first token after ``ceil(k S / K)`` steps of K
 tokens.  :func:`run_wait` weighs a run's first wave against the rest of its requests.
 
+With SGLang's DP attention the steady state is per rank (:func:`lockstep_steady`: round-robin dispatch to one
+scheduler per rank, :func:`rank_clients` clients in each rank's queue, and forward steps in lockstep across the
+ranks, so a prefill is slowed by the ranks prefilling beside it, :func:`lockstep_service_s`, and every rank's decode
+waits for each step that holds one, :func:`lockstep_stall_s`).
+
 A whole benchmark run, wave after wave, is :func:`simulate_run`: the client's closed loop, the engine's admission
 per step (SGLang prefill first, vLLM one shared token budget), its request cap and the random data set's lengths
 (:func:`bench_lengths`); ``kvplan speed --num-prompts`` uses it (the burst formulas above remain as the closed
