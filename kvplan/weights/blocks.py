@@ -30,6 +30,7 @@ from kvplan.weights.tensor import Group, Split, Tensor, fixed, lin, vec
 
 __all__ = [
     "Arch",
+    "dense_mlp_width",
     "dsv4_attention",
     "gated_deltanet",
     "gqa_attention",
@@ -43,7 +44,11 @@ __all__ = [
 ]
 
 GPT_OSS = "gpt_oss"
-_QKV_BIAS_MODEL_TYPES = ("qwen2", "qwen2_moe", "qwen2_vl")  # q/k/v biases without attention_bias
+#: q/k/v biases without attention_bias; "qwen" = first-generation Qwen, whose fused ``c_attn`` has a bias (vLLM
+#: v0.21.0 ``models/qwen.py`` ``QWenAttention.__init__``: ``QKVParallelLinear(..., bias=True)``)
+_QKV_BIAS_MODEL_TYPES = ("qwen", "qwen2", "qwen2_moe", "qwen2_vl")
+#: first-generation Qwen (``QWenLMHeadModel``): its config's ``intermediate_size`` is twice the MLP width
+QWEN1 = "qwen"
 _QK_NORM_PREFIXES = ("qwen3", "gemma3", "olmo2")  # per-head q_norm / k_norm
 _SCORE_BIAS_PREFIXES = ("deepseek_v3", "deepseek_v32", "kimi", "glm")  # noaux_tc routers (fp32 correction bias)
 _SCORE_BIAS_FAMILIES = frozenset({Family.MLA, Family.DSA, Family.DSV4})
@@ -142,6 +147,22 @@ def is_moe_layer(cfg: Mapping[str, Any], i: int, *, engine: str = "sglang") -> b
     if step:
         return (i + 1) % step == 0
     return True
+
+
+def dense_mlp_width(cfg: Mapping[str, Any]) -> int:
+    """The width of a dense MLP's gate / up projection: ``intermediate_size``, halved for first-generation Qwen.
+
+    Qwen-7B/14B/72B (``model_type`` "qwen", ``QWenLMHeadModel``) build each block's MLP as
+    ``QWenMLP(hidden_size, config.intermediate_size // 2)``: ``w1`` and ``w2`` (vLLM's merged ``gate_up_proj``) are
+    ``[intermediate_size / 2, hidden]`` each and ``c_proj`` ``[hidden, intermediate_size / 2]`` (vLLM v0.21.0
+    ``vllm/model_executor/models/qwen.py`` ``QWenBlock.__init__``; SGLang v0.5.15 ``srt/models/qwen.py``
+    ``QWenBlock.__init__``, the same floor division).  Every other config's ``intermediate_size`` is the width.
+
+    Example: Qwen-14B (hidden 5,120, intermediate_size 27,392) -> 13,696, so one layer's MLP is 3 x 5,120 x 13,696
+    = 210,370,560 parameters (not 420,741,120); Llama-3.1-8B -> 14,336.
+    """
+    inter = need_int(cfg, "intermediate_size")
+    return inter // 2 if str(cfg.get("model_type") or "").lower() == QWEN1 else inter
 
 
 def mlp(a: Arch, i: int, prefix: str, inter: int, comp: str, group: Group, *, gated: bool = True) -> list[Tensor]:

@@ -264,7 +264,9 @@ def _walk_notes(inv: Inventory, quant: QuantPlan, loading: _Loading, padded: boo
             "engram projections (wkv, q/k weights) replicated on every GPU in every engram placement "
             "(layers/engram.py Engram.__init__)"
         )
-    if any(t.comp == "vision" for t in ts):
+    if any(t.path.startswith("visual.") for t in ts):
+        notes.append("vision tower: the Qwen2-VL / Qwen2.5-VL ViT and merger, TP-sharded, 16-bit, on the first stage")
+    elif any(t.comp == "vision" for t in ts):
         notes.append("vision tower counted as a generic ViT, replicated, 16-bit, on the first stage")
     if quant.expert is not None and quant.expert.name in _MXFP4_EXPERT_SCHEMES and not padded:
         notes.append(

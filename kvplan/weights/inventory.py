@@ -27,6 +27,7 @@ from kvplan.hfconfig.normalize import flatten_config
 from kvplan.weights.blocks import (
     GLM4_MOE,
     Arch,
+    dense_mlp_width,
     dsv4_attention,
     gated_deltanet,
     gqa_attention,
@@ -41,6 +42,7 @@ from kvplan.weights.blocks import (
 from kvplan.weights.fields import check_weight_config, first_int, need_int, opt_int
 from kvplan.weights.rules import weight_rules
 from kvplan.weights.tensor import Group, Split, Stage, Tensor, fixed, lin, vec
+from kvplan.weights.vision import QWEN_VL_MODEL_TYPES, qwen_vl_vision_tensors
 
 __all__ = ["DSV4_HC_MULT", "LAYER_BUILDERS", "Inventory", "count_params", "dsv4_hc_mult", "inventory", "weights_family"]
 
@@ -74,7 +76,7 @@ def _norms(a: Arch, i: int, prefix: str) -> list[Tensor]:
 def _ffn(a: Arch, i: int, prefix: str) -> list[Tensor]:
     if is_moe_layer(a.cfg, i, engine=a.engine):
         return moe_block(a, i, prefix)
-    return mlp(a, i, prefix, need_int(a.cfg, "intermediate_size"), "dense_mlp", Group.DENSE)
+    return mlp(a, i, prefix, dense_mlp_width(a.cfg), "dense_mlp", Group.DENSE)
 
 
 def _standard_layer(a: Arch, i: int, prefix: str, attention: list[Tensor]) -> list[Tensor]:
@@ -272,6 +274,8 @@ def _vision_tower(a: Arch, top: Mapping[str, Any]) -> list[Tensor]:
         return []
     if weight_rules(a.engine).dsv41_vision_tower and str(v.get("model_type") or "") == "deepseek_v41_vision":
         return _dsv41_vision(a, v)
+    if _model_type(top) in QWEN_VL_MODEL_TYPES:  # Qwen2-VL / Qwen2.5-VL: their own tower (kvplan.weights.vision)
+        return qwen_vl_vision_tensors(_model_type(top), v)
     vh = first_int(v, "hidden_size", "vt_hidden_size", default=0)
     vl = first_int(v, "num_hidden_layers", "vt_num_hidden_layers", default=0)
     vi = first_int(v, "intermediate_size", "vt_intermediate_size", default=0)

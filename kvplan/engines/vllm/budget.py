@@ -27,6 +27,7 @@ from kvplan.engines.vllm.releases import (
 from kvplan.hfconfig.normalize import flatten_config
 from kvplan.hfconfig.spec import MAX_LAYERS
 from kvplan.units import MiB
+from kvplan.weights.blocks import QWEN1
 
 
 def vllm_requested_bytes(*, device_bytes: int, gpu_memory_utilization: Any, ceil: bool = True) -> Any:
@@ -131,7 +132,10 @@ def vllm_activation_coefficients(
     cfg = flatten_config(config, engine="vllm")
     H = int_if_set(cfg, "hidden_size")
     V = int_if_set(cfg, "vocab_size")
+    # the MLP's real width (first-generation Qwen: intermediate_size // 2, kvplan.weights.blocks.dense_mlp_width)
     inter = int_if_set(cfg, "intermediate_size")
+    if inter and str(cfg.get("model_type") or "").lower() == QWEN1:
+        inter //= 2
     moe_i = int_if_set(cfg, "moe_intermediate_size")
     n_exp = (
         int_if_set(cfg, "n_routed_experts") or int_if_set(cfg, "num_experts") or int_if_set(cfg, "num_local_experts")
