@@ -68,10 +68,15 @@ class GpuLike(GpuMemory, Protocol):
 
 def start_free_base(gpu: GpuLike) -> tuple[int, str]:
     """(bytes the start-up snapshot can see before the context, how): :func:`device_total`, or on a unified-memory
-    GPU (GB10, GH200: the preset's ``unified_free_bytes``) the lower of it and what the device reports free at boot,
-    since ``cudaMemGetInfo``'s free memory there is the host's available memory (the CPU side holds the OS and page
-    cache).  SGLang's ``Load weight begin. avail mem`` and vLLM's ``Free memory on device ... on startup`` are that
-    figure less the context (and communicators).
+    GPU (GB10: the preset's ``unified_free_bytes``) the lower of it and what the device reports free at boot.  On an
+    integrated GPU (``torch.cuda.get_device_properties().is_integrated``) both engines read the host's
+    ``psutil.virtual_memory().available`` as free memory (vLLM v0.21.0 ``vllm/utils/mem_utils.py``
+    ``MemorySnapshot.measure``; SGLang v0.5.15 ``srt/utils/common.py`` ``get_available_gpu_memory``): the OS and
+    the other processes hold part of the pool.  The preset's figure is ``torch.cuda.mem_get_info``'s free at boot,
+    which leaves out reclaimable page cache, so it is a lower bound on what the engines read (the CPU side's page
+    cache varies from run to run; no log prints psutil's figure).  SGLang's ``Load weight begin. avail mem`` and
+    vLLM's ``Free memory on device ... on startup`` are that figure less the context (and communicators).  GH200 is
+    not integrated (its HBM is its own; ``cudaMemGetInfo`` reports it), so it takes the device total.
 
     Example: GB10, CUDA total 121.69 GiB, 101.30 GiB free at boot -> (108,770,046,771, "unified memory: ...");
     an H100 SXM -> (85,024,246,333, "CUDA total").
