@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import random
-import resource
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -26,8 +26,19 @@ RLIMIT_AS = 1 << 30  # the CLI runs under 1 GiB of address space
 HANG_GUARD = 120  # seconds; a hang guard only, the inputs are bounded in bytes
 
 
-def _limit() -> None:  # in the child, before exec
-    resource.setrlimit(resource.RLIMIT_AS, (RLIMIT_AS, RLIMIT_AS))
+#: starts kvplan under RLIMIT_AS and writes kvplan's peak RSS (KiB) to a file.  kvplan is its child, not the pytest
+#: worker's: Linux keeps a process's memory high-water mark across fork and exec, so a kvplan forked straight from
+#: a worker that had grown past 200 MB (module caches, a long session) read at least the worker's size.
+_WRAP = """
+import resource, subprocess, sys
+limit, report = int(sys.argv[1]), sys.argv[2]
+def _limit():
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+code = subprocess.call(sys.argv[3:], preexec_fn=_limit)
+with open(report, "w") as f:
+    f.write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))
+sys.exit(code if code >= 0 else 128 - code)
+"""
 
 
 def _cli(*args: str, stdin_cmd: str | None = None, stdin_path: str | None = None) -> tuple[int, str, str, int]:
@@ -38,26 +49,32 @@ def _cli(*args: str, stdin_cmd: str | None = None, stdin_path: str | None = None
 
     env = {**os.environ, "KVPLAN_NO_CACHE": "1", "COLUMNS": "200"}
     feeder = subprocess.Popen(["sh", "-c", stdin_cmd], stdout=subprocess.PIPE) if stdin_cmd else None
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, open(stdin_path or os.devnull, "rb") as fh:
+    with (
+        tempfile.TemporaryFile() as out,
+        tempfile.TemporaryFile() as err,
+        open(stdin_path or os.devnull, "rb") as fh,
+        tempfile.TemporaryDirectory() as tmp,
+    ):
         stdin = feeder.stdout if feeder is not None else fh
+        report = Path(tmp) / "maxrss"
         p = subprocess.Popen(
-            [sys.executable, "-m", "kvplan", *args],
+            [sys.executable, "-c", _WRAP, str(RLIMIT_AS), str(report), sys.executable, "-m", "kvplan", *args],
             stdin=stdin,
             stdout=out,
             stderr=err,
-            preexec_fn=_limit,
             env=env,
             cwd=ROOT,
+            start_new_session=True,  # the hang guard kills the wrapper and kvplan together
         )
         if feeder is not None and feeder.stdout is not None:
             feeder.stdout.close()
         deadline = time.monotonic() + HANG_GUARD
         while True:
-            pid, status, usage = os.wait4(p.pid, os.WNOHANG)
+            pid, status = os.waitpid(p.pid, os.WNOHANG)
             if pid:
                 break
             if time.monotonic() > deadline:
-                p.kill()
+                os.killpg(p.pid, signal.SIGKILL)
                 pytest.fail(f"kvplan {args} hung")
             time.sleep(0.02)
         p.returncode = os.waitstatus_to_exitcode(status)
@@ -66,7 +83,7 @@ def _cli(*args: str, stdin_cmd: str | None = None, stdin_path: str | None = None
             feeder.wait()
         out.seek(0)
         err.seek(0)
-        return p.returncode, out.read().decode(), err.read().decode(), usage.ru_maxrss * 1024
+        return p.returncode, out.read().decode(), err.read().decode(), int(report.read_text()) * 1024
 
 
 def _one_error_line(code: int, out: str, err: str, *needles: str) -> None:
