@@ -61,6 +61,10 @@ NEW_PRESETS: dict[str, tuple[str, int, int, int]] = {
     "lmsys--vicuna-7b-v1.5": ("l40s", 1, 4_096, 524_288),
     "lmsys--vicuna-7b-v1.3": ("l40s", 1, 2_048, 524_288),
     "lmsys--vicuna-13b-v1.3": ("h100-sxm", 1, 2_048, 819_200),
+    # SqueezeAILab/SqueezeLLM's committed Hub snapshots of Salesforce XGen (float32 checkpoints, served in 16 bit by
+    # both engines' dtype=auto): 32 layers x 32 heads x 128 x 2 (K, V) x 2 B = 524,288
+    "Salesforce--xgen-7b-8k-base": ("h100-sxm", 1, 8_192, 524_288),
+    "Salesforce--xgen-7b-8k-inst": ("h100-sxm", 1, 8_192, 524_288),
 }
 
 ENGINES = ("sglang", "vllm")
