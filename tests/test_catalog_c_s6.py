@@ -65,6 +65,9 @@ NEW_PRESETS: dict[str, tuple[str, int, int, int]] = {
     # both engines' dtype=auto): 32 layers x 32 heads x 128 x 2 (K, V) x 2 B = 524,288
     "Salesforce--xgen-7b-8k-base": ("h100-sxm", 1, 8_192, 524_288),
     "Salesforce--xgen-7b-8k-inst": ("h100-sxm", 1, 8_192, 524_288),
+    # a Hub download in daniel-p-green/alain-ai-learning-platform (model.json names the repo and revision): the
+    # Qwen2.5-0.5B geometry, 24 layers x 2 KV heads x 64 x 2 x 2 = 12,288
+    "Gensyn--Qwen2.5-0.5B-Instruct": ("l4", 1, 32_768, 12_288),
 }
 
 ENGINES = ("sglang", "vllm")
