@@ -111,16 +111,16 @@ def _cold_errors(rows) -> dict[str, list[float]]:
 
 
 def test_cold_mode_level(rows):
-    """Cold mode over the shipped logs at the level reached (issue 25): all 14 cases median |error| <= 1.9 %, p90 <=
-    7.7 %; vLLM (11) median <= 2.8 %, p90 <= 8.6 %; SGLang (3) median <= 0.9 %, p90 <= 1.1 % (the per-GPU CUDA
-    context, kvplan.engines.runtime.context_bytes, as SGLang's planner takes it with
-    /work/patches/cold-2-sglang-context.patch).  The issue's bar (median <= 2 %, p90 <= 5 %, both engines) is met by
+    """Cold mode over the shipped logs at the level reached (issue 25): all 14 cases median |error| <= 1.2 %, p90 <=
+    6.7 %, max <= 10.9 %; vLLM (11) median <= 1.7 %, p90 <= 8.4 %; SGLang (3) median <= 0.9 %, p90 <= 1.1 % (the
+    per-GPU CUDA context, kvplan.engines.runtime.context_bytes; NCCL's NVLS buffers on NVSwitch fabrics,
+    kvplan.engines.runtime.nccl_nvls_buffer_bytes).  The issue's bar (median <= 2 %, p90 <= 5 %, both engines) is met by
     SGLang, not by vLLM: docs/accuracy.md names the term each remaining miss comes from (vllm-21348's unprinted terms,
-    unified memory on GB10, V0's context on the RTX 3090).  Tighten, never loosen."""
+    host memory counted on GB10).  Tighten, never loosen."""
     by = _cold_errors(rows)
     every = [e for v in by.values() for e in v]
     assert len(every) == 14 and len(by["vllm"]) == 11 and len(by["sglang"]) == 3
     s, v, g = summary(every), summary(by["vllm"]), summary(by["sglang"])
-    assert s["median"] <= 0.019 and s["p90"] <= 0.077, s
-    assert v["median"] <= 0.028 and v["p90"] <= 0.086, v
+    assert s["median"] <= 0.012 and s["p90"] <= 0.067 and s["max"] <= 0.109, s
+    assert v["median"] <= 0.017 and v["p90"] <= 0.084, v
     assert g["median"] <= 0.009 and g["p90"] <= 0.011, g

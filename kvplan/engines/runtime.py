@@ -160,3 +160,29 @@ def modelled_free_at_start(
         overhead = ctx
         why = f"{src} - {what} (this vLLM version snapshots before NCCL)"
     return total - overhead, why
+
+
+#: NCCL's NVLS (NVLink SHARP) defaults, NVIDIA/nccl v2.26.2-1 ``src/transport/nvls.cc``: channels on SM90 / SM100,
+#: ``NCCL_NVLS_CHUNKSIZE`` and ``NCCL_STEPS`` (``src/include/device.h``)
+NVLS_CHANNELS_SM90 = 16
+NVLS_CHANNELS_SM100 = 32
+NVLS_CHUNK_BYTES = 128 * 1024
+NCCL_STEPS = 8
+
+
+def nccl_nvls_buffer_bytes(*, ranks: int, sm_major: int | None, multicast: bool) -> int:
+    """Device memory of one NCCL communicator's NVLS buffers, set up at its first NVLS collective (bytes).
+
+    NCCL enables NVLS only on more than two GPUs of a multicast-capable fabric (NVSwitch systems, SM 9.0+)
+    (``ncclNvlsInit``: ``gpuCount <= 2`` returns without it), with 16 channels on SM90 and 32 on SM100+, and
+    ``ncclNvlsBufferSetup`` allocates ``nChannels x 2 x (NVLS_CHUNKSIZE x NCCL_STEPS) x nHeads`` of physical memory on
+    each GPU (``nvlsAllocateMem``: ``cuMemCreate`` of that size), one head per GPU of the node (NVIDIA/nccl
+    v2.26.2-1 ``src/transport/nvls.cc``; the NCCL that torch 2.7.1, vLLM 0.10.0's torch, pins).
+
+    Example: 4x H100 SXM (SM90, NVSwitch) -> 16 x 2 x 1 MiB x 4 = 134,217,728 B (128 MiB); 4x B200 (SM100) ->
+    32 x 2 x 1 MiB x 4 = 268,435,456 B; 2 GPUs, or a PCIe / bridged card -> 0.
+    """
+    if not multicast or ranks <= 2 or sm_major is None or sm_major < 9:
+        return 0
+    channels = NVLS_CHANNELS_SM100 if sm_major >= 10 else NVLS_CHANNELS_SM90
+    return channels * 2 * NVLS_CHUNK_BYTES * NCCL_STEPS * ranks

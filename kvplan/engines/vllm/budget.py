@@ -172,6 +172,7 @@ def vllm_default_non_torch_bytes(
     engine_version: str | None = None,
     interconnect: str | None = None,
     context: int | None = None,
+    nvls_multicast_sm: int | None = None,
 ) -> int:
     """Cold estimate of the memory allocated outside torch after vLLM's start-up snapshot (bytes).
 
@@ -202,6 +203,13 @@ def vllm_default_non_torch_bytes(
       (context outside) and 0.6.5 takes a
       baseline at ``init_device`` (``memory_profiling(baseline_memory_in_bytes=...)``): both get the terms above.
 
+    * ``nvls_multicast_sm`` (the GPU's SM major when its NVLink fabric is multicast-capable, i.e. an NVSwitch
+      system): with TP > 2 NCCL adds its NVLS buffers at the profile run's first large all-reduce (64 MiB at 8,192
+      tokens x 4,096 x 2 B, above the custom all-reduce's 8 MiB, so it goes to the pynccl communicator), in every
+      release: :func:`kvplan.engines.runtime.nccl_nvls_buffer_bytes` (128 MiB at TP4 on SM90, 256 MiB on SM100).
+      The TP2 logs above have none (NCCL turns NVLS off on two GPUs); the 184-GiB Blackwell TP4 0.26 log's 0.95 GiB
+      is then modelled 0.875.  None (the default) adds nothing.
+
     Example: TP2, NVLink, 0.11.0 -> 128 + 512 MiB = 671,088,640 B; TP1, 0.6.4 -> 0.55 GiB = 590,558,003 B; TP1,
     0.6.4 on an RTX 3090 (``context`` 82 x 1,536 x 2,388 = 300,773,376 B) -> 300,773,376 + 134,217,728 =
     434,991,104 B.
@@ -221,11 +229,14 @@ def vllm_default_non_torch_bytes(
     kind = (interconnect or "nvlink").lower()
     if kind not in ("nvlink", "nvlink-c2c", "xgmi"):
         return base
-    from kvplan.engines.runtime import NVLINK_COMM_BYTES, snapshot_includes_communicators
+    from kvplan.engines.runtime import NVLINK_COMM_BYTES, nccl_nvls_buffer_bytes, snapshot_includes_communicators
 
+    nvls = nccl_nvls_buffer_bytes(
+        ranks=tp_size, sm_major=nvls_multicast_sm, multicast=nvls_multicast_sm is not None and kind == "nvlink"
+    )
     if not snapshot_includes_communicators(engine="vllm", engine_version=engine_version or NEWEST_VERSION):
-        return base + NVLINK_COMM_BYTES
-    return base + 512 * MiB
+        return base + NVLINK_COMM_BYTES + nvls
+    return base + 512 * MiB + nvls
 
 
 #: device memory of one captured CUDA graph per decoder layer on the rank, by layer kind (bytes): the instantiated

@@ -491,6 +491,25 @@ def vllm_engram_placement(*, engine_version: str, engram_on_host: bool) -> str:
     return "host-per-rank" if on_host else "gpu"
 
 
+def _nvls_multicast_sm(inp: VllmInputs) -> int | None:
+    """The SM major of the deployment's GPU preset when its NVLink fabric is an NVSwitch one (an NVIDIA SXM or
+    superchip part of SM 9.0+ on NVLink: HGX H100/H200/H20/H800/B200/B300, GB200/GB300), where NCCL builds NVLS
+    buffers (:func:`kvplan.engines.runtime.nccl_nvls_buffer_bytes`); None otherwise (PCIe and bridged NVL cards,
+    A100, no preset, a link other than NVLink given by hand)."""
+    if not inp.gpu_name or (inp.interconnect and str(inp.interconnect).lower() != "nvlink"):
+        return None
+    from kvplan.inputs.resolve import resolve_gpu  # lazy: presets are only needed in cold mode
+
+    try:
+        g = resolve_gpu(inp.gpu_name)
+    except InputError:
+        return None
+    form = str(getattr(getattr(g, "perf", None), "form", "") or "")
+    sm = g.sm_major
+    ok = str(g.vendor or "nvidia") == "nvidia" and str(g.interconnect) == "nvlink" and form in ("sxm", "superchip")
+    return int(sm) if ok and sm is not None and int(sm) >= 9 else None
+
+
 def _cuda_context(inp: VllmInputs) -> int | None:
     """The CUDA context of the deployment's GPU preset (kvplan.engines.runtime.context_bytes: resident threads x
     local memory per thread where its SMs are recorded), None without a preset or a recorded SM count."""
@@ -528,6 +547,7 @@ def _weights_and_non_torch(
             engine_version=version,
             interconnect=_interconnect(inp),
             context=_cuda_context(inp),
+            nvls_multicast_sm=_nvls_multicast_sm(inp),
         )
         notes.assumptions.append("non-torch memory estimated (cold)")
     terms.append(("weights", W))
