@@ -31,6 +31,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kvplan.hfconfig.readers import count_or
+
 __all__ = ["rope_cache_rows", "vllm_rope_cache_bytes"]
 
 _FACTOR_SCALED = ("dynamic",)
@@ -38,10 +40,10 @@ _ORIGINAL_SCALED = ("yarn", "deepseek_yarn")
 
 
 def _rotary_dim(cfg: Mapping[str, Any]) -> int:
-    if cfg.get("qk_rope_head_dim"):
-        return int(cfg["qk_rope_head_dim"])
-    heads = int(cfg.get("num_attention_heads") or 0)
-    head_dim = int(cfg.get("head_dim") or (int(cfg.get("hidden_size") or 0) // heads if heads else 0))
+    if count_or(cfg, "qk_rope_head_dim", above=0):
+        return count_or(cfg, "qk_rope_head_dim", above=0)
+    heads = count_or(cfg, "num_attention_heads", above=0)
+    head_dim = count_or(cfg, "head_dim", above=0) or (count_or(cfg, "hidden_size") // heads if heads else 0)
     return int(head_dim * float(cfg.get("partial_rotary_factor") or 1.0))
 
 
@@ -75,7 +77,7 @@ def vllm_rope_cache_bytes(*, config: Mapping[str, Any], dtype_bytes: int = 2) ->
     if cfg_no_rope(config):
         return 0
     rotary_dim = _rotary_dim(config)
-    max_position = int(config.get("max_position_embeddings") or 0)
+    max_position = count_or(config, "max_position_embeddings")
     if rotary_dim <= 0 or max_position <= 0:
         return 0
     caches = [rope_cache_rows(max_position=max_position, rope_scaling=config.get("rope_scaling"))]
