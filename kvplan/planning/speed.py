@@ -597,7 +597,10 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
     # the prefill queue of C closed-loop clients (kvplan.perf.queue: both engines prefill before they decode, FIFO)
     host = request_overhead_s(engine=dep.engine)
     own_p, q_clients, q_service = t_p, float(run_c), t_b
-    lockstep = dp_par > 1 and dep.engine == "sglang"
+    from kvplan.engines.registry import engine as engine_for
+
+    # DP attention (the engine divides attention over attention-DP ranks, each with its own scheduler)
+    lockstep = dp_par > 1 and engine_for(dep.engine).dp_attention
     if lockstep:
         # DP attention: round-robin dispatch to per-rank schedulers whose steps run in lockstep (kvplan.perf.queue
         # lockstep_steady): each rank queues its own share, a prefill is slowed by the ranks prefilling beside it,
