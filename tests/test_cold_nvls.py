@@ -54,3 +54,15 @@ def test_vllm_non_torch_adds_nvls_only_above_two_ranks():
 def test_which_presets_are_nvswitch_fabrics(gpu: str, want: int | None):
     inp: Any = SimpleNamespace(gpu_name=gpu, interconnect=None)
     assert _nvls_multicast_sm(inp) == want
+
+
+@pytest.mark.parametrize(("tp", "named"), [(4, True), (2, False)])
+def test_the_plan_names_the_nvls_buffers_and_their_lever(tp: int, named: bool):
+    from kvplan.api import fit
+    from kvplan.deployment import Deployment
+
+    dep = Deployment(engine="vllm", engine_version="0.10.0", model="Qwen/Qwen3-235B-A22B-FP8", gpu="h100-sxm", tp=tp)
+    notes = [a for a in fit(dep).assumptions if "NVLS" in a]
+    assert bool(notes) is named
+    if named:
+        assert "128 MiB" in notes[0] and "NCCL_NVLS_ENABLE=0" in notes[0]

@@ -510,6 +510,20 @@ def _nvls_multicast_sm(inp: VllmInputs) -> int | None:
     return int(sm) if ok and sm is not None and int(sm) >= 9 else None
 
 
+def _nvls_note(inp: VllmInputs, sm_major: int | None) -> str | None:
+    """The assumption line naming NCCL's NVLS buffers in the cold non-torch term, with their lever, when there are
+    any (:func:`kvplan.engines.runtime.nccl_nvls_buffer_bytes`); None otherwise."""
+    from kvplan.engines.runtime import nccl_nvls_buffer_bytes
+
+    b = nccl_nvls_buffer_bytes(ranks=inp.tp_size, sm_major=sm_major, multicast=sm_major is not None)
+    if not b:
+        return None
+    return (
+        f"non-torch includes NCCL's NVLS buffers, {b / (1 << 20):,.0f} MiB (TP{inp.tp_size} on an NVSwitch "
+        "fabric); NCCL_NVLS_ENABLE=0 removes them"
+    )
+
+
 def _cuda_context(inp: VllmInputs) -> int | None:
     """The CUDA context of the deployment's GPU preset (kvplan.engines.runtime.context_bytes: resident threads x
     local memory per thread where its SMs are recorded), None without a preset or a recorded SM count."""
@@ -547,9 +561,12 @@ def _weights_and_non_torch(
             engine_version=version,
             interconnect=_interconnect(inp),
             context=_cuda_context(inp),
-            nvls_multicast_sm=_nvls_multicast_sm(inp),
+            nvls_multicast_sm=(nvls_sm := _nvls_multicast_sm(inp)),
         )
         notes.assumptions.append("non-torch memory estimated (cold)")
+        nvls = _nvls_note(inp, nvls_sm)
+        if nvls:
+            notes.assumptions.append(nvls)
     terms.append(("weights", W))
     terms.append(("non_torch", N))
     return W + N
