@@ -177,7 +177,9 @@ def nccl_nvls_buffer_bytes(*, ranks: int, sm_major: int | None, multicast: bool)
     (``ncclNvlsInit``: ``gpuCount <= 2`` returns without it), with 16 channels on SM90 and 32 on SM100+, and
     ``ncclNvlsBufferSetup`` allocates ``nChannels x 2 x (NVLS_CHUNKSIZE x NCCL_STEPS) x nHeads`` of physical memory on
     each GPU (``nvlsAllocateMem``: ``cuMemCreate`` of that size), one head per GPU of the node (NVIDIA/nccl
-    v2.26.2-1 ``src/transport/nvls.cc``; the NCCL that torch 2.7.1, vLLM 0.10.0's torch, pins).
+    v2.26.2-1 ``src/transport/nvls.cc``; ``src/graph/search.cc``: the NVLS pattern needs an NVSwitch and SM 9.0+,
+    one channel per GPU pulling from NVLS, and ``src/graph/connect.cc`` takes their distinct first GPUs as the
+    heads; the NCCL that torch 2.7.1, vLLM 0.10.0's torch, pins).
 
     Example: 4x H100 SXM (SM90, NVSwitch) -> 16 x 2 x 1 MiB x 4 = 134,217,728 B (128 MiB); 4x B200 (SM100) ->
     32 x 2 x 1 MiB x 4 = 268,435,456 B; 2 GPUs, or a PCIe / bridged card -> 0.
