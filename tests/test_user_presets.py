@@ -360,8 +360,10 @@ def test_filter_models_by_family_and_text(user_dir):
     ]
     hits = [m.id for m in p.filter_models(search="QWEN3-8")]
     assert "Qwen/Qwen3-8B" in hits and all("qwen3-8" in m.lower() for m in hits)
-    by_variant = [m.id for m in p.filter_models(search="qwen3-32b-fp8")]
-    assert by_variant == ["Qwen/Qwen3-32B"]  # a variant id finds its base preset
+    by_variant = [m.id for m in p.filter_models(search="glm-5-fp8")]
+    assert by_variant == ["zai-org/GLM-5"]  # a variant id finds its base preset
+    # a quantized build that is a preset of its own (its own config.json) finds itself, not its base
+    assert [m.id for m in p.filter_models(search="qwen3-32b-fp8")] == ["Qwen/Qwen3-32B-FP8"]
     assert p.filter_models(family=Family.GQA, search="deepseek-v3") == ()
     with pytest.raises(InputError, match="unknown family 'rwkv'") as exc:
         p.filter_models(family="rwkv")

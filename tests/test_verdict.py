@@ -37,9 +37,10 @@ def _no_override_in_the_environment(monkeypatch):
 def test_the_default_deployment_fits():
     r = fit(Deployment())
     assert r.fits and r.meets_target and r.reasons == []
-    # 4,148,480 pool tokens // 1,048,576 = 3 full-context requests (4 before the estimate priced V4.1's wo_a in bf16
-    # and its ViT as SGLang loads them: 0.45 GiB more weights per GPU)
-    assert r.kv_pool_tokens == 4_148_480
+    # 3,993,856 pool tokens // 1,048,576 = 3 full-context requests (4 before the estimate priced V4.1's wo_a in bf16
+    # and its ViT as SGLang loads them: 0.45 GiB more weights per GPU; 4,148,480 before the caching-allocator
+    # reserve, the recorded 94.97 GiB device total and the per-GPU CUDA context of 8 Dec 2026: docs/default-deployment.md)
+    assert r.kv_pool_tokens == 3_993_856
     assert r.verdict == "fits: 3 requests of 1,048,576 tokens at once; max_running_requests 16 (given)"
     assert (r.max_concurrency, r.target_requests, r.max_running_requests_source) == (3, 1, "given")
     assert r.target == "1 request of 1,048,576 tokens at once"

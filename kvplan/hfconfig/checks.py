@@ -241,6 +241,18 @@ KNOWN_ARCHITECTURES = MLA_ARCHITECTURES | frozenset(
     Ministral3ForCausalLM Olmo3ForCausalLM PhiForCausalLM Qwen2MoeForCausalLM Qwen2_5_VLForConditionalGeneration
     StableLmForCausalLM Starcoder2ForCausalLM""".split()
 )
+# the architectures of the presets added on 8 Dec 2026 (issue 25 item 7): each builds its attention from
+# num_key_value_heads x head_dim per layer, with no cross-layer KV sharing.  Registered in vLLM 0.21 / 0.32
+# (vllm/model_executor/models/registry.py: bailing_moe, deepseek_v2 (DeepseekForCausalLM), gemma, glm4_1v, glm,
+# granite, hy_v3, internlm2, llama (InternLM3 / InternLM), minicpmv, olmo2, qwen (QWenLMHeadModel), qwen2_vl,
+# transformers (SmolLM3), voxtral); Ernie4_5_ForCausalLM and MiniCPMV4_6ForConditionalGeneration in SGLang 0.5.23
+# (sglang/srt/models/ernie4.py, minicpmv.py); YiForCausalLM is the Llama layout of the Yi remote code
+KNOWN_ARCHITECTURES = KNOWN_ARCHITECTURES | frozenset(
+    """BailingMoeForCausalLM DeepseekForCausalLM Ernie4_5_ForCausalLM GemmaForCausalLM Glm4vForConditionalGeneration
+    GlmForCausalLM GraniteForCausalLM HYV3ForCausalLM InternLM2ForCausalLM InternLM3ForCausalLM InternLMForCausalLM
+    MiniCPMV MiniCPMV4_6ForConditionalGeneration Olmo2ForCausalLM QWenLMHeadModel Qwen2VLForConditionalGeneration
+    SmolLM3ForCausalLM VoxtralForConditionalGeneration YiForCausalLM""".split()
+)
 
 
 def _architectures(flat: Mapping[str, Any]) -> list[str]:
