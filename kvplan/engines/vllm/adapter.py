@@ -192,7 +192,11 @@ def _unified_memory_check(
     (``utils/mem_utils.py`` ``device_memory_info``: ``psutil.virtual_memory().available`` when
     ``is_integrated_gpu``, v0.34.0), and it refuses to start when that is below ``ceil(total x util)``
     (``v1/worker/utils.py`` ``request_memory``, v0.34.0).  The preset's ``unified_free_bytes`` (what such a device
-    reports free at boot) is that figure; without it nothing is checked.  Example: GB10, 101.30 GiB free at boot,
+    reports free at boot, torch's ``mem_get_info``, which leaves out reclaimable page cache) is a lower bound on
+    that figure, so a refusal here is the conservative answer; without it nothing is checked.  vLLM v0.21.0
+    ``MemorySnapshot.measure`` (the same psutil branch) also feeds its non-torch increase, and
+    ``profile_cudagraph_memory`` measures graphs by ``cudaMemGetInfo`` free differences: on an integrated GPU both
+    include host memory taken while profiling (the assumption line says so).  Example: GB10, 101.30 GiB free at boot,
     util 0.92 of 121.69 GiB -> 111.95 GiB requested: vLLM refuses; util 0.8 -> 97.35 GiB: starts."""
     free = getattr(gpu, "unified_free_bytes", None) if gpu is not None else None
     requested = dict(p.budget_terms).get("requested")
@@ -210,7 +214,9 @@ def _unified_memory_check(
         )
     assumptions.append(
         f"unified memory: vLLM's free memory at start is the host's available memory, {fmt_gib(int(free))} at boot "
-        f"on this device, above the {fmt_gib(int(requested))} requested"
+        f"on this device, above the {fmt_gib(int(requested))} requested; on this device vLLM also measures its "
+        "non-torch and CUDA-graph terms from host memory (psutil / cudaMemGetInfo: host memory the processes take "
+        "while profiling counts), which cold mode does not price"
     )
 
 
