@@ -8,14 +8,14 @@ InputError that names the model or a flag; anything else is a kvplan bug.
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from kvplan.deployment import Deployment
-from kvplan.errors import InputError
 from kvplan.inputs import presets as p
 from kvplan.planning.plan import fit
+from tests.catalog_cases import ENGINES, engine_cases, layer_count, plan_or_refusal
+from tests.catalog_cases import GITHUB_SOURCE as _SOURCE
+from tests.catalog_cases import preset as _preset
 
 #: the catalog size (model ids: presets + published variants) reached with the presets below; it only grows
 MIN_MODEL_IDS_2026 = 300
@@ -104,17 +104,6 @@ PROMOTED: dict[str, str] = {
     "RedHatAI--Llama-4-Scout-17B-16E-Instruct-FP8-dynamic": "meta-llama/Llama-4-Scout-17B-16E-Instruct",
 }
 
-ENGINES = ("sglang", "vllm")
-
-#: "github.com/ORG/REPO @<40 hex> <path>" as the preset writer's --source line names the copy
-_SOURCE = re.compile(r"github\.com/[\w.-]+/[\w.-]+ @([0-9a-f]{40}) \S+")
-
-
-def _preset(stem: str) -> p.ModelPreset:
-    path = p.configs_dir() / "models" / f"{stem}.toml"
-    assert path.is_file(), f"{path.name} is missing"
-    return p.load_model_file(path, use_cache=False)
-
 
 def test_catalog_size_reached():
     ids = [i for m in p.all_models() for i in (m.id, *(v.id for v in m.variants))]
@@ -131,24 +120,19 @@ def test_new_preset_names_its_verbatim_source(stem: str):
     match = _SOURCE.search(m.source)
     assert match, f"{stem}: source does not name a repository, commit and path: {m.source!r}"
     assert "verbatim" in m.source
-    assert m.config.get("num_hidden_layers") or m.config.get("text_config", {}).get("num_hidden_layers")
+    assert layer_count(m)
 
 
-_CASES = [(s, e) for s in sorted(NEW_PRESETS) for e in ENGINES]
+_CASES, _IDS = engine_cases(NEW_PRESETS)
 
 
-@pytest.mark.parametrize(("stem", "engine"), _CASES, ids=[f"{s}-{e}" for s, e in _CASES])
+@pytest.mark.parametrize(("stem", "engine"), _CASES, ids=_IDS)
 def test_new_preset_plans(stem: str, engine: str):
     gpu, tp, context = NEW_PRESETS[stem]
-    m = _preset(stem)
-    max_pos = m.config.get("max_position_embeddings") or m.config.get("text_config", {}).get("max_position_embeddings")
-    assert max_pos is None or context <= max_pos, f"{stem}: context {context} > max_position_embeddings {max_pos}"
-    try:
-        res = fit(Deployment(model=m.id, gpu=gpu, tp=tp, engine=engine, context_length=context))
-    except InputError as exc:  # an engine refusal is a verdict: it names the model or a flag
-        assert exc.field, f"{stem} ({engine}): refusal names no field: {exc}"
+    res = plan_or_refusal(stem, engine, gpu, tp, context)
+    if res is None:  # an engine refusal is a verdict: it names the model or a flag
         return
-    assert res is not None
+    assert res.kv_bytes_per_token > 0
 
 
 @pytest.mark.parametrize(

@@ -15,10 +15,13 @@ import re
 
 import pytest
 
-from kvplan.deployment import Deployment
-from kvplan.errors import InputError
-from kvplan.inputs import presets as p
-from kvplan.planning.plan import fit
+from tests.catalog_cases import (
+    assert_new_ids_distinct,
+    engine_cases,
+    layer_count,
+    plan_or_refusal,
+)
+from tests.catalog_cases import preset as _preset
 
 #: file stem -> (GPU id, TP, context in tokens): one GPU class that holds the weights, a context within the config's
 #: max_position_embeddings
@@ -45,30 +48,12 @@ NEW_PRESETS: dict[str, tuple[str, int, int]] = {
     "google--gemma-4-31B-it": ("h200-sxm", 1, 32_768),
 }
 
-ENGINES = ("sglang", "vllm")
-
 #: "github.com/ORG/REPO @<40 hex> <path>" as the catalog scripts write the copy into ``source``
 _SOURCE = re.compile(r"github\.com/[\w.-]+/[\w.-]+ @([0-9a-f]{40}) \S+")
 
 
-def _preset(stem: str) -> p.ModelPreset:
-    path = p.configs_dir() / "models" / f"{stem}.toml"
-    assert path.is_file(), f"{path.name} is missing"
-    return p.load_model_file(path, use_cache=False)
-
-
-def _max_positions(m: p.ModelPreset) -> int | None:
-    cfg = m.config
-    pos = cfg.get("max_position_embeddings") or (cfg.get("text_config") or {}).get("max_position_embeddings")
-    return pos if isinstance(pos, int) else None
-
-
 def test_new_presets_are_distinct_ids_in_the_catalog():
-    ids = [i for m in p.all_models() for i in (m.id, *(v.id for v in m.variants))]
-    assert len(ids) == len(set(ids))
-    mine = {_preset(stem).id for stem in NEW_PRESETS}
-    assert len(mine) == len(NEW_PRESETS)
-    assert mine <= set(ids)
+    assert_new_ids_distinct(NEW_PRESETS)
 
 
 @pytest.mark.parametrize("stem", sorted(NEW_PRESETS))
@@ -77,23 +62,17 @@ def test_new_preset_names_its_verbatim_source(stem: str):
     assert m.id.replace("/", "--") == stem
     assert _SOURCE.search(m.source), f"{stem}: source does not name a repository, commit and path: {m.source!r}"
     assert "verbatim" in m.source
-    assert m.config.get("num_hidden_layers") or (m.config.get("text_config") or {}).get("num_hidden_layers")
+    assert layer_count(m)
 
 
-_CASES = [(s, e) for s in sorted(NEW_PRESETS) for e in ENGINES]
+_CASES, _IDS = engine_cases(NEW_PRESETS)
 
 
-@pytest.mark.parametrize(("stem", "engine"), _CASES, ids=[f"{s}-{e}" for s, e in _CASES])
+@pytest.mark.parametrize(("stem", "engine"), _CASES, ids=_IDS)
 def test_new_preset_plans(stem: str, engine: str):
     gpu, tp, context = NEW_PRESETS[stem]
-    m = _preset(stem)
-    max_pos = _max_positions(m)
-    assert max_pos is None or context <= max_pos, f"{stem}: context {context} > max_position_embeddings {max_pos}"
-    try:
-        res = fit(Deployment(model=m.id, gpu=gpu, tp=tp, engine=engine, context_length=context))
-    except InputError as exc:  # an engine refusal is a verdict: it names the model or a flag
-        assert exc.field, f"{stem} ({engine}): refusal names no field: {exc}"
+    res = plan_or_refusal(stem, engine, gpu, tp, context)
+    if res is None:  # an engine refusal is a verdict: it names the model or a flag
         return
-    assert res.context_length == context, (stem, engine, res.context_length)
     assert res.kv_bytes_per_token > 0, (stem, engine)
     assert res.starts, f"{stem} ({engine}, {gpu} TP{tp}, {context} tokens) does not start: {res.reasons}"

@@ -9,14 +9,11 @@ the hand count from the config (layers x KV heads per GPU x head_dim x 2 (K and 
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
-from kvplan.deployment import Deployment
-from kvplan.errors import InputError
-from kvplan.inputs import presets as p
-from kvplan.planning.plan import fit
+from tests.catalog_cases import GITHUB_SOURCE as _SOURCE
+from tests.catalog_cases import assert_not_variants, engine_cases, layer_count, plan_or_refusal
+from tests.catalog_cases import preset as _preset
 
 #: file stem -> (GPU id, TP, context in tokens, KV bytes per token per GPU counted by hand from the config)
 NEW_PRESETS: dict[str, tuple[str, int, int, int]] = {
@@ -70,17 +67,6 @@ NEW_PRESETS: dict[str, tuple[str, int, int, int]] = {
     "Gensyn--Qwen2.5-0.5B-Instruct": ("l4", 1, 32_768, 12_288),
 }
 
-ENGINES = ("sglang", "vllm")
-
-#: "github.com/ORG/REPO @<40 hex> <path>" as the catalog scripts' source line names the copy
-_SOURCE = re.compile(r"github\.com/[\w.-]+/[\w.-]+ @([0-9a-f]{40}) \S+")
-
-
-def _preset(stem: str) -> p.ModelPreset:
-    path = p.configs_dir() / "models" / f"{stem}.toml"
-    assert path.is_file(), f"{path.name} is missing"
-    return p.load_model_file(path, use_cache=False)
-
 
 @pytest.mark.parametrize("stem", sorted(NEW_PRESETS))
 def test_preset_names_its_verbatim_source(stem: str):
@@ -89,30 +75,21 @@ def test_preset_names_its_verbatim_source(stem: str):
     assert _SOURCE.search(m.source), f"{stem}: source does not name a repository, commit and path: {m.source!r}"
     # a byte copy says "verbatim"; a config written out from keyword arguments says it is not a byte copy
     assert "verbatim" in m.source or "not a byte copy" in m.source
-    assert m.config.get("num_hidden_layers") or m.config.get("text_config", {}).get("num_hidden_layers")
+    assert layer_count(m)
 
 
 def test_new_ids_are_not_also_variants_of_another_preset():
-    new = {_preset(s).id for s in NEW_PRESETS}
-    variants = {v.id for m in p.all_models() for v in m.variants}
-    assert not new & variants
+    assert_not_variants(NEW_PRESETS)
 
 
-_CASES = [(s, e) for s in sorted(NEW_PRESETS) for e in ENGINES]
+_CASES, _IDS = engine_cases(NEW_PRESETS)
 
 
-@pytest.mark.parametrize(("stem", "engine"), _CASES, ids=[f"{s}-{e}" for s, e in _CASES])
+@pytest.mark.parametrize(("stem", "engine"), _CASES, ids=_IDS)
 def test_preset_plans_with_the_hand_counted_kv_bytes(stem: str, engine: str):
     gpu, tp, context, kv_per_token = NEW_PRESETS[stem]
-    m = _preset(stem)
-    cfg = m.config.get("text_config") or m.config
-    max_pos = cfg.get("max_position_embeddings") or m.config.get("max_position_embeddings")
-    assert max_pos is None or context <= max_pos, stem
-    try:
-        res = fit(Deployment(model=m.id, gpu=gpu, tp=tp, engine=engine, context_length=context))
-    except InputError as exc:  # an engine refusal is a verdict: it names the model or a flag
-        assert exc.field, f"{stem} ({engine}): refusal names no field: {exc}"
+    res = plan_or_refusal(stem, engine, gpu, tp, context)
+    if res is None:  # an engine refusal is a verdict: it names the model or a flag
         return
-    assert res.context_length == context
     assert res.kv_bytes_per_token == kv_per_token, (stem, engine, res.kv_bytes_per_token)
     assert res.starts and res.kv_pool_tokens >= context, (stem, engine, res.reasons)

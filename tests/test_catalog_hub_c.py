@@ -19,20 +19,16 @@ from typing import Any
 
 import pytest
 
-from kvplan.deployment import Deployment
-from kvplan.errors import InputError
 from kvplan.hfconfig.quant import quantization_from_config
-from kvplan.inputs import presets as p
-from kvplan.planning.plan import fit
 from kvplan.weights.estimate import estimate_weight_bytes
+from tests.catalog_cases import assert_new_ids_distinct, engine_cases, layer_count, plan_or_refusal
+from tests.catalog_cases import preset as _preset
 
 #: file stem -> (GPU id, TP, context in tokens): one GPU class that holds the weights, a context within the config's
 #: max_position_embeddings
 NEW_PRESETS: dict[str, tuple[str, int, int]] = {
     "PatronusAI--Llama-3.1-70B-Instruct-AWQ-INT4": ("h100-sxm", 1, 32_768),
 }
-
-ENGINES = ("sglang", "vllm")
 
 #: weights at the build's format / the same geometry at bf16: (low, high) by the preset's weight format.  4-bit: the
 #: linears at 4/16 plus one 16-bit scale (and a packed zero) per 128-group, the unquantized embeddings and lm_head
@@ -50,18 +46,6 @@ _SOURCE = re.compile(
 )
 
 
-def _preset(stem: str) -> p.ModelPreset:
-    path = p.configs_dir() / "models" / f"{stem}.toml"
-    assert path.is_file(), f"{path.name} is missing"
-    return p.load_model_file(path, use_cache=False)
-
-
-def _max_positions(m: p.ModelPreset) -> int | None:
-    cfg = m.config
-    pos = cfg.get("max_position_embeddings") or (cfg.get("text_config") or {}).get("max_position_embeddings")
-    return pos if isinstance(pos, int) else None
-
-
 def _without_quantization(cfg: dict[str, Any]) -> dict[str, Any]:
     out = {k: v for k, v in cfg.items() if k != "quantization_config"}
     if isinstance(out.get("text_config"), dict):
@@ -70,11 +54,7 @@ def _without_quantization(cfg: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_new_presets_are_distinct_ids_in_the_catalog():
-    ids = [i for m in p.all_models() for i in (m.id, *(v.id for v in m.variants))]
-    assert len(ids) == len(set(ids))
-    mine = {_preset(stem).id for stem in NEW_PRESETS}
-    assert len(mine) == len(NEW_PRESETS)
-    assert mine <= set(ids)
+    assert_new_ids_distinct(NEW_PRESETS)
 
 
 @pytest.mark.parametrize("stem", sorted(NEW_PRESETS))
@@ -84,7 +64,7 @@ def test_new_preset_names_its_own_hub_page(stem: str):
     found = _SOURCE.search(m.source)
     assert found, f"{stem}: source does not name a Hub config.json page: {m.source!r}"
     assert f"{found.group(1)}/{found.group(2)}" == m.id, f"{stem}: the page is another repository's: {m.source!r}"
-    assert m.config.get("num_hidden_layers") or (m.config.get("text_config") or {}).get("num_hidden_layers")
+    assert layer_count(m)
 
 
 @pytest.mark.parametrize("stem", sorted(NEW_PRESETS))
@@ -101,20 +81,14 @@ def test_new_preset_weights_are_priced_from_its_quantization_config(stem: str):
     assert low < quantized / bf16 < high, (stem, quant, quantized, bf16, round(quantized / bf16, 3))
 
 
-_CASES = [(s, e) for s in sorted(NEW_PRESETS) for e in ENGINES]
+_CASES, _IDS = engine_cases(NEW_PRESETS)
 
 
-@pytest.mark.parametrize(("stem", "engine"), _CASES, ids=[f"{s}-{e}" for s, e in _CASES])
+@pytest.mark.parametrize(("stem", "engine"), _CASES, ids=_IDS)
 def test_new_preset_plans(stem: str, engine: str):
     gpu, tp, context = NEW_PRESETS[stem]
-    m = _preset(stem)
-    max_pos = _max_positions(m)
-    assert max_pos is None or context <= max_pos, f"{stem}: context {context} > max_position_embeddings {max_pos}"
-    try:
-        res = fit(Deployment(model=m.id, gpu=gpu, tp=tp, engine=engine, context_length=context))
-    except InputError as exc:  # an engine refusal is a verdict: it names the model or a flag
-        assert exc.field, f"{stem} ({engine}): refusal names no field: {exc}"
+    res = plan_or_refusal(stem, engine, gpu, tp, context)
+    if res is None:  # an engine refusal is a verdict: it names the model or a flag
         return
-    assert res.context_length == context, (stem, engine, res.context_length)
     assert res.kv_bytes_per_token > 0, (stem, engine)
     assert res.starts, f"{stem} ({engine}, {gpu} TP{tp}, {context} tokens) does not start: {res.reasons}"

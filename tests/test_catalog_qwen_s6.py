@@ -11,16 +11,17 @@ that names a field; anything else is a kvplan bug.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
 
 from kvplan.deployment import Deployment
-from kvplan.errors import InputError
 from kvplan.inputs import presets as p
 from kvplan.inputs.preset_writer import config_copy
 from kvplan.planning.plan import fit
+from tests.catalog_cases import ENGINES, engine_cases, layer_count, plan_or_refusal
+from tests.catalog_cases import GITHUB_SOURCE as _SOURCE
+from tests.catalog_cases import preset as _preset
 
 ROOT = Path(__file__).resolve().parents[1]
 #: the verbatim copies these presets were written from (laid beside the checkout; absent -> those checks skip)
@@ -80,17 +81,6 @@ PROMOTED_2: dict[str, tuple[str, str, int, int, str]] = {
     "nvidia--Qwen3-32B-NVFP4": ("Qwen/Qwen3-32B", "b200", 1, 32_768, "nvfp4"),
 }
 
-ENGINES = ("sglang", "vllm")
-
-#: "github.com/ORG/REPO @<40 hex> <path>" as the catalog scripts write the --source line
-_SOURCE = re.compile(r"github\.com/([\w.-]+/[\w.-]+) @([0-9a-f]{40}) (\S+)")
-
-
-def _preset(stem: str) -> p.ModelPreset:
-    path = p.configs_dir() / "models" / f"{stem}.toml"
-    assert path.is_file(), f"{path.name} is missing"
-    return p.load_model_file(path, use_cache=False)
-
 
 @pytest.mark.parametrize("stem", sorted(NEW_PRESETS))
 def test_preset_names_its_verbatim_source(stem: str):
@@ -99,7 +89,7 @@ def test_preset_names_its_verbatim_source(stem: str):
     match = _SOURCE.search(m.source)
     assert match, f"{stem}: source does not name a repository, commit and path: {m.source!r}"
     assert "verbatim" in m.source
-    assert m.config.get("num_hidden_layers") or m.config.get("text_config", {}).get("num_hidden_layers")
+    assert layer_count(m)
 
 
 @pytest.mark.parametrize("stem", sorted(NEW_PRESETS))
@@ -116,21 +106,15 @@ def test_preset_equals_its_shared_copy(stem: str):
     assert f"github.com/{repo}" in source and commit in source
 
 
-_CASES = [(s, e) for s in sorted(NEW_PRESETS) for e in ENGINES]
+_CASES, _IDS = engine_cases(NEW_PRESETS)
 
 
-@pytest.mark.parametrize(("stem", "engine"), _CASES, ids=[f"{s}-{e}" for s, e in _CASES])
+@pytest.mark.parametrize(("stem", "engine"), _CASES, ids=_IDS)
 def test_preset_plans(stem: str, engine: str):
     gpu, tp, context = NEW_PRESETS[stem]
-    m = _preset(stem)
-    max_pos = m.config.get("max_position_embeddings") or m.config.get("text_config", {}).get("max_position_embeddings")
-    assert max_pos is None or context <= max_pos, f"{stem}: context {context} > max_position_embeddings {max_pos}"
-    try:
-        res = fit(Deployment(model=m.id, gpu=gpu, tp=tp, engine=engine, context_length=context))
-    except InputError as exc:  # an engine refusal is a verdict: it names the model or a flag
-        assert exc.field, f"{stem} ({engine}): refusal names no field: {exc}"
+    res = plan_or_refusal(stem, engine, gpu, tp, context)
+    if res is None:  # an engine refusal is a verdict: it names the model or a flag
         return
-    assert res.context_length == context
     assert res.kv_bytes_per_token > 0
 
 
