@@ -67,30 +67,8 @@ def run_speed(
     from kvplan.deployment import Deployment
     from kvplan.planning.speed import speed
 
-    if chart or plot:
-        _ttft_chart(
-            flags,
-            out,
-            chart=chart,
-            plot=plot,
-            inputs=speed_inputs(
-                concurrency=concurrency,
-                accept_length=accept_length,
-                power_limit=power_limit,
-                gpu_tflops=gpu_tflops,
-                gpu_bandwidth=gpu_bandwidth,
-                link_bandwidth=link_bandwidth,
-                num_prompts=num_prompts,
-                calibration=calibration,
-                range_ratio=range_ratio,
-            ),
-        )
-        return
-    _one_input_len(flags.get("input_len"))
-    given = deployment_values("fit", flags)
-    r = speed(
-        Deployment(**given),
-        speed_inputs(
+    def inputs() -> Any:  # one argument list for both paths (the plain path builds it after the deployment)
+        return speed_inputs(
             concurrency=concurrency,
             accept_length=accept_length,
             power_limit=power_limit,
@@ -100,9 +78,14 @@ def run_speed(
             num_prompts=num_prompts,
             calibration=calibration,
             range_ratio=range_ratio,
-        ),
-    )
-    write(SpeedAnswer(r, explain=explain), out)
+        )
+
+    if chart or plot:
+        _ttft_chart(flags, out, chart=chart, plot=plot, inputs=inputs())
+        return
+    _one_input_len(flags.get("input_len"))
+    given = deployment_values("fit", flags)
+    write(SpeedAnswer(speed(Deployment(**given), inputs()), explain=explain), out)
 
 
 def _one_input_len(text: str | None) -> None:
