@@ -4,20 +4,7 @@ state.  By hand from the rows' own fields."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _script():
-    spec = importlib.util.spec_from_file_location("speed_accuracy", ROOT / "scripts" / "speed_accuracy.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["speed_accuracy"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+from tests.test_speed_validation import _script  # scripts/speed_accuracy.py, loaded as a module
 
 
 def _row(tool: str, concurrency: int, num_prompts: int | None = None) -> dict:
