@@ -29,3 +29,17 @@ def test_fp32_checkpoint_served_in_16_bit(engine):
     assert r.kv_bytes_per_token == 40 * 8 * 128 * 2 * 2
     # 8.17 B parameters (granite-3.1-8b) in 2 bytes: about 15.2 GiB, not the 30.4 GiB of fp32 weights
     assert 14.5 * 2**30 < r.weight_bytes < 16 * 2**30
+
+
+def test_vllm_names_the_dtype_it_serves_a_float32_checkpoint_in():
+    """vLLM's _resolve_auto_dtype (v0.32.0) downcasts float32 to the platform's first supported dtype: bf16 from
+    compute capability 8.0, fp16 below (T4, 7.5); the auto KV cache is named that, not fp32."""
+    from kvplan.engines.vllm.specs import served_model_dtype
+
+    assert served_model_dtype(config_dtype="fp32", sm_major=9) == "bf16"
+    assert served_model_dtype(config_dtype="fp32", sm_major=7) == "fp16"
+    assert served_model_dtype(config_dtype="fp32", sm_major=None) == "bf16"
+    assert served_model_dtype(config_dtype="fp16", sm_major=9) == "fp16"
+    h100 = fit(Deployment(model="ibm-granite/granite-3.1-8b-instruct", gpu="h100-sxm", engine="vllm"))
+    t4 = fit(Deployment(model="ibm-granite/granite-3.1-8b-instruct", gpu="t4", engine="vllm"))
+    assert (h100.kv_cache_dtype, t4.kv_cache_dtype) == ("bf16", "fp16")

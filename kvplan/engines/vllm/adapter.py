@@ -225,6 +225,7 @@ def plan(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None) -> FitRe
     :class:`~kvplan.engines.vllm.planner.VllmInputs` of the deployment, and the :class:`~kvplan.result.FitResult`
     of the plan (contract meanings in the module docstring)."""
     from kvplan.engines.vllm.planner import plan_vllm
+    from kvplan.engines.vllm.specs import served_model_dtype
 
     if dep.engine_version is not None:
         from kvplan.engines.vllm.releases import check_supported
@@ -261,7 +262,11 @@ def plan(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None) -> FitRe
         dp=dp,
         ep=dep.ep or 1,
         dp_attention=False,
-        kv_cache_dtype=(dep.kv_cache_dtype if dep.kv_cache_dtype not in (None, "auto") else model.model_dtype),
+        kv_cache_dtype=(
+            dep.kv_cache_dtype
+            if dep.kv_cache_dtype not in (None, "auto")
+            else served_model_dtype(config_dtype=model.model_dtype, sm_major=gpu.sm_major if gpu else None)
+        ),
         kv_bytes_per_token=p.kv_bytes_per_token or (p.bytes_per_block / p.block_size if p.block_size else 0.0),
         kv_budget_bytes=p.available_kv_bytes,
         kv_pool_tokens=p.gpu_kv_cache_tokens,

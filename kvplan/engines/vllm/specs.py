@@ -56,7 +56,7 @@ from kvplan.errors import InputError
 from kvplan.family import FAMILY_SPECS, Family, resolve
 from kvplan.geometry.layers import HeadGeometry, full_layer_geometry, kv_shared_layers, sliding_layer_geometry
 from kvplan.hfconfig.detect import vllm_family
-from kvplan.hfconfig.dtypes import dtype_of
+from kvplan.hfconfig.dtypes import DType, dtype_of
 from kvplan.hfconfig.layer_kinds import layer_kinds as _layer_kinds
 from kvplan.hfconfig.normalize import flatten_config
 
@@ -229,8 +229,24 @@ SpecBuilder = Callable[[Mapping[str, Any], SpecContext], ModelKV]
 
 def model_dtype_bytes(cfg: Mapping[str, Any]) -> int:
     """Bytes of the model dtype: 2.  vLLM serves fp32 checkpoints in 16-bit by default
-    (``vllm/config/model.py`` ``_get_and_verify_dtype`` downcasts float32)."""
+    (``vllm/config/model.py`` ``_get_and_verify_dtype`` downcasts float32; :func:`served_model_dtype`)."""
     return 2
+
+
+def served_model_dtype(*, config_dtype: str, sm_major: int | None) -> str:
+    """The dtype vLLM serves a model in under ``--dtype auto``: the config's, except that a float32 checkpoint is
+    downcast to the platform's preferred dtype, the first of its supported dtypes: bfloat16 on a GPU of compute
+    capability 8.0 or above (or one kvplan has no capability for), float16 below.  The ``auto`` KV cache follows.
+
+    Example: ``served_model_dtype(config_dtype="fp32", sm_major=9) == "bf16"``; ``sm_major=7`` (T4) -> ``"fp16"``;
+    ``config_dtype="fp16"`` stays ``"fp16"``.
+
+    Source: vllm-project/vllm vllm/config/model.py ``_resolve_auto_dtype`` (v0.32.0; "Downcast for float32 models"
+    to ``current_platform.supported_dtypes``' first that the model type allows).
+    """
+    if config_dtype != DType.FP32.canonical:
+        return config_dtype
+    return DType.FP16.canonical if sm_major is not None and sm_major < 8 else DType.BF16.canonical
 
 
 def checkpoint_kv_scheme(cfg: Mapping[str, Any]) -> str | None:
