@@ -227,7 +227,13 @@ MLA_ARCHITECTURES = frozenset(
 )
 
 #: every architecture kvplan's presets and test configs hold (tests/test_hardening_geometry.py keeps it complete);
-#: another one is sized from its fields with a warning
+#: another one is sized from its fields with a warning.  The last block came with the presets of 8 Dec 2026 (issue
+#: 25 item 7): each builds its attention from num_key_value_heads x head_dim per layer, with no cross-layer KV
+#: sharing; registered in vLLM 0.21 / 0.32 (vllm/model_executor/models/registry.py: bailing_moe, deepseek_v2
+#: (DeepseekForCausalLM), gemma, glm4_1v, glm, granite, hy_v3, internlm2, llama (InternLM3 / InternLM), minicpmv,
+#: olmo2, qwen (QWenLMHeadModel), qwen2_vl, transformers (SmolLM3), voxtral), Ernie4_5_ForCausalLM and
+#: MiniCPMV4_6ForConditionalGeneration in SGLang 0.5.23 (sglang/srt/models/ernie4.py, minicpmv.py); YiForCausalLM
+#: is the Llama layout of the Yi remote code
 KNOWN_ARCHITECTURES = MLA_ARCHITECTURES | frozenset(
     """BailingMoeV2ForCausalLM DeepseekV41ForCausalLM DeepseekV4ForCausalLM Ernie4_5_MoeForCausalLM Gemma2ForCausalLM
     Gemma3ForCausalLM Gemma3ForConditionalGeneration Gemma4ForConditionalGeneration Glm4MoeForCausalLM
@@ -239,16 +245,8 @@ KNOWN_ARCHITECTURES = MLA_ARCHITECTURES | frozenset(
     Qwen3_5MoeForConditionalGeneration Step3p7FlashForCausalLM
     CohereForCausalLM Exaone4ForCausalLM Exaone4_5_ForConditionalGeneration GraniteMoeForCausalLM MiniCPMForCausalLM
     Ministral3ForCausalLM Olmo3ForCausalLM PhiForCausalLM Qwen2MoeForCausalLM Qwen2_5_VLForConditionalGeneration
-    StableLmForCausalLM Starcoder2ForCausalLM""".split()
-)
-# the architectures of the presets added on 8 Dec 2026 (issue 25 item 7): each builds its attention from
-# num_key_value_heads x head_dim per layer, with no cross-layer KV sharing.  Registered in vLLM 0.21 / 0.32
-# (vllm/model_executor/models/registry.py: bailing_moe, deepseek_v2 (DeepseekForCausalLM), gemma, glm4_1v, glm,
-# granite, hy_v3, internlm2, llama (InternLM3 / InternLM), minicpmv, olmo2, qwen (QWenLMHeadModel), qwen2_vl,
-# transformers (SmolLM3), voxtral); Ernie4_5_ForCausalLM and MiniCPMV4_6ForConditionalGeneration in SGLang 0.5.23
-# (sglang/srt/models/ernie4.py, minicpmv.py); YiForCausalLM is the Llama layout of the Yi remote code
-KNOWN_ARCHITECTURES = KNOWN_ARCHITECTURES | frozenset(
-    """BailingMoeForCausalLM DeepseekForCausalLM Ernie4_5_ForCausalLM GemmaForCausalLM Glm4vForConditionalGeneration
+    StableLmForCausalLM Starcoder2ForCausalLM
+    BailingMoeForCausalLM DeepseekForCausalLM Ernie4_5_ForCausalLM GemmaForCausalLM Glm4vForConditionalGeneration
     GlmForCausalLM GraniteForCausalLM HYV3ForCausalLM InternLM2ForCausalLM InternLM3ForCausalLM InternLMForCausalLM
     MiniCPMV MiniCPMV4_6ForConditionalGeneration Olmo2ForCausalLM QWenLMHeadModel Qwen2VLForConditionalGeneration
     SmolLM3ForCausalLM VoxtralForConditionalGeneration YiForCausalLM""".split()
