@@ -124,3 +124,32 @@ def test_cold_mode_level(rows):
     assert s["median"] <= 0.012 and s["p90"] <= 0.067 and s["max"] <= 0.109, s
     assert v["median"] <= 0.017 and v["p90"] <= 0.084, v
     assert g["median"] <= 0.009 and g["p90"] <= 0.011, g
+
+
+#: issue 25's cold bar: median |error| <= 2 %, p90 <= 5 %, for each engine
+COLD_BAR_MEDIAN, COLD_BAR_P90 = 0.02, 0.05
+#: the vLLM cold cases above 5 %, each explained term by term in docs/accuracy.md ("cold-4"): vllm-21348's 0.87 GiB
+#: that no term checked in the 0.9.2 / 0.10.0 wheels accounts for, and the host memory vLLM 0.21 counts on GB10
+VLLM_COLD_ABOVE_5 = {"vllm-21348-qwen3-235b-fp8-4xh100-tp4", "nemotron3-nano-30b-a3b-bf16-dgxspark"}
+
+
+def test_cold_bar_per_engine(rows):
+    """SGLang meets the issue's cold bar; vLLM meets the median and misses the p90 on exactly the two cases
+    docs/accuracy.md explains.  When a vLLM case leaves (or joins) the set, this fails: then assert the bar for vLLM
+    here too, or explain the new case."""
+    from scripts.accuracy_report import EXCLUDED
+
+    by = _cold_errors(rows)
+    g, v = summary(by["sglang"]), summary(by["vllm"])
+    assert g["median"] <= COLD_BAR_MEDIAN and g["p90"] <= COLD_BAR_P90, g
+    assert v["median"] <= COLD_BAR_MEDIAN, v
+    above = {
+        r["id"]
+        for r in rows.values()
+        if r["engine"] == "vllm"
+        and r["cold"] is not None
+        and "cold" not in EXCLUDED.get(r["id"], ((), ""))[0]
+        and abs(r["cold"]) > COLD_BAR_P90
+    }
+    assert above == VLLM_COLD_ABOVE_5
+    assert v["p90"] > COLD_BAR_P90  # unmet: see VLLM_COLD_ABOVE_5

@@ -173,6 +173,7 @@ def vllm_default_non_torch_bytes(
     interconnect: str | None = None,
     context: int | None = None,
     nvls_multicast_sm: int | None = None,
+    unified_host_bytes: int = 0,
 ) -> int:
     """Cold estimate of the memory allocated outside torch after vLLM's start-up snapshot (bytes).
 
@@ -209,6 +210,8 @@ def vllm_default_non_torch_bytes(
       release: :func:`kvplan.engines.runtime.nccl_nvls_buffer_bytes` (128 MiB at TP4 on SM90, 256 MiB on SM100).
       The TP2 logs above have none (NCCL turns NVLS off on two GPUs); the 184-GiB Blackwell TP4 0.26 log's 0.95 GiB
       is then modelled 0.875.  None (the default) adds nothing.
+    * ``unified_host_bytes``: on an integrated (unified-memory) GPU, the host memory vLLM's figure also counts
+      (:func:`vllm_unified_host_buffer_bytes`), added as given; 0 (the default) on a discrete GPU.
 
     Example: TP2, NVLink, 0.11.0 -> 128 + 512 MiB = 671,088,640 B; TP1, 0.6.4 -> 0.55 GiB = 590,558,003 B; TP1,
     0.6.4 on an RTX 3090 (``context`` 82 x 1,536 x 2,388 = 300,773,376 B) -> 300,773,376 + 134,217,728 =
@@ -221,9 +224,13 @@ def vllm_default_non_torch_bytes(
 
         world, link = tp_size * pp_size, (interconnect or "nvlink").lower()
         if context is None:
-            return runtime_overhead_bytes(world_size=world, interconnect=link)
-        return runtime_overhead_bytes(world_size=world, interconnect=link, context=context) + 128 * MiB
-    base = 128 * MiB
+            return runtime_overhead_bytes(world_size=world, interconnect=link) + unified_host_bytes
+        return (
+            runtime_overhead_bytes(world_size=world, interconnect=link, context=context)
+            + 128 * MiB
+            + unified_host_bytes
+        )
+    base = 128 * MiB + unified_host_bytes
     if tp_size * pp_size <= 1:
         return base
     kind = (interconnect or "nvlink").lower()
@@ -237,6 +244,46 @@ def vllm_default_non_torch_bytes(
     if not snapshot_includes_communicators(engine="vllm", engine_version=engine_version or NEWEST_VERSION):
         return base + NVLINK_COMM_BYTES + nvls
     return base + 512 * MiB + nvls
+
+
+def _pinned_bytes(n: int) -> int:
+    """What torch's pinned host allocator takes for an ``n``-byte tensor: the next power of two
+    (``CachingHostAllocator`` ``allocate``: ``roundSize = c10::llvm::PowerOf2Ceil(size)``, then ``cudaHostAlloc`` of
+    that size).  Example: 44,040,192 -> 67,108,864."""
+    return 0 if n <= 0 else 1 << (int(n) - 1).bit_length()
+
+
+def vllm_unified_host_buffer_bytes(
+    *, max_num_batched_tokens: int, hidden_size: int, dtype_bytes: int, engine_version: str | None
+) -> int:
+    """Pinned host memory of the model runner's per-token input buffers, which vLLM's non-torch figure counts on an
+    integrated (unified-memory) GPU such as GB10 (bytes; 0 before 0.21).
+
+    Mechanism (v0.21.0): on an integrated GPU ``MemorySnapshot.measure`` (``vllm/utils/mem_utils.py``) takes the free
+    memory from ``psutil.virtual_memory().available``, so host memory the worker pins between its start-up snapshot
+    (``Worker.init_device``, after the communicators) and the end of profiling is part of ``(total - free) - torch
+    reserved``.  ``GPUModelRunner.__init__`` (``vllm/v1/worker/gpu_model_runner.py``), built after that snapshot,
+    creates its persistent inputs as ``CpuGpuBuffer`` (``vllm/v1/utils.py``): a device tensor (torch, outside the
+    non-torch figure) and a pinned CPU mirror (``pin_memory`` is on for CUDA outside WSL).  The mirrors sized by
+    ``B = max_num_batched_tokens``: ``input_ids`` (int32), ``req_indices`` (int64), ``inputs_embeds`` (B x the
+    embedding width x the model dtype, unconditional), ``is_token_ids`` (bool), ``query_pos`` (int64, max(S + 1, B)
+    rows) and the block table's ``slot_mapping`` (int64, ``vllm/v1/worker/block_table.py``, one placeholder group at
+    construction).  Torch's pinned allocator rounds each to a power of two (:func:`_pinned_bytes`).  Left out: the
+    buffers of ``max_num_seqs`` rows (tens of bytes), the block table (``S x cdiv(L, 16) x 4`` B pinned) and the
+    token-id tables (``S x L x 5`` B, not pinned), which move with the sweep axes ``max_num_seqs`` and
+    ``max_model_len`` (8 x 262,144 rows: 10.5 MiB on the GB10 log), and M-RoPE's position buffer.  On a discrete GPU
+    pinned memory is not device memory: the term is 0 there.  Lever: ``--max-num-batched-tokens``.
+
+    Example: Nemotron-3-Nano (hidden 2,688, bf16) on GB10, 0.21, B 8,192: 32,768 + 65,536 + 67,108,864 (44,040,192
+    rounded) + 8,192 + 65,536 + 65,536 = 67,346,432 B (64.2 MiB).
+    """
+    from kvplan.engines.vllm.releases import release_numbers
+
+    if release_numbers(engine_version or NEWEST_VERSION) < (0, 21, 0):
+        return 0
+    b = max(int(max_num_batched_tokens), 0)
+    per_token = (4, 8, int(hidden_size) * int(dtype_bytes), 1, 8, 8)
+    return sum(_pinned_bytes(b * w) for w in per_token)
 
 
 #: device memory of one captured CUDA graph per decoder layer on the rank, by layer kind (bytes): the instantiated
@@ -387,12 +434,16 @@ def vllm_sampler_bytes_per_logit(*, v0: bool, flashinfer: bool = False) -> int:
     return FLASHINFER_SAMPLER_BYTES_PER_LOGIT if flashinfer else SAMPLER_BYTES_PER_LOGIT
 
 
-def vllm_non_torch_note(*, non_torch_bytes: int, tp_size: int, link: str, engine_version: str | None) -> str:
+def vllm_non_torch_note(
+    *, non_torch_bytes: int, tp_size: int, link: str, engine_version: str | None, unified_host_bytes: int = 0
+) -> str:
     """The ``--explain`` line of the cold non-torch term (:func:`vllm_default_non_torch_bytes`), naming its parts.
 
     Example: 671,088,640 B at TP2 on NVLink, 0.11.0 -> "cold: cuBLAS / attention workspaces 128 MiB + NCCL / custom
     all-reduce 512 MiB (TP2, nvlink)"; 590,558,003 B at TP1, 0.6.4 -> "cold: CUDA context and workspaces 563 MiB
-    (V0 0.6.4 counts this process's memory outside torch, context included)".
+    (V0 0.6.4 counts this process's memory outside torch, context included)"; 201,564,160 B at TP1 on GB10, 0.21,
+    with ``unified_host_bytes`` 67,346,432 -> "cold: cuBLAS / attention workspaces 128 MiB + pinned host input
+    buffers 64 MiB (unified memory; lever --max-num-batched-tokens)".
     """
     from kvplan.engines.vllm.releases import release_numbers
 
@@ -402,7 +453,14 @@ def vllm_non_torch_note(*, non_torch_bytes: int, tp_size: int, link: str, engine
             + (f" incl. communicators (TP{tp_size}, {link})" if tp_size > 1 else "")
             + " (V0 0.6.4 counts this process's memory outside torch, context included)"
         )
-    comm = non_torch_bytes - 128 * MiB
-    return "cold: cuBLAS / attention workspaces 128 MiB" + (
-        f" + NCCL / custom all-reduce {comm / MiB:,.0f} MiB (TP{tp_size}, {link})" if comm else ""
+    comm = non_torch_bytes - 128 * MiB - unified_host_bytes
+    return (
+        "cold: cuBLAS / attention workspaces 128 MiB"
+        + (f" + NCCL / custom all-reduce {comm / MiB:,.0f} MiB (TP{tp_size}, {link})" if comm else "")
+        + (
+            f" + pinned host input buffers {unified_host_bytes / MiB:,.0f} MiB (unified memory; lever "
+            "--max-num-batched-tokens)"
+            if unified_host_bytes
+            else ""
+        )
     )
