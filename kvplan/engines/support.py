@@ -42,6 +42,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from kvplan.engines.backends import AttentionBackend
 from kvplan.errors import InputError
 from kvplan.family import Family
 from kvplan.hfconfig.dtypes import DType, dtype_of
@@ -115,8 +116,13 @@ def arch_of(gpu: HardwarePreset | None) -> Arch | None:
 # ------------------------------------------------------------------------------------------------ KV dtypes
 
 #: SGLang 0.5.23 ``handle_kv4_compatibility``: the attention backends an FP4 KV cache runs with (``!FA4`` branch)
-KV4_MHA_BACKENDS = ("triton", "torch_native", "flex_attention", "trtllm_mha")
-KV4_MLA_BACKENDS = ("flashinfer", "trtllm_mla")
+KV4_MHA_BACKENDS = (
+    AttentionBackend.TRITON,
+    AttentionBackend.TORCH_NATIVE,
+    AttentionBackend.FLEX_ATTENTION,
+    AttentionBackend.TRTLLM_MHA,
+)
+KV4_MLA_BACKENDS = (AttentionBackend.FLASHINFER, AttentionBackend.TRTLLM_MLA)
 #: SGLang 0.5.23 ``_mla_kv_cache_dtype_checks`` (arg_groups/overrides.py): the KV dtypes the TensorRT-LLM MLA backend
 #: stores; it passes ``handle_kv4_compatibility`` but refuses an FP4 cache a step later
 TRTLLM_MLA_KV_DTYPES = ("fp8_e4m3", "bf16", "auto")
@@ -136,7 +142,7 @@ class KvQuery:
         kv_dtype: str,
         arch: Arch,
         attention: Family,
-        attention_backend: str | None,
+        attention_backend: AttentionBackend | None,
         deepseek_family: bool = False,
     ) -> None:
         self.kv_dtype = kv_dtype
@@ -173,7 +179,7 @@ def _sglang_fp4_mx(q: KvQuery) -> str | None:
     )
     allowed = KV4_MLA_BACKENDS if q.attention == Family.MLA else KV4_MHA_BACKENDS
     how = "given" if q.attention_backend else f"SGLang's default on {q.arch.label}"
-    if backend == "trtllm_mla" and q.kv_dtype not in TRTLLM_MLA_KV_DTYPES:
+    if backend == AttentionBackend.TRTLLM_MLA and q.kv_dtype not in TRTLLM_MLA_KV_DTYPES:
         return (
             f"--kv-cache-dtype {q.kv_dtype}: the TensorRT-LLM MLA backend ({how}) stores only "
             f"{' / '.join(TRTLLM_MLA_KV_DTYPES)}, so SGLang refuses it (_mla_kv_cache_dtype_checks); "
@@ -253,7 +259,7 @@ def kv_dtype_refusal(
     kv_dtype: str,
     arch: Arch | None,
     attention: Family,
-    attention_backend: str | None = None,
+    attention_backend: AttentionBackend | None = None,
     deepseek_family: bool = False,
 ) -> str | None:
     """Why ``engine`` refuses to start with a ``kv_dtype`` KV cache on this GPU, or None (it runs, or it cannot be

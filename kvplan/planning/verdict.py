@@ -301,6 +301,7 @@ def _refusals(
     """The start-up refusals (KV dtype on the GPU, context above the model's maximum), in the engine's order; the
     assumptions say when a dtype could not be checked or the long-context override is on."""
     from kvplan.engines import support
+    from kvplan.engines.backends import AttentionBackend
 
     engine, arch = res.engine, support.arch_of(gpu)
     kv = support.resolved_kv_dtype(
@@ -312,7 +313,7 @@ def _refusals(
         kv_dtype=kv,
         arch=arch,
         attention=support.attention_kind(model),
-        attention_backend=dep.attention_backend,
+        attention_backend=AttentionBackend.parse(dep.attention_backend),
         deepseek_family=support.deepseek_family(model),
     )
     if dtype_why:

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from kvplan.engines.backends import AttentionBackend
 from kvplan.engines.sglang.platform import platform_of
 from kvplan.errors import EngineRefusal, InputError
 from kvplan.family import ATTENTION_FAMILIES, Family
@@ -338,8 +339,8 @@ def fp4_kv_access(
     *,
     kv_dtype: str,
     sm_major: int | None,
-    prefill_backend: str | None = None,
-    decode_backend: str | None = None,
+    prefill_backend: AttentionBackend | None = None,
+    decode_backend: AttentionBackend | None = None,
 ) -> tuple[int, bool]:
     """``(scale_layouts, dequant_workspace)`` of an FP4 MHA/GQA pool.
 
@@ -357,19 +358,19 @@ def fp4_kv_access(
     if dtype_of(_fp4(kv_dtype)) is DType.FP4_MX_BLOCK16:
         return 1, False
     sm100 = sm_major == 10
-    prefill = prefill_backend or ("trtllm_mha" if sm100 else "flashinfer")
-    decode = decode_backend or "trtllm_mha"
-    if decode != "trtllm_mha":
+    prefill = prefill_backend or (AttentionBackend.TRTLLM_MHA if sm100 else AttentionBackend.FLASHINFER)
+    decode = decode_backend or AttentionBackend.TRTLLM_MHA
+    if decode != AttentionBackend.TRTLLM_MHA:
         raise InputError(
-            f"NVFP4 decode requires --decode-attention-backend=trtllm_mha, got {decode!r}",
+            f"NVFP4 decode requires --decode-attention-backend=trtllm_mha, got {str(decode)!r}",
             field="--decode-attention-backend",
         )
-    if prefill not in ("trtllm_mha", "flashinfer"):
+    if prefill not in (AttentionBackend.TRTLLM_MHA, AttentionBackend.FLASHINFER):
         raise InputError(
-            f"NVFP4 prefill reads native FP4 (trtllm_mha) or an FP8 workspace (flashinfer), not {prefill!r}",
+            f"NVFP4 prefill reads native FP4 (trtllm_mha) or an FP8 workspace (flashinfer), not {str(prefill)!r}",
             field="--prefill-attention-backend",
         )
-    dequant = prefill == "flashinfer"
+    dequant = prefill == AttentionBackend.FLASHINFER
     native_layout = sm100  # decode is trtllm_mha: native access always
     linear = dequant or not sm100
     return int(linear) + int(native_layout), dequant
@@ -382,8 +383,8 @@ def fp4_kv_bytes_per_token(
     head_dim: int,
     num_layers: int,
     sm_major: int | None = None,
-    prefill_backend: str | None = None,
-    decode_backend: str | None = None,
+    prefill_backend: AttentionBackend | None = None,
+    decode_backend: AttentionBackend | None = None,
 ) -> int:
     """Bytes one token costs in an FP4 MHA/GQA pool on one attention rank (``n`` KV heads, ``L`` layers).
 

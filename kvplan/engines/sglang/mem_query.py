@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from kvplan.engines.backends import MoeA2ABackend
+
 
 class MemQuery(NamedTuple):
     """The GPU, the parallel layout, the resolved default flags and the model traits the heuristics read.
@@ -38,7 +40,7 @@ class MemQuery(NamedTuple):
     max_total_tokens: int | None = None
     disaggregation_mode: str = "null"
     speculative_num_draft_tokens: int | None = None
-    moe_a2a_backend: str = "none"
+    moe_a2a_backend: MoeA2ABackend = MoeA2ABackend.NONE
     vendor: str = "nvidia"
     dcp_size: int = 1
     is_vlm: bool = False

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from kvplan.engines.backends import AttentionBackend
+
 
 class PageQuery(NamedTuple):
     """What decides SGLang's page size: the model's attention family and traits, the GPU, and the user's flags.
@@ -23,12 +25,12 @@ class PageQuery(NamedTuple):
     """
 
     family: str
-    attention_backend: str | None
+    attention_backend: AttentionBackend | None
     sm_major: int | None
     vendor: str = "nvidia"
     requested: int | None = None
-    prefill_attention_backend: str | None = None
-    decode_attention_backend: str | None = None
+    prefill_attention_backend: AttentionBackend | None = None
+    decode_attention_backend: AttentionBackend | None = None
     kv_cache_dtype: str | None = None
     deepseek_family: bool = False
     has_asymmetric_kv: bool = False

@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kvplan import supported
+from kvplan.engines.backends import AttentionBackend
 from kvplan.errors import InputError
 from kvplan.family import Family, family_or_none
 from kvplan.hfconfig.dtypes import dtype_named
@@ -298,7 +299,7 @@ def _page_size(dep: Deployment, model: ModelSpec, rules: RuleSet, dev: _Device, 
     page_default = rules.default_page_size(
         PageQuery(
             family=attention_family(family=model.family, config=model.config),
-            attention_backend=dep.attention_backend,
+            attention_backend=AttentionBackend.parse(dep.attention_backend),
             sm_major=dev.sm_major,
             vendor=dev.vendor,
             requested=dep.page_size,
@@ -770,7 +771,7 @@ def _speculative(dep: Deployment, model: ModelSpec, par: _Parallel, dev: _Device
             pp=par.pp,
             attn_dp=par.attn_dp,
             vendor=dev.vendor,
-            attention_backend=dep.attention_backend,
+            attention_backend=AttentionBackend.parse(dep.attention_backend),
         )
     )
     log.warnings.extend(spec.warnings)

@@ -78,7 +78,11 @@ class FamilyOverride(Record):
         )
 
 
-def _identity_factor(*, mem_fraction_static: float, **_: Any) -> float:
+def _identity_factor(
+    *, mem_fraction_static: float, is_multimodal: bool = False, vision_config: Mapping[str, Any] | None = None
+) -> float:
+    """No multimodal cut (the keywords: the ``runner_mem_fraction_factor`` / ``default_mem_fraction_vlm`` slots')."""
+    del is_multimodal, vision_config
     return mem_fraction_static
 
 
@@ -86,7 +90,8 @@ def _identity_factor(*, mem_fraction_static: float, **_: Any) -> float:
 class RuleSet(Record):
     """The sizing rules of one SGLang release window (pure functions, keyword-only, as in ``rules``).
 
-    The default-flag functions take the planner's whole keyword set and ignore what their release did not read.
+    The default-flag functions take the planner's whole keyword set, spelled out (no ``**_``: a misspelt keyword is
+    a ``TypeError``), and ignore what their release did not read.
     """
 
     __repr__ = object.__repr__  # repr=False: the default repr, as before
@@ -299,19 +304,36 @@ def _mfs_0523(q: MemQuery) -> float:
     return newest.default_mem_fraction_static(q)
 
 
-def _bs_0523(*, gpu_memory_mib: int | None, tp_size: int, max_running_requests: int | None = None, **_: Any) -> int:
+def _bs_0523(*, gpu_memory_mib: int | None, tp_size: int, max_running_requests: int | None = None) -> int:
     return newest.default_cuda_graph_max_bs(
         gpu_memory_mib=gpu_memory_mib, tp_size=tp_size, max_running_requests=max_running_requests
     )
 
 
-def _cps_0523(*, gpu_memory_mib: int | None, tp_size: int = 1, **_: Any) -> int:
+def _cps_0523(*, gpu_memory_mib: int | None, tp_size: int = 1) -> int:
     return newest.default_chunked_prefill_size(gpu_memory_mib=gpu_memory_mib, tp_size=tp_size)
 
 
-def _prefill_0523(*, attn_dp_size: int = 1, speculative_algorithm: str = "", **kw: Any) -> bool:
+def _prefill_0523(
+    *,
+    vendor: str = "nvidia",
+    pp_size: int = 1,
+    attn_dp_size: int = 1,
+    speculative_algorithm: str = "",
+    is_multimodal: bool = False,
+    dcp_size: int = 1,
+    disable_cuda_graph: bool = False,
+    is_deepseek_v4: bool = False,
+) -> bool:
     del attn_dp_size, speculative_algorithm
-    return newest.default_prefill_cuda_graph(**kw)
+    return newest.default_prefill_cuda_graph(
+        vendor=vendor,
+        pp_size=pp_size,
+        dcp_size=dcp_size,
+        disable_cuda_graph=disable_cuda_graph,
+        is_multimodal=is_multimodal,
+        is_deepseek_v4=is_deepseek_v4,
+    )
 
 
 #: the Qwen3-Next / Qwen3.5 hybrids whose model override picks the attention backend and page on SM100, by the

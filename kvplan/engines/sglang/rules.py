@@ -17,6 +17,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from kvplan.engines.backends import AttentionBackend, MoeA2ABackend
 from kvplan.engines.sglang.mem_query import MemQuery
 from kvplan.engines.sglang.page_query import PageQuery
 from kvplan.engines.sglang.platform import platform_of as _plat
@@ -238,6 +239,12 @@ def prefill_cuda_graph_buckets(*, max_bs: int) -> list[int]:
     return [s for s in sizes if s <= max_bs]
 
 
+#: the a2a backends that keep the breakable prefill CUDA graph (``disable_breakable_cudagraph_if_incompatible``)
+_GRAPH_A2A_BACKENDS = frozenset(
+    (MoeA2ABackend.NONE, MoeA2ABackend.DEEPEP, MoeA2ABackend.MEGAMOE, MoeA2ABackend.FLASHINFER)
+)
+
+
 def default_prefill_cuda_graph(
     *,
     vendor: str = "nvidia",
@@ -247,7 +254,7 @@ def default_prefill_cuda_graph(
     disable_cuda_graph: bool = False,
     is_multimodal: bool = False,
     multimodal_graph_supported: bool = False,
-    moe_a2a_backend: str = "none",
+    moe_a2a_backend: MoeA2ABackend = MoeA2ABackend.NONE,
     enable_two_batch_overlap: bool = False,
     is_deepseek_v4: bool = False,
 ) -> bool:
@@ -265,7 +272,7 @@ def default_prefill_cuda_graph(
         return False
     if pp_size > 1 or dcp_size > 1 or attn_cp_size > 1 or enable_two_batch_overlap or is_deepseek_v4:
         return False
-    if moe_a2a_backend not in ("none", "deepep", "megamoe", "flashinfer"):
+    if moe_a2a_backend not in _GRAPH_A2A_BACKENDS:
         return False
     return multimodal_graph_supported or not is_multimodal
 
@@ -279,7 +286,7 @@ def reserve_for_graph_mb(
     decode_cuda_graph: bool = True,
     prefill_cuda_graph: bool = True,
     disaggregation_mode: str = "null",
-    moe_a2a_backend: str = "none",
+    moe_a2a_backend: MoeA2ABackend = MoeA2ABackend.NONE,
 ) -> float:
     """MiB the default-mfs heuristic reserves for CUDA graphs.
 
@@ -299,7 +306,7 @@ def reserve_for_graph_mb(
             mb += cuda_graph_max_bs * attn_dp_size * 1.5
     if disaggregation_mode != "decode" and prefill_cuda_graph:
         mb += 1.5 * 1024 if is_mla else prefill_buckets * 8
-        if moe_a2a_backend == "deepep":
+        if moe_a2a_backend == MoeA2ABackend.DEEPEP:
             mb += 1 * 1024
     return mb
 
@@ -440,7 +447,7 @@ def default_mem_fraction_static(q: MemQuery) -> float:
         )
         if gpu_memory_mib is not None and gpu_memory_mib > 60 * 1024:
             reserved = max(reserved, 10 * 1024)
-        if disaggregation_mode != "prefill" and decode_graph and moe_a2a_backend == "deepep":
+        if disaggregation_mode != "prefill" and decode_graph and moe_a2a_backend == MoeA2ABackend.DEEPEP:
             reserved += 2 * 1024
         if plat == "xpu":
             reserved += 2 * 1024
@@ -509,59 +516,77 @@ def _attention_family(family: str) -> Family:
     return Family(family)
 
 
-def _gqa_backend(
-    *,
-    plat: str,
-    sm_major: int | None,
-    topk_ok: bool,
-    has_asymmetric_kv: bool,
-    has_attention_sinks: bool,
-    deepseek_family: bool,
-) -> str:
-    del deepseek_family
-    if plat == "cuda" and sm_major == 9 and topk_ok:
-        return "fa3"
-    if plat == "cuda" and sm_major == 10 and topk_ok:
-        return "fa4" if has_asymmetric_kv else "trtllm_mha"
-    if plat == "hip":
-        return "aiter"
-    return "triton" if has_attention_sinks else "flashinfer"
+class _BackendInput:
+    """What the default-backend rules read (one frozen record, built by :func:`default_attention_backend`)."""
+
+    __slots__ = ("deepseek_family", "has_asymmetric_kv", "has_attention_sinks", "plat", "sm_major", "topk_ok")
+    plat: str
+    sm_major: int | None
+    topk_ok: bool
+    has_asymmetric_kv: bool
+    has_attention_sinks: bool
+    deepseek_family: bool
+
+    def __init__(
+        self,
+        *,
+        plat: str,
+        sm_major: int | None,
+        topk_ok: bool,
+        has_asymmetric_kv: bool,
+        has_attention_sinks: bool,
+        deepseek_family: bool,
+    ) -> None:
+        for k, v in (
+            ("plat", plat),
+            ("sm_major", sm_major),
+            ("topk_ok", topk_ok),
+            ("has_asymmetric_kv", has_asymmetric_kv),
+            ("has_attention_sinks", has_attention_sinks),
+            ("deepseek_family", deepseek_family),
+        ):
+            object.__setattr__(self, k, v)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is frozen")
 
 
-def _mla_backend(
-    *,
-    plat: str,
-    sm_major: int | None,
-    topk_ok: bool,
-    has_asymmetric_kv: bool,
-    has_attention_sinks: bool,
-    deepseek_family: bool,
-) -> str:
-    del topk_ok, has_asymmetric_kv, has_attention_sinks
-    if deepseek_family and plat == "cuda" and sm_major == 10:
-        return "trtllm_mla"
-    if plat == "cuda" and sm_major == 9:
-        return "fa3"
-    if plat == "cuda" and sm_major == 10:
-        return "flashinfer"
-    if plat == "hip":
-        return "aiter"
-    return "triton"
+def _gqa_backend(x: _BackendInput) -> AttentionBackend:
+    if x.plat == "cuda" and x.sm_major == 9 and x.topk_ok:
+        return AttentionBackend.FA3
+    if x.plat == "cuda" and x.sm_major == 10 and x.topk_ok:
+        return AttentionBackend.FA4 if x.has_asymmetric_kv else AttentionBackend.TRTLLM_MHA
+    if x.plat == "hip":
+        return AttentionBackend.AITER
+    return AttentionBackend.TRITON if x.has_attention_sinks else AttentionBackend.FLASHINFER
 
 
-def _fixed_backend(name: str) -> Callable[..., str]:
-    def backend(**_: Any) -> str:
+def _mla_backend(x: _BackendInput) -> AttentionBackend:
+    if x.deepseek_family and x.plat == "cuda" and x.sm_major == 10:
+        return AttentionBackend.TRTLLM_MLA
+    if x.plat == "cuda" and x.sm_major == 9:
+        return AttentionBackend.FA3
+    if x.plat == "cuda" and x.sm_major == 10:
+        return AttentionBackend.FLASHINFER
+    if x.plat == "hip":
+        return AttentionBackend.AITER
+    return AttentionBackend.TRITON
+
+
+def _fixed_backend(name: AttentionBackend) -> Callable[[_BackendInput], AttentionBackend]:
+    def backend(x: _BackendInput) -> AttentionBackend:
+        del x
         return name
 
     return backend
 
 
 #: each attention family's default-backend rule (DSA and DeepSeek-V4 have a backend of their own)
-_DEFAULT_BACKEND: dict[Family, Callable[..., str]] = {
+_DEFAULT_BACKEND: dict[Family, Callable[[_BackendInput], AttentionBackend]] = {
     Family.GQA: _gqa_backend,
     Family.MLA: _mla_backend,
-    Family.DSA: _fixed_backend("dsa"),
-    Family.DSV4: _fixed_backend("dsv4"),
+    Family.DSA: _fixed_backend(AttentionBackend.DSA),
+    Family.DSV4: _fixed_backend(AttentionBackend.DSV4),
 }
 
 
@@ -574,7 +599,7 @@ def default_attention_backend(
     has_asymmetric_kv: bool = False,
     has_attention_sinks: bool = False,
     speculative_eagle_topk: int | None = None,
-) -> str:
+) -> AttentionBackend:
     """Attention backend SGLang 0.5.23 picks when none is given.
 
     GQA/MHA: SM90 -> ``fa3``; SM100/SM103 -> ``trtllm_mha`` (``fa4`` if K and V widths differ);
@@ -589,12 +614,14 @@ def default_attention_backend(
     """
     fam = _attention_family(family)
     return _DEFAULT_BACKEND[fam](
-        plat=_plat(vendor),
-        sm_major=sm_major,
-        topk_ok=speculative_eagle_topk is None or speculative_eagle_topk <= 1,
-        has_asymmetric_kv=has_asymmetric_kv,
-        has_attention_sinks=has_attention_sinks,
-        deepseek_family=deepseek_family,
+        _BackendInput(
+            plat=_plat(vendor),
+            sm_major=sm_major,
+            topk_ok=speculative_eagle_topk is None or speculative_eagle_topk <= 1,
+            has_asymmetric_kv=has_asymmetric_kv,
+            has_attention_sinks=has_attention_sinks,
+            deepseek_family=deepseek_family,
+        )
     )
 
 
@@ -617,18 +644,24 @@ def _dsa_page(*, plat: str, index_kpool: int, hip_dsa_preshuffle: bool) -> int |
 _FORCED_PAGE: dict[Family, Callable[..., int | None]] = {Family.DSV4: _dsv4_page, Family.DSA: _dsa_page}
 
 
-def _backend_page(*, names: set[str], backend: str, decode: str | None, requested: int | None) -> int | None:
+def _backend_page(
+    *,
+    names: set[AttentionBackend],
+    backend: AttentionBackend,
+    decode: AttentionBackend | None,
+    requested: int | None,
+) -> int | None:
     """``_mla_backend_page_constraints`` and the trtllm_mha / hpc_ops constraints."""
     page = requested
-    if backend == "flashmla" or decode == "flashmla":
+    if AttentionBackend.FLASHMLA in (backend, decode):
         page = 64
-    if (backend == "trtllm_mla" or decode == "trtllm_mla") and page not in (32, 64):
+    if AttentionBackend.TRTLLM_MLA in (backend, decode) and page not in (32, 64):
         page = 64
-    if "cutedsl_mla" in names and page not in (32, 64):
+    if AttentionBackend.CUTEDSL_MLA in names and page not in (32, 64):
         page = 64
-    if "trtllm_mha" in names and page not in (16, 32, 64, 128):
+    if AttentionBackend.TRTLLM_MHA in names and page not in (16, 32, 64, 128):
         page = 64
-    if "hpc_ops" in names and page != 64:
+    if AttentionBackend.HPC_OPS in names and page != 64:
         page = 64
     return page
 
@@ -681,14 +714,14 @@ def default_page_size(q: PageQuery) -> int:
         has_asymmetric_kv=q.has_asymmetric_kv,
         speculative_eagle_topk=speculative_eagle_topk,
     )
-    decode = "trtllm_mha" if dtype_of(q.kv_cache_dtype) is DType.NVFP4 else q.decode_attention_backend
+    decode = AttentionBackend.TRTLLM_MHA if dtype_of(q.kv_cache_dtype) is DType.NVFP4 else q.decode_attention_backend
     names = {n for n in (backend, decode, q.prefill_attention_backend) if n is not None}
     page = _backend_page(names=names, backend=backend, decode=decode, requested=requested)
     is_mla = fam == Family.MLA
     topk_ok = speculative_eagle_topk is None or speculative_eagle_topk <= 1
-    if "fa4" in names and not is_mla and plat == "cuda" and sm_major == 10 and topk_ok:
+    if AttentionBackend.FA4 in names and not is_mla and plat == "cuda" and sm_major == 10 and topk_ok:
         page = 128
-    if "intel_xpu" in names:
+    if AttentionBackend.INTEL_XPU in names:
         ok = (64, 128, 16, 32) if is_mla else (64, 128)
         if page not in ok:
             page = 128
@@ -843,7 +876,7 @@ def speculative_cell(*, cell: int, draft_layers: int, num_layers: int) -> int:
 def aiter_mem_fraction_static(
     *,
     mem_fraction_static: float,
-    attention_backend: str | None,
+    attention_backend: AttentionBackend | None,
     context_len: int,
     user_set: bool = True,
     honor_explicit_env: bool = False,
@@ -857,7 +890,7 @@ def aiter_mem_fraction_static(
     Source: sgl-project/sglang python/sglang/srt/arg_groups/attention_hook.py
     ``handle_attention_backend_compatibility``, v0.5.23.
     """
-    if attention_backend == "aiter" and context_len > 8192:
+    if attention_backend == AttentionBackend.AITER and context_len > 8192:
         if user_set and honor_explicit_env:
             return mem_fraction_static
         return mem_fraction_static * 0.85

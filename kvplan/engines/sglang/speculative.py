@@ -55,6 +55,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
+from kvplan.engines.backends import AttentionBackend
 from kvplan.errors import InputError
 from kvplan.family import Family
 
@@ -88,7 +89,7 @@ class SpecRequest:
     pp: int = 1
     attn_dp: int = 1
     vendor: str = "nvidia"
-    attention_backend: str | None = None
+    attention_backend: AttentionBackend | None = None
 
 
 @dataclass(frozen=True)
@@ -304,9 +305,10 @@ def _uno(req: SpecRequest, base: SpecPlan, *, legacy: bool) -> SpecPlan:
         raise _fail("UNO requires TP=PP=1 (SGLang)", field="--tp-size", hint="use --tp 1 --pp 1")
     if req.attn_dp > 1:
         raise _fail("UNO does not support DP attention or context parallelism (SGLang)")
-    if req.attention_backend is not None and req.attention_backend.lower() != "fa3":
+    folded = AttentionBackend.parse(req.attention_backend, fold=True)  # SGLang's check reads it case-folded
+    if folded is not None and folded != AttentionBackend.FA3:
         raise _fail(
-            f"UNO requires FA3 for both prefill and decode attention; got {req.attention_backend!r} (SGLang)",
+            f"UNO requires FA3 for both prefill and decode attention; got {str(req.attention_backend)!r} (SGLang)",
             field="--attention-backend",
             hint="use --attention-backend fa3",
         )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from kvplan.engines.backends import AttentionBackend
 from kvplan.errors import InputError
 from kvplan.result import FitResult, MemorySlice, Pool
 from kvplan.units import fmt_gib
@@ -86,7 +87,7 @@ def _inputs(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None, devic
         gpu_vendor=gpu.vendor if gpu is not None else "nvidia",
         interconnect=dep.interconnect or (gpu.interconnect if gpu is not None else None),
         sampler=dep.vllm_sampler,
-        attention_backend=dep.attention_backend,
+        attention_backend=AttentionBackend.parse(dep.attention_backend),
         engram_on_host=bool(getattr(dep, "engram_on_host", False)),
         enable_prefix_caching=dep.enable_prefix_caching,
     )

@@ -40,6 +40,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from kvplan.engines.backends import AttentionBackend, VllmBackend
 from kvplan.engines.vllm.releases import Version
 from kvplan.engines.vllm.specs import ModelKV
 
@@ -70,12 +71,15 @@ _UNQUANTIZED = frozenset({"auto", "bfloat16", "float16", "half", "bf16", "fp16",
 _FP8_PER_TENSOR = frozenset({"fp8", "fp8_e4m3"})
 #: the KV words each backend takes (``supported_kv_cache_dtypes`` of ``flash_attn.py``, ``flashinfer.py``,
 #: ``triton_attn.py``, 0.34.0); kvplan's aliases of bf16 / fp16 count as unquantized
-_KV_WORDS: Mapping[str, frozenset[str]] = {
-    "FLASH_ATTN": _UNQUANTIZED | {"fp8", "fp8_e4m3"},
-    "FLASHINFER": _UNQUANTIZED | {"fp8", "fp8_e4m3", "fp8_e5m2", "nvfp4"},
-    "TRITON_ATTN": _UNQUANTIZED
+_KV_WORDS: Mapping[VllmBackend, frozenset[str]] = {
+    VllmBackend.FLASH_ATTN: _UNQUANTIZED | {"fp8", "fp8_e4m3"},
+    VllmBackend.FLASHINFER: _UNQUANTIZED | {"fp8", "fp8_e4m3", "fp8_e5m2", "nvfp4"},
+    VllmBackend.TRITON_ATTN: _UNQUANTIZED
     | {"fp8", "fp8_e4m3", "fp8_e5m2", "int4_per_token_head", "int8_per_token_head", "fp8_per_token_head"},
 }
+#: the priority lists of ``_get_backend_priorities`` for a Gemma-4 layer (SM10, every other CUDA major)
+_ORDER_SM10 = (VllmBackend.FLASHINFER, VllmBackend.FLASH_ATTN, VllmBackend.TRITON_ATTN)
+_ORDER = (VllmBackend.FLASH_ATTN, VllmBackend.FLASHINFER, VllmBackend.TRITON_ATTN)
 #: FA4's head-256 kernel page (``v1/attention/backends/fa_utils.py`` ``FA4_HD256_PAGE_SIZE``, 0.30.0 - 0.34.0)
 FA4_HD256_PAGE = 128
 #: the 64-token page of SM90's FA4 FP8-KV kernel and TRITON_FLASHINFER's one kernel block
@@ -87,12 +91,20 @@ class Gemma4Attention:
     """The backend vLLM runs a Gemma-4 model on and the blocks it starts from (before page unification).
 
     ``block_size``: the cache block (``cache_config.block_size``) every full layer and, unless
-    ``sliding_block_size`` is set, every sliding layer starts at; ``why``: the assumption line."""
+    ``sliding_block_size`` is set, every sliding layer starts at; ``why``: the assumption line; ``full_backend``:
+    the full layers' backend when it is not ``backend`` (the sliding layers'), else None."""
 
-    backend: str
+    backend: VllmBackend
     block_size: int
     why: str
     sliding_block_size: int | None = None
+    full_backend: VllmBackend | None = None
+
+    @property
+    def label(self) -> str:
+        """The backend as the assumption line names it: ``FLASH_ATTN``, or ``FLASH_ATTN + FLASHINFER`` when the full
+        layers run another one."""
+        return self.backend.value if self.full_backend is None else f"{self.backend} + {self.full_backend}"
 
 
 def is_gemma4(cfg: Mapping[str, Any]) -> bool:
@@ -117,13 +129,18 @@ def _flash_attn(sm: int, kv: str, version: Version, prefix: bool, why: str) -> G
     """FLASH_ATTN's blocks for Gemma-4 (head 512 on FA4, head 256 on FA3 or FA4) on SM ``sm``."""
     per_layer = version >= GEMMA4_SM90_FP8_PER_LAYER_FROM
     if sm == 9 and kv in _FP8_PER_TENSOR and per_layer:
-        return Gemma4Attention("FLASH_ATTN", SM90_FA4_FP8_PAGE, f"{why}; FA4's FP8 kernel reads 64-token pages")
+        return Gemma4Attention(
+            VllmBackend.FLASH_ATTN, SM90_FA4_FP8_PAGE, f"{why}; FA4's FP8 kernel reads 64-token pages"
+        )
     hd256 = sm in (10, 11) and kv in _UNQUANTIZED and not prefix and per_layer
     if hd256:
         return Gemma4Attention(
-            "FLASH_ATTN", 16, f"{why}; FA4's head-256 kernel gives the sliding layers 128-token pages", FA4_HD256_PAGE
+            VllmBackend.FLASH_ATTN,
+            16,
+            f"{why}; FA4's head-256 kernel gives the sliding layers 128-token pages",
+            FA4_HD256_PAGE,
         )
-    return Gemma4Attention("FLASH_ATTN", 16, why)
+    return Gemma4Attention(VllmBackend.FLASH_ATTN, 16, why)
 
 
 def _xpu(prefix: bool, version: Version) -> Gemma4Attention:
@@ -132,12 +149,14 @@ def _xpu(prefix: bool, version: Version) -> Gemma4Attention:
     ``get_preferred_block_size``: ``max(16, 64)``); a multimodal prefix gets the Triton/FlashAttention composite
     from 0.33 (64 as well: ``MultipleOf(16)`` and ``MultipleOf(64)`` meet at 64), Triton in 0.32 (16)."""
     if not prefix:
-        return Gemma4Attention("FLASH_ATTN", 64, "Intel XPU: the XPU platform's FlashAttention, 64-token kernels")
+        return Gemma4Attention(
+            VllmBackend.FLASH_ATTN, 64, "Intel XPU: the XPU platform's FlashAttention, 64-token kernels"
+        )
     if version >= (0, 33, 0):
         return Gemma4Attention(
-            "TRITON_FLASH_ATTN", 64, "Intel XPU, multimodal prefix: the Triton/FlashAttention composite"
+            VllmBackend.TRITON_FLASH_ATTN, 64, "Intel XPU, multimodal prefix: the Triton/FlashAttention composite"
         )
-    return Gemma4Attention("TRITON_ATTN", 16, "Intel XPU, multimodal prefix: FlashAttention has none, Triton")
+    return Gemma4Attention(VllmBackend.TRITON_ATTN, 16, "Intel XPU, multimodal prefix: FlashAttention has none, Triton")
 
 
 def _given_block(att: Gemma4Attention, given: int | None, sm: int) -> Gemma4Attention:
@@ -153,12 +172,15 @@ def _given_block(att: Gemma4Attention, given: int | None, sm: int) -> Gemma4Atte
     if given is None or att.block_size != SM90_FA4_FP8_PAGE or given % SM90_FA4_FP8_PAGE == 0:
         return att
     why = f"--block-size {given} is not a multiple of {SM90_FA4_FP8_PAGE}"
-    if att.backend == "FLASH_ATTN" and sm == 9:
+    if att.backend == VllmBackend.FLASH_ATTN and sm == 9:
         return Gemma4Attention(
-            "FLASH_ATTN + FLASHINFER", given, f"{att.why}; {why}: the 512-wide full layers run FLASHINFER"
+            VllmBackend.FLASH_ATTN,
+            given,
+            f"{att.why}; {why}: the 512-wide full layers run FLASHINFER",
+            full_backend=VllmBackend.FLASHINFER,
         )
-    if att.backend in ("TRITON_FLASHINFER", "TRITON_FLASH_ATTN"):
-        return Gemma4Attention("TRITON_ATTN", given, f"{att.why}; {why}: every layer runs TRITON_ATTN")
+    if att.backend in (VllmBackend.TRITON_FLASHINFER, VllmBackend.TRITON_FLASH_ATTN):
+        return Gemma4Attention(VllmBackend.TRITON_ATTN, given, f"{att.why}; {why}: every layer runs TRITON_ATTN")
     return Gemma4Attention(att.backend, given, f"{att.why}; {why}: not modelled")
 
 
@@ -168,22 +190,29 @@ def _by_platform(
     """The backend and blocks without ``--attention-backend`` (the rules of :func:`vllm_gemma4_attention`)."""
     engine_version = version
     if vendor == "intel" and gpu_name and (gpu_name.upper().startswith("HL-") or "GAUDI" in gpu_name.upper()):
-        return Gemma4Attention("TRITON_ATTN", 16, "Intel Gaudi: the vLLM-Gaudi plugin's layout is not modelled")
+        return Gemma4Attention(
+            VllmBackend.TRITON_ATTN, 16, "Intel Gaudi: the vLLM-Gaudi plugin's layout is not modelled"
+        )
     if vendor == "intel" and engine_version >= GEMMA4_XPU_PLATFORM_FROM:
         return _xpu(prefix, engine_version)
     if vendor != "nvidia" or sm not in (9, 10, 11):
         place = "this platform" if vendor != "nvidia" else where
-        return Gemma4Attention("TRITON_ATTN", 16, f"heterogeneous head sizes and no FA4 on {place}: TRITON_ATTN forced")
+        return Gemma4Attention(
+            VllmBackend.TRITON_ATTN, 16, f"heterogeneous head sizes and no FA4 on {place}: TRITON_ATTN forced"
+        )
     composites = prefix and engine_version >= GEMMA4_MM_PREFIX_FROM
-    causal = "FLASHINFER" if sm == 10 else "FLASH_ATTN"  # a composite takes a cache both of its backends take
-    composites = composites and kv in _KV_WORDS["TRITON_ATTN"] and kv in _KV_WORDS[causal]
+    # a composite takes a cache both of its backends take
+    causal = VllmBackend.FLASHINFER if sm == 10 else VllmBackend.FLASH_ATTN
+    composites = composites and kv in _KV_WORDS[VllmBackend.TRITON_ATTN] and kv in _KV_WORDS[causal]
     if composites and sm == 10:
         return Gemma4Attention(
-            "TRITON_FLASHINFER", SM90_FA4_FP8_PAGE, f"multimodal prefix on {where}: its one kernel block is 64 tokens"
+            VllmBackend.TRITON_FLASHINFER,
+            SM90_FA4_FP8_PAGE,
+            f"multimodal prefix on {where}: its one kernel block is 64 tokens",
         )
-    order = ("FLASHINFER", "FLASH_ATTN", "TRITON_ATTN") if sm == 10 else ("FLASH_ATTN", "FLASHINFER", "TRITON_ATTN")
-    name = next((b for b in order if kv in _KV_WORDS[b]), "TRITON_ATTN")
-    if name != "FLASH_ATTN":
+    order = _ORDER_SM10 if sm == 10 else _ORDER
+    name = next((b for b in order if kv in _KV_WORDS[b]), VllmBackend.TRITON_ATTN)
+    if name != VllmBackend.FLASH_ATTN:
         return Gemma4Attention(
             name, 16, f"FA4 available on {where}; {name} the first in its list that takes this KV cache"
         )
@@ -191,7 +220,7 @@ def _by_platform(
     why = f"{where} with fp8 KV: per-layer FA3 (256) / FA4 (512)" if per_layer else f"FA4 for every layer on {where}"
     att = _flash_attn(sm, kv, engine_version, prefix, why)
     if composites and sm == 9:
-        return Gemma4Attention("TRITON_FLASH_ATTN", att.block_size, f"multimodal prefix; {att.why}")
+        return Gemma4Attention(VllmBackend.TRITON_FLASH_ATTN, att.block_size, f"multimodal prefix; {att.why}")
     return att
 
 
@@ -201,7 +230,7 @@ def vllm_gemma4_attention(
     vendor: str = "nvidia",
     kv_cache_dtype: str = "auto",
     engine_version: Version = (0, 34, 0),
-    requested: str | None = None,
+    requested: AttentionBackend | None = None,
     prefix: bool = False,
     gpu_name: str | None = None,
     block_size_given: int | None = None,
@@ -219,10 +248,10 @@ def vllm_gemma4_attention(
     sm = 9 if sm_major is None else sm_major
     where = "GPU unknown, SM90 assumed" if sm_major is None else f"SM{sm}x"
     if requested:
-        name = requested.strip().upper()
-        if name == "FLASH_ATTN" and vendor == "nvidia":
+        name = VllmBackend.of_flag(requested)
+        if name == VllmBackend.FLASH_ATTN and vendor == "nvidia":
             return _flash_attn(sm, kv, engine_version, prefix, "given (--attention-backend)")
-        block = SM90_FA4_FP8_PAGE if name == "TRITON_FLASHINFER" else 16
+        block = SM90_FA4_FP8_PAGE if name == VllmBackend.TRITON_FLASHINFER else 16
         return Gemma4Attention(name, block, "given (--attention-backend)")
     choice = _by_platform(sm, kv, where, vendor=vendor, version=engine_version, prefix=prefix, gpu_name=gpu_name)
     return _given_block(choice, block_size_given, sm)
@@ -282,6 +311,6 @@ def gemma4_layout(
         layers = tuple(replace(x, block_size=attention.sliding_block_size) if x.kind == "swa" else x for x in layers)
     start = f"; cache block {attention.block_size}" if block_size_given is None else ""
     side = f", sliding layers {attention.sliding_block_size}" if attention.sliding_block_size else ""
-    line = f"attention backend {attention.backend} ({attention.why}){start}{side} before page unification"
+    line = f"attention backend {attention.label} ({attention.why}){start}{side} before page unification"
     block = None if block_size_given is not None else attention.block_size
     return Gemma4Layout(replace(model, layers=layers), block, line, batch_floor)

@@ -26,6 +26,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
+from kvplan.engines.backends import AttentionBackend, VllmBackend
 from kvplan.engines.vllm.releases import DsV4Grouping, Release, Version
 from kvplan.engines.vllm.specs import LAYER_KINDS, LayerKV, ModelKV
 from kvplan.errors import InputError
@@ -131,7 +132,7 @@ class MlaBackend:
     ``MultipleOf(n)`` entry, else the fixed ``sizes``), ``supports_compute_capability`` (``sm_majors``; None = any),
     ``supported_kv_cache_dtypes`` (``fp8_kv``) and FlashInfer-MLA's ``qk_nope_head_dim in [64, 128, 192]``."""
 
-    name: str
+    name: VllmBackend
     sizes: tuple[int, ...] = ()
     multiple_of: int | None = None
     sm_majors: frozenset[int] | None = None
@@ -167,23 +168,31 @@ class MlaBackend:
 #: vLLM's dense MLA backends (v0.25.1; the same kernel block sizes in 0.20.0 and 0.34.0).  TOKENSPEED_MLA (SM100,
 #: after FLASHINFER_MLA) needs the optional ``tokenspeed_mla`` package and is never reached before FLASHINFER_MLA
 #: for DeepSeek-style dims, so it is left out.
-MLA_BACKENDS: Mapping[str, MlaBackend] = {
+MLA_BACKENDS: Mapping[VllmBackend, MlaBackend] = {
     b.name: b
     for b in (
-        MlaBackend("FLASH_ATTN_MLA", multiple_of=16, sm_majors=frozenset({9}), fp8_kv=False),
-        MlaBackend("FLASHMLA", sizes=(64,), sm_majors=frozenset({9, 10})),
-        MlaBackend("FLASHINFER_MLA", sizes=(32, 64), sm_majors=frozenset({10}), nope_dims=frozenset({64, 128, 192})),
-        MlaBackend("CUTLASS_MLA", sizes=(128,), sm_majors=frozenset({10})),
-        MlaBackend("TRITON_MLA", multiple_of=16),
+        MlaBackend(VllmBackend.FLASH_ATTN_MLA, multiple_of=16, sm_majors=frozenset({9}), fp8_kv=False),
+        MlaBackend(VllmBackend.FLASHMLA, sizes=(64,), sm_majors=frozenset({9, 10})),
+        MlaBackend(
+            VllmBackend.FLASHINFER_MLA, sizes=(32, 64), sm_majors=frozenset({10}), nope_dims=frozenset({64, 128, 192})
+        ),
+        MlaBackend(VllmBackend.CUTLASS_MLA, sizes=(128,), sm_majors=frozenset({10})),
+        MlaBackend(VllmBackend.TRITON_MLA, multiple_of=16),
     )
 }
 
 #: the dense MLA priority list per SM major (``platforms/cuda.py`` ``_get_backend_priorities``, v0.25.1; 0.20.0
 #: has no SM12 row, its default list ends in TRITON_MLA on SM12 all the same); other majors take ``None``'s row
-MLA_PRIORITIES: Mapping[int | None, tuple[str, ...]] = {
-    10: ("FLASHINFER_MLA", "CUTLASS_MLA", "FLASH_ATTN_MLA", "FLASHMLA", "TRITON_MLA"),
-    12: ("TRITON_MLA",),
-    None: ("FLASH_ATTN_MLA", "FLASHMLA", "FLASHINFER_MLA", "TRITON_MLA"),
+MLA_PRIORITIES: Mapping[int | None, tuple[VllmBackend, ...]] = {
+    10: (
+        VllmBackend.FLASHINFER_MLA,
+        VllmBackend.CUTLASS_MLA,
+        VllmBackend.FLASH_ATTN_MLA,
+        VllmBackend.FLASHMLA,
+        VllmBackend.TRITON_MLA,
+    ),
+    12: (VllmBackend.TRITON_MLA,),
+    None: (VllmBackend.FLASH_ATTN_MLA, VllmBackend.FLASHMLA, VllmBackend.FLASHINFER_MLA, VllmBackend.TRITON_MLA),
 }
 
 #: vLLM releases where the MLA-hybrid rule changed (wheels read: 0.11.2, 0.12.0, 0.16.0, 0.18.0, 0.19.0 old rule;
@@ -192,12 +201,12 @@ MLA_BACKEND_RULE_FROM = (0, 20, 0)
 MLA_128_FLOOR_FROM = (0, 27, 0)
 
 
-def _backend_name(requested: str) -> str:
-    """vLLM's MLA backend name for an ``--attention-backend`` value: upper case, ``_MLA`` added where vLLM's MLA
+def _backend_name(requested: str) -> VllmBackend:
+    """vLLM's MLA backend for an ``--attention-backend`` value: upper case, ``_MLA`` added where vLLM's MLA
     backend of that kernel family carries it (``flashinfer`` -> FLASHINFER_MLA, ``flash_attn`` -> FLASH_ATTN_MLA,
-    ``triton`` -> TRITON_MLA; ``flashmla`` and ``cutlass_mla`` as given)."""
-    name = requested.strip().upper()
-    return name if name in MLA_BACKENDS else f"{name}_MLA"
+    ``triton`` -> TRITON_MLA; ``flashmla`` and ``cutlass_mla`` as given); an undeclared name passes through."""
+    name = VllmBackend.of_flag(requested)
+    return name if name in MLA_BACKENDS else VllmBackend.of_flag(f"{name}_MLA")
 
 
 def vllm_mla_backend(
@@ -206,7 +215,7 @@ def vllm_mla_backend(
     kv_quantized: bool = False,
     qk_nope_head_dim: int | None = None,
     block_size: int | None = None,
-    requested: str | None = None,
+    requested: AttentionBackend | None = None,
 ) -> tuple[MlaBackend, str]:
     """The MLA backend vLLM picks (the first of :data:`MLA_PRIORITIES` for the GPU that accepts the deployment,
     ``CudaPlatform.get_valid_backends`` / ``get_attn_backend_cls``, v0.25.1) and why; ``requested`` (the
@@ -232,7 +241,7 @@ def vllm_mla_backend(
                 f"vLLM's first MLA backend for {where}{', fp8 KV' if kv_quantized else ''}; "
                 "--attention-backend overrides"
             )
-    return MLA_BACKENDS["TRITON_MLA"], "no other MLA backend accepts this deployment"
+    return MLA_BACKENDS[VllmBackend.TRITON_MLA], "no other MLA backend accepts this deployment"
 
 
 @dataclass(frozen=True)
@@ -242,7 +251,7 @@ class HybridAlignment:
     block_size: int  # the attention block before alignment (the backend's preferred, or --block-size)
     kernel_min_block: int  # alignment of the raised block
     mla: bool = False  # the ≥0.27 floor of 128 for MLA hybrids
-    backend: str | None = None
+    backend: VllmBackend | None = None
     note: str | None = None
 
 
@@ -318,7 +327,7 @@ def hybrid_alignment(
     engine_version: Version,
     block_size_given: bool = False,
     sm_major: int | None = None,
-    attention_backend: str | None = None,
+    attention_backend: AttentionBackend | None = None,
 ) -> HybridAlignment:
     """How a Mamba / KDA hybrid's attention block is aligned to hold one state page, by release.
 
@@ -339,12 +348,12 @@ def hybrid_alignment(
         return HybridAlignment(block_size, 16)
     kvq = model.kv_dtype_bytes == 1
     if engine_version < MLA_BACKEND_RULE_FROM:
-        cutlass = attention_backend is not None and _backend_name(attention_backend) == "CUTLASS_MLA"
+        cutlass = attention_backend is not None and _backend_name(attention_backend) == VllmBackend.CUTLASS_MLA
         align = 128 if cutlass else 64
         return HybridAlignment(
             block_size,
             align,
-            backend="CUTLASS_MLA" if cutlass else None,
+            backend=VllmBackend.CUTLASS_MLA if cutlass else None,
             note=f"MLA hybrid block aligned to {align} (vLLM <0.20: 128 with CUTLASS_MLA, else 64)",
         )
     backend, why = vllm_mla_backend(

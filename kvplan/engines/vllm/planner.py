@@ -42,6 +42,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from kvplan.engines.backends import AttentionBackend
 from kvplan.engines.vllm.budget import (
     vllm_activation_coefficients,
     vllm_available_kv_bytes,
@@ -160,7 +161,7 @@ class VllmInputs:
     num_speculative_tokens: int = 0
     num_draft_layers: int = 0
     kv_cache_dtype_skip_layers: tuple[str, ...] = ()  # layer indices / "sliding_window" kept at the model dtype
-    attention_backend: str | None = None  # --attention-backend (MLA hybrids: picks the block alignment)
+    attention_backend: AttentionBackend | None = None  # --attention-backend (MLA hybrids: picks the block alignment)
     engram_on_host: bool = False  # DeepSeek-V4.1 engram tables in pinned host memory (0.33+ do so by default)
     sampler: str | None = None  # V1 sampler path: "flashinfer" | "pytorch"; None = the release's (PyTorch, pip default)
 

@@ -88,6 +88,7 @@ def _verdict_facts(g: Group, rep: Deployment, res: Any) -> None:
     import os
 
     from kvplan.engines import support
+    from kvplan.engines.backends import AttentionBackend
     from kvplan.planning.plan import gpu_for
     from kvplan.planning.verdict import long_context_allowed
 
@@ -100,7 +101,7 @@ def _verdict_facts(g: Group, rep: Deployment, res: Any) -> None:
         kv_dtype=res.kv_cache_dtype,
         arch=support.arch_of(gpu),
         attention=support.attention_kind(g.model),
-        attention_backend=eff.attention_backend,
+        attention_backend=AttentionBackend.parse(eff.attention_backend),
         deepseek_family=support.deepseek_family(g.model),
     )
     g.context_limit = support.model_max_context(engine=res.engine, model=g.model)[0]

@@ -90,6 +90,7 @@ def prepare_group(g: Any, rep: Deployment, res: Any) -> bool:
 
     from kvplan.deployment import DEFAULT_MODEL
     from kvplan.engines import support
+    from kvplan.engines.backends import AttentionBackend
     from kvplan.engines.registry import PoolCount, engine
     from kvplan.engines.vllm.adapter import static
     from kvplan.engines.vllm.vector import has_token_line
@@ -114,7 +115,7 @@ def prepare_group(g: Any, rep: Deployment, res: Any) -> bool:
         kv_dtype=kv,
         arch=arch,
         attention=support.attention_kind(model),
-        attention_backend=eff.attention_backend,
+        attention_backend=AttentionBackend.parse(eff.attention_backend),
     )
     vec = VllmVector(
         st=replace(st, max_num_seqs=None),

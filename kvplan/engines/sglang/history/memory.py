@@ -152,12 +152,14 @@ class MemoryEra:
     fallback: float = 0.88  # mem_fraction_static when the GPU memory is unknown (0.95 from 0.5.20)
 
 
-def memory_settings_cps(*, era: MemoryEra, gpu_memory_mib: int | None, **_: Any) -> int:
+def memory_settings_cps(*, era: MemoryEra, gpu_memory_mib: int | None, tp_size: int = 1) -> int:
     """``--chunked-prefill-size`` when unset, 0.5.3+: ``< 20 GiB 2048; < 35 GiB era.cps_20_35; < 60 GiB 4096;
     < 160 GiB 8192; else 16384``; 4096 when the GPU memory is unknown.  Example: RTX 4090 (24,564 MiB) under 0.5.5
     -> 2048, under 0.5.20 -> 4096.  Source: server_args.py ``ServerArgs._handle_gpu_memory_settings``, wheels
-    0.5.3 - 0.5.18; arg_groups/memory_hook.py ``handle_gpu_memory_settings``, 0.5.19+.
+    0.5.3 - 0.5.18; arg_groups/memory_hook.py ``handle_gpu_memory_settings``, 0.5.19+.  (``tp_size``: the slot's
+    signature, :attr:`RuleSet.default_chunked_prefill_size`; these releases do not read it.)
     """
+    del tp_size
     g = gpu_memory_mib
     if g is None:
         return 4096
@@ -171,7 +173,7 @@ def memory_settings_cps(*, era: MemoryEra, gpu_memory_mib: int | None, **_: Any)
 
 
 def memory_settings_bs(
-    *, era: MemoryEra, gpu_memory_mib: int | None, tp_size: int, max_running_requests: int | None = None, **_: Any
+    *, era: MemoryEra, gpu_memory_mib: int | None, tp_size: int, max_running_requests: int | None = None
 ) -> int:
     """Decode CUDA-graph max bs when unset, 0.5.3+: ``< 20 GiB 8; < 35 GiB era.bs_20_35 (tp >= 4: era.bs_20_35_tp4);
     < 60 GiB 32 / 160; < 160 GiB 256 / 512; else 512``; 160 when unknown; from 0.5.22 capped at
@@ -201,14 +203,20 @@ def piecewise_graph_0510(
     attn_dp_size: int = 1,
     speculative_algorithm: str = "",
     is_multimodal: bool = False,
-    **_: Any,
+    dcp_size: int = 1,
+    disable_cuda_graph: bool = False,
+    is_deepseek_v4: bool = False,
 ) -> bool:
     """0.5.10 - 0.5.13: the piecewise prefill CUDA graph is on unless ``_handle_piecewise_cuda_graph`` turns it off:
     speculative decoding, DP attention, PP > 1, a non-CUDA device, multimodal models (and LoRA, torch.compile, PD,
     ... that kvplan does not model).  Example: Llama TP1 on CUDA -> True; with EAGLE -> False.
 
+    ``dcp_size`` / ``disable_cuda_graph`` / ``is_deepseek_v4``: the slot's signature
+    (:func:`rules.default_prefill_cuda_graph`'s keywords), not read by this rule.
+
     Source: server_args.py ``ServerArgs._handle_piecewise_cuda_graph``, wheel 0.5.10.
     """
+    del dcp_size, disable_cuda_graph, is_deepseek_v4
     return (
         platform_of(vendor) == "cuda"
         and pp_size == 1
@@ -218,7 +226,20 @@ def piecewise_graph_0510(
     )
 
 
-def _no_prefill_graph(**_: Any) -> bool:
+def _no_prefill_graph(
+    *,
+    vendor: str = "nvidia",
+    pp_size: int = 1,
+    attn_dp_size: int = 1,
+    speculative_algorithm: str = "",
+    is_multimodal: bool = False,
+    dcp_size: int = 1,
+    disable_cuda_graph: bool = False,
+    is_deepseek_v4: bool = False,
+) -> bool:
+    """Before 0.5.10 there is no prefill CUDA graph (the keywords: the slot's signature, none read)."""
+    del vendor, pp_size, attn_dp_size, speculative_algorithm, is_multimodal, dcp_size, disable_cuda_graph
+    del is_deepseek_v4
     return False
 
 
@@ -318,7 +339,12 @@ def memory_settings_mfs(q: MemQuery, *, era: MemoryEra) -> float:
 
 
 def cps_before_0_5_3(
-    *, gpu_memory_mib: int | None, small_mib: int = 0, b200_16k: bool = False, buckets_35_160: bool = False, **_: Any
+    *,
+    gpu_memory_mib: int | None,
+    tp_size: int = 1,
+    small_mib: int = 0,
+    b200_16k: bool = False,
+    buckets_35_160: bool = False,
 ) -> int:
     """``--chunked-prefill-size`` when unset, before 0.5.3.
 
@@ -329,7 +355,9 @@ def cps_before_0_5_3(
 
     Example: L4 (23,034 MiB) under 0.4.4 -> 2048; H100 -> 8192; B200 (183,359 MiB) under 0.4.7 -> 16384.
     Source: server_args.py ``ServerArgs.__post_init__``, wheels 0.3.0, 0.3.6, 0.4.0, 0.4.7, 0.4.7.post1.
+    (``tp_size``: the slot's signature; not read before 0.5.3.)
     """
+    del tp_size
     g = gpu_memory_mib
     if buckets_35_160:
         if g is None:
@@ -346,11 +374,11 @@ def bs_before_0_5_3(
     *,
     gpu_memory_mib: int | None,
     tp_size: int,
+    max_running_requests: int | None = None,
     small_mib: int = 25_000,
     small_bs: int = 8,
     small_bs_tp4: int = 8,
     large_bs: int | None = 160,
-    **_: Any,
 ) -> int | None:
     """``--cuda-graph-max-bs`` when unset, before 0.5.3 (None: the CUDA-graph runner's own list decides).
 
@@ -361,8 +389,9 @@ def bs_before_0_5_3(
     The value only feeds the default mem_fraction_static from 0.5.3, so before that it is reported, not priced.
     Example: L4 TP4 under 0.4.4 -> 80; H100 under 0.4.7.post1 -> None (the runner captures up to 160).
     Source: server_args.py ``ServerArgs.__post_init__``, wheels 0.3.5, 0.3.6, 0.4.0, 0.4.0.post2, 0.4.5.post3,
-    0.4.7.post1.
+    0.4.7.post1.  (``max_running_requests``: the slot's signature; not read before 0.5.22.)
     """
+    del max_running_requests
     if gpu_memory_mib is not None and small_mib and gpu_memory_mib < small_mib:
         return small_bs if tp_size < 4 else small_bs_tp4
     return large_bs
@@ -373,9 +402,7 @@ def bs_before_0_5_3(
 # ================================================================================================
 
 
-def runner_multimodal_factor(
-    *, mem_fraction_static: float, is_multimodal: bool = False, factor: float = 1.0, **_: Any
-) -> float:
+def runner_multimodal_factor(*, mem_fraction_static: float, is_multimodal: bool = False, factor: float = 1.0) -> float:
     """ModelRunner's cut for multimodal models, applied to every value (the user's too), up to 0.4.8.
 
     ``mfs x factor`` for a multimodal model: 0.95 (0.3.0 - 0.4.4.post3), 0.90 (0.4.4.post4 - 0.4.8).
@@ -392,7 +419,6 @@ def vlm_default_factor(
     is_multimodal: bool = False,
     vision_config: Mapping[str, Any] | None = None,
     fixed: float | None = None,
-    **_: Any,
 ) -> float:
     """The cut of the *default* mem_fraction_static for multimodal models, 0.4.9 - 0.5.19.
 
@@ -420,11 +446,13 @@ def vlm_default_factor(
     return adjusted
 
 
-def no_multimodal_reserve(**_: Any) -> int:
-    """Before 0.5.18 nothing is taken out of the KV budget for multimodal caches (0 B).
+def no_multimodal_reserve(*, is_multimodal: bool, mm_feature_transport: str = "cpu") -> int:
+    """Before 0.5.18 nothing is taken out of the KV budget for multimodal caches (0 B; the keywords: the slot's
+    signature, :func:`rules.multimodal_reserve_bytes`'s, none read).
 
     Source: mem_cache/kv_cache_configurator.py ``mm_runtime_reservation_gb`` first appears in wheel 0.5.18.
     """
+    del is_multimodal, mm_feature_transport
     return 0
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
+from kvplan.engines.backends import AttentionBackend
 from kvplan.engines.sglang import rules as newest
 from kvplan.engines.sglang.history.memory import TRTLLM_MHA_SM100_ARCHS
 from kvplan.engines.sglang.page_query import PageQuery
@@ -20,7 +21,7 @@ from kvplan.version import Version
 
 
 def model_picks_trtllm_mha(
-    *, architectures: Any, attention_backend: str | None, sm_major: int | None, vendor: str
+    *, architectures: Any, attention_backend: AttentionBackend | None, sm_major: int | None, vendor: str
 ) -> bool:
     """GPT-OSS on a CUDA SM100 GPU with no ``--attention-backend``: its model override sets ``trtllm_mha``, whose
     page constraint then makes the page 64 (16 / 32 / 64 kept).  Example: gpt-oss-120b on a B200 -> True; on an H100
@@ -51,9 +52,9 @@ def page_size_before_0_5_3(
     0.4.6.post2, 0.5.0rc2, 0.5.2.
     """
     attention_backend, requested = q.attention_backend, q.requested
-    if flashmla and attention_backend == "flashmla":
+    if flashmla and attention_backend == AttentionBackend.FLASHMLA:
         return 64
-    if cutlass and attention_backend == "cutlass_mla":
+    if cutlass and attention_backend == AttentionBackend.CUTLASS_MLA:
         return 128
     if gpt_oss_sm100 and model_picks_trtllm_mha(
         architectures=q.architectures, attention_backend=attention_backend, sm_major=q.sm_major, vendor=q.vendor
@@ -109,14 +110,14 @@ def _era_backend(
     deepseek_family: bool,
     has_asymmetric_kv: bool,
     topk_ok: bool,
-) -> str | None:
+) -> AttentionBackend | None:
     """The default backend where it decides the page (None: one that forces nothing, fa3 / flashinfer / ...)."""
     if plat != "cuda" or sm_major != 10:
         return None
     if fam == Family.MLA:
-        return "trtllm_mla" if era.deepseek_trtllm_mla and deepseek_family else None
+        return AttentionBackend.TRTLLM_MLA if era.deepseek_trtllm_mla and deepseek_family else None
     if fam == Family.GQA and era.gqa_sm100_trtllm_mha and topk_ok:
-        return "fa4" if era.fa4_for_asymmetric and has_asymmetric_kv else "trtllm_mha"
+        return AttentionBackend.FA4 if era.fa4_for_asymmetric and has_asymmetric_kv else AttentionBackend.TRTLLM_MHA
     return None
 
 
@@ -157,23 +158,34 @@ def _fa4_page(
 
 
 def _era_constraints(
-    *, era: PageEra, backend: str | None, fam: Family, plat: str, sm_major: int | None, topk_ok: bool, page: int | None
+    *,
+    era: PageEra,
+    backend: AttentionBackend | None,
+    fam: Family,
+    plat: str,
+    sm_major: int | None,
+    topk_ok: bool,
+    page: int | None,
 ) -> int | None:
     """``page`` (the requested one, None when unset) after the named backend's constraint."""
-    keep_32_64 = {"trtllm_mla": True, "tokenspeed_mla": era.tokenspeed_mla, "cutedsl_mla": era.cutedsl_mla}
-    if backend == "flashmla":
+    keep_32_64 = {
+        AttentionBackend.TRTLLM_MLA: True,
+        AttentionBackend.TOKENSPEED_MLA: era.tokenspeed_mla,
+        AttentionBackend.CUTEDSL_MLA: era.cutedsl_mla,
+    }
+    if backend == AttentionBackend.FLASHMLA:
         return 64
-    if backend == "cutlass_mla" and era.cutlass_mla_128:
+    if backend == AttentionBackend.CUTLASS_MLA and era.cutlass_mla_128:
         return 128
     if backend is not None and keep_32_64.get(backend):
         return page if page in (32, 64) else 64
-    if backend == "trtllm_mha":
+    if backend == AttentionBackend.TRTLLM_MHA:
         return page if page in era.trtllm_mha_pages else 64
-    if backend == "hpc_ops" and era.hpc_ops:
+    if backend == AttentionBackend.HPC_OPS and era.hpc_ops:
         return 64
-    if backend == "fa4":
+    if backend == AttentionBackend.FA4:
         return _fa4_page(era=era, fam=fam, plat=plat, sm_major=sm_major, topk_ok=topk_ok, page=page)
-    if backend == "intel_xpu" and era.intel_xpu:
+    if backend == AttentionBackend.INTEL_XPU and era.intel_xpu:
         return _xpu_page(era=era, fam=fam, page=page)
     return page
 
@@ -244,7 +256,8 @@ def page_size_by_era(q: PageQuery, *, era: PageEra, release: tuple[int, int, int
     if backend is None and model_picks_trtllm_mha(
         architectures=architectures, attention_backend=attention_backend, sm_major=sm_major, vendor=vendor
     ):
-        backend = "trtllm_mha"  # GPT-OSS's own override (0.5.3 - 0.5.6; from 0.5.7 every SM100 GQA model's default)
+        # GPT-OSS's own override (0.5.3 - 0.5.6; from 0.5.7 every SM100 GQA model's default)
+        backend = AttentionBackend.TRTLLM_MHA
     page = _era_constraints(
         era=era, backend=backend, fam=fam, plat=plat, sm_major=sm_major, topk_ok=topk_ok, page=requested
     )

@@ -94,6 +94,8 @@ def mrr_reduction_token_cap(*, total_tokens: Any, context_len: Any, requested: A
     return per if got < per else None
 
 
-def no_reduction(**_: Any) -> None:
-    """Before 0.5.14 SGLang does not warn when the request cap cuts ``--max-running-requests``."""
+def no_reduction(*, total_tokens: Any, context_len: Any, requested: Any, attn_dp_size: int = 1) -> None:
+    """Before 0.5.14 SGLang does not warn when the request cap cuts ``--max-running-requests`` (the keywords: the
+    slot's signature, :func:`mrr_reduction_token_cap`'s)."""
+    del total_tokens, context_len, requested, attn_dp_size
     return None

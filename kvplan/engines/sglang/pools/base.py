@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kvplan.engines.backends import AttentionBackend, Dsv4AttnBackend, MambaSsmDtype
 from kvplan.family import Family
 from kvplan.result import Basis, Pool
 
@@ -107,19 +108,19 @@ class MambaFlags(_Frozen):
     __slots__ = ("mamba_full_memory_ratio", "mamba_ssm_dtype", "max_mamba_cache_size")
     mamba_full_memory_ratio: float  # --mamba-full-memory-ratio
     max_mamba_cache_size: int | None  # --max-mamba-cache-size
-    mamba_ssm_dtype: str | None  # --mamba-ssm-dtype
+    mamba_ssm_dtype: MambaSsmDtype | None  # --mamba-ssm-dtype
 
     def __init__(
         self,
         *,
         mamba_full_memory_ratio: float = 0.9,
         max_mamba_cache_size: int | None = None,
-        mamba_ssm_dtype: str | None = None,
+        mamba_ssm_dtype: MambaSsmDtype | str | None = None,
     ) -> None:
         self._set(
             mamba_full_memory_ratio=mamba_full_memory_ratio,
             max_mamba_cache_size=max_mamba_cache_size,
-            mamba_ssm_dtype=mamba_ssm_dtype,
+            mamba_ssm_dtype=MambaSsmDtype.parse(mamba_ssm_dtype, fold=True, strip=True),
         )
 
 
@@ -133,8 +134,8 @@ class PoolFlags:
     overlap_schedule: bool = True  # not --disable-overlap-schedule
     swa_full_tokens_ratio: float | None = None  # --swa-full-tokens-ratio
     pp_layer_partition: str | None = None  # SGLANG_PP_LAYER_PARTITION
-    dsv4_attn_backend: str | None = None  # --dsv4-attn-backend
-    attention_backend: str | None = None  # --attention-backend (None: the engine's default for the GPU)
+    dsv4_attn_backend: Dsv4AttnBackend | None = None  # --dsv4-attn-backend
+    attention_backend: AttentionBackend | None = None  # --attention-backend (None: the engine's default for the GPU)
     spec: SpecFlags = field(default_factory=SpecFlags)
     mamba: MambaFlags = field(default_factory=MambaFlags)
 
@@ -146,8 +147,8 @@ class PoolFlags:
         overlap_schedule: bool = True,
         swa_full_tokens_ratio: float | None = None,
         pp_layer_partition: str | None = None,
-        dsv4_attn_backend: str | None = None,
-        attention_backend: str | None = None,
+        dsv4_attn_backend: Dsv4AttnBackend | str | None = None,
+        attention_backend: AttentionBackend | str | None = None,
         spec: SpecFlags | None = None,
         mamba: MambaFlags | None = None,
     ) -> None:
@@ -156,8 +157,9 @@ class PoolFlags:
         self.overlap_schedule = overlap_schedule
         self.swa_full_tokens_ratio = swa_full_tokens_ratio
         self.pp_layer_partition = pp_layer_partition
-        self.dsv4_attn_backend = dsv4_attn_backend
-        self.attention_backend = attention_backend
+        # the one place the SGLang pools' backend flags are resolved (kvplan/engines/backends.py)
+        self.dsv4_attn_backend = Dsv4AttnBackend.parse(dsv4_attn_backend, fold=True)
+        self.attention_backend = AttentionBackend.parse(attention_backend)
         self.spec = SpecFlags() if spec is None else spec
         self.mamba = MambaFlags() if mamba is None else mamba
 
@@ -186,7 +188,7 @@ class PoolFlags:
         return self.mamba.max_mamba_cache_size
 
     @property
-    def mamba_ssm_dtype(self) -> str | None:
+    def mamba_ssm_dtype(self) -> MambaSsmDtype | None:
         return self.mamba.mamba_ssm_dtype
 
     @classmethod

@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from kvplan.engines.backends import DsaBackend
 from kvplan.engines.sglang.kvdtype import resolve_kv_cache_dtype
 from kvplan.engines.sglang.platform import platform_of as _plat
 from kvplan.engines.sglang.pools.base import Breakdown, PoolContext, PoolPlan, draft_layers
@@ -51,7 +52,7 @@ DSA_LAYOUTS: tuple[str, ...] = ("scaled_fp8", "raw_fp8", "bf16")
 _QUANT_BLOCK = 128
 _ROPE_BYTES = 2  # rope is stored in bf16 in the scaled layout
 
-_RAW_HIP_BACKENDS = ("tilelang", "triton", "aiter")
+_RAW_HIP_BACKENDS = frozenset((DsaBackend.TILELANG, DsaBackend.TRITON, DsaBackend.AITER))
 
 
 def _is_glm(model: str) -> bool:
@@ -80,11 +81,11 @@ def dsa_default_backends(
     sm_major: int | None,
     vendor: str,
     model: str = "deepseek",
-    prefill_backend: str | None = None,
-    decode_backend: str | None = None,
+    prefill_backend: DsaBackend | None = None,
+    decode_backend: DsaBackend | None = None,
     learnable_sink: bool = False,
     dcp_size: int = 1,
-) -> tuple[str, str]:
+) -> tuple[DsaBackend, DsaBackend]:
     """``(prefill, decode)`` DSA backends SGLang 0.5.23 runs with (user values win).
 
     Order of ``_dsa_split_backend_resolution`` (HiSparse not modelled):
@@ -110,34 +111,39 @@ def dsa_default_backends(
     if plat == "npu":
         raise InputError("DSA pools on Ascend NPU are not modelled", field="--device")
     if plat == "xpu":
-        return prefill_backend or "intel_xpu", decode_backend or "intel_xpu"
+        return prefill_backend or DsaBackend.INTEL_XPU, decode_backend or DsaBackend.INTEL_XPU
     major = sm_major if sm_major is not None else (9 if plat == "hip" else 0)
     if dcp_size > 1:
-        prefill_backend = prefill_backend or "trtllm"
-        decode_backend = decode_backend or "trtllm"
+        prefill_backend = prefill_backend or DsaBackend.TRTLLM
+        decode_backend = decode_backend or DsaBackend.TRTLLM
     if learnable_sink:
         for side, val in (("--dsa-prefill-backend", prefill_backend), ("--dsa-decode-backend", decode_backend)):
-            if val is not None and val != "flashmla_sparse":
-                raise InputError(f"models with learnable attention sinks need flashmla_sparse, got {val!r}", field=side)
-        return "flashmla_sparse", "flashmla_sparse"
+            if val is not None and val != DsaBackend.FLASHMLA_SPARSE:
+                raise InputError(
+                    f"models with learnable attention sinks need flashmla_sparse, got {str(val)!r}", field=side
+                )
+        return DsaBackend.FLASHMLA_SPARSE, DsaBackend.FLASHMLA_SPARSE
     if _is_glm(model) and major == 12 and dt is DType.FP8_E4M3 and plat != "hip":
-        return prefill_backend or "flashinfer_sparse_mla", decode_backend or "flashinfer_sparse_mla"
+        return (
+            prefill_backend or DsaBackend.FLASHINFER_SPARSE_MLA,
+            decode_backend or DsaBackend.FLASHINFER_SPARSE_MLA,
+        )
     if plat == "hip":
-        p, d = prefill_backend or "triton", decode_backend or "triton"
+        p, d = prefill_backend or DsaBackend.TRITON, decode_backend or DsaBackend.TRITON
     elif dt is DType.FP8_E4M3:
-        default = "trtllm" if major >= 10 else "flashmla_kv"
+        default = DsaBackend.TRTLLM if major >= 10 else DsaBackend.FLASHMLA_KV
         p, d = prefill_backend or default, decode_backend or default
     else:
-        p = prefill_backend or "flashmla_sparse"
-        d = decode_backend or ("trtllm" if major >= 10 else "fa3")
-    if plat != "hip" and "triton" in (p, d):
+        p = prefill_backend or DsaBackend.FLASHMLA_SPARSE
+        d = decode_backend or (DsaBackend.TRTLLM if major >= 10 else DsaBackend.FA3)
+    if plat != "hip" and DsaBackend.TRITON in (p, d):
         raise InputError(
             "the triton DSA backend is ROCm-only",
-            field="--dsa-prefill-backend" if p == "triton" else "--dsa-decode-backend",
+            field="--dsa-prefill-backend" if p == DsaBackend.TRITON else "--dsa-decode-backend",
             hint="use flashmla_kv on Hopper or trtllm on Blackwell",
         )
-    if plat != "hip" and dt is DType.FP8_E4M3 and "tilelang" in (p, d):
-        if p != "tilelang" or d != "tilelang":
+    if plat != "hip" and dt is DType.FP8_E4M3 and DsaBackend.TILELANG in (p, d):
+        if p != DsaBackend.TILELANG or d != DsaBackend.TILELANG:
             raise InputError(
                 "CUDA TileLang FP8 KV needs both DSA backends to be tilelang",
                 field="--dsa-prefill-backend",
@@ -154,8 +160,8 @@ def dsa_row_layout(
     sm_major: int | None,
     vendor: str,
     model: str = "deepseek",
-    prefill_backend: str | None = None,
-    decode_backend: str | None = None,
+    prefill_backend: DsaBackend | None = None,
+    decode_backend: DsaBackend | None = None,
     learnable_sink: bool = False,
     dcp_size: int = 1,
     disaggregation_mode: str = "null",
@@ -190,16 +196,16 @@ def dsa_row_layout(
     if dt is DType.BF16:
         return "bf16"
     if disaggregation_mode == "decode":
-        trtllm = d == "trtllm"
+        trtllm = d == DsaBackend.TRTLLM
     elif disaggregation_mode == "prefill":
-        trtllm = p == "trtllm"
+        trtllm = p == DsaBackend.TRTLLM
     else:
-        trtllm = "trtllm" in (p, d)
+        trtllm = DsaBackend.TRTLLM in (p, d)
     if trtllm:
         return "raw_fp8"
     if _plat(vendor) == "hip" and (p in _RAW_HIP_BACKENDS or d in _RAW_HIP_BACKENDS):
         return "raw_fp8"
-    if p == "tilelang" and d == "tilelang":
+    if p == DsaBackend.TILELANG and d == DsaBackend.TILELANG:
         return "raw_fp8"
     return "scaled_fp8"
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kvplan.engines.backends import AttentionBackend
 from kvplan.engines.sglang.pools.base import SHOW_TPS, Breakdown, PoolContext, PoolPlan
 from kvplan.engines.sglang.pools.default import plan_default
 from kvplan.errors import InputError
@@ -101,7 +102,10 @@ def gqa_kv_heads_per_rank(
 
 
 def nvfp4_kv_access(
-    *, sm_major: int | None, prefill_backend: str | None = None, decode_backend: str | None = None
+    *,
+    sm_major: int | None,
+    prefill_backend: AttentionBackend | None = None,
+    decode_backend: AttentionBackend | None = None,
 ) -> tuple[int, bool]:
     """``(scale_layouts, dequant_workspace)`` of an NVFP4 KV pool.
 
@@ -120,10 +124,10 @@ def nvfp4_kv_access(
     python/sglang/srt/arg_groups/kv_cache_hook.py ``handle_nvfp4_prefill_kv_dequant_dtype``, v0.5.23.
     """
     sm100 = sm_major == 10
-    prefill = prefill_backend or ("trtllm_mha" if sm100 else "flashinfer")
-    decode = decode_backend or "trtllm_mha"
-    dequant = prefill == "flashinfer"
-    native = prefill == "trtllm_mha" or decode == "trtllm_mha"
+    prefill = prefill_backend or (AttentionBackend.TRTLLM_MHA if sm100 else AttentionBackend.FLASHINFER)
+    decode = decode_backend or AttentionBackend.TRTLLM_MHA
+    dequant = prefill == AttentionBackend.FLASHINFER
+    native = AttentionBackend.TRTLLM_MHA in (prefill, decode)
     linear = dequant or (native and not sm100)
     native_layout = native and sm100
     return int(linear) + int(native_layout), dequant
@@ -152,8 +156,8 @@ def gqa_bytes_per_token(
     kv_dtype: DType,
     dcp_size: int = 1,
     sm_major: int | None = None,
-    prefill_backend: str | None = None,
-    decode_backend: str | None = None,
+    prefill_backend: AttentionBackend | None = None,
+    decode_backend: AttentionBackend | None = None,
 ) -> int:
     """Bytes of KV cache one token costs on one attention-TP rank (this PP stage's layers).
 

@@ -39,15 +39,10 @@ Sources (sgl-project/sglang, v0.5.23, package paths under ``python/``):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from kvplan.engines.sglang.pools.base import (
-    SHOW_TPS,
-    Breakdown,
-    PoolContext,
-    PoolPlan,
-    request_cap,
-)
+from kvplan.engines.backends import AttentionBackend, MambaSsmDtype, ssm_state_dtype
+from kvplan.engines.sglang.pools.base import SHOW_TPS, Breakdown, PoolContext, PoolPlan, request_cap
 from kvplan.engines.sglang.pools.gqa import gqa_bytes_per_token
 from kvplan.engines.sglang.pools.mamba_knobs import CarveKnobs
 from kvplan.engines.sglang.pools.mla import mla_bytes_per_token
@@ -66,6 +61,8 @@ if TYPE_CHECKING:
     from kvplan.hfconfig.spec import ModelSpec
 
 
+_Backend: TypeAlias = "AttentionBackend | None"  # --attention-backend as the pool rules read it
+_Ssm: TypeAlias = "MambaSsmDtype | None"  # --mamba-ssm-dtype (None: the config's)
 #: the state dtypes SGLang's Mamba flags and env vars take (``mamba2_state_dtype``), by every spelling kvplan reads
 _STATE_DTYPES: tuple[DType, ...] = (DType.FP32, DType.BF16, DType.FP16)
 #: the ``mamba_ssm_dtype`` config values SGLang honours (an unknown one falls back to float32)
@@ -109,7 +106,7 @@ def _dtype_bytes(name: str, field: str) -> int:
 
 
 def mamba_state_dtypes(
-    *, geometry: MambaGeometry, ssm_dtype: str | None = None, conv_dtype: str = "bfloat16"
+    *, geometry: MambaGeometry, ssm_dtype: _Ssm = None, conv_dtype: str = "bfloat16"
 ) -> tuple[int, int]:
     """``(conv_bytes, ssm_bytes)`` per element. SSM: ``--mamba-ssm-dtype`` (env ``SGLANG_MAMBA_SSM_DTYPE``)
     > the config's ``mamba_ssm_dtype`` (only for classes that pass it) > float32; an unknown config value
@@ -119,14 +116,14 @@ def mamba_state_dtypes(
     """
     conv_b = _dtype_bytes(conv_dtype, "SGLANG_MAMBA_CONV_DTYPE")
     if ssm_dtype is not None:
-        return conv_b, _dtype_bytes(ssm_dtype, "--mamba-ssm-dtype")
+        return conv_b, ssm_state_dtype(ssm_dtype).bytes
     cfg = geometry.config_ssm_dtype
     if cfg in _CONFIG_SSM_DTYPES:
         return conv_b, _dtype_bytes(cfg, "mamba_ssm_dtype")
     return conv_b, 4
 
 
-def mamba_state_bytes_per_layer(*, geometry: MambaGeometry, tp_size: int, ssm_dtype: str | None = None) -> int:
+def mamba_state_bytes_per_layer(*, geometry: MambaGeometry, tp_size: int, ssm_dtype: _Ssm = None) -> int:
     """Bytes of one request's state in one linear layer: ``prod(conv) * conv_b + prod(ssm) * ssm_b``.
 
     Example: Qwen3-Next TP2, fp32 ssm: 4096 x 3 x 2 + 16 x 128 x 128 x 4 = 24,576 + 1,048,576 = 1,073,152.
@@ -139,7 +136,7 @@ def mamba_state_bytes_per_request(
     *,
     geometry: MambaGeometry,
     tp_size: int,
-    ssm_dtype: str | None = None,
+    ssm_dtype: _Ssm = None,
     stage_layers: tuple[int, int] | None = None,
     pp_size: int = 1,
 ) -> int:
@@ -293,7 +290,7 @@ RADIX_UNSUPPORTED = (
 
 
 def release_radix_cache(
-    *, release: tuple[int, ...], radix_cache: bool, architecture: str, speculative: bool, attention_backend: str | None
+    *, release: tuple[int, ...], radix_cache: bool, architecture: str, speculative: bool, attention_backend: _Backend
 ) -> tuple[bool, str | None]:
     """(the radix cache as server_args leaves it for a Mamba hybrid, why it was turned off) in 0.5.5 - 0.5.13
     (0.5.14+ and the carve's own rules, :func:`carve_radix_cache`, are not here)::
@@ -323,7 +320,7 @@ def release_radix_cache(
                 hint="pass --disable-radix-cache, or use --engine-version 0.5.14 or newer",
             )
         return False, "SGLang turns the radix cache off for speculative decoding on this hybrid"
-    if not speculative and release >= (0, 5, 7) and attention_backend == "trtllm_mha":
+    if not speculative and release >= (0, 5, 7) and attention_backend == AttentionBackend.TRTLLM_MHA:
         return False, "SGLang turns the radix cache off: trtllm_mha does not support page size 1 (MambaRadixCache)"
     return radix_cache, None
 

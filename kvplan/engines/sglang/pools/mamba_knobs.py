@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from kvplan.engines.backends import MambaSsmDtype
+
 
 class CarveKnobs(NamedTuple):
     """The flags and layout :func:`mamba_carve` reads, as one frozen record (the engine's defaults when left out).
@@ -26,6 +28,6 @@ class CarveKnobs(NamedTuple):
     speculative_num_draft_tokens: int = 0
     overlap_schedule: bool = True
     page_size: int = 1
-    ssm_dtype: str | None = None
+    ssm_dtype: MambaSsmDtype | None = None
     pp_size: int = 1
     mamba_radix_cache_strategy: str = "auto"

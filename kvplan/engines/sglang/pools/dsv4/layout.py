@@ -4,6 +4,7 @@ indexer rows, compress-state rings and the layout selection.
 
 from __future__ import annotations
 
+from kvplan.engines.backends import Dsv4AttnBackend
 from kvplan.engines.sglang.pools.swa_cap import (
     ceil_align,
 )
@@ -120,13 +121,17 @@ def compress_state_ring_size(*, ratio: int, num_draft_tokens: int = 0) -> int:
     return 8 if ratio == 4 else 128
 
 
+#: the backends a DeepSeek-V4 pool runs on ("auto" resolves to one of them)
+_RUNNABLE = frozenset((Dsv4AttnBackend.FLASHMLA, Dsv4AttnBackend.FLASHMLA_MEGA, Dsv4AttnBackend.TRTLLM))
+
+
 def dsv4_select_layout(
     *,
     sm_major: int | None,
     is_v41: bool,
     kv_dtype: DType | None,
     attn_tp_size: int,
-    attention_backend: str | None = None,
+    attention_backend: Dsv4AttnBackend | None = None,
     kv_layout_env: str | None = None,
     pd_disaggregation: bool = False,
 ) -> str:
@@ -162,8 +167,8 @@ def dsv4_select_layout(
         )
     is_sm100 = sm_major == 10
     env = kv_layout_env.lower() if kv_layout_env is not None else None
-    backend = (attention_backend or "auto").lower()
-    if backend == "auto":
+    backend = attention_backend or Dsv4AttnBackend.AUTO
+    if backend == Dsv4AttnBackend.AUTO:
         blocked = (
             not is_v41
             or not is_sm100
@@ -171,25 +176,25 @@ def dsv4_select_layout(
             or (not pd_disaggregation and attn_tp_size > 1)
             or (env is not None and env not in ("auto", "v41", "v41_new"))
         )
-        backend = "flashmla" if blocked else "flashmla_mega"
-    if backend not in ("flashmla", "flashmla_mega", "trtllm"):
+        backend = Dsv4AttnBackend.FLASHMLA if blocked else Dsv4AttnBackend.FLASHMLA_MEGA
+    if backend not in _RUNNABLE:
         raise InputError(
-            f"unknown --dsv4-attn-backend {attention_backend!r}",
+            f"unknown --dsv4-attn-backend {str(attention_backend)!r}",
             field="attention_backend",
             hint="auto, flashmla, flashmla_mega or trtllm",
         )
-    if backend == "flashmla_mega" and not (is_v41 and is_sm100):
+    if backend == Dsv4AttnBackend.FLASHMLA_MEGA and not (is_v41 and is_sm100):
         raise InputError(
             "--dsv4-attn-backend flashmla_mega requires DeepSeek-V4.1 on SM100/SM103", field="attention_backend"
         )
-    if backend == "trtllm":
+    if backend == Dsv4AttnBackend.TRTLLM:
         if not is_sm100:
             raise InputError("--dsv4-attn-backend trtllm requires an SM100/SM103 GPU", field="attention_backend")
         if env not in (None, "auto", "v4"):
             raise InputError("trtllm uses uniform FP8 pools, not the V4.1 layouts", field="kv_layout_env")
         return "uniform_fp8"
     mode = env if env is not None else "v4"
-    if backend == "flashmla_mega" and mode != "v41_new":
+    if backend == Dsv4AttnBackend.FLASHMLA_MEGA and mode != "v41_new":
         mode = "v41"
     if mode == "v4":
         return "v4"

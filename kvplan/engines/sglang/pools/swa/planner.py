@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from kvplan.engines.backends import AttentionBackend
 from kvplan.engines.sglang.pools.base import (
     SHOW_TPS,
     Breakdown,
@@ -64,7 +65,7 @@ def _trtllm_mha(ctx: PoolContext) -> bool:
     """The attention backend is trtllm_mha: given as ``--attention-backend``, else GPT-OSS's default on SM100
     (server_args.py, v0.5.8 - v0.5.9)."""
     if ctx.flags.attention_backend is not None:
-        return ctx.flags.attention_backend == "trtllm_mha"
+        return ctx.flags.attention_backend == AttentionBackend.TRTLLM_MHA
     return ctx.vendor == "nvidia" and ctx.sm_major == 10
 
 
