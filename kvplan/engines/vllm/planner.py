@@ -54,6 +54,7 @@ from kvplan.engines.vllm.budget import (
     vllm_non_torch_note,
     vllm_requested_bytes,
     vllm_sampler_bytes_per_logit,
+    vllm_unified_host_buffer_bytes,
 )
 from kvplan.engines.vllm.fields import int_if_set
 from kvplan.engines.vllm.grouping import (
@@ -540,8 +541,36 @@ def _cuda_context(inp: VllmInputs) -> int | None:
     return None if ctx == CONTEXT_BYTES else ctx
 
 
+def _unified_host_bytes(inp: VllmInputs, cfg: Mapping[str, Any], version: str, max_num_batched_tokens: int) -> int:
+    """The pinned host input buffers vLLM's non-torch figure counts on a unified-memory GPU (a preset with
+    ``unified_free_bytes``, GB10: :func:`kvplan.engines.vllm.budget.vllm_unified_host_buffer_bytes`); 0 on a discrete
+    GPU (GH200 included: its HBM is its own) or without a preset."""
+    if not inp.gpu_name:
+        return 0
+    from kvplan.engines.vllm.specs import model_dtype_bytes
+    from kvplan.inputs.resolve import resolve_gpu  # lazy: presets are only needed in cold mode
+
+    try:
+        unified = resolve_gpu(inp.gpu_name).unified_free_bytes
+    except InputError:
+        return 0
+    if unified is None:
+        return 0
+    return vllm_unified_host_buffer_bytes(
+        max_num_batched_tokens=max_num_batched_tokens,
+        hidden_size=int_if_set(cfg, "hidden_size"),
+        dtype_bytes=model_dtype_bytes(cfg),
+        engine_version=version,
+    )
+
+
 def _weights_and_non_torch(
-    inp: VllmInputs, cfg: Mapping[str, Any], version: str, terms: list[tuple[str, int]], notes: _Notes
+    inp: VllmInputs,
+    cfg: Mapping[str, Any],
+    version: str,
+    terms: list[tuple[str, int]],
+    notes: _Notes,
+    max_num_batched_tokens: int = 0,
 ) -> int:
     """Weights + non-torch: the measured "consumed" drop (≥0.27 logs), else each term measured or estimated."""
     if inp.consumed_bytes is not None:
@@ -563,6 +592,7 @@ def _weights_and_non_torch(
             interconnect=_interconnect(inp),
             context=_cuda_context(inp),
             nvls_multicast_sm=(nvls_sm := _nvls_multicast_sm(inp)),
+            unified_host_bytes=_unified_host_bytes(inp, cfg, version, max_num_batched_tokens),
         )
         notes.assumptions.append("non-torch memory estimated (cold)")
         nvls = _nvls_note(inp, nvls_sm)
@@ -622,7 +652,7 @@ def _budget_static(
     if inp.kv_cache_memory_bytes is not None:
         return _BudgetStatic(kv_cache_memory_bytes=int(inp.kv_cache_memory_bytes))
     terms: list[tuple[str, int]] = []
-    not_kv = _weights_and_non_torch(inp, cfg, version, terms, notes)
+    not_kv = _weights_and_non_torch(inp, cfg, version, terms, notes, sched.max_num_batched_tokens)
     fwd, spr = vllm_activation_coefficients(
         config=inp.config,
         tp_size=inp.tp_size,
@@ -882,6 +912,12 @@ def _cold_term_notes(inp: VllmInputs, pr: _Prepared, sched: _Scheduler) -> tuple
     N = dict(b.terms).get("non_torch")
     if inp.non_torch_bytes is None and N is not None:
         link = _interconnect(inp) or "nvlink"
-        note = vllm_non_torch_note(non_torch_bytes=N, tp_size=inp.tp_size, link=link, engine_version=inp.engine_version)
+        note = vllm_non_torch_note(
+            non_torch_bytes=N,
+            tp_size=inp.tp_size,
+            link=link,
+            engine_version=inp.engine_version,
+            unified_host_bytes=_unified_host_bytes(inp, flatten_config(inp.config, engine="vllm"), pr.version, B),
+        )
         out.append(("non_torch", note))
     return tuple(out)
