@@ -221,12 +221,29 @@ def _unified_memory_check(
     )
 
 
+def _kv_dtype_label(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None) -> str:
+    """The KV cache dtype the result names: the one given, else what ``auto`` resolves to as the spec builder
+    resolves it (:func:`kvplan.engines.vllm.specs.resolve_kv_cache_dtype`: the checkpoint's declared KV scheme,
+    GLM-DSA's fp8 on SM10x), else the dtype vLLM serves the model in (:func:`~kvplan.engines.vllm.specs.
+    served_model_dtype`).  Example: nvidia/Qwen3.6-27B-NVFP4 (``kv_cache_quant_algo`` FP8) -> ``fp8``, priced at
+    one byte per element, where the label was the model's ``bf16`` before."""
+    from kvplan.engines.vllm.specs import resolve_kv_cache_dtype, served_model_dtype
+    from kvplan.hfconfig.normalize import flatten_config
+
+    sm_major = gpu.sm_major if gpu else None
+    if dep.kv_cache_dtype not in (None, "auto"):
+        return str(dep.kv_cache_dtype)
+    resolved = resolve_kv_cache_dtype(flatten_config(model.raw_config or model.config, engine="vllm"), "auto", sm_major)
+    if resolved != "auto":
+        return resolved
+    return served_model_dtype(config_dtype=model.model_dtype, sm_major=sm_major)
+
+
 def plan(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None) -> FitResult:
     """Plan ``dep`` on vLLM: the device total (:func:`_device`), the
     :class:`~kvplan.engines.vllm.planner.VllmInputs` of the deployment, and the :class:`~kvplan.result.FitResult`
     of the plan (contract meanings in the module docstring)."""
     from kvplan.engines.vllm.planner import plan_vllm
-    from kvplan.engines.vllm.specs import served_model_dtype
 
     if dep.engine_version is not None:
         from kvplan.engines.vllm.releases import check_supported
@@ -263,11 +280,7 @@ def plan(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None) -> FitRe
         dp=dp,
         ep=dep.ep or 1,
         dp_attention=False,
-        kv_cache_dtype=(
-            dep.kv_cache_dtype
-            if dep.kv_cache_dtype not in (None, "auto")
-            else served_model_dtype(config_dtype=model.model_dtype, sm_major=gpu.sm_major if gpu else None)
-        ),
+        kv_cache_dtype=_kv_dtype_label(dep, model, gpu),
         kv_bytes_per_token=p.kv_bytes_per_token or (p.bytes_per_block / p.block_size if p.block_size else 0.0),
         kv_budget_bytes=p.available_kv_bytes,
         kv_pool_tokens=p.gpu_kv_cache_tokens,
