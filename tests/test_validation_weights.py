@@ -27,17 +27,22 @@ GPUS = {
 }
 #: logs whose weight line the cold estimate misses by more than 1 %, and why
 MISSES = {
-    "kimi-k2.5-mi355x-tp8": "INT4 experts on ROCm under SGLang: 72.01 vs 73.58 GiB with the allocator reserve; the "
-    "loaded layout of the WNA16 MoE on ROCm is not modelled",
-    "glm5-nvfp4-8x-rtxpro6000-tp8": "NVFP4 priced with nvidia/GLM-5.2-NVFP4's scheme and exclude list on GLM-5 "
-    "(tests/validation/configs/glm5-nvfp4.config.json): 55.75 + 0.24 allocator vs 57.06 GiB; festr2's own quant "
-    "config is not published and the build is patched (NSA backends, indexer)",
-    "deepseek-v3-kt-tp2-capped": "ktransformers keeps routed experts on the CPU (--kt-method AMXINT8); how many stay "
-    "on the GPU is not in the log, and cold mode has no CPU-expert input",
-    "vllm-6746-llama31-405b-fp8-8xh100-v0-workers": "the log loads /models/Meta-Llama-3.1-405B-Instruct-FP8, so "
-    "the case plans the preset's FP8 variant (scripts/accuracy_report.py ADDITIONAL): 47.78 vs 57.75 GiB with every "
-    "linear layer in fp8; the checkpoint's fbgemm_fp8 quantization_config (which layers stay 16 bit) was not read "
-    "(attention alone in 16 bit would give 56.1 GiB), so the 16-bit scope is not priced",
+    "glm5-nvfp4-8x-rtxpro6000-tp8": "the log loads festr2/GLM-5-NVFP4-MTP, which public guides describe as "
+    "lukealonso/GLM-5-NVFP4 (~410 GB, ModelOpt NVFP4) plus the MTP layer 78 restored in bf16 (~19 GB); neither "
+    "checkpoint's quantization config nor its safetensors total_size is published, and the log does not say whether "
+    "NEXTN (which loads layer 78) was on.  With nvidia/GLM-5.2-NVFP4's scheme and exclude list on GLM-5 "
+    "(tests/validation/configs/glm5-nvfp4.config.json): 55.75 GiB without the MTP layer, 58.25 with it, vs 57.06",
+    "deepseek-v3-kt-tp2-capped": "ktransformers keeps routed experts on the CPU (--kt-method AMXINT8); the issue's "
+    "full command (kvcache-ai/ktransformers#1804) has --kt-num-gpu-experts 2, i.e. two fp8 experts per MoE layer on "
+    "the GPU (SGLang layers/moe/kt_ep_wrapper.py KTEPWrapperMethod.create_weights), but cold mode has no input for "
+    "GPU experts; priced by hand that way (fp8, moe_tp 2, 256-expert router kept) the estimate is about 13.7 GiB vs "
+    "13.06, and the GPU (48 GB class: 46.86 GiB free before the load) and the sglang-kt build are not named",
+    "vllm-6746-llama31-405b-fp8-8xh100-v0-workers": "the log loads /models/Meta-Llama-3.1-405B-Instruct-FP8 "
+    "(fbgemm_fp8) under vLLM 0.5.3, so the case plans the preset's FP8 variant (scripts/accuracy_report.py "
+    "ADDITIONAL): 47.78 vs 57.75 GiB with every linear layer in fp8.  The fbgemm_fp8 scheme is priced "
+    "(kvplan.weights.quant: per-channel fp32 scales, modules_to_not_convert kept 16-bit), but no verbatim copy of the "
+    "checkpoint's config.json (its modules_to_not_convert list) was found in a public repository; Meta's recipe "
+    "(llama-models convert_to_fp8_quantized_model: attention, layers 0 and 125 in bf16) would give 56.77 GiB, -1.7 %",
 }
 #: logs with a weight line whose deployment cold mode cannot plan, and why
 NOT_PLANNED = {

@@ -28,6 +28,9 @@ What is loaded (SGLang v0.5.23, sgl-project/sglang python/sglang/srt/...):
   ``models/deepseek_v4.py load_weights`` likewise skips ``mtp.*``.
 * ``deepseek_weight_loader.py post_load_weights``: MLA keeps kv_b_proj and adds w_kc / w_vc,
   a bf16 copy of the rank's kv_b_proj (block-fp8 dequantized on CUDA).
+* ``layers/quantization/compressed_tensors/schemes/compressed_tensors_wNa16_moe.py`` (v0.5.9): on ROCm the WNA16
+  MoE keeps its int32 act-order buffers next to the packed experts
+  (:func:`kvplan.weights.kernels.wna16_moe_index_bytes`; ``gpu_vendor="amd"``).
 * ``layers/engram.py EngramEmbedding.__init__``: DeepSeek-V4.1 engram tables are fp8 rows
   (+ one e8m0 scale per 32) split by rows over TP, or kept in host memory with
   ``SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE=1`` (``srt/environ.py``).
@@ -59,8 +62,23 @@ from kvplan.weights.draft import DraftLoad, draft_load
 from kvplan.weights.engram import EngramPlacement, placement_note
 from kvplan.weights.fields import need_int, opt_int
 from kvplan.weights.inventory import Inventory, count_params, inventory
-from kvplan.weights.kernels import TritonExtras, triton_expert_extra_bytes, vllm_mxfp4_backend, vllm_triton_extras
-from kvplan.weights.quant import Patterns, QuantPlan, ignored, plan_quantization, scheme_bytes, storage_bytes
+from kvplan.weights.kernels import (
+    TritonExtras,
+    triton_expert_extra_bytes,
+    vllm_mxfp4_backend,
+    vllm_triton_extras,
+    wna16_moe_index_bytes,
+)
+from kvplan.weights.quant import (
+    Patterns,
+    QuantPlan,
+    Scheme,
+    compressed_tensors_wna16,
+    ignored,
+    plan_quantization,
+    scheme_bytes,
+    storage_bytes,
+)
 from kvplan.weights.rules import weight_rules
 from kvplan.weights.sharding import (
     MXFP4_EXPERT_PADDING,
@@ -338,6 +356,70 @@ def _add_triton_extras(
     tally.total_loaded += len(moe_layers) * per_layer * shard.ep * shard.groups[Group.MOE]  # every expert shard
 
 
+#: the buffers SGLang's WNA16 MoE method allocates after a layer's packed experts and scales, in its create order
+#: (compressed_tensors_wNa16_moe.py ``CompressedTensorsWNA16MoE.create_weights``, v0.5.9): (name, int32 columns of
+#: the hidden size, of the rank's intermediate size, model-dtype shape pairs)
+_WNA16_INDEX_BUFFERS = (
+    ("w2_weight_shape", 0, 0, 1),
+    ("w13_weight_shape", 0, 0, 1),
+    ("w13_weight_g_idx", 1, 0, 0),
+    ("w2_weight_g_idx", 0, 1, 0),
+    ("w13_g_idx_sort_indices", 1, 0, 0),
+    ("w2_g_idx_sort_indices", 0, 1, 0),
+)
+
+
+def _add_wna16_index(
+    tally: _Tally,
+    inv: Inventory,
+    quant: QuantPlan,
+    *,
+    shard: Sharding,
+    pad: tuple[int, int] | None,
+    ranges: Sequence[tuple[int, int]],
+    loading: _Loading,
+    engine: str,
+    vendor: str,
+) -> str | None:
+    """Where the engine's WNA16 MoE method keeps its act-order buffers (:attr:`WeightRules.wna16_moe_index_on`, SGLang
+    on ROCm) and the checkpoint is compressed-tensors WNA16 (:func:`kvplan.weights.quant.compressed_tensors_wna16`):
+    add :func:`kvplan.weights.kernels.wna16_moe_index_bytes` of every loaded, quantized MoE layer to its stage's
+    experts, as allocations right after the layer's experts; the note, or None when nothing is added."""
+    on = weight_rules(engine).wna16_moe_index_on
+    if vendor not in on or not compressed_tensors_wna16(inv.cfg.get("quantization_config")):
+        return None
+    dtype_bytes = storage_bytes(quant.base, 1, 1)
+    added = 0
+    for t in inv.tensors:
+        if not (t.expert and t.quant and t.path.endswith(".down_proj") and loading.loads(t)):
+            continue
+        if not isinstance(quant.storage(t), Scheme):  # an ignored (16-bit) MoE layer takes the unquantized method
+            continue
+        hidden, inter, experts = rank_shape(t, shard.groups, shard.ep, pad)
+        sizes = {"h": 4 * experts * hidden, "i": 4 * experts * inter, "p": 2 * experts * dtype_bytes}
+        layer_b = wna16_moe_index_bytes(experts=experts, hidden=hidden, inter=inter, dtype_bytes=dtype_bytes)
+        prefix = t.path.rsplit(".", 1)[0]
+        entries = [
+            (f"{prefix}.{name}", h * sizes["h"] + i * sizes["i"] + p * sizes["p"])
+            for name, h, i, p in _WNA16_INDEX_BUFFERS
+        ]
+        for st in stages_of(t, ranges):
+            stage = tally.per_stage[st]
+            stage["experts"] = stage.get("experts", 0) + layer_b
+            allocs = tally.allocs[st]
+            at = next((k + 1 for k, (path, _) in enumerate(allocs) if path == t.path), len(allocs))
+            allocs[at:at] = entries
+        tally.total_loaded += layer_b * shard.ep * shard.groups[Group.MOE]
+        added += layer_b
+    if not added:
+        return None
+    return (
+        "WNA16 MoE on ROCm: SGLang's Triton path keeps the int32 act-order buffers (g_idx and sort indices, "
+        "experts x hidden and experts x intermediate per layer) it creates for Marlin "
+        "(compressed_tensors_wNa16_moe.py CompressedTensorsWNA16TritonMoE, v0.5.9), counted with the experts"
+    )
+
+
 def _add_allocator_reserve(tally: _Tally, *, engine: str, vendor: str) -> str | None:
     """Where the engine's weight figure and its KV budget are device-level (:attr:`WeightRules.allocator_reserve_on`):
     record each stage's caching-allocator segment tails over its allocations
@@ -483,6 +565,8 @@ def estimate_weight_bytes(
     (hidden_multiple, intermediate_multiple): expert buffers rounded up as the kernel needs.  Without it, vLLM
     MXFP4 experts take the padding of the backend vLLM ``engine_version`` picks on a GPU of compute capability
     ``sm_major`` / ``gpu_vendor`` (:func:`kvplan.weights.kernels.vllm_mxfp4_backend`); "none" turns it off.
+    ``gpu_vendor`` also selects vendor-specific loading: SGLang on "amd" keeps the compressed-tensors WNA16 MoE's
+    act-order buffers (:func:`kvplan.weights.kernels.wna16_moe_index_bytes`, component ``experts``).
     ``hf_quant_config``: the ModelOpt ``hf_quant_config.json`` (its exclude_modules apply).
 
     Errors: InputError (exit 2) for a bad argument or a config field the estimate cannot read (named); any other
@@ -530,6 +614,9 @@ def estimate_weight_bytes(
         inv.tensors, [*extra_lm, *draft.tensors], quant=quant, shard=shard, pad=pad, ranges=ranges, loading=loading
     )
     _add_triton_extras(tally, inv, kernel, shard=shard, ranges=ranges)
+    wna16_note = _add_wna16_index(
+        tally, inv, quant, shard=shard, pad=pad, ranges=ranges, loading=loading, engine=engine, vendor=gpu_vendor
+    )
     if inv.family in _LATENT:
         _add_mla_absorbed(tally, inv.cfg, attn_tp=shard.attn_tp, ranges=ranges, loading=loading)
     _add_allocator_reserve(tally, engine=engine, vendor=gpu_vendor)  # kept apart: allocator_reserve_bytes
@@ -540,6 +627,7 @@ def estimate_weight_bytes(
         *loading.notes(),
         *lm_notes,
         *tally.notes,
+        *([wna16_note] if wna16_note else []),
         *_walk_notes(inv, quant, loading, padded=pad is not None, draft=draft),
     ]
     return _result(tally, notes, checkpoint_bytes)

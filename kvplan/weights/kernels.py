@@ -26,6 +26,19 @@ registered next to the swizzled copy (v0.12.0 deletes only the weights; v0.25.1 
 first release that frees them is taken as 0.25.0 (0.24.0 has no delete, 0.25.1 has: colleague's grep of the 0.24.0
 wheel, not re-read here).  :func:`triton_expert_extra_bytes` prices these per MoE layer.
 
+SGLang keeps more than the packed experts on one path: its compressed-tensors WNA16 MoE method
+(``layers/quantization/compressed_tensors/schemes/compressed_tensors_wNa16_moe.py``, v0.5.9) creates, next to the
+int32-packed ``w13`` / ``w2`` and their scales, GPTQ act-order buffers per MoE layer: ``w13_weight_g_idx`` and
+``w13_g_idx_sort_indices`` (int32, ``experts x hidden``), ``w2_weight_g_idx`` and ``w2_g_idx_sort_indices`` (int32,
+``experts x intermediate per rank``) and ``w13_weight_shape`` / ``w2_weight_shape`` (``experts x 2`` in the model
+dtype).  On CUDA the Marlin method (``CompressedTensorsWNA16MoE.process_weights_after_loading``) replaces the four
+index buffers with empty ones when the checkpoint has no group act order; on ROCm
+(``CompressedTensorsWNA16TritonMoE``, chosen by ``CompressedTensorsConfig.get_moe_method`` under ``is_hip``) the
+conversion only transposes the weights and scales to the Triton kernel's layout, so the buffers stay allocated
+(the ROCm route came with sgl-project/sglang PR 17863, merged 2026-01-28, because Marlin is NVIDIA-only; the
+0.5.8.post1 wheel does not have it, while a ROCm dev image of 2026-02-18 labelled 0.5.8.post1 loads Kimi-K2.5's INT4
+experts, so it must).  :func:`wna16_moe_index_bytes` prices them per MoE layer.
+
 SGLang v0.5.23 picks by GPU too (``arg_groups/model_overrides/gpt_oss.py``: FlashInfer MXFP4 on SM100 / SM120,
 ``triton_kernel`` elsewhere when installed, by driver version on Blackwell); kvplan does not model that choice, so
 SGLang pads only when ``expert_padding`` is given.
@@ -47,6 +60,7 @@ __all__ = [
     "triton_expert_extra_bytes",
     "vllm_mxfp4_backend",
     "vllm_triton_extras",
+    "wna16_moe_index_bytes",
 ]
 
 #: the first vLLM release whose wheel vendors triton_kernels (vllm-project/vllm PR 28788; absent in 0.11.1)
@@ -119,6 +133,19 @@ def triton_expert_extra_bytes(*, extras: TritonExtras, experts: int, hidden: int
     if extras.kept_scales:
         per += w13_scales + w2_scales
     return experts * per
+
+
+def wna16_moe_index_bytes(*, experts: int, hidden: int, inter: int, dtype_bytes: int) -> int:
+    """Bytes of the act-order buffers one MoE layer of one rank keeps on SGLang's ROCm WNA16 path (module docstring):
+    ``experts`` local experts, ``hidden`` size, the rank's ``inter``mediate size, ``dtype_bytes`` of the model dtype.
+
+    Formula: ``experts * (2 * 4 * hidden + 2 * 4 * inter + 2 * 2 * dtype_bytes)`` (two int32 ``experts x hidden``
+    buffers, two int32 ``experts x inter``, two ``experts x 2`` shape tensors).
+
+    Example: Kimi-K2.5 at TP8 (384 experts, hidden 7,168, moe_intermediate_size 2,048 / 8 = 256, bf16):
+    384 * (57,344 + 2,048 + 8) = 22,809,600 B per MoE layer; its 60 MoE layers keep 1,368,576,000 B (1.27 GiB).
+    """
+    return experts * (2 * 4 * hidden + 2 * 4 * inter + 2 * 2 * dtype_bytes)
 
 
 def _cuda_choice(sm_major: int, new: bool) -> tuple[str, str]:

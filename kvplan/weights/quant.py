@@ -10,7 +10,8 @@ Sources (SGLang v0.5.23, sgl-project/sglang python/sglang/srt/layers/quantizatio
 Fp8LinearMethod.create_weights`` (fp32 ``weight_scale_inv`` per block), ``mxfp4.py Mxfp4MoEMethod`` (e8m0 per 32;
 ``Mxfp4Config.get_quant_method`` keeps dense layers unquantized), ``modelopt_quant.py ModelOptFp4LinearMethod``
 (fp8 e4m3 per 16 + two fp32 per-tensor scales), ``awq.py`` / ``gptq.py`` (fp16 scales, 4-bit packed zeros, int32
-g_idx), ``compressed_tensors``.  The checkpoint's format itself is read by
+g_idx), ``compressed_tensors``; vLLM 0.5.3 ``fbgemm_fp8.py`` (fp32 scale per output channel, ``modules_to_not_convert``
+layers unquantized).  The checkpoint's format itself is read by
 :func:`kvplan.hfconfig.quant.quantization_from_config`.
 """
 
@@ -42,6 +43,7 @@ __all__ = [
     "Patterns",
     "QuantPlan",
     "Scheme",
+    "compressed_tensors_wna16",
     "ignore_patterns",
     "ignored",
     "plan_quantization",
@@ -80,6 +82,14 @@ _INT8_QUANTIZATIONS = ("int8",)
 #: Hugging Face ``quantization_config.quant_method`` values of fp8 checkpoints (SGLang v0.5.23
 #: layers/quantization/__init__.py registers ``"fp8": Fp8Config``)
 _FP8_METHODS = ("fp8",)
+#: ``quant_method`` values of FBGEMM fp8 checkpoints (Meta's Llama-3.1 FP8 releases): fp8 e4m3 weights with one fp32
+#: scale per output channel (vLLM 0.5.3 ``model_executor/layers/quantization/fbgemm_fp8.py``
+#: ``FBGEMMFp8LinearMethod.create_weights`` -> ``w8a8_utils.create_per_channel_scale_param``)
+_FBGEMM_METHODS = ("fbgemm_fp8",)
+#: the compressed-tensors ``format`` and weight bit widths of a WNA16 (weight-only integer) checkpoint (SGLang v0.5.9
+#: ``compressed_tensors/schemes/compressed_tensors_wNa16_moe.py``: ``pack-quantized``, ``WNA16_SUPPORTED_BITS``)
+_CT_WNA16_FORMAT = "pack-quantized"
+_CT_WNA16_BITS = (4, 8)
 
 
 def _plain_bytes(name: str) -> int:
@@ -276,7 +286,13 @@ def _block(c: _Ctx) -> tuple[int, int] | None:
 
 def _fp8(c: _Ctx) -> Schemes:
     blk = _block(c)
-    if blk:
+    if c.method in _FBGEMM_METHODS:
+        dense = Scheme("fp8_channel")
+        c.notes.append(
+            "fbgemm_fp8: fp8 weights with one fp32 scale per output channel (vLLM fbgemm_fp8.py "
+            "FBGEMMFp8LinearMethod); the Linear layers named in modules_to_not_convert stay 16-bit"
+        )
+    elif blk:
         dense = Scheme("fp8_block", block=blk)
         c.notes.append(f"fp8 e4m3 weights with a fp32 scale per {blk[0]}x{blk[1]} block (1.0002 B/param at 128x128)")
     elif c.from_ckpt:
@@ -389,7 +405,30 @@ def _integer(c: _Ctx) -> Schemes:
 
 def _mixed(c: _Ctx) -> Schemes:
     """The checkpoint's own mix: fp8 dense (+ fp4 experts) for an fp8 method, else its integer groups."""
-    return _fp8(c) if c.method in _FP8_METHODS else _integer(c)
+    return _fp8(c) if c.method in (*_FP8_METHODS, *_FBGEMM_METHODS) else _integer(c)
+
+
+def compressed_tensors_wna16(qc: Any) -> bool:
+    """Is ``qc`` (a ``quantization_config``) a compressed-tensors weight-only integer checkpoint, the scheme SGLang's
+    WNA16 MoE method loads: ``quant_method`` compressed-tensors, ``format`` pack-quantized, the first weights group
+    ``type`` int of 4 or 8 bits with no ``input_activations`` (SGLang v0.5.9 ``compressed_tensors.py``
+    ``CompressedTensorsConfig._is_wNa16_group_channel``).
+
+    Example: moonshotai/Kimi-K2.5 (int4, group 32, ``input_activations: null``) -> True; an fp8 W8A8 group or an
+    AWQ config -> False.
+    """
+    if not isinstance(qc, Mapping) or str(qc.get("quant_method") or "").lower() != "compressed-tensors":
+        return False
+    if qc.get("format") != _CT_WNA16_FORMAT:
+        return False
+    groups = qc.get("config_groups")
+    if not isinstance(groups, Mapping):
+        return False
+    for g in groups.values():
+        if isinstance(g, Mapping) and isinstance(g.get("weights"), Mapping):
+            w = g["weights"]
+            return w.get("type") == "int" and w.get("num_bits") in _CT_WNA16_BITS and g.get("input_activations") is None
+    return False
 
 
 #: --quantization name -> the rule that picks (dense, expert) schemes and writes their notes

@@ -21,6 +21,9 @@ mxfp4_moe_backend          no backend choice modelled                       gpt-
 allocator_reserve_on       every GPU: ``mem usage`` is free before - free   ROCm only: ``Model loading took`` is
                            after, after ``empty_cache`` (utils/common.py    total - free (platforms/rocm.py, v0.11.0);
                            ``get_available_gpu_memory``, v0.5.8)            on CUDA torch's allocated bytes
+wna16_moe_index_on         ROCm: the compressed-tensors WNA16 MoE keeps     none (not read)
+                           its act-order buffers (Triton path, v0.5.9;
+                           :func:`kvplan.weights.kernels.wna16_moe_index_bytes`)
 =========================  ===============================================  ============================================
 """
 
@@ -51,6 +54,7 @@ class WeightRules:
         "mxfp4_moe_backend",
         "name",
         "per_model_layout",
+        "wna16_moe_index_on",
     )
 
     def __init__(
@@ -68,6 +72,7 @@ class WeightRules:
         fp8_wo_a_needs_128_blocks: bool,  # DeepSeek-V4 wo_a stays fp8 only for 128x128 fp8 blocks
         mxfp4_moe_backend: bool,  # gpt-oss MXFP4 experts take the padding of the backend picked on the GPU
         allocator_reserve_on: tuple[str, ...] = (),  # GPU vendors ("*": all) where the load is device-level
+        wna16_moe_index_on: tuple[str, ...] = (),  # GPU vendors where the WNA16 MoE keeps its act-order buffers
     ) -> None:
         self.name = name
         self.dp_attention = dp_attention
@@ -81,6 +86,7 @@ class WeightRules:
         self.fp8_wo_a_needs_128_blocks = fp8_wo_a_needs_128_blocks
         self.mxfp4_moe_backend = mxfp4_moe_backend
         self.allocator_reserve_on = allocator_reserve_on
+        self.wna16_moe_index_on = wna16_moe_index_on
 
     def __setattr__(self, name: str, value: object) -> None:
         if hasattr(self, name):
@@ -104,6 +110,7 @@ SGLANG_WEIGHTS = WeightRules(
     fp8_wo_a_needs_128_blocks=True,
     mxfp4_moe_backend=False,
     allocator_reserve_on=("*",),
+    wna16_moe_index_on=("amd",),
 )
 
 VLLM_WEIGHTS = WeightRules(

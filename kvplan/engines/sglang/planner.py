@@ -490,7 +490,7 @@ def _free_memory(dep: Deployment, dev: _Device, par: _Parallel, log: _Log) -> tu
 
 
 def _weights(
-    dep: Deployment, model: ModelSpec, par: _Parallel, spec: SpecPlan | None, log: _Log
+    dep: Deployment, model: ModelSpec, par: _Parallel, spec: SpecPlan | None, log: _Log, *, vendor: str = "nvidia"
 ) -> tuple[int, str, dict[str, Any] | None]:
     """(per-GPU weight bytes, where they came from, the estimate when kvplan made one)."""
     if dep.weight_memory is not None:
@@ -507,6 +507,7 @@ def _weights(
         moe_dense_tp_size=dep.moe_dense_tp_size,
         enable_dp_lm_head=dep.enable_dp_lm_head,
         speculative_algorithm=_draft_algorithm(spec),
+        gpu_vendor=vendor,
     )
     weights = est["per_gpu_bytes"]
     source = f"estimated from {est['method']} ({model.quantization} weights)"
@@ -557,7 +558,7 @@ def _memory(
     free, free_source = _free_memory(dep, dev, par, log)
     if free > dev.total:
         log.warnings.append(f"free memory {fmt_gib(free)} exceeds the device total {fmt_gib(dev.total)}")
-    weights, weight_source, est = _weights(dep, model, par, spec, log)
+    weights, weight_source, est = _weights(dep, model, par, spec, log, vendor=dev.vendor)
     if weights >= free:
         log.warnings.append(f"the weights ({fmt_gib(weights)} per GPU) do not fit in the free memory ({fmt_gib(free)})")
         hint = _engram_hint(est, free=free)
@@ -916,13 +917,16 @@ def _weight_estimate(
     moe_dense_tp_size: int | None = None,
     enable_dp_lm_head: bool = False,
     speculative_algorithm: str | None = None,
+    gpu_vendor: str = "nvidia",
 ) -> dict[str, Any]:
     """kvplan.weights.estimate.estimate_weight_bytes for SGLang, remembered on disk (kvplan.cache) per model content
     and sharding: the estimate walks every tensor of the model, which is most of a warm ``fit``'s own work.
 
     ``speculative_algorithm`` (SGLang's resolved name, e.g. ``SpecPlan.algorithm``; None = no draft counted) adds the
     draft's weights, which SGLang loads before it profiles the KV budget (:mod:`kvplan.weights.draft`); it is part of
-    the cache key only when given, so the keys of plans without a draft are the ones recorded before."""
+    the cache key only when given, so the keys of plans without a draft are the ones recorded before.  ``gpu_vendor``
+    (the GPU preset's vendor) picks vendor-specific loading, e.g. the WNA16 MoE buffers SGLang keeps on ROCm
+    (kvplan.weights.kernels.wna16_moe_index_bytes); it joins the key only when it is not nvidia."""
     import json
     import zlib
 
@@ -947,6 +951,8 @@ def _weight_estimate(
         key_parts.append(engram_placement)
     if speculative_algorithm:
         key_parts.append({"speculative_algorithm": speculative_algorithm})
+    if gpu_vendor != "nvidia":
+        key_parts.append({"gpu_vendor": gpu_vendor})
     ident = json.dumps(key_parts, sort_keys=True, default=str)
     key = f"w{zlib.crc32(ident.encode()):08x}"
     hit = cache.load("weights", key, ident)
@@ -957,6 +963,8 @@ def _weight_estimate(
     kw: dict[str, Any] = {"engram_placement": engram_placement} if engram_placement is not None else {}
     if speculative_algorithm:
         kw["speculative_algorithm"] = speculative_algorithm
+    if gpu_vendor != "nvidia":
+        kw["gpu_vendor"] = gpu_vendor
     est = estimate_weight_bytes(
         config=model.config,
         quantization=model.quantization,
