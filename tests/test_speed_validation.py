@@ -42,15 +42,13 @@ def test_no_row_refused_for_a_gpu_in_the_catalog(records):
 
 
 #: (metric, median |error| bound, p90 |error| bound).  The issue's bar is 25% / 60% for all three; prefill_tokens_per_s
-#: and tpot_s meet it.  ttft_s does not: 28.7% / 78.2% over 27 rows since the routed-expert terms of
-#: kvplan.perf.moe (rows padded to BLOCK_SIZE_M, the top-k activation copies) and the Kimi-K2.6 rows' measured NCCL
-#: bus bandwidth (scripts/speed_accuracy.py FABRICS); 39.0% / 78.2% over 25 rows before, with the aiconfigurator rows
-#: run as InferenceX's benchmark (kvplan.perf.queue.simulate_run).  What stays short is each request's own prefill
-#: on several MoE / Blackwell deployments and a TTFT floor of SGLang's DeepSeek rows (docs/speed.md "TTFT: what is
-#: modelled, what still misses"); the bounds pin today's errors with a small margin so that a change cannot make it
-#: worse unnoticed.  DP attention's own scheduling (kvplan.perf.queue lockstep_steady) left the TTFT summary at
-#: 28.7% / 78.2% (its two rows move but stay above the median) and took tpot_s's p90 from 48.5% to 41.5%.
-BOUNDS = [("prefill_tokens_per_s", 0.25, 0.60), ("tpot_s", 0.25, 0.60), ("ttft_s", 0.29, 0.79)]
+#: and tpot_s meet it, ttft_s meets the median and not the p90: 17.7% / 78.2% over 29 rows with the Qwen3.6-27B preset,
+#: 22.7% / 78.2% over the 27 rows without it, since the routed experts' grouped GEMMs run at the class's own fraction
+#: (kvplan.perf.efficiency expert_compute, 0.25 on nvlink-datacenter; 28.7% / 78.2% over 27 rows before).  Six rows
+#: miss by more than 60% (four SGLang rows of the aiconfigurator set, the V4-Flash balanced cell on 4x B200, GB300:
+#: docs/speed.md "TTFT: what is modelled, what still misses") and hold the p90.  The bounds pin today's errors with a
+#: small margin (the median's holds with or without the 27B preset) so that a change cannot make it worse unnoticed.
+BOUNDS = [("prefill_tokens_per_s", 0.25, 0.60), ("tpot_s", 0.25, 0.60), ("ttft_s", 0.23, 0.79)]
 
 
 @pytest.mark.parametrize("metric,median_bound,p90_bound", BOUNDS)

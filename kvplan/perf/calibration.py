@@ -7,7 +7,8 @@ applies it.  A calibration belongs to one GPU class and one engine (the constant
 
 Which constants a phase's time depends on, by the share that bounds it (docs/speed.md's four shares):
 
-* compute -> ``compute``, ``attention`` (achievable fractions of peak: time ~ 1 / constant);
+* compute -> ``compute``, ``moe_compute``, ``attention`` (achievable fractions of peak: time ~ 1 / constant; a
+  class without a ``moe_compute`` of its own keeps 0 whatever the factor, and its experts follow ``compute``);
 * memory -> ``memory`` (time ~ 1 / constant);
 * communication -> ``link`` (time ~ 1 / constant) and ``alpha_s`` (time ~ constant);
 * overhead -> ``kernel_graph_s`` or ``kernel_eager_s`` (whichever the phase runs) and ``step_s`` (time ~ constant).
@@ -38,7 +39,7 @@ from kvplan.errors import InputError, echo
 from kvplan.perf.record import Record
 
 #: constants that are a fraction of a peak (a phase's time goes as 1 / constant); the rest are latencies
-RATE_CONSTANTS = frozenset(("compute", "attention", "memory", "link"))
+RATE_CONSTANTS = frozenset(("compute", "moe_compute", "attention", "memory", "link"))
 MAX_CALIBRATION_BYTES = 1 << 20
 #: a factor outside [1/50, 50] is not a correction but a different machine
 FACTOR_RANGE = (0.02, 50.0)
@@ -69,7 +70,7 @@ def phase_constants(shares: Mapping[str, float], *, graph: bool, min_share: floa
     top = max(shares, key=lambda k: shares[k])
     kernel = "kernel_graph_s" if graph else "kernel_eager_s"
     groups = {
-        "compute": ("compute", "attention"),
+        "compute": ("compute", "moe_compute", "attention"),
         "memory": ("memory",),
         "communication": ("link", "alpha_s"),
         "overhead": (kernel, "step_s"),

@@ -6,7 +6,11 @@ every deployment on a GPU of a class uses that class's numbers.
 
 Constants (:class:`Efficiency`):
 
-* ``compute``: fraction of dense tensor peak reached by the step's matrix products (GEMMs, grouped MoE GEMMs);
+* ``compute``: fraction of dense tensor peak reached by the step's matrix products (GEMMs; the routed experts'
+  grouped GEMMs too where the class declares no ``moe_compute``);
+* ``moe_compute``: fraction of the routed-expert dtype's dense peak reached by the grouped MoE GEMMs (the fused-MoE
+  kernels: tokens gathered per expert, many small GEMMs in one launch); 0 where the class declares none, and then
+  ``compute`` applies (:func:`expert_compute`);
 * ``attention``: fraction of dense peak reached by attention kernels (flash / MLA / sparse kernels run below GEMM
   efficiency: softmax, masking, irregular tiles);
 * ``memory``: fraction of memory bandwidth reached by weight and KV streaming;
@@ -38,6 +42,7 @@ CONSTANT_NAMES: tuple[str, ...] = (
     "kernel_eager_s",
     "step_s",
     "gemm_tile_gbs",
+    "moe_compute",
 )
 
 
@@ -53,6 +58,7 @@ class Efficiency(Record):
     step_s: float
     sources: tuple[str, ...]
     gemm_tile_gbs: float = 0.0
+    moe_compute: float = 0.0
 
 
 _NCCL_PCIE = (
@@ -76,6 +82,15 @@ _NARROW_GEMM_SM120 = (
     "these GEMMs the dominant cost of DeepSeek-V4.1-Flash decode on 8 RTX PRO 6000"
 )
 
+_GROUPED_MOE_HOPPER = (
+    "moe_compute 0.25: grouped MoE GEMMs measured on H100 reach about a quarter of the dense peak: Triton fused MoE "
+    "215 TFLOPS and torch._grouped_mm 242 TFLOPS of 989 (bf16, 32,768 tokens, E 128 / hidden 2,048 / FFN 768 / "
+    "top-8; 71 and 181 TFLOPS at E 512 / FFN 512 / top-10; ByteDance-Seed/VeOmni PR 460), the best tuned Triton "
+    "grouped GEMM 523 TFLOPS, 'roughly half of the H100's dense bf16 peak' (linkedin/Liger-Kernel PR 1294); "
+    "block-FP8 Triton / CUTLASS GEMMs at N 2,112 x K 7,168, M 4,096-8,192: 403-407 / 457-490 TFLOPS of the 1,979 "
+    "FP8 peak, 0.20-0.25 (vllm-project/vllm PR 23280); 0.25 is the top of the untuned range, half the tuned best"
+)
+
 #: the classes, declared once
 CLASSES: dict[str, Efficiency] = {
     "nvlink-datacenter": Efficiency(
@@ -96,7 +111,9 @@ CLASSES: dict[str, Efficiency] = {
             "link 0.75 and alpha 8 us: nccl-tests all-reduce bus bandwidth ~340-360 GB/s of 450 GB/s NVLink 4 "
             "per direction on 8x H100 SXM; small-message latency ~8 us (NCCL LL protocol)",
             _KERNELS,
+            _GROUPED_MOE_HOPPER,
         ),
+        moe_compute=0.25,
     ),
     "pcie-p2p": Efficiency(
         gpu_class="pcie-p2p",
@@ -188,6 +205,15 @@ def gpu_class(*, vendor: str, arch: str, form: str, link: str, p2p: bool) -> str
 def efficiency_for(hw: Any) -> Efficiency:
     """The :class:`Efficiency` of a :class:`kvplan.perf.hardware.Hardware`."""
     return CLASSES[gpu_class(vendor=hw.vendor, arch=hw.arch, form=hw.form, link=hw.link, p2p=hw.p2p)]
+
+
+def expert_compute(eff: Efficiency) -> float:
+    """Fraction of the routed-expert dtype's dense peak the grouped MoE GEMMs reach: the class's ``moe_compute``
+    when it declares one, else its ``compute`` (one fraction for every GEMM).
+
+    Examples: nvlink-datacenter -> 0.25 (its ``moe_compute``); pcie-p2p -> 0.50 (no ``moe_compute``: its
+    ``compute``)."""
+    return eff.moe_compute if eff.moe_compute > 0 else eff.compute
 
 
 def scaled(eff: Efficiency, factors: Mapping[str, float], *, label: str) -> Efficiency:

@@ -27,11 +27,11 @@ this module).  Tokenizing an 8K-token prompt with a Rust fast tokenizer is a few
 so no per-token term is added.
 
 What this module does not hold, and why: the concurrency-1 Blackwell rows of DeepSeek-V4 (4x B200, 4x B300, V4-Pro on
-8x B200) miss 66-112 ms that a per-request host cost cannot be: the hosts are x86 servers like the H100 / H200 rows'
-(which miss 3-28 ms), and the miss grows with the model's routed-expert work per GPU (V4-Pro on TP8 1.6x V4-Flash on
-TP4), which points at the prefill's expert GEMMs on that path (``--moe-runner-backend flashinfer_mxfp4``, small
-per-expert batches: 8,192 x 6 / 256 = 192 tokens per expert per step), a per-shape efficiency the class constants do
-not carry (docs/speed.md, "What the model leaves out").
+8x B200) missed 66-112 ms that a per-request host cost cannot be: the hosts are x86 servers like the H100 / H200 rows'
+(which missed 3-28 ms), and the miss grew with the model's routed-expert work per GPU (V4-Pro on TP8 1.6x V4-Flash on
+TP4).  The model now runs the prefill's grouped expert GEMMs at the class's grouped-GEMM fraction
+(:func:`kvplan.perf.efficiency.expert_compute`, 0.25 on nvlink-datacenter): the three rows are -9%, -12% and -5%.
+GB300 (-67%) still misses ~320 ms that neither term explains (docs/speed.md, "TTFT: what is modelled").
 """
 
 from __future__ import annotations
@@ -50,8 +50,7 @@ def request_overhead_s(*, engine: str) -> float:
     engine (the hops are the same in kind).
 
     Example: ``request_overhead_s(engine="sglang")`` = 0.020 s; a 145 ms prefill and a 9.5 ms decode step give a
-    concurrency-1 TTFT of 0.145 + 0.0095 + 0.020 = 0.1745 s (DeepSeek-V4-Flash on 4x H200, 8K prompt; measured
-    0.178 s).
+    concurrency-1 TTFT of 0.145 + 0.0095 + 0.020 = 0.1745 s.
     """
     del engine  # one figure for every engine (module docstring)
     return REQUEST_HOST_S

@@ -3,7 +3,8 @@
 A step's time on one rank (all ranks balanced) is the sum of its parts, each attributed to one of four bounds:
 
 * per op group (dense linear, routed experts, each attention group): ``max(FLOPs / (peak x compute eff),
-  bytes / (bandwidth x memory eff))`` -- compute- or memory-bound, whichever is larger;
+  bytes / (bandwidth x memory eff))`` -- compute- or memory-bound, whichever is larger; the routed experts' grouped
+  GEMMs at the class's grouped-GEMM fraction (:func:`kvplan.perf.efficiency.expert_compute`);
 * collectives (:mod:`kvplan.perf.comm`) -- communication;
 * kernels x per-kernel cost (graph replay or eager launch) + the per-step host cost -- overhead.
 
@@ -42,7 +43,7 @@ from kvplan.perf.comm import (
     nccl_allreduce_time,
     nccl_only,
 )
-from kvplan.perf.efficiency import Efficiency
+from kvplan.perf.efficiency import Efficiency, expert_compute
 from kvplan.perf.hardware import Hardware
 from kvplan.perf.moe import moe_block_m, padded_rows_factor, topk_copy_bytes
 from kvplan.perf.ops import (
@@ -174,7 +175,7 @@ def step(
     b_dense, b_exp = weight_bytes(ops, tokens=tokens)
     parts = [_op("dense linear", f_dense, b_dense, peak=hw.peak_flops(ops.weight_dtype) * eff.compute, bw=bw)]
     if ops.moe_layers:
-        exp_peak = hw.peak_flops(ops.expert_dtype) * eff.compute
+        exp_peak = hw.peak_flops(ops.expert_dtype) * expert_compute(eff)
         routed = _op("routed experts", f_exp, b_exp, peak=exp_peak, bw=bw)
         parts.append(routed)
         bm = moe_block_m(tokens=tokens, experts=ops.experts)

@@ -694,7 +694,7 @@ def speed(dep: Deployment, inputs: SpeedInputs | None = None) -> SpeedResult:
     if dep.moe_runner_backend:
         assumptions.append(
             f"--moe-runner-backend {dep.moe_runner_backend}: recorded; the MoE GEMMs use the class's "
-            "compute efficiency whatever the backend"
+            "grouped-GEMM fraction (kvplan.perf.efficiency.expert_compute) whatever the backend"
         )
     warnings += _model_caveats(pp=res.pp, family=ops.family, sm=hw.sm)
     total = rps * (input_len + output_len)
