@@ -46,7 +46,7 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
 def _weights_shape(data: Any) -> bool:
-    """The SGLang weight estimate (kvplan.engines.sglang.planner._weight_estimate): per_gpu_bytes, method, notes,
+    """The SGLang weight estimate (kvplan.engines.sglang.weight_load.weight_estimate): per_gpu_bytes, method, notes,
     breakdown of [name, bytes] pairs."""
     if not isinstance(data, dict) or set(data) != {"per_gpu_bytes", "method", "notes", "breakdown"}:
         return False

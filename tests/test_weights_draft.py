@@ -194,12 +194,15 @@ def test_bad_inputs_are_input_errors():
 
 
 def test_planner_weight_estimate_keys_the_algorithm():
-    from kvplan.engines.sglang.planner import _weight_estimate
+    from kvplan.engines.sglang.weight_load import WeightLoad
+    from kvplan.engines.sglang.weight_load import weight_estimate as _weight_estimate
 
     m = resolve_model(V41)
-    kw = {"tp": 4, "pp": 1, "ep": 4, "attn_dp": 1, "engram_on_host": True}
+    kw = {"tp": 4, "pp": 1, "ep": 4, "attn_dp": 1, "load": WeightLoad(engram_on_host=True)}
     plain = _weight_estimate(m, **kw)
-    dspark = _weight_estimate(m, speculative_algorithm="DSPARK", **kw)
+    dspark = _weight_estimate(
+        m, tp=4, pp=1, ep=4, attn_dp=1, load=WeightLoad(engram_on_host=True, speculative_algorithm="DSPARK")
+    )
     # kvplan's preset carries the released DSpark keys: the 2,199,787,080 B draft of test_dspark_draft_tp4_released_keys;
     # the planned figure is device-level (SGLang, ed46e73): the draft's tensors also leave their own caching-allocator
     # segment tails, so the two figures differ by the draft plus the change of the "allocator_reserve" entry
