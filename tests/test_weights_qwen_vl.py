@@ -52,14 +52,17 @@ def test_qwen2_vl_7b_preset_weighs_its_tower(engine: str):
 
 
 def test_qwen2_5_vl_7b_preset_and_pipeline_stage():
-    """Qwen2.5-VL-7B: 1,505,280 + 32 x 19,702,200 + 44,574,464 (merger to 3,584) = 676,550,144 parameters, loaded
-    by the first pipeline stage only (PP2: the first stage is the largest by the tower's 2 B x 676,550,144 / TP)."""
+    """Qwen2.5-VL-7B: 1,505,280 + 32 x 19,702,200 + 44,574,464 (merger to 3,584) = 676,550,144 parameters, built
+    on every pipeline stage (neither engine guards ``self.visual`` with the PP rank), so under PP2 the largest
+    stage still carries the whole tower at TP1: 2 B x 676,550,144 over the text model's largest stage."""
     cfg = dict(resolve_model("Qwen/Qwen2.5-VL-7B-Instruct").raw_config)
     one = estimate_weight_bytes(config=cfg, quantization="bf16", engine="vllm").per_gpu_bytes
     text = estimate_weight_bytes(config=_without_vision(cfg), quantization="bf16", engine="vllm").per_gpu_bytes
     assert one - text == 2 * 676_550_144
     est = estimate_weight_bytes(config=cfg, quantization="bf16", engine="vllm", pp_size=2)
-    assert any("Qwen2-VL / Qwen2.5-VL ViT" in n for n in est.notes)
+    text2 = estimate_weight_bytes(config=_without_vision(cfg), quantization="bf16", engine="vllm", pp_size=2)
+    assert est.per_gpu_bytes - text2.per_gpu_bytes == 2 * 676_550_144
+    assert any("kvplan.weights.vision" in n for n in est.notes)
 
 
 def test_awq_build_keeps_the_tower_16_bit():

@@ -581,8 +581,14 @@ _VL_UNMODELLED = {
     "--prefill-context-parallel-size": "prefill context parallelism is not modelled",
     "--kv-cache-dtype-skip-layers": "every layer uses --kv-cache-dtype",
     "--mamba-block-size": "the Mamba block size is vLLM's default",
-    "--limit-mm-per-prompt": "multimodal profiling is not modelled",
-    "--language-model-only": "multimodal profiling is not modelled",
+    "--limit-mm-per-prompt": (
+        "multimodal profiling is not modelled; zero items for every image/video modality also skips the vision "
+        "tower, which kvplan still counts (kvplan.weights.estimate load_vision=False)"
+    ),
+    "--language-model-only": (
+        "multimodal profiling is not modelled; vLLM builds no vision tower then, which kvplan still counts "
+        "(kvplan.weights.estimate load_vision=False)"
+    ),
     "--skip-mm-profiling": "multimodal profiling is not modelled",
     "--load-format": "weights are estimated from the checkpoint",
     "--config": "the YAML config file is not read: pass its flags on the command line",

@@ -227,6 +227,10 @@ def _shared_experts(a: Arch, i: int, prefix: str, inter: int, *, gated: bool) ->
     n_shared = first_int(cfg, "n_shared_experts", "moe_num_shared_experts", default=0)
     if n_shared:
         return mlp(a, i, f"{prefix}.shared_experts", n_shared * inter, "shared_experts", Group.TP, gated=gated)
+    if a.model_type.startswith("llama4"):
+        # Llama-4 always has one shared expert as wide as a routed one, with no config key for it (vLLM v0.21.0
+        # models/llama4.py Llama4MoE.__init__: shared_expert = LlamaMLP(intermediate_size=config.intermediate_size))
+        return mlp(a, i, f"{prefix}.shared_expert", inter, "shared_experts", Group.TP, gated=gated)
     return []
 
 

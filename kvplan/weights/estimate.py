@@ -111,6 +111,9 @@ _LATENT = (Family.MLA, Family.DSA)  # MLA attention: the absorbed w_kc / w_vc co
 #: storage-scheme word: E2M1 values + e8m0 scale per 32, SGLang v0.5.23 layers/quantization/mxfp4.py; the padding
 #: per vLLM backend is :func:`kvplan.weights.kernels.vllm_mxfp4_backend`)
 _MXFP4_EXPERT_SCHEMES = ("mxfp4",)
+#: the one-tensor towers of kvplan.weights.inventory (generic ViT, DeepSeek-V4.1); any other vision path is a tower
+#: kvplan.weights.vision builds module by module
+_GENERIC_VISION_PATHS = ("vision_tower", "vision_tower.norms")
 
 # the names tests/test_properties.py reads from this module
 _ignored = ignored
@@ -159,9 +162,12 @@ class _Loading:
     engram: EngramPlacement
     experts_on_host: bool
     mtp_below: int | None = None  # MTP tensors of layers >= this are not loaded (a NextN draft builds one layer)
+    vision: bool = True  # the vision tower is built (vLLM --language-model-only / zero --limit-mm-per-prompt: not)
 
     def loads(self, t: Tensor) -> bool:
         if t.stage == Stage.CKPT_ONLY or (t.stage == Stage.MTP and not self.loads_mtp_layer(t.layer)):
+            return False
+        if t.comp == "vision" and not self.vision:
             return False
         return not ((t.comp == "engram" and not self.engram.on_gpu) or (t.expert and self.experts_on_host))
 
@@ -176,7 +182,12 @@ class _Loading:
         return t.comp == "engram" and not self.engram.on_gpu
 
     def notes(self) -> tuple[str, ...]:
-        return ("routed experts on the host (CPU experts): not counted on the GPU",) if self.experts_on_host else ()
+        out: tuple[str, ...] = ()
+        if self.experts_on_host:
+            out += ("routed experts on the host (CPU experts): not counted on the GPU",)
+        if not self.vision:
+            out += ("vision tower not built (load_vision=False: vLLM --language-model-only / --limit-mm-per-prompt 0)",)
+        return out
 
 
 @dataclass
@@ -282,10 +293,19 @@ def _walk_notes(inv: Inventory, quant: QuantPlan, loading: _Loading, padded: boo
             "engram projections (wkv, q/k weights) replicated on every GPU in every engram placement "
             "(layers/engram.py Engram.__init__)"
         )
-    if any(t.path.startswith("visual.") for t in ts):
-        notes.append("vision tower: the Qwen2-VL / Qwen2.5-VL ViT and merger, TP-sharded, 16-bit, on the first stage")
-    elif any(t.comp == "vision" for t in ts):
+    vision = [t for t in ts if t.comp == "vision" and loading.loads(t)]
+    if any(t.path not in _GENERIC_VISION_PATHS for t in vision):
+        notes.append(
+            "vision tower built as the engine's model file builds it (kvplan.weights.vision): 16-bit, its "
+            "attention/MLP split over TP where the engine shards them, on the stages that build it"
+        )
+    elif vision:
         notes.append("vision tower counted as a generic ViT, replicated, 16-bit, on the first stage")
+    if any(t.comp == "vision" and t.stage == Stage.CKPT_ONLY for t in ts):
+        notes.append(
+            "vision tower stored but not built: SGLang builds Llama-4's only with --enable-multimodal "
+            "(configs/model_config.py turns multimodal off for Llama4ForConditionalGeneration)"
+        )
     if quant.expert is not None and quant.expert.name in _MXFP4_EXPERT_SCHEMES and not padded:
         notes.append(
             "MXFP4 MoE kernels may pad expert buffers (gpt-oss on Marlin: hidden 2880 -> 3072, "
@@ -531,6 +551,7 @@ def estimate_weight_bytes(
     sm_major: int | None = None,
     gpu_vendor: str = "nvidia",
     speculative_algorithm: str | None = None,
+    load_vision: bool = True,
 ) -> WeightEstimate:
     """Bytes of weights on the largest rank, as the engine shards them.
 
@@ -568,6 +589,11 @@ def estimate_weight_bytes(
     ``gpu_vendor`` also selects vendor-specific loading: SGLang on "amd" keeps the compressed-tensors WNA16 MoE's
     act-order buffers (:func:`kvplan.weights.kernels.wna16_moe_index_bytes`, component ``experts``).
     ``hf_quant_config``: the ModelOpt ``hf_quant_config.json`` (its exclude_modules apply).
+    ``load_vision``: False when the engine skips the vision tower: vLLM ``--language-model-only`` or
+    ``--limit-mm-per-prompt`` zero for every modality the tower serves (image and video; Kimi-K2.5's
+    "vision_chunk") (v0.21.0 ``models/interfaces.py``
+    ``_mark_tower_model`` builds no tower then); SGLang 0.5.15's ``--language-only`` still builds it (the loader
+    only skips the weights), so keep True there.  The tower stays in the checkpoint-size ratio either way.
 
     Errors: InputError (exit 2) for a bad argument or a config field the estimate cannot read (named); any other
     exception is a kvplan bug and is not converted.
@@ -606,6 +632,7 @@ def estimate_weight_bytes(
         engram=_engram_placement(engram_placement, engram_on_host),
         experts_on_host=experts_on_host,
         mtp_below=None if load_mtp or not draft.mtp_layers else inv.arch.num_layers + draft.mtp_layers,
+        vision=load_vision,
     )
     ranges = pp_layer_ranges(inv.arch.num_layers, pp_size, engine=engine)
     extra_lm, lm_notes = pp_lm_head(inv.arch, pp_size)

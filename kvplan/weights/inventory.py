@@ -42,7 +42,7 @@ from kvplan.weights.blocks import (
 from kvplan.weights.fields import check_weight_config, first_int, need_int, opt_int
 from kvplan.weights.rules import weight_rules
 from kvplan.weights.tensor import Group, Split, Stage, Tensor, fixed, lin, vec
-from kvplan.weights.vision import QWEN_VL_MODEL_TYPES, qwen_vl_vision_tensors
+from kvplan.weights.vision import tower_model_type, vision_tower_tensors
 
 __all__ = ["DSV4_HC_MULT", "LAYER_BUILDERS", "Inventory", "count_params", "dsv4_hc_mult", "inventory", "weights_family"]
 
@@ -274,8 +274,10 @@ def _vision_tower(a: Arch, top: Mapping[str, Any]) -> list[Tensor]:
         return []
     if weight_rules(a.engine).dsv41_vision_tower and str(v.get("model_type") or "") == "deepseek_v41_vision":
         return _dsv41_vision(a, v)
-    if _model_type(top) in QWEN_VL_MODEL_TYPES:  # Qwen2-VL / Qwen2.5-VL: their own tower (kvplan.weights.vision)
-        return qwen_vl_vision_tensors(_model_type(top), v)
+    # the families kvplan.weights.vision prices as their engines build them
+    own = vision_tower_tensors(tower_model_type(top), v, text_hidden=a.hidden, engine=a.engine, top=top)
+    if own is not None:
+        return own
     vh = first_int(v, "hidden_size", "vt_hidden_size", default=0)
     vl = first_int(v, "num_hidden_layers", "vt_num_hidden_layers", default=0)
     vi = first_int(v, "intermediate_size", "vt_intermediate_size", default=0)
