@@ -78,6 +78,7 @@ _INT_FIELDS: dict[str, tuple[int, int]] = {
     "expert_layer_period": (1, MAX_LAYERS),
     "expert_layer_offset": (0, MAX_LAYERS),
     "decoder_sparse_step": (1, MAX_LAYERS),
+    "interleave_moe_layer_step": (0, MAX_LAYERS),
     "full_attention_interval": (1, MAX_LAYERS),
     "attention_chunk_size": (0, 1 << 40),
     "swa_num_key_value_heads": (1, 1 << 16),

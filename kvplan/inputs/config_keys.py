@@ -79,6 +79,8 @@ CONFIG_KEYS = frozenset(
         "expert_layer_offset",
         "shared_expert_intermediate_size",
         "decoder_sparse_step",
+        "interleave_moe_layer_step",  # Llama-4: every step-th layer MoE (Maverick 2)
+        "intermediate_size_mlp",  # Llama-4: the dense layers' MLP width
         "mlp_only_layers",
         "moe_layer_freq",
         "kv_cache_quant_algo",

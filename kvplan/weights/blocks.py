@@ -125,8 +125,8 @@ def _freq_moe_layer(cfg: Mapping[str, Any], i: int) -> bool:
 def is_moe_layer(cfg: Mapping[str, Any], i: int, *, engine: str = "sglang") -> bool:
     """Layer ``i`` has routed experts: ``mlp_layer_types[i]`` sparse/moe; else not in ``mlp_only_layers``; a
     per-layer ``moe_layer_freq`` list or ``first_k_dense_replace`` (:func:`_freq_moe_layer`); ERNIE's
-    ``moe_layer_start_index`` / ``moe_layer_interval`` (:func:`_ernie_moe_layer`); ``(i + 1) %
-    decoder_sparse_step == 0``; else every layer of a MoE config."""
+    ``moe_layer_start_index`` / ``moe_layer_interval`` (:func:`_ernie_moe_layer`); Llama-4's ``(i + 1) %
+    interleave_moe_layer_step == 0``; ``(i + 1) % decoder_sparse_step == 0``; else every layer of a MoE config."""
     if not num_experts(cfg):
         return False
     types = cfg.get("mlp_layer_types")
@@ -143,6 +143,12 @@ def is_moe_layer(cfg: Mapping[str, Any], i: int, *, engine: str = "sglang") -> b
         # JambaConfig.layers_num_experts; vLLM v0.25.1 models/jamba.py JambaMambaDecoderLayer: JambaMoE else JambaMLP)
         period = opt_int(cfg, "expert_layer_period", 1, minimum=1)
         return i % period == opt_int(cfg, "expert_layer_offset", 0)
+    if cfg.get("interleave_moe_layer_step") is not None:
+        # Llama-4: MoE where (i + 1) % step == 0, none at step 0 (vLLM v0.21.0 models/llama4.py
+        # Llama4DecoderLayer.__init__ is_moe_layer; SGLang v0.5.15 models/llama4.py _is_moe_layer): Maverick's
+        # step 2 makes 24 of its 48 layers MoE, Scout's 1 all of them
+        ilv = first_int(cfg, "interleave_moe_layer_step", minimum=0)
+        return ilv > 0 and (i + 1) % ilv == 0
     step = opt_int(cfg, "decoder_sparse_step", 0, minimum=1)
     if step:
         return (i + 1) % step == 0
@@ -161,6 +167,10 @@ def dense_mlp_width(cfg: Mapping[str, Any]) -> int:
     Example: Qwen-14B (hidden 5,120, intermediate_size 27,392) -> 13,696, so one layer's MLP is 3 x 5,120 x 13,696
     = 210,370,560 parameters (not 420,741,120); Llama-3.1-8B -> 14,336.
     """
+    if str(cfg.get("model_type") or "").lower().startswith("llama4") and cfg.get("intermediate_size_mlp"):
+        # Llama-4's dense layers: LlamaMLP(intermediate_size=config.intermediate_size_mlp) (vLLM v0.21.0
+        # models/llama4.py Llama4DecoderLayer; SGLang v0.5.15 models/llama4.py), 16,384 on Maverick
+        return need_int(cfg, "intermediate_size_mlp")
     inter = need_int(cfg, "intermediate_size")
     return inter // 2 if str(cfg.get("model_type") or "").lower() == QWEN1 else inter
 
