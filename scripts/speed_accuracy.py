@@ -25,7 +25,7 @@ ASSERTED = ("prefill_tokens_per_s", "ttft_s", "tpot_s")
 
 #: the benchmark harness of a row, from its ``workload.tool`` (the row's own words), and what that harness runs:
 #: requests per unit of concurrency, the ``--random-range-ratio``, the TTFT statistic it reports.  InferenceX's
-#: nightly sweep, the source of the aiconfigurator silicon rows (``benchmarks/benchmark_lib.sh``
+#: nightly sweep, the one stated client behind aiconfigurator silicon rows (``benchmarks/benchmark_lib.sh``
 #: ``run_benchmark_serving``: ``--num-prompts $((CONC * 10))``, ``--request-rate inf``, ``--ignore-eos``,
 #: ``--num-warmups $((2 * CONC))`` awaited and discarded before the measured run; its README's client table:
 #: ``RANDOM_RANGE_RATIO`` 0.8): 10 x C requests, lengths uniform over [0.8 L, L], the mean TTFT.  The SGLang rows of
@@ -35,6 +35,30 @@ ASSERTED = ("prefill_tokens_per_s", "ttft_s", "tpot_s")
 #: --num-prompts $((CONC * 10))``, and ``.github/workflows/benchmark-tmpl.yml`` sets ``RANDOM_RANGE_RATIO: 0.8``
 #: for every single-node job.  The SGLang cookbook rows (``sglang.bench_serving``) are compared in the steady state
 #: (:data:`COOKBOOK_CLIENT` is their client as published; ``--cookbook-run`` prints the summary with them run so).
+#:
+#: What aiconfigurator itself says about how its silicon rows were measured (ai-dynamo/aiconfigurator at
+#: 095f58a51c4ca8e61b66ec108d86f223f8d559ce, whole history read): nothing about the client.  The CSV
+#: (``aic-core/src/aiconfigurator_core/systems/silicon_sample.csv``, 5,221 rows) records per row only ``isl``,
+#: ``osl``, ``batch_size`` (the concurrency), the layout and a ``silicon_data_source``: 3,368 rows
+#: ``source_file=2026-03-25.csv`` / ``2026-04-06.csv`` and 882 ``db-dump/2026-04-27; config_id; workflow_run_id``
+#: (the file is "a 2026-04 dump of the internal benchmark DB", ``docs/design/prediction_regression_gate_design.md``
+#: section 2.5), 848 from per-model CSVs of a private gap-analysis project (``.../aic-auto-gap-analysis/data/<system>/
+#: <backend>/<version>/<model>.csv``: the Qwen3-32B and Llama-3.1-8B rows here) and 123 from two more gap-analysis
+#: files.  The commits
+#: that added it (42bd4cf4 "add scripts and data", ed133e9d "add older bench data", squashed as 75f90ac7, PR 978)
+#: and the tools that read it (``tools/accuracy_regression_testing``, ``tools/accuracy_tracking``) state no client,
+#: length distribution, request count or warm-up.  aiconfigurator's own benchmark tooling runs fixed lengths (the
+#: eval pipeline removed in 9a9e4242, ``src/aiconfigurator/eval/benchmarks/genai_perf_runner.py`` at c0a88170:
+#: aiperf ``--synthetic-input-tokens-stddev 0 --output-tokens-stddev 0 --request-count 10C
+#: --warmup-request-count 2C``; the generator's ``src/aiconfigurator/generator/config/backend_templates/benchmark/
+#: bench_run.sh.j2`` at 095f58a5: aiperf, ``isl_stddev`` / ``osl_stddev`` default 0 in
+#: ``src/aiconfigurator/generator/config/deployment_config.yaml``, ``--num-requests 20C``), but nothing ties
+#: either to these rows, so neither is applied (docs/speed.md "TTFT: what is modelled, what still misses" gives what
+#: equal lengths would do to each row).  Its queueing design note (``docs/design/queueing_model.md`` at ee07d8eb,
+#: pull request 1380, and ``aic-core/src/aiconfigurator_core/sdk/queueing/calendar.py`` ``AlternatingCalendar`` at
+#: 4a2f9b5c) reports live SGLang 0.5.14 closed-loop runs of equal lengths with "cohort-locked prefill waves": a
+#: mechanism, not a statement about these rows.  The 0.8 above is InferenceX's, the one client a source states for
+#: rows of this set.
 HARNESSES: tuple[tuple[str, dict[str, Any]], ...] = (("InferenceX", {"prompts": 10, "ratio": 0.8, "ttft": "ttft_s"}),)
 
 #: The SGLang cookbook's benchmark client for its DeepSeek-V4 cells (sgl-project/sglang
