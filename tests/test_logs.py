@@ -247,6 +247,107 @@ EXTRA = {
     ),
     "vllm-6746-llama31-405b-fp8-8xh100-v0-workers": dict(engine="vllm", model_loading_bytes=("gib", 57.7520)),
     "vllm-intelarc-4-kv-cache-memory-bytes": dict(engine="vllm", available_kv_cache_bytes=("gib", 4.25)),
+    # session 7 (tests/validation/README.md): the figures these logs print, compared in cold mode only
+    "vllm-myoceane-gptoss20b-a100-u065": dict(
+        engine="vllm",
+        model="openai/gpt-oss-20b",
+        model_loading_bytes=("gib", 13.72),
+        available_kv_cache_bytes=("gib", 36.56),
+        gpu_kv_cache_tokens=None,
+    ),
+    "vllm-myoceane-gemma4-26b-a4b-a100-eager": dict(
+        engine="vllm",
+        model="google/gemma-4-26B-A4B",
+        model_loading_bytes=("gib", 48.5),
+        available_kv_cache_bytes=("gib", 21.5),
+    ),
+    "vllm-27508-gptoss120b-h100-u095-b1024": dict(
+        engine="vllm", model="openai/gpt-oss-120b", available_kv_cache_bytes=("gib", 1.71), model_loading_bytes=None
+    ),
+    "vllm-awssamples-qwen3coder30b-4xl40s-tp4": dict(
+        engine="vllm",
+        model="Qwen/Qwen3-Coder-30B-A3B-Instruct",
+        available_kv_cache_bytes=("gib", 23.74),
+        gpu_kv_cache_tokens=1037152,
+        max_concurrency=31.65,
+        max_concurrency_tokens=32768,
+    ),
+    "vllm-aiinfralab-qwen3-4b-2507-5090-128k": dict(
+        engine="vllm",
+        gpu_kv_cache_tokens=138064,
+        max_concurrency=1.05,
+        max_concurrency_tokens=131072,
+        available_kv_cache_bytes=None,
+    ),
+    "vllm-blog-qwen3-14b-l40s-0280": dict(
+        engine="vllm",
+        model="Qwen/Qwen3-14B",
+        model_loading_bytes=("gib", 27.52),
+        available_kv_cache_bytes=("gib", 11.57),
+        gpu_kv_cache_tokens=75824,
+        max_concurrency=1.85,
+        max_concurrency_tokens=40960,
+    ),
+    "vllm-modal-qwen35-9b-l40s-fp8kv-0180": dict(
+        engine="vllm",
+        model="Qwen/Qwen3.5-9B",
+        model_loading_bytes=("gib", 17.66),
+        available_kv_cache_bytes=("gib", 20.27),
+        gpu_kv_cache_tokens=331584,
+        max_concurrency=18.23,
+        max_concurrency_tokens=65536,
+    ),
+    "vllm-grpo-qwen25-15b-t4-v0-072": dict(
+        engine="vllm",
+        engine_version="0.7.2",
+        model="Qwen/Qwen2.5-1.5B-Instruct",
+        model_loading_bytes=("gib", 2.8875),
+        available_kv_cache_bytes=("gib", 2.36),
+        total_gpu_memory_bytes=("gib", 14.56),
+        non_torch_bytes=("gib", 0.01),
+        num_gpu_blocks=5519,
+        max_concurrency=2.69,
+        max_concurrency_tokens=32768,
+    ),
+    "vllm-tokenkaki-qwen3-8b-a100-40gb-0191": dict(
+        engine="vllm",
+        engine_version="0.19.1",
+        model="Qwen/Qwen3-8B",
+        model_loading_bytes=("gib", 15.27),
+        available_kv_cache_bytes=("gib", 19.36),
+        gpu_kv_cache_tokens=140960,
+        max_concurrency=3.44,
+        max_concurrency_tokens=40960,
+    ),
+}
+
+# The launch flags the session-7 logs print (a command line or vLLM's non-default args), as kvplan.inputs.logs reads
+# them: what scripts/accuracy_report.py plans those cases with besides the README's GPU and release.
+EXTRA_FLAGS = {
+    "vllm-myoceane-gptoss20b-a100-u065": (
+        "non_default_args",
+        {"max_model_len": 131072, "gpu_memory_utilization": 0.65},
+    ),
+    "vllm-myoceane-gemma4-26b-a4b-a100-eager": (
+        "cli_args",
+        {"max_model_len": 131072, "gpu_memory_utilization": 0.9, "enforce_eager": True},
+    ),
+    "vllm-27508-gptoss120b-h100-u095-b1024": (
+        "cli_args",
+        {"gpu_memory_utilization": 0.95, "max_num_batched_tokens": 1024},
+    ),
+    "vllm-modal-qwen35-9b-l40s-fp8kv-0180": (
+        "non_default_args",
+        {"kv_cache_dtype": "fp8", "max_model_len": 65536, "enable_prefix_caching": True},
+    ),
+    "vllm-tokenkaki-qwen3-8b-a100-40gb-0191": (
+        "non_default_args",
+        {"model": "Qwen/Qwen3-8B", "port": 8001},
+    ),
+    "vllm-awssamples-qwen3coder30b-4xl40s-tp4": (
+        "cli_args",
+        {"tensor_parallel_size": 4, "max_model_len": 32768, "gpu_memory_utilization": 0.9},
+    ),
 }
 NEGATIVE = {
     "sglang-pr13023-l40s-truncated-serverargs": "SGLang log",
@@ -274,6 +375,14 @@ def test_extra_public_logs(name):
             assert got is not None and abs(got - want) < 1e-9, (attr, got, want)
         else:
             assert got == want, (attr, got, want)
+
+
+@pytest.mark.parametrize("name", sorted(EXTRA_FLAGS))
+def test_extra_public_logs_launch_flags(name):
+    facts = read_log_file(LOGS / f"{name}.log")
+    where, want = EXTRA_FLAGS[name]
+    got = facts.extra.get(where) or {}
+    assert {k: got.get(k) for k in want} == want, (where, got)
 
 
 @pytest.mark.parametrize("name", sorted(NEGATIVE))

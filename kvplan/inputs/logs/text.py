@@ -104,6 +104,7 @@ MARKERS = (
     "vllm serve",
     "vllm.entrypoints",
     "\u2588  version",
+    "\u2588 version",  # the logo line as an HTML copy prints it (its run of spaces collapsed)
     "server version",
     "API version",
     "sgl-dev:",

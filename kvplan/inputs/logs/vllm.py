@@ -92,7 +92,8 @@ _RESERVED_RE = re.compile(
 _EST_LEN_RE = re.compile(r"estimated maximum model length is\s*(\d{1,15})")
 _MAXSEQ_RE = re.compile(r"max seq len \((\d{1,15})\)")
 VERSION_RES = (
-    re.compile(r"LLM engine \(v(\d+\.\d+[\w.+\-]{0,40})\) with config"),
+    # "with config" optional: a pasted excerpt can stop after the version (a Modal log, issue excerpts)
+    re.compile(r"LLM engine \(v(\d+\.\d+[\w.+\-]{0,40})\)(?: with config|[ \t]*(?:\r?\n|$))"),
     re.compile(r"vLLM API server version\s*v?(\d+\.\d+[\w.+\-]{0,40})"),
     re.compile(r"vLLM server version\s*v?(\d+\.\d+[\w.+\-]{0,40})"),
     re.compile(r"Launching vLLM \(v(\d+\.\d+[\w.+\-]{0,40})\)"),
@@ -353,7 +354,7 @@ def read_version(c: Collector, line: str) -> None:
     if "vllm" in line.lower():
         c.vl_mentions += 1
         res = _TEXT_VERSION_RES
-    elif "\u2588  version" in line:
+    elif re.search("\u2588\\s+version", line):  # the logo line; HTML copies collapse its run of spaces to one
         res = _LOGO_VERSION_RES
     if c.vl_version is None and res is not None and (m := first_version_match(res, line)):
         c.vl_version = m.group(1).rstrip(".,;)")
