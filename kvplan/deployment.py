@@ -104,6 +104,8 @@ class Deployment:
     quantization: str | None = None  # the engine's --quantization (weights quantized at load); None = the checkpoint's
     interconnect: str | None = None  # link between the ranks (nvlink | pcie | xgmi | network); None = the GPU preset's
     vllm_sampler: str | None = None  # vLLM V1 sampler path: "flashinfer" | "pytorch"; None = the release default
+    language_model_only: bool = False  # vLLM --language-model-only: no vision tower built
+    limit_mm_per_prompt: str | None = None  # vLLM --limit-mm-per-prompt as given (JSON; zero for all: no tower)
 
     def __init__(
         self,
@@ -161,6 +163,8 @@ class Deployment:
         quantization: str | None = None,
         interconnect: str | None = None,
         vllm_sampler: str | None = None,
+        language_model_only: bool = False,
+        limit_mm_per_prompt: str | None = None,
     ) -> None:
         self.model = model
         self.gpu = gpu
@@ -216,6 +220,8 @@ class Deployment:
         self.quantization = quantization
         self.interconnect = interconnect
         self.vllm_sampler = vllm_sampler
+        self.language_model_only = language_model_only
+        self.limit_mm_per_prompt = limit_mm_per_prompt
 
     def with_defaults(self) -> "Deployment":
         """Apply the project's default deployment when no model was named."""
@@ -295,6 +301,53 @@ SPECULATIVE_ALGORITHMS = frozenset(
 )
 
 
+#: the count vLLM gives a modality ``--limit-mm-per-prompt`` leaves out, or an options object without ``count``
+#: (vllm/config/multimodal.py ``MultiModalConfig.get_limit_per_prompt`` / ``BaseDummyOptions.count``, v0.34.0)
+MM_LIMIT_DEFAULT = 999
+
+
+def _mm_count(modality: str, value: Any) -> int:
+    if isinstance(value, dict):
+        value = value.get("count", MM_LIMIT_DEFAULT)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InputError(
+            f"the {modality!r} limit must be a whole number >= 0, got {value!r}",
+            field="--limit-mm-per-prompt",
+            hint='e.g. \'{"image": 0, "video": 0}\'',
+        )
+    return value
+
+
+def mm_limits(text: str) -> dict[str, int]:
+    """The items per prompt of each modality a ``--limit-mm-per-prompt`` value gives (modalities it leaves out get
+    vLLM's 999).  vLLM takes a JSON object whose values are counts or options objects with a ``count``
+    (vllm/config/multimodal.py ``_validate_limit_per_prompt``, v0.34.0); releases up to 0.8 took ``image=0,video=0``
+    (``nullable_kvs``), read here too.  Example: ``'{"image": 0, "video": {"count": 1, "num_frames": 8}}'`` ->
+    ``{"image": 0, "video": 1}``; ``"image=2"`` -> ``{"image": 2}``.  A value neither form reads: InputError."""
+    import json
+
+    raw = text.strip()
+    if raw.startswith("{"):
+        try:
+            parsed = json.loads(raw)
+        except ValueError as exc:
+            raise InputError(
+                f"is not valid JSON ({exc})", field="--limit-mm-per-prompt", hint='e.g. \'{"image": 0, "video": 0}\''
+            ) from None
+        if not isinstance(parsed, dict):
+            raise InputError("must be a JSON object", field="--limit-mm-per-prompt")
+        return {str(k): _mm_count(str(k), v) for k, v in parsed.items()}
+    out: dict[str, int] = {}
+    for part in filter(None, (p.strip() for p in raw.split(","))):
+        key, sep, val = part.partition("=")
+        if not sep or not key.strip() or not val.strip().isdigit():
+            raise InputError(
+                f"cannot read {text!r}", field="--limit-mm-per-prompt", hint='e.g. \'{"image": 0, "video": 0}\''
+            )
+        out[key.strip()] = int(val.strip())
+    return out
+
+
 def validate(dep: Deployment) -> None:
     """Reject nonsense before any arithmetic: one error naming the CLI flag."""
     _check_int("--tp-size", dep.tp, maximum=4096)
@@ -329,6 +382,8 @@ def validate(dep: Deployment) -> None:
             )
     _check_int("--max-mamba-cache-size", dep.max_mamba_cache_size, maximum=1 << 24)
     _check_int("--dcp-size", dep.dcp_size, maximum=4096)
+    if dep.limit_mm_per_prompt is not None:
+        mm_limits(dep.limit_mm_per_prompt)
     if dep.engine not in ("sglang", "vllm"):
         raise InputError(f"unknown engine '{dep.engine}'", field="--engine", hint="use sglang or vllm")
     if dep.attention_backend is not None and dep.attention_backend.lower() not in ATTENTION_BACKENDS:

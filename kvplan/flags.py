@@ -702,6 +702,28 @@ FLAGS: tuple[Flag, ...] = (
         sweep=None,
         solve=False,
     ),
+    # text-only serving of a multimodal checkpoint: vLLM builds no vision tower (kvplan.engines.vllm.planner
+    # text_only_reason; vllm/model_executor/models/interfaces.py _mark_tower_model, v0.18.0 - v0.34.0)
+    Flag(
+        "language_model_only",
+        ("--language-model-only",),
+        "bool",
+        "vLLM: serve the text model only (vLLM 0.18+): no vision tower is built, so its weights are not counted.",
+        engines=(_V,),
+        sweep=None,
+        vllm=_special("--language-model-only", "--no-language-model-only"),
+    ),
+    Flag(
+        "limit_mm_per_prompt",
+        ("--limit-mm-per-prompt",),
+        "str",
+        'vLLM: items per prompt by modality, as vLLM takes it (\'{"image": 0, "video": 0}\'); zero for every '
+        "modality the vision tower serves builds no tower (vLLM 0.18+), so its weights are not counted.",
+        metavar="JSON",
+        engines=(_V,),
+        sweep=None,
+        vllm=_special("--limit-mm-per-prompt"),
+    ),
 )
 
 BY_FIELD: dict[str, Flag] = {f.field: f for f in FLAGS}

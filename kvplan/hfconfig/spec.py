@@ -174,7 +174,12 @@ class ModelSpec:
 
     @property
     def is_multimodal(self) -> bool:
-        """SGLang counts V4.1-Flash (vision_n_layers > 0) and any config with a vision tower as multimodal."""
+        """SGLang counts V4.1-Flash (vision_n_layers > 0) and any config with a vision tower as multimodal, except
+        Llama-4, for which it turns multimodal off unless ``--enable-multimodal`` is given (sglang v0.5.23
+        ``configs/model_config.py`` ``ModelConfig.__init__``: ``mm_disabled_models``; ``is_multimodal`` then False),
+        as kvplan plans it (no tower built: kvplan.weights.vision ``llama4_vision_tensors``)."""
+        if self.architecture == "Llama4ForConditionalGeneration":
+            return False
         if self.config.get("vision_n_layers"):
             return True
         return bool(self.raw_config.get("vision_config"))

@@ -552,6 +552,15 @@ _SG_UNMODELLED = {
     "--enable-memory-saver": "not modelled",
     "--load-format": "weights are estimated from the checkpoint",
     "--config": "the YAML config file is not read: pass its flags on the command line",
+    "--enable-multimodal": (
+        "Llama-4's vision tower is then built, which kvplan does not count (it plans SGLang's default: no tower for "
+        "Llama4ForConditionalGeneration, configs/model_config.py, v0.5.23)"
+    ),
+    "--language-only": "the vision tower is still built (the loader skips only its weights): kvplan counts it",
+    "--language-model-only": (
+        "SGLang 0.5.23 accepts it only for ServerArgs.LANGUAGE_MODEL_ONLY_ARCHITECTURES (DeepseekV4ForCausalLM, "
+        "MuseGlimmer, Cosmos3) and refuses to start for other models; kvplan plans the model as given"
+    ),
 }
 
 _VL_ALIASES = {
@@ -581,14 +590,6 @@ _VL_UNMODELLED = {
     "--prefill-context-parallel-size": "prefill context parallelism is not modelled",
     "--kv-cache-dtype-skip-layers": "every layer uses --kv-cache-dtype",
     "--mamba-block-size": "the Mamba block size is vLLM's default",
-    "--limit-mm-per-prompt": (
-        "multimodal profiling is not modelled; zero items for every image/video modality also skips the vision "
-        "tower, which kvplan still counts (kvplan.weights.estimate load_vision=False)"
-    ),
-    "--language-model-only": (
-        "multimodal profiling is not modelled; vLLM builds no vision tower then, which kvplan still counts "
-        "(kvplan.weights.estimate load_vision=False)"
-    ),
     "--skip-mm-profiling": "multimodal profiling is not modelled",
     "--load-format": "weights are estimated from the checkpoint",
     "--config": "the YAML config file is not read: pass its flags on the command line",
@@ -800,6 +801,30 @@ def _vllm_speculative(sc: _Scan, vals: dict[str, tuple[str, Any]], fields: dict[
         )
 
 
+def _vllm_text_only(sc: _Scan, vals: dict[str, tuple[str, Any]], fields: dict[str, Any]) -> None:
+    """Text-only serving: ``--language-model-only`` (BooleanOptionalAction, the last spelling wins) and
+    ``--limit-mm-per-prompt`` (a JSON object, dotted keys ``--limit-mm-per-prompt.image 0`` merged into it, or
+    the ``image=0,video=0`` form of releases up to 0.8), kept as canonical JSON text for the planner
+    (:func:`kvplan.deployment.mm_limits`; vllm/config/multimodal.py ``MultiModalConfig``, v0.34.0)."""
+    from kvplan.deployment import mm_limits
+
+    lmo = _last_switch(sc, ("--language-model-only",), "--no-language-model-only")
+    if lmo:
+        fields["language_model_only"] = True
+    limits: dict[str, Any] = {}
+    if "--limit-mm-per-prompt" in vals:
+        w, raw = vals["--limit-mm-per-prompt"]
+        try:
+            limits.update(mm_limits(str(raw)))
+        except InputError as exc:
+            raise _bad(w, str(exc), 'e.g. --limit-mm-per-prompt \'{"image": 0, "video": 0}\'') from None
+    dotted = sc.dotted.get("--limit-mm-per-prompt")
+    if dotted:
+        limits.update(mm_limits(json.dumps(dotted)))
+    if "--limit-mm-per-prompt" in vals or dotted:
+        fields["limit_mm_per_prompt"] = json.dumps(limits, sort_keys=True)
+
+
 def _vllm_fields(entry: _Entry, sc: _Scan, env: dict[str, str]) -> tuple[dict, list, list]:
     fields: dict[str, Any] = {"engine": "vllm"}
     ignored: list[str] = []
@@ -821,9 +846,10 @@ def _vllm_fields(entry: _Entry, sc: _Scan, env: dict[str, str]) -> tuple[dict, l
         fields["enable_prefix_caching"] = prefix_caching
     _vllm_expert_parallel(sc, vals, fields, notes)
     _vllm_speculative(sc, vals, fields, notes)
+    _vllm_text_only(sc, vals, fields)
     unmodelled = engine_map("vllm").unmodelled
     for flag in sc.dotted:
-        if flag != "--speculative-config":
+        if flag not in ("--speculative-config", "--limit-mm-per-prompt"):
             c = _canon(flag, _VL_ALIASES)
             if c not in unmodelled and c not in ignored:
                 ignored.append(c)

@@ -46,6 +46,7 @@ __all__ = [
     "MISTRAL3_MODEL_TYPES",
     "QWEN3_VL_MODEL_TYPES",
     "QWEN_VL_MODEL_TYPES",
+    "VLLM_TOWER_MODALITIES",
     "exaone4_5_vision_tensors",
     "gemma4_vision_tensors",
     "glm4v_vision_tensors",
@@ -58,6 +59,7 @@ __all__ = [
     "siglip_vision_tensors",
     "tower_model_type",
     "vision_tower_tensors",
+    "vllm_tower_modalities",
 ]
 
 QWEN2_VL = "qwen2_vl"
@@ -645,6 +647,34 @@ def tower_model_type(cfg: Mapping[str, Any]) -> str:
         if isinstance(archs, list) and archs and str(archs[0]) in ARCHITECTURE_MODEL_TYPES:
             return ARCHITECTURE_MODEL_TYPES[str(archs[0])]
     return str(cfg.get("model_type") or "").lower()
+
+
+def _vllm_modalities() -> dict[str, tuple[str, ...]]:
+    both: tuple[str, ...] = ("image", "video")
+    image: tuple[str, ...] = ("image",)
+    table: dict[str, tuple[str, ...]] = dict.fromkeys(
+        (*QWEN_VL_MODEL_TYPES, *QWEN3_VL_MODEL_TYPES, *GLM4V_MODEL_TYPES), both
+    )
+    table.update(dict.fromkeys((*GEMMA4_MODEL_TYPES, *EXAONE4_5_MODEL_TYPES), both))
+    table.update(dict.fromkeys((*GEMMA3_MODEL_TYPES, *MISTRAL3_MODEL_TYPES, *LLAMA4_MODEL_TYPES), image))
+    table.update(dict.fromkeys(KIMI_K25_MODEL_TYPES, ("vision_chunk",)))
+    return table
+
+
+#: the modalities vLLM marks each family's vision tower with (``with self._mark_tower_model(vllm_config, ...)`` in the
+#: model's ``__init__``, vllm v0.34.0 ``models/qwen2_vl.py``, ``qwen2_5_vl.py``, ``qwen3_vl.py``, ``qwen3_vl_moe.py``,
+#: ``qwen3_5.py``, ``glm4_1v.py``, ``gemma4_mm.py``, ``exaone4_5.py``: image + video; ``gemma3_mm.py``,
+#: ``mistral3.py``, ``mllama4.py``: image; ``kimi_k25.py``: vision_chunk; v0.18.0 marks Llama-4 and Qwen3-VL the
+#: same way).  ``_mark_tower_model`` builds no tower when ``--limit-mm-per-prompt`` gives zero for every one of them
+#: (``--language-model-only`` gives zero for all).  Gemma-4's separate audio tower ("audio") is not a vision tower.
+VLLM_TOWER_MODALITIES: dict[str, tuple[str, ...]] = _vllm_modalities()
+
+
+def vllm_tower_modalities(cfg: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The modalities vLLM marks the vision tower of ``cfg`` with (:data:`VLLM_TOWER_MODALITIES`), or None for a
+    family this module does not price (a generic ViT: kvplan cannot say which limits drop it).  Example:
+    Llama-4-Scout -> ("image",); Qwen3-VL -> ("image", "video")."""
+    return VLLM_TOWER_MODALITIES.get(tower_model_type(cfg))
 
 
 def vision_tower_tensors(

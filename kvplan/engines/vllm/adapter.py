@@ -90,7 +90,18 @@ def _inputs(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None, devic
         attention_backend=AttentionBackend.parse(dep.attention_backend),
         engram_on_host=bool(getattr(dep, "engram_on_host", False)),
         enable_prefix_caching=dep.enable_prefix_caching,
+        language_model_only=dep.language_model_only,
+        limit_mm_per_prompt=_mm_limits(dep.limit_mm_per_prompt),
     )
+
+
+def _mm_limits(text: str | None) -> tuple[tuple[str, int], ...] | None:
+    """``--limit-mm-per-prompt`` as (modality, count) pairs (:func:`kvplan.deployment.mm_limits`), None: not given."""
+    if text is None:
+        return None
+    from kvplan.deployment import mm_limits
+
+    return tuple(sorted(mm_limits(text).items()))
 
 
 def engine_refusal(

@@ -42,6 +42,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from kvplan.deployment import MM_LIMIT_DEFAULT
 from kvplan.engines.backends import AttentionBackend
 from kvplan.engines.vllm.budget import (
     vllm_activation_coefficients,
@@ -165,6 +166,8 @@ class VllmInputs:
     attention_backend: AttentionBackend | None = None  # --attention-backend (MLA hybrids: picks the block alignment)
     engram_on_host: bool = False  # DeepSeek-V4.1 engram tables in pinned host memory (0.33+ do so by default)
     sampler: str | None = None  # V1 sampler path: "flashinfer" | "pytorch"; None = the release's (PyTorch, pip default)
+    language_model_only: bool = False  # --language-model-only: no vision tower (0.18+)
+    limit_mm_per_prompt: tuple[tuple[str, int], ...] | None = None  # --limit-mm-per-prompt, (modality, count) pairs
 
 
 @dataclass(frozen=True)
@@ -305,6 +308,11 @@ def _align_mamba_all(
     return pad_state_pages(model, block_size=attn_bs, was=block_size, warnings=warnings), attn_bs, mamba_bs
 
 
+#: the first release read whose ``ModelConfig._supports_multimodal_for_mm_prefix`` clears the multimodal prefix when
+#: every modality is disabled (vllm/config/model.py, 0.30.0, 0.32.0, 0.33.0, 0.34.0)
+MM_PREFIX_OFF_SINCE = (0, 30, 0)
+
+
 def _gemma4(inp: VllmInputs, cfg: Mapping[str, Any], model: ModelKV, notes: _Notes) -> Gemma4Layout | None:
     """Gemma-4 (head_dim != global_head_dim): the backend vLLM runs it on and the blocks that backend starts from
     (:mod:`kvplan.engines.vllm.gemma4`), as an assumption; None for every other model."""
@@ -314,17 +322,27 @@ def _gemma4(inp: VllmInputs, cfg: Mapping[str, Any], model: ModelKV, notes: _Not
     from kvplan.engines.vllm import gemma4  # lazy: only Gemma-4 plans need it
     from kvplan.engines.vllm.specs import resolve_kv_cache_dtype
 
+    # --language-model-only sets every modality's limit to 0, which clears is_mm_prefix_lm from 0.30 (read in 0.30.0,
+    # 0.32.0 - 0.34.0); a zero --limit-mm-per-prompt must also cover the processor's every modality (audio too): not
+    # modelled, the prefix stays
+    text_only = inp.language_model_only and release_numbers(inp.engine_version) >= MM_PREFIX_OFF_SINCE
+
     attention = gemma4.vllm_gemma4_attention(
         sm_major=inp.sm_major,
         vendor=inp.gpu_vendor,
         kv_cache_dtype=resolve_kv_cache_dtype(cfg, inp.kv_cache_dtype, inp.sm_major),
         engine_version=release_numbers(inp.engine_version),
         requested=inp.attention_backend,
-        prefix=gemma4.mm_prefix(cfg),
+        prefix=gemma4.mm_prefix(cfg) and not text_only,
         gpu_name=inp.gpu_name,
         block_size_given=inp.block_size,
     )
-    floor = gemma4.mm_prefix_batch_floor(cfg, engine_version=release_numbers(inp.engine_version))
+    floor = None if text_only else gemma4.mm_prefix_batch_floor(cfg, engine_version=release_numbers(inp.engine_version))
+    if text_only and gemma4.mm_prefix(cfg):
+        notes.assumptions.append(
+            "--language-model-only: vLLM drops the multimodal prefix (config/model.py "
+            "_supports_multimodal_for_mm_prefix, 0.30.0 - 0.34.0): a text model's backends and batch default"
+        )
     layout = gemma4.gemma4_layout(model, attention=attention, block_size_given=inp.block_size, batch_floor=floor)
     notes.assumptions.append(layout.assumption)
     notes.assumptions.append(
@@ -429,14 +447,73 @@ def _interconnect(inp: VllmInputs) -> str | None:
         return None
 
 
-def _weights_from_helper(inp: VllmInputs, cfg: Mapping[str, Any], version: str) -> tuple[int, list[str]]:
+#: the first release read whose model classes build no vision tower when every modality it serves has a zero
+#: ``--limit-mm-per-prompt`` (``SupportsMultiModal._mark_tower_model``, vllm/model_executor/models/interfaces.py,
+#: read in v0.18.0, v0.21.0 and v0.34.0); ``--language-model-only`` (first in the 0.18.0 flag table, not in 0.15.0)
+#: makes ``MultiModalConfig.get_limit_per_prompt`` return 0 for every modality, the same path
+TOWER_SKIP_SINCE = (0, 18, 0)
+
+
+def _release_flag(version: str, flag: str) -> None:
+    """The release's own refusal of a flag its parser does not know (kvplan's flag table of that release,
+    :mod:`kvplan.inputs.flagtables`): InputError naming the flag and the first table that has it."""
+    from kvplan.inputs.flagtables import load, releases, table_for
+
+    try:
+        table = table_for("vllm", version)
+    except InputError:  # no release number (a main build) or older than every table: the release check names it
+        return
+    if flag in table.options:
+        return
+    first = next((r for r in releases("vllm") if flag in load("vllm", r).options), None)
+    raise InputError(
+        f"vLLM {version} has no {flag} (its flag table {table.release} lacks it"
+        + (f"; the first table with it is {first})" if first else ")"),
+        field=flag,
+        hint=f"use --engine-version {first} or newer, or drop {flag}" if first else f"drop {flag}",
+    )
+
+
+def text_only_reason(inp: VllmInputs, version: str) -> str | None:
+    """Why vLLM builds no vision tower for this deployment (the flag, as the assumption line names it), or None.
+
+    ``--language-model-only``, or ``--limit-mm-per-prompt`` zero for every modality the family's tower is marked
+    with (:data:`kvplan.weights.vision.VLLM_TOWER_MODALITIES`; a modality the value leaves out counts 999), from
+    :data:`TOWER_SKIP_SINCE`.  A release whose parser lacks the flag refuses it (InputError).  None too for a model
+    with no tower kvplan prices by family, and for zero limits before 0.18 (the tower stays counted and a line says
+    that case is not modelled).  Examples: Llama-4-Scout with ``{"image": 0}`` -> the limit;
+    Qwen3-VL with ``{"image": 0}`` -> None (video still 999)."""
+    if not inp.language_model_only and inp.limit_mm_per_prompt is None:
+        return None
+    if inp.language_model_only:
+        _release_flag(version, "--language-model-only")
+    if inp.limit_mm_per_prompt is not None:
+        _release_flag(version, "--limit-mm-per-prompt")
+    from kvplan.weights.vision import vllm_tower_modalities  # lazy: only text-only plans read it
+
+    modalities = vllm_tower_modalities(inp.config)
+    if modalities is None or release_numbers(version) < TOWER_SKIP_SINCE:
+        return None
+    if inp.language_model_only:
+        return "--language-model-only: vLLM builds no vision tower"
+    limits = dict(inp.limit_mm_per_prompt or ())
+    if all(limits.get(m, MM_LIMIT_DEFAULT) == 0 for m in modalities):
+        return f"--limit-mm-per-prompt gives 0 {' and '.join(modalities)} items: vLLM builds no vision tower"
+    return None
+
+
+def _weights_from_helper(
+    inp: VllmInputs, cfg: Mapping[str, Any], version: str, *, text_only: str | None = None
+) -> tuple[int, list[str]]:
     """The cold weight estimate as this release of vLLM loads it on this GPU: the release and the GPU pick the
-    MoE kernel and its padding (``kvplan.weights.kernels``), data parallelism splits the experts over tp x dp."""
+    MoE kernel and its padding (``kvplan.weights.kernels``), data parallelism splits the experts over tp x dp.
+    ``text_only`` (:func:`text_only_reason`): the vision tower is not built (``load_vision=False``); the line names
+    the flag and the bytes per GPU it saves (the estimate with the tower minus the one without)."""
     from kvplan.weights import estimate as weights  # lazy: only cold mode estimates weights
 
     quant = inp.quantization or weights.quantization_from_config(cfg)
     placement = vllm_engram_placement(engine_version=version, engram_on_host=inp.engram_on_host)
-    est = weights.estimate_weight_bytes(
+    kwargs: dict[str, Any] = dict(
         config=cfg,
         quantization=quant,
         checkpoint_bytes=inp.checkpoint_bytes,
@@ -450,8 +527,20 @@ def _weights_from_helper(inp: VllmInputs, cfg: Mapping[str, Any], version: str) 
         gpu_vendor=inp.gpu_vendor,
         engram_placement=placement,
     )
+    est = weights.estimate_weight_bytes(**kwargs, load_vision=not text_only)
     wnotes = [f"weights estimated ({quant}) by kvplan.weights"]
+    if text_only:
+        tower = weights.estimate_weight_bytes(**kwargs).per_gpu_bytes - est.per_gpu_bytes
+        wnotes.append(
+            f"vision tower left out ({text_only}): {tower / MiB:,.1f} MiB less weights per GPU"
+            if tower
+            else f"{text_only.partition(':')[0]}: the model's config has no vision tower to leave out"
+        )
+    elif inp.language_model_only or inp.limit_mm_per_prompt is not None:
+        wnotes.append(_tower_kept_note(inp, version))
     for n in est.notes:
+        if n.startswith("vision tower not built (load_vision=False"):
+            continue  # the line above names the flag
         if n.startswith("engram tables in "):  # the SGLang wording of the placement; vLLM's own below
             n = (
                 "engram tables in pinned host memory, each TP rank's rows (vLLM EngramConfig cpu_offload: the "
@@ -469,6 +558,25 @@ def _weights_from_helper(inp: VllmInputs, cfg: Mapping[str, Any], version: str) 
     if rope:
         wnotes.append(f"+ {rope / 2**20:,.0f} MiB rotary cos/sin caches built on the GPU at load (kvplan.weights.rope)")
     return int(est.per_gpu_bytes) + rope, wnotes
+
+
+def _tower_kept_note(inp: VllmInputs, version: str) -> str:
+    """Why the tower stays counted although a text-only flag was given (the model, the release or the limits)."""
+    from kvplan.weights.vision import vllm_tower_modalities
+
+    modalities = vllm_tower_modalities(inp.config)
+    if modalities is None:
+        return (
+            "--limit-mm-per-prompt / --language-model-only: the model has no vision tower kvplan prices by family "
+            "(a generic ViT, if any, stays counted)"
+        )
+    limits = dict(inp.limit_mm_per_prompt or ())
+    if release_numbers(version) < TOWER_SKIP_SINCE and all(limits.get(m, MM_LIMIT_DEFAULT) == 0 for m in modalities):
+        return (
+            f"--limit-mm-per-prompt 0 before vLLM 0.18 is not modelled: the vision tower is counted "
+            f"(vLLM {version} predates the _mark_tower_model path kvplan reads)"
+        )
+    return f"vision tower counted: --limit-mm-per-prompt leaves a modality it serves ({', '.join(modalities)}) above 0"
 
 
 #: the first vLLM release read whose ``EngramConfig`` keeps the engram tables in pinned host memory by default
@@ -577,10 +685,13 @@ def _weights_and_non_torch(
         consumed = int(inp.consumed_bytes)
         terms.append(("consumed (weights + non-torch)", consumed))
         return consumed
+    text_only = text_only_reason(inp, version)
     if inp.weight_bytes is not None:
         W = int(inp.weight_bytes)
+        if text_only:
+            notes.assumptions.append(f"vision tower left out ({text_only}); the measured weights stand as given")
     else:
-        W, wnotes = _weights_from_helper(inp, cfg, version)
+        W, wnotes = _weights_from_helper(inp, cfg, version, text_only=text_only)
         notes.assumptions.extend(wnotes)
     if inp.non_torch_bytes is not None:
         N = int(inp.non_torch_bytes)
@@ -763,6 +874,7 @@ def _prepare(inp: VllmInputs) -> _Prepared:
     version = inp.engine_version or NEWEST_VERSION
     notes = _Notes([], [])
     cfg = _check_inputs(inp)
+    text_only_reason(inp, version)  # a release that lacks a text-only flag refuses it, whatever the budget
     model, block_size, mamba_bs = _model_and_block_size(inp, rel, cfg, notes)
     sched = _scheduler(inp, cfg, rel, model, notes)
     budget = _budget_static(inp, cfg, rel, version, sched, notes)
