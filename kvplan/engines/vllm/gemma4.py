@@ -117,8 +117,10 @@ def is_gemma4(cfg: Mapping[str, Any]) -> bool:
 def mm_prefix(cfg: Mapping[str, Any]) -> bool:
     """Whether vLLM treats the model as a multimodal-prefix LM: ``use_bidirectional_attention`` "vision" in the
     (flattened) text config (``Gemma4ModelArchConfigConvertor.is_mm_prefix_lm``, 0.31.0 - 0.34.0), with multimodal
-    inputs on (vLLM's default; ``--language-model-only`` / zero ``--limit-mm-per-prompt`` turn it off, which kvplan
-    does not read), which a text-only class (``Gemma4ForCausalLM``) never has (``is_multimodal_model`` is False).
+    inputs on (vLLM's default; ``--language-model-only`` turns it off from 0.30, and the vLLM planner then skips
+    this check: kvplan.engines.vllm.planner; a zero ``--limit-mm-per-prompt`` keeps it in kvplan, since the processor
+    also serves audio, which is not modelled), which a text-only class (``Gemma4ForCausalLM``) never has
+    (``is_multimodal_model`` is False).
     Example: google/gemma-4-26B-A4B ("vision", ``Gemma4ForConditionalGeneration``) -> True; E4B (null) -> False."""
     archs = cfg.get("architectures")
     multimodal = not isinstance(archs, list) or any(str(a).endswith("ForConditionalGeneration") for a in archs)
