@@ -34,6 +34,49 @@ from typing import Literal
 from kvplan.errors import InputError
 
 
+class VisionRules:
+    """How one engine builds the vision towers of :mod:`kvplan.weights.vision` where the two engines differ
+    (read in vLLM v0.21.0 and SGLang v0.5.15 ``models/``; each builder's docstring names its file):
+
+    * ``pos_vocab_split``: the Qwen3-VL and SigLIP position tables are VocabParallel over TP (SGLang), not replicated;
+    * ``gemma4_tp_first_stage``: Gemma-4's tower is TP-split and on the first pipeline stage only (SGLang), not the
+      replicated transformers module on every stage (vLLM);
+    * ``moonvit_mlp_replicated``: Kimi's MoonViT MLP and projector are not split (SGLang);
+    * ``pixtral_projector_replicated``: the Pixtral / Mistral-3 projector is not split (SGLang);
+    * ``llama4_tower_built``: Llama-4's tower is built by default (vLLM; SGLang only with ``--enable-multimodal``).
+
+    A plain read-only class with slots, as :class:`WeightRules`.
+    Example: ``SGLANG_WEIGHTS.vision.llama4_tower_built is False``."""
+
+    __slots__ = (
+        "gemma4_tp_first_stage",
+        "llama4_tower_built",
+        "moonvit_mlp_replicated",
+        "pixtral_projector_replicated",
+        "pos_vocab_split",
+    )
+
+    def __init__(
+        self,
+        *,
+        pos_vocab_split: bool,
+        gemma4_tp_first_stage: bool,
+        moonvit_mlp_replicated: bool,
+        pixtral_projector_replicated: bool,
+        llama4_tower_built: bool,
+    ) -> None:
+        self.pos_vocab_split = pos_vocab_split
+        self.gemma4_tp_first_stage = gemma4_tp_first_stage
+        self.moonvit_mlp_replicated = moonvit_mlp_replicated
+        self.pixtral_projector_replicated = pixtral_projector_replicated
+        self.llama4_tower_built = llama4_tower_built
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if hasattr(self, name):
+            raise AttributeError(f"VisionRules.{name} is read-only")
+        object.__setattr__(self, name, value)
+
+
 class WeightRules:
     """One engine's weight-loading rules (the module table); read-only after construction.
 
@@ -54,6 +97,7 @@ class WeightRules:
         "mxfp4_moe_backend",
         "name",
         "per_model_layout",
+        "vision",
         "wna16_moe_index_on",
     )
 
@@ -73,6 +117,7 @@ class WeightRules:
         mxfp4_moe_backend: bool,  # gpt-oss MXFP4 experts take the padding of the backend picked on the GPU
         allocator_reserve_on: tuple[str, ...] = (),  # GPU vendors ("*": all) where the load is device-level
         wna16_moe_index_on: tuple[str, ...] = (),  # GPU vendors where the WNA16 MoE keeps its act-order buffers
+        vision: VisionRules,  # how the engine builds the vision towers
     ) -> None:
         self.name = name
         self.dp_attention = dp_attention
@@ -87,6 +132,7 @@ class WeightRules:
         self.mxfp4_moe_backend = mxfp4_moe_backend
         self.allocator_reserve_on = allocator_reserve_on
         self.wna16_moe_index_on = wna16_moe_index_on
+        self.vision = vision
 
     def __setattr__(self, name: str, value: object) -> None:
         if hasattr(self, name):
@@ -111,6 +157,13 @@ SGLANG_WEIGHTS = WeightRules(
     mxfp4_moe_backend=False,
     allocator_reserve_on=("*",),
     wna16_moe_index_on=("amd",),
+    vision=VisionRules(
+        pos_vocab_split=True,
+        gemma4_tp_first_stage=True,
+        moonvit_mlp_replicated=True,
+        pixtral_projector_replicated=True,
+        llama4_tower_built=False,
+    ),
 )
 
 VLLM_WEIGHTS = WeightRules(
@@ -126,6 +179,13 @@ VLLM_WEIGHTS = WeightRules(
     fp8_wo_a_needs_128_blocks=False,
     mxfp4_moe_backend=True,
     allocator_reserve_on=("amd",),
+    vision=VisionRules(
+        pos_vocab_split=False,
+        gemma4_tp_first_stage=False,
+        moonvit_mlp_replicated=False,
+        pixtral_projector_replicated=False,
+        llama4_tower_built=True,
+    ),
 )
 
 #: every engine's row by name

@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kvplan.weights.fields import opt_int
+from kvplan.weights.rules import WeightRules, weight_rules
 from kvplan.weights.tensor import Group, Split, Stage, Tensor, fixed, vec
 
 __all__ = [
@@ -124,7 +125,9 @@ def qwen_vl_vision_params(model_type: str, v: Mapping[str, Any]) -> int:
 QWEN3_VL_MODEL_TYPES = ("qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe")
 
 
-def qwen3_vl_vision_tensors(model_type: str, v: Mapping[str, Any], *, engine: str = "sglang") -> list[Tensor]:
+def qwen3_vl_vision_tensors(
+    model_type: str, v: Mapping[str, Any], *, engine: str | WeightRules = "sglang"
+) -> list[Tensor]:
     """The Qwen3-VL vision tower, also Qwen3.5's and Qwen3.6's (their ``Qwen3_5*ForConditionalGeneration`` reuse it).
 
     Both engines build one class for all four model types: vLLM v0.21.0 ``models/qwen3_vl.py``
@@ -173,7 +176,7 @@ def qwen3_vl_vision_tensors(model_type: str, v: Mapping[str, Any], *, engine: st
         ds = [8, 16, 24] if model_type.startswith("qwen3_vl") else []
     k = len(ds) if isinstance(ds, (list, tuple)) else 0
     g, every, mm = Group.ATTN, Stage.EXTRA, d * m * m
-    if engine == "sglang":
+    if weight_rules(engine).vision.pos_vocab_split:
         pos = fixed("vision", "visual.pos_embed", npos, d, None, split=Split.VOCAB, group=g, stage=Stage.FIRST)
     else:
         pos = fixed("vision", "visual.pos_embed", npos, d, None, stage=every)
@@ -262,7 +265,9 @@ def glm4v_vision_tensors(v: Mapping[str, Any]) -> list[Tensor]:
 GEMMA3_MODEL_TYPES = ("gemma3",)
 
 
-def siglip_vision_tensors(v: Mapping[str, Any], text_hidden: int, *, engine: str = "sglang") -> list[Tensor]:
+def siglip_vision_tensors(
+    v: Mapping[str, Any], text_hidden: int, *, engine: str | WeightRules = "sglang"
+) -> list[Tensor]:
     """Gemma-3's SigLIP encoder and its projector, as vLLM v0.21.0 ``models/gemma3_mm.py``
     ``Gemma3ForConditionalGeneration`` (``siglip.py`` ``SiglipVisionModel``, ``Gemma3MultiModalProjector``) and
     SGLang v0.5.15 ``srt/models/gemma3_mm.py`` (``siglip.py``) build them.  With ``h`` = ``hidden_size``, ``i`` =
@@ -288,7 +293,7 @@ def siglip_vision_tensors(v: Mapping[str, Any], text_hidden: int, *, engine: str
     npos = (opt_int(v, "image_size", 896) // p) ** 2
     ga, gt, every = Group.ATTN, Group.TP, Stage.EXTRA
     pre = "vision_tower.vision_model"
-    if engine == "sglang":
+    if weight_rules(engine).vision.pos_vocab_split:
         pos = fixed(
             "vision", f"{pre}.embeddings.position_embedding", npos, h, None, split=Split.VOCAB, group=gt, stage=every
         )
@@ -329,7 +334,9 @@ def siglip_vision_tensors(v: Mapping[str, Any], text_hidden: int, *, engine: str
 GEMMA4_MODEL_TYPES = ("gemma4",)
 
 
-def gemma4_vision_tensors(v: Mapping[str, Any], text_hidden: int, *, engine: str = "sglang") -> list[Tensor]:
+def gemma4_vision_tensors(
+    v: Mapping[str, Any], text_hidden: int, *, engine: str | WeightRules = "sglang"
+) -> list[Tensor]:
     """Gemma-4's vision encoder and ``embed_vision`` projection.
 
     Modules (transformers 5.25 ``models/gemma4/modeling_gemma4.py`` ``Gemma4VisionModel``, which vLLM v0.21.0
@@ -362,7 +369,7 @@ def gemma4_vision_tensors(v: Mapping[str, Any], text_hidden: int, *, engine: str
     hd = opt_int(v, "head_dim", h // nh if nh else 64)
     p = opt_int(v, "patch_size", 16)
     npos = opt_int(v, "position_embedding_size", 10 * 1024)
-    sgl = engine == "sglang"
+    sgl = weight_rules(engine).vision.gemma4_tp_first_stage
     g = Group.ATTN if sgl else Group.NONE
     sp_out, sp_in = (Split.OUT, Split.IN) if sgl else (Split.NONE, Split.NONE)
     st = Stage.FIRST if sgl else Stage.EXTRA
@@ -385,7 +392,9 @@ def gemma4_vision_tensors(v: Mapping[str, Any], text_hidden: int, *, engine: str
 KIMI_K25_MODEL_TYPES = ("kimi_k25",)
 
 
-def moonvit_vision_tensors(v: Mapping[str, Any], text_hidden: int, *, engine: str = "sglang") -> list[Tensor]:
+def moonvit_vision_tensors(
+    v: Mapping[str, Any], text_hidden: int, *, engine: str | WeightRules = "sglang"
+) -> list[Tensor]:
     """Kimi-K2.5's MoonViT and its patch-merging projector.
 
     vLLM v0.21.0 ``models/kimi_k25.py`` ``KimiK25ForConditionalGeneration.__init__`` (``kimi_k25_vit.py``
@@ -418,7 +427,11 @@ def moonvit_vision_tensors(v: Mapping[str, Any], text_hidden: int, *, engine: st
     k = int(mk[0]) * int(mk[1]) if isinstance(mk, (list, tuple)) and len(mk) == 2 else 4
     h = opt_int(v, "text_hidden_size", text_hidden)
     g, every, kd = Group.ATTN, Stage.EXTRA, k * d
-    mlp_g, mlp_out, mlp_in = (Group.NONE, Split.NONE, Split.NONE) if engine == "sglang" else (g, Split.OUT, Split.IN)
+    mlp_g, mlp_out, mlp_in = (
+        (Group.NONE, Split.NONE, Split.NONE)
+        if weight_rules(engine).vision.moonvit_mlp_replicated
+        else (g, Split.OUT, Split.IN)
+    )
     pre = "vision_tower.encoder.blocks"
     return [
         fixed("vision", "vision_tower.patch_embed.proj", d, 3 * p * p, None, stage=every),
@@ -448,7 +461,7 @@ MISTRAL3_MODEL_TYPES = ("mistral3",)
 
 
 def pixtral_vision_tensors(
-    v: Mapping[str, Any], top: Mapping[str, Any], text_hidden: int, *, engine: str = "sglang"
+    v: Mapping[str, Any], top: Mapping[str, Any], text_hidden: int, *, engine: str | WeightRules = "sglang"
 ) -> list[Tensor]:
     """The Pixtral vision encoder of ``Mistral3ForConditionalGeneration`` and its projector.
 
@@ -476,7 +489,11 @@ def pixtral_vision_tensors(
     m = opt_int(top, "spatial_merge_size", 2)
     bias = bool(top.get("multimodal_projector_bias"))
     g, gt, every = Group.ATTN, Group.TP, Stage.EXTRA
-    pg, po, pi = (Group.NONE, Split.NONE, Split.NONE) if engine == "sglang" else (gt, Split.OUT, Split.IN)
+    pg, po, pi = (
+        (Group.NONE, Split.NONE, Split.NONE)
+        if weight_rules(engine).vision.pixtral_projector_replicated
+        else (gt, Split.OUT, Split.IN)
+    )
     pre = "vision_tower.transformer.layers"
     ts = [
         fixed("vision", "vision_tower.patch_conv", d, c * p * p, None, stage=every),
@@ -506,7 +523,9 @@ def pixtral_vision_tensors(
 LLAMA4_MODEL_TYPES = ("llama4",)
 
 
-def llama4_vision_tensors(v: Mapping[str, Any], text_hidden: int, *, engine: str = "sglang") -> list[Tensor]:
+def llama4_vision_tensors(
+    v: Mapping[str, Any], text_hidden: int, *, engine: str | WeightRules = "sglang"
+) -> list[Tensor]:
     """Llama-4's vision encoder, pixel-shuffle adapter and projector.
 
     vLLM v0.21.0 ``models/mllama4.py`` ``Llama4ForConditionalGeneration.__init__`` (``Llama4VisionModel``,
@@ -542,7 +561,7 @@ def llama4_vision_tensors(v: Mapping[str, Any], text_hidden: int, *, engine: str
     out = opt_int(v, "vision_output_dim", r)
     bias = bool(v.get("multi_modal_projector_bias"))
     g = Group.TP
-    st = Stage.CKPT_ONLY if engine == "sglang" else Stage.EXTRA
+    st = Stage.EXTRA if weight_rules(engine).vision.llama4_tower_built else Stage.CKPT_ONLY
     pre = "vision_model.model.layers"
     ts = [
         fixed("vision", "vision_model.patch_embedding.linear", d, c * p * p, None, split=Split.OUT, group=g, stage=st),
@@ -682,7 +701,7 @@ def vision_tower_tensors(
     v: Mapping[str, Any],
     *,
     text_hidden: int,
-    engine: str = "sglang",
+    engine: str | WeightRules = "sglang",
     top: Mapping[str, Any] | None = None,
 ) -> list[Tensor] | None:
     """The tower of a top-level ``model_type`` this module prices, or None (the caller's generic ViT then);
