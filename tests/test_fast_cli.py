@@ -143,16 +143,17 @@ CASES = [
 
 @pytest.mark.parametrize("args", CASES, ids=lambda a: " ".join(a[:6]))
 def test_the_fast_path_prints_what_typer_prints(args, tmp_path):
-    from tests.cli_run import console_modules, run_kvplan
+    """Two processes per case: the typer path (``python -m kvplan ... --debug``) and the console entry with the line
+    as given, which also lists the modules it loaded (one run both compared and checked for the fast path)."""
+    from tests.cli_run import console_run, run_kvplan
 
     env = {"KVPLAN_CACHE_DIR": str(tmp_path / "cache")}
     typer_run = run_kvplan([*args, "--debug"], env=env, capture_output=True, text=True)
-    fast_run = run_kvplan(args, env=env, capture_output=True, text=True)
+    fast_run, mods = console_run(args, listing=tmp_path / "modules.txt", env=env)
     assert (fast_run.returncode, fast_run.stdout, fast_run.stderr) == (
         typer_run.returncode,
         typer_run.stdout,
         typer_run.stderr,
     )
     if fast_run.returncode == 0:
-        _, mods = console_modules(args, listing=tmp_path / "modules.txt", env=env)
         assert "typer" not in mods and "kvplan.cli.commands" not in mods, "the fast path was not taken"

@@ -18,6 +18,7 @@ import pytest
 from kvplan.errors import InputError
 from kvplan.inputs.logs import parse_log, read_log_file
 from kvplan.inputs.logs.source import MAX_LOG_BYTES
+from tests.cli_run import invoke
 
 ROOT = Path(__file__).resolve().parents[1]
 LOGS = ROOT / "tests" / "validation" / "logs"
@@ -84,6 +85,13 @@ def _cli(*args: str, stdin_cmd: str | None = None, stdin_path: str | None = None
         out.seek(0)
         err.seek(0)
         return p.returncode, out.read().decode(), err.read().decode(), int(report.read_text()) * 1024
+
+
+def _cmd(*args: str) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of ``kvplan ARGS`` in this process (tests/cli_run.py ``invoke``): for the checks of
+    what a log's figures make kvplan answer.  The bounded reads above need a real process (its memory, its stdin);
+    the one line and exit 2 at the process boundary is checked there too (test_fifo_or_device_as_a_log...)."""
+    return invoke(list(args))
 
 
 def _one_error_line(code: int, out: str, err: str, *needles: str) -> None:
@@ -154,15 +162,15 @@ def _edited(tmp_path: Path, old: str, new: str, src: Path = LLAMA) -> str:
 
 def test_negative_free_memory_is_refused_naming_the_line(tmp_path):
     log = _edited(tmp_path, "Load weight begin. avail mem=78.81", "Load weight begin. avail mem=-21.63")
-    code, out, err, _ = _cli("calibrate", log)
+    code, out, err = _cmd("calibrate", log)
     _one_error_line(code, out, err, "line 7 (", "avail mem=-21.63 GB", "-21.63 GiB", "positive")
-    code, out, err, _ = _cli("fit", "--from-log", log)
+    code, out, err = _cmd("fit", "--from-log", log)
     _one_error_line(code, out, err, "line 7 (")
 
 
 def test_more_free_memory_after_loading_weights_is_refused(tmp_path):
     log = _edited(tmp_path, "avail mem=63.72", "avail mem=93.72")
-    code, out, err, _ = _cli("calibrate", log)
+    code, out, err = _cmd("calibrate", log)
     _one_error_line(code, out, err, "line 8 (", "93.72 GiB", "more than before (78.81 GiB", "line 7")
     # within the print resolution (two figures of two decimals) it is not refused
     ok = parse_log(LLAMA.read_text().replace("avail mem=63.72", "avail mem=78.82"))
@@ -185,7 +193,7 @@ def test_free_memory_above_the_device_total(tmp_path):
     smi = "|   0  NVIDIA H100 80GB HBM3   On  |   00000000:18:00.0 Off |   0 |\n| N/A 30C P0 70W / 700W | 1MiB / 40960MiB |\n"
     with pytest.raises(InputError, match="more than the device total the log shows"):
         parse_log(smi + LLAMA.read_text())
-    code, out, err, _ = _cli("calibrate", str(LLAMA), "--gpu", "l4")  # a GPU preset's total (22.49 GiB)
+    code, out, err = _cmd("calibrate", str(LLAMA), "--gpu", "l4")  # a GPU preset's total (22.49 GiB)
     _one_error_line(code, out, err, "line 7 (", "device total of NVIDIA L4")
 
 
@@ -203,13 +211,13 @@ def test_vllm_figures_above_the_total_are_refused():
 
 def test_pool_end_above_post_load_avail_is_a_warning_in_the_verdict(tmp_path):
     log = _edited(tmp_path, "Memory pool end. avail mem=8.34", "Memory pool end. avail mem=68.34")
-    code, out, err, _ = _cli("calibrate", log, "--format", "json")
+    code, out, err = _cmd("calibrate", log, "--format", "json")
     assert code == 0 and err.strip() == "", err
     import json
 
     warnings = json.loads(out)["warnings"]
     assert any("line 10 (" in w and "'Memory pool end' avail (68.34 GiB)" in w for w in warnings), warnings
-    code, out, err, _ = _cli("fit", "--from-log", log, "--format", "json")
+    code, out, err = _cmd("fit", "--from-log", log, "--format", "json")
     assert code == 0
     assert any("Memory pool end" in w for w in json.loads(out)["baseline"]["warnings"])
 
@@ -271,7 +279,7 @@ def test_bad_numbers_in_vllm_dicts_and_flags(tmp_path):
     )
     p = tmp_path / "v.log"
     p.write_text(launch)
-    code, out, err, _ = _cli("calibrate", str(p))
+    code, out, err = _cmd("calibrate", str(p))
     _one_error_line(code, out, err, "max_model_len")
 
 
