@@ -73,7 +73,8 @@ def mfs(
         ("v0.5.23", "0.5.23", "0.5.23"),
         ("0.5.0rc2", "0.5.0", "0.4.9.post6"),  # 0.5.0 only exists as rc builds; after 0.4.10
         ("0.5.2rc2", "0.5.2", "0.5.2"),  # an rc is sized as its release
-        ("0.4.6", "0.4.6", "0.4.5.post3"),  # inside a window, not a boundary
+        ("0.4.6", "0.4.6", "0.4.6"),  # a boundary since Gemma-3 turned text-only there (mm_disabled_models)
+        ("0.4.6.post1", "0.4.6.post1", "0.4.6"),  # inside a window, not a boundary
         ("0.5.8.post1-rocm720-mi35x-20260218", "0.5.8.post1", "0.5.8"),  # docker tag suffix ignored
         ("main-2025-08-01", "0.4.10", "0.4.9.post6"),  # newest release built on or before the day
         ("main-20250801", "0.4.10", "0.4.9.post6"),
@@ -85,7 +86,9 @@ def mfs(
 def test_parse_and_window(text, release, first):
     rel, window = R.resolve(text)
     assert rel.release == release and window.first == first
-    assert (rel.note is None) == (text in ("0.4.7.post1", "v0.5.23", "0.4.6", "0.5.8.post1-rocm720-mi35x-20260218"))
+    assert (rel.note is None) == (
+        text in ("0.4.7.post1", "v0.5.23", "0.4.6", "0.4.6.post1", "0.5.8.post1-rocm720-mi35x-20260218")
+    )
 
 
 @pytest.mark.parametrize(

@@ -173,16 +173,22 @@ class ModelSpec:
         return 2048
 
     @property
-    def is_multimodal(self) -> bool:
-        """SGLang counts V4.1-Flash (vision_n_layers > 0) and any config with a vision tower as multimodal, except
-        Llama-4, for which it turns multimodal off unless ``--enable-multimodal`` is given (sglang v0.5.23
-        ``configs/model_config.py`` ``ModelConfig.__init__``: ``mm_disabled_models``; ``is_multimodal`` then False),
-        as kvplan plans it (no tower built: kvplan.weights.vision ``llama4_vision_tensors``)."""
-        if self.architecture == "Llama4ForConditionalGeneration":
-            return False
+    def has_vision_tower(self) -> bool:
+        """The config carries a vision tower: V4.1-Flash's ``vision_n_layers > 0`` or a ``vision_config``."""
         if self.config.get("vision_n_layers"):
             return True
         return bool(self.raw_config.get("vision_config"))
+
+    @property
+    def is_multimodal(self) -> bool:
+        """The model has a vision tower (:attr:`has_vision_tower`), Llama-4 excepted (SGLang's default for it from
+        0.4.5.post3).  Whether SGLang runs a model as multimodal is release-dependent (Gemma-3 / Llama-4 / Step3-VL /
+        Inkling stay text-only unless ``--enable-multimodal``, from the release that listed each):
+        :meth:`kvplan.engines.sglang.release_types.RuleSet.counts_multimodal`, which the SGLang planner reads; this
+        property stays for the callers not yet release-aware (the sweep's vector path, kvplan.perf.graphs)."""
+        if self.architecture == "Llama4ForConditionalGeneration":
+            return False
+        return self.has_vision_tower
 
     @property
     def architecture(self) -> str:

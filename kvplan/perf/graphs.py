@@ -55,7 +55,9 @@ def sglang_prefill_graph(
             pp_size=pp,
             dcp_size=dcp,
             disable_cuda_graph=disable_cuda_graph,
-            is_multimodal=bool(model.is_multimodal),
+            is_multimodal=rules.counts_multimodal(
+                architecture=model.architecture, has_vision_tower=model.has_vision_tower
+            ),
             is_deepseek_v4=override is not None and not override.prefill_cuda_graph,
             attn_dp_size=attn_dp,
             speculative_algorithm=speculative_algorithm,

@@ -390,7 +390,7 @@ def _mem_fraction(
         pp_size=par.pp,
         dcp_size=par.dcp,
         disable_cuda_graph=dep.disable_cuda_graph,
-        is_multimodal=model.is_multimodal,
+        is_multimodal=_sglang_multimodal(model, rules),
         is_deepseek_v4=override is not None and not override.prefill_cuda_graph,
         attn_dp_size=par.attn_dp,
         speculative_algorithm=spec,
@@ -412,7 +412,7 @@ def _mem_fraction(
             prefill_cuda_graph=prefill_graph,
             speculative_algorithm=spec,
             context_length=dep.context_length,
-            is_multimodal=model.is_multimodal,
+            is_multimodal=_sglang_multimodal(model, rules),
         )
     )
     bs = f"{max_bs}" if max_bs is not None else "the runner's default"
@@ -421,7 +421,9 @@ def _mem_fraction(
         f"chunked prefill {cps_global}, CUDA-graph max bs {bs})"
     )
     vlm = rules.default_mem_fraction_vlm(
-        mem_fraction_static=mfs, is_multimodal=model.is_multimodal, vision_config=model.raw_config.get("vision_config")
+        mem_fraction_static=mfs,
+        is_multimodal=_sglang_multimodal(model, rules),
+        vision_config=model.raw_config.get("vision_config"),
     )
     if vlm != mfs:
         log.assumptions.append(
@@ -432,9 +434,15 @@ def _mem_fraction(
     return _runner_factor(model, rules, mfs, log)
 
 
+def _sglang_multimodal(model: ModelSpec, rules: RuleSet) -> bool:
+    """Whether the release runs the model as multimodal (:meth:`RuleSet.counts_multimodal`; kvplan has no
+    ``--enable-multimodal``, so SGLang's default)."""
+    return rules.counts_multimodal(architecture=model.architecture, has_vision_tower=model.has_vision_tower)
+
+
 def _runner_factor(model: ModelSpec, rules: RuleSet, mfs: float, log: _Log) -> float:
     """ModelRunner's multiplier on any mem_fraction_static (multimodal models up to SGLang 0.4.8)."""
-    out = rules.runner_mem_fraction_factor(mem_fraction_static=mfs, is_multimodal=model.is_multimodal)
+    out = rules.runner_mem_fraction_factor(mem_fraction_static=mfs, is_multimodal=_sglang_multimodal(model, rules))
     if out != mfs:
         log.assumptions.append(
             f"mem_fraction_static {mfs} -> {out:.4f}: this release's ModelRunner cuts it for a "
@@ -569,7 +577,7 @@ def _memory(
         if hint:
             log.warnings.append(hint)
     after = free - weights
-    mm = rules.multimodal_reserve_bytes(is_multimodal=model.is_multimodal)
+    mm = rules.multimodal_reserve_bytes(is_multimodal=_sglang_multimodal(model, rules))
     if mm:
         log.assumptions.append(
             f"multimodal reserve {fmt_gib(mm)} (SGLANG_VLM_CACHE_SIZE_MB; SGLang counts {model.id} as multimodal)"

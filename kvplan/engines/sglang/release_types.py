@@ -126,10 +126,23 @@ class RuleSet(Record):
     dsa_indexer_budget: bool = True
     #: the values the hybrid-SWA, Mamba and GQA pool planners read (:class:`PoolRules`)
     pool_rules: PoolRules = field(default_factory=lambda: POOL_RULES_0523)
+    #: architectures whose multimodal side SGLang leaves off unless ``--enable-multimodal`` (``mm_disabled_models``,
+    #: :data:`MM_DISABLED_0523`; by release in docs/sglang.md)
+    mm_disabled_archs: frozenset[str] = field(default_factory=lambda: MM_DISABLED_0523)
 
     def override(self, family: Family) -> FamilyOverride | None:
         """The family's model override, or None when SGLang applies none."""
         return self.overrides.get(family)
+
+    def counts_multimodal(self, *, architecture: str, has_vision_tower: bool, enable_multimodal: bool = False) -> bool:
+        """Whether this release treats the model as multimodal: it has a vision tower and its architecture is not one
+        SGLang keeps text-only by default (``configs/model_config.py`` ``ModelConfig.__init__``: with
+        ``enable_multimodal`` None, an architecture of ``mm_disabled_models`` gets False, and ``is_multimodal`` is
+        ``enable_multimodal and is_multimodal_model(...)``; 0.4.5.post3: Llama-4 only, 0.4.6+: the list).  The
+        ``--model-impl transformers`` exemption (0.5.10+) is not modelled: kvplan has no such flag."""
+        if not has_vision_tower:
+            return False
+        return enable_multimodal or architecture not in self.mm_disabled_archs
 
 
 #: ``is_hybrid_swa_model``'s allow-list in 0.5.23 (``configs/model_config.py``, with ``SWA_SINK_ARCHS`` and
@@ -296,6 +309,16 @@ class PoolRules:
 
 
 #: the 0.5.23 values
+#: ``mm_disabled_models`` in 0.5.23 (``configs/model_config.py`` ``ModelConfig.__init__``; 0.5.16+)
+MM_DISABLED_0523: frozenset[str] = frozenset(
+    {
+        "Gemma3ForConditionalGeneration",
+        "InklingForConditionalGeneration",
+        "Llama4ForConditionalGeneration",
+        "Step3VLForConditionalGeneration",
+    }
+)
+
 POOL_RULES_0523: PoolRules = PoolRules(hybrid_swa_archs=SWA_ARCHS_0523, swa_disabled_archs=SWA_DISABLED_0523)
 
 

@@ -79,7 +79,12 @@ def _numeric_inputs(np, dep: Deployment, vals: Mapping[str, Any], n: int, res, g
     if g is not None and g.rules is not None and ("mem_fraction_static" in vals or eff.mem_fraction_static is not None):
         # ModelRunner's cut of any given value for a multimodal model (SGLang up to 0.4.8); fit reports the cut value
         mfs = np.asarray(
-            g.rules.runner_mem_fraction_factor(mem_fraction_static=mfs, is_multimodal=g.model.is_multimodal),
+            g.rules.runner_mem_fraction_factor(
+                mem_fraction_static=mfs,
+                is_multimodal=g.rules.counts_multimodal(
+                    architecture=g.model.architecture, has_vision_tower=g.model.has_vision_tower
+                ),
+            ),
             dtype=np.float64,
         )
     ctx_default = eff.context_length or (res.context_length if res is not None else 0)

@@ -181,7 +181,11 @@ def _sglang_group(g: Group, rep: Deployment, res: Any, ctx: Any) -> None:
     g.cell = int(res.kv_bytes_per_token) if float(res.kv_bytes_per_token).is_integer() else 0
     g.free = res.free_bytes
     g.after = res.free_bytes - res.weight_bytes
-    g.mm = g.rules.multimodal_reserve_bytes(is_multimodal=model.is_multimodal)
+    g.mm = g.rules.multimodal_reserve_bytes(
+        is_multimodal=g.rules.counts_multimodal(
+            architecture=model.architecture, has_vision_tower=model.has_vision_tower
+        )
+    )
     g.page = res.page_size
     g.attn_dp = res.attn_dp
     g.dp = res.dp

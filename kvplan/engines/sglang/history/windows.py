@@ -65,6 +65,7 @@ from kvplan.engines.sglang.history.requests import (
 from kvplan.engines.sglang.release_types import (
     DEFAULT_RELEASE,
     DEFAULT_RULES,
+    MM_DISABLED_0523,
     RELEASE_DATES,
     SWA_DISABLED_0523,
     FamilyOverride,
@@ -194,6 +195,7 @@ _OLDEST = replace(
     has_page_size=False,
     runner_mem_fraction_factor=partial(runner_multimodal_factor, factor=0.95),
     dsa_indexer_budget=False,
+    mm_disabled_archs=frozenset(),
     pool_rules=PoolRules(
         hybrid_swa_archs=frozenset(),
         swa_config_opt_in=False,
@@ -205,6 +207,13 @@ _OLDEST = replace(
         gqa_cell_v_head_dim=False,
     ),
 )
+
+#: ``mm_disabled_models`` by release (``configs/model_config.py`` ``ModelConfig.__init__``; none before 0.4.5.post3):
+#: 0.4.5.post3 Llama-4 only (``--enable-llama4-multimodal``), 0.4.6 + Gemma-3 (``--enable-multimodal``), 0.5.0rc2
+#: + Step3-VL (kvplan: from 0.4.9.post6, the window 0.5.0 is sized in), 0.5.16 + Inkling (0.5.23's list)
+_MM_OFF_0453 = frozenset({"Llama4ForConditionalGeneration"})
+_MM_OFF_046 = _MM_OFF_0453 | {"Gemma3ForConditionalGeneration"}
+_MM_OFF_050 = _MM_OFF_046 | {"Step3VLForConditionalGeneration"}
 
 _DSA_053 = FamilyOverride(name="DeepSeek NSA", mem_fraction_static=0.8, dp_attention=True)
 _DSA_054 = FamilyOverride(name="DeepSeek NSA", dp_attention=True)
@@ -236,11 +245,13 @@ _CHANGES: tuple[tuple[str, dict[str, Any]], ...] = (
     (
         "0.4.5.post3",
         dict(
+            mm_disabled_archs=_MM_OFF_0453,
             default_mem_fraction_static=mfs_ladder_13g,
             default_cuda_graph_max_bs=partial(bs_before_0_5_3, small_bs_tp4=80, large_bs=None),
             default_page_size=partial(page_size_before_0_5_3, flashmla=True),
         ),
     ),
+    ("0.4.6", dict(mm_disabled_archs=_MM_OFF_046)),
     (
         "0.4.6.post2",
         dict(
@@ -277,6 +288,7 @@ _CHANGES: tuple[tuple[str, dict[str, Any]], ...] = (
         "0.4.9.post6",
         dict(
             default_mem_fraction_vlm=vlm_default_factor,
+            mm_disabled_archs=_MM_OFF_050,
             default_page_size=partial(page_size_before_0_5_3, flashmla=True, cutlass=True, gpt_oss_sm100=True),
             pool=dict(hybrid_swa_archs=None, swa_disabled_archs=_SWA_OFF_050),
         ),
@@ -337,7 +349,7 @@ _CHANGES: tuple[tuple[str, dict[str, Any]], ...] = (
         ),
     ),
     ("0.5.15", dict(**_era(_ERA_0515), **_pages(_PAGE_0515, "0.5.15"), **_swa_archs("0.5.15"))),
-    ("0.5.16", dict(**_pages(_PAGE_0515, "0.5.16"), **_swa_archs("0.5.16"))),
+    ("0.5.16", dict(mm_disabled_archs=MM_DISABLED_0523, **_pages(_PAGE_0515, "0.5.16"), **_swa_archs("0.5.16"))),
     ("0.5.17", dict(**_era(_ERA_0517), **_pages(_PAGE_0517, "0.5.17"), pool=dict(mamba_cache_sizing="ratio"))),
     ("0.5.18", dict(multimodal_reserve_bytes=newest.multimodal_reserve_bytes, **_swa_archs("0.5.18"))),
     ("0.5.19", dict(**_swa_archs("0.5.19"))),
