@@ -177,6 +177,11 @@ def _num(v: float | int) -> str:
     return f"{v:,}" if isinstance(v, int) else f"{v:,g}"
 
 
+def _requests(v: float | int) -> str:
+    """``1 request``, ``3 requests``, ``0.5 requests``."""
+    return f"{_num(v)} request" + ("" if v == 1 else "s")
+
+
 def _workload(r: Any) -> tuple[Any, Any] | None:
     """(tokens per request, requests at once) of ``--input-len/--output-len``, None without a workload."""
     conc = getattr(r, "workload_concurrency", None)
@@ -255,7 +260,7 @@ def _main_rows(r: Any, *, explain: bool) -> list[tuple[str, str, str]]:
             + (f"; {band}" if (band := _band_text(r)) else ""),
         ),
         ("longest request", f"{r.max_context_length:,} tokens", f"context_length {r.context_length:,}"),
-        ("at full context", f"{_num(r.max_concurrency)} requests", f"of {r.context_length:,} tokens at once"),
+        ("at full context", _requests(r.max_concurrency), f"of {r.context_length:,} tokens at once"),
     ]
     work = _workload(r)
     if work is not None:
@@ -263,7 +268,7 @@ def _main_rows(r: Any, *, explain: bool) -> list[tuple[str, str, str]]:
         rows.append(
             (
                 "at the workload",
-                f"{_num(conc)} requests",
+                _requests(conc),
                 f"holding {per:,} tokens each at once" if isinstance(per, int) else "at once",
             )
         )
