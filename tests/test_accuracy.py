@@ -147,8 +147,8 @@ VLLM_COLD_ABOVE_5 = {
 
 
 def test_cold_bar_per_engine(rows):
-    """SGLang meets the issue's cold bar; vLLM meets the median and misses the p90 on exactly the two cases
-    docs/accuracy.md explains.  When a vLLM case leaves (or joins) the set, this fails: then assert the bar for vLLM
+    """SGLang meets the issue's cold bar; vLLM meets the median and misses the p90 on exactly the four cases of
+    :data:`VLLM_COLD_ABOVE_5`, which docs/accuracy.md explains.  When a vLLM case leaves (or joins) the set, this fails: then assert the bar for vLLM
     here too, or explain the new case."""
     from scripts.accuracy_report import EXCLUDED
 
