@@ -51,7 +51,9 @@ class WhatIf:
     release_reasons: list[str] = field(default_factory=list)
 
 
-def _weight_estimate(spec: ModelSpec, dep: Deployment, engine: str) -> int:
+def _weight_estimate(spec: ModelSpec, dep: Deployment, engine: str, gpu: HardwarePreset | None = None) -> int:
+    """kvplan's per-GPU weight estimate of ``dep`` (the ratio the what-if rescales the logged load by); ``gpu``: the
+    GPU it runs on, whose vendor picks vendor-specific loading (SGLang's ROCm WNA16 MoE buffers)."""
     from kvplan.weights.estimate import estimate_weight_bytes
 
     tp, pp, ep = dep.tp or 1, dep.pp or 1, dep.ep or 1
@@ -67,6 +69,7 @@ def _weight_estimate(spec: ModelSpec, dep: Deployment, engine: str) -> int:
         ep_size=ep,
         attn_dp_size=attn_dp,
         engine=engine,
+        gpu_vendor=gpu.vendor if gpu is not None else "nvidia",
     ).per_gpu_bytes
 
 
@@ -180,8 +183,8 @@ def _sglang_whatif(ch: _Change) -> Deployment:
     assert base_dep.weight_memory is not None and base_dep.free_memory is not None
     if par_changed:
         try:
-            w_old = _weight_estimate(ch.rec.model_spec, base_dep, engine)
-            w_new = _weight_estimate(ch.rec.model_spec, new, engine)
+            w_old = _weight_estimate(ch.rec.model_spec, base_dep, engine, old_gpu)
+            w_new = _weight_estimate(ch.rec.model_spec, new, engine, ch.new_gpu or old_gpu)
         except InputError as e:  # a kvplan bug in the estimate is not bad input: it reaches the internal-error path
             raise InputError(
                 f"cannot re-estimate the weights for the new parallelism: {e}", field="--from-log"
