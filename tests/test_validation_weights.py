@@ -45,12 +45,6 @@ MISSES = {
     "(llama-models convert_to_fp8_quantized_model: attention, layers 0 and 125 in bf16) would give 56.77 GiB, -1.7 %",
 }
 #: logs with a weight line whose deployment cold mode cannot plan, and why
-MISSES["vllm-myoceane-gemma4-26b-a4b-a100-eager"] = (
-    "the post's summary quotes vLLM 0.19.0's weight line as 48.5 GiB (one A100, --enforce-eager, the full "
-    "multimodal google/gemma-4-26B-A4B); kvplan's estimate is 47.06 GiB (-3.0 %): the missing 1.4 GiB is not located "
-    "(session 7 added the log; the stored copy of the pasted log ends inside the banner, so only the quote is there)"
-)
-
 NOT_PLANNED = {
     "qwen3.8-27b-fp8-hybrid-gdn-h100-kt": "Qwen/Qwen3.8-27B-FP8 is not a preset (config not published)",
 }

@@ -40,6 +40,7 @@ from kvplan.weights.blocks import (
     num_experts,
 )
 from kvplan.weights.fields import check_weight_config, first_int, need_int, opt_int
+from kvplan.weights.gemma4 import gemma4_layer, gemma4_model_tensors, is_gemma4
 from kvplan.weights.rules import weight_rules
 from kvplan.weights.tensor import Group, Split, Stage, Tensor, fixed, lin, vec
 from kvplan.weights.vision import tower_model_type, vision_tower_tensors
@@ -84,6 +85,8 @@ def _standard_layer(a: Arch, i: int, prefix: str, attention: list[Tensor]) -> li
 
 
 def _gqa_layer(a: Arch, i: int, prefix: str) -> list[Tensor]:
+    if is_gemma4(a):  # dense MLP beside the experts, global head geometry on full layers (kvplan.weights.gemma4)
+        return gemma4_layer(a, i, prefix)
     return _standard_layer(a, i, prefix, gqa_attention(a, i, f"{prefix}.self_attn"))
 
 
@@ -394,6 +397,8 @@ def tied_embeddings(a: Arch) -> bool:
 def _model_tensors(a: Arch, top: Mapping[str, Any]) -> list[Tensor]:
     h, V = a.hidden, a.vocab
     ts = [fixed("embeddings", "model.embed_tokens", V, h, None, split=Split.VOCAB, group=Group.EMB, stage=Stage.FIRST)]
+    if is_gemma4(a):
+        ts += gemma4_model_tensors(a)
     build = LAYER_BUILDERS[a.family]
     for i in range(a.num_layers):
         ts += build(a, i, f"model.layers.{i}")
