@@ -39,6 +39,7 @@ from typing import Any
 
 from kvplan.weights.blocks import Arch, _experts, head_dim, mlp, num_experts
 from kvplan.weights.fields import first_int, need_int, opt_int
+from kvplan.weights.rules import weight_rules
 from kvplan.weights.tensor import Group, Split, Stage, Tensor, fixed, lin, vec
 
 __all__ = ["GEMMA4_TEXT_PREFIX", "gemma4_layer", "gemma4_model_tensors", "is_gemma4"]
@@ -124,7 +125,8 @@ def gemma4_model_tensors(a: Arch) -> list[Tensor]:
         return []
     width = a.num_layers * ple
     vocab = first_int(cfg, "vocab_size_per_layer_input", "vocab_size")
-    split, group = (Split.OUT, Group.TP) if a.engine == "vllm" else (Split.NONE, Group.NONE)
+    tp_split = weight_rules(a.engine).gemma4_ple_projection_tp  # vLLM column-splits it; SGLang replicates it
+    split, group = (Split.OUT, Group.TP) if tp_split else (Split.NONE, Group.NONE)
     proj = lin("per_layer_input", "model.per_layer_model_projection", width, h, split, group, None)
     return [
         fixed(

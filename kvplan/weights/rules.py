@@ -92,6 +92,7 @@ class WeightRules:
         "dsv41_vision_tower",
         "ernie_moe_one_based",
         "fp8_wo_a_needs_128_blocks",
+        "gemma4_ple_projection_tp",
         "moe_dense_tp",
         "mtp_draft_layers",
         "mxfp4_moe_backend",
@@ -117,6 +118,7 @@ class WeightRules:
         mxfp4_moe_backend: bool,  # gpt-oss MXFP4 experts take the padding of the backend picked on the GPU
         allocator_reserve_on: tuple[str, ...] = (),  # GPU vendors ("*": all) where the load is device-level
         wna16_moe_index_on: tuple[str, ...] = (),  # GPU vendors where the WNA16 MoE keeps its act-order buffers
+        gemma4_ple_projection_tp: bool = False,  # Gemma-4's per-layer-input projection is column-split over TP
         vision: VisionRules,  # how the engine builds the vision towers
     ) -> None:
         self.name = name
@@ -132,6 +134,7 @@ class WeightRules:
         self.mxfp4_moe_backend = mxfp4_moe_backend
         self.allocator_reserve_on = allocator_reserve_on
         self.wna16_moe_index_on = wna16_moe_index_on
+        self.gemma4_ple_projection_tp = gemma4_ple_projection_tp
         self.vision = vision
 
     def __setattr__(self, name: str, value: object) -> None:
@@ -179,6 +182,7 @@ VLLM_WEIGHTS = WeightRules(
     fp8_wo_a_needs_128_blocks=False,
     mxfp4_moe_backend=True,
     allocator_reserve_on=("amd",),
+    gemma4_ple_projection_tp=True,
     vision=VisionRules(
         pos_vocab_split=False,
         gemma4_tp_first_stage=False,
