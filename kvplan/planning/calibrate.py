@@ -927,6 +927,7 @@ def _model_rows(facts: LogFacts, rec: Recovered) -> list[Row]:
                 ep_size=ep,
                 attn_dp_size=attn_dp if eng.dp_attention else 1,
                 engine=facts.engine,
+                gpu_vendor=rec.gpu_preset.vendor if rec.gpu_preset is not None else "nvidia",
             )
             rows.append(
                 Row(
