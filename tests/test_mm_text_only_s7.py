@@ -135,8 +135,7 @@ def test_llama4_presets_carry_the_released_vision_tower():
 def test_sglang_plans_llama4_text_only_with_its_vision_config():
     """SGLang turns multimodal off for Llama4ForConditionalGeneration unless --enable-multimodal (sglang v0.5.23
     configs/model_config.py ``mm_disabled_models``): the preset's new vision_config must not bring the multimodal
-    reserve or 0.5.15's multimodal cut of mem_fraction_static (needs patches/mmflags-llama4-not-multimodal.patch:
-    ModelSpec.is_multimodal)."""
+    reserve or 0.5.15's multimodal cut of mem_fraction_static (the release rule: RuleSet.counts_multimodal)."""
     for release in ("0.5.23", "0.5.15"):
         d = _fit("-m", SCOUT, "--tp", "4", "--engine-version", release)
         assert not any("multimodal reserve" in a or "multimodal model" in a for a in d["assumptions"]), d["assumptions"]

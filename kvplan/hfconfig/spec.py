@@ -180,17 +180,6 @@ class ModelSpec:
         return bool(self.raw_config.get("vision_config"))
 
     @property
-    def is_multimodal(self) -> bool:
-        """The model has a vision tower (:attr:`has_vision_tower`), Llama-4 excepted (SGLang's default for it from
-        0.4.5.post3).  Whether SGLang runs a model as multimodal is release-dependent (Gemma-3 / Llama-4 / Step3-VL /
-        Inkling stay text-only unless ``--enable-multimodal``, from the release that listed each):
-        :meth:`kvplan.engines.sglang.release_types.RuleSet.counts_multimodal`, which the SGLang planner reads; this
-        property stays for the callers not yet release-aware (the sweep's vector path, kvplan.perf.graphs)."""
-        if self.architecture == "Llama4ForConditionalGeneration":
-            return False
-        return self.has_vision_tower
-
-    @property
     def architecture(self) -> str:
         archs = self.config.get("architectures") or []
         return archs[0] if archs else str(self.config.get("model_type") or "unknown")

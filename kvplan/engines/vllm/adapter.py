@@ -232,22 +232,16 @@ def _unified_memory_check(
     )
 
 
-def _kv_dtype_label(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None) -> str:
-    """The KV cache dtype the result names: the one given, else what ``auto`` resolves to as the spec builder
-    resolves it (:func:`kvplan.engines.vllm.specs.resolve_kv_cache_dtype`: the checkpoint's declared KV scheme,
-    GLM-DSA's fp8 on SM10x), else the dtype vLLM serves the model in (:func:`~kvplan.engines.vllm.specs.
-    served_model_dtype`).  Example: nvidia/Qwen3.6-27B-NVFP4 (``kv_cache_quant_algo`` FP8) -> ``fp8``, priced at
-    one byte per element, where the label was the model's ``bf16`` before."""
-    from kvplan.engines.vllm.specs import resolve_kv_cache_dtype, served_model_dtype
-    from kvplan.hfconfig.normalize import flatten_config
+def _kv_dtype_label(p: VllmPlan, model: ModelSpec, gpu: HardwarePreset | None) -> str:
+    """The KV cache dtype the result names: the one the plan priced (given, or what ``auto`` resolved to in the spec
+    builder: the checkpoint's declared KV scheme, GLM-DSA's fp8 on SM10x), else the dtype vLLM serves the model in
+    (:func:`~kvplan.engines.vllm.specs.served_model_dtype`).  Example: nvidia/Qwen3.6-27B-NVFP4
+    (``kv_cache_quant_algo`` FP8) -> ``fp8``, priced at one byte per element."""
+    if p.kv_cache_dtype != "auto":
+        return p.kv_cache_dtype
+    from kvplan.engines.vllm.specs import served_model_dtype
 
-    sm_major = gpu.sm_major if gpu else None
-    if dep.kv_cache_dtype not in (None, "auto"):
-        return str(dep.kv_cache_dtype)
-    resolved = resolve_kv_cache_dtype(flatten_config(model.raw_config or model.config, engine="vllm"), "auto", sm_major)
-    if resolved != "auto":
-        return resolved
-    return served_model_dtype(config_dtype=model.model_dtype, sm_major=sm_major)
+    return served_model_dtype(config_dtype=model.model_dtype, sm_major=gpu.sm_major if gpu else None)
 
 
 def plan(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None) -> FitResult:
@@ -291,7 +285,7 @@ def plan(dep: Deployment, model: ModelSpec, gpu: HardwarePreset | None) -> FitRe
         dp=dp,
         ep=dep.ep or 1,
         dp_attention=False,
-        kv_cache_dtype=_kv_dtype_label(dep, model, gpu),
+        kv_cache_dtype=_kv_dtype_label(p, model, gpu),
         kv_bytes_per_token=p.kv_bytes_per_token or (p.bytes_per_block / p.block_size if p.block_size else 0.0),
         kv_budget_bytes=p.available_kv_bytes,
         kv_pool_tokens=p.gpu_kv_cache_tokens,

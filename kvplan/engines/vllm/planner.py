@@ -197,6 +197,7 @@ class VllmPlan:
     max_num_seqs: int = 0
     capacity_log: str = ""  # the capacity line(s) as this release prints them
     term_notes: tuple[tuple[str, str], ...] = ()  # (term, how the cold estimate is made and its lever)
+    kv_cache_dtype: str = "auto"  # the KV dtype priced, ``auto`` resolved as the spec builder did ("auto": the model's)
 
 
 @dataclass(frozen=True)
@@ -914,6 +915,7 @@ def plan_vllm(inp: VllmInputs) -> VllmPlan:
         max_num_seqs=sched.max_num_seqs,
         capacity_log=st.release.capacity_lines(tokens=tokens, max_model_len=L, concurrency=conc),
         term_notes=_cold_term_notes(inp, pr, sched),
+        kv_cache_dtype=pr.model.kv_dtype,
     )
 
 

@@ -190,6 +190,7 @@ class ModelKV:
     mamba_prefix_caching: bool = True  # the model class supports Mamba prefix caching (``SupportsMambaPrefixCaching``)
     attention_free: bool = False  # an ``IsAttentionFree`` class (pure Mamba): prefix caching off by default
     kv_dtype_bytes: int = 2  # bytes of one KV element after ``auto`` is resolved (1 = an fp8 cache)
+    kv_dtype: str = "auto"  # the KV dtype ``auto`` resolved to (resolve_kv_cache_dtype); "auto": the model's dtype
     qk_nope_head_dim: int | None = None  # MLA: the non-RoPE query/key width (FlashInfer-MLA accepts 64 / 128 / 192)
     state_mixer: str | None = None  # the one mixer of every state layer: "mamba2", "mamba1", "gdn", "kda" or
     # "flashkda" (KDA on the FlashKDA prefill); None: no state layers, or mixed
@@ -761,7 +762,7 @@ def build_model_kv(
         sliding_hybrid=sliding_hybrid,
         skip_layers=tuple(kv_cache_dtype_skip_layers),
     )
-    model = replace(SPEC_BUILDERS[family](cfg, ctx), kv_dtype_bytes=b)
+    model = replace(SPEC_BUILDERS[family](cfg, ctx), kv_dtype_bytes=b, kv_dtype=kvd)
     if kvd != kv_cache_dtype:
         return replace(model, notes=(f"kv_cache_dtype auto resolved to {kvd}", *model.notes))
     return model
