@@ -46,7 +46,11 @@ def mfs(
     r = R.rules_for(version)
     cps = r.default_chunked_prefill_size(gpu_memory_mib=gpu, tp_size=tp)
     bs = r.default_cuda_graph_max_bs(gpu_memory_mib=gpu, tp_size=tp, max_running_requests=mrr)
-    graph = r.default_prefill_cuda_graph(vendor="nvidia", pp_size=pp, attn_dp_size=attn_dp, speculative_algorithm=spec)
+    from kvplan.engines.sglang.mem_query import PrefillGraphQuery
+
+    graph = r.default_prefill_cuda_graph(
+        PrefillGraphQuery(vendor="nvidia", pp_size=pp, attn_dp_size=attn_dp, speculative_algorithm=spec)
+    )
     return r.default_mem_fraction_static(
         MemQuery(
             gpu_memory_mib=gpu,

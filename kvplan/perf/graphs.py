@@ -43,6 +43,7 @@ def sglang_prefill_graph(
     Qwen3-32B under 0.5.1 -> False (no prefill graph before 0.5.10); Qwen3-32B under 0.5.23 on CUDA -> True;
     with EAGLE under 0.5.12 -> False.
     """
+    from kvplan.engines.sglang.mem_query import PrefillGraphQuery
     from kvplan.engines.sglang.releases import rules_for
     from kvplan.family import family_or_none
 
@@ -51,15 +52,17 @@ def sglang_prefill_graph(
     override = rules.override(fam) if fam is not None else None
     return bool(
         rules.default_prefill_cuda_graph(
-            vendor=vendor,
-            pp_size=pp,
-            dcp_size=dcp,
-            disable_cuda_graph=disable_cuda_graph,
-            is_multimodal=rules.counts_multimodal(
-                architecture=model.architecture, has_vision_tower=model.has_vision_tower
-            ),
-            is_deepseek_v4=override is not None and not override.prefill_cuda_graph,
-            attn_dp_size=attn_dp,
-            speculative_algorithm=speculative_algorithm,
+            PrefillGraphQuery(
+                vendor=vendor,
+                pp_size=pp,
+                dcp_size=dcp,
+                disable_cuda_graph=disable_cuda_graph,
+                is_multimodal=rules.counts_multimodal(
+                    architecture=model.architecture, has_vision_tower=model.has_vision_tower
+                ),
+                is_deepseek_v4=override is not None and not override.prefill_cuda_graph,
+                attn_dp_size=attn_dp,
+                speculative_algorithm=speculative_algorithm,
+            )
         )
     )

@@ -51,3 +51,23 @@ class MemQuery(NamedTuple):
     speculative_algorithm: str = ""
     context_length: int | None = None
     is_multimodal: bool = False
+
+
+class PrefillGraphQuery(NamedTuple):
+    """The one record a release's prefill-CUDA-graph rule reads (``RuleSet.default_prefill_cuda_graph``:
+    ``history.memory`` ``piecewise_graph_0510`` / ``_no_prefill_graph`` and ``release_types._prefill_0523``), built
+    once by each caller (the planner, :func:`kvplan.perf.graphs.sglang_prefill_graph`); what a release did not read
+    it ignores.  ``is_multimodal``: SGLang runs the model as multimodal (the release rule
+    ``RuleSet.counts_multimodal``); ``is_deepseek_v4``: the family override turns the prefill graph off.
+
+    Example: ``PrefillGraphQuery(vendor="nvidia", speculative_algorithm="EAGLE")`` is one CUDA GPU with EAGLE.
+    """
+
+    vendor: str = "nvidia"
+    pp_size: int = 1
+    attn_dp_size: int = 1
+    speculative_algorithm: str = ""
+    is_multimodal: bool = False
+    dcp_size: int = 1
+    disable_cuda_graph: bool = False
+    is_deepseek_v4: bool = False

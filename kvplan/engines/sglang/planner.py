@@ -371,7 +371,7 @@ def _mem_fraction(
     spec_plan: SpecPlan | None,
     log: _Log,
 ) -> float:
-    from kvplan.engines.sglang.mem_query import MemQuery
+    from kvplan.engines.sglang.mem_query import MemQuery, PrefillGraphQuery
 
     fam = family_or_none(model.family)
     override = rules.override(fam) if fam is not None else None
@@ -386,14 +386,16 @@ def _mem_fraction(
         gpu_memory_mib=dev.mib, tp_size=par.tp, max_running_requests=dep.max_running_requests
     )
     prefill_graph = rules.default_prefill_cuda_graph(
-        vendor=dev.vendor,
-        pp_size=par.pp,
-        dcp_size=par.dcp,
-        disable_cuda_graph=dep.disable_cuda_graph,
-        is_multimodal=_sglang_multimodal(model, rules),
-        is_deepseek_v4=override is not None and not override.prefill_cuda_graph,
-        attn_dp_size=par.attn_dp,
-        speculative_algorithm=spec,
+        PrefillGraphQuery(
+            vendor=dev.vendor,
+            pp_size=par.pp,
+            dcp_size=par.dcp,
+            disable_cuda_graph=dep.disable_cuda_graph,
+            is_multimodal=_sglang_multimodal(model, rules),
+            is_deepseek_v4=override is not None and not override.prefill_cuda_graph,
+            attn_dp_size=par.attn_dp,
+            speculative_algorithm=spec,
+        )
     )
     mfs = rules.default_mem_fraction_static(
         MemQuery(

@@ -27,7 +27,7 @@ from typing import Any
 
 from kvplan import supported
 from kvplan.engines.sglang import rules as newest
-from kvplan.engines.sglang.mem_query import MemQuery
+from kvplan.engines.sglang.mem_query import MemQuery, PrefillGraphQuery
 from kvplan.engines.sglang.page_query import PageQuery
 from kvplan.errors import InputError
 from kvplan.family import Family, family_since
@@ -100,7 +100,7 @@ class RuleSet(Record):
     default_mem_fraction_static: Callable[[MemQuery], float]
     default_chunked_prefill_size: Callable[..., int]
     default_cuda_graph_max_bs: Callable[..., int | None]
-    default_prefill_cuda_graph: Callable[..., bool]
+    default_prefill_cuda_graph: Callable[[PrefillGraphQuery], bool]
     default_page_size: Callable[[PageQuery], int]
     budget_bytes: Callable[..., Any]
     multimodal_reserve_bytes: Callable[..., int]
@@ -337,25 +337,15 @@ def _cps_0523(*, gpu_memory_mib: int | None, tp_size: int = 1) -> int:
     return newest.default_chunked_prefill_size(gpu_memory_mib=gpu_memory_mib, tp_size=tp_size)
 
 
-def _prefill_0523(
-    *,
-    vendor: str = "nvidia",
-    pp_size: int = 1,
-    attn_dp_size: int = 1,
-    speculative_algorithm: str = "",
-    is_multimodal: bool = False,
-    dcp_size: int = 1,
-    disable_cuda_graph: bool = False,
-    is_deepseek_v4: bool = False,
-) -> bool:
-    del attn_dp_size, speculative_algorithm
+def _prefill_0523(q: PrefillGraphQuery) -> bool:
+    """0.5.23: :func:`rules.default_prefill_cuda_graph` (attention DP and speculative decoding do not switch it off)."""
     return newest.default_prefill_cuda_graph(
-        vendor=vendor,
-        pp_size=pp_size,
-        dcp_size=dcp_size,
-        disable_cuda_graph=disable_cuda_graph,
-        is_multimodal=is_multimodal,
-        is_deepseek_v4=is_deepseek_v4,
+        vendor=q.vendor,
+        pp_size=q.pp_size,
+        dcp_size=q.dcp_size,
+        disable_cuda_graph=q.disable_cuda_graph,
+        is_multimodal=q.is_multimodal,
+        is_deepseek_v4=q.is_deepseek_v4,
     )
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kvplan.engines.sglang import rules as newest
-from kvplan.engines.sglang.mem_query import MemQuery
+from kvplan.engines.sglang.mem_query import MemQuery, PrefillGraphQuery
 from kvplan.engines.sglang.platform import platform_of
 from kvplan.errors import EngineRefusal
 
@@ -196,50 +196,26 @@ def memory_settings_bs(
     return bs
 
 
-def piecewise_graph_0510(
-    *,
-    vendor: str = "nvidia",
-    pp_size: int = 1,
-    attn_dp_size: int = 1,
-    speculative_algorithm: str = "",
-    is_multimodal: bool = False,
-    dcp_size: int = 1,
-    disable_cuda_graph: bool = False,
-    is_deepseek_v4: bool = False,
-) -> bool:
+def piecewise_graph_0510(q: PrefillGraphQuery) -> bool:
     """0.5.10 - 0.5.13: the piecewise prefill CUDA graph is on unless ``_handle_piecewise_cuda_graph`` turns it off:
     speculative decoding, DP attention, PP > 1, a non-CUDA device, multimodal models (and LoRA, torch.compile, PD,
-    ... that kvplan does not model).  Example: Llama TP1 on CUDA -> True; with EAGLE -> False.
-
-    ``dcp_size`` / ``disable_cuda_graph`` / ``is_deepseek_v4``: the slot's signature
-    (:func:`rules.default_prefill_cuda_graph`'s keywords), not read by this rule.
+    ... that kvplan does not model).  Example: Llama TP1 on CUDA -> True; with EAGLE -> False.  ``q.dcp_size``,
+    ``q.disable_cuda_graph`` and ``q.is_deepseek_v4`` are not read by this rule.
 
     Source: server_args.py ``ServerArgs._handle_piecewise_cuda_graph``, wheel 0.5.10.
     """
-    del dcp_size, disable_cuda_graph, is_deepseek_v4
     return (
-        platform_of(vendor) == "cuda"
-        and pp_size == 1
-        and attn_dp_size == 1
-        and not speculative_algorithm
-        and not is_multimodal
+        platform_of(q.vendor) == "cuda"
+        and q.pp_size == 1
+        and q.attn_dp_size == 1
+        and not q.speculative_algorithm
+        and not q.is_multimodal
     )
 
 
-def _no_prefill_graph(
-    *,
-    vendor: str = "nvidia",
-    pp_size: int = 1,
-    attn_dp_size: int = 1,
-    speculative_algorithm: str = "",
-    is_multimodal: bool = False,
-    dcp_size: int = 1,
-    disable_cuda_graph: bool = False,
-    is_deepseek_v4: bool = False,
-) -> bool:
-    """Before 0.5.10 there is no prefill CUDA graph (the keywords: the slot's signature, none read)."""
-    del vendor, pp_size, attn_dp_size, speculative_algorithm, is_multimodal, dcp_size, disable_cuda_graph
-    del is_deepseek_v4
+def _no_prefill_graph(q: PrefillGraphQuery) -> bool:
+    """Before 0.5.10 there is no prefill CUDA graph (nothing of ``q`` is read)."""
+    del q
     return False
 
 
