@@ -159,9 +159,9 @@ ADDITIONAL: dict[str, tuple[dict, str]] = {
     ),
     "vllm-modal-qwen35-9b-l40s-fp8kv-0180": (
         {"model": "Qwen/Qwen3.5-9B", "tp": 1, "engine_version": "0.18.0", "gpu": "l40s"},
-        "Modal research brief: one L40S (the brief's text); 0.18.0 as the engine-init line prints it (kvplan does not "
-        "read that shortened line: patch logs-vllm-version-lines); KV dtype, L and prefix caching from the log's "
-        "non-default args (fp8, 65,536, on)",
+        "Modal research brief: one L40S (the brief's text); 0.18.0 as its shortened engine-init line prints it (the "
+        "log reader takes it from that line too); KV dtype, L and prefix caching from the log's non-default args "
+        "(fp8, 65,536, on)",
     ),
     "vllm-grpo-qwen25-15b-t4-v0-072": (
         {
