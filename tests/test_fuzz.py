@@ -349,7 +349,7 @@ def _spec_checks(spec) -> None:
         "model_dtype",
         "kv_cache_quant_algo",
         "context_length",
-        "is_multimodal",
+        "has_vision_tower",
         "architecture",
     ):
         try:
